@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Usage: check_install.sh BUILD_DIR CONSUMER_SRC_DIR
+# Installs BUILD_DIR into a fresh prefix, then builds and runs the consumer
+# three ways: CMake weft::weft (shared), CMake weft::weft_static, pkg-config.
+set -euo pipefail
+build=$1
+src=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+prefix=$work/prefix
+
+cmake --install "$build" --prefix "$prefix" >/dev/null
+
+for kind in shared static; do
+  cmake -S "$src" -B "$work/c-$kind" -DCMAKE_PREFIX_PATH="$prefix" \
+        -DWEFT_CONSUMER_STATIC=$([ $kind = static ] && echo ON || echo OFF) >/dev/null
+  cmake --build "$work/c-$kind" >/dev/null
+  LD_LIBRARY_PATH="$prefix/lib:$prefix/lib64" "$work/c-$kind/consumer" | grep -q '^consumer ok$'
+  echo "install: cmake $kind consumer ok"
+done
+
+libdir=$(ls -d "$prefix"/lib*/pkgconfig | head -n1)
+export PKG_CONFIG_PATH=$libdir
+cc -std=c11 "$src/consumer.c" -o "$work/c-pc" $(pkg-config --cflags --libs weft)
+LD_LIBRARY_PATH="$prefix/lib:$prefix/lib64" "$work/c-pc" | grep -q '^consumer ok$'
+cc -std=c11 "$src/consumer.c" -o "$work/c-pc-static" $(pkg-config --cflags weft) \
+   "$(dirname "$libdir")/libweft.a" $(pkg-config --libs hwloc) -llapacke -lopenblas -lpthread -lm
+"$work/c-pc-static" | grep -q '^consumer ok$'
+echo "install: pkg-config shared and static consumers ok"

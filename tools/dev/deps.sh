@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs the Debian packages weft needs to build, test and benchmark, when
+# any is missing. Runs apt-get as root (directly, or through sudo when not
+# root). CMake itself never installs anything.
+# Usage: deps.sh [--no-update]   (--no-update: the caller ran apt-get update)
+set -euo pipefail
+
+PACKAGES=(
+  build-essential cmake ninja-build pkg-config clang
+  libopenblas-dev liblapacke-dev libhwloc-dev libcmocka-dev libjansson-dev
+  libtbb-dev libomp-dev time
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "deps: installing ${missing[*]}" >&2
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+[ "${1:-}" = "--no-update" ] || $SUDO apt-get update
+$SUDO apt-get install -y --no-install-recommends "${missing[@]}"
