@@ -1,0 +1,241 @@
+/* FunctionGraph: a mutable, indexed view of the subgraph between declared
+ * inputs and outputs. All rewriting happens through it.
+ *
+ * State: ordered inputs (owner-less variables), ordered outputs, the set of
+ * apply nodes between them, the set of variables, and for each variable its
+ * clients: (node, input index) pairs with node->inputs[index] == variable.
+ * Each output slot k is represented by an Output(k) pseudo-node
+ * (weft_apply_is_output_slot) that appears among the clients of outputs[k],
+ * keeps it alive, is never in the apply set and never imported or pruned.
+ *
+ * Every fgraph always carries ReplaceValidate with History: checkpoint /
+ * revert / validate and the transactional replace_all_validate. After a failed
+ * replace_all_validate the graph is structurally identical to before (same
+ * node objects, same input lists, same client sets).
+ *
+ * Ownership: an fgraph borrows its context (weft/graph.h); the nodes it
+ * creates or clones are owned by that context, so pruned nodes stay valid
+ * (a revert re-imports the same objects). weft_fgraph_destroy frees the
+ * fgraph's own indexes and its features.
+ * Invalidation: arrays returned as "borrowed until the next edit" (clients,
+ * apply list, toposort) are invalid after any edit of fg.
+ * Thread: one thread at a time; never while fg is compiled or run.
+ * Errors: the text of the last error (naming nodes, variables, ops and their
+ * creation sites) is on the fgraph: weft_fgraph_last_error(). */
+#ifndef WEFT_FGRAPH_H
+#define WEFT_FGRAPH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "weft/export.h"
+#include "weft/feature.h"
+#include "weft/graph.h"
+#include "weft/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct weft_fgraph weft_fgraph_t;
+
+typedef struct weft_client {
+    weft_apply_t *node; /* may be an Output(k) pseudo-node */
+    size_t index;       /* node's input index */
+} weft_client_t;
+
+typedef struct weft_fgraph_options {
+    size_t size;          /* sizeof(weft_fgraph_options_t) */
+    bool clone;           /* work on a clone of the subgraph (default true) */
+    bool import_missing;  /* undeclared root inputs become inputs (default false) */
+    /* Features attached (in order) before the outputs are imported, so they
+     * receive on_import for every initial node (reason "init"). Taken as by
+     * weft_fgraph_attach_feature, on every outcome. */
+    size_t n_features;
+    weft_feature_t *const *features;
+    /* Optional, parallel to inputs: false marks an input protected (no
+     * in-place op may destroy it). When given, a Supervisor feature enforcing
+     * it - and protecting every output - is attached (weft/destroy.h, rule
+     * D6). NULL: nothing declared, no Supervisor. */
+    const bool *input_mutable;
+} weft_fgraph_options_t;
+
+#define WEFT_FGRAPH_OPTIONS_INIT {sizeof(weft_fgraph_options_t), true, false, 0, NULL, NULL}
+
+/* Builds an fgraph on g from inputs to outputs (n_out >= 1). inputs may be
+ * NULL with n_in == 0 to take the non-constant owner-less ancestors of the
+ * outputs in discovery order. With clone (default), the subgraph is cloned
+ * first and the fgraph works on the copies; *equiv (if equiv is not NULL)
+ * receives the old -> new map (NULL when not cloning).
+ * Ownership: borrows g, inputs, outputs; takes opts->features; returns new,
+ * free with weft_fgraph_destroy; *equiv is new, free with
+ * weft_clone_map_destroy.
+ * Errors: WEFT_EINVAL (NULL args, no outputs, an input with an owner, an input
+ * listed twice), WEFT_EFOREIGN, WEFT_EMISSING_INPUT (an undeclared root input,
+ * named), WEFT_ETYPE (a null-type variable), WEFT_ENOMEM. */
+WEFT_API weft_status_t weft_fgraph_create(weft_graph_t *g, size_t n_in,
+                                          weft_var_t *const *inputs, size_t n_out,
+                                          weft_var_t *const *outputs,
+                                          const weft_fgraph_options_t *opts,
+                                          weft_clone_map_t **equiv, weft_fgraph_t **out);
+/* Detaches every feature (on_detach, destroy) and frees fg. NULL: no-op. */
+WEFT_API void weft_fgraph_destroy(weft_fgraph_t *fg);
+WEFT_API weft_graph_t *weft_fgraph_graph(const weft_fgraph_t *fg);
+/* Returns borrowed, valid until the next call on fg. "" if no error. */
+WEFT_API const char *weft_fgraph_last_error(const weft_fgraph_t *fg);
+/* Records an error on fg and returns status (for features' callbacks). */
+WEFT_API weft_status_t weft_fgraph_set_error(weft_fgraph_t *fg, weft_status_t status,
+                                             const char *fmt, ...) WEFT_PRINTF(3, 4);
+
+/* ---- queries (each O(1) unless stated) ----------------------------------- */
+WEFT_API size_t weft_fgraph_n_inputs(const weft_fgraph_t *fg);
+WEFT_API weft_var_t *weft_fgraph_input(const weft_fgraph_t *fg, size_t k);  /* NULL if out of range */
+WEFT_API size_t weft_fgraph_n_outputs(const weft_fgraph_t *fg);
+WEFT_API weft_var_t *weft_fgraph_output(const weft_fgraph_t *fg, size_t k);
+/* Whether input k was declared mutable (true when nothing was declared). */
+WEFT_API bool weft_fgraph_input_is_mutable(const weft_fgraph_t *fg, size_t k);
+WEFT_API size_t weft_fgraph_n_applies(const weft_fgraph_t *fg);
+/* The apply set, in no particular order. Borrowed until the next edit.
+ * Errors: WEFT_EINVAL, WEFT_ENOMEM. */
+WEFT_API weft_status_t weft_fgraph_applies(weft_fgraph_t *fg, weft_apply_t *const **nodes,
+                                           size_t *n);
+WEFT_API bool weft_fgraph_contains_var(const weft_fgraph_t *fg, const weft_var_t *v);
+WEFT_API bool weft_fgraph_contains_apply(const weft_fgraph_t *fg, const weft_apply_t *a);
+/* v's clients in the order they were added (Output pseudo-clients included).
+ * Borrowed until the next edit. Errors: WEFT_EINVAL, WEFT_ENOTFOUND (v not in
+ * the graph). */
+WEFT_API weft_status_t weft_fgraph_clients(const weft_fgraph_t *fg, const weft_var_t *v,
+                                           const weft_client_t **clients, size_t *n);
+/* Number of clients of v (0 if not in the graph). */
+WEFT_API size_t weft_fgraph_n_clients(const weft_fgraph_t *fg, const weft_var_t *v);
+
+/* ---- edits ----------------------------------------------------------------
+ * Each edit validates its arguments before changing anything; "reason" is a
+ * free text passed to the callbacks (may be NULL). */
+
+/* Imports v (and its owner's subgraph). An owner-less, non-constant v not
+ * among the inputs is WEFT_EMISSING_INPUT unless import_missing (then appended
+ * to the inputs). A null-type variable is WEFT_ETYPE. */
+WEFT_API weft_status_t weft_fgraph_import_var(weft_fgraph_t *fg, weft_var_t *v,
+                                              bool import_missing, const char *reason);
+/* Imports node and every ancestor not yet in the graph, in topological order,
+ * firing on_import for each. Errors as import_var; nothing is imported when a
+ * missing input is found. */
+WEFT_API weft_status_t weft_fgraph_import_node(weft_fgraph_t *fg, weft_apply_t *node,
+                                               bool import_missing, const char *reason);
+/* The single primitive edit: node->inputs[i] = new_var (node may be an
+ * Output(k) pseudo-node: then outputs[k] = new_var). Nothing happens if it is
+ * already new_var. new_var's type must be acceptable (the old input's type
+ * is_super of it) else WEFT_ETYPE. Fires on_import (new nodes), on_prune
+ * (nodes now unused), then on_change_input.
+ * Errors: WEFT_EINVAL (i out of range, NULL), WEFT_ENOTFOUND (node not in fg),
+ * WEFT_ETYPE, WEFT_EMISSING_INPUT, WEFT_EFOREIGN, WEFT_ENOMEM. */
+WEFT_API weft_status_t weft_fgraph_change_node_input(weft_fgraph_t *fg, weft_apply_t *node,
+                                                     size_t i, weft_var_t *new_var,
+                                                     const char *reason);
+/* Replaces var by new_var in every client of var (a snapshot of the clients).
+ * var not in the graph: nothing happens (WEFT_OK). Errors: WEFT_ETYPE (new_var
+ * may not replace var: types named), WEFT_EINVAL, WEFT_EFOREIGN,
+ * WEFT_EMISSING_INPUT. */
+WEFT_API weft_status_t weft_fgraph_replace(weft_fgraph_t *fg, weft_var_t *var,
+                                           weft_var_t *new_var, const char *reason);
+/* replace for each pair in order; stops at the first error. */
+WEFT_API weft_status_t weft_fgraph_replace_all(weft_fgraph_t *fg, size_t n,
+                                               weft_var_t *const *vars,
+                                               weft_var_t *const *new_vars, const char *reason);
+/* Removes node, everything that depends on its outputs (output slots
+ * included), and producers orphaned as a result; on_prune fires for each.
+ * Errors: WEFT_ENOTFOUND (not in the graph, e.g. removed twice). */
+WEFT_API weft_status_t weft_fgraph_remove_node(weft_fgraph_t *fg, weft_apply_t *node,
+                                               const char *reason);
+/* Appends an owner-less variable to the inputs (WEFT_OK if already there).
+ * Errors: WEFT_EINVAL (owned or constant). */
+WEFT_API weft_status_t weft_fgraph_add_input(weft_fgraph_t *fg, weft_var_t *v);
+/* Removes input k and every node using it. Errors: WEFT_EINVAL (k). */
+WEFT_API weft_status_t weft_fgraph_remove_input(weft_fgraph_t *fg, size_t k,
+                                                const char *reason);
+/* Appends an output slot for v, importing its subgraph. */
+WEFT_API weft_status_t weft_fgraph_add_output(weft_fgraph_t *fg, weft_var_t *v,
+                                              const char *reason);
+/* Drops output slot k; later slots are renumbered; the old value is pruned if
+ * nothing else uses it. Errors: WEFT_EINVAL (k). */
+WEFT_API weft_status_t weft_fgraph_remove_output(weft_fgraph_t *fg, size_t k,
+                                                 const char *reason);
+
+/* ---- features -------------------------------------------------------------- */
+
+/* Attaches f (see weft/feature.h; takes f on every outcome). The same feature
+ * object twice is ignored. on_attach returning WEFT_EALREADY: silently not
+ * attached (WEFT_OK). Another error: not attached, returned. */
+WEFT_API weft_status_t weft_fgraph_attach_feature(weft_fgraph_t *fg, weft_feature_t *f);
+/* Unregisters f, calls on_detach, then destroys it.
+ * Errors: WEFT_ENOTFOUND (not attached to fg). */
+WEFT_API weft_status_t weft_fgraph_remove_feature(weft_fgraph_t *fg, weft_feature_t *f);
+/* The first attached feature of class cls, or NULL. */
+WEFT_API weft_feature_t *weft_fgraph_find_feature(const weft_fgraph_t *fg,
+                                                  const weft_feature_class_t *cls);
+
+/* ---- order -------------------------------------------------------------------- */
+
+/* The apply nodes reachable from the outputs, each after the owners of its
+ * inputs and after every prerequisite given by the features' orderings.
+ * Borrowed until the next edit.
+ * Errors: WEFT_ECYCLE (message names nodes on a cycle), or a feature's
+ * orderings error, WEFT_ENOMEM. */
+WEFT_API weft_status_t weft_fgraph_toposort(weft_fgraph_t *fg, weft_apply_t *const **order,
+                                            size_t *n);
+/* The union of every feature's orderings as pairs before[k] -> after[k].
+ * Borrowed until the next edit. Errors: a feature's error, WEFT_ENOMEM. */
+WEFT_API weft_status_t weft_fgraph_orderings(weft_fgraph_t *fg, weft_apply_t *const **before,
+                                             weft_apply_t *const **after, size_t *n);
+
+/* ---- integrity, cloning, printing ------------------------------------------ */
+
+/* Checks the invariants (apply set, variable set, clients, declared inputs,
+ * output slots). Errors: WEFT_EINCONSISTENT with a message naming the first
+ * violation. */
+WEFT_API weft_status_t weft_fgraph_check_integrity(const weft_fgraph_t *fg);
+/* A new fgraph over a clone of fg's subgraph with a clone of each feature
+ * (features without a clone hook are not carried). *equiv: as for create.
+ * Errors: as create. */
+WEFT_API weft_status_t weft_fgraph_clone(const weft_fgraph_t *fg, bool check_integrity,
+                                         weft_clone_map_t **equiv, weft_fgraph_t **out);
+/* dprint-style tree of the outputs (weft_graph_dprint), then the inputs. */
+WEFT_API weft_status_t weft_fgraph_dprint(weft_fgraph_t *fg, FILE *f);
+/* Graphviz dot: one box per apply, one ellipse per variable, dashed edges for
+ * feature orderings. */
+WEFT_API weft_status_t weft_fgraph_dot(weft_fgraph_t *fg, FILE *f);
+
+/* ---- transactions (ReplaceValidate + History) ------------------------------ */
+
+/* Starts a change log and returns its token; only the newest token can be
+ * reverted. Errors: WEFT_EINVAL. */
+WEFT_API weft_status_t weft_fgraph_checkpoint(weft_fgraph_t *fg, uint64_t *token);
+/* Undoes the logged changes newest-first (type checks skipped), firing the
+ * usual callbacks; pruned nodes are re-imported as the same objects.
+ * Errors: WEFT_ESTATE (stale token). */
+WEFT_API weft_status_t weft_fgraph_revert(weft_fgraph_t *fg, uint64_t token);
+/* Runs every feature's on_validate in attach order; the first error wins
+ * (WEFT_EINCONSISTENT, message from the feature). */
+WEFT_API weft_status_t weft_fgraph_validate(weft_fgraph_t *fg);
+/* Transaction: checkpoint; replace each pair; validate; on any failure revert
+ * and return the error (graph exactly as before). */
+WEFT_API weft_status_t weft_fgraph_replace_all_validate(weft_fgraph_t *fg, size_t n,
+                                                        weft_var_t *const *vars,
+                                                        weft_var_t *const *new_vars,
+                                                        const char *reason);
+WEFT_API weft_status_t weft_fgraph_replace_validate(weft_fgraph_t *fg, weft_var_t *var,
+                                                    weft_var_t *new_var, const char *reason);
+/* As replace_all_validate, then if any listed variable or node is still in the
+ * graph: revert and return WEFT_EINCONSISTENT ("replacement did not remove").
+ * Removed nodes are remembered: re-importing one later makes validate fail. */
+WEFT_API weft_status_t weft_fgraph_replace_all_validate_remove(
+    weft_fgraph_t *fg, size_t n, weft_var_t *const *vars, weft_var_t *const *new_vars,
+    size_t n_remove, weft_apply_t *const *remove, const char *reason);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* WEFT_FGRAPH_H */
