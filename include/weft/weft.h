@@ -3,12 +3,18 @@
 #define WEFT_WEFT_H
 
 #include "weft/alloc.h"
+#include "weft/elemwise.h"
+#include "weft/eval.h"
 #include "weft/export.h"
 #include "weft/feature.h"
 #include "weft/fgraph.h"
 #include "weft/graph.h"
+#include "weft/kernel.h"
 #include "weft/op.h"
+#include "weft/ops.h"
+#include "weft/shape_ops.h"
 #include "weft/status.h"
+#include "weft/tensor.h"
 #include "weft/type.h"
 
 #endif /* WEFT_WEFT_H */

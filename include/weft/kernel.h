@@ -1,0 +1,82 @@
+/* The kernel context: what an op's perform hook (weft/op.h) receives for one
+ * node execution.
+ *
+ * The runtime that executes nodes (the sequential evaluator, weft/eval.h, and
+ * the compiled-function runtime) owns the context and sets it up per run and
+ * worker. It carries:
+ * - the error slot: a kernel reports failure with
+ *   `return weft_kernel_error(ctx, WEFT_ESHAPE, "input 1 has %d dims", n);`
+ *   naming what is wrong; the runtime prefixes the failing node
+ *   (weft_apply_describe) when it reports the error;
+ * - the output allocator (weft_kernel_alloc_output): the runtime may route it
+ *   to a buffer pool; by default it allocates aligned memory;
+ * - the worker index and the run's user pointer.
+ *
+ * Threading policy of kernels: a kernel runs single-threaded inside its node;
+ * the pool provides parallelism across nodes. Kernels that call OpenBLAS
+ * expect it to run one thread per call (the runtime calls
+ * openblas_set_num_threads(1) before running node kernels and restores the
+ * previous setting afterwards; the OpenBLAS pthread build is required, the
+ * serial build is not safe to call from several threads at once).
+ *
+ * Thread: a context is used by one thread (one worker) at a time. */
+#ifndef WEFT_KERNEL_H
+#define WEFT_KERNEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "weft/export.h"
+#include "weft/status.h"
+#include "weft/tensor.h"
+#include "weft/type.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct weft_kernel_ctx weft_kernel_ctx_t;
+
+/* Records the kernel's error (printf-style message; the first error of a node
+ * wins, later ones are ignored) and returns status, so kernels can write
+ * `return weft_kernel_error(ctx, ...)`. status must be an error (< 0);
+ * WEFT_OK is recorded as WEFT_EINVAL ("kernel reported an error with
+ * WEFT_OK").
+ * Ownership: borrows ctx and fmt. Errors: returns status (WEFT_EINVAL for a
+ * NULL ctx). */
+WEFT_API weft_status_t weft_kernel_error(weft_kernel_ctx_t *ctx, weft_status_t status,
+                                         const char *fmt, ...) WEFT_PRINTF(3, 4);
+
+/* Makes *cell hold a C-contiguous tensor of dtype and shape whose elements the
+ * kernel may overwrite: the tensor already in the cell is kept when it is
+ * exclusively owned (weft_tensor_is_exclusive), contiguous and of that dtype
+ * and shape; otherwise it is released and a new one is allocated through the
+ * context's allocation hook (default: weft_tensor_empty). The elements are
+ * uninitialized (old values when reused).
+ * Ownership: borrows ctx and shape; the cell owns the tensor (the runtime
+ * releases it).
+ * Errors: WEFT_EINVAL (NULL ctx/cell, bad dtype/ndim), WEFT_EOVERFLOW,
+ * WEFT_ENOMEM; each also recorded on ctx as with weft_kernel_error. */
+WEFT_API weft_status_t weft_kernel_alloc_output(weft_kernel_ctx_t *ctx, weft_tensor_t **cell,
+                                                weft_dtype_t dtype, int ndim,
+                                                const int64_t *shape);
+
+/* Puts t into *cell, releasing what the cell held (a view output, or a destroy
+ * output holding its input). Takes t (the caller's reference moves into the
+ * cell); borrows ctx. No-op for a NULL cell (t is released). */
+WEFT_API void weft_kernel_set_output(weft_kernel_ctx_t *ctx, weft_tensor_t **cell,
+                                     weft_tensor_t *t);
+
+/* Index of the worker running the node (0 for the sequential evaluator). */
+WEFT_API size_t weft_kernel_worker(const weft_kernel_ctx_t *ctx);
+/* The run's user pointer (NULL when none). Returns borrowed. */
+WEFT_API void *weft_kernel_user(const weft_kernel_ctx_t *ctx);
+/* The status and message recorded by weft_kernel_error ("" / WEFT_OK when
+ * none). Returns borrowed, valid until the context is reset. */
+WEFT_API weft_status_t weft_kernel_status(const weft_kernel_ctx_t *ctx);
+WEFT_API const char *weft_kernel_message(const weft_kernel_ctx_t *ctx);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* WEFT_KERNEL_H */
