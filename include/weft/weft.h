@@ -15,6 +15,7 @@
 #include "weft/op.h"
 #include "weft/ops.h"
 #include "weft/reduce.h"
+#include "weft/sched.h"
 #include "weft/shape_ops.h"
 #include "weft/status.h"
 #include "weft/tensor.h"

@@ -1,0 +1,62 @@
+/* Task-DAG internals shared by dag.c (building, validation) and dag_run.c
+ * (execution).
+ *
+ * Frozen layout (after weft_dag_finalize), chosen to keep the per-node
+ * footprint small and never walk a predecessor list at run time:
+ *   nodes[n]        {fn, arg}, 16 bytes
+ *   succ_off[n+1]   CSR offsets into succ (32-bit)
+ *   succ[ne+nsrc]   successor entries of every node, then the sources;
+ *                   entry = node id | DAG_SINGLE (in-degree 1, or a source:
+ *                   ready without touching a counter) | DAG_DEFER (in-degree
+ *                   >= DAG_DEFER_MIN: decrements are batched per worker)
+ *   indeg[n]        copied into a run's pending[] at each start */
+#ifndef WEFT_SCHED_DAG_INT_H
+#define WEFT_SCHED_DAG_INT_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "scheduler/pool_int.h"
+#include "weft/sched.h"
+
+#define WEFT__DAG_MAGIC 0x64616721u
+#define WEFT__DAG_SINGLE 0x80000000u
+#define WEFT__DAG_DEFER 0x40000000u
+#define WEFT__DAG_ID_MASK 0x3fffffffu
+#define WEFT__DAG_MAX_NODES 0x3fffffffu
+#define WEFT__DAG_MAX_ENTRIES 0x7fffffffu
+#define WEFT__DAG_DEFER_MIN 64u
+#define WEFT__DAG_NO_NAME UINT32_MAX
+
+typedef struct weft__dag_node {
+    weft_node_fn fn;
+    void *arg;
+} weft__dag_node_t;
+
+struct weft_dag {
+    uint32_t magic;
+    int finalized;
+    const weft_allocator_t *alloc;
+    /* nodes */
+    weft__dag_node_t *nodes;
+    uint32_t n, cap;
+    uint32_t *name_off; // offset into names, or WEFT__DAG_NO_NAME
+    char *names;
+    size_t names_len, names_cap;
+    /* edges while building: pairs (from, to); freed at finalize */
+    uint32_t *edges;
+    uint64_t ne, ecap;
+    /* frozen form */
+    uint32_t *succ_off;
+    uint32_t *succ;
+    uint32_t *indeg;
+    uint32_t nsrc, nsinks;
+    int has_multi; // some node has in-degree >= 2 (pending[] must be reset)
+    /* run objects alive; written by run create/destroy on any thread */
+    _Atomic uint32_t runs;
+    char err[512];
+};
+
+void weft__dag_set_error(weft_dag_t *dag, const char *fmt, ...) WEFT_PRINTF(2, 3);
+
+#endif /* WEFT_SCHED_DAG_INT_H */

@@ -1,0 +1,407 @@
+/* DAG execution: run objects (all per-run state preallocated), starting,
+ * waiting, failure and cancel, profiling, and the executor itself.
+ *
+ * Executor protocol. A run's items carry the run as task and a payload:
+ *   node id          run that node (then its ready successors)
+ *   RANGE|lo<<32|hi  successor entries succ[lo, hi) to decrement (a large
+ *                    fan-out, or the sources at start); split in halves, the
+ *                    upper half pushed for thieves
+ *   RUN_COMPLETE     every sink has finished: publish completion
+ * After a node's body, each successor entry is "decremented": in-degree 1 is
+ * ready at once; otherwise pending[s] (reset from indeg at start) is
+ * decremented with acq_rel and the thread bringing it to 0 runs s. The first
+ * ready successor is run next on the same worker (continuation, no deque
+ * round trip); the others are pushed. Decrements of nodes with a large
+ * in-degree, and the run's count of unfinished sinks, are batched per worker
+ * (weft__worker_defer) and applied before the worker idles.
+ * Completion: sinks_left reaches 0 only after every node ran (every node
+ * reaches a sink), so the RUN_COMPLETE item is the last access to the run by
+ * the executor; it stores `finished` (release) and then touches only the
+ * pool. A waiter returns after an acquire load of `finished`.
+ * Failure/cancel: the first failing node's status wins a CAS on `status` and
+ * sets `stop`; later bodies are skipped after one relaxed load of stop, but
+ * successors are still decremented so the run drains and completes. */
+#define _POSIX_C_SOURCE 200809L // clock_gettime, pthreads
+
+#include <string.h>
+
+#include "scheduler/dag_int.h"
+
+#define RUN_MAGIC 0x72756e21u
+#define RUN_RANGE (1ull << 63)
+#define RUN_COMPLETE 0xffffffffull
+#define RUN_RANGE_GRAIN 32u   // entries handled without splitting further
+#define RUN_FANOUT_RANGE 16u  // a node with more successors pushes a range item
+
+struct weft_dag_run {
+    weft__task_t task; // first: items point here
+    uint32_t magic;
+    void *raw;
+    size_t raw_bytes;
+    weft_dag_t *dag;
+    weft_pool_t *pool;
+    void *user;
+    _Atomic uint32_t *pending; // n counters; only nodes with in-degree >= 2 use theirs
+    int in_flight, waited;     // start/wait thread only
+    /* profile (NULL unless created with profile) */
+    uint64_t *t_start, *t_end, *idle, *idle_base;
+    uint32_t *t_worker;
+    uint64_t run_t0, run_t1;
+    /* stop: read by every node (relaxed), written on failure/cancel */
+    WEFT_CACHELINE_ALIGNED _Atomic int stop;
+    _Atomic int status;
+    _Atomic uint32_t failed;
+    _Atomic int active; // in flight (for cancel)
+    /* sinks_left: decremented in batches by workers; finished: set once */
+    WEFT_CACHELINE_ALIGNED _Atomic uint32_t sinks_left;
+    _Atomic int finished;
+};
+
+static void run_exec(weft__task_t *t, uint64_t payload, weft__worker_t *w);
+
+/* ------------------------------------------------------------- executor */
+
+static void run_fail(weft_dag_run_t *run, uint32_t u, weft_status_t st)
+{
+    int ok = WEFT_OK;
+    /* relaxed: first failure wins; the waiter reads status after the
+     * completion chain (acq_rel counters, release of finished) */
+    if (atomic_compare_exchange_strong_explicit(&run->status, &ok, (int)st, memory_order_relaxed,
+                                                memory_order_relaxed))
+        atomic_store_explicit(&run->failed, u, memory_order_relaxed); // relaxed: as above
+    atomic_store_explicit(&run->stop, 1, memory_order_relaxed); // relaxed: a skip hint
+}
+
+static void run_body(weft_dag_run_t *run, const weft_task_ctx_t *ctx, uint32_t u)
+{
+    const weft__dag_node_t *nd = &run->dag->nodes[u];
+    if (WEFT_LIKELY(!run->t_start)) {
+        weft_status_t st = nd->fn(nd->arg, ctx);
+        if (WEFT_UNLIKELY(st != WEFT_OK)) run_fail(run, u, st);
+        return;
+    }
+    run->t_start[u] = weft__now_ns();
+    weft_status_t st = nd->fn(nd->arg, ctx);
+    run->t_end[u] = weft__now_ns();
+    run->t_worker[u] = ctx->worker;
+    if (st != WEFT_OK) run_fail(run, u, st);
+}
+
+/* Apply one decrement for successor entry s; true if s is now ready. */
+static inline bool run_ready(weft_dag_run_t *run, weft__worker_t *w, uint32_t s)
+{
+    if (s & WEFT__DAG_SINGLE) return true;
+    uint32_t id = s & WEFT__DAG_ID_MASK;
+    _Atomic uint32_t *p = &run->pending[id];
+    if (WEFT_UNLIKELY(s & WEFT__DAG_DEFER)) {
+        weft__worker_defer(w, 0, p, (weft__item_t){ &run->task, id });
+        return false;
+    }
+    /* acquire: if we read 1, every other predecessor has decremented (their
+     * acq_rel RMWs form a release sequence), so s is ours and needs no RMW */
+    if (atomic_load_explicit(p, memory_order_acquire) == 1) return true;
+    /* acq_rel: release publishes this predecessor's effects; acquire, for
+     * the last decrementer, sees every other predecessor's */
+    return atomic_fetch_sub_explicit(p, 1, memory_order_acq_rel) == 1;
+}
+
+static inline void run_push(weft__worker_t *w, weft_dag_run_t *run, uint64_t payload)
+{
+    weft__worker_push(w, (weft__item_t){ &run->task, payload });
+}
+
+static inline uint64_t run_range_payload(uint32_t lo, uint32_t hi)
+{
+    return RUN_RANGE | ((uint64_t)lo << 32) | hi;
+}
+
+/* Run u, then keep running one ready successor at a time on this worker. */
+static void run_chain(weft_dag_run_t *run, weft__worker_t *w, uint32_t u)
+{
+    const uint32_t *off = run->dag->succ_off, *succ = run->dag->succ;
+    weft_task_ctx_t ctx = { run->user, w->index, run->pool };
+    for (;;) {
+        /* relaxed: a skip hint (see run_fail) */
+        if (WEFT_LIKELY(!atomic_load_explicit(&run->stop, memory_order_relaxed)))
+            run_body(run, &ctx, u);
+        uint32_t lo = off[u], hi = off[u + 1], next = UINT32_MAX;
+        if (lo == hi) { /* a sink: count it (batched) */
+            weft__worker_defer(w, 1, &run->sinks_left, (weft__item_t){ &run->task, RUN_COMPLETE });
+            return;
+        }
+        if (hi - lo > RUN_FANOUT_RANGE) {
+            run_push(w, run, run_range_payload(lo, hi));
+            return;
+        }
+        for (uint32_t e = lo; e < hi; e++) {
+            uint32_t s = succ[e];
+            if (!run_ready(run, w, s)) continue;
+            if (next == UINT32_MAX)
+                next = s & WEFT__DAG_ID_MASK;
+            else
+                run_push(w, run, s & WEFT__DAG_ID_MASK);
+        }
+        if (next == UINT32_MAX) return;
+        u = next;
+    }
+}
+
+static void run_range(weft_dag_run_t *run, weft__worker_t *w, uint32_t lo, uint32_t hi)
+{
+    while (hi - lo > RUN_RANGE_GRAIN) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        run_push(w, run, run_range_payload(mid, hi));
+        hi = mid;
+    }
+    const uint32_t *succ = run->dag->succ;
+    for (uint32_t e = lo; e < hi; e++) {
+        uint32_t s = succ[e];
+        if (run_ready(run, w, s)) run_chain(run, w, s & WEFT__DAG_ID_MASK);
+    }
+}
+
+static void run_complete(weft_dag_run_t *run)
+{
+    weft_pool_t *pool = run->pool;
+    if (run->t_start) {
+        uint64_t now = weft__now_ns();
+        run->run_t1 = now;
+        for (int i = 0; i < pool->nthreads; i++)
+            run->idle[i] = weft__worker_idle_total(&pool->workers[i], now) - run->idle_base[i];
+    }
+    /* release: publishes the whole run (status, profile); pairs with the
+     * acquire load in run_is_finished. The run may be freed right after. */
+    atomic_store_explicit(&run->finished, 1, memory_order_release);
+    weft__pool_notify_done(pool);
+}
+
+static void run_exec(weft__task_t *t, uint64_t payload, weft__worker_t *w)
+{
+    weft_dag_run_t *run = (weft_dag_run_t *)t;
+    if (payload & RUN_RANGE)
+        run_range(run, w, (uint32_t)(payload >> 32) & 0x7fffffffu, (uint32_t)payload);
+    else if (payload == RUN_COMPLETE)
+        run_complete(run);
+    else
+        run_chain(run, w, (uint32_t)payload);
+}
+
+/* ------------------------------------------------------------ run objects */
+
+static int run_ok(const weft_dag_run_t *run)
+{
+    return run && run->magic == RUN_MAGIC;
+}
+
+static void run_free_profile(weft_dag_run_t *run)
+{
+    const weft_allocator_t *a = run->dag->alloc;
+    size_t n = run->dag->n, t = (size_t)run->pool->nthreads;
+    weft__free(a, run->t_start, n * sizeof(uint64_t) + 1);
+    weft__free(a, run->t_end, n * sizeof(uint64_t) + 1);
+    weft__free(a, run->t_worker, n * sizeof(uint32_t) + 1);
+    weft__free(a, run->idle, t * sizeof(uint64_t));
+    weft__free(a, run->idle_base, t * sizeof(uint64_t));
+    run->t_start = run->t_end = run->idle = run->idle_base = NULL;
+    run->t_worker = NULL;
+}
+
+static void run_free(weft_dag_run_t *run)
+{
+    const weft_allocator_t *a = run->dag->alloc;
+    run_free_profile(run);
+    weft__free(a, (void *)run->pending, (size_t)run->dag->n * sizeof(uint32_t) + 1);
+    run->magic = 0;
+    weft__free(a, run->raw, run->raw_bytes);
+}
+
+static weft_status_t run_alloc_profile(weft_dag_run_t *run)
+{
+    const weft_allocator_t *a = run->dag->alloc;
+    size_t n = run->dag->n, t = (size_t)run->pool->nthreads;
+    run->t_start = weft__alloc(a, n * sizeof(uint64_t) + 1);
+    run->t_end = weft__alloc(a, n * sizeof(uint64_t) + 1);
+    run->t_worker = weft__alloc(a, n * sizeof(uint32_t) + 1);
+    run->idle = weft__alloc(a, t * sizeof(uint64_t));
+    run->idle_base = weft__alloc(a, t * sizeof(uint64_t));
+    if (!run->t_start || !run->t_end || !run->t_worker || !run->idle || !run->idle_base)
+        return WEFT_ENOMEM;
+    return WEFT_OK;
+}
+
+weft_status_t weft_dag_run_create(weft_dag_t *dag, weft_pool_t *pool,
+                                  const weft_dag_run_options_t *opts, weft_dag_run_t **out)
+{
+    if (!out) return WEFT_EINVAL;
+    *out = NULL;
+    if (!dag || dag->magic != WEFT__DAG_MAGIC || !pool || pool->magic != WEFT__POOL_MAGIC)
+        return WEFT_EINVAL;
+    if (opts && opts->size < sizeof(weft_dag_run_options_t)) return WEFT_EINVAL;
+    if (!dag->finalized) {
+        weft__dag_set_error(dag, "run_create: the DAG is not finalized");
+        return WEFT_ESTATE;
+    }
+    void *raw;
+    size_t raw_bytes;
+    weft_dag_run_t *run = weft__alloc_aligned(dag->alloc, sizeof *run, &raw, &raw_bytes);
+    if (!run) return WEFT_ENOMEM;
+    memset(run, 0, sizeof *run);
+    run->raw = raw;
+    run->raw_bytes = raw_bytes;
+    run->task.exec = run_exec;
+    run->dag = dag;
+    run->pool = pool;
+    run->magic = RUN_MAGIC;
+    run->pending = weft__alloc(dag->alloc, (size_t)dag->n * sizeof(uint32_t) + 1);
+    weft_status_t st = run->pending ? WEFT_OK : WEFT_ENOMEM;
+    if (st == WEFT_OK && opts && opts->profile) st = run_alloc_profile(run);
+    if (st != WEFT_OK) {
+        run_free(run);
+        return st;
+    }
+    /* relaxed: counts only; checked with acquire at destroy, paired with the
+     * release decrement in weft_dag_run_destroy */
+    atomic_fetch_add_explicit(&dag->runs, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&pool->attached, 1, memory_order_relaxed);
+    *out = run;
+    return WEFT_OK;
+}
+
+weft_status_t weft_dag_run_destroy(weft_dag_run_t *run)
+{
+    if (!run) return WEFT_OK;
+    if (!run_ok(run)) return WEFT_EINVAL;
+    if (run->in_flight) return WEFT_EBUSY;
+    weft_dag_t *dag = run->dag;
+    weft_pool_t *pool = run->pool;
+    run_free(run);
+    /* release: our uses of dag/pool happen before their destroy; pairs with
+     * the acquire loads in weft_dag_destroy / weft_pool_destroy */
+    atomic_fetch_sub_explicit(&dag->runs, 1, memory_order_release);
+    atomic_fetch_sub_explicit(&pool->attached, 1, memory_order_release);
+    return WEFT_OK;
+}
+
+/* ------------------------------------------------------- start and wait */
+
+static void run_reset(weft_dag_run_t *run, void *user)
+{
+    const weft_dag_t *dag = run->dag;
+    run->user = user;
+    /* The pending counters are plain-copied: no other thread touches this
+     * run until the submit below publishes it (deque release store or the
+     * injection mutex). Only nodes with in-degree >= 2 read theirs. */
+    if (dag->has_multi) memcpy((void *)run->pending, dag->indeg, (size_t)dag->n * sizeof(uint32_t));
+    /* relaxed (all): published by the submit, as above */
+    atomic_store_explicit(&run->stop, 0, memory_order_relaxed);
+    atomic_store_explicit(&run->status, WEFT_OK, memory_order_relaxed);
+    atomic_store_explicit(&run->failed, WEFT_DAG_NO_NODE, memory_order_relaxed);
+    atomic_store_explicit(&run->sinks_left, dag->nsinks, memory_order_relaxed);
+    atomic_store_explicit(&run->finished, 0, memory_order_relaxed);
+}
+
+static void run_profile_start(weft_dag_run_t *run)
+{
+    weft_pool_t *pool = run->pool;
+    memset(run->t_start, 0, (size_t)run->dag->n * sizeof(uint64_t));
+    memset(run->t_end, 0, (size_t)run->dag->n * sizeof(uint64_t));
+    memset(run->t_worker, 0, (size_t)run->dag->n * sizeof(uint32_t));
+    /* relaxed: turns on approximate idle tracking; figures only */
+    atomic_fetch_add_explicit(&pool->profiling, 1, memory_order_relaxed);
+    uint64_t now = weft__now_ns();
+    run->run_t0 = now;
+    run->run_t1 = now;
+    for (int i = 0; i < pool->nthreads; i++)
+        run->idle_base[i] = weft__worker_idle_total(&pool->workers[i], now);
+}
+
+weft_status_t weft_dag_run_start(weft_dag_run_t *run, void *user)
+{
+    if (!run_ok(run)) return WEFT_EINVAL;
+    if (run->in_flight) return WEFT_EBUSY;
+    run_reset(run, user);
+    if (run->t_start) run_profile_start(run);
+    run->in_flight = 1;
+    run->waited = 0;
+    /* relaxed: a hint for cancel; pool->inflight is read with acquire at
+     * destroy and decremented with release in wait */
+    atomic_store_explicit(&run->active, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&run->pool->inflight, 1, memory_order_relaxed);
+    const weft_dag_t *dag = run->dag;
+    if (dag->n == 0) {
+        atomic_store_explicit(&run->finished, 1, memory_order_relaxed); // relaxed: same thread waits
+        return WEFT_OK;
+    }
+    weft__pool_submit(run->pool, (weft__item_t){ &run->task,
+                                                 run_range_payload((uint32_t)dag->ne,
+                                                                   (uint32_t)dag->ne + dag->nsrc) });
+    return WEFT_OK;
+}
+
+static bool run_is_finished(void *arg)
+{
+    /* acquire: pairs with the release store in run_complete */
+    return atomic_load_explicit(&((weft_dag_run_t *)arg)->finished, memory_order_acquire) != 0;
+}
+
+weft_status_t weft_dag_run_wait(weft_dag_run_t *run)
+{
+    if (!run_ok(run)) return WEFT_EINVAL;
+    if (!run->in_flight) return WEFT_ESTATE;
+    weft__pool_wait(run->pool, run_is_finished, run);
+    run->in_flight = 0;
+    run->waited = 1;
+    atomic_store_explicit(&run->active, 0, memory_order_relaxed); // relaxed: cancel hint
+    if (run->t_start)
+        atomic_fetch_sub_explicit(&run->pool->profiling, 1, memory_order_relaxed); // relaxed: hint
+    /* release: pairs with the acquire load in weft_pool_destroy */
+    atomic_fetch_sub_explicit(&run->pool->inflight, 1, memory_order_release);
+    /* relaxed: ordered by the acquire load of finished */
+    return (weft_status_t)atomic_load_explicit(&run->status, memory_order_relaxed);
+}
+
+weft_status_t weft_dag_run_execute(weft_dag_run_t *run, void *user)
+{
+    weft_status_t st = weft_dag_run_start(run, user);
+    return st != WEFT_OK ? st : weft_dag_run_wait(run);
+}
+
+weft_status_t weft_dag_run_cancel(weft_dag_run_t *run)
+{
+    if (!run_ok(run)) return WEFT_EINVAL;
+    /* relaxed (all): cancel is a request; a run that finishes meanwhile
+     * simply keeps its status */
+    if (!atomic_load_explicit(&run->active, memory_order_relaxed)) return WEFT_OK;
+    int ok = WEFT_OK;
+    atomic_compare_exchange_strong_explicit(&run->status, &ok, (int)WEFT_ECANCELED,
+                                            memory_order_relaxed, memory_order_relaxed);
+    atomic_store_explicit(&run->stop, 1, memory_order_relaxed);
+    return WEFT_OK;
+}
+
+weft_status_t weft_dag_run_failed_node(const weft_dag_run_t *run, uint32_t *id, const char **name)
+{
+    if (!run_ok(run)) return WEFT_EINVAL;
+    if (run->in_flight) return WEFT_ESTATE;
+    /* relaxed: read after weft_dag_run_wait's acquire */
+    uint32_t f = atomic_load_explicit(&((weft_dag_run_t *)run)->failed, memory_order_relaxed);
+    if (id) *id = f;
+    if (name) *name = f == WEFT_DAG_NO_NODE ? NULL : weft_dag_node_name(run->dag, f);
+    return (weft_status_t)atomic_load_explicit(&((weft_dag_run_t *)run)->status,
+                                               memory_order_relaxed); // relaxed: as above
+}
+
+weft_status_t weft_dag_run_profile(const weft_dag_run_t *run, weft_dag_profile_t *out)
+{
+    if (!run_ok(run) || !out || out->size < sizeof(weft_dag_profile_t)) return WEFT_EINVAL;
+    if (!run->t_start || run->in_flight || !run->waited) return WEFT_ESTATE;
+    out->nodes = run->dag->n;
+    out->workers = (unsigned)run->pool->nthreads;
+    out->node_start_ns = run->t_start;
+    out->node_end_ns = run->t_end;
+    out->node_worker = run->t_worker;
+    out->worker_idle_ns = run->idle;
+    out->run_start_ns = run->run_t0;
+    out->run_end_ns = run->run_t1;
+    return WEFT_OK;
+}
