@@ -1,0 +1,121 @@
+/* The N-d strided iterator: collapses a broadcast/strided geometry to the
+ * fewest dimensions and drives a row kernel over the innermost one; and the
+ * dtype conversion row kernels.
+ *
+ * Collapsing: length-1 axes are dropped (their stride never matters); then,
+ * walking from the outermost axis inwards, axis d merges into the previous
+ * kept axis when every operand satisfies stride[prev] == stride[d] * len[d].
+ * A C-contiguous operand set collapses to one axis, and so does a contiguous
+ * output with a scalar (all-zero strides) input: both become a single row
+ * kernel call over every element. */
+#include <string.h>
+
+#include "lib/tensor/tensor_int.h"
+
+typedef struct iter_geom {
+    int nd;
+    int64_t len[WEFT_MAX_NDIM];
+    int64_t st[WEFT__ITER_MAX_OPS][WEFT_MAX_NDIM];
+} iter_geom_t;
+
+/* Returns false when some axis is empty (nothing to do). */
+static bool iter_collapse(int ndim, const int64_t *shape, int nop,
+                          const int64_t *const *strides, iter_geom_t *g)
+{
+    g->nd = 0;
+    for (int d = 0; d < ndim; d++)
+        if (shape[d] == 0) return false;
+    for (int d = 0; d < ndim; d++) {
+        if (shape[d] == 1) continue;
+        int j = g->nd;
+        bool merge = j > 0;
+        for (int k = 0; k < nop && merge; k++)
+            merge = g->st[k][j - 1] == strides[k][d] * shape[d];
+        if (merge) { /* the kept axis absorbs d and takes d's (inner) stride */
+            g->len[j - 1] *= shape[d];
+            for (int k = 0; k < nop; k++) g->st[k][j - 1] = strides[k][d];
+            continue;
+        }
+        g->len[j] = shape[d];
+        for (int k = 0; k < nop; k++) g->st[k][j] = strides[k][d];
+        g->nd++;
+    }
+    return true;
+}
+
+void weft__iter_rows(int ndim, const int64_t *shape, int nop, char *const *base,
+                     const int64_t *const *strides, const size_t *isz, weft__row_fn fn,
+                     void *arg)
+{
+    iter_geom_t g;
+    if (!iter_collapse(ndim, shape, nop, strides, &g)) return;
+    char *p[WEFT__ITER_MAX_OPS];
+    int64_t s[WEFT__ITER_MAX_OPS] = {0};
+    for (int k = 0; k < nop; k++) p[k] = base[k];
+    if (g.nd == 0) {
+        fn(1, p, s, arg);
+        return;
+    }
+    int inner = g.nd - 1;
+    for (int k = 0; k < nop; k++) s[k] = g.st[k][inner];
+    int64_t idx[WEFT_MAX_NDIM] = {0};
+    for (;;) {
+        fn((size_t)g.len[inner], p, s, arg);
+        /* odometer over the outer axes, moving the pointers by byte deltas */
+        int d = inner - 1;
+        for (; d >= 0; d--) {
+            for (int k = 0; k < nop; k++) p[k] += g.st[k][d] * (int64_t)isz[k];
+            if (++idx[d] < g.len[d]) break;
+            for (int k = 0; k < nop; k++) p[k] -= g.st[k][d] * g.len[d] * (int64_t)isz[k];
+            idx[d] = 0;
+        }
+        if (d < 0) return;
+    }
+}
+
+/* ---- dtype conversion kernels: operand 0 <- operand 1 --------------------- */
+
+typedef unsigned char bool_el;
+
+#define CONV_TO_BOOL(x) ((x) != 0)
+#define CONV_PLAIN(x) (x)
+
+#define DEF_CONV(name, TD, TS, EXPR)                                                     \
+    static void name(size_t n, char *const *p, const int64_t *s, void *arg)              \
+    {                                                                                    \
+        (void)arg;                                                                       \
+        TD *o = (TD *)p[0];                                                              \
+        const TS *a = (const TS *)p[1];                                                  \
+        if (s[0] == 1 && s[1] == 1) {                                                    \
+            WEFT_IVDEP for (size_t i = 0; i < n; i++) o[i] = (TD)EXPR(a[i]);             \
+            return;                                                                      \
+        }                                                                                \
+        for (size_t i = 0; i < n; i++) o[(int64_t)i * s[0]] = (TD)EXPR(a[(int64_t)i * s[1]]); \
+    }
+
+/* One destination dtype, every source dtype (weft_dtype_t order). */
+#define DEF_CONV_ROW(dn, TD, EXPR)             \
+    DEF_CONV(conv_##dn##_b, TD, bool_el, EXPR) \
+    DEF_CONV(conv_##dn##_i32, TD, int32_t, EXPR) \
+    DEF_CONV(conv_##dn##_i64, TD, int64_t, EXPR) \
+    DEF_CONV(conv_##dn##_f32, TD, float, EXPR) \
+    DEF_CONV(conv_##dn##_f64, TD, double, EXPR)
+
+DEF_CONV_ROW(b, bool_el, CONV_TO_BOOL)
+DEF_CONV_ROW(i32, int32_t, CONV_PLAIN)
+DEF_CONV_ROW(i64, int64_t, CONV_PLAIN)
+DEF_CONV_ROW(f32, float, CONV_PLAIN)
+DEF_CONV_ROW(f64, double, CONV_PLAIN)
+
+#define CONV_FNS(dn) \
+    {conv_##dn##_b, conv_##dn##_i32, conv_##dn##_i64, conv_##dn##_f32, conv_##dn##_f64}
+
+static const weft__row_fn conv_table[WEFT_DTYPE_COUNT][WEFT_DTYPE_COUNT] = {
+    CONV_FNS(b), CONV_FNS(i32), CONV_FNS(i64), CONV_FNS(f32), CONV_FNS(f64),
+};
+
+weft__row_fn weft__convert_fn(weft_dtype_t dst, weft_dtype_t src)
+{
+    if ((unsigned)dst >= WEFT_DTYPE_COUNT || (unsigned)src >= WEFT_DTYPE_COUNT) return NULL;
+    return conv_table[dst][src];
+}

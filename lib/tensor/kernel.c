@@ -1,0 +1,110 @@
+/* The kernel context: error reporting and output allocation for op perform
+ * hooks (weft/kernel.h). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "lib/tensor/kernel_int.h"
+#include "lib/tensor/tensor_int.h"
+
+static weft_status_t default_alloc(void *user, weft_dtype_t dtype, int ndim, const int64_t *shape,
+                                   weft_tensor_t **out)
+{
+    (void)user;
+    return weft_tensor_empty(dtype, ndim, shape, out);
+}
+
+void weft__kernel_ctx_init(weft_kernel_ctx_t *ctx, weft__kernel_alloc_fn alloc, void *alloc_user,
+                           void *user, size_t worker)
+{
+    ctx->alloc = alloc ? alloc : default_alloc;
+    ctx->alloc_user = alloc_user;
+    ctx->user = user;
+    ctx->worker = worker;
+    weft__kernel_ctx_reset(ctx);
+}
+
+void weft__kernel_ctx_reset(weft_kernel_ctx_t *ctx)
+{
+    ctx->status = WEFT_OK;
+    ctx->msg[0] = '\0';
+}
+
+weft_status_t weft_kernel_error(weft_kernel_ctx_t *ctx, weft_status_t status, const char *fmt,
+                                ...)
+{
+    bool was_ok = status == WEFT_OK;
+    if (was_ok) status = WEFT_EINVAL;
+    if (!ctx) return status;
+    if (ctx->status != WEFT_OK) return ctx->status; /* the node's first error wins */
+    ctx->status = status;
+    if (was_ok || !fmt) {
+        snprintf(ctx->msg, sizeof ctx->msg, "kernel reported an error with WEFT_OK");
+        return status;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(ctx->msg, sizeof ctx->msg, fmt, ap);
+    va_end(ap);
+    return status;
+}
+
+static bool cell_reusable(const weft_tensor_t *t, weft_dtype_t dtype, int ndim,
+                          const int64_t *shape)
+{
+    if (!t || t->dtype != dtype || t->ndim != ndim) return false;
+    for (int d = 0; d < ndim; d++)
+        if (t->shape[d] != shape[d]) return false;
+    return weft_tensor_is_contiguous(t) && weft_tensor_is_exclusive(t);
+}
+
+weft_status_t weft_kernel_alloc_output(weft_kernel_ctx_t *ctx, weft_tensor_t **cell,
+                                       weft_dtype_t dtype, int ndim, const int64_t *shape)
+{
+    if (!ctx || !cell) return weft__tensor_error(WEFT_EINVAL, "NULL kernel context or cell");
+    size_t count;
+    weft_status_t st = weft__tensor_check_shape(dtype, ndim, shape, &count);
+    if (st != WEFT_OK) return weft_kernel_error(ctx, st, "output: %s", weft_tensor_last_error());
+    if (cell_reusable(*cell, dtype, ndim, shape)) return WEFT_OK;
+    weft_tensor_release(*cell);
+    *cell = NULL;
+    st = ctx->alloc(ctx->alloc_user, dtype, ndim, shape, cell);
+    if (st != WEFT_OK) {
+        *cell = NULL;
+        return weft_kernel_error(ctx, st, "cannot allocate a %s output of %zu elements",
+                                 weft_dtype_name(dtype), count);
+    }
+    return WEFT_OK;
+}
+
+void weft_kernel_set_output(weft_kernel_ctx_t *ctx, weft_tensor_t **cell, weft_tensor_t *t)
+{
+    (void)ctx;
+    if (!cell) {
+        weft_tensor_release(t);
+        return;
+    }
+    weft_tensor_t *old = *cell;
+    *cell = t;
+    weft_tensor_release(old);
+}
+
+size_t weft_kernel_worker(const weft_kernel_ctx_t *ctx)
+{
+    return ctx ? ctx->worker : 0;
+}
+
+void *weft_kernel_user(const weft_kernel_ctx_t *ctx)
+{
+    return ctx ? ctx->user : NULL;
+}
+
+weft_status_t weft_kernel_status(const weft_kernel_ctx_t *ctx)
+{
+    return ctx ? ctx->status : WEFT_EINVAL;
+}
+
+const char *weft_kernel_message(const weft_kernel_ctx_t *ctx)
+{
+    return ctx ? ctx->msg : "";
+}

@@ -1,0 +1,83 @@
+/* Internal layout of tensors and buffers, the per-thread error text, the N-d
+ * strided iterator and the dtype conversion kernels shared by lib/tensor and
+ * lib/ops. Not part of the API. */
+#ifndef WEFT_TENSOR_INT_H
+#define WEFT_TENSOR_INT_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "weft/tensor.h"
+
+/* Memory shared by a base tensor and its views. [lo, hi) is the byte range it
+ * covers (views are bounds-checked against it). free_fn NULL: borrowed user
+ * memory, or (own_block) header and elements live in one aligned block. */
+typedef struct weft_buffer {
+    atomic_size_t refs; /* one per tensor handle viewing the buffer */
+    uintptr_t lo, hi;
+    void *data;         /* what free_fn receives */
+    weft_tensor_free_fn free_fn;
+    void *free_user;
+    int own_block;      /* header and elements in one aligned_alloc block */
+} weft_buffer_t;
+
+struct weft_tensor {
+    atomic_size_t refs; /* handle references */
+    weft_buffer_t *buf;
+    char *data;         /* element [0,..,0] */
+    weft_dtype_t dtype;
+    int ndim;
+    int64_t shape[WEFT_MAX_NDIM];
+    int64_t strides[WEFT_MAX_NDIM]; /* in elements */
+};
+
+/* Records the calling thread's error text and returns status. Only failures
+ * write it (like errno). */
+weft_status_t weft__tensor_error(weft_status_t status, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Checks dtype/ndim/shape and computes the element count (overflow-checked,
+ * also against the byte size). Errors recorded with weft__tensor_error. */
+weft_status_t weft__tensor_check_shape(weft_dtype_t dtype, int ndim, const int64_t *shape,
+                                       size_t *count);
+/* Fills strides with the C-contiguous strides of shape. */
+void weft__tensor_contig_strides(int ndim, const int64_t *shape, int64_t *strides);
+/* A new view handle on t's buffer with the given geometry (no bounds check:
+ * internal callers derive geometry from t's own). Returns NULL on ENOMEM. */
+weft_tensor_t *weft__tensor_view_unchecked(weft_tensor_t *t, int ndim, const int64_t *shape,
+                                           const int64_t *strides, char *data);
+
+/* ---- N-d iteration ---------------------------------------------------------
+ * A row kernel processes n elements of each operand: p[k] points at operand
+ * k's first element, s[k] is its stride in elements. Operand 0 is the output
+ * by convention. */
+#define WEFT__ITER_MAX_OPS 4
+typedef void (*weft__row_fn)(size_t n, char *const *p, const int64_t *s, void *arg);
+
+/* Calls fn once per innermost row over shape[0..ndim), operand k starting at
+ * base[k] with element strides strides[k][0..ndim) (0 on broadcast axes) and
+ * elements of isz[k] bytes. Length-1 axes are skipped and axes that are
+ * contiguous with their inner neighbour in every operand are merged, so a
+ * contiguous (or scalar-broadcast) case is ONE call with n = element count.
+ * Nothing is called for an empty shape; a 0-d shape is one call with n = 1. */
+void weft__iter_rows(int ndim, const int64_t *shape, int nop, char *const *base,
+                     const int64_t *const *strides, const size_t *isz, weft__row_fn fn,
+                     void *arg);
+
+/* The row kernel converting operand 1 (dtype src) into operand 0 (dtype dst). */
+weft__row_fn weft__convert_fn(weft_dtype_t dst, weft_dtype_t src);
+
+/* Loop pragmas: tell the vectorizer the iterations are independent. Used
+ * instead of restrict because in-place kernels write exactly onto an input
+ * (out == in, element for element), which restrict would make undefined but
+ * which carries no loop dependence. */
+#if defined(__clang__)
+#define WEFT_IVDEP _Pragma("clang loop vectorize(assume_safety)")
+#elif defined(__GNUC__)
+#define WEFT_IVDEP _Pragma("GCC ivdep")
+#else
+#define WEFT_IVDEP
+#endif
+
+#endif /* WEFT_TENSOR_INT_H */
