@@ -14,7 +14,30 @@
  * Each output appears at most once in a well-formed map (an output listed with
  * two inputs is rejected by the DestroyHandler, rule D0).
  *
- * Writing an op: see the user-defined op example in tests/graph/test_op.c.
+ * Writing an op: see the user-defined op example in tests/graph/test_op.c
+ * (Scale{factor}: props with equality, hash and printing, make_node type
+ * checks, destroy_map, do_constant_folding, grad, inplace_variant). Short form:
+ *
+ *     static weft_status_t neg_make_node(weft_graph_t *g, const weft_op_t *op,
+ *                                        size_t n_in, weft_var_t *const *in,
+ *                                        size_t *n_out, const weft_type_t **out)
+ *     {
+ *         if (n_in != 1)
+ *             return weft_graph_set_error(g, WEFT_EINVAL, "Neg takes 1 input");
+ *         *n_out = 1;
+ *         out[0] = weft_var_type(in[0]);   // same type as the input
+ *         return WEFT_OK;
+ *     }
+ *     static const weft_op_class_t neg_class = {
+ *         .size = sizeof(weft_op_class_t), .name = "Neg", .make_node = neg_make_node};
+ *
+ *     const weft_op_t *neg;                 // owned by g
+ *     weft_op_create(g, &neg_class, NULL, &neg);
+ *     weft_var_t *y;
+ *     weft_op_call(g, neg, 1, &x, &y);      // y = Neg(x), trace: this file:line
+ *
+ * Hooks beyond the author's `size` are never read, so a class compiled
+ * against an older, shorter weft_op_class_t keeps working.
  *
  * Ownership: weft_op_create copies props into the context; the class object
  * is borrowed and must outlive the context (static storage is typical). */

@@ -1,0 +1,352 @@
+/* The fgraph's indexes: per-id arrays, client vectors, importing subgraphs
+ * (plan first, so a missing input changes nothing; then commit) and pruning
+ * what became unused (an iterative worklist, as PyTensor's remove_client). */
+#include <stdio.h>
+#include <string.h>
+
+#include "fgraph_int.h"
+
+bool weft__pvec_push(const weft_allocator_t *al, weft__pvec_t *v, void *x)
+{
+    if (v->n == v->cap && !weft__grow(al, (void **)&v->p, &v->cap, v->n + 1, sizeof(void *)))
+        return false;
+    v->p[v->n++] = x;
+    return true;
+}
+
+void weft__pvec_free(const weft_allocator_t *al, weft__pvec_t *v)
+{
+    weft__free(al, v->p, v->cap * sizeof(void *));
+    v->p = NULL;
+    v->n = v->cap = 0;
+}
+
+bool weft__fg_reserve(weft_fgraph_t *fg)
+{
+    const weft_graph_t *g = fg->g;
+    if (g->n_vars > fg->vcap) {
+        size_t vc = fg->vcap, cc = fg->vcap;
+        if (!weft__grow(fg->alloc, (void **)&fg->vflags, &vc, g->n_vars, sizeof(uint8_t)) ||
+            !weft__grow(fg->alloc, (void **)&fg->clients, &cc, vc, sizeof(weft__cvec_t)))
+            return false;
+        if (vc != cc) { /* keep both arrays the same capacity */
+            size_t c2 = vc;
+            if (!weft__grow(fg->alloc, (void **)&fg->vflags, &c2, cc, sizeof(uint8_t)))
+                return false;
+            vc = c2;
+        }
+        fg->vcap = vc < cc ? vc : cc;
+    }
+    if (g->n_applies > fg->acap) {
+        size_t a1 = fg->acap, a2 = fg->acap;
+        if (!weft__grow(fg->alloc, (void **)&fg->apos, &a1, g->n_applies, sizeof(uint32_t)) ||
+            !weft__grow(fg->alloc, (void **)&fg->aflags, &a2, a1, sizeof(uint8_t)))
+            return false;
+        fg->acap = a1 < a2 ? a1 : a2;
+    }
+    return true;
+}
+
+/* ---- client vectors: power-of-two capacities from per-class free lists --- */
+
+static weft_client_t *client_block(weft_fgraph_t *fg, uint32_t cls)
+{
+    weft_client_t *b = fg->cfree[cls];
+    if (b) {
+        fg->cfree[cls] = (weft_client_t *)(void *)b->node; /* free-list link */
+        return b;
+    }
+    return weft__arena_alloc(&fg->carena, (sizeof(weft_client_t) << 1) << cls);
+}
+
+static void client_release(weft_fgraph_t *fg, weft_client_t *b, uint32_t cls)
+{
+    b->node = (weft_apply_t *)(void *)fg->cfree[cls];
+    fg->cfree[cls] = b;
+}
+
+bool weft__fg_add_client(weft_fgraph_t *fg, weft_var_t *v, weft_apply_t *node, size_t i, size_t pos)
+{
+    weft__cvec_t *c = &fg->clients[v->id];
+    if (!c->items || c->n == (2u << c->cls)) {
+        uint32_t ncls = c->items ? c->cls + 1 : 0;
+        if (ncls >= WEFT__CLIENT_CLASSES) return false;
+        weft_client_t *nb = client_block(fg, ncls);
+        if (!nb) return false;
+        if (c->items) {
+            memcpy(nb, c->items, c->n * sizeof(*nb));
+            client_release(fg, c->items, c->cls);
+        }
+        c->items = nb;
+        c->cls = ncls;
+    }
+    if (pos > c->n) pos = c->n;
+    memmove(c->items + pos + 1, c->items + pos, (c->n - pos) * sizeof(*c->items));
+    c->items[pos] = (weft_client_t){node, i};
+    c->n++;
+    return true;
+}
+
+/* Removes (node, i) from v's clients; returns its position or SIZE_MAX. */
+static size_t client_remove(weft_fgraph_t *fg, const weft_var_t *v, const weft_apply_t *node,
+                            size_t i)
+{
+    if (v->id >= fg->vcap) return SIZE_MAX;
+    weft__cvec_t *c = &fg->clients[v->id];
+    for (uint32_t k = 0; k < c->n; k++) {
+        if (c->items[k].node == node && c->items[k].index == i) {
+            memmove(c->items + k, c->items + k + 1, (c->n - k - 1) * sizeof(*c->items));
+            c->n--;
+            return k;
+        }
+    }
+    return SIZE_MAX;
+}
+
+/* ---- membership ------------------------------------------------------------ */
+
+static void var_enter(weft_fgraph_t *fg, weft_var_t *v)
+{
+    if (fg->vflags[v->id] & WEFT__VF_IN) return;
+    fg->vflags[v->id] |= WEFT__VF_IN;
+    fg->clients[v->id].n = 0;
+    fg->n_vars_in++;
+}
+
+static void var_leave(weft_fgraph_t *fg, weft_var_t *v)
+{
+    if (!(fg->vflags[v->id] & WEFT__VF_IN)) return;
+    fg->vflags[v->id] &= (uint8_t)~WEFT__VF_IN;
+    fg->n_vars_in--;
+}
+
+/* The caller reserved room in fg->applies. */
+static void apply_enter(weft_fgraph_t *fg, weft_apply_t *a)
+{
+    fg->applies[fg->n_applies++] = a;
+    fg->apos[a->id] = (uint32_t)fg->n_applies;
+}
+
+void weft__fg_detach_node(weft_fgraph_t *fg, weft_apply_t *node, const char *reason)
+{
+    uint32_t pos = fg->apos[node->id] - 1;
+    weft_apply_t *last = fg->applies[--fg->n_applies];
+    fg->applies[pos] = last;
+    fg->apos[last->id] = pos + 1;
+    fg->apos[node->id] = 0;
+    for (uint32_t k = 0; k < node->n_out; k++) var_leave(fg, node->outputs[k]);
+    weft__fg_fire_prune(fg, node, reason);
+}
+
+/* ---- import ---------------------------------------------------------------- */
+
+weft_status_t weft__fg_check_var(weft_fgraph_t *fg, const weft_var_t *v, const char *what)
+{
+    if (!v) return weft__fg_err(fg, WEFT_EINVAL, "%s is NULL", what);
+    if (v->g != fg->g) {
+        char vb[512];
+        weft__var_describe(v, vb, sizeof(vb));
+        return weft__fg_err(fg, WEFT_EFOREIGN, "%s, %s, belongs to another graph context", what,
+                            vb);
+    }
+    return WEFT_OK;
+}
+
+/* A leaf (owner-less) met while planning: constant, declared input, or missing. */
+static weft_status_t plan_leaf(weft_fgraph_t *fg, weft_var_t *v, bool import_missing,
+                               const weft_apply_t *user)
+{
+    if ((v->flags & WEFT__VAR_CONSTANT) || weft__fg_is_input(fg, v)) return WEFT_OK;
+    char vb[512], ab[256] = "";
+    weft__var_describe(v, vb, sizeof(vb));
+    if (user) {
+        snprintf(ab, sizeof(ab), " (input of ");
+        weft_apply_describe(user, ab + strlen(ab), sizeof(ab) - strlen(ab) - 1);
+        strcat(ab, ")");
+    }
+    if (v->type->kind == WEFT_TYPE_NULL)
+        return weft__fg_err(fg, WEFT_ETYPE,
+                            "cannot import %s%s: it has the null type "
+                            "(an undefined gradient)",
+                            vb, ab);
+    if (!import_missing)
+        return weft__fg_err(fg, WEFT_EMISSING_INPUT, "Undeclared input: %s%s", vb, ab);
+    if (weft__marks_has(&fg->vmarks, v->id, fg->vmarks.epoch)) return WEFT_OK;
+    fg->vmarks.v[v->id] = fg->vmarks.epoch;
+    if (!weft__pvec_push(fg->alloc, &fg->missing, v)) return weft__fg_err(fg, WEFT_ENOMEM, "OOM");
+    return WEFT_OK;
+}
+
+typedef struct dframe {
+    weft_apply_t *a;
+    size_t next;
+} dframe_t;
+
+static weft_status_t plan_cycle(weft_fgraph_t *fg, weft_apply_t *a)
+{
+    char ab[256];
+    weft_apply_describe(a, ab, sizeof(ab));
+    return weft__fg_err(fg, WEFT_ECYCLE, "cannot import %s: its ancestry contains a cycle", ab);
+}
+
+/* Pushes a (not in fg, not yet visited) on the DFS stack. */
+static weft_status_t plan_push(weft_fgraph_t *fg, weft_apply_t *a, size_t *sp, uint32_t gray)
+{
+    if (weft__fg_has_apply(fg, a) || weft__marks_has(&fg->amarks, a->id, gray + 1)) return WEFT_OK;
+    if (weft__marks_has(&fg->amarks, a->id, gray)) return plan_cycle(fg, a);
+    size_t need = (*sp + 1) * 2; /* two pointer slots per frame */
+    if (!weft__grow(fg->alloc, (void **)&fg->dfs.p, &fg->dfs.cap, need, sizeof(void *)))
+        return weft__fg_err(fg, WEFT_ENOMEM, "import: out of memory");
+    dframe_t *st = (dframe_t *)(void *)fg->dfs.p;
+    fg->amarks.v[a->id] = gray;
+    st[(*sp)++] = (dframe_t){a, 0};
+    return WEFT_OK;
+}
+
+/* Iterative post-order DFS over the part of the ancestry not yet in fg. */
+static weft_status_t plan_nodes(weft_fgraph_t *fg, weft_apply_t *root, bool import_missing)
+{
+    const uint32_t gray = fg->amarks.epoch;
+    size_t sp = 0;
+    weft_status_t s = plan_push(fg, root, &sp, gray);
+    while (sp > 0 && s == WEFT_OK) {
+        dframe_t *f = &((dframe_t *)(void *)fg->dfs.p)[sp - 1];
+        weft_apply_t *a = f->a;
+        if (f->next < a->n_in) {
+            weft_var_t *v = a->inputs[f->next++];
+            if (v->g != fg->g)
+                s = weft__fg_check_var(fg, v, "input of an imported node");
+            else if (weft__fg_has_var(fg, v))
+                continue;
+            else if (v->owner)
+                s = plan_push(fg, v->owner, &sp, gray);
+            else
+                s = plan_leaf(fg, v, import_missing, a);
+            continue;
+        }
+        fg->amarks.v[a->id] = gray + 1;
+        if (!weft__pvec_push(fg->alloc, &fg->plan, a))
+            s = weft__fg_err(fg, WEFT_ENOMEM, "import: out of memory");
+        sp--;
+    }
+    return s;
+}
+
+weft_status_t weft__fg_plan_import(weft_fgraph_t *fg, weft_var_t *v, weft_apply_t *node,
+                                   bool import_missing)
+{
+    fg->plan.n = 0;
+    fg->missing.n = 0;
+    if (!weft__fg_reserve(fg) || !weft__marks_begin(fg->alloc, &fg->amarks, fg->acap) ||
+        !weft__marks_begin(fg->alloc, &fg->vmarks, fg->vcap))
+        return weft__fg_err(fg, WEFT_ENOMEM, "import: out of memory");
+    if (v && v->type->kind == WEFT_TYPE_NULL) {
+        char vb[512];
+        weft__var_describe(v, vb, sizeof(vb));
+        return weft__fg_err(fg, WEFT_ETYPE, "cannot import %s: it has the null type", vb);
+    }
+    if (v && weft__fg_has_var(fg, v)) return WEFT_OK;
+    if (v && !v->owner) return plan_leaf(fg, v, import_missing, NULL);
+    return plan_nodes(fg, v ? v->owner : node, import_missing);
+}
+
+static void import_one(weft_fgraph_t *fg, weft_apply_t *a, const char *reason)
+{
+    for (uint32_t k = 0; k < a->n_out; k++) var_enter(fg, a->outputs[k]);
+    for (uint32_t i = 0; i < a->n_in; i++) {
+        var_enter(fg, a->inputs[i]);
+        if (!weft__fg_add_client(fg, a->inputs[i], a, i, SIZE_MAX) && fg->cb_status == WEFT_OK)
+            fg->cb_status = weft__fg_err(fg, WEFT_ENOMEM, "import: out of memory");
+    }
+    weft__fg_note_import(fg, a);
+    weft__fg_fire_import(fg, a, reason);
+}
+
+weft_status_t weft__fg_commit_import(weft_fgraph_t *fg, weft_var_t *v, const char *reason)
+{
+    for (size_t k = 0; k < fg->missing.n; k++) {
+        weft_status_t s = weft__fg_add_input(fg, fg->missing.p[k], true);
+        if (s != WEFT_OK) return s;
+    }
+    /* Reserve every apply slot first so the node loop cannot fail half-way. */
+    if (!weft__grow(fg->alloc, (void **)&fg->applies, &fg->applies_cap, fg->n_applies + fg->plan.n,
+                    sizeof(*fg->applies)))
+        return weft__fg_err(fg, WEFT_ENOMEM, "import: out of memory");
+    for (size_t k = 0; k < fg->plan.n; k++) {
+        weft_apply_t *a = fg->plan.p[k];
+        apply_enter(fg, a);
+        import_one(fg, a, reason);
+    }
+    fg->plan.n = 0;
+    if (v) var_enter(fg, v);
+    return WEFT_OK;
+}
+
+/* ---- pruning ------------------------------------------------------------------ */
+
+static bool owner_unused(const weft_fgraph_t *fg, const weft_apply_t *a)
+{
+    for (uint32_t k = 0; k < a->n_out; k++)
+        if (fg->clients[a->outputs[k]->id].n) return false;
+    return true;
+}
+
+static bool rc_push(weft_fgraph_t *fg, weft_var_t *v, weft_apply_t *node, size_t i)
+{
+    return weft__pvec_push(fg->alloc, &fg->rc_stack, v) &&
+           weft__pvec_push(fg->alloc, &fg->rc_stack, node) &&
+           weft__pvec_push(fg->alloc, &fg->rc_stack, (void *)(uintptr_t)i);
+}
+
+weft_status_t weft__fg_remove_client(weft_fgraph_t *fg, weft_var_t *v, weft_apply_t *node, size_t i,
+                                     const char *reason, size_t *pos)
+{
+    size_t base = fg->rc_stack.n;
+    size_t p = client_remove(fg, v, node, i);
+    if (pos) *pos = p;
+    if (p == SIZE_MAX) return WEFT_OK;
+    if (!rc_push(fg, v, NULL, 0)) return weft__fg_err(fg, WEFT_ENOMEM, "prune: out of memory");
+    while (fg->rc_stack.n > base) {
+        size_t top = fg->rc_stack.n -= 3;
+        weft_var_t *var = fg->rc_stack.p[top];
+        weft_apply_t *cn = fg->rc_stack.p[top + 1];
+        size_t ci = (size_t)(uintptr_t)fg->rc_stack.p[top + 2];
+        if (cn && client_remove(fg, var, cn, ci) == SIZE_MAX) continue;
+        if (fg->clients[var->id].n) continue;
+        if (!var->owner) {
+            var_leave(fg, var);
+            continue;
+        }
+        weft_apply_t *a = var->owner;
+        if (!weft__fg_has_apply(fg, a) || !owner_unused(fg, a)) continue;
+        weft__fg_detach_node(fg, a, reason);
+        for (uint32_t k = a->n_in; k-- > 0;) /* input 0 is processed first */
+            if (!rc_push(fg, a->inputs[k], a, k))
+                return weft__fg_err(fg, WEFT_ENOMEM, "prune: out of memory");
+    }
+    return WEFT_OK;
+}
+
+weft_status_t weft__fg_add_input(weft_fgraph_t *fg, weft_var_t *v, bool is_mutable)
+{
+    if (!weft__fg_reserve(fg) ||
+        !weft__grow(fg->alloc, (void **)&fg->inputs, &fg->in_cap, fg->n_in + 1,
+                    sizeof(*fg->inputs)) ||
+        !weft__grow(fg->alloc, (void **)&fg->input_mutable, &fg->mut_cap, fg->n_in + 1,
+                    sizeof(bool)))
+        return weft__fg_err(fg, WEFT_ENOMEM, "add_input: out of memory");
+    fg->input_mutable[fg->n_in] = is_mutable;
+    fg->inputs[fg->n_in++] = v;
+    fg->vflags[v->id] |= WEFT__VF_INPUT;
+    return WEFT_OK;
+}
+
+void weft__fg_drop_output_slot(weft_fgraph_t *fg, size_t k)
+{
+    memmove(fg->outputs + k, fg->outputs + k + 1, (fg->n_out - k - 1) * sizeof(*fg->outputs));
+    memmove(fg->out_nodes + k, fg->out_nodes + k + 1, (fg->n_out - k - 1) * sizeof(*fg->out_nodes));
+    fg->n_out--;
+    /* Renumber the later slots' pseudo-nodes in place: their client entries
+     * (node pointer, index 0) stay valid. */
+    for (size_t j = k; j < fg->n_out; j++) fg->out_nodes[j]->slot = j;
+}

@@ -1,0 +1,178 @@
+/* Text forms of graphs: the dprint-style indented tree (iterative, so deep
+ * chains cannot overflow the stack) and structural equality of two graphs
+ * (equal_computations), which tests use as "graph equals expected graph". */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph_int.h"
+
+typedef struct pitem {
+    weft_var_t *v;
+    size_t depth;
+} pitem_t;
+
+/* One line: " |" per depth level, then the apply or leaf text. */
+static int dprint_line(FILE *f, const weft_var_t *v, size_t depth, bool repeat)
+{
+    char buf[512];
+    for (size_t d = 0; d < depth; d++)
+        if (fputs(" |", f) < 0) return -1;
+    const weft_apply_t *a = v->owner;
+    if (!a) {
+        weft_var_print(v, buf, sizeof(buf));
+        return fprintf(f, "%s [id v%" PRIu64 "]\n", buf, v->id);
+    }
+    weft_op_print(a->op, buf, sizeof(buf));
+    int r = fprintf(f, "%s", buf);
+    if (r >= 0 && a->n_out > 1) r = fprintf(f, ".%" PRIu32, v->index);
+    if (r >= 0) r = fprintf(f, " [id %" PRIu64 "]", a->id);
+    if (r >= 0 && v->name) r = fprintf(f, " '%s'", v->name);
+    if (r >= 0 && repeat) r = fprintf(f, " (see above)");
+    if (r >= 0) r = fprintf(f, "\n");
+    return r;
+}
+
+weft_status_t weft_graph_dprint(size_t n_out, weft_var_t *const *outputs, FILE *f)
+{
+    if (!f || !outputs || n_out == 0) return WEFT_EINVAL;
+    for (size_t k = 0; k < n_out; k++)
+        if (!outputs[k] || outputs[k]->g != outputs[0]->g) return WEFT_EINVAL;
+    weft_graph_t *g = outputs[0]->g;
+    if (!weft__marks_begin(g->alloc, &g->amarks, g->n_applies)) return WEFT_ENOMEM;
+    const uint32_t done = g->amarks.epoch;
+    pitem_t *st = NULL;
+    size_t cap = 0, sp = 0;
+    weft_status_t s = WEFT_OK;
+    for (size_t k = 0; k < n_out && s == WEFT_OK; k++) {
+        if (!weft__grow(g->alloc, (void **)&st, &cap, 1, sizeof(*st)))
+            s = WEFT_ENOMEM;
+        else
+            st[sp++] = (pitem_t){outputs[k], 0};
+        while (sp > 0 && s == WEFT_OK) {
+            pitem_t it = st[--sp];
+            weft_apply_t *a = it.v->owner;
+            bool repeat = a && weft__marks_has(&g->amarks, a->id, done);
+            if (dprint_line(f, it.v, it.depth, repeat) < 0) s = WEFT_EIO;
+            if (!a || repeat || s != WEFT_OK) continue;
+            g->amarks.v[a->id] = done;
+            if (!weft__grow(g->alloc, (void **)&st, &cap, sp + a->n_in, sizeof(*st))) {
+                s = WEFT_ENOMEM;
+                break;
+            }
+            for (uint32_t i = a->n_in; i-- > 0;) st[sp++] = (pitem_t){a->inputs[i], it.depth + 1};
+        }
+    }
+    weft__free(g->alloc, st, cap * sizeof(*st));
+    return s;
+}
+
+/* ---- equal_computations --------------------------------------------------- */
+
+typedef struct pairset {
+    const weft_var_t **k; /* 2 per slot: x, y */
+    size_t cap, n;
+} pairset_t;
+
+static size_t pair_hash(const weft_var_t *x, const weft_var_t *y)
+{
+    uint64_t h = (uint64_t)(uintptr_t)x * 0x9e3779b97f4a7c15ull ^ (uint64_t)(uintptr_t)y;
+    return (size_t)(h ^ (h >> 29));
+}
+
+/* Inserts (x, y); returns 1 if new, 0 if present, -1 on OOM. */
+static int pairset_add(pairset_t *p, const weft_var_t *x, const weft_var_t *y)
+{
+    if ((p->n + 1) * 2 > p->cap) {
+        pairset_t q = {calloc(p->cap ? p->cap * 4 : 128, sizeof(*q.k)), p->cap ? p->cap * 2 : 64,
+                       0};
+        if (!q.k) return -1;
+        for (size_t i = 0; i < p->cap; i++)
+            if (p->k[2 * i]) pairset_add(&q, p->k[2 * i], p->k[2 * i + 1]);
+        free(p->k);
+        *p = q;
+    }
+    size_t j = pair_hash(x, y) & (p->cap - 1);
+    while (p->k[2 * j]) {
+        if (p->k[2 * j] == x && p->k[2 * j + 1] == y) return 0;
+        j = (j + 1) & (p->cap - 1);
+    }
+    p->k[2 * j] = x;
+    p->k[2 * j + 1] = y;
+    p->n++;
+    return 1;
+}
+
+static bool leaves_equal(const weft_var_t *x, const weft_var_t *y, size_t n_in,
+                         weft_var_t *const *in_xs, weft_var_t *const *in_ys)
+{
+    for (size_t i = 0; i < n_in; i++) {
+        if (in_xs[i] == x || in_ys[i] == y) return in_xs[i] == x && in_ys[i] == y;
+    }
+    if (x == y) return true;
+    return weft_constant_equal(x, y);
+}
+
+static bool nodes_match(const weft_var_t *x, const weft_var_t *y)
+{
+    const weft_apply_t *a = x->owner, *b = y->owner;
+    return x->index == y->index && a->n_in == b->n_in && a->n_out == b->n_out &&
+           weft_op_equal(a->op, b->op);
+}
+
+weft_status_t weft_graph_equal_computations(size_t n, weft_var_t *const *xs, weft_var_t *const *ys,
+                                            size_t n_in, weft_var_t *const *in_xs,
+                                            weft_var_t *const *in_ys, bool *equal)
+{
+    if (!equal || (n && (!xs || !ys)) || (n_in && (!in_xs || !in_ys))) return WEFT_EINVAL;
+    for (size_t i = 0; i < n; i++)
+        if (!xs[i] || !ys[i]) return WEFT_EINVAL;
+    *equal = false;
+    pairset_t seen = {0};
+    const weft_var_t **st = malloc((n ? n : 1) * 2 * sizeof(*st));
+    size_t cap = n ? n : 1, sp = 0;
+    bool eq = st != NULL, oom = st == NULL;
+    for (size_t i = 0; i < n && eq; i++) {
+        st[2 * sp] = xs[i];
+        st[2 * sp + 1] = ys[i];
+        sp++;
+    }
+    while (sp > 0 && eq) {
+        sp--;
+        const weft_var_t *x = st[2 * sp], *y = st[2 * sp + 1];
+        if (x == y && x->owner) continue;
+        int added = pairset_add(&seen, x, y);
+        if (added < 0) {
+            oom = true;
+            break;
+        }
+        if (added == 0) continue;
+        if (!x->owner || !y->owner) {
+            eq = !x->owner && !y->owner && leaves_equal(x, y, n_in, in_xs, in_ys);
+            continue;
+        }
+        if (!(eq = nodes_match(x, y))) break;
+        const weft_apply_t *a = x->owner, *b = y->owner;
+        if (sp + a->n_in > cap) {
+            size_t ncap = (sp + a->n_in) * 2;
+            const weft_var_t **ns = realloc(st, ncap * 2 * sizeof(*st));
+            if (!ns) {
+                oom = true;
+                break;
+            }
+            st = ns;
+            cap = ncap;
+        }
+        for (uint32_t i = 0; i < a->n_in; i++) {
+            st[2 * sp] = a->inputs[i];
+            st[2 * sp + 1] = b->inputs[i];
+            sp++;
+        }
+    }
+    free(st);
+    free(seen.k);
+    if (oom) return WEFT_ENOMEM;
+    *equal = eq;
+    return WEFT_OK;
+}

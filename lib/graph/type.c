@@ -1,0 +1,229 @@
+/* Types: dtypes, tensor / null / disconnected types interned per context,
+ * equality, hashing, is_super and printing. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "graph_int.h"
+
+static const char *const dtype_names[WEFT_DTYPE_COUNT] = {"bool", "int32", "int64", "float32",
+                                                          "float64"};
+static const size_t dtype_sizes[WEFT_DTYPE_COUNT] = {1, 4, 8, 4, 8};
+
+static bool dtype_valid(weft_dtype_t d)
+{
+    return (int)d >= 0 && (int)d < WEFT_DTYPE_COUNT;
+}
+
+const char *weft_dtype_name(weft_dtype_t dtype)
+{
+    return dtype_valid(dtype) ? dtype_names[dtype] : NULL;
+}
+
+size_t weft_dtype_size(weft_dtype_t dtype)
+{
+    return dtype_valid(dtype) ? dtype_sizes[dtype] : 0;
+}
+
+weft_status_t weft_dtype_parse(const char *name, weft_dtype_t *out)
+{
+    if (!name || !out) return WEFT_EINVAL;
+    for (int i = 0; i < WEFT_DTYPE_COUNT; i++) {
+        if (strcmp(name, dtype_names[i]) == 0) {
+            *out = (weft_dtype_t)i;
+            return WEFT_OK;
+        }
+    }
+    return WEFT_ENOTFOUND;
+}
+
+static uint64_t mix64(uint64_t h, uint64_t x)
+{
+    h ^= x + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    h *= 0xff51afd7ed558ccdull;
+    return h ^ (h >> 33);
+}
+
+static uint64_t type_hash_fields(const weft_type_t *t)
+{
+    uint64_t h = mix64(0x7e57u, (uint64_t)t->kind);
+    h = mix64(h, (uint64_t)t->dtype);
+    h = mix64(h, (uint64_t)t->ndim);
+    for (int i = 0; i < t->ndim; i++) h = mix64(h, (uint64_t)t->dims[i]);
+    return h;
+}
+
+static bool type_fields_equal(const weft_type_t *a, const weft_type_t *b)
+{
+    if (a->kind != b->kind || a->dtype != b->dtype || a->ndim != b->ndim) return false;
+    for (int i = 0; i < a->ndim; i++)
+        if (a->dims[i] != b->dims[i]) return false;
+    return true;
+}
+
+static bool types_rehash(weft_graph_t *g)
+{
+    size_t ncap = g->types_cap ? g->types_cap * 2 : 64;
+    weft_type_t **nt = weft__alloc(g->alloc, ncap * sizeof(*nt));
+    if (!nt) return false;
+    memset(nt, 0, ncap * sizeof(*nt));
+    for (size_t i = 0; i < g->types_cap; i++) {
+        weft_type_t *t = g->types[i];
+        if (!t) continue;
+        size_t j = t->hash & (ncap - 1);
+        while (nt[j]) j = (j + 1) & (ncap - 1);
+        nt[j] = t;
+    }
+    weft__free(g->alloc, g->types, g->types_cap * sizeof(*g->types));
+    g->types = nt;
+    g->types_cap = ncap;
+    return true;
+}
+
+/* Returns the interned copy of proto (allocating it on first use). */
+static weft_status_t type_intern(weft_graph_t *g, weft_type_t *proto, const weft_type_t **out)
+{
+    proto->hash = type_hash_fields(proto);
+    if ((g->types_n + 1) * 2 > g->types_cap && !types_rehash(g)) return WEFT_ENOMEM;
+    size_t j = proto->hash & (g->types_cap - 1);
+    while (g->types[j]) {
+        if (g->types[j]->hash == proto->hash && type_fields_equal(g->types[j], proto)) {
+            *out = g->types[j];
+            return WEFT_OK;
+        }
+        j = (j + 1) & (g->types_cap - 1);
+    }
+    weft_type_t *t = weft__arena_alloc(&g->arena, sizeof(*t));
+    if (!t) return WEFT_ENOMEM;
+    *t = *proto;
+    t->g = g;
+    g->types[j] = t;
+    g->types_n++;
+    *out = t;
+    return WEFT_OK;
+}
+
+weft_status_t weft_type_tensor(weft_graph_t *g, weft_dtype_t dtype, int ndim, const int64_t *shape,
+                               const weft_type_t **out)
+{
+    if (!g || !out) return WEFT_EINVAL;
+    *out = NULL;
+    if (!dtype_valid(dtype))
+        return weft__graph_err(g, WEFT_EINVAL, "weft_type_tensor: invalid dtype %d", (int)dtype);
+    if (ndim < 0 || ndim > WEFT_MAX_NDIM)
+        return weft__graph_err(g, WEFT_EINVAL, "weft_type_tensor: ndim %d outside 0..%d", ndim,
+                               WEFT_MAX_NDIM);
+    weft_type_t proto;
+    memset(&proto, 0, sizeof(proto));
+    proto.kind = WEFT_TYPE_TENSOR;
+    proto.dtype = dtype;
+    proto.ndim = ndim;
+    for (int i = 0; i < ndim; i++) {
+        int64_t d = shape ? shape[i] : WEFT_DIM_UNKNOWN;
+        if (d < WEFT_DIM_UNKNOWN)
+            return weft__graph_err(g, WEFT_EINVAL,
+                                   "weft_type_tensor: length %" PRId64 " of dimension %d", d, i);
+        proto.dims[i] = d;
+    }
+    return type_intern(g, &proto, out);
+}
+
+static weft_status_t type_special(weft_graph_t *g, weft_type_kind_t kind, const weft_type_t **out)
+{
+    if (!g || !out) return WEFT_EINVAL;
+    weft_type_t proto;
+    memset(&proto, 0, sizeof(proto));
+    proto.kind = kind;
+    proto.dtype = WEFT_FLOAT64;
+    return type_intern(g, &proto, out);
+}
+
+weft_status_t weft_type_null(weft_graph_t *g, const weft_type_t **out)
+{
+    return type_special(g, WEFT_TYPE_NULL, out);
+}
+
+weft_status_t weft_type_disconnected(weft_graph_t *g, const weft_type_t **out)
+{
+    return type_special(g, WEFT_TYPE_DISCONNECTED, out);
+}
+
+weft_type_kind_t weft_type_kind(const weft_type_t *t)
+{
+    return t ? t->kind : WEFT_TYPE_NULL;
+}
+
+weft_dtype_t weft_type_dtype(const weft_type_t *t)
+{
+    return t ? t->dtype : (weft_dtype_t)0;
+}
+
+int weft_type_ndim(const weft_type_t *t)
+{
+    return t ? t->ndim : 0;
+}
+
+int64_t weft_type_dim(const weft_type_t *t, int i)
+{
+    if (!t || i < 0 || i >= t->ndim) return WEFT_DIM_UNKNOWN;
+    return t->dims[i];
+}
+
+bool weft_type_is_broadcastable(const weft_type_t *t, int i)
+{
+    return weft_type_dim(t, i) == 1;
+}
+
+bool weft_type_is_static(const weft_type_t *t)
+{
+    if (!t || t->kind != WEFT_TYPE_TENSOR) return false;
+    for (int i = 0; i < t->ndim; i++)
+        if (t->dims[i] == WEFT_DIM_UNKNOWN) return false;
+    return true;
+}
+
+bool weft_type_equal(const weft_type_t *a, const weft_type_t *b)
+{
+    if (a == b) return a != NULL;
+    if (!a || !b) return false;
+    return type_fields_equal(a, b);
+}
+
+uint64_t weft_type_hash(const weft_type_t *t)
+{
+    return t ? t->hash : 0;
+}
+
+bool weft_type_is_super(const weft_type_t *self, const weft_type_t *other)
+{
+    if (!self || !other) return false;
+    if (self == other) return true;
+    if (!weft_type_in_same_class(self, other)) return false;
+    for (int i = 0; i < self->ndim; i++)
+        if (self->dims[i] != WEFT_DIM_UNKNOWN && self->dims[i] != other->dims[i]) return false;
+    return true;
+}
+
+bool weft_type_in_same_class(const weft_type_t *a, const weft_type_t *b)
+{
+    if (!a || !b) return false;
+    return a->kind == b->kind && a->dtype == b->dtype && a->ndim == b->ndim;
+}
+
+int weft_type_print(const weft_type_t *t, char *buf, size_t cap)
+{
+    if (!t) return snprintf(buf, cap, "<null>");
+    if (t->kind == WEFT_TYPE_NULL) return snprintf(buf, cap, "NullType");
+    if (t->kind == WEFT_TYPE_DISCONNECTED) return snprintf(buf, cap, "DisconnectedType");
+    char tmp[WEFT_MAX_NDIM * 22 + 16];
+    size_t n = (size_t)snprintf(tmp, sizeof(tmp), "%s[", dtype_names[t->dtype]);
+    for (int i = 0; i < t->ndim; i++) {
+        const char *sep = i ? "," : "";
+        if (t->dims[i] == WEFT_DIM_UNKNOWN)
+            n += (size_t)snprintf(tmp + n, sizeof(tmp) - n, "%s?", sep);
+        else
+            n += (size_t)snprintf(tmp + n, sizeof(tmp) - n, "%s%" PRId64, sep, t->dims[i]);
+    }
+    snprintf(tmp + n, sizeof(tmp) - n, "]");
+    return snprintf(buf, cap, "%s", tmp);
+}
