@@ -16,8 +16,8 @@
  * (weft__worker_defer) and applied before the worker idles.
  * Completion: sinks_left reaches 0 only after every node ran (every node
  * reaches a sink), so the RUN_COMPLETE item is the last access to the run by
- * the executor; it stores `finished` (release) and then touches only the
- * pool. A waiter returns after an acquire load of `finished`.
+ * the executor; it stores `finished` (seq_cst) and then touches only the
+ * pool. A waiter returns after a seq_cst load of `finished`.
  * Failure/cancel: the first failing node's status wins a CAS on `status` and
  * sets `stop`; later bodies are skipped after one relaxed load of stop, but
  * successors are still decremented so the run drains and completes. */
@@ -169,9 +169,11 @@ static void run_complete(weft_dag_run_t *run)
         for (int i = 0; i < pool->nthreads; i++)
             run->idle[i] = weft__worker_idle_total(&pool->workers[i], now) - run->idle_base[i];
     }
-    /* release: publishes the whole run (status, profile); pairs with the
-     * acquire load in run_is_finished. The run may be freed right after. */
-    atomic_store_explicit(&run->finished, 1, memory_order_release);
+    /* seq_cst: publishes the whole run (status, profile; release part) and
+     * is the notifier's condition store before notify's load of waiters;
+     * pairs with the load in run_is_finished. The run may be freed right
+     * after: only the pool is used below. */
+    atomic_store_explicit(&run->finished, 1, memory_order_seq_cst);
     weft__pool_notify_done(pool);
 }
 
@@ -340,8 +342,9 @@ weft_status_t weft_dag_run_start(weft_dag_run_t *run, void *user)
 
 static bool run_is_finished(void *arg)
 {
-    /* acquire: pairs with the release store in run_complete */
-    return atomic_load_explicit(&((weft_dag_run_t *)arg)->finished, memory_order_acquire) != 0;
+    /* seq_cst: recheck of the notifier protocol (acquire part: sees the
+     * whole run); pairs with the store in run_complete */
+    return atomic_load_explicit(&((weft_dag_run_t *)arg)->finished, memory_order_seq_cst) != 0;
 }
 
 weft_status_t weft_dag_run_wait(weft_dag_run_t *run)

@@ -5,7 +5,7 @@
  * Protocol (Le, Pop, Cohen, Zappa Nardelli, "Correct and Efficient
  * Work-Stealing for Weak Memory Models", PPoPP 2013, figure 1):
  *   items live in slots [top, bottom) of a circular array;
- *   push (owner):  write slot[b]; publish bottom = b + 1 (release)
+ *   push (owner):  write slot[b]; publish bottom = b + 1
  *   take (owner):  bottom = b - 1; full fence; read top;
  *                  if top < b-1+1: item is ours, except the last one (top == b),
  *                  which we race for with thieves through CAS(top, t, t + 1)
@@ -19,9 +19,15 @@
  * (release). The old array stays readable (chained in `retired`, freed at
  * fini) because a thief may have loaded the old pointer: its slots for
  * indices in [top, old bottom) still hold the same items.
- * Departure from the paper: push publishes bottom with a release store rather
- * than a release fence + relaxed store (same code on x86; lets ThreadSanitizer,
- * which does not model fences, see the slot writes happen before the steal). */
+ * Departure from the paper: its seq_cst fences (in take, between the store of
+ * bottom and the load of top; in steal, between the loads of top and bottom)
+ * are expressed as seq_cst accesses to top and bottom themselves, which puts
+ * the racing accesses in C11's single total order S (the reasoning is then
+ * the sequentially consistent Chase-Lev argument). Same cost on x86 (mov +
+ * mfence / xchg; seq_cst loads are plain loads) and ThreadSanitizer, which
+ * does not model fences, checks it. push also stores bottom seq_cst: the pool
+ * then loads the notifier's waiter count, and that store-load pair must not
+ * be reordered (see notifier.c). */
 #include "scheduler/deque_int.h"
 
 #include <string.h>
@@ -116,9 +122,10 @@ weft_status_t weft__deque_push_owner(weft__deque_t *dq, weft__item_t item)
         if (!arr) return WEFT_ENOMEM;
     }
     deque_slot_put(arr, b, item);
-    /* release: publish the slot; pairs with the acquire load of bottom in
-     * steal */
-    atomic_store_explicit(&dq->bottom, b + 1, memory_order_release);
+    /* seq_cst: publishes the slot (release part; pairs with the seq_cst load
+     * of bottom in steal) and is ordered before the caller's seq_cst load of
+     * the notifier's waiter count (pairs with prepare_wait's increment) */
+    atomic_store_explicit(&dq->bottom, b + 1, memory_order_seq_cst);
     return WEFT_OK;
 }
 
@@ -127,14 +134,12 @@ bool weft__deque_pop_owner(weft__deque_t *dq, weft__item_t *out)
     /* relaxed: owner-only fields */
     int64_t b = atomic_load_explicit(&dq->bottom, memory_order_relaxed) - 1;
     weft__deque_array_t *arr = atomic_load_explicit(&dq->array, memory_order_relaxed);
-    atomic_store_explicit(&dq->bottom, b, memory_order_relaxed); // relaxed: ordered by the fence
-    /* seq_cst fence: the store of bottom above must be visible before we read
-     * top (store-load order); pairs with the seq_cst fence in steal between
-     * its reads of top and bottom, so the owner and a thief never both take
+    /* seq_cst store then seq_cst load of top (the paper's fence): the store
+     * of bottom is ordered before we read top; pairs with the seq_cst loads
+     * of top then bottom in steal, so the owner and a thief never both take
      * the last item */
-    atomic_thread_fence(memory_order_seq_cst);
-    /* relaxed: ordered by the fence above */
-    int64_t t = atomic_load_explicit(&dq->top, memory_order_relaxed);
+    atomic_store_explicit(&dq->bottom, b, memory_order_seq_cst);
+    int64_t t = atomic_load_explicit(&dq->top, memory_order_seq_cst);
     if (t > b) { /* empty */
         atomic_store_explicit(&dq->bottom, b + 1, memory_order_relaxed); // relaxed: owner only
         return false;
@@ -151,13 +156,12 @@ bool weft__deque_pop_owner(weft__deque_t *dq, weft__item_t *out)
 
 weft__steal_result_t weft__deque_steal(weft__deque_t *dq, weft__item_t *out)
 {
-    /* acquire: pairs with the CAS of top by the owner/other thieves */
-    int64_t t = atomic_load_explicit(&dq->top, memory_order_acquire);
-    /* seq_cst fence: read top before bottom; pairs with the fence in pop */
-    atomic_thread_fence(memory_order_seq_cst);
-    /* acquire: pairs with the release store of bottom in push: slot t is
-     * written */
-    int64_t b = atomic_load_explicit(&dq->bottom, memory_order_acquire);
+    /* seq_cst (both loads; the paper's fence between them): top is read
+     * before bottom in the total order; pairs with the seq_cst store of bottom
+     * and load of top in pop, and with the CASes on top. The load of bottom
+     * also acquires the slot published by push's seq_cst store. */
+    int64_t t = atomic_load_explicit(&dq->top, memory_order_seq_cst);
+    int64_t b = atomic_load_explicit(&dq->bottom, memory_order_seq_cst);
     if (t >= b) return WEFT__STEAL_EMPTY;
     /* acquire: pairs with the release store of array in grow */
     weft__deque_array_t *arr = atomic_load_explicit(&dq->array, memory_order_acquire);

@@ -2,17 +2,20 @@
  * run finished) becomes true, without lost wake-ups and without a lock on
  * the notifier's fast path.
  *
- * Protocol (Dekker-style, both sides fully fenced):
+ * Protocol (Dekker-style; every access below marked seq_cst is in C11's
+ * single total order S, which is what makes it work):
  *   waiter:   waiters += 1 (seq_cst); key = epoch;     // prepare_wait
- *             fence; recheck condition -> true: waiters -= 1 (cancel_wait)
+ *             recheck condition with seq_cst loads -> true: waiters -= 1
  *             lock; while epoch == key: cond_wait; unlock; waiters -= 1
- *   notifier: make condition true; fence (seq_cst);
- *             if waiters == 0: return                 // nobody can sleep on it
+ *   notifier: make condition true with a seq_cst store or RMW;
+ *             if load(waiters, seq_cst) == 0: return   // nobody can sleep on it
  *             lock; epoch += 1; signal/broadcast; unlock
- * Either the notifier's load sees the waiter's increment (it then bumps the
+ * In S, either the notifier's load comes after the waiter's increment (and
+ * sees it) (it then bumps the
  * epoch under the lock, so the waiter either sees the new epoch before
  * sleeping or is woken by the signal), or the waiter's recheck, ordered after
- * its increment, sees the condition the notifier made true before its fence.
+ * its increment, comes after the condition store and sees it. (Fences would
+ * do too, but ThreadSanitizer does not model them.)
  * A signal that wakes a thread already awake is harmless: the epoch moved, so
  * other sleepers recheck on their next (possibly spurious) wake-up. */
 #include "scheduler/notifier_int.h"
@@ -38,15 +41,12 @@ void weft__notifier_fini(weft__notifier_t *n)
 
 uint32_t weft__notifier_prepare_wait(weft__notifier_t *n)
 {
-    /* seq_cst: must be ordered before the caller's recheck; pairs with the
-     * seq_cst fence + load of waiters in notify */
+    /* seq_cst: ordered before the caller's seq_cst recheck loads; pairs with
+     * the seq_cst load of waiters in notifier_wake */
     atomic_fetch_add_explicit(&n->waiters, 1, memory_order_seq_cst);
     /* acquire: pairs with the release increment in notify, so a key taken
      * after a notification also sees the condition it published */
-    uint32_t key = atomic_load_explicit(&n->epoch, memory_order_acquire);
-    /* seq_cst fence: the caller's recheck loads come after the increment */
-    atomic_thread_fence(memory_order_seq_cst);
-    return key;
+    return atomic_load_explicit(&n->epoch, memory_order_acquire);
 }
 
 void weft__notifier_cancel_wait(weft__notifier_t *n)
@@ -69,11 +69,9 @@ void weft__notifier_commit_wait(weft__notifier_t *n, uint32_t key)
 
 static void notifier_wake(weft__notifier_t *n, int all)
 {
-    /* seq_cst fence: the caller's condition store comes before the load of
-     * waiters; pairs with the fence in prepare_wait */
-    atomic_thread_fence(memory_order_seq_cst);
-    /* relaxed: ordered by the fence above */
-    if (atomic_load_explicit(&n->waiters, memory_order_relaxed) == 0) return;
+    /* seq_cst: after the caller's seq_cst condition store in S; pairs with
+     * the seq_cst increment in prepare_wait */
+    if (atomic_load_explicit(&n->waiters, memory_order_seq_cst) == 0) return;
     pthread_mutex_lock(&n->mu);
     /* release: pairs with the acquire load of the key in prepare_wait */
     atomic_fetch_add_explicit(&n->epoch, 1, memory_order_release);

@@ -21,14 +21,14 @@ typedef struct weft__notifier {
 
 weft_status_t weft__notifier_init(weft__notifier_t *n);
 void weft__notifier_fini(weft__notifier_t *n);
-/* Waiter: key = prepare_wait(); recheck the condition; then either
+/* Waiter: key = prepare_wait(); recheck the condition (seq_cst loads); then either
  * cancel_wait() (condition true) or commit_wait(key) (sleeps unless a
  * notification happened since prepare_wait). */
 uint32_t weft__notifier_prepare_wait(weft__notifier_t *n);
 void weft__notifier_cancel_wait(weft__notifier_t *n);
 void weft__notifier_commit_wait(weft__notifier_t *n, uint32_t key);
-/* Notifier: call after making the condition true. Cheap when nobody waits
- * (one fence and one load). */
+/* Notifier: call after making the condition true with a seq_cst store or
+ * RMW. Cheap when nobody waits (one load). */
 void weft__notifier_notify_one(weft__notifier_t *n);
 void weft__notifier_notify_all(weft__notifier_t *n);
 

@@ -37,9 +37,9 @@ int weft_pool_default_threads(void)
 
 static bool pool_inject_pop(weft_pool_t *pool, weft__item_t *out)
 {
-    /* relaxed: a hint; an item missed here is seen on the recheck after
-     * prepare_wait (the fences of the notifier protocol order it) */
-    if (atomic_load_explicit(&pool->inj_count, memory_order_relaxed) == 0) return false;
+    /* seq_cst: the recheck load of the notifier protocol (pairs with the
+     * seq_cst store in pool_inject); a plain load on x86 */
+    if (atomic_load_explicit(&pool->inj_count, memory_order_seq_cst) == 0) return false;
     bool got = false;
     pthread_mutex_lock(&pool->inj_mu);
     size_t cnt = atomic_load_explicit(&pool->inj_count, memory_order_relaxed); // relaxed: under mu
@@ -136,8 +136,9 @@ static bool worker_idle(weft__worker_t *w, weft__item_t *out, bool (*stop)(void 
             weft__cpu_relax();
         }
         uint32_t key = weft__notifier_prepare_wait(&pool->work_ec);
-        /* acquire: pairs with the release store of shutdown in pool_destroy */
-        bool quit = stop ? stop(arg) : atomic_load_explicit(&pool->shutdown, memory_order_acquire);
+        /* seq_cst: recheck of the notifier protocol; pairs with the seq_cst
+         * store of shutdown in pool_join */
+        bool quit = stop ? stop(arg) : atomic_load_explicit(&pool->shutdown, memory_order_seq_cst);
         if (quit) {
             weft__notifier_cancel_wait(&pool->work_ec);
             goto stopped;
@@ -165,7 +166,7 @@ static void *worker_main(void *p)
     for (;;) {
         if (worker_find_work(w, &it) || worker_idle(w, &it, NULL, NULL))
             item_exec(it, w);
-        /* acquire: pairs with the release store in pool_destroy */
+        /* acquire: pairs with the store in pool_join */
         else if (atomic_load_explicit(&w->pool->shutdown, memory_order_acquire))
             break;
     }
@@ -199,7 +200,9 @@ static void pool_inject(weft_pool_t *pool, weft__item_t item)
         pool->inj_head = 0;
     }
     pool->inj[(pool->inj_head + cnt) % pool->inj_cap] = item;
-    atomic_store_explicit(&pool->inj_count, cnt + 1, memory_order_relaxed); // relaxed: under mu
+    /* seq_cst: the condition store of the notifier protocol, before
+     * notify_one's load of waiters; pairs with the load in pool_inject_pop */
+    atomic_store_explicit(&pool->inj_count, cnt + 1, memory_order_seq_cst);
     pthread_mutex_unlock(&pool->inj_mu);
     weft__notifier_notify_one(&pool->work_ec);
 }
@@ -363,9 +366,9 @@ static weft_status_t pool_init_workers(weft_pool_t *pool, int *ndeques)
  * sees the flag). */
 static void pool_join(weft_pool_t *pool, int n)
 {
-    /* release: pairs with the acquire loads of shutdown in worker_idle and
-     * worker_main */
-    atomic_store_explicit(&pool->shutdown, 1, memory_order_release);
+    /* seq_cst: the notifier's condition store; pairs with the loads of
+     * shutdown in worker_idle and worker_main */
+    atomic_store_explicit(&pool->shutdown, 1, memory_order_seq_cst);
     weft__notifier_notify_all(&pool->work_ec);
     for (int i = 0; i < n; i++) pthread_join(pool->workers[i].thread, NULL);
 }
@@ -491,16 +494,18 @@ static void pool_for_exec(weft__task_t *t, uint64_t payload, weft__worker_t *w)
     }
     pool_for_chunk(pf, lo, w);
     weft_pool_t *pool = pf->pool;
-    /* acq_rel: release publishes this chunk's effects; acquire (last one)
-     * orders them before the waiter's acquire load of left */
-    if (atomic_fetch_sub_explicit(&pf->left, 1, memory_order_acq_rel) == 1)
+    /* seq_cst: release publishes this chunk's effects, acquire (last one)
+     * sees the others'; seq_cst as the notifier's condition store before
+     * notify's load of waiters; pairs with the load in pool_for_done */
+    if (atomic_fetch_sub_explicit(&pf->left, 1, memory_order_seq_cst) == 1)
         weft__pool_notify_done(pool); /* pf may be gone now: only pool used */
 }
 
 static bool pool_for_done(void *arg)
 {
-    /* acquire: pairs with the final acq_rel decrement in pool_for_exec */
-    return atomic_load_explicit(&((pool_for_t *)arg)->left, memory_order_acquire) == 0;
+    /* seq_cst: recheck of the notifier protocol (and acquire of every
+     * chunk's effects); pairs with the final decrement in pool_for_exec */
+    return atomic_load_explicit(&((pool_for_t *)arg)->left, memory_order_seq_cst) == 0;
 }
 
 weft_status_t weft_pool_parallel_for(weft_pool_t *pool, size_t begin, size_t end, size_t grain,
