@@ -1,0 +1,465 @@
+/* FunctionGraph: construction (cloning, input discovery, missing inputs),
+ * clients and Output pseudo-clients, import, change_node_input, replace,
+ * remove_node, inputs and outputs, check_integrity, cloning an fgraph, and
+ * every documented bad-input status. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "graph_fixture.h"
+
+static const char *fg_err(const weft_fgraph_t *fg)
+{
+    return weft_fgraph_last_error(fg);
+}
+
+static void test_fgraph_create_clones_and_returns_map(void **state)
+{
+    fx_t *f = *state;
+    weft_var_t *x = fx_var(f, "x"), *y = fx_var(f, "y");
+    weft_var_t *z = fx_bin(f, f->add, fx_un(f, f->exp, x), y);
+    weft_var_t *in[2] = {x, y};
+    weft_fgraph_options_t o = WEFT_FGRAPH_OPTIONS_INIT;
+    weft_clone_map_t *m;
+    weft_fgraph_t *fg;
+    assert_int_equal(weft_fgraph_create(f->g, 2, in, 1, &z, &o, &m, &fg), WEFT_OK);
+    assert_ptr_equal(weft_fgraph_graph(fg), f->g);
+    assert_int_equal(weft_fgraph_n_inputs(fg), 2);
+    assert_ptr_equal(weft_fgraph_input(fg, 0), weft_clone_map_var(m, x));
+    assert_ptr_not_equal(weft_fgraph_input(fg, 0), x);
+    assert_ptr_equal(weft_fgraph_output(fg, 0), weft_clone_map_var(m, z));
+    assert_null(weft_fgraph_output(fg, 1));
+    assert_int_equal(weft_fgraph_n_applies(fg), 2);
+    assert_true(weft_fgraph_contains_apply(fg, weft_clone_map_apply(m, weft_var_owner(z))));
+    assert_false(weft_fgraph_contains_apply(fg, weft_var_owner(z)));
+    assert_false(weft_fgraph_contains_var(fg, x));
+    assert_true(weft_fgraph_contains_var(fg, weft_clone_map_var(m, x)));
+    assert_int_equal(weft_fgraph_check_integrity(fg), WEFT_OK);
+    assert_true(weft_fgraph_input_is_mutable(fg, 0)); /* nothing declared */
+    weft_clone_map_destroy(m);
+    weft_fgraph_destroy(fg);
+}
+
+static void test_fgraph_create_without_clone_uses_originals(void **state)
+{
+    fx_t *f = *state;
+    weft_var_t *x = fx_var(f, "x"), *e = fx_un(f, f->exp, x);
+    weft_var_t *z = fx_bin(f, f->add, e, x);
+    weft_fgraph_t *fg = fx_fgraph(f, 1, &x, 1, &z, false, 0, NULL);
+    assert_true(weft_fgraph_contains_apply(fg, weft_var_owner(z)));
+    const weft_client_t *c;
+    size_t n;
+    assert_int_equal(weft_fgraph_clients(fg, x, &c, &n), WEFT_OK);
+    assert_int_equal(n, 2); /* (Exp, 0) then (Add, 1), in import order */
+    assert_ptr_equal(c[0].node, weft_var_owner(e));
+    assert_int_equal(c[0].index, 0);
+    assert_ptr_equal(c[1].node, weft_var_owner(z));
+    assert_int_equal(c[1].index, 1);
+    weft_fgraph_destroy(fg);
+}
+
+static void test_fgraph_output_pseudo_clients(void **state)
+{
+    fx_t *f = *state;
+    weft_var_t *x = fx_var(f, "x"), *z = fx_un(f, f->neg, x);
+    weft_var_t *outs[3] = {z, x, z};
+    weft_fgraph_t *fg = fx_fgraph(f, 1, &x, 3, outs, false, 0, NULL);
+    const weft_client_t *c;
+    size_t n;
+    assert_int_equal(weft_fgraph_clients(fg, z, &c, &n), WEFT_OK);
+    assert_int_equal(n, 2);
+    assert_true(weft_apply_is_output_slot(c[0].node));
+    assert_int_equal(weft_apply_output_slot(c[0].node), 0);
+    assert_int_equal(weft_apply_output_slot(c[1].node), 2);
+    assert_false(weft_fgraph_contains_apply(fg, c[0].node));
+    assert_string_equal(weft_op_name(weft_apply_op(c[0].node)), "Output");
+    assert_int_equal(weft_fgraph_n_clients(fg, x), 2); /* Neg and Output(1) */
+    assert_int_equal(weft_fgraph_n_applies(fg), 1);
+    assert_int_equal(weft_fgraph_check_integrity(fg), WEFT_OK);
+    weft_fgraph_destroy(fg);
+}
+
+static void test_fgraph_inputs_discovered_in_order_without_constants(void **state)
+{
+    fx_t *f = *state;
+    weft_var_t *a = fx_var(f, "a"), *b = fx_var(f, "b"), *c;
+    weft_constant_scalar(f->g, WEFT_FLOAT64, 1.0, &c);
+    weft_var_t *c1 = NULL;
+    double d[3] = {1, 2, 3};
+    weft_constant_create(f->g, f->vec3, d, sizeof(d), &c1);
+    weft_var_t *z = fx_bin(f, f->add, fx_bin(f, f->mul, b, c1), fx_un(f, f->exp, a));
+    weft_fgraph_options_t o = WEFT_FGRAPH_OPTIONS_INIT;
+    o.clone = false;
+    weft_fgraph_t *fg;
+    assert_int_equal(weft_fgraph_create(f->g, 0, NULL, 1, &z, &o, NULL, &fg), WEFT_OK);
+    assert_int_equal(weft_fgraph_n_inputs(fg), 2);
+    assert_ptr_equal(weft_fgraph_input(fg, 0), b);
+    assert_ptr_equal(weft_fgraph_input(fg, 1), a);
+    assert_true(weft_fgraph_contains_var(fg, c1));
+    assert_int_equal(weft_fgraph_check_integrity(fg), WEFT_OK);
+    weft_fgraph_destroy(fg);
+}
+
+static void test_fgraph_missing_input_is_reported_or_imported(void **state)
+{
+    fx_t *f = *state;
+    weft_var_t *x = fx_var(f, "x"), *w = fx_var(f, "w");
+    weft_var_t *z = fx_bin(f, f->add, x, w);
+    weft_fgraph_options_t o = WEFT_FGRAPH_OPTIONS_INIT;
+    weft_fgraph_t *fg = (weft_fgraph_t *)1;
+    int destroyed = 0;
+    rec_t *r = rec_new();
+    r->destroyed = &destroyed;
+    weft_feature_t *feats[1] = {&r->base};
+    o.n_features = 1;
+    o.features = feats;
+    assert_int_equal(weft_fgraph_create(f->g, 1, &x, 1, &z, &o, NULL, &fg), WEFT_EMISSING_INPUT);
+    assert_null(fg);
+    assert_int_equal(destroyed, 1); /* features are taken on every outcome */
+    assert_non_null(strstr(weft_graph_last_error(f->g), "Undeclared input: variable"));
+    assert_non_null(strstr(weft_graph_last_error(f->g), "'w'"));
+    o.n_features = 0;
+    o.import_missing = true;
+    assert_int_equal(weft_fgraph_create(f->g, 1, &x, 1, &z, &o, NULL, &fg), WEFT_OK);
+    assert_int_equal(weft_fgraph_n_inputs(fg), 2);
+    assert_string_equal(weft_var_name(weft_fgraph_input(fg, 1)), "w");
+    assert_int_equal(weft_fgraph_check_integrity(fg), WEFT_OK);
+    weft_fgraph_destroy(fg);
+}
+
+static void test_fgraph_create_bad_arguments(void **state)
+{
+    fx_t *f = *state;
+    weft_var_t *x = fx_var(f, "x"), *z = fx_un(f, f->neg, x), *c;
+    weft_constant_scalar(f->g, WEFT_FLOAT64, 1.0, &c);
+    weft_fgraph_t *fg;
+    assert_int_equal(weft_fgraph_create(NULL, 1, &x, 1, &z, NULL, NULL, &fg), WEFT_EINVAL);
+    assert_int_equal(weft_fgraph_create(f->g, 1, &x, 1, &z, NULL, NULL, NULL), WEFT_EINVAL);
+    assert_int_equal(weft_fgraph_create(f->g, 1, &x, 0, &z, NULL, NULL, &fg), WEFT_EINVAL);
+    assert_non_null(strstr(weft_graph_last_error(f->g), "no outputs"));
+    assert_int_equal(weft_fgraph_create(f->g, 1, &z, 1, &z, NULL, NULL, &fg), WEFT_EINVAL);
+    assert_non_null(strstr(weft_graph_last_error(f->g), "has an owner"));
+    assert_int_equal(weft_fgraph_create(f->g, 1, &c, 1, &z, NULL, NULL, &fg), WEFT_EINVAL);
+    weft_var_t *two[2] = {x, x};
+    assert_int_equal(weft_fgraph_create(f->g, 2, two, 1, &z, NULL, NULL, &fg), WEFT_EINVAL);
+    assert_non_null(strstr(weft_graph_last_error(f->g), "listed twice"));
+    weft_graph_t *g2;
+    const weft_type_t *t2;
+    weft_var_t *y;
+    weft_graph_create(NULL, &g2);
+    weft_type_tensor(g2, WEFT_FLOAT64, 1, NULL, &t2);
+    weft_var_create(g2, t2, "alien", &y);
+    assert_int_equal(weft_fgraph_create(f->g, 1, &x, 1, &y, NULL, NULL, &fg), WEFT_EFOREIGN);
+    assert_non_null(strstr(weft_graph_last_error(f->g), "'alien'"));
+    weft_graph_destroy(g2);
+    const weft_type_t *nt;
+    weft_var_t *nv;
+    weft_type_null(f->g, &nt);
+    weft_var_create(f->g, nt, "undefined_grad", &nv);
+    assert_int_equal(weft_fgraph_create(f->g, 0, NULL, 1, &nv, NULL, NULL, &fg), WEFT_ETYPE);
+    assert_non_null(strstr(weft_graph_last_error(f->g), "null type"));
+}
+
+static void test_fgraph_input_mutable_flags_are_stored(void **state)
+{
+    fx_t *f = *state;
+    weft_var_t *x = fx_var(f, "x"), *y = fx_var(f, "y"), *z = fx_bin(f, f->add, x, y);
+    weft_var_t *in[2] = {x, y};
+    bool mut[2] = {false, true};
+    weft_fgraph_options_t o = WEFT_FGRAPH_OPTIONS_INIT;
+    o.input_mutable = mut;
+    weft_fgraph_t *fg;
+    assert_int_equal(weft_fgraph_create(f->g, 2, in, 1, &z, &o, NULL, &fg), WEFT_OK);
+    assert_false(weft_fgraph_input_is_mutable(fg, 0));
+    assert_true(weft_fgraph_input_is_mutable(fg, 1));
+    assert_true(weft_fgraph_input_is_mutable(fg, 5));
+    weft_fgraph_t *c;
+    assert_int_equal(weft_fgraph_clone(fg, true, NULL, &c), WEFT_OK);
+    assert_false(weft_fgraph_input_is_mutable(c, 0));
+    weft_fgraph_destroy(c);
+    weft_fgraph_destroy(fg);
+}
+
+static void test_fgraph_import_var_and_node(void **state)
+{
+    fx_t *f = *state;
+    weft_var_t *x = fx_var(f, "x"), *w = fx_var(f, "w"), *z = fx_un(f, f->neg, x);
+    weft_fgraph_t *fg = fx_fgraph(f, 1, &x, 1, &z, false, 0, NULL);
+    weft_var_t *e = fx_un(f, f->exp, fx_bin(f, f->add, x, w));
+    assert_int_equal(weft_fgraph_import_var(fg, e, false, "test"), WEFT_EMISSING_INPUT);
+    assert_non_null(strstr(fg_err(fg), "'w'"));
+    assert_int_equal(weft_fgraph_n_applies(fg), 1); /* nothing imported */
+    assert_int_equal(weft_fgraph_import_node(fg, weft_var_owner(e), false, "t"),
+                     WEFT_EMISSING_INPUT);
+    assert_int_equal(weft_fgraph_import_node(fg, weft_var_owner(e), true, "t"), WEFT_OK);
+    assert_int_equal(weft_fgraph_n_applies(fg), 3);
+    assert_int_equal(weft_fgraph_n_inputs(fg), 2);
+    assert_ptr_equal(weft_fgraph_input(fg, 1), w);
+    assert_true(weft_fgraph_contains_var(fg, e));
+    /* e has no client and is not an output: check_integrity's vars_between
+     * does not reach it, so the imported dangling subgraph is reported. */
+    assert_int_equal(weft_fgraph_check_integrity(fg), WEFT_EINCONSISTENT);
+    assert_non_null(strstr(fg_err(fg), "inappropriately cached"));
+    assert_int_equal(weft_fgraph_add_output(fg, e, "keep"), WEFT_OK);
+    assert_int_equal(weft_fgraph_check_integrity(fg), WEFT_OK);
+    assert_int_equal(weft_fgraph_import_var(fg, NULL, false, NULL), WEFT_EINVAL);
+    assert_int_equal(weft_fgraph_import_node(fg, NULL, false, NULL), WEFT_EINVAL);
+    weft_fgraph_destroy(fg);
+}
+
+static void test_fgraph_change_node_input_checks(void **state)
+{
+    fx_t *f = *state;
+    weft_var_t *x3, *y = fx_var(f, "y"), *y3, *iv;
+    weft_var_create(f->g, f->vec3, "x3", &x3);
+    weft_var_create(f->g, f->vec3, "y3", &y3);
+    weft_var_create(f->g, f->ivec, "iv", &iv);
+    weft_var_t *e = fx_un(f, f->exp, x3), *z = fx_un(f, f->neg, e);
+    weft_var_t *in[3] = {x3, y, y3};
+    weft_fgraph_t *fg = fx_fgraph(f, 3, in, 1, &z, false, 0, NULL);
+    weft_apply_t *neg = weft_var_owner(z);
+    assert_int_equal(weft_fgraph_change_node_input(fg, neg, 0, y, "r"), WEFT_ETYPE);
+    assert_non_null(strstr(fg_err(fg), "'y' (float64[?]"));
+    assert_non_null(strstr(fg_err(fg), "cannot replace"));
+    assert_non_null(strstr(fg_err(fg), "(Neg, built at"));
+    assert_int_equal(weft_fgraph_change_node_input(fg, neg, 1, y3, "r"), WEFT_EINVAL);
+    assert_int_equal(weft_fgraph_change_node_input(fg, neg, 0, e, "r"), WEFT_OK); /* no-op */
+    assert_int_equal(weft_fgraph_change_node_input(fg, neg, 0, y3, "r"), WEFT_OK);
+    assert_ptr_equal(weft_apply_input(neg, 0), y3);
+    assert_false(weft_fgraph_contains_apply(fg, weft_var_owner(e))); /* pruned */
+    assert_false(weft_fgraph_contains_var(fg, e));
+    assert_false(weft_fgraph_contains_var(fg, x3)); /* unused input leaves the variables */
+    const weft_client_t *c;
+    size_t n;
+    assert_int_equal(weft_fgraph_clients(fg, x3, &c, &n), WEFT_OK);
+    assert_int_equal(n, 0);
+    assert_int_equal(weft_fgraph_check_integrity(fg), WEFT_OK);
+    assert_int_equal(weft_fgraph_change_node_input(fg, weft_var_owner(e), 0, x3, "r"),
+                     WEFT_ENOTFOUND);
+    assert_non_null(strstr(fg_err(fg), "not in the FunctionGraph"));
+    assert_int_equal(weft_fgraph_change_node_input(fg, neg, 0, NULL, "r"), WEFT_EINVAL);
+    weft_fgraph_destroy(fg);
+}
+
+static void test_fgraph_replace_rewires_all_clients_and_prunes(void **state)
+{
+    fx_t *f = *state;
+    weft_var_t *x = fx_var(f, "x"), *e = fx_un(f, f->exp, x);
+    weft_var_t *a = fx_bin(f, f->add, e, e), *z = fx_bin(f, f->mul, a, e);
+    weft_var_t *outs[2] = {z, e};
+    weft_fgraph_t *fg = fx_fgraph(f, 1, &x, 2, outs, false, 0, NULL);
+    weft_var_t *n = fx_un(f, f->neg, x);
+    assert_int_equal(weft_fgraph_replace(fg, e, n, "test"), WEFT_OK);
+    assert_ptr_equal(weft_apply_input(weft_var_owner(a), 0), n);
+    assert_ptr_equal(weft_apply_input(weft_var_owner(a), 1), n);
+    assert_ptr_equal(weft_apply_input(weft_var_owner(z), 1), n);
+    assert_ptr_equal(weft_fgraph_output(fg, 1), n);
+    assert_false(weft_fgraph_contains_apply(fg, weft_var_owner(e)));
+    assert_int_equal(weft_fgraph_n_clients(fg, n), 4);
+    assert_int_equal(weft_fgraph_check_integrity(fg), WEFT_OK);
+    /* var not in the graph: nothing happens */
+    assert_int_equal(weft_fgraph_replace(fg, e, n, "again"), WEFT_OK);
+    weft_var_t *iv;
+    weft_var_create(f->g, f->ivec, "iv", &iv);
+    assert_int_equal(weft_fgraph_replace(fg, n, iv, "bad"), WEFT_ETYPE);
+    assert_non_null(strstr(fg_err(fg), "'iv' (int32[?]"));
+    weft_var_t *w = fx_var(f, "w");
+    assert_int_equal(weft_fgraph_replace(fg, n, fx_un(f, f->exp, w), "missing"),
+                     WEFT_EMISSING_INPUT);
+    assert_int_equal(weft_fgraph_n_clients(fg, n), 4); /* untouched */
+    assert_int_equal(weft_fgraph_check_integrity(fg), WEFT_OK);
+    weft_var_t *pairs_old[2] = {a, z}, *pairs_new[2] = {fx_un(f, f->neg, n), x};
+    assert_int_equal(weft_fgraph_replace_all(fg, 2, pairs_old, pairs_new, "all"), WEFT_OK);
+    assert_ptr_equal(weft_fgraph_output(fg, 0), x);
+    assert_int_equal(weft_fgraph_check_integrity(fg), WEFT_OK);
+    weft_fgraph_destroy(fg);
+}
+
+static void test_fgraph_replace_with_foreign_variable_is_eforeign(void **state)
+{
+    fx_t *f = *state;
+    weft_var_t *x = fx_var(f, "x"), *z = fx_un(f, f->neg, x);
+    weft_fgraph_t *fg = fx_fgraph(f, 1, &x, 1, &z, false, 0, NULL);
+    weft_graph_t *g2;
+    const weft_type_t *t2;
+    weft_var_t *y;
+    weft_graph_create(NULL, &g2);
+    weft_type_tensor(g2, WEFT_FLOAT64, 1, NULL, &t2);
+    weft_var_create(g2, t2, "alien", &y);
+    assert_int_equal(weft_fgraph_replace(fg, z, y, "r"), WEFT_EFOREIGN);
+    assert_non_null(strstr(fg_err(fg), "'alien'"));
+    assert_non_null(strstr(fg_err(fg), "test_fgraph.c:"));
+    assert_int_equal(weft_fgraph_replace(fg, y, z, "r"), WEFT_EFOREIGN);
+    assert_int_equal(weft_fgraph_change_node_input(fg, weft_var_owner(z), 0, y, "r"),
+                     WEFT_EFOREIGN);
+    assert_int_equal(weft_fgraph_add_output(fg, y, "r"), WEFT_EFOREIGN);
+    weft_graph_destroy(g2);
+    weft_fgraph_destroy(fg);
+}
+
+static void test_fgraph_remove_node_removes_dependents_and_slots(void **state)
+{
+    fx_t *f = *state;
+    weft_var_t *x = fx_var(f, "x"), *e = fx_un(f, f->exp, x), *n = fx_un(f, f->neg, e);
+    weft_var_t *m = fx_un(f, f->neg, x);
+    weft_var_t *outs[3] = {n, m, e};
+    weft_fgraph_t *fg = fx_fgraph(f, 1, &x, 3, outs, false, 0, NULL);
+    assert_int_equal(weft_fgraph_remove_node(fg, weft_var_owner(e), "rm"), WEFT_OK);
+    assert_int_equal(weft_fgraph_n_applies(fg), 1);
+    assert_int_equal(weft_fgraph_n_outputs(fg), 1);
+    assert_ptr_equal(weft_fgraph_output(fg, 0), m);
+    const weft_client_t *c;
+    size_t k;
+    assert_int_equal(weft_fgraph_clients(fg, m, &c, &k), WEFT_OK);
+    assert_int_equal(k, 1);
+    assert_int_equal(weft_apply_output_slot(c[0].node), 0); /* renumbered */
+    assert_int_equal(weft_fgraph_check_integrity(fg), WEFT_OK);
+    assert_int_equal(weft_fgraph_remove_node(fg, weft_var_owner(e), "rm"), WEFT_ENOTFOUND);
+    assert_non_null(strstr(fg_err(fg), "(Exp, built at"));
+    assert_non_null(strstr(fg_err(fg), "not in the FunctionGraph"));
+    assert_int_equal(weft_fgraph_remove_node(fg, c[0].node, "rm"), WEFT_EINVAL);
+    weft_fgraph_destroy(fg);
+}
+
+static void test_fgraph_inputs_and_outputs_add_and_remove(void **state)
+{
+    fx_t *f = *state;
+    weft_var_t *x = fx_var(f, "x"), *y = fx_var(f, "y"), *c;
+    weft_var_t *a = fx_un(f, f->exp, x), *b = fx_bin(f, f->add, x, y);
+    weft_constant_scalar(f->g, WEFT_FLOAT64, 1.0, &c);
+    weft_fgraph_t *fg = fx_fgraph(f, 1, &x, 1, &a, false, 0, NULL);
+    assert_int_equal(weft_fgraph_add_output(fg, b, "r"), WEFT_EMISSING_INPUT);
+    assert_int_equal(weft_fgraph_n_outputs(fg), 1);
+    assert_int_equal(weft_fgraph_add_input(fg, y), WEFT_OK);
+    assert_int_equal(weft_fgraph_add_input(fg, y), WEFT_OK); /* already there */
+    assert_int_equal(weft_fgraph_n_inputs(fg), 2);
+    assert_int_equal(weft_fgraph_add_input(fg, a), WEFT_EINVAL);
+    assert_int_equal(weft_fgraph_add_input(fg, c), WEFT_EINVAL);
+    assert_int_equal(weft_fgraph_add_output(fg, b, "r"), WEFT_OK);
+    assert_int_equal(weft_fgraph_add_output(fg, a, "r"), WEFT_OK);
+    assert_int_equal(weft_fgraph_n_outputs(fg), 3);
+    assert_int_equal(weft_fgraph_check_integrity(fg), WEFT_OK);
+    assert_int_equal(weft_fgraph_remove_output(fg, 0, "r"), WEFT_OK);
+    assert_true(weft_fgraph_contains_apply(fg, weft_var_owner(a))); /* slot 2 -> 1 keeps it */
+    assert_ptr_equal(weft_fgraph_output(fg, 1), a);
+    assert_int_equal(weft_fgraph_remove_output(fg, 1, "r"), WEFT_OK);
+    assert_false(weft_fgraph_contains_apply(fg, weft_var_owner(a)));
+    assert_int_equal(weft_fgraph_remove_output(fg, 1, "r"), WEFT_EINVAL);
+    assert_int_equal(weft_fgraph_check_integrity(fg), WEFT_OK);
+    assert_int_equal(weft_fgraph_remove_input(fg, 1, "r"), WEFT_OK); /* y: removes Add */
+    assert_int_equal(weft_fgraph_n_applies(fg), 0);
+    assert_int_equal(weft_fgraph_n_outputs(fg), 0);
+    assert_int_equal(weft_fgraph_n_inputs(fg), 1);
+    assert_int_equal(weft_fgraph_check_integrity(fg), WEFT_OK);
+    assert_int_equal(weft_fgraph_remove_input(fg, 3, "r"), WEFT_EINVAL);
+    weft_fgraph_destroy(fg);
+}
+
+static void test_fgraph_multi_output_siblings_are_variables(void **state)
+{
+    fx_t *f = *state;
+    weft_var_t *x = fx_var(f, "x");
+    weft_apply_t *s;
+    assert_int_equal(weft_apply_create(f->g, f->split, 1, &x, &s), WEFT_OK);
+    weft_var_t *o0 = weft_apply_output(s, 0), *o1 = weft_apply_output(s, 1);
+    weft_var_t *z = fx_un(f, f->neg, o0);
+    weft_fgraph_t *fg = fx_fgraph(f, 1, &x, 1, &z, false, 0, NULL);
+    assert_true(weft_fgraph_contains_var(fg, o1));
+    assert_int_equal(weft_fgraph_n_clients(fg, o1), 0);
+    assert_int_equal(weft_fgraph_check_integrity(fg), WEFT_OK);
+    weft_fgraph_destroy(fg);
+}
+
+/* Two fgraphs sharing nodes (clone=false): an edit through one changes the
+ * shared node's inputs behind the other's indexes; check_integrity sees it. */
+static void test_fgraph_check_integrity_detects_inconsistent_clients(void **state)
+{
+    fx_t *f = *state;
+    weft_var_t *x = fx_var(f, "x"), *y = fx_var(f, "y"), *z = fx_un(f, f->neg, x);
+    weft_var_t *in[2] = {x, y};
+    weft_fgraph_t *a = fx_fgraph(f, 2, in, 1, &z, false, 0, NULL);
+    weft_fgraph_t *b = fx_fgraph(f, 2, in, 1, &z, false, 0, NULL);
+    assert_int_equal(weft_fgraph_change_node_input(a, weft_var_owner(z), 0, y, "r"), WEFT_OK);
+    assert_int_equal(weft_fgraph_check_integrity(a), WEFT_OK);
+    assert_int_equal(weft_fgraph_check_integrity(b), WEFT_EINCONSISTENT);
+    assert_non_null(strstr(weft_fgraph_last_error(b), "Inconsistent clients list"));
+    assert_non_null(strstr(weft_fgraph_last_error(b), "(Neg, built at"));
+    /* b is left to weft_graph_destroy: remaining fgraphs are freed with the context */
+    weft_fgraph_destroy(a);
+}
+
+static void test_fgraph_clone_gets_equiv_and_features(void **state)
+{
+    fx_t *f = *state;
+    weft_var_t *x = fx_var(f, "x"), *z = fx_un(f, f->neg, fx_un(f, f->exp, x));
+    rec_t *r = rec_new();
+    weft_feature_t *feats[1] = {&r->base};
+    weft_fgraph_t *fg = fx_fgraph(f, 1, &x, 1, &z, false, 1, feats), *c;
+    weft_clone_map_t *m;
+    assert_int_equal(weft_fgraph_clone(fg, true, &m, &c), WEFT_OK);
+    assert_ptr_equal(weft_fgraph_output(c, 0), weft_clone_map_var(m, z));
+    assert_ptr_equal(weft_fgraph_input(c, 0), weft_clone_map_var(m, x));
+    assert_int_equal(weft_fgraph_n_applies(c), 2);
+    rec_t *rc = (rec_t *)weft_fgraph_find_feature(c, &rec_class);
+    assert_non_null(rc);
+    assert_ptr_not_equal(rc, r);
+    assert_string_equal(rc->log, "attach;"); /* attached after the import: no replay */
+    assert_int_equal(weft_fgraph_check_integrity(c), WEFT_OK);
+    weft_clone_map_destroy(m);
+    weft_fgraph_destroy(c);
+    weft_fgraph_destroy(fg);
+    assert_int_equal(weft_fgraph_clone(NULL, true, NULL, &c), WEFT_EINVAL);
+}
+
+static void test_fgraph_queries_on_null_and_foreign(void **state)
+{
+    fx_t *f = *state;
+    weft_var_t *x = fx_var(f, "x"), *z = fx_un(f, f->neg, x), *w = fx_var(f, "w");
+    weft_fgraph_t *fg = fx_fgraph(f, 1, &x, 1, &z, false, 0, NULL);
+    const weft_client_t *c;
+    size_t n;
+    assert_int_equal(weft_fgraph_clients(fg, w, &c, &n), WEFT_ENOTFOUND);
+    assert_int_equal(weft_fgraph_clients(NULL, w, &c, &n), WEFT_EINVAL);
+    assert_int_equal(weft_fgraph_n_clients(fg, w), 0);
+    weft_apply_t *const *nodes;
+    assert_int_equal(weft_fgraph_applies(fg, &nodes, &n), WEFT_OK);
+    assert_int_equal(n, 1);
+    assert_ptr_equal(nodes[0], weft_var_owner(z));
+    assert_int_equal(weft_fgraph_applies(NULL, &nodes, &n), WEFT_EINVAL);
+    assert_int_equal(weft_fgraph_n_inputs(NULL), 0);
+    assert_string_equal(weft_fgraph_last_error(NULL), "");
+    assert_false(weft_fgraph_contains_var(fg, NULL));
+    weft_fgraph_destroy(fg);
+    weft_fgraph_destroy(NULL);
+}
+
+#define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        T(test_fgraph_create_clones_and_returns_map),
+        T(test_fgraph_create_without_clone_uses_originals),
+        T(test_fgraph_output_pseudo_clients),
+        T(test_fgraph_inputs_discovered_in_order_without_constants),
+        T(test_fgraph_missing_input_is_reported_or_imported),
+        T(test_fgraph_create_bad_arguments),
+        T(test_fgraph_input_mutable_flags_are_stored),
+        T(test_fgraph_import_var_and_node),
+        T(test_fgraph_change_node_input_checks),
+        T(test_fgraph_replace_rewires_all_clients_and_prunes),
+        T(test_fgraph_replace_with_foreign_variable_is_eforeign),
+        T(test_fgraph_remove_node_removes_dependents_and_slots),
+        T(test_fgraph_inputs_and_outputs_add_and_remove),
+        T(test_fgraph_multi_output_siblings_are_variables),
+        T(test_fgraph_check_integrity_detects_inconsistent_clients),
+        T(test_fgraph_clone_gets_equiv_and_features),
+        T(test_fgraph_queries_on_null_and_foreign),
+    };
+    return cmocka_run_group_tests_name("fgraph", tests, NULL, NULL);
+}
