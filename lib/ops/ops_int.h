@@ -1,0 +1,78 @@
+/* Internal interface of the elementwise and shape ops (elemwise*.c,
+ * dimshuffle.c, reshape.c, subtensor.c, registry.c, eval.c). Not part of the
+ * API. */
+#ifndef WEFT_OPS_OPS_INT_H
+#define WEFT_OPS_OPS_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "lib/tensor/tensor_int.h"
+#include "weft/elemwise.h"
+#include "weft/op.h"
+#include "weft/shape_ops.h"
+
+/* ---- elementwise ------------------------------------------------------------ */
+
+/* Props of every elementwise class (no padding: compared bytewise). */
+typedef struct weft__elemwise_props {
+    int32_t inplace;    /* destroyed input, -1: none */
+    int32_t cast_dtype; /* Cast's target dtype + 1; 0 for the other kinds */
+} weft__elemwise_props_t;
+
+/* One class per kind, indexed by weft_elemwise_kind_t. */
+extern const weft_op_class_t weft__elemwise_classes[WEFT_ELEMWISE_KIND_COUNT];
+
+/* The row kernel computing kind in dtype dt (the operands' common dtype;
+ * comparisons write bool, Switch reads a bool condition as operand 1), or
+ * NULL when kind is not defined for dt. Operand 0 is the output. Cast is not
+ * here (weft__convert_fn). */
+weft__row_fn weft__elemwise_kernel(weft_elemwise_kind_t kind, weft_dtype_t dt);
+
+/* The elementwise grad hook (elemwise_grad.c), shared by every kind. */
+weft_status_t weft__elemwise_grad(weft_graph_t *g, const weft_apply_t *node,
+                                  weft_var_t *const *output_grads, weft_var_t **input_grads);
+
+/* Larger of two dtypes in bool < int32 < int64 < float32 < float64. */
+static inline weft_dtype_t weft__dtype_upcast(weft_dtype_t a, weft_dtype_t b)
+{
+    return a > b ? a : b;
+}
+static inline bool weft__dtype_is_float(weft_dtype_t d)
+{
+    return d == WEFT_FLOAT32 || d == WEFT_FLOAT64;
+}
+
+/* Gradient helper: grad (of a broadcast result) summed over the axes where
+ * target's static length is 1 but grad's is not (keepdims), then cast to
+ * target's dtype. grad and target have the same ndim. */
+weft_status_t weft__grad_reduce_to(weft_graph_t *g, weft_var_t *grad, weft_var_t *target,
+                                   weft_var_t **out);
+
+/* Sums float x over the axes in mask (bit d: axis d), keeping them with
+ * length 1 (the SumAxes op, sum_axes.c). */
+weft_status_t weft__sum_axes(weft_graph_t *g, weft_var_t *x, uint32_t mask, const char *file,
+                             int line, weft_var_t **out);
+extern const weft_op_class_t weft__sum_axes_class;
+
+/* ---- subtensor ------------------------------------------------------------------ */
+
+/* Packed index entry (no padding: props compare bytewise). */
+typedef struct weft__slice {
+    int64_t kind; /* weft_slice_kind_t */
+    int64_t start, stop, step;
+} weft__slice_t;
+
+typedef struct weft__subtensor_props {
+    int32_t n;       /* entries used */
+    int32_t inplace; /* Set/Inc: destroys input 0 */
+    weft__slice_t idx[WEFT_MAX_NDIM];
+} weft__subtensor_props_t;
+
+extern const weft_op_class_t weft__dimshuffle_class;
+extern const weft_op_class_t weft__reshape_class;
+extern const weft_op_class_t weft__subtensor_class;
+extern const weft_op_class_t weft__set_subtensor_class;
+extern const weft_op_class_t weft__inc_subtensor_class;
+
+#endif /* WEFT_OPS_OPS_INT_H */

@@ -1,0 +1,36 @@
+/* The registry of built-in op classes by name (weft/ops.h), for graph
+ * loaders. One entry per line: each op file's classes are appended here. */
+#include <string.h>
+
+#include "lib/ops/ops_int.h"
+#include "weft/ops.h"
+
+static const weft_op_class_t *const registry[] = {
+#define ELEMWISE_ENTRY_(name, cls, arity) &weft__elemwise_classes[WEFT_ELEMWISE_##name],
+    WEFT_ELEMWISE_TABLE(ELEMWISE_ENTRY_)
+#undef ELEMWISE_ENTRY_
+    &weft__dimshuffle_class,
+    &weft__reshape_class,
+    &weft__subtensor_class,
+    &weft__set_subtensor_class,
+    &weft__inc_subtensor_class,
+    &weft__sum_axes_class,
+};
+
+size_t weft_ops_n_classes(void)
+{
+    return sizeof registry / sizeof registry[0];
+}
+
+const weft_op_class_t *weft_ops_class_at(size_t i)
+{
+    return i < weft_ops_n_classes() ? registry[i] : NULL;
+}
+
+const weft_op_class_t *weft_ops_find_class(const char *name)
+{
+    if (!name) return NULL;
+    for (size_t i = 0; i < weft_ops_n_classes(); i++)
+        if (strcmp(registry[i]->name, name) == 0) return registry[i];
+    return NULL;
+}
