@@ -1,0 +1,210 @@
+/* Compiled functions: a graph compiled once and called many times,
+ * node-parallel, on a work-stealing pool (weft/sched.h).
+ *
+ * Pipeline (spec execution.md §1): weft_function_compile copies the user's
+ * graph into the function's own graph context (the user may destroy theirs
+ * afterwards), builds a FunctionGraph with a Supervisor that protects every
+ * input not declared mutable and every output (weft/destroy.h, rule D6),
+ * refuses in-place ops built by the user unless accept_inplace (then a
+ * DestroyHandler is attached), runs the rewrite mode, wraps outputs that alias
+ * an input, a constant or another output in a DeepCopy node (§7), toposorts
+ * with every feature's orderings and lowers the result to a task DAG: one node
+ * per apply, one edge per data dependency and one per DestroyHandler
+ * prerequisite (destroy.md §5). The DAG is built once.
+ *
+ * Calling: weft_function_call borrows the input tensors, checks them (arity,
+ * dtype, ndim, static lengths), runs the DAG on the pool and delivers the
+ * outputs. Every variable has a storage cell per call; an intermediate's cell
+ * is emptied as soon as its last client has run (its buffer goes back to the
+ * function's buffer pool when nothing else views it), so peak memory stays
+ * near a sequential run's. Per-call state (cells, countdowns, a
+ * weft_dag_run_t) is preallocated and reused: a call whose shapes did not
+ * change since an earlier call, with caller-supplied outputs, allocates
+ * nothing.
+ *
+ * Updates (as PyTensor's `updates`): each update pairs an input variable (the
+ * state) with an expression (its new value). Every node of a call reads the
+ * state's old value; after the graph has finished, the new value is written
+ * into the caller's tensor for that input (nothing to copy when the rewrite
+ * computed it in place). An updated input is mutable.
+ *
+ * Kernels run single-threaded inside nodes: OpenBLAS is set to one thread
+ * while the function's nodes run (and restored after); the serial OpenBLAS
+ * build is refused (weft/linalg.h weft_blas_check).
+ *
+ * Thread: a function may be called from several threads at once (each call
+ * takes its own per-call state from a small free list); several functions may
+ * share one pool. Compile and destroy are not concurrent with calls on the
+ * same function. */
+#ifndef WEFT_FUNCTION_H
+#define WEFT_FUNCTION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "weft/export.h"
+#include "weft/graph.h"
+#include "weft/sched.h"
+#include "weft/status.h"
+#include "weft/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct weft_function weft_function_t;
+
+/* An update: after each call, input `var` takes the value of `value`. */
+typedef struct weft_update {
+    weft_var_t *var;   /* one of the function's inputs */
+    weft_var_t *value; /* an expression of the inputs, same type as var */
+} weft_update_t;
+
+typedef struct weft_function_options {
+    size_t size;      /* sizeof(weft_function_options_t) */
+    /* Rewrite mode: "fast_run" (default when NULL), "fast_compile" or "none",
+     * plus rewrite names or tags to include / exclude (weft/rewrite.h). */
+    const char *mode;
+    size_t n_include;
+    const char *const *include;
+    size_t n_exclude;
+    const char *const *exclude;
+    /* The pool to run on (borrowed; must outlive the function). NULL: with
+     * threads == 0, the process-wide default pool (created lazily and
+     * thread-safely with weft_pool_default_threads() workers, freed at exit);
+     * with threads > 0, a private pool of that many workers, owned by the
+     * function. With a pool given, threads must be 0 or the pool's size. */
+    weft_pool_t *pool;
+    int threads;
+    /* Optional, parallel to the inputs: true lets the graph overwrite the
+     * caller's tensor for that input (in place). NULL: only updated inputs
+     * (and inputs destroyed by accepted user in-place ops) are mutable. */
+    const bool *input_mutable;
+    /* Accept in-place ops that the user built (refused otherwise, as in
+     * PyTensor: "Graph must not contain inplace operations"). */
+    bool accept_inplace;
+    /* Record a profile (weft/profile.h). Also on when the environment has
+     * WEFT_PROFILE=1, which additionally prints the report at destroy. */
+    bool profile;
+    /* Check every floating-point output of every node for NaN / Inf: the node
+     * fails with WEFT_ENAN. */
+    bool nan_check;
+    /* Name used in reports and error messages (copied); NULL: "function". */
+    const char *name;
+} weft_function_options_t;
+
+#define WEFT_FUNCTION_OPTIONS_INIT \
+    { sizeof(weft_function_options_t), NULL, 0, NULL, 0, NULL, NULL, 0, NULL, false, false, \
+      false, NULL }
+
+/* Compiles outputs[0..n_out) as functions of inputs[0..n_in) (root, non-
+ * constant variables of one graph context, each listed once), with
+ * updates[0..n_updates). opts may be NULL (defaults).
+ * Ownership: borrows everything; the function keeps its own copy of the
+ * graph. Returns new *out, free with weft_function_destroy.
+ * Errors (message: weft_function_last_error(NULL) on this thread, naming the
+ * variable or node and its creation site):
+ *   WEFT_EINVAL (NULL out, NULL arrays with a count > 0, NULL entries,
+ *     n_out + n_updates == 0, opts->size too small, an input with an owner or
+ *     constant, an input listed twice, an update var that is not an input or
+ *     updated twice, unknown mode, threads < 0 or not matching the pool,
+ *     in-place ops without accept_inplace: "Graph must not contain inplace
+ *     operations"),
+ *   WEFT_EFOREIGN (variables of different contexts),
+ *   WEFT_EMISSING_INPUT (an output needs a root variable not among inputs),
+ *   WEFT_ETYPE (an update value's type differs from its variable's),
+ *   WEFT_ENOTIMPL (an op without perform, or whose props own memory
+ *     (props_fini) and so cannot be copied into the function's context),
+ *   WEFT_EINCONSISTENT (an accepted in-place op destroys a protected input or
+ *     an output: Supervisor / DestroyHandler message),
+ *   WEFT_ESTATE (the serial OpenBLAS build), WEFT_ESYSTEM (pool threads),
+ *   a rewrite's error, WEFT_ENOMEM. Nothing leaks on error; *out is NULL.
+ * Thread: any; the user's context must not be used concurrently. */
+WEFT_API weft_status_t weft_function_compile(size_t n_in, weft_var_t *const *inputs,
+                                             size_t n_out, weft_var_t *const *outputs,
+                                             size_t n_updates, const weft_update_t *updates,
+                                             const weft_function_options_t *opts,
+                                             weft_function_t **out);
+
+/* Frees f. With WEFT_PROFILE=1 in the environment, prints f's profile report
+ * to stderr first. NULL: no-op (WEFT_OK).
+ * Ownership: takes f on success.
+ * Errors: WEFT_EBUSY (a call is in flight: nothing is freed).
+ * Thread: not concurrently with calls on f. */
+WEFT_API weft_status_t weft_function_destroy(weft_function_t *f);
+
+/* Calls f: inputs[k] is the value of input k (n_in must equal the input
+ * count); outputs has n_out == the output count entries (updates are not
+ * outputs). For each k:
+ *   outputs[k] != NULL: a caller-supplied tensor of exactly the output's dtype
+ *     and shape (any strides); the value is copied into it;
+ *   outputs[k] == NULL: receives a new tensor the caller owns (release with
+ *     weft_tensor_release); it shares memory with no input and no other
+ *     output.
+ * Updated inputs' tensors hold the new state values on return (WEFT_OK only).
+ * Inputs not declared mutable are never written.
+ * Ownership: borrows f and inputs; fills or returns outputs as above.
+ * Errors (message: weft_function_last_error(f) on the calling thread):
+ *   WEFT_EINVAL (NULL f, NULL arrays with a count > 0, wrong n_in / n_out, a
+ *     NULL input tensor),
+ *   WEFT_ETYPE (an input's or a supplied output's dtype or ndim differs; the
+ *     message names the variable or output and both types),
+ *   WEFT_ESHAPE (a length differs from the input variable's static length,
+ *     or a supplied output's shape differs from the result's: both named),
+ *   a failing node's status (its kernel's, e.g. WEFT_ESHAPE; WEFT_ENAN under
+ *     nan_check; WEFT_ETYPE/WEFT_ESHAPE when a node's result does not match
+ *     its variable's type): the message names the node (toposort index, op
+ *     and creation site, weft_apply_describe) and the kernel's message; nodes
+ *     not yet started are skipped, nothing leaks, the next call works;
+ *     NULL output slots are left NULL and supplied outputs' contents are
+ *     unspecified; updates are not applied,
+ *   WEFT_ENOMEM.
+ * Thread: any; several threads may call f at once. */
+WEFT_API weft_status_t weft_function_call(weft_function_t *f, size_t n_in,
+                                          weft_tensor_t *const *inputs, size_t n_out,
+                                          weft_tensor_t **outputs);
+
+/* Text of the calling thread's last failed weft_function_compile (f NULL) or
+ * weft_function_call on f; "" when that thread's last such call succeeded or
+ * concerned another function. Concurrent calls on other threads never change
+ * it. Returns borrowed, valid until the calling thread's next
+ * weft_function_compile / weft_function_call.  Thread: any. */
+WEFT_API const char *weft_function_last_error(const weft_function_t *f);
+
+/* Shape queries (0 / NULL for a NULL f or k out of range). The variables are
+ * the function's own copies (owned by f, valid until it is destroyed).
+ * Thread: any. */
+WEFT_API size_t weft_function_n_inputs(const weft_function_t *f);
+WEFT_API size_t weft_function_n_outputs(const weft_function_t *f);
+WEFT_API weft_var_t *weft_function_input(const weft_function_t *f, size_t k);
+WEFT_API weft_var_t *weft_function_output(const weft_function_t *f, size_t k);
+/* Number of apply nodes executed per call (after rewriting and copies). */
+WEFT_API size_t weft_function_n_nodes(const weft_function_t *f);
+/* The pool f runs on (borrowed, valid while f lives). */
+WEFT_API weft_pool_t *weft_function_pool(const weft_function_t *f);
+/* Prints the compiled graph, in execution order, one node per line:
+ * "index: Apply" (e.g. "2: Add(x, y)").  Errors: WEFT_EINVAL, WEFT_EIO. */
+WEFT_API weft_status_t weft_function_print(const weft_function_t *f, FILE *out);
+
+/* Buffer statistics of f since compile: buffers the buffer pool had to
+ * allocate (misses), buffers it handed back out (hits), and the peak number
+ * of intermediate buffers live at once in any one call. */
+typedef struct weft_function_stats {
+    size_t size;                  /* set by the caller: sizeof(weft_function_stats_t) */
+    uint64_t calls;               /* completed calls (OK or failed) */
+    uint64_t buffers_allocated;   /* output buffers allocated by the buffer pool */
+    uint64_t buffers_reused;      /* output buffers served from the buffer pool */
+    uint64_t peak_live_buffers;   /* max intermediate buffers alive in one call */
+    uint64_t call_states;         /* per-call states created (concurrency reached) */
+} weft_function_stats_t;
+
+/* Errors: WEFT_EINVAL (NULL args, out->size too small).  Thread: any
+ * (a snapshot; counters from calls in flight may be partial). */
+WEFT_API weft_status_t weft_function_stats(const weft_function_t *f, weft_function_stats_t *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* WEFT_FUNCTION_H */
