@@ -96,16 +96,15 @@ awk '
         if ((pe[i] ":" k) in ns && (best == "" || ns[pe[i] ":" k] + 0 < ns[best ":" k] + 0)) best = pe[i]
       if (best != "") printf "# work=0 %s T=%s: weft %.2f ns vs best peer %s %.2f ns: ratio %.2f (target <= 0.70) %s\n",
         p[1], p[2], ns["weft:" k], best, ns[best ":" k], ns["weft:" k] / ns[best ":" k],
-        ns["weft:" k] / ns[best ":" k] <= 0.7 ? "MET" : "NOT MET"
+        (ns["weft:" k] / ns[best ":" k] <= 0.7 ? "MET" : "NOT MET")
       if (("tbb:" k) in bm && bm["tbb:" k] > 0) printf "# build %s T=%s: weft %.1f ms vs tbb %.1f ms: ratio %.2f (target <= 0.50) %s\n",
-        p[1], p[2], bm["weft:" k], bm["tbb:" k], bm["weft:" k] / bm["tbb:" k], bm["weft:" k] / bm["tbb:" k] <= 0.5 ? "MET" : "NOT MET"
+        p[1], p[2], bm["weft:" k], bm["tbb:" k], bm["weft:" k] / bm["tbb:" k], (bm["weft:" k] / bm["tbb:" k] <= 0.5 ? "MET" : "NOT MET")
     }
-    for (s in keys) ;
     split("wavefront random", ws, " ")
     for (i = 1; i <= 2; i++) { a = "weft:" ws[i] ":1:1000"; b = "weft:" ws[i] ":2:1000"
       if ((a in run) && (b in run)) printf "# work=1000 %s: weft T=1 %.1f ms / T=2 %.1f ms = %.2fx (target >= 1.9) %s\n",
-        ws[i], run[a], run[b], run[a] / run[b], run[a] / run[b] >= 1.9 ? "MET" : "NOT MET" }
+        ws[i], run[a], run[b], run[a] / run[b], (run[a] / run[b] >= 1.9 ? "MET" : "NOT MET") }
     if (("weft:chain:1:0" in ns) && ("seq:chain:1:0" in ns)) printf "# chain T=1: weft %.2f ns vs seq %.2f ns = %.2fx (target <= 5) %s\n",
       ns["weft:chain:1:0"], ns["seq:chain:1:0"], ns["weft:chain:1:0"] / ns["seq:chain:1:0"],
-      ns["weft:chain:1:0"] / ns["seq:chain:1:0"] <= 5 ? "MET" : "NOT MET"
+      (ns["weft:chain:1:0"] / ns["seq:chain:1:0"] <= 5 ? "MET" : "NOT MET")
   }' "$OUT" | sort
