@@ -43,6 +43,7 @@ struct weft_dag_run {
     void *user;
     _Atomic uint32_t *pending; // n counters; only nodes with in-degree >= 2 use theirs
     int in_flight, waited;     // start/wait thread only
+    int solo;                  // the pool has one worker
     /* profile (NULL unless created with profile) */
     uint64_t *t_start, *t_end, *idle, *idle_base;
     uint32_t *t_worker;
@@ -98,8 +99,10 @@ static inline bool run_ready(weft_dag_run_t *run, weft__worker_t *w, uint32_t s)
         return false;
     }
     /* acquire: if we read 1, every other predecessor has decremented (their
-     * acq_rel RMWs form a release sequence), so s is ours and needs no RMW */
-    if (atomic_load_explicit(p, memory_order_acquire) == 1) return true;
+     * acq_rel RMWs form a release sequence), so s is ours and needs no RMW.
+     * Only with one worker: with several, the load would fetch the line
+     * shared and the RMW then fetch it again, exclusive. */
+    if (run->solo && atomic_load_explicit(p, memory_order_acquire) == 1) return true;
     /* acq_rel: release publishes this predecessor's effects; acquire, for
      * the last decrementer, sees every other predecessor's */
     return atomic_fetch_sub_explicit(p, 1, memory_order_acq_rel) == 1;
@@ -253,6 +256,7 @@ weft_status_t weft_dag_run_create(weft_dag_t *dag, weft_pool_t *pool,
     run->task.exec = run_exec;
     run->dag = dag;
     run->pool = pool;
+    run->solo = pool->nthreads == 1;
     run->magic = RUN_MAGIC;
     run->pending = weft__alloc(dag->alloc, (size_t)dag->n * sizeof(uint32_t) + 1);
     weft_status_t st = run->pending ? WEFT_OK : WEFT_ENOMEM;
@@ -317,6 +321,8 @@ static void run_profile_start(weft_dag_run_t *run)
         run->idle_base[i] = weft__worker_idle_total(&pool->workers[i], now);
 }
 
+static void run_end(weft_dag_run_t *run);
+
 weft_status_t weft_dag_run_start(weft_dag_run_t *run, void *user)
 {
     if (!run_ok(run)) return WEFT_EINVAL;
@@ -334,10 +340,26 @@ weft_status_t weft_dag_run_start(weft_dag_run_t *run, void *user)
         atomic_store_explicit(&run->finished, 1, memory_order_relaxed); // relaxed: same thread waits
         return WEFT_OK;
     }
-    weft__pool_submit(run->pool, (weft__item_t){ &run->task,
-                                                 run_range_payload((uint32_t)dag->ne,
-                                                                   (uint32_t)dag->ne + dag->nsrc) });
-    return WEFT_OK;
+    weft__item_t src = { &run->task,
+                         run_range_payload((uint32_t)dag->ne, (uint32_t)dag->ne + dag->nsrc) };
+    weft_status_t st = weft__pool_submit(run->pool, src);
+    if (st != WEFT_OK) { /* nothing started: undo */
+        run_end(run);
+        run->waited = 0;
+    }
+    return st;
+}
+
+/* The run is no longer in flight (waited for, or its start failed). */
+static void run_end(weft_dag_run_t *run)
+{
+    run->in_flight = 0;
+    run->waited = 1;
+    atomic_store_explicit(&run->active, 0, memory_order_relaxed); // relaxed: cancel hint
+    if (run->t_start)
+        atomic_fetch_sub_explicit(&run->pool->profiling, 1, memory_order_relaxed); // relaxed: hint
+    /* release: pairs with the acquire load in weft_pool_destroy */
+    atomic_fetch_sub_explicit(&run->pool->inflight, 1, memory_order_release);
 }
 
 static bool run_is_finished(void *arg)
@@ -352,14 +374,8 @@ weft_status_t weft_dag_run_wait(weft_dag_run_t *run)
     if (!run_ok(run)) return WEFT_EINVAL;
     if (!run->in_flight) return WEFT_ESTATE;
     weft__pool_wait(run->pool, run_is_finished, run);
-    run->in_flight = 0;
-    run->waited = 1;
-    atomic_store_explicit(&run->active, 0, memory_order_relaxed); // relaxed: cancel hint
-    if (run->t_start)
-        atomic_fetch_sub_explicit(&run->pool->profiling, 1, memory_order_relaxed); // relaxed: hint
-    /* release: pairs with the acquire load in weft_pool_destroy */
-    atomic_fetch_sub_explicit(&run->pool->inflight, 1, memory_order_release);
-    /* relaxed: ordered by the acquire load of finished */
+    run_end(run);
+    /* relaxed: ordered by the seq_cst load of finished */
     return (weft_status_t)atomic_load_explicit(&run->status, memory_order_relaxed);
 }
 

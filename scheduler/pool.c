@@ -185,14 +185,17 @@ void weft__worker_push(weft__worker_t *w, weft__item_t item)
     if (w->pool->nthreads > 1) weft__notifier_notify_one(&w->pool->work_ec);
 }
 
-static void pool_inject(weft_pool_t *pool, weft__item_t item)
+static weft_status_t pool_inject(weft_pool_t *pool, weft__item_t item)
 {
     pthread_mutex_lock(&pool->inj_mu);
     size_t cnt = atomic_load_explicit(&pool->inj_count, memory_order_relaxed); // relaxed: under mu
     if (cnt == pool->inj_cap) { /* grow: only when more than cap submitters race */
         size_t ncap = pool->inj_cap * 2;
         weft__item_t *n = weft__alloc(pool->alloc, ncap * sizeof *n);
-        WEFT_ASSERT(n, "out of memory growing the pool's injection queue");
+        if (!n) {
+            pthread_mutex_unlock(&pool->inj_mu);
+            return WEFT_ENOMEM;
+        }
         for (size_t i = 0; i < cnt; i++) n[i] = pool->inj[(pool->inj_head + i) % pool->inj_cap];
         weft__free(pool->alloc, pool->inj, pool->inj_cap * sizeof *n);
         pool->inj = n;
@@ -205,15 +208,15 @@ static void pool_inject(weft_pool_t *pool, weft__item_t item)
     atomic_store_explicit(&pool->inj_count, cnt + 1, memory_order_seq_cst);
     pthread_mutex_unlock(&pool->inj_mu);
     weft__notifier_notify_one(&pool->work_ec);
+    return WEFT_OK;
 }
 
-void weft__pool_submit(weft_pool_t *pool, weft__item_t item)
+weft_status_t weft__pool_submit(weft_pool_t *pool, weft__item_t item)
 {
     weft__worker_t *w = tls_worker;
-    if (w && w->pool == pool)
-        weft__worker_push(w, item);
-    else
-        pool_inject(pool, item);
+    if (!w || w->pool != pool) return pool_inject(pool, item);
+    weft__worker_push(w, item);
+    return WEFT_OK;
 }
 
 static void pool_wait_external(weft_pool_t *pool, bool (*done)(void *), void *arg)
@@ -521,10 +524,11 @@ weft_status_t weft_pool_parallel_for(weft_pool_t *pool, size_t begin, size_t end
     /* relaxed: the counter is published with the pool's own synchronisation
      * (decremented by the waiter, read at destroy) */
     atomic_fetch_add_explicit(&pool->inflight, 1, memory_order_relaxed);
-    weft__pool_submit(pool, (weft__item_t){ &pf.task, pool_for_payload(0, chunks) });
-    weft__pool_wait(pool, pool_for_done, &pf);
+    weft_status_t st = weft__pool_submit(pool, (weft__item_t){ &pf.task, pool_for_payload(0, chunks) });
+    if (st == WEFT_OK) weft__pool_wait(pool, pool_for_done, &pf);
     /* release: pairs with the acquire load in weft_pool_destroy */
     atomic_fetch_sub_explicit(&pool->inflight, 1, memory_order_release);
-    /* relaxed: ordered by the acquire load of left in pool_for_done */
+    if (st != WEFT_OK) return st;
+    /* relaxed: ordered by the seq_cst load of left in pool_for_done */
     return (weft_status_t)atomic_load_explicit(&pf.status, memory_order_relaxed);
 }

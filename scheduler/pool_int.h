@@ -70,8 +70,9 @@ struct weft_pool {
 /* The calling thread's worker (NULL outside any pool). */
 weft__worker_t *weft__worker_self(void);
 /* Make item runnable: on the caller's deque if it is one of pool's workers,
- * otherwise through the injection queue. Wakes a sleeping worker. */
-void weft__pool_submit(weft_pool_t *pool, weft__item_t item);
+ * otherwise through the injection queue. Wakes a sleeping worker.
+ * WEFT_ENOMEM if the injection queue could not grow (item not submitted). */
+weft_status_t weft__pool_submit(weft_pool_t *pool, weft__item_t item);
 /* Owner pushes onto its own deque (runs the item inline if growing failed). */
 void weft__worker_push(weft__worker_t *w, weft__item_t item);
 /* Wait until done(arg): a worker of pool runs other work meanwhile; any

@@ -100,7 +100,8 @@ typedef weft_status_t (*weft_range_fn)(void *arg, size_t begin, size_t end,
  * other thread, that thread sleeps until done. The first failing chunk's
  * status is returned; chunks not yet started are then skipped.
  * Ownership: borrows pool, arg.  Errors: WEFT_EINVAL (pool or fn NULL,
- * begin > end), or the first status a chunk returned.  Allocates nothing.
+ * begin > end), WEFT_ENOMEM (as weft_dag_run_start), or the first status a
+ * chunk returned.  Allocates nothing in steady state.
  * Thread: any; not while the pool is being destroyed. */
 WEFT_API weft_status_t weft_pool_parallel_for(weft_pool_t *pool, size_t begin, size_t end,
                                               size_t grain, weft_range_fn fn, void *arg);
@@ -195,7 +196,10 @@ WEFT_API weft_status_t weft_dag_run_destroy(weft_dag_run_t *run);
 /* Start a run of the DAG on the pool; returns at once. Every node body gets
  * ctx->user == user. Each start must be matched by weft_dag_run_wait.
  * Errors: WEFT_EINVAL (run NULL), WEFT_EBUSY (this run object is in flight:
- * use another run object for concurrent runs).  Allocates nothing.
+ * use another run object for concurrent runs), WEFT_ENOMEM (only when more
+ * threads submit at once than the pool's injection queue has ever held, and
+ * growing it failed; the run is then not in flight).  Allocates nothing in
+ * steady state.
  * Thread: any; one thread per run object at a time. */
 WEFT_API weft_status_t weft_dag_run_start(weft_dag_run_t *run, void *user);
 
