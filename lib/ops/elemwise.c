@@ -177,7 +177,7 @@ static weft_status_t runtime_shape(const weft_apply_t *node, weft_tensor_t *cons
     for (int d = 0; d < ndim; d++) {
         shape[d] = 1;
         for (size_t i = 0; i < n_in; i++)
-            if (weft_tensor_dim(in[i], d) != 1) shape[d] = weft_tensor_dim(in[i], d);
+            if (shape[d] == 1) shape[d] = weft_tensor_dim(in[i], d); /* first non-1 wins */
         for (size_t i = 0; i < n_in; i++) {
             int64_t l = weft_tensor_dim(in[i], d);
             int64_t stat = weft_type_dim(weft_var_type(weft_apply_input(node, i)), d);

@@ -72,7 +72,7 @@ weft_status_t weft_kernel_alloc_output(weft_kernel_ctx_t *ctx, weft_tensor_t **c
     if (st != WEFT_OK) {
         *cell = NULL;
         return weft_kernel_error(ctx, st, "cannot allocate a %s output of %zu elements",
-                                 weft_dtype_name(dtype), count);
+                                 weft__dtype_name(dtype), count);
     }
     return WEFT_OK;
 }

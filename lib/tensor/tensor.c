@@ -28,7 +28,7 @@ const char *weft_tensor_last_error(void)
 weft_status_t weft__tensor_check_shape(weft_dtype_t dtype, int ndim, const int64_t *shape,
                                        size_t *count)
 {
-    size_t isz = weft_dtype_size(dtype);
+    size_t isz = weft__dtype_size(dtype);
     if (isz == 0) return weft__tensor_error(WEFT_EINVAL, "invalid dtype %d", (int)dtype);
     if (ndim < 0 || ndim > WEFT_MAX_NDIM)
         return weft__tensor_error(WEFT_EINVAL, "ndim %d outside [0, %d]", ndim, WEFT_MAX_NDIM);
@@ -109,11 +109,12 @@ static weft_tensor_t *tensor_handle_new(weft_buffer_t *buf, weft_dtype_t dtype, 
 
 static void buffer_release(weft_buffer_t *buf)
 {
-    /* release: this holder's element accesses happen before the free; pairs
-     * with the acquire fence below */
-    if (atomic_fetch_sub_explicit(&buf->refs, 1, memory_order_release) != 1) return;
-    /* acquire: pairs with every other holder's release decrement */
-    atomic_thread_fence(memory_order_acquire);
+    /* acq_rel: the release half publishes this holder's element accesses to
+     * whoever frees; the acquire half (what matters on the decrement to zero)
+     * pairs with every other holder's release, so their accesses happen
+     * before the free. (The release-decrement + acquire-fence idiom is the
+     * same on x86 but GCC's TSan rejects fences.) */
+    if (atomic_fetch_sub_explicit(&buf->refs, 1, memory_order_acq_rel) != 1) return;
     if (!buf->own_block && buf->free_fn) buf->free_fn(buf->free_user, buf->data);
     free(buf);
 }
@@ -137,7 +138,7 @@ weft_status_t weft_tensor_empty(weft_dtype_t dtype, int ndim, const int64_t *sha
     size_t count;
     weft_status_t st = weft__tensor_check_shape(dtype, ndim, shape, &count);
     if (st != WEFT_OK) return st;
-    size_t bytes = count * weft_dtype_size(dtype);
+    size_t bytes = count * weft__dtype_size(dtype);
     size_t total = BUFFER_HEADER_BYTES +
                    (bytes + WEFT_TENSOR_ALIGN - 1) / WEFT_TENSOR_ALIGN * WEFT_TENSOR_ALIGN;
     weft_buffer_t *buf = aligned_alloc(WEFT_TENSOR_ALIGN, total);
@@ -162,7 +163,7 @@ weft_status_t weft_tensor_zeros(weft_dtype_t dtype, int ndim, const int64_t *sha
                                 weft_tensor_t **out)
 {
     weft_status_t st = weft_tensor_empty(dtype, ndim, shape, out);
-    if (st == WEFT_OK) memset((*out)->data, 0, weft_tensor_size(*out) * weft_dtype_size(dtype));
+    if (st == WEFT_OK) memset((*out)->data, 0, weft_tensor_size(*out) * weft__dtype_size(dtype));
     return st;
 }
 
@@ -191,7 +192,7 @@ static weft_status_t tensor_over_memory(weft_dtype_t dtype, int ndim, const int6
         weft__tensor_contig_strides(ndim, shape, contig);
         strides = contig;
     }
-    size_t isz = weft_dtype_size(dtype);
+    size_t isz = weft__dtype_size(dtype);
     int64_t lo = 0, hi = 0;
     bool empty;
     if (!geometry_extent(ndim, shape, strides, isz, &lo, &hi, &empty))
@@ -251,7 +252,7 @@ weft_status_t weft_tensor_view(weft_tensor_t *base, int ndim, const int64_t *sha
     size_t count;
     weft_status_t st = weft__tensor_check_shape(base->dtype, ndim, shape, &count);
     if (st != WEFT_OK) return st;
-    int64_t isz = (int64_t)weft_dtype_size(base->dtype), lo = 0, hi = 0, off_b;
+    int64_t isz = (int64_t)weft__dtype_size(base->dtype), lo = 0, hi = 0, off_b;
     bool empty;
     if (!geometry_extent(ndim, shape, strides, (size_t)isz, &lo, &hi, &empty) ||
         __builtin_mul_overflow(offset, isz, &off_b))
@@ -279,10 +280,10 @@ weft_tensor_t *weft_tensor_retain(weft_tensor_t *t)
 void weft_tensor_release(weft_tensor_t *t)
 {
     if (!t) return;
-    /* release: pairs with the acquire fence before the free */
-    if (atomic_fetch_sub_explicit(&t->refs, 1, memory_order_release) != 1) return;
-    /* acquire: pairs with the other holders' release decrements */
-    atomic_thread_fence(memory_order_acquire);
+    /* acq_rel: release publishes this holder's use of the handle; acquire (on
+     * the decrement to zero) pairs with the other holders' releases before
+     * the handle is freed. See buffer_release. */
+    if (atomic_fetch_sub_explicit(&t->refs, 1, memory_order_acq_rel) != 1) return;
     weft_buffer_t *buf = t->buf;
     free(t);
     buffer_release(buf);
@@ -379,7 +380,7 @@ int weft_tensor_print_type(const weft_tensor_t *t, char *buf, size_t cap)
 {
     if (!t) return snprintf(buf, cap, "(null)");
     char tmp[WEFT_MAX_NDIM * 22 + 32];
-    int n = snprintf(tmp, sizeof tmp, "%s[", weft_dtype_name(t->dtype));
+    int n = snprintf(tmp, sizeof tmp, "%s[", weft__dtype_name(t->dtype));
     for (int d = 0; d < t->ndim; d++)
         n += snprintf(tmp + n, sizeof tmp - (size_t)n, d ? ",%lld" : "%lld",
                       (long long)t->shape[d]);

@@ -11,7 +11,7 @@ static void tensor_copy_into(weft_tensor_t *dst, const weft_tensor_t *src)
 {
     const int64_t *st[2] = {dst->strides, src->strides};
     char *base[2] = {dst->data, src->data};
-    size_t isz[2] = {weft_dtype_size(dst->dtype), weft_dtype_size(src->dtype)};
+    size_t isz[2] = {weft__dtype_size(dst->dtype), weft__dtype_size(src->dtype)};
     weft__iter_rows(dst->ndim, dst->shape, 2, base, st, isz,
                     weft__convert_fn(dst->dtype, src->dtype), NULL);
 }
@@ -92,7 +92,7 @@ static void fill_row(size_t n, char *const *p, const int64_t *s, void *arg)
 weft_status_t weft_tensor_fill(weft_tensor_t *t, double value)
 {
     if (!t) return weft__tensor_error(WEFT_EINVAL, "NULL tensor");
-    fill_value_t v = {weft_dtype_size(t->dtype), {0}};
+    fill_value_t v = {weft__dtype_size(t->dtype), {0}};
     char *cb[2] = {(char *)v.bytes, (char *)&value};
     int64_t cs[2] = {1, 1};
     weft__convert_fn(t->dtype, WEFT_FLOAT64)(1, cb, cs, NULL); /* same rules as copy_as */
@@ -115,7 +115,7 @@ static weft_status_t element_ptr(const weft_tensor_t *t, const int64_t *index, c
                                       (long long)index[d], (long long)t->shape[d], d);
         off += index[d] * t->strides[d];
     }
-    *p = t->data + off * (int64_t)weft_dtype_size(t->dtype);
+    *p = t->data + off * (int64_t)weft__dtype_size(t->dtype);
     return WEFT_OK;
 }
 
@@ -156,7 +156,7 @@ double weft_tensor_flat_get(const weft_tensor_t *t, size_t i)
         off += (int64_t)(i % (size_t)t->shape[d]) * t->strides[d];
         i /= (size_t)t->shape[d];
     }
-    return load_f64(t->dtype, t->data + off * (int64_t)weft_dtype_size(t->dtype));
+    return load_f64(t->dtype, t->data + off * (int64_t)weft__dtype_size(t->dtype));
 }
 
 weft_status_t weft_tensor_to_f64(const weft_tensor_t *t, double *dst)

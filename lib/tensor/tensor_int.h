@@ -32,6 +32,20 @@ struct weft_tensor {
     int64_t strides[WEFT_MAX_NDIM]; /* in elements */
 };
 
+/* dtype size and name without depending on lib/graph (where the public
+ * weft_dtype_size/weft_dtype_name live): lib/tensor depends on weft_base only. */
+static inline size_t weft__dtype_size(weft_dtype_t d)
+{
+    static const size_t sizes[WEFT_DTYPE_COUNT] = {1, 4, 8, 4, 8};
+    return (unsigned)d < WEFT_DTYPE_COUNT ? sizes[d] : 0;
+}
+static inline const char *weft__dtype_name(weft_dtype_t d)
+{
+    static const char *const names[WEFT_DTYPE_COUNT] = {"bool", "int32", "int64", "float32",
+                                                        "float64"};
+    return (unsigned)d < WEFT_DTYPE_COUNT ? names[d] : "?";
+}
+
 /* Records the calling thread's error text and returns status. Only failures
  * write it (like errno). */
 weft_status_t weft__tensor_error(weft_status_t status, const char *fmt, ...)

@@ -1,0 +1,539 @@
+/* Elementwise ops: exact small cases (broadcasting, size-1 and empty
+ * dimensions, 0-d, integers, comparisons, switch, cast, NaN), every kind
+ * against a naive reference on seeded random data with strided/transposed
+ * inputs, in-place variants (same values, written into the input), static
+ * type/shape inference and bad inputs with exact statuses. Gradients:
+ * test_elemwise_grad.c. */
+#include "ops_fixture.h"
+
+static const int64_t S23[2] = {2, 3}, S13[2] = {1, 3}, S3[1] = {3};
+
+static void test_elemwise_add_broadcasts_lower_rank_input(void **state)
+{
+    weft_graph_t *g = *state;
+    weft_var_t *a = fx_var(g, WEFT_FLOAT64, 2, S23), *b = fx_var(g, WEFT_FLOAT64, 1, S3), *y;
+    assert_int_equal(weft_add(g, a, b, &y), WEFT_OK);
+    const weft_type_t *t = weft_var_type(y);
+    assert_int_equal(weft_type_ndim(t), 2);
+    assert_int_equal(weft_type_dim(t, 0), 2);
+    assert_int_equal(weft_type_dim(t, 1), 3);
+    /* the constructor inserted a DimShuffle for b and recorded this file */
+    const char *file;
+    int line;
+    weft_apply_trace(weft_var_owner(y), &file, &line);
+    assert_non_null(strstr(file, "test_elemwise.c"));
+    assert_string_equal(weft_op_name(weft_apply_op(weft_var_owner(weft_apply_input(
+                            weft_var_owner(y), 1)))),
+                        "DimShuffle");
+    weft_tensor_t *va = fx_tensor(WEFT_FLOAT64, 2, S23, (double[]){1, 2, 3, 4, 5, 6});
+    weft_tensor_t *vb = fx_tensor(WEFT_FLOAT64, 1, S3, (double[]){10, 20, 30});
+    weft_var_t *vars[2] = {a, b};
+    weft_tensor_t *vals[2] = {va, vb};
+    weft_tensor_t *r = fx_eval(g, 2, vars, vals, y);
+    fx_expect(r, (double[]){11, 22, 33, 14, 25, 36}, 6, 0);
+    weft_tensor_release(r);
+    weft_tensor_release(va);
+    weft_tensor_release(vb);
+}
+
+static void test_elemwise_static_shape_inference_follows_broadcast_rules(void **state)
+{
+    weft_graph_t *g = *state;
+    int64_t unk[2] = {-1, 1}, one3[2] = {1, 3}, u4[2] = {-1, 4}, s34[2] = {3, 4};
+    weft_var_t *a = fx_var(g, WEFT_FLOAT32, 2, unk), *b = fx_var(g, WEFT_FLOAT32, 2, one3), *y;
+    assert_int_equal(weft_mul(g, a, b, &y), WEFT_OK);
+    assert_int_equal(weft_type_dim(weft_var_type(y), 0), WEFT_DIM_UNKNOWN); /* ? vs 1 */
+    assert_int_equal(weft_type_dim(weft_var_type(y), 1), 3);                /* 1 vs 3 */
+    weft_var_t *c = fx_var(g, WEFT_FLOAT32, 2, u4), *d = fx_var(g, WEFT_FLOAT32, 2, s34);
+    assert_int_equal(weft_sub(g, c, d, &y), WEFT_OK);
+    assert_int_equal(weft_type_dim(weft_var_type(y), 0), 3); /* ? vs 3: 3 */
+    int64_t s35[2] = {3, 5};
+    weft_var_t *e = fx_var(g, WEFT_FLOAT32, 2, s35);
+    fx_expect_error(g, weft_add(g, d, e, &y), WEFT_ESHAPE,
+                    "input 0 has length 4 and input 1 length 5 in dimension 1");
+    assert_null(y);
+}
+
+static void test_elemwise_dtype_rules_and_bad_dtypes(void **state)
+{
+    weft_graph_t *g = *state;
+    weft_var_t *i32 = fx_var(g, WEFT_INT32, 1, S3), *f32 = fx_var(g, WEFT_FLOAT32, 1, S3);
+    weft_var_t *f64 = fx_var(g, WEFT_FLOAT64, 1, S3), *i64 = fx_var(g, WEFT_INT64, 1, S3);
+    weft_var_t *b = fx_var(g, WEFT_BOOL, 1, S3), *y;
+    assert_int_equal(weft_add(g, i32, f32, &y), WEFT_OK);
+    assert_int_equal(weft_type_dtype(weft_var_type(y)), WEFT_FLOAT32);
+    assert_int_equal(weft_add(g, i64, f32, &y), WEFT_OK);
+    assert_int_equal(weft_type_dtype(weft_var_type(y)), WEFT_FLOAT32);
+    assert_int_equal(weft_mul(g, f32, f64, &y), WEFT_OK);
+    assert_int_equal(weft_type_dtype(weft_var_type(y)), WEFT_FLOAT64);
+    assert_int_equal(weft_add(g, b, i32, &y), WEFT_OK);
+    assert_int_equal(weft_type_dtype(weft_var_type(y)), WEFT_INT32);
+    assert_int_equal(weft_lt(g, i32, f64, &y), WEFT_OK);
+    assert_int_equal(weft_type_dtype(weft_var_type(y)), WEFT_BOOL);
+    assert_int_equal(weft_div(g, i32, f32, &y), WEFT_OK); /* a float input makes it float */
+    fx_expect_error(g, weft_exp(g, i32, &y), WEFT_ETYPE, "Exp: inputs are int32");
+    fx_expect_error(g, weft_div(g, i32, i64, &y), WEFT_ETYPE, "Div: inputs are int64");
+    fx_expect_error(g, weft_add(g, b, b, &y), WEFT_ETYPE, "Add: inputs are bool");
+    fx_expect_error(g, weft_neg(g, b, &y), WEFT_ETYPE, "Neg: inputs are bool");
+    fx_expect_error(g, weft_switch(g, f32, f32, f64, &y), WEFT_ETYPE,
+                    "condition (input 0) is float32, not bool");
+    assert_int_equal(weft_switch(g, b, i32, f64, &y), WEFT_OK);
+    assert_int_equal(weft_type_dtype(weft_var_type(y)), WEFT_FLOAT64);
+}
+
+static void test_elemwise_bad_arguments_return_exact_statuses(void **state)
+{
+    weft_graph_t *g = *state, *g2;
+    weft_var_t *x = fx_var(g, WEFT_FLOAT64, 1, S3), *y = (weft_var_t *)1, *in[3] = {x, x, x};
+    const weft_op_t *op;
+    assert_int_equal(weft_add(NULL, x, x, &y), WEFT_EINVAL);
+    assert_int_equal(weft_add(g, x, NULL, &y), WEFT_EINVAL);
+    assert_null(y);
+    assert_int_equal(weft_add(g, x, x, NULL), WEFT_EINVAL);
+    assert_int_equal(weft_elemwise(g, (weft_elemwise_kind_t)99, 1, in, &y), WEFT_EINVAL);
+    fx_expect_error(g, weft_elemwise(g, WEFT_ELEMWISE_ADD, 3, in, &y), WEFT_EINVAL,
+                    "Add takes 2 inputs, got 3");
+    assert_int_equal(weft_elemwise(g, WEFT_ELEMWISE_CAST, 1, in, &y), WEFT_EINVAL);
+    fx_expect_error(g, weft_elemwise_op(g, WEFT_ELEMWISE_ADD, 2, WEFT_BOOL, &op), WEFT_EINVAL,
+                    "in-place input 2 outside [-1, 2)");
+    assert_int_equal(weft_elemwise_op(g, WEFT_ELEMWISE_CAST, -1, (weft_dtype_t)8, &op),
+                     WEFT_EINVAL);
+    /* make_node directly with a wrong rank mix (the constructors pad, apply_create does not) */
+    int64_t s23[2] = {2, 3};
+    weft_var_t *m = fx_var(g, WEFT_FLOAT64, 2, s23), *mix[2] = {m, x};
+    weft_apply_t *a;
+    assert_int_equal(weft_elemwise_op(g, WEFT_ELEMWISE_ADD, -1, WEFT_BOOL, &op), WEFT_OK);
+    fx_expect_error(g, weft_apply_create(g, op, 2, mix, &a), WEFT_ETYPE,
+                    "input 1 has 1 dimensions, input 0 has 2");
+    assert_int_equal(weft_graph_create(NULL, &g2), WEFT_OK);
+    weft_var_t *foreign = fx_var(g2, WEFT_FLOAT64, 1, S3);
+    assert_int_equal(weft_add(g, x, foreign, &y), WEFT_EFOREIGN);
+    weft_graph_destroy(g2);
+    const weft_type_t *nt;
+    weft_var_t *nv;
+    assert_int_equal(weft_type_null(g, &nt), WEFT_OK);
+    assert_int_equal(weft_var_create(g, nt, NULL, &nv), WEFT_OK);
+    assert_int_equal(weft_add(g, x, nv, &y), WEFT_ETYPE);
+    assert_int_equal(weft_elemwise_arity(WEFT_ELEMWISE_SWITCH), 3);
+    assert_int_equal(weft_elemwise_arity((weft_elemwise_kind_t)-1), 0);
+    assert_null(weft_elemwise_name(WEFT_ELEMWISE_KIND_COUNT));
+    assert_string_equal(weft_elemwise_name(WEFT_ELEMWISE_LOG1P), "Log1p");
+}
+
+static void test_elemwise_integer_ops_comparisons_and_switch_exact(void **state)
+{
+    weft_graph_t *g = *state;
+    int64_t s4[1] = {4};
+    weft_var_t *a = fx_var(g, WEFT_INT32, 1, s4), *b = fx_var(g, WEFT_INT32, 1, s4);
+    weft_tensor_t *va = fx_tensor(WEFT_INT32, 1, s4, (double[]){-3, 0, 7, 2147483647});
+    weft_tensor_t *vb = fx_tensor(WEFT_INT32, 1, s4, (double[]){2, 0, -7, 1});
+    weft_var_t *vars[2] = {a, b};
+    weft_tensor_t *vals[2] = {va, vb};
+    struct { weft_elemwise_kind_t k; double want[4]; } cases[] = {
+        {WEFT_ELEMWISE_ADD, {-1, 0, 0, -2147483648.0}}, /* wraps */
+        {WEFT_ELEMWISE_SUB, {-5, 0, 14, 2147483646}},
+        {WEFT_ELEMWISE_MUL, {-6, 0, -49, 2147483647}},
+        {WEFT_ELEMWISE_MAXIMUM, {2, 0, 7, 2147483647}},
+        {WEFT_ELEMWISE_MINIMUM, {-3, 0, -7, 1}},
+        {WEFT_ELEMWISE_LT, {1, 0, 0, 0}},
+        {WEFT_ELEMWISE_LE, {1, 1, 0, 0}},
+        {WEFT_ELEMWISE_GT, {0, 0, 1, 1}},
+        {WEFT_ELEMWISE_GE, {0, 1, 1, 1}},
+        {WEFT_ELEMWISE_EQ, {0, 1, 0, 0}},
+        {WEFT_ELEMWISE_NE, {1, 0, 1, 1}},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        weft_var_t *y;
+        assert_int_equal(weft_binary(g, cases[c].k, a, b, &y), WEFT_OK);
+        weft_tensor_t *r = fx_eval(g, 2, vars, vals, y);
+        fx_expect(r, cases[c].want, 4, 0);
+        weft_tensor_release(r);
+    }
+    weft_var_t *n, *ab, *sq, *re, *sg, *cond, *sw;
+    assert_int_equal(weft_neg(g, a, &n), WEFT_OK);
+    assert_int_equal(weft_abs(g, a, &ab), WEFT_OK);
+    assert_int_equal(weft_sqr(g, b, &sq), WEFT_OK);
+    assert_int_equal(weft_relu(g, a, &re), WEFT_OK);
+    assert_int_equal(weft_sgn(g, b, &sg), WEFT_OK);
+    assert_int_equal(weft_gt(g, a, b, &cond), WEFT_OK);
+    assert_int_equal(weft_switch(g, cond, a, b, &sw), WEFT_OK);
+    weft_var_t *outs[5] = {n, ab, sq, re, sg};
+    double want[5][4] = {{3, 0, -7, -2147483647}, {3, 0, 7, 2147483647}, {4, 0, 49, 1},
+                         {0, 0, 7, 2147483647}, {1, 0, -1, 1}};
+    for (int k = 0; k < 5; k++) {
+        weft_tensor_t *r = fx_eval(g, 2, vars, vals, outs[k]);
+        assert_int_equal(weft_tensor_dtype(r), WEFT_INT32);
+        fx_expect(r, want[k], 4, 0);
+        weft_tensor_release(r);
+    }
+    weft_tensor_t *r = fx_eval(g, 2, vars, vals, sw);
+    fx_expect(r, (double[]){2, 0, 7, 2147483647}, 4, 0);
+    weft_tensor_release(r);
+    weft_tensor_release(va);
+    weft_tensor_release(vb);
+}
+
+static void test_elemwise_mixed_dtypes_are_converted(void **state)
+{
+    weft_graph_t *g = *state;
+    weft_var_t *a = fx_var(g, WEFT_INT32, 1, S3), *b = fx_var(g, WEFT_FLOAT32, 1, S3), *y, *c;
+    weft_var_t *bl = fx_var(g, WEFT_BOOL, 1, S3);
+    assert_int_equal(weft_div(g, a, b, &y), WEFT_OK);
+    assert_int_equal(weft_eq(g, a, b, &c), WEFT_OK);
+    weft_var_t *s, *vars[3] = {a, b, bl};
+    assert_int_equal(weft_mul(g, bl, b, &s), WEFT_OK);
+    weft_tensor_t *vals[3] = {fx_tensor(WEFT_INT32, 1, S3, (double[]){1, 2, 3}),
+                              fx_tensor(WEFT_FLOAT32, 1, S3, (double[]){4, 2, 0.5}),
+                              fx_tensor(WEFT_BOOL, 1, S3, (double[]){1, 0, 1})};
+    weft_tensor_t *r = fx_eval(g, 3, vars, vals, y);
+    assert_int_equal(weft_tensor_dtype(r), WEFT_FLOAT32);
+    fx_expect(r, (double[]){0.25, 1, 6}, 3, 0);
+    weft_tensor_release(r);
+    r = fx_eval(g, 3, vars, vals, c);
+    fx_expect(r, (double[]){0, 1, 0}, 3, 0);
+    weft_tensor_release(r);
+    r = fx_eval(g, 3, vars, vals, s);
+    fx_expect(r, (double[]){4, 0, 0.5}, 3, 0);
+    weft_tensor_release(r);
+    for (int i = 0; i < 3; i++) weft_tensor_release(vals[i]);
+}
+
+static void test_elemwise_cast_truncates_and_makes_bool(void **state)
+{
+    weft_graph_t *g = *state;
+    weft_var_t *x = fx_var(g, WEFT_FLOAT64, 1, S3), *ci, *cb, *same;
+    assert_int_equal(weft_cast(g, x, WEFT_INT32, &ci), WEFT_OK);
+    assert_int_equal(weft_cast(g, x, WEFT_BOOL, &cb), WEFT_OK);
+    assert_int_equal(weft_cast(g, x, WEFT_FLOAT64, &same), WEFT_OK);
+    assert_ptr_equal(same, x);
+    char buf[64];
+    weft_op_print(weft_apply_op(weft_var_owner(cb)), buf, sizeof buf);
+    assert_string_equal(buf, "Cast{dtype=bool}");
+    weft_tensor_t *v = fx_tensor(WEFT_FLOAT64, 1, S3, (double[]){-2.9, 0.0, 7.5});
+    weft_tensor_t *r = fx_eval(g, 1, &x, &v, ci);
+    assert_int_equal(weft_tensor_dtype(r), WEFT_INT32);
+    fx_expect(r, (double[]){-2, 0, 7}, 3, 0);
+    weft_tensor_release(r);
+    r = fx_eval(g, 1, &x, &v, cb);
+    fx_expect(r, (double[]){1, 0, 1}, 3, 0);
+    weft_tensor_release(r);
+    weft_tensor_release(v);
+}
+
+static void test_elemwise_empty_size_one_and_zero_dim_shapes(void **state)
+{
+    weft_graph_t *g = *state;
+    int64_t e3[2] = {0, 3}, one1[2] = {1, 1};
+    weft_var_t *e = fx_var(g, WEFT_FLOAT64, 2, e3), *r13 = fx_var(g, WEFT_FLOAT64, 2, S13);
+    weft_var_t *s = fx_var(g, WEFT_FLOAT64, 0, NULL), *o = fx_var(g, WEFT_FLOAT64, 2, one1), *y;
+    assert_int_equal(weft_add(g, e, r13, &y), WEFT_OK);
+    weft_var_t *vars[4] = {e, r13, s, o};
+    weft_tensor_t *vals[4] = {fx_tensor(WEFT_FLOAT64, 2, e3, NULL),
+                              fx_tensor(WEFT_FLOAT64, 2, S13, (double[]){1, 2, 3}),
+                              fx_tensor(WEFT_FLOAT64, 0, NULL, (double[]){5}),
+                              fx_tensor(WEFT_FLOAT64, 2, one1, (double[]){-1})};
+    weft_tensor_t *r = fx_eval(g, 4, vars, vals, y);
+    assert_int_equal(weft_tensor_dim(r, 0), 0);
+    assert_int_equal(weft_tensor_dim(r, 1), 3);
+    weft_tensor_release(r);
+    assert_int_equal(weft_mul(g, s, r13, &y), WEFT_OK); /* 0-d scalar broadcast */
+    r = fx_eval(g, 4, vars, vals, y);
+    fx_expect(r, (double[]){5, 10, 15}, 3, 0);
+    weft_tensor_release(r);
+    assert_int_equal(weft_sub(g, s, s, &y), WEFT_OK);
+    assert_int_equal(weft_type_ndim(weft_var_type(y)), 0);
+    r = fx_eval(g, 4, vars, vals, y);
+    fx_expect(r, (double[]){0}, 1, 0);
+    weft_tensor_release(r);
+    assert_int_equal(weft_add(g, o, r13, &y), WEFT_OK); /* [1,1] + [1,3] */
+    r = fx_eval(g, 4, vars, vals, y);
+    fx_expect(r, (double[]){0, 1, 2}, 3, 0);
+    weft_tensor_release(r);
+    for (int i = 0; i < 4; i++) weft_tensor_release(vals[i]);
+}
+
+static void test_elemwise_maximum_minimum_propagate_nan(void **state)
+{
+    weft_graph_t *g = *state;
+    weft_var_t *a = fx_var(g, WEFT_FLOAT64, 1, S3), *b = fx_var(g, WEFT_FLOAT64, 1, S3), *mx, *mn;
+    assert_int_equal(weft_maximum(g, a, b, &mx), WEFT_OK);
+    assert_int_equal(weft_minimum(g, a, b, &mn), WEFT_OK);
+    weft_var_t *vars[2] = {a, b};
+    weft_tensor_t *vals[2] = {fx_tensor(WEFT_FLOAT64, 1, S3, (double[]){NAN, 1, 2}),
+                              fx_tensor(WEFT_FLOAT64, 1, S3, (double[]){0, NAN, 3})};
+    weft_tensor_t *r = fx_eval(g, 2, vars, vals, mx);
+    fx_expect(r, (double[]){NAN, NAN, 3}, 3, 0);
+    weft_tensor_release(r);
+    r = fx_eval(g, 2, vars, vals, mn);
+    fx_expect(r, (double[]){NAN, NAN, 2}, 3, 0);
+    weft_tensor_release(r);
+    weft_tensor_release(vals[0]);
+    weft_tensor_release(vals[1]);
+}
+
+static void test_elemwise_runtime_broadcast_needs_static_one(void **state)
+{
+    weft_graph_t *g = *state;
+    int64_t u[1] = {-1}, s1[1] = {1};
+    weft_var_t *a = fx_var(g, WEFT_FLOAT64, 1, u), *b = fx_var(g, WEFT_FLOAT64, 1, u), *y;
+    assert_int_equal(weft_add(g, a, b, &y), WEFT_OK);
+    weft_var_t *vars[2] = {a, b};
+    weft_tensor_t *vals[2] = {fx_tensor(WEFT_FLOAT64, 1, S3, (double[]){1, 2, 3}),
+                              fx_tensor(WEFT_FLOAT64, 1, s1, (double[]){1})};
+    weft_tensor_t *r = (weft_tensor_t *)1;
+    fx_expect_error(g, weft_eval(g, 2, vars, vals, 1, &y, &r), WEFT_ESHAPE,
+                    "input 1 has length 1 in dimension 0 where the result has 3 (run-time "
+                    "broadcasting needs static length 1)");
+    assert_null(r);
+    assert_non_null(strstr(weft_graph_last_error(g), "Add"));
+    weft_tensor_release(vals[1]);
+    vals[1] = fx_tensor(WEFT_FLOAT64, 1, (int64_t[]){2}, (double[]){1, 2});
+    fx_expect_error(g, weft_eval(g, 2, vars, vals, 1, &y, &r), WEFT_ESHAPE,
+                    "input 1 has length 2 in dimension 0 where the result has 3");
+    weft_tensor_release(vals[0]);
+    weft_tensor_release(vals[1]);
+}
+
+/* ---- random data vs a naive reference ------------------------------------------------ */
+
+static double ref_apply(weft_elemwise_kind_t k, double x, double y)
+{
+    switch (k) {
+    case WEFT_ELEMWISE_NEG: return -x;
+    case WEFT_ELEMWISE_ABS: return fabs(x);
+    case WEFT_ELEMWISE_SGN: return x > 0 ? 1 : (x < 0 ? -1 : 0);
+    case WEFT_ELEMWISE_EXP: return exp(x);
+    case WEFT_ELEMWISE_LOG: return log(x);
+    case WEFT_ELEMWISE_LOG1P: return log1p(x);
+    case WEFT_ELEMWISE_SQRT: return sqrt(x);
+    case WEFT_ELEMWISE_SQR: return x * x;
+    case WEFT_ELEMWISE_TANH: return tanh(x);
+    case WEFT_ELEMWISE_SIGMOID: return 1.0 / (1.0 + exp(-x));
+    case WEFT_ELEMWISE_RELU: return x > 0 ? x : 0;
+    case WEFT_ELEMWISE_SIN: return sin(x);
+    case WEFT_ELEMWISE_COS: return cos(x);
+    case WEFT_ELEMWISE_ADD: return x + y;
+    case WEFT_ELEMWISE_SUB: return x - y;
+    case WEFT_ELEMWISE_MUL: return x * y;
+    case WEFT_ELEMWISE_DIV: return x / y;
+    case WEFT_ELEMWISE_POW: return pow(x, y);
+    case WEFT_ELEMWISE_MAXIMUM: return x > y ? x : y;
+    case WEFT_ELEMWISE_MINIMUM: return x < y ? x : y;
+    case WEFT_ELEMWISE_SECOND: return y;
+    case WEFT_ELEMWISE_LT: return x < y;
+    case WEFT_ELEMWISE_LE: return x <= y;
+    case WEFT_ELEMWISE_GT: return x > y;
+    case WEFT_ELEMWISE_GE: return x >= y;
+    case WEFT_ELEMWISE_EQ: return x == y;
+    case WEFT_ELEMWISE_NE: return x != y;
+    default: return NAN;
+    }
+}
+
+static bool kind_needs_positive(weft_elemwise_kind_t k)
+{
+    return k == WEFT_ELEMWISE_LOG || k == WEFT_ELEMWISE_SQRT || k == WEFT_ELEMWISE_POW ||
+           k == WEFT_ELEMWISE_LOG1P;
+}
+
+/* A [rows, cols] tensor whose memory is the transpose: non-contiguous. */
+static weft_tensor_t *transposed_random(weft_dtype_t dt, int64_t rows, int64_t cols, double lo,
+                                        double hi, uint64_t *seed)
+{
+    int64_t tshape[2] = {cols, rows}, shape[2] = {rows, cols}, st[2] = {1, rows};
+    weft_tensor_t *base = fx_random(dt, 2, tshape, lo, hi, 0, seed), *v;
+    assert_int_equal(weft_tensor_view(base, 2, shape, st, 0, &v), WEFT_OK);
+    weft_tensor_release(base);
+    return v;
+}
+
+static void test_elemwise_unary_kinds_match_reference_on_strided_random_data(void **state)
+{
+    weft_graph_t *g = *state;
+    uint64_t seed = 20240611;
+    printf("seed=%llu\n", (unsigned long long)seed);
+    int64_t shape[2] = {7, 9};
+    weft_dtype_t dts[2] = {WEFT_FLOAT64, WEFT_FLOAT32};
+    for (int k = WEFT_ELEMWISE_NEG; k <= WEFT_ELEMWISE_COS; k++) {
+        for (int di = 0; di < 2; di++) {
+            double lo = kind_needs_positive((weft_elemwise_kind_t)k) ? 0.1 : -3.0;
+            weft_tensor_t *x = transposed_random(dts[di], 7, 9, lo, 3.0, &seed);
+            weft_var_t *xv = fx_var(g, dts[di], 2, shape), *y;
+            assert_int_equal(weft_unary(g, (weft_elemwise_kind_t)k, xv, &y), WEFT_OK);
+            weft_tensor_t *r = fx_eval(g, 1, &xv, &x, y);
+            assert_true(weft_tensor_is_contiguous(r));
+            double want[63];
+            for (size_t i = 0; i < 63; i++)
+                want[i] = ref_apply((weft_elemwise_kind_t)k, weft_tensor_flat_get(x, i), 0);
+            fx_expect(r, want, 63, di == 0 ? 1e-15 : 2e-6);
+            weft_tensor_release(r);
+            weft_tensor_release(x);
+        }
+    }
+}
+
+static void test_elemwise_binary_kinds_match_reference_with_broadcasting(void **state)
+{
+    weft_graph_t *g = *state;
+    uint64_t seed = 77;
+    printf("seed=%llu\n", (unsigned long long)seed);
+    int64_t sa[3] = {4, 1, 5}, sb[3] = {1, 3, 5};
+    for (int k = WEFT_ELEMWISE_ADD; k <= WEFT_ELEMWISE_NE; k++) {
+        for (int di = 0; di < 2; di++) {
+            weft_dtype_t dt = di ? WEFT_FLOAT32 : WEFT_FLOAT64;
+            double lo = kind_needs_positive((weft_elemwise_kind_t)k) ? 0.1 : -3.0;
+            weft_tensor_t *va = fx_random(dt, 3, sa, lo, 3.0, 0, &seed);
+            weft_tensor_t *vb = fx_random(dt, 3, sb, lo, 3.0, 0, &seed);
+            if (k >= WEFT_ELEMWISE_LT) /* make some elements equal */
+                weft_tensor_set(vb, (int64_t[]){0, 1, 2}, weft_tensor_flat_get(va, 2));
+            weft_var_t *a = fx_var(g, dt, 3, sa), *b = fx_var(g, dt, 3, sb), *y;
+            assert_int_equal(weft_binary(g, (weft_elemwise_kind_t)k, a, b, &y), WEFT_OK);
+            weft_var_t *vars[2] = {a, b};
+            weft_tensor_t *vals[2] = {va, vb};
+            weft_tensor_t *r = fx_eval(g, 2, vars, vals, y);
+            double want[60];
+            for (int i = 0; i < 4; i++)
+                for (int j = 0; j < 3; j++)
+                    for (int l = 0; l < 5; l++)
+                        want[(i * 3 + j) * 5 + l] =
+                            ref_apply((weft_elemwise_kind_t)k,
+                                      weft_tensor_flat_get(va, (size_t)(i * 5 + l)),
+                                      weft_tensor_flat_get(vb, (size_t)(j * 5 + l)));
+            fx_expect(r, want, 60, di == 0 ? 1e-15 : 2e-6);
+            weft_tensor_release(r);
+            weft_tensor_release(va);
+            weft_tensor_release(vb);
+        }
+    }
+}
+
+static void test_elemwise_scalar_broadcast_and_negative_stride_inputs(void **state)
+{
+    weft_graph_t *g = *state;
+    int64_t s100[1] = {100}, rev[1] = {-1}, one[1] = {1};
+    double data[100];
+    for (int i = 0; i < 100; i++) data[i] = i;
+    weft_tensor_t *base, *r, *v;
+    assert_int_equal(weft_tensor_from_data(WEFT_FLOAT64, 1, s100, NULL, data, &base), WEFT_OK);
+    assert_int_equal(weft_tensor_view(base, 1, s100, rev, 99, &v), WEFT_OK); /* x[::-1] */
+    weft_var_t *x = fx_var(g, WEFT_FLOAT64, 1, s100), *c = fx_var(g, WEFT_FLOAT64, 1, one), *y;
+    assert_int_equal(weft_mul(g, c, x, &y), WEFT_OK);
+    weft_var_t *vars[2] = {x, c};
+    weft_tensor_t *vals[2] = {v, fx_tensor(WEFT_FLOAT64, 1, one, (double[]){2})};
+    r = fx_eval(g, 2, vars, vals, y);
+    double want[100];
+    for (int i = 0; i < 100; i++) want[i] = 2.0 * (99 - i);
+    fx_expect(r, want, 100, 0);
+    weft_tensor_release(r);
+    weft_tensor_release(vals[1]);
+    weft_tensor_release(v);
+    weft_tensor_release(base);
+}
+
+/* ---- in place ------------------------------------------------------------------------ */
+
+static void test_elemwise_inplace_variant_writes_into_its_input(void **state)
+{
+    weft_graph_t *g = *state;
+    weft_var_t *a = fx_var(g, WEFT_FLOAT64, 2, S23), *b = fx_var(g, WEFT_FLOAT64, 2, S13), *y;
+    assert_int_equal(weft_sub(g, a, b, &y), WEFT_OK);
+    const weft_op_t *op = weft_apply_op(weft_var_owner(y)), *ip;
+    const weft_op_class_t *cls = weft_op_class(op);
+    assert_int_equal(cls->inplace_variant(g, op, 0, &ip), WEFT_OK);
+    const weft_op_alias_t *dm;
+    size_t n;
+    weft_op_destroy_map(ip, &dm, &n);
+    assert_int_equal(n, 1);
+    assert_int_equal(dm[0].output, 0);
+    assert_int_equal(dm[0].input, 0);
+    assert_true(weft_op_is_destructive(ip));
+    assert_false(weft_op_is_destructive(op));
+    char buf[64];
+    weft_op_print(ip, buf, sizeof buf);
+    assert_string_equal(buf, "Sub{inplace=0}");
+    weft_elemwise_kind_t kind;
+    int inplace;
+    assert_true(weft_elemwise_op_info(ip, &kind, &inplace));
+    assert_int_equal(kind, WEFT_ELEMWISE_SUB);
+    assert_int_equal(inplace, 0);
+    weft_var_t *in[2] = {a, b}, *yi;
+    assert_int_equal(weft_op_call(g, ip, 2, in, &yi), WEFT_OK);
+    weft_tensor_t *vals[2] = {fx_tensor(WEFT_FLOAT64, 2, S23, (double[]){1, 2, 3, 4, 5, 6}),
+                              fx_tensor(WEFT_FLOAT64, 2, S13, (double[]){1, 1, 1})};
+    weft_tensor_t *r = fx_eval(g, 2, in, vals, y), *ri;
+    fx_expect(r, (double[]){0, 1, 2, 3, 4, 5}, 6, 0);
+    ri = fx_eval(g, 2, in, vals, yi);
+    fx_expect(ri, (double[]){0, 1, 2, 3, 4, 5}, 6, 0);
+    assert_ptr_equal(ri, vals[0]); /* the input tensor itself */
+    fx_expect(vals[0], (double[]){0, 1, 2, 3, 4, 5}, 6, 0);
+    weft_tensor_release(ri);
+    weft_tensor_release(r);
+    /* input 1 is broadcast (type [1,3] vs output [2,3]): it cannot hold the result */
+    assert_int_equal(cls->inplace_variant(g, op, 1, &ip), WEFT_OK);
+    fx_expect_error(g, weft_op_call(g, ip, 2, in, &yi), WEFT_ETYPE,
+                    "input 1 type float64[1,3] differs from the output type float64[2,3]");
+    assert_int_equal(cls->inplace_variant(g, op, 2, &ip), WEFT_ENOTIMPL);
+    for (int i = 0; i < 2; i++) weft_tensor_release(vals[i]);
+}
+
+static void test_elemwise_every_kind_inplace_matches_out_of_place(void **state)
+{
+    weft_graph_t *g = *state;
+    uint64_t seed = 5;
+    printf("seed=%llu\n", (unsigned long long)seed);
+    for (int k = 0; k < WEFT_ELEMWISE_KIND_COUNT; k++) {
+        size_t ar = weft_elemwise_arity((weft_elemwise_kind_t)k);
+        if (k == WEFT_ELEMWISE_CAST || (k >= WEFT_ELEMWISE_LT && k <= WEFT_ELEMWISE_NE)) continue;
+        weft_var_t *in[3];
+        weft_tensor_t *v1[3], *v2[3];
+        for (size_t i = 0; i < ar; i++) {
+            weft_dtype_t dt = k == WEFT_ELEMWISE_SWITCH && i == 0 ? WEFT_BOOL : WEFT_FLOAT64;
+            in[i] = fx_var(g, dt, 2, S23);
+            v1[i] = fx_random(dt, 2, S23, 0.1, 2.0, 0, &seed);
+            if (dt == WEFT_BOOL) weft_tensor_set(v1[i], (int64_t[]){0, 0}, 0);
+            weft_tensor_clone(v1[i], &v2[i]);
+        }
+        size_t target = k == WEFT_ELEMWISE_SWITCH ? 2 : ar - 1;
+        const weft_op_t *op, *ip;
+        weft_var_t *y, *yi;
+        assert_int_equal(weft_elemwise_op(g, (weft_elemwise_kind_t)k, -1, WEFT_BOOL, &op), WEFT_OK);
+        assert_int_equal(weft_op_class(op)->inplace_variant(g, op, target, &ip), WEFT_OK);
+        assert_int_equal(weft_op_call(g, op, ar, in, &y), WEFT_OK);
+        assert_int_equal(weft_op_call(g, ip, ar, in, &yi), WEFT_OK);
+        weft_tensor_t *r = fx_eval(g, ar, in, v1, y), *ri = fx_eval(g, ar, in, v2, yi);
+        bool eq;
+        assert_int_equal(weft_tensor_allclose(r, ri, 0, 0, &eq), WEFT_OK);
+        assert_true(eq);
+        assert_true(weft_tensor_shares_buffer(ri, v2[target]));
+        weft_tensor_release(r);
+        weft_tensor_release(ri);
+        for (size_t i = 0; i < ar; i++) {
+            weft_tensor_release(v1[i]);
+            weft_tensor_release(v2[i]);
+        }
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+#define T(f) cmocka_unit_test_setup_teardown(f, fx_setup, fx_teardown)
+        T(test_elemwise_add_broadcasts_lower_rank_input),
+        T(test_elemwise_static_shape_inference_follows_broadcast_rules),
+        T(test_elemwise_dtype_rules_and_bad_dtypes),
+        T(test_elemwise_bad_arguments_return_exact_statuses),
+        T(test_elemwise_integer_ops_comparisons_and_switch_exact),
+        T(test_elemwise_mixed_dtypes_are_converted),
+        T(test_elemwise_cast_truncates_and_makes_bool),
+        T(test_elemwise_empty_size_one_and_zero_dim_shapes),
+        T(test_elemwise_maximum_minimum_propagate_nan),
+        T(test_elemwise_runtime_broadcast_needs_static_one),
+        T(test_elemwise_unary_kinds_match_reference_on_strided_random_data),
+        T(test_elemwise_binary_kinds_match_reference_with_broadcasting),
+        T(test_elemwise_scalar_broadcast_and_negative_stride_inputs),
+        T(test_elemwise_inplace_variant_writes_into_its_input),
+        T(test_elemwise_every_kind_inplace_matches_out_of_place),
+#undef T
+    };
+    return cmocka_run_group_tests_name("elemwise", tests, NULL, NULL);
+}

@@ -1,0 +1,420 @@
+/* Tensor runtime: creation, alignment, borrowed/wrapped memory, views and
+ * their lifetime, reshape (view vs copy), conversion, element helpers, the
+ * N-d iterator's collapsing, concurrent reference counting, bad inputs. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "lib/tensor/tensor_int.h"
+#include "weft/tensor.h"
+
+static void check_values(const weft_tensor_t *t, const double *want, size_t n)
+{
+    assert_int_equal(weft_tensor_size(t), n);
+    for (size_t i = 0; i < n; i++) assert_float_equal(weft_tensor_flat_get(t, i), want[i], 0.0);
+}
+
+static void test_tensor_empty_is_aligned_contiguous_with_refcount_one(void **state)
+{
+    (void)state;
+    int64_t shape[3] = {2, 3, 5};
+    weft_tensor_t *t;
+    assert_int_equal(weft_tensor_empty(WEFT_FLOAT32, 3, shape, &t), WEFT_OK);
+    assert_int_equal(weft_tensor_dtype(t), WEFT_FLOAT32);
+    assert_int_equal(weft_tensor_ndim(t), 3);
+    assert_int_equal(weft_tensor_dim(t, 2), 5);
+    assert_int_equal(weft_tensor_stride(t, 0), 15);
+    assert_int_equal(weft_tensor_stride(t, 1), 5);
+    assert_int_equal(weft_tensor_stride(t, 2), 1);
+    assert_int_equal(weft_tensor_size(t), 30);
+    assert_int_equal((uintptr_t)weft_tensor_data(t) % WEFT_TENSOR_ALIGN, 0);
+    assert_true(weft_tensor_is_contiguous(t));
+    assert_int_equal(weft_tensor_refcount(t), 1);
+    assert_int_equal(weft_tensor_buffer_refcount(t), 1);
+    assert_true(weft_tensor_is_exclusive(t));
+    weft_tensor_retain(t);
+    assert_false(weft_tensor_is_exclusive(t));
+    weft_tensor_release(t);
+    weft_tensor_release(t);
+}
+
+static void test_tensor_zeros_full_and_zero_dim(void **state)
+{
+    (void)state;
+    int64_t shape[1] = {4};
+    weft_tensor_t *z, *f, *b, *s;
+    assert_int_equal(weft_tensor_zeros(WEFT_INT64, 1, shape, &z), WEFT_OK);
+    assert_int_equal(weft_tensor_full(WEFT_INT32, 1, shape, -2.7, &f), WEFT_OK);
+    assert_int_equal(weft_tensor_full(WEFT_BOOL, 1, shape, 0.25, &b), WEFT_OK);
+    assert_int_equal(weft_tensor_full(WEFT_FLOAT64, 0, NULL, 3.5, &s), WEFT_OK);
+    check_values(z, (double[]){0, 0, 0, 0}, 4);
+    check_values(f, (double[]){-2, -2, -2, -2}, 4); /* truncation toward zero */
+    check_values(b, (double[]){1, 1, 1, 1}, 4);
+    check_values(s, (double[]){3.5}, 1);
+    assert_int_equal(weft_tensor_ndim(s), 0);
+    weft_tensor_release(z);
+    weft_tensor_release(f);
+    weft_tensor_release(b);
+    weft_tensor_release(s);
+}
+
+static void test_tensor_empty_shape_has_no_elements(void **state)
+{
+    (void)state;
+    int64_t shape[2] = {0, 3};
+    weft_tensor_t *t;
+    assert_int_equal(weft_tensor_zeros(WEFT_FLOAT64, 2, shape, &t), WEFT_OK);
+    assert_int_equal(weft_tensor_size(t), 0);
+    assert_true(weft_tensor_is_contiguous(t));
+    assert_int_equal(weft_tensor_fill(t, 1.0), WEFT_OK);
+    assert_true(isnan(weft_tensor_flat_get(t, 0)));
+    weft_tensor_release(t);
+}
+
+static void test_tensor_from_data_borrows_user_memory(void **state)
+{
+    (void)state;
+    double data[6] = {1, 2, 3, 4, 5, 6};
+    int64_t shape[2] = {3, 2}, strides[2] = {1, 3}; /* the transpose of a 2x3 */
+    weft_tensor_t *t;
+    assert_int_equal(weft_tensor_from_data(WEFT_FLOAT64, 2, shape, strides, data, &t), WEFT_OK);
+    assert_ptr_equal(weft_tensor_data(t), data);
+    assert_false(weft_tensor_is_contiguous(t));
+    check_values(t, (double[]){1, 4, 2, 5, 3, 6}, 6);
+    assert_int_equal(weft_tensor_set(t, (int64_t[]){2, 1}, 60.0), WEFT_OK);
+    assert_float_equal(data[5], 60.0, 0.0);
+    double v;
+    assert_int_equal(weft_tensor_get(t, (int64_t[]){0, 1}, &v), WEFT_OK);
+    assert_float_equal(v, 4.0, 0.0);
+    assert_int_equal(weft_tensor_get(t, (int64_t[]){3, 0}, &v), WEFT_ERANGE);
+    assert_non_null(strstr(weft_tensor_last_error(), "index 3 outside [0, 3)"));
+    weft_tensor_release(t);
+}
+
+static int g_freed;
+static void count_free(void *user, void *data)
+{
+    assert_ptr_equal(user, &g_freed);
+    free(data);
+    g_freed++;
+}
+
+static void test_tensor_wrap_frees_once_after_last_view(void **state)
+{
+    (void)state;
+    g_freed = 0;
+    float *mem = malloc(8 * sizeof *mem);
+    for (int i = 0; i < 8; i++) mem[i] = (float)i;
+    int64_t shape[1] = {8}, vshape[1] = {4}, vstr[1] = {-2};
+    weft_tensor_t *t, *v;
+    assert_int_equal(weft_tensor_wrap(WEFT_FLOAT32, 1, shape, NULL, mem, count_free, &g_freed, &t),
+                     WEFT_OK);
+    /* every other element, backwards from the last: 7 5 3 1 */
+    assert_int_equal(weft_tensor_view(t, 1, vshape, vstr, 7, &v), WEFT_OK);
+    assert_int_equal(weft_tensor_buffer_refcount(t), 2);
+    assert_true(weft_tensor_shares_buffer(t, v));
+    weft_tensor_release(t);
+    assert_int_equal(g_freed, 0);
+    check_values(v, (double[]){7, 5, 3, 1}, 4);
+    weft_tensor_release(v);
+    assert_int_equal(g_freed, 1);
+}
+
+static void test_tensor_wrap_failure_takes_memory(void **state)
+{
+    (void)state;
+    g_freed = 0;
+    int64_t shape[1] = {-1};
+    weft_tensor_t *t;
+    assert_int_equal(weft_tensor_wrap(WEFT_FLOAT32, 1, shape, NULL, malloc(4), count_free,
+                                      &g_freed, &t),
+                     WEFT_EINVAL);
+    assert_int_equal(g_freed, 1);
+    assert_null(t);
+}
+
+static void test_tensor_view_keeps_base_alive_and_checks_bounds(void **state)
+{
+    (void)state;
+    int64_t shape[2] = {3, 4};
+    weft_tensor_t *t, *v, *bad = (weft_tensor_t *)1;
+    assert_int_equal(weft_tensor_empty(WEFT_INT32, 2, shape, &t), WEFT_OK);
+    for (size_t i = 0; i < 12; i++) ((int32_t *)weft_tensor_data(t))[i] = (int32_t)i;
+    int64_t vs[1] = {3}, vst[1] = {4};
+    assert_int_equal(weft_tensor_view(t, 1, vs, vst, 1, &v), WEFT_OK); /* column 1 */
+    weft_tensor_release(t);
+    check_values(v, (double[]){1, 5, 9}, 3);
+    int64_t big[1] = {4};
+    assert_int_equal(weft_tensor_view(v, 1, big, vst, 0, &bad), WEFT_ERANGE);
+    assert_null(bad);
+    assert_non_null(strstr(weft_tensor_last_error(), "outside its base's buffer"));
+    int64_t neg[1] = {-4};
+    assert_int_equal(weft_tensor_view(v, 1, vs, neg, 0, &bad), WEFT_ERANGE);
+    /* walking backwards from the last element of the column stays inside */
+    assert_int_equal(weft_tensor_view(v, 1, vs, neg, 8, &bad), WEFT_OK);
+    check_values(bad, (double[]){9, 5, 1}, 3);
+    weft_tensor_release(bad);
+    weft_tensor_release(v);
+}
+
+static void test_tensor_bad_arguments_return_exact_statuses(void **state)
+{
+    (void)state;
+    int64_t shape[2] = {2, 2}, neg[1] = {-3}, huge[2] = {INT64_MAX / 2, 4};
+    int64_t many[WEFT_MAX_NDIM + 1] = {0};
+    weft_tensor_t *t = (weft_tensor_t *)1;
+    assert_int_equal(weft_tensor_empty(WEFT_FLOAT64, 2, shape, NULL), WEFT_EINVAL);
+    assert_int_equal(weft_tensor_empty((weft_dtype_t)9, 2, shape, &t), WEFT_EINVAL);
+    assert_null(t);
+    assert_non_null(strstr(weft_tensor_last_error(), "invalid dtype 9"));
+    assert_int_equal(weft_tensor_empty(WEFT_FLOAT64, WEFT_MAX_NDIM + 1, many, &t), WEFT_EINVAL);
+    assert_int_equal(weft_tensor_empty(WEFT_FLOAT64, -1, shape, &t), WEFT_EINVAL);
+    assert_int_equal(weft_tensor_empty(WEFT_FLOAT64, 2, NULL, &t), WEFT_EINVAL);
+    assert_int_equal(weft_tensor_empty(WEFT_FLOAT64, 1, neg, &t), WEFT_EINVAL);
+    assert_non_null(strstr(weft_tensor_last_error(), "negative length -3 in dimension 0"));
+    assert_int_equal(weft_tensor_empty(WEFT_FLOAT64, 2, huge, &t), WEFT_EOVERFLOW);
+    assert_int_equal(weft_tensor_from_data(WEFT_FLOAT64, 2, shape, NULL, NULL, &t), WEFT_EINVAL);
+    assert_int_equal(weft_tensor_wrap(WEFT_FLOAT64, 2, shape, NULL, NULL, NULL, NULL, &t),
+                     WEFT_EINVAL);
+    assert_int_equal(weft_tensor_view(NULL, 0, NULL, NULL, 0, &t), WEFT_EINVAL);
+    assert_int_equal(weft_tensor_copy(NULL, NULL), WEFT_EINVAL);
+    assert_int_equal(weft_tensor_fill(NULL, 0), WEFT_EINVAL);
+    assert_int_equal(weft_tensor_clone(NULL, &t), WEFT_EINVAL);
+    assert_int_equal(weft_tensor_reshape(NULL, 1, shape, &t), WEFT_EINVAL);
+    weft_tensor_release(NULL);
+    assert_null(weft_tensor_retain(NULL));
+    assert_int_equal(weft_tensor_size(NULL), 0);
+}
+
+static void test_tensor_reshape_views_when_possible_and_copies_otherwise(void **state)
+{
+    (void)state;
+    double data[6] = {0, 1, 2, 3, 4, 5};
+    int64_t shape[2] = {2, 3}, tstr[2] = {1, 2}, target[2] = {3, -1}, flat[1] = {6};
+    weft_tensor_t *a, *v, *tr, *c;
+    assert_int_equal(weft_tensor_from_data(WEFT_FLOAT64, 2, shape, NULL, data, &a), WEFT_OK);
+    assert_int_equal(weft_tensor_reshape(a, 2, target, &v), WEFT_OK);
+    assert_true(weft_tensor_shares_buffer(a, v));
+    assert_int_equal(weft_tensor_dim(v, 0), 3);
+    assert_int_equal(weft_tensor_dim(v, 1), 2);
+    check_values(v, data, 6);
+    /* a 2x3 view with transposed strides (the transpose of a 3x2): no view possible */
+    int64_t tshape[2] = {2, 3};
+    assert_int_equal(weft_tensor_from_data(WEFT_FLOAT64, 2, tshape, tstr, data, &tr), WEFT_OK);
+    assert_int_equal(weft_tensor_reshape(tr, 1, flat, &c), WEFT_OK);
+    assert_false(weft_tensor_shares_buffer(tr, c));
+    check_values(c, (double[]){0, 2, 4, 1, 3, 5}, 6);
+    weft_tensor_release(c);
+    /* a column slice of a contiguous matrix flattens without a copy only if
+     * contiguous: every other element of a vector reshaped to 3x1 is a view */
+    int64_t s3[1] = {3}, st2[1] = {2}, t31[2] = {3, 1};
+    weft_tensor_t *ev, *r31;
+    assert_int_equal(weft_tensor_view(a, 1, s3, st2, 0, &ev), WEFT_OK);
+    assert_int_equal(weft_tensor_reshape(ev, 2, t31, &r31), WEFT_OK);
+    assert_true(weft_tensor_shares_buffer(a, r31));
+    check_values(r31, (double[]){0, 2, 4}, 3);
+    int64_t bad[1] = {4}, two[2] = {-1, -1};
+    assert_int_equal(weft_tensor_reshape(a, 1, bad, &c), WEFT_ESHAPE);
+    assert_non_null(strstr(weft_tensor_last_error(), "6 elements into a shape of 4"));
+    assert_int_equal(weft_tensor_reshape(a, 2, two, &c), WEFT_EINVAL);
+    int64_t four_m1[2] = {4, -1};
+    assert_int_equal(weft_tensor_reshape(a, 2, four_m1, &c), WEFT_ESHAPE);
+    weft_tensor_release(r31);
+    weft_tensor_release(ev);
+    weft_tensor_release(tr);
+    weft_tensor_release(v);
+    weft_tensor_release(a);
+}
+
+static void test_tensor_copy_as_converts_and_clone_compacts(void **state)
+{
+    (void)state;
+    double data[4] = {-1.75, 0.0, 2.5, 3.0};
+    int64_t shape[1] = {4}, rev[1] = {-1};
+    weft_tensor_t *a, *r, *i32, *b, *cl, *cont;
+    assert_int_equal(weft_tensor_from_data(WEFT_FLOAT64, 1, shape, NULL, data, &a), WEFT_OK);
+    assert_int_equal(weft_tensor_copy_as(a, WEFT_INT32, &i32), WEFT_OK);
+    check_values(i32, (double[]){-1, 0, 2, 3}, 4);
+    assert_int_equal(weft_tensor_copy_as(a, WEFT_BOOL, &b), WEFT_OK);
+    check_values(b, (double[]){1, 0, 1, 1}, 4);
+    assert_int_equal(weft_tensor_view(a, 1, shape, rev, 3, &r), WEFT_OK);
+    assert_int_equal(weft_tensor_clone(r, &cl), WEFT_OK);
+    assert_true(weft_tensor_is_contiguous(cl));
+    check_values(cl, (double[]){3.0, 2.5, 0.0, -1.75}, 4);
+    assert_int_equal(weft_tensor_contiguous(a, &cont), WEFT_OK);
+    assert_ptr_equal(cont, a); /* already contiguous: the same handle, retained */
+    assert_int_equal(weft_tensor_refcount(a), 2);
+    weft_tensor_release(cont);
+    assert_int_equal(weft_tensor_contiguous(r, &cont), WEFT_OK);
+    assert_false(weft_tensor_shares_buffer(cont, r));
+    weft_tensor_release(cont);
+    int64_t s3[1] = {3};
+    weft_tensor_t *small;
+    assert_int_equal(weft_tensor_empty(WEFT_FLOAT64, 1, s3, &small), WEFT_OK);
+    assert_int_equal(weft_tensor_copy(small, a), WEFT_ESHAPE);
+    assert_non_null(strstr(weft_tensor_last_error(), "float64[3] vs source float64[4]"));
+    weft_tensor_release(small);
+    weft_tensor_release(cl);
+    weft_tensor_release(r);
+    weft_tensor_release(b);
+    weft_tensor_release(i32);
+    weft_tensor_release(a);
+}
+
+static void test_tensor_fill_on_strided_view_touches_only_its_elements(void **state)
+{
+    (void)state;
+    int64_t shape[2] = {3, 3}, dshape[1] = {3}, dst[1] = {4};
+    weft_tensor_t *m, *diag;
+    assert_int_equal(weft_tensor_zeros(WEFT_INT64, 2, shape, &m), WEFT_OK);
+    assert_int_equal(weft_tensor_view(m, 1, dshape, dst, 0, &diag), WEFT_OK);
+    assert_int_equal(weft_tensor_fill(diag, 7.0), WEFT_OK);
+    check_values(m, (double[]){7, 0, 0, 0, 7, 0, 0, 0, 7}, 9);
+    weft_tensor_release(diag);
+    weft_tensor_release(m);
+}
+
+static void test_tensor_allclose_compares_values_nan_and_shapes(void **state)
+{
+    (void)state;
+    double a[3] = {1.0, NAN, 3.0}, b[3] = {1.0 + 1e-12, NAN, 3.0};
+    float c[3] = {1.0f, NAN, 3.5f};
+    int64_t s3[1] = {3}, s2[1] = {2};
+    weft_tensor_t *ta, *tb, *tc, *t2;
+    bool eq;
+    weft_tensor_from_data(WEFT_FLOAT64, 1, s3, NULL, a, &ta);
+    weft_tensor_from_data(WEFT_FLOAT64, 1, s3, NULL, b, &tb);
+    weft_tensor_from_data(WEFT_FLOAT32, 1, s3, NULL, c, &tc);
+    weft_tensor_from_data(WEFT_FLOAT64, 1, s2, NULL, a, &t2);
+    assert_int_equal(weft_tensor_allclose(ta, tb, 1e-9, 0, &eq), WEFT_OK);
+    assert_true(eq);
+    assert_int_equal(weft_tensor_allclose(ta, tc, 1e-9, 0, &eq), WEFT_OK);
+    assert_false(eq);
+    assert_int_equal(weft_tensor_allclose(ta, tc, 0, 0.6, &eq), WEFT_OK);
+    assert_true(eq);
+    assert_int_equal(weft_tensor_allclose(ta, t2, 1, 1, &eq), WEFT_OK);
+    assert_false(eq);
+    assert_int_equal(weft_tensor_allclose(ta, NULL, 1, 1, &eq), WEFT_EINVAL);
+    double out[3];
+    assert_int_equal(weft_tensor_to_f64(tc, out), WEFT_OK);
+    assert_float_equal(out[2], 3.5, 0.0);
+    char buf[32];
+    weft_tensor_print_type(tc, buf, sizeof buf);
+    assert_string_equal(buf, "float32[3]");
+    weft_tensor_release(ta);
+    weft_tensor_release(tb);
+    weft_tensor_release(tc);
+    weft_tensor_release(t2);
+}
+
+/* ---- iterator ---------------------------------------------------------------------- */
+
+typedef struct rows {
+    int calls;
+    size_t total;
+    size_t last_n;
+} rows_t;
+
+static void count_rows(size_t n, char *const *p, const int64_t *s, void *arg)
+{
+    (void)p;
+    (void)s;
+    rows_t *r = arg;
+    r->calls++;
+    r->total += n;
+    r->last_n = n;
+}
+
+static rows_t run_rows(int ndim, const int64_t *shape, const int64_t *s0, const int64_t *s1)
+{
+    rows_t r = {0, 0, 0};
+    char buf[8];
+    char *base[2] = {buf, buf};
+    const int64_t *st[2] = {s0, s1};
+    size_t isz[2] = {8, 8};
+    weft__iter_rows(ndim, shape, 2, base, st, isz, count_rows, &r);
+    return r;
+}
+
+static void test_tensor_iter_collapses_contiguous_and_broadcast_axes(void **state)
+{
+    (void)state;
+    int64_t shape[3] = {4, 5, 6}, c[3] = {30, 6, 1}, zero[3] = {0, 0, 0}, tr[3] = {1, 4, 20};
+    rows_t r = run_rows(3, shape, c, c);
+    assert_int_equal(r.calls, 1); /* fully contiguous: one row of 120 */
+    assert_int_equal(r.last_n, 120);
+    r = run_rows(3, shape, c, zero);
+    assert_int_equal(r.calls, 1); /* scalar broadcast: one row */
+    r = run_rows(3, shape, c, tr);
+    assert_int_equal(r.calls, 20); /* transposed input: 4*5 rows of 6 */
+    assert_int_equal(r.total, 120);
+    int64_t bshape[3] = {4, 1, 6}, bst[3] = {0, 0, 1}, cb[3] = {6, 6, 1};
+    r = run_rows(3, bshape, cb, bst); /* a row broadcast down the columns */
+    assert_int_equal(r.calls, 4);
+    assert_int_equal(r.last_n, 6);
+    int64_t empty[2] = {3, 0}, es[2] = {0, 1};
+    r = run_rows(2, empty, es, es);
+    assert_int_equal(r.calls, 0);
+    r = run_rows(0, NULL, NULL, NULL);
+    assert_int_equal(r.calls, 1);
+    assert_int_equal(r.last_n, 1);
+}
+
+/* ---- concurrency --------------------------------------------------------------------- */
+
+static void *hammer(void *arg)
+{
+    weft_tensor_t *t = arg;
+    int64_t s1[1] = {1}, st[1] = {1};
+    for (int i = 0; i < 20000; i++) {
+        weft_tensor_t *v = NULL;
+        weft_tensor_retain(t);
+        weft_tensor_view(t, 1, s1, st, 0, &v);
+        weft_tensor_release(t);
+        weft_tensor_release(v);
+    }
+    weft_tensor_release(t); /* each thread was handed one reference */
+    return NULL;
+}
+
+static void test_tensor_refcounts_are_exact_under_concurrent_retain_release(void **state)
+{
+    (void)state;
+    int64_t shape[1] = {16};
+    weft_tensor_t *t;
+    pthread_t th[2];
+    assert_int_equal(weft_tensor_zeros(WEFT_FLOAT64, 1, shape, &t), WEFT_OK);
+    for (int i = 0; i < 2; i++) pthread_create(&th[i], NULL, hammer, weft_tensor_retain(t));
+    for (int i = 0; i < 2; i++) pthread_join(th[i], NULL);
+    assert_int_equal(weft_tensor_refcount(t), 1);
+    assert_int_equal(weft_tensor_buffer_refcount(t), 1);
+    weft_tensor_release(t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_tensor_empty_is_aligned_contiguous_with_refcount_one),
+        cmocka_unit_test(test_tensor_zeros_full_and_zero_dim),
+        cmocka_unit_test(test_tensor_empty_shape_has_no_elements),
+        cmocka_unit_test(test_tensor_from_data_borrows_user_memory),
+        cmocka_unit_test(test_tensor_wrap_frees_once_after_last_view),
+        cmocka_unit_test(test_tensor_wrap_failure_takes_memory),
+        cmocka_unit_test(test_tensor_view_keeps_base_alive_and_checks_bounds),
+        cmocka_unit_test(test_tensor_bad_arguments_return_exact_statuses),
+        cmocka_unit_test(test_tensor_reshape_views_when_possible_and_copies_otherwise),
+        cmocka_unit_test(test_tensor_copy_as_converts_and_clone_compacts),
+        cmocka_unit_test(test_tensor_fill_on_strided_view_touches_only_its_elements),
+        cmocka_unit_test(test_tensor_allclose_compares_values_nan_and_shapes),
+        cmocka_unit_test(test_tensor_iter_collapses_contiguous_and_broadcast_axes),
+        cmocka_unit_test(test_tensor_refcounts_are_exact_under_concurrent_retain_release),
+    };
+    return cmocka_run_group_tests_name("tensor", tests, NULL, NULL);
+}
