@@ -72,9 +72,11 @@ typedef struct weft_fgraph_options {
  * Ownership: borrows g, inputs, outputs; takes opts->features; returns new,
  * free with weft_fgraph_destroy; *equiv is new, free with
  * weft_clone_map_destroy.
- * Errors: WEFT_EINVAL (NULL args, no outputs, an input with an owner, an input
- * listed twice), WEFT_EFOREIGN, WEFT_EMISSING_INPUT (an undeclared root input,
- * named), WEFT_ETYPE (a null-type variable), WEFT_ENOMEM. */
+ * Errors: WEFT_EINVAL (NULL args, no outputs, an input with an owner or a
+ * constant, an input listed twice), WEFT_EFOREIGN, WEFT_EMISSING_INPUT (an
+ * undeclared root input, named), WEFT_ETYPE (a null-type variable), WEFT_ENOMEM,
+ * or the error of a feature's on_attach. Since no fgraph exists on failure,
+ * the message is on the context: weft_graph_last_error(g). */
 WEFT_API weft_status_t weft_fgraph_create(weft_graph_t *g, size_t n_in,
                                           weft_var_t *const *inputs, size_t n_out,
                                           weft_var_t *const *outputs,
@@ -104,7 +106,9 @@ WEFT_API weft_status_t weft_fgraph_applies(weft_fgraph_t *fg, weft_apply_t *cons
 WEFT_API bool weft_fgraph_contains_var(const weft_fgraph_t *fg, const weft_var_t *v);
 WEFT_API bool weft_fgraph_contains_apply(const weft_fgraph_t *fg, const weft_apply_t *a);
 /* v's clients in the order they were added (Output pseudo-clients included).
- * Borrowed until the next edit. Errors: WEFT_EINVAL, WEFT_ENOTFOUND (v not in
+ * Borrowed until the next edit. A declared input that nothing uses is not in
+ * the variable set (weft_fgraph_contains_var is false) but has an empty client
+ * list here (WEFT_OK, *n = 0). Errors: WEFT_EINVAL, WEFT_ENOTFOUND (v not in
  * the graph). */
 WEFT_API weft_status_t weft_fgraph_clients(const weft_fgraph_t *fg, const weft_var_t *v,
                                            const weft_client_t **clients, size_t *n);

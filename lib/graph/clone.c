@@ -215,7 +215,10 @@ weft_status_t weft_graph_clone_get_equiv(weft_graph_t *g, size_t n_in, weft_var_
     if (s == WEFT_OK) s = check_vars(g, n_out, outputs, "output");
     if (s != WEFT_OK) return s;
     weft_clone_map_t *m = weft__clone_map_new(g);
-    if (!m || !weft__marks_begin(g->alloc, &g->vmarks, g->n_vars)) {
+    /* Old ids are below the current counts: size the map once. */
+    if (!m || !weft__grow(g->alloc, (void **)&m->vmap, &m->nv, g->n_vars, sizeof(*m->vmap)) ||
+        !weft__grow(g->alloc, (void **)&m->amap, &m->na, g->n_applies, sizeof(*m->amap)) ||
+        !weft__marks_begin(g->alloc, &g->vmarks, g->n_vars)) {
         weft_clone_map_destroy(m);
         return weft__graph_err(g, WEFT_ENOMEM, "clone: out of memory");
     }

@@ -89,22 +89,24 @@ static weft_status_t check_io(weft_graph_t *g, size_t n_in, weft_var_t *const *i
         size_t idx = k < n_out ? k : k - n_out;
         if (!v)
             return weft__graph_err(g, WEFT_EINVAL, "weft_fgraph_create: %s %zu is NULL", what, idx);
-        weft__var_describe(v, vb, sizeof(vb));
-        if (v->g != g)
+        bool foreign = v->g != g,
+             owned = k >= n_out && (v->owner || (v->flags & WEFT__VAR_CONSTANT));
+        bool twice = !foreign && k >= n_out && weft__marks_has(&g->vmarks, v->id, seen);
+        if (!foreign && !owned && !twice) {
+            if (k >= n_out) g->vmarks.v[v->id] = seen;
+            continue;
+        }
+        weft__var_describe(v, vb, sizeof(vb)); /* only on the error path: it is slow */
+        if (foreign)
             return weft__graph_err(g, WEFT_EFOREIGN,
                                    "weft_fgraph_create: %s %zu, %s, belongs to "
                                    "another graph context",
                                    what, idx, vb);
-        if (k < n_out) continue;
-        if (v->owner || (v->flags & WEFT__VAR_CONSTANT))
+        if (owned)
             return weft__graph_err(g, WEFT_EINVAL, "weft_fgraph_create: input %zu, %s, %s", idx, vb,
                                    v->owner ? "has an owner" : "is a constant");
-        if (weft__marks_has(&g->vmarks, v->id, seen))
-            return weft__graph_err(g, WEFT_EINVAL,
-                                   "weft_fgraph_create: input %zu, %s, is listed "
-                                   "twice",
-                                   idx, vb);
-        g->vmarks.v[v->id] = seen;
+        return weft__graph_err(g, WEFT_EINVAL, "weft_fgraph_create: input %zu, %s, is listed twice",
+                               idx, vb);
     }
     return WEFT_OK;
 }
@@ -136,7 +138,7 @@ static weft_status_t find_roots(weft_graph_t *g, size_t n_out, weft_var_t *const
     return s == WEFT_OK ? s : weft__graph_err(g, s, "weft_fgraph_create: out of memory");
 }
 
-/* Undeclared roots are an error (unless import_missing); null types always. */
+/* Discovered roots become inputs; a null-type one is an error. */
 static weft_status_t check_roots(weft_graph_t *g, const weft__pvec_t *roots, bool import_missing)
 {
     char vb[512];
@@ -252,9 +254,11 @@ static weft_status_t create_checked(weft_graph_t *g, size_t n_in, weft_var_t *co
 {
     weft_status_t s = check_io(g, n_in, inputs, n_out, outputs);
     if (s != WEFT_OK) return s;
-    /* check_io marked the inputs with the current epoch: they stop the walk. */
-    s = find_roots(g, n_out, outputs, g->vmarks.epoch, roots);
-    if (s == WEFT_OK) s = check_roots(g, roots, o->import_missing || !inputs);
+    /* Discovery only: with declared inputs, undeclared roots and null types
+     * are found by the import plan (before anything is imported), which
+     * saves a full traversal. check_io marked the inputs: they stop the walk. */
+    if (!inputs) s = find_roots(g, n_out, outputs, g->vmarks.epoch, roots);
+    if (s == WEFT_OK) s = check_roots(g, roots, true);
     if (s == WEFT_OK && o->clone) {
         weft_var_t *const *ins = inputs ? inputs : (weft_var_t *const *)roots->p;
         size_t ni = inputs ? n_in : roots->n;

@@ -126,7 +126,7 @@ static weft_status_t replace_one(weft_fgraph_t *fg, weft_var_t *var, weft_var_t 
     weft_client_t local[8];
     weft_client_t *snap = n <= 8 ? local : weft__alloc(fg->alloc, n * sizeof(*snap));
     if (!snap) return weft__fg_err(fg, WEFT_ENOMEM, "replace: out of memory");
-    memcpy(snap, c->items, n * sizeof(*snap));
+    if (n) memcpy(snap, c->items, n * sizeof(*snap));
     for (size_t k = 0; k < n && s == WEFT_OK; k++) {
         weft_apply_t *node = snap[k].node;
         bool live = weft__fg_is_live_slot(fg, node) || weft__fg_has_apply(fg, node);
