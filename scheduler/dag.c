@@ -260,36 +260,32 @@ static uint32_t dag_kahn(const weft_dag_t *dag, uint32_t *deg, uint32_t *queue)
     return tail;
 }
 
-/* Write "cycle: a -> b -> ... -> a" for some cycle among nodes with deg > 0.
+/* Write "cycle of K nodes: x -> y -> ... -> x" for some cycle among the nodes
+ * with deg > 0 (those Kahn could not remove; each has such a predecessor).
  * pick: n scratch entries. */
 static void dag_report_cycle(weft_dag_t *dag, const uint32_t *deg, uint32_t *pick)
 {
     uint32_t start = 0;
     for (uint64_t e = 0; e < dag->ne; e++) {
         uint32_t u = dag->edges[2 * e], v = dag->edges[2 * e + 1];
-        if (deg[u] && deg[v]) pick[v] = u, start = v; /* a predecessor still in a cycle region */
+        if (deg[u] && deg[v]) pick[v] = u, start = v;
     }
-    /* walk predecessors until a node repeats: that node is on a cycle */
+    /* after n steps back along pick we are on a cycle */
     uint32_t v = start;
     for (uint32_t i = 0; i < dag->n; i++) v = pick[v];
-    /* collect the cycle backwards, then print it forwards */
-    uint32_t len = 1, u = pick[v];
-    while (u != v) u = pick[u], len++;
-    size_t pos = (size_t)snprintf(dag->err, sizeof dag->err, "cycle of %u nodes:", len);
-    uint32_t shown = len > 12 ? 12 : len;
-    /* forward order: the successor of pick[x] is x, so print v, then the
-     * node whose pick is v ... : easier to print backwards reversed by
-     * collecting into pick-walk order and emitting in reverse */
-    uint32_t order[12];
-    u = v;
+    uint32_t len = 1;
+    for (uint32_t u = pick[v]; u != v; u = pick[u]) len++;
+    /* pick walks the cycle backwards: fill order[] from its end */
+    uint32_t order[12], shown = len > 12 ? 12 : len, u = v;
     for (uint32_t i = 0; i < shown; i++) order[shown - 1 - i] = u, u = pick[u];
+    size_t pos = (size_t)snprintf(dag->err, sizeof dag->err, "cycle of %u nodes:", len);
     char b[160];
     for (uint32_t i = 0; i < shown && pos < sizeof dag->err; i++)
         pos += (size_t)snprintf(dag->err + pos, sizeof dag->err - pos, "%s %s", i ? " ->" : "",
                                 dag_label(dag, order[i], b, sizeof b));
-    if (pos < sizeof dag->err)
+    if (pos < sizeof dag->err) /* close the cycle (elide the middle of a long one) */
         snprintf(dag->err + pos, sizeof dag->err - pos, "%s -> %s", len > shown ? " -> ..." : "",
-                 dag_label(dag, len > shown ? v : order[0], b, sizeof b));
+                 dag_label(dag, order[0], b, sizeof b));
 }
 
 /* Flag successor entries and append the sources (see dag_int.h). */

@@ -19,6 +19,7 @@
 #include "scheduler/topology_int.h"
 
 #define POOL_DEFAULT_SPIN 256
+#define POOL_OVERSUBSCRIBED_SPIN 16
 #define POOL_INJ_INITIAL 64
 
 static _Thread_local weft__worker_t *tls_worker;
@@ -404,7 +405,11 @@ weft_status_t weft_pool_create(int threads, const weft_pool_options_t *opts, wef
         opts && opts->allocator ? opts->allocator : weft_allocator_default();
     weft_pool_t *pool;
     if ((st = pool_alloc(threads, a, &pool)) != WEFT_OK) return st;
-    pool->spin = opts && opts->spin ? opts->spin : POOL_DEFAULT_SPIN;
+    /* oversubscribed workers spin less: a spinning worker takes a core from
+     * a busy one */
+    pool->spin = opts && opts->spin ? opts->spin
+                 : threads > weft__topology_core_count() ? POOL_OVERSUBSCRIBED_SPIN
+                                                         : POOL_DEFAULT_SPIN;
     int ndeques = 0, sync_ok = 0;
     if ((st = pool_init_sync(pool, &sync_ok)) == WEFT_OK &&
         (st = pool_init_workers(pool, &ndeques)) == WEFT_OK)

@@ -17,14 +17,24 @@ static int topology_open(hwloc_topology_t *topo)
     return 1;
 }
 
-int weft__topology_core_count(void)
+static int topology_cores = 1;
+static pthread_once_t topology_cores_once = PTHREAD_ONCE_INIT;
+
+static void topology_count_cores(void)
 {
     hwloc_topology_t topo;
-    if (!topology_open(&topo)) return 1;
+    if (!topology_open(&topo)) return;
     int n = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
     if (n <= 0) n = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
     hwloc_topology_destroy(topo);
-    return n > 0 ? n : 1;
+    if (n > 0) topology_cores = n;
+}
+
+/* Read once per process (loading a topology takes milliseconds). */
+int weft__topology_core_count(void)
+{
+    pthread_once(&topology_cores_once, topology_count_cores);
+    return topology_cores;
 }
 
 /* The core for worker i. SCATTER walks packages round-robin: worker i goes to

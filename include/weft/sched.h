@@ -45,7 +45,8 @@ typedef enum weft_pin_policy {
 typedef struct weft_pool_options {
     size_t size;                        /* sizeof(weft_pool_options_t) */
     weft_pin_policy_t pin;              /* default WEFT_PIN_COMPACT */
-    unsigned spin;                      /* idle polls before sleeping; 0 = default */
+    unsigned spin;                      /* idle polls before sleeping; 0 = default
+                                           (256, or 16 with more workers than cores) */
     const weft_allocator_t *allocator;  /* NULL = default; must be thread-safe */
 } weft_pool_options_t;
 
@@ -75,7 +76,8 @@ WEFT_API weft_status_t weft_pool_create(int threads, const weft_pool_options_t *
  * Ownership: takes pool on success only.
  * Errors: WEFT_EBUSY (run objects still attached to the pool, or runs or
  * parallel-fors in flight: nothing is freed), WEFT_ESTATE (called from one of
- * the pool's own workers).  Thread: any thread but the pool's workers. */
+ * the pool's own workers).  Thread: any thread but the pool's workers, not
+ * concurrently with other calls that use the pool. */
 WEFT_API weft_status_t weft_pool_destroy(weft_pool_t *pool);
 
 /* Number of workers; 0 for NULL.  Ownership: borrows.  Thread: any. */
