@@ -1,0 +1,49 @@
+/* Internal interface of the OpenBLAS / LAPACKE binding (blas_openblas.c).
+ *
+ * Raw-pointer kernels in row-major (C) order for float32 and float64: the op
+ * files (linalg_*.c) resolve tensors into these arguments, so that only
+ * blas_openblas.c includes cblas.h / lapacke.h. Dimensions are int64_t here;
+ * callers check them with weft__blas_dims_fit first. */
+#ifndef WEFT_OPS_BLAS_INT_H
+#define WEFT_OPS_BLAS_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "weft/linalg.h"
+#include "weft/status.h"
+#include "weft/type.h"
+
+/* True when every one of the n dims fits a BLAS integer (int). */
+bool weft__blas_dims_fit(int n, const int64_t *dims);
+
+/* Prepares OpenBLAS for one node of the given kind: refuses the serial build
+ * (WEFT_ESTATE) and sets the global thread count to the kind's setting when it
+ * differs. Called at the start of every BLAS-backed perform. */
+weft_status_t weft__blas_enter(weft_blas_kind_t kind);
+
+/* C <- alpha*op(A)@op(B) + beta*C; op(A) is m x k, op(B) k x n, C m x n. */
+void weft__blas_gemm(weft_dtype_t dt, bool ta, bool tb, int64_t m, int64_t n, int64_t k,
+                     double alpha, const void *a, int64_t lda, const void *b, int64_t ldb,
+                     double beta, void *c, int64_t ldc);
+/* y <- alpha*op(A)@x + beta*y; A is m x n as stored. */
+void weft__blas_gemv(weft_dtype_t dt, bool ta, int64_t m, int64_t n, double alpha,
+                     const void *a, int64_t lda, const void *x, int64_t incx, double beta,
+                     void *y, int64_t incy);
+/* sum x[i*incx]*y[i*incy], accumulated by BLAS in the dtype (returned as double). */
+double weft__blas_dot(weft_dtype_t dt, int64_t n, const void *x, int64_t incx, const void *y,
+                      int64_t incy);
+/* C <- alpha*A@A^T + beta*C (trans: A^T@A), one triangle of C (lower or upper). */
+void weft__blas_syrk(weft_dtype_t dt, bool lower, bool trans, int64_t n, int64_t k,
+                     double alpha, const void *a, int64_t lda, double beta, void *c,
+                     int64_t ldc);
+/* B <- alpha*op(A)^-1 B (right: B op(A)^-1); B is m x n; A triangular. */
+void weft__blas_trsm(weft_dtype_t dt, bool right, bool lower, bool trans, bool unit,
+                     int64_t m, int64_t n, double alpha, const void *a, int64_t lda, void *b,
+                     int64_t ldb);
+/* In-place Cholesky of the row-major n x n matrix at a (one triangle).
+ * Returns LAPACK's info: 0 on success, k > 0 when the leading minor of order
+ * k is not positive definite, < 0 for an argument error (or a NaN). */
+int weft__lapack_potrf(weft_dtype_t dt, bool lower, int64_t n, void *a, int64_t lda);
+
+#endif /* WEFT_OPS_BLAS_INT_H */

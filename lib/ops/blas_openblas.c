@@ -1,0 +1,169 @@
+/* The OpenBLAS / LAPACKE binding: the only file that includes cblas.h and
+ * lapacke.h. Owns the per-node-kind BLAS thread settings (weft/linalg.h) and
+ * raw row-major kernels for float32/float64 (blas_int.h) that the linalg ops
+ * call after resolving tensor strides into leading dimensions and flags. */
+#include <cblas.h>
+#include <lapacke.h>
+#include <limits.h>
+
+#include "blas_int.h"
+
+#define BLAS_MAX_THREADS 256
+
+/* Written only by weft_blas_set_threads, which the header restricts to times
+ * when no node runs; read by kernels during runs (no concurrent writer). */
+static int blas_kind_threads[WEFT_BLAS_KIND_COUNT] = {1, 1, 1, 1};
+
+bool weft__blas_dims_fit(int n, const int64_t *dims)
+{
+    for (int i = 0; i < n; i++) {
+        if (dims[i] < 0 || dims[i] > INT_MAX) {
+            return false;
+        }
+    }
+    return true;
+}
+
+weft_status_t weft_blas_check(void)
+{
+    /* 0: the serial build, unsafe from several threads (FACTS.md). */
+    return openblas_get_parallel() == 0 ? WEFT_ESTATE : WEFT_OK;
+}
+
+weft_status_t weft_blas_set_threads(weft_blas_kind_t kind, int n_threads, int *previous)
+{
+    if ((unsigned)kind >= WEFT_BLAS_KIND_COUNT || n_threads < 1 ||
+        n_threads > BLAS_MAX_THREADS) {
+        return WEFT_EINVAL;
+    }
+    if (previous) {
+        *previous = blas_kind_threads[kind];
+    }
+    blas_kind_threads[kind] = n_threads;
+    return WEFT_OK;
+}
+
+int weft_blas_get_threads(weft_blas_kind_t kind)
+{
+    return (unsigned)kind < WEFT_BLAS_KIND_COUNT ? blas_kind_threads[kind] : 1;
+}
+
+weft_status_t weft_blas_scope_enter(weft_blas_scope_t *scope, int n_threads)
+{
+    if (!scope || n_threads < 1 || n_threads > BLAS_MAX_THREADS) {
+        return WEFT_EINVAL;
+    }
+    scope->active = false;
+    if (weft_blas_check() != WEFT_OK) {
+        return WEFT_ESTATE;
+    }
+    scope->saved_threads = openblas_get_num_threads();
+    scope->active = true;
+    openblas_set_num_threads(n_threads);
+    return WEFT_OK;
+}
+
+void weft_blas_scope_exit(weft_blas_scope_t *scope)
+{
+    if (!scope || !scope->active) {
+        return;
+    }
+    openblas_set_num_threads(scope->saved_threads);
+    scope->active = false;
+}
+
+weft_status_t weft__blas_enter(weft_blas_kind_t kind)
+{
+    if (weft_blas_check() != WEFT_OK) {
+        return WEFT_ESTATE;
+    }
+    int want = weft_blas_get_threads(kind);
+    /* Only change the global when it differs: with every kind at its default
+     * of 1 this sets it once per process and never again. */
+    if (openblas_get_num_threads() != want) {
+        openblas_set_num_threads(want);
+    }
+    return WEFT_OK;
+}
+
+static enum CBLAS_TRANSPOSE blas_tr(bool t)
+{
+    return t ? CblasTrans : CblasNoTrans;
+}
+
+void weft__blas_gemm(weft_dtype_t dt, bool ta, bool tb, int64_t m, int64_t n, int64_t k,
+                     double alpha, const void *a, int64_t lda, const void *b, int64_t ldb,
+                     double beta, void *c, int64_t ldc)
+{
+    if (dt == WEFT_FLOAT64) {
+        cblas_dgemm(CblasRowMajor, blas_tr(ta), blas_tr(tb), (int)m, (int)n, (int)k, alpha, a,
+                    (int)lda, b, (int)ldb, beta, c, (int)ldc);
+    } else {
+        cblas_sgemm(CblasRowMajor, blas_tr(ta), blas_tr(tb), (int)m, (int)n, (int)k,
+                    (float)alpha, a, (int)lda, b, (int)ldb, (float)beta, c, (int)ldc);
+    }
+}
+
+void weft__blas_gemv(weft_dtype_t dt, bool ta, int64_t m, int64_t n, double alpha,
+                     const void *a, int64_t lda, const void *x, int64_t incx, double beta,
+                     void *y, int64_t incy)
+{
+    if (dt == WEFT_FLOAT64) {
+        cblas_dgemv(CblasRowMajor, blas_tr(ta), (int)m, (int)n, alpha, a, (int)lda, x,
+                    (int)incx, beta, y, (int)incy);
+    } else {
+        cblas_sgemv(CblasRowMajor, blas_tr(ta), (int)m, (int)n, (float)alpha, a, (int)lda, x,
+                    (int)incx, (float)beta, y, (int)incy);
+    }
+}
+
+double weft__blas_dot(weft_dtype_t dt, int64_t n, const void *x, int64_t incx, const void *y,
+                      int64_t incy)
+{
+    if (dt == WEFT_FLOAT64) {
+        return cblas_ddot((int)n, x, (int)incx, y, (int)incy);
+    }
+    return (double)cblas_sdot((int)n, x, (int)incx, y, (int)incy);
+}
+
+void weft__blas_syrk(weft_dtype_t dt, bool lower, bool trans, int64_t n, int64_t k,
+                     double alpha, const void *a, int64_t lda, double beta, void *c,
+                     int64_t ldc)
+{
+    enum CBLAS_UPLO uplo = lower ? CblasLower : CblasUpper;
+    if (dt == WEFT_FLOAT64) {
+        cblas_dsyrk(CblasRowMajor, uplo, blas_tr(trans), (int)n, (int)k, alpha, a, (int)lda,
+                    beta, c, (int)ldc);
+    } else {
+        cblas_ssyrk(CblasRowMajor, uplo, blas_tr(trans), (int)n, (int)k, (float)alpha, a,
+                    (int)lda, (float)beta, c, (int)ldc);
+    }
+}
+
+void weft__blas_trsm(weft_dtype_t dt, bool right, bool lower, bool trans, bool unit,
+                     int64_t m, int64_t n, double alpha, const void *a, int64_t lda, void *b,
+                     int64_t ldb)
+{
+    enum CBLAS_SIDE side = right ? CblasRight : CblasLeft;
+    enum CBLAS_UPLO uplo = lower ? CblasLower : CblasUpper;
+    enum CBLAS_DIAG diag = unit ? CblasUnit : CblasNonUnit;
+    if (dt == WEFT_FLOAT64) {
+        cblas_dtrsm(CblasRowMajor, side, uplo, blas_tr(trans), diag, (int)m, (int)n, alpha, a,
+                    (int)lda, b, (int)ldb);
+    } else {
+        cblas_strsm(CblasRowMajor, side, uplo, blas_tr(trans), diag, (int)m, (int)n,
+                    (float)alpha, a, (int)lda, b, (int)ldb);
+    }
+}
+
+int weft__lapack_potrf(weft_dtype_t dt, bool lower, int64_t n, void *a, int64_t lda)
+{
+    /* A row-major lower triangle is the column-major upper triangle of the
+     * same memory: calling the column-major routine with the other triangle
+     * avoids LAPACKE's row-major transpose copies. */
+    char uplo = lower ? 'U' : 'L';
+    if (dt == WEFT_FLOAT64) {
+        return (int)LAPACKE_dpotrf(LAPACK_COL_MAJOR, uplo, (lapack_int)n, a, (lapack_int)lda);
+    }
+    return (int)LAPACKE_spotrf(LAPACK_COL_MAJOR, uplo, (lapack_int)n, a, (lapack_int)lda);
+}

@@ -1,0 +1,100 @@
+/* Internal interface shared by the linear algebra op files (linalg_*.c):
+ * resolving a strided tensor into a BLAS operand (pointer, leading dimension,
+ * transpose flag) without copying when the strides allow, type checks, and
+ * the graph helpers the grad hooks use. */
+#ifndef WEFT_OPS_LINALG_INT_H
+#define WEFT_OPS_LINALG_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "blas_int.h"
+#include "weft/graph.h"
+#include "weft/kernel.h"
+#include "weft/op.h"
+#include "weft/tensor.h"
+
+/* A logical rows x cols matrix as BLAS sees it: row-major with leading
+ * dimension ld (trans false), or the transpose of a row-major cols x rows
+ * matrix (trans true: the tensor was a transposed view). copy is a contiguous
+ * copy this operand owns (NULL when the tensor's memory is used directly). */
+typedef struct weft__bmat {
+    void *data;
+    int64_t rows, cols, ld;
+    bool trans;
+    weft_tensor_t *copy;
+} weft__bmat_t;
+
+/* Resolves the matrix at data with lengths (rows, cols) and element strides
+ * (s0, s1) into a BLAS layout; false when neither row- nor column-major
+ * (non-unit inner strides, negative or zero strides). */
+bool weft__bmat_layout(void *data, int64_t rows, int64_t cols, int64_t s0, int64_t s1,
+                       weft__bmat_t *m);
+/* Resolves the last two axes of t (batch entry 0 for a 3-D t), copying t to
+ * a contiguous buffer when the layout needs it. Errors: WEFT_ENOMEM. */
+weft_status_t weft__bmat_from(const weft_tensor_t *t, weft__bmat_t *m);
+void weft__bmat_fini(weft__bmat_t *m);
+
+/* A vector operand: pointer and increment; a copy when the stride is not
+ * positive (BLAS reads negative increments from the other end). */
+typedef struct weft__bvec {
+    void *data;
+    int64_t n, inc;
+    weft_tensor_t *copy;
+} weft__bvec_t;
+weft_status_t weft__bvec_from(const weft_tensor_t *t, weft__bvec_t *v);
+void weft__bvec_fini(weft__bvec_t *v);
+
+/* C <- alpha * A@B + beta * C on resolved operands; C may be a transposed
+ * layout (then the transposed product is computed). */
+void weft__bmat_gemm(weft_dtype_t dt, double alpha, const weft__bmat_t *a, const weft__bmat_t *b,
+                     double beta, const weft__bmat_t *c);
+/* y <- alpha * A@x + beta * y. */
+void weft__bmat_gemv(weft_dtype_t dt, double alpha, const weft__bmat_t *a, const weft__bvec_t *x,
+                     double beta, const weft__bvec_t *y);
+
+/* Value of a 0-d (or 1-element) float tensor. */
+double weft__scalar_value(const weft_tensor_t *t);
+
+/* make_node checks: every input a float32/float64 tensor of one dtype, with
+ * ranks[i] dims (-1: any). Sets *dt. WEFT_ETYPE naming the op and input. */
+weft_status_t weft__linalg_check(weft_graph_t *g, const char *opname, size_t n_in,
+                                 weft_var_t *const *inputs, size_t want_in, const int *ranks,
+                                 weft_dtype_t *dt);
+/* Two static lengths (input ia, dim da) and (ib, db) must agree when both are
+ * known. WEFT_ETYPE naming them. */
+weft_status_t weft__linalg_match(weft_graph_t *g, const char *opname, weft_var_t *const *in,
+                                 int ia, int da, int ib, int db);
+/* Creates op (class cls, props) and applies it at file:line. */
+weft_status_t weft__linalg_call(weft_graph_t *g, const weft_op_class_t *cls, const void *props,
+                                size_t n_in, weft_var_t *const *in, const char *file, int line,
+                                weft_var_t **out);
+/* Checks the constructor's arguments (non-NULL, same context); WEFT_EINVAL /
+ * WEFT_EFOREIGN with a message naming the op and call site. */
+weft_status_t weft__linalg_args(weft_graph_t *g, const char *opname, size_t n,
+                                weft_var_t *const *in, const char *file, int line,
+                                weft_var_t **out);
+/* Run-time shape check failure: WEFT_ESHAPE naming the op. */
+weft_status_t weft__linalg_shape_error(weft_kernel_ctx_t *ctx, const char *opname,
+                                       const char *what);
+/* Fails (WEFT_EOVERFLOW) when a length does not fit BLAS's int. */
+weft_status_t weft__linalg_fit(weft_kernel_ctx_t *ctx, const char *opname, int n,
+                               const int64_t *dims);
+/* WEFT_ESTATE on ctx when OpenBLAS is the serial build; else sets its threads. */
+weft_status_t weft__linalg_enter(weft_kernel_ctx_t *ctx, const char *opname,
+                                 weft_blas_kind_t kind);
+
+/* Grad-hook helpers: transpose of the last two axes, outer product of two
+ * vectors, x scaled by the 0-d s, -x, sum of every element of a*b. */
+weft_status_t weft__lg_t(weft_graph_t *g, weft_var_t *x, weft_var_t **out);
+weft_status_t weft__lg_outer(weft_graph_t *g, weft_var_t *a, weft_var_t *b, weft_var_t **out);
+weft_status_t weft__lg_scale(weft_graph_t *g, weft_var_t *s, weft_var_t *x, weft_var_t **out);
+weft_status_t weft__lg_neg(weft_graph_t *g, weft_var_t *x, weft_var_t **out);
+weft_status_t weft__lg_sum_prod(weft_graph_t *g, weft_var_t *a, weft_var_t *b, weft_var_t **out);
+
+/* TriMask{lower, diag_scale}(x): x's lower (or upper) triangle with the
+ * diagonal multiplied by diag_scale, zeros elsewhere (linalg_tri.c). */
+weft_status_t weft__trimask(weft_graph_t *g, weft_var_t *x, bool lower, double diag_scale,
+                            weft_var_t **out);
+
+#endif /* WEFT_OPS_LINALG_INT_H */

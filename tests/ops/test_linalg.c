@@ -1,0 +1,705 @@
+/* Tests of the linear algebra ops (weft/linalg.h): Dot for every rank pair
+ * (with transposed, strided, reversed and empty operands), Gemm/Gemv in
+ * place and copying (the inplace_variant hook, aliasing, b == 0), Cholesky
+ * (including the not-positive-definite error), Trsm for every flag
+ * combination, Syrk; randomized comparison with naive loops; the BLAS
+ * threading API; bad arguments; every gradient through weft_verify_grad. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "ops_check.h"
+
+typedef struct fx {
+    weft_graph_t *g;
+} fx_t;
+
+static int setup(void **state)
+{
+    static fx_t f;
+    assert_int_equal(weft_graph_create(NULL, &f.g), WEFT_OK);
+    *state = &f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fx_t *f = *state;
+    weft_graph_destroy(f->g);
+    return 0;
+}
+
+static weft_var_t *var_like(weft_graph_t *g, const weft_tensor_t *t)
+{
+    return ck_var(g, weft_tensor_dtype(t), weft_tensor_ndim(t), weft_tensor_shape(t));
+}
+
+/* Evaluates dot(x, y) for the values xv, yv. */
+static weft_tensor_t *run_dot(weft_graph_t *g, weft_tensor_t *xv, weft_tensor_t *yv)
+{
+    weft_var_t *in[2] = {var_like(g, xv), var_like(g, yv)}, *z = NULL;
+    weft_tensor_t *vals[2] = {xv, yv}, *r = NULL;
+    assert_int_equal(weft_dot(g, in[0], in[1], &z), WEFT_OK);
+    assert_int_equal(ck_eval(g, 2, in, vals, z, &r), WEFT_OK);
+    return r;
+}
+
+static const int64_t s23[2] = {2, 3}, s32[2] = {3, 2}, s3[1] = {3};
+
+static void test_linalg_dot_all_rank_pairs_exact(void **state)
+{
+    fx_t *f = *state;
+    weft_tensor_t *a = ck_tensor(WEFT_FLOAT64, 2, s23, (double[]){1, 2, 3, 4, 5, 6});
+    weft_tensor_t *b = ck_tensor(WEFT_FLOAT64, 2, s32, (double[]){1, 0, 0, 1, 2, -1});
+    weft_tensor_t *v = ck_tensor(WEFT_FLOAT64, 1, s3, (double[]){1, -1, 2});
+    weft_tensor_t *w = ck_tensor(WEFT_FLOAT64, 1, (int64_t[]){2}, (double[]){3, 1});
+    weft_tensor_t *mm = run_dot(f->g, a, b), *mv = run_dot(f->g, a, v);
+    weft_tensor_t *vm = run_dot(f->g, w, a), *vv = run_dot(f->g, v, v);
+    ck_expect(mm, 2, (int64_t[]){2, 2}, (double[]){7, -1, 16, -1}, 0);
+    ck_expect(mv, 1, (int64_t[]){2}, (double[]){5, 11}, 0);
+    ck_expect(vm, 1, s3, (double[]){7, 11, 15}, 0);
+    ck_expect(vv, 0, NULL, (double[]){6}, 0);
+    weft_tensor_t *ts[] = {a, b, v, w, mm, mv, vm, vv};
+    for (size_t i = 0; i < 8; i++) {
+        weft_tensor_release(ts[i]);
+    }
+}
+
+static void test_linalg_dot_batched_and_float32(void **state)
+{
+    fx_t *f = *state;
+    int64_t sa[3] = {2, 2, 2}, sb[3] = {2, 2, 1};
+    weft_tensor_t *a = ck_tensor(WEFT_FLOAT32, 3, sa, (double[]){1, 2, 3, 4, 0, 1, 1, 0});
+    weft_tensor_t *b = ck_tensor(WEFT_FLOAT32, 3, sb, (double[]){1, 1, 2, 3});
+    weft_tensor_t *r = run_dot(f->g, a, b);
+    assert_int_equal(weft_tensor_dtype(r), WEFT_FLOAT32);
+    ck_expect(r, 3, (int64_t[]){2, 2, 1}, (double[]){3, 7, 3, 2}, 0);
+    weft_tensor_release(a);
+    weft_tensor_release(b);
+    weft_tensor_release(r);
+}
+
+/* Transposed views go to BLAS as flags, a step-2 view is copied, a reversed
+ * vector is copied; all give the same products. */
+static void test_linalg_dot_views_transposed_strided_reversed(void **state)
+{
+    fx_t *f = *state;
+    double buf[12] = {1, 4, 2, 5, 3, 6, 9, 9, 9, 9, 9, 9};
+    double sbuf[12] = {1, 0, 2, 0, 3, 0, 4, 0, 5, 0, 6, 0};
+    weft_tensor_t *tv = NULL, *sv = NULL, *rv = NULL;
+    assert_int_equal(weft_tensor_from_data(WEFT_FLOAT64, 2, s23, (int64_t[]){1, 2}, buf, &tv),
+                     WEFT_OK); /* [[1,2,3],[4,5,6]] stored transposed */
+    assert_int_equal(weft_tensor_from_data(WEFT_FLOAT64, 2, s23, (int64_t[]){6, 2}, sbuf, &sv),
+                     WEFT_OK); /* [[1,2,3],[4,5,6]] with inner stride 2 */
+    double vb[3] = {2, -1, 1};
+    assert_int_equal(weft_tensor_from_data(WEFT_FLOAT64, 1, s3, (int64_t[]){-1}, vb + 2, &rv),
+                     WEFT_OK); /* [1,-1,2] */
+    weft_tensor_t *b = ck_tensor(WEFT_FLOAT64, 2, s32, (double[]){1, 0, 0, 1, 2, -1});
+    weft_tensor_t *r1 = run_dot(f->g, tv, b), *r2 = run_dot(f->g, sv, b);
+    weft_tensor_t *r3 = run_dot(f->g, tv, rv), *r4 = run_dot(f->g, rv, rv);
+    double want[4] = {7, -1, 16, -1};
+    ck_expect(r1, 2, (int64_t[]){2, 2}, want, 0);
+    ck_expect(r2, 2, (int64_t[]){2, 2}, want, 0);
+    ck_expect(r3, 1, (int64_t[]){2}, (double[]){5, 11}, 0);
+    ck_expect(r4, 0, NULL, (double[]){6}, 0);
+    weft_tensor_t *ts[] = {tv, sv, rv, b, r1, r2, r3, r4};
+    for (size_t i = 0; i < 8; i++) {
+        weft_tensor_release(ts[i]);
+    }
+}
+
+static void test_linalg_dot_empty_inner_and_outer(void **state)
+{
+    fx_t *f = *state;
+    weft_tensor_t *a = ck_tensor(WEFT_FLOAT64, 2, (int64_t[]){2, 0}, NULL);
+    weft_tensor_t *b = ck_tensor(WEFT_FLOAT64, 2, (int64_t[]){0, 3}, NULL);
+    weft_tensor_t *e = ck_tensor(WEFT_FLOAT64, 1, (int64_t[]){0}, NULL);
+    weft_tensor_t *c = ck_tensor(WEFT_FLOAT64, 2, s32, NULL);
+    weft_tensor_t *b0 = ck_tensor(WEFT_FLOAT64, 2, (int64_t[]){0, 3}, NULL);
+    weft_tensor_t *r1 = run_dot(f->g, a, b), *r2 = run_dot(f->g, b0, c), *r3 = run_dot(f->g, a, e);
+    weft_tensor_t *r4 = run_dot(f->g, e, e);
+    ck_expect(r1, 2, s23, (double[]){0, 0, 0, 0, 0, 0}, 0);
+    ck_expect(r2, 2, (int64_t[]){0, 2}, NULL, 0);
+    ck_expect(r3, 1, (int64_t[]){2}, (double[]){0, 0}, 0);
+    ck_expect(r4, 0, NULL, (double[]){0}, 0);
+    weft_tensor_t *ts[] = {a, b, e, c, b0, r1, r2, r3, r4};
+    for (size_t i = 0; i < 9; i++) {
+        weft_tensor_release(ts[i]);
+    }
+}
+
+/* Builds gemm(z, a, x, y, b) (or gemv) with scalar constants a, b. */
+static weft_var_t *build_gemx(weft_graph_t *g, bool gemv, bool inplace, weft_var_t *z,
+                              double a, weft_var_t *x, weft_var_t *y, double b)
+{
+    weft_var_t *ca = NULL, *cb = NULL, *out = NULL;
+    weft_dtype_t dt = weft_type_dtype(weft_var_type(z));
+    assert_int_equal(weft_constant_scalar(g, dt, a, &ca), WEFT_OK);
+    assert_int_equal(weft_constant_scalar(g, dt, b, &cb), WEFT_OK);
+    weft_status_t st = gemv ? weft_gemv(g, z, ca, x, y, cb, inplace, &out)
+                            : weft_gemm(g, z, ca, x, y, cb, inplace, &out);
+    assert_int_equal(st, WEFT_OK);
+    return out;
+}
+
+static void test_linalg_gemm_copy_keeps_z_inplace_overwrites(void **state)
+{
+    fx_t *f = *state;
+    int64_t s22[2] = {2, 2};
+    weft_tensor_t *zv = ck_tensor(WEFT_FLOAT64, 2, s22, (double[]){1, 1, 1, 1});
+    weft_tensor_t *xv = ck_tensor(WEFT_FLOAT64, 2, s23, (double[]){1, 2, 3, 4, 5, 6});
+    weft_tensor_t *yv = ck_tensor(WEFT_FLOAT64, 2, s32, (double[]){1, 0, 0, 1, 2, -1});
+    weft_var_t *z = var_like(f->g, zv), *x = var_like(f->g, xv), *y = var_like(f->g, yv);
+    weft_var_t *in[3] = {z, x, y};
+    weft_tensor_t *vals[3] = {zv, xv, yv}, *r = NULL;
+    weft_var_t *copy = build_gemx(f->g, false, false, z, 2.0, x, y, 0.5);
+    assert_int_equal(ck_eval(f->g, 3, in, vals, copy, &r), WEFT_OK);
+    ck_expect(r, 2, s22, (double[]){14.5, -1.5, 32.5, -1.5}, 0);
+    ck_expect(zv, 2, s22, (double[]){1, 1, 1, 1}, 0);
+    assert_false(weft_tensor_shares_buffer(r, zv));
+    weft_tensor_release(r);
+    const weft_op_alias_t *dm = NULL;
+    size_t n = 0;
+    weft_op_destroy_map(weft_apply_op(weft_var_owner(copy)), &dm, &n);
+    assert_int_equal(n, 0);
+    weft_var_t *inp = build_gemx(f->g, false, true, z, 2.0, x, y, 0.5);
+    weft_op_destroy_map(weft_apply_op(weft_var_owner(inp)), &dm, &n);
+    assert_int_equal(n, 1);
+    assert_int_equal(dm[0].output, 0);
+    assert_int_equal(dm[0].input, 0);
+    assert_int_equal(ck_eval(f->g, 3, in, vals, inp, &r), WEFT_OK);
+    assert_true(weft_tensor_shares_buffer(r, zv));
+    ck_expect(zv, 2, s22, (double[]){14.5, -1.5, 32.5, -1.5}, 0);
+    weft_tensor_release(r);
+    weft_tensor_t *ts[] = {zv, xv, yv};
+    for (size_t i = 0; i < 3; i++) {
+        weft_tensor_release(ts[i]);
+    }
+}
+
+static void test_linalg_gemm_inplace_variant_hook(void **state)
+{
+    fx_t *f = *state;
+    int64_t s22[2] = {2, 2};
+    weft_var_t *z = ck_var(f->g, WEFT_FLOAT64, 2, s22), *x = ck_var(f->g, WEFT_FLOAT64, 2, s22);
+    weft_var_t *out = build_gemx(f->g, false, false, z, 1.0, x, x, 1.0);
+    const weft_op_t *op = weft_apply_op(weft_var_owner(out)), *ip = NULL;
+    const weft_op_class_t *cls = weft_op_class(op);
+    assert_int_equal(cls->inplace_variant(f->g, op, 0, &ip), WEFT_OK);
+    assert_true(weft_op_is_destructive(ip));
+    assert_false(weft_op_is_destructive(op));
+    assert_int_equal(cls->inplace_variant(f->g, op, 2, &ip), WEFT_ENOTIMPL);
+    assert_int_equal(cls->inplace_variant(f->g, ip, 0, &ip), WEFT_ENOTIMPL);
+    weft_var_t *yv = ck_var(f->g, WEFT_FLOAT64, 1, (int64_t[]){2});
+    weft_var_t *gv = build_gemx(f->g, true, false, yv, 1.0, x, yv, 1.0);
+    const weft_op_t *gop = weft_apply_op(weft_var_owner(gv)), *gip = NULL;
+    assert_int_equal(weft_op_class(gop)->inplace_variant(f->g, gop, 0, &gip), WEFT_OK);
+    assert_true(weft_op_is_destructive(gip));
+}
+
+/* b == 0 ignores z (NaN does not propagate); a transposed in-place z is
+ * written through its strides; x aliasing z in place is read before written. */
+static void test_linalg_gemm_beta0_transposed_z_and_aliasing(void **state)
+{
+    fx_t *f = *state;
+    int64_t s22[2] = {2, 2};
+    weft_tensor_t *zn = ck_tensor(WEFT_FLOAT64, 2, s22, (double[]){NAN, NAN, NAN, NAN});
+    weft_tensor_t *xv = ck_tensor(WEFT_FLOAT64, 2, s22, (double[]){1, 2, 3, 4});
+    weft_var_t *z = var_like(f->g, zn), *x = var_like(f->g, xv);
+    weft_var_t *in[2] = {z, x};
+    weft_tensor_t *vals[2] = {zn, xv}, *r = NULL;
+    weft_var_t *o1 = build_gemx(f->g, false, false, z, 1.0, x, x, 0.0);
+    assert_int_equal(ck_eval(f->g, 2, in, vals, o1, &r), WEFT_OK);
+    ck_expect(r, 2, s22, (double[]){7, 10, 15, 22}, 0);
+    weft_tensor_release(r);
+    double zb[4] = {1, 2, 3, 4};
+    weft_tensor_t *zt = NULL;
+    assert_int_equal(weft_tensor_from_data(WEFT_FLOAT64, 2, s22, (int64_t[]){1, 2}, zb, &zt),
+                     WEFT_OK); /* z = [[1,3],[2,4]] */
+    weft_var_t *o2 = build_gemx(f->g, false, true, z, 1.0, x, x, 1.0);
+    vals[0] = zt;
+    assert_int_equal(ck_eval(f->g, 2, in, vals, o2, &r), WEFT_OK);
+    ck_expect(r, 2, s22, (double[]){8, 13, 17, 26}, 0);
+    ck_expect(zt, 2, s22, (double[]){8, 13, 17, 26}, 0);
+    weft_tensor_release(r);
+    /* z and x are the same tensor: the in-place node must copy x first. */
+    weft_var_t *o3 = build_gemx(f->g, false, true, z, 1.0, x, x, 1.0);
+    vals[0] = xv;
+    vals[1] = xv;
+    assert_int_equal(ck_eval(f->g, 2, in, vals, o3, &r), WEFT_OK);
+    ck_expect(xv, 2, s22, (double[]){8, 12, 18, 26}, 0);
+    weft_tensor_release(r);
+    weft_tensor_release(zn);
+    weft_tensor_release(zt);
+    weft_tensor_release(xv);
+}
+
+static void test_linalg_gemv_copy_and_inplace_reversed_y(void **state)
+{
+    fx_t *f = *state;
+    weft_tensor_t *Av = ck_tensor(WEFT_FLOAT64, 2, s23, (double[]){1, 2, 3, 4, 5, 6});
+    weft_tensor_t *xv = ck_tensor(WEFT_FLOAT64, 1, s3, (double[]){1, -1, 2});
+    double yb[2] = {20, 10};
+    weft_tensor_t *yv = NULL;
+    assert_int_equal(weft_tensor_from_data(WEFT_FLOAT64, 1, (int64_t[]){2}, (int64_t[]){-1},
+                                           yb + 1, &yv), WEFT_OK); /* y = [10, 20] */
+    weft_var_t *y = var_like(f->g, yv), *A = var_like(f->g, Av), *x = var_like(f->g, xv);
+    weft_var_t *in[3] = {y, A, x};
+    weft_tensor_t *vals[3] = {yv, Av, xv}, *r = NULL;
+    weft_var_t *o1 = build_gemx(f->g, true, false, y, 2.0, A, x, 1.0);
+    assert_int_equal(ck_eval(f->g, 3, in, vals, o1, &r), WEFT_OK);
+    ck_expect(r, 1, (int64_t[]){2}, (double[]){20, 42}, 0);
+    weft_tensor_release(r);
+    weft_var_t *o2 = build_gemx(f->g, true, true, y, 2.0, A, x, 1.0);
+    assert_int_equal(ck_eval(f->g, 3, in, vals, o2, &r), WEFT_OK);
+    ck_expect(yv, 1, (int64_t[]){2}, (double[]){20, 42}, 0);
+    assert_true(yb[1] == 20 && yb[0] == 42);
+    weft_tensor_release(r);
+    weft_tensor_release(Av);
+    weft_tensor_release(xv);
+    weft_tensor_release(yv);
+}
+
+static void test_linalg_cholesky_exact_and_float32(void **state)
+{
+    fx_t *f = *state;
+    int64_t s33[2] = {3, 3};
+    /* A = L L^T with L = [[2,0,0],[1,3,0],[-1,2,1]]; the upper triangle is junk (never read). */
+    double a[9] = {4, 99, 99, 2, 10, 99, -2, 5, 6};
+    double l[9] = {2, 0, 0, 1, 3, 0, -1, 2, 1};
+    for (int dt = WEFT_FLOAT32; dt <= WEFT_FLOAT64; dt++) {
+        weft_tensor_t *av = ck_tensor((weft_dtype_t)dt, 2, s33, a), *r = NULL;
+        weft_var_t *x = var_like(f->g, av), *c = NULL;
+        assert_int_equal(weft_cholesky(f->g, x, &c), WEFT_OK);
+        assert_int_equal(ck_eval(f->g, 1, &x, &av, c, &r), WEFT_OK);
+        ck_expect(r, 2, s33, l, dt == WEFT_FLOAT32 ? 1e-6 : 1e-15);
+        weft_tensor_release(r);
+        weft_tensor_release(av);
+    }
+}
+
+static void test_linalg_cholesky_not_positive_definite_names_node(void **state)
+{
+    fx_t *f = *state;
+    int64_t s22[2] = {2, 2};
+    weft_tensor_t *av = ck_tensor(WEFT_FLOAT64, 2, s22, (double[]){1, 0, 2, 1}), *r = NULL;
+    weft_var_t *x = var_like(f->g, av), *c = NULL;
+    assert_int_equal(weft_cholesky(f->g, x, &c), WEFT_OK);
+    assert_int_equal(weft_eval(f->g, 1, &x, &av, 1, &c, &r), WEFT_ERANGE);
+    assert_null(r);
+    const char *msg = weft_graph_last_error(f->g);
+    assert_non_null(strstr(msg, "not positive definite"));
+    assert_non_null(strstr(msg, "order 2"));
+    assert_non_null(strstr(msg, "Cholesky"));
+    assert_non_null(strstr(msg, "test_linalg.c"));
+    weft_tensor_release(av);
+}
+
+/* Naive solve of op(A) X = B (left) or X op(A) = B (right), reading only the
+ * flagged triangle of A. */
+static void naive_trsm(unsigned fl, int n, int k, const double *a, const double *b, double *x)
+{
+    double m[16];
+    for (int i = 0; i < n; i++) { /* m = op(A) as read */
+        for (int j = 0; j < n; j++) {
+            int r = (fl & WEFT_TRSM_TRANS) ? j : i, c = (fl & WEFT_TRSM_TRANS) ? i : j;
+            bool in_tri = (fl & WEFT_TRSM_UPPER) ? c >= r : c <= r;
+            double v = in_tri ? a[r * n + c] : 0.0;
+            m[i * n + j] = (r == c && (fl & WEFT_TRSM_UNIT)) ? 1.0 : v;
+        }
+    }
+    bool right = fl & WEFT_TRSM_RIGHT;
+    int rows = right ? k : n; /* X is rows x cols */
+    int cols = right ? n : k;
+    /* Gaussian elimination on m (small, well conditioned), solving per column/row. */
+    for (int q = 0; q < (right ? rows : cols); q++) {
+        double rhs[4], sol[4], mm[16];
+        memcpy(mm, m, sizeof mm);
+        for (int i = 0; i < n; i++) {
+            rhs[i] = right ? b[q * n + i] : b[i * k + q];
+        }
+        if (right) { /* x op(A) = b  <=>  op(A)^T x^T = b^T */
+            for (int i = 0; i < n; i++) {
+                for (int j = 0; j < n; j++) {
+                    mm[i * n + j] = m[j * n + i];
+                }
+            }
+        }
+        for (int p = 0; p < n; p++) {
+            for (int i = p + 1; i < n; i++) {
+                double fct = mm[i * n + p] / mm[p * n + p];
+                for (int j = p; j < n; j++) {
+                    mm[i * n + j] -= fct * mm[p * n + j];
+                }
+                rhs[i] -= fct * rhs[p];
+            }
+        }
+        for (int i = n - 1; i >= 0; i--) {
+            double s = rhs[i];
+            for (int j = i + 1; j < n; j++) {
+                s -= mm[i * n + j] * sol[j];
+            }
+            sol[i] = s / mm[i * n + i];
+        }
+        for (int i = 0; i < n; i++) {
+            if (right) {
+                x[q * n + i] = sol[i];
+            } else {
+                x[i * k + q] = sol[i];
+            }
+        }
+    }
+    (void)cols;
+}
+
+static void test_linalg_trsm_every_flag_combination(void **state)
+{
+    fx_t *f = *state;
+    int64_t s33[2] = {3, 3}, s32b[2] = {3, 2}, s23b[2] = {2, 3};
+    double a[9] = {2, 0.5, -1, 1, 3, 0.25, -1, 2, 4};
+    double b[6] = {1, 2, 3, 4, 5, 6};
+    weft_tensor_t *av = ck_tensor(WEFT_FLOAT64, 2, s33, a);
+    for (unsigned fl = 0; fl < 16; fl++) {
+        bool right = fl & WEFT_TRSM_RIGHT;
+        weft_tensor_t *bv = ck_tensor(WEFT_FLOAT64, 2, right ? s23b : s32b, b), *r = NULL;
+        weft_var_t *in[2] = {var_like(f->g, av), var_like(f->g, bv)}, *x = NULL;
+        weft_tensor_t *vals[2] = {av, bv};
+        assert_int_equal(weft_trsm(f->g, in[0], in[1], fl, &x), WEFT_OK);
+        assert_int_equal(ck_eval(f->g, 2, in, vals, x, &r), WEFT_OK);
+        double want[6];
+        naive_trsm(fl, 3, 2, a, b, want);
+        ck_expect(r, 2, right ? s23b : s32b, want, 1e-12);
+        weft_tensor_release(r);
+        weft_tensor_release(bv);
+    }
+    /* A transposed view of a: flags are flipped internally, no copy. */
+    weft_tensor_t *at = NULL, *bv = ck_tensor(WEFT_FLOAT64, 2, s32b, b), *r = NULL;
+    assert_int_equal(weft_tensor_from_data(WEFT_FLOAT64, 2, s33, (int64_t[]){1, 3}, a, &at),
+                     WEFT_OK);
+    weft_var_t *in[2] = {var_like(f->g, at), var_like(f->g, bv)}, *x = NULL;
+    weft_tensor_t *vals[2] = {at, bv};
+    assert_int_equal(weft_trsm(f->g, in[0], in[1], WEFT_TRSM_UPPER, &x), WEFT_OK);
+    assert_int_equal(ck_eval(f->g, 2, in, vals, x, &r), WEFT_OK);
+    double want[6];
+    naive_trsm(WEFT_TRSM_TRANS, 3, 2, a, b, want); /* upper of a^T == (lower of a)^T */
+    ck_expect(r, 2, s32b, want, 1e-12);
+    weft_tensor_t *ts[] = {av, at, bv, r};
+    for (size_t i = 0; i < 4; i++) {
+        weft_tensor_release(ts[i]);
+    }
+}
+
+static void test_linalg_trsm_vector_rhs(void **state)
+{
+    fx_t *f = *state;
+    int64_t s22[2] = {2, 2};
+    weft_tensor_t *av = ck_tensor(WEFT_FLOAT64, 2, s22, (double[]){2, 0, 1, 4});
+    weft_tensor_t *bv = ck_tensor(WEFT_FLOAT64, 1, (int64_t[]){2}, (double[]){4, 10}), *r = NULL;
+    weft_var_t *in[2] = {var_like(f->g, av), var_like(f->g, bv)}, *x = NULL;
+    weft_tensor_t *vals[2] = {av, bv};
+    assert_int_equal(weft_trsm(f->g, in[0], in[1], 0, &x), WEFT_OK);
+    assert_int_equal(ck_eval(f->g, 2, in, vals, x, &r), WEFT_OK);
+    ck_expect(r, 1, (int64_t[]){2}, (double[]){2, 2}, 0);
+    weft_tensor_release(r);
+    weft_tensor_release(av);
+    weft_tensor_release(bv);
+}
+
+static void test_linalg_syrk_both_orientations(void **state)
+{
+    fx_t *f = *state;
+    weft_tensor_t *av = ck_tensor(WEFT_FLOAT64, 2, s23, (double[]){1, 2, 3, 4, 5, 6}), *r = NULL;
+    weft_var_t *a = var_like(f->g, av), *c1 = NULL, *c2 = NULL;
+    assert_int_equal(weft_syrk(f->g, a, false, 2.0, &c1), WEFT_OK);
+    assert_int_equal(weft_syrk(f->g, a, true, 1.0, &c2), WEFT_OK);
+    assert_int_equal(ck_eval(f->g, 1, &a, &av, c1, &r), WEFT_OK);
+    ck_expect(r, 2, (int64_t[]){2, 2}, (double[]){28, 64, 64, 154}, 0);
+    weft_tensor_release(r);
+    assert_int_equal(ck_eval(f->g, 1, &a, &av, c2, &r), WEFT_OK);
+    ck_expect(r, 2, (int64_t[]){3, 3}, (double[]){17, 22, 27, 22, 29, 36, 27, 36, 45}, 0);
+    weft_tensor_release(r);
+    weft_tensor_release(av);
+}
+
+/* Random gemm / dot against a naive triple loop, operands randomly
+ * transposed views, float32 and float64. */
+static void test_linalg_random_gemm_matches_naive_loop(void **state)
+{
+    fx_t *f = *state;
+    uint64_t rs = ck_seed("test_linalg_random_gemm_matches_naive_loop");
+    for (int iter = 0; iter < 60; iter++) {
+        weft_dtype_t dt = (ck_rand(&rs) & 1) ? WEFT_FLOAT64 : WEFT_FLOAT32;
+        int64_t m = 1 + (int64_t)(ck_rand(&rs) % 9), k = 1 + (int64_t)(ck_rand(&rs) % 9);
+        int64_t n = 1 + (int64_t)(ck_rand(&rs) % 9);
+        bool tx = ck_rand(&rs) & 1, ty = ck_rand(&rs) & 1;
+        weft_tensor_t *xb = ck_random(dt, 2, tx ? (int64_t[]){k, m} : (int64_t[]){m, k}, -1, 1,
+                                      ck_rand(&rs));
+        weft_tensor_t *yb = ck_random(dt, 2, ty ? (int64_t[]){n, k} : (int64_t[]){k, n}, -1, 1,
+                                      ck_rand(&rs));
+        weft_tensor_t *zv = ck_random(dt, 2, (int64_t[]){m, n}, -1, 1, ck_rand(&rs));
+        weft_tensor_t *xv = NULL, *yv = NULL, *r = NULL;
+        assert_int_equal(weft_tensor_view(xb, 2, (int64_t[]){m, k},
+                                          tx ? (int64_t[]){1, m} : (int64_t[]){k, 1}, 0, &xv),
+                         WEFT_OK);
+        assert_int_equal(weft_tensor_view(yb, 2, (int64_t[]){k, n},
+                                          ty ? (int64_t[]){1, k} : (int64_t[]){n, 1}, 0, &yv),
+                         WEFT_OK);
+        weft_var_t *in[3] = {var_like(f->g, zv), var_like(f->g, xv), var_like(f->g, yv)};
+        weft_tensor_t *vals[3] = {zv, xv, yv};
+        weft_var_t *o = build_gemx(f->g, false, false, in[0], 1.5, in[1], in[2], -0.5);
+        assert_int_equal(ck_eval(f->g, 3, in, vals, o, &r), WEFT_OK);
+        double want[81];
+        for (int64_t i = 0; i < m; i++) {
+            for (int64_t j = 0; j < n; j++) {
+                double s = 0, xe, ye, ze;
+                for (int64_t p = 0; p < k; p++) {
+                    weft_tensor_get(xv, (int64_t[]){i, p}, &xe);
+                    weft_tensor_get(yv, (int64_t[]){p, j}, &ye);
+                    s += xe * ye;
+                }
+                weft_tensor_get(zv, (int64_t[]){i, j}, &ze);
+                want[i * n + j] = -0.5 * ze + 1.5 * s;
+            }
+        }
+        ck_expect(r, 2, (int64_t[]){m, n}, want, dt == WEFT_FLOAT32 ? 1e-5 : 1e-13);
+        weft_tensor_t *ts[] = {xb, yb, zv, xv, yv, r};
+        for (size_t i = 0; i < 6; i++) {
+            weft_tensor_release(ts[i]);
+        }
+    }
+}
+
+static void test_linalg_blas_threading_api(void **state)
+{
+    (void)state;
+    int prev = 0;
+    assert_int_equal(weft_blas_check(), WEFT_OK); /* the pthread build is linked */
+    assert_int_equal(weft_blas_get_threads(WEFT_BLAS_KIND_LEVEL3), 1);
+    assert_int_equal(weft_blas_set_threads(WEFT_BLAS_KIND_LEVEL3, 2, &prev), WEFT_OK);
+    assert_int_equal(prev, 1);
+    assert_int_equal(weft_blas_get_threads(WEFT_BLAS_KIND_LEVEL3), 2);
+    assert_int_equal(weft_blas_set_threads(WEFT_BLAS_KIND_LEVEL3, 1, NULL), WEFT_OK);
+    assert_int_equal(weft_blas_set_threads(WEFT_BLAS_KIND_LAPACK, 0, NULL), WEFT_EINVAL);
+    assert_int_equal(weft_blas_set_threads(WEFT_BLAS_KIND_LAPACK, 257, NULL), WEFT_EINVAL);
+    assert_int_equal(weft_blas_set_threads((weft_blas_kind_t)7, 1, NULL), WEFT_EINVAL);
+    assert_int_equal(weft_blas_get_threads((weft_blas_kind_t)7), 1);
+    weft_blas_scope_t sc;
+    assert_int_equal(weft_blas_scope_enter(NULL, 1), WEFT_EINVAL);
+    assert_int_equal(weft_blas_scope_enter(&sc, 0), WEFT_EINVAL);
+    assert_int_equal(weft_blas_scope_enter(&sc, 1), WEFT_OK);
+    assert_true(sc.active);
+    weft_blas_scope_exit(&sc);
+    assert_false(sc.active);
+    weft_blas_scope_exit(&sc); /* inactive: no-op */
+    weft_blas_scope_exit(NULL);
+}
+
+static void test_linalg_bad_arguments_are_rejected(void **state)
+{
+    fx_t *f = *state;
+    weft_var_t *a = ck_var(f->g, WEFT_FLOAT64, 2, s23), *b = ck_var(f->g, WEFT_FLOAT64, 2, s23);
+    weft_var_t *a32 = ck_var(f->g, WEFT_FLOAT32, 2, s32), *i = ck_var(f->g, WEFT_INT64, 2, s32);
+    weft_var_t *t3 = ck_var(f->g, WEFT_FLOAT64, 3, (int64_t[]){2, 2, 2}), *out = (weft_var_t *)1;
+    weft_var_t *s0 = NULL;
+    assert_int_equal(weft_constant_scalar(f->g, WEFT_FLOAT64, 1.0, &s0), WEFT_OK);
+    assert_int_equal(weft_dot(f->g, a, b, &out), WEFT_ETYPE);
+    assert_null(out);
+    assert_non_null(strstr(weft_graph_last_error(f->g), "length 3 but input 1 dim 0 has 2"));
+    assert_int_equal(weft_dot(f->g, a, a32, &out), WEFT_ETYPE);
+    assert_non_null(strstr(weft_graph_last_error(f->g), "float32"));
+    assert_int_equal(weft_dot(f->g, i, a, &out), WEFT_ETYPE);
+    assert_int_equal(weft_dot(f->g, a, t3, &out), WEFT_ETYPE);
+    assert_int_equal(weft_dot(f->g, NULL, a, &out), WEFT_EINVAL);
+    assert_int_equal(weft_dot(f->g, a, b, NULL), WEFT_EINVAL);
+    assert_int_equal(weft_gemm(f->g, a, s0, a, b, s0, false, &out), WEFT_ETYPE);
+    assert_int_equal(weft_gemm(f->g, a, a, a, b, s0, false, &out), WEFT_ETYPE);
+    assert_int_equal(weft_gemv(f->g, a, s0, a, b, s0, false, &out), WEFT_ETYPE);
+    assert_int_equal(weft_cholesky(f->g, a, &out), WEFT_ETYPE);
+    assert_non_null(strstr(weft_graph_last_error(f->g), "Cholesky"));
+    assert_int_equal(weft_trsm(f->g, a, b, 0, &out), WEFT_ETYPE);
+    assert_int_equal(weft_trsm(f->g, a, b, 16, &out), WEFT_EINVAL);
+    weft_var_t *sq = ck_var(f->g, WEFT_FLOAT64, 2, (int64_t[]){3, 3});
+    weft_var_t *v = ck_var(f->g, WEFT_FLOAT64, 1, (int64_t[]){3});
+    assert_int_equal(weft_trsm(f->g, sq, v, WEFT_TRSM_RIGHT, &out), WEFT_EINVAL);
+    assert_int_equal(weft_syrk(f->g, v, false, 1.0, &out), WEFT_ETYPE);
+    weft_graph_t *g2 = NULL;
+    assert_int_equal(weft_graph_create(NULL, &g2), WEFT_OK);
+    assert_int_equal(weft_dot(g2, a, a, &out), WEFT_EFOREIGN);
+    weft_graph_destroy(g2);
+    /* Unknown static lengths: the mismatch is found at run time. */
+    weft_var_t *u = ck_var(f->g, WEFT_FLOAT64, 2, (int64_t[]){WEFT_DIM_UNKNOWN, 4}), *d = NULL;
+    weft_var_t *w = ck_var(f->g, WEFT_FLOAT64, 2, (int64_t[]){WEFT_DIM_UNKNOWN, 2});
+    assert_int_equal(weft_dot(f->g, u, w, &d), WEFT_OK);
+    weft_tensor_t *uv = ck_tensor(WEFT_FLOAT64, 2, (int64_t[]){2, 4}, NULL);
+    weft_tensor_t *wv = ck_tensor(WEFT_FLOAT64, 2, (int64_t[]){3, 2}, NULL), *r = NULL;
+    weft_var_t *in[2] = {u, w};
+    weft_tensor_t *vals[2] = {uv, wv};
+    assert_int_equal(weft_eval(f->g, 2, in, vals, 1, &d, &r), WEFT_ESHAPE);
+    assert_non_null(strstr(weft_graph_last_error(f->g), "Dot"));
+    weft_tensor_release(uv);
+    weft_tensor_release(wv);
+}
+
+/* ---- gradients through verify_grad ------------------------------------------- */
+
+typedef enum lcase { L_DOT, L_GEMM, L_GEMV, L_CHOL, L_TRSM, L_SYRK } lcase_t;
+
+typedef struct lfn {
+    lcase_t kind;
+    unsigned flags; /* trsm flags; syrk: trans */
+} lfn_t;
+
+/* Cholesky of the SPD matrix x x^T + n I, so any point is valid. */
+static weft_status_t chol_of_spd(weft_graph_t *g, weft_var_t *x, weft_var_t **out)
+{
+    int64_t n = weft_type_dim(weft_var_type(x), 0);
+    weft_var_t *s = NULL, *spd = NULL, *eye = NULL;
+    double id[16] = {0};
+    for (int64_t i = 0; i < n; i++) {
+        id[i * n + i] = (double)n;
+    }
+    const weft_type_t *t = weft_var_type(x);
+    weft_status_t st = weft_syrk(g, x, false, 1.0, &s);
+    if (st == WEFT_OK) {
+        st = weft_constant_create(g, t, id, (size_t)(n * n) * sizeof(double), &eye);
+    }
+    if (st == WEFT_OK) {
+        st = weft_add(g, s, eye, &spd);
+    }
+    return st == WEFT_OK ? weft_cholesky(g, spd, out) : st;
+}
+
+static weft_status_t linalg_fn(weft_graph_t *g, size_t n, weft_var_t *const *in, void *user,
+                               weft_var_t **out)
+{
+    const lfn_t *c = user;
+    (void)n;
+    switch (c->kind) {
+    case L_DOT: return weft_dot(g, in[0], in[1], out);
+    case L_GEMM: return weft_gemm(g, in[0], in[1], in[2], in[3], in[4], false, out);
+    case L_GEMV: return weft_gemv(g, in[0], in[1], in[2], in[3], in[4], false, out);
+    case L_CHOL: return c->flags ? chol_of_spd(g, in[0], out) : weft_cholesky(g, in[0], out);
+    case L_TRSM: return weft_trsm(g, in[0], in[1], c->flags, out);
+    default: return weft_syrk(g, in[0], c->flags != 0, 0.5, out);
+    }
+}
+
+static void verify_shapes(lfn_t c, size_t n, const int *nd, const int64_t (*shapes)[2],
+                          weft_dtype_t dt, uint64_t seed)
+{
+    weft_tensor_t *pts[5];
+    for (size_t i = 0; i < n; i++) {
+        pts[i] = ck_random(dt, nd[i], shapes[i], 0.5, 1.5, seed + i);
+    }
+    ck_verify(linalg_fn, &c, n, pts);
+    for (size_t i = 0; i < n; i++) {
+        weft_tensor_release(pts[i]);
+    }
+}
+
+static void test_linalg_dot_grads_verify(void **state)
+{
+    (void)state;
+    const int64_t mm[2][2] = {{2, 3}, {3, 4}}, mv[2][2] = {{2, 3}, {3, 0}};
+    const int64_t vm[2][2] = {{3, 0}, {3, 2}}, vv[2][2] = {{4, 0}, {4, 0}};
+    const int64_t bt[2][2] = {{2, 2}, {2, 2}};
+    lfn_t c = {L_DOT, 0};
+    verify_shapes(c, 2, (int[]){2, 2}, mm, WEFT_FLOAT64, 1);
+    verify_shapes(c, 2, (int[]){2, 1}, mv, WEFT_FLOAT64, 2);
+    verify_shapes(c, 2, (int[]){1, 2}, vm, WEFT_FLOAT64, 3);
+    verify_shapes(c, 2, (int[]){1, 1}, vv, WEFT_FLOAT64, 4);
+    verify_shapes(c, 2, (int[]){2, 2}, mm, WEFT_FLOAT32, 5);
+    /* batched: (2,2,2) @ (2,2,2) built from 3-D points */
+    weft_tensor_t *pts[2] = {ck_random(WEFT_FLOAT64, 3, (int64_t[]){2, 2, 3}, -1, 1, 6),
+                             ck_random(WEFT_FLOAT64, 3, (int64_t[]){2, 3, 2}, -1, 1, 7)};
+    (void)bt;
+    ck_verify(linalg_fn, &c, 2, pts);
+    weft_tensor_release(pts[0]);
+    weft_tensor_release(pts[1]);
+}
+
+static void test_linalg_gemm_gemv_grads_verify(void **state)
+{
+    (void)state;
+    const int64_t gm[5][2] = {{2, 4}, {0, 0}, {2, 3}, {3, 4}, {0, 0}};
+    const int64_t gv[5][2] = {{2, 0}, {0, 0}, {2, 3}, {3, 0}, {0, 0}};
+    verify_shapes((lfn_t){L_GEMM, 0}, 5, (int[]){2, 0, 2, 2, 0}, gm, WEFT_FLOAT64, 10);
+    verify_shapes((lfn_t){L_GEMV, 0}, 5, (int[]){1, 0, 2, 1, 0}, gv, WEFT_FLOAT64, 20);
+}
+
+static void test_linalg_cholesky_grad_verify(void **state)
+{
+    (void)state;
+    const int64_t s[1][2] = {{3, 3}};
+    verify_shapes((lfn_t){L_CHOL, 1}, 1, (int[]){2}, s, WEFT_FLOAT64, 30);
+    /* Directly on an SPD point: the upper triangle is not read, its gradient is 0. */
+    weft_tensor_t *a = ck_tensor(WEFT_FLOAT64, 2, (int64_t[]){3, 3},
+                                 (double[]){4, 0.3, -0.2, 2, 10, 0.1, -2, 5, 6});
+    lfn_t c = {L_CHOL, 0};
+    ck_verify(linalg_fn, &c, 1, &a);
+    weft_tensor_release(a);
+}
+
+static void test_linalg_trsm_grads_verify(void **state)
+{
+    (void)state;
+    const int64_t left[2][2] = {{3, 3}, {3, 2}}, right[2][2] = {{3, 3}, {2, 3}};
+    const int64_t vec[2][2] = {{3, 3}, {3, 0}};
+    for (unsigned fl = 0; fl < 16; fl++) {
+        const int64_t(*sh)[2] = (fl & WEFT_TRSM_RIGHT) ? right : left;
+        /* Diagonally dominant points keep the solves well conditioned. */
+        weft_tensor_t *pts[2] = {ck_random(WEFT_FLOAT64, 2, sh[0], -0.3, 0.3, 40 + fl),
+                                 ck_random(WEFT_FLOAT64, 2, sh[1], -1, 1, 60 + fl)};
+        for (int i = 0; i < 3; i++) {
+            weft_tensor_set(pts[0], (int64_t[]){i, i}, 2.0 + i);
+        }
+        lfn_t c = {L_TRSM, fl};
+        ck_verify(linalg_fn, &c, 2, pts);
+        weft_tensor_release(pts[0]);
+        weft_tensor_release(pts[1]);
+    }
+    verify_shapes((lfn_t){L_TRSM, WEFT_TRSM_TRANS}, 2, (int[]){2, 1}, vec, WEFT_FLOAT64, 80);
+}
+
+static void test_linalg_syrk_grads_verify(void **state)
+{
+    (void)state;
+    const int64_t s[1][2] = {{2, 3}};
+    verify_shapes((lfn_t){L_SYRK, 0}, 1, (int[]){2}, s, WEFT_FLOAT64, 90);
+    verify_shapes((lfn_t){L_SYRK, 1}, 1, (int[]){2}, s, WEFT_FLOAT64, 91);
+}
+
+int main(void)
+{
+#define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
+    const struct CMUnitTest tests[] = {
+        T(test_linalg_dot_all_rank_pairs_exact),
+        T(test_linalg_dot_batched_and_float32),
+        T(test_linalg_dot_views_transposed_strided_reversed),
+        T(test_linalg_dot_empty_inner_and_outer),
+        T(test_linalg_gemm_copy_keeps_z_inplace_overwrites),
+        T(test_linalg_gemm_inplace_variant_hook),
+        T(test_linalg_gemm_beta0_transposed_z_and_aliasing),
+        T(test_linalg_gemv_copy_and_inplace_reversed_y),
+        T(test_linalg_cholesky_exact_and_float32),
+        T(test_linalg_cholesky_not_positive_definite_names_node),
+        T(test_linalg_trsm_every_flag_combination),
+        T(test_linalg_trsm_vector_rhs),
+        T(test_linalg_syrk_both_orientations),
+        T(test_linalg_random_gemm_matches_naive_loop),
+        T(test_linalg_blas_threading_api),
+        T(test_linalg_bad_arguments_are_rejected),
+        T(test_linalg_dot_grads_verify),
+        T(test_linalg_gemm_gemv_grads_verify),
+        T(test_linalg_cholesky_grad_verify),
+        T(test_linalg_trsm_grads_verify),
+        T(test_linalg_syrk_grads_verify),
+    };
+#undef T
+    return cmocka_run_group_tests_name("linalg", tests, NULL, NULL);
+}

@@ -1,0 +1,505 @@
+/* Tests of the reductions (weft/reduce.h): exact small cases (axes, keepdims,
+ * dtypes, NaN, empty and length-1 axes, strided / transposed / reversed
+ * views), argument errors, randomized comparison with a naive loop, and every
+ * gradient through weft_verify_grad. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "ops_check.h"
+
+typedef struct fx {
+    weft_graph_t *g;
+} fx_t;
+
+static int setup(void **state)
+{
+    static fx_t f;
+    assert_int_equal(weft_graph_create(NULL, &f.g), WEFT_OK);
+    *state = &f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fx_t *f = *state;
+    weft_graph_destroy(f->g);
+    return 0;
+}
+
+/* Evaluates kind(x; axes, keepdims) for the value xv. */
+static weft_tensor_t *run_reduce(weft_graph_t *g, weft_reduce_kind_t kind, weft_tensor_t *xv,
+                                 size_t n_axes, const int *axes, bool keepdims)
+{
+    weft_var_t *x = ck_var(g, weft_tensor_dtype(xv), weft_tensor_ndim(xv), weft_tensor_shape(xv));
+    weft_var_t *y = NULL;
+    weft_tensor_t *res = NULL;
+    assert_int_equal(weft_reduce_at(g, kind, x, n_axes, axes, keepdims, __FILE__, __LINE__, &y),
+                     WEFT_OK);
+    assert_int_equal(ck_eval(g, 1, &x, &xv, y, &res), WEFT_OK);
+    return res;
+}
+
+static const int64_t s23[2] = {2, 3};
+static const double v23[6] = {1, 2, 3, 4, 5, 6};
+
+static void test_reduce_sum_axis0_axis1_all_exact(void **state)
+{
+    fx_t *f = *state;
+    weft_tensor_t *x = ck_tensor(WEFT_FLOAT64, 2, s23, v23);
+    int a0 = 0, a1 = -1;
+    weft_tensor_t *r0 = run_reduce(f->g, WEFT_REDUCE_SUM, x, 1, &a0, false);
+    weft_tensor_t *r1 = run_reduce(f->g, WEFT_REDUCE_SUM, x, 1, &a1, false);
+    weft_tensor_t *ra = run_reduce(f->g, WEFT_REDUCE_SUM, x, 0, NULL, false);
+    weft_tensor_t *rk = run_reduce(f->g, WEFT_REDUCE_SUM, x, 1, &a1, true);
+    ck_expect(r0, 1, (int64_t[]){3}, (double[]){5, 7, 9}, 0);
+    ck_expect(r1, 1, (int64_t[]){2}, (double[]){6, 15}, 0);
+    ck_expect(ra, 0, NULL, (double[]){21}, 0);
+    ck_expect(rk, 2, (int64_t[]){2, 1}, (double[]){6, 15}, 0);
+    weft_tensor_t *ts[] = {x, r0, r1, ra, rk};
+    for (size_t i = 0; i < 5; i++) {
+        weft_tensor_release(ts[i]);
+    }
+}
+
+static void test_reduce_mean_max_min_prod_exact(void **state)
+{
+    fx_t *f = *state;
+    double v[6] = {3, -1, 7, 0.5, 2, -4};
+    weft_tensor_t *x = ck_tensor(WEFT_FLOAT32, 2, s23, v);
+    int a1 = 1;
+    weft_tensor_t *mean = run_reduce(f->g, WEFT_REDUCE_MEAN, x, 1, &a1, false);
+    weft_tensor_t *mx = run_reduce(f->g, WEFT_REDUCE_MAX, x, 0, NULL, true);
+    weft_tensor_t *mn = run_reduce(f->g, WEFT_REDUCE_MIN, x, 1, &a1, false);
+    weft_tensor_t *pr = run_reduce(f->g, WEFT_REDUCE_PROD, x, 1, &a1, false);
+    assert_int_equal(weft_tensor_dtype(mean), WEFT_FLOAT32);
+    ck_expect(mean, 1, (int64_t[]){2}, (double[]){3, -0.5}, 1e-6);
+    ck_expect(mx, 2, (int64_t[]){1, 1}, (double[]){7}, 0);
+    ck_expect(mn, 1, (int64_t[]){2}, (double[]){-1, -4}, 0);
+    ck_expect(pr, 1, (int64_t[]){2}, (double[]){-21, -4}, 0);
+    weft_tensor_t *ts[] = {x, mean, mx, mn, pr};
+    for (size_t i = 0; i < 5; i++) {
+        weft_tensor_release(ts[i]);
+    }
+}
+
+static void test_reduce_integer_dtypes_upcast(void **state)
+{
+    fx_t *f = *state;
+    weft_tensor_t *x = ck_tensor(WEFT_INT32, 2, s23, (double[]){2000000000, 2000000000, 1, -5, 4, 3});
+    int a1 = 1;
+    weft_tensor_t *s = run_reduce(f->g, WEFT_REDUCE_SUM, x, 1, &a1, false);
+    weft_tensor_t *m = run_reduce(f->g, WEFT_REDUCE_MEAN, x, 1, &a1, false);
+    weft_tensor_t *mx = run_reduce(f->g, WEFT_REDUCE_MAX, x, 1, &a1, false);
+    weft_tensor_t *p = run_reduce(f->g, WEFT_REDUCE_PROD, x, 1, &a1, false);
+    assert_int_equal(weft_tensor_dtype(s), WEFT_INT64);
+    assert_int_equal(weft_tensor_dtype(m), WEFT_FLOAT64);
+    assert_int_equal(weft_tensor_dtype(mx), WEFT_INT32);
+    assert_int_equal(weft_tensor_dtype(p), WEFT_INT64);
+    ck_expect(s, 1, (int64_t[]){2}, (double[]){4000000001.0, 2}, 0);
+    ck_expect(m, 1, (int64_t[]){2}, (double[]){4000000001.0 / 3, 2.0 / 3}, 1e-12);
+    ck_expect(mx, 1, (int64_t[]){2}, (double[]){2000000000, 4}, 0);
+    ck_expect(p, 1, (int64_t[]){2}, (double[]){4e18, -60}, 0);
+    weft_tensor_t *ts[] = {x, s, m, mx, p};
+    for (size_t i = 0; i < 5; i++) {
+        weft_tensor_release(ts[i]);
+    }
+}
+
+static void test_reduce_max_min_propagate_nan(void **state)
+{
+    fx_t *f = *state;
+    weft_tensor_t *x = ck_tensor(WEFT_FLOAT64, 2, s23, (double[]){1, NAN, 3, 4, 5, 6});
+    int a1 = 1;
+    weft_tensor_t *mx = run_reduce(f->g, WEFT_REDUCE_MAX, x, 1, &a1, false);
+    weft_tensor_t *mn = run_reduce(f->g, WEFT_REDUCE_MIN, x, 1, &a1, false);
+    ck_expect(mx, 1, (int64_t[]){2}, (double[]){NAN, 6}, 0);
+    ck_expect(mn, 1, (int64_t[]){2}, (double[]){NAN, 4}, 0);
+    weft_tensor_release(x);
+    weft_tensor_release(mx);
+    weft_tensor_release(mn);
+}
+
+/* A (2,3) transposed view of a (3,2) buffer, a reversed view, a step-2 view. */
+static void test_reduce_strided_transposed_reversed_views(void **state)
+{
+    fx_t *f = *state;
+    double buf[12] = {1, 4, 2, 5, 3, 6, 10, 20, 30, 40, 50, 60};
+    weft_tensor_t *tv = NULL, *rv = NULL, *sv = NULL;
+    assert_int_equal(weft_tensor_from_data(WEFT_FLOAT64, 2, s23, (int64_t[]){1, 2}, buf, &tv),
+                     WEFT_OK); /* == [[1,2,3],[4,5,6]] */
+    assert_int_equal(weft_tensor_from_data(WEFT_FLOAT64, 1, (int64_t[]){6},
+                                           (int64_t[]){-1}, buf + 11, &rv), WEFT_OK);
+    assert_int_equal(weft_tensor_from_data(WEFT_FLOAT64, 2, (int64_t[]){2, 3},
+                                           (int64_t[]){6, 2}, buf, &sv), WEFT_OK);
+    int a0 = 0, a1 = 1;
+    weft_tensor_t *r1 = run_reduce(f->g, WEFT_REDUCE_SUM, tv, 1, &a0, false);
+    weft_tensor_t *r2 = run_reduce(f->g, WEFT_REDUCE_PROD, tv, 1, &a1, false);
+    weft_tensor_t *r3 = run_reduce(f->g, WEFT_REDUCE_MAX, rv, 0, NULL, false);
+    weft_tensor_t *r4 = run_reduce(f->g, WEFT_REDUCE_SUM, sv, 1, &a1, false);
+    weft_tensor_t *r5 = NULL;
+    weft_var_t *x = ck_var(f->g, WEFT_FLOAT64, 1, (int64_t[]){6}), *am = NULL;
+    assert_int_equal(weft_argmax(f->g, x, 0, false, &am), WEFT_OK);
+    assert_int_equal(ck_eval(f->g, 1, &x, &rv, am, &r5), WEFT_OK);
+    ck_expect(r1, 1, (int64_t[]){3}, (double[]){5, 7, 9}, 0);
+    ck_expect(r2, 1, (int64_t[]){2}, (double[]){6, 120}, 0);
+    ck_expect(r3, 0, NULL, (double[]){60}, 0);
+    ck_expect(r4, 1, (int64_t[]){2}, (double[]){1 + 2 + 3, 10 + 30 + 50}, 0);
+    ck_expect(r5, 0, NULL, (double[]){0}, 0); /* reversed: 60 comes first */
+    weft_tensor_t *ts[] = {tv, rv, sv, r1, r2, r3, r4, r5};
+    for (size_t i = 0; i < 8; i++) {
+        weft_tensor_release(ts[i]);
+    }
+}
+
+static void test_reduce_empty_and_length1_axes(void **state)
+{
+    fx_t *f = *state;
+    int64_t s03[2] = {0, 3}, s13[2] = {1, 3};
+    weft_tensor_t *e = ck_tensor(WEFT_FLOAT64, 2, s03, NULL);
+    weft_tensor_t *one = ck_tensor(WEFT_FLOAT64, 2, s13, (double[]){4, 5, 6});
+    int a0 = 0, a1 = 1;
+    weft_tensor_t *s = run_reduce(f->g, WEFT_REDUCE_SUM, e, 1, &a0, false);
+    weft_tensor_t *p = run_reduce(f->g, WEFT_REDUCE_PROD, e, 1, &a0, false);
+    weft_tensor_t *m = run_reduce(f->g, WEFT_REDUCE_MEAN, e, 1, &a0, false);
+    weft_tensor_t *mx1 = run_reduce(f->g, WEFT_REDUCE_MAX, e, 1, &a1, false); /* no groups */
+    weft_tensor_t *o = run_reduce(f->g, WEFT_REDUCE_SUM, one, 1, &a0, true);
+    ck_expect(s, 1, (int64_t[]){3}, (double[]){0, 0, 0}, 0);
+    ck_expect(p, 1, (int64_t[]){3}, (double[]){1, 1, 1}, 0);
+    ck_expect(m, 1, (int64_t[]){3}, (double[]){NAN, NAN, NAN}, 0);
+    ck_expect(mx1, 1, (int64_t[]){0}, NULL, 0);
+    ck_expect(o, 2, (int64_t[]){1, 3}, (double[]){4, 5, 6}, 0);
+    /* Max over an empty axis has no identity: the node fails. */
+    weft_var_t *x = ck_var(f->g, WEFT_FLOAT64, 2, s03), *y = NULL;
+    weft_tensor_t *res = NULL;
+    assert_int_equal(weft_max(f->g, x, 1, &a0, false, &y), WEFT_OK);
+    assert_int_equal(weft_eval(f->g, 1, &x, &e, 1, &y, &res), WEFT_ESHAPE);
+    assert_null(res);
+    assert_non_null(strstr(weft_graph_last_error(f->g), "zero-size reduction"));
+    assert_non_null(strstr(weft_graph_last_error(f->g), "Max"));
+    weft_tensor_t *ts[] = {e, one, s, p, m, mx1, o};
+    for (size_t i = 0; i < 7; i++) {
+        weft_tensor_release(ts[i]);
+    }
+}
+
+static void test_reduce_argmax_axis_flat_ties_first(void **state)
+{
+    fx_t *f = *state;
+    weft_tensor_t *xv = ck_tensor(WEFT_FLOAT64, 2, s23, (double[]){5, 9, 9, 7, 1, 7});
+    weft_var_t *x = ck_var(f->g, WEFT_FLOAT64, 2, s23), *a = NULL, *b = NULL, *c = NULL;
+    assert_int_equal(weft_argmax(f->g, x, 1, false, &a), WEFT_OK);
+    assert_int_equal(weft_argmax(f->g, x, 0, true, &b), WEFT_OK);
+    assert_int_equal(weft_argmax(f->g, x, WEFT_ARGMAX_FLAT, false, &c), WEFT_OK);
+    assert_int_equal(weft_type_dtype(weft_var_type(a)), WEFT_INT64);
+    weft_var_t *outs[3] = {a, b, c};
+    weft_tensor_t *r[3] = {NULL, NULL, NULL};
+    assert_int_equal(weft_eval(f->g, 1, &x, &xv, 3, outs, r), WEFT_OK);
+    ck_expect(r[0], 1, (int64_t[]){2}, (double[]){1, 0}, 0);
+    ck_expect(r[1], 2, (int64_t[]){1, 3}, (double[]){1, 0, 0}, 0);
+    ck_expect(r[2], 0, NULL, (double[]){1}, 0);
+    for (int i = 0; i < 3; i++) {
+        weft_tensor_release(r[i]);
+    }
+    weft_tensor_release(xv);
+}
+
+static void test_reduce_static_shape_inference(void **state)
+{
+    fx_t *f = *state;
+    int64_t shape[3] = {4, WEFT_DIM_UNKNOWN, 5};
+    weft_var_t *x = ck_var(f->g, WEFT_FLOAT64, 3, shape), *y = NULL, *z = NULL;
+    int axes[2] = {0, 2};
+    assert_int_equal(weft_sum(f->g, x, 2, axes, false, &y), WEFT_OK);
+    assert_int_equal(weft_prod(f->g, x, 2, axes, true, &z), WEFT_OK);
+    char b[64];
+    weft_type_print(weft_var_type(y), b, sizeof b);
+    assert_string_equal(b, "float64[?]");
+    weft_type_print(weft_var_type(z), b, sizeof b);
+    assert_string_equal(b, "float64[1,?,1]");
+    char p[96];
+    weft_apply_print(weft_var_owner(z), p, sizeof p);
+    assert_non_null(strstr(p, "Prod{axes=(0,2), keepdims=1}"));
+}
+
+static void test_reduce_bad_arguments_are_rejected(void **state)
+{
+    fx_t *f = *state;
+    weft_var_t *x = ck_var(f->g, WEFT_FLOAT64, 2, s23), *y = (weft_var_t *)1;
+    weft_var_t *bx = ck_var(f->g, WEFT_BOOL, 1, (int64_t[]){3});
+    int bad[1] = {2}, rep[2] = {1, -1}, neg[1] = {-3};
+    assert_int_equal(weft_sum(f->g, x, 1, bad, false, &y), WEFT_EINVAL);
+    assert_null(y);
+    assert_non_null(strstr(weft_graph_last_error(f->g), "axis 2 out of range"));
+    assert_non_null(strstr(weft_graph_last_error(f->g), "test_reduce.c"));
+    assert_int_equal(weft_mean(f->g, x, 2, rep, false, &y), WEFT_EINVAL);
+    assert_non_null(strstr(weft_graph_last_error(f->g), "repeated"));
+    assert_int_equal(weft_max(f->g, x, 1, neg, false, &y), WEFT_EINVAL);
+    assert_int_equal(weft_min(f->g, x, 1, NULL, false, &y), WEFT_EINVAL);
+    assert_int_equal(weft_sum(f->g, bx, 0, NULL, false, &y), WEFT_ETYPE);
+    assert_non_null(strstr(weft_graph_last_error(f->g), "bool"));
+    assert_int_equal(weft_sum(f->g, NULL, 0, NULL, false, &y), WEFT_EINVAL);
+    assert_int_equal(weft_sum(f->g, x, 0, NULL, false, NULL), WEFT_EINVAL);
+    assert_int_equal(weft_sum(NULL, x, 0, NULL, false, &y), WEFT_EINVAL);
+    assert_int_equal(weft_reduce_at(f->g, (weft_reduce_kind_t)9, x, 0, NULL, false, "f.c", 1, &y),
+                     WEFT_EINVAL);
+    assert_int_equal(weft_argmax(f->g, x, 2, false, &y), WEFT_EINVAL);
+    assert_int_equal(weft_argmax(f->g, bx, 0, false, &y), WEFT_ETYPE);
+    weft_graph_t *g2 = NULL;
+    assert_int_equal(weft_graph_create(NULL, &g2), WEFT_OK);
+    assert_int_equal(weft_sum(g2, x, 0, NULL, false, &y), WEFT_EFOREIGN);
+    weft_graph_destroy(g2);
+}
+
+/* ---- randomized comparison with a naive loop ---------------------------------- */
+
+static double naive_init(weft_reduce_kind_t k)
+{
+    return k == WEFT_REDUCE_PROD ? 1.0 : k == WEFT_REDUCE_MAX ? -INFINITY
+                                       : k == WEFT_REDUCE_MIN ? INFINITY : 0.0;
+}
+
+/* The reference: folds every element by multi-index into its output slot. */
+static void naive_reduce(weft_reduce_kind_t k, const weft_tensor_t *x, uint32_t mask,
+                         double *out, size_t n_out)
+{
+    int nd = weft_tensor_ndim(x);
+    int64_t idx[WEFT_MAX_NDIM] = {0};
+    size_t cnt = 0;
+    for (size_t i = 0; i < n_out; i++) {
+        out[i] = naive_init(k);
+    }
+    for (size_t e = 0; e < weft_tensor_size(x); e++) {
+        size_t o = 0;
+        for (int d = 0; d < nd; d++) {
+            if (!(mask & (1u << d))) {
+                o = o * (size_t)weft_tensor_dim(x, d) + (size_t)idx[d];
+            }
+        }
+        double v;
+        weft_tensor_get(x, idx, &v);
+        out[o] = k == WEFT_REDUCE_PROD ? out[o] * v : k == WEFT_REDUCE_MAX ? fmax(out[o], v)
+               : k == WEFT_REDUCE_MIN ? fmin(out[o], v) : out[o] + v;
+        for (int d = nd - 1; d >= 0; d--) {
+            if (++idx[d] < weft_tensor_dim(x, d)) {
+                break;
+            }
+            idx[d] = 0;
+        }
+    }
+    cnt = n_out ? weft_tensor_size(x) / n_out : 0;
+    for (size_t i = 0; k == WEFT_REDUCE_MEAN && i < n_out; i++) {
+        out[i] /= (double)cnt;
+    }
+}
+
+/* A random 1-4-d float64 view: a permutation of a contiguous base's axes,
+ * sometimes with a step of 2 on one axis. */
+static weft_tensor_t *random_view(uint64_t *rs, weft_tensor_t **base_out)
+{
+    int nd = 1 + (int)(ck_rand(rs) % 4);
+    int64_t shape[4], bshape[4], perm[4], strides[4], bstr[4];
+    int step_axis = (int)(ck_rand(rs) % 6); /* >= nd: none */
+    for (int d = 0; d < nd; d++) {
+        shape[d] = 1 + (int64_t)(ck_rand(rs) % 5);
+        perm[d] = d;
+    }
+    for (int d = nd - 1; d > 0; d--) {
+        int j = (int)(ck_rand(rs) % (uint64_t)(d + 1));
+        int64_t t = perm[d];
+        perm[d] = perm[j];
+        perm[j] = t;
+    }
+    for (int d = 0; d < nd; d++) { /* base axis perm[d] holds view axis d */
+        bshape[perm[d]] = shape[d] * (d == step_axis ? 2 : 1);
+    }
+    weft_tensor_t *base = ck_random(WEFT_FLOAT64, nd, bshape, -2, 2, ck_rand(rs));
+    int64_t s = 1;
+    for (int d = nd - 1; d >= 0; d--) {
+        bstr[d] = s;
+        s *= bshape[d];
+    }
+    for (int d = 0; d < nd; d++) {
+        strides[d] = bstr[perm[d]] * (d == step_axis ? 2 : 1);
+    }
+    weft_tensor_t *v = NULL;
+    assert_int_equal(weft_tensor_view(base, nd, shape, strides, 0, &v), WEFT_OK);
+    *base_out = base;
+    return v;
+}
+
+static void test_reduce_random_views_match_naive_loop(void **state)
+{
+    fx_t *f = *state;
+    uint64_t rs = ck_seed("test_reduce_random_views_match_naive_loop");
+    for (int iter = 0; iter < 150; iter++) {
+        weft_tensor_t *base = NULL, *x = random_view(&rs, &base);
+        int nd = weft_tensor_ndim(x), axes[4], n_axes = 0;
+        uint32_t mask = (uint32_t)(ck_rand(&rs) % (1u << nd));
+        for (int d = 0; d < nd; d++) {
+            if (mask & (1u << d)) {
+                axes[n_axes++] = d;
+            }
+        }
+        weft_reduce_kind_t k = (weft_reduce_kind_t)(ck_rand(&rs) % WEFT_REDUCE_KIND_COUNT);
+        bool keep = ck_rand(&rs) & 1;
+        weft_tensor_t *r = run_reduce(f->g, k, x, (size_t)n_axes, axes, keep);
+        double want[1024];
+        size_t n_out = weft_tensor_size(r);
+        naive_reduce(k, x, mask, want, n_out);
+        for (size_t i = 0; i < n_out; i++) {
+            double got = weft_tensor_flat_get(r, i);
+            if (fabs(got - want[i]) > 1e-12 * (1 + fabs(want[i]))) {
+                print_error("iter %d kind %d mask %u: element %zu got %.17g want %.17g\n", iter,
+                            (int)k, mask, i, got, want[i]);
+                fail();
+            }
+        }
+        weft_tensor_release(r);
+        weft_tensor_release(x);
+        weft_tensor_release(base);
+    }
+}
+
+/* ---- gradients through verify_grad ------------------------------------------------ */
+
+typedef struct rcase {
+    weft_reduce_kind_t kind;
+    size_t n_axes;
+    const int *axes;
+    bool keepdims;
+} rcase_t;
+
+static weft_status_t reduce_fn(weft_graph_t *g, size_t n, weft_var_t *const *in, void *user,
+                               weft_var_t **out)
+{
+    const rcase_t *c = user;
+    (void)n;
+    return weft_reduce_at(g, c->kind, in[0], c->n_axes, c->axes, c->keepdims, __FILE__, __LINE__,
+                          out);
+}
+
+static void test_reduce_grads_verify_every_kind(void **state)
+{
+    (void)state;
+    static const int a0[1] = {0}, a1[1] = {1}, a02[2] = {0, 2}, a2[1] = {-1};
+    const rcase_t cases[] = {
+        {WEFT_REDUCE_SUM, 1, a0, false}, {WEFT_REDUCE_SUM, 0, NULL, false},
+        {WEFT_REDUCE_SUM, 2, a02, true}, {WEFT_REDUCE_MEAN, 1, a1, false},
+        {WEFT_REDUCE_MEAN, 0, NULL, true}, {WEFT_REDUCE_MAX, 1, a2, false},
+        {WEFT_REDUCE_MAX, 0, NULL, false}, {WEFT_REDUCE_MIN, 2, a02, false},
+        {WEFT_REDUCE_PROD, 1, a1, false}, {WEFT_REDUCE_PROD, 2, a02, true},
+    };
+    int64_t shape[3] = {2, 3, 4};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        weft_tensor_t *x = ck_random(WEFT_FLOAT64, 3, shape, 0.5, 2.0, 100 + i);
+        ck_verify(reduce_fn, (void *)&cases[i], 1, &x);
+        weft_tensor_release(x);
+    }
+}
+
+static void test_reduce_grad_float32_point(void **state)
+{
+    (void)state;
+    static const int a1[1] = {1};
+    const rcase_t c = {WEFT_REDUCE_MEAN, 1, a1, false};
+    weft_tensor_t *x = ck_random(WEFT_FLOAT32, 2, s23, -1, 1, 7);
+    ck_verify(reduce_fn, (void *)&c, 1, &x);
+    weft_tensor_release(x);
+}
+
+/* Prod's gradient at points with one and with two zeros in a group. */
+static void test_reduce_prod_grad_exact_with_zeros(void **state)
+{
+    fx_t *f = *state;
+    weft_var_t *x = ck_var(f->g, WEFT_FLOAT64, 2, s23), *p = NULL, *c = NULL, *gx = NULL;
+    int a1 = 1;
+    assert_int_equal(weft_prod(f->g, x, 1, &a1, false, &p), WEFT_OK);
+    assert_int_equal(weft_sum(f->g, p, 0, NULL, false, &c), WEFT_OK);
+    assert_int_equal(weft_grad(f->g, c, 1, &x, NULL, &gx), WEFT_OK);
+    weft_tensor_t *xv = ck_tensor(WEFT_FLOAT64, 2, s23, (double[]){2, 0, 5, 0, 3, 0});
+    weft_tensor_t *r = NULL;
+    assert_int_equal(ck_eval(f->g, 1, &x, &xv, gx, &r), WEFT_OK);
+    ck_expect(r, 2, s23, (double[]){0, 10, 0, 0, 0, 0}, 0);
+    weft_tensor_release(r);
+    weft_tensor_release(xv);
+    const rcase_t rc = {WEFT_REDUCE_PROD, 1, &a1, false};
+    weft_tensor_t *z1 = ck_tensor(WEFT_FLOAT64, 2, s23, (double[]){2, 0, 5, 1.5, 0, 0});
+    ck_verify(reduce_fn, (void *)&rc, 1, &z1);
+    weft_tensor_release(z1);
+}
+
+/* Max sends the gradient to the first maximum only. */
+static void test_reduce_max_grad_goes_to_first_argmax(void **state)
+{
+    fx_t *f = *state;
+    weft_var_t *x = ck_var(f->g, WEFT_FLOAT64, 2, s23), *m = NULL, *c = NULL, *gx = NULL;
+    int a1 = 1;
+    assert_int_equal(weft_max(f->g, x, 1, &a1, false, &m), WEFT_OK);
+    assert_int_equal(weft_sum(f->g, m, 0, NULL, false, &c), WEFT_OK);
+    assert_int_equal(weft_grad(f->g, c, 1, &x, NULL, &gx), WEFT_OK);
+    weft_tensor_t *xv = ck_tensor(WEFT_FLOAT64, 2, s23, (double[]){1, 7, 7, 9, 2, 3});
+    weft_tensor_t *r = NULL;
+    assert_int_equal(ck_eval(f->g, 1, &x, &xv, gx, &r), WEFT_OK);
+    ck_expect(r, 2, s23, (double[]){0, 1, 0, 1, 0, 0}, 0);
+    weft_tensor_release(r);
+    weft_tensor_release(xv);
+}
+
+/* Sum's gradient op is differentiable (second order); Max's is not. */
+static void test_reduce_second_order_sum_ok_max_enograd(void **state)
+{
+    fx_t *f = *state;
+    weft_var_t *x = ck_var(f->g, WEFT_FLOAT64, 2, s23), *s = NULL, *sq = NULL, *c = NULL;
+    weft_var_t *gx = NULL, *c2 = NULL, *ggx = NULL;
+    int a1 = 1;
+    assert_int_equal(weft_sum(f->g, x, 1, &a1, false, &s), WEFT_OK);
+    assert_int_equal(weft_mul(f->g, s, s, &sq), WEFT_OK);
+    assert_int_equal(weft_sum(f->g, sq, 0, NULL, false, &c), WEFT_OK);
+    assert_int_equal(weft_grad(f->g, c, 1, &x, NULL, &gx), WEFT_OK); /* 2*rowsum broadcast */
+    assert_int_equal(weft_sum(f->g, gx, 0, NULL, false, &c2), WEFT_OK);
+    assert_int_equal(weft_grad(f->g, c2, 1, &x, NULL, &ggx), WEFT_OK); /* 2*3 everywhere */
+    weft_tensor_t *xv = ck_tensor(WEFT_FLOAT64, 2, s23, v23), *r = NULL;
+    assert_int_equal(ck_eval(f->g, 1, &x, &xv, ggx, &r), WEFT_OK);
+    ck_expect(r, 2, s23, (double[]){6, 6, 6, 6, 6, 6}, 0);
+    weft_tensor_release(r);
+    weft_var_t *m = NULL, *mc = NULL, *gm = NULL, *gmc = NULL, *ggm = NULL;
+    assert_int_equal(weft_max(f->g, x, 0, NULL, false, &m), WEFT_OK);
+    assert_int_equal(weft_mul(f->g, m, m, &mc), WEFT_OK);
+    assert_int_equal(weft_grad(f->g, mc, 1, &x, NULL, &gm), WEFT_OK);
+    assert_int_equal(weft_sum(f->g, gm, 0, NULL, false, &gmc), WEFT_OK);
+    assert_int_equal(weft_grad(f->g, gmc, 1, &x, NULL, &ggm), WEFT_ENOGRAD);
+    assert_non_null(strstr(weft_graph_last_error(f->g), "ReduceGrad"));
+    weft_tensor_release(xv);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_reduce_sum_axis0_axis1_all_exact, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reduce_mean_max_min_prod_exact, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reduce_integer_dtypes_upcast, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reduce_max_min_propagate_nan, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reduce_strided_transposed_reversed_views, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_reduce_empty_and_length1_axes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reduce_argmax_axis_flat_ties_first, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reduce_static_shape_inference, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reduce_bad_arguments_are_rejected, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reduce_random_views_match_naive_loop, setup,
+                                        teardown),
+        cmocka_unit_test(test_reduce_grads_verify_every_kind),
+        cmocka_unit_test(test_reduce_grad_float32_point),
+        cmocka_unit_test_setup_teardown(test_reduce_prod_grad_exact_with_zeros, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reduce_max_grad_goes_to_first_argmax, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_reduce_second_order_sum_ok_max_enograd, setup,
+                                        teardown),
+    };
+    return cmocka_run_group_tests_name("reduce", tests, NULL, NULL);
+}
