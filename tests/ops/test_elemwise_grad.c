@@ -1,0 +1,129 @@
+/* Elementwise and SumAxes gradients: each grad hook checked against central
+ * finite differences (float64, seeded random points, broadcast inputs so the
+ * gradient is summed back), plus the dtype and disconnection rules. */
+#include "ops_fixture.h"
+
+static const int64_t S34[2] = {3, 4}, S14[2] = {1, 4};
+
+static void check_kind(weft_graph_t *g, weft_elemwise_kind_t k, uint64_t seed)
+{
+    size_t ar = weft_elemwise_arity(k);
+    bool positive = k == WEFT_ELEMWISE_LOG || k == WEFT_ELEMWISE_SQRT ||
+                    k == WEFT_ELEMWISE_POW || k == WEFT_ELEMWISE_LOG1P;
+    weft_var_t *in[3];
+    weft_tensor_t *v[3];
+    for (size_t i = 0; i < ar; i++) {
+        bool cond = k == WEFT_ELEMWISE_SWITCH && i == 0;
+        const int64_t *shape = i == ar - 1 && ar > 1 ? S14 : S34; /* last input broadcast */
+        weft_dtype_t dt = cond ? WEFT_BOOL : WEFT_FLOAT64;
+        in[i] = fx_var(g, dt, 2, shape);
+        v[i] = cond ? fx_random(dt, 2, shape, 0, 2, 0, &seed)
+                    : fx_random(dt, 2, shape, positive ? 0.5 : -1.5, 1.5, positive ? 0 : 0.2,
+                                &seed);
+    }
+    weft_var_t *y;
+    assert_int_equal(weft_elemwise(g, k, ar, in, &y), WEFT_OK);
+    fx_check_grad(g, y, ar, in, v, seed);
+    for (size_t i = 0; i < ar; i++) weft_tensor_release(v[i]);
+}
+
+static void test_elemwise_grad_every_differentiable_kind_matches_finite_differences(void **state)
+{
+    weft_graph_t *g = *state;
+    uint64_t seed = 1234;
+    printf("seed=%llu\n", (unsigned long long)seed);
+    weft_elemwise_kind_t kinds[] = {
+        WEFT_ELEMWISE_NEG,     WEFT_ELEMWISE_ABS,     WEFT_ELEMWISE_EXP,  WEFT_ELEMWISE_LOG,
+        WEFT_ELEMWISE_LOG1P,   WEFT_ELEMWISE_SQRT,    WEFT_ELEMWISE_SQR,  WEFT_ELEMWISE_TANH,
+        WEFT_ELEMWISE_SIGMOID, WEFT_ELEMWISE_RELU,    WEFT_ELEMWISE_SIN,  WEFT_ELEMWISE_COS,
+        WEFT_ELEMWISE_ADD,     WEFT_ELEMWISE_SUB,     WEFT_ELEMWISE_MUL,  WEFT_ELEMWISE_DIV,
+        WEFT_ELEMWISE_POW,     WEFT_ELEMWISE_MAXIMUM, WEFT_ELEMWISE_MINIMUM,
+        WEFT_ELEMWISE_SECOND,  WEFT_ELEMWISE_SWITCH,
+    };
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) check_kind(g, kinds[i], seed + i);
+}
+
+static void test_elemwise_grad_is_cast_back_to_a_float32_input(void **state)
+{
+    weft_graph_t *g = *state;
+    weft_var_t *a = fx_var(g, WEFT_FLOAT32, 2, S34), *b = fx_var(g, WEFT_FLOAT64, 2, S14), *y;
+    assert_int_equal(weft_mul(g, a, b, &y), WEFT_OK);
+    weft_var_t *gz, *grads[2] = {NULL, NULL};
+    assert_int_equal(weft_var_create(g, weft_var_type(y), "gz", &gz), WEFT_OK);
+    const weft_op_class_t *cls = weft_op_class(weft_apply_op(weft_var_owner(y)));
+    assert_int_equal(cls->grad(g, weft_var_owner(y), &gz, grads), WEFT_OK);
+    assert_true(weft_type_equal(weft_var_type(grads[0]), weft_var_type(a)));
+    assert_true(weft_type_equal(weft_var_type(grads[1]), weft_var_type(b))); /* summed to [1,4] */
+}
+
+static void test_elemwise_grad_disconnects_integer_and_boolean_inputs(void **state)
+{
+    weft_graph_t *g = *state;
+    weft_var_t *i = fx_var(g, WEFT_INT32, 2, S34), *f = fx_var(g, WEFT_FLOAT64, 2, S34), *y, *c;
+    assert_int_equal(weft_add(g, i, f, &y), WEFT_OK);
+    assert_int_equal(weft_lt(g, f, f, &c), WEFT_OK);
+    weft_var_t *gz, *grads[2] = {(weft_var_t *)1, (weft_var_t *)1};
+    assert_int_equal(weft_var_create(g, weft_var_type(y), "gz", &gz), WEFT_OK);
+    const weft_op_class_t *cls = weft_op_class(weft_apply_op(weft_var_owner(y)));
+    assert_int_equal(cls->grad(g, weft_var_owner(y), &gz, grads), WEFT_OK);
+    assert_null(grads[0]);
+    assert_non_null(grads[1]);
+    weft_var_t *gc;
+    assert_int_equal(weft_var_create(g, weft_var_type(c), "gc", &gc), WEFT_OK);
+    grads[0] = grads[1] = (weft_var_t *)1;
+    assert_int_equal(cls->grad(g, weft_var_owner(c), &gc, grads), WEFT_OK);
+    assert_null(grads[0]);
+    assert_null(grads[1]);
+    weft_var_t *none[1] = {NULL};
+    grads[0] = grads[1] = (weft_var_t *)1;
+    assert_int_equal(cls->grad(g, weft_var_owner(y), none, grads), WEFT_OK); /* no gz: nothing */
+    assert_null(grads[0]);
+    assert_null(grads[1]);
+}
+
+static void test_elemwise_grad_of_cast_and_sum_axes(void **state)
+{
+    weft_graph_t *g = *state;
+    uint64_t seed = 99;
+    weft_var_t *x = fx_var(g, WEFT_FLOAT64, 2, S34), *c, *s;
+    assert_int_equal(weft_cast(g, x, WEFT_FLOAT32, &c), WEFT_OK);
+    weft_tensor_t *v = fx_random(WEFT_FLOAT64, 2, S34, -1, 1, 0, &seed);
+    /* Cast's gradient is the output gradient cast back */
+    weft_var_t *gz, *grads[1];
+    assert_int_equal(weft_var_create(g, weft_var_type(c), "gz", &gz), WEFT_OK);
+    const weft_op_class_t *cls = weft_op_class(weft_apply_op(weft_var_owner(c)));
+    assert_int_equal(cls->grad(g, weft_var_owner(c), &gz, grads), WEFT_OK);
+    assert_int_equal(weft_type_dtype(weft_var_type(grads[0])), WEFT_FLOAT64);
+    /* SumAxes (built by the gradients of broadcasting ops) and its own gradient */
+    weft_var_t *b = fx_var(g, WEFT_FLOAT64, 2, S14), *y;
+    assert_int_equal(weft_add(g, x, b, &y), WEFT_OK);
+    assert_int_equal(weft_var_create(g, weft_var_type(y), "gy", &gz), WEFT_OK);
+    weft_var_t *g2[2];
+    cls = weft_op_class(weft_apply_op(weft_var_owner(y)));
+    assert_int_equal(cls->grad(g, weft_var_owner(y), &gz, g2), WEFT_OK);
+    s = g2[1];
+    assert_string_equal(weft_op_name(weft_apply_op(weft_var_owner(s))), "SumAxes");
+    char buf[64];
+    weft_op_print(weft_apply_op(weft_var_owner(s)), buf, sizeof buf);
+    assert_string_equal(buf, "SumAxes{axes=(0)}");
+    weft_tensor_t *r = fx_eval(g, 1, &gz, &v, s);
+    double want[4] = {0};
+    for (size_t i = 0; i < 12; i++) want[i % 4] += weft_tensor_flat_get(v, i);
+    fx_expect(r, want, 4, 1e-15);
+    weft_tensor_release(r);
+    fx_check_grad(g, s, 1, &gz, &v, seed);
+    weft_tensor_release(v);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+#define T(f) cmocka_unit_test_setup_teardown(f, fx_setup, fx_teardown)
+        T(test_elemwise_grad_every_differentiable_kind_matches_finite_differences),
+        T(test_elemwise_grad_is_cast_back_to_a_float32_input),
+        T(test_elemwise_grad_disconnects_integer_and_boolean_inputs),
+        T(test_elemwise_grad_of_cast_and_sum_axes),
+#undef T
+    };
+    return cmocka_run_group_tests_name("elemwise_grad", tests, NULL, NULL);
+}
