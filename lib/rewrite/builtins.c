@@ -1,0 +1,142 @@
+/* The built-in pipeline (rewrites.md §6 order) registered into a database,
+ * and built-in rewriters by name. */
+#include <string.h>
+
+#include "lib/rewrite/rewrite_int.h"
+
+static weft_status_t node_builtin(const weft__builtin_node_t *b, weft_rewriter_t **out)
+{
+    const weft_op_class_t *cls[4];
+    size_t n = 0;
+    for (size_t i = 0; i < 4 && b->track[i]; i++)
+        if ((cls[n] = weft__class(b->track[i])) != NULL) n++;
+    weft_node_rewriter_desc_t d = WEFT_NODE_REWRITER_DESC_INIT;
+    d.name = b->name;
+    d.transform = b->fn;
+    d.n_classes = n;
+    d.classes = n ? cls : NULL;
+    if (n == 0) return WEFT_ENOTFOUND; /* none of its ops is built in */
+    return weft_rewriter_node_create(&d, out);
+}
+
+weft_status_t weft_rewriter_builtin_create(const char *name, weft_rewriter_t **out)
+{
+    if (out) *out = NULL;
+    if (!name || !out) return WEFT_EINVAL;
+    for (size_t i = 0; i < weft__n_builtin_nodes; i++)
+        if (strcmp(weft__builtin_nodes[i].name, name) == 0)
+            return node_builtin(&weft__builtin_nodes[i], out);
+    if (weft__pattern_builtin_exists(name)) return weft__pattern_builtin_create(name, out);
+    if (strcmp(name, "constant_folding") == 0)
+        return weft_rewriter_constant_folding_create(name, out);
+    if (strcmp(name, "merge") == 0) return weft_rewriter_merge_create(name, out);
+    if (strcmp(name, "inplace") == 0) return weft_rewriter_inplace_create(name, out);
+    if (strcmp(name, "add_destroy_handler") == 0)
+        return weft_rewriter_add_destroy_handler_create(name, out);
+    return WEFT_ENOTFOUND;
+}
+
+#define TAGS(...) (sizeof((const char *[]){__VA_ARGS__}) / sizeof(const char *)), \
+                  ((const char *const[]){__VA_ARGS__})
+
+static weft_status_t reg_merge(weft_rewrite_db_t *db, const char *name, double pos)
+{
+    weft_rewriter_t *rw;
+    weft_status_t st = weft_rewriter_merge_create(name, &rw);
+    if (st != WEFT_OK) return st;
+    const char *const fc[] = {"fast_run", "fast_compile", "merge"};
+    return weft_rewrite_db_register(db, name, rw, pos, pos == 0 ? 3 : 2,
+                                    pos == 0 ? fc : (const char *const[]){"fast_run", "merge"});
+}
+
+/* Registers member `name` (a built-in) into group with the group's tag. */
+static weft_status_t reg_member(weft_rewrite_db_t *db, const char *group, const char *name,
+                                weft_rewrite_role_t role, double pos, const char *extra)
+{
+    weft_rewriter_t *rw;
+    weft_status_t st = weft_rewriter_builtin_create(name, &rw);
+    if (st == WEFT_ENOTFOUND) return WEFT_OK; /* its ops are not built in */
+    if (st != WEFT_OK) return st;
+    const char *tags[4] = {"fast_run", group, extra, NULL};
+    size_t n = extra ? 3 : 2;
+    if (role == WEFT_REWRITE_ROLE_FINAL || role == WEFT_REWRITE_ROLE_CLEANUP)
+        tags[n++] = "fast_compile";
+    return weft_rewrite_db_register_in(db, group, name, rw, role, pos, n, tags);
+}
+
+static const char *const useless[] = {"local_add_zero", "local_mul_one", "local_neg_neg",
+                                      "local_useless_cast", "local_dimshuffle_dimshuffle"};
+static const char *const canonical[] = {"local_mul_zero",       "local_sub_self",
+                                        "local_exp_log",        "local_log_exp",
+                                        "local_div_mul_cancel", "local_mul_div_cancel",
+                                        "local_sum_broadcastable"};
+
+static weft_status_t reg_useless(weft_rewrite_db_t *db)
+{
+    weft_status_t st = weft_rewrite_db_register_group(db, "useless", WEFT_REWRITE_GROUP_IN2OUT,
+                                                      0.6, 0, TAGS("fast_run"));
+    for (size_t i = 0; st == WEFT_OK && i < sizeof useless / sizeof *useless; i++)
+        st = reg_member(db, "useless", useless[i], WEFT_REWRITE_ROLE_NODE, (double)i, NULL);
+    return st;
+}
+
+static weft_status_t reg_canonicalize(weft_rewrite_db_t *db)
+{
+    weft_status_t st = weft_rewrite_db_register_group(
+        db, "canonicalize", WEFT_REWRITE_GROUP_EQUILIBRIUM, 1, 0, TAGS("fast_run"));
+    double pos = 0;
+    for (size_t i = 0; st == WEFT_OK && i < sizeof useless / sizeof *useless; i++)
+        st = reg_member(db, "canonicalize", useless[i], WEFT_REWRITE_ROLE_NODE, pos++, "useless");
+    for (size_t i = 0; st == WEFT_OK && i < sizeof canonical / sizeof *canonical; i++)
+        st = reg_member(db, "canonicalize", canonical[i], WEFT_REWRITE_ROLE_NODE, pos++,
+                        strstr(canonical[i], "cancel") ? "shape_unsafe" : NULL);
+    if (st == WEFT_OK)
+        st = reg_member(db, "canonicalize", "constant_folding", WEFT_REWRITE_ROLE_FINAL, 0,
+                        "constant_folding");
+    if (st == WEFT_OK)
+        st = reg_member(db, "canonicalize", "merge", WEFT_REWRITE_ROLE_CLEANUP, 0, "merge");
+    return st;
+}
+
+static weft_status_t reg_specialize(weft_rewrite_db_t *db)
+{
+    weft_status_t st = weft_rewrite_db_register_group(
+        db, "specialize", WEFT_REWRITE_GROUP_EQUILIBRIUM, 2, 0, TAGS("fast_run"));
+    if (st == WEFT_OK)
+        st = reg_member(db, "specialize", "local_gemm", WEFT_REWRITE_ROLE_NODE, 0, "gemm");
+    if (st == WEFT_OK)
+        st = reg_member(db, "specialize", "constant_folding", WEFT_REWRITE_ROLE_FINAL, 0,
+                        "constant_folding");
+    if (st == WEFT_OK)
+        st = reg_member(db, "specialize", "merge", WEFT_REWRITE_ROLE_CLEANUP, 0, "merge");
+    return st;
+}
+
+static weft_status_t reg_inplace(weft_rewrite_db_t *db)
+{
+    weft_rewriter_t *rw;
+    weft_status_t st = weft_rewriter_add_destroy_handler_create("add_destroy_handler", &rw);
+    if (st == WEFT_OK)
+        st = weft_rewrite_db_register(db, "add_destroy_handler", rw, 49.5,
+                                      TAGS("fast_run", "inplace"));
+    if (st == WEFT_OK) st = weft_rewriter_inplace_create("inplace", &rw);
+    if (st == WEFT_OK)
+        st = weft_rewrite_db_register(db, "inplace", rw, 50.5, TAGS("fast_run", "inplace"));
+    return st;
+}
+
+weft_status_t weft_rewrite_db_add_builtins(weft_rewrite_db_t *db)
+{
+    if (!db) return WEFT_EINVAL;
+    if (weft_rewrite_db_has(db, "merge1")) return WEFT_EDUPLICATE;
+    weft_status_t st = reg_merge(db, "merge1", 0);
+    if (st == WEFT_OK) st = reg_useless(db);
+    if (st == WEFT_OK) st = reg_merge(db, "merge_useless", 0.65);
+    if (st == WEFT_OK) st = reg_canonicalize(db);
+    if (st == WEFT_OK) st = reg_merge(db, "merge_canon", 1.2);
+    if (st == WEFT_OK) st = reg_specialize(db);
+    if (st == WEFT_OK) st = reg_merge(db, "merge2", 49);
+    if (st == WEFT_OK) st = reg_inplace(db);
+    if (st == WEFT_OK) st = reg_merge(db, "merge3", 100);
+    return st;
+}

@@ -1,0 +1,228 @@
+/* Built-in algebraic simplifications (rewrites.md §4-5), each a node rewrite
+ * function. Every replacement keeps the old output's dtype and static shape
+ * (weft__can_replace); a rewrite whose result would have another type
+ * either builds a broadcast (Second) that has the right one or does not fire.
+ * The table at the end names them for the database. */
+#include <string.h>
+
+#include "lib/rewrite/rewrite_int.h"
+#include "weft/elemwise.h"
+#include "weft/shape_ops.h"
+
+static weft_var_t *in(const weft_apply_t *n, size_t i)
+{
+    return weft_apply_input(n, i);
+}
+static weft_var_t *out0(const weft_apply_t *n)
+{
+    return weft_apply_output(n, 0);
+}
+
+/* Records node -> v when v may replace the output. */
+static weft_status_t give(weft_rewrite_result_t *res, const weft_apply_t *node, weft_var_t *v)
+{
+    if (!weft__can_replace(out0(node), v)) return WEFT_OK;
+    return weft_rewrite_result_replace(res, out0(node), v);
+}
+
+static bool is_kind(const weft_apply_t *node, int kind)
+{
+    int k;
+    return weft__ew_kind(node, &k) && k == kind;
+}
+
+/* x + 0, 0 + x -> x; x * 1, 1 * x -> x (identity element `unit`). */
+static weft_status_t identity_elem(weft_apply_t *node, int kind, double unit,
+                                   weft_rewrite_result_t *res)
+{
+    if (!is_kind(node, kind)) return WEFT_OK;
+    for (size_t i = 0; i < 2; i++)
+        if (weft__is_const_value(in(node, 1 - i), unit) && weft__can_replace(out0(node), in(node, i)))
+            return give(res, node, in(node, i));
+    return WEFT_OK;
+}
+
+static weft_status_t local_add_zero(weft_fgraph_t *fg, weft_apply_t *node, void *user,
+                                    weft_rewrite_result_t *res)
+{
+    (void)fg;
+    (void)user;
+    return identity_elem(node, WEFT_ELEMWISE_ADD, 0.0, res);
+}
+
+static weft_status_t local_mul_one(weft_fgraph_t *fg, weft_apply_t *node, void *user,
+                                   weft_rewrite_result_t *res)
+{
+    (void)fg;
+    (void)user;
+    return identity_elem(node, WEFT_ELEMWISE_MUL, 1.0, res);
+}
+
+/* zeros of node's output type, shaped like x broadcast with z. */
+static weft_status_t zeros_as(weft_fgraph_t *fg, weft_apply_t *node, weft_var_t *x, weft_var_t *z,
+                              weft_rewrite_result_t *res)
+{
+    weft_graph_t *g = weft_fgraph_graph(fg);
+    weft_var_t *zero = z, *r;
+    weft_status_t st = WEFT_OK;
+    if (!zero) st = weft__scalar(g, weft_type_dtype(weft_var_type(out0(node))), 0.0, &zero);
+    if (st == WEFT_OK) st = weft_second(g, x, zero, &r);
+    return st == WEFT_OK ? give(res, node, r) : st;
+}
+
+/* x * 0 -> 0 (the constant itself when it has the output's full type, else
+ * Second(x, 0): the zeros broadcast to the output shape). NaN/Inf in x are
+ * ignored, as in PyTensor. */
+static weft_status_t local_mul_zero(weft_fgraph_t *fg, weft_apply_t *node, void *user,
+                                    weft_rewrite_result_t *res)
+{
+    (void)user;
+    if (!is_kind(node, WEFT_ELEMWISE_MUL)) return WEFT_OK;
+    for (size_t i = 0; i < 2; i++) {
+        weft_var_t *z = in(node, i), *x = in(node, 1 - i);
+        if (!weft__is_const_value(z, 0.0)) continue;
+        if (weft__can_replace(out0(node), z)) return give(res, node, z);
+        return zeros_as(fg, node, x, z, res);
+    }
+    return WEFT_OK;
+}
+
+/* x - x -> zeros like x. */
+static weft_status_t local_sub_self(weft_fgraph_t *fg, weft_apply_t *node, void *user,
+                                    weft_rewrite_result_t *res)
+{
+    (void)user;
+    if (!is_kind(node, WEFT_ELEMWISE_SUB) || in(node, 0) != in(node, 1)) return WEFT_OK;
+    return zeros_as(fg, node, in(node, 0), NULL, res);
+}
+
+/* f(g(x)) -> x for the inverse pairs (neg, neg), (exp, log), (log, exp). */
+static weft_status_t inverse_pair(weft_apply_t *node, int outer, int inner,
+                                  weft_rewrite_result_t *res)
+{
+    if (!is_kind(node, outer)) return WEFT_OK;
+    weft_apply_t *a = weft__ew_owner(in(node, 0), inner);
+    return a ? give(res, node, in(a, 0)) : WEFT_OK;
+}
+
+static weft_status_t local_neg_neg(weft_fgraph_t *fg, weft_apply_t *node, void *user,
+                                   weft_rewrite_result_t *res)
+{
+    (void)fg;
+    (void)user;
+    return inverse_pair(node, WEFT_ELEMWISE_NEG, WEFT_ELEMWISE_NEG, res);
+}
+
+static weft_status_t local_exp_log(weft_fgraph_t *fg, weft_apply_t *node, void *user,
+                                   weft_rewrite_result_t *res)
+{
+    (void)fg;
+    (void)user;
+    return inverse_pair(node, WEFT_ELEMWISE_EXP, WEFT_ELEMWISE_LOG, res);
+}
+
+static weft_status_t local_log_exp(weft_fgraph_t *fg, weft_apply_t *node, void *user,
+                                   weft_rewrite_result_t *res)
+{
+    (void)fg;
+    (void)user;
+    return inverse_pair(node, WEFT_ELEMWISE_LOG, WEFT_ELEMWISE_EXP, res);
+}
+
+/* Cast to the dtype x already has -> x. */
+static weft_status_t local_useless_cast(weft_fgraph_t *fg, weft_apply_t *node, void *user,
+                                        weft_rewrite_result_t *res)
+{
+    (void)fg;
+    (void)user;
+    if (!is_kind(node, WEFT_ELEMWISE_CAST)) return WEFT_OK;
+    return give(res, node, in(node, 0));
+}
+
+/* DimShuffle(DimShuffle(x, inner), outer) -> DimShuffle(x, inner o outer), or
+ * x when the composition (or a single DimShuffle) is the identity. */
+static weft_status_t local_dimshuffle_dimshuffle(weft_fgraph_t *fg, weft_apply_t *node,
+                                                 void *user, weft_rewrite_result_t *res)
+{
+    (void)user;
+    int outer[WEFT_MAX_NDIM], inner[WEFT_MAX_NDIM], comp[WEFT_MAX_NDIM], no, ni;
+    if (!weft__dimshuffle_order(weft_apply_op(node), outer, &no)) return WEFT_OK;
+    weft_var_t *x = in(node, 0);
+    weft_apply_t *a = weft_var_owner(x);
+    bool nested = a && weft__dimshuffle_order(weft_apply_op(a), inner, &ni);
+    if (nested) x = in(a, 0);
+    for (int k = 0; k < no; k++)
+        comp[k] = !nested || outer[k] == WEFT_DIMSHUFFLE_NEW ? outer[k] : inner[outer[k]];
+    bool ident = no == weft_type_ndim(weft_var_type(x));
+    for (int k = 0; ident && k < no; k++) ident = comp[k] == k;
+    if (ident) return give(res, node, x);
+    if (!nested) return WEFT_OK;
+    weft_var_t *r;
+    weft_status_t st = weft_dimshuffle(weft_fgraph_graph(fg), x, no, comp, &r);
+    return st == WEFT_OK ? give(res, node, r) : st;
+}
+
+/* A sum over axes of static length 1 only is x itself (SumAxes keeps them)
+ * or x with those axes dropped (Sum without keepdims): the "sum of a
+ * broadcast". Axes are read from the printed props ("axes=(0,2)"). */
+static bool sum_axes(const weft_op_t *op, unsigned *mask, bool *all)
+{
+    char buf[256];
+    weft_op_print(op, buf, sizeof buf);
+    const char *p = strstr(buf, "axes=(");
+    *mask = 0;
+    *all = false;
+    if (!p) {
+        *all = strstr(buf, "axes=None") != NULL || strchr(buf, '{') == NULL;
+        return *all;
+    }
+    for (p += 6; *p && *p != ')';) {
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (end == p || v < 0 || v >= WEFT_MAX_NDIM) return false;
+        *mask |= 1u << v;
+        p = *end == ',' ? end + 1 : end;
+    }
+    return *p == ')';
+}
+
+static weft_status_t local_sum_broadcastable(weft_fgraph_t *fg, weft_apply_t *node, void *user,
+                                             weft_rewrite_result_t *res)
+{
+    (void)user;
+    const weft_op_t *op = weft_apply_op(node);
+    bool is_sum_axes = strcmp(weft_op_name(op), "SumAxes") == 0;
+    if ((!is_sum_axes && strcmp(weft_op_name(op), "Sum") != 0) || weft_apply_n_inputs(node) != 1)
+        return WEFT_OK;
+    unsigned mask;
+    bool all;
+    weft_var_t *x = in(node, 0);
+    const weft_type_t *xt = weft_var_type(x);
+    int nd = weft_type_ndim(xt), order[WEFT_MAX_NDIM], n = 0;
+    if (!sum_axes(op, &mask, &all)) return WEFT_OK;
+    for (int d = 0; d < nd; d++) {
+        bool reduced = all || ((mask >> d) & 1u);
+        if (reduced && weft_type_dim(xt, d) != 1) return WEFT_OK;
+        if (!reduced) order[n++] = d;
+    }
+    if (weft__can_replace(out0(node), x)) return give(res, node, x);
+    if (is_sum_axes) return WEFT_OK;
+    weft_var_t *r;
+    weft_status_t st = weft_dimshuffle(weft_fgraph_graph(fg), x, n, order, &r);
+    return st == WEFT_OK ? give(res, node, r) : st;
+}
+
+const weft__builtin_node_t weft__builtin_nodes[] = {
+    {"local_add_zero", local_add_zero, {"Add", NULL}},
+    {"local_mul_one", local_mul_one, {"Mul", NULL}},
+    {"local_neg_neg", local_neg_neg, {"Neg", NULL}},
+    {"local_useless_cast", local_useless_cast, {"Cast", NULL}},
+    {"local_mul_zero", local_mul_zero, {"Mul", NULL}},
+    {"local_sub_self", local_sub_self, {"Sub", NULL}},
+    {"local_exp_log", local_exp_log, {"Exp", NULL}},
+    {"local_log_exp", local_log_exp, {"Log", NULL}},
+    {"local_dimshuffle_dimshuffle", local_dimshuffle_dimshuffle, {"DimShuffle", NULL}},
+    {"local_sum_broadcastable", local_sum_broadcastable, {"SumAxes", "Sum", NULL}},
+    {"local_gemm", weft__local_gemm, {"Add", "Sub", NULL}},
+};
+const size_t weft__n_builtin_nodes = sizeof weft__builtin_nodes / sizeof weft__builtin_nodes[0];

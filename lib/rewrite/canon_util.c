@@ -1,0 +1,95 @@
+/* Helpers shared by the built-in algebraic rewrites: op kind tests, constant
+ * value tests, the type guard every replacement passes, and reading a
+ * DimShuffle's order through its printed props (the order is private to the
+ * ops module; its printed form "order=(1,x,0)" is part of the op's contract). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/rewrite/rewrite_int.h"
+#include "weft/elemwise.h"
+#include "weft/ops.h"
+#include "weft/shape_ops.h"
+
+const weft_op_class_t *weft__class(const char *name)
+{
+    return weft_ops_find_class(name);
+}
+
+static double elem_at(const void *data, weft_dtype_t dt, size_t i)
+{
+    switch (dt) {
+    case WEFT_BOOL: return ((const unsigned char *)data)[i] != 0;
+    case WEFT_INT32: return ((const int32_t *)data)[i];
+    case WEFT_INT64: return (double)((const int64_t *)data)[i];
+    case WEFT_FLOAT32: return ((const float *)data)[i];
+    case WEFT_FLOAT64: return ((const double *)data)[i];
+    }
+    return NAN;
+}
+
+bool weft__is_const_value(const weft_var_t *v, double value)
+{
+    const void *data;
+    size_t nbytes;
+    if (!weft_var_is_constant(v) || weft_constant_data(v, &data, &nbytes) != WEFT_OK) return false;
+    weft_dtype_t dt = weft_type_dtype(weft_var_type(v));
+    size_t n = nbytes / weft_dtype_size(dt);
+    if (n == 0) return false;
+    for (size_t i = 0; i < n; i++)
+        if (elem_at(data, dt, i) != value) return false;
+    return true;
+}
+
+bool weft__can_replace(const weft_var_t *old_var, const weft_var_t *new_var)
+{
+    const weft_type_t *a = weft_var_type(old_var), *b = weft_var_type(new_var);
+    return new_var && weft_type_is_super(a, b) && weft_type_dtype(a) == weft_type_dtype(b);
+}
+
+bool weft__ew_kind(const weft_apply_t *node, int *kind)
+{
+    weft_elemwise_kind_t k;
+    int ip;
+    if (!node || !weft_elemwise_op_info(weft_apply_op(node), &k, &ip) || ip != -1) return false;
+    *kind = (int)k;
+    return true;
+}
+
+weft_apply_t *weft__ew_owner(const weft_var_t *v, int kind)
+{
+    weft_apply_t *a = weft_var_owner(v);
+    int k;
+    return a && weft__ew_kind(a, &k) && k == kind ? a : NULL;
+}
+
+bool weft__dimshuffle_order(const weft_op_t *op, int *order, int *n)
+{
+    if (strcmp(weft_op_name(op), "DimShuffle") != 0) return false;
+    char buf[256];
+    weft_op_print(op, buf, sizeof buf);
+    const char *p = strstr(buf, "order=(");
+    if (!p) return false;
+    p += 7;
+    *n = 0;
+    while (*p && *p != ')' && *n < WEFT_MAX_NDIM) {
+        if (*p == 'x') {
+            order[(*n)++] = WEFT_DIMSHUFFLE_NEW;
+            p++;
+        } else {
+            char *end;
+            long v = strtol(p, &end, 10);
+            if (end == p) return false;
+            order[(*n)++] = (int)v;
+            p = end;
+        }
+        if (*p == ',') p++;
+    }
+    return *p == ')';
+}
+
+weft_status_t weft__scalar(weft_graph_t *g, weft_dtype_t dtype, double value, weft_var_t **out)
+{
+    return weft_constant_scalar_at(g, dtype, value, __FILE__, __LINE__, out);
+}

@@ -1,0 +1,114 @@
+/* Constant folding (rewrites.md §3): a node whose inputs are all constants
+ * (true for zero-input nodes), whose op allows it (do_constant_folding hook)
+ * and has a perform hook, and which destroys nothing, is run once now with a
+ * kernel context of its own, and each output is replaced by a constant of
+ * the output type narrowed to the value's shape, carrying the node's
+ * creation site. Running the one node directly (not weft_eval) keeps the cost
+ * independent of the context's size. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/rewrite/rewrite_int.h"
+#include "lib/tensor/kernel_int.h"
+#include "weft/kernel.h"
+#include "weft/tensor.h"
+
+static bool foldable(const weft_apply_t *node)
+{
+    const weft_op_t *op = weft_apply_op(node);
+    const weft_op_class_t *cls = weft_op_class(op);
+    if (!cls->perform || weft_op_is_destructive(op)) return false;
+    if (weft_apply_n_outputs(node) > WEFT_OP_MAX_OUTPUTS) return false;
+    for (size_t i = 0; i < weft_apply_n_inputs(node); i++)
+        if (!weft_var_is_constant(weft_apply_input(node, i))) return false;
+    /* hooks beyond the author's size are never read (weft/op.h) */
+    size_t end = offsetof(weft_op_class_t, do_constant_folding) + sizeof cls->do_constant_folding;
+    if (cls->size >= end && cls->do_constant_folding && !cls->do_constant_folding(node))
+        return false;
+    return true;
+}
+
+/* Tensors viewing the constants' data (read-only by contract). */
+static weft_status_t input_tensors(const weft_apply_t *node, weft_tensor_t **in)
+{
+    for (size_t i = 0; i < weft_apply_n_inputs(node); i++) {
+        weft_var_t *c = weft_apply_input(node, i);
+        const weft_type_t *t = weft_var_type(c);
+        int nd = weft_type_ndim(t);
+        int64_t shape[WEFT_MAX_NDIM];
+        for (int d = 0; d < nd; d++) shape[d] = weft_type_dim(t, d);
+        const void *data;
+        size_t nbytes;
+        weft_status_t st = weft_constant_data(c, &data, &nbytes);
+        if (st == WEFT_OK)
+            st = weft_tensor_from_data(weft_type_dtype(t), nd, shape, NULL, (void *)data, &in[i]);
+        if (st != WEFT_OK) return st;
+    }
+    return WEFT_OK;
+}
+
+/* The constant holding value t for output v (type narrowed to t's shape). */
+static weft_status_t make_constant(weft_graph_t *g, const weft_apply_t *node, weft_var_t *v,
+                                   weft_tensor_t *t, weft_var_t **out)
+{
+    const weft_type_t *vt = weft_var_type(v), *ct;
+    if (weft_tensor_dtype(t) != weft_type_dtype(vt) || weft_tensor_ndim(t) != weft_type_ndim(vt))
+        return WEFT_ETYPE;
+    weft_status_t st = weft_type_tensor(g, weft_type_dtype(vt), weft_type_ndim(vt),
+                                        weft_tensor_shape(t), &ct);
+    if (st != WEFT_OK) return st;
+    if (!weft_type_is_super(vt, ct)) return WEFT_ESHAPE;
+    weft_tensor_t *c;
+    st = weft_tensor_contiguous(t, &c);
+    if (st != WEFT_OK) return st;
+    const char *file;
+    int line;
+    weft_apply_trace(node, &file, &line);
+    size_t nbytes = weft_tensor_size(c) * weft_dtype_size(weft_tensor_dtype(c));
+    st = weft_constant_create_at(g, ct, weft_tensor_data(c), nbytes, file, line, out);
+    weft_tensor_release(c);
+    return st;
+}
+
+static weft_status_t run_node(const weft_apply_t *node, weft_tensor_t **in, weft_tensor_t **outs)
+{
+    weft_kernel_ctx_t ctx;
+    weft__kernel_ctx_init(&ctx, NULL, NULL, NULL, 0);
+    weft_status_t st = input_tensors(node, in);
+    if (st != WEFT_OK) return st;
+    const weft_op_class_t *cls = weft_op_class(weft_apply_op(node));
+    st = cls->perform(node, in, outs, &ctx);
+    for (size_t k = 0; st == WEFT_OK && k < weft_apply_n_outputs(node); k++)
+        if (!outs[k]) st = WEFT_EINVAL;
+    return st;
+}
+
+static weft_status_t fold_transform(weft_fgraph_t *fg, weft_apply_t *node, void *user,
+                                    weft_rewrite_result_t *res)
+{
+    (void)user;
+    if (!foldable(node)) return WEFT_OK;
+    size_t n_in = weft_apply_n_inputs(node), n_out = weft_apply_n_outputs(node);
+    weft_tensor_t **in = calloc(n_in + 1, sizeof *in);
+    weft_tensor_t *outs[WEFT_OP_MAX_OUTPUTS] = {NULL};
+    weft_var_t *consts[WEFT_OP_MAX_OUTPUTS];
+    if (!in) return WEFT_ENOMEM;
+    weft_status_t st = run_node(node, in, outs);
+    for (size_t k = 0; st == WEFT_OK && k < n_out; k++)
+        st = make_constant(weft_fgraph_graph(fg), node, weft_apply_output(node, k), outs[k],
+                           &consts[k]);
+    if (st == WEFT_OK) st = weft_rewrite_result_outputs(res, n_out, consts);
+    for (size_t i = 0; i < n_in; i++) weft_tensor_release(in[i]);
+    for (size_t k = 0; k < n_out; k++) weft_tensor_release(outs[k]);
+    free(in);
+    return st;
+}
+
+weft_status_t weft_rewriter_constant_folding_create(const char *name, weft_rewriter_t **out)
+{
+    if (!out) return WEFT_EINVAL;
+    weft_node_rewriter_desc_t d = WEFT_NODE_REWRITER_DESC_INIT;
+    d.name = name ? name : "constant_folding";
+    d.transform = fold_transform;
+    return weft_rewriter_node_create(&d, out);
+}

@@ -1,0 +1,116 @@
+/* local_gemm (specialize): z + dot(x, y) -> Gemm(z, 1, x, y, 1), folding a
+ * scalar factor into alpha: z + s*dot(x, y) -> Gemm(z, s, x, y, 1) and
+ * z - s*dot(x, y) -> Gemm(z, -s, x, y, 1). Only when the product (and the
+ * scaling) has no other client (else the matmul would be computed twice), x
+ * and y are matrices, every operand has one dtype, and Gemm's output type may
+ * replace the old output. Gemm and Dot come from the op registry; without
+ * them (linalg not built in) the rewrite never fires. */
+#include <string.h>
+
+#include "lib/rewrite/rewrite_int.h"
+#include "weft/elemwise.h"
+#include "weft/linalg.h"
+#include "weft/shape_ops.h"
+
+/* Gemm lives in the linalg part of the ops module; a build (or a test
+ * linking selected modules) without it resolves this to NULL and the rewrite
+ * never fires. */
+#pragma weak weft_gemm_at
+
+typedef struct gemm_match {
+    weft_var_t *z, *x, *y, *s; /* s: scale (NULL: 1), any all-length-1 type */
+    bool negate;
+} gemm_match_t;
+
+static bool is_matrix_dot(weft_fgraph_t *fg, const weft_var_t *v, weft_var_t **x, weft_var_t **y)
+{
+    weft_apply_t *a = weft_var_owner(v);
+    if (!a || strcmp(weft_op_name(weft_apply_op(a)), "Dot") != 0) return false;
+    if (weft_fgraph_n_clients(fg, v) != 1 || weft_apply_n_inputs(a) != 2) return false;
+    *x = weft_apply_input(a, 0);
+    *y = weft_apply_input(a, 1);
+    return weft_type_ndim(weft_var_type(*x)) == 2 && weft_type_ndim(weft_var_type(*y)) == 2;
+}
+
+static bool scalar_like(const weft_var_t *v)
+{
+    const weft_type_t *t = weft_var_type(v);
+    for (int d = 0; d < weft_type_ndim(t); d++)
+        if (weft_type_dim(t, d) != 1) return false;
+    return true;
+}
+
+/* v = dot(x, y) or v = s * dot(x, y) / dot(x, y) * s. */
+static bool match_product(weft_fgraph_t *fg, weft_var_t *v, gemm_match_t *m)
+{
+    m->s = NULL;
+    if (is_matrix_dot(fg, v, &m->x, &m->y)) return true;
+    weft_apply_t *mul = weft__ew_owner(v, WEFT_ELEMWISE_MUL);
+    if (!mul || weft_fgraph_n_clients(fg, v) != 1) return false;
+    for (size_t i = 0; i < 2; i++) {
+        weft_var_t *s = weft_apply_input(mul, i);
+        if (scalar_like(s) && is_matrix_dot(fg, weft_apply_input(mul, 1 - i), &m->x, &m->y)) {
+            m->s = s;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* alpha as a 0-d variable of dtype dt: the scale's value, negated if asked. */
+static weft_status_t make_alpha(weft_graph_t *g, const gemm_match_t *m, weft_dtype_t dt,
+                                weft_var_t **alpha)
+{
+    if (!m->s) return weft__scalar(g, dt, m->negate ? -1.0 : 1.0, alpha);
+    if (weft_var_is_constant(m->s)) {
+        const void *data;
+        size_t nb;
+        weft_status_t st = weft_constant_data(m->s, &data, &nb);
+        if (st != WEFT_OK) return st;
+        double v = weft_type_dtype(weft_var_type(m->s)) == WEFT_FLOAT32 ? *(const float *)data
+                                                                        : *(const double *)data;
+        return weft__scalar(g, dt, m->negate ? -v : v, alpha);
+    }
+    weft_var_t *s0;
+    weft_status_t st = weft_dimshuffle(g, m->s, 0, NULL, &s0); /* drop the length-1 axes */
+    if (st == WEFT_OK && m->negate) st = weft_neg(g, s0, &s0);
+    if (st == WEFT_OK) *alpha = s0;
+    return st;
+}
+
+static bool dtypes_agree(const gemm_match_t *m, weft_dtype_t dt)
+{
+    if (dt != WEFT_FLOAT32 && dt != WEFT_FLOAT64) return false;
+    const weft_var_t *vs[4] = {m->z, m->x, m->y, m->s};
+    for (int i = 0; i < 4; i++)
+        if (vs[i] && weft_type_dtype(weft_var_type(vs[i])) != dt) return false;
+    return true;
+}
+
+weft_status_t weft__local_gemm(weft_fgraph_t *fg, weft_apply_t *node, void *user,
+                               weft_rewrite_result_t *res)
+{
+    (void)user;
+    int kind;
+    if (!weft__ew_kind(node, &kind) || (kind != WEFT_ELEMWISE_ADD && kind != WEFT_ELEMWISE_SUB))
+        return WEFT_OK;
+    if (!weft_gemm_at) return WEFT_OK;
+    weft_var_t *out = weft_apply_output(node, 0);
+    weft_dtype_t dt = weft_type_dtype(weft_var_type(out));
+    gemm_match_t m = {NULL, NULL, NULL, NULL, kind == WEFT_ELEMWISE_SUB};
+    size_t first = kind == WEFT_ELEMWISE_SUB ? 1 : 0; /* Sub: only z - product */
+    for (size_t i = first; i < 2; i++) {
+        m.z = weft_apply_input(node, 1 - i);
+        if (!match_product(fg, weft_apply_input(node, i), &m) || !dtypes_agree(&m, dt)) continue;
+        if (!weft_type_equal(weft_var_type(m.z), weft_var_type(out))) continue;
+        weft_graph_t *g = weft_fgraph_graph(fg);
+        weft_var_t *alpha, *beta, *r;
+        weft_status_t st = make_alpha(g, &m, dt, &alpha);
+        if (st == WEFT_OK) st = weft__scalar(g, dt, 1.0, &beta);
+        if (st == WEFT_OK) st = weft_gemm(g, m.z, alpha, m.x, m.y, beta, false, &r);
+        if (st != WEFT_OK) return st;
+        if (!weft__can_replace(out, r)) return WEFT_OK;
+        return weft_rewrite_result_replace(res, out, r);
+    }
+    return WEFT_OK;
+}

@@ -1,0 +1,177 @@
+/* The in-place rewrite (rewrites.md §6) and add_destroy_handler.
+ *
+ * For each node whose op is not destructive and whose class has an
+ * inplace_variant hook, the candidate inputs are the DestroyHandler's
+ * inplace_candidates (no constants, nothing protected by the Supervisor or
+ * being an output, nothing already destroyed, no two inputs sharing a root)
+ * with exactly the output's type. Each attempt builds the variant node and
+ * replaces through replace_all_validate, so a rejection leaves the graph as
+ * it was.
+ *
+ * "Free the most memory": nodes are visited largest output first (static
+ * element count; unknown lengths count as largest), and two sweeps run: the
+ * first only destroys inputs whose last reader is the node (one client: the
+ * buffer is dead afterwards, reusing it costs no ordering constraint), the
+ * second any candidate the DestroyHandler accepts. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/rewrite/rewrite_int.h"
+#include "weft/destroy.h"
+
+static weft_status_t add_dh(weft_fgraph_t *fg, void *user, weft_rewrite_stats_t *stats,
+                            size_t *n_changes)
+{
+    (void)user;
+    (void)stats;
+    *n_changes = 0;
+    return weft_destroy_attach(fg, NULL);
+}
+
+weft_status_t weft_rewriter_add_destroy_handler_create(const char *name, weft_rewriter_t **out)
+{
+    if (!out) return WEFT_EINVAL;
+    return weft_rewriter_graph_create(name ? name : "add_destroy_handler", add_dh, NULL, NULL,
+                                      out);
+}
+
+typedef struct cand_node {
+    weft_apply_t *node;
+    double size; /* static element count of output 0 (unknown: huge) */
+    size_t topo;
+} cand_node_t;
+
+static double static_size(const weft_type_t *t, bool *scalar_like)
+{
+    double s = 1;
+    *scalar_like = true;
+    for (int d = 0; d < weft_type_ndim(t); d++) {
+        int64_t n = weft_type_dim(t, d);
+        if (n != 1) *scalar_like = false;
+        s *= n < 0 ? 1e12 : (double)n;
+    }
+    return s;
+}
+
+static bool has_variant(const weft_op_t *op)
+{
+    const weft_op_class_t *c = weft_op_class(op);
+    size_t end = offsetof(weft_op_class_t, inplace_variant) + sizeof c->inplace_variant;
+    return c->size >= end && c->inplace_variant && !weft_op_is_destructive(op);
+}
+
+static int by_size(const void *a, const void *b)
+{
+    const cand_node_t *x = a, *y = b;
+    if (x->size != y->size) return x->size < y->size ? 1 : -1;
+    return x->topo < y->topo ? -1 : x->topo > y->topo;
+}
+
+/* Nodes worth trying, largest output first (ties: topological order). */
+static weft_status_t collect(weft_fgraph_t *fg, cand_node_t **out, size_t *n_out)
+{
+    weft_apply_t *const *order;
+    size_t n;
+    weft_status_t st = weft_fgraph_toposort(fg, &order, &n);
+    if (st != WEFT_OK) return st;
+    cand_node_t *c = malloc((n + 1) * sizeof *c);
+    if (!c) return WEFT_ENOMEM;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (weft_apply_n_outputs(order[i]) != 1 || !has_variant(weft_apply_op(order[i])))
+            continue;
+        bool scalar;
+        double s = static_size(weft_var_type(weft_apply_output(order[i], 0)), &scalar);
+        if (n > 500 && scalar) continue; /* copying scalars is cheap */
+        c[k++] = (cand_node_t){order[i], s, i};
+    }
+    qsort(c, k, sizeof *c, by_size);
+    *out = c;
+    *n_out = k;
+    return WEFT_OK;
+}
+
+/* Tries to make node destroy input i; *done on success. */
+static weft_status_t try_input(weft_fgraph_t *fg, weft_apply_t *node, size_t i, bool *done,
+                               size_t *failed)
+{
+    weft_graph_t *g = weft_fgraph_graph(fg);
+    const weft_op_t *op = weft_apply_op(node), *vop;
+    *done = false;
+    if (weft_op_class(op)->inplace_variant(g, op, i, &vop) != WEFT_OK) return WEFT_OK;
+    bool ok = false;
+    weft_status_t st = weft_destroy_can_destroy(fg, node, i, vop, &ok);
+    if (st == WEFT_ENOMEM) return st;
+    if (st != WEFT_OK || !ok) return WEFT_OK;
+    size_t n_in = weft_apply_n_inputs(node);
+    weft_var_t *ins[64];
+    if (n_in > 64) return WEFT_OK;
+    for (size_t k = 0; k < n_in; k++) ins[k] = weft_apply_input(node, k);
+    const char *file;
+    int line;
+    weft_apply_trace(node, &file, &line);
+    weft_apply_t *nn;
+    st = weft_apply_create_at(g, vop, n_in, ins, file, line, &nn);
+    if (st == WEFT_ENOMEM) return st;
+    if (st != WEFT_OK) return WEFT_OK;
+    st = weft_fgraph_replace_validate(fg, weft_apply_output(node, 0), weft_apply_output(nn, 0),
+                                      "inplace");
+    if (st == WEFT_ENOMEM) return st;
+    *done = st == WEFT_OK;
+    *failed += st != WEFT_OK;
+    return WEFT_OK;
+}
+
+static weft_status_t try_node(weft_fgraph_t *fg, weft_apply_t *node, bool last_reader_only,
+                              size_t *changes, size_t *failed)
+{
+    size_t n_in = weft_apply_n_inputs(node);
+    if (n_in == 0 || n_in > 64) return WEFT_OK;
+    const weft_var_t *ins[64];
+    size_t idx[64], nc;
+    for (size_t k = 0; k < n_in; k++) ins[k] = weft_apply_input(node, k);
+    weft_status_t st = weft_destroy_inplace_candidates(fg, n_in, ins, 0, NULL, idx, &nc);
+    if (st == WEFT_ENOMEM) return st;
+    if (st != WEFT_OK) return WEFT_OK;
+    const weft_type_t *ot = weft_var_type(weft_apply_output(node, 0));
+    for (size_t c = 0; c < nc; c++) {
+        const weft_var_t *v = ins[idx[c]];
+        if (!weft_type_equal(weft_var_type(v), ot)) continue;
+        if (last_reader_only && weft_fgraph_n_clients(fg, v) != 1) continue;
+        bool done;
+        st = try_input(fg, node, idx[c], &done, failed);
+        if (st != WEFT_OK) return st;
+        if (done) {
+            ++*changes;
+            return WEFT_OK;
+        }
+    }
+    return WEFT_OK;
+}
+
+static weft_status_t inplace_apply(weft_fgraph_t *fg, void *user, weft_rewrite_stats_t *stats,
+                                   size_t *n_changes)
+{
+    weft_status_t st = weft_destroy_attach(fg, NULL);
+    cand_node_t *c = NULL;
+    size_t n = 0, failed = 0;
+    if (st == WEFT_OK) st = collect(fg, &c, &n);
+    for (int sweep = 0; sweep < 2 && st == WEFT_OK; sweep++)
+        for (size_t k = 0; k < n && st == WEFT_OK; k++) {
+            weft_apply_t *node = c[k].node;
+            if (!weft_fgraph_contains_apply(fg, node)) continue; /* replaced in sweep 0 */
+            st = try_node(fg, node, sweep == 0, n_changes, &failed);
+        }
+    free(c);
+    if (st == WEFT_OK && failed) st = weft_rewrite_stats_record(stats, user, 0, failed, 0.0);
+    return st;
+}
+
+weft_status_t weft_rewriter_inplace_create(const char *name, weft_rewriter_t **out)
+{
+    if (!out) return WEFT_EINVAL;
+    weft_status_t st =
+        weft_rewriter_graph_create(name ? name : "inplace", inplace_apply, NULL, NULL, out);
+    if (st == WEFT_OK) (*out)->user = (*out)->name;
+    return st;
+}

@@ -1,0 +1,386 @@
+/* MergeFeature and MergeOptimizer (rewrites.md §2): common subexpression
+ * elimination in linear time.
+ *
+ * The feature keeps two hash tables while attached: distinct apply nodes keyed
+ * by (op hash, input identities) and representative constants keyed by value
+ * hash. Each import / input change looks its node up: an equal distinct node
+ * (equal op, same input objects) schedules the pair "replace node by it",
+ * otherwise the node becomes distinct; each constant input is looked up the
+ * same way. The optimizer drains the schedule (LIFO); merging a node changes
+ * its clients' inputs, which re-examines them, so cascades upward finish in
+ * the same call. No pairwise comparison of nodes ever happens outside equal
+ * hashes. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/rewrite/rewrite_int.h"
+
+#define TOMB ((void *)1)
+
+typedef struct slot {
+    uint64_t h;
+    void *p; /* weft_apply_t* or weft_var_t*; NULL empty; TOMB deleted */
+} slot_t;
+
+typedef struct table {
+    slot_t *s;
+    size_t cap, used; /* used counts tombstones too */
+} table_t;
+
+typedef struct pair {
+    void *a, *b; /* replace a by b */
+    bool constant;
+} pair_t;
+
+typedef struct merge_feature {
+    weft_feature_t base; /* first member */
+    weft_fgraph_t *fg;
+    table_t nodes, consts;
+    uint64_t *hash_of; /* per apply id: its key hash while in the node table */
+    uint8_t *in_table; /* per apply id */
+    size_t id_cap;
+    pair_t *sched;
+    size_t n_sched, cap_sched;
+    bool oom;
+} merge_feature_t;
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    return h * 0xff51afd7ed558ccdull;
+}
+
+static uint64_t node_key(const weft_apply_t *a)
+{
+    size_t n = weft_apply_n_inputs(a);
+    uint64_t h = mix(weft_op_hash(weft_apply_op(a)), n);
+    for (size_t i = 0; i < n; i++) h = mix(h, (uint64_t)(uintptr_t)weft_apply_input(a, i));
+    return h ? h : 1;
+}
+
+static bool same_node(const weft_apply_t *a, const weft_apply_t *b)
+{
+    size_t n = weft_apply_n_inputs(a);
+    if (n != weft_apply_n_inputs(b) || weft_apply_n_outputs(a) != weft_apply_n_outputs(b))
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (weft_apply_input(a, i) != weft_apply_input(b, i)) return false;
+    const weft_op_t *oa = weft_apply_op(a), *ob = weft_apply_op(b);
+    return oa == ob || weft_op_equal(oa, ob);
+}
+
+static weft_status_t table_insert(table_t *t, uint64_t h, void *p);
+
+static weft_status_t table_rehash(table_t *t)
+{
+    table_t nt = {NULL, t->cap < 64 ? 128 : t->cap * 2, 0};
+    size_t live = 0;
+    for (size_t i = 0; i < t->cap; i++) live += t->s[i].p && t->s[i].p != TOMB;
+    while (live * 2 >= nt.cap) nt.cap *= 2;
+    nt.s = calloc(nt.cap, sizeof *nt.s);
+    if (!nt.s) return WEFT_ENOMEM;
+    for (size_t i = 0; i < t->cap; i++)
+        if (t->s[i].p && t->s[i].p != TOMB) (void)table_insert(&nt, t->s[i].h, t->s[i].p);
+    free(t->s);
+    *t = nt;
+    return WEFT_OK;
+}
+
+static weft_status_t table_insert(table_t *t, uint64_t h, void *p)
+{
+    if ((t->used + 1) * 10 >= t->cap * 7) {
+        weft_status_t st = table_rehash(t);
+        if (st != WEFT_OK) return st;
+    }
+    size_t i = (size_t)h & (t->cap - 1);
+    while (t->s[i].p && t->s[i].p != TOMB) i = (i + 1) & (t->cap - 1);
+    if (!t->s[i].p) t->used++;
+    t->s[i].h = h;
+    t->s[i].p = p;
+    return WEFT_OK;
+}
+
+static void table_remove(table_t *t, uint64_t h, const void *p)
+{
+    if (!t->cap) return;
+    for (size_t i = (size_t)h & (t->cap - 1); t->s[i].p; i = (i + 1) & (t->cap - 1))
+        if (t->s[i].p == p) {
+            t->s[i].p = TOMB;
+            return;
+        }
+}
+
+static weft_status_t schedule(merge_feature_t *m, void *a, void *b, bool constant)
+{
+    if (weft__rw_grow((void **)&m->sched, &m->cap_sched, m->n_sched + 1, sizeof *m->sched) != WEFT_OK)
+        return m->oom = true, WEFT_ENOMEM;
+    m->sched[m->n_sched++] = (pair_t){a, b, constant};
+    return WEFT_OK;
+}
+
+static weft_status_t examine_const(merge_feature_t *m, weft_var_t *c)
+{
+    uint64_t h = weft_constant_hash(c) | 1;
+    table_t *t = &m->consts;
+    for (size_t i = t->cap ? (size_t)h & (t->cap - 1) : 0; t->cap && t->s[i].p;
+         i = (i + 1) & (t->cap - 1)) {
+        if (t->s[i].p == TOMB || t->s[i].h != h) continue;
+        weft_var_t *rep = t->s[i].p;
+        if (rep == c) return WEFT_OK;
+        if (!weft_constant_equal(rep, c)) continue;
+        if (weft_fgraph_contains_var(m->fg, rep)) return schedule(m, c, rep, true);
+        t->s[i].p = c; /* the old representative left the graph */
+        return WEFT_OK;
+    }
+    return table_insert(t, h, c);
+}
+
+static weft_status_t ensure_id(merge_feature_t *m, uint64_t id)
+{
+    if (id < m->id_cap) return WEFT_OK;
+    size_t nc = m->id_cap ? m->id_cap : 256;
+    while (nc <= id) nc *= 2;
+    uint64_t *h = realloc(m->hash_of, nc * sizeof *h);
+    if (!h) return WEFT_ENOMEM;
+    m->hash_of = h;
+    uint8_t *f = realloc(m->in_table, nc);
+    if (!f) return WEFT_ENOMEM;
+    memset(f + m->id_cap, 0, nc - m->id_cap);
+    m->in_table = f;
+    m->id_cap = nc;
+    return WEFT_OK;
+}
+
+static weft_status_t examine_node(merge_feature_t *m, weft_apply_t *a)
+{
+    for (size_t i = 0; i < weft_apply_n_inputs(a); i++) {
+        weft_var_t *v = weft_apply_input(a, i);
+        if (weft_var_is_constant(v) && examine_const(m, v) != WEFT_OK) return WEFT_ENOMEM;
+    }
+    uint64_t id = weft_apply_id(a), h = node_key(a);
+    if (ensure_id(m, id) != WEFT_OK) return m->oom = true, WEFT_ENOMEM;
+    if (m->in_table[id]) return WEFT_OK;
+    table_t *t = &m->nodes;
+    for (size_t i = t->cap ? (size_t)h & (t->cap - 1) : 0; t->cap && t->s[i].p;
+         i = (i + 1) & (t->cap - 1)) {
+        if (t->s[i].p == TOMB || t->s[i].h != h) continue;
+        weft_apply_t *b = t->s[i].p;
+        if (b != a && same_node(a, b) && weft_fgraph_contains_apply(m->fg, b))
+            return schedule(m, a, b, false);
+    }
+    m->hash_of[id] = h;
+    m->in_table[id] = 1;
+    if (table_insert(t, h, a) != WEFT_OK) return m->oom = true, WEFT_ENOMEM;
+    return WEFT_OK;
+}
+
+static void forget_node(merge_feature_t *m, weft_apply_t *a)
+{
+    uint64_t id = weft_apply_id(a);
+    if (id >= m->id_cap || !m->in_table[id]) return;
+    table_remove(&m->nodes, m->hash_of[id], a);
+    m->in_table[id] = 0;
+}
+
+static weft_status_t mf_attach(weft_feature_t *self, weft_fgraph_t *fg)
+{
+    merge_feature_t *m = (merge_feature_t *)self;
+    m->fg = fg;
+    weft_apply_t *const *nodes;
+    size_t n;
+    weft_status_t st = weft_fgraph_applies(fg, &nodes, &n);
+    for (size_t i = 0; st == WEFT_OK && i < n; i++) st = examine_node(m, nodes[i]);
+    return st;
+}
+
+static weft_status_t mf_import(weft_feature_t *self, weft_fgraph_t *fg, weft_apply_t *node,
+                               const char *reason)
+{
+    (void)fg;
+    (void)reason;
+    return examine_node((merge_feature_t *)self, node);
+}
+
+static weft_status_t mf_prune(weft_feature_t *self, weft_fgraph_t *fg, weft_apply_t *node,
+                              const char *reason)
+{
+    (void)fg;
+    (void)reason;
+    forget_node((merge_feature_t *)self, node);
+    return WEFT_OK;
+}
+
+static weft_status_t mf_change(weft_feature_t *self, weft_fgraph_t *fg, weft_apply_t *node,
+                               size_t i, weft_var_t *old_var, weft_var_t *new_var,
+                               const char *reason)
+{
+    (void)fg;
+    (void)i;
+    (void)old_var;
+    (void)reason;
+    merge_feature_t *m = (merge_feature_t *)self;
+    if (weft_apply_is_output_slot(node))
+        return weft_var_is_constant(new_var) ? examine_const(m, new_var) : WEFT_OK;
+    if (!weft_fgraph_contains_apply(fg, node)) return WEFT_OK;
+    forget_node(m, node);
+    return examine_node(m, node);
+}
+
+static void mf_destroy(weft_feature_t *self)
+{
+    merge_feature_t *m = (merge_feature_t *)self;
+    free(m->nodes.s);
+    free(m->consts.s);
+    free(m->hash_of);
+    free(m->in_table);
+    free(m->sched);
+    free(m);
+}
+
+static const weft_feature_class_t merge_feature_class = {
+    .size = sizeof(weft_feature_class_t),
+    .name = "MergeFeature",
+    .on_attach = mf_attach,
+    .on_import = mf_import,
+    .on_prune = mf_prune,
+    .on_change_input = mf_change,
+    .destroy = mf_destroy,
+};
+
+static weft_status_t merge_feature_get(weft_fgraph_t *fg, merge_feature_t **out)
+{
+    *out = (merge_feature_t *)weft_fgraph_find_feature(fg, &merge_feature_class);
+    if (*out) return WEFT_OK;
+    merge_feature_t *m = calloc(1, sizeof *m);
+    if (!m) return WEFT_ENOMEM;
+    m->base.cls = &merge_feature_class;
+    m->base.data = m;
+    weft_status_t st = weft_fgraph_attach_feature(fg, &m->base);
+    if (st != WEFT_OK) return st;
+    *out = (merge_feature_t *)weft_fgraph_find_feature(fg, &merge_feature_class);
+    return *out ? WEFT_OK : WEFT_ENOMEM;
+}
+
+/* ---- the optimizer ------------------------------------------------------------ */
+
+typedef struct merge_count {
+    size_t merged, atomic, failed;
+    pair_t *black; /* pairs rejected by validation in this apply */
+    size_t n_black, cap_black;
+} merge_count_t;
+
+static bool has_destroyer_client(weft_fgraph_t *fg, const weft_var_t *v)
+{
+    const weft_client_t *cl;
+    size_t n;
+    if (weft_fgraph_clients(fg, v, &cl, &n) != WEFT_OK) return false;
+    for (size_t k = 0; k < n; k++) {
+        if (weft_apply_is_output_slot(cl[k].node)) continue;
+        const weft_op_alias_t *dm;
+        size_t nd;
+        weft_op_destroy_map(weft_apply_op(cl[k].node), &dm, &nd);
+        for (size_t j = 0; j < nd; j++)
+            if (dm[j].input == cl[k].index) return true;
+    }
+    return false;
+}
+
+static bool blacklisted(const merge_count_t *c, const void *a, const void *b)
+{
+    for (size_t i = 0; i < c->n_black; i++)
+        if (c->black[i].a == a && c->black[i].b == b) return true;
+    return false;
+}
+
+/* Direction: 1 replace a by b, -1 replace b by a, 0 neither is acceptable
+ * for every output (keep the more specific static type). */
+static int direction(const weft_apply_t *a, const weft_apply_t *b)
+{
+    bool ab = true, ba = true;
+    for (size_t i = 0; i < weft_apply_n_outputs(a); i++) {
+        const weft_type_t *ta = weft_var_type(weft_apply_output(a, i));
+        const weft_type_t *tb = weft_var_type(weft_apply_output(b, i));
+        ab = ab && weft_type_is_super(ta, tb);
+        ba = ba && weft_type_is_super(tb, ta);
+    }
+    return ab ? 1 : ba ? -1 : 0;
+}
+
+static weft_status_t merge_nodes(weft_fgraph_t *fg, merge_count_t *c, weft_apply_t *a,
+                                 weft_apply_t *b)
+{
+    size_t n = weft_apply_n_outputs(a);
+    bool both = false;
+    for (size_t i = 0; i < n && !both; i++)
+        both = has_destroyer_client(fg, weft_apply_output(a, i)) &&
+               has_destroyer_client(fg, weft_apply_output(b, i));
+    if (both) return WEFT_OK; /* destroy.md §6: D1 would reject it anyway */
+    int dir = direction(a, b);
+    if (dir < 0) {
+        weft_apply_t *t = a;
+        a = b;
+        b = t;
+    }
+    weft_var_t *olds[WEFT_OP_MAX_OUTPUTS], *news[WEFT_OP_MAX_OUTPUTS];
+    for (size_t i = 0; i < n; i++) {
+        olds[i] = weft_apply_output(a, i);
+        news[i] = weft_apply_output(b, i);
+    }
+    weft_status_t st = dir == 0 ? WEFT_ETYPE
+                                : weft_fgraph_replace_all_validate(fg, n, olds, news, "merge");
+    if (st == WEFT_ENOMEM) return st;
+    if (st == WEFT_OK) {
+        c->merged++;
+        return WEFT_OK;
+    }
+    c->failed++;
+    if (weft__rw_grow((void **)&c->black, &c->cap_black, c->n_black + 1, sizeof *c->black))
+        return WEFT_ENOMEM;
+    c->black[c->n_black++] = (pair_t){a, b, false};
+    return WEFT_OK;
+}
+
+static weft_status_t merge_one(weft_fgraph_t *fg, merge_count_t *c, pair_t p)
+{
+    if (p.constant) {
+        if (p.a == p.b || !weft_fgraph_contains_var(fg, p.a) || !weft_fgraph_contains_var(fg, p.b))
+            return WEFT_OK;
+        weft_status_t st = weft_fgraph_replace(fg, p.a, p.b, "merge constant");
+        if (st == WEFT_ENOMEM) return st;
+        if (st == WEFT_OK) c->atomic++;
+        else c->failed++;
+        return WEFT_OK;
+    }
+    weft_apply_t *a = p.a, *b = p.b;
+    if (a == b || !weft_fgraph_contains_apply(fg, a) || !weft_fgraph_contains_apply(fg, b) ||
+        !same_node(a, b) || blacklisted(c, a, b) || blacklisted(c, b, a))
+        return WEFT_OK;
+    return merge_nodes(fg, c, a, b);
+}
+
+static weft_status_t merge_apply(weft_fgraph_t *fg, void *user, weft_rewrite_stats_t *stats,
+                                 size_t *n_changes)
+{
+    merge_feature_t *m;
+    weft_status_t st = merge_feature_get(fg, &m);
+    merge_count_t c = {0, 0, 0, NULL, 0, 0};
+    while (st == WEFT_OK && m->n_sched > 0) {
+        pair_t p = m->sched[--m->n_sched];
+        st = merge_one(fg, &c, p);
+        if (st == WEFT_OK && m->oom) st = WEFT_ENOMEM;
+    }
+    free(c.black);
+    *n_changes = c.merged + c.atomic;
+    if (st == WEFT_OK && c.failed)
+        st = weft_rewrite_stats_record(stats, (const char *)user, 0, c.failed, 0.0);
+    return st;
+}
+
+weft_status_t weft_rewriter_merge_create(const char *name, weft_rewriter_t **out)
+{
+    if (!out) return WEFT_EINVAL;
+    weft_status_t st = weft_rewriter_graph_create(name ? name : "merge", merge_apply, NULL,
+                                                  NULL, out);
+    if (st == WEFT_OK) (*out)->user = (*out)->name; /* the fn records failures by name */
+    return st;
+}

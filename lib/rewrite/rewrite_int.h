@@ -1,0 +1,157 @@
+/* Internal interface of the rewrite module: the rewriter object layout, the
+ * per-node replacement step shared by walkers and the equilibrium driver, the
+ * import tracker, statistics hooks and the helpers the built-in rewrites share.
+ * Not part of the API. */
+#ifndef WEFT_REWRITE_REWRITE_INT_H
+#define WEFT_REWRITE_REWRITE_INT_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "weft/fgraph.h"
+#include "weft/graph.h"
+#include "weft/op.h"
+#include "weft/rewrite.h"
+#include "weft/rewrite_db.h"
+#include "weft/rewrite_pattern.h"
+
+typedef enum rw_kind {
+    RW_NODE = 0,
+    RW_GRAPH = 1,
+    RW_WALK = 2,
+    RW_EQUILIBRIUM = 3,
+    RW_SEQUENCE = 4,
+} rw_kind_t;
+
+/* A list of rewriters (each holding one reference). */
+typedef struct weft__rw_list {
+    size_t n;
+    weft_rewriter_t **items;
+} weft__rw_list_t;
+
+struct weft_rewriter {
+    atomic_size_t refs;
+    rw_kind_t kind;
+    char *name;
+    void *user;
+    void (*user_free)(void *user);
+    /* RW_NODE */
+    weft_node_rewrite_fn transform;
+    size_t n_classes, n_ops;
+    const weft_op_class_t **classes;
+    const weft_op_t **ops;
+    /* RW_GRAPH */
+    weft_graph_rewrite_fn graph_fn;
+    /* RW_WALK (node = children), RW_SEQUENCE (node = children),
+     * RW_EQUILIBRIUM (all four) */
+    weft_walk_order_t order;
+    bool ignore_newtrees;
+    double max_use_ratio;
+    weft__rw_list_t node, global, final, cleanup;
+};
+
+/* Builds an empty rewriter of kind with a copy of name (refcount 1). */
+weft_status_t weft__rw_new(rw_kind_t kind, const char *name, weft_rewriter_t **out);
+/* Releases every rewriter of a caller's array (ownership transfer on error). */
+void weft__rw_release_array(size_t n, weft_rewriter_t *const *rws);
+/* Takes the n rewriters into list (NULL array with n > 0 / NULL entry:
+ * WEFT_EINVAL, and the remaining ones are released by the caller's path). */
+weft_status_t weft__rw_list_take(weft__rw_list_t *list, size_t n, weft_rewriter_t *const *rws);
+void weft__rw_list_fini(weft__rw_list_t *list);
+
+/* Whether the node rewriter tracks op: 2 by class, 1 by instance, 0 untracked
+ * (tracks everything), -1 not applicable. */
+int weft__rw_tracks(const weft_rewriter_t *rw, const weft_op_t *op);
+
+/* The replacement step (rewrites.md §1 process_node): runs rw's transform on
+ * node and, if it proposes something, replace_all_validate(_remove).
+ * *applied: the graph changed. A rejected/failed rewrite is counted in stats
+ * and is not an error; WEFT_ENOMEM is returned. */
+weft_status_t weft__rw_process_node(weft_rewriter_t *rw, weft_fgraph_t *fg, weft_apply_t *node,
+                                    weft_rewrite_stats_t *stats, bool *applied);
+
+/* Tries the rewriters of list on node in tracker order (class, instance,
+ * untracked); stops at the first success (*which: its index in list). */
+weft_status_t weft__try_node(const weft__rw_list_t *list, weft_fgraph_t *fg, weft_apply_t *node,
+                             weft_rewrite_stats_t *stats, size_t *which, bool *applied);
+
+/* Applies any rewriter (dispatch on kind); *n_changes may be NULL. */
+weft_status_t weft__rw_apply(weft_rewriter_t *rw, weft_fgraph_t *fg, weft_rewrite_stats_t *stats,
+                             size_t *n_changes);
+weft_status_t weft__walk_apply(weft_rewriter_t *rw, weft_fgraph_t *fg,
+                               weft_rewrite_stats_t *stats, size_t *n_changes);
+weft_status_t weft__equilibrium_apply(weft_rewriter_t *rw, weft_fgraph_t *fg,
+                                      weft_rewrite_stats_t *stats, size_t *n_changes);
+weft_status_t weft__sequence_apply(weft_rewriter_t *rw, weft_fgraph_t *fg,
+                                   weft_rewrite_stats_t *stats, size_t *n_changes);
+
+/* ---- import tracker: records nodes imported while it is attached ---------- */
+typedef struct weft__tracker weft__tracker_t;
+/* Attaches a tracker to fg. *out is borrowed from fg; detach with
+ * weft__tracker_detach. */
+weft_status_t weft__tracker_attach(weft_fgraph_t *fg, weft__tracker_t **out);
+void weft__tracker_detach(weft_fgraph_t *fg, weft__tracker_t *t);
+/* Moves the recorded nodes out (appending to *arr, growing it) and clears. */
+weft_status_t weft__tracker_drain(weft__tracker_t *t, weft_apply_t ***arr, size_t *n,
+                                  size_t *cap);
+/* Whether the tracker saw a change (import, prune or input change) since the
+ * last call; clears the flag. */
+bool weft__tracker_changed(weft__tracker_t *t);
+
+/* ---- statistics ------------------------------------------------------------ */
+/* Monotonic seconds. */
+double weft__now(void);
+/* Records a composite's run: time, passes, nodes before/after. */
+weft_status_t weft__stats_composite(weft_rewrite_stats_t *s, const char *name, double seconds,
+                                    size_t passes, size_t nodes_before, size_t nodes_after);
+
+/* A malloc'ed copy of s (NULL on out-of-memory); strdup is not C11. */
+static inline char *weft__strdup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *p = malloc(n);
+    if (p) memcpy(p, s, n);
+    return p;
+}
+
+/* ---- growable arrays ----------------------------------------------------------- */
+/* Ensures room for `need` elements of size `elem` in *arr (capacity *cap). */
+weft_status_t weft__rw_grow(void **arr, size_t *cap, size_t need, size_t elem);
+
+/* ---- helpers for built-in rewrites (canon_util.c) ----------------------------- */
+/* The op class registered under name (weft_ops_find_class) or NULL. */
+const weft_op_class_t *weft__class(const char *name);
+/* Whether v's value is a constant with every element equal to value. */
+bool weft__is_const_value(const weft_var_t *v, double value);
+/* Whether new_var may replace old (is_super of the type, same dtype). */
+bool weft__can_replace(const weft_var_t *old_var, const weft_var_t *new_var);
+/* The elementwise kind of node's op if it is an out-of-place elementwise op. */
+bool weft__ew_kind(const weft_apply_t *node, int *kind);
+/* The producer of v if it is an out-of-place elementwise op of kind. */
+weft_apply_t *weft__ew_owner(const weft_var_t *v, int kind);
+/* The DimShuffle order of op (parsed from its printed props); false if op is
+ * not a DimShuffle. */
+bool weft__dimshuffle_order(const weft_op_t *op, int *order, int *n);
+/* A 0-d constant of dtype in g. */
+weft_status_t weft__scalar(weft_graph_t *g, weft_dtype_t dtype, double value, weft_var_t **out);
+
+/* Node rewrite functions and names of the built-in canonicalizations. */
+typedef struct weft__builtin_node {
+    const char *name;
+    weft_node_rewrite_fn fn;
+    const char *track[4]; /* class names tracked (NULL-terminated) */
+} weft__builtin_node_t;
+extern const weft__builtin_node_t weft__builtin_nodes[];
+extern const size_t weft__n_builtin_nodes;
+/* local_gemm (gemm_rewrite.c). */
+weft_status_t weft__local_gemm(weft_fgraph_t *fg, weft_apply_t *node, void *user,
+                               weft_rewrite_result_t *res);
+/* Pattern-based built-ins (canon_pattern.c). */
+weft_status_t weft__pattern_builtin_create(const char *name, weft_rewriter_t **out);
+bool weft__pattern_builtin_exists(const char *name);
+
+#endif /* WEFT_REWRITE_REWRITE_INT_H */

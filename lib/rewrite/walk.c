@@ -1,0 +1,224 @@
+/* Walkers (in2out / out2in) over node rewriters, and the import tracker
+ * feature they (and the equilibrium driver) use to queue nodes imported
+ * during the walk. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/rewrite/rewrite_int.h"
+
+/* ---- import tracker ---------------------------------------------------------- */
+
+struct weft__tracker {
+    weft_feature_t base; /* first member: the fgraph holds &base */
+    weft_apply_t **nodes;
+    size_t n, cap;
+    bool changed;
+    bool oom;
+};
+
+static weft_status_t tr_import(weft_feature_t *self, weft_fgraph_t *fg, weft_apply_t *node,
+                               const char *reason)
+{
+    (void)fg;
+    (void)reason;
+    weft__tracker_t *t = (weft__tracker_t *)self;
+    t->changed = true;
+    if (weft__rw_grow((void **)&t->nodes, &t->cap, t->n + 1, sizeof *t->nodes) != WEFT_OK) {
+        t->oom = true;
+        return WEFT_ENOMEM;
+    }
+    t->nodes[t->n++] = node;
+    return WEFT_OK;
+}
+
+static weft_status_t tr_prune(weft_feature_t *self, weft_fgraph_t *fg, weft_apply_t *node,
+                              const char *reason)
+{
+    (void)fg;
+    (void)node;
+    (void)reason;
+    ((weft__tracker_t *)self)->changed = true;
+    return WEFT_OK;
+}
+
+static weft_status_t tr_change(weft_feature_t *self, weft_fgraph_t *fg, weft_apply_t *node,
+                               size_t i, weft_var_t *old_var, weft_var_t *new_var,
+                               const char *reason)
+{
+    (void)fg;
+    (void)node;
+    (void)i;
+    (void)old_var;
+    (void)new_var;
+    (void)reason;
+    ((weft__tracker_t *)self)->changed = true;
+    return WEFT_OK;
+}
+
+static void tr_destroy(weft_feature_t *self)
+{
+    weft__tracker_t *t = (weft__tracker_t *)self;
+    free(t->nodes);
+    free(t);
+}
+
+static const weft_feature_class_t tracker_class = {
+    .size = sizeof(weft_feature_class_t),
+    .name = "RewriteImportTracker",
+    .on_import = tr_import,
+    .on_prune = tr_prune,
+    .on_change_input = tr_change,
+    .destroy = tr_destroy,
+};
+
+weft_status_t weft__tracker_attach(weft_fgraph_t *fg, weft__tracker_t **out)
+{
+    *out = NULL;
+    weft__tracker_t *t = calloc(1, sizeof *t);
+    if (!t) return WEFT_ENOMEM;
+    t->base.cls = &tracker_class;
+    t->base.data = t;
+    weft_status_t st = weft_fgraph_attach_feature(fg, &t->base); /* takes t */
+    if (st == WEFT_OK) *out = t;
+    return st;
+}
+
+void weft__tracker_detach(weft_fgraph_t *fg, weft__tracker_t *t)
+{
+    if (t) (void)weft_fgraph_remove_feature(fg, &t->base);
+}
+
+weft_status_t weft__tracker_drain(weft__tracker_t *t, weft_apply_t ***arr, size_t *n, size_t *cap)
+{
+    if (t->oom) return WEFT_ENOMEM;
+    if (t->n == 0) return WEFT_OK;
+    if (arr) {
+        weft_status_t st = weft__rw_grow((void **)arr, cap, *n + t->n, sizeof **arr);
+        if (st != WEFT_OK) return st;
+        memcpy(*arr + *n, t->nodes, t->n * sizeof *t->nodes);
+        *n += t->n;
+    }
+    t->n = 0;
+    return WEFT_OK;
+}
+
+bool weft__tracker_changed(weft__tracker_t *t)
+{
+    bool c = t->changed;
+    t->changed = false;
+    return c;
+}
+
+/* ---- walkers ------------------------------------------------------------------ */
+
+weft_status_t weft_rewriter_walk_create(const char *name, weft_walk_order_t order,
+                                        bool ignore_newtrees, size_t n,
+                                        weft_rewriter_t *const *node_rewriters,
+                                        weft_rewriter_t **out)
+{
+    if (out) *out = NULL;
+    bool ok = name && out && n > 0 && node_rewriters &&
+              (order == WEFT_WALK_IN2OUT || order == WEFT_WALK_OUT2IN);
+    for (size_t i = 0; ok && i < n; i++)
+        ok = node_rewriters[i] && node_rewriters[i]->kind == RW_NODE;
+    weft_rewriter_t *rw = NULL;
+    weft_status_t st = ok ? weft__rw_new(RW_WALK, name, &rw) : WEFT_EINVAL;
+    if (st == WEFT_OK) st = weft__rw_list_take(&rw->node, n, node_rewriters);
+    if (st != WEFT_OK) {
+        if (!rw || rw->node.n == 0) weft__rw_release_array(n, node_rewriters);
+        weft_rewriter_release(rw);
+        return st;
+    }
+    rw->order = order;
+    rw->ignore_newtrees = ignore_newtrees;
+    *out = rw;
+    return WEFT_OK;
+}
+
+/* Tries the rewriters of list on node in tracker order (class, instance,
+ * untracked); stops at the first success (*which: its index). */
+weft_status_t weft__try_node(const weft__rw_list_t *list, weft_fgraph_t *fg, weft_apply_t *node,
+                             weft_rewrite_stats_t *stats, size_t *which, bool *applied)
+{
+    *applied = false;
+    const weft_op_t *op = weft_apply_op(node);
+    for (int tier = 2; tier >= 0; tier--)
+        for (size_t k = 0; k < list->n; k++) {
+            weft_rewriter_t *r = list->items[k];
+            if (weft__rw_tracks(r, op) != tier) continue;
+            weft_status_t st = weft__rw_process_node(r, fg, node, stats, applied);
+            if (st != WEFT_OK) return st;
+            if (*applied) {
+                *which = k;
+                return WEFT_OK;
+            }
+        }
+    return WEFT_OK;
+}
+
+typedef struct walk_queue {
+    weft_apply_t **q;
+    size_t n, cap, head;
+} walk_queue_t;
+
+static weft_status_t queue_init(weft_fgraph_t *fg, walk_queue_t *wq)
+{
+    memset(wq, 0, sizeof *wq);
+    weft_apply_t *const *order;
+    size_t n;
+    weft_status_t st = weft_fgraph_toposort(fg, &order, &n);
+    if (st != WEFT_OK) return st;
+    st = weft__rw_grow((void **)&wq->q, &wq->cap, n + 1, sizeof *wq->q);
+    if (st != WEFT_OK) return st;
+    if (n) memcpy(wq->q, order, n * sizeof *order);
+    wq->n = n;
+    return WEFT_OK;
+}
+
+/* Next node: front for in2out, back for out2in; NULL when empty. */
+static weft_apply_t *queue_pop(walk_queue_t *wq, weft_walk_order_t order)
+{
+    if (wq->head >= wq->n) return NULL;
+    if (order == WEFT_WALK_IN2OUT) return wq->q[wq->head++];
+    return wq->q[--wq->n];
+}
+
+static weft_status_t walk_loop(weft_rewriter_t *rw, weft_fgraph_t *fg, weft__rw_list_t *list,
+                               weft__tracker_t *tr, weft_rewrite_stats_t *stats,
+                               size_t *n_changes)
+{
+    walk_queue_t wq;
+    weft_status_t st = queue_init(fg, &wq);
+    weft_apply_t *node;
+    while (st == WEFT_OK && (node = queue_pop(&wq, rw->order)) != NULL) {
+        if (!weft_fgraph_contains_apply(fg, node)) continue;
+        size_t which;
+        bool applied;
+        st = weft__try_node(list, fg, node, stats, &which, &applied);
+        if (st == WEFT_OK && applied) ++*n_changes;
+        if (st == WEFT_OK && tr) st = weft__tracker_drain(tr, &wq.q, &wq.n, &wq.cap);
+    }
+    free(wq.q);
+    return st;
+}
+
+weft_status_t weft__walk_apply(weft_rewriter_t *rw, weft_fgraph_t *fg,
+                               weft_rewrite_stats_t *stats, size_t *n_changes)
+{
+    double t0 = weft__now();
+    size_t before = weft_fgraph_n_applies(fg);
+    /* a bare node rewriter walks in2out as a list of itself */
+    weft__rw_list_t self = {1, &rw};
+    weft__rw_list_t *list = rw->kind == RW_NODE ? &self : &rw->node;
+    weft__tracker_t *tr = NULL;
+    weft_status_t st = WEFT_OK;
+    if (!rw->ignore_newtrees) st = weft__tracker_attach(fg, &tr);
+    if (st == WEFT_OK) st = walk_loop(rw, fg, list, tr, stats, n_changes);
+    weft__tracker_detach(fg, tr);
+    if (rw->kind == RW_WALK && st != WEFT_ENOMEM) {
+        weft_status_t s2 = weft__stats_composite(stats, rw->name, weft__now() - t0, 1, before,
+                                                 weft_fgraph_n_applies(fg));
+        if (st == WEFT_OK) st = s2;
+    }
+    return st;
+}
