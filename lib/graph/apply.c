@@ -124,7 +124,7 @@ weft_status_t weft_apply_create_at(weft_graph_t *g, const weft_op_t *op, size_t 
     const weft_type_t *types[WEFT_OP_MAX_OUTPUTS];
     s = run_make_node(g, op, n_in, inputs, file, line, &n_out, types);
     if (s != WEFT_OK) return s;
-    const char *f = weft__arena_strdup(&g->arena, file);
+    const char *f = weft__trace_file(g, file);
     weft_apply_t *a = f ? weft__apply_new(g, op, n_in, inputs, n_out, types, f, line) : NULL;
     if (!a) return weft__graph_err(g, WEFT_ENOMEM, "apply of %s: out of memory", op->cls->name);
     *out = a;

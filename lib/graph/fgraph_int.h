@@ -93,6 +93,7 @@ struct weft_fgraph {
     weft__pvec_t rc_stack; /* remove_client worklist (var, node, index triples) */
     weft__pvec_t rm_stack; /* remove_node worklist */
     weft__pvec_t topo;
+    weft__pvec_t roots, roots_tmp; /* toposort: the apply set in increasing id order */
     weft__pvec_t ord_before, ord_after;
     uint32_t *ord_head; /* per apply id: first pair index + 1, valid if ord_stamp matches */
     uint32_t *ord_stamp;

@@ -115,6 +115,7 @@ struct weft_graph {
     weft_op_t *ops;
     weft_fgraph_t *fgraphs;     /* live fgraphs, freed by weft_graph_destroy */
     const weft_op_t *output_op; /* the op of Output(k) pseudo-nodes */
+    const char *last_file;      /* the last creation-site file copied (see weft__trace_file) */
     weft__marks_t amarks;       /* scratch for graph-level traversals */
     weft__marks_t vmarks;
     char err[WEFT__ERR_CAP];
@@ -158,6 +159,10 @@ weft_apply_t *weft__apply_new_output_slot(weft_graph_t *g, weft_fgraph_t *fg, si
 /* Clone of a: same op and inputs, fresh outputs of the same types and names. */
 weft_apply_t *weft__apply_clone_raw(weft_graph_t *g, const weft_apply_t *a,
                                     weft_var_t *const *inputs);
+
+/* A context-owned copy of a creation-site file name; consecutive calls with
+ * the same text share one copy. NULL on OOM ("?" for a NULL file). */
+const char *weft__trace_file(weft_graph_t *g, const char *file);
 
 /* "variable 7 'x' (float64[3], created at f.c:12)"; snprintf-like. */
 int weft__var_describe(const weft_var_t *v, char *buf, size_t cap);

@@ -23,11 +23,16 @@ weft_var_t *weft__var_new(weft_graph_t *g, const weft_type_t *type, const char *
     return v;
 }
 
-/* Creation sites are usually __FILE__ literals; copying keeps a caller's
- * temporary string safe too. */
-static const char *trace_file(weft_graph_t *g, const char *file)
+const char *weft__trace_file(weft_graph_t *g, const char *file)
 {
-    return file ? weft__arena_strdup(&g->arena, file) : "?";
+    if (!file) return "?";
+    /* Creation sites are usually one __FILE__ literal called many times:
+     * reuse the last copy when the text matches (a caller's temporary buffer
+     * is still safe: the text is compared, not the pointer). */
+    if (g->last_file && strcmp(g->last_file, file) == 0) return g->last_file;
+    const char *c = weft__arena_strdup(&g->arena, file);
+    if (c) g->last_file = c;
+    return c;
 }
 
 static weft_status_t check_type_arg(weft_graph_t *g, const weft_type_t *type, const char *fn)
@@ -48,7 +53,7 @@ weft_status_t weft_var_create_at(weft_graph_t *g, const weft_type_t *type, const
     *out = NULL;
     weft_status_t s = check_type_arg(g, type, "weft_var_create");
     if (s != WEFT_OK) return s;
-    const char *f = trace_file(g, file);
+    const char *f = weft__trace_file(g, file);
     weft_var_t *v = f ? weft__var_new(g, type, name, f, line) : NULL;
     if (!v) return weft__graph_err(g, WEFT_ENOMEM, "weft_var_create: out of memory");
     *out = v;
@@ -81,7 +86,7 @@ weft_status_t weft_constant_create_at(weft_graph_t *g, const weft_type_t *type, 
         return weft__graph_err(g, WEFT_ESHAPE,
                                "weft_constant_create at %s:%d: %zu bytes given for type %s",
                                file ? file : "?", line, nbytes, tb);
-    const char *f = trace_file(g, file);
+    const char *f = weft__trace_file(g, file);
     weft_var_t *v = f ? weft__var_new(g, type, NULL, f, line) : NULL;
     void *copy = v ? weft__arena_alloc(&g->arena, nbytes) : NULL;
     if (!copy) return weft__graph_err(g, WEFT_ENOMEM, "weft_constant_create: out of memory");

@@ -208,6 +208,36 @@ static void test_toposort_deep_chain_is_iterative(void **state)
     weft_fgraph_destroy(fg);
 }
 
+/* Sparse ids (a small fgraph in a big context): the sort orders the roots by
+ * id with a radix sort, one pass below 2^11 and two passes above. */
+static void test_toposort_sparse_ids_in_a_big_context(void **state)
+{
+    fx_t *f = *state;
+    weft_var_t *x = fx_var(f, "x"), *junk = fx_var(f, "junk");
+    weft_var_t *a = fx_un(f, f->exp, x); /* low id */
+    for (int k = 0; k < 1500; k++) fx_un(f, f->neg, junk);
+    weft_var_t *b = fx_bin(f, f->add, a, x); /* id ~1500: one radix pass */
+    weft_var_t *outs1[1] = {fx_un(f, f->neg, b)};
+    weft_fgraph_t *fg = fx_fgraph(f, 1, &x, 1, outs1, false, 0, NULL);
+    weft_apply_t *const *order;
+    size_t n;
+    assert_int_equal(weft_fgraph_toposort(fg, &order, &n), WEFT_OK);
+    assert_int_equal(n, 3);
+    assert_ptr_equal(order[0], weft_var_owner(a));
+    assert_ptr_equal(order[1], weft_var_owner(b));
+    for (int k = 0; k < 5000; k++) fx_un(f, f->neg, junk);
+    weft_var_t *c = fx_bin(f, f->mul, b, a); /* id ~6500: two passes */
+    assert_int_equal(weft_fgraph_add_output(fg, c, "more"), WEFT_OK);
+    /* rewire a's user to a later node so id order is no longer topological */
+    weft_var_t *late = fx_un(f, f->exp, x);
+    assert_int_equal(weft_fgraph_replace(fg, a, late, "late"), WEFT_OK);
+    assert_int_equal(weft_fgraph_toposort(fg, &order, &n), WEFT_OK);
+    assert_int_equal(n, 4);
+    assert_dependency_order(order, n);
+    assert_ptr_equal(order[0], weft_var_owner(late));
+    weft_fgraph_destroy(fg);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
 
 int main(void)
@@ -220,6 +250,7 @@ int main(void)
         T(test_toposort_data_cycle_from_change_node_input_is_detected),
         T(test_toposort_orderings_error_is_returned),
         T(test_toposort_deep_chain_is_iterative),
+        T(test_toposort_sparse_ids_in_a_big_context),
     };
     return cmocka_run_group_tests_name("toposort", tests, NULL, NULL);
 }

@@ -16,7 +16,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "weft/weft.h"
+#include "weft/feature.h"
+#include "weft/fgraph.h"
+#include "weft/graph.h"
+#include "weft/op.h"
+#include "weft/type.h"
 
 typedef struct gb_ctx {
     size_t n;      /* apply nodes in the random DAG */
@@ -47,7 +51,7 @@ typedef struct gb_step_table {
 /* Graph core steps: build, fgraph, toposort, replace (steps_graph.c). */
 extern const gb_step_table_t gb_graph_steps;
 
-/* Monotonic nanoseconds. */
+/* Process CPU time in nanoseconds (the steps are single-threaded). */
 double gb_now_ns(void);
 uint64_t gb_rand(gb_ctx_t *c);
 
