@@ -1,0 +1,325 @@
+/* Calling a compiled function: argument checks, the node body run by the
+ * pool for every apply, delivering outputs and applying updates, and the
+ * cleanup that leaves a per-call state empty for the next call.
+ *
+ * Node path (kept lean: no hashing, no allocation): gather the input tensors
+ * from preresolved slots, run perform with the node's consecutive output
+ * cells, check the outputs against their types, then count down each freeable
+ * input; the last reader empties the cell into the buffer pool. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "lib/compile/compile_int.h"
+
+static void describe_node(const weft__cnode_t *n, char *buf, size_t cap)
+{
+    char d[320];
+    weft_apply_describe(n->apply, d, sizeof d);
+    snprintf(buf, cap, "node %u, %s", n->index, d);
+}
+
+/* First failure of the call wins (failure path only, so a mutex is fine). */
+static weft_status_t node_fail(weft__call_state_t *cs, const weft__cnode_t *n, weft_status_t st,
+                               const char *msg)
+{
+    pthread_mutex_lock(&cs->err_lock);
+    if (!cs->failed) {
+        char d[400];
+        describe_node(n, d, sizeof d);
+        cs->failed = true;
+        cs->err_status = st;
+        cs->err_node = n->index;
+        snprintf(cs->err_msg, sizeof cs->err_msg, "%s failed with %s: %s", d,
+                 weft_status_name(st), msg && msg[0] ? msg : weft_status_str(st));
+    }
+    pthread_mutex_unlock(&cs->err_lock);
+    return st;
+}
+
+static bool has_nan(const weft_tensor_t *t)
+{
+    weft_dtype_t dt = weft_tensor_dtype(t);
+    if (dt != WEFT_FLOAT32 && dt != WEFT_FLOAT64) return false;
+    size_t n = weft_tensor_size(t);
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(weft_tensor_flat_get(t, i))) return true;
+    return false;
+}
+
+/* The node filled every output with a value of its variable's type. */
+static weft_status_t check_outputs(weft__call_state_t *cs, const weft__cnode_t *n)
+{
+    char msg[256], got[96], want[96];
+    for (uint32_t k = 0; k < n->n_out; k++) {
+        const weft_tensor_t *t = cs->cells[n->out_base + k];
+        const weft_type_t *ty = n->out_types[k];
+        if (!t) {
+            snprintf(msg, sizeof msg, "output %u was not filled by perform", k);
+            return node_fail(cs, n, WEFT_EINVAL, msg);
+        }
+        bool dt_ok = weft_tensor_dtype(t) == weft_type_dtype(ty) &&
+                     weft_tensor_ndim(t) == weft_type_ndim(ty);
+        bool sh_ok = dt_ok;
+        for (int d = 0; sh_ok && d < weft_type_ndim(ty); d++)
+            sh_ok = weft_type_dim(ty, d) < 0 || weft_type_dim(ty, d) == weft_tensor_dim(t, d);
+        if (!sh_ok) {
+            weft_tensor_print_type(t, got, sizeof got);
+            weft_type_print(ty, want, sizeof want);
+            snprintf(msg, sizeof msg, "output %u is %s, its variable's type is %s", k, got, want);
+            return node_fail(cs, n, dt_ok ? WEFT_ESHAPE : WEFT_ETYPE, msg);
+        }
+        if (cs->f->nan_check && has_nan(t)) {
+            snprintf(msg, sizeof msg, "output %u contains NaN or Inf", k);
+            return node_fail(cs, n, WEFT_ENAN, msg);
+        }
+    }
+    return WEFT_OK;
+}
+
+/* Empties an owned cell: back to the buffer pool when nothing else sees it. */
+static void cell_empty(weft__call_state_t *cs, uint32_t s)
+{
+    weft_tensor_t *t = cs->cells[s];
+    cs->cells[s] = NULL;
+    weft__bufpool_put(&cs->f->bufpool, t);
+}
+
+static void counter_max(atomic_llong *peak, long long v)
+{
+    /* relaxed: statistics only; the CAS loop just keeps the maximum */
+    long long cur = atomic_load_explicit(peak, memory_order_relaxed);
+    while (v > cur && !atomic_compare_exchange_weak_explicit(peak, &cur, v, memory_order_relaxed,
+                                                             memory_order_relaxed)) {
+    }
+}
+
+/* Profiling only: fresh outputs count as live intermediate memory. */
+static void track_alloc(weft__call_state_t *cs, const weft__cnode_t *n)
+{
+    long long bytes = 0, bufs = 0;
+    for (uint32_t k = 0; k < n->n_out && k < 32; k++) {
+        if (!(n->fresh_mask & (1u << k))) continue;
+        const weft_tensor_t *t = cs->cells[n->out_base + k];
+        int64_t b = (int64_t)(weft_tensor_size(t) * weft_dtype_size(weft_tensor_dtype(t)));
+        cs->slot_bytes[n->out_base + k] = b;
+        bytes += b;
+        bufs++;
+    }
+    /* relaxed: statistics only (a countdown-style counter; its peak is a hint) */
+    counter_max(&cs->peak_bytes, atomic_fetch_add_explicit(&cs->live_bytes, bytes,
+                                                           memory_order_relaxed) + bytes);
+    counter_max(&cs->peak_buffers, atomic_fetch_add_explicit(&cs->live_buffers, bufs,
+                                                             memory_order_relaxed) + bufs);
+}
+
+static void track_free(weft__call_state_t *cs, uint32_t s)
+{
+    int64_t b = cs->slot_bytes[s];
+    if (b == 0 && !cs->cells[s]) return;
+    cs->slot_bytes[s] = 0;
+    /* relaxed: statistics only */
+    atomic_fetch_sub_explicit(&cs->live_bytes, b, memory_order_relaxed);
+    atomic_fetch_sub_explicit(&cs->live_buffers, 1, memory_order_relaxed);
+}
+
+static void count_down(weft__call_state_t *cs, const weft__cnode_t *n, bool prof)
+{
+    for (uint32_t i = 0; i < n->n_dec; i++) {
+        uint32_t s = n->dec_slots[i];
+        /* acq_rel: our reads of the cell's tensor happen before the last
+         * reader's emptying (release); the last reader acquires every other
+         * reader's release. Pairs with the same fetch_sub in other readers. */
+        if (atomic_fetch_sub_explicit(&cs->countdown[s], 1, memory_order_acq_rel) == 1) {
+            if (prof && cs->slot_bytes[s]) track_free(cs, s);
+            cell_empty(cs, s);
+        }
+    }
+}
+
+weft_status_t weft__node_body(void *arg, const weft_task_ctx_t *tctx)
+{
+    const weft__cnode_t *n = arg;
+    weft__call_state_t *cs = tctx->user;
+    weft_function_t *f = cs->f;
+    weft_tensor_t **argv = cs->argv + n->argv_off;
+    for (uint32_t k = 0; k < n->n_in; k++) argv[k] = cs->cells[n->in_slots[k]];
+    weft_kernel_ctx_t kctx;
+    weft__kernel_ctx_init(&kctx, weft__bufpool_alloc, &f->bufpool, NULL, tctx->worker);
+    weft_status_t st = n->perform(n->apply, argv, cs->cells + n->out_base, &kctx);
+    if (st != WEFT_OK) return node_fail(cs, n, st, kctx.msg);
+    st = check_outputs(cs, n);
+    if (st != WEFT_OK) return st;
+    if (f->profile) track_alloc(cs, n);
+    count_down(cs, n, f->profile);
+    return WEFT_OK;
+}
+
+/* ---- argument checks ------------------------------------------------------ */
+
+static weft_status_t check_input(weft_function_t *f, size_t k, const weft_tensor_t *t)
+{
+    weft_var_t *v = f->in_vars[k];
+    char name[128], want[96], got[96];
+    weft_var_print(v, name, sizeof name);
+    if (!t) return weft__fn_error(f, WEFT_EINVAL, "input %zu (%s) is NULL", k, name);
+    const weft_type_t *ty = weft_var_type(v);
+    bool dt_ok = weft_tensor_dtype(t) == weft_type_dtype(ty) &&
+                 weft_tensor_ndim(t) == weft_type_ndim(ty);
+    bool sh_ok = dt_ok;
+    for (int d = 0; sh_ok && d < weft_type_ndim(ty); d++)
+        sh_ok = weft_type_dim(ty, d) < 0 || weft_type_dim(ty, d) == weft_tensor_dim(t, d);
+    if (sh_ok) return WEFT_OK;
+    const char *file;
+    int line;
+    weft_var_trace(v, &file, &line);
+    weft_type_print(ty, want, sizeof want);
+    weft_tensor_print_type(t, got, sizeof got);
+    return weft__fn_error(f, dt_ok ? WEFT_ESHAPE : WEFT_ETYPE,
+                          "input %zu (%s, created at %s:%d): expected %s, got %s", k, name, file,
+                          line, want, got);
+}
+
+static weft_status_t check_args(weft_function_t *f, size_t n_in, weft_tensor_t *const *inputs,
+                                size_t n_out, weft_tensor_t **outputs)
+{
+    if (n_in != f->n_in || (n_in && !inputs))
+        return weft__fn_error(f, WEFT_EINVAL, "%s takes %zu inputs, got %zu%s", f->name, f->n_in,
+                              n_in, n_in && !inputs ? " (NULL array)" : "");
+    if (n_out != f->n_out || (n_out && !outputs))
+        return weft__fn_error(f, WEFT_EINVAL, "%s has %zu outputs, got %zu%s", f->name, f->n_out,
+                              n_out, n_out && !outputs ? " (NULL array)" : "");
+    for (size_t k = 0; k < n_in; k++) {
+        weft_status_t st = check_input(f, k, inputs[k]);
+        if (st != WEFT_OK) return st;
+    }
+    return WEFT_OK;
+}
+
+/* ---- delivering results ------------------------------------------------------ */
+
+static weft_status_t check_supplied(weft_function_t *f, weft__call_state_t *cs,
+                                    weft_tensor_t **outputs)
+{
+    for (size_t k = 0; k < f->n_out; k++) {
+        const weft_tensor_t *r = cs->cells[f->out_slot[k]], *o = outputs[k];
+        if (!o || weft_tensor_same_shape(o, r)) continue;
+        char name[128], got[96], want[96];
+        weft_var_print(f->out_vars[k], name, sizeof name);
+        weft_tensor_print_type(r, want, sizeof want);
+        weft_tensor_print_type(o, got, sizeof got);
+        bool dt = weft_tensor_dtype(o) == weft_tensor_dtype(r) &&
+                  weft_tensor_ndim(o) == weft_tensor_ndim(r);
+        return weft__fn_error(f, dt ? WEFT_ESHAPE : WEFT_ETYPE,
+                              "output %zu (%s): the result is %s but the supplied tensor is %s", k,
+                              name, want, got);
+    }
+    return WEFT_OK;
+}
+
+static bool same_memory(const weft_tensor_t *a, const weft_tensor_t *b)
+{
+    if (weft_tensor_data(a) != weft_tensor_data(b)) return false;
+    for (int d = 0; d < weft_tensor_ndim(a); d++)
+        if (weft_tensor_dim(a, d) > 1 && weft_tensor_stride(a, d) != weft_tensor_stride(b, d))
+            return false;
+    return true;
+}
+
+static weft_status_t deliver(weft_function_t *f, weft__call_state_t *cs,
+                             weft_tensor_t *const *inputs, weft_tensor_t **outputs)
+{
+    weft_status_t st = check_supplied(f, cs, outputs);
+    for (size_t k = 0; st == WEFT_OK && k < f->n_out; k++) {
+        uint32_t s = f->out_slot[k];
+        if (outputs[k]) {
+            st = weft_tensor_copy(outputs[k], cs->cells[s]);
+        } else {
+            outputs[k] = cs->cells[s]; /* hand over: no other output or input aliases it */
+            cs->cells[s] = NULL;
+        }
+    }
+    /* updates last: every node and every output read the old values */
+    for (size_t u = 0; st == WEFT_OK && u < f->n_upd; u++) {
+        weft_tensor_t *dst = inputs[f->upd_input[u]], *val = cs->cells[f->out_slot[f->n_out + u]];
+        if (!same_memory(dst, val)) st = weft_tensor_copy(dst, val);
+    }
+    if (st != WEFT_OK && !weft_function_last_error(f)[0])
+        weft__fn_error(f, st, "delivering outputs: %s", weft_tensor_last_error());
+    return st;
+}
+
+/* Leaves the state empty: owned cells back to the pool, inputs forgotten. */
+static void cleanup(weft_function_t *f, weft__call_state_t *cs)
+{
+    for (uint32_t s = 0; s < f->n_slots; s++) {
+        if (f->slot_kind[s] == WEFT__SLOT_OWNED && cs->cells[s]) cell_empty(cs, s);
+        else if (f->slot_kind[s] == WEFT__SLOT_INPUT) cs->cells[s] = NULL;
+    }
+}
+
+static void prepare(weft_function_t *f, weft__call_state_t *cs, weft_tensor_t *const *inputs)
+{
+    for (size_t k = 0; k < f->n_in; k++) cs->cells[f->in_slot[k]] = inputs[k];
+    for (uint32_t s = 0; s < f->n_slots; s++)
+        /* relaxed: weft_dag_run_start publishes the state to the workers */
+        atomic_store_explicit(&cs->countdown[s], f->countdown_init[s], memory_order_relaxed);
+    cs->failed = false;
+    if (!f->profile) return;
+    memset(cs->slot_bytes, 0, f->n_slots * sizeof *cs->slot_bytes);
+    /* relaxed: published by weft_dag_run_start like the countdowns */
+    atomic_store_explicit(&cs->live_bytes, 0, memory_order_relaxed);
+    atomic_store_explicit(&cs->live_buffers, 0, memory_order_relaxed);
+    atomic_store_explicit(&cs->peak_bytes, 0, memory_order_relaxed);
+    atomic_store_explicit(&cs->peak_buffers, 0, memory_order_relaxed);
+}
+
+static weft_status_t run_failed(weft_function_t *f, weft__call_state_t *cs, weft_status_t st)
+{
+    if (cs->failed)
+        return weft__fn_error(f, cs->err_status, "%s: %s", f->name, cs->err_msg);
+    return weft__fn_error(f, st, "%s: the run failed with %s", f->name, weft_status_name(st));
+}
+
+static weft_status_t call_with_state(weft_function_t *f, weft__call_state_t *cs,
+                                     weft_tensor_t *const *inputs, weft_tensor_t **outputs,
+                                     uint64_t t0)
+{
+    prepare(f, cs, inputs);
+    weft__compile_blas_enter();
+    weft_status_t st = weft_dag_run_execute(cs->run, cs);
+    weft__compile_blas_exit();
+    if (st != WEFT_OK) st = run_failed(f, cs, st);
+    else st = deliver(f, cs, inputs, outputs);
+    if (f->profile) weft__prof_record(f, cs, weft__now_ns() - t0);
+    else {
+        pthread_mutex_lock(&f->prof_lock);
+        f->calls++;
+        pthread_mutex_unlock(&f->prof_lock);
+    }
+    cleanup(f, cs);
+    return st;
+}
+
+weft_status_t weft_function_call(weft_function_t *f, size_t n_in, weft_tensor_t *const *inputs,
+                                 size_t n_out, weft_tensor_t **outputs)
+{
+    if (!f) return weft__fn_error(NULL, WEFT_EINVAL, "NULL function");
+    uint64_t t0 = f->profile ? weft__now_ns() : 0;
+    weft__fn_clear_error(f);
+    weft_status_t st = check_args(f, n_in, inputs, n_out, outputs);
+    if (st != WEFT_OK) return st;
+    /* relaxed: a hint for weft_function_destroy's EBUSY, which the caller
+     * must not race with calls anyway */
+    atomic_fetch_add_explicit(&f->in_flight, 1, memory_order_relaxed);
+    weft__call_state_t *cs;
+    st = weft__state_acquire(f, &cs);
+    if (st == WEFT_OK) {
+        st = call_with_state(f, cs, inputs, outputs, t0);
+        weft__state_release(f, cs);
+    } else {
+        weft__fn_error(f, st, "%s: cannot create a call state", f->name);
+    }
+    atomic_fetch_sub_explicit(&f->in_flight, 1, memory_order_relaxed);
+    return st;
+}

@@ -1,0 +1,235 @@
+/* Internal layout of compiled functions (lib/compile): the immutable program
+ * built by weft_function_compile, the per-call state reused across calls, the
+ * buffer pool, the profile accumulator, and the helpers shared by the files
+ * of the module. Not part of the API.
+ *
+ * Storage protocol (execution.md §2, §4):
+ * - every variable of the compiled fgraph has a slot; a call state holds one
+ *   cell (weft_tensor_t *) per slot. A node's outputs occupy consecutive
+ *   slots, so perform gets &cells[out_base] as its output cells;
+ * - input cells borrow the caller's tensors for the duration of the call;
+ *   constant cells hold the function's constant tensors (set once per state);
+ *   owned cells start empty each call;
+ * - each freeable slot (owned, not a graph output) has a countdown: the
+ *   number of distinct nodes reading it (or 1, counted by the producer, for a
+ *   value nobody reads). Each reader decrements after running; the one that
+ *   reaches 0 empties the cell: the tensor goes back to the buffer pool when
+ *   nothing else references its handle or buffer, else it is just released
+ *   (a view or destroyer output elsewhere keeps the buffer alive through the
+ *   tensor refcounts);
+ * - the DAG's edges (data + DestroyHandler prerequisites) order a producer
+ *   before its readers; the scheduler's release/acquire on its pending
+ *   counters makes cell writes visible to readers. */
+#ifndef WEFT_COMPILE_INT_H
+#define WEFT_COMPILE_INT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lib/tensor/kernel_int.h"
+#include "weft/destroy.h"
+#include "weft/fgraph.h"
+#include "weft/function.h"
+#include "weft/graph.h"
+#include "weft/op.h"
+#include "weft/profile.h"
+#include "weft/sched.h"
+#include "weft/tensor.h"
+
+typedef weft_status_t (*weft__perform_fn)(const weft_apply_t *node, weft_tensor_t *const *inputs,
+                                          weft_tensor_t **outputs, weft_kernel_ctx_t *ctx);
+
+/* One DAG node: everything its body needs, resolved at compile time. */
+typedef struct weft__cnode {
+    const weft_apply_t *apply;
+    weft__perform_fn perform;
+    uint32_t index;      /* toposort index = DAG node id */
+    uint32_t n_in, n_out;
+    uint32_t out_base;   /* output j lives in slot out_base + j */
+    uint32_t argv_off;   /* input pointers at state->argv[argv_off ..] */
+    uint32_t n_dec;      /* slots to count down after the node ran */
+    const uint32_t *in_slots;
+    const uint32_t *dec_slots;
+    const weft_type_t *const *out_types;
+    uint32_t fresh_mask; /* bit j: output j is neither a view nor a destroy output */
+} weft__cnode_t;
+
+typedef enum weft__slot_kind {
+    WEFT__SLOT_OWNED = 0,
+    WEFT__SLOT_INPUT = 1,
+    WEFT__SLOT_CONST = 2
+} weft__slot_kind_t;
+
+/* The buffer pool: exclusive tensors handed back by emptied cells, kept by
+ * (dtype, shape) and handed out again by the kernels' allocation hook.
+ * One mutex; shared by every call state of the function. */
+typedef struct weft__bucket {
+    weft_dtype_t dtype;
+    int ndim;
+    int64_t shape[WEFT_MAX_NDIM];
+    size_t nbytes;
+    size_t n, cap;
+    weft_tensor_t **items;
+} weft__bucket_t;
+
+typedef struct weft__bufpool {
+    pthread_mutex_t lock;
+    size_t n_buckets, cap_buckets;
+    weft__bucket_t *buckets;
+    size_t held_bytes; /* bytes parked in buckets; bounded by max_bytes */
+    size_t max_bytes;
+    uint64_t allocated, reused; /* statistics, under lock */
+} weft__bufpool_t;
+
+typedef struct weft__call_state weft__call_state_t;
+
+/* Profile accumulator (profile.c); under f->prof_lock. */
+typedef struct weft__prof_acc {
+    uint64_t calls, call_ns, run_ns, node_ns, peak_bytes;
+    uint64_t *node_time, *node_calls; /* per node */
+    uint32_t *node_worker;
+    uint64_t *worker_idle, *worker_busy;
+    /* the last call */
+    bool have_last;
+    uint64_t last_call_ns, last_run_ns, last_node_ns, last_peak_bytes;
+    uint64_t *last_start, *last_end, *last_idle, *last_busy;
+    uint32_t *last_worker;
+} weft__prof_acc_t;
+
+struct weft_function {
+    char *name;
+    uint64_t serial; /* unique per process: tags per-thread error text */
+    weft_graph_t *g; /* the function's own context */
+    weft_fgraph_t *fg;
+    size_t n_in, n_out, n_upd;   /* n_out user outputs; update outputs follow */
+    weft_var_t **in_vars;        /* fgraph inputs (our copies) */
+    weft_var_t **out_vars;       /* fgraph outputs, user's then updates' */
+    uint32_t *upd_input;         /* update u writes input upd_input[u] */
+    uint32_t *in_slot, *out_slot;
+    /* program */
+    uint32_t n_nodes, n_slots, n_argv;
+    weft__cnode_t *nodes;
+    uint32_t *slot_storage;      /* in_slots and dec_slots of every node */
+    const weft_type_t **type_storage;
+    uint8_t *slot_kind;
+    uint32_t *countdown_init;
+    weft_tensor_t **const_cells; /* per slot: the constant's tensor, else NULL */
+    weft_dag_t *dag;
+    uint64_t *edges;  /* DAG edges (from << 32 | to), sorted, unique: critical path */
+    size_t n_edges;
+    weft_pool_t *pool;
+    bool own_pool;
+    bool nan_check;
+    bool profile;
+    bool env_profile; /* WEFT_PROFILE=1: print at destroy */
+    unsigned workers;
+    /* per-call states: free list under state_lock */
+    pthread_mutex_t state_lock;
+    weft__call_state_t *free_states;
+    weft__call_state_t *all_states;
+    uint64_t n_states;
+    atomic_uint in_flight; /* calls running: refcount-like, for destroy's EBUSY */
+    weft__bufpool_t bufpool;
+    /* statistics under prof_lock */
+    pthread_mutex_t prof_lock;
+    uint64_t calls, peak_live_buffers;
+    weft__prof_acc_t acc;
+    uint64_t compile_ns, rewrite_ns;
+    /* registry of live functions (for the WEFT_PROFILE atexit report) */
+    weft_function_t *reg_prev, *reg_next;
+};
+
+struct weft__call_state {
+    weft__call_state_t *next_free, *next_all;
+    weft_function_t *f;
+    weft_tensor_t **cells;
+    atomic_uint *countdown;
+    weft_tensor_t **argv;
+    weft_dag_run_t *run;
+    /* first failure (failure path only: under err_lock) */
+    pthread_mutex_t err_lock;
+    bool failed;
+    weft_status_t err_status;
+    uint32_t err_node;
+    char err_msg[1024];
+    /* memory tracking (profiling only): bytes / buffers of fresh outputs live
+     * in cells; countdown-style counters updated by the workers */
+    atomic_llong live_bytes, live_buffers;
+    atomic_llong peak_bytes, peak_buffers;
+    int64_t *slot_bytes; /* bytes counted for each fresh slot (profiling) */
+};
+
+/* A malloc'ed copy of s (strdup is not C11). */
+static inline char *weft__compile_strdup(const char *s)
+{
+    size_t n = __builtin_strlen(s) + 1;
+    char *c = __builtin_malloc(n);
+    return c ? __builtin_memcpy(c, s, n) : NULL;
+}
+
+/* ---- errors (error.c) ----------------------------------------------------- */
+/* Records the calling thread's error for f (NULL: compile) and returns st. */
+weft_status_t weft__fn_error(const weft_function_t *f, weft_status_t st, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Clears the calling thread's error, tagging it with f. */
+void weft__fn_clear_error(const weft_function_t *f);
+
+/* ---- graph copy into the function's context (clone.c) -------------------- */
+/* Copies the subgraph from inputs to outputs of the user's context into dst.
+ * new_in / new_out receive the copies. Errors with a message (weft__fn_error). */
+weft_status_t weft__compile_copy_graph(weft_graph_t *dst, size_t n_in, weft_var_t *const *inputs,
+                                       size_t n_out, weft_var_t *const *outputs,
+                                       weft_var_t **new_in, weft_var_t **new_out,
+                                       bool *has_destroyers);
+
+/* ---- aliasing and boundary copies (deepcopy.c) ---------------------------- */
+/* The variable whose buffer v may share: follows view_map / destroy_map. */
+weft_var_t *weft__alias_root(weft_var_t *v);
+/* Inserts DeepCopy nodes on output slots (execution.md §7). */
+weft_status_t weft__insert_deepcopies(weft_function_t *f);
+/* Refuses a graph in which a destroyer destroys a protected input or an
+ * output's buffer (D6, checked on the final graph). */
+weft_status_t weft__check_protected(weft_function_t *f, const bool *mutable_in);
+
+/* ---- lowering (lower.c) ----------------------------------------------------- */
+weft_status_t weft__compile_lower(weft_function_t *f);
+void weft__compile_free_program(weft_function_t *f);
+
+/* ---- buffer pool (bufpool.c) ------------------------------------------------ */
+weft_status_t weft__bufpool_init(weft__bufpool_t *bp);
+void weft__bufpool_fini(weft__bufpool_t *bp);
+/* Kernel allocation hook (user = weft__bufpool_t). */
+weft_status_t weft__bufpool_alloc(void *user, weft_dtype_t dtype, int ndim, const int64_t *shape,
+                                  weft_tensor_t **out);
+/* Takes t: parks it when exclusive and contiguous, else releases it. */
+void weft__bufpool_put(weft__bufpool_t *bp, weft_tensor_t *t);
+
+/* ---- calls (call.c, state.c) ---------------------------------------------------- */
+weft_status_t weft__state_acquire(weft_function_t *f, weft__call_state_t **out);
+void weft__state_release(weft_function_t *f, weft__call_state_t *cs);
+void weft__states_free(weft_function_t *f);
+weft_status_t weft__node_body(void *arg, const weft_task_ctx_t *ctx);
+
+/* ---- BLAS threading (compile_openblas.c) ------------------------------------- */
+weft_status_t weft__compile_blas_check(void);
+void weft__compile_blas_enter(void);
+void weft__compile_blas_exit(void);
+
+/* ---- pools and the live-function registry (runtime.c) ---------------------- */
+weft_status_t weft__default_pool(weft_pool_t **out);
+void weft__registry_add(weft_function_t *f);
+void weft__registry_remove(weft_function_t *f);
+uint64_t weft__next_serial(void);
+bool weft__env_profile(void);
+uint64_t weft__now_ns(void);
+
+/* ---- profiling (profile.c) ------------------------------------------------------ */
+weft_status_t weft__prof_init(weft_function_t *f);
+void weft__prof_fini(weft_function_t *f);
+/* Folds a finished run's records into f's accumulator. */
+void weft__prof_record(weft_function_t *f, weft__call_state_t *cs, uint64_t call_ns);
+
+#endif /* WEFT_COMPILE_INT_H */

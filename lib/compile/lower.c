@@ -1,0 +1,300 @@
+/* Lowering a compiled fgraph to a program and a task DAG (built once):
+ * - slots: inputs first, then each node's outputs consecutively (so a node's
+ *   output cells are one array), constants where first read;
+ * - per node: input slots, the slots it counts down after running (each
+ *   distinct freeable input, and its own outputs that nobody reads);
+ * - DAG: one node per apply in toposort order (DAG id = toposort index), one
+ *   edge per producer -> consumer pair and one per feature ordering
+ *   (DestroyHandler prerequisites: destroy.md §5), deduplicated. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/compile/compile_int.h"
+
+#define NO_SLOT UINT32_MAX
+
+typedef struct lower_ctx {
+    weft_function_t *f;
+    weft_apply_t *const *order;
+    size_t n_order;
+    uint32_t *var_slot;   /* by var id */
+    uint32_t *apply_idx;  /* by apply id: toposort index or NO_SLOT */
+    bool *is_output;      /* by slot */
+    uint32_t n_consumers_total;
+} lower_ctx_t;
+
+static weft_status_t lower_oom(void)
+{
+    return weft__fn_error(NULL, WEFT_ENOMEM, "out of memory lowering the graph");
+}
+
+static uint32_t slot_of(lower_ctx_t *c, const weft_var_t *v)
+{
+    return c->var_slot[weft_var_id(v)];
+}
+
+/* Assigns slots; returns the slot count. Constants get a slot when first read. */
+static uint32_t assign_slots(lower_ctx_t *c)
+{
+    weft_function_t *f = c->f;
+    uint32_t s = 0;
+    for (size_t k = 0; k < f->n_in; k++) c->var_slot[weft_var_id(f->in_vars[k])] = s++;
+    for (size_t i = 0; i < c->n_order; i++) {
+        weft_apply_t *a = c->order[i];
+        for (size_t k = 0; k < weft_apply_n_inputs(a); k++) {
+            weft_var_t *v = weft_apply_input(a, k);
+            if (weft_var_is_constant(v) && slot_of(c, v) == NO_SLOT)
+                c->var_slot[weft_var_id(v)] = s++;
+        }
+        /* outputs after the constants so they stay consecutive */
+        for (size_t k = 0; k < weft_apply_n_outputs(a); k++)
+            c->var_slot[weft_var_id(weft_apply_output(a, k))] = s++;
+    }
+    return s;
+}
+
+static weft_status_t make_const_cell(weft_function_t *f, weft_var_t *v, uint32_t slot)
+{
+    const void *data;
+    size_t nbytes;
+    const weft_type_t *t = weft_var_type(v);
+    int64_t shape[WEFT_MAX_NDIM];
+    for (int d = 0; d < weft_type_ndim(t); d++) shape[d] = weft_type_dim(t, d);
+    weft_status_t st = weft_constant_data(v, &data, &nbytes);
+    if (st == WEFT_OK)
+        st = weft_tensor_from_data(weft_type_dtype(t), weft_type_ndim(t), shape, NULL,
+                                   (void *)(uintptr_t)data, &f->const_cells[slot]);
+    return st == WEFT_OK ? WEFT_OK : weft__fn_error(NULL, st, "constant tensor: %s",
+                                                    weft_tensor_last_error());
+}
+
+/* Slot kinds, constant tensors and output flags. */
+static weft_status_t classify_slots(lower_ctx_t *c)
+{
+    weft_function_t *f = c->f;
+    for (size_t k = 0; k < f->n_in; k++) f->slot_kind[k] = WEFT__SLOT_INPUT;
+    for (size_t i = 0; i < c->n_order; i++) {
+        weft_apply_t *a = c->order[i];
+        for (size_t k = 0; k < weft_apply_n_inputs(a); k++) {
+            weft_var_t *v = weft_apply_input(a, k);
+            uint32_t s = slot_of(c, v);
+            if (!weft_var_is_constant(v) || f->slot_kind[s] == WEFT__SLOT_CONST) continue;
+            f->slot_kind[s] = WEFT__SLOT_CONST;
+            weft_status_t st = make_const_cell(f, v, s);
+            if (st != WEFT_OK) return st;
+        }
+    }
+    for (size_t k = 0; k < f->n_out + f->n_upd; k++) {
+        uint32_t s = slot_of(c, f->out_vars[k]);
+        c->is_output[s] = true;
+        f->out_slot[k] = s;
+    }
+    for (size_t k = 0; k < f->n_in; k++) f->in_slot[k] = (uint32_t)k;
+    return WEFT_OK;
+}
+
+static bool freeable(lower_ctx_t *c, uint32_t s)
+{
+    return c->f->slot_kind[s] == WEFT__SLOT_OWNED && !c->is_output[s];
+}
+
+/* Fills node i (storage pointers advance through the shared arrays). */
+static weft_status_t build_node(lower_ctx_t *c, size_t i, uint32_t **slots,
+                                const weft_type_t ***types, uint32_t *argv)
+{
+    weft_function_t *f = c->f;
+    weft_apply_t *a = c->order[i];
+    weft__cnode_t *n = &f->nodes[i];
+    const weft_op_class_t *cls = weft_op_class(weft_apply_op(a));
+    if (!cls->perform) {
+        char d[256];
+        weft_apply_describe(a, d, sizeof d);
+        return weft__fn_error(NULL, WEFT_ENOTIMPL, "%s: op %s has no perform hook", d,
+                              weft_op_name(weft_apply_op(a)));
+    }
+    n->apply = a;
+    n->perform = cls->perform;
+    n->index = (uint32_t)i;
+    n->n_in = (uint32_t)weft_apply_n_inputs(a);
+    n->n_out = (uint32_t)weft_apply_n_outputs(a);
+    n->out_base = slot_of(c, weft_apply_output(a, 0));
+    n->argv_off = *argv;
+    *argv += n->n_in;
+    uint32_t *in = *slots;
+    for (uint32_t k = 0; k < n->n_in; k++) in[k] = slot_of(c, weft_apply_input(a, k));
+    n->in_slots = in;
+    uint32_t *dec = in + n->n_in, nd = 0;
+    for (uint32_t k = 0; k < n->n_in; k++) {
+        bool seen = false;
+        for (uint32_t j = 0; j < nd; j++) seen = seen || dec[j] == in[k];
+        if (!seen && freeable(c, in[k])) dec[nd++] = in[k];
+    }
+    for (uint32_t k = 0; k < n->n_out; k++) {
+        uint32_t s = n->out_base + k;
+        if (freeable(c, s) && f->countdown_init[s] == 0) dec[nd++] = s; /* nobody reads it */
+    }
+    n->dec_slots = dec;
+    n->n_dec = nd;
+    *slots = dec + nd;
+    const weft_type_t **ot = *types;
+    n->fresh_mask = 0;
+    for (uint32_t k = 0; k < n->n_out; k++) {
+        weft_var_t *o = weft_apply_output(a, k);
+        ot[k] = weft_var_type(o);
+        if (weft__alias_root(o) == o && k < 32) n->fresh_mask |= 1u << k;
+    }
+    n->out_types = ot;
+    *types = ot + n->n_out;
+    return WEFT_OK;
+}
+
+/* countdown_init: distinct reader nodes per freeable slot; 1 for unread ones
+ * (their producer counts them down). */
+static void count_readers(lower_ctx_t *c)
+{
+    weft_function_t *f = c->f;
+    for (size_t i = 0; i < c->n_order; i++) {
+        weft_apply_t *a = c->order[i];
+        size_t n = weft_apply_n_inputs(a);
+        for (size_t k = 0; k < n; k++) {
+            uint32_t s = slot_of(c, weft_apply_input(a, k));
+            bool dup = false;
+            for (size_t j = 0; j < k; j++) dup = dup || slot_of(c, weft_apply_input(a, j)) == s;
+            if (!dup && freeable(c, s)) f->countdown_init[s]++;
+        }
+    }
+}
+
+static weft_status_t build_nodes(lower_ctx_t *c)
+{
+    weft_function_t *f = c->f;
+    size_t total_in = 0, total_out = 0;
+    for (size_t i = 0; i < c->n_order; i++) {
+        total_in += weft_apply_n_inputs(c->order[i]);
+        total_out += weft_apply_n_outputs(c->order[i]);
+    }
+    f->nodes = calloc(c->n_order + 1, sizeof *f->nodes);
+    f->slot_storage = malloc((2 * total_in + total_out + 1) * sizeof(uint32_t));
+    f->type_storage = malloc((total_out + 1) * sizeof *f->type_storage);
+    if (!f->nodes || !f->slot_storage || !f->type_storage) return lower_oom();
+    count_readers(c);
+    uint32_t *slots = f->slot_storage, argv = 0;
+    const weft_type_t **types = f->type_storage;
+    for (size_t i = 0; i < c->n_order; i++) {
+        weft_status_t st = build_node(c, i, &slots, &types, &argv);
+        if (st != WEFT_OK) return st;
+    }
+    for (size_t i = 0; i < c->n_order; i++)
+        for (uint32_t k = 0; k < f->nodes[i].n_out; k++) {
+            uint32_t s = f->nodes[i].out_base + k;
+            if (freeable(c, s) && f->countdown_init[s] == 0) f->countdown_init[s] = 1;
+        }
+    f->n_argv = argv;
+    return WEFT_OK;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static size_t collect_data_edges(lower_ctx_t *c, uint64_t *e)
+{
+    size_t ne = 0;
+    for (size_t i = 0; i < c->n_order; i++) {
+        weft_apply_t *a = c->order[i];
+        for (size_t k = 0; k < weft_apply_n_inputs(a); k++) {
+            weft_apply_t *p = weft_var_owner(weft_apply_input(a, k));
+            if (p) e[ne++] = ((uint64_t)c->apply_idx[weft_apply_id(p)] << 32) | i;
+        }
+    }
+    return ne;
+}
+
+/* Data edges plus every feature ordering, sorted and deduplicated. */
+static weft_status_t build_dag(lower_ctx_t *c)
+{
+    weft_function_t *f = c->f;
+    weft_apply_t *const *before, *const *after;
+    size_t n_ord = 0, total_in = 0;
+    weft_status_t st = weft_fgraph_orderings(f->fg, &before, &after, &n_ord);
+    if (st != WEFT_OK) return weft__fn_error(NULL, st, "orderings: %s",
+                                             weft_fgraph_last_error(f->fg));
+    for (size_t i = 0; i < c->n_order; i++) total_in += weft_apply_n_inputs(c->order[i]);
+    uint64_t *e = malloc((total_in + n_ord + 1) * sizeof *e);
+    if (!e) return lower_oom();
+    size_t ne = collect_data_edges(c, e);
+    for (size_t k = 0; k < n_ord; k++)
+        e[ne++] = ((uint64_t)c->apply_idx[weft_apply_id(before[k])] << 32) |
+                  c->apply_idx[weft_apply_id(after[k])];
+    qsort(e, ne, sizeof *e, cmp_u64);
+    st = weft_dag_create(NULL, &f->dag);
+    for (size_t i = 0; st == WEFT_OK && i < c->n_order; i++)
+        st = weft_dag_add_node(f->dag, weft__node_body, &f->nodes[i],
+                               weft_op_name(weft_apply_op(c->order[i])), NULL);
+    for (size_t k = 0; st == WEFT_OK && k < ne; k++)
+        if (k == 0 || e[k] != e[k - 1])
+            st = weft_dag_add_edge(f->dag, (uint32_t)(e[k] >> 32), (uint32_t)e[k]);
+    size_t nu = 0;
+    for (size_t k = 0; k < ne; k++)
+        if (k == 0 || e[k] != e[k - 1]) e[nu++] = e[k];
+    f->edges = e; /* kept for the profiler's critical path */
+    f->n_edges = nu;
+    if (st == WEFT_OK) st = weft_dag_finalize(f->dag);
+    if (st != WEFT_OK)
+        return weft__fn_error(NULL, st, "building the task DAG: %s",
+                              f->dag ? weft_dag_last_error(f->dag) : "");
+    return WEFT_OK;
+}
+
+static weft_status_t lower_alloc(lower_ctx_t *c, size_t nv, size_t na)
+{
+    weft_function_t *f = c->f;
+    c->var_slot = malloc((nv + 1) * sizeof *c->var_slot);
+    c->apply_idx = malloc((na + 1) * sizeof *c->apply_idx);
+    if (!c->var_slot || !c->apply_idx) return lower_oom();
+    memset(c->var_slot, 0xff, (nv + 1) * sizeof *c->var_slot);
+    memset(c->apply_idx, 0xff, (na + 1) * sizeof *c->apply_idx);
+    for (size_t i = 0; i < c->n_order; i++) c->apply_idx[weft_apply_id(c->order[i])] = (uint32_t)i;
+    f->n_slots = assign_slots(c);
+    f->slot_kind = calloc(f->n_slots + 1, 1);
+    f->countdown_init = calloc(f->n_slots + 1, sizeof *f->countdown_init);
+    f->const_cells = calloc(f->n_slots + 1, sizeof *f->const_cells);
+    c->is_output = calloc(f->n_slots + 1, sizeof *c->is_output);
+    if (!f->slot_kind || !f->countdown_init || !f->const_cells || !c->is_output)
+        return lower_oom();
+    return WEFT_OK;
+}
+
+weft_status_t weft__compile_lower(weft_function_t *f)
+{
+    lower_ctx_t c = {.f = f};
+    weft_status_t st = weft_fgraph_toposort(f->fg, &c.order, &c.n_order);
+    if (st != WEFT_OK)
+        return weft__fn_error(NULL, st, "toposort: %s", weft_fgraph_last_error(f->fg));
+    if (c.n_order >= ((size_t)1 << 30)) return weft__fn_error(NULL, WEFT_ERANGE, "too many nodes");
+    f->n_nodes = (uint32_t)c.n_order;
+    st = lower_alloc(&c, weft_graph_n_vars(f->g), weft_graph_n_applies(f->g));
+    if (st == WEFT_OK) st = classify_slots(&c);
+    if (st == WEFT_OK) st = build_nodes(&c);
+    if (st == WEFT_OK) st = build_dag(&c);
+    free(c.var_slot);
+    free(c.apply_idx);
+    free(c.is_output);
+    return st;
+}
+
+void weft__compile_free_program(weft_function_t *f)
+{
+    weft_dag_destroy(f->dag);
+    free(f->edges);
+    if (f->const_cells)
+        for (uint32_t s = 0; s < f->n_slots; s++) weft_tensor_release(f->const_cells[s]);
+    free(f->const_cells);
+    free(f->countdown_init);
+    free(f->slot_kind);
+    free(f->type_storage);
+    free(f->slot_storage);
+    free(f->nodes);
+}

@@ -1,0 +1,181 @@
+/* Text report (PyTensor ProfileStats layout, execution.md §9, plus the
+ * parallel executor's figures) and Chrome trace / Perfetto JSON export. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/compile/compile_int.h"
+
+static double sec(uint64_t ns)
+{
+    return (double)ns * 1e-9;
+}
+
+static double pct(uint64_t part, uint64_t whole)
+{
+    return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+static void print_header(const weft_profile_t *p, FILE *out)
+{
+    fprintf(out, "Function profiling\n==================\n");
+    fprintf(out, "  Message: %s%s\n", p->function,
+            p->scope == WEFT_PROFILE_LAST_CALL ? " (last call)" : "");
+    fprintf(out, "  Time in %llu calls to Function.__call__: %.6es\n",
+            (unsigned long long)p->calls, sec(p->call_time_ns));
+    fprintf(out, "  Time in Function.vm.__call__: %.6es (%.1f%%)\n", sec(p->run_time_ns),
+            pct(p->run_time_ns, p->call_time_ns));
+    fprintf(out, "  Time in thunks: %.6es (%.1f%% of the call time; per-thread times)\n",
+            sec(p->node_time_ns), pct(p->node_time_ns, p->call_time_ns));
+    fprintf(out, "  Achieved parallelism (time in thunks / run wall time): %.2f on %u workers\n",
+            p->parallelism, p->workers);
+    fprintf(out, "  Critical path: %.6es over %zu nodes; ideal speedup (thunks / path): %.2f\n",
+            sec(p->critical_path_ns), p->n_critical, p->ideal_speedup);
+    for (unsigned w = 0; w < p->workers; w++)
+        fprintf(out, "  Worker %u: busy %.6es, idle %.6es\n", w, sec(p->worker_busy_ns[w]),
+                sec(p->worker_idle_ns[w]));
+    fprintf(out, "  Peak memory of intermediates: %.1f KB\n", (double)p->peak_bytes / 1024.0);
+    fprintf(out, "  Total compilation time: %.6es\n", sec(p->compile_time_ns));
+    fprintf(out, "    Number of Apply nodes: %zu\n", p->n_applies);
+    fprintf(out, "    Rewrite time: %.6es\n\n", sec(p->rewrite_time_ns));
+}
+
+static void print_groups(const weft_profile_t *p, const weft_profile_group_t *g, size_t n,
+                         size_t rows, const char *title, const char *what, FILE *out)
+{
+    fprintf(out, "%s\n%.*s\n", title, (int)strlen(title), "--------------------------------");
+    fprintf(out, "<%% time> <sum %%> <apply time> <time per call> <type> <#call> <#apply> "
+                 "<%s name>\n", what);
+    double sum = 0.0;
+    size_t shown = 0;
+    uint64_t rest_ns = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (g[i].calls == 0) continue;
+        if (shown == rows) {
+            rest_ns += g[i].time_ns;
+            continue;
+        }
+        sum += g[i].percent;
+        fprintf(out, "  %5.1f%%   %6.1f%%  %10.3es  %13.3es     C  %7llu  %7u   %s\n",
+                g[i].percent, sum, sec(g[i].time_ns), sec(g[i].time_ns) / (double)g[i].calls,
+                (unsigned long long)g[i].calls, g[i].applies, g[i].name);
+        shown++;
+    }
+    size_t remaining = 0;
+    for (size_t i = 0; i < n; i++) remaining += g[i].calls != 0;
+    fprintf(out, "   ... (remaining %zu %ss account for %6.2f%%(%.2fs) of the runtime)\n\n",
+            remaining - shown, what, pct(rest_ns, p->node_time_ns), sec(rest_ns));
+}
+
+static int cmp_rows(const void *a, const void *b)
+{
+    const weft_profile_apply_t *x = *(const weft_profile_apply_t *const *)a;
+    const weft_profile_apply_t *y = *(const weft_profile_apply_t *const *)b;
+    return x->time_ns < y->time_ns ? 1 : x->time_ns > y->time_ns ? -1 : (x->index > y->index) - (x->index < y->index);
+}
+
+/* The Apply table: rows by time; sorting needs a scratch array of pointers. */
+static weft_status_t print_applies(const weft_profile_t *p, size_t rows, FILE *out)
+{
+    const weft_profile_apply_t **r = malloc((p->n_applies + 1) * sizeof *r);
+    if (!r) return WEFT_ENOMEM;
+    for (size_t i = 0; i < p->n_applies; i++) r[i] = &p->applies[i];
+    qsort(r, p->n_applies, sizeof *r, cmp_rows);
+    fprintf(out, "Apply\n------\n<%% time> <sum %%> <apply time> <time per call> <#call> <id> "
+                 "<worker> <Apply name>\n");
+    double sum = 0.0;
+    size_t shown = 0, remaining = 0;
+    uint64_t rest = 0;
+    for (size_t i = 0; i < p->n_applies; i++) {
+        if (r[i]->calls == 0) continue;
+        remaining++;
+        if (shown == rows) {
+            rest += r[i]->time_ns;
+            continue;
+        }
+        sum += r[i]->percent;
+        fprintf(out, "  %5.1f%%   %6.1f%%  %10.3es  %13.3es  %6llu  %4u  %6u%s  %s\n",
+                r[i]->percent, sum, sec(r[i]->time_ns), sec(r[i]->time_ns) / (double)r[i]->calls,
+                (unsigned long long)r[i]->calls, r[i]->index, r[i]->worker,
+                r[i]->on_critical_path ? " *" : "  ", r[i]->name);
+        shown++;
+    }
+    fprintf(out, "   ... (remaining %zu Apply instances account for %.2f%%(%.2fs) of the "
+                 "runtime)\n   (* = on the critical path)\n\n",
+            remaining - shown, pct(rest, p->node_time_ns), sec(rest));
+    free(r);
+    return WEFT_OK;
+}
+
+static void print_critical(const weft_profile_t *p, size_t rows, FILE *out)
+{
+    fprintf(out, "Critical path\n-------------\n<id> <apply time> <Apply name>\n");
+    for (size_t i = 0; i < p->n_critical && i < rows; i++) {
+        const weft_profile_apply_t *r = &p->applies[p->critical_path[i]];
+        fprintf(out, "  %4u  %10.3es  %s\n", r->index, sec(r->time_ns), r->name);
+    }
+    if (p->n_critical > rows) fprintf(out, "   ... (%zu more nodes)\n", p->n_critical - rows);
+    fprintf(out, "\n");
+}
+
+weft_status_t weft_profile_print(const weft_profile_t *p, size_t max_rows, FILE *out)
+{
+    if (!p || !out) return WEFT_EINVAL;
+    size_t rows = max_rows ? max_rows : 20;
+    print_header(p, out);
+    print_groups(p, p->classes, p->n_classes, rows, "Class", "Class", out);
+    print_groups(p, p->ops, p->n_ops, rows, "Ops", "Op", out);
+    weft_status_t st = print_applies(p, rows, out);
+    if (st != WEFT_OK) return st;
+    print_critical(p, rows, out);
+    return ferror(out) ? WEFT_EIO : WEFT_OK;
+}
+
+/* JSON string body: escapes quotes, backslashes and control characters. */
+static void json_str(const char *s, FILE *out)
+{
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') fprintf(out, "\\%c", c);
+        else if (c < 0x20) fprintf(out, "\\u%04x", c);
+        else fputc(c, out);
+    }
+}
+
+weft_status_t weft_profile_write_trace(const weft_profile_t *p, FILE *out)
+{
+    if (!p || !out) return WEFT_EINVAL;
+    fprintf(out, "{\"traceEvents\": [\n");
+    fprintf(out, "  {\"name\": \"process_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": 0, "
+                 "\"args\": {\"name\": \"");
+    json_str(p->function, out);
+    fprintf(out, "\"}}");
+    for (unsigned w = 0; w < p->workers; w++)
+        fprintf(out, ",\n  {\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": %u, "
+                     "\"args\": {\"name\": \"worker %u\"}}", w, w);
+    for (size_t i = 0; i < p->n_applies; i++) {
+        const weft_profile_apply_t *r = &p->applies[i];
+        if (r->end_ns == 0 && r->start_ns == 0) continue;
+        fprintf(out, ",\n  {\"name\": \"");
+        json_str(r->name, out);
+        fprintf(out, "\", \"cat\": \"");
+        json_str(r->op_class, out);
+        fprintf(out, "\", \"ph\": \"X\", \"pid\": 1, \"tid\": %u, \"ts\": %.3f, \"dur\": %.3f, "
+                     "\"args\": {\"id\": %u, \"critical\": %s}}",
+                r->worker, (double)r->start_ns / 1e3, (double)(r->end_ns - r->start_ns) / 1e3,
+                r->index, r->on_critical_path ? "true" : "false");
+    }
+    fprintf(out, "\n], \"displayTimeUnit\": \"ns\"}\n");
+    return ferror(out) ? WEFT_EIO : WEFT_OK;
+}
+
+weft_status_t weft_function_print_profile(const weft_function_t *f, FILE *out)
+{
+    if (!f || !out) return WEFT_EINVAL;
+    weft_profile_t *p;
+    weft_status_t st = weft_profile_get(f, WEFT_PROFILE_TOTAL, &p);
+    if (st != WEFT_OK) return st;
+    st = weft_profile_print(p, 0, out);
+    weft_profile_destroy(p);
+    return st;
+}
