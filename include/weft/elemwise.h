@@ -3,8 +3,9 @@
  *
  * Each kind is its own op class, named as in the table below ("Add", "Exp",
  * ...; weft/ops.h finds a class by name). Props: the in-place input (-1: none)
- * and, for Cast, the target dtype. Printed "Add", "Add{inplace=0}",
- * "Cast{dtype=float32}".
+ * and, for Cast, the target dtype; their printed text (weft_op_print's
+ * Name{props}) is "inplace=0", "dtype=float32", "dtype=int32, inplace=0" or
+ * empty.
  *
  * Broadcasting. make_node requires every input to have the same ndim; the
  * constructors below first left-pad lower-rank inputs with broadcastable

@@ -77,7 +77,7 @@ WEFT_API weft_status_t weft_reshape_at(weft_graph_t *g, weft_var_t *x, int ndim,
                                        weft_var_t **out);
 /* x reshaped to the run-time shape of like (a Reshape with a second input
  * whose value is not read, only its shape: used by Reshape's gradient).
- * The output type is like's dtype-agnostic shape with x's dtype.
+ * The output type has x's dtype and like's ndim and static lengths.
  * Errors: as weft_reshape. */
 #define weft_reshape_like(g, x, like, out) \
     weft_reshape_like_at((g), (x), (like), __FILE__, __LINE__, (out))
@@ -120,8 +120,10 @@ WEFT_API weft_status_t weft_subtensor_at(weft_graph_t *g, weft_var_t *x, size_t 
  * broadcast to the shape of x[idx] (lower-rank y is left-padded; then each of
  * y's dimensions must have static length 1 or match). y is converted to x's
  * dtype (y's dtype must not be larger than x's).
- * Errors: as weft_subtensor, plus WEFT_ESHAPE (y does not broadcast to x[idx])
- * and WEFT_ETYPE (y's dtype larger than x's). */
+ * Errors: as weft_subtensor, plus WEFT_ESHAPE (y does not broadcast to x[idx];
+ * at run time: y's length differs and its static length is not 1),
+ * WEFT_ETYPE (y's dtype larger than x's, y's ndim larger than x[idx]'s, a
+ * bool x for IncSubtensor). */
 #define weft_set_subtensor(g, x, y, n_idx, idx, out) \
     weft_set_subtensor_at((g), (x), (y), (n_idx), (idx), __FILE__, __LINE__, (out))
 WEFT_API weft_status_t weft_set_subtensor_at(weft_graph_t *g, weft_var_t *x, weft_var_t *y,

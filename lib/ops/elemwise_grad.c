@@ -116,7 +116,8 @@ static weft_status_t binary_partial(weft_graph_t *g, weft_elemwise_kind_t k, siz
     case WEFT_ELEMWISE_MUL: return bin(g, WEFT_ELEMWISE_MUL, gz, i == 0 ? b : a, o);
     case WEFT_ELEMWISE_DIV: /* gz / b ; -gz y / b */
         if (i == 0) return bin(g, WEFT_ELEMWISE_DIV, gz, b, o);
-        if (!(st = bin(g, WEFT_ELEMWISE_MUL, gz, y, &t)) && !(st = bin(g, WEFT_ELEMWISE_DIV, t, b, &u)))
+        if (!(st = bin(g, WEFT_ELEMWISE_MUL, gz, y, &t)) &&
+            !(st = bin(g, WEFT_ELEMWISE_DIV, t, b, &u)))
             st = un(g, WEFT_ELEMWISE_NEG, u, o);
         return st;
     case WEFT_ELEMWISE_POW: /* gz b a^(b-1) ; gz y log a */

@@ -225,7 +225,9 @@ weft_status_t weft_eval(weft_graph_t *g, size_t n_in, weft_var_t *const *inputs,
         return weft_graph_set_error(g, WEFT_EINVAL, "eval: NULL argument or no outputs");
     weft_status_t st = check_outputs(g, n_out, outputs);
     if (st != WEFT_OK) return st;
-    eval_state_t ev = {.g = g, .n_vars = weft_graph_n_vars(g), .n_applies = weft_graph_n_applies(g)};
+    eval_state_t ev = {.g = g};
+    ev.n_vars = weft_graph_n_vars(g);
+    ev.n_applies = weft_graph_n_applies(g);
     ev.vals = calloc(ev.n_vars + 1, sizeof *ev.vals);
     ev.state = calloc(ev.n_applies + 1, 1);
     ev.stack = calloc(ev.n_applies + 1, sizeof *ev.stack);

@@ -188,7 +188,8 @@ static size_t sub_view_map(const weft_op_t *op, weft_op_alias_t *out, size_t cap
 static weft_status_t sub_grad(weft_graph_t *g, const weft_apply_t *node,
                               weft_var_t *const *output_grads, weft_var_t **input_grads)
 {
-    weft__subtensor_props_t q = *(const weft__subtensor_props_t *)weft_op_props(weft_apply_op(node));
+    const weft_op_t *fwd = weft_apply_op(node);
+    weft__subtensor_props_t q = *(const weft__subtensor_props_t *)weft_op_props(fwd);
     weft_var_t *x = weft_apply_input(node, 0), *z;
     input_grads[0] = NULL;
     if (!output_grads[0] || !weft__dtype_is_float(weft_type_dtype(weft_var_type(x))))

@@ -63,7 +63,8 @@ static int sa_props_print(const void *props, char *buf, size_t cap)
     int n = 0;
     tmp[0] = '\0';
     for (int d = 0; d < WEFT_MAX_NDIM; d++)
-        if ((p->mask >> d) & 1u) n += snprintf(tmp + n, sizeof tmp - (size_t)n, n ? ",%d" : "%d", d);
+        if ((p->mask >> d) & 1u)
+            n += snprintf(tmp + n, sizeof tmp - (size_t)n, n ? ",%d" : "%d", d);
     return snprintf(buf, cap, "axes=(%s)", tmp);
 }
 

@@ -2,6 +2,7 @@
  * finite differences (float64, seeded random points, broadcast inputs so the
  * gradient is summed back), plus the dtype and disconnection rules. */
 #include "ops_fixture.h"
+#include "weft/grad.h"
 
 static const int64_t S34[2] = {3, 4}, S14[2] = {1, 4};
 
@@ -115,6 +116,47 @@ static void test_elemwise_grad_of_cast_and_sum_axes(void **state)
     weft_tensor_release(v);
 }
 
+/* A composed expression through weft_grad and weft_verify_grad: broadcasting,
+ * a transpose, slicing, in-graph constants and a float32 input. */
+static weft_status_t composed(weft_graph_t *g, size_t n, weft_var_t *const *in, void *user,
+                              weft_var_t **out)
+{
+    (void)n;
+    (void)user;
+    weft_var_t *t, *u, *w, *s, *r, *q;
+    weft_slice_t idx[2] = {WEFT_SLICE(WEFT_SLICE_NONE, WEFT_SLICE_NONE, -1), WEFT_SLICE(-4, 9, 1)};
+    weft_status_t st;
+    if ((st = weft_transpose(g, in[1], &t)) || (st = weft_mul(g, in[0], t, &u)) ||
+        (st = weft_add(g, u, in[2], &w)) || (st = weft_tanh(g, w, &s)) ||
+        (st = weft_subtensor(g, s, 2, idx, &r)) || (st = weft_sigmoid(g, r, &q)))
+        return st;
+    weft_var_t *e, *m;
+    if ((st = weft_exp(g, in[2], &e)) || (st = weft_maximum(g, q, e, &m))) return st;
+    return weft_div(g, m, in[0], out);
+}
+
+static void test_elemwise_grad_composed_expression_passes_verify_grad(void **state)
+{
+    (void)state;
+    uint64_t seed = 31337;
+    printf("seed=%llu\n", (unsigned long long)seed);
+    weft_tensor_t *pts[3];
+    assert_int_equal(weft_verify_grad_random(WEFT_FLOAT64, 2, S34, 0.5, 1.5, seed, &pts[0]),
+                     WEFT_OK);
+    assert_int_equal(weft_verify_grad_random(WEFT_FLOAT64, 2, (int64_t[]){4, 3}, -1, 1,
+                                             seed + 1, &pts[1]),
+                     WEFT_OK);
+    assert_int_equal(weft_verify_grad_random(WEFT_FLOAT64, 1, (int64_t[]){4}, -2, -1, seed + 2,
+                                             &pts[2]),
+                     WEFT_OK);
+    weft_verify_grad_result_t res;
+    weft_status_t st = weft_verify_grad(composed, NULL, 3, pts, NULL, &res);
+    if (st != WEFT_OK) fprintf(stderr, "verify_grad: %s\n", res.message);
+    assert_int_equal(st, WEFT_OK);
+    assert_true(res.max_abs_err < 1e-6);
+    for (int i = 0; i < 3; i++) weft_tensor_release(pts[i]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -123,6 +165,7 @@ int main(void)
         T(test_elemwise_grad_is_cast_back_to_a_float32_input),
         T(test_elemwise_grad_disconnects_integer_and_boolean_inputs),
         T(test_elemwise_grad_of_cast_and_sum_axes),
+        T(test_elemwise_grad_composed_expression_passes_verify_grad),
 #undef T
     };
     return cmocka_run_group_tests_name("elemwise_grad", tests, NULL, NULL);

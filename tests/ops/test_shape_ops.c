@@ -135,7 +135,8 @@ static void test_shape_ops_subtensor_slices_steps_and_indices(void **state)
         size_t count;
         const char *printed;
     } cases[] = {
-        {1, {WEFT_SLICE(1, 3, 1)}, 2, {2, 4}, {4, 5, 6, 7, 8, 9, 10, 11}, 8, "Subtensor{idx=[1:3]}"},
+        {1, {WEFT_SLICE(1, 3, 1)}, 2, {2, 4}, {4, 5, 6, 7, 8, 9, 10, 11}, 8,
+         "Subtensor{idx=[1:3]}"},
         {2, {WEFT_SLICE_ALL, WEFT_SLICE(WEFT_SLICE_NONE, WEFT_SLICE_NONE, -1)}, 2, {3, 4},
          {3, 2, 1, 0, 7, 6, 5, 4, 11, 10, 9, 8}, 12, "Subtensor{idx=[:,::-1]}"},
         {2, {WEFT_SLICE(WEFT_SLICE_NONE, WEFT_SLICE_NONE, 2), WEFT_SLICE_AT(-1)}, 1, {2},
@@ -153,7 +154,8 @@ static void test_shape_ops_subtensor_slices_steps_and_indices(void **state)
         assert_int_equal(weft_subtensor(g, x, cases[c].n, cases[c].idx, &y), WEFT_OK);
         const weft_type_t *t = weft_var_type(y);
         assert_int_equal(weft_type_ndim(t), cases[c].nd);
-        for (int d = 0; d < cases[c].nd; d++) assert_int_equal(weft_type_dim(t, d), cases[c].dims[d]);
+        for (int d = 0; d < cases[c].nd; d++)
+            assert_int_equal(weft_type_dim(t, d), cases[c].dims[d]);
         char buf[96];
         weft_op_print(weft_apply_op(weft_var_owner(y)), buf, sizeof buf);
         assert_string_equal(buf, cases[c].printed);
@@ -193,7 +195,8 @@ static void test_shape_ops_subtensor_bad_indices_return_exact_statuses(void **st
 static void test_shape_ops_set_and_inc_subtensor_copy_then_write(void **state)
 {
     weft_graph_t *g = *state;
-    weft_var_t *x = fx_var(g, WEFT_FLOAT64, 2, S34), *row = fx_var(g, WEFT_INT32, 1, (int64_t[]){4});
+    weft_var_t *x = fx_var(g, WEFT_FLOAT64, 2, S34);
+    weft_var_t *row = fx_var(g, WEFT_INT32, 1, (int64_t[]){4});
     weft_var_t *sc = fx_var(g, WEFT_FLOAT64, 0, NULL), *s, *i;
     weft_slice_t idx[2] = {WEFT_SLICE(0, 3, 2), WEFT_SLICE_ALL}; /* rows 0 and 2 */
     weft_slice_t col[2] = {WEFT_SLICE_ALL, WEFT_SLICE_AT(1)};
@@ -253,7 +256,8 @@ static void test_shape_ops_set_subtensor_bad_inputs_return_exact_statuses(void *
 {
     weft_graph_t *g = *state;
     weft_var_t *x = fx_var(g, WEFT_FLOAT32, 2, S34), *y64 = fx_var(g, WEFT_FLOAT64, 0, NULL);
-    weft_var_t *y3 = fx_var(g, WEFT_FLOAT32, 1, (int64_t[]){3}), *b = fx_var(g, WEFT_BOOL, 1, (int64_t[]){4});
+    weft_var_t *y3 = fx_var(g, WEFT_FLOAT32, 1, (int64_t[]){3});
+    weft_var_t *b = fx_var(g, WEFT_BOOL, 1, (int64_t[]){4});
     weft_var_t *o;
     weft_slice_t idx[1] = {WEFT_SLICE_AT(0)};
     fx_expect_error(g, weft_set_subtensor(g, x, y64, 1, idx, &o), WEFT_ETYPE,
