@@ -886,13 +886,10 @@ static void test_destroy_inplace_candidates_filters_inputs(void **s)
 
 /* ---- bad input ----------------------------------------------------------------------------- */
 
-static void test_destroy_bad_arguments_return_exact_status(void **s)
+static void test_destroy_queries_without_handler_are_estate(void **s)
 {
     (void)s;
     weft_var_t *a = ap2(F->ops.aip, F->x, F->y);
-    weft_var_t *stray = ap1(F->ops.sig, F->x);
-    assert_int_equal(weft_destroy_handler_create(NULL, NULL), WEFT_EINVAL);
-    assert_int_equal(weft_destroy_attach(NULL, NULL), WEFT_EINVAL);
     weft_var_t *p;
     weft_apply_t *d;
     bool ok;
@@ -912,7 +909,20 @@ static void test_destroy_bad_arguments_return_exact_status(void **s)
     assert_int_equal(weft_destroy_can_destroy(F->fg, O(a), 0, NULL, &ok), WEFT_ESTATE);
     assert_int_equal(weft_destroy_inplace_candidates(F->fg, 1, vs, 0, NULL, idx, &n),
                      WEFT_ESTATE);
-    assert_int_equal(weft_destroy_attach(F->fg, &F->dh), WEFT_OK);
+    assert_non_null(strstr(weft_fgraph_last_error(F->fg), "no DestroyHandler"));
+}
+
+static void test_destroy_null_arguments_are_einval(void **s)
+{
+    (void)s;
+    weft_var_t *a = ap2(F->ops.aip, F->x, F->y);
+    build(1, &a);
+    weft_var_t *p;
+    weft_apply_t *d;
+    bool ok;
+    size_t n, idx[2];
+    weft_apply_t *const *b, *const *af;
+    const weft_var_t *vs[1] = {F->x};
     /* NULL arguments */
     assert_int_equal(weft_destroy_view_parent(NULL, F->x, &p), WEFT_EINVAL);
     assert_int_equal(weft_destroy_view_parent(F->fg, NULL, &p), WEFT_EINVAL);
@@ -945,6 +955,23 @@ static void test_destroy_bad_arguments_return_exact_status(void **s)
                      WEFT_EINVAL);
     assert_int_equal(weft_destroy_inplace_candidates(F->fg, 1, vs, 1, vnull, idx, &n),
                      WEFT_EINVAL);
+    assert_int_equal(weft_destroy_handler_create(NULL, NULL), WEFT_EINVAL);
+    assert_int_equal(weft_destroy_attach(NULL, NULL), WEFT_EINVAL);
+}
+
+static void test_destroy_unknown_variables_and_nodes_are_enotfound(void **s)
+{
+    (void)s;
+    weft_var_t *a = ap2(F->ops.aip, F->x, F->y);
+    weft_var_t *stray = ap1(F->ops.sig, F->x);
+    weft_fgraph_options_t o = WEFT_FGRAPH_OPTIONS_INIT;
+    o.clone = false;
+    assert_int_equal(weft_fgraph_create(F->g, 0, NULL, 1, &a, &o, NULL, &F->fg), WEFT_OK);
+    assert_int_equal(weft_destroy_attach(F->fg, &F->dh), WEFT_OK);
+    weft_var_t *p;
+    weft_apply_t *d;
+    bool ok;
+    size_t n, idx[2];
     /* not in the graph */
     assert_int_equal(weft_destroy_view_parent(F->fg, stray, &p), WEFT_ENOTFOUND);
     assert_non_null(strstr(weft_fgraph_last_error(F->fg), "not in this FunctionGraph"));
@@ -1025,7 +1052,9 @@ int main(void)
         T(test_destroy_can_destroy_matches_spec_examples),
         T(test_destroy_can_destroy_checks_aliasing_and_constants),
         T(test_destroy_inplace_candidates_filters_inputs),
-        T(test_destroy_bad_arguments_return_exact_status),
+        T(test_destroy_queries_without_handler_are_estate),
+        T(test_destroy_null_arguments_are_einval),
+        T(test_destroy_unknown_variables_and_nodes_are_enotfound),
 #undef T
     };
     return cmocka_run_group_tests_name("destroy", tests, NULL, NULL);
