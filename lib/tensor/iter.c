@@ -7,7 +7,8 @@
  * kept axis when every operand satisfies stride[prev] == stride[d] * len[d].
  * A C-contiguous operand set collapses to one axis, and so does a contiguous
  * output with a scalar (all-zero strides) input: both become a single row
- * kernel call over every element. */
+ * kernel call over every element. The last two remaining axes form a plane
+ * walked row by row, in tiles when an operand's rows are strided. */
 #include <string.h>
 
 #include "lib/tensor/tensor_int.h"
@@ -43,6 +44,44 @@ static bool iter_collapse(int ndim, const int64_t *shape, int nop,
     return true;
 }
 
+/* Tiles of TILE x TILE elements over the last two axes when some operand
+ * walks its innermost axis with a non-unit stride (e.g. x + x.T): each tile
+ * then touches TILE rows of that operand's memory instead of one element per
+ * page per row, which keeps the TLB and cache working. */
+#define TILE 64
+
+static bool iter_needs_tiles(const iter_geom_t *g, int nop)
+{
+    if (g->nd < 2 || g->len[g->nd - 1] <= TILE || g->len[g->nd - 2] <= TILE) return false;
+    for (int k = 0; k < nop; k++) {
+        int64_t s = g->st[k][g->nd - 1];
+        if (s != 0 && s != 1 && s != -1) return true;
+    }
+    return false;
+}
+
+/* The last two axes (rows r, columns c) from the pointers p. */
+static void iter_plane(const iter_geom_t *g, int nop, char *const *p, const size_t *isz,
+                       bool tiled, weft__row_fn fn, void *arg)
+{
+    int r = g->nd - 2, c = g->nd - 1;
+    int64_t s[WEFT__ITER_MAX_OPS], tile_r = tiled ? TILE : g->len[r];
+    int64_t tile_c = tiled ? TILE : g->len[c];
+    char *q[WEFT__ITER_MAX_OPS];
+    for (int k = 0; k < nop; k++) s[k] = g->st[k][c];
+    for (int64_t i0 = 0; i0 < g->len[r]; i0 += tile_r) {
+        int64_t i1 = i0 + tile_r < g->len[r] ? i0 + tile_r : g->len[r];
+        for (int64_t j0 = 0; j0 < g->len[c]; j0 += tile_c) {
+            int64_t n = j0 + tile_c < g->len[c] ? tile_c : g->len[c] - j0;
+            for (int64_t i = i0; i < i1; i++) {
+                for (int k = 0; k < nop; k++)
+                    q[k] = p[k] + (i * g->st[k][r] + j0 * s[k]) * (int64_t)isz[k];
+                fn((size_t)n, q, s, arg);
+            }
+        }
+    }
+}
+
 void weft__iter_rows(int ndim, const int64_t *shape, int nop, char *const *base,
                      const int64_t *const *strides, const size_t *isz, weft__row_fn fn,
                      void *arg)
@@ -52,17 +91,17 @@ void weft__iter_rows(int ndim, const int64_t *shape, int nop, char *const *base,
     char *p[WEFT__ITER_MAX_OPS];
     int64_t s[WEFT__ITER_MAX_OPS] = {0};
     for (int k = 0; k < nop; k++) p[k] = base[k];
-    if (g.nd == 0) {
-        fn(1, p, s, arg);
+    if (g.nd <= 1) { /* one row: every element (n = 1 for 0-d) */
+        for (int k = 0; k < nop && g.nd == 1; k++) s[k] = g.st[k][0];
+        fn(g.nd == 1 ? (size_t)g.len[0] : 1, p, s, arg);
         return;
     }
-    int inner = g.nd - 1;
-    for (int k = 0; k < nop; k++) s[k] = g.st[k][inner];
+    bool tiled = iter_needs_tiles(&g, nop);
     int64_t idx[WEFT_MAX_NDIM] = {0};
     for (;;) {
-        fn((size_t)g.len[inner], p, s, arg);
-        /* odometer over the outer axes, moving the pointers by byte deltas */
-        int d = inner - 1;
+        iter_plane(&g, nop, p, isz, tiled, fn, arg);
+        /* odometer over the axes outside the plane, moving pointers by bytes */
+        int d = g.nd - 3;
         for (; d >= 0; d--) {
             for (int k = 0; k < nop; k++) p[k] += g.st[k][d] * (int64_t)isz[k];
             if (++idx[d] < g.len[d]) break;

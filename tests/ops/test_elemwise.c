@@ -430,6 +430,29 @@ static void test_elemwise_scalar_broadcast_and_negative_stride_inputs(void **sta
     weft_tensor_release(base);
 }
 
+static void test_elemwise_large_transposed_operand_matches_reference(void **state)
+{
+    weft_graph_t *g = *state;
+    uint64_t seed = 8;
+    printf("seed=%llu\n", (unsigned long long)seed);
+    int64_t shape[2] = {130, 70}; /* not a multiple of the iterator's 64x64 tiles */
+    weft_tensor_t *a = fx_random(WEFT_FLOAT64, 2, shape, -1, 1, 0, &seed);
+    weft_tensor_t *b = transposed_random(WEFT_FLOAT64, 130, 70, -1, 1, &seed);
+    weft_var_t *va = fx_var(g, WEFT_FLOAT64, 2, shape), *vb = fx_var(g, WEFT_FLOAT64, 2, shape);
+    weft_var_t *y, *vars[2] = {va, vb};
+    weft_tensor_t *vals[2] = {a, b};
+    assert_int_equal(weft_sub(g, va, vb, &y), WEFT_OK);
+    weft_tensor_t *r = fx_eval(g, 2, vars, vals, y);
+    double *want = malloc(130 * 70 * sizeof *want);
+    for (size_t i = 0; i < 130 * 70; i++)
+        want[i] = weft_tensor_flat_get(a, i) - weft_tensor_flat_get(b, i);
+    fx_expect(r, want, 130 * 70, 0);
+    free(want);
+    weft_tensor_release(r);
+    weft_tensor_release(a);
+    weft_tensor_release(b);
+}
+
 /* ---- in place ------------------------------------------------------------------------ */
 
 static void test_elemwise_inplace_variant_writes_into_its_input(void **state)
@@ -531,6 +554,7 @@ int main(void)
         T(test_elemwise_unary_kinds_match_reference_on_strided_random_data),
         T(test_elemwise_binary_kinds_match_reference_with_broadcasting),
         T(test_elemwise_scalar_broadcast_and_negative_stride_inputs),
+        T(test_elemwise_large_transposed_operand_matches_reference),
         T(test_elemwise_inplace_variant_writes_into_its_input),
         T(test_elemwise_every_kind_inplace_matches_out_of_place),
 #undef T

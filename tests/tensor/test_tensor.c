@@ -359,6 +359,14 @@ static void test_tensor_iter_collapses_contiguous_and_broadcast_axes(void **stat
     r = run_rows(3, bshape, cb, bst); /* a row broadcast down the columns */
     assert_int_equal(r.calls, 4);
     assert_int_equal(r.last_n, 6);
+    /* a large plane with a strided operand is walked in 64x64 tiles: 130 rows
+     * times 2 column tiles (64 + 6) */
+    int64_t big[2] = {130, 70}, bc[2] = {70, 1}, bt[2] = {1, 130};
+    r = run_rows(2, big, bc, bt);
+    assert_int_equal(r.calls, 260);
+    assert_int_equal(r.total, 9100);
+    r = run_rows(2, big, bc, bc);
+    assert_int_equal(r.calls, 1);
     int64_t empty[2] = {3, 0}, es[2] = {0, 1};
     r = run_rows(2, empty, es, es);
     assert_int_equal(r.calls, 0);
