@@ -14,6 +14,11 @@
 #include "weft/op.h"
 #include "weft/tensor.h"
 
+/* The op classes (linalg_dot.c, linalg_gemm.c, linalg_lapack.c, linalg_tri.c),
+ * listed in the op registry (registry.c). */
+extern const weft_op_class_t weft__dot_class, weft__gemm_class, weft__gemv_class,
+    weft__cholesky_class, weft__trsm_class, weft__syrk_class, weft__trimask_class;
+
 /* A logical rows x cols matrix as BLAS sees it: row-major with leading
  * dimension ld (trans false), or the transpose of a row-major cols x rows
  * matrix (trans true: the tensor was a transposed view). copy is a contiguous

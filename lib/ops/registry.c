@@ -2,7 +2,9 @@
  * loaders. One entry per line: each op file's classes are appended here. */
 #include <string.h>
 
+#include "lib/ops/linalg_int.h"
 #include "lib/ops/ops_int.h"
+#include "lib/ops/reduce_ops_int.h"
 #include "weft/ops.h"
 
 static const weft_op_class_t *const registry[] = {
@@ -15,6 +17,20 @@ static const weft_op_class_t *const registry[] = {
     &weft__set_subtensor_class,
     &weft__inc_subtensor_class,
     &weft__sum_axes_class,
+    &weft__reduce_class_sum,
+    &weft__reduce_class_mean,
+    &weft__reduce_class_max,
+    &weft__reduce_class_min,
+    &weft__reduce_class_prod,
+    &weft__reduce_grad_class,
+    &weft__argmax_class,
+    &weft__dot_class,
+    &weft__gemm_class,
+    &weft__gemv_class,
+    &weft__cholesky_class,
+    &weft__trsm_class,
+    &weft__syrk_class,
+    &weft__trimask_class,
 };
 
 size_t weft_ops_n_classes(void)

@@ -545,6 +545,19 @@ static void test_linalg_bad_arguments_are_rejected(void **state)
     weft_tensor_release(wv);
 }
 
+static void test_linalg_classes_are_registered(void **state)
+{
+    (void)state;
+    const char *names[] = {"Dot", "Gemm", "Gemv", "Cholesky", "Trsm", "Syrk", "TriMask"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        const weft_op_class_t *c = weft_ops_find_class(names[i]);
+        assert_non_null(c);
+        assert_string_equal(c->name, names[i]);
+        assert_non_null(c->grad);
+    }
+    assert_non_null(weft_ops_find_class("Gemm")->inplace_variant);
+}
+
 /* ---- gradients through verify_grad ------------------------------------------- */
 
 typedef enum lcase { L_DOT, L_GEMM, L_GEMV, L_CHOL, L_TRSM, L_SYRK } lcase_t;
@@ -694,6 +707,7 @@ int main(void)
         T(test_linalg_random_gemm_matches_naive_loop),
         T(test_linalg_blas_threading_api),
         T(test_linalg_bad_arguments_are_rejected),
+        T(test_linalg_classes_are_registered),
         T(test_linalg_dot_grads_verify),
         T(test_linalg_gemm_gemv_grads_verify),
         T(test_linalg_cholesky_grad_verify),

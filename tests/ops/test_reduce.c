@@ -256,6 +256,16 @@ static void test_reduce_bad_arguments_are_rejected(void **state)
     weft_graph_destroy(g2);
 }
 
+static void test_reduce_classes_are_registered(void **state)
+{
+    (void)state;
+    const char *names[] = {"Sum", "Mean", "Max", "Min", "Prod", "ReduceGrad", "Argmax"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        assert_non_null(weft_ops_find_class(names[i]));
+        assert_string_equal(weft_ops_find_class(names[i])->name, names[i]);
+    }
+}
+
 /* ---- randomized comparison with a naive loop ---------------------------------- */
 
 static double naive_init(weft_reduce_kind_t k)
@@ -491,6 +501,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_reduce_argmax_axis_flat_ties_first, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reduce_static_shape_inference, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reduce_bad_arguments_are_rejected, setup, teardown),
+        cmocka_unit_test(test_reduce_classes_are_registered),
         cmocka_unit_test_setup_teardown(test_reduce_random_views_match_naive_loop, setup,
                                         teardown),
         cmocka_unit_test(test_reduce_grads_verify_every_kind),
