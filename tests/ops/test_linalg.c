@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "lib/ops/linalg_int.h"
 #include "ops_check.h"
 
 typedef struct fx {
@@ -111,6 +112,64 @@ static void test_linalg_dot_views_transposed_strided_reversed(void **state)
     for (size_t i = 0; i < 8; i++) {
         weft_tensor_release(ts[i]);
     }
+}
+
+/* The stride -> BLAS layout rules: no copy for row-major with any row stride,
+ * for transposed views, and for length-1 axes with any stride; a copy only
+ * for non-unit inner strides on both axes or negative / zero strides. */
+static void test_linalg_layout_uses_flags_not_copies(void **state)
+{
+    (void)state;
+    double d[64];
+    weft__bmat_t m;
+    assert_true(weft__bmat_layout(d, 3, 4, 10, 1, &m)); /* row stride 10: ld */
+    assert_false(m.trans);
+    assert_int_equal(m.ld, 10);
+    assert_true(weft__bmat_layout(d, 3, 4, 1, 5, &m)); /* transposed view: flag */
+    assert_true(m.trans);
+    assert_int_equal(m.ld, 5);
+    assert_true(weft__bmat_layout(d, 1, 4, 99, 3, &m)); /* one strided row = a column */
+    assert_true(m.trans);
+    assert_int_equal(m.ld, 3);
+    assert_true(weft__bmat_layout(d, 4, 1, 6, 42, &m)); /* one column, row stride 6 */
+    assert_false(m.trans);
+    assert_int_equal(m.ld, 6);
+    assert_false(weft__bmat_layout(d, 3, 4, 8, 2, &m));  /* inner stride 2 both ways */
+    assert_false(weft__bmat_layout(d, 3, 4, -4, 1, &m)); /* reversed rows */
+    assert_false(weft__bmat_layout(d, 3, 4, 0, 1, &m));  /* broadcast rows */
+    weft_tensor_t *t = ck_tensor(WEFT_FLOAT64, 2, s23, NULL), *v = NULL;
+    assert_int_equal(weft_tensor_view(t, 2, s32, (int64_t[]){1, 3}, 0, &v), WEFT_OK);
+    assert_int_equal(weft__bmat_from(v, &m), WEFT_OK);
+    assert_null(m.copy);
+    assert_ptr_equal(m.data, weft_tensor_data(t));
+    weft__bmat_fini(&m);
+    weft_tensor_release(v);
+    assert_int_equal(weft_tensor_view(t, 2, (int64_t[]){2, 2}, (int64_t[]){3, 2}, 0, &v), WEFT_OK);
+    assert_int_equal(weft__bmat_from(v, &m), WEFT_OK);
+    assert_non_null(m.copy); /* inner stride 2: copied */
+    weft__bmat_fini(&m);
+    weft_tensor_release(v);
+    weft_tensor_release(t);
+}
+
+/* Length-1 axes with odd strides: (1,3) row with inner stride 2 times a
+ * (3,1) column slice. */
+static void test_linalg_dot_length1_axes_odd_strides(void **state)
+{
+    fx_t *f = *state;
+    double rb[6] = {1, 9, 2, 9, 3, 9}, cb[12] = {4, 0, 0, 0, 5, 0, 0, 0, 6, 0, 0, 0};
+    weft_tensor_t *row = NULL, *col = NULL;
+    assert_int_equal(weft_tensor_from_data(WEFT_FLOAT64, 2, (int64_t[]){1, 3}, (int64_t[]){7, 2},
+                                           rb, &row), WEFT_OK);
+    assert_int_equal(weft_tensor_from_data(WEFT_FLOAT64, 2, (int64_t[]){3, 1}, (int64_t[]){4, 1},
+                                           cb, &col), WEFT_OK);
+    weft_tensor_t *in = run_dot(f->g, row, col), *out = run_dot(f->g, col, row);
+    ck_expect(in, 2, (int64_t[]){1, 1}, (double[]){32}, 0);
+    ck_expect(out, 2, (int64_t[]){3, 3}, (double[]){4, 8, 12, 5, 10, 15, 6, 12, 18}, 0);
+    weft_tensor_release(row);
+    weft_tensor_release(col);
+    weft_tensor_release(in);
+    weft_tensor_release(out);
 }
 
 static void test_linalg_dot_empty_inner_and_outer(void **state)
@@ -694,6 +753,8 @@ int main(void)
         T(test_linalg_dot_all_rank_pairs_exact),
         T(test_linalg_dot_batched_and_float32),
         T(test_linalg_dot_views_transposed_strided_reversed),
+        T(test_linalg_layout_uses_flags_not_copies),
+        T(test_linalg_dot_length1_axes_odd_strides),
         T(test_linalg_dot_empty_inner_and_outer),
         T(test_linalg_gemm_copy_keeps_z_inplace_overwrites),
         T(test_linalg_gemm_inplace_variant_hook),
