@@ -118,6 +118,9 @@ weft_status_t weft_apply_create_at(weft_graph_t *g, const weft_op_t *op, size_t 
     if (!g || !op || !out || (n_in && !inputs)) return WEFT_EINVAL;
     *out = NULL;
     if (!file) file = "?";
+    if (n_in > UINT32_MAX)
+        return weft__graph_err(g, WEFT_EINVAL, "apply of %s at %s:%d: %zu inputs", op->cls->name,
+                               file, line, n_in);
     weft_status_t s = check_apply_args(g, op, n_in, inputs, file, line);
     if (s != WEFT_OK) return s;
     size_t n_out;

@@ -312,17 +312,17 @@ void weft_fgraph_destroy(weft_fgraph_t *fg)
     weft__free(al, fg->input_mutable, fg->mut_cap * sizeof(bool));
     weft__free(al, fg->outputs, fg->out_cap * sizeof(*fg->outputs));
     weft__free(al, fg->out_nodes, fg->onode_cap * sizeof(*fg->out_nodes));
-    weft__free(al, fg->vflags, fg->vcap * sizeof(uint8_t));
-    weft__free(al, fg->clients, fg->vcap * sizeof(weft__cvec_t));
-    weft__free(al, fg->apos, fg->acap * sizeof(uint32_t));
-    weft__free(al, fg->aflags, fg->acap * sizeof(uint8_t));
+    weft__free(al, fg->vflags, fg->vflags_cap * sizeof(uint8_t));
+    weft__free(al, fg->clients, fg->clients_cap * sizeof(weft__cvec_t));
+    weft__free(al, fg->apos, fg->apos_cap * sizeof(uint32_t));
+    weft__free(al, fg->aflags, fg->aflags_cap * sizeof(uint8_t));
     weft__free(al, fg->applies, fg->applies_cap * sizeof(*fg->applies));
     weft__free(al, fg->log, fg->log_cap * sizeof(*fg->log));
-    weft__free(al, fg->ord_head, fg->ord_cap * sizeof(uint32_t));
-    weft__free(al, fg->ord_stamp, fg->ord_cap * sizeof(uint32_t));
+    weft__free(al, fg->ord_head, fg->ord_head_cap * sizeof(uint32_t));
+    weft__free(al, fg->ord_stamp, fg->ord_stamp_cap * sizeof(uint32_t));
     weft__free(al, fg->ord_next, fg->ord_next_cap * sizeof(uint32_t));
-    weft__pvec_t *vecs[] = {&fg->plan,       &fg->missing,   &fg->dfs,   &fg->rc_stack,
-                            &fg->rm_stack,   &fg->topo,      &fg->roots, &fg->roots_tmp,
+    weft__pvec_t *vecs[] = {&fg->plan,       &fg->missing,  &fg->dfs,   &fg->rc_stack,
+                            &fg->rm_stack,   &fg->topo,     &fg->roots, &fg->roots_tmp,
                             &fg->ord_before, &fg->ord_after};
     for (size_t k = 0; k < WEFT_ARRAY_LEN(vecs); k++) weft__pvec_free(al, vecs[k]);
     weft__marks_free(al, &fg->amarks);

@@ -23,28 +23,18 @@ void weft__pvec_free(const weft_allocator_t *al, weft__pvec_t *v)
 
 bool weft__fg_reserve(weft_fgraph_t *fg)
 {
+    /* Each array keeps its own capacity, so a failed second grow leaves
+     * both consistent (and freed with the right sizes). */
     const weft_graph_t *g = fg->g;
-    if (g->n_vars > fg->vcap) {
-        size_t vc = fg->vcap, cc = fg->vcap;
-        if (!weft__grow(fg->alloc, (void **)&fg->vflags, &vc, g->n_vars, sizeof(uint8_t)) ||
-            !weft__grow(fg->alloc, (void **)&fg->clients, &cc, vc, sizeof(weft__cvec_t)))
-            return false;
-        if (vc != cc) { /* keep both arrays the same capacity */
-            size_t c2 = vc;
-            if (!weft__grow(fg->alloc, (void **)&fg->vflags, &c2, cc, sizeof(uint8_t)))
-                return false;
-            vc = c2;
-        }
-        fg->vcap = vc < cc ? vc : cc;
-    }
-    if (g->n_applies > fg->acap) {
-        size_t a1 = fg->acap, a2 = fg->acap;
-        if (!weft__grow(fg->alloc, (void **)&fg->apos, &a1, g->n_applies, sizeof(uint32_t)) ||
-            !weft__grow(fg->alloc, (void **)&fg->aflags, &a2, a1, sizeof(uint8_t)))
-            return false;
-        fg->acap = a1 < a2 ? a1 : a2;
-    }
-    return true;
+    bool ok =
+        weft__grow(fg->alloc, (void **)&fg->vflags, &fg->vflags_cap, g->n_vars, sizeof(uint8_t)) &&
+        weft__grow(fg->alloc, (void **)&fg->clients, &fg->clients_cap, g->n_vars,
+                   sizeof(weft__cvec_t)) &&
+        weft__grow(fg->alloc, (void **)&fg->apos, &fg->apos_cap, g->n_applies, sizeof(uint32_t)) &&
+        weft__grow(fg->alloc, (void **)&fg->aflags, &fg->aflags_cap, g->n_applies, sizeof(uint8_t));
+    fg->vcap = fg->vflags_cap < fg->clients_cap ? fg->vflags_cap : fg->clients_cap;
+    fg->acap = fg->apos_cap < fg->aflags_cap ? fg->apos_cap : fg->aflags_cap;
+    return ok;
 }
 
 /* ---- client vectors: power-of-two capacities from per-class free lists --- */

@@ -62,12 +62,14 @@ struct weft_fgraph {
 
     uint8_t *vflags;
     weft__cvec_t *clients;
-    size_t vcap;
+    size_t vcap; /* min of the two capacities below */
+    size_t vflags_cap, clients_cap;
     size_t n_vars_in;
 
     uint32_t *apos;
     uint8_t *aflags;
-    size_t acap;
+    size_t acap; /* min of the two capacities below */
+    size_t apos_cap, aflags_cap;
     weft_apply_t **applies;
     size_t n_applies, applies_cap;
 
@@ -97,7 +99,8 @@ struct weft_fgraph {
     weft__pvec_t ord_before, ord_after;
     uint32_t *ord_head; /* per apply id: first pair index + 1, valid if ord_stamp matches */
     uint32_t *ord_stamp;
-    size_t ord_cap;
+    size_t ord_cap; /* min of the two capacities below */
+    size_t ord_head_cap, ord_stamp_cap;
     uint32_t *ord_next;
     size_t ord_next_cap;
     uint32_t ord_epoch;

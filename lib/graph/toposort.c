@@ -40,14 +40,14 @@ weft_status_t weft_fgraph_orderings(weft_fgraph_t *fg, weft_apply_t *const **bef
 static bool index_orderings(weft_fgraph_t *fg)
 {
     size_t na = fg->g->n_applies, np = fg->ord_before.n;
-    size_t c1 = fg->ord_cap, c2 = fg->ord_cap;
-    if (!weft__grow(fg->alloc, (void **)&fg->ord_head, &c1, na, sizeof(uint32_t)) ||
-        !weft__grow(fg->alloc, (void **)&fg->ord_stamp, &c2, c1, sizeof(uint32_t)) ||
-        !weft__grow(fg->alloc, (void **)&fg->ord_next, &fg->ord_next_cap, np, sizeof(uint32_t)))
-        return false;
-    fg->ord_cap = c1 < c2 ? c1 : c2;
+    bool ok =
+        weft__grow(fg->alloc, (void **)&fg->ord_head, &fg->ord_head_cap, na, sizeof(uint32_t)) &&
+        weft__grow(fg->alloc, (void **)&fg->ord_stamp, &fg->ord_stamp_cap, na, sizeof(uint32_t)) &&
+        weft__grow(fg->alloc, (void **)&fg->ord_next, &fg->ord_next_cap, np, sizeof(uint32_t));
+    fg->ord_cap = fg->ord_head_cap < fg->ord_stamp_cap ? fg->ord_head_cap : fg->ord_stamp_cap;
+    if (!ok) return false;
     if (++fg->ord_epoch == 0) {
-        memset(fg->ord_stamp, 0, fg->ord_cap * sizeof(uint32_t));
+        memset(fg->ord_stamp, 0, fg->ord_stamp_cap * sizeof(uint32_t));
         fg->ord_epoch = 1;
     }
     for (size_t p = 0; p < np; p++) {
