@@ -18,10 +18,14 @@ else()
   set(WEFT_LAPACKE ${WEFT_LAPACKE_LIB})
 endif()
 
-set(WEFT_LINK_DEPS Threads::Threads PkgConfig::HWLOC ${WEFT_LAPACKE} ${WEFT_BLAS} m)
+# PkgConfig::JANSSON (the JSON graph format, lib/io) is found in
+# lib/io/CMakeLists.txt as a GLOBAL imported target; names resolve at generate
+# time.
+set(WEFT_LINK_DEPS Threads::Threads PkgConfig::HWLOC ${WEFT_LAPACKE} ${WEFT_BLAS} m
+  PkgConfig::JANSSON)
 set(WEFT_LINK_DEPS_INTERFACE
   Threads::Threads "$<LINK_ONLY:-lhwloc>" "$<LINK_ONLY:-llapacke>"
-  "$<LINK_ONLY:-lopenblas>" "$<LINK_ONLY:m>")
+  "$<LINK_ONLY:-lopenblas>" "$<LINK_ONLY:m>" "$<LINK_ONLY:-ljansson>")
 
 if(WEFT_BUILD_TESTS)
   pkg_check_modules(CMOCKA IMPORTED_TARGET cmocka)

@@ -61,6 +61,9 @@ typedef struct weft_fgraph weft_fgraph_t;
 /* Run-time values (weft/tensor.h) and the per-run kernel context (weft/kernel.h). */
 typedef struct weft_tensor weft_tensor_t;
 typedef struct weft_kernel_ctx weft_kernel_ctx_t;
+/* The props of one op in the JSON graph format (weft/json_props.h). */
+typedef struct weft_json_props weft_json_props_t;
+typedef struct weft_op_class weft_op_class_t;
 
 #define WEFT_OP_MAX_OUTPUTS 16
 #define WEFT_OP_MAX_ALIAS 16
@@ -140,6 +143,19 @@ typedef struct weft_op_class {
      * variant for that input. NULL hook: none for any input. */
     weft_status_t (*inplace_variant)(weft_graph_t *g, const weft_op_t *op, size_t input,
                                      const weft_op_t **out);
+
+    /* The JSON graph format (weft/graph_io.h, weft/json_props.h). Saving:
+     * write the props of op into `out` with the weft_json_props_put_*
+     * functions. Loading: read them from `in` with the get_* functions and
+     * build the op in g (usually weft_op_create(g, cls, &props, out)).
+     * NULL hooks: a class without props (props_size 0) is saved without a
+     * props object and loaded with weft_op_create(g, cls, NULL); a class with
+     * props but no hooks cannot be saved / loaded (WEFT_ENOTIMPL naming it).
+     * Appended last: classes compiled with the older, smaller size field
+     * simply have no hooks (their size is checked before reading them). */
+    weft_status_t (*props_to_json)(const weft_op_t *op, weft_json_props_t *out);
+    weft_status_t (*props_from_json)(weft_graph_t *g, const weft_op_class_t *cls,
+                                     const weft_json_props_t *in, const weft_op_t **out);
 } weft_op_class_t;
 
 /* Creates an op instance of cls with a copy of props (props_size bytes; props

@@ -1,0 +1,37 @@
+/* Reading NumPy .npy files into tensors (inputs for tools such as weft-prof).
+ *
+ * Supported: format versions 1.0 and 2.0, C order, little-endian (or
+ * byte-order-free) dtypes '<f4' (float32), '<f8' (float64), '<i4' (int32),
+ * '<i8' (int64) and '|b1' (bool), any rank up to WEFT_MAX_NDIM. Anything else
+ * is refused with a message saying what: big-endian or other dtypes, Fortran
+ * order, other versions, a malformed header, a truncated file.
+ *
+ * Thread: any (no shared state). */
+#ifndef WEFT_NPY_H
+#define WEFT_NPY_H
+
+#include <stddef.h>
+
+#include "weft/export.h"
+#include "weft/status.h"
+#include "weft/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Loads the array in path as a new C-contiguous tensor. msg (msg_cap bytes,
+ * may be NULL with 0) receives the reason of a failure, naming the file.
+ * Ownership: borrows path and msg; *out is new, free with weft_tensor_release.
+ * Errors: WEFT_EINVAL (NULL path/out), WEFT_EIO (cannot open or read; file
+ *   shorter than its header says), WEFT_EPARSE (not an .npy file, malformed
+ *   header), WEFT_ENOTIMPL (a version other than 1.0/2.0, Fortran order,
+ *   big-endian or unsupported dtype, more than WEFT_MAX_NDIM dimensions),
+ *   WEFT_EOVERFLOW, WEFT_ENOMEM. */
+WEFT_API weft_status_t weft_npy_load(const char *path, weft_tensor_t **out, char *msg,
+                                     size_t msg_cap);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* WEFT_NPY_H */

@@ -1,0 +1,141 @@
+/* OpFromGraph: an op whose computation is a graph (PyTensor's
+ * compile/builders.py OpFromGraph).
+ *
+ * weft_ofg_create wraps the subgraph between `inputs` and `outputs` into one
+ * op. The subgraph is cloned into an inner FunctionGraph whose inputs are
+ * fresh variables standing for "input 0 .. n-1" (PyTensor's NominalVariables):
+ * they are matched by position only, so two OpFromGraphs built separately over
+ * structurally identical expressions are EQUAL ops (weft_op_equal), hash alike
+ * and are unified by merging. Equality compares: the inner input and output
+ * types, the inner graphs (weft_graph_equal_computations with the inner inputs
+ * paired by position; constants by value), the inline flag and the gradient
+ * override. The name is only for printing: it does not take part in equality.
+ *
+ * Usable like any op: weft_apply_create / weft_op_call check the arity
+ * ("Expected n input(s)", WEFT_EINVAL) and that each argument's type is the
+ * declared inner input's type or a more specific one (is_super, WEFT_ETYPE);
+ * outputs get the inner outputs' types. Nesting (an OpFromGraph inside an
+ * inner graph) is allowed.
+ *
+ * Running (perform): the inner nodes run sequentially inside the node, in the
+ * inner graph's topological order, each through its op's perform hook with the
+ * outer node's kernel context (worker, allocator, error slot). No graph
+ * context is touched at run time, so OpFromGraph nodes may run on several
+ * workers at once. Outputs that alias an input or another output (views,
+ * identity outputs) are copied: the op declares no view_map. In-place inner
+ * nodes (a non-empty destroy_map) are refused at creation, so inner inputs are
+ * never overwritten.
+ *
+ * Inlining: with the inline flag, the rewrite "inline_ofg_expansion"
+ * (registered first in fast_run, tag "inline", weft/rewrite.h) replaces each
+ * such node by a copy of its inner graph bound to the node's actual inputs
+ * (constants shared, creation sites copied), so outer rewrites see through
+ * it. weft_ofg_expand does the same for one node by hand.
+ *
+ * Gradient: with no override, the grad hook builds, in the caller's context,
+ * the vector-Jacobian product of the inner graph (weft_grad of
+ * sum_k sum(out_k * g_k) with respect to the float inputs connected to an
+ * output that receives a gradient) and wraps it as another OpFromGraph (same
+ * inline flag, named "grad_<name>") applied to the node's inputs and the
+ * output gradients. Gradients of gradients work the same way. Inputs that are
+ * not connected (connection pattern) or not float get no gradient (NULL:
+ * disconnected). An override is an op taking (inputs..., output gradients...)
+ * - one gradient per output, zeros for outputs that do not reach the cost -
+ * and returning one gradient per input.
+ *
+ * connection_pattern: output o depends on input i when a path joins them in
+ * the inner graph (inner nodes' own connection patterns respected).
+ * inner_fgraph: the inner FunctionGraph (must not be edited).
+ *
+ * Ownership: the op and its inner graph are owned by the context they were
+ * created in and live until it is destroyed.
+ * Thread: building, as every graph function (one thread per context);
+ * perform may run concurrently on several workers. */
+#ifndef WEFT_OPFROMGRAPH_H
+#define WEFT_OPFROMGRAPH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "weft/export.h"
+#include "weft/fgraph.h"
+#include "weft/graph.h"
+#include "weft/op.h"
+#include "weft/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct weft_ofg_options {
+    size_t size;        /* sizeof(weft_ofg_options_t) */
+    bool inline_expand; /* PyTensor's inline=True: expanded by inline_ofg_expansion */
+    const char *name;   /* for printing (copied); NULL: none */
+    /* Gradient override (NULL: derived from the inner graph). Must take
+     * n_in + n_out inputs (the op's inputs, then one gradient per output) and
+     * return n_in outputs. Borrowed; must belong to the same context. */
+    const weft_op_t *grad_override;
+} weft_ofg_options_t;
+
+#define WEFT_OFG_OPTIONS_INIT {sizeof(weft_ofg_options_t), false, NULL, NULL}
+
+/* The OpFromGraph op class (class name "OpFromGraph"). Returns static. */
+WEFT_API const weft_op_class_t *weft_ofg_class(void);
+
+/* Builds an OpFromGraph from inputs to outputs (1..WEFT_OP_MAX_OUTPUTS outputs).
+ * Every root variable the outputs depend on must be among the inputs or be a
+ * constant. opts may be NULL (WEFT_OFG_OPTIONS_INIT).
+ * Ownership: borrows g, inputs, outputs and opts; returns borrowed, owned by g.
+ * Errors (message on g: weft_graph_last_error):
+ *   WEFT_EINVAL (NULL args, n_out 0 or > WEFT_OP_MAX_OUTPUTS, opts->size too
+ *     small, an input with an owner or a constant, an input listed twice, an
+ *     inner node with a destroy_map, a grad_override of the wrong arity),
+ *   WEFT_EMISSING_INPUT (an undeclared root input, named),
+ *   WEFT_EFOREIGN (a variable of another context),
+ *   WEFT_ETYPE (a null/disconnected-type variable), WEFT_ENOMEM. */
+WEFT_API weft_status_t weft_ofg_create(weft_graph_t *g, size_t n_in, weft_var_t *const *inputs,
+                                       size_t n_out, weft_var_t *const *outputs,
+                                       const weft_ofg_options_t *opts, const weft_op_t **out);
+
+/* Whether op is an OpFromGraph. */
+WEFT_API bool weft_ofg_is(const weft_op_t *op);
+/* Accessors of an OpFromGraph (NULL / 0 / false for another op):
+ * the inner graph (borrowed, valid while the context lives; do not edit),
+ * the number of inputs / outputs, the inline flag, the name (NULL: none),
+ * the gradient override (NULL: none). */
+WEFT_API weft_fgraph_t *weft_ofg_fgraph(const weft_op_t *op);
+WEFT_API size_t weft_ofg_n_inputs(const weft_op_t *op);
+WEFT_API size_t weft_ofg_n_outputs(const weft_op_t *op);
+WEFT_API bool weft_ofg_is_inline(const weft_op_t *op);
+WEFT_API const char *weft_ofg_name(const weft_op_t *op);
+WEFT_API const weft_op_t *weft_ofg_grad_override(const weft_op_t *op);
+
+/* Builds, in g, a copy of the inner graph of node's OpFromGraph bound to the
+ * node's inputs and stores the copies of the inner outputs in outputs[0..n)
+ * (n = the node's output count). Inner constants are shared; each copied
+ * node keeps its inner node's creation site. Used by inline_ofg_expansion.
+ * Ownership: borrows g and node; outputs[k] are borrowed, owned by g.
+ * Errors: WEFT_EINVAL (NULL args, node's op not an OpFromGraph),
+ *   WEFT_EFOREIGN (node of another context), WEFT_ETYPE, WEFT_ENOMEM. */
+WEFT_API weft_status_t weft_ofg_expand(weft_graph_t *g, const weft_apply_t *node,
+                                       weft_var_t **outputs);
+
+/* ---- the inline rewrite ------------------------------------------------------- */
+
+typedef struct weft_rewrite_db weft_rewrite_db_t;
+
+/* Name of the node-expanding walk (in2out) registered at position -0.01 with
+ * tags "fast_run", "fast_compile" and "inline". */
+#define WEFT_OFG_INLINE_REWRITE "inline_ofg_expansion"
+
+/* Registers WEFT_OFG_INLINE_REWRITE in db (weft/rewrite_db.h); WEFT_OK when
+ * it is there already. The default database gets it automatically when the
+ * first OpFromGraph is created.
+ * Ownership: borrows db. Errors: WEFT_EINVAL (NULL db), WEFT_ENOMEM.
+ * Thread: as weft_rewrite_db_register (the database is locked). */
+WEFT_API weft_status_t weft_ofg_register_rewrites(weft_rewrite_db_t *db);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* WEFT_OPFROMGRAPH_H */

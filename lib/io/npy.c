@@ -1,0 +1,141 @@
+/* NumPy .npy reader: the magic string, the version 1.0 / 2.0 header length,
+ * the Python-dict header ('descr', 'fortran_order', 'shape') and the raw
+ * little-endian C-order data. */
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "weft/npy.h"
+
+static weft_status_t npy_err(char *msg, size_t cap, weft_status_t s, const char *path,
+                             const char *fmt, ...) WEFT_PRINTF(5, 6);
+static weft_status_t npy_err(char *msg, size_t cap, weft_status_t s, const char *path,
+                             const char *fmt, ...)
+{
+    if (!msg || !cap) return s;
+    char tail[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(tail, sizeof(tail), fmt, ap);
+    va_end(ap);
+    snprintf(msg, cap, "%s: %s", path, tail);
+    return s;
+}
+
+/* The value text following 'key': in the header dict, or NULL. */
+static const char *dict_value(const char *hdr, const char *key)
+{
+    char pat[32];
+    snprintf(pat, sizeof(pat), "'%s'", key);
+    const char *p = strstr(hdr, pat);
+    if (!p) return NULL;
+    p += strlen(pat);
+    while (*p == ' ') p++;
+    if (*p != ':') return NULL;
+    p++;
+    while (*p == ' ') p++;
+    return p;
+}
+
+static bool parse_descr(const char *v, weft_dtype_t *dt)
+{
+    static const struct {
+        const char *text;
+        weft_dtype_t dt;
+    } known[] = {{"'<f4'", WEFT_FLOAT32}, {"'<f8'", WEFT_FLOAT64}, {"'<i4'", WEFT_INT32},
+                 {"'<i8'", WEFT_INT64},   {"'|b1'", WEFT_BOOL},    {"'<b1'", WEFT_BOOL}};
+    for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+        if (strncmp(v, known[i].text, strlen(known[i].text)) == 0) {
+            *dt = known[i].dt;
+            return true;
+        }
+    return false;
+}
+
+/* "(3, 4)", "(5,)", "()" -> ndim and lengths; -1 when malformed, -2 when too
+ * many dimensions. */
+static int parse_shape(const char *v, int64_t *shape)
+{
+    if (*v++ != '(') return -1;
+    int n = 0;
+    for (;;) {
+        while (*v == ' ') v++;
+        if (*v == ')') return n;
+        char *e;
+        long long x = strtoll(v, &e, 10);
+        if (e == v || x < 0) return -1;
+        if (n == WEFT_MAX_NDIM) return -2;
+        shape[n++] = x;
+        v = e;
+        while (*v == ' ') v++;
+        if (*v == ',') v++;
+        else if (*v != ')') return -1;
+    }
+}
+
+typedef struct npy_header {
+    weft_dtype_t dt;
+    int ndim;
+    int64_t shape[WEFT_MAX_NDIM];
+} npy_header_t;
+
+static weft_status_t read_header(FILE *f, const char *path, npy_header_t *h, char *msg,
+                                 size_t cap)
+{
+    unsigned char pre[12];
+    if (fread(pre, 1, 8, f) != 8 || memcmp(pre, "\x93NUMPY", 6) != 0)
+        return npy_err(msg, cap, WEFT_EPARSE, path, "not an .npy file (bad magic string)");
+    if ((pre[6] != 1 && pre[6] != 2) || pre[7] != 0)
+        return npy_err(msg, cap, WEFT_ENOTIMPL, path, "format version %d.%d (1.0 and 2.0 read)",
+                       pre[6], pre[7]);
+    size_t lb = pre[6] == 1 ? 2 : 4;
+    if (fread(pre + 8, 1, lb, f) != lb) return npy_err(msg, cap, WEFT_EIO, path, "truncated header");
+    size_t hl = pre[8] | (size_t)pre[9] << 8;
+    if (lb == 4) hl |= (size_t)pre[10] << 16 | (size_t)pre[11] << 24;
+    char *hdr = malloc(hl + 1);
+    if (!hdr) return npy_err(msg, cap, WEFT_ENOMEM, path, "out of memory");
+    weft_status_t s = WEFT_OK;
+    if (fread(hdr, 1, hl, f) != hl) s = npy_err(msg, cap, WEFT_EIO, path, "truncated header");
+    hdr[hl] = '\0';
+    const char *d = dict_value(hdr, "descr"), *fo = dict_value(hdr, "fortran_order"),
+               *sh = dict_value(hdr, "shape");
+    if (s == WEFT_OK && (!d || !fo || !sh))
+        s = npy_err(msg, cap, WEFT_EPARSE, path, "header lacks descr, fortran_order or shape");
+    if (s == WEFT_OK && !parse_descr(d, &h->dt))
+        s = npy_err(msg, cap, WEFT_ENOTIMPL, path, "dtype %.12s (read: <f4 <f8 <i4 <i8 |b1)", d);
+    if (s == WEFT_OK && strncmp(fo, "False", 5) != 0)
+        s = npy_err(msg, cap, WEFT_ENOTIMPL, path, "Fortran-order array (only C order is read)");
+    if (s == WEFT_OK && (h->ndim = parse_shape(sh, h->shape)) < 0)
+        s = h->ndim == -2 ? npy_err(msg, cap, WEFT_ENOTIMPL, path, "more than %d dimensions", WEFT_MAX_NDIM)
+                          : npy_err(msg, cap, WEFT_EPARSE, path, "malformed shape %.32s", sh);
+    free(hdr);
+    return s;
+}
+
+weft_status_t weft_npy_load(const char *path, weft_tensor_t **out, char *msg, size_t msg_cap)
+{
+    if (!path || !out) return WEFT_EINVAL;
+    *out = NULL;
+    if (msg && msg_cap) msg[0] = '\0';
+    FILE *f = fopen(path, "rb");
+    if (!f) return npy_err(msg, msg_cap, WEFT_EIO, path, "cannot open");
+    npy_header_t h;
+    weft_status_t s = read_header(f, path, &h, msg, msg_cap);
+    weft_tensor_t *t = NULL;
+    if (s == WEFT_OK && (s = weft_tensor_empty(h.dt, h.ndim, h.shape, &t)) != WEFT_OK)
+        npy_err(msg, msg_cap, s, path, "%s", weft_tensor_last_error());
+    if (s == WEFT_OK) {
+        size_t n = weft_tensor_size(t) * weft_dtype_size(h.dt);
+        if (fread(weft_tensor_data(t), 1, n, f) != n)
+            s = npy_err(msg, msg_cap, WEFT_EIO, path, "truncated data (%zu bytes expected)", n);
+    }
+    fclose(f);
+    if (s != WEFT_OK) {
+        weft_tensor_release(t);
+        return s;
+    }
+    *out = t;
+    return WEFT_OK;
+}
