@@ -91,7 +91,8 @@ static void test_reduce_mean_max_min_prod_exact(void **state)
 static void test_reduce_integer_dtypes_upcast(void **state)
 {
     fx_t *f = *state;
-    weft_tensor_t *x = ck_tensor(WEFT_INT32, 2, s23, (double[]){2000000000, 2000000000, 1, -5, 4, 3});
+    weft_tensor_t *x =
+        ck_tensor(WEFT_INT32, 2, s23, (double[]){2000000000, 2000000000, 1, -5, 4, 3});
     int a1 = 1;
     weft_tensor_t *s = run_reduce(f->g, WEFT_REDUCE_SUM, x, 1, &a1, false);
     weft_tensor_t *m = run_reduce(f->g, WEFT_REDUCE_MEAN, x, 1, &a1, false);

@@ -147,9 +147,11 @@ static void bench_gemm(int reps)
     check(weft_constant_scalar(g, WEFT_FLOAT64, 1.0, &a), "const", g);
     check(weft_constant_scalar(g, WEFT_FLOAT64, 1.0, &b), "const", g);
     check(weft_gemm(g, in[0], a, in[1], in[2], b, true, &out), "gemm", g);
-    weft_tensor_t *vals[3] = {filled(2, shape, 0.0), filled(2, shape, 1e-3), filled(2, shape, 2e-3)};
+    weft_tensor_t *vals[3] = {filled(2, shape, 0.0), filled(2, shape, 1e-3),
+                              filled(2, shape, 2e-3)};
     weft_tensor_t *zref = filled(2, shape, 0.0);
-    double *t_op = malloc((size_t)reps * sizeof *t_op), *t_ref = malloc((size_t)reps * sizeof *t_ref);
+    double *t_op = malloc((size_t)reps * sizeof *t_op);
+    double *t_ref = malloc((size_t)reps * sizeof *t_ref);
     if (!t_op || !t_ref) {
         die("out of memory", WEFT_ENOMEM, NULL);
     }
