@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -438,6 +439,86 @@ static void test_fgraph_queries_on_null_and_foreign(void **state)
     weft_fgraph_destroy(NULL);
 }
 
+/* ---- allocation failures ------------------------------------------------------ */
+
+typedef struct fail_alloc {
+    long budget; /* allocations left before failing; < 0: never fail */
+    long live;   /* bytes currently allocated */
+} fail_alloc_t;
+
+static void *fail_resize(void *user, void *ptr, size_t old_size, size_t new_size)
+{
+    fail_alloc_t *fa = user;
+    if (new_size == 0) {
+        fa->live -= (long)old_size;
+        free(ptr);
+        return NULL;
+    }
+    if (fa->budget == 0) return NULL;
+    if (fa->budget > 0) fa->budget--;
+    void *p = realloc(ptr, new_size);
+    if (p) fa->live += (long)new_size - (long)(ptr ? old_size : 0);
+    return p;
+}
+
+/* Runs a whole scenario; every step may fail with a status, none may crash. */
+static bool oom_scenario(const weft_allocator_t *al)
+{
+    weft_graph_t *g = NULL;
+    if (weft_graph_create(al, &g) != WEFT_OK) return false;
+    const weft_type_t *t;
+    const weft_op_t *add = NULL, *neg = NULL;
+    weft_var_t *x = NULL, *y = NULL, *z = NULL, *n = NULL;
+    bool ok = weft_type_tensor(g, WEFT_FLOAT64, 1, NULL, &t) == WEFT_OK &&
+              weft_op_create(g, &fx_add_class, NULL, &add) == WEFT_OK &&
+              weft_op_create(g, &fx_neg_class, NULL, &neg) == WEFT_OK &&
+              weft_var_create(g, t, "x", &x) == WEFT_OK &&
+              weft_var_create(g, t, "y", &y) == WEFT_OK;
+    for (int k = 0; k < 200 && ok; k++) {
+        weft_var_t *in[2] = {k ? z : x, y};
+        ok = weft_op_call(g, add, 2, in, &z) == WEFT_OK;
+    }
+    weft_var_t *ins[2] = {x, y};
+    weft_fgraph_t *fg = NULL;
+    rec_t *r = rec_new();
+    weft_feature_t *feats[1] = {&r->base};
+    weft_fgraph_options_t o = WEFT_FGRAPH_OPTIONS_INIT;
+    o.n_features = 1;
+    o.features = feats;
+    if (ok)
+        ok = weft_fgraph_create(g, 2, ins, 1, &z, &o, NULL, &fg) == WEFT_OK;
+    else
+        rec_class.destroy(&r->base);
+    weft_var_t *y2 = ok ? weft_fgraph_input(fg, 1) : NULL; /* the clone of y */
+    if (ok) ok = weft_op_call(g, neg, 1, &y2, &n) == WEFT_OK;
+    /* may fail half-way through with ENOMEM and revert: its status is not the point */
+    if (ok) (void)weft_fgraph_replace_validate(fg, weft_fgraph_input(fg, 0), n, "r");
+    if (ok) ok = weft_fgraph_n_clients(fg, n) == 1; /* the first Add now reads Neg(y) */
+    weft_apply_t *const *order;
+    size_t cnt;
+    if (ok) ok = weft_fgraph_toposort(fg, &order, &cnt) == WEFT_OK;
+    if (ok) ok = weft_fgraph_check_integrity(fg) == WEFT_OK;
+    weft_graph_destroy(g); /* frees fg too */
+    return ok;
+}
+
+static void test_fgraph_allocation_failures_never_crash_or_leak(void **state)
+{
+    (void)state;
+    fail_alloc_t fa = {-1, 0};
+    weft_allocator_t al = {fail_resize, &fa};
+    assert_true(oom_scenario(&al)); /* sanity: succeeds without failures */
+    assert_int_equal(fa.live, 0);
+    long completed_at = -1;
+    for (long k = 0; k < 5000 && completed_at < 0; k++) {
+        fa.budget = k;
+        fa.live = 0;
+        if (oom_scenario(&al)) completed_at = k;
+        assert_int_equal(fa.live, 0); /* every byte returned, on every path */
+    }
+    assert_true(completed_at > 20); /* the scenario does allocate at many points */
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
 
 int main(void)
@@ -460,6 +541,7 @@ int main(void)
         T(test_fgraph_check_integrity_detects_inconsistent_clients),
         T(test_fgraph_clone_gets_equiv_and_features),
         T(test_fgraph_queries_on_null_and_foreign),
+        T(test_fgraph_allocation_failures_never_crash_or_leak),
     };
     return cmocka_run_group_tests_name("fgraph", tests, NULL, NULL);
 }
