@@ -12,12 +12,14 @@
  *   to a buffer pool; by default it allocates aligned memory;
  * - the worker index and the run's user pointer.
  *
- * Threading policy of kernels: a kernel runs single-threaded inside its node;
- * the pool provides parallelism across nodes. Kernels that call OpenBLAS
- * expect it to run one thread per call (the runtime calls
- * openblas_set_num_threads(1) before running node kernels and restores the
- * previous setting afterwards; the OpenBLAS pthread build is required, the
- * serial build is not safe to call from several threads at once).
+ * Threading policy of kernels: a kernel runs single-threaded inside its node
+ * and never starts threads of its own; the pool provides parallelism across
+ * nodes. BLAS-backed kernels run OpenBLAS with their node kind's thread count,
+ * 1 by default (openblas_set_num_threads, changed only when it differs; see
+ * weft/linalg.h, weft_blas_set_threads), so P workers run at most P BLAS
+ * threads. The OpenBLAS pthread build is required: the serial build is not
+ * safe to call from several threads at once, and BLAS-backed kernels fail
+ * with WEFT_ESTATE on it.
  *
  * Thread: a context is used by one thread (one worker) at a time. */
 #ifndef WEFT_KERNEL_H
