@@ -4,9 +4,12 @@
  * axis, chosen with the smallest x stride), carrying the x offset and the
  * output offset. The inner loop is either a fold into one accumulator (the
  * inner axis is reduced) or an element-wise fold into a row of the output
- * (the inner axis is kept); both have a unit-stride branch the compiler can
- * vectorize (kept axis, built at -O3) or unroll. The gradient kernels and
- * Argmax visit x in plain C order so "first" means first in C order. */
+ * (the inner axis is kept); both have a unit-stride branch: the kept-axis
+ * one vectorizes (built at -O3), the fold runs four independent accumulator
+ * chains (a float fold cannot be reordered by the compiler). Integer sums
+ * and products wrap in two's complement (computed in uint64_t, as the
+ * elementwise ops do). The gradient kernels and Argmax visit x in plain C
+ * order so "first" means first in C order. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,12 +25,27 @@ typedef void (*keep_fn)(const char *x, int64_t n, int64_t sx, char *o, int64_t s
 #define MAX_F(a, b) (((b) > (a) || (b) != (b)) ? (b) : (a))
 #define MIN_F(a, b) (((b) < (a) || (b) != (b)) ? (b) : (a))
 
-#define DEF_LOOPS(name, TI, TO, TA, F)                                              \
+#define DEF_LOOPS(name, TI, TO, TA, TK, F)                                            \
     static void name##_red(const char *xp, int64_t n, int64_t sx, char *op)        \
     {                                                                               \
         const TI *x = (const TI *)xp;                                               \
         TA acc = (TA) * (TO *)op;                                                   \
-        if (sx == 1) {                                                              \
+        if (sx == 1 && n >= 8) {                                                    \
+            /* four independent chains hide the fold's latency */                  \
+            TA a1 = (TA)x[1], a2 = (TA)x[2], a3 = (TA)x[3];                         \
+            acc = F(acc, (TA)x[0]);                                                 \
+            int64_t i = 4;                                                          \
+            for (; i + 4 <= n; i += 4) {                                            \
+                acc = F(acc, (TA)x[i]);                                             \
+                a1 = F(a1, (TA)x[i + 1]);                                           \
+                a2 = F(a2, (TA)x[i + 2]);                                           \
+                a3 = F(a3, (TA)x[i + 3]);                                           \
+            }                                                                       \
+            for (; i < n; i++) {                                                    \
+                acc = F(acc, (TA)x[i]);                                             \
+            }                                                                       \
+            acc = F(F(acc, a1), F(a2, a3));                                         \
+        } else if (sx == 1) {                                                       \
             for (int64_t i = 0; i < n; i++) {                                       \
                 acc = F(acc, (TA)x[i]);                                             \
             }                                                                       \
@@ -45,33 +63,34 @@ typedef void (*keep_fn)(const char *x, int64_t n, int64_t sx, char *o, int64_t s
         TO *o = (TO *)op;                                                           \
         if (sx == 1 && so == 1) {                                                   \
             for (int64_t i = 0; i < n; i++) {                                       \
-                o[i] = F(o[i], (TO)x[i]);                                           \
+                o[i] = (TO)F((TK)o[i], (TK)x[i]);                                   \
             }                                                                       \
         } else {                                                                    \
             for (int64_t i = 0; i < n; i++) {                                       \
-                o[i * so] = F(o[i * so], (TO)x[i * sx]);                            \
+                o[i * so] = (TO)F((TK)o[i * so], (TK)x[i * sx]);                    \
             }                                                                       \
         }                                                                           \
     }
 
-DEF_LOOPS(sum_f32, float, float, double, SUM_F)
-DEF_LOOPS(sum_f64, double, double, double, SUM_F)
-DEF_LOOPS(sum_i32, int32_t, int64_t, int64_t, SUM_F)
-DEF_LOOPS(sum_i64, int64_t, int64_t, int64_t, SUM_F)
-DEF_LOOPS(meani_i32, int32_t, double, double, SUM_F)
-DEF_LOOPS(meani_i64, int64_t, double, double, SUM_F)
-DEF_LOOPS(prod_f32, float, float, double, PROD_F)
-DEF_LOOPS(prod_f64, double, double, double, PROD_F)
-DEF_LOOPS(prod_i32, int32_t, int64_t, int64_t, PROD_F)
-DEF_LOOPS(prod_i64, int64_t, int64_t, int64_t, PROD_F)
-DEF_LOOPS(max_f32, float, float, float, MAX_F)
-DEF_LOOPS(max_f64, double, double, double, MAX_F)
-DEF_LOOPS(max_i32, int32_t, int32_t, int32_t, MAX_F)
-DEF_LOOPS(max_i64, int64_t, int64_t, int64_t, MAX_F)
-DEF_LOOPS(min_f32, float, float, float, MIN_F)
-DEF_LOOPS(min_f64, double, double, double, MIN_F)
-DEF_LOOPS(min_i32, int32_t, int32_t, int32_t, MIN_F)
-DEF_LOOPS(min_i64, int64_t, int64_t, int64_t, MIN_F)
+/* DEF_LOOPS(name, input, output, fold accumulator, kept-axis arithmetic, F) */
+DEF_LOOPS(sum_f32, float, float, double, float, SUM_F)
+DEF_LOOPS(sum_f64, double, double, double, double, SUM_F)
+DEF_LOOPS(sum_i32, int32_t, int64_t, uint64_t, uint64_t, SUM_F)
+DEF_LOOPS(sum_i64, int64_t, int64_t, uint64_t, uint64_t, SUM_F)
+DEF_LOOPS(meani_i32, int32_t, double, double, double, SUM_F)
+DEF_LOOPS(meani_i64, int64_t, double, double, double, SUM_F)
+DEF_LOOPS(prod_f32, float, float, double, float, PROD_F)
+DEF_LOOPS(prod_f64, double, double, double, double, PROD_F)
+DEF_LOOPS(prod_i32, int32_t, int64_t, uint64_t, uint64_t, PROD_F)
+DEF_LOOPS(prod_i64, int64_t, int64_t, uint64_t, uint64_t, PROD_F)
+DEF_LOOPS(max_f32, float, float, float, float, MAX_F)
+DEF_LOOPS(max_f64, double, double, double, double, MAX_F)
+DEF_LOOPS(max_i32, int32_t, int32_t, int32_t, int32_t, MAX_F)
+DEF_LOOPS(max_i64, int64_t, int64_t, int64_t, int64_t, MAX_F)
+DEF_LOOPS(min_f32, float, float, float, float, MIN_F)
+DEF_LOOPS(min_f64, double, double, double, double, MIN_F)
+DEF_LOOPS(min_i32, int32_t, int32_t, int32_t, int32_t, MIN_F)
+DEF_LOOPS(min_i64, int64_t, int64_t, int64_t, int64_t, MIN_F)
 
 /* Index: [kind (weft_reduce_kind_t order)][input dtype column: f32, f64, i32, i64].
  * MEAN sums (into float64 for integer inputs); the caller scales. */

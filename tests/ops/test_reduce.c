@@ -344,6 +344,51 @@ static weft_tensor_t *random_view(uint64_t *rs, weft_tensor_t **base_out)
     return v;
 }
 
+/* Long contiguous rows take the four-chain fold; lengths 8..1001 cover its
+ * remainder handling; NaN stays sticky across the chains. */
+static void test_reduce_long_rows_match_naive_loop(void **state)
+{
+    fx_t *f = *state;
+    uint64_t rs = ck_seed("test_reduce_long_rows_match_naive_loop");
+    const int64_t lens[4] = {8, 9, 11, 1001};
+    for (int li = 0; li < 4; li++) {
+        int64_t shape[2] = {3, lens[li]};
+        weft_tensor_t *x = ck_random(WEFT_FLOAT64, 2, shape, 0.9, 1.1, ck_rand(&rs));
+        int a1 = 1;
+        for (int k = 0; k < WEFT_REDUCE_KIND_COUNT; k++) {
+            weft_tensor_t *r = run_reduce(f->g, (weft_reduce_kind_t)k, x, 1, &a1, false);
+            double want[3];
+            naive_reduce((weft_reduce_kind_t)k, x, 2u, want, 3);
+            ck_expect(r, 1, (int64_t[]){3}, want, 1e-13);
+            weft_tensor_release(r);
+        }
+        weft_tensor_set(x, (int64_t[]){1, lens[li] - 2}, NAN);
+        weft_tensor_t *mx = run_reduce(f->g, WEFT_REDUCE_MAX, x, 1, &a1, false);
+        assert_true(isnan(weft_tensor_flat_get(mx, 1)));
+        assert_false(isnan(weft_tensor_flat_get(mx, 0)));
+        weft_tensor_release(mx);
+        weft_tensor_release(x);
+    }
+}
+
+/* Integer sums and products wrap in two's complement (no undefined overflow). */
+static void test_reduce_integer_overflow_wraps(void **state)
+{
+    fx_t *f = *state;
+    weft_tensor_t *x = ck_tensor(WEFT_INT64, 1, (int64_t[]){2}, NULL);
+    int64_t *d = weft_tensor_data(x);
+    d[0] = INT64_MAX;
+    d[1] = 1;
+    weft_tensor_t *s = run_reduce(f->g, WEFT_REDUCE_SUM, x, 0, NULL, false);
+    assert_true(*(int64_t *)weft_tensor_data(s) == INT64_MIN);
+    d[1] = 2;
+    weft_tensor_t *p = run_reduce(f->g, WEFT_REDUCE_PROD, x, 0, NULL, false);
+    assert_true(*(int64_t *)weft_tensor_data(p) == -2);
+    weft_tensor_release(s);
+    weft_tensor_release(p);
+    weft_tensor_release(x);
+}
+
 static void test_reduce_random_views_match_naive_loop(void **state)
 {
     fx_t *f = *state;
@@ -505,6 +550,8 @@ int main(void)
         cmocka_unit_test(test_reduce_classes_are_registered),
         cmocka_unit_test_setup_teardown(test_reduce_random_views_match_naive_loop, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_reduce_long_rows_match_naive_loop, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reduce_integer_overflow_wraps, setup, teardown),
         cmocka_unit_test(test_reduce_grads_verify_every_kind),
         cmocka_unit_test(test_reduce_grad_float32_point),
         cmocka_unit_test_setup_teardown(test_reduce_prod_grad_exact_with_zeros, setup, teardown),
