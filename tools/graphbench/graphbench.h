@@ -8,8 +8,11 @@
  * Adding steps (e.g. the DestroyHandler's dh_attach / dh_validate /
  * dh_toposort) means writing a new source file in this folder that defines a
  * gb_step_t table and listing it in gb_step_tables (main.c) and in
- * CMakeLists.txt. Steps get their prerequisites with gb_need_graph /
- * gb_need_fgraph (built untimed when an earlier step did not). */
+ * CMakeLists.txt; steps_destroy.c (gb_destroy_steps) is written that way and
+ * is enabled by those two lines. Steps get their prerequisites with
+ * gb_need_graph / gb_need_fgraph (built untimed when an earlier step did not)
+ * or keep their own graph; each step's timing is process CPU time
+ * (gb_now_ns). */
 #ifndef WEFT_GRAPHBENCH_H
 #define WEFT_GRAPHBENCH_H
 
