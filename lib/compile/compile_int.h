@@ -54,18 +54,30 @@ typedef struct weft__cnode {
     const uint32_t *in_slots;
     const uint32_t *dec_slots;
     const weft_type_t *const *out_types;
-    uint32_t fresh_mask; /* bit j: output j is neither a view nor a destroy output */
+    uint32_t fresh_mask; /* bit j: output j is neither a view nor a destroy output,
+                            nor a kept slot (memory tracking) */
 } weft__cnode_t;
 
 typedef enum weft__slot_kind {
     WEFT__SLOT_OWNED = 0,
     WEFT__SLOT_INPUT = 1,
-    WEFT__SLOT_CONST = 2
+    WEFT__SLOT_CONST = 2,
+    /* A small intermediate (fresh output of static size <= WEFT__KEEP_BYTES,
+     * not a graph output): its buffer stays in its cell between calls and the
+     * producer reuses it (weft_kernel_alloc_output), so it needs no countdown
+     * and no pool traffic. Memory bound: WEFT__KEEP_BYTES per such slot. */
+    WEFT__SLOT_KEPT = 3
 } weft__slot_kind_t;
+
+#define WEFT__KEEP_BYTES 256
 
 /* The buffer pool: exclusive tensors handed back by emptied cells, kept by
  * (dtype, shape) and handed out again by the kernels' allocation hook.
- * One mutex; shared by every call state of the function. */
+ * Two levels: a small LIFO cache per pool worker (touched only by that
+ * worker: a worker runs one node at a time, and a node waiting inside a
+ * parallel-for is never inside a cache operation, so no lock is needed and
+ * the recycled tensors stay hot in its cache), and a shared depot under one
+ * mutex for overflow, misses and the calling thread's cleanup. */
 typedef struct weft__bucket {
     weft_dtype_t dtype;
     int ndim;
@@ -75,14 +87,25 @@ typedef struct weft__bucket {
     weft_tensor_t **items;
 } weft__bucket_t;
 
-typedef struct weft__bufpool {
+#define WEFT__WCACHE 32
+typedef struct weft__bufpool weft__bufpool_t;
+typedef struct weft__wcache {
+    _Alignas(64) weft__bufpool_t *bp;
+    uint32_t n;
+    uint64_t hits; /* written by its worker only; read by stats between calls */
+    weft_tensor_t *items[WEFT__WCACHE];
+} weft__wcache_t;
+
+struct weft__bufpool {
     pthread_mutex_t lock;
     size_t n_buckets, cap_buckets;
     weft__bucket_t *buckets;
     size_t held_bytes; /* bytes parked in buckets; bounded by max_bytes */
     size_t max_bytes;
     uint64_t allocated, reused; /* statistics, under lock */
-} weft__bufpool_t;
+    unsigned n_workers;
+    weft__wcache_t *wc; /* one per pool worker */
+};
 
 typedef struct weft__call_state weft__call_state_t;
 
@@ -200,12 +223,18 @@ void weft__compile_free_program(weft_function_t *f);
 
 /* ---- buffer pool (bufpool.c) ------------------------------------------------ */
 weft_status_t weft__bufpool_init(weft__bufpool_t *bp);
+/* The per-worker caches, once the pool's size is known. */
+weft_status_t weft__bufpool_set_workers(weft__bufpool_t *bp, unsigned n);
 void weft__bufpool_fini(weft__bufpool_t *bp);
-/* Kernel allocation hook (user = weft__bufpool_t). */
+/* Kernel allocation hook (user = the running worker's weft__wcache_t). */
 weft_status_t weft__bufpool_alloc(void *user, weft_dtype_t dtype, int ndim, const int64_t *shape,
                                   weft_tensor_t **out);
-/* Takes t: parks it when exclusive and contiguous, else releases it. */
+/* Takes t: parks it (depot) when exclusive and contiguous, else releases it. */
 void weft__bufpool_put(weft__bufpool_t *bp, weft_tensor_t *t);
+/* As weft__bufpool_put, from the worker owning wc (its cache first). */
+void weft__bufpool_put_worker(weft__wcache_t *wc, weft_tensor_t *t);
+/* Buffers served from the pool (depot and worker caches). */
+uint64_t weft__bufpool_reused(weft__bufpool_t *bp);
 
 /* ---- calls (call.c, state.c) ---------------------------------------------------- */
 weft_status_t weft__state_acquire(weft_function_t *f, weft__call_state_t **out);

@@ -72,19 +72,38 @@ static weft_apply_t *output_slot_node(weft_fgraph_t *fg, size_t k)
     return NULL;
 }
 
-/* Does output slot k need a copy? Roots are compared as variables: a later
- * output with the same alias root, or a root that is an input or constant
- * (except an updated input holding its own update, computed in place). */
-static bool needs_copy(weft_function_t *f, size_t k)
+typedef struct root_ref {
+    weft_var_t *root;
+    size_t k;
+} root_ref_t;
+
+static int cmp_root(const void *a, const void *b)
 {
-    weft_fgraph_t *fg = f->fg;
-    size_t n = weft_fgraph_n_outputs(fg);
-    weft_var_t *r = weft__alias_root(weft_fgraph_output(fg, k));
-    for (size_t j = k + 1; j < n; j++)
-        if (weft__alias_root(weft_fgraph_output(fg, j)) == r) return true;
-    if (weft_var_owner(r)) return false;
-    /* an update computed in place in its own state (or s <- s) needs no copy */
-    return !(k >= f->n_out && f->in_vars[f->upd_input[k - f->n_out]] == r);
+    const root_ref_t *x = a, *y = b;
+    if (x->root != y->root) return (uintptr_t)x->root < (uintptr_t)y->root ? -1 : 1;
+    return (x->k > y->k) - (x->k < y->k);
+}
+
+/* need[k]: output slot k needs a copy (execution.md §7): a later output
+ * shares its alias root, or its root is an input or a constant - except an
+ * update whose root is its own state (computed in place, or s <- s).
+ * Sorting (root, k) pairs finds shared roots in O(n log n). */
+static weft_status_t find_copies(weft_function_t *f, bool *need)
+{
+    size_t n = weft_fgraph_n_outputs(f->fg);
+    root_ref_t *r = malloc((n + 1) * sizeof *r);
+    if (!r) return weft__fn_error(NULL, WEFT_ENOMEM, "out of memory");
+    for (size_t k = 0; k < n; k++) r[k] = (root_ref_t){weft__alias_root(weft_fgraph_output(f->fg, k)), k};
+    qsort(r, n, sizeof *r, cmp_root);
+    for (size_t i = 0; i < n; i++) {
+        size_t k = r[i].k;
+        weft_var_t *root = r[i].root;
+        bool later = i + 1 < n && r[i + 1].root == root;
+        bool own_state = k >= f->n_out && f->in_vars[f->upd_input[k - f->n_out]] == root;
+        need[k] = later || (!weft_var_owner(root) && !own_state);
+    }
+    free(r);
+    return WEFT_OK;
 }
 
 weft_status_t weft__insert_deepcopies(weft_function_t *f)
@@ -92,19 +111,22 @@ weft_status_t weft__insert_deepcopies(weft_function_t *f)
     weft_fgraph_t *fg = f->fg;
     const weft_op_t *op = NULL;
     size_t n = weft_fgraph_n_outputs(fg);
-    for (size_t k = 0; k < n; k++) {
-        if (!needs_copy(f, k)) continue;
-        weft_status_t st = op ? WEFT_OK : weft_op_create(f->g, &deepcopy_class, NULL, &op);
+    bool *need = calloc(n + 1, sizeof *need);
+    weft_status_t st = need ? find_copies(f, need) : weft__fn_error(NULL, WEFT_ENOMEM, "out of memory");
+    for (size_t k = 0; st == WEFT_OK && k < n; k++) {
+        if (!need[k]) continue;
+        st = op ? WEFT_OK : weft_op_create(f->g, &deepcopy_class, NULL, &op);
         weft_var_t *v = weft_fgraph_output(fg, k), *c = NULL;
         if (st == WEFT_OK) st = weft_op_call_at(f->g, op, 1, &v, __FILE__, __LINE__, &c);
         weft_apply_t *slot = st == WEFT_OK ? output_slot_node(fg, k) : NULL;
         if (st == WEFT_OK && !slot) st = WEFT_ENOTFOUND;
         if (st == WEFT_OK) st = weft_fgraph_change_node_input(fg, slot, 0, c, "deepcopy");
         if (st != WEFT_OK)
-            return weft__fn_error(NULL, st, "inserting a DeepCopyOp on output %zu: %s", k,
-                                  weft_fgraph_last_error(fg));
+            weft__fn_error(NULL, st, "inserting a DeepCopyOp on output %zu: %s", k,
+                           weft_fgraph_last_error(fg));
     }
-    return WEFT_OK;
+    free(need);
+    return st;
 }
 
 static weft_status_t protected_error(weft_apply_t *a, weft_var_t *victim, const char *what)

@@ -98,6 +98,34 @@ static bool freeable(lower_ctx_t *c, uint32_t s)
     return c->f->slot_kind[s] == WEFT__SLOT_OWNED && !c->is_output[s];
 }
 
+/* Static byte size of a tensor type; SIZE_MAX when some length is unknown. */
+static size_t static_bytes(const weft_type_t *t)
+{
+    if (weft_type_kind(t) != WEFT_TYPE_TENSOR || !weft_type_is_static(t)) return SIZE_MAX;
+    size_t n = weft_dtype_size(weft_type_dtype(t));
+    for (int d = 0; d < weft_type_ndim(t); d++) {
+        if (weft_type_dim(t, d) > (int64_t)WEFT__KEEP_BYTES) return SIZE_MAX;
+        n *= (size_t)weft_type_dim(t, d);
+        if (n > WEFT__KEEP_BYTES) return SIZE_MAX;
+    }
+    return n;
+}
+
+/* Small fresh intermediates keep their buffer in their cell (WEFT__SLOT_KEPT). */
+static void mark_kept(lower_ctx_t *c)
+{
+    for (size_t i = 0; i < c->n_order; i++) {
+        weft_apply_t *a = c->order[i];
+        for (size_t k = 0; k < weft_apply_n_outputs(a); k++) {
+            weft_var_t *o = weft_apply_output(a, k);
+            uint32_t s = slot_of(c, o);
+            if (freeable(c, s) && weft__alias_root(o) == o &&
+                static_bytes(weft_var_type(o)) <= WEFT__KEEP_BYTES)
+                c->f->slot_kind[s] = WEFT__SLOT_KEPT;
+        }
+    }
+}
+
 /* Fills node i (storage pointers advance through the shared arrays). */
 static weft_status_t build_node(lower_ctx_t *c, size_t i, uint32_t **slots,
                                 const weft_type_t ***types, uint32_t *argv)
@@ -141,7 +169,8 @@ static weft_status_t build_node(lower_ctx_t *c, size_t i, uint32_t **slots,
     for (uint32_t k = 0; k < n->n_out; k++) {
         weft_var_t *o = weft_apply_output(a, k);
         ot[k] = weft_var_type(o);
-        if (weft__alias_root(o) == o && k < 32) n->fresh_mask |= 1u << k;
+        if (weft__alias_root(o) == o && k < 32 && f->slot_kind[n->out_base + k] != WEFT__SLOT_KEPT)
+            n->fresh_mask |= 1u << k;
     }
     n->out_types = ot;
     *types = ot + n->n_out;
@@ -277,6 +306,7 @@ weft_status_t weft__compile_lower(weft_function_t *f)
     f->n_nodes = (uint32_t)c.n_order;
     st = lower_alloc(&c, weft_graph_n_vars(f->g), weft_graph_n_applies(f->g));
     if (st == WEFT_OK) st = classify_slots(&c);
+    if (st == WEFT_OK) mark_kept(&c);
     if (st == WEFT_OK) st = build_nodes(&c);
     if (st == WEFT_OK) st = build_dag(&c);
     free(c.var_slot);

@@ -63,8 +63,9 @@ static void print_groups(const weft_profile_t *p, const weft_profile_group_t *g,
     }
     size_t remaining = 0;
     for (size_t i = 0; i < n; i++) remaining += g[i].calls != 0;
-    fprintf(out, "   ... (remaining %zu %ss account for %6.2f%%(%.2fs) of the runtime)\n\n",
-            remaining - shown, what, pct(rest_ns, p->node_time_ns), sec(rest_ns));
+    fprintf(out, "   ... (remaining %zu %s account for %6.2f%%(%.2fs) of the runtime)\n\n",
+            remaining - shown, strcmp(what, "Op") ? "Classes" : "Ops", pct(rest_ns, p->node_time_ns),
+            sec(rest_ns));
 }
 
 static int cmp_rows(const void *a, const void *b)

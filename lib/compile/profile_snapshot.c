@@ -168,6 +168,7 @@ static weft_status_t snap_alloc(const weft_function_t *f, snap_t **out)
     s->applies = calloc(f->n_nodes + 1, sizeof *s->applies);
     s->idle = calloc(f->workers + 1, sizeof *s->idle);
     s->busy = calloc(f->workers + 1, sizeof *s->busy);
+    s->p.n_applies = f->n_nodes;
     return s->fname && s->applies && s->idle && s->busy ? WEFT_OK : WEFT_ENOMEM;
 }
 

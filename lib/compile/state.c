@@ -12,6 +12,8 @@ static void state_free(weft__call_state_t *cs)
 {
     if (!cs) return;
     weft_dag_run_destroy(cs->run);
+    for (uint32_t s = 0; cs->cells && s < cs->f->n_slots; s++)
+        if (cs->f->slot_kind[s] == WEFT__SLOT_KEPT) weft_tensor_release(cs->cells[s]);
     free(cs->cells);
     free(cs->countdown);
     free(cs->argv);
