@@ -238,7 +238,8 @@ static void test_dag_run_first_failure_wins_and_pool_stays_usable(void **state)
 /* ------------------------------------------------------------ cancel */
 
 typedef struct cancelctl {
-    _Atomic int gate; // node 0 waits for it
+    _Atomic int gate;    // node 0 waits for it
+    _Atomic int started; // node 0 has started
     _Atomic uint32_t ran;
     weft_dag_run_t *run;
 } cancelctl_t;
@@ -248,6 +249,7 @@ static weft_status_t gated_node(void *arg, const weft_task_ctx_t *ctx)
     cancelctl_t *c = ctx->user;
     if ((uintptr_t)arg == 0) {
         struct timespec ts = { 0, 100000 };
+        atomic_store(&c->started, 1);
         while (!atomic_load(&c->gate)) nanosleep(&ts, NULL);
     }
     atomic_fetch_add(&c->ran, 1);
@@ -257,6 +259,8 @@ static weft_status_t gated_node(void *arg, const weft_task_ctx_t *ctx)
 static void *canceller(void *p)
 {
     cancelctl_t *c = p;
+    struct timespec ts = { 0, 100000 };
+    while (!atomic_load(&c->started)) nanosleep(&ts, NULL); /* cancel while node 0 runs */
     weft_dag_run_cancel(c->run);
     atomic_store(&c->gate, 1);
     return NULL;
@@ -270,7 +274,7 @@ static void test_dag_run_cancel_from_another_thread_returns_ecanceled(void **sta
     weft_dag_run_t *run;
     assert_int_equal(weft_pool_create(2, NULL, &pool), WEFT_OK);
     assert_int_equal(weft_dag_run_create(dag, pool, NULL, &run), WEFT_OK);
-    cancelctl_t c = { 0, 0, run };
+    cancelctl_t c = { 0, 0, 0, run };
     assert_int_equal(weft_dag_run_cancel(run), WEFT_OK); /* not in flight: no effect */
     assert_int_equal(weft_dag_run_start(run, &c), WEFT_OK);
     pthread_t th;
@@ -413,7 +417,7 @@ static void test_dag_run_misuse_of_run_objects_returns_exact_status(void **state
     assert_int_equal(weft_pool_create(2, NULL, &pool), WEFT_OK);
     assert_int_equal(weft_dag_run_create(dag, pool, NULL, &run), WEFT_OK);
     assert_int_equal(weft_dag_run_wait(run), WEFT_ESTATE); /* never started */
-    cancelctl_t c = { 0, 0, run };
+    cancelctl_t c = { 0, 0, 0, run };
     assert_int_equal(weft_dag_run_start(run, &c), WEFT_OK); /* node 0 blocks on the gate */
     assert_int_equal(weft_dag_run_start(run, &c), WEFT_EBUSY);
     assert_int_equal(weft_dag_run_destroy(run), WEFT_EBUSY);
