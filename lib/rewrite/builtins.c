@@ -15,7 +15,7 @@ static weft_status_t node_builtin(const weft__builtin_node_t *b, weft_rewriter_t
     d.transform = b->fn;
     d.n_classes = n;
     d.classes = n ? cls : NULL;
-    if (n == 0) return WEFT_ENOTFOUND; /* none of its ops is built in */
+    if (n == 0 && b->track[0]) return WEFT_ENOTFOUND; /* none of its ops is built in */
     return weft_rewriter_node_create(&d, out);
 }
 

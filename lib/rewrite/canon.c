@@ -222,7 +222,7 @@ const weft__builtin_node_t weft__builtin_nodes[] = {
     {"local_exp_log", local_exp_log, {"Exp", NULL}},
     {"local_log_exp", local_log_exp, {"Log", NULL}},
     {"local_dimshuffle_dimshuffle", local_dimshuffle_dimshuffle, {"DimShuffle", NULL}},
-    {"local_sum_broadcastable", local_sum_broadcastable, {"SumAxes", "Sum", NULL}},
+    {"local_sum_broadcastable", local_sum_broadcastable, {NULL}}, /* checks names itself */
     {"local_gemm", weft__local_gemm, {"Add", "Sub", NULL}},
 };
 const size_t weft__n_builtin_nodes = sizeof weft__builtin_nodes / sizeof weft__builtin_nodes[0];

@@ -143,7 +143,7 @@ weft_status_t weft__scalar(weft_graph_t *g, weft_dtype_t dtype, double value, we
 typedef struct weft__builtin_node {
     const char *name;
     weft_node_rewrite_fn fn;
-    const char *track[4]; /* class names tracked (NULL-terminated) */
+    const char *track[4]; /* class names tracked (NULL-terminated; none: every node) */
 } weft__builtin_node_t;
 extern const weft__builtin_node_t weft__builtin_nodes[];
 extern const size_t weft__n_builtin_nodes;

@@ -20,8 +20,10 @@ static weft_status_t tr_import(weft_feature_t *self, weft_fgraph_t *fg, weft_app
                                const char *reason)
 {
     (void)fg;
-    (void)reason;
     weft__tracker_t *t = (weft__tracker_t *)self;
+    /* a revert re-imports nodes that were there before the rejected rewrite:
+     * queueing them again would retry that rewrite forever */
+    if (reason && strcmp(reason, "Revert") == 0) return WEFT_OK;
     t->changed = true;
     if (weft__rw_grow((void **)&t->nodes, &t->cap, t->n + 1, sizeof *t->nodes) != WEFT_OK) {
         t->oom = true;

@@ -163,6 +163,8 @@ size_t rfx_count_op(weft_fgraph_t *fg, const char *op_print)
     for (size_t i = 0; i < n; i++) {
         char b[256];
         weft_op_print(weft_apply_op(nodes[i]), b, sizeof b);
+        size_t bl = strlen(b);
+        if (bl >= 2 && strcmp(b + bl - 2, "{}") == 0) b[bl - 2] = '\0';
         c += strcmp(b, op_print) == 0;
     }
     return c;

@@ -208,6 +208,50 @@ static void test_rewrite_sum_of_broadcast_axes_is_identity(void **state)
     check(f, 1, &y, s2, "local_sum_broadcastable", "SumAxes{axes=(0)}(y)", "SumAxes{axes=(0)}(y)");
 }
 
+static void test_rewrite_sum_over_length_one_axes_drops_them(void **state)
+{
+    rfx_t *f = *state;
+    weft_var_t *x = rfx_var(f, f->m14, "x"), *s;
+    int ax[] = {0};
+    assert_int_equal(weft_sum(f->g, x, 1, ax, false, &s), WEFT_OK);
+    check(f, 1, &x, s, "local_sum_broadcastable", "Sum{axes=(0), keepdims=0}(x)",
+          "DimShuffle{order=(1)}(x)");
+}
+
+static weft_var_t *dot(rfx_t *f, weft_var_t *a, weft_var_t *b)
+{
+    weft_var_t *r;
+    assert_int_equal(weft_dot(f->g, a, b, &r), WEFT_OK);
+    return r;
+}
+
+static void test_rewrite_gemm_from_dot_add_and_scaled_sub(void **state)
+{
+    rfx_t *f = *state;
+    weft_var_t *in[3] = {rfx_var(f, f->m34, "z"), rfx_var(f, f->m34, "x"), rfx_var(f, f->m44, "y")};
+    weft_var_t *r = bin(f, WEFT_ELEMWISE_ADD, in[0], dot(f, in[1], in[2]));
+    check(f, 3, in, r, "local_gemm", "Add(z, Dot(x, y))", "Gemm{inplace=-1}(z, 1, x, y, 1)");
+    /* z - 0.5 * dot(x, y): the scale becomes alpha = -0.5 */
+    weft_var_t *in2[3] = {rfx_var(f, f->m34, "z"), rfx_var(f, f->m34, "x"), rfx_var(f, f->m44, "y")};
+    weft_var_t *half1;
+    int64_t s11[] = {1, 1};
+    const weft_type_t *t11;
+    assert_int_equal(weft_type_tensor(f->g, WEFT_FLOAT64, 2, s11, &t11), WEFT_OK);
+    half1 = cmat(f, t11, 0.5);
+    r = bin(f, WEFT_ELEMWISE_SUB, in2[0], bin(f, WEFT_ELEMWISE_MUL, half1, dot(f, in2[1], in2[2])));
+    check(f, 3, in2, r, "local_gemm", "Sub(z, Mul([0.5], Dot(x, y)))",
+          "Gemm{inplace=-1}(z, -0.5, x, y, 1)");
+    /* the product has a second client: keep it (no duplicated matmul) */
+    weft_var_t *in3[3] = {rfx_var(f, f->m34, "z"), rfx_var(f, f->m34, "x"), rfx_var(f, f->m44, "y")};
+    weft_var_t *d = dot(f, in3[1], in3[2]);
+    r = bin(f, WEFT_ELEMWISE_MUL, bin(f, WEFT_ELEMWISE_ADD, in3[0], d), d);
+    check(f, 3, in3, r, "local_gemm", "Mul(Add(z, Dot(x, y)), Dot(x, y))",
+          "Mul(Add(z, Dot(x, y)), Dot(x, y))");
+    weft_var_t *in4[3] = {rfx_var(f, f->m34, "z"), rfx_var(f, f->m34, "x"), rfx_var(f, f->m44, "y")};
+    r = bin(f, WEFT_ELEMWISE_ADD, in4[0], dot(f, in4[1], in4[2]));
+    check_disabled(f, 3, in4, r, "gemm", "Add(z, Dot(x, y))");
+}
+
 /* ---- merge --------------------------------------------------------------------- */
 
 static void test_rewrite_merge_identical_nodes_cascade(void **state)
@@ -392,6 +436,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_rewrite_div_mul_cancel_pattern, rfx_setup,
                                         rfx_teardown),
         cmocka_unit_test_setup_teardown(test_rewrite_sum_of_broadcast_axes_is_identity, rfx_setup,
+                                        rfx_teardown),
+        cmocka_unit_test_setup_teardown(test_rewrite_sum_over_length_one_axes_drops_them,
+                                        rfx_setup, rfx_teardown),
+        cmocka_unit_test_setup_teardown(test_rewrite_gemm_from_dot_add_and_scaled_sub, rfx_setup,
                                         rfx_teardown),
         cmocka_unit_test_setup_teardown(test_rewrite_merge_identical_nodes_cascade, rfx_setup,
                                         rfx_teardown),
