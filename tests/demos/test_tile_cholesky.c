@@ -1,0 +1,135 @@
+/* tile_cholesky demo (tools/demos/tile_cholesky_core.h) on small matrices:
+ * the weft tile factorization on 2 workers matches LAPACKE_dpotrf and
+ * reconstructs A (square and ragged tilings, repeated calls on reloaded
+ * tiles), the graph holds exactly the tile ops (no copies: every tile is
+ * updated in place), a matrix that is not positive definite fails the call
+ * with the tile op named, and bad arguments are refused. */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "tile_cholesky_core.h"
+
+static weft_pool_t *pool;
+
+static int setup(void **state)
+{
+    (void)state;
+    return weft_pool_create(2, NULL, &pool) == WEFT_OK ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    return weft_pool_destroy(pool) == WEFT_OK ? 0 : -1;
+}
+
+/* Factors the seeded n x n matrix `calls` times (reloading the tiles each
+ * time) and checks the last factor against LAPACKE. */
+static void factor_and_check(int n, int nb, int calls)
+{
+    size_t bytes = (size_t)n * (size_t)n * sizeof(double);
+    double *a = NULL, *l = malloc(bytes), *lw = malloc(bytes);
+    chol_tiles_t *t = NULL;
+    assert_non_null(l);
+    assert_non_null(lw);
+    assert_int_equal(chol_make_spd(n, 11, &a), WEFT_OK);
+    assert_int_equal(chol_tiles_create(n, nb, pool, &t), WEFT_OK);
+    for (int c = 0; c < calls; c++) {
+        chol_tiles_load(t, a);
+        assert_int_equal(chol_tiles_run(t), WEFT_OK);
+    }
+    chol_tiles_store(t, lw);
+    memcpy(l, a, bytes);
+    assert_int_equal(chol_lapacke(l, n, 2), 0);
+    double res = chol_residual(a, lw, n, 1), diff = chol_max_diff(lw, l, n);
+    printf("n=%d nb=%d residual=%.3g diff_vs_lapacke=%.3g\n", n, nb, res, diff);
+    assert_true(res < 1e-12);
+    assert_true(diff < 1e-12);
+    assert_true(lw[1] == 0.0); /* upper triangle zeroed */
+    chol_tiles_destroy(t);
+    free(a);
+    free(l);
+    free(lw);
+}
+
+static void test_tile_cholesky_n64_nb16_matches_lapacke(void **state)
+{
+    (void)state;
+    factor_and_check(64, 16, 1);
+}
+
+static void test_tile_cholesky_ragged_tiles_match_lapacke(void **state)
+{
+    (void)state;
+    factor_and_check(50, 16, 1); /* tiles 16, 16, 16, 2 */
+    factor_and_check(7, 16, 1);  /* one tile smaller than nb */
+}
+
+static void test_tile_cholesky_repeated_calls_on_reloaded_tiles_match(void **state)
+{
+    (void)state;
+    factor_and_check(48, 16, 3);
+}
+
+/* nt = 4 tiles per side: 4 potrf + 6 trsm + 6 syrk + 4 gemm + 3 transposed
+ * views (of the trsm results that a gemm reads), and no DeepCopy. */
+static void test_tile_cholesky_graph_has_only_tile_ops(void **state)
+{
+    (void)state;
+    chol_tiles_t *t = NULL;
+    assert_int_equal(chol_tiles_create(64, 16, pool, &t), WEFT_OK);
+    weft_function_t *f = chol_tiles_function(t);
+    assert_int_equal(weft_function_n_nodes(f), 23);
+    assert_int_equal(weft_function_n_inputs(f), 10);
+    assert_int_equal(weft_function_n_outputs(f), 0);
+    chol_tiles_destroy(t);
+}
+
+static void test_tile_cholesky_not_positive_definite_fails_naming_potrf(void **state)
+{
+    (void)state;
+    int n = 32;
+    double *a = NULL;
+    chol_tiles_t *t = NULL;
+    assert_int_equal(chol_make_spd(n, 5, &a), WEFT_OK);
+    a[20 * n + 20] = -1.0; /* a negative diagonal entry in tile (1, 1) */
+    assert_int_equal(chol_tiles_create(n, 16, pool, &t), WEFT_OK);
+    chol_tiles_load(t, a);
+    assert_int_equal(chol_tiles_run(t), WEFT_ERANGE);
+    assert_non_null(strstr(weft_function_last_error(chol_tiles_function(t)), "TilePotrf"));
+    chol_tiles_destroy(t);
+    free(a);
+}
+
+static void test_tile_cholesky_bad_arguments_return_einval(void **state)
+{
+    (void)state;
+    chol_tiles_t *t = (chol_tiles_t *)&pool;
+    double *a = NULL;
+    assert_int_equal(chol_tiles_create(0, 16, pool, &t), WEFT_EINVAL);
+    assert_null(t);
+    assert_int_equal(chol_tiles_create(64, 0, pool, &t), WEFT_EINVAL);
+    assert_int_equal(chol_tiles_create(64, 16, NULL, &t), WEFT_EINVAL);
+    assert_int_equal(chol_tiles_create(64, 16, pool, NULL), WEFT_EINVAL);
+    assert_int_equal(chol_make_spd(0, 1, &a), WEFT_EINVAL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_tile_cholesky_n64_nb16_matches_lapacke),
+        cmocka_unit_test(test_tile_cholesky_ragged_tiles_match_lapacke),
+        cmocka_unit_test(test_tile_cholesky_repeated_calls_on_reloaded_tiles_match),
+        cmocka_unit_test(test_tile_cholesky_graph_has_only_tile_ops),
+        cmocka_unit_test(test_tile_cholesky_not_positive_definite_fails_naming_potrf),
+        cmocka_unit_test(test_tile_cholesky_bad_arguments_return_einval),
+    };
+    return cmocka_run_group_tests_name("tile_cholesky", tests, setup, teardown);
+}

@@ -1,0 +1,16 @@
+# The issue-7 demos (included from this folder's CMakeLists.txt):
+#   mlp_train      weft vs hand-written C + cblas, MLP training step
+#   tile_cholesky  tile Cholesky graph (in-place tile ops) vs LAPACKE_dpotrf
+# Their code lives in weft_demo_core so tests/demos can call it directly. The
+# demos include cblas.h / lapacke.h themselves (the references are direct
+# calls), so they link OpenBLAS and LAPACKE besides libweft.
+add_library(weft_demo_core STATIC mlp_train_core.c mlp_train_handc.c
+  tile_cholesky_core.c tile_cholesky_ops.c)
+target_include_directories(weft_demo_core PUBLIC ${CMAKE_CURRENT_SOURCE_DIR})
+target_link_libraries(weft_demo_core PUBLIC weft_static ${WEFT_LAPACKE} ${WEFT_BLAS}
+  Threads::Threads m)
+
+add_executable(mlp_train mlp_train.c)
+target_link_libraries(mlp_train PRIVATE weft_demo_core)
+add_executable(tile_cholesky tile_cholesky.c)
+target_link_libraries(tile_cholesky PRIVATE weft_demo_core)

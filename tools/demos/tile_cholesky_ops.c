@@ -1,0 +1,188 @@
+/* tile_cholesky demo: the in-place tile op classes TilePotrf, TileTrsm and
+ * TileSyrk (weft's Cholesky, Trsm and Syrk ops copy their input into a new
+ * output; these overwrite one input instead, declared in a destroy_map so a
+ * DestroyHandler orders them). Each calls one LAPACKE / CBLAS routine on
+ * row-major float64 tiles, single-threaded (a compiled function runs
+ * OpenBLAS with one thread while its nodes run). */
+#include <cblas.h>
+#include <lapacke.h>
+
+#include "tile_cholesky_core.h"
+
+/* ---- shared checks -------------------------------------------------------------- */
+
+static weft_status_t check_matrix(weft_graph_t *g, const char *op, weft_var_t *v, size_t i)
+{
+    const weft_type_t *t = weft_var_type(v);
+    if (weft_type_dtype(t) != WEFT_FLOAT64 || weft_type_ndim(t) != 2)
+        return weft_graph_set_error(g, WEFT_ETYPE, "%s: input %zu must be a float64 matrix", op,
+                                    i);
+    return WEFT_OK;
+}
+
+/* Static lengths a_dim of a and b_dim of b must agree when both are known. */
+static weft_status_t check_len(weft_graph_t *g, const char *op, weft_var_t *a, int a_dim,
+                               weft_var_t *b, int b_dim)
+{
+    int64_t x = weft_type_dim(weft_var_type(a), a_dim), y = weft_type_dim(weft_var_type(b), b_dim);
+    if (x >= 0 && y >= 0 && x != y)
+        return weft_graph_set_error(g, WEFT_ETYPE, "%s: lengths %lld and %lld differ", op,
+                                    (long long)x, (long long)y);
+    return WEFT_OK;
+}
+
+/* Row-major with a unit inner stride: BLAS takes the row stride as lda. */
+static weft_status_t layout(weft_kernel_ctx_t *ctx, const char *op, const weft_tensor_t *t,
+                            int *ld)
+{
+    int64_t s0 = weft_tensor_stride(t, 0), d1 = weft_tensor_dim(t, 1);
+    if (weft_tensor_stride(t, 1) != 1 || s0 < (d1 > 1 ? d1 : 1))
+        return weft_kernel_error(ctx, WEFT_EINVAL, "%s: a tile must be row-major with unit "
+                                 "column stride", op);
+    *ld = (int)s0;
+    return WEFT_OK;
+}
+
+static size_t destroys_input0(const weft_op_t *op, weft_op_alias_t *out, size_t cap)
+{
+    (void)op;
+    if (cap < 1) return 0;
+    out[0] = (weft_op_alias_t){0, 0};
+    return 1;
+}
+
+static size_t destroys_input1(const weft_op_t *op, weft_op_alias_t *out, size_t cap)
+{
+    (void)op;
+    if (cap < 1) return 0;
+    out[0] = (weft_op_alias_t){0, 1};
+    return 1;
+}
+
+/* The result of a destroying op is its input itself. */
+static void output_is(weft_kernel_ctx_t *ctx, weft_tensor_t **cell, weft_tensor_t *t)
+{
+    weft_kernel_set_output(ctx, cell, weft_tensor_retain(t));
+}
+
+/* ---- TilePotrf(A): A <- L, lower (the upper triangle is left as it was) ------------ */
+
+static weft_status_t potrf_make_node(weft_graph_t *g, const weft_op_t *op, size_t n_in,
+                                     weft_var_t *const *in, size_t *n_out,
+                                     const weft_type_t **out_types)
+{
+    (void)op;
+    if (n_in != 1) return weft_graph_set_error(g, WEFT_EINVAL, "TilePotrf takes 1 input");
+    weft_status_t st = check_matrix(g, "TilePotrf", in[0], 0);
+    if (st == WEFT_OK) st = check_len(g, "TilePotrf", in[0], 0, in[0], 1);
+    *n_out = 1;
+    out_types[0] = weft_var_type(in[0]);
+    return st;
+}
+
+static weft_status_t potrf_perform(const weft_apply_t *node, weft_tensor_t *const *in,
+                                   weft_tensor_t **outputs, weft_kernel_ctx_t *ctx)
+{
+    (void)node;
+    int ld = 1, n = (int)weft_tensor_dim(in[0], 0);
+    weft_status_t st = layout(ctx, "TilePotrf", in[0], &ld);
+    if (st != WEFT_OK) return st;
+    int info = LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'L', n, weft_tensor_data(in[0]), ld);
+    if (info != 0)
+        return weft_kernel_error(ctx, WEFT_ERANGE, "TilePotrf: dpotrf info %d (not positive "
+                                 "definite)", info);
+    output_is(ctx, &outputs[0], in[0]);
+    return WEFT_OK;
+}
+
+const weft_op_class_t chol_potrf_class = {
+    .size = sizeof(weft_op_class_t),
+    .name = "TilePotrf",
+    .make_node = potrf_make_node,
+    .perform = potrf_perform,
+    .destroy_map = destroys_input0,
+};
+
+/* ---- TileTrsm(L, A): A <- A L^-T (right side, lower, transposed) ------------------- */
+
+static weft_status_t trsm_make_node(weft_graph_t *g, const weft_op_t *op, size_t n_in,
+                                    weft_var_t *const *in, size_t *n_out,
+                                    const weft_type_t **out_types)
+{
+    (void)op;
+    if (n_in != 2) return weft_graph_set_error(g, WEFT_EINVAL, "TileTrsm takes 2 inputs");
+    weft_status_t st = check_matrix(g, "TileTrsm", in[0], 0);
+    if (st == WEFT_OK) st = check_matrix(g, "TileTrsm", in[1], 1);
+    if (st == WEFT_OK) st = check_len(g, "TileTrsm", in[0], 0, in[0], 1);
+    if (st == WEFT_OK) st = check_len(g, "TileTrsm", in[0], 0, in[1], 1);
+    *n_out = 1;
+    out_types[0] = weft_var_type(in[1]);
+    return st;
+}
+
+static weft_status_t trsm_perform(const weft_apply_t *node, weft_tensor_t *const *in,
+                                  weft_tensor_t **outputs, weft_kernel_ctx_t *ctx)
+{
+    (void)node;
+    int ldl = 1, lda = 1, m = (int)weft_tensor_dim(in[1], 0), n = (int)weft_tensor_dim(in[1], 1);
+    weft_status_t st = layout(ctx, "TileTrsm", in[0], &ldl);
+    if (st == WEFT_OK) st = layout(ctx, "TileTrsm", in[1], &lda);
+    if (st == WEFT_OK && weft_tensor_dim(in[0], 0) != n)
+        st = weft_kernel_error(ctx, WEFT_ESHAPE, "TileTrsm: L is %lld x %lld, A has %d columns",
+                               (long long)weft_tensor_dim(in[0], 0),
+                               (long long)weft_tensor_dim(in[0], 1), n);
+    if (st != WEFT_OK) return st;
+    cblas_dtrsm(CblasRowMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, m, n, 1.0,
+                weft_tensor_data(in[0]), ldl, weft_tensor_data(in[1]), lda);
+    output_is(ctx, &outputs[0], in[1]);
+    return WEFT_OK;
+}
+
+const weft_op_class_t chol_trsm_class = {
+    .size = sizeof(weft_op_class_t),
+    .name = "TileTrsm",
+    .make_node = trsm_make_node,
+    .perform = trsm_perform,
+    .destroy_map = destroys_input1,
+};
+
+/* ---- TileSyrk(C, A): C <- C - A A^T, lower triangle -------------------------------- */
+
+static weft_status_t syrk_make_node(weft_graph_t *g, const weft_op_t *op, size_t n_in,
+                                    weft_var_t *const *in, size_t *n_out,
+                                    const weft_type_t **out_types)
+{
+    (void)op;
+    if (n_in != 2) return weft_graph_set_error(g, WEFT_EINVAL, "TileSyrk takes 2 inputs");
+    weft_status_t st = check_matrix(g, "TileSyrk", in[0], 0);
+    if (st == WEFT_OK) st = check_matrix(g, "TileSyrk", in[1], 1);
+    if (st == WEFT_OK) st = check_len(g, "TileSyrk", in[0], 0, in[0], 1);
+    if (st == WEFT_OK) st = check_len(g, "TileSyrk", in[0], 0, in[1], 0);
+    *n_out = 1;
+    out_types[0] = weft_var_type(in[0]);
+    return st;
+}
+
+static weft_status_t syrk_perform(const weft_apply_t *node, weft_tensor_t *const *in,
+                                  weft_tensor_t **outputs, weft_kernel_ctx_t *ctx)
+{
+    (void)node;
+    int ldc = 1, lda = 1, n = (int)weft_tensor_dim(in[0], 0), k = (int)weft_tensor_dim(in[1], 1);
+    weft_status_t st = layout(ctx, "TileSyrk", in[0], &ldc);
+    if (st == WEFT_OK) st = layout(ctx, "TileSyrk", in[1], &lda);
+    if (st == WEFT_OK && (weft_tensor_dim(in[0], 1) != n || weft_tensor_dim(in[1], 0) != n))
+        st = weft_kernel_error(ctx, WEFT_ESHAPE, "TileSyrk: C is not square or A's rows differ");
+    if (st != WEFT_OK) return st;
+    cblas_dsyrk(CblasRowMajor, CblasLower, CblasNoTrans, n, k, -1.0, weft_tensor_data(in[1]),
+                lda, 1.0, weft_tensor_data(in[0]), ldc);
+    output_is(ctx, &outputs[0], in[0]);
+    return WEFT_OK;
+}
+
+const weft_op_class_t chol_syrk_class = {
+    .size = sizeof(weft_op_class_t),
+    .name = "TileSyrk",
+    .make_node = syrk_make_node,
+    .perform = syrk_perform,
+    .destroy_map = destroys_input0,
+};
