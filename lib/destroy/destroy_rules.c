@@ -67,11 +67,37 @@ bool weft__dh_in_impact(dh_t *dh, const weft_var_t *u, const weft_var_t *r)
     return rec->epoch == dh->epoch && rec->droot == r;
 }
 
-static int dh_cmp_id(const void *a, const void *b)
+typedef struct dh_keyed {
+    uint64_t id;
+    weft_apply_t *node;
+} dh_keyed_t;
+
+static int dh_cmp_key(const void *a, const void *b)
 {
-    uint64_t x = weft_apply_id(*(weft_apply_t *const *)a);
-    uint64_t y = weft_apply_id(*(weft_apply_t *const *)b);
+    uint64_t x = ((const dh_keyed_t *)a)->id, y = ((const dh_keyed_t *)b)->id;
     return (x > y) - (x < y);
+}
+
+/* Destroyers in creation order (deterministic messages and orderings,
+ * whatever the edit history). Keys are read once, so the sort itself stays
+ * in cache. */
+static weft_status_t dh_sort_destroyers(dh_t *dh)
+{
+    size_t n = dh->destroyers.n;
+    if (n < 2) return WEFT_OK;
+    dh_keyed_t *k = weft__alloc(dh->alloc, n * sizeof *k);
+    if (!k) return WEFT_ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        k[i].node = dh->destroyers.items[i];
+        k[i].id = weft_apply_id(k[i].node);
+    }
+    qsort(k, n, sizeof *k, dh_cmp_key);
+    for (size_t i = 0; i < n; i++) {
+        dh->destroyers.items[i] = k[i].node;
+        dh->nodes[k[i].id].dpos = (uint32_t)i + 1;
+    }
+    weft__free(dh->alloc, k, n * sizeof *k);
+    return WEFT_OK;
 }
 
 static weft_status_t dh_push_impact(dh_t *dh, weft_var_t *v)
@@ -287,13 +313,8 @@ weft_status_t weft__dh_refresh(dh_t *dh)
     dh_new_epoch(dh);
     dh->n_impact = dh->n_pre = 0;
     if (dh->msg) dh->msg[0] = '\0';
-    /* Destroyers in creation order: deterministic messages and orderings. */
-    if (dh->destroyers.n > 1)
-        qsort(dh->destroyers.items, dh->destroyers.n, sizeof(void *), dh_cmp_id);
-    for (size_t k = 0; k < dh->destroyers.n; k++) {
-        weft__dh_node(dh, dh->destroyers.items[k])->dpos = (uint32_t)k + 1;
-    }
-    weft_status_t s = dh_d0(dh);
+    weft_status_t s = dh_sort_destroyers(dh);
+    if (s == WEFT_OK) s = dh_d0(dh);
     if (s == WEFT_OK) s = dh_d1(dh);
     dh->maps_ok = s == WEFT_OK;
     if (s == WEFT_OK) s = dh_d2(dh);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "fgraph_int.h"
+#include "weft/destroy.h"
 
 weft_status_t weft__fg_err(weft_fgraph_t *fg, weft_status_t s, const char *fmt, ...)
 {
@@ -209,6 +210,12 @@ static weft_status_t fg_populate(weft_fgraph_t *fg, const opts_t *o, size_t n_in
     fg->has_mutable = o->input_mutable != NULL;
     for (size_t k = 0; k < n_in && s == WEFT_OK; k++)
         s = weft__fg_add_input(fg, ins[k], o->input_mutable ? o->input_mutable[k] : true);
+    /* Rule D6: declared inputs get a Supervisor (supervisor.c, weft/destroy.h). */
+    if (s == WEFT_OK && o->input_mutable) {
+        weft_feature_t *sup = NULL;
+        s = weft_supervisor_create(0, NULL, fg->alloc, &sup);
+        if (s == WEFT_OK) s = weft_fgraph_attach_feature(fg, sup);
+    }
     fg->cb_status = WEFT_OK;
     for (size_t k = 0; k < n_out && s == WEFT_OK; k++)
         s = weft__fg_add_output(fg, outs[k], o->import_missing, "init");

@@ -9,9 +9,13 @@
 
 #include "graphbench.h"
 
+/* DestroyHandler steps: dh_attach, dh_validate, dh_toposort (steps_destroy.c). */
+extern const gb_step_table_t gb_destroy_steps;
+
 /* Every step table, run in this order. Other modules' steps append here. */
 static const gb_step_table_t *const gb_step_tables[] = {
     &gb_graph_steps,
+    &gb_destroy_steps,
 };
 
 static int usage(void)
