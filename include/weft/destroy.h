@@ -67,8 +67,10 @@ WEFT_API extern const weft_feature_class_t weft_destroy_handler_class;
  * in the graph.
  * Protocol errors reported by its callbacks (through the fgraph edit's status):
  * WEFT_ESTATE for a node imported twice, pruned or changed without import;
- * WEFT_ENOTIMPL for a view_map output listed with two inputs (rule D0; the node
- * is kept and every validate fails with WEFT_ENOTIMPL while it is in the graph).
+ * WEFT_ENOTIMPL for a view_map output listed with two inputs or out of range
+ * (rule D0). A node with a malformed view_map or destroy_map is kept, and
+ * every validate / orderings call fails with WEFT_ENOTIMPL naming it while it
+ * is in the graph (a bad destroy_map is reported there only, as in PyTensor).
  * Ownership: returns new; whoever holds it frees it through the fgraph (attach
  * takes it) - an unattached feature is freed with f->cls->destroy(f).
  * Errors: WEFT_EINVAL (NULL out), WEFT_ENOMEM. */
@@ -158,8 +160,9 @@ WEFT_API extern const weft_feature_class_t weft_supervisor_class;
  * fgraph declares immutable (weft_fgraph_input_is_mutable) and every current
  * output. Its on_validate fails with WEFT_EINCONSISTENT "Trying to destroy a
  * protected variable: v" (naming v and its destroyer) when a protected
- * variable is a destroyed root or a view of one. A second Supervisor on one
- * fgraph is refused silently (WEFT_EALREADY) as an equivalent one; attaching
+ * variable is a destroyed root or a view of one. Attached to an fgraph that
+ * already has a Supervisor (e.g. the one weft_fgraph_create attached), it adds
+ * its list to that one and is freed (on_attach says WEFT_EALREADY). Attaching
  * fails with WEFT_EINVAL if a listed variable is not an input of the fgraph,
  * WEFT_EBUSY if the instance serves another fgraph.
  * Ownership: as weft_destroy_handler_create. alloc may be NULL.
