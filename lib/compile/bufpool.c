@@ -120,7 +120,7 @@ static weft__bucket_t *bucket_add(weft__bufpool_t *bp, const weft_tensor_t *t, s
     memset(b, 0, sizeof *b);
     b->dtype = weft_tensor_dtype(t);
     b->ndim = weft_tensor_ndim(t);
-    memcpy(b->shape, weft_tensor_shape(t), (size_t)b->ndim * sizeof(int64_t));
+    if (b->ndim) memcpy(b->shape, weft_tensor_shape(t), (size_t)b->ndim * sizeof(int64_t));
     b->nbytes = nbytes;
     return b;
 }

@@ -186,6 +186,23 @@ static weft_status_t check_input(weft_function_t *f, size_t k, const weft_tensor
                           line, want, got);
 }
 
+/* An input the graph may overwrite must not share memory with another
+ * input: one in-place write would corrupt the other argument (execution.md
+ * §6). Refused rather than copied, so calls never allocate behind the
+ * caller's back. */
+static weft_status_t check_mutable_aliasing(weft_function_t *f, weft_tensor_t *const *inputs)
+{
+    for (size_t k = 0; k < f->n_in; k++) {
+        if (!f->in_mutable[k]) continue;
+        for (size_t j = 0; j < f->n_in; j++)
+            if (j != k && weft_tensor_shares_buffer(inputs[k], inputs[j]))
+                return weft__fn_error(f, WEFT_EINVAL,
+                                      "input %zu is mutable (declared or updated) and shares "
+                                      "memory with input %zu: pass a copy", k, j);
+    }
+    return WEFT_OK;
+}
+
 static weft_status_t check_args(weft_function_t *f, size_t n_in, weft_tensor_t *const *inputs,
                                 size_t n_out, weft_tensor_t **outputs)
 {
@@ -199,7 +216,7 @@ static weft_status_t check_args(weft_function_t *f, size_t n_in, weft_tensor_t *
         weft_status_t st = check_input(f, k, inputs[k]);
         if (st != WEFT_OK) return st;
     }
-    return WEFT_OK;
+    return f->any_mutable ? check_mutable_aliasing(f, inputs) : WEFT_OK;
 }
 
 /* ---- delivering results ------------------------------------------------------ */

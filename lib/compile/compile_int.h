@@ -131,6 +131,8 @@ struct weft_function {
     weft_var_t **in_vars;        /* fgraph inputs (our copies) */
     weft_var_t **out_vars;       /* fgraph outputs, user's then updates' */
     uint32_t *upd_input;         /* update u writes input upd_input[u] */
+    bool *in_mutable;            /* declared mutable or updated */
+    bool any_mutable;
     uint32_t *in_slot, *out_slot;
     /* program */
     uint32_t n_nodes, n_slots, n_argv;
@@ -216,6 +218,11 @@ weft_status_t weft__insert_deepcopies(weft_function_t *f);
 /* Refuses a graph in which a destroyer destroys a protected input or an
  * output's buffer (D6, checked on the final graph). */
 weft_status_t weft__check_protected(weft_function_t *f, const bool *mutable_in);
+
+/* ---- update in-place priority (update_inplace.c) ------------------------- */
+/* Gives update values their in-place variant on their own state (attaches a
+ * DestroyHandler). */
+weft_status_t weft__update_inplace(weft_function_t *f);
 
 /* ---- lowering (lower.c) ----------------------------------------------------- */
 weft_status_t weft__compile_lower(weft_function_t *f);

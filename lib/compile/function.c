@@ -107,12 +107,13 @@ static weft_status_t function_alloc(const compile_args_t *a, weft_function_t **o
     f->in_vars = calloc(a->n_in + 1, sizeof *f->in_vars);
     f->out_vars = calloc(no + 1, sizeof *f->out_vars);
     f->upd_input = calloc(a->n_upd + 1, sizeof *f->upd_input);
+    f->in_mutable = calloc(a->n_in + 1, sizeof *f->in_mutable);
     f->in_slot = calloc(a->n_in + 1, sizeof *f->in_slot);
     f->out_slot = calloc(no + 1, sizeof *f->out_slot);
     pthread_mutex_init(&f->state_lock, NULL);
     pthread_mutex_init(&f->prof_lock, NULL);
     weft_status_t st = weft__bufpool_init(&f->bufpool);
-    if (st != WEFT_OK || !f->name || !f->in_vars || !f->out_vars || !f->upd_input ||
+    if (st != WEFT_OK || !f->name || !f->in_vars || !f->out_vars || !f->upd_input || !f->in_mutable ||
         !f->in_slot || !f->out_slot)
         return weft__fn_error(NULL, WEFT_ENOMEM, "out of memory");
     return weft_graph_create(NULL, &f->g) == WEFT_OK
@@ -172,6 +173,34 @@ static weft_status_t make_fgraph(weft_function_t *f, const compile_args_t *a, bo
     return WEFT_OK;
 }
 
+#ifdef WEFT_COMPILE_HAVE_REWRITE
+static bool excludes_inplace(const weft_function_options_t *o)
+{
+    for (size_t i = 0; i < o->n_exclude; i++)
+        if (!strcmp(o->exclude[i], "inplace")) return true;
+    return false;
+}
+
+/* fast_run with updates: the mode without "inplace", the updates' own
+ * in-place pass, then "inplace" for the rest (update_inplace.c). */
+static weft_status_t rewrite_with_updates(weft_function_t *f, const weft_function_options_t *o,
+                                          const char *mode)
+{
+    const char **ex = malloc((o->n_exclude + 1) * sizeof *ex);
+    if (!ex) return WEFT_ENOMEM;
+    if (o->n_exclude) memcpy(ex, o->exclude, o->n_exclude * sizeof *ex);
+    ex[o->n_exclude] = "inplace";
+    weft_status_t st = weft_rewrite_mode(f->fg, mode, o->n_include, o->include, o->n_exclude + 1,
+                                         ex, NULL);
+    free(ex);
+    if (st == WEFT_OK) st = weft__update_inplace(f);
+    const char *inplace[1] = {"inplace"};
+    if (st == WEFT_OK)
+        st = weft_rewrite_mode(f->fg, "none", 1, inplace, o->n_exclude, o->exclude, NULL);
+    return st;
+}
+#endif
+
 static weft_status_t run_rewrites(weft_function_t *f, const weft_function_options_t *o)
 {
     const char *mode = o->mode ? o->mode : "fast_run";
@@ -182,12 +211,16 @@ static weft_status_t run_rewrites(weft_function_t *f, const weft_function_option
                           "mode %s needs the rewrite module, which this build lacks", mode);
 #else
     uint64_t t0 = weft__now_ns();
-    weft_status_t st = weft_rewrite_mode(f->fg, mode, o->n_include, o->include, o->n_exclude,
-                                         o->exclude, NULL);
+    weft_status_t st;
+    if (f->n_upd && !strcmp(mode, "fast_run") && !excludes_inplace(o))
+        st = rewrite_with_updates(f, o, mode);
+    else
+        st = weft_rewrite_mode(f->fg, mode, o->n_include, o->include, o->n_exclude, o->exclude,
+                               NULL);
     f->rewrite_ns = weft__now_ns() - t0;
-    if (st != WEFT_OK)
-        return weft__fn_error(NULL, st, "rewrite mode %s: %s", mode, weft_fgraph_last_error(f->fg));
-    return WEFT_OK;
+    if (st != WEFT_OK && !weft_function_last_error(NULL)[0])
+        weft__fn_error(NULL, st, "rewrite mode %s: %s", mode, weft_fgraph_last_error(f->fg));
+    return st;
 #endif
 }
 
@@ -217,12 +250,16 @@ static weft_status_t compile_pipeline(weft_function_t *f, const compile_args_t *
         free(mutable_in);
         return weft__fn_error(NULL, WEFT_ENOMEM, "out of memory");
     }
-    memcpy(srcs, a->outputs, a->n_out * sizeof *srcs);
+    if (a->n_out) memcpy(srcs, a->outputs, a->n_out * sizeof *srcs);
     for (size_t u = 0; u < a->n_upd; u++) srcs[a->n_out + u] = a->updates[u].value;
     weft_status_t st = weft__compile_copy_graph(f->g, a->n_in, a->inputs, a->n_out + a->n_upd,
                                                 srcs, f->in_vars, f->out_vars, &destroyers);
     if (st == WEFT_OK) st = resolve_updates(f, a);
-    if (st == WEFT_OK) compute_mutable(f, a, mutable_in);
+    if (st == WEFT_OK) {
+        compute_mutable(f, a, mutable_in);
+        memcpy(f->in_mutable, mutable_in, a->n_in * sizeof *mutable_in);
+        for (size_t k = 0; k < a->n_in; k++) f->any_mutable |= mutable_in[k];
+    }
     if (st == WEFT_OK) st = make_fgraph(f, a, destroyers, mutable_in);
     if (st == WEFT_OK) st = run_rewrites(f, &a->o);
     if (st == WEFT_OK) st = weft__insert_deepcopies(f);
@@ -299,6 +336,7 @@ weft_status_t weft_function_destroy(weft_function_t *f)
     free(f->out_slot);
     free(f->in_slot);
     free(f->upd_input);
+    free(f->in_mutable);
     free(f->out_vars);
     free(f->in_vars);
     free(f->name);

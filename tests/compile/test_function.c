@@ -189,6 +189,30 @@ static void test_function_update_accumulates_over_calls(void **state)
     weft_function_destroy(f);
 }
 
+/* A function of updates only; a mutable input aliasing another is refused. */
+static void test_function_updates_only_and_aliased_mutable_input(void **state)
+{
+    (void)state;
+    weft_var_t *s = ct_var(g, "s", 1, S3), *x = ct_var(g, "x", 1, S3);
+    weft_update_t upd = {s, ct_call(g, &ct_add_class, NULL, 2, s, x)};
+    weft_function_options_t o = opts_none();
+    weft_var_t *in[2] = {s, x};
+    weft_function_t *f = compile_ok(2, in, 0, NULL, 1, &upd, &o);
+    weft_tensor_t *ts = ct_tensor(1, S3, 0.0), *tx = ct_tensor(1, S3, 1.0);
+    weft_tensor_t *ins[2] = {ts, tx};
+    assert_int_equal(weft_function_call(f, 2, ins, 0, NULL), WEFT_OK);
+    assert_values(ts, (double[]){1, 3, 5}, 3);
+    weft_tensor_t *alias[2] = {ts, ts};
+    assert_int_equal(weft_function_call(f, 2, alias, 0, NULL), WEFT_EINVAL);
+    assert_non_null(strstr(weft_function_last_error(f),
+                           "input 0 is mutable (declared or updated) and shares memory with "
+                           "input 1"));
+    assert_values(ts, (double[]){1, 3, 5}, 3);
+    weft_tensor_release(ts);
+    weft_tensor_release(tx);
+    weft_function_destroy(f);
+}
+
 /* s <- AddInplace(s, x): computed in s's own buffer (updated => mutable). */
 static void test_function_update_in_place_runs_in_the_state_buffer(void **state)
 {
@@ -481,6 +505,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_function_accepted_inplace_on_mutable_input_overwrites_it, setup, teardown),
         cmocka_unit_test_setup_teardown(test_function_update_accumulates_over_calls, setup, teardown),
         cmocka_unit_test_setup_teardown(test_function_update_in_place_runs_in_the_state_buffer, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_function_updates_only_and_aliased_mutable_input, setup, teardown),
         cmocka_unit_test_setup_teardown(test_function_outputs_aliasing_inputs_are_copied, setup, teardown),
         cmocka_unit_test_setup_teardown(test_function_failing_node_reports_and_next_call_works, setup, teardown),
         cmocka_unit_test_setup_teardown(test_function_node_output_of_wrong_shape_fails_the_call, setup, teardown),
