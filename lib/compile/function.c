@@ -173,7 +173,6 @@ static weft_status_t make_fgraph(weft_function_t *f, const compile_args_t *a, bo
     return WEFT_OK;
 }
 
-#ifdef WEFT_COMPILE_HAVE_REWRITE
 static bool excludes_inplace(const weft_function_options_t *o)
 {
     for (size_t i = 0; i < o->n_exclude; i++)
@@ -199,17 +198,11 @@ static weft_status_t rewrite_with_updates(weft_function_t *f, const weft_functio
         st = weft_rewrite_mode(f->fg, "none", 1, inplace, o->n_exclude, o->exclude, NULL);
     return st;
 }
-#endif
 
 static weft_status_t run_rewrites(weft_function_t *f, const weft_function_options_t *o)
 {
     const char *mode = o->mode ? o->mode : "fast_run";
     if (!strcmp(mode, "none") && o->n_include == 0) return WEFT_OK;
-#ifndef WEFT_COMPILE_HAVE_REWRITE
-    (void)f;
-    return weft__fn_error(NULL, WEFT_ENOTIMPL,
-                          "mode %s needs the rewrite module, which this build lacks", mode);
-#else
     uint64_t t0 = weft__now_ns();
     weft_status_t st;
     if (f->n_upd && !strcmp(mode, "fast_run") && !excludes_inplace(o))
@@ -221,7 +214,6 @@ static weft_status_t run_rewrites(weft_function_t *f, const weft_function_option
     if (st != WEFT_OK && !weft_function_last_error(NULL)[0])
         weft__fn_error(NULL, st, "rewrite mode %s: %s", mode, weft_fgraph_last_error(f->fg));
     return st;
-#endif
 }
 
 static weft_status_t pick_pool(weft_function_t *f, const weft_function_options_t *o)
