@@ -85,6 +85,10 @@ typedef struct dh {
     dh_vec_t destroyers;     /* weft_apply_t*, the destroyer set */
     dh_vec_t malformed;      /* weft_apply_t*, nodes breaking D0 */
 
+    /* An allocation failed inside a callback, so the tables may miss an edit:
+     * the next query / validate / orderings rescans the graph first. */
+    bool broken;
+
     /* derived state */
     bool stale;
     bool cycle_stale;
@@ -113,6 +117,8 @@ weft_status_t weft__dh_find(weft_fgraph_t *fg, dh_t **out);
 /* Grows the tables to every id of the context; weft__dh_var / weft__dh_node
  * then index without checks, and pointers stay valid until the next reserve. */
 weft_status_t weft__dh_reserve(dh_t *dh);
+/* Reserve, then rescan the graph if a callback failed to allocate. */
+weft_status_t weft__dh_ready(dh_t *dh);
 dh_var_t *weft__dh_var(dh_t *dh, const weft_var_t *v);
 dh_node_t *weft__dh_node(dh_t *dh, const weft_apply_t *a);
 weft_var_t *weft__dh_root(dh_t *dh, const weft_var_t *v);

@@ -450,7 +450,7 @@ weft_status_t weft__dh_on_validate(weft_feature_t *self, weft_fgraph_t *fg)
 {
     (void)fg;
     dh_t *dh = weft__dh_of(self);
-    weft_status_t r = weft__dh_reserve(dh);
+    weft_status_t r = weft__dh_ready(dh);
     if (r != WEFT_OK) return r;
     /* No destroyer: nothing to check, even a cyclic graph passes (spec §3). */
     if (dh->destroyers.n == 0 && dh->malformed.n == 0) return WEFT_OK;
@@ -471,7 +471,7 @@ weft_status_t weft__dh_orderings(weft_feature_t *self, weft_fgraph_t *fg, weft_o
     (void)fg;
     dh_t *dh = weft__dh_of(self);
     if (dh->destroyers.n == 0 && dh->malformed.n == 0) return WEFT_OK;
-    weft_status_t s = weft__dh_reserve(dh);
+    weft_status_t s = weft__dh_ready(dh);
     if (s == WEFT_OK) s = weft__dh_report(dh);
     for (size_t k = 0; s == WEFT_OK && k < dh->n_pre; k++) {
         s = weft_orderings_add(out, dh->pre_before[k], dh->pre_after[k]);

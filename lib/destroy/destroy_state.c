@@ -116,7 +116,7 @@ weft_status_t weft__dh_find(weft_fgraph_t *fg, dh_t **out)
                                      "no DestroyHandler is attached to this FunctionGraph");
     }
     dh_t *dh = weft__dh_of(f);
-    weft_status_t s = weft__dh_reserve(dh);
+    weft_status_t s = weft__dh_ready(dh);
     if (s != WEFT_OK) return s;
     *out = dh;
     return WEFT_OK;
@@ -241,6 +241,14 @@ static weft_status_t dh_views(dh_t *dh, weft_apply_t *n, bool add)
     return WEFT_OK;
 }
 
+/* An allocation failure inside a callback leaves the tables behind the
+ * graph: remember it, so the next use rescans (weft__dh_ready). */
+static weft_status_t dh_check_alloc(dh_t *dh, weft_status_t s)
+{
+    if (s == WEFT_ENOMEM || s == WEFT_EOVERFLOW) dh->broken = true;
+    return s;
+}
+
 /* ---- callbacks ------------------------------------------------------------------- */
 
 static weft_status_t dh_protocol(dh_t *dh, const weft_apply_t *n, const char *what)
@@ -331,8 +339,10 @@ static weft_status_t dh_on_import(weft_feature_t *self, weft_fgraph_t *fg, weft_
     (void)fg;
     (void)reason;
     dh_t *dh = weft__dh_of(self);
+    if (dh->broken) return WEFT_OK;
     weft_status_t s = weft__dh_reserve(dh);
-    return s != WEFT_OK ? s : dh_import(dh, node);
+    if (s == WEFT_OK) s = dh_import(dh, node);
+    return dh_check_alloc(dh, s);
 }
 
 static weft_status_t dh_on_prune(weft_feature_t *self, weft_fgraph_t *fg, weft_apply_t *node,
@@ -341,8 +351,9 @@ static weft_status_t dh_on_prune(weft_feature_t *self, weft_fgraph_t *fg, weft_a
     (void)fg;
     (void)reason;
     dh_t *dh = weft__dh_of(self);
+    if (dh->broken) return WEFT_OK;
     weft_status_t s = weft__dh_reserve(dh);
-    if (s != WEFT_OK) return s;
+    if (s != WEFT_OK) return dh_check_alloc(dh, s);
     dh_node_t *rec = weft__dh_node(dh, node);
     if (!(rec->flags & DH_IMPORTED)) return dh_protocol(dh, node, "prune of never-imported");
     dh_mark_node(dh, node);
@@ -384,8 +395,9 @@ static weft_status_t dh_on_change_input(weft_feature_t *self, weft_fgraph_t *fg,
     /* Output pseudo-clients are not DH clients: nothing the DH derives changes. */
     if (weft_apply_is_output_slot(node)) return WEFT_OK;
     dh_t *dh = weft__dh_of(self);
+    if (dh->broken) return WEFT_OK;
     weft_status_t s = weft__dh_reserve(dh);
-    if (s != WEFT_OK) return s;
+    if (s != WEFT_OK) return dh_check_alloc(dh, s);
     dh_node_t *rec = weft__dh_node(dh, node);
     if (!(rec->flags & DH_IMPORTED)) return dh_protocol(dh, node, "change of never-imported");
     if (weft_apply_input(node, i) != new_var) return dh_protocol(dh, node, "wrong new input on");
@@ -395,7 +407,7 @@ static weft_status_t dh_on_change_input(weft_feature_t *self, weft_fgraph_t *fg,
     dh_mark_var(dh, new_var);
     dh_mark_node(dh, node);
     if (rec->flags & DH_MALFORMED) return WEFT_OK;
-    return dh_reparent(dh, node, i, old_var, new_var);
+    return dh_check_alloc(dh, dh_reparent(dh, node, i, old_var, new_var));
 }
 
 /* Drops every table entry (detach, failed attach, destroy). */
@@ -416,7 +428,34 @@ static void dh_reset(dh_t *dh)
     memset(&dh->destroyers, 0, sizeof dh->destroyers);
     memset(&dh->malformed, 0, sizeof dh->malformed);
     dh->stale = dh->cycle_stale = true;
+    dh->broken = false;
     dh->epoch = 1;
+}
+
+/* Rebuilds every table from the nodes in the graph (attach, recovery). A
+ * malformed node is recorded (validate keeps failing); only allocation
+ * failures fail the scan. */
+static weft_status_t dh_scan(dh_t *dh)
+{
+    dh_reset(dh);
+    weft_status_t s = weft__dh_reserve(dh);
+    weft_apply_t *const *nodes = NULL;
+    size_t n = 0;
+    if (s == WEFT_OK) s = weft_fgraph_applies(dh->fg, &nodes, &n);
+    for (size_t k = 0; s == WEFT_OK && k < n; k++) {
+        weft_status_t r = dh_import(dh, nodes[k]);
+        if (r == WEFT_ENOMEM || r == WEFT_EOVERFLOW) s = r;
+    }
+    return s;
+}
+
+weft_status_t weft__dh_ready(dh_t *dh)
+{
+    weft_status_t s = weft__dh_reserve(dh);
+    if (s != WEFT_OK || !dh->broken) return s;
+    s = dh_scan(dh);
+    dh->broken = s != WEFT_OK;
+    return s;
 }
 
 static weft_status_t dh_on_attach(weft_feature_t *self, weft_fgraph_t *fg)
@@ -430,24 +469,12 @@ static weft_status_t dh_on_attach(weft_feature_t *self, weft_fgraph_t *fg)
     weft_feature_t *other = weft_fgraph_find_feature(fg, &weft_destroy_handler_class);
     if (other && other != self) return WEFT_EALREADY;
     dh->fg = fg;
-    weft_status_t s = weft__dh_reserve(dh);
-    weft_apply_t *const *nodes = NULL;
-    size_t n = 0;
-    if (s == WEFT_OK) s = weft_fgraph_applies(fg, &nodes, &n);
-    weft_status_t first = WEFT_OK;
-    for (size_t k = 0; s == WEFT_OK && k < n; k++) {
-        weft_status_t r = dh_import(dh, nodes[k]);
-        if (r == WEFT_ENOMEM) s = r;
-        else if (r != WEFT_OK && first == WEFT_OK) first = r;
-    }
+    weft_status_t s = dh_scan(dh);
     if (s != WEFT_OK) {
         dh_reset(dh);
         dh->fg = NULL;
-        return s;
     }
-    /* A malformed node is recorded (validate keeps failing); attach succeeds. */
-    (void)first;
-    return WEFT_OK;
+    return s;
 }
 
 static void dh_on_detach(weft_feature_t *self, weft_fgraph_t *fg)

@@ -1002,6 +1002,70 @@ static void test_destroy_unknown_variables_and_nodes_are_enotfound(void **s)
     loose->cls->destroy(loose);
 }
 
+/* ---- allocation failures ------------------------------------------------------ */
+
+/* Fails exactly one allocation: the `fail_at`-th (0-based). */
+typedef struct one_failure {
+    int fail_at, count;
+} one_failure_t;
+
+static void *one_failure_resize(void *user, void *ptr, size_t old_size, size_t new_size)
+{
+    one_failure_t *f = user;
+    (void)old_size;
+    if (new_size == 0) {
+        free(ptr);
+        return NULL;
+    }
+    if (f->count++ == f->fail_at) return NULL;
+    return realloc(ptr, new_size);
+}
+
+static bool ok_or_enomem(weft_status_t s)
+{
+    return s == WEFT_OK || s == WEFT_ENOMEM;
+}
+
+/* One failed allocation anywhere in the DH: every call returns OK or
+ * WEFT_ENOMEM, nothing leaks (ASan), and afterwards the DH recovers (a
+ * callback that failed makes the next use rescan): validate passes and the
+ * orderings are exact. */
+static void test_destroy_allocation_failure_recovers_and_leaks_nothing(void **s)
+{
+    (void)s;
+    weft_var_t *t = ap1(F->ops.tv, F->x), *a = ap2(F->ops.aip, t, F->y);
+    weft_var_t *sg = ap1(F->ops.sig, t), *o = ap2(F->ops.dot, a, sg);
+    int injected = 0;
+    for (int at = 0; at < 1000; at++) {
+        one_failure_t fa = {at, 0};
+        weft_allocator_t al = {one_failure_resize, &fa};
+        weft_feature_t *dh;
+        weft_status_t st = weft_destroy_handler_create(&al, &dh);
+        assert_true(ok_or_enomem(st));
+        if (st == WEFT_OK) {
+            weft_fgraph_options_t opt = WEFT_FGRAPH_OPTIONS_INIT;
+            opt.clone = false;
+            opt.n_features = 1;
+            opt.features = &dh;
+            st = weft_fgraph_create(F->g, 0, NULL, 1, &o, &opt, NULL, &F->fg);
+            assert_true(ok_or_enomem(st));
+        }
+        if (st == WEFT_OK) {
+            assert_true(ok_or_enomem(weft_fgraph_validate(F->fg)));
+            weft_var_t *sg2 = ap1(F->ops.sig, t);
+            assert_true(ok_or_enomem(weft_fgraph_replace_validate(F->fg, sg, sg2, "edit")));
+            expect_validate(WEFT_OK, NULL);
+            weft_apply_t *reader = O(weft_apply_input(O(o), 1));
+            expect_orderings(2, O(t), O(a), reader, O(a));
+            weft_fgraph_destroy(F->fg);
+            F->fg = NULL;
+        }
+        if (fa.count <= at) break; /* nothing left to fail */
+        injected++;
+    }
+    assert_true(injected > 10);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1055,6 +1119,7 @@ int main(void)
         T(test_destroy_queries_without_handler_are_estate),
         T(test_destroy_null_arguments_are_einval),
         T(test_destroy_unknown_variables_and_nodes_are_enotfound),
+        T(test_destroy_allocation_failure_recovers_and_leaks_nothing),
 #undef T
     };
     return cmocka_run_group_tests_name("destroy", tests, NULL, NULL);
