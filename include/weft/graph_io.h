@@ -31,10 +31,10 @@
  *   they load back bit for bit.
  * - nodes: in topological order (a node only names ids defined before it).
  *   op: the op class name, looked up as OpFromGraph, then weft's built-ins,
- *   then the classes registered with weft_graph_io_register_class; props: the object written by the class's
- *   props_to_json hook (absent for classes without props); inputs: ids;
- *   outputs: one new id per output of the node; names (optional): one name
- *   or null per output.
+ *   then the classes registered with weft_graph_io_register_class; props:
+ *   the object written by the class's props_to_json hook (absent for
+ *   classes without props); inputs: ids; outputs: one new id per output of
+ *   the node; names (optional): one name or null per output.
  * - outputs: ids of the graph outputs. updates (optional): pairs
  *   {input id, value id}: after a call, the input takes the value (PyTensor's
  *   updates of shared variables).

@@ -52,9 +52,8 @@ WEFT_API weft_status_t weft_json_props_get_bool(const weft_json_props_t *p, cons
 WEFT_API weft_status_t weft_json_props_get_string(const weft_json_props_t *p, const char *key,
                                                   const char **out);
 /* Reads at most cap integers into out[0..*n). */
-WEFT_API weft_status_t weft_json_props_get_int_array(const weft_json_props_t *p,
-                                                     const char *key, int64_t *out, size_t cap,
-                                                     size_t *n);
+WEFT_API weft_status_t weft_json_props_get_int_array(const weft_json_props_t *p, const char *key,
+                                                     int64_t *out, size_t cap, size_t *n);
 /* A nested op ({"op": name, "props": {...}}) built in g.
  * Ownership: returns borrowed, owned by g. Errors: as above, plus those of
  * loading a node's op (unknown op: WEFT_EPARSE). */
@@ -69,10 +68,8 @@ WEFT_API weft_status_t weft_json_props_get_graph(const weft_json_props_t *p, con
 /* Writers (a key written twice keeps the last value).
  * Errors: WEFT_EINVAL (NULL args), WEFT_ENOMEM; put_op / put_graph: as
  * weft_graph_io_save for the nested op or graph. */
-WEFT_API weft_status_t weft_json_props_put_int(weft_json_props_t *p, const char *key,
-                                               int64_t v);
-WEFT_API weft_status_t weft_json_props_put_double(weft_json_props_t *p, const char *key,
-                                                  double v);
+WEFT_API weft_status_t weft_json_props_put_int(weft_json_props_t *p, const char *key, int64_t v);
+WEFT_API weft_status_t weft_json_props_put_double(weft_json_props_t *p, const char *key, double v);
 WEFT_API weft_status_t weft_json_props_put_bool(weft_json_props_t *p, const char *key, bool v);
 /* v is copied; NULL stores JSON null (get_string then fails). */
 WEFT_API weft_status_t weft_json_props_put_string(weft_json_props_t *p, const char *key,

@@ -1,26 +1,13 @@
 /* Op classes by name for the graph loader: OpFromGraph and the built-ins
- * (weft_ops_find_class and the few classes it does not list), then the user
- * classes registered at run time (a small list under a mutex). */
+ * (weft_ops_find_class), then the user classes registered at run time (a
+ * small list under a mutex). */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "io_int.h"
-#include "lib/ops/reduce_ops_int.h"
 #include "weft/opfromgraph.h"
 #include "weft/ops.h"
-
-/* Built-in classes that weft_ops_find_class does not list (yet): the
- * reductions and the linear algebra ops, defined in lib/ops. */
-extern const weft_op_class_t weft__dot_class, weft__gemm_class, weft__gemv_class,
-    weft__cholesky_class, weft__trsm_class, weft__syrk_class, weft__trimask_class;
-static const weft_op_class_t *const extra_builtins[] = {
-    &weft__reduce_class_sum,  &weft__reduce_class_mean, &weft__reduce_class_max,
-    &weft__reduce_class_min,  &weft__reduce_class_prod, &weft__reduce_grad_class,
-    &weft__argmax_class,      &weft__dot_class,         &weft__gemm_class,
-    &weft__gemv_class,        &weft__cholesky_class,    &weft__trsm_class,
-    &weft__syrk_class,        &weft__trimask_class,
-};
 
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static const weft_op_class_t **reg_classes; /* guarded by reg_lock */
@@ -36,10 +23,7 @@ static const weft_op_class_t *find_registered_locked(const char *name)
 static const weft_op_class_t *find_builtin(const char *name)
 {
     if (strcmp(name, weft_ofg_class()->name) == 0) return weft_ofg_class();
-    const weft_op_class_t *c = weft_ops_find_class(name);
-    for (size_t i = 0; !c && i < sizeof(extra_builtins) / sizeof(extra_builtins[0]); i++)
-        if (strcmp(extra_builtins[i]->name, name) == 0) c = extra_builtins[i];
-    return c;
+    return weft_ops_find_class(name);
 }
 
 weft_status_t weft_graph_io_register_class(const weft_op_class_t *cls)
@@ -61,8 +45,10 @@ weft_status_t weft_graph_io_register_class(const weft_op_class_t *cls)
                 reg_cap = cap;
             }
         }
-        if (reg_n < reg_cap) reg_classes[reg_n++] = cls;
-        else s = WEFT_ENOMEM;
+        if (reg_n < reg_cap)
+            reg_classes[reg_n++] = cls;
+        else
+            s = WEFT_ENOMEM;
     }
     pthread_mutex_unlock(&reg_lock);
     return s;

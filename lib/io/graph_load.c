@@ -89,9 +89,18 @@ static weft_status_t get_member(io_load_t *ld, json_t *obj, const char *key, con
     return WEFT_OK;
 }
 
-static bool is_array(const json_t *v) { return json_is_array(v); }
-static bool is_string(const json_t *v) { return json_is_string(v); }
-static bool is_integer(const json_t *v) { return json_is_integer(v); }
+static bool is_array(const json_t *v)
+{
+    return json_is_array(v);
+}
+static bool is_string(const json_t *v)
+{
+    return json_is_string(v);
+}
+static bool is_integer(const json_t *v)
+{
+    return json_is_integer(v);
+}
 
 /* The variable an id refers to; where names the entry ("nodes[3].inputs[1]"). */
 static weft_status_t ref(io_load_t *ld, json_t *v, const char *where, weft_var_t **out)
@@ -135,7 +144,8 @@ static weft_status_t read_type(io_load_t *ld, json_t *e, const char *where, bool
     keypath(p, ld, "%s.shape", where);
     size_t nd = json_array_size(sh);
     if (nd > WEFT_MAX_NDIM)
-        return weft__io_err(ld->g, WEFT_ESHAPE, p, "%zu dimensions (at most %d)", nd, WEFT_MAX_NDIM);
+        return weft__io_err(ld->g, WEFT_ESHAPE, p, "%zu dimensions (at most %d)", nd,
+                            WEFT_MAX_NDIM);
     int64_t shape[WEFT_MAX_NDIM];
     for (size_t i = 0; i < nd; i++) {
         json_t *d = json_array_get(sh, i);
@@ -168,7 +178,8 @@ static weft_status_t load_inputs(io_load_t *ld, json_t *arr, weft_graph_io_t *ou
     size_t n = json_array_size(arr);
     out->inputs = calloc(n + 1, sizeof(*out->inputs));
     out->input_mutable = calloc(n + 1, sizeof(*out->input_mutable));
-    if (!out->inputs || !out->input_mutable) return weft__io_err(ld->g, WEFT_ENOMEM, ld->path, "out of memory");
+    if (!out->inputs || !out->input_mutable)
+        return weft__io_err(ld->g, WEFT_ENOMEM, ld->path, "out of memory");
     for (size_t i = 0; i < n; i++) {
         char w[64], p[WEFT__IO_PATH_MAX];
         snprintf(w, sizeof(w), "inputs[%zu]", i);
@@ -180,7 +191,8 @@ static weft_status_t load_inputs(io_load_t *ld, json_t *arr, weft_graph_io_t *ou
         weft_status_t s = get_member(ld, e, "id", w, is_integer, "an integer", &idv);
         if (s == WEFT_OK) s = read_type(ld, e, w, false, &t);
         if (s == WEFT_OK) s = opt_name(ld, e, w, &name);
-        if (s == WEFT_OK) s = weft_var_create_at(ld->g, t, name, "<graph json>", (int)i, &out->inputs[i]);
+        if (s == WEFT_OK)
+            s = weft_var_create_at(ld->g, t, name, "<graph json>", (int)i, &out->inputs[i]);
         if (s == WEFT_OK) s = define(ld, idv, w, out->inputs[i]);
         if (s != WEFT_OK) return s;
         mut = json_object_get(e, "mutable");
@@ -199,9 +211,12 @@ static weft_status_t load_inputs(io_load_t *ld, json_t *arr, weft_graph_io_t *ou
 static bool put_int_elem(weft_dtype_t dt, json_t *v, void *data, size_t i)
 {
     int64_t x;
-    if (json_is_boolean(v)) x = json_is_true(v);
-    else if (json_is_integer(v)) x = (int64_t)json_integer_value(v);
-    else return false;
+    if (json_is_boolean(v))
+        x = json_is_true(v);
+    else if (json_is_integer(v))
+        x = (int64_t)json_integer_value(v);
+    else
+        return false;
     if (dt == WEFT_BOOL) {
         if (x != 0 && x != 1) return false;
         ((uint8_t *)data)[i] = (uint8_t)x;
@@ -219,13 +234,20 @@ static bool put_elem(weft_dtype_t dt, json_t *v, void *data, size_t i)
     if (dt != WEFT_FLOAT32 && dt != WEFT_FLOAT64) return put_int_elem(dt, v, data, i);
     double x;
     const char *s = json_string_value(v);
-    if (json_is_number(v)) x = json_number_value(v);
-    else if (s && strcmp(s, "nan") == 0) x = NAN;
-    else if (s && strcmp(s, "inf") == 0) x = INFINITY;
-    else if (s && strcmp(s, "-inf") == 0) x = -INFINITY;
-    else return false;
-    if (dt == WEFT_FLOAT32) ((float *)data)[i] = (float)x;
-    else ((double *)data)[i] = x;
+    if (json_is_number(v))
+        x = json_number_value(v);
+    else if (s && strcmp(s, "nan") == 0)
+        x = NAN;
+    else if (s && strcmp(s, "inf") == 0)
+        x = INFINITY;
+    else if (s && strcmp(s, "-inf") == 0)
+        x = -INFINITY;
+    else
+        return false;
+    if (dt == WEFT_FLOAT32)
+        ((float *)data)[i] = (float)x;
+    else
+        ((double *)data)[i] = x;
     return true;
 }
 
@@ -259,7 +281,8 @@ static weft_status_t load_constant(io_load_t *ld, json_t *e, size_t i)
             s = weft__io_err(ld->g, WEFT_EPARSE, p, "value %zu is not a %s", k,
                              weft_dtype_name(weft_type_dtype(t)));
     weft_var_t *c = NULL;
-    if (s == WEFT_OK) s = weft_constant_create_at(ld->g, t, buf, count * es, "<graph json>", (int)i, &c);
+    if (s == WEFT_OK)
+        s = weft_constant_create_at(ld->g, t, buf, count * es, "<graph json>", (int)i, &c);
     free(buf);
     if (s == WEFT_OK && name) s = weft_var_set_name(c, name);
     if (s == WEFT_OK) s = define(ld, idv, w, c);
@@ -276,18 +299,17 @@ weft_status_t weft__io_load_op(weft_graph_t *g, json_t *entry, const char *path,
     const weft_op_class_t *cls = weft_graph_io_find_class(json_string_value(name));
     if (!cls) return weft__io_err(g, WEFT_EPARSE, p, "unknown op '%s'", json_string_value(name));
     snprintf(p, sizeof(p), "%s.props", path);
-    if (props && !json_is_object(props)) return weft__io_err(g, WEFT_EPARSE, p, "expected an object");
+    if (props && !json_is_object(props))
+        return weft__io_err(g, WEFT_EPARSE, p, "expected an object");
     weft_status_t (*from)(weft_graph_t *, const weft_op_class_t *, const weft_json_props_t *,
                           const weft_op_t **) = WEFT__IO_HOOK(cls, props_from_json);
-    weft_status_t (*to)(const weft_op_t *, weft_json_props_t *) = NULL;
-    if (!from) weft__io_builtin_codec(cls, &to, &from);
     if (!from) {
         if (cls->props_size == 0) return weft_op_create(g, cls, NULL, out);
-        return weft__io_err(g, WEFT_ENOTIMPL, p, "op class %s has props but no props_from_json hook",
-                            cls->name);
+        return weft__io_err(g, WEFT_ENOTIMPL, p,
+                            "op class %s has props but no props_from_json hook", cls->name);
     }
     json_t *empty = props ? NULL : json_object();
-    weft_json_props_t view = {props ? props : empty, g, ""};
+    weft_json_props_t view = {{&weft__json_props_vt}, props ? props : empty, g, ""};
     snprintf(view.path, sizeof(view.path), "%s", p);
     weft_status_t s = view.obj ? from(g, cls, &view, out) : WEFT_ENOMEM;
     json_decref(empty);
@@ -382,7 +404,8 @@ static weft_status_t load_updates(io_load_t *ld, json_t *arr, weft_graph_io_t *o
     size_t n = json_array_size(arr);
     out->update_inputs = calloc(n + 1, sizeof(weft_var_t *));
     out->update_values = calloc(n + 1, sizeof(weft_var_t *));
-    if (!out->update_inputs || !out->update_values) return weft__io_err(ld->g, WEFT_ENOMEM, ld->path, "out of memory");
+    if (!out->update_inputs || !out->update_values)
+        return weft__io_err(ld->g, WEFT_ENOMEM, ld->path, "out of memory");
     for (size_t u = 0; u < n; u++) {
         char w[64], wi[80], wv[80], p[WEFT__IO_PATH_MAX];
         snprintf(w, sizeof(w), "updates[%zu]", u);
@@ -424,7 +447,8 @@ static weft_status_t check_header(io_load_t *ld, json_t *root)
 
 static weft_status_t load_body(io_load_t *ld, json_t *root, weft_graph_io_t *out)
 {
-    json_t *ins = NULL, *consts, *nodes = NULL, *outs = NULL, *ups = json_object_get(root, "updates");
+    json_t *ins = NULL, *consts, *nodes = NULL, *outs = NULL,
+           *ups = json_object_get(root, "updates");
     weft_status_t s = check_header(ld, root);
     if (s == WEFT_OK) s = get_member(ld, root, "inputs", "", is_array, "an array", &ins);
     if (s == WEFT_OK) s = get_member(ld, root, "nodes", "", is_array, "an array", &nodes);
@@ -451,18 +475,18 @@ weft_status_t weft__io_load_obj(weft_graph_t *g, json_t *root, const char *path,
 {
     memset(out, 0, sizeof(*out));
     io_load_t ld = {g, path ? path : "", {0}};
-    weft_status_t s = json_is_object(root)
-                          ? load_body(&ld, root, out)
-                          : weft__io_err(g, WEFT_EPARSE, *ld.path ? ld.path : "<top>",
-                                         "expected a JSON object");
+    weft_status_t s =
+        json_is_object(root)
+            ? load_body(&ld, root, out)
+            : weft__io_err(g, WEFT_EPARSE, *ld.path ? ld.path : "<top>", "expected a JSON object");
     free(ld.ids.keys);
     free(ld.ids.vals);
     if (s != WEFT_OK) weft_graph_io_clear(out);
     return s;
 }
 
-weft_status_t weft_graph_io_load(weft_graph_t *g, const char *text, size_t len,
-                                 const char *source, weft_graph_io_t *out)
+weft_status_t weft_graph_io_load(weft_graph_t *g, const char *text, size_t len, const char *source,
+                                 weft_graph_io_t *out)
 {
     if (!g || !text || !out) return WEFT_EINVAL;
     memset(out, 0, sizeof(*out));

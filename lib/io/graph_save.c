@@ -11,8 +11,8 @@
 
 typedef struct io_save {
     weft_graph_t *g;
-    int64_t *ids;     /* by weft_var_id: the JSON id, -1 when not numbered yet */
-    uint8_t *state;   /* by weft_apply_id: 0 new, 1 open, 2 written */
+    int64_t *ids;   /* by weft_var_id: the JSON id, -1 when not numbered yet */
+    uint8_t *state; /* by weft_apply_id: 0 new, 1 open, 2 written */
     size_t n_vars, n_applies;
     int64_t next_id;
     json_t *root, *constants, *nodes;
@@ -97,9 +97,6 @@ weft_status_t weft__io_save_op(weft_graph_t *g, const weft_op_t *op, json_t **ou
 {
     const weft_op_class_t *cls = weft_op_class(op);
     weft_status_t (*to)(const weft_op_t *, weft_json_props_t *) = WEFT__IO_HOOK(cls, props_to_json);
-    weft_status_t (*from)(weft_graph_t *, const weft_op_class_t *, const weft_json_props_t *,
-                          const weft_op_t **) = NULL;
-    if (!to) weft__io_builtin_codec(cls, &to, &from);
     json_t *e = json_object();
     if (!e || json_object_set_new(e, "op", json_string(cls->name)) != 0) {
         json_decref(e);
@@ -109,14 +106,17 @@ weft_status_t weft__io_save_op(weft_graph_t *g, const weft_op_t *op, json_t **ou
         json_decref(e);
         return weft_graph_set_error(g, WEFT_ENOTIMPL,
                                     "weft_graph_io_save: op class %s has props but no "
-                                    "props_to_json hook", cls->name);
+                                    "props_to_json hook",
+                                    cls->name);
     }
     if (to) {
-        weft_json_props_t p = {json_object(), g, ""};
+        weft_json_props_t p = {{&weft__json_props_vt}, json_object(), g, ""};
         snprintf(p.path, sizeof(p.path), "op %s props", cls->name);
         weft_status_t s = p.obj ? to(op, &p) : WEFT_ENOMEM;
-        if (s == WEFT_OK) json_object_set_new(e, "props", p.obj);
-        else json_decref(p.obj);
+        if (s == WEFT_OK)
+            json_object_set_new(e, "props", p.obj);
+        else
+            json_decref(p.obj);
         if (s != WEFT_OK) {
             json_decref(e);
             return s;
@@ -126,11 +126,12 @@ weft_status_t weft__io_save_op(weft_graph_t *g, const weft_op_t *op, json_t **ou
     return WEFT_OK;
 }
 
-static json_t *id_list(const io_save_t *st, size_t n, weft_var_t *(*get)(const weft_apply_t *, size_t),
-                       const weft_apply_t *a)
+static json_t *id_list(const io_save_t *st, size_t n,
+                       weft_var_t *(*get)(const weft_apply_t *, size_t), const weft_apply_t *a)
 {
     json_t *arr = json_array();
-    for (size_t i = 0; arr && i < n; i++) json_array_append_new(arr, json_integer(st->ids[weft_var_id(get(a, i))]));
+    for (size_t i = 0; arr && i < n; i++)
+        json_array_append_new(arr, json_integer(st->ids[weft_var_id(get(a, i))]));
     return arr;
 }
 
@@ -241,7 +242,8 @@ static weft_status_t save_inputs(io_save_t *st, const weft_graph_io_t *gr, json_
         if (weft_var_owner(v) || weft_var_is_constant(v) || st->ids[weft_var_id(v)] >= 0)
             return weft_graph_set_error(st->g, WEFT_EINVAL,
                                         "weft_graph_io_save: input %zu has an owner, is a "
-                                        "constant or is listed twice", i);
+                                        "constant or is listed twice",
+                                        i);
         json_t *e = var_entry(v, st->next_id);
         json_object_set_new(e, "mutable", json_boolean(!gr->input_mutable || gr->input_mutable[i]));
         if (json_array_append_new(inputs, e) != 0) return WEFT_ENOMEM;
@@ -250,8 +252,7 @@ static weft_status_t save_inputs(io_save_t *st, const weft_graph_io_t *gr, json_
     return WEFT_OK;
 }
 
-static weft_status_t save_tail(io_save_t *st, const weft_graph_io_t *gr, json_t *outs,
-                               json_t *ups)
+static weft_status_t save_tail(io_save_t *st, const weft_graph_io_t *gr, json_t *outs, json_t *ups)
 {
     for (size_t k = 0; k < gr->n_outputs; k++)
         json_array_append_new(outs, json_integer(st->ids[weft_var_id(gr->outputs[k])]));
@@ -262,7 +263,8 @@ static weft_status_t save_tail(io_save_t *st, const weft_graph_io_t *gr, json_t 
         if (!is_input)
             return weft_graph_set_error(st->g, WEFT_EINVAL,
                                         "weft_graph_io_save: update %zu: its input is not among "
-                                        "the graph inputs", u);
+                                        "the graph inputs",
+                                        u);
         json_t *e = json_object();
         json_object_set_new(e, "input", json_integer(st->ids[weft_var_id(in)]));
         json_object_set_new(e, "value", json_integer(st->ids[weft_var_id(gr->update_values[u])]));
@@ -282,14 +284,17 @@ static weft_status_t save_body(io_save_t *st, const weft_graph_io_t *gr)
     json_object_set_new(st->root, "constants", st->constants);
     json_object_set_new(st->root, "nodes", st->nodes);
     json_object_set_new(st->root, "outputs", outs);
-    if (gr->n_updates) json_object_set_new(st->root, "updates", ups);
-    else json_decref(ups);
+    if (gr->n_updates)
+        json_object_set_new(st->root, "updates", ups);
+    else
+        json_decref(ups);
     if (!inputs || !outs || !st->constants || !st->nodes)
         return weft_graph_set_error(st->g, WEFT_ENOMEM, "weft_graph_io_save: out of memory");
     weft_status_t s = save_inputs(st, gr, inputs);
     for (size_t k = 0; k < gr->n_outputs && s == WEFT_OK; k++) s = walk(st, gr->outputs[k]);
     for (size_t u = 0; u < gr->n_updates && s == WEFT_OK; u++) s = walk(st, gr->update_values[u]);
-    if (s == WEFT_OK) s = save_tail(st, gr, outs, gr->n_updates ? json_object_get(st->root, "updates") : NULL);
+    if (s == WEFT_OK)
+        s = save_tail(st, gr, outs, gr->n_updates ? json_object_get(st->root, "updates") : NULL);
     return s;
 }
 
@@ -303,7 +308,8 @@ weft_status_t weft__io_save_obj(const weft_graph_io_t *gr, json_t **out)
     st.ids = malloc((st.n_vars + 1) * sizeof(*st.ids));
     st.state = calloc(st.n_applies + 1, 1);
     st.root = json_object();
-    if (!st.ids || !st.state || !st.root) s = weft_graph_set_error(st.g, WEFT_ENOMEM, "out of memory");
+    if (!st.ids || !st.state || !st.root)
+        s = weft_graph_set_error(st.g, WEFT_ENOMEM, "out of memory");
     for (size_t i = 0; s == WEFT_OK && i < st.n_vars; i++) st.ids[i] = -1;
     if (s == WEFT_OK) s = save_body(&st, gr);
     free(st.ids);
@@ -363,7 +369,8 @@ static char *layout(const json_t *root)
     json_t *v;
     bool first = true;
     sb_add(&b, "{\n");
-    json_object_foreach((json_t *)root, key, v) {
+    json_object_foreach((json_t *)root, key, v)
+    {
         sb_add(&b, first ? " \"" : ",\n \"");
         sb_add(&b, key);
         sb_add(&b, "\": ");

@@ -1,5 +1,5 @@
 /* Internal interface of the JSON graph format (graph_save.c, graph_load.c,
- * json_props.c, ops_json.c, class_registry.c): the props view over a jansson
+ * json_props.c, class_registry.c): the props view over a jansson
  * object, the nested save/load entry points and error helpers. */
 #ifndef WEFT_IO_INT_H
 #define WEFT_IO_INT_H
@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "json_vt.h"
 #include "weft/graph.h"
 #include "weft/graph_io.h"
 #include "weft/json_props.h"
@@ -16,14 +17,15 @@
 #define WEFT__IO_PATH_MAX 384
 
 struct weft_json_props {
+    weft__json_head_t head;       /* call table: first, see json_vt.h */
     json_t *obj;                  /* the props object (borrowed) */
     weft_graph_t *g;              /* where errors are recorded */
     char path[WEFT__IO_PATH_MAX]; /* e.g. "nodes[3].props" */
 };
 
 /* Records "path: message" on g and returns status. */
-weft_status_t weft__io_err(weft_graph_t *g, weft_status_t status, const char *path,
-                           const char *fmt, ...) WEFT_PRINTF(4, 5);
+weft_status_t weft__io_err(weft_graph_t *g, weft_status_t status, const char *path, const char *fmt,
+                           ...) WEFT_PRINTF(4, 5);
 
 /* Saves graph as a JSON object (new reference in *out). Errors: as
  * weft_graph_io_save. */
@@ -41,17 +43,11 @@ weft_status_t weft__io_save_op(weft_graph_t *g, const weft_op_t *op, json_t **ou
 weft_status_t weft__io_load_op(weft_graph_t *g, json_t *entry, const char *path,
                                const weft_op_t **out);
 
-/* The built-in codecs for classes compiled without the JSON hooks (ops_json.c):
- * returns false when cls has none. */
-bool weft__io_builtin_codec(const weft_op_class_t *cls,
-                            weft_status_t (**to)(const weft_op_t *, weft_json_props_t *),
-                            weft_status_t (**from)(weft_graph_t *, const weft_op_class_t *,
-                                                   const weft_json_props_t *,
-                                                   const weft_op_t **));
+/* The call table every props view carries (json_props.c). */
+extern const weft__json_vt_t weft__json_props_vt;
 
 /* The JSON-hook of cls if it was compiled with it, else NULL. */
-#define WEFT__IO_HOOK(cls, field)                                                       \
-    ((cls)->size >= offsetof(weft_op_class_t, field) + sizeof((cls)->field) ? (cls)->field \
-                                                                           : NULL)
+#define WEFT__IO_HOOK(cls, field) \
+    ((cls)->size >= offsetof(weft_op_class_t, field) + sizeof((cls)->field) ? (cls)->field : NULL)
 
 #endif /* WEFT_IO_INT_H */

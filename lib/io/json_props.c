@@ -8,8 +8,8 @@
 
 #include "io_int.h"
 
-weft_status_t weft__io_err(weft_graph_t *g, weft_status_t status, const char *path,
-                           const char *fmt, ...)
+weft_status_t weft__io_err(weft_graph_t *g, weft_status_t status, const char *path, const char *fmt,
+                           ...)
 {
     char msg[512];
     va_list ap;
@@ -61,8 +61,7 @@ weft_status_t weft_json_props_get_int(const weft_json_props_t *p, const char *ke
     return WEFT_OK;
 }
 
-weft_status_t weft_json_props_get_double(const weft_json_props_t *p, const char *key,
-                                         double *out)
+weft_status_t weft_json_props_get_double(const weft_json_props_t *p, const char *key, double *out)
 {
     if (!p || !key || !out) return WEFT_EINVAL;
     json_t *v = need(p, key);
@@ -72,10 +71,14 @@ weft_status_t weft_json_props_get_double(const weft_json_props_t *p, const char 
         return WEFT_OK;
     }
     const char *s = json_string_value(v);
-    if (s && strcmp(s, "nan") == 0) *out = NAN;
-    else if (s && strcmp(s, "inf") == 0) *out = INFINITY;
-    else if (s && strcmp(s, "-inf") == 0) *out = -INFINITY;
-    else return bad_type(p, key, "a number");
+    if (s && strcmp(s, "nan") == 0)
+        *out = NAN;
+    else if (s && strcmp(s, "inf") == 0)
+        *out = INFINITY;
+    else if (s && strcmp(s, "-inf") == 0)
+        *out = -INFINITY;
+    else
+        return bad_type(p, key, "a number");
     return WEFT_OK;
 }
 
@@ -108,8 +111,8 @@ weft_status_t weft_json_props_get_int_array(const weft_json_props_t *p, const ch
     if (!v) return WEFT_EPARSE;
     if (!json_is_array(v)) return bad_type(p, key, "an array of integers");
     if (json_array_size(v) > cap)
-        return weft__io_err(p->g, WEFT_EPARSE, p->path, "%s: %zu entries, at most %zu allowed",
-                            key, json_array_size(v), cap);
+        return weft__io_err(p->g, WEFT_EPARSE, p->path, "%s: %zu entries, at most %zu allowed", key,
+                            json_array_size(v), cap);
     for (size_t i = 0; i < json_array_size(v); i++) {
         json_t *e = json_array_get(v, i);
         if (!json_is_integer(e)) return bad_type(p, key, "an array of integers");
@@ -124,8 +127,8 @@ static void sub_path(char *dst, const weft_json_props_t *p, const char *key)
     if (snprintf(dst, WEFT__IO_PATH_MAX, "%s.%s", p->path, key) < 0) dst[0] = '\0';
 }
 
-weft_status_t weft_json_props_get_op(const weft_json_props_t *p, const char *key,
-                                     weft_graph_t *g, const weft_op_t **out)
+weft_status_t weft_json_props_get_op(const weft_json_props_t *p, const char *key, weft_graph_t *g,
+                                     const weft_op_t **out)
 {
     if (!p || !key || !g || !out) return WEFT_EINVAL;
     json_t *v = need(p, key);
@@ -181,8 +184,8 @@ weft_status_t weft_json_props_put_string(weft_json_props_t *p, const char *key, 
     return put(p, key, v ? json_string(v) : json_null());
 }
 
-weft_status_t weft_json_props_put_int_array(weft_json_props_t *p, const char *key,
-                                            const int64_t *v, size_t n)
+weft_status_t weft_json_props_put_int_array(weft_json_props_t *p, const char *key, const int64_t *v,
+                                            size_t n)
 {
     if (!p || !key || (n && !v)) return WEFT_EINVAL;
     json_t *a = json_array();
@@ -210,3 +213,10 @@ weft_status_t weft_json_props_put_graph(weft_json_props_t *p, const char *key,
     weft_status_t s = weft__io_save_obj(graph, &e);
     return s != WEFT_OK ? s : put(p, key, e);
 }
+
+const weft__json_vt_t weft__json_props_vt = {
+    weft_json_props_has,        weft_json_props_get_int,       weft_json_props_get_double,
+    weft_json_props_get_bool,   weft_json_props_get_string,    weft_json_props_get_int_array,
+    weft_json_props_put_int,    weft_json_props_put_double,    weft_json_props_put_bool,
+    weft_json_props_put_string, weft_json_props_put_int_array, weft_json_props_error,
+};

@@ -70,8 +70,10 @@ static int parse_shape(const char *v, int64_t *shape)
         shape[n++] = x;
         v = e;
         while (*v == ' ') v++;
-        if (*v == ',') v++;
-        else if (*v != ')') return -1;
+        if (*v == ',')
+            v++;
+        else if (*v != ')')
+            return -1;
     }
 }
 
@@ -81,8 +83,7 @@ typedef struct npy_header {
     int64_t shape[WEFT_MAX_NDIM];
 } npy_header_t;
 
-static weft_status_t read_header(FILE *f, const char *path, npy_header_t *h, char *msg,
-                                 size_t cap)
+static weft_status_t read_header(FILE *f, const char *path, npy_header_t *h, char *msg, size_t cap)
 {
     unsigned char pre[12];
     if (fread(pre, 1, 8, f) != 8 || memcmp(pre, "\x93NUMPY", 6) != 0)
@@ -91,7 +92,8 @@ static weft_status_t read_header(FILE *f, const char *path, npy_header_t *h, cha
         return npy_err(msg, cap, WEFT_ENOTIMPL, path, "format version %d.%d (1.0 and 2.0 read)",
                        pre[6], pre[7]);
     size_t lb = pre[6] == 1 ? 2 : 4;
-    if (fread(pre + 8, 1, lb, f) != lb) return npy_err(msg, cap, WEFT_EIO, path, "truncated header");
+    if (fread(pre + 8, 1, lb, f) != lb)
+        return npy_err(msg, cap, WEFT_EIO, path, "truncated header");
     size_t hl = pre[8] | (size_t)pre[9] << 8;
     if (lb == 4) hl |= (size_t)pre[10] << 16 | (size_t)pre[11] << 24;
     char *hdr = malloc(hl + 1);
@@ -108,8 +110,9 @@ static weft_status_t read_header(FILE *f, const char *path, npy_header_t *h, cha
     if (s == WEFT_OK && strncmp(fo, "False", 5) != 0)
         s = npy_err(msg, cap, WEFT_ENOTIMPL, path, "Fortran-order array (only C order is read)");
     if (s == WEFT_OK && (h->ndim = parse_shape(sh, h->shape)) < 0)
-        s = h->ndim == -2 ? npy_err(msg, cap, WEFT_ENOTIMPL, path, "more than %d dimensions", WEFT_MAX_NDIM)
-                          : npy_err(msg, cap, WEFT_EPARSE, path, "malformed shape %.32s", sh);
+        s = h->ndim == -2
+                ? npy_err(msg, cap, WEFT_ENOTIMPL, path, "more than %d dimensions", WEFT_MAX_NDIM)
+                : npy_err(msg, cap, WEFT_EPARSE, path, "malformed shape %.32s", sh);
     free(hdr);
     return s;
 }

@@ -38,8 +38,7 @@ static bool ofg_props_equal(const void *pa, const void *pb)
     if ((a->grad_override || b->grad_override) &&
         !weft_op_equal(a->grad_override, b->grad_override))
         return false;
-    if (!types_equal(a->n_in, a->in, b->in) || !types_equal(a->n_out, a->out, b->out))
-        return false;
+    if (!types_equal(a->n_in, a->in, b->in) || !types_equal(a->n_out, a->out, b->out)) return false;
     bool eq = false;
     if (weft_graph_equal_computations(a->n_out, a->out, b->out, a->n_in, a->in, b->in, &eq) !=
         WEFT_OK)
@@ -91,7 +90,8 @@ static weft_status_t ofg_make_node(weft_graph_t *g, const weft_op_t *op, size_t 
 {
     const weft__ofg_t *d = weft__ofg_get(op);
     if (n_in != d->n_in)
-        return weft_graph_set_error(g, WEFT_EINVAL, "OpFromGraph '%s': Expected %zu input(s), got %zu",
+        return weft_graph_set_error(g, WEFT_EINVAL,
+                                    "OpFromGraph '%s': Expected %zu input(s), got %zu",
                                     ofg_label(d), d->n_in, n_in);
     for (size_t i = 0; i < n_in; i++) {
         const weft_type_t *want = weft_var_type(d->in[i]), *got = weft_var_type(inputs[i]);
@@ -157,18 +157,19 @@ static weft_status_t check_args(weft_graph_t *g, size_t n_in, weft_var_t *const 
         return weft_graph_set_error(g, WEFT_EINVAL, "weft_ofg_create: options size %zu too small",
                                     o->size);
     if (n_out == 0 || n_out > WEFT_OP_MAX_OUTPUTS)
-        return weft_graph_set_error(g, WEFT_EINVAL,
-                                    "weft_ofg_create: %zu outputs (1..%d allowed)", n_out,
-                                    WEFT_OP_MAX_OUTPUTS);
+        return weft_graph_set_error(g, WEFT_EINVAL, "weft_ofg_create: %zu outputs (1..%d allowed)",
+                                    n_out, WEFT_OP_MAX_OUTPUTS);
     for (size_t i = 0; i < n_in; i++) {
-        if (!inputs[i]) return weft_graph_set_error(g, WEFT_EINVAL, "weft_ofg_create: input %zu is NULL", i);
+        if (!inputs[i])
+            return weft_graph_set_error(g, WEFT_EINVAL, "weft_ofg_create: input %zu is NULL", i);
         if (weft_var_graph(inputs[i]) != g)
             return weft_graph_set_error(g, WEFT_EFOREIGN,
                                         "weft_ofg_create: input %zu belongs to another context", i);
         if (weft_var_is_constant(inputs[i]) || weft_var_owner(inputs[i]))
             return weft_graph_set_error(g, WEFT_EINVAL,
                                         "weft_ofg_create: input %zu is a constant or has an owner "
-                                        "(inputs must be root variables)", i);
+                                        "(inputs must be root variables)",
+                                        i);
     }
     for (size_t k = 0; k < n_out; k++)
         if (!outputs[k])
@@ -205,9 +206,9 @@ static weft_status_t build_inner(weft_graph_t *g, weft__ofg_t *d, size_t n_in,
     return WEFT_OK;
 }
 
-weft_status_t weft_ofg_create(weft_graph_t *g, size_t n_in, weft_var_t *const *inputs,
-                              size_t n_out, weft_var_t *const *outputs,
-                              const weft_ofg_options_t *opts, const weft_op_t **out)
+weft_status_t weft_ofg_create(weft_graph_t *g, size_t n_in, weft_var_t *const *inputs, size_t n_out,
+                              weft_var_t *const *outputs, const weft_ofg_options_t *opts,
+                              const weft_op_t **out)
 {
     if (!g || !out) return WEFT_EINVAL;
     *out = NULL;

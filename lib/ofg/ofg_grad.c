@@ -34,8 +34,8 @@ weft_status_t weft__ofg_copy_inner(const weft__ofg_t *d, weft_var_t *const *new_
         const weft_apply_t *a = p->nodes[j];
         size_t n_in = p->in_off[j + 1] - p->in_off[j];
         for (size_t i = 0; i < n_in; i++)
-            ins[i] = copy_ref(d, new_inputs, slots, p->refs[p->in_off[j] + i],
-                              weft_apply_input(a, i));
+            ins[i] =
+                copy_ref(d, new_inputs, slots, p->refs[p->in_off[j] + i], weft_apply_input(a, i));
         weft_apply_t *c = NULL;
         s = weft_apply_clone_with_new_inputs(d->g, a, n_in, ins, true, &c);
         for (size_t o = 0; s == WEFT_OK && o < weft_apply_n_outputs(a); o++)
@@ -74,9 +74,8 @@ static bool is_float(const weft_var_t *v)
 }
 
 /* The override applied to (inputs, output gradients; zeros where NULL). */
-static weft_status_t grad_override(weft_graph_t *g, const weft__ofg_t *d,
-                                   const weft_apply_t *node, weft_var_t *const *gz,
-                                   weft_var_t **input_grads)
+static weft_status_t grad_override(weft_graph_t *g, const weft__ofg_t *d, const weft_apply_t *node,
+                                   weft_var_t *const *gz, weft_var_t **input_grads)
 {
     size_t n = d->n_in + d->n_out;
     weft_var_t **args = calloc(n, sizeof(*args));
@@ -90,9 +89,9 @@ static weft_status_t grad_override(weft_graph_t *g, const weft__ofg_t *d,
     weft_apply_t *a = NULL;
     if (s == WEFT_OK) s = weft_apply_create(g, d->grad_override, n, args, &a);
     if (s == WEFT_OK && weft_apply_n_outputs(a) != d->n_in)
-        s = weft_graph_set_error(g, WEFT_EINVAL,
-                                 "OpFromGraph '%s': grad_override returned %zu outputs, expected %zu",
-                                 d->name ? d->name : "", weft_apply_n_outputs(a), d->n_in);
+        s = weft_graph_set_error(
+            g, WEFT_EINVAL, "OpFromGraph '%s': grad_override returned %zu outputs, expected %zu",
+            d->name ? d->name : "", weft_apply_n_outputs(a), d->n_in);
     for (size_t i = 0; i < d->n_in && s == WEFT_OK; i++) input_grads[i] = weft_apply_output(a, i);
     free(args);
     return s;
@@ -100,16 +99,16 @@ static weft_status_t grad_override(weft_graph_t *g, const weft__ofg_t *d,
 
 /* Work arrays of the derived gradient. */
 typedef struct vjp {
-    weft_var_t **x;     /* fresh inner inputs (n_in) then gradient placeholders (n_out) */
-    weft_var_t **outs;  /* the inner graph copied onto x (n_out) */
-    weft_var_t **wrt;   /* inputs that get a gradient */
+    weft_var_t **x;    /* fresh inner inputs (n_in) then gradient placeholders (n_out) */
+    weft_var_t **outs; /* the inner graph copied onto x (n_out) */
+    weft_var_t **wrt;  /* inputs that get a gradient */
     size_t *wrt_idx;
     weft_var_t **grads; /* d cost / d wrt */
     size_t n_wrt, n_gz;
 } vjp_t;
 
-static weft_status_t vjp_placeholders(weft_graph_t *g, const weft__ofg_t *d,
-                                      weft_var_t *const *gz, vjp_t *v)
+static weft_status_t vjp_placeholders(weft_graph_t *g, const weft__ofg_t *d, weft_var_t *const *gz,
+                                      vjp_t *v)
 {
     weft_status_t s = WEFT_OK;
     for (size_t i = 0; i < d->n_in && s == WEFT_OK; i++)
@@ -175,14 +174,17 @@ static weft_status_t vjp_apply(weft_graph_t *g, const weft__ofg_t *d, const weft
     return s;
 }
 
-static weft_status_t grad_derived(weft_graph_t *g, const weft__ofg_t *d,
-                                  const weft_apply_t *node, weft_var_t *const *gz,
-                                  weft_var_t **input_grads)
+static weft_status_t grad_derived(weft_graph_t *g, const weft__ofg_t *d, const weft_apply_t *node,
+                                  weft_var_t *const *gz, weft_var_t **input_grads)
 {
     size_t n = d->n_in + d->n_out;
-    vjp_t v = {calloc(n, sizeof(weft_var_t *)), calloc(n, sizeof(weft_var_t *)),
-               calloc(n, sizeof(weft_var_t *)), calloc(n, sizeof(size_t)),
-               calloc(n, sizeof(weft_var_t *)), 0, 0};
+    vjp_t v = {calloc(n, sizeof(weft_var_t *)),
+               calloc(n, sizeof(weft_var_t *)),
+               calloc(n, sizeof(weft_var_t *)),
+               calloc(n, sizeof(size_t)),
+               calloc(n, sizeof(weft_var_t *)),
+               0,
+               0};
     weft_status_t s = v.x && v.outs && v.wrt && v.wrt_idx && v.grads ? WEFT_OK : WEFT_ENOMEM;
     weft_var_t *cost = NULL;
     if (s == WEFT_OK) s = vjp_placeholders(g, d, gz, &v);

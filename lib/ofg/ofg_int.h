@@ -33,11 +33,11 @@ typedef struct weft__ofg_plan {
     const weft_apply_t **nodes; /* topological order */
     size_t *in_off;             /* node j's input refs: refs[in_off[j] .. in_off[j+1]) */
     ofg_ref_t *refs;
-    size_t *slot0;              /* node j's first output slot */
+    size_t *slot0; /* node j's first output slot */
     size_t n_slots, max_in;
     size_t n_consts;
-    weft_tensor_t **consts;     /* read-only views of the constants' data */
-    ofg_ref_t *out_refs;        /* one per inner output */
+    weft_tensor_t **consts; /* read-only views of the constants' data */
+    ofg_ref_t *out_refs;    /* one per inner output */
 } weft__ofg_plan_t;
 
 typedef struct weft__ofg {
@@ -87,8 +87,7 @@ weft_status_t weft__ofg_copy_inner(const weft__ofg_t *d, weft_var_t *const *new_
 void weft__ofg_register_default(void);
 
 /* The op's hook if the class was compiled with it, else NULL. */
-#define WEFT__OFG_HOOK(cls, field)                                                      \
-    ((cls)->size >= offsetof(weft_op_class_t, field) + sizeof((cls)->field) ? (cls)->field \
-                                                                           : NULL)
+#define WEFT__OFG_HOOK(cls, field) \
+    ((cls)->size >= offsetof(weft_op_class_t, field) + sizeof((cls)->field) ? (cls)->field : NULL)
 
 #endif /* WEFT_OFG_INT_H */

@@ -80,8 +80,8 @@ static weft_status_t const_tensor(const weft_var_t *c, weft_tensor_t **out)
     size_t nbytes;
     weft_status_t s = weft_constant_data(c, &data, &nbytes);
     if (s != WEFT_OK) return s;
-    return weft_tensor_from_data(weft_type_dtype(t), weft_type_ndim(t), shape, NULL,
-                                 (void *)data, out);
+    return weft_tensor_from_data(weft_type_dtype(t), weft_type_ndim(t), shape, NULL, (void *)data,
+                                 out);
 }
 
 /* Resolves v (an input of a plan node or an inner output) to a ref, adding
@@ -101,7 +101,8 @@ static weft_status_t resolve(weft__ofg_t *d, refmap_t *m, const weft_var_t *v, o
                                     (unsigned long long)weft_var_id(v));
     weft__ofg_plan_t *p = &d->plan;
     weft_status_t s = const_tensor(v, &p->consts[p->n_consts]);
-    if (s != WEFT_OK) return weft_graph_set_error(d->g, s, "OpFromGraph: %s", weft_tensor_last_error());
+    if (s != WEFT_OK)
+        return weft_graph_set_error(d->g, s, "OpFromGraph: %s", weft_tensor_last_error());
     *r = (ofg_ref_t){OFG_REF_CONST, (uint32_t)p->n_consts++};
     *h = mix(0xc0, weft_constant_hash(v));
     refmap_put(m, v, *r, *h);
@@ -119,8 +120,7 @@ static weft_status_t check_not_inplace(weft__ofg_t *d, const weft_apply_t *a)
                                 buf);
 }
 
-static weft_status_t plan_alloc(weft__ofg_plan_t *p, size_t n_nodes, size_t n_refs,
-                                size_t n_out)
+static weft_status_t plan_alloc(weft__ofg_plan_t *p, size_t n_nodes, size_t n_refs, size_t n_out)
 {
     p->nodes = calloc(n_nodes ? n_nodes : 1, sizeof(*p->nodes));
     p->in_off = calloc(n_nodes + 1, sizeof(*p->in_off));
@@ -128,9 +128,8 @@ static weft_status_t plan_alloc(weft__ofg_plan_t *p, size_t n_nodes, size_t n_re
     p->slot0 = calloc(n_nodes ? n_nodes : 1, sizeof(*p->slot0));
     p->consts = calloc(n_refs + n_out, sizeof(*p->consts));
     p->out_refs = calloc(n_out, sizeof(*p->out_refs));
-    return p->nodes && p->in_off && p->refs && p->slot0 && p->consts && p->out_refs
-               ? WEFT_OK
-               : WEFT_ENOMEM;
+    return p->nodes && p->in_off && p->refs && p->slot0 && p->consts && p->out_refs ? WEFT_OK
+                                                                                    : WEFT_ENOMEM;
 }
 
 /* Adds node j of the order: resolves its inputs, names its output slots and
@@ -198,7 +197,7 @@ weft_status_t weft__ofg_plan_build(weft__ofg_t *d)
  * own connection pattern links it to. */
 static const bool *ref_row(const weft__ofg_t *d, const bool *rows, ofg_ref_t r)
 {
-    size_t base = r.kind == OFG_REF_INPUT ? 0
+    size_t base = r.kind == OFG_REF_INPUT  ? 0
                   : r.kind == OFG_REF_SLOT ? d->n_in
                                            : d->n_in + d->plan.n_slots;
     return rows + (base + (r.kind == OFG_REF_CONST ? 0 : r.idx)) * d->n_in;
@@ -285,8 +284,8 @@ static weft_status_t run_node(const weft__ofg_plan_t *p, size_t j, weft_tensor_t
 
 /* True when t shares memory with an input or an earlier output: the op
  * declares no view_map, so such an output is copied. */
-static bool aliases(const weft_tensor_t *t, size_t n_in, weft_tensor_t *const *inputs,
-                    size_t k, weft_tensor_t *const *outs)
+static bool aliases(const weft_tensor_t *t, size_t n_in, weft_tensor_t *const *inputs, size_t k,
+                    weft_tensor_t *const *outs)
 {
     for (size_t i = 0; i < n_in; i++)
         if (weft_tensor_shares_buffer(t, inputs[i])) return true;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "lib/ops/ops_int.h"
+#include "lib/ops/ops_json_int.h"
 #include "weft/kernel.h"
 
 typedef struct dimshuffle_props {
@@ -127,6 +128,8 @@ const weft_op_class_t weft__dimshuffle_class = {
     .name = "DimShuffle",
     .props_size = sizeof(dimshuffle_props_t),
     .props_print = ds_props_print,
+    .props_to_json = weft__ops_json_dimshuffle_to_json,
+    .props_from_json = weft__ops_json_dimshuffle_from_json,
     .make_node = ds_make_node,
     .perform = ds_perform,
     .view_map = ds_view_map,

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "lib/ops/ops_int.h"
+#include "lib/ops/ops_json_int.h"
 #include "weft/kernel.h"
 
 static const char *const kind_names[] = {
@@ -332,6 +333,8 @@ static weft_status_t elemwise_inplace_variant(weft_graph_t *g, const weft_op_t *
         .name = cls,                                  \
         .props_size = sizeof(weft__elemwise_props_t), \
         .props_print = elemwise_props_print,          \
+        .props_to_json = weft__ops_json_elemwise_to_json, \
+        .props_from_json = weft__ops_json_elemwise_from_json, \
         .make_node = elemwise_make_node,              \
         .perform = elemwise_perform,                  \
         .destroy_map = elemwise_destroy_map,          \

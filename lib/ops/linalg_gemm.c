@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "linalg_int.h"
+#include "lib/ops/ops_json_int.h"
 #include "weft/elemwise.h"
 #include "weft/linalg.h"
 
@@ -311,6 +312,8 @@ const weft_op_class_t weft__gemm_class = {
     .name = "Gemm",
     .props_size = sizeof(gemm_props_t),
     .props_print = gemm_props_print,
+    .props_to_json = weft__ops_json_table_to_json,
+    .props_from_json = weft__ops_json_table_from_json,
     .make_node = gemm_make_node,
     .perform = gemm_perform,
     .destroy_map = gemm_destroy_map,
@@ -323,6 +326,8 @@ const weft_op_class_t weft__gemv_class = {
     .name = "Gemv",
     .props_size = sizeof(gemm_props_t),
     .props_print = gemm_props_print,
+    .props_to_json = weft__ops_json_table_to_json,
+    .props_from_json = weft__ops_json_table_from_json,
     .make_node = gemv_make_node,
     .perform = gemv_perform,
     .destroy_map = gemm_destroy_map,

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "linalg_int.h"
+#include "lib/ops/ops_json_int.h"
 #include "weft/elemwise.h"
 #include "weft/linalg.h"
 
@@ -281,6 +282,8 @@ const weft_op_class_t weft__trsm_class = {
     .name = "Trsm",
     .props_size = sizeof(trsm_props_t),
     .props_print = trsm_props_print,
+    .props_to_json = weft__ops_json_table_to_json,
+    .props_from_json = weft__ops_json_table_from_json,
     .make_node = trsm_make_node,
     .perform = trsm_perform,
     .grad = trsm_grad,
@@ -404,6 +407,8 @@ const weft_op_class_t weft__syrk_class = {
     .name = "Syrk",
     .props_size = sizeof(syrk_props_t),
     .props_print = syrk_props_print,
+    .props_to_json = weft__ops_json_table_to_json,
+    .props_from_json = weft__ops_json_table_from_json,
     .make_node = syrk_make_node,
     .perform = syrk_perform,
     .grad = syrk_grad,

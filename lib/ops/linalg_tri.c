@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "linalg_int.h"
+#include "lib/ops/ops_json_int.h"
 
 typedef struct tri_props {
     double diag_scale;
@@ -87,6 +88,8 @@ const weft_op_class_t weft__trimask_class = {
     .name = "TriMask",
     .props_size = sizeof(tri_props_t),
     .props_print = tri_props_print,
+    .props_to_json = weft__ops_json_table_to_json,
+    .props_from_json = weft__ops_json_table_from_json,
     .make_node = tri_make_node,
     .perform = tri_perform,
     .grad = tri_grad,

@@ -1,17 +1,20 @@
-/* Props of weft's built-in op classes in the JSON graph format: elementwise
- * (in-place input, Cast's dtype), DimShuffle (order), Reshape (shape),
- * Subtensor / SetSubtensor / IncSubtensor (numpy-style index text) and
- * SumAxes (axes). Loading goes through the public op constructors where they
- * exist, so bad props get the constructors' validation. */
+/* The props_to_json / props_from_json hooks of the built-in op classes (the
+ * JSON graph format, weft/graph_io.h): elementwise (in-place input, Cast's
+ * dtype), DimShuffle (order), Reshape (shape), Subtensor / SetSubtensor /
+ * IncSubtensor (numpy-style index text), and a field table for the
+ * fixed-width props of the reductions, SumAxes and the linear algebra ops.
+ * Loading goes through the public op constructors where they exist, so bad
+ * props get the constructors' validation. The props view is used through its
+ * call table (lib/io/json_vt.h): lib/ops does not link lib/io. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "io_int.h"
-#include "io_ops.h"
+#include "lib/io/json_vt.h"
 #include "lib/ops/ops_int.h"
+#include "lib/ops/ops_json_int.h"
 #include "lib/ops/reduce_ops_int.h"
 #include "weft/ops.h"
 
@@ -28,13 +31,14 @@ typedef struct reshape_props {
     int64_t shape[WEFT_MAX_NDIM];
 } reshape_props_t;
 
-
 static weft_status_t layout_check(const weft_json_props_t *p, const weft_op_class_t *cls,
                                   size_t size)
 {
     if (cls->props_size == size) return WEFT_OK;
-    return weft_json_props_error(p, WEFT_ENOTIMPL, "%s: props layout changed (%zu bytes, codec "
-                                 "expects %zu)", cls->name, cls->props_size, size);
+    return WEFT__JSON_VT(p)->error(p, WEFT_ENOTIMPL,
+                                   "%s: props layout changed (%zu bytes, codec "
+                                   "expects %zu)",
+                                   cls->name, cls->props_size, size);
 }
 
 /* ---- elementwise ----------------------------------------------------------------- */
@@ -48,102 +52,104 @@ static int elemwise_kind(const weft_op_class_t *cls)
     return -1;
 }
 
-weft_status_t weft__io_elemwise_to_json(const weft_op_t *op, weft_json_props_t *p)
+weft_status_t weft__ops_json_elemwise_to_json(const weft_op_t *op, weft_json_props_t *p)
 {
     const weft__elemwise_props_t *e = weft_op_props(op);
-    weft_status_t s = weft_json_props_put_int(p, "inplace", e->inplace);
+    weft_status_t s = WEFT__JSON_VT(p)->put_int(p, "inplace", e->inplace);
     if (s == WEFT_OK && e->cast_dtype > 0)
-        s = weft_json_props_put_string(p, "dtype", weft_dtype_name((weft_dtype_t)(e->cast_dtype - 1)));
+        s = WEFT__JSON_VT(p)->put_string(p, "dtype",
+                                         weft_dtype_name((weft_dtype_t)(e->cast_dtype - 1)));
     return s;
 }
 
-weft_status_t weft__io_elemwise_from_json(weft_graph_t *g, const weft_op_class_t *cls,
-                                          const weft_json_props_t *p, const weft_op_t **out)
+weft_status_t weft__ops_json_elemwise_from_json(weft_graph_t *g, const weft_op_class_t *cls,
+                                                const weft_json_props_t *p, const weft_op_t **out)
 {
     int64_t inplace = -1;
     weft_dtype_t dt = WEFT_FLOAT64;
     int kind = elemwise_kind(cls);
     if (kind < 0)
-        return weft_json_props_error(p, WEFT_EINVAL, "%s is not an elementwise class", cls->name);
-    if (weft_json_props_has(p, "inplace")) {
-        weft_status_t s = weft_json_props_get_int(p, "inplace", &inplace);
+        return WEFT__JSON_VT(p)->error(p, WEFT_EINVAL, "%s is not an elementwise class", cls->name);
+    if (WEFT__JSON_VT(p)->has(p, "inplace")) {
+        weft_status_t s = WEFT__JSON_VT(p)->get_int(p, "inplace", &inplace);
         if (s != WEFT_OK) return s;
     }
     if (kind == WEFT_ELEMWISE_CAST) {
         const char *name;
-        weft_status_t s = weft_json_props_get_string(p, "dtype", &name);
+        weft_status_t s = WEFT__JSON_VT(p)->get_string(p, "dtype", &name);
         if (s != WEFT_OK) return s;
         if (weft_dtype_parse(name, &dt) != WEFT_OK)
-            return weft_json_props_error(p, WEFT_ETYPE, "dtype: unknown dtype '%s'", name);
+            return WEFT__JSON_VT(p)->error(p, WEFT_ETYPE, "dtype: unknown dtype '%s'", name);
     }
     if (inplace < -1 || inplace >= (int64_t)weft_elemwise_arity((weft_elemwise_kind_t)kind))
-        return weft_json_props_error(p, WEFT_EPARSE, "inplace: %lld is not -1 or an input index",
-                                     (long long)inplace);
+        return WEFT__JSON_VT(p)->error(p, WEFT_EPARSE, "inplace: %lld is not -1 or an input index",
+                                       (long long)inplace);
     return weft_elemwise_op(g, (weft_elemwise_kind_t)kind, (int)inplace, dt, out);
 }
 
 /* ---- DimShuffle, Reshape ------------------------------------------------------ */
 
-weft_status_t weft__io_dimshuffle_to_json(const weft_op_t *op, weft_json_props_t *p)
+weft_status_t weft__ops_json_dimshuffle_to_json(const weft_op_t *op, weft_json_props_t *p)
 {
     const dimshuffle_props_t *d = weft_op_props(op);
     weft_status_t s = layout_check(p, weft_op_class(op), sizeof(*d));
     int64_t order[WEFT_MAX_NDIM];
     for (int i = 0; i < d->n && i < WEFT_MAX_NDIM; i++) order[i] = d->order[i];
-    return s != WEFT_OK ? s : weft_json_props_put_int_array(p, "order", order, (size_t)d->n);
+    return s != WEFT_OK ? s : WEFT__JSON_VT(p)->put_int_array(p, "order", order, (size_t)d->n);
 }
 
-weft_status_t weft__io_dimshuffle_from_json(weft_graph_t *g, const weft_op_class_t *cls,
-                                            const weft_json_props_t *p, const weft_op_t **out)
+weft_status_t weft__ops_json_dimshuffle_from_json(weft_graph_t *g, const weft_op_class_t *cls,
+                                                  const weft_json_props_t *p, const weft_op_t **out)
 {
     dimshuffle_props_t d;
     memset(&d, 0, sizeof(d));
     int64_t order[WEFT_MAX_NDIM];
     size_t n = 0;
     weft_status_t s = layout_check(p, cls, sizeof(d));
-    if (s == WEFT_OK) s = weft_json_props_get_int_array(p, "order", order, WEFT_MAX_NDIM, &n);
+    if (s == WEFT_OK) s = WEFT__JSON_VT(p)->get_int_array(p, "order", order, WEFT_MAX_NDIM, &n);
     if (s != WEFT_OK) return s;
     for (size_t i = 0; i < n; i++) {
         if (order[i] < -1 || order[i] >= WEFT_MAX_NDIM)
-            return weft_json_props_error(p, WEFT_EPARSE, "order[%zu]: bad axis %lld", i,
-                                         (long long)order[i]);
+            return WEFT__JSON_VT(p)->error(p, WEFT_EPARSE, "order[%zu]: bad axis %lld", i,
+                                           (long long)order[i]);
         d.order[i] = (int32_t)order[i];
     }
     d.n = (int32_t)n;
     return weft_op_create(g, cls, &d, out);
 }
 
-weft_status_t weft__io_reshape_to_json(const weft_op_t *op, weft_json_props_t *p)
+weft_status_t weft__ops_json_reshape_to_json(const weft_op_t *op, weft_json_props_t *p)
 {
     const reshape_props_t *r = weft_op_props(op);
     weft_status_t s = layout_check(p, weft_op_class(op), sizeof(*r));
     if (s != WEFT_OK) return s;
-    if (r->like) return weft_json_props_put_bool(p, "like", true);
-    return weft_json_props_put_int_array(p, "shape", r->shape, (size_t)r->ndim);
+    if (r->like) return WEFT__JSON_VT(p)->put_bool(p, "like", true);
+    return WEFT__JSON_VT(p)->put_int_array(p, "shape", r->shape, (size_t)r->ndim);
 }
 
-weft_status_t weft__io_reshape_from_json(weft_graph_t *g, const weft_op_class_t *cls,
-                                         const weft_json_props_t *p, const weft_op_t **out)
+weft_status_t weft__ops_json_reshape_from_json(weft_graph_t *g, const weft_op_class_t *cls,
+                                               const weft_json_props_t *p, const weft_op_t **out)
 {
     reshape_props_t r;
     memset(&r, 0, sizeof(r));
     weft_status_t s = layout_check(p, cls, sizeof(r));
     bool like = false;
-    if (s == WEFT_OK && weft_json_props_has(p, "like")) s = weft_json_props_get_bool(p, "like", &like);
+    if (s == WEFT_OK && WEFT__JSON_VT(p)->has(p, "like"))
+        s = WEFT__JSON_VT(p)->get_bool(p, "like", &like);
     if (s != WEFT_OK) return s;
     if (like) {
         r.like = 1;
         return weft_op_create(g, cls, &r, out);
     }
     size_t n = 0;
-    s = weft_json_props_get_int_array(p, "shape", r.shape, WEFT_MAX_NDIM, &n);
+    s = WEFT__JSON_VT(p)->get_int_array(p, "shape", r.shape, WEFT_MAX_NDIM, &n);
     if (s != WEFT_OK) return s;
     int minus = 0;
     for (size_t i = 0; i < n; i++) {
         minus += r.shape[i] == -1;
         if (r.shape[i] < -1 || minus > 1)
-            return weft_json_props_error(p, WEFT_ESHAPE, "shape[%zu]: bad length %lld", i,
-                                         (long long)r.shape[i]);
+            return WEFT__JSON_VT(p)->error(p, WEFT_ESHAPE, "shape[%zu]: bad length %lld", i,
+                                           (long long)r.shape[i]);
     }
     r.ndim = (int32_t)n;
     return weft_op_create(g, cls, &r, out);
@@ -218,40 +224,46 @@ static size_t parse_idx(const char *text, weft_slice_t *idx, bool *ok)
     while (*s && *ok) {
         *ok = n < WEFT_MAX_NDIM && parse_entry(&s, &idx[n]);
         n++;
-        if (*s == ',') s++;
-        else if (*s) *ok = false;
+        if (*s == ',')
+            s++;
+        else if (*s)
+            *ok = false;
     }
     return n;
 }
 
-weft_status_t weft__io_subtensor_to_json(const weft_op_t *op, weft_json_props_t *p)
+weft_status_t weft__ops_json_subtensor_to_json(const weft_op_t *op, weft_json_props_t *p)
 {
     const weft__subtensor_props_t *sp = weft_op_props(op);
     char buf[WEFT_MAX_NDIM * 72];
     print_idx(sp, buf, sizeof(buf));
-    weft_status_t s = weft_json_props_put_string(p, "idx", buf);
+    weft_status_t s = WEFT__JSON_VT(p)->put_string(p, "idx", buf);
     if (s == WEFT_OK && weft_op_class(op) != &weft__subtensor_class)
-        s = weft_json_props_put_bool(p, "inplace", sp->inplace != 0);
+        s = WEFT__JSON_VT(p)->put_bool(p, "inplace", sp->inplace != 0);
     return s;
 }
 
-weft_status_t weft__io_subtensor_from_json(weft_graph_t *g, const weft_op_class_t *cls,
-                                           const weft_json_props_t *p, const weft_op_t **out)
+weft_status_t weft__ops_json_subtensor_from_json(weft_graph_t *g, const weft_op_class_t *cls,
+                                                 const weft_json_props_t *p, const weft_op_t **out)
 {
     const char *text;
     bool inplace = false, ok;
-    weft_status_t s = weft_json_props_get_string(p, "idx", &text);
-    if (s == WEFT_OK && cls != &weft__subtensor_class && weft_json_props_has(p, "inplace"))
-        s = weft_json_props_get_bool(p, "inplace", &inplace);
+    weft_status_t s = WEFT__JSON_VT(p)->get_string(p, "idx", &text);
+    if (s == WEFT_OK && cls != &weft__subtensor_class && WEFT__JSON_VT(p)->has(p, "inplace"))
+        s = WEFT__JSON_VT(p)->get_bool(p, "inplace", &inplace);
     if (s != WEFT_OK) return s;
     weft_slice_t idx[WEFT_MAX_NDIM];
     size_t n = parse_idx(text, idx, &ok);
     if (!ok)
-        return weft_json_props_error(p, WEFT_EPARSE, "idx: cannot parse '%s' (expected e.g. "
-                                     "\"1:3, 2, ::-1\")", text);
-    if (cls == &weft__subtensor_class) s = weft_subtensor_op(g, n, idx, out);
-    else s = weft_set_subtensor_op(g, n, idx, cls == &weft__inc_subtensor_class, inplace, out);
-    if (s != WEFT_OK) return weft_json_props_error(p, s, "idx: '%s' rejected", text);
+        return WEFT__JSON_VT(p)->error(p, WEFT_EPARSE,
+                                       "idx: cannot parse '%s' (expected e.g. "
+                                       "\"1:3, 2, ::-1\")",
+                                       text);
+    if (cls == &weft__subtensor_class)
+        s = weft_subtensor_op(g, n, idx, out);
+    else
+        s = weft_set_subtensor_op(g, n, idx, cls == &weft__inc_subtensor_class, inplace, out);
+    if (s != WEFT_OK) return WEFT__JSON_VT(p)->error(p, s, "idx: '%s' rejected", text);
     return WEFT_OK;
 }
 
@@ -281,7 +293,12 @@ typedef struct layout {
 } layout_t;
 
 #define RF(k, t, m) {k, t, offsetof(weft__reduce_props_t, m)}
-#define REDUCE_LAYOUT(name)                                                                        {name, sizeof(weft__reduce_props_t), 4,                                                          {RF("kind", F_RKIND, kind), RF("ndim", F_I32, ndim), RF("axes", F_MASK, axes),                   RF("keepdims", F_I32_BOOL, keepdims)}}
+/* clang-format off */
+#define REDUCE_LAYOUT(name)                                                               \
+    {name, sizeof(weft__reduce_props_t), 4,                                               \
+     {RF("kind", F_RKIND, kind), RF("ndim", F_I32, ndim), RF("axes", F_MASK, axes),       \
+      RF("keepdims", F_I32_BOOL, keepdims)}}
+/* clang-format on */
 
 static const layout_t layouts[] = {
     REDUCE_LAYOUT("Sum"),
@@ -302,7 +319,7 @@ static const layout_t layouts[] = {
 static const layout_t *find_layout(const weft_op_class_t *cls)
 {
     for (size_t i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++)
-        if (strcmp(cls->name, layouts[i].cls) == 0 && weft_graph_io_find_class(cls->name) == cls)
+        if (strcmp(cls->name, layouts[i].cls) == 0 && weft_ops_find_class(cls->name) == cls)
             return &layouts[i];
     return NULL;
 }
@@ -314,14 +331,19 @@ static weft_status_t put_field(weft_json_props_t *p, const field_t *f, const uns
     uint32_t u32;
     double f64;
     switch (f->t) {
-    case F_I32: memcpy(&i32, b + f->off, 4); return weft_json_props_put_int(p, f->key, i32);
-    case F_I32_BOOL: memcpy(&i32, b + f->off, 4); return weft_json_props_put_bool(p, f->key, i32 != 0);
-    case F_I64_BOOL: memcpy(&i64, b + f->off, 8); return weft_json_props_put_bool(p, f->key, i64 != 0);
-    case F_U32: memcpy(&u32, b + f->off, 4); return weft_json_props_put_int(p, f->key, u32);
-    case F_F64: memcpy(&f64, b + f->off, 8); return weft_json_props_put_double(p, f->key, f64);
+    case F_I32: memcpy(&i32, b + f->off, 4); return WEFT__JSON_VT(p)->put_int(p, f->key, i32);
+    case F_I32_BOOL:
+        memcpy(&i32, b + f->off, 4);
+        return WEFT__JSON_VT(p)->put_bool(p, f->key, i32 != 0);
+    case F_I64_BOOL:
+        memcpy(&i64, b + f->off, 8);
+        return WEFT__JSON_VT(p)->put_bool(p, f->key, i64 != 0);
+    case F_U32: memcpy(&u32, b + f->off, 4); return WEFT__JSON_VT(p)->put_int(p, f->key, u32);
+    case F_F64: memcpy(&f64, b + f->off, 8); return WEFT__JSON_VT(p)->put_double(p, f->key, f64);
     case F_RKIND:
         memcpy(&i32, b + f->off, 4);
-        return weft_json_props_put_string(p, f->key, weft__reduce_kind_name((weft_reduce_kind_t)i32));
+        return WEFT__JSON_VT(p)->put_string(p, f->key,
+                                            weft__reduce_kind_name((weft_reduce_kind_t)i32));
     default: break;
     }
     memcpy(&u32, b + f->off, 4);
@@ -329,19 +351,19 @@ static weft_status_t put_field(weft_json_props_t *p, const field_t *f, const uns
     size_t n = 0;
     for (int d = 0; d < 32; d++)
         if (u32 & (1u << d)) axes[n++] = d;
-    return weft_json_props_put_int_array(p, f->key, axes, n);
+    return WEFT__JSON_VT(p)->put_int_array(p, f->key, axes, n);
 }
 
 static weft_status_t get_mask(const weft_json_props_t *p, const field_t *f, uint32_t *mask)
 {
     int64_t axes[32];
     size_t n = 0;
-    weft_status_t s = weft_json_props_get_int_array(p, f->key, axes, 32, &n);
+    weft_status_t s = WEFT__JSON_VT(p)->get_int_array(p, f->key, axes, 32, &n);
     *mask = 0;
     for (size_t i = 0; i < n && s == WEFT_OK; i++) {
         if (axes[i] < 0 || axes[i] >= WEFT_MAX_NDIM)
-            return weft_json_props_error(p, WEFT_EPARSE, "%s[%zu]: bad axis %lld", f->key, i,
-                                         (long long)axes[i]);
+            return WEFT__JSON_VT(p)->error(p, WEFT_EPARSE, "%s[%zu]: bad axis %lld", f->key, i,
+                                           (long long)axes[i]);
         *mask |= 1u << axes[i];
     }
     return s;
@@ -350,13 +372,15 @@ static weft_status_t get_mask(const weft_json_props_t *p, const field_t *f, uint
 static weft_status_t get_kind(const weft_json_props_t *p, const field_t *f, int32_t *kind)
 {
     const char *name;
-    weft_status_t s = weft_json_props_get_string(p, f->key, &name);
+    weft_status_t s = WEFT__JSON_VT(p)->get_string(p, f->key, &name);
     for (int k = 0; s == WEFT_OK && k < WEFT_REDUCE_KIND_COUNT; k++)
         if (strcmp(name, weft__reduce_kind_name((weft_reduce_kind_t)k)) == 0) {
             *kind = k;
             return WEFT_OK;
         }
-    return s != WEFT_OK ? s : weft_json_props_error(p, WEFT_EPARSE, "%s: unknown kind '%s'", f->key, name);
+    return s != WEFT_OK
+               ? s
+               : WEFT__JSON_VT(p)->error(p, WEFT_EPARSE, "%s: unknown kind '%s'", f->key, name);
 }
 
 static weft_status_t get_field(const weft_json_props_t *p, const field_t *f, unsigned char *b)
@@ -369,22 +393,25 @@ static weft_status_t get_field(const weft_json_props_t *p, const field_t *f, uns
     switch (f->t) {
     case F_I32:
     case F_U32:
-        s = weft_json_props_get_int(p, f->key, &i64);
+        s = WEFT__JSON_VT(p)->get_int(p, f->key, &i64);
         if (s == WEFT_OK && (i64 < (f->t == F_U32 ? 0 : INT32_MIN) ||
                              i64 > (f->t == F_U32 ? (int64_t)UINT32_MAX : INT32_MAX)))
-            s = weft_json_props_error(p, WEFT_EPARSE, "%s: %lld out of range", f->key, (long long)i64);
+            s = WEFT__JSON_VT(p)->error(p, WEFT_EPARSE, "%s: %lld out of range", f->key,
+                                        (long long)i64);
         i32 = (int32_t)i64;
         u32 = (uint32_t)i64;
         if (s == WEFT_OK) memcpy(b + f->off, f->t == F_U32 ? (void *)&u32 : (void *)&i32, 4);
         return s;
     case F_I32_BOOL:
     case F_I64_BOOL:
-        s = weft_json_props_get_bool(p, f->key, &flag);
+        s = WEFT__JSON_VT(p)->get_bool(p, f->key, &flag);
         i32 = flag;
         i64 = flag;
-        if (s == WEFT_OK) memcpy(b + f->off, f->t == F_I32_BOOL ? (void *)&i32 : (void *)&i64, f->t == F_I32_BOOL ? 4 : 8);
+        if (s == WEFT_OK)
+            memcpy(b + f->off, f->t == F_I32_BOOL ? (void *)&i32 : (void *)&i64,
+                   f->t == F_I32_BOOL ? 4 : 8);
         return s;
-    case F_F64: return weft_json_props_get_double(p, f->key, (double *)(void *)(b + f->off));
+    case F_F64: return WEFT__JSON_VT(p)->get_double(p, f->key, (double *)(void *)(b + f->off));
     case F_RKIND:
         s = get_kind(p, f, &i32);
         if (s == WEFT_OK) memcpy(b + f->off, &i32, 4);
@@ -396,52 +423,24 @@ static weft_status_t get_field(const weft_json_props_t *p, const field_t *f, uns
     return s;
 }
 
-weft_status_t weft__io_table_to_json(const weft_op_t *op, weft_json_props_t *p)
+weft_status_t weft__ops_json_table_to_json(const weft_op_t *op, weft_json_props_t *p)
 {
     const layout_t *l = find_layout(weft_op_class(op));
-    if (!l) return weft_json_props_error(p, WEFT_ENOTIMPL, "no props codec for %s", weft_op_name(op));
+    if (!l)
+        return WEFT__JSON_VT(p)->error(p, WEFT_ENOTIMPL, "no props codec for %s", weft_op_name(op));
     weft_status_t s = layout_check(p, weft_op_class(op), l->size);
     for (size_t i = 0; i < l->n && s == WEFT_OK; i++) s = put_field(p, &l->f[i], weft_op_props(op));
     return s;
 }
 
-weft_status_t weft__io_table_from_json(weft_graph_t *g, const weft_op_class_t *cls,
-                                       const weft_json_props_t *p, const weft_op_t **out)
+weft_status_t weft__ops_json_table_from_json(weft_graph_t *g, const weft_op_class_t *cls,
+                                             const weft_json_props_t *p, const weft_op_t **out)
 {
     const layout_t *l = find_layout(cls);
-    if (!l) return weft_json_props_error(p, WEFT_ENOTIMPL, "no props codec for %s", cls->name);
+    if (!l) return WEFT__JSON_VT(p)->error(p, WEFT_ENOTIMPL, "no props codec for %s", cls->name);
     _Alignas(max_align_t) unsigned char buf[64];
     memset(buf, 0, sizeof(buf));
     weft_status_t s = layout_check(p, cls, l->size);
     for (size_t i = 0; i < l->n && s == WEFT_OK; i++) s = get_field(p, &l->f[i], buf);
     return s != WEFT_OK ? s : weft_op_create(g, cls, buf, out);
-}
-
-/* ---- classes compiled without the hooks -------------------------------------------- */
-
-bool weft__io_builtin_codec(const weft_op_class_t *cls,
-                            weft_status_t (**to)(const weft_op_t *, weft_json_props_t *),
-                            weft_status_t (**from)(weft_graph_t *, const weft_op_class_t *,
-                                                   const weft_json_props_t *, const weft_op_t **))
-{
-    if (elemwise_kind(cls) >= 0) {
-        *to = weft__io_elemwise_to_json;
-        *from = weft__io_elemwise_from_json;
-    } else if (cls == &weft__dimshuffle_class) {
-        *to = weft__io_dimshuffle_to_json;
-        *from = weft__io_dimshuffle_from_json;
-    } else if (cls == &weft__reshape_class) {
-        *to = weft__io_reshape_to_json;
-        *from = weft__io_reshape_from_json;
-    } else if (cls == &weft__subtensor_class || cls == &weft__set_subtensor_class ||
-               cls == &weft__inc_subtensor_class) {
-        *to = weft__io_subtensor_to_json;
-        *from = weft__io_subtensor_from_json;
-    } else if (find_layout(cls)) {
-        *to = weft__io_table_to_json;
-        *from = weft__io_table_from_json;
-    } else {
-        return false;
-    }
-    return true;
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "lib/ops/ops_int.h"
+#include "lib/ops/ops_json_int.h"
 #include "weft/kernel.h"
 
 typedef struct reshape_props {
@@ -144,6 +145,8 @@ const weft_op_class_t weft__reshape_class = {
     .name = "Reshape",
     .props_size = sizeof(reshape_props_t),
     .props_print = rs_props_print,
+    .props_to_json = weft__ops_json_reshape_to_json,
+    .props_from_json = weft__ops_json_reshape_from_json,
     .make_node = rs_make_node,
     .perform = rs_perform,
     .view_map = rs_view_map,

@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "lib/ops/ops_int.h"
+#include "lib/ops/ops_json_int.h"
 #include "weft/kernel.h"
 
 typedef struct sum_axes_props {
@@ -82,6 +83,8 @@ const weft_op_class_t weft__sum_axes_class = {
     .name = "SumAxes",
     .props_size = sizeof(sum_axes_props_t),
     .props_print = sa_props_print,
+    .props_to_json = weft__ops_json_table_to_json,
+    .props_from_json = weft__ops_json_table_from_json,
     .make_node = sa_make_node,
     .perform = sa_perform,
     .grad = sa_grad,

@@ -60,11 +60,11 @@ static weft_var_t *var(weft_graph_t *g, weft_dtype_t dt, int nd, const int64_t *
     return v;
 }
 
-#define OK(call)                                                                       \
-    do {                                                                               \
-        weft_status_t s_ = (call);                                                     \
+#define OK(call)                                                                            \
+    do {                                                                                    \
+        weft_status_t s_ = (call);                                                          \
         if (s_ != WEFT_OK) fprintf(stderr, "%s: %s\n", #call, weft_graph_last_error(f->g)); \
-        assert_int_equal(s_, WEFT_OK);                                                 \
+        assert_int_equal(s_, WEFT_OK);                                                      \
     } while (0)
 
 /* Saves gr, loads the text into g2, saves again: the texts must be equal and
@@ -126,9 +126,9 @@ static void test_io_mlp_step_round_trips_and_evaluates_equal(void **state)
     const int64_t *shapes[3] = {xs, ws, bs};
     int nds[3] = {2, 2, 1};
     for (int i = 0; i < 3; i++)
-        assert_int_equal(weft_verify_grad_random(WEFT_FLOAT64, nds[i], shapes[i], -1, 1, 11 + i,
-                                                 &v[i]),
-                         WEFT_OK);
+        assert_int_equal(
+            weft_verify_grad_random(WEFT_FLOAT64, nds[i], shapes[i], -1, 1, 11 + i, &v[i]),
+            WEFT_OK);
     OK(weft_eval(f->g, 3, in, v, 2, out, r1));
     assert_int_equal(weft_eval(f->g2, 3, ld.inputs, v, 2, ld.outputs, r2), WEFT_OK);
     for (int k = 0; k < 2; k++) {
@@ -161,7 +161,8 @@ static void test_io_every_builtin_op_props_round_trip(void **state)
         for (int inpl = -1; inpl <= 0; inpl++) {
             const weft_op_t *op;
             bool cmp = k >= WEFT_ELEMWISE_LT && k <= WEFT_ELEMWISE_NE;
-            if (inpl == 0 && (cmp || k == WEFT_ELEMWISE_CAST || k == WEFT_ELEMWISE_SWITCH)) continue;
+            if (inpl == 0 && (cmp || k == WEFT_ELEMWISE_CAST || k == WEFT_ELEMWISE_SWITCH))
+                continue;
             OK(weft_elemwise_op(f->g, (weft_elemwise_kind_t)k, inpl, WEFT_FLOAT32, &op));
             OK(weft_op_call(f->g, op, ar, args, &outs[n++]));
         }
@@ -199,11 +200,13 @@ static void test_io_every_builtin_op_props_round_trip(void **state)
     weft_graph_io_t gr = {4, in, NULL, n, outs, 0, NULL, NULL};
     weft_graph_io_t ld;
     char *text = round_trip(f, &gr, &ld);
-    assert_non_null(strstr(text, "{\"op\":\"Cast\",\"props\":{\"inplace\":-1,\"dtype\":\"float32\"}"));
+    assert_non_null(
+        strstr(text, "{\"op\":\"Cast\",\"props\":{\"inplace\":-1,\"dtype\":\"float32\"}"));
     assert_non_null(strstr(text, "\"props\":{\"idx\":\"2::-1, -1\"}"));
     assert_non_null(strstr(text, "\"props\":{\"order\":[1,-1,0]}"));
-    assert_non_null(strstr(text, "{\"op\":\"Sum\",\"props\":{\"kind\":\"Sum\",\"ndim\":2,\"axes\":[0],"
-                                 "\"keepdims\":true}"));
+    assert_non_null(strstr(text,
+                           "{\"op\":\"Sum\",\"props\":{\"kind\":\"Sum\",\"ndim\":2,\"axes\":[0],"
+                           "\"keepdims\":true}"));
     assert_non_null(strstr(text, "\"props\":{\"alpha\":0.25,\"trans\":true}"));
     /* every op printed the same way after loading */
     for (size_t k = 0; k < n; k++) {
@@ -231,12 +234,14 @@ static void test_io_constants_of_every_dtype_load_bit_exact(void **state)
     for (int i = 0; i < 5; i++) {
         const weft_type_t *t;
         OK(weft_type_tensor(f->g, dts[i], 1, &lens[i], &t));
-        OK(weft_constant_create(f->g, t, data[i], (size_t)lens[i] * weft_dtype_size(dts[i]), &cs[i]));
+        OK(weft_constant_create(f->g, t, data[i], (size_t)lens[i] * weft_dtype_size(dts[i]),
+                                &cs[i]));
     }
     weft_graph_io_t gr = {0, NULL, NULL, 5, cs, 0, NULL, NULL};
     weft_graph_io_t ld;
     char *text = round_trip(f, &gr, &ld);
-    assert_non_null(strstr(text, "\"data\":[0.10000000000000001,-1.0000000000000001e300,\"nan\",\"inf\",\"-inf\"]"));
+    assert_non_null(strstr(
+        text, "\"data\":[0.10000000000000001,-1.0000000000000001e300,\"nan\",\"inf\",\"-inf\"]"));
     assert_non_null(strstr(text, "\"data\":[true,false,true]"));
     for (int i = 0; i < 5; i++) {
         const void *p;
@@ -312,8 +317,7 @@ typedef struct scale_props {
 } scale_props_t;
 
 static weft_status_t scale_make_node(weft_graph_t *g, const weft_op_t *op, size_t n_in,
-                                     weft_var_t *const *in, size_t *n_out,
-                                     const weft_type_t **out)
+                                     weft_var_t *const *in, size_t *n_out, const weft_type_t **out)
 {
     (void)op;
     if (n_in != 1) return weft_graph_set_error(g, WEFT_EINVAL, "Scale takes 1 input");
@@ -345,9 +349,8 @@ static const weft_op_class_t scale_class = {.size = sizeof(weft_op_class_t),
                                             .props_to_json = scale_to_json,
                                             .props_from_json = scale_from_json};
 /* Same name, another class; and a class with props but no hooks. */
-static const weft_op_class_t scale_twin = {.size = sizeof(weft_op_class_t),
-                                           .name = "UserScale",
-                                           .make_node = scale_make_node};
+static const weft_op_class_t scale_twin = {
+    .size = sizeof(weft_op_class_t), .name = "UserScale", .make_node = scale_make_node};
 static const weft_op_class_t nohook_class = {.size = sizeof(weft_op_class_t),
                                              .name = "NoHook",
                                              .props_size = sizeof(scale_props_t),
@@ -365,8 +368,8 @@ static void test_io_user_class_registered_round_trips(void **state)
     assert_int_equal(weft_graph_io_register_class(&scale_class), WEFT_OK);
     assert_int_equal(weft_graph_io_register_class(&scale_twin), WEFT_EALREADY);
     assert_int_equal(weft_graph_io_register_class(weft_ofg_class()), WEFT_OK);
-    static const weft_op_class_t fake_add = {.size = sizeof(weft_op_class_t), .name = "Add",
-                                             .make_node = scale_make_node};
+    static const weft_op_class_t fake_add = {
+        .size = sizeof(weft_op_class_t), .name = "Add", .make_node = scale_make_node};
     assert_int_equal(weft_graph_io_register_class(&fake_add), WEFT_EALREADY);
     assert_int_equal(weft_graph_io_register_class(NULL), WEFT_EINVAL);
     assert_int_equal(weft_graph_io_register_class(&old_class), WEFT_OK);
@@ -413,7 +416,7 @@ static weft_status_t load_text(fx_t *f, const char *text)
 }
 
 #define HEAD "{\"format\":\"weft-graph\",\"version\":1,"
-#define IN0 "\"inputs\":[{\"id\":0,\"dtype\":\"float64\",\"shape\":[3]}],"
+#define IN0  "\"inputs\":[{\"id\":0,\"dtype\":\"float64\",\"shape\":[3]}],"
 
 static void expect(fx_t *f, const char *text, weft_status_t want, const char *msg)
 {
@@ -433,53 +436,84 @@ static void test_io_malformed_files_name_line_or_key(void **state)
     expect(f, "{\n \"format\": \"weft-graph\",\n \"version\": 1,,\n}", WEFT_EPARSE, "bad.json:3:");
     expect(f, "[1, 2]", WEFT_EPARSE, "expected a JSON object");
     expect(f, "{\"format\":\"other\"}", WEFT_EPARSE, "format: expected \"weft-graph\"");
-    expect(f, "{\"format\":\"weft-graph\",\"version\":2}", WEFT_EPARSE, "version: unsupported version 2");
+    expect(f, "{\"format\":\"weft-graph\",\"version\":2}", WEFT_EPARSE,
+           "version: unsupported version 2");
     /* wrong types */
-    expect(f, HEAD "\"inputs\":{},\"nodes\":[],\"outputs\":[]}", WEFT_EPARSE, "inputs: expected an array");
-    expect(f, HEAD IN0 "\"nodes\":[],\"outputs\":[\"x\"]}", WEFT_EPARSE, "outputs[0]: expected a variable id");
-    expect(f, HEAD "\"inputs\":[{\"id\":0,\"dtype\":\"float64\",\"shape\":[3]," "\"mutable\":1}],"
-              "\"nodes\":[],\"outputs\":[0]}", WEFT_EPARSE, "inputs[0].mutable: expected true or false");
-    expect(f, HEAD "\"inputs\":[{\"dtype\":\"float64\",\"shape\":[3]}],\"nodes\":[],\"outputs\":[0]}",
+    expect(f, HEAD "\"inputs\":{},\"nodes\":[],\"outputs\":[]}", WEFT_EPARSE,
+           "inputs: expected an array");
+    expect(f, HEAD IN0 "\"nodes\":[],\"outputs\":[\"x\"]}", WEFT_EPARSE,
+           "outputs[0]: expected a variable id");
+    expect(f,
+           HEAD "\"inputs\":[{\"id\":0,\"dtype\":\"float64\",\"shape\":[3],"
+                "\"mutable\":1}],"
+                "\"nodes\":[],\"outputs\":[0]}",
+           WEFT_EPARSE, "inputs[0].mutable: expected true or false");
+    expect(f,
+           HEAD "\"inputs\":[{\"dtype\":\"float64\",\"shape\":[3]}],\"nodes\":[],\"outputs\":[0]}",
            WEFT_EPARSE, "inputs[0].id: missing");
     expect(f, HEAD IN0 "\"nodes\":[],\"outputs\":[]}", WEFT_EPARSE, "outputs: no outputs");
     /* unknown op, dangling and duplicate ids, output count */
-    expect(f, HEAD IN0 "\"nodes\":[{\"op\":\"Exp\",\"inputs\":[0],\"outputs\":[1]},"
-              "{\"op\":\"Foo\",\"inputs\":[1],\"outputs\":[2]}],\"outputs\":[2]}",
+    expect(f,
+           HEAD IN0 "\"nodes\":[{\"op\":\"Exp\",\"inputs\":[0],\"outputs\":[1]},"
+                    "{\"op\":\"Foo\",\"inputs\":[1],\"outputs\":[2]}],\"outputs\":[2]}",
            WEFT_EPARSE, "nodes[1].op: unknown op 'Foo'");
-    expect(f, HEAD IN0 "\"nodes\":[{\"op\":\"Add\",\"inputs\":[0,99],\"outputs\":[1]}],\"outputs\":[1]}",
+    expect(f,
+           HEAD IN0
+           "\"nodes\":[{\"op\":\"Add\",\"inputs\":[0,99],\"outputs\":[1]}],\"outputs\":[1]}",
            WEFT_EPARSE, "nodes[0].inputs[1]: unknown variable id 99");
-    expect(f, HEAD IN0 "\"nodes\":[{\"op\":\"Exp\",\"inputs\":[0],\"outputs\":[0]}],\"outputs\":[0]}",
+    expect(f,
+           HEAD IN0 "\"nodes\":[{\"op\":\"Exp\",\"inputs\":[0],\"outputs\":[0]}],\"outputs\":[0]}",
            WEFT_EPARSE, "nodes[0].outputs[0]: duplicate variable id 0");
-    expect(f, HEAD IN0 "\"nodes\":[{\"op\":\"Exp\",\"inputs\":[0],\"outputs\":[1,2]}],\"outputs\":[1]}",
+    expect(f,
+           HEAD IN0
+           "\"nodes\":[{\"op\":\"Exp\",\"inputs\":[0],\"outputs\":[1,2]}],\"outputs\":[1]}",
            WEFT_EPARSE, "nodes[0].outputs: 2 ids for the op's 1 outputs");
-    expect(f, HEAD IN0 "\"nodes\":[],\"outputs\":[5]}", WEFT_EPARSE, "outputs[0]: unknown variable id 5");
-    expect(f, HEAD IN0 "\"nodes\":[{\"op\":\"Exp\",\"inputs\":[0],\"outputs\":[1]}],\"outputs\":[1],"
-              "\"updates\":[{\"input\":1,\"value\":0}]}",
+    expect(f, HEAD IN0 "\"nodes\":[],\"outputs\":[5]}", WEFT_EPARSE,
+           "outputs[0]: unknown variable id 5");
+    expect(f,
+           HEAD IN0 "\"nodes\":[{\"op\":\"Exp\",\"inputs\":[0],\"outputs\":[1]}],\"outputs\":[1],"
+                    "\"updates\":[{\"input\":1,\"value\":0}]}",
            WEFT_EPARSE, "updates[0].input: not one of the graph inputs");
     /* props */
-    expect(f, HEAD IN0 "\"nodes\":[{\"op\":\"Exp\",\"props\":{\"inplace\":5},\"inputs\":[0],"
-              "\"outputs\":[1]}],\"outputs\":[1]}", WEFT_EPARSE, "nodes[0].props: inplace: 5");
-    expect(f, HEAD IN0 "\"nodes\":[{\"op\":\"Sum\",\"props\":{\"kind\":\"Sum\",\"ndim\":1,"
-              "\"axes\":\"0\",\"keepdims\":false},\"inputs\":[0],\"outputs\":[1]}],\"outputs\":[1]}",
+    expect(f,
+           HEAD IN0 "\"nodes\":[{\"op\":\"Exp\",\"props\":{\"inplace\":5},\"inputs\":[0],"
+                    "\"outputs\":[1]}],\"outputs\":[1]}",
+           WEFT_EPARSE, "nodes[0].props: inplace: 5");
+    expect(f,
+           HEAD IN0
+           "\"nodes\":[{\"op\":\"Sum\",\"props\":{\"kind\":\"Sum\",\"ndim\":1,"
+           "\"axes\":\"0\",\"keepdims\":false},\"inputs\":[0],\"outputs\":[1]}],\"outputs\":[1]}",
            WEFT_EPARSE, "nodes[0].props: axes: expected an array of integers");
-    expect(f, HEAD IN0 "\"nodes\":[{\"op\":\"Cast\",\"props\":{\"inplace\":-1},\"inputs\":[0],"
-              "\"outputs\":[1]}],\"outputs\":[1]}", WEFT_EPARSE, "nodes[0].props: missing key 'dtype'");
+    expect(f,
+           HEAD IN0 "\"nodes\":[{\"op\":\"Cast\",\"props\":{\"inplace\":-1},\"inputs\":[0],"
+                    "\"outputs\":[1]}],\"outputs\":[1]}",
+           WEFT_EPARSE, "nodes[0].props: missing key 'dtype'");
     /* types and shapes */
-    expect(f, HEAD "\"inputs\":[{\"id\":0,\"dtype\":\"float16\",\"shape\":[3]}],\"nodes\":[],"
-              "\"outputs\":[0]}", WEFT_ETYPE, "inputs[0].dtype: unknown dtype 'float16'");
-    expect(f, HEAD "\"inputs\":[{\"id\":0,\"dtype\":\"float64\",\"shape\":[-2]}],\"nodes\":[],"
-              "\"outputs\":[0]}", WEFT_ESHAPE, "inputs[0].shape: entry 0");
-    expect(f, HEAD "\"inputs\":[],\"constants\":[{\"id\":0,\"dtype\":\"int32\",\"shape\":[2,3],"
-              "\"data\":[1,2,3,4,5]}],\"nodes\":[],\"outputs\":[0]}",
+    expect(f,
+           HEAD "\"inputs\":[{\"id\":0,\"dtype\":\"float16\",\"shape\":[3]}],\"nodes\":[],"
+                "\"outputs\":[0]}",
+           WEFT_ETYPE, "inputs[0].dtype: unknown dtype 'float16'");
+    expect(f,
+           HEAD "\"inputs\":[{\"id\":0,\"dtype\":\"float64\",\"shape\":[-2]}],\"nodes\":[],"
+                "\"outputs\":[0]}",
+           WEFT_ESHAPE, "inputs[0].shape: entry 0");
+    expect(f,
+           HEAD "\"inputs\":[],\"constants\":[{\"id\":0,\"dtype\":\"int32\",\"shape\":[2,3],"
+                "\"data\":[1,2,3,4,5]}],\"nodes\":[],\"outputs\":[0]}",
            WEFT_ESHAPE, "constants[0].data: 5 values for type int32[2,3] (6 expected)");
-    expect(f, HEAD "\"inputs\":[],\"constants\":[{\"id\":0,\"dtype\":\"int32\",\"shape\":[1],"
-              "\"data\":[1.5]}],\"nodes\":[],\"outputs\":[0]}",
+    expect(f,
+           HEAD "\"inputs\":[],\"constants\":[{\"id\":0,\"dtype\":\"int32\",\"shape\":[1],"
+                "\"data\":[1.5]}],\"nodes\":[],\"outputs\":[0]}",
            WEFT_EPARSE, "constants[0].data: value 0 is not a int32");
-    expect(f, HEAD "\"inputs\":[],\"constants\":[{\"id\":0,\"dtype\":\"float64\",\"shape\":[null],"
-              "\"data\":[]}],\"nodes\":[],\"outputs\":[0]}", WEFT_ESHAPE, "constants[0].shape: entry 0");
+    expect(f,
+           HEAD "\"inputs\":[],\"constants\":[{\"id\":0,\"dtype\":\"float64\",\"shape\":[null],"
+                "\"data\":[]}],\"nodes\":[],\"outputs\":[0]}",
+           WEFT_ESHAPE, "constants[0].shape: entry 0");
     /* a node whose op rejects its input types names the node */
-    expect(f, HEAD "\"inputs\":[{\"id\":0,\"dtype\":\"int32\",\"shape\":[3]}],\"nodes\":[{\"op\":"
-              "\"Exp\",\"inputs\":[0],\"outputs\":[1]}],\"outputs\":[1]}", WEFT_ETYPE, "nodes[0]: ");
+    expect(f,
+           HEAD "\"inputs\":[{\"id\":0,\"dtype\":\"int32\",\"shape\":[3]}],\"nodes\":[{\"op\":"
+                "\"Exp\",\"inputs\":[0],\"outputs\":[1]}],\"outputs\":[1]}",
+           WEFT_ETYPE, "nodes[0]: ");
     /* NULL arguments */
     weft_graph_io_t ld;
     assert_int_equal(weft_graph_io_load(NULL, "{}", 2, NULL, &ld), WEFT_EINVAL);
@@ -491,7 +525,8 @@ static void test_io_malformed_files_name_line_or_key(void **state)
 static void test_io_save_bad_graphs_rejected(void **state)
 {
     fx_t *f = *state;
-    weft_var_t *x = var(f->g, WEFT_FLOAT64, 0, NULL, "x"), *y = var(f->g, WEFT_FLOAT64, 0, NULL, "y");
+    weft_var_t *x = var(f->g, WEFT_FLOAT64, 0, NULL, "x"),
+               *y = var(f->g, WEFT_FLOAT64, 0, NULL, "y");
     weft_var_t *e, *z = var(f->g2, WEFT_FLOAT64, 0, NULL, "z");
     OK(weft_add(f->g, x, y, &e));
     char *text = NULL;

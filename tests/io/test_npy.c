@@ -128,7 +128,8 @@ static void test_npy_unsupported_and_malformed_files_refused(void **state)
                 "malformed shape");
     expect_fail("{'descr': '<f8', 'shape': (2,), }", 16, WEFT_EPARSE, "lacks");
     expect_fail("{'descr': '<f8', 'fortran_order': False, 'shape': (1,1,1,1,1,1,1,1,1,1,1,1,1,1,"
-                "1,1,1), }", 8, WEFT_ENOTIMPL, "more than 16");
+                "1,1,1), }",
+                8, WEFT_ENOTIMPL, "more than 16");
     /* version 3.0 and a file that is not .npy at all */
     write_npy(3, "{'descr': '<f8', 'fortran_order': False, 'shape': (1,), }", NULL, 0);
     weft_tensor_t *t = NULL;

@@ -169,7 +169,7 @@ static void test_ofg_nested_evaluates_inner_op(void **state)
     weft_var_t *a = var(f, f->scal, "a"), *b = var(f, f->scal, "b"), *args[3] = {a, b, b};
     weft_var_t *t, *e, *in[2] = {a, b};
     assert_int_equal(weft_op_call(f->g, inner, 3, args, &t), WEFT_OK); /* a + b*b */
-    assert_int_equal(weft_mul(f->g, t, a, &e), WEFT_OK);                  /* (a + b*b) * a */
+    assert_int_equal(weft_mul(f->g, t, a, &e), WEFT_OK);               /* (a + b*b) * a */
     const weft_op_t *outer = NULL;
     assert_int_equal(weft_ofg_create(f->g, 2, in, 1, &e, NULL, &outer), WEFT_OK);
     weft_var_t *p = var(f, f->scal, "p"), *q = var(f, f->scal, "q"), *pq[2] = {p, q}, *r;
@@ -302,8 +302,8 @@ static void test_ofg_inline_rewrite_sees_through(void **state)
                              " q [id v26]\n");
     weft_tensor_t *v[2] = {scalar(2), scalar(5)};
     weft_tensor_t *r = NULL;
-    weft_var_t *o = weft_fgraph_output(fg, 0), *fin[2] = {weft_fgraph_input(fg, 0),
-                                                         weft_fgraph_input(fg, 1)};
+    weft_var_t *o = weft_fgraph_output(fg, 0),
+               *fin[2] = {weft_fgraph_input(fg, 0), weft_fgraph_input(fg, 1)};
     assert_int_equal(weft_eval(f->g, 2, fin, v, 1, &o, &r), WEFT_OK);
     assert_true(weft_tensor_flat_get(r, 0) == 2.0 * (2.0 + 5.0 * 2.0));
     weft_tensor_release(r);
@@ -332,7 +332,8 @@ static void test_ofg_inline_rewrite_registered_first_in_fast_run(void **state)
         tops++;
         if (strstr(line, "inline_ofg_expansion")) {
             found++;
-            assert_non_null(strstr(line, "-0.01 inline_ofg_expansion [fast_run fast_compile inline]"));
+            assert_non_null(
+                strstr(line, "-0.01 inline_ofg_expansion [fast_run fast_compile inline]"));
         } else {
             assert_true(strtod(line, NULL) > -0.01);
         }
@@ -349,8 +350,8 @@ typedef struct gradcase {
 } gradcase_t;
 
 /* y = OFG(x, w) with inner tanh(x) * w + x*x, nested/inline per case. */
-static weft_status_t grad_fn(weft_graph_t *g, size_t n_in, weft_var_t *const *inputs,
-                             void *user, weft_var_t **out)
+static weft_status_t grad_fn(weft_graph_t *g, size_t n_in, weft_var_t *const *inputs, void *user,
+                             weft_var_t **out)
 {
     const gradcase_t *c = user;
     (void)n_in;
@@ -562,8 +563,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_ofg_expand_builds_inner_graph_on_node_inputs, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_ofg_inline_rewrite_sees_through, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ofg_inline_rewrite_registered_first_in_fast_run,
-                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_ofg_inline_rewrite_registered_first_in_fast_run, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_ofg_grad_verified_plain, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ofg_grad_verified_nested, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ofg_grad_verified_inline_and_multi_output, setup,

@@ -17,10 +17,10 @@
 
 #include "weft/weft.h"
 
-#define BATCH 64
-#define WIDTH 256
+#define BATCH  64
+#define WIDTH  256
 #define LAYERS 4
-#define LR 0.01
+#define LR     0.01
 
 typedef struct mlp {
     weft_graph_t *g;
@@ -28,14 +28,14 @@ typedef struct mlp {
     weft_var_t *loss, *grads[2 * LAYERS], *news[2 * LAYERS];
 } mlp_t;
 
-#define CHECK(call)                                                                   \
-    do {                                                                              \
-        weft_status_t s_ = (call);                                                    \
-        if (s_ != WEFT_OK) {                                                          \
+#define CHECK(call)                                                                     \
+    do {                                                                                \
+        weft_status_t s_ = (call);                                                      \
+        if (s_ != WEFT_OK) {                                                            \
             fprintf(stderr, "weft-mlp-gen: %s: %s (%s)\n", #call, weft_status_name(s_), \
-                    weft_graph_last_error(m->g));                                     \
-            return s_;                                                                \
-        }                                                                             \
+                    weft_graph_last_error(m->g));                                       \
+            return s_;                                                                  \
+        }                                                                               \
     } while (0)
 
 static weft_status_t make_inputs(mlp_t *m)
@@ -128,8 +128,10 @@ static int check_file(const char *path, const char *text)
     int same = buf && k == n && memcmp(buf, text, n) == 0;
     free(buf);
     if (!same)
-        fprintf(stderr, "weft-mlp-gen: %s is stale: regenerate it with "
-                        "`weft-mlp-gen %s`\n", path, path);
+        fprintf(stderr,
+                "weft-mlp-gen: %s is stale: regenerate it with "
+                "`weft-mlp-gen %s`\n",
+                path, path);
     return same ? 0 : 1;
 }
 
@@ -138,7 +140,8 @@ int main(int argc, char **argv)
     if (argc > 1 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
         printf("usage: weft-mlp-gen [OUT.json] | --check FILE\n"
                "Writes the 4-layer tanh MLP training step (width %d, batch %d) as a weft "
-               "JSON graph.\n", WIDTH, BATCH);
+               "JSON graph.\n",
+               WIDTH, BATCH);
         return 0;
     }
     mlp_t m = {0};

@@ -111,9 +111,11 @@ static int parse_one(opts_t *o, int argc, char **argv, int *i)
     if ((v = opt_value(argc, argv, i, "-n", "--runs")))
         return parse_long(v, 1, &o->runs) ? 0 : usage_error("--runs expects N >= 1, got '%s'", v);
     if ((v = opt_value(argc, argv, i, "-w", "--warmup")))
-        return parse_long(v, 0, &o->warmup) ? 0 : usage_error("--warmup expects N >= 0, got '%s'", v);
+        return parse_long(v, 0, &o->warmup) ? 0
+                                            : usage_error("--warmup expects N >= 0, got '%s'", v);
     if ((v = opt_value(argc, argv, i, "-t", "--threads")))
-        return parse_long(v, 0, &o->threads) ? 0 : usage_error("--threads expects T >= 0, got '%s'", v);
+        return parse_long(v, 0, &o->threads) ? 0
+                                             : usage_error("--threads expects T >= 0, got '%s'", v);
     if ((v = opt_value(argc, argv, i, "-r", "--rows")))
         return parse_long(v, 1, &o->rows) ? 0 : usage_error("--rows expects N >= 1, got '%s'", v);
     if ((v = opt_value(argc, argv, i, "-s", "--seed"))) {
@@ -123,8 +125,10 @@ static int parse_one(opts_t *o, int argc, char **argv, int *i)
         return 0;
     }
     if ((v = opt_value(argc, argv, i, "-m", "--mode"))) return (o->mode = v), 0;
-    if ((v = opt_value(argc, argv, i, "-i", "--include"))) return add_list(o->include, &o->n_include, v);
-    if ((v = opt_value(argc, argv, i, "-x", "--exclude"))) return add_list(o->exclude, &o->n_exclude, v);
+    if ((v = opt_value(argc, argv, i, "-i", "--include")))
+        return add_list(o->include, &o->n_include, v);
+    if ((v = opt_value(argc, argv, i, "-x", "--exclude")))
+        return add_list(o->exclude, &o->n_exclude, v);
     if ((v = opt_value(argc, argv, i, "--input", "--input"))) return add_npy(o, v);
     if ((v = opt_value(argc, argv, i, "--trace", "--trace"))) return (o->trace = v), 0;
     if ((v = opt_value(argc, argv, i, "--dot", "--dot"))) return (o->dot = v), 0;
@@ -168,9 +172,11 @@ static int random_input(const weft_var_t *v, uint64_t seed, weft_tensor_t **out)
     for (int d = 0; d < weft_type_ndim(t); d++) {
         shape[d] = weft_type_dim(t, d);
         if (shape[d] == WEFT_DIM_UNKNOWN) {
-            fprintf(stderr, "weft-prof: input '%s' has an unknown length on axis %d: give "
-                            "--input %s=FILE.npy\n", weft_var_name(v) ? weft_var_name(v) : "?",
-                    d, weft_var_name(v) ? weft_var_name(v) : "NAME");
+            fprintf(stderr,
+                    "weft-prof: input '%s' has an unknown length on axis %d: give "
+                    "--input %s=FILE.npy\n",
+                    weft_var_name(v) ? weft_var_name(v) : "?", d,
+                    weft_var_name(v) ? weft_var_name(v) : "NAME");
             return 1;
         }
     }
@@ -237,7 +243,8 @@ static int write_dot(const opts_t *o, weft_graph_t *g, const weft_graph_io_t *gr
     weft_fgraph_t *fg = NULL;
     weft_status_t s = weft_fgraph_create(g, gr->n_inputs, gr->inputs, n, outs, &fo, NULL, &fg);
     if (s == WEFT_OK)
-        s = weft_rewrite_mode(fg, o->mode, o->n_include, o->include, o->n_exclude, o->exclude, NULL);
+        s = weft_rewrite_mode(fg, o->mode, o->n_include, o->include, o->n_exclude, o->exclude,
+                              NULL);
     FILE *f = s == WEFT_OK ? fopen(o->dot, "w") : NULL;
     if (s == WEFT_OK && (!f || weft_fgraph_dot(fg, f) != WEFT_OK)) s = WEFT_EIO;
     if (f && fclose(f) != 0) s = WEFT_EIO;
