@@ -3,8 +3,7 @@
  * again by the kernels' allocation hook, so a call of unchanged shapes
  * allocates nothing once the pool is warm. Keyed by exact (dtype, shape):
  * a reused tensor is the same handle with the same layout, so no handle is
- * allocated either. Per-worker LIFO caches in front of a mutex-guarded depot
- * (see compile_int.h); parked bytes in the depot are bounded. */
+ * allocated either. One mutex guards it; parked bytes are bounded. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,30 +19,8 @@ weft_status_t weft__bufpool_init(weft__bufpool_t *bp)
     return pthread_mutex_init(&bp->lock, NULL) == 0 ? WEFT_OK : WEFT_ESYSTEM;
 }
 
-weft_status_t weft__bufpool_set_workers(weft__bufpool_t *bp, unsigned n)
-{
-    bp->wc = aligned_alloc(64, (n ? n : 1) * sizeof *bp->wc);
-    if (!bp->wc) return WEFT_ENOMEM;
-    memset(bp->wc, 0, (n ? n : 1) * sizeof *bp->wc);
-    for (unsigned w = 0; w < n; w++) bp->wc[w].bp = bp;
-    bp->n_workers = n;
-    return WEFT_OK;
-}
-
-uint64_t weft__bufpool_reused(weft__bufpool_t *bp)
-{
-    pthread_mutex_lock(&bp->lock);
-    uint64_t r = bp->reused;
-    pthread_mutex_unlock(&bp->lock);
-    for (unsigned w = 0; w < bp->n_workers; w++) r += bp->wc[w].hits;
-    return r;
-}
-
 void weft__bufpool_fini(weft__bufpool_t *bp)
 {
-    for (unsigned w = 0; w < bp->n_workers; w++)
-        for (uint32_t i = 0; i < bp->wc[w].n; i++) weft_tensor_release(bp->wc[w].items[i]);
-    free(bp->wc);
     for (size_t b = 0; b < bp->n_buckets; b++) {
         for (size_t i = 0; i < bp->buckets[b].n; i++) weft_tensor_release(bp->buckets[b].items[i]);
         free(bp->buckets[b].items);
@@ -69,28 +46,10 @@ static weft__bucket_t *bucket_find(weft__bufpool_t *bp, weft_dtype_t dtype, int 
     return NULL;
 }
 
-static bool tensor_matches(const weft_tensor_t *t, weft_dtype_t dtype, int ndim,
-                           const int64_t *shape)
-{
-    if (weft_tensor_dtype(t) != dtype || weft_tensor_ndim(t) != ndim) return false;
-    const int64_t *s = weft_tensor_shape(t);
-    for (int d = 0; d < ndim; d++)
-        if (s[d] != shape[d]) return false;
-    return true;
-}
-
 weft_status_t weft__bufpool_alloc(void *user, weft_dtype_t dtype, int ndim, const int64_t *shape,
                                   weft_tensor_t **out)
 {
-    weft__wcache_t *wc = user;
-    for (uint32_t i = wc->n; i-- > 0;) { /* newest first: the hottest in cache */
-        if (!tensor_matches(wc->items[i], dtype, ndim, shape)) continue;
-        *out = wc->items[i];
-        wc->items[i] = wc->items[--wc->n];
-        wc->hits++;
-        return WEFT_OK;
-    }
-    weft__bufpool_t *bp = wc->bp;
+    weft__bufpool_t *bp = user;
     pthread_mutex_lock(&bp->lock);
     weft__bucket_t *b = bucket_find(bp, dtype, ndim, shape);
     if (b && b->n > 0) {
@@ -169,28 +128,4 @@ void weft__bufpool_put(weft__bufpool_t *bp, weft_tensor_t *t)
     bool kept = depot_push_locked(bp, t);
     pthread_mutex_unlock(&bp->lock);
     if (!kept) weft_tensor_release(t);
-}
-
-void weft__bufpool_put_worker(weft__wcache_t *wc, weft_tensor_t *t)
-{
-    if (!t) return;
-    if (!parkable(t)) {
-        weft_tensor_release(t);
-        return;
-    }
-    if (wc->n == WEFT__WCACHE) { /* spill the older half to the depot: one lock */
-        weft__bufpool_t *bp = wc->bp;
-        uint32_t half = WEFT__WCACHE / 2;
-        pthread_mutex_lock(&bp->lock);
-        for (uint32_t i = 0; i < half; i++)
-            if (!depot_push_locked(bp, wc->items[i])) {
-                pthread_mutex_unlock(&bp->lock);
-                weft_tensor_release(wc->items[i]);
-                pthread_mutex_lock(&bp->lock);
-            }
-        pthread_mutex_unlock(&bp->lock);
-        memmove(wc->items, wc->items + half, (WEFT__WCACHE - half) * sizeof *wc->items);
-        wc->n -= half;
-    }
-    wc->items[wc->n++] = t;
 }

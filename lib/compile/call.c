@@ -123,8 +123,7 @@ static void track_free(weft__call_state_t *cs, uint32_t s)
     atomic_fetch_sub_explicit(&cs->live_buffers, 1, memory_order_relaxed);
 }
 
-static void count_down(weft__call_state_t *cs, const weft__cnode_t *n, weft__wcache_t *wc,
-                       bool prof)
+static void count_down(weft__call_state_t *cs, const weft__cnode_t *n, bool prof)
 {
     for (uint32_t i = 0; i < n->n_dec; i++) {
         uint32_t s = n->dec_slots[i];
@@ -133,9 +132,7 @@ static void count_down(weft__call_state_t *cs, const weft__cnode_t *n, weft__wca
          * reader's release. Pairs with the same fetch_sub in other readers. */
         if (atomic_fetch_sub_explicit(&cs->countdown[s], 1, memory_order_acq_rel) == 1) {
             if (prof && cs->slot_bytes[s]) track_free(cs, s);
-            weft_tensor_t *t = cs->cells[s];
-            cs->cells[s] = NULL;
-            weft__bufpool_put_worker(wc, t);
+            cell_empty(cs, s);
         }
     }
 }
@@ -150,14 +147,13 @@ weft_status_t weft__node_body(void *arg, const weft_task_ctx_t *tctx)
     weft_tensor_t **argv = n->n_in <= 8 ? local : cs->argv + n->argv_off;
     for (uint32_t k = 0; k < n->n_in; k++) argv[k] = cs->cells[n->in_slots[k]];
     weft_kernel_ctx_t kctx;
-    weft__wcache_t *wc = &f->bufpool.wc[tctx->worker];
-    weft__kernel_ctx_init(&kctx, weft__bufpool_alloc, wc, NULL, tctx->worker);
+    weft__kernel_ctx_init(&kctx, weft__bufpool_alloc, &f->bufpool, NULL, tctx->worker);
     weft_status_t st = n->perform(n->apply, argv, cs->cells + n->out_base, &kctx);
     if (st != WEFT_OK) return node_fail(cs, n, st, kctx.msg);
     st = check_outputs(cs, n);
     if (st != WEFT_OK) return st;
     if (f->profile) track_alloc(cs, n);
-    count_down(cs, n, wc, f->profile);
+    count_down(cs, n, f->profile);
     return WEFT_OK;
 }
 

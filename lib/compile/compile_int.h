@@ -73,11 +73,11 @@ typedef enum weft__slot_kind {
 
 /* The buffer pool: exclusive tensors handed back by emptied cells, kept by
  * (dtype, shape) and handed out again by the kernels' allocation hook.
- * Two levels: a small LIFO cache per pool worker (touched only by that
- * worker: a worker runs one node at a time, and a node waiting inside a
- * parallel-for is never inside a cache operation, so no lock is needed and
- * the recycled tensors stay hot in its cache), and a shared depot under one
- * mutex for overflow, misses and the calling thread's cleanup. */
+ * One mutex; shared by every call state and worker, so a buffer freed on one
+ * worker serves an allocation on any other and a call of unchanged shapes
+ * finds every buffer it needs (no steady-state allocation, whatever the
+ * node-to-worker placement). Small intermediates never come here (kept in
+ * their cells, WEFT__SLOT_KEPT). */
 typedef struct weft__bucket {
     weft_dtype_t dtype;
     int ndim;
@@ -87,25 +87,14 @@ typedef struct weft__bucket {
     weft_tensor_t **items;
 } weft__bucket_t;
 
-#define WEFT__WCACHE 32
-typedef struct weft__bufpool weft__bufpool_t;
-typedef struct weft__wcache {
-    _Alignas(64) weft__bufpool_t *bp;
-    uint32_t n;
-    uint64_t hits; /* written by its worker only; read by stats between calls */
-    weft_tensor_t *items[WEFT__WCACHE];
-} weft__wcache_t;
-
-struct weft__bufpool {
+typedef struct weft__bufpool {
     pthread_mutex_t lock;
     size_t n_buckets, cap_buckets;
     weft__bucket_t *buckets;
     size_t held_bytes; /* bytes parked in buckets; bounded by max_bytes */
     size_t max_bytes;
     uint64_t allocated, reused; /* statistics, under lock */
-    unsigned n_workers;
-    weft__wcache_t *wc; /* one per pool worker */
-};
+} weft__bufpool_t;
 
 typedef struct weft__call_state weft__call_state_t;
 
@@ -230,18 +219,12 @@ void weft__compile_free_program(weft_function_t *f);
 
 /* ---- buffer pool (bufpool.c) ------------------------------------------------ */
 weft_status_t weft__bufpool_init(weft__bufpool_t *bp);
-/* The per-worker caches, once the pool's size is known. */
-weft_status_t weft__bufpool_set_workers(weft__bufpool_t *bp, unsigned n);
 void weft__bufpool_fini(weft__bufpool_t *bp);
-/* Kernel allocation hook (user = the running worker's weft__wcache_t). */
+/* Kernel allocation hook (user = the weft__bufpool_t). */
 weft_status_t weft__bufpool_alloc(void *user, weft_dtype_t dtype, int ndim, const int64_t *shape,
                                   weft_tensor_t **out);
-/* Takes t: parks it (depot) when exclusive and contiguous, else releases it. */
+/* Takes t: parks it when exclusive and contiguous, else releases it. */
 void weft__bufpool_put(weft__bufpool_t *bp, weft_tensor_t *t);
-/* As weft__bufpool_put, from the worker owning wc (its cache first). */
-void weft__bufpool_put_worker(weft__wcache_t *wc, weft_tensor_t *t);
-/* Buffers served from the pool (depot and worker caches). */
-uint64_t weft__bufpool_reused(weft__bufpool_t *bp);
 
 /* ---- calls (call.c, state.c) ---------------------------------------------------- */
 weft_status_t weft__state_acquire(weft_function_t *f, weft__call_state_t **out);

@@ -259,10 +259,6 @@ static weft_status_t compile_pipeline(weft_function_t *f, const compile_args_t *
         f->out_vars[k] = weft_fgraph_output(f->fg, k);
     if (st == WEFT_OK) st = weft__check_protected(f, mutable_in);
     if (st == WEFT_OK) st = pick_pool(f, &a->o);
-    if (st == WEFT_OK) {
-        st = weft__bufpool_set_workers(&f->bufpool, (unsigned)weft_pool_thread_count(f->pool));
-        if (st != WEFT_OK) weft__fn_error(NULL, st, "out of memory");
-    }
     if (st == WEFT_OK) st = weft__compile_lower(f);
     free(srcs);
     free(mutable_in);

@@ -55,8 +55,8 @@ weft_status_t weft_function_stats(const weft_function_t *f, weft_function_stats_
     pthread_mutex_unlock(&mf->prof_lock);
     pthread_mutex_lock(&mf->bufpool.lock);
     out->buffers_allocated = f->bufpool.allocated;
+    out->buffers_reused = f->bufpool.reused;
     pthread_mutex_unlock(&mf->bufpool.lock);
-    out->buffers_reused = weft__bufpool_reused(&mf->bufpool);
     pthread_mutex_lock(&mf->state_lock);
     out->call_states = f->n_states;
     pthread_mutex_unlock(&mf->state_lock);
