@@ -135,7 +135,7 @@ weft_status_t weft_tensor_empty(weft_dtype_t dtype, int ndim, const int64_t *sha
 {
     if (!out) return weft__tensor_error(WEFT_EINVAL, "NULL out");
     *out = NULL;
-    size_t count;
+    size_t count = 0; // set by check_shape; initialized for -Wmaybe-uninitialized
     weft_status_t st = weft__tensor_check_shape(dtype, ndim, shape, &count);
     if (st != WEFT_OK) return st;
     size_t bytes = count * weft__dtype_size(dtype);
@@ -182,7 +182,7 @@ static weft_status_t tensor_over_memory(weft_dtype_t dtype, int ndim, const int6
                                         weft_tensor_free_fn free_fn, void *user,
                                         weft_tensor_t **out)
 {
-    size_t count;
+    size_t count = 0; // set by check_shape; initialized for -Wmaybe-uninitialized
     weft_status_t st = weft__tensor_check_shape(dtype, ndim, shape, &count);
     if (st != WEFT_OK) return st;
     if (!data && count > 0)
@@ -249,7 +249,7 @@ weft_status_t weft_tensor_view(weft_tensor_t *base, int ndim, const int64_t *sha
     *out = NULL;
     if (!base || (ndim > 0 && !strides))
         return weft__tensor_error(WEFT_EINVAL, "NULL base or strides");
-    size_t count;
+    size_t count = 0; // set by check_shape; initialized for -Wmaybe-uninitialized
     weft_status_t st = weft__tensor_check_shape(base->dtype, ndim, shape, &count);
     if (st != WEFT_OK) return st;
     int64_t isz = (int64_t)weft__dtype_size(base->dtype), lo = 0, hi = 0, off_b;
