@@ -35,7 +35,8 @@ typedef struct weft_dag_run weft_dag_run_t;
 /* Where workers are pinned (hwloc). COMPACT: worker i on core i mod cores, in
  * topology order. SCATTER: consecutive workers on different packages/NUMA
  * nodes first. NONE: no binding. If the topology cannot be read or the OS
- * refuses a binding, the pool still runs, unpinned: see weft_pool_is_pinned. */
+ * refuses a binding, the pool still runs, unpinned: see weft_pool_is_pinned.
+ * The environment variable WEFT_NO_PIN (any value) turns pinning off. */
 typedef enum weft_pin_policy {
     WEFT_PIN_COMPACT = 0,
     WEFT_PIN_SCATTER = 1,
