@@ -12,11 +12,17 @@
 
 #include "lib/compile/compile_int.h"
 
-static void describe_node(const weft__cnode_t *n, char *buf, size_t cap)
+static uint32_t node_index(const weft__call_state_t *cs, const weft__cnode_t *n)
+{
+    return (uint32_t)(n - cs->f->nodes);
+}
+
+static void describe_node(const weft__call_state_t *cs, const weft__cnode_t *n, char *buf,
+                          size_t cap)
 {
     char d[320];
     weft_apply_describe(n->apply, d, sizeof d);
-    snprintf(buf, cap, "node %u, %s", n->index, d);
+    snprintf(buf, cap, "node %u, %s", node_index(cs, n), d);
 }
 
 /* First failure of the call wins (failure path only, so a mutex is fine). */
@@ -26,10 +32,10 @@ static weft_status_t node_fail(weft__call_state_t *cs, const weft__cnode_t *n, w
     pthread_mutex_lock(&cs->err_lock);
     if (!cs->failed) {
         char d[400];
-        describe_node(n, d, sizeof d);
+        describe_node(cs, n, d, sizeof d);
         cs->failed = true;
         cs->err_status = st;
-        cs->err_node = n->index;
+        cs->err_node = node_index(cs, n);
         snprintf(cs->err_msg, sizeof cs->err_msg, "%s failed with %s: %s", d,
                  weft_status_name(st), msg && msg[0] ? msg : weft_status_str(st));
     }
@@ -53,7 +59,7 @@ static weft_status_t check_outputs(weft__call_state_t *cs, const weft__cnode_t *
     char msg[256], got[96], want[96];
     for (uint32_t k = 0; k < n->n_out; k++) {
         const weft_tensor_t *t = cs->cells[n->out_base + k];
-        const weft_type_t *ty = n->out_types[k];
+        const weft_type_t *ty = k == 0 ? n->type0 : n->out_types[k];
         if (!t) {
             snprintf(msg, sizeof msg, "output %u was not filled by perform", k);
             return node_fail(cs, n, WEFT_EINVAL, msg);
@@ -126,7 +132,7 @@ static void track_free(weft__call_state_t *cs, uint32_t s)
 static void count_down(weft__call_state_t *cs, const weft__cnode_t *n, bool prof)
 {
     for (uint32_t i = 0; i < n->n_dec; i++) {
-        uint32_t s = n->dec_slots[i];
+        uint32_t s = n->in_slots[n->n_in + i];
         /* acq_rel: our reads of the cell's tensor happen before the last
          * reader's emptying (release); the last reader acquires every other
          * reader's release. Pairs with the same fetch_sub in other readers. */
@@ -142,6 +148,10 @@ weft_status_t weft__node_body(void *arg, const weft_task_ctx_t *tctx)
     const weft__cnode_t *n = arg;
     weft__call_state_t *cs = tctx->user;
     weft_function_t *f = cs->f;
+    /* the output cell usually holds last call's tensor, which perform will
+     * reuse: start loading it while the inputs are gathered */
+    weft_tensor_t *prev = cs->cells[n->out_base];
+    if (prev) __builtin_prefetch(prev);
     /* small arities use the (hot) stack; larger ones the state's scratch */
     weft_tensor_t *local[8];
     weft_tensor_t **argv = n->n_in <= 8 ? local : cs->argv + n->argv_off;

@@ -42,20 +42,22 @@
 typedef weft_status_t (*weft__perform_fn)(const weft_apply_t *node, weft_tensor_t *const *inputs,
                                           weft_tensor_t **outputs, weft_kernel_ctx_t *ctx);
 
-/* One DAG node: everything its body needs, resolved at compile time. */
+/* One DAG node: everything its body needs, resolved at compile time, in one
+ * 64-byte line (the node path is bound by cache misses on large graphs).
+ * Its index is its position in f->nodes. The slots it counts down after
+ * running follow its input slots: dec = in_slots + n_in. */
 typedef struct weft__cnode {
+    _Alignas(64) weft__perform_fn perform;
     const weft_apply_t *apply;
-    weft__perform_fn perform;
-    uint32_t index;      /* toposort index = DAG node id */
+    const uint32_t *in_slots;
+    const weft_type_t *type0;            /* output 0's type */
+    const weft_type_t *const *out_types; /* every output's type */
     uint32_t n_in, n_out;
     uint32_t out_base;   /* output j lives in slot out_base + j */
-    uint32_t argv_off;   /* input pointers at state->argv[argv_off ..] */
     uint32_t n_dec;      /* slots to count down after the node ran */
-    const uint32_t *in_slots;
-    const uint32_t *dec_slots;
-    const weft_type_t *const *out_types;
     uint32_t fresh_mask; /* bit j: output j is neither a view nor a destroy output,
                             nor a kept slot (memory tracking) */
+    uint32_t argv_off;   /* input pointers at state->argv[argv_off ..] when n_in > 8 */
 } weft__cnode_t;
 
 typedef enum weft__slot_kind {
@@ -125,7 +127,7 @@ struct weft_function {
     uint32_t *in_slot, *out_slot;
     /* program */
     uint32_t n_nodes, n_slots, n_argv;
-    weft__cnode_t *nodes;
+    weft__cnode_t *nodes; /* 64-byte aligned */
     uint32_t *slot_storage;      /* in_slots and dec_slots of every node */
     const weft_type_t **type_storage;
     uint8_t *slot_kind;

@@ -142,7 +142,6 @@ static weft_status_t build_node(lower_ctx_t *c, size_t i, uint32_t **slots,
     }
     n->apply = a;
     n->perform = cls->perform;
-    n->index = (uint32_t)i;
     n->n_in = (uint32_t)weft_apply_n_inputs(a);
     n->n_out = (uint32_t)weft_apply_n_outputs(a);
     n->out_base = slot_of(c, weft_apply_output(a, 0));
@@ -161,7 +160,6 @@ static weft_status_t build_node(lower_ctx_t *c, size_t i, uint32_t **slots,
         uint32_t s = n->out_base + k;
         if (freeable(c, s) && f->countdown_init[s] == 0) dec[nd++] = s; /* nobody reads it */
     }
-    n->dec_slots = dec;
     n->n_dec = nd;
     *slots = dec + nd;
     const weft_type_t **ot = *types;
@@ -173,6 +171,7 @@ static weft_status_t build_node(lower_ctx_t *c, size_t i, uint32_t **slots,
             n->fresh_mask |= 1u << k;
     }
     n->out_types = ot;
+    n->type0 = ot[0];
     *types = ot + n->n_out;
     return WEFT_OK;
 }
@@ -202,7 +201,8 @@ static weft_status_t build_nodes(lower_ctx_t *c)
         total_in += weft_apply_n_inputs(c->order[i]);
         total_out += weft_apply_n_outputs(c->order[i]);
     }
-    f->nodes = calloc(c->n_order + 1, sizeof *f->nodes);
+    f->nodes = aligned_alloc(64, (c->n_order + 1) * sizeof *f->nodes);
+    if (f->nodes) memset(f->nodes, 0, (c->n_order + 1) * sizeof *f->nodes);
     f->slot_storage = malloc((2 * total_in + total_out + 1) * sizeof(uint32_t));
     f->type_storage = malloc((total_out + 1) * sizeof *f->type_storage);
     if (!f->nodes || !f->slot_storage || !f->type_storage) return lower_oom();
