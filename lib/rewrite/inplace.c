@@ -91,13 +91,15 @@ static weft_status_t collect(weft_fgraph_t *fg, cand_node_t **out, size_t *n_out
     return WEFT_OK;
 }
 
-/* Tries to make node destroy input i; *done on success. */
-static weft_status_t try_input(weft_fgraph_t *fg, weft_apply_t *node, size_t i, bool *done,
-                               size_t *failed)
+/* Builds the node that computes node's output by destroying input i, when
+ * the op has such a variant and the DestroyHandler says it may (*nn NULL:
+ * not possible). */
+static weft_status_t variant_node(weft_fgraph_t *fg, weft_apply_t *node, size_t i,
+                                  weft_apply_t **nn)
 {
     weft_graph_t *g = weft_fgraph_graph(fg);
     const weft_op_t *op = weft_apply_op(node), *vop;
-    *done = false;
+    *nn = NULL;
     if (weft_op_class(op)->inplace_variant(g, op, i, &vop) != WEFT_OK) return WEFT_OK;
     bool ok = false;
     weft_status_t st = weft_destroy_can_destroy(fg, node, i, vop, &ok);
@@ -105,15 +107,23 @@ static weft_status_t try_input(weft_fgraph_t *fg, weft_apply_t *node, size_t i, 
     if (st != WEFT_OK || !ok) return WEFT_OK;
     size_t n_in = weft_apply_n_inputs(node);
     weft_var_t *ins[64];
-    if (n_in > 64) return WEFT_OK;
     for (size_t k = 0; k < n_in; k++) ins[k] = weft_apply_input(node, k);
     const char *file;
     int line;
     weft_apply_trace(node, &file, &line);
+    st = weft_apply_create_at(g, vop, n_in, ins, file, line, nn);
+    if (st != WEFT_OK) *nn = NULL;
+    return st == WEFT_ENOMEM ? st : WEFT_OK;
+}
+
+/* Tries to make node destroy input i in its own transaction; *done on success. */
+static weft_status_t try_input(weft_fgraph_t *fg, weft_apply_t *node, size_t i, bool *done,
+                               size_t *failed)
+{
     weft_apply_t *nn;
-    st = weft_apply_create_at(g, vop, n_in, ins, file, line, &nn);
-    if (st == WEFT_ENOMEM) return st;
-    if (st != WEFT_OK) return WEFT_OK;
+    *done = false;
+    weft_status_t st = variant_node(fg, node, i, &nn);
+    if (st != WEFT_OK || !nn) return st;
     st = weft_fgraph_replace_validate(fg, weft_apply_output(node, 0), weft_apply_output(nn, 0),
                                       "inplace");
     if (st == WEFT_ENOMEM) return st;
@@ -122,31 +132,159 @@ static weft_status_t try_input(weft_fgraph_t *fg, weft_apply_t *node, size_t i, 
     return WEFT_OK;
 }
 
-static weft_status_t try_node(weft_fgraph_t *fg, weft_apply_t *node, bool last_reader_only,
-                              size_t *changes, size_t *failed)
+/* The inputs node may try to destroy, in preference order, into idx. */
+static weft_status_t candidates(weft_fgraph_t *fg, weft_apply_t *node, bool last_reader_only,
+                                size_t *idx, size_t *nc)
 {
-    size_t n_in = weft_apply_n_inputs(node);
+    size_t n_in = weft_apply_n_inputs(node), k = 0, raw[64];
+    *nc = 0;
     if (n_in == 0 || n_in > 64) return WEFT_OK;
     const weft_var_t *ins[64];
-    size_t idx[64], nc;
-    for (size_t k = 0; k < n_in; k++) ins[k] = weft_apply_input(node, k);
-    weft_status_t st = weft_destroy_inplace_candidates(fg, n_in, ins, 0, NULL, idx, &nc);
+    for (size_t i = 0; i < n_in; i++) ins[i] = weft_apply_input(node, i);
+    size_t n_raw;
+    weft_status_t st = weft_destroy_inplace_candidates(fg, n_in, ins, 0, NULL, raw, &n_raw);
     if (st == WEFT_ENOMEM) return st;
     if (st != WEFT_OK) return WEFT_OK;
     const weft_type_t *ot = weft_var_type(weft_apply_output(node, 0));
-    for (size_t c = 0; c < nc; c++) {
-        const weft_var_t *v = ins[idx[c]];
+    for (size_t c = 0; c < n_raw; c++) {
+        const weft_var_t *v = ins[raw[c]];
         if (!weft_type_equal(weft_var_type(v), ot)) continue;
         if (last_reader_only && weft_fgraph_n_clients(fg, v) != 1) continue;
+        idx[k++] = raw[c];
+    }
+    *nc = k;
+    return WEFT_OK;
+}
+
+static weft_status_t try_node(weft_fgraph_t *fg, weft_apply_t *node, bool last_reader_only,
+                              size_t *changes, size_t *failed)
+{
+    size_t idx[64], nc;
+    weft_status_t st = candidates(fg, node, last_reader_only, idx, &nc);
+    for (size_t c = 0; st == WEFT_OK && c < nc; c++) {
         bool done;
         st = try_input(fg, node, idx[c], &done, failed);
-        if (st != WEFT_OK) return st;
-        if (done) {
+        if (st == WEFT_OK && done) {
             ++*changes;
             return WEFT_OK;
         }
     }
+    return st;
+}
+
+/* Sweep 0 as one transaction: every node destroying an input whose last
+ * reader it is, at most one destroyer per root. The DestroyHandler's
+ * validation then runs once instead of once per node (it is linear in the
+ * graph, so per-node transactions would make the rewrite quadratic). If the
+ * batch is rejected it is reverted and the caller falls back to one
+ * transaction per node. */
+typedef struct batch_pair {
+    weft_var_t *old_var, *new_var;
+    size_t topo;
+} batch_pair_t;
+
+typedef struct batch {
+    batch_pair_t *p;
+    const weft_var_t **roots;
+    size_t n, cap, n_roots, cap_roots;
+} batch_t;
+
+static int by_topo_desc(const void *a, const void *b)
+{
+    const batch_pair_t *x = a, *y = b;
+    return x->topo < y->topo ? 1 : x->topo > y->topo ? -1 : 0;
+}
+
+/* Roots already destroyed in the batch: an open-addressing pointer set
+ * (roots has cap_roots slots, a power of two, at most half full). */
+static bool root_taken(const batch_t *b, const weft_var_t *r)
+{
+    if (!b->cap_roots) return false;
+    size_t m = b->cap_roots - 1;
+    for (size_t i = ((uintptr_t)r >> 4) * 0x9e3779b97f4a7c15ull & m; b->roots[i]; i = (i + 1) & m)
+        if (b->roots[i] == r) return true;
+    return false;
+}
+
+static weft_status_t root_add(batch_t *b, const weft_var_t *r)
+{
+    if ((b->n_roots + 1) * 2 > b->cap_roots) {
+        size_t nc = b->cap_roots ? b->cap_roots * 2 : 64;
+        const weft_var_t **old = b->roots, **nr = calloc(nc, sizeof *nr);
+        if (!nr) return WEFT_ENOMEM;
+        size_t oc = b->cap_roots;
+        b->roots = nr;
+        b->cap_roots = nc;
+        b->n_roots = 0;
+        for (size_t i = 0; i < oc; i++)
+            if (old[i]) (void)root_add(b, old[i]);
+        free(old);
+    }
+    size_t m = b->cap_roots - 1;
+    size_t i = ((uintptr_t)r >> 4) * 0x9e3779b97f4a7c15ull & m;
+    while (b->roots[i]) i = (i + 1) & m;
+    b->roots[i] = r;
+    b->n_roots++;
     return WEFT_OK;
+}
+
+static weft_status_t batch_add(weft_fgraph_t *fg, batch_t *b, const cand_node_t *cn)
+{
+    weft_apply_t *node = cn->node;
+    size_t idx[64], nc;
+    weft_status_t st = candidates(fg, node, true, idx, &nc);
+    for (size_t c = 0; st == WEFT_OK && c < nc; c++) {
+        weft_var_t *r;
+        st = weft_destroy_root(fg, weft_apply_input(node, idx[c]), &r);
+        if (st != WEFT_OK || root_taken(b, r)) continue; /* ENOMEM is the only hard error */
+        weft_apply_t *nn;
+        st = variant_node(fg, node, idx[c], &nn);
+        if (st != WEFT_OK || !nn) continue;
+        if (weft__rw_grow((void **)&b->p, &b->cap, b->n + 1, sizeof *b->p) || root_add(b, r))
+            return WEFT_ENOMEM;
+        b->p[b->n++] = (batch_pair_t){weft_apply_output(node, 0), weft_apply_output(nn, 0),
+                                      cn->topo};
+        return WEFT_OK;
+    }
+    return st == WEFT_ENOMEM ? st : WEFT_OK;
+}
+
+/* Replaces consumers before producers: each new node reads the old
+ * producer's output, which must still be in the graph when it is imported
+ * (replacing a producer first would re-import the old chain behind it). */
+static weft_status_t batch_commit(weft_fgraph_t *fg, batch_t *b)
+{
+    qsort(b->p, b->n, sizeof *b->p, by_topo_desc);
+    weft_var_t **olds = malloc(2 * b->n * sizeof *olds);
+    if (!olds) return WEFT_ENOMEM;
+    weft_var_t **news = olds + b->n;
+    for (size_t i = 0; i < b->n; i++) {
+        olds[i] = b->p[i].old_var;
+        news[i] = b->p[i].new_var;
+    }
+    weft_status_t st = weft_fgraph_replace_all_validate(fg, b->n, olds, news, "inplace");
+    free(olds);
+    return st;
+}
+
+/* *done: the batch was accepted (or empty). */
+static weft_status_t batch_sweep(weft_fgraph_t *fg, const cand_node_t *c, size_t n,
+                                 size_t *changes, bool *done)
+{
+    batch_t b;
+    memset(&b, 0, sizeof b);
+    weft_status_t st = WEFT_OK;
+    for (size_t k = 0; k < n && st == WEFT_OK; k++) st = batch_add(fg, &b, &c[k]);
+    *done = true;
+    if (st == WEFT_OK && b.n) {
+        st = batch_commit(fg, &b);
+        *done = st == WEFT_OK;
+        if (st == WEFT_OK) *changes += b.n;
+        else if (st != WEFT_ENOMEM) st = WEFT_OK;
+    }
+    free(b.p);
+    free(b.roots);
+    return st;
 }
 
 static weft_status_t inplace_apply(weft_fgraph_t *fg, void *user, weft_rewrite_stats_t *stats,
@@ -156,7 +294,9 @@ static weft_status_t inplace_apply(weft_fgraph_t *fg, void *user, weft_rewrite_s
     cand_node_t *c = NULL;
     size_t n = 0, failed = 0;
     if (st == WEFT_OK) st = collect(fg, &c, &n);
-    for (int sweep = 0; sweep < 2 && st == WEFT_OK; sweep++)
+    bool batched = false;
+    if (st == WEFT_OK) st = batch_sweep(fg, c, n, n_changes, &batched);
+    for (int sweep = batched ? 1 : 0; sweep < 2 && st == WEFT_OK; sweep++)
         for (size_t k = 0; k < n && st == WEFT_OK; k++) {
             weft_apply_t *node = c[k].node;
             if (!weft_fgraph_contains_apply(fg, node)) continue; /* replaced in sweep 0 */

@@ -9,6 +9,8 @@
 
 #include <cmocka.h>
 
+#include "lib/tensor/kernel_int.h"
+
 int rfx_setup(void **state)
 {
     rfx_t *f = calloc(1, sizeof *f);
@@ -168,4 +170,54 @@ size_t rfx_count_op(weft_fgraph_t *fg, const char *op_print)
         c += strcmp(b, op_print) == 0;
     }
     return c;
+}
+
+static weft_tensor_t *const_tensor(const weft_var_t *c)
+{
+    const weft_type_t *t = weft_var_type(c);
+    int64_t shape[WEFT_MAX_NDIM];
+    for (int d = 0; d < weft_type_ndim(t); d++) shape[d] = weft_type_dim(t, d);
+    const void *data;
+    size_t nb;
+    weft_tensor_t *r;
+    assert_int_equal(weft_constant_data(c, &data, &nb), WEFT_OK);
+    assert_int_equal(weft_tensor_from_data(weft_type_dtype(t), weft_type_ndim(t), shape, NULL,
+                                           (void *)data, &r), WEFT_OK);
+    return r;
+}
+
+void rfx_eval_fgraph(rfx_t *f, weft_fgraph_t *fg, size_t n_in, weft_var_t *const *in,
+                     weft_tensor_t *const *vals, weft_tensor_t **res)
+{
+    size_t nv = weft_graph_n_vars(f->g);
+    weft_tensor_t **val = calloc(nv, sizeof *val);
+    assert_non_null(val);
+    for (size_t i = 0; i < n_in; i++)
+        assert_int_equal(weft_tensor_clone(vals[i], &val[weft_var_id(in[i])]), WEFT_OK);
+    weft_apply_t *const *order;
+    size_t n;
+    assert_int_equal(weft_fgraph_toposort(fg, &order, &n), WEFT_OK);
+    weft_kernel_ctx_t ctx;
+    for (size_t k = 0; k < n; k++) {
+        weft_apply_t *a = order[k];
+        weft_tensor_t *ins[16], *outs[16] = {NULL};
+        for (size_t i = 0; i < weft_apply_n_inputs(a); i++) {
+            weft_var_t *v = weft_apply_input(a, i);
+            if (!val[weft_var_id(v)] && weft_var_is_constant(v)) val[weft_var_id(v)] = const_tensor(v);
+            ins[i] = val[weft_var_id(v)];
+            assert_non_null(ins[i]);
+        }
+        weft__kernel_ctx_init(&ctx, NULL, NULL, NULL, 0);
+        assert_int_equal(weft_op_class(weft_apply_op(a))->perform(a, ins, outs, &ctx), WEFT_OK);
+        for (size_t o = 0; o < weft_apply_n_outputs(a); o++)
+            val[weft_var_id(weft_apply_output(a, o))] = outs[o];
+    }
+    for (size_t k = 0; k < weft_fgraph_n_outputs(fg); k++) {
+        weft_var_t *o = weft_fgraph_output(fg, k);
+        if (!val[weft_var_id(o)] && weft_var_is_constant(o)) val[weft_var_id(o)] = const_tensor(o);
+        res[k] = weft_tensor_retain(val[weft_var_id(o)]);
+        assert_non_null(res[k]);
+    }
+    for (size_t i = 0; i < nv; i++) weft_tensor_release(val[i]);
+    free(val);
 }

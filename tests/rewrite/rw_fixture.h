@@ -42,6 +42,12 @@ void rfx_random_inputs(rfx_t *f, size_t n, weft_var_t *const *in, weft_tensor_t 
  * in-place ops cannot change the caller's tensors. */
 void rfx_eval(rfx_t *f, size_t n_in, weft_var_t *const *in, weft_tensor_t *const *vals,
               size_t n_out, weft_var_t *const *outs, weft_tensor_t **res);
+/* Evaluates fg's outputs running its nodes in weft_fgraph_toposort order
+ * (which includes the DestroyHandler's orderings: every reader of a
+ * destroyed value runs before its destroyer, unlike weft_eval's depth-first
+ * order). Values are cloned first. */
+void rfx_eval_fgraph(rfx_t *f, weft_fgraph_t *fg, size_t n_in, weft_var_t *const *in,
+                     weft_tensor_t *const *vals, weft_tensor_t **res);
 /* Asserts |a - b| <= atol + rtol |b| elementwise, same shape. */
 void rfx_assert_close(const weft_tensor_t *a, const weft_tensor_t *b, double rtol, double atol);
 void rfx_release(size_t n, weft_tensor_t **t);
