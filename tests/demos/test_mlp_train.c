@@ -17,13 +17,14 @@
 
 #define STEPS 5
 
-static const mlp_config_t tiny = {8, 16, 0.5, 3};
+static const mlp_config_t tiny = {8, 16, 0.5, 3, 1, NULL};
 
-static void train_both(weft_pool_t *pool, double *lw, double *lh, double *param_diff)
+static void train_cfg(const mlp_config_t *cfg, weft_pool_t *pool, double *lw, double *lh,
+                      double *param_diff)
 {
     mlp_data_t *d = NULL;
     mlp_trainer_t *w = NULL, *h = NULL;
-    assert_int_equal(mlp_data_create(&tiny, &d), WEFT_OK);
+    assert_int_equal(mlp_data_create(cfg, &d), WEFT_OK);
     assert_int_equal(mlp_trainer_create(d, MLP_IMPL_WEFT, pool, 1, &w), WEFT_OK);
     assert_int_equal(mlp_trainer_create(d, MLP_IMPL_HANDC, NULL, 1, &h), WEFT_OK);
     for (int s = 0; s < STEPS; s++) {
@@ -34,6 +35,11 @@ static void train_both(weft_pool_t *pool, double *lw, double *lh, double *param_
     mlp_trainer_destroy(w);
     mlp_trainer_destroy(h);
     mlp_data_destroy(d);
+}
+
+static void train_both(weft_pool_t *pool, double *lw, double *lh, double *param_diff)
+{
+    train_cfg(&tiny, pool, lw, lh, param_diff);
 }
 
 static void test_mlp_train_tiny_model_losses_match_handc_and_decrease(void **state)
@@ -51,6 +57,24 @@ static void test_mlp_train_tiny_model_losses_match_handc_and_decrease(void **sta
     }
     assert_true(lw[STEPS - 1] < lw[0]);
     assert_true(lh[STEPS - 1] < lh[0]);
+    assert_true(diff < 1e-12);
+}
+
+/* The batch split into 3 row blocks (3 + 3 + 2 rows), each its own chain,
+ * without the in-place rewrite: the same losses as the hand-written step. */
+static void test_mlp_train_sharded_graph_matches_handc(void **state)
+{
+    (void)state;
+    weft_pool_t *pool = NULL;
+    double lw[STEPS], lh[STEPS], diff;
+    mlp_config_t cfg = tiny;
+    cfg.shards = 3;
+    cfg.exclude = "inplace";
+    assert_int_equal(weft_pool_create(2, NULL, &pool), WEFT_OK);
+    train_cfg(&cfg, pool, lw, lh, &diff);
+    assert_int_equal(weft_pool_destroy(pool), WEFT_OK);
+    for (int s = 0; s < STEPS; s++) assert_true(fabs(lw[s] - lh[s]) <= 1e-12 * lh[s]);
+    assert_true(lw[STEPS - 1] < lw[0]);
     assert_true(diff < 1e-12);
 }
 
@@ -114,6 +138,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_mlp_train_tiny_model_losses_match_handc_and_decrease),
+        cmocka_unit_test(test_mlp_train_sharded_graph_matches_handc),
         cmocka_unit_test(test_mlp_train_repeated_run_same_losses),
         cmocka_unit_test(test_mlp_train_saved_graph_loads_back),
         cmocka_unit_test(test_mlp_train_bad_arguments_return_einval),

@@ -27,10 +27,10 @@
 #define N_IMPL 2
 
 typedef struct opts {
-    int batch, threads, steps, width, print_graph;
+    int batch, threads, steps, width, print_graph, shards;
     double lr;
     unsigned long long seed;
-    const char *save;
+    const char *save, *exclude;
 } opts_t;
 
 typedef struct run {
@@ -68,16 +68,19 @@ static double median(const double *v, int n)
 static void usage(void)
 {
     printf("usage: mlp_train [--batch B] [--threads T] [--steps S] [--width W] [--lr LR]\n"
-           "                 [--seed N] [--save FILE] [--print-graph]\n"
+           "                 [--seed N] [--shards S] [--exclude REWRITE] [--save FILE]\n"
+           "                 [--print-graph]\n"
            "Trains a 4-layer tanh MLP with weft and with hand-written C + cblas, alternating\n"
            "step by step, and prints one line per implementation and thread count.\n"
            "Defaults: batch 64 and 1024, threads 1 and 2, width 256, lr 0.05, seed 1,\n"
-           "steps 100 (batch < 512) or 20. --save FILE writes the step graph as weft JSON.\n");
+           "steps 100 (batch < 512) or 20, shards 1. --shards S splits the weft graph's batch\n"
+           "into S row blocks with their own chains; --exclude drops a rewrite (name or tag)\n"
+           "from weft's compile. --save FILE writes the step graph as weft JSON.\n");
 }
 
 static int parse(int argc, char **argv, opts_t *o)
 {
-    *o = (opts_t){0, 0, 0, 256, 0, 0.05, 1, NULL};
+    *o = (opts_t){0, 0, 0, 256, 0, 1, 0.05, 1, NULL, NULL};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) return usage(), 1;
@@ -90,17 +93,21 @@ static int parse(int argc, char **argv, opts_t *o)
         else if (!strcmp(a, "--lr")) o->lr = atof(v);
         else if (!strcmp(a, "--seed")) o->seed = strtoull(v, NULL, 10);
         else if (!strcmp(a, "--save")) o->save = v;
+        else if (!strcmp(a, "--shards")) o->shards = atoi(v);
+        else if (!strcmp(a, "--exclude")) o->exclude = v;
         else return fprintf(stderr, "mlp_train: unknown option %s (try --help)\n", a), 2;
         i++;
     }
     if (o->batch < 0 || o->width < 1 || o->steps < 0 || o->threads < 0 ||
-        o->threads > MAX_THREADS || !(o->lr > 0))
+        o->threads > MAX_THREADS || !(o->lr > 0) || o->shards < 1 ||
+        (o->batch && o->shards > o->batch))
         return fprintf(stderr, "mlp_train: bad option value (threads: 1..%d)\n", MAX_THREADS), 2;
     return 0;
 }
 
-/* Counts lines of the compiled graph containing `what`. */
-static int count_nodes(weft_function_t *f, const char *what)
+/* Counts the nodes of the compiled graph ("index: Op{props}(inputs)" lines)
+ * whose op part (before the first '(') contains `what` and not `but_not`. */
+static int count_nodes(weft_function_t *f, const char *what, const char *but_not)
 {
     char *buf = NULL;
     size_t len = 0;
@@ -109,7 +116,12 @@ static int count_nodes(weft_function_t *f, const char *what)
     weft_function_print(f, m);
     fclose(m);
     int n = 0;
-    for (const char *p = buf; p && (p = strstr(p, what)); p++) n++;
+    for (char *line = buf ? strtok(buf, "\n") : NULL; line; line = strtok(NULL, "\n")) {
+        char *op = strstr(line, ": "), *paren = op ? strchr(op, '(') : NULL;
+        if (!paren) continue;
+        *paren = '\0';
+        n += strstr(op, what) && !(but_not && strstr(op, but_not));
+    }
     free(buf);
     return n;
 }
@@ -172,8 +184,8 @@ static void print_run(run_t *r, int batch, int t_lo, int t_hi, int steps)
     for (int t = t_lo; t <= t_hi; t++) {
         weft_function_t *f = mlp_trainer_function(r->tr[t - 1][MLP_IMPL_WEFT]);
         printf("mlp_stats batch=%d threads=%d nodes=%zu gemm=%d inplace=%d steady_allocs=%llu\n",
-               batch, t, weft_function_n_nodes(f), count_nodes(f, ": Gemm"),
-               count_nodes(f, "inplace=0"),
+               batch, t, weft_function_n_nodes(f), count_nodes(f, ": Gemm", NULL),
+               count_nodes(f, "inplace=", "inplace=-1"),
                (unsigned long long)(allocs(f) - r->allocs_warm[t - 1]));
     }
     fflush(stdout);
@@ -192,7 +204,7 @@ static int run_batch(const opts_t *o, int batch, weft_pool_t **pools)
 {
     int t_lo = o->threads ? o->threads : 1, t_hi = o->threads ? o->threads : MAX_THREADS;
     int steps = o->steps ? o->steps : (batch < 512 ? 100 : 20);
-    mlp_config_t cfg = {batch, o->width, o->lr, o->seed};
+    mlp_config_t cfg = {batch, o->width, o->lr, o->seed, o->shards, o->exclude};
     mlp_data_t *d = NULL;
     run_t r;
     memset(&r, 0, sizeof r);
@@ -216,7 +228,7 @@ int main(int argc, char **argv)
         return 1;
     }
     if (o.save) {
-        mlp_config_t cfg = {o.batch ? o.batch : 64, o.width, o.lr, o.seed};
+        mlp_config_t cfg = {o.batch ? o.batch : 64, o.width, o.lr, o.seed, o.shards, NULL};
         return mlp_save_graph(&cfg, o.save) == WEFT_OK ? 0 : 1;
     }
     weft_pool_t *pools[MAX_THREADS] = {NULL, NULL};

@@ -118,20 +118,62 @@ static weft_status_t build_inputs(mlp_graph_t *m, int batch, int width)
     return WEFT_OK;
 }
 
-static weft_status_t build_forward(mlp_graph_t *m)
+/* The network on rows [r0, r1) of x: its output (before the loss). */
+static weft_status_t build_net(mlp_graph_t *m, weft_var_t *x, weft_var_t **out)
 {
-    weft_var_t *h = m->in[0], *z, *zb, *d, *d2;
+    weft_var_t *h = x, *z, *zb;
     for (int k = 0; k < MLP_LAYERS; k++) {
         CHECK(weft_dot(m->g, h, m->in[2 + 2 * k], &z));
         CHECK(weft_add(m->g, z, m->in[3 + 2 * k], &zb));
         h = zb;
         if (k < MLP_LAYERS - 1) CHECK(weft_tanh(m->g, zb, &h));
     }
-    CHECK(weft_sub(m->g, h, m->in[1], &d));
-    CHECK(weft_sqr(m->g, d, &d2));
-    CHECK(weft_mean(m->g, d2, 0, NULL, false, &m->loss));
-    CHECK(weft_var_set_name(m->loss, "loss"));
+    *out = h;
     return WEFT_OK;
+}
+
+/* One shard: sum((net(x[r0:r1]) - y[r0:r1])^2). */
+static weft_status_t build_shard_sse(mlp_graph_t *m, int64_t r0, int64_t r1, weft_var_t **sse)
+{
+    weft_slice_t rows[1] = {WEFT_SLICE(r0, r1, 1)};
+    weft_var_t *xs, *ys, *out, *d, *d2;
+    CHECK(weft_subtensor(m->g, m->in[0], 1, rows, &xs));
+    CHECK(weft_subtensor(m->g, m->in[1], 1, rows, &ys));
+    weft_status_t st = build_net(m, xs, &out);
+    if (st != WEFT_OK) return st;
+    CHECK(weft_sub(m->g, out, ys, &d));
+    CHECK(weft_sqr(m->g, d, &d2));
+    CHECK(weft_sum(m->g, d2, 0, NULL, false, sse));
+    return WEFT_OK;
+}
+
+/* shards <= 1: loss = mean((net(x) - y)^2), the graph of weft-mlp-gen.
+ * shards S > 1: the batch split into S row blocks, each its own forward and
+ * backward chain (independent nodes a pool can run at once), loss = (sum of
+ * the blocks' squared errors) / (batch width) - the same value. */
+static weft_status_t build_forward(mlp_graph_t *m, const mlp_config_t *cfg)
+{
+    weft_var_t *out, *d, *d2, *total = NULL;
+    int shards = cfg->shards > 1 ? cfg->shards : 1;
+    if (shards == 1) {
+        weft_status_t st = build_net(m, m->in[0], &out);
+        if (st != WEFT_OK) return st;
+        CHECK(weft_sub(m->g, out, m->in[1], &d));
+        CHECK(weft_sqr(m->g, d, &d2));
+        CHECK(weft_mean(m->g, d2, 0, NULL, false, &m->loss));
+        return weft_var_set_name(m->loss, "loss");
+    }
+    for (int s = 0; s < shards; s++) {
+        weft_var_t *sse;
+        int64_t r0 = (int64_t)cfg->batch * s / shards, r1 = (int64_t)cfg->batch * (s + 1) / shards;
+        weft_status_t st = build_shard_sse(m, r0, r1, &sse);
+        if (st != WEFT_OK) return st;
+        if (total) CHECK(weft_add(m->g, total, sse, &total));
+        else total = sse;
+    }
+    double scale = 1.0 / ((double)cfg->batch * (double)cfg->width);
+    CHECK(weft_binary_scalar(m->g, WEFT_ELEMWISE_MUL, total, scale, &m->loss));
+    return weft_var_set_name(m->loss, "loss");
 }
 
 static weft_status_t build_sgd(mlp_graph_t *m, double lr)
@@ -152,7 +194,7 @@ weft_status_t mlp__graph_build(mlp_graph_t *m, const mlp_config_t *cfg)
     weft_status_t st = weft_graph_create(NULL, &m->g);
     if (st != WEFT_OK) return st;
     st = build_inputs(m, cfg->batch, cfg->width);
-    if (st == WEFT_OK) st = build_forward(m);
+    if (st == WEFT_OK) st = build_forward(m, cfg);
     if (st == WEFT_OK) st = build_sgd(m, cfg->lr);
     return st;
 }
@@ -184,6 +226,9 @@ static weft_status_t weft_compile_step(mlp_trainer_t *t, weft_pool_t *pool)
     weft_function_options_t o = WEFT_FUNCTION_OPTIONS_INIT;
     o.pool = pool;
     o.name = "mlp_train_step";
+    const char *excl[1] = {t->data->cfg.exclude};
+    o.n_exclude = excl[0] ? 1 : 0;
+    o.exclude = excl;
     if (st == WEFT_OK)
         st = weft_function_compile(MLP_N_INPUTS, m.in, 1, &m.loss, MLP_N_PARAMS, upd, &o, &t->fn);
     if (st != WEFT_OK && m.g)

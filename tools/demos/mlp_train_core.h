@@ -27,6 +27,8 @@ typedef struct mlp_config {
     int width;     /* every layer's width */
     double lr;     /* SGD step */
     uint64_t seed; /* data, teacher and initial weights */
+    int shards;    /* weft graph: row blocks of the batch with their own chains (0, 1: none) */
+    const char *exclude; /* weft compile: a rewrite name or tag to exclude (NULL: none) */
 } mlp_config_t;
 
 typedef enum mlp_impl { MLP_IMPL_WEFT = 0, MLP_IMPL_HANDC = 1 } mlp_impl_t;
