@@ -37,7 +37,8 @@ static weft_status_t identity_elem(weft_apply_t *node, int kind, double unit,
 {
     if (!is_kind(node, kind)) return WEFT_OK;
     for (size_t i = 0; i < 2; i++)
-        if (weft__is_const_value(in(node, 1 - i), unit) && weft__can_replace(out0(node), in(node, i)))
+        if (weft__is_const_value(in(node, 1 - i), unit) &&
+            weft__can_replace(out0(node), in(node, i)))
             return give(res, node, in(node, i));
     return WEFT_OK;
 }

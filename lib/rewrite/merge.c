@@ -112,7 +112,8 @@ static void table_remove(table_t *t, uint64_t h, const void *p)
 
 static weft_status_t schedule(merge_feature_t *m, void *a, void *b, bool constant)
 {
-    if (weft__rw_grow((void **)&m->sched, &m->cap_sched, m->n_sched + 1, sizeof *m->sched) != WEFT_OK)
+    if (weft__rw_grow((void **)&m->sched, &m->cap_sched, m->n_sched + 1, sizeof *m->sched) !=
+        WEFT_OK)
         return m->oom = true, WEFT_ENOMEM;
     m->sched[m->n_sched++] = (pair_t){a, b, constant};
     return WEFT_OK;

@@ -445,7 +445,8 @@ static weft_status_t pattern_build(const weft_pattern_desc_t *d, pattern_t *pat)
         st = perr(WEFT_EPARSE, "the in-pattern's root must be an op");
     if (st == WEFT_OK) st = parse_all(&ps, d->out_pattern, true, &pat->out);
     if (st == WEFT_OK && !out_ops_buildable(pat->out))
-        st = perr(WEFT_EINVAL, "an out-pattern op of a class with props needs a matcher with props");
+        st =
+            perr(WEFT_EINVAL, "an out-pattern op of a class with props needs a matcher with props");
     if (st == WEFT_OK) st = setup_extras(pat, d);
     return st;
 }

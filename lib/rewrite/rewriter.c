@@ -229,7 +229,8 @@ weft_status_t weft_rewrite_result_outputs(weft_rewrite_result_t *res, size_t n,
 weft_status_t weft_rewrite_result_remove(weft_rewrite_result_t *res, weft_apply_t *node)
 {
     if (!res || !node) return WEFT_EINVAL;
-    weft_status_t st = weft__rw_grow((void **)&res->rm, &res->cap_rm, res->n_rm + 1, sizeof(void *));
+    weft_status_t st =
+        weft__rw_grow((void **)&res->rm, &res->cap_rm, res->n_rm + 1, sizeof(void *));
     if (st != WEFT_OK) return st;
     res->rm[res->n_rm++] = node;
     return WEFT_OK;

@@ -138,7 +138,8 @@ void rfx_eval(rfx_t *f, size_t n_in, weft_var_t *const *in, weft_tensor_t *const
               size_t n_out, weft_var_t *const *outs, weft_tensor_t **res)
 {
     weft_tensor_t *copies[16] = {NULL};
-    for (size_t i = 0; i < n_in; i++) assert_int_equal(weft_tensor_clone(vals[i], &copies[i]), WEFT_OK);
+    for (size_t i = 0; i < n_in; i++)
+        assert_int_equal(weft_tensor_clone(vals[i], &copies[i]), WEFT_OK);
     weft_status_t st = weft_eval(f->g, n_in, in, copies, n_out, outs, res);
     if (st != WEFT_OK) fprintf(stderr, "eval: %s\n", weft_graph_last_error(f->g));
     assert_int_equal(st, WEFT_OK);
@@ -203,7 +204,8 @@ void rfx_eval_fgraph(rfx_t *f, weft_fgraph_t *fg, size_t n_in, weft_var_t *const
         weft_tensor_t *ins[16], *outs[16] = {NULL};
         for (size_t i = 0; i < weft_apply_n_inputs(a); i++) {
             weft_var_t *v = weft_apply_input(a, i);
-            if (!val[weft_var_id(v)] && weft_var_is_constant(v)) val[weft_var_id(v)] = const_tensor(v);
+            if (!val[weft_var_id(v)] && weft_var_is_constant(v))
+                val[weft_var_id(v)] = const_tensor(v);
             ins[i] = val[weft_var_id(v)];
             assert_non_null(ins[i]);
         }

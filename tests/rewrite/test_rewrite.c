@@ -49,7 +49,8 @@ static weft_status_t record_fn(weft_fgraph_t *fg, weft_apply_t *node, void *user
     (void)res;
     rec_t *r = user;
     size_t n = strlen(r->log);
-    snprintf(r->log + n, sizeof r->log - n, "%s%s", n ? " " : "", weft_op_name(weft_apply_op(node)));
+    snprintf(r->log + n, sizeof r->log - n, "%s%s", n ? " " : "",
+             weft_op_name(weft_apply_op(node)));
     return WEFT_OK;
 }
 
@@ -65,7 +66,8 @@ static weft_status_t swap_fn(weft_fgraph_t *fg, weft_apply_t *node, void *user,
     const int *k = user;
     weft_elemwise_kind_t kind;
     int ip;
-    if (!weft_elemwise_op_info(weft_apply_op(node), &kind, &ip) || (int)kind != k[0]) return WEFT_OK;
+    if (!weft_elemwise_op_info(weft_apply_op(node), &kind, &ip) || (int)kind != k[0])
+        return WEFT_OK;
     weft_var_t *r;
     weft_status_t st = weft_unary(weft_fgraph_graph(fg), (weft_elemwise_kind_t)k[1],
                                   weft_apply_input(node, 0), &r);
@@ -146,7 +148,8 @@ static void test_rewrite_walk_orders_in2out_and_out2in(void **state)
 {
     rfx_t *f = *state;
     weft_var_t *x = rfx_var(f, f->m34, "x");
-    weft_var_t *y = un(f, WEFT_ELEMWISE_TANH, un(f, WEFT_ELEMWISE_EXP, un(f, WEFT_ELEMWISE_NEG, x)));
+    weft_var_t *y =
+        un(f, WEFT_ELEMWISE_TANH, un(f, WEFT_ELEMWISE_EXP, un(f, WEFT_ELEMWISE_NEG, x)));
     weft_fgraph_t *fg = rfx_fgraph(f, 1, &x, 1, &y, false);
     rec_t r1 = {"", 0}, r2 = {"", 0};
     weft_rewriter_t *a = node_rw("rec", record_fn, &r1), *w;
@@ -188,8 +191,10 @@ static void test_rewrite_equilibrium_without_fixpoint_is_enoconverge(void **stat
     weft_var_t *x = rfx_var(f, f->m34, "x");
     weft_var_t *y = un(f, WEFT_ELEMWISE_EXP, x);
     weft_fgraph_t *fg = rfx_fgraph(f, 1, &x, 1, &y, false);
-    int es[2] = {WEFT_ELEMWISE_EXP, WEFT_ELEMWISE_SIN}, se[2] = {WEFT_ELEMWISE_SIN, WEFT_ELEMWISE_EXP};
-    weft_rewriter_t *rs[2] = {node_rw("exp_to_sin", swap_fn, es), node_rw("sin_to_exp", swap_fn, se)};
+    int es[2] = {WEFT_ELEMWISE_EXP, WEFT_ELEMWISE_SIN},
+        se[2] = {WEFT_ELEMWISE_SIN, WEFT_ELEMWISE_EXP};
+    weft_rewriter_t *rs[2] = {node_rw("exp_to_sin", swap_fn, es),
+                              node_rw("sin_to_exp", swap_fn, se)};
     weft_equilibrium_desc_t d = WEFT_EQUILIBRIUM_DESC_INIT;
     d.name = "flip";
     d.n_node = 2;
@@ -198,7 +203,8 @@ static void test_rewrite_equilibrium_without_fixpoint_is_enoconverge(void **stat
     weft_rewriter_t *eq;
     assert_int_equal(weft_rewriter_equilibrium_create(&d, &eq), WEFT_OK);
     assert_int_equal(weft_rewriter_apply(eq, fg, NULL), WEFT_ENOCONVERGE);
-    assert_non_null(strstr(weft_fgraph_last_error(fg), "flip: rewriter exp_to_sin applied 4 times"));
+    assert_non_null(
+        strstr(weft_fgraph_last_error(fg), "flip: rewriter exp_to_sin applied 4 times"));
     assert_int_equal(weft_fgraph_check_integrity(fg), WEFT_OK);
     weft_rewriter_release(eq);
     d.max_use_ratio = -1;

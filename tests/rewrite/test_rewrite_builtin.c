@@ -104,7 +104,8 @@ static void test_rewrite_add_zero_broadcasting_zero_does_not_fire(void **state)
     rfx_t *f = *state;
     weft_var_t *x = rfx_var(f, f->m14, "x");
     weft_var_t *y = bin(f, WEFT_ELEMWISE_ADD, x, cmat(f, f->m34, 0.0));
-    check(f, 1, &x, y, "local_add_zero", "Add(x, Constant{float64[3,4]})", "Add(x, Constant{float64[3,4]})");
+    check(f, 1, &x, y, "local_add_zero", "Add(x, Constant{float64[3,4]})",
+          "Add(x, Constant{float64[3,4]})");
 }
 
 static void test_rewrite_mul_one_returns_x(void **state)
@@ -127,7 +128,8 @@ static void test_rewrite_mul_zero_keeps_shape(void **state)
     check(f, 1, &x, y, "local_mul_zero", "Mul(x, [0, 0, 0, 0])", "Second(x, [0, 0, 0, 0])");
     weft_var_t *x2 = rfx_var(f, f->m34, "x2");
     weft_var_t *y2 = bin(f, WEFT_ELEMWISE_MUL, cmat(f, f->m34, 0.0), x2);
-    check(f, 1, &x2, y2, "local_mul_zero", "Mul(Constant{float64[3,4]}, x2)", "Constant{float64[3,4]}");
+    check(f, 1, &x2, y2, "local_mul_zero", "Mul(Constant{float64[3,4]}, x2)",
+          "Constant{float64[3,4]}");
 }
 
 static void test_rewrite_sub_self_gives_zeros(void **state)
@@ -232,7 +234,8 @@ static void test_rewrite_gemm_from_dot_add_and_scaled_sub(void **state)
     weft_var_t *r = bin(f, WEFT_ELEMWISE_ADD, in[0], dot(f, in[1], in[2]));
     check(f, 3, in, r, "local_gemm", "Add(z, Dot(x, y))", "Gemm{inplace=-1}(z, 1, x, y, 1)");
     /* z - 0.5 * dot(x, y): the scale becomes alpha = -0.5 */
-    weft_var_t *in2[3] = {rfx_var(f, f->m34, "z"), rfx_var(f, f->m34, "x"), rfx_var(f, f->m44, "y")};
+    weft_var_t *in2[3] = {rfx_var(f, f->m34, "z"), rfx_var(f, f->m34, "x"),
+                          rfx_var(f, f->m44, "y")};
     weft_var_t *half1;
     int64_t s11[] = {1, 1};
     const weft_type_t *t11;
@@ -242,12 +245,14 @@ static void test_rewrite_gemm_from_dot_add_and_scaled_sub(void **state)
     check(f, 3, in2, r, "local_gemm", "Sub(z, Mul([0.5], Dot(x, y)))",
           "Gemm{inplace=-1}(z, -0.5, x, y, 1)");
     /* the product has a second client: keep it (no duplicated matmul) */
-    weft_var_t *in3[3] = {rfx_var(f, f->m34, "z"), rfx_var(f, f->m34, "x"), rfx_var(f, f->m44, "y")};
+    weft_var_t *in3[3] = {rfx_var(f, f->m34, "z"), rfx_var(f, f->m34, "x"),
+                          rfx_var(f, f->m44, "y")};
     weft_var_t *d = dot(f, in3[1], in3[2]);
     r = bin(f, WEFT_ELEMWISE_MUL, bin(f, WEFT_ELEMWISE_ADD, in3[0], d), d);
     check(f, 3, in3, r, "local_gemm", "Mul(Add(z, Dot(x, y)), Dot(x, y))",
           "Mul(Add(z, Dot(x, y)), Dot(x, y))");
-    weft_var_t *in4[3] = {rfx_var(f, f->m34, "z"), rfx_var(f, f->m34, "x"), rfx_var(f, f->m44, "y")};
+    weft_var_t *in4[3] = {rfx_var(f, f->m34, "z"), rfx_var(f, f->m34, "x"),
+                          rfx_var(f, f->m44, "y")};
     r = bin(f, WEFT_ELEMWISE_ADD, in4[0], dot(f, in4[1], in4[2]));
     check_disabled(f, 3, in4, r, "gemm", "Add(z, Dot(x, y))");
 }
@@ -281,7 +286,8 @@ static void test_rewrite_merge_identical_nodes_cascade(void **state)
     assert_int_equal(weft_fgraph_n_applies(fg), 4);
     char buf[512];
     rfx_fg_expr(fg, buf, sizeof buf);
-    assert_string_equal(buf, "Add(Mul(Exp(Add(x, y)), Constant{float64[3,4]}), Mul(Exp(Add(x, y)), Constant{float64[3,4]}))");
+    assert_string_equal(buf, "Add(Mul(Exp(Add(x, y)), Constant{float64[3,4]}), Mul(Exp(Add(x, y)), "
+                             "Constant{float64[3,4]}))");
     weft_var_t *o = weft_fgraph_output(fg, 0);
     weft_apply_t *top = weft_var_owner(o);
     assert_ptr_equal(weft_apply_input(top, 0), weft_apply_input(top, 1));
@@ -335,7 +341,8 @@ static void test_rewrite_fast_compile_folds_but_keeps_neg_neg(void **state)
     weft_var_t *x = rfx_var(f, f->m34, "x");
     weft_var_t *c = bin(f, WEFT_ELEMWISE_ADD, rfx_const(f, WEFT_FLOAT64, 2.0),
                         rfx_const(f, WEFT_FLOAT64, 3.0));
-    weft_var_t *y = bin(f, WEFT_ELEMWISE_MUL, un(f, WEFT_ELEMWISE_NEG, un(f, WEFT_ELEMWISE_NEG, x)), c);
+    weft_var_t *y =
+        bin(f, WEFT_ELEMWISE_MUL, un(f, WEFT_ELEMWISE_NEG, un(f, WEFT_ELEMWISE_NEG, x)), c);
     weft_fgraph_t *fg = rfx_fgraph(f, 1, &x, 1, &y, false);
     assert_int_equal(weft_rewrite_mode(fg, "fast_compile", 0, NULL, 0, NULL, NULL), WEFT_OK);
     char buf[512];

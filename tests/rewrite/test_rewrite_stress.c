@@ -68,7 +68,9 @@ static weft_var_t *random_node(rfx_t *f, weft_var_t **pool, size_t n)
     case 5: return B(f, WEFT_ELEMWISE_ADD, C(f, 0.0), a);
     case 6: return B(f, WEFT_ELEMWISE_SUB, a, a);
     case 7: return U(f, WEFT_ELEMWISE_NEG, U(f, WEFT_ELEMWISE_NEG, a));
-    case 8: return U(f, WEFT_ELEMWISE_EXP, U(f, WEFT_ELEMWISE_LOG, U(f, WEFT_ELEMWISE_EXP, U(f, WEFT_ELEMWISE_TANH, a))));
+    case 8:
+        return U(f, WEFT_ELEMWISE_EXP,
+                 U(f, WEFT_ELEMWISE_LOG, U(f, WEFT_ELEMWISE_EXP, U(f, WEFT_ELEMWISE_TANH, a))));
     case 9: return U(f, WEFT_ELEMWISE_LOG, U(f, WEFT_ELEMWISE_EXP, U(f, WEFT_ELEMWISE_TANH, a)));
     case 10:
         assert_int_equal(weft_transpose(f->g, a, &t), WEFT_OK);
@@ -92,7 +94,8 @@ static weft_var_t *random_node(rfx_t *f, weft_var_t **pool, size_t n)
         assert_int_equal(weft_constant_create(f->g, t11, &half, sizeof half, &s), WEFT_OK);
         return B(f, WEFT_ELEMWISE_ADD, a, B(f, WEFT_ELEMWISE_MUL, s, d));
     }
-    default: return B(f, WEFT_ELEMWISE_ADD, U(f, WEFT_ELEMWISE_TANH, a), U(f, WEFT_ELEMWISE_TANH, a));
+    default:
+        return B(f, WEFT_ELEMWISE_ADD, U(f, WEFT_ELEMWISE_TANH, a), U(f, WEFT_ELEMWISE_TANH, a));
     }
 }
 
