@@ -17,7 +17,9 @@
  * outputs. Every variable has a storage cell per call; an intermediate's cell
  * is emptied as soon as its last client has run (its buffer goes back to the
  * function's buffer pool when nothing else views it), so peak memory stays
- * near a sequential run's. Per-call state (cells, countdowns, a
+ * near a sequential run's. Small intermediates (a static size of at most 256
+ * bytes, e.g. 0-d values) keep their buffer in their cell between calls
+ * instead: no pool traffic, bounded memory. Per-call state (cells, countdowns, a
  * weft_dag_run_t) is preallocated and reused: a call whose shapes did not
  * change since an earlier call, with caller-supplied outputs, allocates
  * nothing.
@@ -80,7 +82,11 @@ typedef struct weft_function_options {
     int threads;
     /* Optional, parallel to the inputs: true lets the graph overwrite the
      * caller's tensor for that input (in place). NULL: only updated inputs
-     * (and inputs destroyed by accepted user in-place ops) are mutable. */
+     * are mutable. Unlike PyTensor, an input destroyed by an accepted user
+     * in-place op is not made mutable implicitly: declare it (else the
+     * compile fails with WEFT_EINCONSISTENT), so a caller's buffer is only
+     * ever overwritten when declared. A mutable input may not share memory
+     * with another input of the same call (WEFT_EINVAL). */
     const bool *input_mutable;
     /* Accept in-place ops that the user built (refused otherwise, as in
      * PyTensor: "Graph must not contain inplace operations"). */
@@ -148,7 +154,7 @@ WEFT_API weft_status_t weft_function_destroy(weft_function_t *f);
  * Ownership: borrows f and inputs; fills or returns outputs as above.
  * Errors (message: weft_function_last_error(f) on the calling thread):
  *   WEFT_EINVAL (NULL f, NULL arrays with a count > 0, wrong n_in / n_out, a
- *     NULL input tensor),
+ *     NULL input tensor, a mutable input sharing memory with another input),
  *   WEFT_ETYPE (an input's or a supplied output's dtype or ndim differs; the
  *     message names the variable or output and both types),
  *   WEFT_ESHAPE (a length differs from the input variable's static length,
@@ -190,13 +196,16 @@ WEFT_API weft_status_t weft_function_print(const weft_function_t *f, FILE *out);
 
 /* Buffer statistics of f since compile: buffers the buffer pool had to
  * allocate (misses), buffers it handed back out (hits), and the peak number
- * of intermediate buffers live at once in any one call. */
+ * of intermediate buffers live at once in any one call (fresh outputs in
+ * cells, views and destroy outputs not counted; small kept intermediates
+ * not counted). */
 typedef struct weft_function_stats {
     size_t size;                  /* set by the caller: sizeof(weft_function_stats_t) */
     uint64_t calls;               /* completed calls (OK or failed) */
     uint64_t buffers_allocated;   /* output buffers allocated by the buffer pool */
     uint64_t buffers_reused;      /* output buffers served from the buffer pool */
-    uint64_t peak_live_buffers;   /* max intermediate buffers alive in one call */
+    uint64_t peak_live_buffers;   /* max intermediate buffers alive in one call
+                                     (measured with profiling on; else 0) */
     uint64_t call_states;         /* per-call states created (concurrency reached) */
 } weft_function_stats_t;
 

@@ -93,7 +93,8 @@ static weft_status_t find_copies(weft_function_t *f, bool *need)
     size_t n = weft_fgraph_n_outputs(f->fg);
     root_ref_t *r = malloc((n + 1) * sizeof *r);
     if (!r) return weft__fn_error(NULL, WEFT_ENOMEM, "out of memory");
-    for (size_t k = 0; k < n; k++) r[k] = (root_ref_t){weft__alias_root(weft_fgraph_output(f->fg, k)), k};
+    for (size_t k = 0; k < n; k++)
+        r[k] = (root_ref_t){weft__alias_root(weft_fgraph_output(f->fg, k)), k};
     qsort(r, n, sizeof *r, cmp_root);
     for (size_t i = 0; i < n; i++) {
         size_t k = r[i].k;
@@ -112,7 +113,8 @@ weft_status_t weft__insert_deepcopies(weft_function_t *f)
     const weft_op_t *op = NULL;
     size_t n = weft_fgraph_n_outputs(fg);
     bool *need = calloc(n + 1, sizeof *need);
-    weft_status_t st = need ? find_copies(f, need) : weft__fn_error(NULL, WEFT_ENOMEM, "out of memory");
+    weft_status_t st =
+        need ? find_copies(f, need) : weft__fn_error(NULL, WEFT_ENOMEM, "out of memory");
     for (size_t k = 0; st == WEFT_OK && k < n; k++) {
         if (!need[k]) continue;
         st = op ? WEFT_OK : weft_op_create(f->g, &deepcopy_class, NULL, &op);

@@ -16,7 +16,8 @@ typedef struct compile_args {
     weft_function_options_t o;
 } compile_args_t;
 
-#define OPT_FIELD_END(f) (offsetof(weft_function_options_t, f) + sizeof(((weft_function_options_t *)0)->f))
+#define OPT_FIELD_END(f) \
+    (offsetof(weft_function_options_t, f) + sizeof(((weft_function_options_t *)0)->f))
 
 /* Copies the caller's options, field by field as far as their size reaches. */
 static weft_status_t read_options(const weft_function_options_t *in, weft_function_options_t *o)
@@ -113,7 +114,8 @@ static weft_status_t function_alloc(const compile_args_t *a, weft_function_t **o
     pthread_mutex_init(&f->state_lock, NULL);
     pthread_mutex_init(&f->prof_lock, NULL);
     weft_status_t st = weft__bufpool_init(&f->bufpool);
-    if (st != WEFT_OK || !f->name || !f->in_vars || !f->out_vars || !f->upd_input || !f->in_mutable ||
+    if (st != WEFT_OK || !f->name || !f->in_vars || !f->out_vars || !f->upd_input ||
+        !f->in_mutable ||
         !f->in_slot || !f->out_slot)
         return weft__fn_error(NULL, WEFT_ENOMEM, "out of memory");
     return weft_graph_create(NULL, &f->g) == WEFT_OK
@@ -143,7 +145,8 @@ static weft_status_t refuse_inplace(weft_function_t *f)
  * with the Supervisor's message otherwise). */
 static void compute_mutable(weft_function_t *f, const compile_args_t *a, bool *mutable_in)
 {
-    for (size_t k = 0; k < f->n_in; k++) mutable_in[k] = a->o.input_mutable && a->o.input_mutable[k];
+    for (size_t k = 0; k < f->n_in; k++)
+        mutable_in[k] = a->o.input_mutable && a->o.input_mutable[k];
     for (size_t u = 0; u < f->n_upd; u++) mutable_in[f->upd_input[u]] = true;
 }
 

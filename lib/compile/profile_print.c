@@ -64,15 +64,16 @@ static void print_groups(const weft_profile_t *p, const weft_profile_group_t *g,
     size_t remaining = 0;
     for (size_t i = 0; i < n; i++) remaining += g[i].calls != 0;
     fprintf(out, "   ... (remaining %zu %s account for %6.2f%%(%.2fs) of the runtime)\n\n",
-            remaining - shown, strcmp(what, "Op") ? "Classes" : "Ops", pct(rest_ns, p->node_time_ns),
-            sec(rest_ns));
+            remaining - shown, strcmp(what, "Op") ? "Classes" : "Ops",
+            pct(rest_ns, p->node_time_ns), sec(rest_ns));
 }
 
 static int cmp_rows(const void *a, const void *b)
 {
     const weft_profile_apply_t *x = *(const weft_profile_apply_t *const *)a;
     const weft_profile_apply_t *y = *(const weft_profile_apply_t *const *)b;
-    return x->time_ns < y->time_ns ? 1 : x->time_ns > y->time_ns ? -1 : (x->index > y->index) - (x->index < y->index);
+    if (x->time_ns != y->time_ns) return x->time_ns < y->time_ns ? 1 : -1;
+    return (x->index > y->index) - (x->index < y->index);
 }
 
 /* The Apply table: rows by time; sorting needs a scratch array of pointers. */

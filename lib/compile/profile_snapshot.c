@@ -136,7 +136,8 @@ static weft_status_t name_applies(const weft_function_t *f, snap_t *s)
     size_t cap = 0;
     for (uint32_t i = 0; i < f->n_nodes; i++) {
         const weft_apply_t *a = f->nodes[i].apply;
-        cap += (size_t)weft_apply_print(a, NULL, 0) + (size_t)weft_op_print(weft_apply_op(a), NULL, 0) +
+        cap += (size_t)weft_apply_print(a, NULL, 0) +
+               (size_t)weft_op_print(weft_apply_op(a), NULL, 0) +
                strlen(weft_op_name(weft_apply_op(a))) + 3;
     }
     s->strings = malloc(cap + 1);

@@ -24,7 +24,8 @@ static weft_status_t same_type_make_node(weft_graph_t *g, const weft_op_t *op, s
     return WEFT_OK;
 }
 
-static weft_status_t alloc_like(weft_kernel_ctx_t *ctx, weft_tensor_t **cell, const weft_tensor_t *x)
+static weft_status_t alloc_like(weft_kernel_ctx_t *ctx, weft_tensor_t **cell,
+                                const weft_tensor_t *x)
 {
     return weft_kernel_alloc_output(ctx, cell, weft_tensor_dtype(x), weft_tensor_ndim(x),
                                     weft_tensor_shape(x));
@@ -190,6 +191,7 @@ weft_tensor_t *ct_tensor(int ndim, const int64_t *shape, double base)
 {
     weft_tensor_t *t;
     assert_int_equal(weft_tensor_empty(WEFT_FLOAT64, ndim, shape, &t), WEFT_OK);
-    for (size_t i = 0; i < weft_tensor_size(t); i++) ((double *)weft_tensor_data(t))[i] = base + (double)i;
+    for (size_t i = 0; i < weft_tensor_size(t); i++)
+        ((double *)weft_tensor_data(t))[i] = base + (double)i;
     return t;
 }

@@ -57,7 +57,8 @@ static void test_function_small_graph_gives_exact_results(void **state)
 {
     (void)state;
     weft_var_t *x = ct_var(g, "x", 1, S3), *z = ct_var(g, "z", 1, S3);
-    weft_var_t *y = ct_call(g, &ct_add_class, NULL, 2, x, ct_call(g, &ct_twice_class, NULL, 1, z, NULL));
+    weft_var_t *z2 = ct_call(g, &ct_twice_class, NULL, 1, z, NULL);
+    weft_var_t *y = ct_call(g, &ct_add_class, NULL, 2, x, z2);
     weft_var_t *w = ct_call(g, &ct_twice_class, NULL, 1, x, NULL);
     weft_function_options_t o = opts_none();
     weft_var_t *in[2] = {x, z}, *out[2] = {y, w};
@@ -495,25 +496,27 @@ static void test_function_print_lists_nodes_in_order(void **state)
     weft_function_destroy(f);
 }
 
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_function_small_graph_gives_exact_results, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_function_user_context_destroyed_after_compile_still_runs, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_function_user_inplace_op_is_refused_without_accept_inplace, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_function_accepted_inplace_on_protected_input_is_refused, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_function_accepted_inplace_on_mutable_input_overwrites_it, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_function_update_accumulates_over_calls, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_function_update_in_place_runs_in_the_state_buffer, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_function_updates_only_and_aliased_mutable_input, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_function_outputs_aliasing_inputs_are_copied, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_function_failing_node_reports_and_next_call_works, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_function_node_output_of_wrong_shape_fails_the_call, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_function_nan_check_fails_the_node, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_function_call_bad_arguments_return_exact_status, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_function_compile_bad_arguments_return_exact_status, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_function_pools_default_shared_and_given, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_function_print_lists_nodes_in_order, setup, teardown),
+        T(test_function_small_graph_gives_exact_results),
+        T(test_function_user_context_destroyed_after_compile_still_runs),
+        T(test_function_user_inplace_op_is_refused_without_accept_inplace),
+        T(test_function_accepted_inplace_on_protected_input_is_refused),
+        T(test_function_accepted_inplace_on_mutable_input_overwrites_it),
+        T(test_function_update_accumulates_over_calls),
+        T(test_function_update_in_place_runs_in_the_state_buffer),
+        T(test_function_updates_only_and_aliased_mutable_input),
+        T(test_function_outputs_aliasing_inputs_are_copied),
+        T(test_function_failing_node_reports_and_next_call_works),
+        T(test_function_node_output_of_wrong_shape_fails_the_call),
+        T(test_function_nan_check_fails_the_node),
+        T(test_function_call_bad_arguments_return_exact_status),
+        T(test_function_compile_bad_arguments_return_exact_status),
+        T(test_function_pools_default_shared_and_given),
+        T(test_function_print_lists_nodes_in_order),
     };
     return cmocka_run_group_tests_name("function", tests, NULL, NULL);
 }

@@ -155,18 +155,21 @@ static void test_concurrency_failing_calls_beside_good_ones(void **state)
     assert_int_equal(weft_function_compile(1, &x, 1, &b, 0, NULL, &o, &f), WEFT_OK);
     fail_arg_t args[3] = {{f, 1.0, 0}, {f, -1.0, 0}, {f, 1.0, 0}};
     pthread_t th[3];
-    for (int i = 0; i < 3; i++) assert_int_equal(pthread_create(&th[i], NULL, fail_caller, &args[i]), 0);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, fail_caller, &args[i]), 0);
     for (int i = 0; i < 3; i++) pthread_join(th[i], NULL);
     for (int i = 0; i < 3; i++) assert_int_equal(args[i].bad, 0);
     weft_function_destroy(f);
 }
 
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_concurrency_four_threads_call_one_function_exactly, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_concurrency_two_functions_share_one_pool, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_concurrency_failing_calls_beside_good_ones, setup, teardown),
+        T(test_concurrency_four_threads_call_one_function_exactly),
+        T(test_concurrency_two_functions_share_one_pool),
+        T(test_concurrency_failing_calls_beside_good_ones),
     };
     return cmocka_run_group_tests_name("function_concurrency", tests, NULL, NULL);
 }

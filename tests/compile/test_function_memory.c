@@ -234,15 +234,17 @@ static void test_memory_small_intermediates_reuse_their_cell(void **state)
     weft_function_destroy(f);
 }
 
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_memory_chain_frees_intermediates_after_last_reader, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_memory_diamond_peak_matches_sequential_run, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_memory_steady_state_call_allocates_nothing_t1, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_memory_steady_state_call_allocates_nothing_t2, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_memory_null_output_slot_allocates_and_is_owned_by_caller, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_memory_small_intermediates_reuse_their_cell, setup, teardown),
+        T(test_memory_chain_frees_intermediates_after_last_reader),
+        T(test_memory_diamond_peak_matches_sequential_run),
+        T(test_memory_steady_state_call_allocates_nothing_t1),
+        T(test_memory_steady_state_call_allocates_nothing_t2),
+        T(test_memory_null_output_slot_allocates_and_is_owned_by_caller),
+        T(test_memory_small_intermediates_reuse_their_cell),
     };
     return cmocka_run_group_tests_name("function_memory", tests, NULL, NULL);
 }

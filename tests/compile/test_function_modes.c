@@ -131,7 +131,8 @@ static void test_modes_fast_run_update_runs_in_place(void **state)
     program_text(f, text, sizeof text);
     assert_non_null(strstr(text, "Add{inplace=0}(s, x)"));
     assert_null(strstr(text, "DeepCopyOp"));
-    weft_tensor_t *ts = ct_tensor(1, S4, 0.0), *tx = ct_tensor(1, S4, 1.0), *ty = ct_tensor(1, S4, 0);
+    weft_tensor_t *ts = ct_tensor(1, S4, 0.0), *tx = ct_tensor(1, S4, 1.0);
+    weft_tensor_t *ty = ct_tensor(1, S4, 0);
     for (int c = 1; c <= 3; c++) {
         weft_tensor_t *ins[2] = {ts, tx};
         double old1 = weft_tensor_flat_get(ts, 1);
@@ -171,13 +172,15 @@ static void test_modes_exclude_inplace_and_unknown_include(void **state)
     assert_non_null(strstr(weft_function_last_error(NULL), "no_such_rewrite"));
 }
 
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_modes_fast_compile_merges_duplicates, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_modes_fast_run_inplace_never_touches_protected_input, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_modes_fast_run_update_runs_in_place, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_modes_exclude_inplace_and_unknown_include, setup, teardown),
+        T(test_modes_fast_compile_merges_duplicates),
+        T(test_modes_fast_run_inplace_never_touches_protected_input),
+        T(test_modes_fast_run_update_runs_in_place),
+        T(test_modes_exclude_inplace_and_unknown_include),
     };
     return cmocka_run_group_tests_name("function_modes", tests, NULL, NULL);
 }

@@ -248,16 +248,18 @@ static void test_profile_env_reports_at_destroy_and_at_exit(void **state)
     remove(path);
 }
 
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+
 int main(int argc, char **argv)
 {
     self_path = argv[0];
     if (argc > 1 && !strcmp(argv[1], "--child-profile")) return child_main();
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_profile_known_costs_give_sums_and_critical_path, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_profile_text_report_contains_the_tables, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_profile_trace_json_parses, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_profile_bad_arguments_return_exact_status, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_profile_env_reports_at_destroy_and_at_exit, setup, teardown),
+        T(test_profile_known_costs_give_sums_and_critical_path),
+        T(test_profile_text_report_contains_the_tables),
+        T(test_profile_trace_json_parses),
+        T(test_profile_bad_arguments_return_exact_status),
+        T(test_profile_env_reports_at_destroy_and_at_exit),
     };
     return cmocka_run_group_tests_name("profile", tests, NULL, NULL);
 }

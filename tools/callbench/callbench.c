@@ -130,7 +130,8 @@ static void build_function(const shape_t *s, weft_pool_t *pool, fn_bench_t *b)
     }
     b->outs = malloc(b->n_out * sizeof *b->outs);
     for (size_t k = 0; k < b->n_out; k++)
-        if (weft_tensor_zeros(WEFT_FLOAT64, 0, NULL, &b->outs[k]) != WEFT_OK) die("out", WEFT_ENOMEM);
+        if (weft_tensor_zeros(WEFT_FLOAT64, 0, NULL, &b->outs[k]) != WEFT_OK)
+            die("out", WEFT_ENOMEM);
     if (weft_tensor_zeros(WEFT_FLOAT64, 0, NULL, &b->x) != WEFT_OK) die("x", WEFT_ENOMEM);
     free(outs);
     free(v);
