@@ -2,14 +2,20 @@
  * compile/builders.py OpFromGraph).
  *
  * weft_ofg_create wraps the subgraph between `inputs` and `outputs` into one
- * op. The subgraph is cloned into an inner FunctionGraph whose inputs are
- * fresh variables standing for "input 0 .. n-1" (PyTensor's NominalVariables):
- * they are matched by position only, so two OpFromGraphs built separately over
- * structurally identical expressions are EQUAL ops (weft_op_equal), hash alike
- * and are unified by merging. Equality compares: the inner input and output
- * types, the inner graphs (weft_graph_equal_computations with the inner inputs
- * paired by position; constants by value), the inline flag and the gradient
- * override. The name is only for printing: it does not take part in equality.
+ * op. The subgraph is copied into an inner FunctionGraph, in a private graph
+ * context of weft's, whose inputs are fresh variables standing for "input
+ * 0 .. n-1" (PyTensor's NominalVariables): they are matched by position only.
+ * Inner graphs are immutable and hash-consed (interned, as PyTensor's frozen
+ * graphs): two OpFromGraphs built separately - in any contexts - over
+ * structurally identical expressions share one inner graph, so they are
+ * EQUAL ops (weft_op_equal), hash alike and are unified by merging.
+ * Structural equality compares the inner input and output types, the inner
+ * graphs (weft_graph_equal_computations with the inner inputs paired by
+ * position; constants by value), the inline flag and the gradient override.
+ * The name is only for printing (the props hold a copy, cut to 63 bytes): it
+ * does not take part in equality. The op's props are plain data (no
+ * props_fini), so the op can be copied into other contexts by value, e.g. by
+ * weft_function_compile; interned inner graphs live until the process exits.
  *
  * Usable like any op: weft_apply_create / weft_op_call check the arity
  * ("Expected n input(s)", WEFT_EINVAL) and that each argument's type is the
@@ -19,9 +25,10 @@
  *
  * Running (perform): the inner nodes run sequentially inside the node, in the
  * inner graph's topological order, each through its op's perform hook with the
- * outer node's kernel context (worker, allocator, error slot). No graph
- * context is touched at run time, so OpFromGraph nodes may run on several
- * workers at once. Outputs that alias an input or another output (views,
+ * outer node's kernel context (worker, allocator, error slot) - an
+ * interpreter of a plan made at creation, rather than weft_eval or a compiled
+ * inner function: no graph context is touched at run time, so OpFromGraph
+ * nodes may run on several workers at once. Outputs that alias an input or another output (views,
  * identity outputs) are copied: the op declares no view_map. In-place inner
  * nodes (a non-empty destroy_map) are refused at creation, so inner inputs are
  * never overwritten.
@@ -47,8 +54,8 @@
  * the inner graph (inner nodes' own connection patterns respected).
  * inner_fgraph: the inner FunctionGraph (must not be edited).
  *
- * Ownership: the op and its inner graph are owned by the context they were
- * created in and live until it is destroyed.
+ * Ownership: the op is owned by the context it was created in; its inner
+ * graph is weft's (interned, kept until the process exits).
  * Thread: building, as every graph function (one thread per context);
  * perform may run concurrently on several workers. */
 #ifndef WEFT_OPFROMGRAPH_H
@@ -71,9 +78,10 @@ typedef struct weft_ofg_options {
     size_t size;        /* sizeof(weft_ofg_options_t) */
     bool inline_expand; /* PyTensor's inline=True: expanded by inline_ofg_expansion */
     const char *name;   /* for printing (copied); NULL: none */
-    /* Gradient override (NULL: derived from the inner graph). Must take
-     * n_in + n_out inputs (the op's inputs, then one gradient per output) and
-     * return n_in outputs. Borrowed; must belong to the same context. */
+    /* Gradient override (NULL: derived from the inner graph): an
+     * OpFromGraph taking n_in + n_out inputs (the op's inputs, then one
+     * gradient per output) and returning n_in outputs. Borrowed (copied by
+     * value into the inner graph's context). */
     const weft_op_t *grad_override;
 } weft_ofg_options_t;
 
@@ -89,7 +97,10 @@ WEFT_API const weft_op_class_t *weft_ofg_class(void);
  * Errors (message on g: weft_graph_last_error):
  *   WEFT_EINVAL (NULL args, n_out 0 or > WEFT_OP_MAX_OUTPUTS, opts->size too
  *     small, an input with an owner or a constant, an input listed twice, an
- *     inner node with a destroy_map, a grad_override of the wrong arity),
+ *     inner node with a destroy_map, a grad_override that is not an
+ *     OpFromGraph of n_in + n_out inputs),
+ *   WEFT_ENOTIMPL (an inner op, other than OpFromGraph, whose props own
+ *     memory (props_fini): it cannot be copied into the inner graph),
  *   WEFT_EMISSING_INPUT (an undeclared root input, named),
  *   WEFT_EFOREIGN (a variable of another context),
  *   WEFT_ETYPE (a null/disconnected-type variable), WEFT_ENOMEM. */
@@ -100,9 +111,11 @@ WEFT_API weft_status_t weft_ofg_create(weft_graph_t *g, size_t n_in, weft_var_t 
 /* Whether op is an OpFromGraph. */
 WEFT_API bool weft_ofg_is(const weft_op_t *op);
 /* Accessors of an OpFromGraph (NULL / 0 / false for another op):
- * the inner graph (borrowed, valid while the context lives; do not edit),
- * the number of inputs / outputs, the inline flag, the name (NULL: none),
- * the gradient override (NULL: none). */
+ * the inner graph (borrowed, weft's, valid until exit; never edit it),
+ * the number of inputs / outputs, the inline flag, the name (borrowed from
+ * the op; NULL: none), the gradient override (NULL: none; an op of the inner
+ * graph's context: compare, print or save it; weft_apply_create needs an op
+ * of the caller's context, which the grad hook makes itself). */
 WEFT_API weft_fgraph_t *weft_ofg_fgraph(const weft_op_t *op);
 WEFT_API size_t weft_ofg_n_inputs(const weft_op_t *op);
 WEFT_API size_t weft_ofg_n_outputs(const weft_op_t *op);

@@ -1,6 +1,8 @@
-/* OpFromGraph: creation (inner FunctionGraph over canonical inputs), the op
- * class with its props hooks (equality by inner graph, structural hash,
- * printing, release), make_node (arity and type checks) and the accessors. */
+/* OpFromGraph: creation (the user's subgraph copied into a private context
+ * over canonical inputs, then interned), the op class with its props hooks
+ * (equality by interned inner graph, structural hash, printing), make_node
+ * (arity and type checks) and the accessors. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +18,17 @@ const weft__ofg_t *weft__ofg_get(const weft_op_t *op)
     return p->d;
 }
 
-/* ---- props hooks ------------------------------------------------------------ */
+static const char *props_name(const weft_op_t *op)
+{
+    const weft__ofg_props_t *p = weft_op_props(op);
+    return p->name[0] ? p->name : NULL;
+}
+
+/* ---- interning ------------------------------------------------------------------ */
+
+static pthread_mutex_t intern_lock = PTHREAD_MUTEX_INITIALIZER;
+static weft__ofg_t **interned; /* guarded by intern_lock; kept until exit */
+static size_t n_interned, cap_interned;
 
 static bool types_equal(size_t n, weft_var_t *const *a, weft_var_t *const *b)
 {
@@ -25,13 +37,10 @@ static bool types_equal(size_t n, weft_var_t *const *a, weft_var_t *const *b)
     return true;
 }
 
-/* Inner graphs equal with the inner inputs paired by position (canonical
- * inputs), same declared types, same inline flag and override. */
-static bool ofg_props_equal(const void *pa, const void *pb)
+/* Structural equality: declared types, inner graphs with the inner inputs
+ * paired by position (canonical inputs), inline flag and override. */
+static bool ofg_same(const weft__ofg_t *a, const weft__ofg_t *b)
 {
-    const weft__ofg_t *a = ((const weft__ofg_props_t *)pa)->d;
-    const weft__ofg_t *b = ((const weft__ofg_props_t *)pb)->d;
-    if (a == b) return true;
     if (a->hash != b->hash || a->n_in != b->n_in || a->n_out != b->n_out ||
         a->inline_expand != b->inline_expand)
         return false;
@@ -40,10 +49,53 @@ static bool ofg_props_equal(const void *pa, const void *pb)
         return false;
     if (!types_equal(a->n_in, a->in, b->in) || !types_equal(a->n_out, a->out, b->out)) return false;
     bool eq = false;
-    if (weft_graph_equal_computations(a->n_out, a->out, b->out, a->n_in, a->in, b->in, &eq) !=
-        WEFT_OK)
-        return false;
-    return eq;
+    return weft_graph_equal_computations(a->n_out, a->out, b->out, a->n_in, a->in, b->in, &eq) ==
+               WEFT_OK &&
+           eq;
+}
+
+static void ofg_free(weft__ofg_t *d)
+{
+    if (!d) return;
+    weft__ofg_plan_free(&d->plan);
+    weft_graph_destroy(d->g); /* also frees the inner fgraph */
+    free(d->in);
+    free(d->out);
+    free(d->conn);
+    free(d);
+}
+
+/* The interned state equal to d (d itself when new; d is freed otherwise). */
+static weft_status_t intern(weft__ofg_t *d, const weft__ofg_t **out)
+{
+    weft_status_t s = WEFT_OK;
+    const weft__ofg_t *found = NULL;
+    pthread_mutex_lock(&intern_lock);
+    for (size_t i = 0; i < n_interned && !found; i++)
+        if (ofg_same(interned[i], d)) found = interned[i];
+    if (!found && n_interned == cap_interned) {
+        size_t cap = cap_interned ? 2 * cap_interned : 32;
+        weft__ofg_t **ni = realloc(interned, cap * sizeof(*ni));
+        if (ni) {
+            interned = ni;
+            cap_interned = cap;
+        }
+    }
+    if (!found && n_interned < cap_interned)
+        interned[n_interned++] = d;
+    else if (!found)
+        s = WEFT_ENOMEM;
+    pthread_mutex_unlock(&intern_lock);
+    *out = found ? found : d;
+    if (found || s != WEFT_OK) ofg_free(d);
+    return s;
+}
+
+/* ---- class hooks --------------------------------------------------------------- */
+
+static bool ofg_props_equal(const void *pa, const void *pb)
+{
+    return ((const weft__ofg_props_t *)pa)->d == ((const weft__ofg_props_t *)pb)->d;
 }
 
 static uint64_t ofg_props_hash(const void *p)
@@ -51,37 +103,12 @@ static uint64_t ofg_props_hash(const void *p)
     return ((const weft__ofg_props_t *)p)->d->hash;
 }
 
-static int ofg_props_print(const void *p, char *buf, size_t cap)
+static int ofg_props_print(const void *pv, char *buf, size_t cap)
 {
-    const weft__ofg_t *d = ((const weft__ofg_props_t *)p)->d;
-    if (d->name)
-        return snprintf(buf, cap, "name=%s%s", d->name, d->inline_expand ? ", inline" : "");
-    return snprintf(buf, cap, "%s", d->inline_expand ? "inline" : "");
-}
-
-static void ofg_free(weft__ofg_t *d)
-{
-    if (!d) return;
-    weft__ofg_plan_free(&d->plan);
-    free(d->in);
-    free(d->out);
-    free(d->conn);
-    free(d->name);
-    free(d);
-}
-
-/* The inner fgraph itself belongs to the context (weft_graph_destroy frees
- * every fgraph before calling props_fini), so only the heap state goes here. */
-static void ofg_props_fini(void *p)
-{
-    ofg_free(((weft__ofg_props_t *)p)->d);
-}
-
-/* ---- node building --------------------------------------------------------- */
-
-static const char *ofg_label(const weft__ofg_t *d)
-{
-    return d->name ? d->name : "OpFromGraph";
+    const weft__ofg_props_t *p = pv;
+    const char *inl = p->d->inline_expand ? "inline" : "";
+    if (p->name[0]) return snprintf(buf, cap, "name=%s%s%s", p->name, *inl ? ", " : "", inl);
+    return snprintf(buf, cap, "%s", inl);
 }
 
 static weft_status_t ofg_make_node(weft_graph_t *g, const weft_op_t *op, size_t n_in,
@@ -89,10 +116,11 @@ static weft_status_t ofg_make_node(weft_graph_t *g, const weft_op_t *op, size_t 
                                    const weft_type_t **out_types)
 {
     const weft__ofg_t *d = weft__ofg_get(op);
+    const char *label = props_name(op) ? props_name(op) : "OpFromGraph";
     if (n_in != d->n_in)
         return weft_graph_set_error(g, WEFT_EINVAL,
-                                    "OpFromGraph '%s': Expected %zu input(s), got %zu",
-                                    ofg_label(d), d->n_in, n_in);
+                                    "OpFromGraph '%s': Expected %zu input(s), got %zu", label,
+                                    d->n_in, n_in);
     for (size_t i = 0; i < n_in; i++) {
         const weft_type_t *want = weft_var_type(d->in[i]), *got = weft_var_type(inputs[i]);
         if (weft_type_is_super(want, got)) continue;
@@ -102,10 +130,13 @@ static weft_status_t ofg_make_node(weft_graph_t *g, const weft_op_t *op, size_t 
         weft_var_print(inputs[i], vb, sizeof(vb));
         return weft_graph_set_error(g, WEFT_ETYPE,
                                     "OpFromGraph '%s': input %zu (%s) has type %s, expected %s",
-                                    ofg_label(d), i, vb, gb, wb);
+                                    label, i, vb, gb, wb);
     }
     *n_out = d->n_out;
-    for (size_t k = 0; k < d->n_out; k++) out_types[k] = weft_var_type(d->out[k]);
+    for (size_t k = 0; k < d->n_out; k++) {
+        weft_status_t s = weft__ofg_type_in(g, weft_var_type(d->out[k]), &out_types[k]);
+        if (s != WEFT_OK) return s;
+    }
     return WEFT_OK;
 }
 
@@ -130,7 +161,6 @@ static const weft_op_class_t ofg_class = {
     .props_equal = ofg_props_equal,
     .props_hash = ofg_props_hash,
     .props_print = ofg_props_print,
-    .props_fini = ofg_props_fini,
     .make_node = ofg_make_node,
     .perform = weft__ofg_perform,
     .do_constant_folding = ofg_do_constant_folding,
@@ -146,13 +176,13 @@ const weft_op_class_t *weft_ofg_class(void)
     return &ofg_class;
 }
 
-/* ---- creation ----------------------------------------------------------- */
+/* ---- creation --------------------------------------------------------------------- */
 
 static weft_status_t check_args(weft_graph_t *g, size_t n_in, weft_var_t *const *inputs,
                                 size_t n_out, weft_var_t *const *outputs,
                                 const weft_ofg_options_t *o)
 {
-    if ((n_in && !inputs) || !outputs || !o) return WEFT_EINVAL;
+    if ((n_in && !inputs) || !outputs) return WEFT_EINVAL;
     if (o->size < sizeof(weft_ofg_options_t))
         return weft_graph_set_error(g, WEFT_EINVAL, "weft_ofg_create: options size %zu too small",
                                     o->size);
@@ -170,35 +200,44 @@ static weft_status_t check_args(weft_graph_t *g, size_t n_in, weft_var_t *const 
                                         "weft_ofg_create: input %zu is a constant or has an owner "
                                         "(inputs must be root variables)",
                                         i);
+        for (size_t j = 0; j < i; j++)
+            if (inputs[j] == inputs[i])
+                return weft_graph_set_error(g, WEFT_EINVAL,
+                                            "weft_ofg_create: input %zu is listed twice", i);
     }
-    for (size_t k = 0; k < n_out; k++)
+    for (size_t k = 0; k < n_out; k++) {
         if (!outputs[k])
             return weft_graph_set_error(g, WEFT_EINVAL, "weft_ofg_create: output %zu is NULL", k);
+        if (weft_var_graph(outputs[k]) != g)
+            return weft_graph_set_error(
+                g, WEFT_EFOREIGN, "weft_ofg_create: output %zu belongs to another context", k);
+    }
     const weft_op_t *ov = o->grad_override;
-    if (ov && weft_ofg_is(ov) && weft_ofg_n_inputs(ov) != n_in + n_out)
+    if (ov && (!weft_ofg_is(ov) || weft_ofg_n_inputs(ov) != n_in + n_out))
         return weft_graph_set_error(g, WEFT_EINVAL,
-                                    "weft_ofg_create: grad_override takes %zu inputs, expected "
-                                    "%zu (inputs, then output gradients)",
-                                    weft_ofg_n_inputs(ov), n_in + n_out);
+                                    "weft_ofg_create: grad_override must be an OpFromGraph taking "
+                                    "%zu inputs (inputs, then output gradients)",
+                                    n_in + n_out);
     return WEFT_OK;
 }
 
-/* Clones the subgraph into an fgraph; its inputs are fresh variables standing
- * for the positions 0..n-1. The fgraph's error goes to the context. */
+/* Copies the subgraph into d's private context and builds the inner fgraph
+ * over fresh inputs standing for the positions 0..n-1. */
 static weft_status_t build_inner(weft_graph_t *g, weft__ofg_t *d, size_t n_in,
                                  weft_var_t *const *inputs, size_t n_out,
                                  weft_var_t *const *outputs)
 {
-    weft_fgraph_options_t fo = WEFT_FGRAPH_OPTIONS_INIT;
-    weft_status_t s = weft_fgraph_create(g, n_in, inputs, n_out, outputs, &fo, NULL, &d->fg);
-    if (s != WEFT_OK) {
-        if (weft_graph_last_error(g)[0] == '\0')
-            weft_graph_set_error(g, s, "weft_ofg_create: cannot build the inner graph");
-        return s;
-    }
-    d->in = calloc(n_in ? n_in : 1, sizeof(*d->in));
+    d->in = calloc(n_in + 1, sizeof(*d->in));
     d->out = calloc(n_out, sizeof(*d->out));
-    if (!d->in || !d->out) return weft_graph_set_error(g, WEFT_ENOMEM, "out of memory");
+    if (!d->in || !d->out || weft_graph_create(NULL, &d->g) != WEFT_OK)
+        return weft_graph_set_error(g, WEFT_ENOMEM, "weft_ofg_create: out of memory");
+    weft_status_t s = weft__ofg_import(d->g, g, n_in, inputs, d->in, n_out, outputs, d->out);
+    if (s != WEFT_OK) return s;
+    weft_fgraph_options_t fo = WEFT_FGRAPH_OPTIONS_INIT;
+    fo.clone = false;
+    s = weft_fgraph_create(d->g, n_in, d->in, n_out, d->out, &fo, NULL, &d->fg);
+    if (s != WEFT_OK)
+        return weft_graph_set_error(g, s, "weft_ofg_create: %s", weft_graph_last_error(d->g));
     for (size_t i = 0; i < n_in; i++) d->in[i] = weft_fgraph_input(d->fg, i);
     for (size_t k = 0; k < n_out; k++) d->out[k] = weft_fgraph_output(d->fg, k);
     d->n_in = n_in;
@@ -218,31 +257,25 @@ weft_status_t weft_ofg_create(weft_graph_t *g, size_t n_in, weft_var_t *const *i
     if (s != WEFT_OK) return s;
     weft__ofg_t *d = calloc(1, sizeof(*d));
     if (!d) return weft_graph_set_error(g, WEFT_ENOMEM, "out of memory");
-    d->g = g;
     d->inline_expand = o->inline_expand;
-    d->grad_override = o->grad_override;
-    if (o->name) {
-        size_t len = strlen(o->name) + 1;
-        if ((d->name = malloc(len)) != NULL)
-            memcpy(d->name, o->name, len);
-        else
-            s = WEFT_ENOMEM;
-    }
-    if (s == WEFT_OK) s = build_inner(g, d, n_in, inputs, n_out, outputs);
-    if (s == WEFT_OK) s = weft__ofg_plan_build(d);
+    s = build_inner(g, d, n_in, inputs, n_out, outputs);
+    if (s == WEFT_OK && o->grad_override)
+        s = weft__ofg_op_in(d->g, o->grad_override, &d->grad_override);
+    if (s == WEFT_OK) s = weft__ofg_plan_build(d, g);
     if (s != WEFT_OK) {
-        weft_fgraph_destroy(d->fg);
         ofg_free(d);
-        return s == WEFT_ENOMEM ? weft_graph_set_error(g, s, "weft_ofg_create: out of memory") : s;
+        return s;
     }
+    weft__ofg_props_t props;
+    memset(&props, 0, sizeof(props));
+    s = intern(d, &props.d);
+    if (s != WEFT_OK) return weft_graph_set_error(g, s, "weft_ofg_create: out of memory");
+    if (o->name) snprintf(props.name, sizeof(props.name), "%s", o->name);
     weft__ofg_register_default();
-    weft__ofg_props_t props = {d};
-    /* From here the op owns d: props_fini releases it with the context, even
-     * when weft_op_create fails after registering the props. */
     return weft_op_create(g, &ofg_class, &props, out);
 }
 
-/* ---- accessors ------------------------------------------------------------- */
+/* ---- accessors ------------------------------------------------------------------- */
 
 bool weft_ofg_is(const weft_op_t *op)
 {
@@ -275,8 +308,7 @@ bool weft_ofg_is_inline(const weft_op_t *op)
 
 const char *weft_ofg_name(const weft_op_t *op)
 {
-    const weft__ofg_t *d = weft__ofg_get(op);
-    return d ? d->name : NULL;
+    return weft__ofg_get(op) ? props_name(op) : NULL;
 }
 
 const weft_op_t *weft_ofg_grad_override(const weft_op_t *op)

@@ -13,40 +13,6 @@
 
 /* ---- expansion -------------------------------------------------------------- */
 
-static weft_var_t *copy_ref(const weft__ofg_t *d, weft_var_t *const *new_inputs,
-                            weft_var_t **slot_vars, ofg_ref_t r, const weft_var_t *orig)
-{
-    (void)d;
-    if (r.kind == OFG_REF_INPUT) return new_inputs[r.idx];
-    if (r.kind == OFG_REF_SLOT) return slot_vars[r.idx];
-    return (weft_var_t *)orig; /* constants are shared */
-}
-
-weft_status_t weft__ofg_copy_inner(const weft__ofg_t *d, weft_var_t *const *new_inputs,
-                                   weft_var_t **outs)
-{
-    const weft__ofg_plan_t *p = &d->plan;
-    weft_var_t **slots = calloc(p->n_slots + p->max_in + 1, sizeof(*slots));
-    if (!slots) return weft_graph_set_error(d->g, WEFT_ENOMEM, "out of memory");
-    weft_var_t **ins = slots + p->n_slots;
-    weft_status_t s = WEFT_OK;
-    for (size_t j = 0; j < p->n_nodes && s == WEFT_OK; j++) {
-        const weft_apply_t *a = p->nodes[j];
-        size_t n_in = p->in_off[j + 1] - p->in_off[j];
-        for (size_t i = 0; i < n_in; i++)
-            ins[i] =
-                copy_ref(d, new_inputs, slots, p->refs[p->in_off[j] + i], weft_apply_input(a, i));
-        weft_apply_t *c = NULL;
-        s = weft_apply_clone_with_new_inputs(d->g, a, n_in, ins, true, &c);
-        for (size_t o = 0; s == WEFT_OK && o < weft_apply_n_outputs(a); o++)
-            slots[p->slot0[j] + o] = weft_apply_output(c, o);
-    }
-    for (size_t k = 0; k < d->n_out && s == WEFT_OK; k++)
-        outs[k] = copy_ref(d, new_inputs, slots, p->out_refs[k], d->out[k]);
-    free(slots);
-    return s;
-}
-
 weft_status_t weft_ofg_expand(weft_graph_t *g, const weft_apply_t *node, weft_var_t **outputs)
 {
     if (!g || !node || !outputs) return WEFT_EINVAL;
@@ -54,12 +20,12 @@ weft_status_t weft_ofg_expand(weft_graph_t *g, const weft_apply_t *node, weft_va
     if (!d)
         return weft_graph_set_error(g, WEFT_EINVAL, "weft_ofg_expand: op %s is not an OpFromGraph",
                                     weft_op_name(weft_apply_op(node)));
-    if (weft_apply_graph(node) != g || d->g != g)
+    if (weft_apply_graph(node) != g)
         return weft_graph_set_error(g, WEFT_EFOREIGN, "weft_ofg_expand: node of another context");
     weft_var_t **in = calloc(d->n_in + 1, sizeof(*in));
     if (!in) return weft_graph_set_error(g, WEFT_ENOMEM, "out of memory");
     for (size_t i = 0; i < d->n_in; i++) in[i] = weft_apply_input(node, i);
-    weft_status_t s = weft__ofg_copy_inner(d, in, outputs);
+    weft_status_t s = weft__ofg_copy_inner(d, g, in, outputs);
     free(in);
     return s;
 }
@@ -87,11 +53,13 @@ static weft_status_t grad_override(weft_graph_t *g, const weft__ofg_t *d, const 
         if (!gz[k]) s = weft_zeros_like(g, weft_apply_output(node, k), &args[d->n_in + k]);
     }
     weft_apply_t *a = NULL;
-    if (s == WEFT_OK) s = weft_apply_create(g, d->grad_override, n, args, &a);
+    const weft_op_t *ovr = NULL;
+    if (s == WEFT_OK) s = weft__ofg_op_in(g, d->grad_override, &ovr);
+    if (s == WEFT_OK) s = weft_apply_create(g, ovr, n, args, &a);
     if (s == WEFT_OK && weft_apply_n_outputs(a) != d->n_in)
-        s = weft_graph_set_error(
-            g, WEFT_EINVAL, "OpFromGraph '%s': grad_override returned %zu outputs, expected %zu",
-            d->name ? d->name : "", weft_apply_n_outputs(a), d->n_in);
+        s = weft_graph_set_error(g, WEFT_EINVAL,
+                                 "OpFromGraph: grad_override returned %zu outputs, expected %zu",
+                                 weft_apply_n_outputs(a), d->n_in);
     for (size_t i = 0; i < d->n_in && s == WEFT_OK; i++) input_grads[i] = weft_apply_output(a, i);
     free(args);
     return s;
@@ -111,8 +79,11 @@ static weft_status_t vjp_placeholders(weft_graph_t *g, const weft__ofg_t *d, wef
                                       vjp_t *v)
 {
     weft_status_t s = WEFT_OK;
-    for (size_t i = 0; i < d->n_in && s == WEFT_OK; i++)
-        s = weft_var_create(g, weft_var_type(d->in[i]), weft_var_name(d->in[i]), &v->x[i]);
+    for (size_t i = 0; i < d->n_in && s == WEFT_OK; i++) {
+        const weft_type_t *t = NULL;
+        s = weft__ofg_type_in(g, weft_var_type(d->in[i]), &t);
+        if (s == WEFT_OK) s = weft_var_create(g, t, weft_var_name(d->in[i]), &v->x[i]);
+    }
     for (size_t k = 0; k < d->n_out && s == WEFT_OK; k++) {
         if (!gz[k] || !is_float(d->out[k])) continue;
         s = weft_var_create(g, weft_var_type(gz[k]), "gz", &v->x[d->n_in + v->n_gz]);
@@ -155,8 +126,9 @@ static void vjp_wrt(const weft__ofg_t *d, weft_var_t *const *gz, vjp_t *v)
 static weft_status_t vjp_apply(weft_graph_t *g, const weft__ofg_t *d, const weft_apply_t *node,
                                weft_var_t *const *gz, vjp_t *v, weft_var_t **input_grads)
 {
-    char name[128];
-    snprintf(name, sizeof(name), "grad_%s", d->name ? d->name : "OpFromGraph");
+    char name[WEFT__OFG_NAME_MAX];
+    const char *base = weft_ofg_name(weft_apply_op(node));
+    snprintf(name, sizeof(name), "grad_%s", base ? base : "OpFromGraph");
     weft_ofg_options_t o = WEFT_OFG_OPTIONS_INIT;
     o.inline_expand = d->inline_expand;
     o.name = name;
@@ -188,7 +160,7 @@ static weft_status_t grad_derived(weft_graph_t *g, const weft__ofg_t *d, const w
     weft_status_t s = v.x && v.outs && v.wrt && v.wrt_idx && v.grads ? WEFT_OK : WEFT_ENOMEM;
     weft_var_t *cost = NULL;
     if (s == WEFT_OK) s = vjp_placeholders(g, d, gz, &v);
-    if (s == WEFT_OK) s = weft__ofg_copy_inner(d, v.x, v.outs);
+    if (s == WEFT_OK) s = weft__ofg_copy_inner(d, g, v.x, v.outs);
     if (s == WEFT_OK) s = vjp_cost(g, d, gz, &v, &cost);
     if (s == WEFT_OK && cost) vjp_wrt(d, gz, &v);
     if (s == WEFT_OK && v.n_wrt > 0) {

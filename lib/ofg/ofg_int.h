@@ -40,30 +40,37 @@ typedef struct weft__ofg_plan {
     ofg_ref_t *out_refs;    /* one per inner output */
 } weft__ofg_plan_t;
 
+/* Interned, immutable and process-lifetime (PyTensor's frozen, hash-consed
+ * inner graphs): structurally equal OpFromGraphs share one weft__ofg_t, so
+ * op equality is pointer equality, and the op's props are plain data that
+ * any context may copy (weft_function_compile copies ops by value). */
 typedef struct weft__ofg {
-    weft_graph_t *g;
-    weft_fgraph_t *fg; /* owned by g (freed by weft_graph_destroy before props_fini) */
+    weft_graph_t *g;   /* private context holding the inner graph */
+    weft_fgraph_t *fg; /* the inner FunctionGraph (in g) */
     size_t n_in, n_out;
     weft_var_t **in, **out;
     bool inline_expand;
-    char *name;
-    const weft_op_t *grad_override;
+    const weft_op_t *grad_override; /* an OpFromGraph op of g, or NULL */
     uint64_t hash;
     bool *conn; /* conn[i * n_out + o]: output o depends on input i */
     weft__ofg_plan_t plan;
 } weft__ofg_t;
 
-/* The props blob copied by weft_op_create: one pointer to the heap state. */
+#define WEFT__OFG_NAME_MAX 64
+
+/* The props blob copied by weft_op_create: the interned state and the name
+ * (not part of equality; cut to WEFT__OFG_NAME_MAX - 1 bytes). */
 typedef struct weft__ofg_props {
-    weft__ofg_t *d;
+    const weft__ofg_t *d;
+    char name[WEFT__OFG_NAME_MAX];
 } weft__ofg_props_t;
 
 /* The state of an OpFromGraph op, or NULL for another op. */
 const weft__ofg_t *weft__ofg_get(const weft_op_t *op);
 
-/* Builds d->plan, d->conn and d->hash from d->fg. Errors: WEFT_EINVAL (an
- * in-place inner node, message on d->g), WEFT_ECYCLE, WEFT_ENOMEM. */
-weft_status_t weft__ofg_plan_build(weft__ofg_t *d);
+/* Builds d->plan, d->conn and d->hash from d->fg. Errors (message on err_g):
+ * WEFT_EINVAL (an in-place inner node), WEFT_ECYCLE, WEFT_ENOMEM. */
+weft_status_t weft__ofg_plan_build(weft__ofg_t *d, weft_graph_t *err_g);
 void weft__ofg_plan_free(weft__ofg_plan_t *p);
 
 /* Class hooks implemented in ofg_plan.c / ofg_grad.c / ofg_json.c. */
@@ -78,10 +85,25 @@ weft_status_t weft__ofg_to_json(const weft_op_t *op, weft_json_props_t *p);
 weft_status_t weft__ofg_from_json(weft_graph_t *g, const weft_op_class_t *cls,
                                   const weft_json_props_t *p, const weft_op_t **out);
 
-/* Copies the inner graph onto new_inputs (one per inner input) in d->g and
- * stores the inner outputs' copies in outs. Errors: as weft_apply_create. */
-weft_status_t weft__ofg_copy_inner(const weft__ofg_t *d, weft_var_t *const *new_inputs,
-                                   weft_var_t **outs);
+/* Builds a copy of the inner graph in context g on new_inputs (one per inner
+ * input, variables of g) and stores the inner outputs' copies in outs (ops
+ * and constants recreated in g, creation sites kept). Errors: as
+ * weft_apply_create, WEFT_ENOMEM (message on g). */
+weft_status_t weft__ofg_copy_inner(const weft__ofg_t *d, weft_graph_t *g,
+                                   weft_var_t *const *new_inputs, weft_var_t **outs);
+
+/* Copies the subgraph of g between inputs and outputs into dst: fresh inputs
+ * (same types and names) in new_inputs, the outputs' copies in new_outputs.
+ * Errors (message on g): WEFT_EMISSING_INPUT (an undeclared root),
+ * WEFT_ENOTIMPL (an op other than OpFromGraph whose props own memory),
+ * WEFT_ETYPE (a null/disconnected type), WEFT_ENOMEM (ofg_import.c). */
+weft_status_t weft__ofg_import(weft_graph_t *dst, weft_graph_t *g, size_t n_in,
+                               weft_var_t *const *inputs, weft_var_t **new_inputs, size_t n_out,
+                               weft_var_t *const *outputs, weft_var_t **new_outputs);
+/* The same type in context g. */
+weft_status_t weft__ofg_type_in(weft_graph_t *g, const weft_type_t *t, const weft_type_t **out);
+/* An op of g equal to op (props copied by value). */
+weft_status_t weft__ofg_op_in(weft_graph_t *g, const weft_op_t *op, const weft_op_t **out);
 
 /* Registers the inline rewrite in the default database, once per process. */
 void weft__ofg_register_default(void);

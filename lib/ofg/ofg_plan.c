@@ -86,8 +86,8 @@ static weft_status_t const_tensor(const weft_var_t *c, weft_tensor_t **out)
 
 /* Resolves v (an input of a plan node or an inner output) to a ref, adding
  * constants on first sight. */
-static weft_status_t resolve(weft__ofg_t *d, refmap_t *m, const weft_var_t *v, ofg_ref_t *r,
-                             uint64_t *h)
+static weft_status_t resolve(weft__ofg_t *d, weft_graph_t *eg, refmap_t *m, const weft_var_t *v,
+                             ofg_ref_t *r, uint64_t *h)
 {
     size_t j = ptr_slot(m, v);
     if (m->keys[j]) {
@@ -96,25 +96,25 @@ static weft_status_t resolve(weft__ofg_t *d, refmap_t *m, const weft_var_t *v, o
         return WEFT_OK;
     }
     if (!weft_var_is_constant(v))
-        return weft_graph_set_error(d->g, WEFT_EMISSING_INPUT,
+        return weft_graph_set_error(eg, WEFT_EMISSING_INPUT,
                                     "OpFromGraph: inner variable %llu is not an input",
                                     (unsigned long long)weft_var_id(v));
     weft__ofg_plan_t *p = &d->plan;
     weft_status_t s = const_tensor(v, &p->consts[p->n_consts]);
     if (s != WEFT_OK)
-        return weft_graph_set_error(d->g, s, "OpFromGraph: %s", weft_tensor_last_error());
+        return weft_graph_set_error(eg, s, "OpFromGraph: %s", weft_tensor_last_error());
     *r = (ofg_ref_t){OFG_REF_CONST, (uint32_t)p->n_consts++};
     *h = mix(0xc0, weft_constant_hash(v));
     refmap_put(m, v, *r, *h);
     return WEFT_OK;
 }
 
-static weft_status_t check_not_inplace(weft__ofg_t *d, const weft_apply_t *a)
+static weft_status_t check_not_inplace(weft_graph_t *eg, const weft_apply_t *a)
 {
     if (!weft_op_is_destructive(weft_apply_op(a))) return WEFT_OK;
     char buf[160];
     weft_apply_describe(a, buf, sizeof(buf));
-    return weft_graph_set_error(d->g, WEFT_EINVAL,
+    return weft_graph_set_error(eg, WEFT_EINVAL,
                                 "weft_ofg_create: inner node %s destroys an input; in-place "
                                 "ops are not allowed in an inner graph",
                                 buf);
@@ -134,15 +134,16 @@ static weft_status_t plan_alloc(weft__ofg_plan_t *p, size_t n_nodes, size_t n_re
 
 /* Adds node j of the order: resolves its inputs, names its output slots and
  * hashes them (op hash mixed with the input hashes and the output index). */
-static weft_status_t plan_node(weft__ofg_t *d, refmap_t *m, size_t j, const weft_apply_t *a)
+static weft_status_t plan_node(weft__ofg_t *d, weft_graph_t *eg, refmap_t *m, size_t j,
+                               const weft_apply_t *a)
 {
     weft__ofg_plan_t *p = &d->plan;
-    weft_status_t s = check_not_inplace(d, a);
+    weft_status_t s = check_not_inplace(eg, a);
     size_t n_in = weft_apply_n_inputs(a), off = p->in_off[j];
     uint64_t h = mix(0xa9, weft_op_hash(weft_apply_op(a)));
     for (size_t i = 0; i < n_in && s == WEFT_OK; i++) {
         uint64_t hi = 0;
-        s = resolve(d, m, weft_apply_input(a, i), &p->refs[off + i], &hi);
+        s = resolve(d, eg, m, weft_apply_input(a, i), &p->refs[off + i], &hi);
         h = mix(h, hi);
     }
     if (s != WEFT_OK) return s;
@@ -158,7 +159,7 @@ static weft_status_t plan_node(weft__ofg_t *d, refmap_t *m, size_t j, const weft
 
 static weft_status_t plan_conn(weft__ofg_t *d, const refmap_t *m);
 
-weft_status_t weft__ofg_plan_build(weft__ofg_t *d)
+weft_status_t weft__ofg_plan_build(weft__ofg_t *d, weft_graph_t *eg)
 {
     weft_apply_t *const *order = NULL;
     size_t n = 0, n_refs = 0;
@@ -166,7 +167,7 @@ weft_status_t weft__ofg_plan_build(weft__ofg_t *d)
     /* An inner graph without nodes (outputs are inputs or constants) needs no
      * order. */
     if (weft_fgraph_n_applies(d->fg) > 0) s = weft_fgraph_toposort(d->fg, &order, &n);
-    if (s != WEFT_OK) return weft_graph_set_error(d->g, s, "%s", weft_fgraph_last_error(d->fg));
+    if (s != WEFT_OK) return weft_graph_set_error(eg, s, "%s", weft_fgraph_last_error(d->fg));
     for (size_t j = 0; j < n; j++) n_refs += weft_apply_n_inputs(order[j]);
     refmap_t m = {0};
     if (!refmap_init(&m, n_refs + d->n_in + d->n_out) ||
@@ -177,11 +178,11 @@ weft_status_t weft__ofg_plan_build(weft__ofg_t *d)
     for (size_t i = 0; i < d->n_in; i++)
         refmap_put(&m, d->in[i], (ofg_ref_t){OFG_REF_INPUT, (uint32_t)i}, mix(0x1f, i));
     d->plan.n_nodes = n;
-    for (size_t j = 0; j < n && s == WEFT_OK; j++) s = plan_node(d, &m, j, order[j]);
+    for (size_t j = 0; j < n && s == WEFT_OK; j++) s = plan_node(d, eg, &m, j, order[j]);
     uint64_t h = mix(mix(0x0f6, d->n_in), d->inline_expand);
     for (size_t k = 0; k < d->n_out && s == WEFT_OK; k++) {
         uint64_t hk = 0;
-        s = resolve(d, &m, d->out[k], &d->plan.out_refs[k], &hk);
+        s = resolve(d, eg, &m, d->out[k], &d->plan.out_refs[k], &hk);
         h = mix(h, hk);
     }
     d->hash = h;

@@ -16,6 +16,7 @@
 #include "weft/elemwise.h"
 #include "weft/eval.h"
 #include "weft/fgraph.h"
+#include "weft/function.h"
 #include "weft/grad.h"
 #include "weft/graph.h"
 #include "weft/opfromgraph.h"
@@ -287,19 +288,19 @@ static void test_ofg_inline_rewrite_sees_through(void **state)
     /* the inline op became Add(p, Mul(q, p)); the other one stays one node
      * ("{}" after a props-less op name is dropped: not what is tested here) */
     for (char *e; (e = strstr(buf, "{}")) != NULL;) memmove(e, e + 2, strlen(e + 2) + 1);
-    assert_string_equal(buf, "Add [id 15]\n"
-                             " |Add [id 18]\n"
-                             " | |p [id v25]\n"
-                             " | |Mul [id 17]\n"
-                             " | | |q [id v26]\n"
-                             " | | |p [id v25]\n"
-                             " |OpFromGraph{name=keep} [id 14]\n"
-                             " | |p [id v25]\n"
-                             " | |q [id v26]\n"
-                             " | |p [id v25]\n"
+    assert_string_equal(buf, "Add [id 9]\n"
+                             " |Add [id 12]\n"
+                             " | |p [id v15]\n"
+                             " | |Mul [id 11]\n"
+                             " | | |q [id v16]\n"
+                             " | | |p [id v15]\n"
+                             " |OpFromGraph{name=keep} [id 8]\n"
+                             " | |p [id v15]\n"
+                             " | |q [id v16]\n"
+                             " | |p [id v15]\n"
                              "Inputs:\n"
-                             " p [id v25]\n"
-                             " q [id v26]\n");
+                             " p [id v15]\n"
+                             " q [id v16]\n");
     weft_tensor_t *v[2] = {scalar(2), scalar(5)};
     weft_tensor_t *r = NULL;
     weft_var_t *o = weft_fgraph_output(fg, 0),
@@ -462,7 +463,7 @@ static void test_ofg_grad_override_is_used(void **state)
     weft_ofg_options_t o = WEFT_OFG_OPTIONS_INIT;
     o.grad_override = ovr;
     assert_int_equal(weft_ofg_create(f->g, 1, &x, 1, &e, &o, &op), WEFT_OK);
-    assert_ptr_equal(weft_ofg_grad_override(op), ovr);
+    assert_true(weft_op_equal(weft_ofg_grad_override(op), ovr));
     weft_var_t *p = var(f, f->scal, "p"), *r, *gp = NULL;
     assert_int_equal(weft_op_call(f->g, op, 1, &p, &r), WEFT_OK);
     assert_int_equal(weft_grad(f->g, r, 1, &p, NULL, &gp), WEFT_OK);
@@ -473,6 +474,96 @@ static void test_ofg_grad_override_is_used(void **state)
     const weft_op_t *plain = NULL;
     assert_int_equal(weft_ofg_create(f->g, 1, &x, 1, &e, NULL, &plain), WEFT_OK);
     assert_false(weft_op_equal(op, plain));
+}
+
+/* Two OpFromGraph nodes in a compiled function on 2 workers, called after
+ * the building context is gone (the op is copied by value; its inner graph
+ * is interned), and equal to an op of another context. */
+static void test_ofg_compiled_function_runs_after_context_destroyed(void **state)
+{
+    (void)state;
+    weft_graph_t *g, *g2;
+    assert_int_equal(weft_graph_create(NULL, &g), WEFT_OK);
+    assert_int_equal(weft_graph_create(NULL, &g2), WEFT_OK);
+    int64_t n = 1000;
+    const weft_type_t *t, *t2;
+    weft_type_tensor(g, WEFT_FLOAT64, 1, &n, &t);
+    weft_type_tensor(g2, WEFT_FLOAT64, 1, &n, &t2);
+    weft_var_t *x, *y, *e, *xy[2], *a, *b, *o1, *o2, *s, *u, *v, *ue;
+    weft_var_create(g, t, "x", &x);
+    weft_var_create(g, t, "y", &y);
+    assert_int_equal(weft_mul(g, x, y, &e), WEFT_OK);
+    assert_int_equal(weft_tanh(g, e, &e), WEFT_OK);
+    xy[0] = x;
+    xy[1] = y;
+    const weft_op_t *op = NULL, *op2 = NULL;
+    assert_int_equal(weft_ofg_create(g, 2, xy, 1, &e, NULL, &op), WEFT_OK);
+    weft_var_create(g2, t2, "u", &u);
+    weft_var_create(g2, t2, "v", &v);
+    weft_var_t *uv[2] = {u, v};
+    assert_int_equal(weft_mul(g2, u, v, &ue), WEFT_OK);
+    assert_int_equal(weft_tanh(g2, ue, &ue), WEFT_OK);
+    assert_int_equal(weft_ofg_create(g2, 2, uv, 1, &ue, NULL, &op2), WEFT_OK);
+    assert_true(weft_op_equal(op, op2)); /* across contexts */
+    weft_var_create(g, t, "a", &a);
+    weft_var_create(g, t, "b", &b);
+    weft_var_t *ab[2] = {a, b}, *ba[2] = {b, a};
+    assert_int_equal(weft_op_call(g, op, 2, ab, &o1), WEFT_OK);
+    assert_int_equal(weft_op_call(g, op, 2, ba, &o2), WEFT_OK);
+    assert_int_equal(weft_sub(g, o1, o2, &s), WEFT_OK);
+    weft_function_options_t fo = WEFT_FUNCTION_OPTIONS_INIT;
+    fo.threads = 2;
+    fo.mode = "none"; /* keep both nodes: merge would not unify them anyway */
+    weft_function_t *f = NULL;
+    weft_status_t st = weft_function_compile(2, ab, 2, (weft_var_t *[]){o1, s}, 0, NULL, &fo, &f);
+    if (st != WEFT_OK) fprintf(stderr, "%s\n", weft_function_last_error(NULL));
+    assert_int_equal(st, WEFT_OK);
+    weft_graph_destroy(g);
+    weft_graph_destroy(g2);
+    weft_tensor_t *in[2], *out[2] = {NULL, NULL};
+    assert_int_equal(weft_verify_grad_random(WEFT_FLOAT64, 1, &n, -1, 1, 3, &in[0]), WEFT_OK);
+    assert_int_equal(weft_verify_grad_random(WEFT_FLOAT64, 1, &n, -1, 1, 4, &in[1]), WEFT_OK);
+    for (int call = 0; call < 20; call++) {
+        assert_int_equal(weft_function_call(f, 2, in, 2, out), WEFT_OK);
+        for (size_t i = 0; i < (size_t)n; i++) {
+            double p = weft_tensor_flat_get(in[0], i) * weft_tensor_flat_get(in[1], i);
+            assert_true(fabs(weft_tensor_flat_get(out[0], i) - tanh(p)) < 1e-15);
+            assert_true(weft_tensor_flat_get(out[1], i) == 0.0);
+        }
+        weft_tensor_release(out[0]);
+        weft_tensor_release(out[1]);
+        out[0] = out[1] = NULL;
+    }
+    weft_tensor_release(in[0]);
+    weft_tensor_release(in[1]);
+    assert_int_equal(weft_function_destroy(f), WEFT_OK);
+}
+
+/* In fast_run an inline OpFromGraph disappears from the compiled function. */
+static void test_ofg_inline_expanded_when_compiled(void **state)
+{
+    fx_t *f = *state;
+    const weft_op_t *op = xyz_op(f, true, "xyz");
+    weft_var_t *p = var(f, f->scal, "p"), *q = var(f, f->scal, "q"), *args[3] = {p, q, p}, *o;
+    weft_var_t *in[2] = {p, q};
+    assert_int_equal(weft_op_call(f->g, op, 3, args, &o), WEFT_OK);
+    weft_function_t *fn = NULL;
+    assert_int_equal(weft_function_compile(2, in, 1, &o, 0, NULL, NULL, &fn), WEFT_OK);
+    FILE *tmp = tmpfile();
+    assert_int_equal(weft_function_print(fn, tmp), WEFT_OK);
+    rewind(tmp);
+    char buf[1024];
+    size_t k = fread(buf, 1, sizeof(buf) - 1, tmp);
+    buf[k] = '\0';
+    fclose(tmp);
+    assert_null(strstr(buf, "OpFromGraph"));
+    weft_tensor_t *v[2] = {scalar(2), scalar(5)}, *r = NULL;
+    assert_int_equal(weft_function_call(fn, 2, v, 1, &r), WEFT_OK);
+    assert_true(weft_tensor_flat_get(r, 0) == 12.0);
+    weft_tensor_release(r);
+    weft_tensor_release(v[0]);
+    weft_tensor_release(v[1]);
+    assert_int_equal(weft_function_destroy(fn), WEFT_OK);
 }
 
 /* ---- bad input ------------------------------------------------------------------ */
@@ -489,6 +580,28 @@ static void test_ofg_bad_arity_and_type_rejected(void **state)
     assert_non_null(strstr(weft_graph_last_error(f->g), "input 1"));
     assert_non_null(strstr(weft_graph_last_error(f->g), "float64[3]"));
 }
+
+static weft_status_t fini_make_node(weft_graph_t *g, const weft_op_t *op, size_t n_in,
+                                    weft_var_t *const *in, size_t *n_out, const weft_type_t **out)
+{
+    (void)g;
+    (void)op;
+    (void)n_in;
+    *n_out = 1;
+    out[0] = weft_var_type(in[0]);
+    return WEFT_OK;
+}
+
+static void fini_props(void *p)
+{
+    (void)p;
+}
+
+static const weft_op_class_t fini_class = {.size = sizeof(weft_op_class_t),
+                                           .name = "OwnsMemory",
+                                           .props_size = sizeof(int),
+                                           .props_fini = fini_props,
+                                           .make_node = fini_make_node};
 
 static void test_ofg_bad_create_arguments(void **state)
 {
@@ -531,6 +644,17 @@ static void test_ofg_bad_create_arguments(void **state)
     assert_int_equal(weft_op_call(f->g, add_inpl, 2, xy, &ie), WEFT_OK);
     assert_int_equal(weft_ofg_create(f->g, 2, xy, 1, &ie, NULL, &op), WEFT_EINVAL);
     assert_non_null(strstr(weft_graph_last_error(f->g), "in-place"));
+    /* an inner op whose props own memory cannot be copied into the inner graph */
+    const weft_op_t *fop = NULL;
+    weft_var_t *fe;
+    assert_int_equal(weft_op_create(f->g, &fini_class, &(int){1}, &fop), WEFT_OK);
+    assert_int_equal(weft_op_call(f->g, fop, 1, &x, &fe), WEFT_OK);
+    assert_int_equal(weft_ofg_create(f->g, 1, &x, 1, &fe, NULL, &op), WEFT_ENOTIMPL);
+    assert_non_null(strstr(weft_graph_last_error(f->g), "OwnsMemory"));
+    /* an override that is not an OpFromGraph */
+    weft_ofg_options_t bad = WEFT_OFG_OPTIONS_INIT;
+    bad.grad_override = add_inpl;
+    assert_int_equal(weft_ofg_create(f->g, 1, &x, 1, &x, &bad, &op), WEFT_EINVAL);
     /* an override with the wrong arity */
     const weft_op_t *ovr = xyz_op(f, false, NULL);
     weft_ofg_options_t o = WEFT_OFG_OPTIONS_INIT;
@@ -572,6 +696,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_ofg_grad_is_an_ofg_and_disconnected_input_gets_none,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_ofg_grad_override_is_used, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_ofg_compiled_function_runs_after_context_destroyed,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_ofg_inline_expanded_when_compiled, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ofg_bad_arity_and_type_rejected, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ofg_bad_create_arguments, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ofg_expand_bad_arguments, setup, teardown),
