@@ -111,7 +111,9 @@ WEFT_API weft_status_t weft_ofg_create(weft_graph_t *g, size_t n_in, weft_var_t 
 /* Whether op is an OpFromGraph. */
 WEFT_API bool weft_ofg_is(const weft_op_t *op);
 /* Accessors of an OpFromGraph (NULL / 0 / false for another op):
- * the inner graph (borrowed, weft's, valid until exit; never edit it),
+ * the inner graph (borrowed, weft's, valid until exit; never edit it, and
+ * inspect it - print, toposort - from one thread at a time, as it is shared
+ * by every equal OpFromGraph of the process),
  * the number of inputs / outputs, the inline flag, the name (borrowed from
  * the op; NULL: none), the gradient override (NULL: none; an op of the inner
  * graph's context: compare, print or save it; weft_apply_create needs an op
