@@ -140,12 +140,19 @@ WEFT_API weft_status_t weft_fgraph_change_node_input(weft_fgraph_t *fg, weft_app
                                                      size_t i, weft_var_t *new_var,
                                                      const char *reason);
 /* Replaces var by new_var in every client of var (a snapshot of the clients).
- * var not in the graph: nothing happens (WEFT_OK). Errors: WEFT_ETYPE (new_var
- * may not replace var: types named), WEFT_EINVAL, WEFT_EFOREIGN,
- * WEFT_EMISSING_INPUT. */
+ * var == new_var: nothing happens (WEFT_OK). Errors (nothing changed):
+ * WEFT_ENOTFOUND (var is neither in the variable set nor a declared input,
+ * e.g. it was already replaced; the message names it and its creation site;
+ * test weft_fgraph_contains_var first to replace only what is still there; an
+ * unused declared input has no clients, so replacing it changes nothing), WEFT_ETYPE (new_var may not replace var:
+ * types named), WEFT_EINVAL, WEFT_EFOREIGN, WEFT_EMISSING_INPUT. */
 WEFT_API weft_status_t weft_fgraph_replace(weft_fgraph_t *fg, weft_var_t *var,
                                            weft_var_t *new_var, const char *reason);
-/* replace for each pair in order; stops at the first error. */
+/* replace for each pair in order; stops at the first error. Every pair's
+ * arguments are checked before the first edit: a variable not in the graph
+ * when called gives WEFT_ENOTFOUND and changes nothing. A listed variable that
+ * an earlier pair of the same call pruned (e.g. the other outputs of a
+ * multi-output node) is skipped. */
 WEFT_API weft_status_t weft_fgraph_replace_all(weft_fgraph_t *fg, size_t n,
                                                weft_var_t *const *vars,
                                                weft_var_t *const *new_vars, const char *reason);
@@ -224,8 +231,9 @@ WEFT_API weft_status_t weft_fgraph_revert(weft_fgraph_t *fg, uint64_t token);
 /* Runs every feature's on_validate in attach order; the first error wins
  * (WEFT_EINCONSISTENT, message from the feature). */
 WEFT_API weft_status_t weft_fgraph_validate(weft_fgraph_t *fg);
-/* Transaction: checkpoint; replace each pair; validate; on any failure revert
- * and return the error (graph exactly as before). */
+/* Transaction: checkpoint; replace each pair (as replace_all: a variable not
+ * in the graph is WEFT_ENOTFOUND); validate; on any failure revert and return
+ * the error (graph exactly as before). */
 WEFT_API weft_status_t weft_fgraph_replace_all_validate(weft_fgraph_t *fg, size_t n,
                                                         weft_var_t *const *vars,
                                                         weft_var_t *const *new_vars,

@@ -110,7 +110,21 @@ weft_status_t weft_fgraph_change_node_input(weft_fgraph_t *fg, weft_apply_t *nod
     return edit_end(fg, weft__fg_change_input(fg, node, i, new_var, reason, true, SIZE_MAX));
 }
 
-/* Replace without the argument checks (done by the callers). */
+/* Argument checks of one replace pair: both variables valid, var known to fg
+ * (in the variable set, or a declared input that nothing uses yet). Issue 3:
+ * an unknown variable is an error naming it, not a silent no-op. */
+static weft_status_t check_pair(weft_fgraph_t *fg, weft_var_t *var, weft_var_t *new_var)
+{
+    weft_status_t s = weft__fg_check_var(fg, var, "replace: variable");
+    if (s == WEFT_OK) s = weft__fg_check_var(fg, new_var, "replace: new variable");
+    if (s != WEFT_OK || weft__fg_has_var(fg, var) || weft__fg_is_input(fg, var)) return s;
+    char vb[512];
+    weft__var_describe(var, vb, sizeof(vb));
+    return weft__fg_err(fg, WEFT_ENOTFOUND, "replace: %s is not in the FunctionGraph", vb);
+}
+
+/* Replace without the argument checks (done by the callers). A var no longer
+ * in fg (pruned by an earlier pair of the same replace_all) is skipped. */
 static weft_status_t replace_one(weft_fgraph_t *fg, weft_var_t *var, weft_var_t *new_var,
                                  const char *reason)
 {
@@ -141,8 +155,7 @@ weft_status_t weft_fgraph_replace(weft_fgraph_t *fg, weft_var_t *var, weft_var_t
                                   const char *reason)
 {
     if (!fg) return WEFT_EINVAL;
-    weft_status_t s = weft__fg_check_var(fg, var, "replace: variable");
-    if (s == WEFT_OK) s = weft__fg_check_var(fg, new_var, "replace: new variable");
+    weft_status_t s = check_pair(fg, var, new_var);
     if (s != WEFT_OK) return s;
     edit_begin(fg);
     return edit_end(fg, replace_one(fg, var, new_var, reason));
@@ -152,8 +165,14 @@ weft_status_t weft_fgraph_replace_all(weft_fgraph_t *fg, size_t n, weft_var_t *c
                                       weft_var_t *const *new_vars, const char *reason)
 {
     if (!fg || (n && (!vars || !new_vars))) return WEFT_EINVAL;
+    /* Every pair is checked before the first edit, so a bad one changes nothing. */
     for (size_t k = 0; k < n; k++) {
-        weft_status_t s = weft_fgraph_replace(fg, vars[k], new_vars[k], reason);
+        weft_status_t s = check_pair(fg, vars[k], new_vars[k]);
+        if (s != WEFT_OK) return s;
+    }
+    for (size_t k = 0; k < n; k++) {
+        edit_begin(fg);
+        weft_status_t s = edit_end(fg, replace_one(fg, vars[k], new_vars[k], reason));
         if (s != WEFT_OK) return s;
     }
     return WEFT_OK;

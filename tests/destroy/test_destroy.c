@@ -1052,8 +1052,9 @@ static void test_destroy_allocation_failure_recovers_and_leaks_nothing(void **s)
         }
         if (st == WEFT_OK) {
             assert_true(ok_or_enomem(weft_fgraph_validate(F->fg)));
-            weft_var_t *sg2 = ap1(F->ops.sig, t);
-            assert_true(ok_or_enomem(weft_fgraph_replace_validate(F->fg, sg, sg2, "edit")));
+            /* clone=false: an earlier round's replace rewired o's input in place */
+            weft_var_t *cur = weft_apply_input(O(o), 1), *sg2 = ap1(F->ops.sig, t);
+            assert_true(ok_or_enomem(weft_fgraph_replace_validate(F->fg, cur, sg2, "edit")));
             expect_validate(WEFT_OK, NULL);
             weft_apply_t *reader = O(weft_apply_input(O(o), 1));
             expect_orderings(2, O(t), O(a), reader, O(a));

@@ -263,8 +263,13 @@ static void test_fgraph_replace_rewires_all_clients_and_prunes(void **state)
     assert_false(weft_fgraph_contains_apply(fg, weft_var_owner(e)));
     assert_int_equal(weft_fgraph_n_clients(fg, n), 4);
     assert_int_equal(weft_fgraph_check_integrity(fg), WEFT_OK);
-    /* var not in the graph: nothing happens */
-    assert_int_equal(weft_fgraph_replace(fg, e, n, "again"), WEFT_OK);
+    /* var not in the graph (already replaced): an error naming it, nothing changed */
+    assert_int_equal(weft_fgraph_replace(fg, e, n, "again"), WEFT_ENOTFOUND);
+    assert_non_null(strstr(fg_err(fg), "replace: variable"));
+    assert_non_null(strstr(fg_err(fg), "is not in the FunctionGraph"));
+    assert_non_null(strstr(fg_err(fg), "created at "));
+    assert_int_equal(weft_fgraph_n_clients(fg, n), 4);
+    assert_int_equal(weft_fgraph_check_integrity(fg), WEFT_OK);
     weft_var_t *iv;
     weft_var_create(f->g, f->ivec, "iv", &iv);
     assert_int_equal(weft_fgraph_replace(fg, n, iv, "bad"), WEFT_ETYPE);
@@ -372,6 +377,53 @@ static void test_fgraph_multi_output_siblings_are_variables(void **state)
     weft_fgraph_t *fg = fx_fgraph(f, 1, &x, 1, &z, false, 0, NULL);
     assert_true(weft_fgraph_contains_var(fg, o1));
     assert_int_equal(weft_fgraph_n_clients(fg, o1), 0);
+    assert_int_equal(weft_fgraph_check_integrity(fg), WEFT_OK);
+    weft_fgraph_destroy(fg);
+}
+
+/* Issue 3: an unknown variable in replace is an error naming it (and its
+ * creation site); replace_all checks every pair first, so nothing changes;
+ * replace_all_validate reverts. A listed sibling output pruned by an earlier
+ * pair of the same call is skipped. */
+static void test_fgraph_replace_unknown_variable_is_enotfound(void **state)
+{
+    fx_t *f = *state;
+    weft_var_t *x = fx_var(f, "x");
+    weft_apply_t *sp;
+    assert_int_equal(weft_apply_create(f->g, f->split, 1, &x, &sp), WEFT_OK);
+    weft_var_t *o0 = weft_apply_output(sp, 0), *o1 = weft_apply_output(sp, 1);
+    weft_var_t *e = fx_un(f, f->exp, o0), *z = fx_bin(f, f->add, e, x);
+    weft_fgraph_t *fg = fx_fgraph(f, 1, &x, 1, &z, false, 0, NULL);
+    weft_var_t *stray = fx_un(f, f->neg, x), *n = fx_un(f, f->neg, x);
+    weft_var_set_name(stray, "stray");
+    assert_int_equal(weft_fgraph_replace(fg, stray, n, "r"), WEFT_ENOTFOUND);
+    assert_non_null(strstr(fg_err(fg), "replace: variable"));
+    assert_non_null(strstr(fg_err(fg), "'stray'"));
+    assert_non_null(strstr(fg_err(fg), "graph_fixture.c:"));
+    assert_non_null(strstr(fg_err(fg), "is not in the FunctionGraph"));
+    assert_int_equal(weft_fgraph_replace(fg, stray, stray, "same"), WEFT_ENOTFOUND);
+    /* the valid first pair is not applied either */
+    weft_var_t *olds[2] = {e, stray}, *news[2] = {n, n};
+    assert_int_equal(weft_fgraph_replace_all(fg, 2, olds, news, "all"), WEFT_ENOTFOUND);
+    assert_non_null(strstr(fg_err(fg), "'stray'"));
+    assert_ptr_equal(weft_apply_input(weft_var_owner(z), 0), e);
+    assert_int_equal(weft_fgraph_n_clients(fg, n), 0);
+    assert_int_equal(weft_fgraph_replace_all_validate(fg, 2, olds, news, "v"), WEFT_ENOTFOUND);
+    assert_ptr_equal(weft_apply_input(weft_var_owner(z), 0), e);
+    assert_true(weft_fgraph_contains_var(fg, e));
+    assert_int_equal(weft_fgraph_check_integrity(fg), WEFT_OK);
+    /* o0's replacement prunes Split, so o1 (listed, in the graph when called) is skipped */
+    weft_var_t *o_old[2] = {o0, o1}, *o_new[2] = {x, x};
+    assert_int_equal(weft_fgraph_replace_all(fg, 2, o_old, o_new, "split"), WEFT_OK);
+    assert_false(weft_fgraph_contains_apply(fg, sp));
+    assert_false(weft_fgraph_contains_var(fg, o1));
+    assert_ptr_equal(weft_apply_input(weft_var_owner(e), 0), x);
+    assert_int_equal(weft_fgraph_replace(fg, o1, x, "gone"), WEFT_ENOTFOUND);
+    /* a declared input nothing uses is known: no clients, nothing to do */
+    weft_var_t *fresh = fx_var(f, "fresh");
+    assert_int_equal(weft_fgraph_add_input(fg, fresh), WEFT_OK);
+    assert_false(weft_fgraph_contains_var(fg, fresh));
+    assert_int_equal(weft_fgraph_replace(fg, fresh, x, "unused input"), WEFT_OK);
     assert_int_equal(weft_fgraph_check_integrity(fg), WEFT_OK);
     weft_fgraph_destroy(fg);
 }
@@ -538,6 +590,7 @@ int main(void)
         T(test_fgraph_remove_node_removes_dependents_and_slots),
         T(test_fgraph_inputs_and_outputs_add_and_remove),
         T(test_fgraph_multi_output_siblings_are_variables),
+        T(test_fgraph_replace_unknown_variable_is_enotfound),
         T(test_fgraph_check_integrity_detects_inconsistent_clients),
         T(test_fgraph_clone_gets_equiv_and_features),
         T(test_fgraph_queries_on_null_and_foreign),
