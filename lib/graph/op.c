@@ -118,7 +118,11 @@ int weft_op_print(const weft_op_t *op, char *buf, size_t cap)
     int (*pp)(const void *, char *, size_t) = WEFT__OP_HOOK(op->cls, props_print);
     if (!pp || !op->cls->props_size) return snprintf(buf, cap, "%s", op->cls->name);
     char pb[256];
+    pb[0] = '\0';
     pp(op->props, pb, sizeof(pb));
+    /* Props that print nothing (e.g. an elemwise op that is not in place)
+     * read as the bare class name, as PyTensor prints ops without props. */
+    if (!pb[0]) return snprintf(buf, cap, "%s", op->cls->name);
     return snprintf(buf, cap, "%s{%s}", op->cls->name, pb);
 }
 
