@@ -1,19 +1,24 @@
 /* mlp_train: trains the demo MLP (mlp_train_core.h: 4 tanh layers of width
  * 256, MSE, SGD as in-place updates) with weft and with the hand-written C +
  * cblas reference from the same initial parameters and data, alternating the
- * implementations step by step in one process, and prints per configuration
+ * configurations step by step in one process, and prints per configuration
  *
- *   mlp impl=weft|handc batch=B threads=T ms_per_step=X loss_first=A loss_last=B
+ *   mlp impl=weft|handc batch=B threads=T ms_per_step=X loss_first=A loss_last=B shards=S
  *
  * (ms_per_step: the median over the steps). weft at T threads runs on a pool
  * of T workers with one-thread BLAS inside nodes; hand-C at T threads runs
- * OpenBLAS with T threads. Then, per batch, the ratios measured in this run:
+ * OpenBLAS with T threads. shards: the weft graph's batch split into S row
+ * blocks, each with its own forward / backward chain (1: the plain model
+ * graph, as weft-mlp-gen writes it; hand-C: always 1). Then, per batch, the
+ * ratios measured in this run:
  *
- *   mlp_ratio batch=B threads=T weft_over_handc=X   (time ratio, < 1: weft faster)
- *   mlp_speedup batch=B impl=weft|handc t2_over_t1=X  (T=1 time / T=2 time)
- *   mlp_stats batch=B threads=T nodes=N gemm=G inplace=I steady_allocs=A
+ *   mlp_ratio batch=B threads=T shards=S weft_over_handc=X  (time; < 1: weft faster)
+ *   mlp_speedup batch=B impl=weft|handc shards=S t2_over_t1=X  (T=1 time / T=2 time)
+ *   mlp_stats batch=B threads=T shards=S nodes=N gemm=G inplace=I steady_allocs=A
  *
- * No arguments: batch 64 and 1024, T = 1 and 2, every line. */
+ * (steady_allocs: buffers weft's buffer pool allocated after the second step.)
+ * No arguments: batch 64 and 1024, T = 1 and 2, weft with shards 1 and 2,
+ * every line. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
@@ -24,7 +29,6 @@
 #include "mlp_train_core.h"
 
 #define MAX_THREADS 2
-#define N_IMPL 2
 
 typedef struct opts {
     int batch, threads, steps, width, print_graph, shards;
@@ -33,12 +37,22 @@ typedef struct opts {
     const char *save, *exclude;
 } opts_t;
 
+#define MAX_CONFS 8
+
+/* One trained configuration. */
+typedef struct conf {
+    mlp_impl_t impl;
+    int threads, shards;
+    mlp_data_t *data;
+    mlp_trainer_t *tr;
+    double *ms;
+    double loss_first, loss_last, median;
+    uint64_t allocs_warm;
+} conf_t;
+
 typedef struct run {
-    mlp_trainer_t *tr[MAX_THREADS][N_IMPL];
-    double *ms[MAX_THREADS][N_IMPL];
-    double loss_first[MAX_THREADS][N_IMPL], loss_last[MAX_THREADS][N_IMPL];
-    double median[MAX_THREADS][N_IMPL];
-    uint64_t allocs_warm[MAX_THREADS];
+    conf_t c[MAX_CONFS];
+    int n;
 } run_t;
 
 static double now_ms(void)
@@ -73,14 +87,15 @@ static void usage(void)
            "Trains a 4-layer tanh MLP with weft and with hand-written C + cblas, alternating\n"
            "step by step, and prints one line per implementation and thread count.\n"
            "Defaults: batch 64 and 1024, threads 1 and 2, width 256, lr 0.05, seed 1,\n"
-           "steps 100 (batch < 512) or 20, shards 1. --shards S splits the weft graph's batch\n"
+           "steps 100 (batch < 512) or 20, weft shards 1 and 2. --shards S (1..4) splits\n"
+           "the weft graph's batch\n"
            "into S row blocks with their own chains; --exclude drops a rewrite (name or tag)\n"
            "from weft's compile. --save FILE writes the step graph as weft JSON.\n");
 }
 
 static int parse(int argc, char **argv, opts_t *o)
 {
-    *o = (opts_t){0, 0, 0, 256, 0, 1, 0.05, 1, NULL, NULL};
+    *o = (opts_t){0, 0, 0, 256, 0, 0, 0.05, 1, NULL, NULL};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) return usage(), 1;
@@ -99,7 +114,7 @@ static int parse(int argc, char **argv, opts_t *o)
         i++;
     }
     if (o->batch < 0 || o->width < 1 || o->steps < 0 || o->threads < 0 ||
-        o->threads > MAX_THREADS || !(o->lr > 0) || o->shards < 1 ||
+        o->threads > MAX_THREADS || !(o->lr > 0) || o->shards < 0 || o->shards > 4 ||
         (o->batch && o->shards > o->batch))
         return fprintf(stderr, "mlp_train: bad option value (threads: 1..%d)\n", MAX_THREADS), 2;
     return 0;
@@ -132,89 +147,117 @@ static uint64_t allocs(weft_function_t *f)
     return weft_function_stats(f, &s) == WEFT_OK ? s.buffers_allocated : 0;
 }
 
-static int make_trainers(run_t *r, const mlp_data_t *d, weft_pool_t **pools, int t_lo,
-                         int t_hi, int steps)
+static int add_conf(run_t *r, const mlp_config_t *cfg, mlp_impl_t impl, int threads,
+                    weft_pool_t **pools, int steps)
 {
-    for (int t = t_lo; t <= t_hi; t++) {
-        for (int im = 0; im < N_IMPL; im++) {
-            if (mlp_trainer_create(d, (mlp_impl_t)im, pools[t - 1], t, &r->tr[t - 1][im]) !=
-                WEFT_OK)
-                return 1;
-            if (!(r->ms[t - 1][im] = calloc((size_t)steps, sizeof(double)))) return 1;
-        }
+    conf_t *c = &r->c[r->n++];
+    mlp_config_t k = *cfg;
+    k.shards = impl == MLP_IMPL_WEFT ? cfg->shards : 1;
+    *c = (conf_t){impl, threads, k.shards, NULL, NULL, NULL, 0, 0, 0, 0};
+    if (mlp_data_create(&k, &c->data) != WEFT_OK) return 1;
+    if (mlp_trainer_create(c->data, impl, pools[threads - 1], threads, &c->tr) != WEFT_OK)
+        return 1;
+    return !(c->ms = calloc((size_t)steps, sizeof(double)));
+}
+
+/* weft at each shard count and thread count, then hand-C at each thread count. */
+static int make_confs(run_t *r, const opts_t *o, int batch, weft_pool_t **pools, int steps)
+{
+    int t_lo = o->threads ? o->threads : 1, t_hi = o->threads ? o->threads : MAX_THREADS;
+    int s_lo = o->shards ? o->shards : 1, s_hi = o->shards ? o->shards : 2;
+    mlp_config_t cfg = {batch, o->width, o->lr, o->seed, 1, o->exclude};
+    int rc = 0;
+    for (int sh = s_lo; !rc && sh <= s_hi; sh++) {
+        cfg.shards = sh;
+        for (int t = t_lo; !rc && t <= t_hi; t++)
+            rc = add_conf(r, &cfg, MLP_IMPL_WEFT, t, pools, steps);
     }
-    return 0;
+    for (int t = t_lo; !rc && t <= t_hi; t++)
+        rc = add_conf(r, &cfg, MLP_IMPL_HANDC, t, pools, steps);
+    return rc;
 }
 
 /* One step of every configuration, in an order that rotates with the step
  * so no configuration always follows the same one. */
-static int step_all(run_t *r, int s, int t_lo, int t_hi)
+static int step_all(run_t *r, int s)
 {
-    int n_cfg = (t_hi - t_lo + 1) * N_IMPL;
-    for (int c = 0; c < n_cfg; c++) {
-        int k = (c + s) % n_cfg, t = t_lo + k / N_IMPL, im = k % N_IMPL;
+    for (int i = 0; i < r->n; i++) {
+        conf_t *c = &r->c[(i + s) % r->n];
         double loss, t0 = now_ms();
-        if (mlp_trainer_step(r->tr[t - 1][im], &loss) != WEFT_OK) return 1;
-        r->ms[t - 1][im][s] = now_ms() - t0;
-        if (s == 0) r->loss_first[t - 1][im] = loss;
-        r->loss_last[t - 1][im] = loss;
+        if (mlp_trainer_step(c->tr, &loss) != WEFT_OK) return 1;
+        c->ms[s] = now_ms() - t0;
+        if (s == 0) c->loss_first = loss;
+        c->loss_last = loss;
+        if (s == 1) c->allocs_warm = allocs(mlp_trainer_function(c->tr));
     }
-    if (s == 1)
-        for (int t = t_lo; t <= t_hi; t++)
-            r->allocs_warm[t - 1] = allocs(mlp_trainer_function(r->tr[t - 1][MLP_IMPL_WEFT]));
     return 0;
 }
 
-static void print_run(run_t *r, int batch, int t_lo, int t_hi, int steps)
+static const conf_t *find(const run_t *r, mlp_impl_t impl, int threads, int shards)
 {
-    static const char *names[N_IMPL] = {"weft", "handc"};
-    for (int t = t_lo; t <= t_hi; t++)
-        for (int im = 0; im < N_IMPL; im++) {
-            r->median[t - 1][im] = median(r->ms[t - 1][im], steps);
-            printf("mlp impl=%s batch=%d threads=%d ms_per_step=%.3f loss_first=%.9g "
-                   "loss_last=%.9g\n", names[im], batch, t, r->median[t - 1][im],
-                   r->loss_first[t - 1][im], r->loss_last[t - 1][im]);
-        }
-    for (int t = t_lo; t <= t_hi; t++)
-        printf("mlp_ratio batch=%d threads=%d weft_over_handc=%.3f\n", batch, t,
-               r->median[t - 1][MLP_IMPL_WEFT] / r->median[t - 1][MLP_IMPL_HANDC]);
-    for (int im = 0; t_lo == 1 && t_hi == 2 && im < N_IMPL; im++)
-        printf("mlp_speedup batch=%d impl=%s t2_over_t1=%.3f\n", batch, names[im],
-               r->median[0][im] / r->median[1][im]);
-    for (int t = t_lo; t <= t_hi; t++) {
-        weft_function_t *f = mlp_trainer_function(r->tr[t - 1][MLP_IMPL_WEFT]);
-        printf("mlp_stats batch=%d threads=%d nodes=%zu gemm=%d inplace=%d steady_allocs=%llu\n",
-               batch, t, weft_function_n_nodes(f), count_nodes(f, ": Gemm", NULL),
+    for (int i = 0; i < r->n; i++)
+        if (r->c[i].impl == impl && r->c[i].threads == threads && r->c[i].shards == shards)
+            return &r->c[i];
+    return NULL;
+}
+
+static void print_ratios(const run_t *r, int batch)
+{
+    for (int i = 0; i < r->n; i++) {
+        const conf_t *c = &r->c[i], *h = find(r, MLP_IMPL_HANDC, c->threads, 1);
+        if (c->impl == MLP_IMPL_WEFT && h)
+            printf("mlp_ratio batch=%d threads=%d shards=%d weft_over_handc=%.3f\n", batch,
+                   c->threads, c->shards, c->median / h->median);
+    }
+    for (int i = 0; i < r->n; i++) {
+        const conf_t *c = &r->c[i], *c2 = find(r, c->impl, 2, c->shards);
+        if (c->threads == 1 && c2)
+            printf("mlp_speedup batch=%d impl=%s shards=%d t2_over_t1=%.3f\n", batch,
+                   c->impl == MLP_IMPL_WEFT ? "weft" : "handc", c->shards, c->median / c2->median);
+    }
+}
+
+static void print_run(run_t *r, int batch, int steps)
+{
+    for (int i = 0; i < r->n; i++) {
+        conf_t *c = &r->c[i];
+        c->median = median(c->ms, steps);
+        printf("mlp impl=%s batch=%d threads=%d ms_per_step=%.3f loss_first=%.9g "
+               "loss_last=%.9g shards=%d\n", c->impl == MLP_IMPL_WEFT ? "weft" : "handc", batch,
+               c->threads, c->median, c->loss_first, c->loss_last, c->shards);
+    }
+    print_ratios(r, batch);
+    for (int i = 0; i < r->n; i++) {
+        weft_function_t *f = mlp_trainer_function(r->c[i].tr);
+        if (!f) continue;
+        printf("mlp_stats batch=%d threads=%d shards=%d nodes=%zu gemm=%d inplace=%d "
+               "steady_allocs=%llu\n", batch, r->c[i].threads, r->c[i].shards,
+               weft_function_n_nodes(f), count_nodes(f, ": Gemm", NULL),
                count_nodes(f, "inplace=", "inplace=-1"),
-               (unsigned long long)(allocs(f) - r->allocs_warm[t - 1]));
+               (unsigned long long)(allocs(f) - r->c[i].allocs_warm));
     }
     fflush(stdout);
 }
 
 static void free_run(run_t *r)
 {
-    for (int t = 0; t < MAX_THREADS; t++)
-        for (int im = 0; im < N_IMPL; im++) {
-            mlp_trainer_destroy(r->tr[t][im]);
-            free(r->ms[t][im]);
-        }
+    for (int i = 0; i < r->n; i++) {
+        mlp_trainer_destroy(r->c[i].tr);
+        mlp_data_destroy(r->c[i].data);
+        free(r->c[i].ms);
+    }
 }
 
 static int run_batch(const opts_t *o, int batch, weft_pool_t **pools)
 {
-    int t_lo = o->threads ? o->threads : 1, t_hi = o->threads ? o->threads : MAX_THREADS;
     int steps = o->steps ? o->steps : (batch < 512 ? 100 : 20);
-    mlp_config_t cfg = {batch, o->width, o->lr, o->seed, o->shards, o->exclude};
-    mlp_data_t *d = NULL;
     run_t r;
     memset(&r, 0, sizeof r);
-    int rc = mlp_data_create(&cfg, &d) != WEFT_OK || make_trainers(&r, d, pools, t_lo, t_hi, steps);
-    if (!rc && o->print_graph)
-        weft_function_print(mlp_trainer_function(r.tr[t_lo - 1][MLP_IMPL_WEFT]), stdout);
-    for (int s = 0; !rc && s < steps; s++) rc = step_all(&r, s, t_lo, t_hi);
-    if (!rc) print_run(&r, batch, t_lo, t_hi, steps);
+    int rc = make_confs(&r, o, batch, pools, steps);
+    if (!rc && o->print_graph) weft_function_print(mlp_trainer_function(r.c[0].tr), stdout);
+    for (int s = 0; !rc && s < steps; s++) rc = step_all(&r, s);
+    if (!rc) print_run(&r, batch, steps);
     free_run(&r);
-    mlp_data_destroy(d);
     return rc;
 }
 
@@ -229,6 +272,7 @@ int main(int argc, char **argv)
     }
     if (o.save) {
         mlp_config_t cfg = {o.batch ? o.batch : 64, o.width, o.lr, o.seed, o.shards, NULL};
+        /* shards 0 (not given): the plain model graph */
         return mlp_save_graph(&cfg, o.save) == WEFT_OK ? 0 : 1;
     }
     weft_pool_t *pools[MAX_THREADS] = {NULL, NULL};
