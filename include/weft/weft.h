@@ -18,6 +18,7 @@
 #include "weft/linalg.h"
 #include "weft/npy.h"
 #include "weft/op.h"
+#include "weft/op_info.h"
 #include "weft/opfromgraph.h"
 #include "weft/ops.h"
 #include "weft/profile.h"

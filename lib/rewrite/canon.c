@@ -7,6 +7,7 @@
 
 #include "lib/rewrite/rewrite_int.h"
 #include "weft/elemwise.h"
+#include "weft/op_info.h"
 #include "weft/shape_ops.h"
 
 static weft_var_t *in(const weft_apply_t *n, size_t i)
@@ -165,26 +166,19 @@ static weft_status_t local_dimshuffle_dimshuffle(weft_fgraph_t *fg, weft_apply_t
 
 /* A sum over axes of static length 1 only is x itself (SumAxes keeps them)
  * or x with those axes dropped (Sum without keepdims): the "sum of a
- * broadcast". Axes are read from the printed props ("axes=(0,2)"). */
-static bool sum_axes(const weft_op_t *op, unsigned *mask, bool *all)
+ * broadcast". Axes come from weft/op_info.h. */
+static bool sum_axes(const weft_op_t *op, bool is_sum_axes, unsigned *mask)
 {
-    char buf[256];
-    weft_op_print(op, buf, sizeof buf);
-    const char *p = strstr(buf, "axes=(");
+    int axes[WEFT_MAX_NDIM], n;
+    weft_reduce_kind_t kind;
+    bool keep;
+    if (is_sum_axes ? weft_sum_axes_op_info(op, axes, &n) != WEFT_OK
+                    : weft_reduce_op_info(op, &kind, axes, &n, &keep) != WEFT_OK ||
+                          kind != WEFT_REDUCE_SUM)
+        return false;
     *mask = 0;
-    *all = false;
-    if (!p) {
-        *all = strstr(buf, "axes=None") != NULL || strchr(buf, '{') == NULL;
-        return *all;
-    }
-    for (p += 6; *p && *p != ')';) {
-        char *end;
-        long v = strtol(p, &end, 10);
-        if (end == p || v < 0 || v >= WEFT_MAX_NDIM) return false;
-        *mask |= 1u << v;
-        p = *end == ',' ? end + 1 : end;
-    }
-    return *p == ')';
+    for (int k = 0; k < n; k++) *mask |= 1u << axes[k];
+    return true;
 }
 
 static weft_status_t local_sum_broadcastable(weft_fgraph_t *fg, weft_apply_t *node, void *user,
@@ -192,17 +186,17 @@ static weft_status_t local_sum_broadcastable(weft_fgraph_t *fg, weft_apply_t *no
 {
     (void)user;
     const weft_op_t *op = weft_apply_op(node);
-    bool is_sum_axes = strcmp(weft_op_name(op), "SumAxes") == 0;
-    if ((!is_sum_axes && strcmp(weft_op_name(op), "Sum") != 0) || weft_apply_n_inputs(node) != 1)
+    const weft_op_class_t *cls = weft_op_class(op);
+    bool is_sum_axes = cls == weft__classes()->sum_axes;
+    if ((!is_sum_axes && cls != weft__classes()->sum) || weft_apply_n_inputs(node) != 1)
         return WEFT_OK;
     unsigned mask;
-    bool all;
     weft_var_t *x = in(node, 0);
     const weft_type_t *xt = weft_var_type(x);
     int nd = weft_type_ndim(xt), order[WEFT_MAX_NDIM], n = 0;
-    if (!sum_axes(op, &mask, &all)) return WEFT_OK;
+    if (!sum_axes(op, is_sum_axes, &mask)) return WEFT_OK;
     for (int d = 0; d < nd; d++) {
-        bool reduced = all || ((mask >> d) & 1u);
+        bool reduced = (mask >> d) & 1u;
         if (reduced && weft_type_dim(xt, d) != 1) return WEFT_OK;
         if (!reduced) order[n++] = d;
     }
@@ -223,7 +217,7 @@ const weft__builtin_node_t weft__builtin_nodes[] = {
     {"local_exp_log", local_exp_log, {"Exp", NULL}},
     {"local_log_exp", local_log_exp, {"Log", NULL}},
     {"local_dimshuffle_dimshuffle", local_dimshuffle_dimshuffle, {"DimShuffle", NULL}},
-    {"local_sum_broadcastable", local_sum_broadcastable, {NULL}}, /* checks names itself */
+    {"local_sum_broadcastable", local_sum_broadcastable, {"Sum", "SumAxes", NULL}},
     {"local_gemm", weft__local_gemm, {"Add", "Sub", NULL}},
 };
 const size_t weft__n_builtin_nodes = sizeof weft__builtin_nodes / sizeof weft__builtin_nodes[0];

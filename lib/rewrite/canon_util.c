@@ -1,20 +1,39 @@
 /* Helpers shared by the built-in algebraic rewrites: op kind tests, constant
- * value tests, the type guard every replacement passes, and reading a
- * DimShuffle's order through its printed props (the order is private to the
- * ops module; its printed form "order=(1,x,0)" is part of the op's contract). */
+ * value tests, the type guard every replacement passes, the registry classes
+ * the rewrites compare against (looked up once) and a DimShuffle's order
+ * (weft/op_info.h). */
 #include <math.h>
-#include <stdio.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lib/rewrite/rewrite_int.h"
 #include "weft/elemwise.h"
+#include "weft/op_info.h"
 #include "weft/ops.h"
 #include "weft/shape_ops.h"
 
 const weft_op_class_t *weft__class(const char *name)
 {
     return weft_ops_find_class(name);
+}
+
+static weft__classes_t classes;
+static pthread_once_t classes_once = PTHREAD_ONCE_INIT;
+
+static void classes_init(void)
+{
+    classes.dimshuffle = weft_ops_find_class("DimShuffle");
+    classes.sum = weft_ops_find_class("Sum");
+    classes.sum_axes = weft_ops_find_class("SumAxes");
+    classes.dot = weft_ops_find_class("Dot");
+    classes.gemm = weft_ops_find_class("Gemm");
+}
+
+const weft__classes_t *weft__classes(void)
+{
+    pthread_once(&classes_once, classes_init);
+    return &classes;
 }
 
 static double elem_at(const void *data, weft_dtype_t dt, size_t i)
@@ -66,27 +85,7 @@ weft_apply_t *weft__ew_owner(const weft_var_t *v, int kind)
 
 bool weft__dimshuffle_order(const weft_op_t *op, int *order, int *n)
 {
-    if (strcmp(weft_op_name(op), "DimShuffle") != 0) return false;
-    char buf[256];
-    weft_op_print(op, buf, sizeof buf);
-    const char *p = strstr(buf, "order=(");
-    if (!p) return false;
-    p += 7;
-    *n = 0;
-    while (*p && *p != ')' && *n < WEFT_MAX_NDIM) {
-        if (*p == 'x') {
-            order[(*n)++] = WEFT_DIMSHUFFLE_NEW;
-            p++;
-        } else {
-            char *end;
-            long v = strtol(p, &end, 10);
-            if (end == p) return false;
-            order[(*n)++] = (int)v;
-            p = end;
-        }
-        if (*p == ',') p++;
-    }
-    return *p == ')';
+    return weft_dimshuffle_op_info(op, order, n) == WEFT_OK;
 }
 
 weft_status_t weft__scalar(weft_graph_t *g, weft_dtype_t dtype, double value, weft_var_t **out)

@@ -3,19 +3,11 @@
  * z - s*dot(x, y) -> Gemm(z, -s, x, y, 1). Only when the product (and the
  * scaling) has no other client (else the matmul would be computed twice), x
  * and y are matrices, every operand has one dtype, and Gemm's output type may
- * replace the old output. Gemm and Dot come from the op registry; without
- * them (linalg not built in) the rewrite never fires. */
-#include <string.h>
-
+ * replace the old output. Dot is recognized by its registry class. */
 #include "lib/rewrite/rewrite_int.h"
 #include "weft/elemwise.h"
 #include "weft/linalg.h"
 #include "weft/shape_ops.h"
-
-/* Gemm lives in the linalg part of the ops module; a build (or a test
- * linking selected modules) without it resolves this to NULL and the rewrite
- * never fires. */
-#pragma weak weft_gemm_at
 
 typedef struct gemm_match {
     weft_var_t *z, *x, *y, *s; /* s: scale (NULL: 1), any all-length-1 type */
@@ -25,7 +17,7 @@ typedef struct gemm_match {
 static bool is_matrix_dot(weft_fgraph_t *fg, const weft_var_t *v, weft_var_t **x, weft_var_t **y)
 {
     weft_apply_t *a = weft_var_owner(v);
-    if (!a || strcmp(weft_op_name(weft_apply_op(a)), "Dot") != 0) return false;
+    if (!a || weft_op_class(weft_apply_op(a)) != weft__classes()->dot) return false;
     if (weft_fgraph_n_clients(fg, v) != 1 || weft_apply_n_inputs(a) != 2) return false;
     *x = weft_apply_input(a, 0);
     *y = weft_apply_input(a, 1);
@@ -94,7 +86,6 @@ weft_status_t weft__local_gemm(weft_fgraph_t *fg, weft_apply_t *node, void *user
     int kind;
     if (!weft__ew_kind(node, &kind) || (kind != WEFT_ELEMWISE_ADD && kind != WEFT_ELEMWISE_SUB))
         return WEFT_OK;
-    if (!weft_gemm_at) return WEFT_OK;
     weft_var_t *out = weft_apply_output(node, 0);
     weft_dtype_t dt = weft_type_dtype(weft_var_type(out));
     gemm_match_t m = {NULL, NULL, NULL, NULL, kind == WEFT_ELEMWISE_SUB};

@@ -125,6 +125,12 @@ weft_status_t weft__rw_grow(void **arr, size_t *cap, size_t need, size_t elem);
 /* ---- helpers for built-in rewrites (canon_util.c) ----------------------------- */
 /* The op class registered under name (weft_ops_find_class) or NULL. */
 const weft_op_class_t *weft__class(const char *name);
+/* Registry classes the built-in rewrites compare against, looked up once
+ * (NULL: not built in). */
+typedef struct weft__classes {
+    const weft_op_class_t *dimshuffle, *sum, *sum_axes, *dot, *gemm;
+} weft__classes_t;
+const weft__classes_t *weft__classes(void);
 /* Whether v's value is a constant with every element equal to value. */
 bool weft__is_const_value(const weft_var_t *v, double value);
 /* Whether new_var may replace old (is_super of the type, same dtype). */
@@ -133,8 +139,8 @@ bool weft__can_replace(const weft_var_t *old_var, const weft_var_t *new_var);
 bool weft__ew_kind(const weft_apply_t *node, int *kind);
 /* The producer of v if it is an out-of-place elementwise op of kind. */
 weft_apply_t *weft__ew_owner(const weft_var_t *v, int kind);
-/* The DimShuffle order of op (parsed from its printed props); false if op is
- * not a DimShuffle. */
+/* The DimShuffle order of op (weft_dimshuffle_op_info); false if op is not a
+ * DimShuffle. */
 bool weft__dimshuffle_order(const weft_op_t *op, int *order, int *n);
 /* A 0-d constant of dtype in g. */
 weft_status_t weft__scalar(weft_graph_t *g, weft_dtype_t dtype, double value, weft_var_t **out);
