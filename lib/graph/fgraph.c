@@ -168,6 +168,7 @@ static weft_fgraph_t *fg_alloc(weft_graph_t *g)
     fg->g = g;
     fg->alloc = g->alloc;
     fg->carena.alloc = g->alloc;
+    fg->applies_by_id = true; /* empty */
     fg->next = g->fgraphs;
     if (g->fgraphs) g->fgraphs->prev = fg;
     g->fgraphs = fg;

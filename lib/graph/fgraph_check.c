@@ -70,6 +70,14 @@ static weft_status_t check_nodes(weft_fgraph_t *fg, size_t n_nodes)
             if (!has_client(fg, a->inputs[i], a, i))
                 return fail(fg, "Inconsistent clients list", a, a->inputs[i]);
     }
+    size_t n_back = 0;
+    for (size_t k = 0; k < fg->n_applies; k++)
+        for (uint32_t i = 0; i < fg->applies[k]->n_in; i++)
+            n_back += weft__fg_back_edge(fg->applies[k], fg->applies[k]->inputs[i]);
+    if (n_back != fg->n_back)
+        return weft__fg_err(fg, WEFT_EINCONSISTENT,
+                            "Inconsistent edge count (%zu edges against id order, %zu counted)",
+                            n_back, fg->n_back);
     return WEFT_OK;
 }
 

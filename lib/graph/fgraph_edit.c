@@ -81,6 +81,8 @@ weft_status_t weft__fg_change_input(weft_fgraph_t *fg, weft_apply_t *node, size_
     }
     weft_status_t s = weft__fg_plan_import(fg, new_var, NULL, false);
     if (s != WEFT_OK) return s;
+    if (!node->slot_fg) /* Output pseudo-nodes are not in the apply set */
+        fg->n_back += (size_t)weft__fg_back_edge(node, new_var) - weft__fg_back_edge(node, old);
     node->inputs[i] = new_var;
     if (node->slot_fg) fg->outputs[node->slot] = new_var;
     s = weft__fg_commit_import(fg, new_var, reason);

@@ -113,6 +113,7 @@ static void var_leave(weft_fgraph_t *fg, weft_var_t *v)
 /* The caller reserved room in fg->applies. */
 static void apply_enter(weft_fgraph_t *fg, weft_apply_t *a)
 {
+    if (fg->n_applies && fg->applies[fg->n_applies - 1]->id > a->id) fg->applies_by_id = false;
     fg->applies[fg->n_applies++] = a;
     fg->apos[a->id] = (uint32_t)fg->n_applies;
 }
@@ -121,9 +122,12 @@ void weft__fg_detach_node(weft_fgraph_t *fg, weft_apply_t *node, const char *rea
 {
     uint32_t pos = fg->apos[node->id] - 1;
     weft_apply_t *last = fg->applies[--fg->n_applies];
+    if (pos != fg->n_applies) fg->applies_by_id = false;
     fg->applies[pos] = last;
     fg->apos[last->id] = pos + 1;
     fg->apos[node->id] = 0;
+    for (uint32_t i = 0; i < node->n_in; i++)
+        fg->n_back -= weft__fg_back_edge(node, node->inputs[i]);
     for (uint32_t k = 0; k < node->n_out; k++) var_leave(fg, node->outputs[k]);
     weft__fg_fire_prune(fg, node, reason);
 }
@@ -244,6 +248,7 @@ static void import_one(weft_fgraph_t *fg, weft_apply_t *a, const char *reason)
 {
     for (uint32_t k = 0; k < a->n_out; k++) var_enter(fg, a->outputs[k]);
     for (uint32_t i = 0; i < a->n_in; i++) {
+        fg->n_back += weft__fg_back_edge(a, a->inputs[i]);
         var_enter(fg, a->inputs[i]);
         if (!weft__fg_add_client(fg, a->inputs[i], a, i, SIZE_MAX) && fg->cb_status == WEFT_OK)
             fg->cb_status = weft__fg_err(fg, WEFT_ENOMEM, "import: out of memory");

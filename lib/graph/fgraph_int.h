@@ -72,6 +72,13 @@ struct weft_fgraph {
     size_t apos_cap, aflags_cap;
     weft_apply_t **applies;
     size_t n_applies, applies_cap;
+    /* Edges (node in the apply set, input i) whose input's owner does not have
+     * a smaller id. 0: the apply set in id order is a topological order of the
+     * data edges (toposort's fast path); kept by import, change and prune. */
+    size_t n_back;
+    /* `applies` lists the nodes in increasing id order: true until an entry
+     * is appended out of order or a removal swaps the last entry forward. */
+    bool applies_by_id;
 
     weft__marks_t amarks, vmarks;
     weft__arena_t carena; /* client vectors */
@@ -127,6 +134,11 @@ static inline bool weft__fg_is_input(const weft_fgraph_t *fg, const weft_var_t *
 static inline bool weft__fg_has_apply(const weft_fgraph_t *fg, const weft_apply_t *a)
 {
     return a->id < fg->acap && fg->apos[a->id] != 0;
+}
+/* Input v of node a goes backwards in id order (see n_back). */
+static inline bool weft__fg_back_edge(const weft_apply_t *a, const weft_var_t *v)
+{
+    return v->owner && v->owner->id >= a->id;
 }
 /* An Output(k) pseudo-node currently used by fg. */
 static inline bool weft__fg_is_live_slot(const weft_fgraph_t *fg, const weft_apply_t *a)

@@ -238,6 +238,42 @@ static void test_toposort_sparse_ids_in_a_big_context(void **state)
     weft_fgraph_destroy(fg);
 }
 
+/* A graph whose ids follow a topological order is returned in id order
+ * without the DFS; an edit that makes an edge go backwards in id order (a new
+ * node replacing an old one), or a removal that reorders the apply list,
+ * falls back to the DFS, whose order is exact (inputs first, in input order). */
+static void test_toposort_id_order_fast_path_and_fallback_are_exact(void **state)
+{
+    fx_t *f = *state;
+    weft_var_t *x = fx_var(f, "x"), *a = fx_un(f, f->exp, x), *b = fx_un(f, f->neg, a);
+    weft_var_t *c = fx_bin(f, f->add, b, a), *d = fx_un(f, f->neg, x), *e = fx_bin(f, f->mul, c, d);
+    weft_fgraph_t *fg = fx_fgraph(f, 1, &x, 1, &e, false, 0, NULL);
+    weft_apply_t *const *order;
+    size_t n;
+    assert_int_equal(weft_fgraph_toposort(fg, &order, &n), WEFT_OK);
+    weft_apply_t *want1[5] = {weft_var_owner(a), weft_var_owner(b), weft_var_owner(c),
+                              weft_var_owner(d), weft_var_owner(e)};
+    assert_int_equal(n, 5);
+    for (size_t k = 0; k < 5; k++) assert_ptr_equal(order[k], want1[k]);
+    weft_var_t *a2 = fx_un(f, f->exp, x); /* newest id, used by b and c */
+    assert_int_equal(weft_fgraph_replace(fg, a, a2, "new"), WEFT_OK);
+    assert_int_equal(weft_fgraph_toposort(fg, &order, &n), WEFT_OK);
+    weft_apply_t *want2[5] = {weft_var_owner(a2), weft_var_owner(b), weft_var_owner(c),
+                              weft_var_owner(d), weft_var_owner(e)};
+    assert_int_equal(n, 5);
+    for (size_t k = 0; k < 5; k++) assert_ptr_equal(order[k], want2[k]);
+    assert_int_equal(weft_fgraph_check_integrity(fg), WEFT_OK);
+    /* back to an id-ordered graph, but the apply list was reordered by the removal */
+    assert_int_equal(weft_fgraph_replace(fg, a2, x, "x"), WEFT_OK);
+    assert_int_equal(weft_fgraph_check_integrity(fg), WEFT_OK);
+    assert_int_equal(weft_fgraph_toposort(fg, &order, &n), WEFT_OK);
+    weft_apply_t *want3[4] = {weft_var_owner(b), weft_var_owner(c), weft_var_owner(d),
+                              weft_var_owner(e)};
+    assert_int_equal(n, 4);
+    for (size_t k = 0; k < 4; k++) assert_ptr_equal(order[k], want3[k]);
+    weft_fgraph_destroy(fg);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
 
 int main(void)
@@ -251,6 +287,7 @@ int main(void)
         T(test_toposort_orderings_error_is_returned),
         T(test_toposort_deep_chain_is_iterative),
         T(test_toposort_sparse_ids_in_a_big_context),
+        T(test_toposort_id_order_fast_path_and_fallback_are_exact),
     };
     return cmocka_run_group_tests_name("toposort", tests, NULL, NULL);
 }
