@@ -29,6 +29,8 @@ weft_status_t weft_rewriter_builtin_create(const char *name, weft_rewriter_t **o
     if (weft__pattern_builtin_exists(name)) return weft__pattern_builtin_create(name, out);
     if (strcmp(name, "constant_folding") == 0)
         return weft_rewriter_constant_folding_create(name, out);
+    if (strcmp(name, "constant_dimshuffle") == 0)
+        return weft__constant_dimshuffle_create(name, out);
     if (strcmp(name, "merge") == 0) return weft_rewriter_merge_create(name, out);
     if (strcmp(name, "inplace") == 0) return weft_rewriter_inplace_create(name, out);
     if (strcmp(name, "add_destroy_handler") == 0)
@@ -129,7 +131,12 @@ weft_status_t weft_rewrite_db_add_builtins(weft_rewrite_db_t *db)
 {
     if (!db) return WEFT_EINVAL;
     if (weft_rewrite_db_has(db, "merge1")) return WEFT_EDUPLICATE;
-    weft_status_t st = reg_merge(db, "merge1", 0);
+    weft_rewriter_t *cds;
+    weft_status_t st = weft__constant_dimshuffle_create("constant_dimshuffle", &cds);
+    if (st == WEFT_OK) /* before merge1: the folded nodes never reach a merge */
+        st = weft_rewrite_db_register(db, "constant_dimshuffle", cds, -0.005,
+                                      TAGS("fast_run", "constant_folding"));
+    if (st == WEFT_OK) st = reg_merge(db, "merge1", 0);
     if (st == WEFT_OK) st = reg_useless(db);
     if (st == WEFT_OK) st = reg_merge(db, "merge_useless", 0.65);
     if (st == WEFT_OK) st = reg_canonicalize(db);

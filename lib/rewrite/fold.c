@@ -4,13 +4,21 @@
  * kernel context of its own, and each output is replaced by a constant of
  * the output type narrowed to the value's shape, carrying the node's
  * creation site. Running the one node directly (not weft_eval) keeps the cost
- * independent of the context's size. */
+ * independent of the context's size.
+ *
+ * constant_dimshuffle (fast_run, before the first merge): a DimShuffle of a
+ * constant that only inserts length-1 axes (the broadcast padding the
+ * elementwise constructors put on scalar constants) is that constant's data
+ * under the padded type, so it becomes a constant without running anything.
+ * Doing it before merging removes those nodes (two of every five in a scalar
+ * chain) from every later pass. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "lib/rewrite/rewrite_int.h"
 #include "lib/tensor/kernel_int.h"
 #include "weft/kernel.h"
+#include "weft/shape_ops.h"
 #include "weft/tensor.h"
 
 static bool foldable(const weft_apply_t *node)
@@ -111,4 +119,75 @@ weft_status_t weft_rewriter_constant_folding_create(const char *name, weft_rewri
     d.name = name ? name : "constant_folding";
     d.transform = fold_transform;
     return weft_rewriter_node_create(&d, out);
+}
+
+/* ---- constant_dimshuffle --------------------------------------------------------- */
+
+/* Whether order only inserts new axes, keeping the input axes in order: then
+ * the output's C-order data is the input's. */
+static bool padding_only(const int *order, int n)
+{
+    int next = 0;
+    for (int k = 0; k < n; k++) {
+        if (order[k] == WEFT_DIMSHUFFLE_NEW) continue;
+        if (order[k] != next++) return false;
+    }
+    return true;
+}
+
+/* The constant replacing node's output (*out NULL: node is not a padding
+ * DimShuffle of a constant). */
+static weft_status_t padded_constant(weft_graph_t *g, const weft_apply_t *node, weft_var_t **out)
+{
+    int order[WEFT_MAX_NDIM], n;
+    *out = NULL;
+    if (weft_op_class(weft_apply_op(node)) != weft__classes()->dimshuffle) return WEFT_OK;
+    weft_var_t *c = weft_apply_input(node, 0);
+    if (!weft_var_is_constant(c) || !weft__dimshuffle_order(weft_apply_op(node), order, &n) ||
+        !padding_only(order, n))
+        return WEFT_OK;
+    const void *data;
+    size_t nbytes;
+    weft_status_t st = weft_constant_data(c, &data, &nbytes);
+    if (st != WEFT_OK) return st == WEFT_ENOMEM ? st : WEFT_OK;
+    const char *file;
+    int line;
+    weft_apply_trace(node, &file, &line);
+    const weft_type_t *t = weft_var_type(weft_apply_output(node, 0));
+    return weft_constant_create_at(g, t, data, nbytes, file, line, out);
+}
+
+static weft_status_t fold_ds_apply(weft_fgraph_t *fg, void *user, weft_rewrite_stats_t *stats,
+                                   size_t *n_changes)
+{
+    (void)user;
+    (void)stats;
+    weft_apply_t *const *nodes;
+    size_t n, k = 0, cap_o = 0, cap_n = 0;
+    *n_changes = 0;
+    weft_status_t st = weft_fgraph_applies(fg, &nodes, &n);
+    weft_var_t **olds = NULL, **news = NULL;
+    for (size_t i = 0; st == WEFT_OK && i < n; i++) {
+        weft_var_t *c;
+        st = padded_constant(weft_fgraph_graph(fg), nodes[i], &c);
+        if (st != WEFT_OK || !c) continue;
+        st = weft__rw_grow((void **)&olds, &cap_o, k + 1, sizeof *olds);
+        if (st == WEFT_OK) st = weft__rw_grow((void **)&news, &cap_n, k + 1, sizeof *news);
+        if (st != WEFT_OK) break;
+        olds[k] = weft_apply_output(nodes[i], 0);
+        news[k++] = c;
+    }
+    /* one transaction: the olds are outputs of distinct nodes reading only a
+     * constant, so no replacement removes another old from the graph */
+    if (st == WEFT_OK && k)
+        st = weft_fgraph_replace_all_validate(fg, k, olds, news, "constant_dimshuffle");
+    if (st == WEFT_OK) *n_changes = k;
+    free(olds);
+    free(news);
+    return st;
+}
+
+weft_status_t weft__constant_dimshuffle_create(const char *name, weft_rewriter_t **out)
+{
+    return weft_rewriter_graph_create(name, fold_ds_apply, NULL, NULL, out);
 }

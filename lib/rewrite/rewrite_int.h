@@ -153,6 +153,9 @@ typedef struct weft__builtin_node {
 } weft__builtin_node_t;
 extern const weft__builtin_node_t weft__builtin_nodes[];
 extern const size_t weft__n_builtin_nodes;
+/* constant_dimshuffle (fold.c): a graph rewriter folding padding DimShuffles
+ * of constants in one transaction. */
+weft_status_t weft__constant_dimshuffle_create(const char *name, weft_rewriter_t **out);
 /* local_gemm (gemm_rewrite.c). */
 weft_status_t weft__local_gemm(weft_fgraph_t *fg, weft_apply_t *node, void *user,
                                weft_rewrite_result_t *res);

@@ -243,12 +243,14 @@ static void result_fini(weft_rewrite_result_t *res)
     free(res->rm);
 }
 
-/* Drops pairs whose new is the old; returns the number left. */
-static size_t result_compact(weft_rewrite_result_t *res)
+/* Drops pairs whose new is the old, and pairs whose old has left the graph
+ * (replacing a variable not in the graph is an error, WEFT_ENOTFOUND);
+ * returns the number left. */
+static size_t result_compact(weft_fgraph_t *fg, weft_rewrite_result_t *res)
 {
     size_t k = 0;
     for (size_t i = 0; i < res->n; i++) {
-        if (res->olds[i] == res->news[i]) continue;
+        if (res->olds[i] == res->news[i] || !weft_fgraph_contains_var(fg, res->olds[i])) continue;
         res->olds[k] = res->olds[i];
         res->news[k++] = res->news[i];
     }
@@ -276,7 +278,7 @@ static weft_status_t commit(weft_fgraph_t *fg, const weft_rewriter_t *rw,
                                   rw->name);
             return WEFT_OK;
         }
-    if (result_compact(res) == 0) return WEFT_OK;
+    if (result_compact(fg, res) == 0) return WEFT_OK;
     weft_status_t st =
         res->n_rm ? weft_fgraph_replace_all_validate_remove(fg, res->n, res->olds, res->news,
                                                             res->n_rm, res->rm, rw->name)

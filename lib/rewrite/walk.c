@@ -144,10 +144,13 @@ weft_status_t weft__try_node(const weft__rw_list_t *list, weft_fgraph_t *fg, wef
 {
     *applied = false;
     const weft_op_t *op = weft_apply_op(node);
+    signed char tiers[64]; /* each rewriter's tier, computed once per node */
+    size_t nt = list->n < sizeof tiers ? list->n : 0;
+    for (size_t k = 0; k < nt; k++) tiers[k] = (signed char)weft__rw_tracks(list->items[k], op);
     for (int tier = 2; tier >= 0; tier--)
         for (size_t k = 0; k < list->n; k++) {
             weft_rewriter_t *r = list->items[k];
-            if (weft__rw_tracks(r, op) != tier) continue;
+            if ((nt ? tiers[k] : weft__rw_tracks(r, op)) != tier) continue;
             weft_status_t st = weft__rw_process_node(r, fg, node, stats, applied);
             if (st != WEFT_OK) return st;
             if (*applied) {

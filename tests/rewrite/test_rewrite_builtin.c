@@ -335,6 +335,19 @@ static void test_rewrite_constant_folding_folds_constant_subgraph(void **state)
           "Mul(x, [148.413])");
 }
 
+/* constant_dimshuffle: the broadcast padding of a scalar constant becomes a
+ * constant of the padded type; a DimShuffle of a variable stays. */
+static void test_rewrite_constant_dimshuffle_folds_padding_of_constants_only(void **state)
+{
+    rfx_t *f = *state;
+    weft_var_t *in[2] = {rfx_var(f, f->m34, "x"), rfx_var(f, f->v4, "v")};
+    weft_var_t *y = bin(f, WEFT_ELEMWISE_ADD,
+                        bin(f, WEFT_ELEMWISE_MUL, in[0], rfx_const(f, WEFT_FLOAT64, 2.0)), in[1]);
+    check(f, 2, in, y, "constant_dimshuffle",
+          "Add(Mul(x, DimShuffle{order=(x,x)}(2)), DimShuffle{order=(x,0)}(v))",
+          "Add(Mul(x, [2]), DimShuffle{order=(x,0)}(v))");
+}
+
 static void test_rewrite_fast_compile_folds_but_keeps_neg_neg(void **state)
 {
     rfx_t *f = *state;
@@ -454,6 +467,9 @@ int main(void)
                                         rfx_setup, rfx_teardown),
         cmocka_unit_test_setup_teardown(test_rewrite_constant_folding_folds_constant_subgraph,
                                         rfx_setup, rfx_teardown),
+        cmocka_unit_test_setup_teardown(
+            test_rewrite_constant_dimshuffle_folds_padding_of_constants_only, rfx_setup,
+            rfx_teardown),
         cmocka_unit_test_setup_teardown(test_rewrite_fast_compile_folds_but_keeps_neg_neg,
                                         rfx_setup, rfx_teardown),
         cmocka_unit_test_setup_teardown(
