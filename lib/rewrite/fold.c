@@ -11,7 +11,7 @@
  * elementwise constructors put on scalar constants) is that constant's data
  * under the padded type, so it becomes a constant without running anything.
  * Doing it before merging removes those nodes (two of every five in a scalar
- * chain) from every later pass. */
+ * chain) from every later pass; equal paddings get one shared constant. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -135,9 +135,57 @@ static bool padding_only(const int *order, int n)
     return true;
 }
 
+/* Constants made by one constant_dimshuffle run, keyed by (type, data): equal
+ * paddings share one constant, as merge1 would make them right after
+ * (creating each and merging it away costs more than the lookup). An open-
+ * addressing table, at most half full. */
+typedef struct made {
+    const weft_type_t *type;
+    const void *data;
+    size_t nbytes;
+    weft_var_t *c;
+} made_t;
+
+typedef struct made_table {
+    made_t *s;
+    size_t cap, n;
+} made_table_t;
+
+static uint64_t made_hash(const weft_type_t *t, const void *data, size_t nbytes)
+{
+    const unsigned char *b = data;
+    uint64_t h = 0xcbf29ce484222325ull ^ (uint64_t)(uintptr_t)t;
+    for (size_t i = 0; i < nbytes; i++) h = (h ^ b[i]) * 0x100000001b3ull; /* FNV-1a */
+    return h;
+}
+
+static made_t *made_find(made_table_t *m, const weft_type_t *t, const void *data, size_t nbytes)
+{
+    size_t mask = m->cap - 1;
+    for (size_t i = made_hash(t, data, nbytes) & mask;; i = (i + 1) & mask) {
+        made_t *e = &m->s[i];
+        if (!e->c || (e->type == t && e->nbytes == nbytes && memcmp(e->data, data, nbytes) == 0))
+            return e; /* the match, or the empty slot to fill */
+    }
+}
+
+static weft_status_t made_grow(made_table_t *m)
+{
+    if ((m->n + 1) * 2 <= m->cap) return WEFT_OK;
+    made_table_t nm = {NULL, m->cap ? m->cap * 2 : 64, m->n};
+    nm.s = calloc(nm.cap, sizeof *nm.s);
+    if (!nm.s) return WEFT_ENOMEM;
+    for (size_t i = 0; i < m->cap; i++)
+        if (m->s[i].c) *made_find(&nm, m->s[i].type, m->s[i].data, m->s[i].nbytes) = m->s[i];
+    free(m->s);
+    *m = nm;
+    return WEFT_OK;
+}
+
 /* The constant replacing node's output (*out NULL: node is not a padding
  * DimShuffle of a constant). */
-static weft_status_t padded_constant(weft_graph_t *g, const weft_apply_t *node, weft_var_t **out)
+static weft_status_t padded_constant(weft_graph_t *g, made_table_t *m, const weft_apply_t *node,
+                                     weft_var_t **out)
 {
     int order[WEFT_MAX_NDIM], n;
     *out = NULL;
@@ -149,12 +197,23 @@ static weft_status_t padded_constant(weft_graph_t *g, const weft_apply_t *node, 
     const void *data;
     size_t nbytes;
     weft_status_t st = weft_constant_data(c, &data, &nbytes);
+    if (st == WEFT_OK) st = made_grow(m);
     if (st != WEFT_OK) return st == WEFT_ENOMEM ? st : WEFT_OK;
+    const weft_type_t *t = weft_var_type(weft_apply_output(node, 0));
+    made_t *e = made_find(m, t, data, nbytes);
+    if (e->c) {
+        *out = e->c;
+        return WEFT_OK;
+    }
     const char *file;
     int line;
     weft_apply_trace(node, &file, &line);
-    const weft_type_t *t = weft_var_type(weft_apply_output(node, 0));
-    return weft_constant_create_at(g, t, data, nbytes, file, line, out);
+    st = weft_constant_create_at(g, t, data, nbytes, file, line, out);
+    if (st != WEFT_OK) return st;
+    /* the key points at the source constant's data: it lives as long as g */
+    *e = (made_t){t, data, nbytes, *out};
+    m->n++;
+    return WEFT_OK;
 }
 
 static weft_status_t fold_ds_apply(weft_fgraph_t *fg, void *user, weft_rewrite_stats_t *stats,
@@ -167,9 +226,10 @@ static weft_status_t fold_ds_apply(weft_fgraph_t *fg, void *user, weft_rewrite_s
     *n_changes = 0;
     weft_status_t st = weft_fgraph_applies(fg, &nodes, &n);
     weft_var_t **olds = NULL, **news = NULL;
+    made_table_t made = {NULL, 0, 0};
     for (size_t i = 0; st == WEFT_OK && i < n; i++) {
         weft_var_t *c;
-        st = padded_constant(weft_fgraph_graph(fg), nodes[i], &c);
+        st = padded_constant(weft_fgraph_graph(fg), &made, nodes[i], &c);
         if (st != WEFT_OK || !c) continue;
         st = weft__rw_grow((void **)&olds, &cap_o, k + 1, sizeof *olds);
         if (st == WEFT_OK) st = weft__rw_grow((void **)&news, &cap_n, k + 1, sizeof *news);
@@ -184,6 +244,7 @@ static weft_status_t fold_ds_apply(weft_fgraph_t *fg, void *user, weft_rewrite_s
     if (st == WEFT_OK) *n_changes = k;
     free(olds);
     free(news);
+    free(made.s);
     return st;
 }
 

@@ -348,6 +348,32 @@ static void test_rewrite_constant_dimshuffle_folds_padding_of_constants_only(voi
           "Add(Mul(x, [2]), DimShuffle{order=(x,0)}(v))");
 }
 
+/* Equal paddings (same value, same padded type) share one new constant;
+ * another value gets its own. */
+static void test_rewrite_constant_dimshuffle_shares_equal_paddings(void **state)
+{
+    rfx_t *f = *state;
+    weft_var_t *x = rfx_var(f, f->m34, "x");
+    weft_var_t *a = bin(f, WEFT_ELEMWISE_MUL, x, rfx_const(f, WEFT_FLOAT64, 2.0));
+    weft_var_t *b = bin(f, WEFT_ELEMWISE_ADD, a, rfx_const(f, WEFT_FLOAT64, 2.0));
+    weft_var_t *y = bin(f, WEFT_ELEMWISE_SUB, b, rfx_const(f, WEFT_FLOAT64, 3.0));
+    weft_fgraph_t *fg = rfx_fgraph(f, 1, &x, 1, &y, false);
+    assert_int_equal(weft_fgraph_n_applies(fg), 6);
+    weft_rewriter_t *r;
+    assert_int_equal(weft_rewriter_builtin_create("constant_dimshuffle", &r), WEFT_OK);
+    assert_int_equal(weft_rewriter_apply(r, fg, NULL), WEFT_OK);
+    weft_rewriter_release(r);
+    assert_int_equal(weft_fgraph_n_applies(fg), 3);
+    weft_apply_t *sub = weft_var_owner(weft_fgraph_output(fg, 0));
+    weft_apply_t *add = weft_var_owner(weft_apply_input(sub, 0));
+    weft_apply_t *mul = weft_var_owner(weft_apply_input(add, 0));
+    assert_ptr_equal(weft_apply_input(add, 1), weft_apply_input(mul, 1));
+    assert_ptr_not_equal(weft_apply_input(sub, 1), weft_apply_input(mul, 1));
+    assert_true(weft_var_is_constant(weft_apply_input(sub, 1)));
+    assert_int_equal(weft_fgraph_check_integrity(fg), WEFT_OK);
+    weft_fgraph_destroy(fg);
+}
+
 static void test_rewrite_fast_compile_folds_but_keeps_neg_neg(void **state)
 {
     rfx_t *f = *state;
@@ -470,6 +496,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(
             test_rewrite_constant_dimshuffle_folds_padding_of_constants_only, rfx_setup,
             rfx_teardown),
+        cmocka_unit_test_setup_teardown(test_rewrite_constant_dimshuffle_shares_equal_paddings,
+                                        rfx_setup, rfx_teardown),
         cmocka_unit_test_setup_teardown(test_rewrite_fast_compile_folds_but_keeps_neg_neg,
                                         rfx_setup, rfx_teardown),
         cmocka_unit_test_setup_teardown(
