@@ -229,8 +229,10 @@ static weft_status_t convert_inputs(weft_elemwise_kind_t k, weft_dtype_t compute
     return WEFT_OK;
 }
 
+/* fresh: the output is a new buffer (not an input written in place), so a
+ * large one may be written with streaming stores (elemwise_kernels.c). */
 static void run_kernel(weft_elemwise_kind_t k, weft_dtype_t compute, ew_run_t *r, size_t nop,
-                       int ndim, const int64_t *shape)
+                       int ndim, const int64_t *shape, bool fresh)
 {
     char *base[WEFT__ITER_MAX_OPS];
     int64_t st[WEFT__ITER_MAX_OPS][WEFT_MAX_NDIM];
@@ -247,7 +249,11 @@ static void run_kernel(weft_elemwise_kind_t k, weft_dtype_t compute, ew_run_t *r
     weft__row_fn fn = k == WEFT_ELEMWISE_CAST
                           ? weft__convert_fn(compute, weft_tensor_dtype(r->ops[1]))
                           : weft__elemwise_kernel(k, compute);
-    weft__iter_rows(ndim, shape, (int)nop, base, sp, isz, fn, NULL);
+    /* A non-NULL arg tells the kernels the output is fresh: large rows may
+     * then be written with streaming stores (elemwise_kernels.c). */
+    static const int fresh_marker = 1;
+    weft__iter_rows(ndim, shape, (int)nop, base, sp, isz, fn,
+                    fresh ? (void *)&fresh_marker : NULL);
 }
 
 static weft_status_t prepare_output(const weft_op_t *op, weft_tensor_t *const *in,
@@ -287,7 +293,7 @@ static weft_status_t elemwise_perform(const weft_apply_t *node, weft_tensor_t *c
     if (st == WEFT_OK) st = prepare_output(op, inputs, &outputs[0], odt, ndim, shape, ctx);
     if (st == WEFT_OK) {
         r.ops[0] = outputs[0];
-        run_kernel(k, compute, &r, n_in + 1, ndim, shape);
+        run_kernel(k, compute, &r, n_in + 1, ndim, shape, op_props(op)->inplace < 0);
     }
     for (size_t i = 0; i < WEFT__ITER_MAX_OPS; i++) weft_tensor_release(r.tmp[i]);
     return st;

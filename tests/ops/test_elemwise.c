@@ -453,6 +453,58 @@ static void test_elemwise_large_transposed_operand_matches_reference(void **stat
     weft_tensor_release(b);
 }
 
+/* Results of 16 MB and more are written with streaming stores
+ * (elemwise_kernels.c): float64 Add, float32 Exp, and a row-broadcast Add
+ * whose rows (not collapsible: the second operand has stride 0 across rows)
+ * start at unaligned addresses, with lengths leaving a partial last line,
+ * match the naive loop exactly; an in-place Add of the same size too. */
+static void test_elemwise_streamed_large_outputs_match_reference(void **state)
+{
+    weft_graph_t *g = *state;
+    uint64_t seed = 21;
+    printf("seed=%llu\n", (unsigned long long)seed);
+    int64_t n64[1] = {((int64_t)1 << 21) + 13}, n32[1] = {((int64_t)1 << 22) + 5};
+    int64_t rows[2] = {3, ((int64_t)1 << 21) + 3}, row1[2] = {1, ((int64_t)1 << 21) + 3};
+    weft_tensor_t *a = fx_random(WEFT_FLOAT64, 1, n64, -1, 1, 0, &seed);
+    weft_tensor_t *b = fx_random(WEFT_FLOAT64, 1, n64, -1, 1, 0, &seed);
+    weft_tensor_t *c = fx_random(WEFT_FLOAT32, 1, n32, -2, 2, 0, &seed);
+    weft_tensor_t *d = fx_random(WEFT_FLOAT64, 2, rows, -1, 1, 0, &seed);
+    weft_tensor_t *e = fx_random(WEFT_FLOAT64, 2, row1, -1, 1, 0, &seed);
+    weft_var_t *va = fx_var(g, WEFT_FLOAT64, 1, n64), *vb = fx_var(g, WEFT_FLOAT64, 1, n64);
+    weft_var_t *vc = fx_var(g, WEFT_FLOAT32, 1, n32), *vd = fx_var(g, WEFT_FLOAT64, 2, rows);
+    weft_var_t *ve = fx_var(g, WEFT_FLOAT64, 2, row1);
+    weft_var_t *sum, *ex, *rsum;
+    assert_int_equal(weft_add(g, va, vb, &sum), WEFT_OK);
+    assert_int_equal(weft_exp(g, vc, &ex), WEFT_OK);
+    assert_int_equal(weft_add(g, vd, ve, &rsum), WEFT_OK);
+    weft_var_t *v2[2] = {va, vb};
+    weft_tensor_t *t2[2] = {a, b};
+    weft_tensor_t *r_sum = fx_eval(g, 2, v2, t2, sum);
+    weft_tensor_t *r_ex = fx_eval(g, 1, &vc, &c, ex);
+    weft_var_t *vde[2] = {vd, ve};
+    weft_tensor_t *tde[2] = {d, e};
+    weft_tensor_t *r_rows = fx_eval(g, 2, vde, tde, rsum);
+    size_t bad = 0;
+    const double *pa = weft_tensor_data(a), *pb = weft_tensor_data(b), *ps = weft_tensor_data(r_sum);
+    for (int64_t i = 0; i < n64[0]; i++) bad += ps[i] != pa[i] + pb[i];
+    const float *pc = weft_tensor_data(c), *pe = weft_tensor_data(r_ex);
+    for (int64_t i = 0; i < n32[0]; i++) bad += pe[i] != expf(pc[i]);
+    const double *pd = weft_tensor_data(d), *pf = weft_tensor_data(e),
+                 *pr = weft_tensor_data(r_rows);
+    for (int64_t i = 0; i < rows[0] * rows[1]; i++) bad += pr[i] != pd[i] + pf[i % rows[1]];
+    assert_int_equal(bad, 0);
+    const weft_op_t *add_ip;
+    weft_var_t *isum;
+    assert_int_equal(weft_elemwise_op(g, WEFT_ELEMWISE_ADD, 0, WEFT_FLOAT64, &add_ip), WEFT_OK);
+    assert_int_equal(weft_op_call(g, add_ip, 2, v2, &isum), WEFT_OK);
+    weft_tensor_t *r_ip = fx_eval(g, 2, v2, t2, isum); /* writes into a */
+    assert_ptr_equal(weft_tensor_data(r_ip), weft_tensor_data(a));
+    for (int64_t i = 0; i < n64[0]; i++) bad += pa[i] != ps[i];
+    assert_int_equal(bad, 0);
+    weft_tensor_t *all[] = {a, b, c, d, e, r_sum, r_ex, r_rows, r_ip};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++) weft_tensor_release(all[i]);
+}
+
 /* ---- in place ------------------------------------------------------------------------ */
 
 static void test_elemwise_inplace_variant_writes_into_its_input(void **state)
@@ -555,6 +607,7 @@ int main(void)
         T(test_elemwise_binary_kinds_match_reference_with_broadcasting),
         T(test_elemwise_scalar_broadcast_and_negative_stride_inputs),
         T(test_elemwise_large_transposed_operand_matches_reference),
+        T(test_elemwise_streamed_large_outputs_match_reference),
         T(test_elemwise_inplace_variant_writes_into_its_input),
         T(test_elemwise_every_kind_inplace_matches_out_of_place),
 #undef T
