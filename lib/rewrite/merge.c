@@ -3,19 +3,23 @@
  *
  * The feature keeps two hash tables while attached: distinct apply nodes keyed
  * by (op hash, input identities) and representative constants keyed by value
- * hash. Each import / input change looks its node up: an equal distinct node
- * (equal op, same input objects) schedules the pair "replace node by it",
- * otherwise the node becomes distinct; each constant input is looked up the
- * same way. The optimizer drains the schedule (LIFO); merging a node changes
- * its clients' inputs, which re-examines them, so cascades upward finish in
- * the same call. No pairwise comparison of nodes ever happens outside equal
- * hashes. */
+ * hash. Examining a node looks it up: an equal distinct node (equal op, same
+ * input objects) schedules the pair "replace node by it", otherwise the node
+ * becomes distinct; each constant input is looked up the same way. Imports
+ * and input changes only mark the node dirty (O(1): a node rewritten again
+ * or pruned before the next merge is never hashed for nothing); the
+ * optimizer examines the dirty nodes still in the graph, then drains the
+ * schedule (LIFO), repeating while merging dirtied more (merging a node
+ * changes its clients' inputs), so cascades upward finish in the same call.
+ * No pairwise comparison of nodes ever happens outside equal hashes. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "lib/rewrite/rewrite_int.h"
 
 #define TOMB ((void *)1)
+#define IN_TABLE 1u
+#define DIRTY 2u
 
 typedef struct slot {
     uint64_t h;
@@ -37,8 +41,10 @@ typedef struct merge_feature {
     weft_fgraph_t *fg;
     table_t nodes, consts;
     uint64_t *hash_of; /* per apply id: its key hash while in the node table */
-    uint8_t *in_table; /* per apply id */
+    uint8_t *in_table; /* per apply id: IN_TABLE | DIRTY */
     size_t id_cap;
+    weft_apply_t **dirty; /* nodes to examine at the next merge (DIRTY set) */
+    size_t n_dirty, cap_dirty;
     pair_t *sched;
     size_t n_sched, cap_sched;
     bool oom;
@@ -160,7 +166,7 @@ static weft_status_t examine_node(merge_feature_t *m, weft_apply_t *a)
     }
     uint64_t id = weft_apply_id(a), h = node_key(a);
     if (ensure_id(m, id) != WEFT_OK) return m->oom = true, WEFT_ENOMEM;
-    if (m->in_table[id]) return WEFT_OK;
+    if (m->in_table[id] & IN_TABLE) return WEFT_OK;
     table_t *t = &m->nodes;
     for (size_t i = t->cap ? (size_t)h & (t->cap - 1) : 0; t->cap && t->s[i].p;
          i = (i + 1) & (t->cap - 1)) {
@@ -170,7 +176,7 @@ static weft_status_t examine_node(merge_feature_t *m, weft_apply_t *a)
             return schedule(m, a, b, false);
     }
     m->hash_of[id] = h;
-    m->in_table[id] = 1;
+    m->in_table[id] |= IN_TABLE;
     if (table_insert(t, h, a) != WEFT_OK) return m->oom = true, WEFT_ENOMEM;
     return WEFT_OK;
 }
@@ -178,9 +184,37 @@ static weft_status_t examine_node(merge_feature_t *m, weft_apply_t *a)
 static void forget_node(merge_feature_t *m, weft_apply_t *a)
 {
     uint64_t id = weft_apply_id(a);
-    if (id >= m->id_cap || !m->in_table[id]) return;
+    if (id >= m->id_cap || !(m->in_table[id] & IN_TABLE)) return;
     table_remove(&m->nodes, m->hash_of[id], a);
-    m->in_table[id] = 0;
+    m->in_table[id] &= (uint8_t)~IN_TABLE;
+}
+
+/* Queues a for examination at the next merge (once while it is queued). */
+static weft_status_t mark_dirty(merge_feature_t *m, weft_apply_t *a)
+{
+    uint64_t id = weft_apply_id(a);
+    if (ensure_id(m, id) != WEFT_OK) return m->oom = true, WEFT_ENOMEM;
+    if (m->in_table[id] & DIRTY) return WEFT_OK;
+    if (weft__rw_grow((void **)&m->dirty, &m->cap_dirty, m->n_dirty + 1, sizeof *m->dirty))
+        return m->oom = true, WEFT_ENOMEM;
+    m->in_table[id] |= DIRTY;
+    m->dirty[m->n_dirty++] = a;
+    return WEFT_OK;
+}
+
+/* Examines the queued nodes still in the graph (in queue order). */
+static weft_status_t examine_dirty(merge_feature_t *m)
+{
+    weft_status_t st = WEFT_OK;
+    for (size_t k = 0; k < m->n_dirty && st == WEFT_OK; k++) {
+        weft_apply_t *a = m->dirty[k];
+        m->in_table[weft_apply_id(a)] &= (uint8_t)~DIRTY;
+        if (!weft_fgraph_contains_apply(m->fg, a)) continue;
+        forget_node(m, a);
+        st = examine_node(m, a);
+    }
+    m->n_dirty = 0;
+    return st;
 }
 
 static weft_status_t mf_attach(weft_feature_t *self, weft_fgraph_t *fg)
@@ -199,7 +233,7 @@ static weft_status_t mf_import(weft_feature_t *self, weft_fgraph_t *fg, weft_app
 {
     (void)fg;
     (void)reason;
-    return examine_node((merge_feature_t *)self, node);
+    return mark_dirty((merge_feature_t *)self, node);
 }
 
 static weft_status_t mf_prune(weft_feature_t *self, weft_fgraph_t *fg, weft_apply_t *node,
@@ -223,8 +257,8 @@ static weft_status_t mf_change(weft_feature_t *self, weft_fgraph_t *fg, weft_app
     if (weft_apply_is_output_slot(node))
         return weft_var_is_constant(new_var) ? examine_const(m, new_var) : WEFT_OK;
     if (!weft_fgraph_contains_apply(fg, node)) return WEFT_OK;
-    forget_node(m, node);
-    return examine_node(m, node);
+    forget_node(m, node); /* its key changed: never matched while stale */
+    return mark_dirty(m, node);
 }
 
 static void mf_destroy(weft_feature_t *self)
@@ -234,6 +268,7 @@ static void mf_destroy(weft_feature_t *self)
     free(m->consts.s);
     free(m->hash_of);
     free(m->in_table);
+    free(m->dirty);
     free(m->sched);
     free(m);
 }
@@ -365,7 +400,11 @@ static weft_status_t merge_apply(weft_fgraph_t *fg, void *user, weft_rewrite_sta
     merge_feature_t *m;
     weft_status_t st = merge_feature_get(fg, &m);
     merge_count_t c = {0, 0, 0, NULL, 0, 0};
-    while (st == WEFT_OK && m->n_sched > 0) {
+    while (st == WEFT_OK && (m->n_sched > 0 || m->n_dirty > 0)) {
+        if (m->n_sched == 0) {
+            st = examine_dirty(m);
+            continue;
+        }
         pair_t p = m->sched[--m->n_sched];
         st = merge_one(fg, &c, p);
         if (st == WEFT_OK && m->oom) st = WEFT_ENOMEM;
