@@ -59,7 +59,7 @@ static weft_status_t check_outputs(weft__call_state_t *cs, const weft__cnode_t *
     char msg[256], got[96], want[96];
     for (uint32_t k = 0; k < n->n_out; k++) {
         const weft_tensor_t *t = cs->cells[n->out_base + k];
-        const weft_type_t *ty = k == 0 ? n->type0 : n->out_types[k];
+        const weft_type_t *ty = n->out_types[k];
         if (!t) {
             snprintf(msg, sizeof msg, "output %u was not filled by perform", k);
             return node_fail(cs, n, WEFT_EINVAL, msg);
@@ -143,25 +143,55 @@ static void count_down(weft__call_state_t *cs, const weft__cnode_t *n, bool prof
     }
 }
 
+/* Starts loading what the likely next node on this worker (cnode.next) will
+ * touch first: its record and the tensor left in its output cell. Reading
+ * that cell is race-free: it is written only by that node, a DAG successor. */
+static inline void prefetch_next(const weft__call_state_t *cs, const weft__cnode_t *n)
+{
+    if (n->next == WEFT__NO_NEXT) return;
+    __builtin_prefetch(cs->f->nodes + n->next);
+    weft_tensor_t *t = cs->cells[n->next_out];
+    if (t) __builtin_prefetch(t);
+}
+
+/* An own node's output (cnode.own) placed by this call: it may skip the
+ * reference-count reads and the output check from the next call on when it
+ * is exclusive and contiguous now (nothing can reference it later). */
+static uint8_t own_placed(const weft_tensor_t *t)
+{
+    return weft_tensor_is_exclusive(t) && weft_tensor_is_contiguous(t);
+}
+
 weft_status_t weft__node_body(void *arg, const weft_task_ctx_t *tctx)
 {
     const weft__cnode_t *n = arg;
     weft__call_state_t *cs = tctx->user;
     weft_function_t *f = cs->f;
+    weft_tensor_t **out = cs->cells + n->out_base;
     /* the output cell usually holds last call's tensor, which perform will
      * reuse: start loading it while the inputs are gathered */
-    weft_tensor_t *prev = cs->cells[n->out_base];
+    weft_tensor_t *prev = *out;
     if (prev) __builtin_prefetch(prev);
+    prefetch_next(cs, n);
     /* small arities use the (hot) stack; larger ones the state's scratch */
     weft_tensor_t *local[8];
-    weft_tensor_t **argv = n->n_in <= 8 ? local : cs->argv + n->argv_off;
+    weft_tensor_t **argv = n->n_in <= 8 ? local : cs->argv + f->argv_off[node_index(cs, n)];
     for (uint32_t k = 0; k < n->n_in; k++) argv[k] = cs->cells[n->in_slots[k]];
     weft_kernel_ctx_t kctx;
     weft__kernel_ctx_init(&kctx, weft__bufpool_alloc, &f->bufpool, NULL, tctx->worker);
-    weft_status_t st = n->perform(n->apply, argv, cs->cells + n->out_base, &kctx);
+    bool own = n->own && cs->own[n->out_base];
+    if (own) kctx.own_cell = out;
+    weft_status_t st = n->perform(n->apply, argv, out, &kctx);
+    if (own && *out != prev) { /* perform replaced it */
+        cs->own[n->out_base] = 0;
+        own = false;
+    }
     if (st != WEFT_OK) return node_fail(cs, n, st, kctx.msg);
-    st = check_outputs(cs, n);
-    if (st != WEFT_OK) return st;
+    if (!own || f->nan_check) {
+        st = check_outputs(cs, n);
+        if (st != WEFT_OK) return st;
+        if (n->own) cs->own[n->out_base] = own_placed(*out);
+    }
     if (f->profile) track_alloc(cs, n);
     count_down(cs, n, f->profile);
     return WEFT_OK;
@@ -281,18 +311,19 @@ static weft_status_t deliver(weft_function_t *f, weft__call_state_t *cs,
 /* Leaves the state empty: owned cells back to the pool, inputs forgotten. */
 static void cleanup(weft_function_t *f, weft__call_state_t *cs)
 {
-    for (uint32_t s = 0; s < f->n_slots; s++) {
-        if (f->slot_kind[s] == WEFT__SLOT_OWNED && cs->cells[s]) cell_empty(cs, s);
-        else if (f->slot_kind[s] == WEFT__SLOT_INPUT) cs->cells[s] = NULL;
-    }
+    for (uint32_t i = 0; i < f->n_owned; i++)
+        if (cs->cells[f->owned_slots[i]]) cell_empty(cs, f->owned_slots[i]);
+    for (size_t k = 0; k < f->n_in; k++) cs->cells[f->in_slot[k]] = NULL;
 }
 
 static void prepare(weft_function_t *f, weft__call_state_t *cs, weft_tensor_t *const *inputs)
 {
     for (size_t k = 0; k < f->n_in; k++) cs->cells[f->in_slot[k]] = inputs[k];
-    for (uint32_t s = 0; s < f->n_slots; s++)
+    for (uint32_t i = 0; i < f->n_cd; i++) {
+        uint32_t s = f->cd_slots[i];
         /* relaxed: weft_dag_run_start publishes the state to the workers */
         atomic_store_explicit(&cs->countdown[s], f->countdown_init[s], memory_order_relaxed);
+    }
     cs->failed = false;
     if (!f->profile) return;
     memset(cs->slot_bytes, 0, f->n_slots * sizeof *cs->slot_bytes);

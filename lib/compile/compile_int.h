@@ -50,14 +50,18 @@ typedef struct weft__cnode {
     _Alignas(64) weft__perform_fn perform;
     const weft_apply_t *apply;
     const uint32_t *in_slots;
-    const weft_type_t *type0;            /* output 0's type */
     const weft_type_t *const *out_types; /* every output's type */
     uint32_t n_in, n_out;
     uint32_t out_base;   /* output j lives in slot out_base + j */
     uint32_t n_dec;      /* slots to count down after the node ran */
     uint32_t fresh_mask; /* bit j: output j is neither a view nor a destroy output,
                             nor a kept slot (memory tracking) */
-    uint32_t argv_off;   /* input pointers at state->argv[argv_off ..] when n_in > 8 */
+    uint32_t own;        /* 1: output 0 is the only output and an exclusive kept slot
+                            (WEFT__SLOT_KEPT and nothing aliases it): see cs->own */
+    /* The successor the scheduler most likely runs next on this worker (its
+     * first DAG successor: the continuation when ready) and its output slot,
+     * prefetched while this node runs; WEFT__NO_NEXT when none. */
+    uint32_t next, next_out;
 } weft__cnode_t;
 
 typedef enum weft__slot_kind {
@@ -72,6 +76,7 @@ typedef enum weft__slot_kind {
 } weft__slot_kind_t;
 
 #define WEFT__KEEP_BYTES 256
+#define WEFT__NO_NEXT UINT32_MAX
 
 /* The buffer pool: exclusive tensors handed back by emptied cells, kept by
  * (dtype, shape) and handed out again by the kernels' allocation hook.
@@ -132,6 +137,9 @@ struct weft_function {
     const weft_type_t **type_storage;
     uint8_t *slot_kind;
     uint32_t *countdown_init;
+    uint32_t *cd_slots, n_cd;       /* slots with a countdown (reset per call) */
+    uint32_t *owned_slots, n_owned; /* WEFT__SLOT_OWNED slots (emptied after a call) */
+    uint32_t *argv_off; /* per node: input pointers at state->argv[argv_off ..] (n_in > 8) */
     weft_tensor_t **const_cells; /* per slot: the constant's tensor, else NULL */
     weft_dag_t *dag;
     uint64_t *edges;  /* DAG edges (from << 32 | to), sorted, unique: critical path */
@@ -164,6 +172,12 @@ struct weft__call_state {
     weft_tensor_t **cells;
     atomic_uint *countdown;
     weft_tensor_t **argv;
+    /* per slot, for nodes with cnode.own: 1 when the cell holds a tensor
+     * checked exclusive, contiguous and of its variable's type when it was
+     * placed. Nothing else can reference it since (no alias of the slot
+     * exists), so the next calls reuse it without reading reference counts
+     * and skip its output check while perform leaves it in place. */
+    uint8_t *own;
     weft_dag_run_t *run;
     /* first failure (failure path only: under err_lock) */
     pthread_mutex_t err_lock;

@@ -20,6 +20,7 @@ typedef struct lower_ctx {
     uint32_t *var_slot;   /* by var id */
     uint32_t *apply_idx;  /* by apply id: toposort index or NO_SLOT */
     bool *is_output;      /* by slot */
+    bool *aliased;        /* by slot: some other variable views or destroys it */
     uint32_t n_consumers_total;
 } lower_ctx_t;
 
@@ -111,16 +112,17 @@ static size_t static_bytes(const weft_type_t *t)
     return n;
 }
 
-/* Small fresh intermediates keep their buffer in their cell (WEFT__SLOT_KEPT). */
+/* Small fresh intermediates keep their buffer in their cell (WEFT__SLOT_KEPT).
+ * Also notes the slots that another variable views or destroys. */
 static void mark_kept(lower_ctx_t *c)
 {
     for (size_t i = 0; i < c->n_order; i++) {
         weft_apply_t *a = c->order[i];
         for (size_t k = 0; k < weft_apply_n_outputs(a); k++) {
-            weft_var_t *o = weft_apply_output(a, k);
+            weft_var_t *o = weft_apply_output(a, k), *r = weft__alias_root(o);
             uint32_t s = slot_of(c, o);
-            if (freeable(c, s) && weft__alias_root(o) == o &&
-                static_bytes(weft_var_type(o)) <= WEFT__KEEP_BYTES)
+            if (r != o && slot_of(c, r) != NO_SLOT) c->aliased[slot_of(c, r)] = true;
+            if (freeable(c, s) && r == o && static_bytes(weft_var_type(o)) <= WEFT__KEEP_BYTES)
                 c->f->slot_kind[s] = WEFT__SLOT_KEPT;
         }
     }
@@ -145,7 +147,7 @@ static weft_status_t build_node(lower_ctx_t *c, size_t i, uint32_t **slots,
     n->n_in = (uint32_t)weft_apply_n_inputs(a);
     n->n_out = (uint32_t)weft_apply_n_outputs(a);
     n->out_base = slot_of(c, weft_apply_output(a, 0));
-    n->argv_off = *argv;
+    f->argv_off[i] = *argv;
     *argv += n->n_in;
     uint32_t *in = *slots;
     for (uint32_t k = 0; k < n->n_in; k++) in[k] = slot_of(c, weft_apply_input(a, k));
@@ -171,8 +173,12 @@ static weft_status_t build_node(lower_ctx_t *c, size_t i, uint32_t **slots,
             n->fresh_mask |= 1u << k;
     }
     n->out_types = ot;
-    n->type0 = ot[0];
     *types = ot + n->n_out;
+    /* a view may hand the kept buffer to the caller, a destroyer overwrite it:
+     * only an unaliased kept slot is exclusive by construction */
+    n->own = n->n_out == 1 && f->slot_kind[n->out_base] == WEFT__SLOT_KEPT &&
+             !c->aliased[n->out_base];
+    n->next = n->next_out = WEFT__NO_NEXT;
     return WEFT_OK;
 }
 
@@ -193,6 +199,33 @@ static void count_readers(lower_ctx_t *c)
     }
 }
 
+/* The slots a call resets (countdowns) and empties (owned cells), so the
+ * per-call loops skip kept, constant and input slots. */
+static weft_status_t slot_lists(weft_function_t *f)
+{
+    f->cd_slots = malloc((f->n_slots + 1) * sizeof *f->cd_slots);
+    f->owned_slots = malloc((f->n_slots + 1) * sizeof *f->owned_slots);
+    if (!f->cd_slots || !f->owned_slots) return lower_oom();
+    f->n_cd = f->n_owned = 0;
+    for (uint32_t s = 0; s < f->n_slots; s++) {
+        if (f->countdown_init[s]) f->cd_slots[f->n_cd++] = s;
+        if (f->slot_kind[s] == WEFT__SLOT_OWNED) f->owned_slots[f->n_owned++] = s;
+    }
+    return WEFT_OK;
+}
+
+/* Prefetch hints: each node's first successor (edges sorted by source, then
+ * target) is the one its worker most likely runs next. */
+static void set_next(weft_function_t *f)
+{
+    for (size_t k = 0; k < f->n_edges; k++) {
+        uint32_t from = (uint32_t)(f->edges[k] >> 32), to = (uint32_t)f->edges[k];
+        if (f->nodes[from].next != WEFT__NO_NEXT) continue;
+        f->nodes[from].next = to;
+        f->nodes[from].next_out = f->nodes[to].out_base;
+    }
+}
+
 static weft_status_t build_nodes(lower_ctx_t *c)
 {
     weft_function_t *f = c->f;
@@ -205,7 +238,8 @@ static weft_status_t build_nodes(lower_ctx_t *c)
     if (f->nodes) memset(f->nodes, 0, (c->n_order + 1) * sizeof *f->nodes);
     f->slot_storage = malloc((2 * total_in + total_out + 1) * sizeof(uint32_t));
     f->type_storage = malloc((total_out + 1) * sizeof *f->type_storage);
-    if (!f->nodes || !f->slot_storage || !f->type_storage) return lower_oom();
+    f->argv_off = malloc((c->n_order + 1) * sizeof *f->argv_off);
+    if (!f->nodes || !f->slot_storage || !f->type_storage || !f->argv_off) return lower_oom();
     count_readers(c);
     uint32_t *slots = f->slot_storage, argv = 0;
     const weft_type_t **types = f->type_storage;
@@ -219,7 +253,7 @@ static weft_status_t build_nodes(lower_ctx_t *c)
             if (freeable(c, s) && f->countdown_init[s] == 0) f->countdown_init[s] = 1;
         }
     f->n_argv = argv;
-    return WEFT_OK;
+    return slot_lists(f);
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -270,6 +304,7 @@ static weft_status_t build_dag(lower_ctx_t *c)
         if (k == 0 || e[k] != e[k - 1]) e[nu++] = e[k];
     f->edges = e; /* kept for the profiler's critical path */
     f->n_edges = nu;
+    set_next(f);
     if (st == WEFT_OK) st = weft_dag_finalize(f->dag);
     if (st != WEFT_OK)
         return weft__fn_error(NULL, st, "building the task DAG: %s",
@@ -291,7 +326,8 @@ static weft_status_t lower_alloc(lower_ctx_t *c, size_t nv, size_t na)
     f->countdown_init = calloc(f->n_slots + 1, sizeof *f->countdown_init);
     f->const_cells = calloc(f->n_slots + 1, sizeof *f->const_cells);
     c->is_output = calloc(f->n_slots + 1, sizeof *c->is_output);
-    if (!f->slot_kind || !f->countdown_init || !f->const_cells || !c->is_output)
+    c->aliased = calloc(f->n_slots + 1, sizeof *c->aliased);
+    if (!f->slot_kind || !f->countdown_init || !f->const_cells || !c->is_output || !c->aliased)
         return lower_oom();
     return WEFT_OK;
 }
@@ -312,6 +348,7 @@ weft_status_t weft__compile_lower(weft_function_t *f)
     free(c.var_slot);
     free(c.apply_idx);
     free(c.is_output);
+    free(c.aliased);
     return st;
 }
 
@@ -323,6 +360,9 @@ void weft__compile_free_program(weft_function_t *f)
         for (uint32_t s = 0; s < f->n_slots; s++) weft_tensor_release(f->const_cells[s]);
     free(f->const_cells);
     free(f->countdown_init);
+    free(f->cd_slots);
+    free(f->owned_slots);
+    free(f->argv_off);
     free(f->slot_kind);
     free(f->type_storage);
     free(f->slot_storage);

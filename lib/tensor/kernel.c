@@ -7,27 +7,11 @@
 #include "lib/tensor/kernel_int.h"
 #include "lib/tensor/tensor_int.h"
 
-static weft_status_t default_alloc(void *user, weft_dtype_t dtype, int ndim, const int64_t *shape,
-                                   weft_tensor_t **out)
+weft_status_t weft__kernel_default_alloc(void *user, weft_dtype_t dtype, int ndim,
+                                         const int64_t *shape, weft_tensor_t **out)
 {
     (void)user;
     return weft_tensor_empty(dtype, ndim, shape, out);
-}
-
-void weft__kernel_ctx_init(weft_kernel_ctx_t *ctx, weft__kernel_alloc_fn alloc, void *alloc_user,
-                           void *user, size_t worker)
-{
-    ctx->alloc = alloc ? alloc : default_alloc;
-    ctx->alloc_user = alloc_user;
-    ctx->user = user;
-    ctx->worker = worker;
-    weft__kernel_ctx_reset(ctx);
-}
-
-void weft__kernel_ctx_reset(weft_kernel_ctx_t *ctx)
-{
-    ctx->status = WEFT_OK;
-    ctx->msg[0] = '\0';
 }
 
 weft_status_t weft_kernel_error(weft_kernel_ctx_t *ctx, weft_status_t status, const char *fmt,
@@ -49,19 +33,29 @@ weft_status_t weft_kernel_error(weft_kernel_ctx_t *ctx, weft_status_t status, co
     return status;
 }
 
-static bool cell_reusable(const weft_tensor_t *t, weft_dtype_t dtype, int ndim,
+static bool same_geometry(const weft_tensor_t *t, weft_dtype_t dtype, int ndim,
                           const int64_t *shape)
 {
     if (!t || t->dtype != dtype || t->ndim != ndim) return false;
     for (int d = 0; d < ndim; d++)
         if (t->shape[d] != shape[d]) return false;
-    return weft_tensor_is_contiguous(t) && weft_tensor_is_exclusive(t);
+    return true;
+}
+
+static bool cell_reusable(const weft_tensor_t *t, weft_dtype_t dtype, int ndim,
+                          const int64_t *shape)
+{
+    return same_geometry(t, dtype, ndim, shape) && weft_tensor_is_contiguous(t) &&
+           weft_tensor_is_exclusive(t);
 }
 
 weft_status_t weft_kernel_alloc_output(weft_kernel_ctx_t *ctx, weft_tensor_t **cell,
                                        weft_dtype_t dtype, int ndim, const int64_t *shape)
 {
     if (!ctx || !cell) return weft__tensor_error(WEFT_EINVAL, "NULL kernel context or cell");
+    /* the runtime's own exclusive tensor (kernel_int.h): an existing tensor of
+     * exactly this geometry, so the request is valid too */
+    if (cell == ctx->own_cell && same_geometry(*cell, dtype, ndim, shape)) return WEFT_OK;
     size_t count;
     weft_status_t st = weft__tensor_check_shape(dtype, ndim, shape, &count);
     if (st != WEFT_OK) return weft_kernel_error(ctx, st, "output: %s", weft_tensor_last_error());

@@ -20,14 +20,38 @@ struct weft_kernel_ctx {
     void *alloc_user;
     void *user;    /* the run's user pointer */
     size_t worker; /* worker index */
+    /* A cell whose tensor the runtime guarantees exclusive (no other handle,
+     * view, caller or pool can reference it) and C-contiguous, or NULL.
+     * weft_kernel_alloc_output on this cell reuses the tensor after comparing
+     * dtype and shape alone: no reference count is read (a cold line per node
+     * on large graphs of small tensors). Set by the runtime after init. */
+    weft_tensor_t *const *own_cell;
     weft_status_t status;
     char msg[WEFT__KERNEL_MSG_CAP];
 };
 
-/* Sets ctx up: alloc NULL selects weft_tensor_empty. Clears the error. */
-void weft__kernel_ctx_init(weft_kernel_ctx_t *ctx, weft__kernel_alloc_fn alloc, void *alloc_user,
-                           void *user, size_t worker);
 /* Clears the recorded error before running the next node. */
-void weft__kernel_ctx_reset(weft_kernel_ctx_t *ctx);
+static inline void weft__kernel_ctx_reset(weft_kernel_ctx_t *ctx)
+{
+    ctx->status = WEFT_OK;
+    ctx->msg[0] = '\0';
+}
+
+/* The default allocation hook: weft_tensor_empty. */
+weft_status_t weft__kernel_default_alloc(void *user, weft_dtype_t dtype, int ndim,
+                                         const int64_t *shape, weft_tensor_t **out);
+
+/* Sets ctx up: alloc NULL selects weft_tensor_empty, own_cell NULL. Clears the
+ * error. Inline: runtimes set a context up per node. */
+static inline void weft__kernel_ctx_init(weft_kernel_ctx_t *ctx, weft__kernel_alloc_fn alloc,
+                                         void *alloc_user, void *user, size_t worker)
+{
+    ctx->alloc = alloc ? alloc : weft__kernel_default_alloc;
+    ctx->alloc_user = alloc_user;
+    ctx->user = user;
+    ctx->worker = worker;
+    ctx->own_cell = NULL;
+    weft__kernel_ctx_reset(ctx);
+}
 
 #endif /* WEFT_KERNEL_INT_H */

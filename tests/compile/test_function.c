@@ -269,6 +269,42 @@ static void test_function_outputs_aliasing_inputs_are_copied(void **state)
     weft_function_destroy(f);
 }
 
+/* A small intermediate kept in its cell but viewed by a returned output: the
+ * caller's view keeps its values over later calls (the cell's tensor is not
+ * reused while the caller holds it), and later results are right. */
+static void test_function_kept_intermediate_viewed_by_output_is_not_reused(void **state)
+{
+    (void)state;
+    weft_var_t *x = ct_var(g, "x", 1, S3);
+    weft_var_t *y = ct_call(g, &ct_twice_class, NULL, 1, x, NULL);
+    weft_var_t *z = ct_call(g, &ct_view_class, NULL, 1, y, NULL);
+    weft_var_t *w = ct_call(g, &ct_twice_class, NULL, 1, y, NULL);
+    weft_function_options_t o = opts_none();
+    weft_var_t *out[2] = {z, w};
+    weft_function_t *f = compile_ok(1, &x, 2, out, 0, NULL, &o);
+    weft_tensor_t *t1 = ct_tensor(1, S3, 1.0), *t2 = ct_tensor(1, S3, 10.0);
+    weft_tensor_t *r1[2] = {NULL, NULL}, *r2[2] = {NULL, NULL}, *r3[2] = {NULL, NULL};
+    assert_int_equal(weft_function_call(f, 1, &t1, 2, r1), WEFT_OK);
+    assert_int_equal(weft_function_call(f, 1, &t2, 2, r2), WEFT_OK);
+    assert_values(r1[0], (double[]){2, 4, 6}, 3);
+    assert_values(r1[1], (double[]){4, 8, 12}, 3);
+    assert_values(r2[0], (double[]){20, 22, 24}, 3);
+    assert_values(r2[1], (double[]){40, 44, 48}, 3);
+    assert_false(weft_tensor_shares_buffer(r1[0], r2[0]));
+    for (int i = 0; i < 2; i++) weft_tensor_release(r1[i]);
+    assert_int_equal(weft_function_call(f, 1, &t1, 2, r3), WEFT_OK);
+    assert_values(r2[0], (double[]){20, 22, 24}, 3);
+    assert_values(r3[0], (double[]){2, 4, 6}, 3);
+    assert_values(r3[1], (double[]){4, 8, 12}, 3);
+    for (int i = 0; i < 2; i++) {
+        weft_tensor_release(r2[i]);
+        weft_tensor_release(r3[i]);
+    }
+    weft_tensor_release(t1);
+    weft_tensor_release(t2);
+    weft_function_destroy(f);
+}
+
 /* A failing node: status, message naming node/op/trace, dependents skipped,
  * the next call works. */
 static void test_function_failing_node_reports_and_next_call_works(void **state)
@@ -510,6 +546,7 @@ int main(void)
         T(test_function_update_in_place_runs_in_the_state_buffer),
         T(test_function_updates_only_and_aliased_mutable_input),
         T(test_function_outputs_aliasing_inputs_are_copied),
+        T(test_function_kept_intermediate_viewed_by_output_is_not_reused),
         T(test_function_failing_node_reports_and_next_call_works),
         T(test_function_node_output_of_wrong_shape_fails_the_call),
         T(test_function_nan_check_fails_the_node),
