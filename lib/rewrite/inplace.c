@@ -91,16 +91,74 @@ static weft_status_t collect(weft_fgraph_t *fg, cand_node_t **out, size_t *n_out
     return WEFT_OK;
 }
 
+/* The variant ops built in one inplace run, keyed by (equal op, input): the
+ * graph's nodes mostly share a few distinct ops, and building each variant
+ * once (not once per node) saves an op object per rewrite. An open-
+ * addressing table, at most half full; vop NULL caches "no variant". */
+typedef struct vop_entry {
+    const weft_op_t *op, *vop;
+    size_t input;
+    uint64_t h;
+    bool used;
+} vop_entry_t;
+
+typedef struct vop_cache {
+    vop_entry_t *s;
+    size_t cap, n;
+} vop_cache_t;
+
+static vop_entry_t *vop_find(vop_cache_t *vc, const weft_op_t *op, size_t i, uint64_t h)
+{
+    size_t mask = vc->cap - 1;
+    for (size_t k = (size_t)h & mask;; k = (k + 1) & mask) {
+        vop_entry_t *e = &vc->s[k];
+        if (!e->used || (e->h == h && e->input == i && (e->op == op || weft_op_equal(e->op, op))))
+            return e; /* the match, or the empty slot to fill */
+    }
+}
+
+static weft_status_t vop_grow(vop_cache_t *vc)
+{
+    if ((vc->n + 1) * 2 <= vc->cap) return WEFT_OK;
+    vop_cache_t nc = {NULL, vc->cap ? vc->cap * 2 : 32, vc->n};
+    nc.s = calloc(nc.cap, sizeof *nc.s);
+    if (!nc.s) return WEFT_ENOMEM;
+    for (size_t k = 0; k < vc->cap; k++)
+        if (vc->s[k].used) *vop_find(&nc, vc->s[k].op, vc->s[k].input, vc->s[k].h) = vc->s[k];
+    free(vc->s);
+    *vc = nc;
+    return WEFT_OK;
+}
+
+/* op's variant destroying input i (*vop NULL: none), built once per run. */
+static weft_status_t variant_op(weft_graph_t *g, vop_cache_t *vc, const weft_op_t *op, size_t i,
+                                const weft_op_t **vop)
+{
+    weft_status_t st = vop_grow(vc);
+    if (st != WEFT_OK) return st;
+    uint64_t h = (weft_op_hash(op) ^ (uint64_t)i) * 0x9e3779b97f4a7c15ull;
+    vop_entry_t *e = vop_find(vc, op, i, h);
+    if (!e->used) {
+        const weft_op_t *v = NULL;
+        if (weft_op_class(op)->inplace_variant(g, op, i, &v) != WEFT_OK) v = NULL;
+        *e = (vop_entry_t){op, v, i, h, true};
+        vc->n++;
+    }
+    *vop = e->vop;
+    return WEFT_OK;
+}
+
 /* Builds the node that computes node's output by destroying input i, when
  * the op has such a variant and the DestroyHandler says it may (*nn NULL:
  * not possible). */
-static weft_status_t variant_node(weft_fgraph_t *fg, weft_apply_t *node, size_t i,
-                                  weft_apply_t **nn)
+static weft_status_t variant_node(weft_fgraph_t *fg, vop_cache_t *vc, weft_apply_t *node,
+                                  size_t i, weft_apply_t **nn)
 {
     weft_graph_t *g = weft_fgraph_graph(fg);
     const weft_op_t *op = weft_apply_op(node), *vop;
     *nn = NULL;
-    if (weft_op_class(op)->inplace_variant(g, op, i, &vop) != WEFT_OK) return WEFT_OK;
+    weft_status_t st0 = variant_op(g, vc, op, i, &vop);
+    if (st0 != WEFT_OK || !vop) return st0;
     bool ok = false;
     weft_status_t st = weft_destroy_can_destroy(fg, node, i, vop, &ok);
     if (st == WEFT_ENOMEM) return st;
@@ -117,12 +175,12 @@ static weft_status_t variant_node(weft_fgraph_t *fg, weft_apply_t *node, size_t 
 }
 
 /* Tries to make node destroy input i in its own transaction; *done on success. */
-static weft_status_t try_input(weft_fgraph_t *fg, weft_apply_t *node, size_t i, bool *done,
-                               size_t *failed)
+static weft_status_t try_input(weft_fgraph_t *fg, vop_cache_t *vc, weft_apply_t *node, size_t i,
+                               bool *done, size_t *failed)
 {
     weft_apply_t *nn;
     *done = false;
-    weft_status_t st = variant_node(fg, node, i, &nn);
+    weft_status_t st = variant_node(fg, vc, node, i, &nn);
     if (st != WEFT_OK || !nn) return st;
     st = weft_fgraph_replace_validate(fg, weft_apply_output(node, 0), weft_apply_output(nn, 0),
                                       "inplace");
@@ -156,14 +214,14 @@ static weft_status_t candidates(weft_fgraph_t *fg, weft_apply_t *node, bool last
     return WEFT_OK;
 }
 
-static weft_status_t try_node(weft_fgraph_t *fg, weft_apply_t *node, bool last_reader_only,
-                              size_t *changes, size_t *failed)
+static weft_status_t try_node(weft_fgraph_t *fg, vop_cache_t *vc, weft_apply_t *node,
+                              bool last_reader_only, size_t *changes, size_t *failed)
 {
     size_t idx[64], nc;
     weft_status_t st = candidates(fg, node, last_reader_only, idx, &nc);
     for (size_t c = 0; st == WEFT_OK && c < nc; c++) {
         bool done;
-        st = try_input(fg, node, idx[c], &done, failed);
+        st = try_input(fg, vc, node, idx[c], &done, failed);
         if (st == WEFT_OK && done) {
             ++*changes;
             return WEFT_OK;
@@ -228,7 +286,8 @@ static weft_status_t root_add(batch_t *b, const weft_var_t *r)
     return WEFT_OK;
 }
 
-static weft_status_t batch_add(weft_fgraph_t *fg, batch_t *b, const cand_node_t *cn)
+static weft_status_t batch_add(weft_fgraph_t *fg, vop_cache_t *vc, batch_t *b,
+                               const cand_node_t *cn)
 {
     weft_apply_t *node = cn->node;
     size_t idx[64], nc;
@@ -238,7 +297,7 @@ static weft_status_t batch_add(weft_fgraph_t *fg, batch_t *b, const cand_node_t 
         st = weft_destroy_root(fg, weft_apply_input(node, idx[c]), &r);
         if (st != WEFT_OK || root_taken(b, r)) continue; /* ENOMEM is the only hard error */
         weft_apply_t *nn;
-        st = variant_node(fg, node, idx[c], &nn);
+        st = variant_node(fg, vc, node, idx[c], &nn);
         if (st != WEFT_OK || !nn) continue;
         if (weft__rw_grow((void **)&b->p, &b->cap, b->n + 1, sizeof *b->p) || root_add(b, r))
             return WEFT_ENOMEM;
@@ -268,13 +327,13 @@ static weft_status_t batch_commit(weft_fgraph_t *fg, batch_t *b)
 }
 
 /* *done: the batch was accepted (or empty). */
-static weft_status_t batch_sweep(weft_fgraph_t *fg, const cand_node_t *c, size_t n,
-                                 size_t *changes, bool *done)
+static weft_status_t batch_sweep(weft_fgraph_t *fg, vop_cache_t *vc, const cand_node_t *c,
+                                 size_t n, size_t *changes, bool *done)
 {
     batch_t b;
     memset(&b, 0, sizeof b);
     weft_status_t st = WEFT_OK;
-    for (size_t k = 0; k < n && st == WEFT_OK; k++) st = batch_add(fg, &b, &c[k]);
+    for (size_t k = 0; k < n && st == WEFT_OK; k++) st = batch_add(fg, vc, &b, &c[k]);
     *done = true;
     if (st == WEFT_OK && b.n) {
         st = batch_commit(fg, &b);
@@ -295,14 +354,16 @@ static weft_status_t inplace_apply(weft_fgraph_t *fg, void *user, weft_rewrite_s
     size_t n = 0, failed = 0;
     if (st == WEFT_OK) st = collect(fg, &c, &n);
     bool batched = false;
-    if (st == WEFT_OK) st = batch_sweep(fg, c, n, n_changes, &batched);
+    vop_cache_t vc = {NULL, 0, 0};
+    if (st == WEFT_OK) st = batch_sweep(fg, &vc, c, n, n_changes, &batched);
     for (int sweep = batched ? 1 : 0; sweep < 2 && st == WEFT_OK; sweep++)
         for (size_t k = 0; k < n && st == WEFT_OK; k++) {
             weft_apply_t *node = c[k].node;
             if (!weft_fgraph_contains_apply(fg, node)) continue; /* replaced in sweep 0 */
-            st = try_node(fg, node, sweep == 0, n_changes, &failed);
+            st = try_node(fg, &vc, node, sweep == 0, n_changes, &failed);
         }
     free(c);
+    free(vc.s);
     if (st == WEFT_OK && failed) st = weft_rewrite_stats_record(stats, user, 0, failed, 0.0);
     return st;
 }
