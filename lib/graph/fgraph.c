@@ -191,7 +191,7 @@ weft_status_t weft__fg_add_output(weft_fgraph_t *fg, weft_var_t *v, bool import_
     if (s != WEFT_OK) return s;
     fg->outputs[fg->n_out] = v;
     fg->out_nodes[fg->n_out++] = p;
-    if (!weft__fg_add_client(fg, v, p, 0, SIZE_MAX))
+    if (!weft__fg_add_client(fg, v, p, 0, WEFT__CLIENT_NOKEY))
         return weft__fg_err(fg, WEFT_ENOMEM, "add_output: out of memory");
     return WEFT_OK;
 }
@@ -325,6 +325,8 @@ void weft_fgraph_destroy(weft_fgraph_t *fg)
     weft__free(al, fg->apos, fg->apos_cap * sizeof(uint32_t));
     weft__free(al, fg->aflags, fg->aflags_cap * sizeof(uint8_t));
     weft__free(al, fg->applies, fg->applies_cap * sizeof(*fg->applies));
+    weft__free(al, fg->ibase, fg->ibase_cap * sizeof(uint32_t));
+    weft__free(al, fg->islot, fg->islot_cap * sizeof(uint32_t));
     weft__free(al, fg->log, fg->log_cap * sizeof(*fg->log));
     weft__free(al, fg->ord_head, fg->ord_head_cap * sizeof(uint32_t));
     weft__free(al, fg->ord_stamp, fg->ord_stamp_cap * sizeof(uint32_t));
@@ -404,8 +406,9 @@ weft_status_t weft_fgraph_clients(const weft_fgraph_t *fg, const weft_var_t *v,
     if (v->g != fg->g || (!weft__fg_has_var(fg, v) && !weft__fg_is_input(fg, v)))
         return WEFT_ENOTFOUND;
     if (!weft__fg_has_var(fg, v)) return WEFT_OK; /* a declared input nobody uses */
-    *clients = fg->clients[v->id].items;
-    *n = fg->clients[v->id].n;
+    const weft__cvec_t *c = weft__fg_clients_live(fg, v);
+    *clients = c->items;
+    *n = c->n;
     return WEFT_OK;
 }
 

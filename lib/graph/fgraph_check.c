@@ -38,8 +38,9 @@ static bool has_client(const weft_fgraph_t *fg, const weft_var_t *v, const weft_
 {
     if (v->id >= fg->vcap) return false;
     const weft__cvec_t *c = &fg->clients[v->id];
-    for (uint32_t k = 0; k < c->n; k++)
-        if (c->items[k].node == a && c->items[k].index == i) return true;
+    for (uint32_t k = 0; k < c->end; k++)
+        if (c->items[k].node == a && c->items[k].index == i)
+            return weft__fg_client_slot(fg, a, i) == k; /* the O(1) removal's index */
     return false;
 }
 
@@ -89,9 +90,13 @@ static weft_status_t check_var(weft_fgraph_t *fg, weft_var_t *v)
     if (!v->owner && !(v->flags & WEFT__VAR_CONSTANT) && !weft__fg_is_input(fg, v))
         return fail(fg, "Undeclared input", NULL, v);
     const weft__cvec_t *c = &fg->clients[v->id];
-    for (uint32_t k = 0; k < c->n; k++) {
+    uint32_t live = 0;
+    for (uint32_t k = 0; k < c->end; k++) live += c->items[k].node != NULL;
+    if (live != c->n) return fail(fg, "Inconsistent clients list (live count)", NULL, v);
+    for (uint32_t k = 0; k < c->end; k++) {
         weft_apply_t *cn = c->items[k].node;
         size_t i = c->items[k].index;
+        if (!cn) continue; /* tombstone */
         if (cn->slot_fg) {
             if (!weft__fg_is_live_slot(fg, cn) || fg->outputs[cn->slot] != v)
                 return fail(fg, "Inconsistent clients list (output slot)", cn, v);

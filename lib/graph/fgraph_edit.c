@@ -68,7 +68,8 @@ static weft_status_t type_refused(weft_fgraph_t *fg, const weft_var_t *old_var,
 }
 
 weft_status_t weft__fg_change_input(weft_fgraph_t *fg, weft_apply_t *node, size_t i,
-                                    weft_var_t *new_var, const char *reason, bool check, size_t pos)
+                                    weft_var_t *new_var, const char *reason, bool check,
+                                    uint64_t key)
 {
     weft_var_t *old = node->inputs[i];
     if (old == new_var) return WEFT_OK;
@@ -86,12 +87,14 @@ weft_status_t weft__fg_change_input(weft_fgraph_t *fg, weft_apply_t *node, size_
     node->inputs[i] = new_var;
     if (node->slot_fg) fg->outputs[node->slot] = new_var;
     s = weft__fg_commit_import(fg, new_var, reason);
-    if (s == WEFT_OK && !weft__fg_add_client(fg, new_var, node, i, pos))
+    /* (node, i)'s slot in old's clients, read before the add records the new one. */
+    uint32_t old_slot = weft__fg_client_slot(fg, node, i);
+    if (s == WEFT_OK && !weft__fg_add_client(fg, new_var, node, i, key))
         s = weft__fg_err(fg, WEFT_ENOMEM, "change_node_input: out of memory");
-    size_t old_pos = SIZE_MAX;
-    if (s == WEFT_OK) s = weft__fg_remove_client(fg, old, node, i, reason, &old_pos);
+    uint64_t old_key = WEFT__CLIENT_NOKEY;
+    if (s == WEFT_OK) s = weft__fg_remove_client(fg, old, node, i, old_slot, reason, &old_key);
     if (s != WEFT_OK) return s;
-    weft__fg_log_change(fg, node, i, old, new_var, old_pos);
+    weft__fg_log_change(fg, node, i, old, new_var, old_key);
     weft__fg_fire_change(fg, node, i, old, new_var, reason);
     return WEFT_OK;
 }
@@ -109,7 +112,7 @@ weft_status_t weft_fgraph_change_node_input(weft_fgraph_t *fg, weft_apply_t *nod
         return weft__fg_err(fg, WEFT_EINVAL, "change_node_input: %s has no input %zu", ab, i);
     }
     edit_begin(fg);
-    return edit_end(fg, weft__fg_change_input(fg, node, i, new_var, reason, true, SIZE_MAX));
+    return edit_end(fg, weft__fg_change_input(fg, node, i, new_var, reason, true, WEFT__CLIENT_NOKEY));
 }
 
 /* Argument checks of one replace pair: both variables valid, var known to fg
@@ -137,7 +140,7 @@ static weft_status_t replace_one(weft_fgraph_t *fg, weft_var_t *var, weft_var_t 
      * leaves the graph untouched. */
     weft_status_t s = weft__fg_plan_import(fg, new_var, NULL, false);
     if (s != WEFT_OK) return s;
-    const weft__cvec_t *c = &fg->clients[var->id];
+    const weft__cvec_t *c = weft__fg_clients_live(fg, var);
     size_t n = c->n;
     weft_client_t local[8];
     weft_client_t *snap = n <= 8 ? local : weft__alloc(fg->alloc, n * sizeof(*snap));
@@ -147,7 +150,8 @@ static weft_status_t replace_one(weft_fgraph_t *fg, weft_var_t *var, weft_var_t 
         weft_apply_t *node = snap[k].node;
         bool live = weft__fg_is_live_slot(fg, node) || weft__fg_has_apply(fg, node);
         if (!live || node->inputs[snap[k].index] != var) continue;
-        s = weft__fg_change_input(fg, node, snap[k].index, new_var, reason, false, SIZE_MAX);
+        s = weft__fg_change_input(fg, node, snap[k].index, new_var, reason, false,
+                                  WEFT__CLIENT_NOKEY);
     }
     if (snap != local) weft__free(fg->alloc, snap, n * sizeof(*snap));
     return s;
@@ -184,8 +188,10 @@ weft_status_t weft_fgraph_replace_all(weft_fgraph_t *fg, size_t n, weft_var_t *c
 static weft_status_t queue_clients(weft_fgraph_t *fg, weft_var_t *v)
 {
     weft__cvec_t *c = &fg->clients[v->id];
-    while (c->n > 0) {
-        weft_client_t cl = c->items[--c->n];
+    while (c->end > 0) {
+        weft_client_t cl = c->items[--c->end];
+        if (!cl.node) continue; /* tombstone */
+        c->n--;
         if (cl.node->slot_fg) {
             if (weft__fg_is_live_slot(fg, cl.node)) weft__fg_drop_output_slot(fg, cl.node->slot);
         } else if (!weft__pvec_push(fg->alloc, &fg->rm_stack, cl.node)) {
@@ -207,7 +213,7 @@ static weft_status_t remove_node_rec(weft_fgraph_t *fg, weft_apply_t *node, cons
         if (!weft__fg_has_apply(fg, a)) continue;
         weft__fg_detach_node(fg, a, reason);
         for (uint32_t i = 0; i < a->n_in && s == WEFT_OK; i++)
-            s = weft__fg_remove_client(fg, a->inputs[i], a, i, reason, NULL);
+            s = weft__fg_remove_client(fg, a->inputs[i], a, i, UINT32_MAX, reason, NULL);
         for (uint32_t k = 0; k < a->n_out && s == WEFT_OK; k++)
             s = queue_clients(fg, a->outputs[k]);
     }
@@ -289,5 +295,5 @@ weft_status_t weft_fgraph_remove_output(weft_fgraph_t *fg, size_t k, const char 
     weft_var_t *v = fg->outputs[k];
     weft_apply_t *p = fg->out_nodes[k];
     weft__fg_drop_output_slot(fg, k);
-    return edit_end(fg, weft__fg_remove_client(fg, v, p, 0, reason, NULL));
+    return edit_end(fg, weft__fg_remove_client(fg, v, p, 0, UINT32_MAX, reason, NULL));
 }

@@ -1,4 +1,4 @@
-/* The fgraph's indexes: per-id arrays, client vectors, importing subgraphs
+/* The fgraph's indexes: per-id arrays, membership, importing subgraphs
  * (plan first, so a missing input changes nothing; then commit) and pruning
  * what became unused (an iterative worklist, as PyTensor's remove_client). */
 #include <stdio.h>
@@ -37,69 +37,13 @@ bool weft__fg_reserve(weft_fgraph_t *fg)
     return ok;
 }
 
-/* ---- client vectors: power-of-two capacities from per-class free lists --- */
-
-static weft_client_t *client_block(weft_fgraph_t *fg, uint32_t cls)
-{
-    weft_client_t *b = fg->cfree[cls];
-    if (b) {
-        fg->cfree[cls] = (weft_client_t *)(void *)b->node; /* free-list link */
-        return b;
-    }
-    return weft__arena_alloc(&fg->carena, (sizeof(weft_client_t) << 1) << cls);
-}
-
-static void client_release(weft_fgraph_t *fg, weft_client_t *b, uint32_t cls)
-{
-    b->node = (weft_apply_t *)(void *)fg->cfree[cls];
-    fg->cfree[cls] = b;
-}
-
-bool weft__fg_add_client(weft_fgraph_t *fg, weft_var_t *v, weft_apply_t *node, size_t i, size_t pos)
-{
-    weft__cvec_t *c = &fg->clients[v->id];
-    if (!c->items || c->n == (2u << c->cls)) {
-        uint32_t ncls = c->items ? c->cls + 1 : 0;
-        if (ncls >= WEFT__CLIENT_CLASSES) return false;
-        weft_client_t *nb = client_block(fg, ncls);
-        if (!nb) return false;
-        if (c->items) {
-            memcpy(nb, c->items, c->n * sizeof(*nb));
-            client_release(fg, c->items, c->cls);
-        }
-        c->items = nb;
-        c->cls = ncls;
-    }
-    if (pos > c->n) pos = c->n;
-    memmove(c->items + pos + 1, c->items + pos, (c->n - pos) * sizeof(*c->items));
-    c->items[pos] = (weft_client_t){node, i};
-    c->n++;
-    return true;
-}
-
-/* Removes (node, i) from v's clients; returns its position or SIZE_MAX. */
-static size_t client_remove(weft_fgraph_t *fg, const weft_var_t *v, const weft_apply_t *node,
-                            size_t i)
-{
-    if (v->id >= fg->vcap) return SIZE_MAX;
-    weft__cvec_t *c = &fg->clients[v->id];
-    for (uint32_t k = 0; k < c->n; k++) {
-        if (c->items[k].node == node && c->items[k].index == i) {
-            memmove(c->items + k, c->items + k + 1, (c->n - k - 1) * sizeof(*c->items));
-            c->n--;
-            return k;
-        }
-    }
-    return SIZE_MAX;
-}
-
 /* ---- membership ------------------------------------------------------------ */
 
 static void var_enter(weft_fgraph_t *fg, weft_var_t *v)
 {
     if (fg->vflags[v->id] & WEFT__VF_IN) return;
     fg->vflags[v->id] |= WEFT__VF_IN;
-    fg->clients[v->id].n = 0;
+    fg->clients[v->id].n = fg->clients[v->id].end = 0;
     fg->n_vars_in++;
 }
 
@@ -250,7 +194,7 @@ static void import_one(weft_fgraph_t *fg, weft_apply_t *a, const char *reason)
     for (uint32_t i = 0; i < a->n_in; i++) {
         fg->n_back += weft__fg_back_edge(a, a->inputs[i]);
         var_enter(fg, a->inputs[i]);
-        if (!weft__fg_add_client(fg, a->inputs[i], a, i, SIZE_MAX) && fg->cb_status == WEFT_OK)
+        if (!weft__fg_add_client(fg, a->inputs[i], a, i, WEFT__CLIENT_NOKEY) && fg->cb_status == WEFT_OK)
             fg->cb_status = weft__fg_err(fg, WEFT_ENOMEM, "import: out of memory");
     }
     weft__fg_note_import(fg, a);
@@ -294,19 +238,20 @@ static bool rc_push(weft_fgraph_t *fg, weft_var_t *v, weft_apply_t *node, size_t
 }
 
 weft_status_t weft__fg_remove_client(weft_fgraph_t *fg, weft_var_t *v, weft_apply_t *node, size_t i,
-                                     const char *reason, size_t *pos)
+                                     uint32_t slot, const char *reason, uint64_t *key)
 {
     size_t base = fg->rc_stack.n;
-    size_t p = client_remove(fg, v, node, i);
-    if (pos) *pos = p;
-    if (p == SIZE_MAX) return WEFT_OK;
+    uint64_t taken = weft__fg_client_take(fg, v, node, i, slot);
+    if (key) *key = taken;
+    if (taken == WEFT__CLIENT_NOKEY) return WEFT_OK;
     if (!rc_push(fg, v, NULL, 0)) return weft__fg_err(fg, WEFT_ENOMEM, "prune: out of memory");
     while (fg->rc_stack.n > base) {
         size_t top = fg->rc_stack.n -= 3;
         weft_var_t *var = fg->rc_stack.p[top];
         weft_apply_t *cn = fg->rc_stack.p[top + 1];
         size_t ci = (size_t)(uintptr_t)fg->rc_stack.p[top + 2];
-        if (cn && client_remove(fg, var, cn, ci) == SIZE_MAX) continue;
+        if (cn && weft__fg_client_take(fg, var, cn, ci, UINT32_MAX) == WEFT__CLIENT_NOKEY)
+            continue;
         if (fg->clients[var->id].n) continue;
         if (!var->owner) {
             var_leave(fg, var);

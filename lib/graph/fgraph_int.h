@@ -3,8 +3,11 @@
  *
  * Indexes are arrays indexed by the context's dense ids:
  * - vflags[var id]: in the variable set / declared input;
- * - clients[var id]: a small vector of (node, index) pairs, allocated from
- *   per-fgraph size-class free lists (power-of-two capacities);
+ * - clients[var id]: a small vector of (node, index) pairs with order keys,
+ *   allocated from per-fgraph size-class free lists (power-of-two
+ *   capacities); removals leave tombstones (fgraph_clients.c);
+ * - ibase[apply id] / islot: each (node, input) pair's slot in its input's
+ *   client vector (O(1) removal);
  * - apos[apply id]: 1 + position in the dense `applies` list, 0 when the node
  *   is not in the apply set (removal swaps with the last entry: O(1)).
  * Arrays grow to the context's id counts on demand, so every membership
@@ -21,9 +24,13 @@
 #define WEFT__AF_REMOVED 1u /* listed in a successful replace_all_validate_remove */
 #define WEFT__CLIENT_CLASSES 32
 
+#define WEFT__CLIENT_NOKEY UINT64_MAX /* add: append; take: was not a client */
+
+/* items[0, end) holds the live entries in order (keys increasing) and
+ * tombstones (node NULL); n counts the live ones. */
 typedef struct weft__cvec {
-    weft_client_t *items;
-    uint32_t n;
+    weft_client_t *items; /* followed by 2 << cls uint64_t order keys */
+    uint32_t n, end;
     uint32_t cls; /* capacity is 2 << cls once items != NULL */
 } weft__cvec_t;
 
@@ -32,7 +39,7 @@ typedef struct weft__hist {
     weft_var_t *old_var;
     weft_var_t *new_var;
     size_t index;
-    size_t old_pos; /* position of (node, index) in old_var's clients */
+    uint64_t old_key; /* order key of (node, index) in old_var's clients */
 } weft__hist_t;
 
 /* Growable vector of pointers used as scratch. */
@@ -83,6 +90,11 @@ struct weft_fgraph {
     weft__marks_t amarks, vmarks;
     weft__arena_t carena; /* client vectors */
     weft_client_t *cfree[WEFT__CLIENT_CLASSES];
+    uint64_t client_key; /* next order key */
+    uint32_t *ibase;     /* per apply id: 1 + first slot in islot, 0 if none yet */
+    size_t ibase_cap;
+    uint32_t *islot; /* per (node, input): position in its input's client vector */
+    size_t islot_n, islot_cap;
 
     weft_feature_t **features;
     size_t n_feat, feat_cap;
@@ -153,13 +165,24 @@ weft_status_t weft__fg_check_var(weft_fgraph_t *fg, const weft_var_t *v, const c
 weft_status_t weft__fg_plan_import(weft_fgraph_t *fg, weft_var_t *v, weft_apply_t *node,
                                    bool import_missing);
 weft_status_t weft__fg_commit_import(weft_fgraph_t *fg, weft_var_t *v, const char *reason);
-/* Client vectors. */
+/* Client vectors (fgraph_clients.c). Adds (node, i) to v's clients: appended
+ * with a new order key (key WEFT__CLIENT_NOKEY) or put back at the place of
+ * the given key (revert). False on OOM (nothing changed). */
 bool weft__fg_add_client(weft_fgraph_t *fg, weft_var_t *v, weft_apply_t *node, size_t i,
-                         size_t pos);
-/* Removes (node, i) from v's clients and prunes what became unused; *pos gets
- * the entry's former position (SIZE_MAX if it was absent). */
+                         uint64_t key);
+/* The slot of (node, i) in its input's client vector (UINT32_MAX: none yet). */
+uint32_t weft__fg_client_slot(const weft_fgraph_t *fg, const weft_apply_t *node, size_t i);
+/* Removes (node, i) from v's clients, found at slot (UINT32_MAX: node's
+ * recorded slot); returns its key, WEFT__CLIENT_NOKEY if it was absent. */
+uint64_t weft__fg_client_take(weft_fgraph_t *fg, const weft_var_t *v, const weft_apply_t *node,
+                              size_t i, uint32_t slot);
+/* v's client vector without tombstones (compacts it; order unchanged). */
+const weft__cvec_t *weft__fg_clients_live(const weft_fgraph_t *fg, const weft_var_t *v);
+/* Removes (node, i) (at slot, see take) from v's clients and prunes what
+ * became unused; *key gets the entry's order key (WEFT__CLIENT_NOKEY if it was
+ * absent). */
 weft_status_t weft__fg_remove_client(weft_fgraph_t *fg, weft_var_t *v, weft_apply_t *node, size_t i,
-                                     const char *reason, size_t *pos);
+                                     uint32_t slot, const char *reason, uint64_t *key);
 /* Prunes node: leaves the apply set, outputs leave the variable set, on_prune. */
 void weft__fg_detach_node(weft_fgraph_t *fg, weft_apply_t *node, const char *reason);
 weft_status_t weft__fg_add_input(weft_fgraph_t *fg, weft_var_t *v, bool is_mutable);
@@ -169,11 +192,11 @@ weft_status_t weft__fg_add_output(weft_fgraph_t *fg, weft_var_t *v, bool import_
 /* Drops output slot k without touching the clients of its variable. */
 void weft__fg_drop_output_slot(weft_fgraph_t *fg, size_t k);
 
-/* The primitive edit; pos: where (node, i) goes in new_var's clients
- * (SIZE_MAX: append). */
+/* The primitive edit; key: the order key (node, i) gets back in new_var's
+ * clients (WEFT__CLIENT_NOKEY: appended). */
 weft_status_t weft__fg_change_input(weft_fgraph_t *fg, weft_apply_t *node, size_t i,
                                     weft_var_t *new_var, const char *reason, bool check,
-                                    size_t pos);
+                                    uint64_t key);
 
 /* Callback dispatch (feature.c). */
 void weft__fg_fire_import(weft_fgraph_t *fg, weft_apply_t *node, const char *reason);
@@ -186,7 +209,7 @@ weft_status_t weft__fg_collect_orderings(weft_fgraph_t *fg);
 
 /* History (history.c): records one change when a checkpoint is active. */
 void weft__fg_log_change(weft_fgraph_t *fg, weft_apply_t *node, size_t i, weft_var_t *old_var,
-                         weft_var_t *new_var, size_t old_pos);
+                         weft_var_t *new_var, uint64_t old_key);
 /* Marks an imported node that a successful *_remove had removed. */
 void weft__fg_note_import(weft_fgraph_t *fg, weft_apply_t *node);
 

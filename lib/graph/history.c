@@ -1,7 +1,7 @@
 /* ReplaceValidate with History, built into every fgraph: a change log
  * (checkpoint / revert), validate, and the transactional
  * replace_all_validate[_remove]. A revert undoes changes newest-first with
- * type checks skipped, reinserting each client entry at its old position, and
+ * type checks skipped, reinserting each client entry at its old position (by its order key), and
  * re-imports the same (pruned but context-owned) node objects. */
 #include <stdio.h>
 #include <string.h>
@@ -9,7 +9,7 @@
 #include "fgraph_int.h"
 
 void weft__fg_log_change(weft_fgraph_t *fg, weft_apply_t *node, size_t i, weft_var_t *old_var,
-                         weft_var_t *new_var, size_t old_pos)
+                         weft_var_t *new_var, uint64_t old_key)
 {
     if (!fg->logging || fg->reverting) return;
     if (!weft__grow(fg->alloc, (void **)&fg->log, &fg->log_cap, fg->n_log + 1, sizeof(*fg->log))) {
@@ -18,7 +18,7 @@ void weft__fg_log_change(weft_fgraph_t *fg, weft_apply_t *node, size_t i, weft_v
             fg->cb_status = weft__fg_err(fg, WEFT_ENOMEM, "history: out of memory");
         return;
     }
-    fg->log[fg->n_log++] = (weft__hist_t){node, old_var, new_var, i, old_pos};
+    fg->log[fg->n_log++] = (weft__hist_t){node, old_var, new_var, i, old_key};
 }
 
 void weft__fg_note_import(weft_fgraph_t *fg, weft_apply_t *node)
@@ -54,7 +54,7 @@ weft_status_t weft_fgraph_revert(weft_fgraph_t *fg, uint64_t token)
         bool live = weft__fg_is_live_slot(fg, h.node) || weft__fg_has_apply(fg, h.node);
         if (!live || h.node->inputs[h.index] != h.new_var) continue;
         weft_status_t s =
-            weft__fg_change_input(fg, h.node, h.index, h.old_var, "Revert", false, h.old_pos);
+            weft__fg_change_input(fg, h.node, h.index, h.old_var, "Revert", false, h.old_key);
         if (s != WEFT_OK && first == WEFT_OK) first = s;
     }
     fg->reverting = false;

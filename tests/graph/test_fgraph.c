@@ -64,6 +64,57 @@ static void test_fgraph_create_without_clone_uses_originals(void **state)
     weft_fgraph_destroy(fg);
 }
 
+/* Removals are O(1) (tombstones, compacted later): the remaining clients keep
+ * the order they were added in, and a client added again goes last. */
+static void test_fgraph_clients_keep_order_across_removals(void **state)
+{
+    fx_t *f = *state;
+    enum { N = 40 };
+    weft_var_t *ins[2];
+    ins[0] = fx_var(f, "x");
+    ins[1] = fx_var(f, "y");
+    weft_apply_t *nodes[N];
+    weft_var_t *acc = NULL;
+    for (size_t k = 0; k < N; k++) {
+        weft_var_t *e = fx_un(f, f->neg, ins[0]);
+        nodes[k] = weft_var_owner(e);
+        acc = acc ? fx_bin(f, f->add, acc, e) : e;
+    }
+    weft_fgraph_t *fg = fx_fgraph(f, 2, ins, 1, &acc, false, 0, NULL);
+    bool moved[N] = {false};
+    /* the last, then every third, then the first: tail, middle and head holes */
+    size_t order[N], n_moved = 0;
+    order[n_moved++] = N - 1;
+    for (size_t k = 1; k < N - 1; k += 3) order[n_moved++] = k;
+    order[n_moved++] = 0;
+    for (size_t j = 0; j < n_moved; j++) {
+        assert_int_equal(weft_fgraph_change_node_input(fg, nodes[order[j]], 0, ins[1], "t"),
+                         WEFT_OK);
+        moved[order[j]] = true;
+        const weft_client_t *c;
+        size_t n, at = 0;
+        assert_int_equal(weft_fgraph_clients(fg, ins[0], &c, &n), WEFT_OK);
+        assert_int_equal(n, N - j - 1);
+        for (size_t k = 0; k < N; k++)
+            if (!moved[k]) assert_ptr_equal(c[at++].node, nodes[k]);
+    }
+    assert_int_equal(weft_fgraph_check_integrity(fg), WEFT_OK);
+    /* node 1 comes back: appended after every remaining client */
+    assert_int_equal(weft_fgraph_change_node_input(fg, nodes[1], 0, ins[0], "t"), WEFT_OK);
+    const weft_client_t *c;
+    size_t n;
+    assert_int_equal(weft_fgraph_clients(fg, ins[0], &c, &n), WEFT_OK);
+    assert_int_equal(n, N - n_moved + 1);
+    assert_ptr_equal(c[n - 1].node, nodes[1]);
+    assert_ptr_equal(c[0].node, nodes[2]);
+    assert_int_equal(weft_fgraph_clients(fg, ins[1], &c, &n), WEFT_OK);
+    assert_int_equal(n, n_moved - 1);
+    assert_ptr_equal(c[0].node, nodes[N - 1]);
+    assert_ptr_equal(c[1].node, nodes[4]); /* nodes[1] left y's list */
+    assert_int_equal(weft_fgraph_check_integrity(fg), WEFT_OK);
+    weft_fgraph_destroy(fg);
+}
+
 static void test_fgraph_output_pseudo_clients(void **state)
 {
     fx_t *f = *state;
@@ -578,6 +629,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         T(test_fgraph_create_clones_and_returns_map),
         T(test_fgraph_create_without_clone_uses_originals),
+        T(test_fgraph_clients_keep_order_across_removals),
         T(test_fgraph_output_pseudo_clients),
         T(test_fgraph_inputs_discovered_in_order_without_constants),
         T(test_fgraph_missing_input_is_reported_or_imported),

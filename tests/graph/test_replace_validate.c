@@ -263,6 +263,71 @@ static void test_replace_validate_bad_arguments(void **state)
     weft_fgraph_destroy(w.fg);
 }
 
+
+/* x feeds 48 Exp nodes (summed by a chain of Adds). Moving most of them to y
+ * and back inside one transaction compacts x's client vector several times
+ * (and weft_fgraph_clients compacts it too); the revert must still put every
+ * entry back at its exact old place. */
+#define FAN 48
+
+static void fan_graph(fx_t *f, weft_var_t **x, weft_var_t **y, weft_var_t **sum,
+                      weft_apply_t **exps)
+{
+    *x = fx_var(f, "x");
+    *y = fx_var(f, "y");
+    weft_var_t *acc = NULL;
+    for (size_t k = 0; k < FAN; k++) {
+        weft_var_t *e = fx_un(f, f->exp, *x);
+        exps[k] = weft_var_owner(e);
+        acc = acc ? fx_bin(f, f->add, acc, e) : e;
+    }
+    *sum = acc;
+}
+
+static void test_replace_validate_revert_restores_client_order_after_compaction(void **state)
+{
+    fx_t *f = *state;
+    weft_var_t *x, *y, *sum;
+    weft_apply_t *exps[FAN];
+    fan_graph(f, &x, &y, &sum, exps);
+    weft_var_t *ins[2];
+    ins[0] = x;
+    ins[1] = y;
+    weft_fgraph_t *fg = fx_fgraph(f, 2, ins, 1, &sum, false, 0, NULL);
+    const weft_client_t *c;
+    size_t n;
+    weft_client_t orig[FAN + 2];
+    assert_int_equal(weft_fgraph_clients(fg, x, &c, &n), WEFT_OK);
+    assert_int_equal(n, FAN);
+    memcpy(orig, c, n * sizeof(*c));
+    for (size_t k = 0; k < FAN; k++) assert_ptr_equal(orig[k].node, exps[k]);
+    uint64_t token;
+    assert_int_equal(weft_fgraph_checkpoint(fg, &token), WEFT_OK);
+    /* stride 7 visits every node once (gcd(7, 48) = 1), in scrambled order */
+    for (size_t j = 0; j < FAN - 3; j++) {
+        size_t k = (j * 7) % FAN;
+        assert_int_equal(weft_fgraph_change_node_input(fg, exps[k], 0, y, "t"), WEFT_OK);
+        if (j % 5 == 0) assert_int_equal(weft_fgraph_clients(fg, x, &c, &n), WEFT_OK);
+        if (j % 9 == 0) { /* move one back and out again: a new key, later reverted */
+            assert_int_equal(weft_fgraph_change_node_input(fg, exps[k], 0, x, "t"), WEFT_OK);
+            assert_int_equal(weft_fgraph_change_node_input(fg, exps[k], 0, y, "t"), WEFT_OK);
+        }
+    }
+    assert_int_equal(weft_fgraph_n_clients(fg, x), 3);
+    assert_int_equal(weft_fgraph_n_clients(fg, y), FAN - 3);
+    assert_int_equal(weft_fgraph_check_integrity(fg), WEFT_OK);
+    assert_int_equal(weft_fgraph_revert(fg, token), WEFT_OK);
+    assert_int_equal(weft_fgraph_clients(fg, x, &c, &n), WEFT_OK);
+    assert_int_equal(n, FAN);
+    for (size_t k = 0; k < FAN; k++) {
+        assert_ptr_equal(c[k].node, orig[k].node);
+        assert_int_equal(c[k].index, 0);
+    }
+    assert_int_equal(weft_fgraph_n_clients(fg, y), 0);
+    assert_int_equal(weft_fgraph_check_integrity(fg), WEFT_OK);
+    weft_fgraph_destroy(fg);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
 
 int main(void)
@@ -275,6 +340,7 @@ int main(void)
         T(test_replace_validate_manual_checkpoint_and_stale_token),
         T(test_replace_validate_remove_checks_and_remembers),
         T(test_replace_validate_bad_arguments),
+        T(test_replace_validate_revert_restores_client_order_after_compaction),
     };
     return cmocka_run_group_tests_name("replace_validate", tests, NULL, NULL);
 }
