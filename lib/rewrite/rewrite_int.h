@@ -27,10 +27,18 @@ typedef enum rw_kind {
     RW_SEQUENCE = 4,
 } rw_kind_t;
 
-/* A list of rewriters (each holding one reference). */
+/* A list of rewriters (each holding one reference), with a dispatch index
+ * built by weft__rw_list_take when every item is a node rewriter tracking
+ * classes only (or nothing) and there are at most 64: for each tracked class
+ * the set of items tracking it, so trying a node costs one lookup of its
+ * class instead of asking every item. cls NULL: no index (tier scan). */
 typedef struct weft__rw_list {
     size_t n;
     weft_rewriter_t **items;
+    size_t n_cls;
+    const weft_op_class_t **cls;
+    uint64_t *cls_mask; /* bit k: items[k] tracks cls[j] */
+    uint64_t untracked; /* bit k: items[k] tracks every op */
 } weft__rw_list_t;
 
 struct weft_rewriter {

@@ -40,6 +40,45 @@ void weft__rw_release_array(size_t n, weft_rewriter_t *const *rws)
     for (size_t i = 0; i < n; i++) weft_rewriter_release(rws[i]);
 }
 
+/* Adds item k to cls's set (a new entry when cls is not indexed yet). */
+static void index_add(weft__rw_list_t *list, const weft_op_class_t *cls, size_t k)
+{
+    size_t j = 0;
+    while (j < list->n_cls && list->cls[j] != cls) j++;
+    if (j == list->n_cls) {
+        list->cls[list->n_cls] = cls;
+        list->cls_mask[list->n_cls++] = 0;
+    }
+    list->cls_mask[j] |= (uint64_t)1 << k;
+}
+
+/* Builds the dispatch index when it applies; without memory the list simply
+ * has none (the tier scan gives the same order). */
+static void index_build(weft__rw_list_t *list)
+{
+    size_t total = 0;
+    if (list->n > 64) return;
+    for (size_t k = 0; k < list->n; k++) {
+        const weft_rewriter_t *r = list->items[k];
+        if (r->kind != RW_NODE || r->n_ops) return;
+        total += r->n_classes;
+    }
+    list->cls = malloc((total + 1) * sizeof *list->cls);
+    list->cls_mask = malloc((total + 1) * sizeof *list->cls_mask);
+    if (!list->cls || !list->cls_mask) {
+        free(list->cls);
+        free(list->cls_mask);
+        list->cls = NULL;
+        list->cls_mask = NULL;
+        return;
+    }
+    for (size_t k = 0; k < list->n; k++) {
+        const weft_rewriter_t *r = list->items[k];
+        if (r->n_classes == 0) list->untracked |= (uint64_t)1 << k;
+        for (size_t c = 0; c < r->n_classes; c++) index_add(list, r->classes[c], k);
+    }
+}
+
 weft_status_t weft__rw_list_take(weft__rw_list_t *list, size_t n, weft_rewriter_t *const *rws)
 {
     if (n == 0) return WEFT_OK;
@@ -50,6 +89,7 @@ weft_status_t weft__rw_list_take(weft__rw_list_t *list, size_t n, weft_rewriter_
     if (!list->items) return WEFT_ENOMEM;
     memcpy(list->items, rws, n * sizeof *rws);
     list->n = n;
+    index_build(list);
     return WEFT_OK;
 }
 
@@ -57,8 +97,9 @@ void weft__rw_list_fini(weft__rw_list_t *list)
 {
     weft__rw_release_array(list->n, list->items);
     free(list->items);
-    list->items = NULL;
-    list->n = 0;
+    free(list->cls);
+    free(list->cls_mask);
+    memset(list, 0, sizeof *list);
 }
 
 weft_rewriter_t *weft_rewriter_retain(weft_rewriter_t *rw)

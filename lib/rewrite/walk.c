@@ -137,6 +137,22 @@ weft_status_t weft_rewriter_walk_create(const char *name, weft_walk_order_t orde
     return WEFT_OK;
 }
 
+/* Runs items[k] for each bit k of bits in index order; stops at a success. */
+static weft_status_t try_set(const weft__rw_list_t *list, uint64_t bits, weft_fgraph_t *fg,
+                             weft_apply_t *node, weft_rewrite_stats_t *stats, size_t *which,
+                             bool *applied)
+{
+    for (size_t k = 0; bits && k < list->n; k++, bits >>= 1) {
+        if (!(bits & 1u)) continue;
+        weft_status_t st = weft__rw_process_node(list->items[k], fg, node, stats, applied);
+        if (st != WEFT_OK || *applied) {
+            *which = k;
+            return st;
+        }
+    }
+    return WEFT_OK;
+}
+
 /* Tries the rewriters of list on node in tracker order (class, instance,
  * untracked); stops at the first success (*which: its index). */
 weft_status_t weft__try_node(const weft__rw_list_t *list, weft_fgraph_t *fg, weft_apply_t *node,
@@ -144,13 +160,19 @@ weft_status_t weft__try_node(const weft__rw_list_t *list, weft_fgraph_t *fg, wef
 {
     *applied = false;
     const weft_op_t *op = weft_apply_op(node);
-    signed char tiers[64]; /* each rewriter's tier, computed once per node */
-    size_t nt = list->n < sizeof tiers ? list->n : 0;
-    for (size_t k = 0; k < nt; k++) tiers[k] = (signed char)weft__rw_tracks(list->items[k], op);
+    if (list->cls) { /* the index: class trackers, then untracked (no instance trackers) */
+        const weft_op_class_t *cls = weft_op_class(op);
+        uint64_t mine = 0;
+        for (size_t j = 0; j < list->n_cls && !mine; j++)
+            if (list->cls[j] == cls) mine = list->cls_mask[j];
+        weft_status_t st = try_set(list, mine, fg, node, stats, which, applied);
+        if (st != WEFT_OK || *applied) return st;
+        return try_set(list, list->untracked, fg, node, stats, which, applied);
+    }
     for (int tier = 2; tier >= 0; tier--)
         for (size_t k = 0; k < list->n; k++) {
             weft_rewriter_t *r = list->items[k];
-            if ((nt ? tiers[k] : weft__rw_tracks(r, op)) != tier) continue;
+            if (weft__rw_tracks(r, op) != tier) continue;
             weft_status_t st = weft__rw_process_node(r, fg, node, stats, applied);
             if (st != WEFT_OK) return st;
             if (*applied) {
@@ -213,7 +235,7 @@ weft_status_t weft__walk_apply(weft_rewriter_t *rw, weft_fgraph_t *fg,
     double t0 = weft__now();
     size_t before = weft_fgraph_n_applies(fg);
     /* a bare node rewriter walks in2out as a list of itself */
-    weft__rw_list_t self = {1, &rw};
+    weft__rw_list_t self = {1, &rw, 0, NULL, NULL, 0}; /* no dispatch index */
     weft__rw_list_t *list = rw->kind == RW_NODE ? &self : &rw->node;
     weft__tracker_t *tr = NULL;
     weft_status_t st = WEFT_OK;

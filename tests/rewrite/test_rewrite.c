@@ -167,6 +167,73 @@ static void test_rewrite_walk_orders_in2out_and_out2in(void **state)
     weft_fgraph_destroy(fg);
 }
 
+/* Trying a node: rewriters tracking its class first, then those tracking its
+ * op instance, then untracked ones, each group in list order. */
+typedef struct tag_user {
+    char *log;
+    const char *tag;
+} tag_user_t;
+
+static weft_status_t tag_fn(weft_fgraph_t *fg, weft_apply_t *node, void *user,
+                            weft_rewrite_result_t *res)
+{
+    (void)fg;
+    (void)res;
+    tag_user_t *t = user;
+    size_t n = strlen(t->log);
+    snprintf(t->log + n, 256 - n, "%s%s:%s", n ? " " : "", t->tag,
+             weft_op_name(weft_apply_op(node)));
+    return WEFT_OK;
+}
+
+static weft_rewriter_t *tag_rw(tag_user_t *t, const weft_op_class_t *cls, const weft_op_t *op)
+{
+    weft_node_rewriter_desc_t d = WEFT_NODE_REWRITER_DESC_INIT;
+    d.name = t->tag;
+    d.transform = tag_fn;
+    d.user = t;
+    d.n_classes = cls ? 1 : 0;
+    d.classes = cls ? &cls : NULL;
+    d.n_ops = op ? 1 : 0;
+    d.ops = op ? &op : NULL;
+    weft_rewriter_t *rw;
+    assert_int_equal(weft_rewriter_node_create(&d, &rw), WEFT_OK);
+    return rw;
+}
+
+static void test_rewrite_try_order_class_then_instance_then_untracked(void **state)
+{
+    rfx_t *f = *state;
+    weft_var_t *x = rfx_var(f, f->m34, "x");
+    weft_var_t *y = un(f, WEFT_ELEMWISE_TANH, un(f, WEFT_ELEMWISE_EXP, x));
+    weft_fgraph_t *fg = rfx_fgraph(f, 1, &x, 1, &y, false);
+    const weft_op_t *exp_op = weft_apply_op(weft_var_owner(weft_apply_input(
+        weft_var_owner(weft_fgraph_output(fg, 0)), 0)));
+    const weft_op_class_t *exp_cls = weft_op_class(exp_op);
+    const weft_op_class_t *tanh_cls = weft_op_class(weft_apply_op(
+        weft_var_owner(weft_fgraph_output(fg, 0))));
+    char log[256] = "";
+    tag_user_t u = {log, "U"}, c = {log, "C"}, d = {log, "D"}, i = {log, "I"};
+    /* classes and untracked only (the indexed dispatch) */
+    weft_rewriter_t *rws[3] = {tag_rw(&u, NULL, NULL), tag_rw(&c, exp_cls, NULL),
+                               tag_rw(&d, tanh_cls, NULL)}, *w;
+    assert_int_equal(weft_rewriter_walk_create("w", WEFT_WALK_IN2OUT, false, 3, rws, &w),
+                     WEFT_OK);
+    assert_int_equal(weft_rewriter_apply(w, fg, NULL), WEFT_OK);
+    weft_rewriter_release(w);
+    assert_string_equal(log, "C:Exp U:Exp D:Tanh U:Tanh");
+    /* with an instance tracker (the tier scan) */
+    log[0] = '\0';
+    weft_rewriter_t *rws2[3] = {tag_rw(&u, NULL, NULL), tag_rw(&i, NULL, exp_op),
+                                tag_rw(&c, exp_cls, NULL)};
+    assert_int_equal(weft_rewriter_walk_create("w2", WEFT_WALK_IN2OUT, false, 3, rws2, &w),
+                     WEFT_OK);
+    assert_int_equal(weft_rewriter_apply(w, fg, NULL), WEFT_OK);
+    weft_rewriter_release(w);
+    assert_string_equal(log, "C:Exp I:Exp U:Exp U:Tanh");
+    weft_fgraph_destroy(fg);
+}
+
 static void test_rewrite_walk_queues_imported_nodes_unless_ignored(void **state)
 {
     rfx_t *f = *state;
@@ -568,6 +635,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         T(test_rewrite_node_create_bad_args_are_einval),
         T(test_rewrite_walk_orders_in2out_and_out2in),
+        T(test_rewrite_try_order_class_then_instance_then_untracked),
         T(test_rewrite_walk_queues_imported_nodes_unless_ignored),
         T(test_rewrite_equilibrium_without_fixpoint_is_enoconverge),
         T(test_rewrite_rejected_replacement_is_reverted_and_counted),
