@@ -18,8 +18,8 @@
  *   to its base's buffer, so releasing the base keeps the memory alive until
  *   the last view goes.
  * The memory of a buffer is either owned (weft_tensor_empty/zeros/..., aligned
- * to WEFT_TENSOR_ALIGN bytes; or handed over with a free callback,
- * weft_tensor_wrap) or borrowed user memory (weft_tensor_from_data: never
+ * to WEFT_TENSOR_ALIGN bytes, small ones less: WEFT_TENSOR_SMALL_BYTES; or
+ * handed over with a free callback, weft_tensor_wrap) or borrowed user memory (weft_tensor_from_data: never
  * freed by weft; the caller keeps it alive while any tensor viewing it lives).
  *
  * Errors: functions return a status; since they have no context object, the
@@ -50,13 +50,19 @@ typedef struct weft_tensor weft_tensor_t;
  * for any vector width the compiler uses). */
 #define WEFT_TENSOR_ALIGN 64
 
+/* Owned tensors of at most this many bytes of elements (0-d values, short
+ * vectors) keep them next to their handle, in its cache line, aligned to
+ * 16 bytes only (one line per small value on large graphs). */
+#define WEFT_TENSOR_SMALL_BYTES 16
+
 /* Frees user-handed memory when the last tensor viewing it is released. */
 typedef void (*weft_tensor_free_fn)(void *user, void *data);
 
 /* ---- creation ------------------------------------------------------------- */
 
 /* A new C-contiguous tensor with uninitialized elements, its memory aligned to
- * WEFT_TENSOR_ALIGN bytes. shape may be NULL when ndim is 0.
+ * WEFT_TENSOR_ALIGN bytes (16 bytes when it holds at most
+ * WEFT_TENSOR_SMALL_BYTES bytes). shape may be NULL when ndim is 0.
  * Ownership: borrows shape; returns new (refcount 1), free with
  * weft_tensor_release.
  * Errors: WEFT_EINVAL (NULL out, bad dtype, ndim < 0 or > WEFT_MAX_NDIM, NULL

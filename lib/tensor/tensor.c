@@ -83,11 +83,12 @@ static bool geometry_extent(int ndim, const int64_t *shape, const int64_t *strid
     return true;
 }
 
-static weft_tensor_t *tensor_handle_new(weft_buffer_t *buf, weft_dtype_t dtype, int ndim,
-                                        const int64_t *shape, const int64_t *strides, char *data)
+/* Sets a handle up in memory of weft__tensor_handle_bytes(ndim) bytes. */
+static weft_tensor_t *tensor_handle_init(void *mem, weft_buffer_t *buf, weft_dtype_t dtype,
+                                         int ndim, const int64_t *shape, const int64_t *strides,
+                                         char *data)
 {
-    weft_tensor_t *t = malloc(sizeof *t);
-    if (!t) return NULL;
+    weft_tensor_t *t = mem;
     /* not an atomic operation: the handle is not shared yet; whatever hands
      * the pointer to another thread publishes it */
     atomic_init(&t->refs, 1);
@@ -95,8 +96,8 @@ static weft_tensor_t *tensor_handle_new(weft_buffer_t *buf, weft_dtype_t dtype, 
     t->data = data;
     t->dtype = dtype;
     t->ndim = ndim;
-    memset(t->shape, 0, sizeof t->shape);
-    memset(t->strides, 0, sizeof t->strides);
+    t->shape = t->dims;
+    t->strides = t->dims + ndim;
     if (ndim > 0) {
         memcpy(t->shape, shape, (size_t)ndim * sizeof *shape);
         if (strides)
@@ -107,6 +108,13 @@ static weft_tensor_t *tensor_handle_new(weft_buffer_t *buf, weft_dtype_t dtype, 
     return t;
 }
 
+static weft_tensor_t *tensor_handle_new(weft_buffer_t *buf, weft_dtype_t dtype, int ndim,
+                                        const int64_t *shape, const int64_t *strides, char *data)
+{
+    void *mem = malloc(weft__tensor_handle_bytes(ndim));
+    return mem ? tensor_handle_init(mem, buf, dtype, ndim, shape, strides, data) : NULL;
+}
+
 static void buffer_release(weft_buffer_t *buf)
 {
     /* acq_rel: the release half publishes this holder's element accesses to
@@ -115,7 +123,11 @@ static void buffer_release(weft_buffer_t *buf)
      * before the free. (The release-decrement + acquire-fence idiom is the
      * same on x86 but GCC's TSan rejects fences.) */
     if (atomic_fetch_sub_explicit(&buf->refs, 1, memory_order_acq_rel) != 1) return;
-    if (!buf->own_block && buf->free_fn) buf->free_fn(buf->free_user, buf->data);
+    if (buf->block) { /* owned: the header lives in the block */
+        free(buf->block);
+        return;
+    }
+    if (buf->free_fn) buf->free_fn(buf->free_user, buf->data);
     free(buf);
 }
 
@@ -126,10 +138,15 @@ static void buffer_retain(weft_buffer_t *buf)
     atomic_fetch_add_explicit(&buf->refs, 1, memory_order_relaxed);
 }
 
-/* Header rounded up to the alignment so the elements that follow stay aligned. */
-#define BUFFER_HEADER_BYTES \
-    ((sizeof(weft_buffer_t) + WEFT_TENSOR_ALIGN - 1) / WEFT_TENSOR_ALIGN * WEFT_TENSOR_ALIGN)
+static size_t round_up(size_t n, size_t a)
+{
+    return (n + a - 1) / a * a;
+}
 
+/* One aligned block per owned tensor: [base handle][elements][buffer header].
+ * Elements of at most WEFT_TENSOR_SMALL_BYTES follow the handle at 16-byte
+ * alignment (same cache line for ndim <= 1); larger ones start at the next
+ * WEFT_TENSOR_ALIGN boundary. */
 weft_status_t weft_tensor_empty(weft_dtype_t dtype, int ndim, const int64_t *shape,
                                 weft_tensor_t **out)
 {
@@ -139,23 +156,22 @@ weft_status_t weft_tensor_empty(weft_dtype_t dtype, int ndim, const int64_t *sha
     weft_status_t st = weft__tensor_check_shape(dtype, ndim, shape, &count);
     if (st != WEFT_OK) return st;
     size_t bytes = count * weft__dtype_size(dtype);
-    size_t total = BUFFER_HEADER_BYTES +
-                   (bytes + WEFT_TENSOR_ALIGN - 1) / WEFT_TENSOR_ALIGN * WEFT_TENSOR_ALIGN;
-    weft_buffer_t *buf = aligned_alloc(WEFT_TENSOR_ALIGN, total);
-    if (!buf) return weft__tensor_error(WEFT_ENOMEM, "cannot allocate %zu bytes", total);
-    char *data = (char *)buf + BUFFER_HEADER_BYTES;
+    size_t data_off = round_up(weft__tensor_handle_bytes(ndim),
+                               bytes <= WEFT_TENSOR_SMALL_BYTES ? 16 : WEFT_TENSOR_ALIGN);
+    size_t buf_off = round_up(data_off + bytes, 16);
+    size_t total = round_up(buf_off + sizeof(weft_buffer_t), WEFT_TENSOR_ALIGN);
+    char *block = aligned_alloc(WEFT_TENSOR_ALIGN, total);
+    if (!block) return weft__tensor_error(WEFT_ENOMEM, "cannot allocate %zu bytes", total);
+    char *data = block + data_off;
+    weft_buffer_t *buf = (weft_buffer_t *)(block + buf_off);
     atomic_init(&buf->refs, 1);
     buf->lo = (uintptr_t)data;
     buf->hi = (uintptr_t)data + bytes;
     buf->data = data;
     buf->free_fn = NULL;
     buf->free_user = NULL;
-    buf->own_block = 1;
-    *out = tensor_handle_new(buf, dtype, ndim, shape, NULL, data);
-    if (!*out) {
-        free(buf);
-        return weft__tensor_error(WEFT_ENOMEM, "cannot allocate a tensor handle");
-    }
+    buf->block = block;
+    *out = tensor_handle_init(block, buf, dtype, ndim, shape, NULL, data);
     return WEFT_OK;
 }
 
@@ -206,7 +222,7 @@ static weft_status_t tensor_over_memory(weft_dtype_t dtype, int ndim, const int6
     buf->data = data;
     buf->free_fn = free_fn;
     buf->free_user = user;
-    buf->own_block = 0;
+    buf->block = NULL;
     *out = tensor_handle_new(buf, dtype, ndim, shape, strides, data);
     if (!*out) {
         free(buf);
@@ -285,7 +301,8 @@ void weft_tensor_release(weft_tensor_t *t)
      * the handle is freed. See buffer_release. */
     if (atomic_fetch_sub_explicit(&t->refs, 1, memory_order_acq_rel) != 1) return;
     weft_buffer_t *buf = t->buf;
-    free(t);
+    /* an owned tensor's base handle lives in its buffer's block: freed with it */
+    if ((void *)t != buf->block) free(t);
     buffer_release(buf);
 }
 

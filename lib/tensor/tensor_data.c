@@ -163,9 +163,10 @@ weft_status_t weft_tensor_to_f64(const weft_tensor_t *t, double *dst)
 {
     if (!t || !dst) return weft__tensor_error(WEFT_EINVAL, "NULL tensor or dst");
     /* dst seen as a contiguous float64 tensor (geometry only, no buffer) */
-    weft_tensor_t view = {.dtype = WEFT_FLOAT64, .ndim = t->ndim, .data = (char *)dst};
-    memcpy(view.shape, t->shape, sizeof view.shape);
-    weft__tensor_contig_strides(t->ndim, t->shape, view.strides);
+    int64_t strides[WEFT_MAX_NDIM];
+    weft_tensor_t view = {.dtype = WEFT_FLOAT64, .ndim = t->ndim, .data = (char *)dst,
+                          .shape = t->shape, .strides = strides};
+    weft__tensor_contig_strides(t->ndim, t->shape, strides);
     tensor_copy_into(&view, t);
     return WEFT_OK;
 }

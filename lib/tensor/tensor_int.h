@@ -12,25 +12,38 @@
 
 /* Memory shared by a base tensor and its views. [lo, hi) is the byte range it
  * covers (views are bounds-checked against it). free_fn NULL: borrowed user
- * memory, or (own_block) header and elements live in one aligned block. */
+ * memory, or (block) owned memory: the base handle, its elements and this
+ * header live in one aligned block (weft_tensor_empty). */
 typedef struct weft_buffer {
     atomic_size_t refs; /* one per tensor handle viewing the buffer */
     uintptr_t lo, hi;
     void *data;         /* what free_fn receives */
     weft_tensor_free_fn free_fn;
     void *free_user;
-    int own_block;      /* header and elements in one aligned_alloc block */
+    void *block;        /* owned: the aligned_alloc block to free, else NULL */
 } weft_buffer_t;
 
+/* A handle is sized by its ndim: shape and strides point into dims[], right
+ * after the fixed fields, so a handle of ndim <= 1 fits one cache line. An
+ * owned tensor's base handle starts its buffer's block; small elements
+ * (<= WEFT_TENSOR_SMALL_BYTES) follow it in the same line, so a node that
+ * reuses a small output touches one line for the handle and the data. */
 struct weft_tensor {
     atomic_size_t refs; /* handle references */
     weft_buffer_t *buf;
     char *data;         /* element [0,..,0] */
     weft_dtype_t dtype;
     int ndim;
-    int64_t shape[WEFT_MAX_NDIM];
-    int64_t strides[WEFT_MAX_NDIM]; /* in elements */
+    int64_t *shape;     /* dims[0 .. ndim) */
+    int64_t *strides;   /* dims[ndim .. 2 ndim), in elements */
+    int64_t dims[];
 };
+
+/* Bytes of a handle of ndim dimensions. */
+static inline size_t weft__tensor_handle_bytes(int ndim)
+{
+    return sizeof(struct weft_tensor) + 2 * (size_t)ndim * sizeof(int64_t);
+}
 
 /* dtype size and name without depending on lib/graph (where the public
  * weft_dtype_size/weft_dtype_name live): lib/tensor depends on weft_base only. */

@@ -21,6 +21,29 @@ static void check_values(const weft_tensor_t *t, const double *want, size_t n)
     for (size_t i = 0; i < n; i++) assert_float_equal(weft_tensor_flat_get(t, i), want[i], 0.0);
 }
 
+static void test_tensor_empty_small_is_aligned_16_after_its_handle(void **state)
+{
+    (void)state;
+    int64_t two = 2, three = 3;
+    weft_tensor_t *s0, *s1, *big;
+    assert_int_equal(weft_tensor_empty(WEFT_FLOAT64, 0, NULL, &s0), WEFT_OK);
+    assert_int_equal(weft_tensor_empty(WEFT_FLOAT64, 1, &two, &s1), WEFT_OK);
+    assert_int_equal(weft_tensor_empty(WEFT_FLOAT64, 1, &three, &big), WEFT_OK);
+    assert_int_equal((uintptr_t)weft_tensor_data(s0) % 16, 0);
+    assert_int_equal((uintptr_t)weft_tensor_data(s1) % 16, 0);
+    assert_int_equal((uintptr_t)weft_tensor_data(big) % WEFT_TENSOR_ALIGN, 0);
+    /* a 0-d value shares its handle's cache line */
+    assert_int_equal((uintptr_t)weft_tensor_data(s0) / 64, (uintptr_t)s0 / 64);
+    *(double *)weft_tensor_data(s0) = 4.5;
+    weft_tensor_t *v;
+    assert_int_equal(weft_tensor_view(s0, 0, NULL, NULL, 0, &v), WEFT_OK);
+    weft_tensor_release(s0); /* the view keeps the block (handle included) alive */
+    assert_true(weft_tensor_flat_get(v, 0) == 4.5);
+    weft_tensor_release(v);
+    weft_tensor_release(s1);
+    weft_tensor_release(big);
+}
+
 static void test_tensor_empty_is_aligned_contiguous_with_refcount_one(void **state)
 {
     (void)state;
@@ -410,6 +433,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tensor_empty_is_aligned_contiguous_with_refcount_one),
+        cmocka_unit_test(test_tensor_empty_small_is_aligned_16_after_its_handle),
         cmocka_unit_test(test_tensor_zeros_full_and_zero_dim),
         cmocka_unit_test(test_tensor_empty_shape_has_no_elements),
         cmocka_unit_test(test_tensor_from_data_borrows_user_memory),
