@@ -57,9 +57,10 @@ static bool has_nan(const weft_tensor_t *t)
 static weft_status_t check_outputs(weft__call_state_t *cs, const weft__cnode_t *n)
 {
     char msg[256], got[96], want[96];
-    for (uint32_t k = 0; k < n->n_out; k++) {
+    const weft__cnode_out_t *no = &cs->f->node_out[node_index(cs, n)];
+    for (uint32_t k = 0; k < no->n_out; k++) {
         const weft_tensor_t *t = cs->cells[n->out_base + k];
-        const weft_type_t *ty = n->out_types[k];
+        const weft_type_t *ty = no->out_types[k];
         if (!t) {
             snprintf(msg, sizeof msg, "output %u was not filled by perform", k);
             return node_fail(cs, n, WEFT_EINVAL, msg);
@@ -104,8 +105,9 @@ static void counter_max(atomic_llong *peak, long long v)
 static void track_alloc(weft__call_state_t *cs, const weft__cnode_t *n)
 {
     long long bytes = 0, bufs = 0;
-    for (uint32_t k = 0; k < n->n_out && k < 32; k++) {
-        if (!(n->fresh_mask & (1u << k))) continue;
+    const weft__cnode_out_t *no = &cs->f->node_out[node_index(cs, n)];
+    for (uint32_t k = 0; k < no->n_out && k < 32; k++) {
+        if (!(no->fresh_mask & (1u << k))) continue;
         const weft_tensor_t *t = cs->cells[n->out_base + k];
         int64_t b = (int64_t)(weft_tensor_size(t) * weft_dtype_size(weft_tensor_dtype(t)));
         cs->slot_bytes[n->out_base + k] = b;
@@ -129,10 +131,11 @@ static void track_free(weft__call_state_t *cs, uint32_t s)
     atomic_fetch_sub_explicit(&cs->live_buffers, 1, memory_order_relaxed);
 }
 
-static void count_down(weft__call_state_t *cs, const weft__cnode_t *n, bool prof)
+/* dec: the node's n_dec slots to count down (after its input slots). */
+static void count_down(weft__call_state_t *cs, const uint32_t *dec, uint32_t n_dec, bool prof)
 {
-    for (uint32_t i = 0; i < n->n_dec; i++) {
-        uint32_t s = n->in_slots[n->n_in + i];
+    for (uint32_t i = 0; i < n_dec; i++) {
+        uint32_t s = dec[i];
         /* acq_rel: our reads of the cell's tensor happen before the last
          * reader's emptying (release); the last reader acquires every other
          * reader's release. Pairs with the same fetch_sub in other readers. */
@@ -154,7 +157,7 @@ static inline void prefetch_next(const weft__call_state_t *cs, const weft__cnode
     if (t) __builtin_prefetch(t);
 }
 
-/* An own node's output (cnode.own) placed by this call: it may skip the
+/* An own node's output (WEFT__CNODE_OWN) placed by this call: it may skip the
  * reference-count reads and the output check from the next call on when it
  * is exclusive and contiguous now (nothing can reference it later). */
 static uint8_t own_placed(const weft_tensor_t *t)
@@ -174,12 +177,16 @@ weft_status_t weft__node_body(void *arg, const weft_task_ctx_t *tctx)
     if (prev) __builtin_prefetch(prev);
     prefetch_next(cs, n);
     /* small arities use the (hot) stack; larger ones the state's scratch */
+    const uint32_t *sl = f->slot_storage + (n->slots & ~WEFT__CNODE_OWN);
+    uint32_t n_in = sl[0], n_dec = sl[1];
+    const uint32_t *in_slots = sl + 2;
     weft_tensor_t *local[8];
-    weft_tensor_t **argv = n->n_in <= 8 ? local : cs->argv + f->argv_off[node_index(cs, n)];
-    for (uint32_t k = 0; k < n->n_in; k++) argv[k] = cs->cells[n->in_slots[k]];
+    weft_tensor_t **argv = n_in <= 8 ? local : cs->argv + f->argv_off[node_index(cs, n)];
+    for (uint32_t k = 0; k < n_in; k++) argv[k] = cs->cells[in_slots[k]];
     weft_kernel_ctx_t kctx;
     weft__kernel_ctx_init(&kctx, weft__bufpool_alloc, &f->bufpool, NULL, tctx->worker);
-    bool own = n->own && cs->own[n->out_base];
+    bool n_own = n->slots & WEFT__CNODE_OWN;
+    bool own = n_own && cs->own[n->out_base];
     if (own) kctx.own_cell = out;
     weft_status_t st = n->perform(n->apply, argv, out, &kctx);
     if (own && *out != prev) { /* perform replaced it */
@@ -190,10 +197,10 @@ weft_status_t weft__node_body(void *arg, const weft_task_ctx_t *tctx)
     if (!own || f->nan_check) {
         st = check_outputs(cs, n);
         if (st != WEFT_OK) return st;
-        if (n->own) cs->own[n->out_base] = own_placed(*out);
+        if (n_own) cs->own[n->out_base] = own_placed(*out);
     }
     if (f->profile) track_alloc(cs, n);
-    count_down(cs, n, f->profile);
+    count_down(cs, in_slots + n_in, n_dec, f->profile);
     return WEFT_OK;
 }
 

@@ -42,27 +42,35 @@
 typedef weft_status_t (*weft__perform_fn)(const weft_apply_t *node, weft_tensor_t *const *inputs,
                                           weft_tensor_t **outputs, weft_kernel_ctx_t *ctx);
 
-/* One DAG node: everything its body needs, resolved at compile time, in one
- * 64-byte line (the node path is bound by cache misses on large graphs).
- * Its index is its position in f->nodes. The slots it counts down after
- * running follow its input slots: dec = in_slots + n_in. */
+/* One DAG node: what its body needs on every call, resolved at compile time,
+ * in 32 bytes (two per cache line: the node path is bound by cache misses on
+ * large graphs, and nodes run in near-random order). Its index is its
+ * position in f->nodes. Its slot lists live in f->slot_storage at
+ * slots & ~WEFT__CNODE_OWN: [n_in, n_dec, n_in input slots, n_dec slots to
+ * count down after running]; what only the checks read is in f->node_out. */
 typedef struct weft__cnode {
-    _Alignas(64) weft__perform_fn perform;
+    _Alignas(32) weft__perform_fn perform;
     const weft_apply_t *apply;
-    const uint32_t *in_slots;
-    const weft_type_t *const *out_types; /* every output's type */
-    uint32_t n_in, n_out;
-    uint32_t out_base;   /* output j lives in slot out_base + j */
-    uint32_t n_dec;      /* slots to count down after the node ran */
-    uint32_t fresh_mask; /* bit j: output j is neither a view nor a destroy output,
-                            nor a kept slot (memory tracking) */
-    uint32_t own;        /* 1: output 0 is the only output and an exclusive kept slot
-                            (WEFT__SLOT_KEPT and nothing aliases it): see cs->own */
+    /* offset of the slot lists; WEFT__CNODE_OWN set: output 0 is the only
+     * output and an exclusive kept slot (WEFT__SLOT_KEPT and nothing aliases
+     * it): see cs->own */
+    uint32_t slots;
+    uint32_t out_base; /* output j lives in slot out_base + j */
     /* The successor the scheduler most likely runs next on this worker (its
      * first DAG successor: the continuation when ready) and its output slot,
      * prefetched while this node runs; WEFT__NO_NEXT when none. */
     uint32_t next, next_out;
 } weft__cnode_t;
+
+#define WEFT__CNODE_OWN 0x80000000u
+
+/* A node's cold data: read by output checks and memory tracking only. */
+typedef struct weft__cnode_out {
+    const weft_type_t *const *out_types; /* every output's type */
+    uint32_t n_out;
+    uint32_t fresh_mask; /* bit j: output j is neither a view nor a destroy output,
+                            nor a kept slot (memory tracking) */
+} weft__cnode_out_t;
 
 typedef enum weft__slot_kind {
     WEFT__SLOT_OWNED = 0,
@@ -133,7 +141,8 @@ struct weft_function {
     /* program */
     uint32_t n_nodes, n_slots, n_argv;
     weft__cnode_t *nodes; /* 64-byte aligned */
-    uint32_t *slot_storage;      /* in_slots and dec_slots of every node */
+    weft__cnode_out_t *node_out; /* per node */
+    uint32_t *slot_storage;      /* every node's slot lists (weft__cnode_t.slots) */
     const weft_type_t **type_storage;
     uint8_t *slot_kind;
     uint32_t *countdown_init;
@@ -172,7 +181,7 @@ struct weft__call_state {
     weft_tensor_t **cells;
     atomic_uint *countdown;
     weft_tensor_t **argv;
-    /* per slot, for nodes with cnode.own: 1 when the cell holds a tensor
+    /* per slot, for nodes with WEFT__CNODE_OWN: 1 when the cell holds a tensor
      * checked exclusive, contiguous and of its variable's type when it was
      * placed. Nothing else can reference it since (no alias of the slot
      * exists), so the next calls reuse it without reading reference counts

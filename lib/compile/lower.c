@@ -142,42 +142,44 @@ static weft_status_t build_node(lower_ctx_t *c, size_t i, uint32_t **slots,
         return weft__fn_error(NULL, WEFT_ENOTIMPL, "%s: op %s has no perform hook", d,
                               weft_op_name(weft_apply_op(a)));
     }
+    weft__cnode_out_t *no = &f->node_out[i];
     n->apply = a;
     n->perform = cls->perform;
-    n->n_in = (uint32_t)weft_apply_n_inputs(a);
-    n->n_out = (uint32_t)weft_apply_n_outputs(a);
+    uint32_t n_in = (uint32_t)weft_apply_n_inputs(a);
+    no->n_out = (uint32_t)weft_apply_n_outputs(a);
     n->out_base = slot_of(c, weft_apply_output(a, 0));
     f->argv_off[i] = *argv;
-    *argv += n->n_in;
-    uint32_t *in = *slots;
-    for (uint32_t k = 0; k < n->n_in; k++) in[k] = slot_of(c, weft_apply_input(a, k));
-    n->in_slots = in;
-    uint32_t *dec = in + n->n_in, nd = 0;
-    for (uint32_t k = 0; k < n->n_in; k++) {
+    *argv += n_in;
+    uint32_t *hdr = *slots, *in = hdr + 2;
+    n->slots = (uint32_t)(hdr - f->slot_storage);
+    for (uint32_t k = 0; k < n_in; k++) in[k] = slot_of(c, weft_apply_input(a, k));
+    uint32_t *dec = in + n_in, nd = 0;
+    for (uint32_t k = 0; k < n_in; k++) {
         bool seen = false;
         for (uint32_t j = 0; j < nd; j++) seen = seen || dec[j] == in[k];
         if (!seen && freeable(c, in[k])) dec[nd++] = in[k];
     }
-    for (uint32_t k = 0; k < n->n_out; k++) {
+    for (uint32_t k = 0; k < no->n_out; k++) {
         uint32_t s = n->out_base + k;
         if (freeable(c, s) && f->countdown_init[s] == 0) dec[nd++] = s; /* nobody reads it */
     }
-    n->n_dec = nd;
+    hdr[0] = n_in;
+    hdr[1] = nd;
     *slots = dec + nd;
     const weft_type_t **ot = *types;
-    n->fresh_mask = 0;
-    for (uint32_t k = 0; k < n->n_out; k++) {
+    no->fresh_mask = 0;
+    for (uint32_t k = 0; k < no->n_out; k++) {
         weft_var_t *o = weft_apply_output(a, k);
         ot[k] = weft_var_type(o);
         if (weft__alias_root(o) == o && k < 32 && f->slot_kind[n->out_base + k] != WEFT__SLOT_KEPT)
-            n->fresh_mask |= 1u << k;
+            no->fresh_mask |= 1u << k;
     }
-    n->out_types = ot;
-    *types = ot + n->n_out;
+    no->out_types = ot;
+    *types = ot + no->n_out;
     /* a view may hand the kept buffer to the caller, a destroyer overwrite it:
      * only an unaliased kept slot is exclusive by construction */
-    n->own = n->n_out == 1 && f->slot_kind[n->out_base] == WEFT__SLOT_KEPT &&
-             !c->aliased[n->out_base];
+    if (no->n_out == 1 && f->slot_kind[n->out_base] == WEFT__SLOT_KEPT && !c->aliased[n->out_base])
+        n->slots |= WEFT__CNODE_OWN;
     n->next = n->next_out = WEFT__NO_NEXT;
     return WEFT_OK;
 }
@@ -234,12 +236,21 @@ static weft_status_t build_nodes(lower_ctx_t *c)
         total_in += weft_apply_n_inputs(c->order[i]);
         total_out += weft_apply_n_outputs(c->order[i]);
     }
-    f->nodes = aligned_alloc(64, (c->n_order + 1) * sizeof *f->nodes);
-    if (f->nodes) memset(f->nodes, 0, (c->n_order + 1) * sizeof *f->nodes);
-    f->slot_storage = malloc((2 * total_in + total_out + 1) * sizeof(uint32_t));
+    /* slot lists: 2 header words per node, inputs, count-downs (<= inputs +
+     * outputs); offsets must leave WEFT__CNODE_OWN free */
+    size_t n_storage = 2 * c->n_order + 2 * total_in + total_out + 1;
+    if (n_storage >= WEFT__CNODE_OWN)
+        return weft__fn_error(NULL, WEFT_EOVERFLOW, "the graph has too many node inputs (%zu)",
+                              total_in);
+    size_t nodes_bytes = (c->n_order + 1) * sizeof *f->nodes;
+    f->nodes = aligned_alloc(64, (nodes_bytes + 63) / 64 * 64);
+    if (f->nodes) memset(f->nodes, 0, nodes_bytes);
+    f->node_out = calloc(c->n_order + 1, sizeof *f->node_out);
+    f->slot_storage = malloc(n_storage * sizeof(uint32_t));
     f->type_storage = malloc((total_out + 1) * sizeof *f->type_storage);
     f->argv_off = malloc((c->n_order + 1) * sizeof *f->argv_off);
-    if (!f->nodes || !f->slot_storage || !f->type_storage || !f->argv_off) return lower_oom();
+    if (!f->nodes || !f->node_out || !f->slot_storage || !f->type_storage || !f->argv_off)
+        return lower_oom();
     count_readers(c);
     uint32_t *slots = f->slot_storage, argv = 0;
     const weft_type_t **types = f->type_storage;
@@ -248,7 +259,7 @@ static weft_status_t build_nodes(lower_ctx_t *c)
         if (st != WEFT_OK) return st;
     }
     for (size_t i = 0; i < c->n_order; i++)
-        for (uint32_t k = 0; k < f->nodes[i].n_out; k++) {
+        for (uint32_t k = 0; k < f->node_out[i].n_out; k++) {
             uint32_t s = f->nodes[i].out_base + k;
             if (freeable(c, s) && f->countdown_init[s] == 0) f->countdown_init[s] = 1;
         }
@@ -367,4 +378,5 @@ void weft__compile_free_program(weft_function_t *f)
     free(f->type_storage);
     free(f->slot_storage);
     free(f->nodes);
+    free(f->node_out);
 }
