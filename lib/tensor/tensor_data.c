@@ -16,6 +16,26 @@ static void tensor_copy_into(weft_tensor_t *dst, const weft_tensor_t *src)
                     weft__convert_fn(dst->dtype, src->dtype), NULL);
 }
 
+/* Fast path of weft_tensor_copy (a compiled function delivers many small
+ * outputs per call; the row iterator costs more than the copy there): the
+ * byte count when dst and src (same shape) have the same dtype, are both
+ * C-contiguous and hold at most COPY_SMALL_BYTES; 0 otherwise. */
+#define COPY_SMALL_BYTES 256
+static size_t small_contig_bytes(const weft_tensor_t *dst, const weft_tensor_t *src)
+{
+    if (dst->dtype != src->dtype) return 0;
+    size_t isz = weft__dtype_size(dst->dtype), elems = 1;
+    for (int d = dst->ndim - 1; d >= 0; d--) {
+        int64_t len = dst->shape[d];
+        if (len <= 0 || len > COPY_SMALL_BYTES) return 0; /* empty: the general path is cheap */
+        if (len != 1 && (dst->strides[d] != (int64_t)elems || src->strides[d] != (int64_t)elems))
+            return 0;
+        elems *= (size_t)len;
+        if (elems * isz > COPY_SMALL_BYTES) return 0;
+    }
+    return elems * isz;
+}
+
 weft_status_t weft_tensor_copy(weft_tensor_t *dst, const weft_tensor_t *src)
 {
     if (!dst || !src) return weft__tensor_error(WEFT_EINVAL, "NULL dst or src");
@@ -27,7 +47,9 @@ weft_status_t weft_tensor_copy(weft_tensor_t *dst, const weft_tensor_t *src)
         weft_tensor_print_type(src, b, sizeof b);
         return weft__tensor_error(WEFT_ESHAPE, "copy: destination %s vs source %s", a, b);
     }
-    tensor_copy_into(dst, src);
+    size_t nbytes = small_contig_bytes(dst, src);
+    if (nbytes) memmove(dst->data, src->data, nbytes); /* full overlap allowed */
+    else tensor_copy_into(dst, src);
     return WEFT_OK;
 }
 

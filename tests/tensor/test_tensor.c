@@ -256,6 +256,49 @@ static void test_tensor_reshape_views_when_possible_and_copies_otherwise(void **
     weft_tensor_release(a);
 }
 
+/* weft_tensor_copy's small same-dtype contiguous fast path and the cases that
+ * must leave it (strided source, other dtype, over 256 bytes, 0-d) give the
+ * same elements as the general path. */
+static void test_tensor_copy_small_and_strided_exact_values(void **state)
+{
+    (void)state;
+    double d6[6] = {1, 2, 3, 4, 5, 6}, big[40];
+    for (int i = 0; i < 40; i++) big[i] = i * 0.5;
+    int64_t s23[2] = {2, 3}, s32[2] = {3, 2}, tr[2] = {1, 3}, s40[1] = {40};
+    weft_tensor_t *a, *t, *dst, *dst2, *i32, *b40, *d40, *z0, *z1;
+    assert_int_equal(weft_tensor_from_data(WEFT_FLOAT64, 2, s23, NULL, d6, &a), WEFT_OK);
+    assert_int_equal(weft_tensor_zeros(WEFT_FLOAT64, 2, s23, &dst), WEFT_OK);
+    assert_int_equal(weft_tensor_copy(dst, a), WEFT_OK); /* fast path */
+    check_values(dst, d6, 6);
+    assert_int_equal(weft_tensor_copy(dst, dst), WEFT_OK); /* full overlap */
+    check_values(dst, d6, 6);
+    assert_int_equal(weft_tensor_view(a, 2, s32, tr, 0, &t), WEFT_OK); /* transposed */
+    assert_int_equal(weft_tensor_zeros(WEFT_FLOAT64, 2, s32, &dst2), WEFT_OK);
+    assert_int_equal(weft_tensor_copy(dst2, t), WEFT_OK);
+    check_values(dst2, (double[]){1, 4, 2, 5, 3, 6}, 6);
+    assert_int_equal(weft_tensor_zeros(WEFT_INT32, 2, s23, &i32), WEFT_OK);
+    assert_int_equal(weft_tensor_copy(i32, a), WEFT_OK); /* converts */
+    check_values(i32, d6, 6);
+    assert_int_equal(weft_tensor_from_data(WEFT_FLOAT64, 1, s40, NULL, big, &b40), WEFT_OK);
+    assert_int_equal(weft_tensor_zeros(WEFT_FLOAT64, 1, s40, &d40), WEFT_OK);
+    assert_int_equal(weft_tensor_copy(d40, b40), WEFT_OK); /* 320 bytes: general path */
+    check_values(d40, big, 40);
+    assert_int_equal(weft_tensor_zeros(WEFT_FLOAT64, 0, NULL, &z0), WEFT_OK);
+    assert_int_equal(weft_tensor_zeros(WEFT_FLOAT64, 0, NULL, &z1), WEFT_OK);
+    assert_int_equal(weft_tensor_fill(z1, -2.5), WEFT_OK);
+    assert_int_equal(weft_tensor_copy(z0, z1), WEFT_OK); /* 0-d */
+    check_values(z0, (double[]){-2.5}, 1);
+    weft_tensor_release(z1);
+    weft_tensor_release(z0);
+    weft_tensor_release(d40);
+    weft_tensor_release(b40);
+    weft_tensor_release(i32);
+    weft_tensor_release(dst2);
+    weft_tensor_release(t);
+    weft_tensor_release(dst);
+    weft_tensor_release(a);
+}
+
 static void test_tensor_copy_as_converts_and_clone_compacts(void **state)
 {
     (void)state;
@@ -443,6 +486,7 @@ int main(void)
         cmocka_unit_test(test_tensor_bad_arguments_return_exact_statuses),
         cmocka_unit_test(test_tensor_reshape_views_when_possible_and_copies_otherwise),
         cmocka_unit_test(test_tensor_copy_as_converts_and_clone_compacts),
+        cmocka_unit_test(test_tensor_copy_small_and_strided_exact_values),
         cmocka_unit_test(test_tensor_fill_on_strided_view_touches_only_its_elements),
         cmocka_unit_test(test_tensor_allclose_compares_values_nan_and_shapes),
         cmocka_unit_test(test_tensor_iter_collapses_contiguous_and_broadcast_axes),
