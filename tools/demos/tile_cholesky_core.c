@@ -266,7 +266,10 @@ int chol_lapacke(double *a, int n, int threads)
 {
     weft_blas_scope_t scope;
     if (weft_blas_scope_enter(&scope, threads) != WEFT_OK) return -1000;
-    int info = LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'L', n, a, n);
+    /* The row-major lower triangle is the column-major upper one: factoring
+     * it column-major as U^T U gives L = U^T in place, without the two n^2
+     * transposition copies LAPACKE's row-major path makes. */
+    int info = LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'U', n, a, n);
     weft_blas_scope_exit(&scope);
     for (int i = 0; i < n; i++)
         for (int j = i + 1; j < n; j++) a[(size_t)i * n + j] = 0.0;

@@ -87,7 +87,8 @@ static weft_status_t potrf_perform(const weft_apply_t *node, weft_tensor_t *cons
     int ld = 1, n = (int)weft_tensor_dim(in[0], 0);
     weft_status_t st = layout(ctx, "TilePotrf", in[0], &ld);
     if (st != WEFT_OK) return st;
-    int info = LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'L', n, weft_tensor_data(in[0]), ld);
+    /* Row-major lower = column-major upper: no transposition copy. */
+    int info = LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'U', n, weft_tensor_data(in[0]), ld);
     if (info != 0)
         return weft_kernel_error(ctx, WEFT_ERANGE, "TilePotrf: dpotrf info %d (not positive "
                                  "definite)", info);
