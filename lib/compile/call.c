@@ -301,8 +301,12 @@ static weft_status_t deliver(weft_function_t *f, weft__call_state_t *cs,
         if (outputs[k]) {
             st = weft_tensor_copy(outputs[k], cs->cells[s]);
         } else {
-            outputs[k] = cs->cells[s]; /* hand over: no other output or input aliases it */
+            /* hand over: no other output or input aliases it; a kept slot
+             * (WEFT__SLOT_KEPT) starts the next call empty, so its producer
+             * allocates anew and the caller's tensor stays unshared */
+            outputs[k] = cs->cells[s];
             cs->cells[s] = NULL;
+            cs->own[s] = 0;
         }
     }
     /* updates last: every node and every output read the old values */

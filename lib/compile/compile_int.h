@@ -76,8 +76,9 @@ typedef enum weft__slot_kind {
     WEFT__SLOT_OWNED = 0,
     WEFT__SLOT_INPUT = 1,
     WEFT__SLOT_CONST = 2,
-    /* A small intermediate (fresh output of static size <= WEFT__KEEP_BYTES,
-     * not a graph output): its buffer stays in its cell between calls and the
+    /* A small fresh value (output of static size <= WEFT__KEEP_BYTES that
+     * views and destroys nothing; graph outputs included, see lower.c
+     * mark_kept): its buffer stays in its cell between calls and the
      * producer reuses it (weft_kernel_alloc_output), so it needs no countdown
      * and no pool traffic. Memory bound: WEFT__KEEP_BYTES per such slot. */
     WEFT__SLOT_KEPT = 3
@@ -91,8 +92,8 @@ typedef enum weft__slot_kind {
  * One mutex; shared by every call state and worker, so a buffer freed on one
  * worker serves an allocation on any other and a call of unchanged shapes
  * finds every buffer it needs (no steady-state allocation, whatever the
- * node-to-worker placement). Small intermediates never come here (kept in
- * their cells, WEFT__SLOT_KEPT). */
+ * node-to-worker placement). Small fresh values, graph outputs included,
+ * never come here (kept in their cells, WEFT__SLOT_KEPT). */
 typedef struct weft__bucket {
     weft_dtype_t dtype;
     int ndim;

@@ -112,7 +112,11 @@ static size_t static_bytes(const weft_type_t *t)
     return n;
 }
 
-/* Small fresh intermediates keep their buffer in their cell (WEFT__SLOT_KEPT).
+/* Small fresh values keep their buffer in their cell (WEFT__SLOT_KEPT):
+ * intermediates and graph outputs alike. A kept output is copied to the
+ * caller's tensor (deliver) and stays in its cell for the next call; one
+ * handed over to a NULL output slot leaves its cell empty, so the next call
+ * allocates a new one and the caller's tensor shares memory with nothing.
  * Also notes the slots that another variable views or destroys. */
 static void mark_kept(lower_ctx_t *c)
 {
@@ -122,7 +126,8 @@ static void mark_kept(lower_ctx_t *c)
             weft_var_t *o = weft_apply_output(a, k), *r = weft__alias_root(o);
             uint32_t s = slot_of(c, o);
             if (r != o && slot_of(c, r) != NO_SLOT) c->aliased[slot_of(c, r)] = true;
-            if (freeable(c, s) && r == o && static_bytes(weft_var_type(o)) <= WEFT__KEEP_BYTES)
+            bool owned = c->f->slot_kind[s] == WEFT__SLOT_OWNED;
+            if (owned && r == o && static_bytes(weft_var_type(o)) <= WEFT__KEEP_BYTES)
                 c->f->slot_kind[s] = WEFT__SLOT_KEPT;
         }
     }

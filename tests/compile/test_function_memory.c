@@ -228,9 +228,55 @@ static void test_memory_small_intermediates_reuse_their_cell(void **state)
     assert_true(weft_tensor_flat_get(ty, 0) == 1024.0);
     weft_function_stats_t st;
     stats(f, &st);
-    assert_int_equal(st.buffers_allocated, 10); /* one per slot, first call only */
+    /* one per slot (9 intermediates and the output), first call only: the
+     * small output stays in its cell like the intermediates and is copied to
+     * ty, so no call takes a buffer from the pool (reused 0; it was one per
+     * call when outputs went through the pool) */
+    assert_int_equal(st.buffers_allocated, 10);
+    assert_int_equal(st.buffers_reused, 0);
     weft_tensor_release(tx);
     weft_tensor_release(ty);
+    weft_function_destroy(f);
+}
+
+/* A small (kept) output handed over to a NULL output slot leaves its cell:
+ * the caller's tensor shares memory with nothing the function keeps, and the
+ * next call allocates a new output buffer (the pool has none: a kept output
+ * never goes back to it). */
+static void test_memory_small_output_null_slot_gets_unshared_tensor(void **state)
+{
+    (void)state;
+    weft_var_t *x = ct_var(g, "x", 0, NULL), *v = x;
+    for (int i = 0; i < 3; i++) v = ct_call(g, &ct_twice_class, NULL, 1, v, NULL);
+    weft_function_options_t o = WEFT_FUNCTION_OPTIONS_INIT;
+    o.mode = "none";
+    o.threads = 1;
+    weft_function_t *f = NULL;
+    assert_int_equal(weft_function_compile(1, &x, 1, &v, 0, NULL, &o, &f), WEFT_OK);
+    weft_tensor_t *t1 = ct_tensor(0, NULL, 1.0), *t3 = ct_tensor(0, NULL, 3.0);
+    weft_tensor_t *y1 = NULL, *y3 = NULL, *ys = ct_tensor(0, NULL, 0.0);
+    assert_int_equal(weft_function_call(f, 1, &t1, 1, &y1), WEFT_OK);
+    assert_int_equal(weft_function_call(f, 1, &t3, 1, &y3), WEFT_OK);
+    assert_int_equal(weft_function_call(f, 1, &t1, 1, &ys), WEFT_OK);
+    assert_int_equal(weft_function_call(f, 1, &t3, 1, &ys), WEFT_OK);
+    assert_ptr_not_equal(y1, y3);
+    assert_false(weft_tensor_shares_buffer(y1, y3));
+    assert_int_equal(weft_tensor_refcount(y1), 1);
+    assert_int_equal(weft_tensor_refcount(y3), 1);
+    assert_true(weft_tensor_flat_get(y1, 0) == 8.0); /* later calls left it alone */
+    assert_true(weft_tensor_flat_get(y3, 0) == 24.0);
+    assert_true(weft_tensor_flat_get(ys, 0) == 24.0);
+    weft_function_stats_t st;
+    stats(f, &st);
+    /* call 1: 2 intermediates + the output; calls 2 and 3 each find the
+     * output cell emptied by the previous hand-over: 1 each; call 4: none */
+    assert_int_equal(st.buffers_allocated, 5);
+    assert_int_equal(st.buffers_reused, 0);
+    weft_tensor_release(ys);
+    weft_tensor_release(y3);
+    weft_tensor_release(y1);
+    weft_tensor_release(t3);
+    weft_tensor_release(t1);
     weft_function_destroy(f);
 }
 
@@ -245,6 +291,7 @@ int main(void)
         T(test_memory_steady_state_call_allocates_nothing_t2),
         T(test_memory_null_output_slot_allocates_and_is_owned_by_caller),
         T(test_memory_small_intermediates_reuse_their_cell),
+        T(test_memory_small_output_null_slot_gets_unshared_tensor),
     };
     return cmocka_run_group_tests_name("function_memory", tests, NULL, NULL);
 }
