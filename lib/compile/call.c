@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "lib/compile/compile_int.h"
+#include "lib/tensor/tensor_int.h" /* weft__tensor_is_block_base */
 
 static uint32_t node_index(const weft__call_state_t *cs, const weft__cnode_t *n)
 {
@@ -84,11 +85,24 @@ static weft_status_t check_outputs(weft__call_state_t *cs, const weft__cnode_t *
     return WEFT_OK;
 }
 
-/* Empties an owned cell: back to the buffer pool when nothing else sees it. */
+/* Empties an owned cell: back to the buffer pool when nothing else sees it.
+ * When t is a buffer's own base handle and only the buffer is still shared (a
+ * view of this call holds it), parking waits for the end of the call
+ * (cs->deferred), when the views' cells are empty too. View handles are never
+ * deferred: releasing them is what makes their base parkable. */
 static void cell_empty(weft__call_state_t *cs, uint32_t s)
 {
     weft_tensor_t *t = cs->cells[s];
     cs->cells[s] = NULL;
+    if (weft__tensor_is_block_base(t) && weft_tensor_refcount(t) == 1 &&
+        !weft_tensor_is_exclusive(t)) {
+        /* relaxed: only hands out distinct indices; the calling thread reads
+         * the entries after weft_dag_run_execute returned (which orders every
+         * node's writes before it) or writes them itself in cleanup */
+        unsigned k = atomic_fetch_add_explicit(&cs->n_deferred, 1, memory_order_relaxed);
+        cs->deferred[k] = t;
+        return;
+    }
     weft__bufpool_put(&cs->f->bufpool, t);
 }
 
@@ -325,6 +339,9 @@ static void cleanup(weft_function_t *f, weft__call_state_t *cs)
     for (uint32_t i = 0; i < f->n_owned; i++)
         if (cs->cells[f->owned_slots[i]]) cell_empty(cs, f->owned_slots[i]);
     for (size_t k = 0; k < f->n_in; k++) cs->cells[f->in_slot[k]] = NULL;
+    /* relaxed: this thread is the only one touching the state now */
+    unsigned n = atomic_exchange_explicit(&cs->n_deferred, 0, memory_order_relaxed);
+    for (unsigned k = 0; k < n; k++) weft__bufpool_put(&f->bufpool, cs->deferred[k]);
 }
 
 static void prepare(weft_function_t *f, weft__call_state_t *cs, weft_tensor_t *const *inputs)

@@ -200,6 +200,13 @@ struct weft__call_state {
     atomic_llong live_bytes, live_buffers;
     atomic_llong peak_bytes, peak_buffers;
     int64_t *slot_bytes; /* bytes counted for each fresh slot (profiling) */
+    /* Tensors whose cell was emptied while a view or destroyer output still
+     * held their buffer (the handle itself exclusive): parked in the buffer
+     * pool at the end of the call, once those holders are gone too, so a view
+     * of an intermediate does not cost a fresh allocation every call. At most
+     * one entry per slot per call; workers take indices with n_deferred. */
+    weft_tensor_t **deferred;
+    atomic_uint n_deferred;
 };
 
 /* A malloc'ed copy of s (strdup is not C11). */

@@ -19,6 +19,7 @@ static void state_free(weft__call_state_t *cs)
     free(cs->argv);
     free(cs->own);
     free(cs->slot_bytes);
+    free(cs->deferred);
     pthread_mutex_destroy(&cs->err_lock);
     free(cs);
 }
@@ -37,9 +38,12 @@ static weft_status_t state_create(weft_function_t *f, weft__call_state_t **out)
     cs->argv = calloc(f->n_argv + 1, sizeof *cs->argv);
     cs->own = calloc(f->n_slots + 1, sizeof *cs->own);
     cs->slot_bytes = calloc(f->n_slots + 1, sizeof *cs->slot_bytes);
+    cs->deferred = calloc(f->n_slots + 1, sizeof *cs->deferred);
+    atomic_init(&cs->n_deferred, 0);
     weft_dag_run_options_t ro = WEFT_DAG_RUN_OPTIONS_INIT;
     ro.profile = f->profile;
-    weft_status_t st = (!cs->cells || !cs->countdown || !cs->argv || !cs->own || !cs->slot_bytes)
+    weft_status_t st = (!cs->cells || !cs->countdown || !cs->argv || !cs->own || !cs->slot_bytes ||
+                            !cs->deferred)
                            ? WEFT_ENOMEM
                            : weft_dag_run_create(f->dag, f->pool, &ro, &cs->run);
     if (st != WEFT_OK) {

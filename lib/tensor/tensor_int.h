@@ -5,6 +5,7 @@
 #define WEFT_TENSOR_INT_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -57,6 +58,14 @@ static inline const char *weft__dtype_name(weft_dtype_t d)
     static const char *const names[WEFT_DTYPE_COUNT] = {"bool", "int32", "int64", "float32",
                                                         "float64"};
     return (unsigned)d < WEFT_DTYPE_COUNT ? names[d] : "?";
+}
+
+/* True when t is the handle allocated together with its buffer (the base of
+ * weft_tensor_empty's block), not a view or a handle on user memory: the
+ * compiled runtime parks only such handles in its buffer pool. */
+static inline bool weft__tensor_is_block_base(const weft_tensor_t *t)
+{
+    return t && t->buf && t->buf->block == (const void *)t;
 }
 
 /* Records the calling thread's error text and returns status. Only failures

@@ -177,6 +177,62 @@ static void steady_state_allocates_nothing(int threads)
     weft_function_destroy(f);
 }
 
+/* An intermediate read through a view (here a Sum's keepdims result dropped
+ * to 1-d by a DimShuffle) goes back to the buffer pool at the end of the
+ * call even though the view still held its buffer when its own cell was
+ * emptied: with an update b <- b - 0.05 * sum_rows(G), warm calls take every
+ * buffer from the pool (none allocated) at T=1 and T=2 and b's value is
+ * exact. The only allocations left are the view handles themselves: each of
+ * the graph's two DimShuffle nodes (the one above and the broadcast of the
+ * constant 0.05, not folded in mode "none") makes one small handle per call
+ * (no element data) - a known limit, asserted exactly so a change shows. */
+static void test_memory_view_of_intermediate_allocates_nothing_when_warm(void **state)
+{
+    (void)state;
+    for (int threads = 1; threads <= 2; threads++) {
+        const int64_t sg[2] = {64, 256}, sb[1] = {256};
+        const weft_type_t *tg, *tb;
+        assert_int_equal(weft_type_tensor(g, WEFT_FLOAT64, 2, sg, &tg), WEFT_OK);
+        assert_int_equal(weft_type_tensor(g, WEFT_FLOAT64, 1, sb, &tb), WEFT_OK);
+        weft_var_t *vg, *vb, *s, *d, *m, *nb;
+        assert_int_equal(weft_var_create(g, tg, "G", &vg), WEFT_OK);
+        assert_int_equal(weft_var_create(g, tb, "b", &vb), WEFT_OK);
+        const int axis0 = 0, keep1[1] = {1};
+        assert_int_equal(weft_sum(g, vg, 1, &axis0, true, &s), WEFT_OK);
+        assert_int_equal(weft_dimshuffle(g, s, 1, keep1, &d), WEFT_OK);
+        assert_int_equal(weft_binary_scalar(g, WEFT_ELEMWISE_MUL, d, 0.05, &m), WEFT_OK);
+        assert_int_equal(weft_sub(g, vb, m, &nb), WEFT_OK);
+        weft_var_t *ins[2] = {vg, vb};
+        weft_update_t up = {vb, nb};
+        weft_function_options_t o = WEFT_FUNCTION_OPTIONS_INIT;
+        o.mode = "none";
+        o.threads = threads;
+        weft_function_t *f = NULL;
+        assert_int_equal(weft_function_compile(2, ins, 0, NULL, 1, &up, &o, &f), WEFT_OK);
+        weft_tensor_t *tgv = NULL, *tbv = NULL;
+        assert_int_equal(weft_tensor_full(WEFT_FLOAT64, 2, sg, 1.0, &tgv), WEFT_OK);
+        assert_int_equal(weft_tensor_full(WEFT_FLOAT64, 1, sb, 0.0, &tbv), WEFT_OK);
+        weft_tensor_t *args[2] = {tgv, tbv};
+        for (int c = 0; c < 5; c++) assert_int_equal(weft_function_call(f, 2, args, 0, NULL), WEFT_OK);
+        weft_function_stats_t st;
+        stats(f, &st);
+        uint64_t allocated_warm = st.buffers_allocated;
+        count_start();
+        for (int c = 0; c < 20; c++)
+            assert_int_equal(weft_function_call(f, 2, args, 0, NULL), WEFT_OK);
+        long n = count_stop();
+        stats(f, &st);
+        assert_int_equal(st.buffers_allocated, allocated_warm);
+        assert_int_equal(n, 2 * 20); /* two view handles per call */
+        double want = 0.0; /* 25 calls of b -= 64 * 0.05, rounded as the kernels do */
+        for (int c = 0; c < 25; c++) want = want - 64.0 * 0.05;
+        assert_true(weft_tensor_flat_get(tbv, 255) == want);
+        weft_tensor_release(tgv);
+        weft_tensor_release(tbv);
+        weft_function_destroy(f);
+    }
+}
+
 static void test_memory_steady_state_call_allocates_nothing_t1(void **state)
 {
     (void)state;
@@ -288,6 +344,7 @@ int main(void)
         T(test_memory_chain_frees_intermediates_after_last_reader),
         T(test_memory_diamond_peak_matches_sequential_run),
         T(test_memory_steady_state_call_allocates_nothing_t1),
+        T(test_memory_view_of_intermediate_allocates_nothing_when_warm),
         T(test_memory_steady_state_call_allocates_nothing_t2),
         T(test_memory_null_output_slot_allocates_and_is_owned_by_caller),
         T(test_memory_small_intermediates_reuse_their_cell),
