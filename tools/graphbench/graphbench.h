@@ -64,4 +64,13 @@ int gb_need_fgraph(gb_ctx_t *c);
 /* Frees everything the context holds (the fgraph, the graph context). */
 void gb_ctx_fini(gb_ctx_t *c);
 
+/* Cold caches (the default): before each timed region, gb_flush_caches()
+ * streams through a buffer larger than the last-level cache, so every size
+ * starts from memory under the same conditions. With --warm it does nothing:
+ * then a 10^4-node graph stays cache-resident between repetitions while
+ * larger ones cannot, which measures the cache hierarchy (up to ~2x per node
+ * from 10^4 to 10^5) rather than the algorithm's growth. */
+extern int gb_cold;
+void gb_flush_caches(void);
+
 #endif /* WEFT_GRAPHBENCH_H */

@@ -2,7 +2,8 @@
  * random DAGs of 10^4, 10^5 and 10^6 nodes (targets: at most 2 us per node,
  * 10x the nodes at most 12x the time). With no arguments it prints every
  * step at every size. Options: --n N (one size), --steps a,b,... (subset, in
- * table order), --seed S. Output: "graphbench step=STEP n=NODES ns_per_node=X". */
+ * table order), --seed S, --warm (caches not flushed before each timed
+ * region; see graphbench.h). Output: "graphbench step=STEP n=NODES ns_per_node=X". */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +21,7 @@ static const gb_step_table_t *const gb_step_tables[] = {
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: weft-graph-bench [--n N] [--steps s1,s2,...] [--seed S]\n");
+    fprintf(stderr, "usage: weft-graph-bench [--n N] [--steps s1,s2,...] [--seed S] [--warm]\n");
     return 2;
 }
 
@@ -95,6 +96,8 @@ int main(int argc, char **argv)
             if (sizes[0] < 2) return usage();
         } else if (strcmp(argv[i], "--steps") == 0 && i + 1 < argc) {
             steps = argv[++i];
+        } else if (strcmp(argv[i], "--warm") == 0) {
+            gb_cold = 0;
         } else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc) {
             seed = strtoull(argv[++i], NULL, 10);
         } else {

@@ -204,6 +204,7 @@ static int step_dh_attach(gb_ctx_t *c, double *ns)
     if (dh_need(c)) return 1;
     weft_feature_t *f = weft_fgraph_find_feature(B.fg, &weft_destroy_handler_class);
     if (f) weft_fgraph_remove_feature(B.fg, f);
+    gb_flush_caches();
     double t0 = gb_now_ns();
     int rc = dh_ensure_attached();
     *ns = gb_now_ns() - t0;
@@ -216,6 +217,7 @@ static int step_dh_validate(gb_ctx_t *c, double *ns)
     double best = 0;
     for (int rep = 0; rep < 5; rep++) {
         if (dh_replace_one(c)) return 1;
+        gb_flush_caches();
         double t0 = gb_now_ns();
         weft_status_t s = weft_fgraph_validate(B.fg);
         double t = gb_now_ns() - t0;
@@ -234,6 +236,7 @@ static int step_dh_toposort(gb_ctx_t *c, double *ns)
         if (dh_replace_one(c)) return 1;
         weft_apply_t *const *order;
         size_t n;
+        gb_flush_caches();
         double t0 = gb_now_ns();
         weft_status_t s = weft_fgraph_toposort(B.fg, &order, &n);
         double t = gb_now_ns() - t0;
@@ -254,6 +257,7 @@ static int step_dh_orderings(gb_ctx_t *c, double *ns)
         if (dh_replace_one(c)) return 1;
         weft_apply_t *const *before, *const *after;
         size_t n;
+        gb_flush_caches();
         double t0 = gb_now_ns();
         weft_status_t s = weft_fgraph_orderings(B.fg, &before, &after, &n);
         double t = gb_now_ns() - t0;
