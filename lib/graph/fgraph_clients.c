@@ -59,9 +59,11 @@ static uint32_t *slot_make(weft_fgraph_t *fg, const weft_apply_t *node, size_t i
 {
     uint32_t *s = slot_ref(fg, node, i);
     if (s) return s;
+    /* headroom as weft__fg_reserve: the context keeps growing while rewriting */
+    size_t need = (size_t)node->id + 1;
+    if (need > fg->ibase_cap) need += need / 2;
     if (fg->islot_n + node->n_in >= UINT32_MAX ||
-        !weft__grow(fg->alloc, (void **)&fg->ibase, &fg->ibase_cap, (size_t)node->id + 1,
-                    sizeof(uint32_t)) ||
+        !weft__grow(fg->alloc, (void **)&fg->ibase, &fg->ibase_cap, need, sizeof(uint32_t)) ||
         !weft__grow(fg->alloc, (void **)&fg->islot, &fg->islot_cap, fg->islot_n + node->n_in,
                     sizeof(uint32_t)))
         return NULL;
