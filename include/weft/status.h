@@ -31,7 +31,7 @@ extern "C" {
     X(WEFT_EFOREIGN, -10, "object belongs to another graph, pool or DAG")           \
     X(WEFT_EMISSING_INPUT, -11, "undeclared graph input")                           \
     X(WEFT_EINCONSISTENT, -12, "graph state rejected by a feature")                 \
-    X(WEFT_ENOTIMPL, -13, "not implemented for these arguments")                    \
+    X(WEFT_ENOTIMPL, -13, "not supported for these arguments")                      \
     X(WEFT_ESTATE, -14, "operation not allowed in the current state")               \
     X(WEFT_ENODE_FAILED, -15, "a node failed while running")                        \
     X(WEFT_EALREADY, -16, "already present")                                        \

@@ -12,54 +12,36 @@
 
 #include <cmocka.h>
 
-#include "destroy/destroy_test_ops.h"
+#include "destroy/destroy_fixture.h"
 #include "weft/destroy.h"
 
-typedef struct fx {
-    weft_graph_t *g;
-    dt_ops_t ops;
-    weft_var_t *x, *y, *z;
-    weft_fgraph_t *fg;
-} fx_t;
+typedef dt_fixture_t fx_t;
 
 static fx_t *F;
 
 static int setup(void **state)
 {
-    F = calloc(1, sizeof *F);
-    if (!F || weft_graph_create(NULL, &F->g) != WEFT_OK) return -1;
-    if (dt_ops_create(F->g, &F->ops) != WEFT_OK) return -1;
-    const weft_type_t *t;
-    if (weft_type_tensor(F->g, WEFT_FLOAT64, 1, NULL, &t) != WEFT_OK) return -1;
-    if (weft_var_create(F->g, t, "x", &F->x) != WEFT_OK) return -1;
-    if (weft_var_create(F->g, t, "y", &F->y) != WEFT_OK) return -1;
-    if (weft_var_create(F->g, t, "z", &F->z) != WEFT_OK) return -1;
+    int rc = dt_fixture_setup(&F);
     *state = F;
-    return 0;
+    return rc;
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    weft_fgraph_destroy(F->fg);
-    weft_graph_destroy(F->g);
-    free(F);
+    dt_fixture_teardown(F);
     F = NULL;
     return 0;
 }
 
 static weft_var_t *ap1(const weft_op_t *op, weft_var_t *a)
 {
-    weft_var_t *out = NULL, *in[1] = {a};
-    assert_int_equal(weft_op_call(F->g, op, 1, in, &out), WEFT_OK);
-    return out;
+    return dt_ap1(F, op, a);
 }
 
 static weft_var_t *ap2(const weft_op_t *op, weft_var_t *a, weft_var_t *b)
 {
-    weft_var_t *out = NULL, *in[2] = {a, b};
-    assert_int_equal(weft_op_call(F->g, op, 2, in, &out), WEFT_OK);
-    return out;
+    return dt_ap2(F, op, a, b);
 }
 
 /* fgraph on inputs x, y, z (no clone); with_dh attaches a DestroyHandler. */
