@@ -99,11 +99,18 @@ typedef struct weft_function_options {
     bool nan_check;
     /* Name used in reports and error messages (copied); NULL: "function". */
     const char *name;
+    /* Workers one node may spread its own work over (intra-node parallelism,
+     * weft_kernel_parallel_for: large matrix products and elementwise loops
+     * split into ranges). 0: all of the pool's workers; 1: every node runs on
+     * one worker (graphs with ample node parallelism, such as a tile
+     * factorization, lose nothing to splitting); larger than the pool: all
+     * of its workers. */
+    int node_threads;
 } weft_function_options_t;
 
 #define WEFT_FUNCTION_OPTIONS_INIT \
     { sizeof(weft_function_options_t), NULL, 0, NULL, 0, NULL, NULL, 0, NULL, false, false, \
-      false, NULL }
+      false, NULL, 0 }
 
 /* Compiles outputs[0..n_out) as functions of inputs[0..n_in) (root, non-
  * constant variables of one graph context, each listed once), with
@@ -116,6 +123,7 @@ typedef struct weft_function_options {
  *     n_out + n_updates == 0, opts->size too small, an input with an owner or
  *     constant, an input listed twice, an update var that is not an input or
  *     updated twice, unknown mode, threads < 0 or not matching the pool,
+ *     node_threads < 0,
  *     in-place ops without accept_inplace: "Graph must not contain inplace
  *     operations"),
  *   WEFT_EFOREIGN (variables of different contexts),

@@ -10,11 +10,15 @@
  *   (weft_apply_describe) when it reports the error;
  * - the output allocator (weft_kernel_alloc_output): the runtime may route it
  *   to a buffer pool; by default it allocates aligned memory;
- * - the worker index and the run's user pointer.
+ * - the worker index and the run's user pointer;
+ * - intra-node parallelism (weft_kernel_parallel_for): a large kernel splits
+ *   its work into ranges that the pool running the node spreads over its
+ *   workers, so one big node (a large matrix product, a long elementwise
+ *   pass) is not bound to one core while the rest of the pool idles.
  *
- * Threading policy of kernels: a kernel runs single-threaded inside its node
- * and never starts threads of its own; the pool provides parallelism across
- * nodes. BLAS-backed kernels run OpenBLAS with their node kind's thread count,
+ * Threading policy of kernels: a kernel never starts threads of its own; the
+ * pool provides parallelism across nodes and, through
+ * weft_kernel_parallel_for, within a node. BLAS-backed kernels run OpenBLAS with their node kind's thread count,
  * 1 by default (openblas_set_num_threads, changed only when it differs; see
  * weft/linalg.h, weft_blas_set_threads), so P workers run at most P BLAS
  * threads. The OpenBLAS pthread build is required: the serial build is not
@@ -73,6 +77,31 @@ WEFT_API void weft_kernel_set_output(weft_kernel_ctx_t *ctx, weft_tensor_t **cel
 WEFT_API size_t weft_kernel_worker(const weft_kernel_ctx_t *ctx);
 /* The run's user pointer (NULL when none). Returns borrowed. */
 WEFT_API void *weft_kernel_user(const weft_kernel_ctx_t *ctx);
+/* Workers of the pool running the node: 1 for the sequential evaluator, or
+ * when nodes run without a pool. A kernel uses it to decide whether splitting
+ * its work can pay (weft_kernel_parallel_for runs inline when it is 1). */
+WEFT_API size_t weft_kernel_threads(const weft_kernel_ctx_t *ctx);
+
+/* One range [begin, end) of a weft_kernel_parallel_for. Ranges run at the
+ * same time on different workers: a range writes only its own part of the
+ * output and must not use the kernel context (report failures through the
+ * return value, then with weft_kernel_error once the loop returned). */
+typedef weft_status_t (*weft_kernel_range_fn)(void *arg, size_t begin, size_t end);
+
+/* Runs fn over [0, n) in ranges of at least `grain` elements (0: n split
+ * evenly over the workers) on the pool running the node, and returns when all
+ * ranges are done. The calling worker takes part and, while it waits, runs
+ * other ready work, so this never deadlocks, even on one worker. With one
+ * worker (weft_kernel_threads(ctx) == 1) or n <= grain it is a single inline
+ * call fn(arg, 0, n). The first failing range's status is returned; ranges
+ * not yet started are then skipped. Allocates nothing.
+ * Ownership: borrows ctx, arg.
+ * Errors: WEFT_EINVAL (ctx or fn NULL), WEFT_ENOMEM (the pool could not queue
+ * the ranges), or the first status a range returned.
+ * Thread: the thread running the node's perform hook. */
+WEFT_API weft_status_t weft_kernel_parallel_for(weft_kernel_ctx_t *ctx, size_t n, size_t grain,
+                                                weft_kernel_range_fn fn, void *arg);
+
 /* The status and message recorded by weft_kernel_error ("" / WEFT_OK when
  * none). Returns borrowed, valid until the context is reset. */
 WEFT_API weft_status_t weft_kernel_status(const weft_kernel_ctx_t *ctx);

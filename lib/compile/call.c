@@ -179,6 +179,28 @@ static uint8_t own_placed(const weft_tensor_t *t)
     return weft_tensor_is_exclusive(t) && weft_tensor_is_contiguous(t);
 }
 
+/* Intra-node parallel loops (weft_kernel_parallel_for) on the pool running
+ * the node: the kernel's range function behind the pool's range signature. */
+typedef struct kernel_loop {
+    weft_kernel_range_fn fn;
+    void *arg;
+} kernel_loop_t;
+
+static weft_status_t kernel_loop_range(void *arg, size_t begin, size_t end,
+                                       const weft_task_ctx_t *ctx)
+{
+    (void)ctx;
+    const kernel_loop_t *kl = arg;
+    return kl->fn(kl->arg, begin, end);
+}
+
+static weft_status_t kernel_loop_run(void *pool, size_t n, size_t grain, weft_kernel_range_fn fn,
+                                     void *arg)
+{
+    kernel_loop_t kl = { fn, arg };
+    return weft_pool_parallel_for(pool, 0, n, grain, kernel_loop_range, &kl);
+}
+
 weft_status_t weft__node_body(void *arg, const weft_task_ctx_t *tctx)
 {
     const weft__cnode_t *n = arg;
@@ -199,6 +221,9 @@ weft_status_t weft__node_body(void *arg, const weft_task_ctx_t *tctx)
     for (uint32_t k = 0; k < n_in; k++) argv[k] = cs->cells[in_slots[k]];
     weft_kernel_ctx_t kctx;
     weft__kernel_ctx_init(&kctx, weft__bufpool_alloc, &f->bufpool, NULL, tctx->worker);
+    kctx.pfor = kernel_loop_run;
+    kctx.pfor_user = tctx->pool;
+    kctx.threads = f->node_threads;
     bool n_own = n->slots & WEFT__CNODE_OWN;
     bool own = n_own && cs->own[n->out_base];
     if (own) kctx.own_cell = out;

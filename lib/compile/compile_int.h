@@ -160,6 +160,7 @@ struct weft_function {
     bool profile;
     bool env_profile; /* WEFT_PROFILE=1: print at destroy */
     unsigned workers;
+    unsigned node_threads; /* workers a node's kernel may split over (options) */
     /* per-call states: free list under state_lock */
     pthread_mutex_t state_lock;
     weft__call_state_t *free_states;

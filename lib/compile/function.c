@@ -62,6 +62,8 @@ static weft_status_t check_arrays(const compile_args_t *a)
             return weft__fn_error(NULL, WEFT_EINVAL, "update %zu has a NULL variable or value", u);
     if (a->o.threads < 0)
         return weft__fn_error(NULL, WEFT_EINVAL, "threads %d < 0", a->o.threads);
+    if (a->o.node_threads < 0)
+        return weft__fn_error(NULL, WEFT_EINVAL, "node_threads %d < 0", a->o.node_threads);
     if (a->o.pool && a->o.threads && a->o.threads != weft_pool_thread_count(a->o.pool))
         return weft__fn_error(NULL, WEFT_EINVAL, "threads %d does not match the pool's %d",
                               a->o.threads, weft_pool_thread_count(a->o.pool));
@@ -293,6 +295,8 @@ weft_status_t weft_function_compile(size_t n_in, weft_var_t *const *inputs, size
     }
     if (st == WEFT_OK) {
         f->workers = (unsigned)weft_pool_thread_count(f->pool);
+        unsigned nt = (unsigned)a.o.node_threads;
+        f->node_threads = nt == 0 || nt > f->workers ? f->workers : nt;
         st = weft__prof_init(f);
         if (st != WEFT_OK) weft__fn_error(NULL, st, "out of memory");
     }

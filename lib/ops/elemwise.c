@@ -229,31 +229,78 @@ static weft_status_t convert_inputs(weft_elemwise_kind_t k, weft_dtype_t compute
     return WEFT_OK;
 }
 
-/* fresh: the output is a new buffer (not an input written in place), so a
- * large one may be written with streaming stores (elemwise_kernels.c). */
-static void run_kernel(weft_elemwise_kind_t k, weft_dtype_t compute, ew_run_t *r, size_t nop,
-                       int ndim, const int64_t *shape, bool fresh)
-{
+/* A resolved elementwise loop: operand pointers, element strides and sizes
+ * over the output shape, and the row kernel. */
+typedef struct ew_loop {
     char *base[WEFT__ITER_MAX_OPS];
     int64_t st[WEFT__ITER_MAX_OPS][WEFT_MAX_NDIM];
-    const int64_t *sp[WEFT__ITER_MAX_OPS];
     size_t isz[WEFT__ITER_MAX_OPS];
+    int nop, ndim, axis; /* axis: the one ranges split (outer axes have length 1) */
+    int64_t shape[WEFT_MAX_NDIM];
+    weft__row_fn fn;
+    void *fn_arg;
+} ew_loop_t;
+
+/* Elements below which a loop stays on one worker: waking a second one costs
+ * a few us, about 8K transcendental evaluations or 64K additions. */
+#define EW_SPLIT_COSTLY 8192
+#define EW_SPLIT_CHEAP 65536
+
+static bool kind_is_costly(weft_elemwise_kind_t k)
+{
+    return kind_is_float_only(k) && k != WEFT_ELEMWISE_DIV && k != WEFT_ELEMWISE_SQRT;
+}
+
+/* Indices [begin, end) of the split axis. */
+static weft_status_t ew_loop_range(void *arg, size_t begin, size_t end)
+{
+    const ew_loop_t *l = arg;
+    char *base[WEFT__ITER_MAX_OPS];
+    const int64_t *sp[WEFT__ITER_MAX_OPS];
+    int64_t shape[WEFT_MAX_NDIM];
+    memcpy(shape, l->shape, sizeof shape);
+    shape[l->axis] = (int64_t)(end - begin);
+    for (int o = 0; o < l->nop; o++) {
+        base[o] = l->base[o] + (int64_t)begin * l->st[o][l->axis] * (int64_t)l->isz[o];
+        sp[o] = l->st[o];
+    }
+    weft__iter_rows(l->ndim, shape, l->nop, base, sp, l->isz, l->fn, l->fn_arg);
+    return WEFT_OK;
+}
+
+/* fresh: the output is a new buffer (not an input written in place), so a
+ * large one may be written with streaming stores (elemwise_kernels.c). Large
+ * loops are split along their outermost non-unit axis over the workers. */
+static weft_status_t run_kernel(weft_elemwise_kind_t k, weft_dtype_t compute, ew_run_t *r,
+                                size_t nop, int ndim, const int64_t *shape, bool fresh,
+                                weft_kernel_ctx_t *ctx)
+{
+    ew_loop_t l = { .nop = (int)nop, .ndim = ndim, .axis = 0 };
+    int64_t count = 1;
+    for (int d = 0; d < ndim; d++) {
+        l.shape[d] = shape[d];
+        count *= shape[d];
+        if (shape[l.axis] == 1 && shape[d] != 1) l.axis = d;
+    }
     for (size_t o = 0; o < nop; o++) {
         weft_tensor_t *t = r->ops[o];
-        base[o] = weft_tensor_data(t);
-        isz[o] = weft_dtype_size(weft_tensor_dtype(t));
+        l.base[o] = weft_tensor_data(t);
+        l.isz[o] = weft_dtype_size(weft_tensor_dtype(t));
         for (int d = 0; d < ndim; d++) /* broadcast axes read one element: stride 0 */
-            st[o][d] = weft_tensor_dim(t, d) == shape[d] ? weft_tensor_stride(t, d) : 0;
-        sp[o] = st[o];
+            l.st[o][d] = weft_tensor_dim(t, d) == shape[d] ? weft_tensor_stride(t, d) : 0;
     }
-    weft__row_fn fn = k == WEFT_ELEMWISE_CAST
-                          ? weft__convert_fn(compute, weft_tensor_dtype(r->ops[1]))
-                          : weft__elemwise_kernel(k, compute);
+    l.fn = k == WEFT_ELEMWISE_CAST ? weft__convert_fn(compute, weft_tensor_dtype(r->ops[1]))
+                                   : weft__elemwise_kernel(k, compute);
     /* A non-NULL arg tells the kernels the output is fresh: large rows may
      * then be written with streaming stores (elemwise_kernels.c). */
     static const int fresh_marker = 1;
-    weft__iter_rows(ndim, shape, (int)nop, base, sp, isz, fn,
-                    fresh ? (void *)&fresh_marker : NULL);
+    l.fn_arg = fresh ? (void *)&fresh_marker : NULL;
+    size_t workers = weft_kernel_threads(ctx);
+    int64_t min_split = kind_is_costly(k) ? EW_SPLIT_COSTLY : EW_SPLIT_CHEAP;
+    if (ndim == 0 || workers <= 1 || count < min_split || l.shape[l.axis] < 2)
+        return ew_loop_range(&l, 0, ndim ? (size_t)l.shape[l.axis] : 1);
+    size_t len = (size_t)l.shape[l.axis];
+    return weft_kernel_parallel_for(ctx, len, (len + workers - 1) / workers, ew_loop_range, &l);
 }
 
 static weft_status_t prepare_output(const weft_op_t *op, weft_tensor_t *const *in,
@@ -293,7 +340,8 @@ static weft_status_t elemwise_perform(const weft_apply_t *node, weft_tensor_t *c
     if (st == WEFT_OK) st = prepare_output(op, inputs, &outputs[0], odt, ndim, shape, ctx);
     if (st == WEFT_OK) {
         r.ops[0] = outputs[0];
-        run_kernel(k, compute, &r, n_in + 1, ndim, shape, op_props(op)->inplace < 0);
+        st = run_kernel(k, compute, &r, n_in + 1, ndim, shape, op_props(op)->inplace < 0, ctx);
+        if (st != WEFT_OK) st = weft_kernel_error(ctx, st, "cannot split the loop over workers");
     }
     for (size_t i = 0; i < WEFT__ITER_MAX_OPS; i++) weft_tensor_release(r.tmp[i]);
     return st;

@@ -95,6 +95,74 @@ void weft__bmat_gemm(weft_dtype_t dt, double alpha, const weft__bmat_t *a, const
                     a->data, a->ld, beta, c->data, c->ld);
 }
 
+/* ---- intra-node parallel products ------------------------------------------------- */
+
+/* Splitting a product over the workers pays once it is large enough that
+ * waking a worker (a few us) is noise: 2^20 multiply-adds are 25-50 us of
+ * one-thread dgemm (FACTS.md: 37-44 GFLOP/s). */
+#define GEMM_SPLIT_MACS ((int64_t)1 << 20)
+/* Narrowest panel of C a range gets: thinner panels lose dgemm efficiency
+ * to packing the shared operand once per range. */
+#define GEMM_SPLIT_MIN 32
+
+typedef struct gemm_split {
+    weft_dtype_t dt;
+    double alpha, beta;
+    weft__bmat_t a, b, c;
+    bool by_rows; /* ranges are rows of C (and A), else columns of C (and B) */
+} gemm_split_t;
+
+/* Rows [r0, r1) of m, in either storage order. */
+static weft__bmat_t bmat_rows(const weft__bmat_t *m, int64_t r0, int64_t r1, int64_t es)
+{
+    weft__bmat_t s = *m;
+    s.data = (char *)m->data + (m->trans ? r0 : r0 * m->ld) * es;
+    s.rows = r1 - r0;
+    return s;
+}
+
+/* Columns [c0, c1) of m, in either storage order. */
+static weft__bmat_t bmat_cols(const weft__bmat_t *m, int64_t c0, int64_t c1, int64_t es)
+{
+    weft__bmat_t s = *m;
+    s.data = (char *)m->data + (m->trans ? c0 * m->ld : c0) * es;
+    s.cols = c1 - c0;
+    return s;
+}
+
+static weft_status_t gemm_split_range(void *arg, size_t begin, size_t end)
+{
+    const gemm_split_t *sp = arg;
+    int64_t es = (int64_t)weft_dtype_size(sp->dt), b0 = (int64_t)begin, b1 = (int64_t)end;
+    if (sp->by_rows) {
+        weft__bmat_t a = bmat_rows(&sp->a, b0, b1, es), c = bmat_rows(&sp->c, b0, b1, es);
+        weft__bmat_gemm(sp->dt, sp->alpha, &a, &sp->b, sp->beta, &c);
+    } else {
+        weft__bmat_t b = bmat_cols(&sp->b, b0, b1, es), c = bmat_cols(&sp->c, b0, b1, es);
+        weft__bmat_gemm(sp->dt, sp->alpha, &sp->a, &b, sp->beta, &c);
+    }
+    return WEFT_OK;
+}
+
+weft_status_t weft__bmat_gemm_par(weft_kernel_ctx_t *ctx, weft_dtype_t dt, double alpha,
+                                  const weft__bmat_t *a, const weft__bmat_t *b, double beta,
+                                  const weft__bmat_t *c)
+{
+    size_t workers = weft_kernel_threads(ctx);
+    int64_t m = c->rows, n = c->cols, k = a->cols;
+    bool big = m * n * k >= GEMM_SPLIT_MACS && (m >= 2 * GEMM_SPLIT_MIN || n >= 2 * GEMM_SPLIT_MIN);
+    /* a kind set to several BLAS threads already runs its products in parallel */
+    if (workers <= 1 || !big || weft_blas_get_threads(WEFT_BLAS_KIND_LEVEL3) > 1) {
+        weft__bmat_gemm(dt, alpha, a, b, beta, c);
+        return WEFT_OK;
+    }
+    gemm_split_t sp = { dt, alpha, beta, *a, *b, *c, m >= n };
+    size_t len = (size_t)(sp.by_rows ? m : n);
+    size_t grain = (len + workers - 1) / workers;
+    if (grain < GEMM_SPLIT_MIN) grain = GEMM_SPLIT_MIN;
+    return weft_kernel_parallel_for(ctx, len, grain, gemm_split_range, &sp);
+}
+
 void weft__bmat_gemv(weft_dtype_t dt, double alpha, const weft__bmat_t *a, const weft__bvec_t *x,
                      double beta, const weft__bvec_t *y)
 {

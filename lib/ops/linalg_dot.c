@@ -104,15 +104,16 @@ static weft_status_t dot_gemm(weft_kernel_ctx_t *ctx, const weft_tensor_t *x,
         batch = 0;
     }
     weft__bmat_t ab = a, bb = b, cb = c;
-    for (int64_t i = 0; i < batch; i++) {
+    weft_status_t st = WEFT_OK;
+    for (int64_t i = 0; i < batch && st == WEFT_OK; i++) {
         ab.data = (char *)a.data + i * sa * es;
         bb.data = (char *)b.data + i * sb * es;
         cb.data = (char *)c.data + i * m * n * es;
-        weft__bmat_gemm(dt, 1.0, &ab, &bb, 0.0, &cb);
+        st = weft__bmat_gemm_par(ctx, dt, 1.0, &ab, &bb, 0.0, &cb);
     }
     weft__bmat_fini(&a);
     weft__bmat_fini(&b);
-    return WEFT_OK;
+    return st == WEFT_OK ? WEFT_OK : weft_kernel_error(ctx, st, "Dot: cannot split the product");
 }
 
 static weft_status_t dot_vv(weft_kernel_ctx_t *ctx, const weft_tensor_t *x,

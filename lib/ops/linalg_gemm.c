@@ -140,8 +140,8 @@ static weft_status_t gemm_shapes(weft_kernel_ctx_t *ctx, weft_tensor_t *const *i
 }
 
 /* C (out, or a contiguous stand-in copied back) <- beta*C + alpha*X@Y. */
-static weft_status_t gemm_compute(weft_tensor_t *out, double alpha, const weft__bmat_t *a,
-                                  const weft__bmat_t *b, double beta)
+static weft_status_t gemm_compute(weft_kernel_ctx_t *ctx, weft_tensor_t *out, double alpha,
+                                  const weft__bmat_t *a, const weft__bmat_t *b, double beta)
 {
     weft__bmat_t c;
     weft_tensor_t *tmp = NULL;
@@ -158,8 +158,8 @@ static weft_status_t gemm_compute(weft_tensor_t *out, double alpha, const weft__
         aa.cols = bb.rows = 1;
         alpha = 0.0;
     }
-    weft__bmat_gemm(weft_tensor_dtype(out), alpha, &aa, &bb, beta, &c);
-    weft_status_t st = tmp ? weft_tensor_copy(out, tmp) : WEFT_OK;
+    weft_status_t st = weft__bmat_gemm_par(ctx, weft_tensor_dtype(out), alpha, &aa, &bb, beta, &c);
+    if (st == WEFT_OK && tmp) st = weft_tensor_copy(out, tmp);
     weft_tensor_release(tmp);
     return st;
 }
@@ -182,7 +182,7 @@ static weft_status_t gemm_perform(const weft_apply_t *node, weft_tensor_t *const
     }
     st = gemx_operand(in[3], outputs[0], &b);
     if (st == WEFT_OK) {
-        st = gemm_compute(outputs[0], alpha, &a, &b, beta);
+        st = gemm_compute(ctx, outputs[0], alpha, &a, &b, beta);
         weft__bmat_fini(&b);
     }
     weft__bmat_fini(&a);

@@ -54,6 +54,15 @@ void weft__bvec_fini(weft__bvec_t *v);
  * layout (then the transposed product is computed). */
 void weft__bmat_gemm(weft_dtype_t dt, double alpha, const weft__bmat_t *a, const weft__bmat_t *b,
                      double beta, const weft__bmat_t *c);
+/* weft__bmat_gemm spread over the workers running the node
+ * (weft_kernel_parallel_for) when the product is large: C is cut into panels
+ * of rows (or of columns, when it is wider than tall), one one-thread BLAS
+ * call each. Inline with one worker, for small products, or when LEVEL3 nodes
+ * are set to several BLAS threads. Returns a range's failure (WEFT_ENOMEM
+ * when the pool cannot queue ranges); nothing is recorded on ctx. */
+weft_status_t weft__bmat_gemm_par(weft_kernel_ctx_t *ctx, weft_dtype_t dt, double alpha,
+                                  const weft__bmat_t *a, const weft__bmat_t *b, double beta,
+                                  const weft__bmat_t *c);
 /* y <- alpha * A@x + beta * y. */
 void weft__bmat_gemv(weft_dtype_t dt, double alpha, const weft__bmat_t *a, const weft__bvec_t *x,
                      double beta, const weft__bvec_t *y);

@@ -13,6 +13,12 @@
 typedef weft_status_t (*weft__kernel_alloc_fn)(void *user, weft_dtype_t dtype, int ndim,
                                                const int64_t *shape, weft_tensor_t **out);
 
+/* Parallel-loop hook of the runtime running the node: runs fn over [0, n)
+ * in ranges of `grain` on `threads` workers and waits (see
+ * weft_kernel_parallel_for). */
+typedef weft_status_t (*weft__kernel_pfor_fn)(void *user, size_t n, size_t grain,
+                                              weft_kernel_range_fn fn, void *arg);
+
 #define WEFT__KERNEL_MSG_CAP 512
 
 struct weft_kernel_ctx {
@@ -26,6 +32,11 @@ struct weft_kernel_ctx {
      * dtype and shape alone: no reference count is read (a cold line per node
      * on large graphs of small tensors). Set by the runtime after init. */
     weft_tensor_t *const *own_cell;
+    /* Intra-node parallelism: NULL pfor (or threads 1) runs ranges inline. Set
+     * by a runtime with a pool after init. */
+    weft__kernel_pfor_fn pfor;
+    void *pfor_user;
+    size_t threads;
     weft_status_t status;
     char msg[WEFT__KERNEL_MSG_CAP];
 };
@@ -51,6 +62,9 @@ static inline void weft__kernel_ctx_init(weft_kernel_ctx_t *ctx, weft__kernel_al
     ctx->user = user;
     ctx->worker = worker;
     ctx->own_cell = NULL;
+    ctx->pfor = NULL;
+    ctx->pfor_user = NULL;
+    ctx->threads = 1;
     weft__kernel_ctx_reset(ctx);
 }
 

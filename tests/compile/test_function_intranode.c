@@ -1,0 +1,346 @@
+/* Intra-node parallelism: weft_kernel_parallel_for inside a compiled
+ * function (ranges cover the loop once, the node_threads option, failing
+ * ranges, the evaluator's inline loop) and the split kernels (large Dot,
+ * Gemm and elementwise loops) giving the results of unsplit runs. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "tests/compile/compile_test_ops.h"
+
+static weft_graph_t *g;
+
+static int setup(void **state)
+{
+    (void)state;
+    return weft_graph_create(NULL, &g) == WEFT_OK ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    weft_graph_destroy(g);
+    g = NULL;
+    return 0;
+}
+
+/* ---- Ranges{n, grain}(x): a 0-d output = weft_kernel_threads; the range
+ * holding index x (0-d input) fails with WEFT_ERANGE ------------------------------ */
+
+typedef struct ranges_props {
+    int64_t n, grain;
+} ranges_props_t;
+
+#define RANGES_MAX 100000
+static atomic_int ranges_hits[RANGES_MAX];
+static atomic_int ranges_calls;
+
+typedef struct ranges_loop {
+    int64_t fail_at; /* < 0: no range fails */
+} ranges_loop_t;
+
+static weft_status_t ranges_body(void *arg, size_t begin, size_t end)
+{
+    const ranges_loop_t *l = arg;
+    /* relaxed: plain counters, read after the call returned (the pool's
+     * completion orders them) */
+    atomic_fetch_add_explicit(&ranges_calls, 1, memory_order_relaxed);
+    for (size_t i = begin; i < end; i++)
+        atomic_fetch_add_explicit(&ranges_hits[i], 1, memory_order_relaxed);
+    if (l->fail_at >= (int64_t)begin && l->fail_at < (int64_t)end) return WEFT_ERANGE;
+    return WEFT_OK;
+}
+
+static weft_status_t ranges_make_node(weft_graph_t *gr, const weft_op_t *op, size_t n_in,
+                                      weft_var_t *const *in, size_t *n_out,
+                                      const weft_type_t **out)
+{
+    (void)op;
+    (void)in;
+    if (n_in != 1) return weft_graph_set_error(gr, WEFT_EINVAL, "Ranges takes 1 input");
+    *n_out = 1;
+    return weft_type_tensor(gr, WEFT_FLOAT64, 0, NULL, &out[0]);
+}
+
+static weft_status_t ranges_perform(const weft_apply_t *node, weft_tensor_t *const *in,
+                                    weft_tensor_t **out, weft_kernel_ctx_t *ctx)
+{
+    const ranges_props_t *p = weft_op_props(weft_apply_op(node));
+    ranges_loop_t l = {(int64_t)weft_tensor_flat_get(in[0], 0)};
+    weft_status_t st = weft_kernel_parallel_for(ctx, (size_t)p->n, (size_t)p->grain,
+                                                ranges_body, &l);
+    if (st != WEFT_OK) return weft_kernel_error(ctx, st, "range holding %lld failed",
+                                                (long long)l.fail_at);
+    st = weft_kernel_alloc_output(ctx, &out[0], WEFT_FLOAT64, 0, NULL);
+    if (st == WEFT_OK) *(double *)weft_tensor_data(out[0]) = (double)weft_kernel_threads(ctx);
+    return st;
+}
+
+static const weft_op_class_t ranges_class = {.size = sizeof(weft_op_class_t),
+                                             .name = "Ranges",
+                                             .props_size = sizeof(ranges_props_t),
+                                             .make_node = ranges_make_node,
+                                             .perform = ranges_perform};
+
+static void ranges_reset(void)
+{
+    for (size_t i = 0; i < RANGES_MAX; i++) atomic_store(&ranges_hits[i], 0);
+    atomic_store(&ranges_calls, 0);
+}
+
+static int64_t ranges_count_hit(int64_t n, int times)
+{
+    int64_t ok = 0;
+    for (int64_t i = 0; i < n; i++) ok += atomic_load(&ranges_hits[i]) == times;
+    return ok;
+}
+
+/* Compiles Ranges(x) on a 2-worker pool with node_threads; x is 0-d. */
+static weft_function_t *ranges_function(ranges_props_t p, int node_threads, weft_var_t **x_out)
+{
+    weft_var_t *x = ct_var(g, "x", 0, NULL);
+    weft_var_t *y = ct_call(g, &ranges_class, &p, 1, x, NULL);
+    weft_function_options_t o = WEFT_FUNCTION_OPTIONS_INIT;
+    o.mode = "none";
+    o.threads = 2;
+    o.node_threads = node_threads;
+    weft_function_t *f = NULL;
+    assert_int_equal(weft_function_compile(1, &x, 1, &y, 0, NULL, &o, &f), WEFT_OK);
+    *x_out = x;
+    return f;
+}
+
+/* Calls f with x = fail_at; returns the output (-1 when the call failed). */
+static double call_ranges(weft_function_t *f, double fail_at, weft_status_t want)
+{
+    weft_tensor_t *xv = ct_tensor(0, NULL, fail_at), *yv = NULL;
+    assert_int_equal(weft_function_call(f, 1, &xv, 1, &yv), want);
+    double r = yv ? weft_tensor_flat_get(yv, 0) : -1.0;
+    weft_tensor_release(yv);
+    weft_tensor_release(xv);
+    return r;
+}
+
+static void test_intranode_ranges_cover_the_loop_once_on_two_workers(void **state)
+{
+    (void)state;
+    weft_var_t *x;
+    weft_function_t *f = ranges_function((ranges_props_t){RANGES_MAX, 1000}, 0, &x);
+    for (int rep = 0; rep < 5; rep++) {
+        ranges_reset();
+        assert_true(call_ranges(f, -1, WEFT_OK) == 2.0); /* the kernel saw 2 workers */
+        assert_int_equal(ranges_count_hit(RANGES_MAX, 1), RANGES_MAX);
+        assert_int_equal(atomic_load(&ranges_calls), RANGES_MAX / 1000);
+    }
+    weft_function_destroy(f);
+}
+
+static void test_intranode_default_grain_splits_evenly_over_workers(void **state)
+{
+    (void)state;
+    weft_var_t *x;
+    weft_function_t *f = ranges_function((ranges_props_t){1001, 0}, 0, &x);
+    ranges_reset();
+    assert_true(call_ranges(f, -1, WEFT_OK) == 2.0);
+    assert_int_equal(ranges_count_hit(1001, 1), 1001);
+    assert_int_equal(atomic_load(&ranges_calls), 2); /* grain ceil(1001 / 2) */
+    weft_function_destroy(f);
+}
+
+static void test_intranode_node_threads_1_runs_one_inline_range(void **state)
+{
+    (void)state;
+    weft_var_t *x;
+    weft_function_t *f = ranges_function((ranges_props_t){5000, 10}, 1, &x);
+    ranges_reset();
+    assert_true(call_ranges(f, -1, WEFT_OK) == 1.0);
+    assert_int_equal(ranges_count_hit(5000, 1), 5000);
+    assert_int_equal(atomic_load(&ranges_calls), 1);
+    weft_function_destroy(f);
+}
+
+static void test_intranode_node_threads_above_pool_size_means_all_workers(void **state)
+{
+    (void)state;
+    weft_var_t *x;
+    weft_function_t *f = ranges_function((ranges_props_t){64, 1}, 9, &x);
+    ranges_reset();
+    assert_true(call_ranges(f, -1, WEFT_OK) == 2.0);
+    assert_int_equal(ranges_count_hit(64, 1), 64);
+    weft_function_destroy(f);
+}
+
+static void test_intranode_failing_range_fails_the_node_and_next_call_works(void **state)
+{
+    (void)state;
+    weft_var_t *x;
+    weft_function_t *f = ranges_function((ranges_props_t){20000, 100}, 0, &x);
+    ranges_reset();
+    assert_true(call_ranges(f, 12345, WEFT_ERANGE) == -1.0);
+    const char *msg = weft_function_last_error(f);
+    assert_non_null(strstr(msg, "Ranges"));
+    assert_non_null(strstr(msg, "compile_test_ops.c"));
+    assert_non_null(strstr(msg, "range holding 12345 failed"));
+    assert_int_equal(atomic_load(&ranges_hits[12345]), 1); /* the failing range ran once */
+    assert_true(atomic_load(&ranges_calls) <= 200);
+    ranges_reset();
+    assert_true(call_ranges(f, -1, WEFT_OK) == 2.0);
+    assert_int_equal(ranges_count_hit(20000, 1), 20000);
+    weft_function_destroy(f);
+}
+
+static void test_intranode_evaluator_runs_one_inline_range(void **state)
+{
+    (void)state;
+    weft_var_t *x = ct_var(g, "x", 0, NULL);
+    ranges_props_t p = {300, 7};
+    weft_var_t *y = ct_call(g, &ranges_class, &p, 1, x, NULL);
+    weft_tensor_t *xv = ct_tensor(0, NULL, -1.0), *yv = NULL;
+    ranges_reset();
+    assert_int_equal(weft_eval(g, 1, &x, &xv, 1, &y, &yv), WEFT_OK);
+    assert_true(weft_tensor_flat_get(yv, 0) == 1.0);
+    assert_int_equal(atomic_load(&ranges_calls), 1);
+    assert_int_equal(ranges_count_hit(300, 1), 300);
+    weft_tensor_release(yv);
+    weft_tensor_release(xv);
+}
+
+static weft_status_t never_called(void *arg, size_t begin, size_t end)
+{
+    (void)arg;
+    (void)begin;
+    (void)end;
+    fail_msg("a range ran");
+    return WEFT_OK;
+}
+
+static void test_intranode_bad_arguments(void **state)
+{
+    (void)state;
+    assert_int_equal(weft_kernel_parallel_for(NULL, 10, 1, never_called, NULL), WEFT_EINVAL);
+    assert_int_equal(weft_kernel_threads(NULL), 1);
+    weft_var_t *x = ct_var(g, "x", 0, NULL), *y = ct_call(g, &ct_twice_class, NULL, 1, x, NULL);
+    weft_function_options_t o = WEFT_FUNCTION_OPTIONS_INIT;
+    o.node_threads = -1;
+    weft_function_t *f = NULL;
+    assert_int_equal(weft_function_compile(1, &x, 1, &y, 0, NULL, &o, &f), WEFT_EINVAL);
+    assert_null(f);
+    assert_string_equal(weft_function_last_error(NULL), "node_threads -1 < 0");
+}
+
+/* ---- split kernels give the unsplit results --------------------------------------- */
+
+static weft_var_t *matrix(const char *name, int64_t r, int64_t c)
+{
+    int64_t shape[2] = {r, c};
+    return ct_var(g, name, 2, shape);
+}
+
+/* Deterministic values in [-1, 1) (a multiplicative hash of the index). */
+static weft_tensor_t *filled(int64_t r, int64_t c, uint32_t seed)
+{
+    int64_t shape[2] = {r, c};
+    weft_tensor_t *t = NULL;
+    assert_int_equal(weft_tensor_empty(WEFT_FLOAT64, 2, shape, &t), WEFT_OK);
+    double *d = weft_tensor_data(t);
+    for (int64_t i = 0; i < r * c; i++) {
+        uint32_t h = ((uint32_t)i + seed) * 2654435761u;
+        d[i] = (double)(h >> 8) / (double)(1u << 23) - 1.0;
+    }
+    return t;
+}
+
+/* Runs outputs on 2 workers with node_threads 0 (split) and 1 (unsplit) and
+ * returns the largest absolute difference over every output element. */
+static double split_vs_unsplit(size_t n_in, weft_var_t **in, weft_tensor_t **vals, size_t n_out,
+                               weft_var_t **out)
+{
+    weft_tensor_t *res[2][4] = {{NULL}};
+    for (int v = 0; v < 2; v++) {
+        weft_function_options_t o = WEFT_FUNCTION_OPTIONS_INIT;
+        o.threads = 2;
+        o.node_threads = v == 0 ? 0 : 1;
+        weft_function_t *f = NULL;
+        assert_int_equal(weft_function_compile(n_in, in, n_out, out, 0, NULL, &o, &f), WEFT_OK);
+        assert_int_equal(weft_function_call(f, n_in, vals, n_out, res[v]), WEFT_OK);
+        weft_function_destroy(f);
+    }
+    double worst = 0.0;
+    for (size_t k = 0; k < n_out; k++) {
+        assert_true(weft_tensor_same_shape(res[0][k], res[1][k]));
+        for (size_t i = 0; i < weft_tensor_size(res[0][k]); i++) {
+            double d = weft_tensor_flat_get(res[0][k], i) - weft_tensor_flat_get(res[1][k], i);
+            worst = d < 0 ? (-d > worst ? -d : worst) : (d > worst ? d : worst);
+        }
+        weft_tensor_release(res[0][k]);
+        weft_tensor_release(res[1][k]);
+    }
+    return worst;
+}
+
+/* Tall (row panels), wide (column panels), a transposed operand, and Gemm
+ * with beta: 2.4M-6M multiply-adds each, above the split threshold. */
+static void test_intranode_split_products_match_unsplit(void **state)
+{
+    (void)state;
+    weft_var_t *a = matrix("a", 300, 200), *b = matrix("b", 200, 100);
+    weft_var_t *w = matrix("w", 40, 200), *v = matrix("v", 200, 600), *z = matrix("z", 300, 100);
+    weft_var_t *tall, *wide, *at, *tr, *gm, *one, *half;
+    assert_int_equal(weft_dot(g, a, b, &tall), WEFT_OK);
+    assert_int_equal(weft_dot(g, w, v, &wide), WEFT_OK);
+    assert_int_equal(weft_transpose(g, v, &at), WEFT_OK);           /* 600 x 200 */
+    assert_int_equal(weft_dot(g, at, b, &tr), WEFT_OK);             /* 600 x 100 */
+    assert_int_equal(weft_constant_scalar(g, WEFT_FLOAT64, 1.5, &one), WEFT_OK);
+    assert_int_equal(weft_constant_scalar(g, WEFT_FLOAT64, -0.5, &half), WEFT_OK);
+    assert_int_equal(weft_gemm(g, z, one, a, b, half, false, &gm), WEFT_OK);
+    weft_var_t *in[] = {a, b, w, v, z}, *out[] = {tall, wide, tr, gm};
+    weft_tensor_t *vals[] = {filled(300, 200, 1), filled(200, 100, 2), filled(40, 200, 3),
+                             filled(200, 600, 4), filled(300, 100, 5)};
+    /* same kernel, same summation order per element: equal to rounding */
+    assert_true(split_vs_unsplit(5, in, vals, 4, out) < 1e-12);
+    for (int i = 0; i < 5; i++) weft_tensor_release(vals[i]);
+}
+
+/* tanh(x + bias) (costly kind, broadcast row), x.T * y (strided operand),
+ * x + y (cheap kind above its threshold): element for element equal. */
+static void test_intranode_split_elementwise_is_exact(void **state)
+{
+    (void)state;
+    weft_var_t *x = matrix("x", 500, 300), *bias = NULL, *y = matrix("y", 300, 500);
+    int64_t bshape[2] = {1, 300};
+    const weft_type_t *bt;
+    assert_int_equal(weft_type_tensor(g, WEFT_FLOAT64, 2, bshape, &bt), WEFT_OK);
+    assert_int_equal(weft_var_create(g, bt, "bias", &bias), WEFT_OK);
+    weft_var_t *s, *t1, *xt, *m, *yt, *sum;
+    assert_int_equal(weft_add(g, x, bias, &s), WEFT_OK);
+    assert_int_equal(weft_tanh(g, s, &t1), WEFT_OK);
+    assert_int_equal(weft_transpose(g, x, &xt), WEFT_OK);
+    assert_int_equal(weft_mul(g, xt, y, &m), WEFT_OK);
+    assert_int_equal(weft_transpose(g, y, &yt), WEFT_OK);
+    assert_int_equal(weft_add(g, x, yt, &sum), WEFT_OK);
+    weft_var_t *in[] = {x, bias, y}, *out[] = {t1, m, sum};
+    weft_tensor_t *vals[] = {filled(500, 300, 7), filled(1, 300, 8), filled(300, 500, 9)};
+    assert_true(split_vs_unsplit(3, in, vals, 3, out) == 0.0);
+    for (int i = 0; i < 3; i++) weft_tensor_release(vals[i]);
+}
+
+int main(void)
+{
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+    const struct CMUnitTest tests[] = {
+        T(test_intranode_ranges_cover_the_loop_once_on_two_workers),
+        T(test_intranode_default_grain_splits_evenly_over_workers),
+        T(test_intranode_node_threads_1_runs_one_inline_range),
+        T(test_intranode_node_threads_above_pool_size_means_all_workers),
+        T(test_intranode_failing_range_fails_the_node_and_next_call_works),
+        T(test_intranode_evaluator_runs_one_inline_range),
+        T(test_intranode_bad_arguments),
+        T(test_intranode_split_products_match_unsplit),
+        T(test_intranode_split_elementwise_is_exact),
+    };
+    return cmocka_run_group_tests_name("function_intranode", tests, NULL, NULL);
+}
