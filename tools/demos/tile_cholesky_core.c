@@ -63,7 +63,7 @@ weft_status_t chol_make_spd(int n, uint64_t seed, double **out)
 
 typedef struct builder {
     weft_graph_t *g;
-    const weft_op_t *potrf, *trsm, *syrk;
+    const weft_op_t *potrf, *trtri, *trmm, *syrk;
     weft_var_t *minus1, *one;
     weft_var_t **in, **cur, **tr; /* per tile: input, current value, transposed final value */
 } builder_t;
@@ -81,7 +81,8 @@ typedef struct builder {
 static weft_status_t build_inputs(builder_t *b, const chol_tiles_t *t)
 {
     CHECK(weft_op_create(b->g, &chol_potrf_class, NULL, &b->potrf));
-    CHECK(weft_op_create(b->g, &chol_trsm_class, NULL, &b->trsm));
+    CHECK(weft_op_create(b->g, &chol_trtri_class, NULL, &b->trtri));
+    CHECK(weft_op_create(b->g, &chol_trmm_class, NULL, &b->trmm));
     CHECK(weft_op_create(b->g, &chol_syrk_class, NULL, &b->syrk));
     CHECK(weft_constant_scalar(b->g, WEFT_FLOAT64, -1.0, &b->minus1));
     CHECK(weft_constant_scalar(b->g, WEFT_FLOAT64, 1.0, &b->one));
@@ -120,9 +121,11 @@ static weft_status_t build_steps(builder_t *b, int nt)
         weft_var_t *akk = b->cur[tri(k, k)], *lkk;
         CHECK(weft_op_call(b->g, b->potrf, 1, &akk, &lkk));
         b->cur[tri(k, k)] = lkk;
+        weft_var_t *inv = NULL;
+        if (k + 1 < nt) CHECK(weft_op_call(b->g, b->trtri, 1, &lkk, &inv));
         for (int i = k + 1; i < nt; i++) {
-            weft_var_t *ti[2] = {lkk, b->cur[tri(i, k)]};
-            CHECK(weft_op_call(b->g, b->trsm, 2, ti, &b->cur[tri(i, k)]));
+            weft_var_t *ti[2] = {inv, b->cur[tri(i, k)]};
+            CHECK(weft_op_call(b->g, b->trmm, 2, ti, &b->cur[tri(i, k)]));
             if (i + 1 < nt) CHECK(weft_transpose(b->g, b->cur[tri(i, k)], &b->tr[tri(i, k)]));
         }
         weft_status_t st = build_update(b, nt, k);
@@ -141,6 +144,7 @@ static weft_status_t compile_tiles(chol_tiles_t *t, builder_t *b, weft_pool_t *p
     o.pool = pool;
     o.accept_inplace = true;
     o.name = "tile_cholesky";
+    o.node_threads = 1; /* ample tile parallelism: splitting a tile op only costs */
     weft_status_t st = weft_function_compile(nv, b->in, 0, NULL, nv, upd, &o, &t->fn);
     if (st != WEFT_OK)
         fprintf(stderr, "tile_cholesky: compile: %s (%s)\n", weft_status_name(st),

@@ -8,12 +8,13 @@
  * mutable input variable; the graph is the right-looking tile algorithm
  *
  *   for k: A_kk <- potrf(A_kk)
- *          A_ik <- A_ik L_kk^-T                 (trsm, i > k)
+ *          A_ik <- A_ik L_kk^-T                 (trsm, i > k: done as
+ *                  W = trtri(L_kk) once, then A_ik <- A_ik W^T with trmm)
  *          A_ii <- A_ii - A_ik A_ik^T           (syrk, i > k)
  *          A_ij <- A_ij - A_ik A_jk^T           (gemm, i > j > k)
  *
- * each op overwriting its tile in place (destroy_map); potrf, trsm and syrk
- * are this demo's op classes (tile_cholesky_ops.c), the gemm is weft's
+ * each op but trtri overwriting its tile in place (destroy_map); potrf,
+ * trtri, trmm and syrk are this demo's op classes (tile_cholesky_ops.c), the gemm is weft's
  * Gemm{inplace} with a transposed view. The function is compiled with
  * accept_inplace, so a DestroyHandler orders the in-place ops, and every tile
  * is updated with its final value (no copy: the value lives in the tile).
@@ -30,7 +31,8 @@ typedef struct chol_tiles chol_tiles_t;
 
 /* The demo's op classes (borrowed, static). */
 extern const weft_op_class_t chol_potrf_class; /* A <- chol(A), lower, in place */
-extern const weft_op_class_t chol_trsm_class;  /* (L, A): A <- A L^-T, in place on A */
+extern const weft_op_class_t chol_trtri_class; /* (L): a new tile L^-1 (lower) */
+extern const weft_op_class_t chol_trmm_class;  /* (W, A): A <- A W^T, in place on A */
 extern const weft_op_class_t chol_syrk_class;  /* (C, A): C <- C - A A^T (lower), on C */
 
 /* A seeded symmetric positive definite n x n matrix, row-major: off-diagonal
