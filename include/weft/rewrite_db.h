@@ -126,6 +126,8 @@ WEFT_API weft_status_t weft_rewrite_db_print(weft_rewrite_db_t *db, FILE *f);
  *                           constant_folding [fast_compile], cleanup merge)
  *   1.2   merge_canon       graph     fast_run merge
  *   2     specialize        equilibrium fast_run (local_gemm...)
+ *   48    elemwise_fusion   out2in    fast_run fusion (local_elemwise_fusion:
+ *                                     elementwise chains -> Composite)
  *   49    merge2            graph     fast_run merge
  *   49.5  add_destroy_handler graph   fast_run inplace
  *   50.5  inplace           graph     fast_run inplace

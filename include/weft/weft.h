@@ -3,6 +3,7 @@
 #define WEFT_WEFT_H
 
 #include "weft/alloc.h"
+#include "weft/composite.h"
 #include "weft/destroy.h"
 #include "weft/elemwise.h"
 #include "weft/eval.h"

@@ -92,8 +92,8 @@ static weft_status_t infer_dtype(weft_graph_t *g, const weft_op_t *op, size_t n_
 
 /* Per dimension: known lengths other than 1 must agree; 1 broadcasts; the
  * result is unknown when only 1s and unknowns meet. */
-static weft_status_t infer_shape(weft_graph_t *g, const char *name, size_t n_in,
-                                 weft_var_t *const *inputs, int ndim, int64_t *shape)
+weft_status_t weft__ew_infer_shape(weft_graph_t *g, const char *name, size_t n_in,
+                                   weft_var_t *const *inputs, int ndim, int64_t *shape)
 {
     for (int d = 0; d < ndim; d++) {
         int64_t len = 1;
@@ -118,8 +118,8 @@ static weft_status_t infer_shape(weft_graph_t *g, const char *name, size_t n_in,
     return WEFT_OK;
 }
 
-static weft_status_t check_inputs(weft_graph_t *g, const char *name, size_t n_in,
-                                  weft_var_t *const *inputs, int *ndim)
+weft_status_t weft__ew_check_inputs(weft_graph_t *g, const char *name, size_t n_in,
+                                    weft_var_t *const *inputs, int *ndim)
 {
     int nd0 = weft_type_ndim(weft_var_type(inputs[0]));
     for (size_t i = 0; i < n_in; i++) {
@@ -148,9 +148,9 @@ static weft_status_t elemwise_make_node(weft_graph_t *g, const weft_op_t *op, si
     int ndim = 0;
     weft_dtype_t odt = WEFT_BOOL;
     int64_t shape[WEFT_MAX_NDIM];
-    weft_status_t st = check_inputs(g, name, n_in, inputs, &ndim);
+    weft_status_t st = weft__ew_check_inputs(g, name, n_in, inputs, &ndim);
     if (st == WEFT_OK) st = infer_dtype(g, op, n_in, inputs, &odt);
-    if (st == WEFT_OK) st = infer_shape(g, name, n_in, inputs, ndim, shape);
+    if (st == WEFT_OK) st = weft__ew_infer_shape(g, name, n_in, inputs, ndim, shape);
     if (st == WEFT_OK) st = weft_type_tensor(g, odt, ndim, shape, &out_types[0]);
     if (st != WEFT_OK) return st;
     *n_out = 1;
@@ -171,9 +171,9 @@ static weft_status_t elemwise_make_node(weft_graph_t *g, const weft_op_t *op, si
 
 /* Run-time output shape; a dimension broadcasts only where the input's static
  * length is 1. */
-static weft_status_t runtime_shape(const weft_apply_t *node, weft_tensor_t *const *in,
-                                   size_t n_in, int ndim, int64_t *shape,
-                                   weft_kernel_ctx_t *ctx)
+weft_status_t weft__ew_runtime_shape(const weft_apply_t *node, weft_tensor_t *const *in,
+                                     size_t n_in, int ndim, int64_t *shape,
+                                     weft_kernel_ctx_t *ctx)
 {
     for (int d = 0; d < ndim; d++) {
         shape[d] = 1;
@@ -194,8 +194,8 @@ static weft_status_t runtime_shape(const weft_apply_t *node, weft_tensor_t *cons
     return WEFT_OK;
 }
 
-static weft_status_t check_input_tensors(const weft_apply_t *node, weft_tensor_t *const *in,
-                                         size_t n_in, weft_kernel_ctx_t *ctx)
+weft_status_t weft__ew_check_input_tensors(const weft_apply_t *node, weft_tensor_t *const *in,
+                                           size_t n_in, weft_kernel_ctx_t *ctx)
 {
     for (size_t i = 0; i < n_in; i++) {
         const weft_type_t *t = weft_var_type(weft_apply_input(node, i));
@@ -241,16 +241,6 @@ typedef struct ew_loop {
     void *fn_arg;
 } ew_loop_t;
 
-/* Elements below which a loop stays on one worker: waking a second one costs
- * a few us, about 8K transcendental evaluations or 64K additions. */
-#define EW_SPLIT_COSTLY 8192
-#define EW_SPLIT_CHEAP 65536
-
-static bool kind_is_costly(weft_elemwise_kind_t k)
-{
-    return kind_is_float_only(k) && k != WEFT_ELEMWISE_DIV && k != WEFT_ELEMWISE_SQRT;
-}
-
 /* Indices [begin, end) of the split axis. */
 static weft_status_t ew_loop_range(void *arg, size_t begin, size_t end)
 {
@@ -268,14 +258,11 @@ static weft_status_t ew_loop_range(void *arg, size_t begin, size_t end)
     return WEFT_OK;
 }
 
-/* fresh: the output is a new buffer (not an input written in place), so a
- * large one may be written with streaming stores (elemwise_kernels.c). Large
- * loops are split along their outermost non-unit axis over the workers. */
-static weft_status_t run_kernel(weft_elemwise_kind_t k, weft_dtype_t compute, ew_run_t *r,
-                                size_t nop, int ndim, const int64_t *shape, bool fresh,
-                                weft_kernel_ctx_t *ctx)
+weft_status_t weft__ew_loop_run(weft_kernel_ctx_t *ctx, size_t nop, weft_tensor_t *const *ops,
+                                int ndim, const int64_t *shape, weft__row_fn fn, void *fn_arg,
+                                int64_t min_split)
 {
-    ew_loop_t l = { .nop = (int)nop, .ndim = ndim, .axis = 0 };
+    ew_loop_t l = { .nop = (int)nop, .ndim = ndim, .axis = 0, .fn = fn, .fn_arg = fn_arg };
     int64_t count = 1;
     for (int d = 0; d < ndim; d++) {
         l.shape[d] = shape[d];
@@ -283,24 +270,43 @@ static weft_status_t run_kernel(weft_elemwise_kind_t k, weft_dtype_t compute, ew
         if (shape[l.axis] == 1 && shape[d] != 1) l.axis = d;
     }
     for (size_t o = 0; o < nop; o++) {
-        weft_tensor_t *t = r->ops[o];
+        weft_tensor_t *t = ops[o];
         l.base[o] = weft_tensor_data(t);
         l.isz[o] = weft_dtype_size(weft_tensor_dtype(t));
         for (int d = 0; d < ndim; d++) /* broadcast axes read one element: stride 0 */
             l.st[o][d] = weft_tensor_dim(t, d) == shape[d] ? weft_tensor_stride(t, d) : 0;
     }
-    l.fn = k == WEFT_ELEMWISE_CAST ? weft__convert_fn(compute, weft_tensor_dtype(r->ops[1]))
-                                   : weft__elemwise_kernel(k, compute);
-    /* A non-NULL arg tells the kernels the output is fresh: large rows may
-     * then be written with streaming stores (elemwise_kernels.c). */
-    static const int fresh_marker = 1;
-    l.fn_arg = fresh ? (void *)&fresh_marker : NULL;
     size_t workers = weft_kernel_threads(ctx);
-    int64_t min_split = kind_is_costly(k) ? EW_SPLIT_COSTLY : EW_SPLIT_CHEAP;
     if (ndim == 0 || workers <= 1 || count < min_split || l.shape[l.axis] < 2)
         return ew_loop_range(&l, 0, ndim ? (size_t)l.shape[l.axis] : 1);
     size_t len = (size_t)l.shape[l.axis];
     return weft_kernel_parallel_for(ctx, len, (len + workers - 1) / workers, ew_loop_range, &l);
+}
+
+static bool kind_is_costly(weft_elemwise_kind_t k)
+{
+    return kind_is_float_only(k) && k != WEFT_ELEMWISE_DIV && k != WEFT_ELEMWISE_SQRT;
+}
+
+int64_t weft__ew_split_min(weft_elemwise_kind_t kind)
+{
+    return kind_is_costly(kind) ? WEFT__EW_SPLIT_COSTLY : WEFT__EW_SPLIT_CHEAP;
+}
+
+/* fresh: the output is a new buffer (not an input written in place), so a
+ * large one may be written with streaming stores (elemwise_kernels.c). */
+static weft_status_t run_kernel(weft_elemwise_kind_t k, weft_dtype_t compute, ew_run_t *r,
+                                size_t nop, int ndim, const int64_t *shape, bool fresh,
+                                weft_kernel_ctx_t *ctx)
+{
+    weft__row_fn fn = k == WEFT_ELEMWISE_CAST
+                          ? weft__convert_fn(compute, weft_tensor_dtype(r->ops[1]))
+                          : weft__elemwise_kernel(k, compute);
+    /* A non-NULL arg tells the kernels the output is fresh: large rows may
+     * then be written with streaming stores (elemwise_kernels.c). */
+    static const int fresh_marker = 1;
+    return weft__ew_loop_run(ctx, nop, r->ops, ndim, shape, fn,
+                             fresh ? (void *)&fresh_marker : NULL, weft__ew_split_min(k));
 }
 
 static weft_status_t prepare_output(const weft_op_t *op, weft_tensor_t *const *in,
@@ -329,8 +335,8 @@ static weft_status_t elemwise_perform(const weft_apply_t *node, weft_tensor_t *c
     const weft_type_t *ot = weft_var_type(weft_apply_output(node, 0));
     int ndim = weft_type_ndim(ot);
     int64_t shape[WEFT_MAX_NDIM];
-    weft_status_t st = check_input_tensors(node, inputs, n_in, ctx);
-    if (st == WEFT_OK) st = runtime_shape(node, inputs, n_in, ndim, shape, ctx);
+    weft_status_t st = weft__ew_check_input_tensors(node, inputs, n_in, ctx);
+    if (st == WEFT_OK) st = weft__ew_runtime_shape(node, inputs, n_in, ndim, shape, ctx);
     if (st != WEFT_OK) return st;
     weft_dtype_t odt = weft_type_dtype(ot), compute = odt;
     if (kind_is_comparison(k))

@@ -29,6 +29,40 @@ extern const weft_op_class_t weft__elemwise_classes[WEFT_ELEMWISE_KIND_COUNT];
  * here (weft__convert_fn). */
 weft__row_fn weft__elemwise_kernel(weft_elemwise_kind_t kind, weft_dtype_t dt);
 
+/* Shared by the elementwise classes and Composite (composite.c): make_node
+ * checks (every input a tensor of one rank) and static broadcasting, and at
+ * run time the input checks against the node's types and the broadcast
+ * output shape (errors name the input and dimension). */
+weft_status_t weft__ew_check_inputs(weft_graph_t *g, const char *name, size_t n_in,
+                                    weft_var_t *const *inputs, int *ndim);
+weft_status_t weft__ew_infer_shape(weft_graph_t *g, const char *name, size_t n_in,
+                                   weft_var_t *const *inputs, int ndim, int64_t *shape);
+weft_status_t weft__ew_check_input_tensors(const weft_apply_t *node, weft_tensor_t *const *in,
+                                           size_t n_in, weft_kernel_ctx_t *ctx);
+weft_status_t weft__ew_runtime_shape(const weft_apply_t *node, weft_tensor_t *const *in,
+                                     size_t n_in, int ndim, int64_t *shape,
+                                     weft_kernel_ctx_t *ctx);
+
+/* Elements below which an elementwise loop stays on one worker: waking a
+ * second one costs a few us, about 8K transcendental evaluations or 64K
+ * additions. */
+#define WEFT__EW_SPLIT_COSTLY 8192
+#define WEFT__EW_SPLIT_CHEAP 65536
+/* The split threshold of one kind. */
+int64_t weft__ew_split_min(weft_elemwise_kind_t kind);
+
+/* Runs row kernel fn over the broadcast shape of ops[0..nop) (ops[0] the
+ * output, of exactly that shape; inputs broadcast where their length is 1).
+ * With several workers and at least min_split elements, the outermost
+ * non-unit axis is cut into ranges run by weft_kernel_parallel_for. Returns
+ * its status (WEFT_ENOMEM when ranges cannot be queued). */
+weft_status_t weft__ew_loop_run(weft_kernel_ctx_t *ctx, size_t nop, weft_tensor_t *const *ops,
+                                int ndim, const int64_t *shape, weft__row_fn fn, void *fn_arg,
+                                int64_t min_split);
+
+/* The fused elementwise expression class (composite.c, weft/composite.h). */
+extern const weft_op_class_t weft__composite_class;
+
 /* The elementwise grad hook (elemwise_grad.c), shared by every kind. */
 weft_status_t weft__elemwise_grad(weft_graph_t *g, const weft_apply_t *node,
                                   weft_var_t *const *output_grads, weft_var_t **input_grads);

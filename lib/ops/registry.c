@@ -31,6 +31,7 @@ static const weft_op_class_t *const registry[] = {
     &weft__trsm_class,
     &weft__syrk_class,
     &weft__trimask_class,
+    &weft__composite_class,
 };
 
 size_t weft_ops_n_classes(void)

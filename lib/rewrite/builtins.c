@@ -114,6 +114,20 @@ static weft_status_t reg_specialize(weft_rewrite_db_t *db)
     return st;
 }
 
+/* Elementwise fusion after the algebraic rewrites (which match single
+ * elementwise nodes, local_gemm included) and before inplace (which then
+ * picks in-place Composites), walked output to input so each chain is fused
+ * from its last node. */
+static weft_status_t reg_fusion(weft_rewrite_db_t *db)
+{
+    weft_status_t st = weft_rewrite_db_register_group(
+        db, "elemwise_fusion", WEFT_REWRITE_GROUP_OUT2IN, 48, 0, TAGS("fast_run", "fusion"));
+    if (st == WEFT_OK)
+        st = reg_member(db, "elemwise_fusion", "local_elemwise_fusion", WEFT_REWRITE_ROLE_NODE,
+                        0, NULL);
+    return st;
+}
+
 static weft_status_t reg_inplace(weft_rewrite_db_t *db)
 {
     weft_rewriter_t *rw;
@@ -142,6 +156,7 @@ weft_status_t weft_rewrite_db_add_builtins(weft_rewrite_db_t *db)
     if (st == WEFT_OK) st = reg_canonicalize(db);
     if (st == WEFT_OK) st = reg_merge(db, "merge_canon", 1.2);
     if (st == WEFT_OK) st = reg_specialize(db);
+    if (st == WEFT_OK) st = reg_fusion(db);
     if (st == WEFT_OK) st = reg_merge(db, "merge2", 49);
     if (st == WEFT_OK) st = reg_inplace(db);
     if (st == WEFT_OK) st = reg_merge(db, "merge3", 100);

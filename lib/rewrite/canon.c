@@ -219,5 +219,6 @@ const weft__builtin_node_t weft__builtin_nodes[] = {
     {"local_dimshuffle_dimshuffle", local_dimshuffle_dimshuffle, {"DimShuffle", NULL}},
     {"local_sum_broadcastable", local_sum_broadcastable, {"Sum", "SumAxes", NULL}},
     {"local_gemm", weft__local_gemm, {"Add", "Sub", NULL}},
+    {"local_elemwise_fusion", weft__local_elemwise_fusion, {NULL}}, /* every elementwise class */
 };
 const size_t weft__n_builtin_nodes = sizeof weft__builtin_nodes / sizeof weft__builtin_nodes[0];

@@ -167,6 +167,9 @@ weft_status_t weft__constant_dimshuffle_create(const char *name, weft_rewriter_t
 /* local_gemm (gemm_rewrite.c). */
 weft_status_t weft__local_gemm(weft_fgraph_t *fg, weft_apply_t *node, void *user,
                                weft_rewrite_result_t *res);
+/* local_elemwise_fusion (fusion.c). */
+weft_status_t weft__local_elemwise_fusion(weft_fgraph_t *fg, weft_apply_t *node, void *user,
+                                          weft_rewrite_result_t *res);
 /* Pattern-based built-ins (canon_pattern.c). */
 weft_status_t weft__pattern_builtin_create(const char *name, weft_rewriter_t **out);
 bool weft__pattern_builtin_exists(const char *name);

@@ -88,7 +88,7 @@ weft_tensor_t *weft__tensor_view_unchecked(weft_tensor_t *t, int ndim, const int
  * A row kernel processes n elements of each operand: p[k] points at operand
  * k's first element, s[k] is its stride in elements. Operand 0 is the output
  * by convention. */
-#define WEFT__ITER_MAX_OPS 4
+#define WEFT__ITER_MAX_OPS 8 /* an output and up to 7 inputs (Composite) */
 typedef void (*weft__row_fn)(size_t n, char *const *p, const int64_t *s, void *arg);
 
 /* Calls fn once per innermost row over shape[0..ndim), operand k starting at

@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "weft/composite.h"
 #include "weft/elemwise.h"
 #include "weft/eval.h"
 #include "weft/grad.h"
@@ -196,6 +197,14 @@ static void test_io_every_builtin_op_props_round_trip(void **state)
     OK(weft_cholesky(f->g, m, &outs[n++]));
     OK(weft_trsm(f->g, m, r, WEFT_TRSM_RIGHT | WEFT_TRSM_UPPER, &outs[n++]));
     OK(weft_syrk(f->g, r, true, 0.25, &outs[n++]));
+    const weft_composite_step_t prog[3] = {{WEFT_ELEMWISE_ADD, {0, 1}},
+                                           {WEFT_ELEMWISE_TANH, {2, 0}},
+                                           {WEFT_ELEMWISE_MUL, {3, 0}}};
+    const weft_op_t *cop;
+    weft_var_t *ab[2] = {a, b};
+    OK(weft_composite(f->g, 2, ab, 3, prog, &outs[n++]));
+    OK(weft_composite_op(f->g, 2, 3, prog, 1, &cop));
+    OK(weft_op_call(f->g, cop, 2, ab, &outs[n++]));
     weft_var_t *in[4] = {a, b, m, r};
     weft_graph_io_t gr = {4, in, NULL, n, outs, 0, NULL, NULL};
     weft_graph_io_t ld;
@@ -208,6 +217,8 @@ static void test_io_every_builtin_op_props_round_trip(void **state)
                            "{\"op\":\"Sum\",\"props\":{\"kind\":\"Sum\",\"ndim\":2,\"axes\":[0],"
                            "\"keepdims\":true}"));
     assert_non_null(strstr(text, "\"props\":{\"alpha\":0.25,\"trans\":true}"));
+    assert_non_null(strstr(text, "{\"op\":\"Composite\",\"props\":{\"n_in\":2,\"steps\":"
+                                 "\"Add(0,1) Tanh(2) Mul(3,0)\",\"inplace\":1}"));
     /* every op printed the same way after loading */
     for (size_t k = 0; k < n; k++) {
         char p1[128], p2[128];

@@ -52,13 +52,14 @@ static void check(rfx_t *f, size_t n_in, weft_var_t **in, weft_var_t *out, const
     weft_fgraph_destroy(fg);
 }
 
-/* fast_run without `exclude` (and without in-place): the graph keeps `expect`. */
+/* fast_run without `exclude` (and without in-place and fusion, which would
+ * fold the remaining chain into a Composite): the graph keeps `expect`. */
 static void check_disabled(rfx_t *f, size_t n_in, weft_var_t **in, weft_var_t *out,
                            const char *exclude, const char *expect)
 {
     weft_fgraph_t *fg = rfx_fgraph(f, n_in, in, 1, &out, false);
-    const char *ex[] = {exclude, "inplace"};
-    assert_int_equal(weft_rewrite_mode(fg, "fast_run", 0, NULL, 2, ex, NULL), WEFT_OK);
+    const char *ex[] = {exclude, "inplace", "fusion"};
+    assert_int_equal(weft_rewrite_mode(fg, "fast_run", 0, NULL, 3, ex, NULL), WEFT_OK);
     char buf[1024];
     rfx_fg_expr(fg, buf, sizeof buf);
     assert_string_equal(buf, expect);
@@ -454,12 +455,12 @@ static void test_rewrite_mode_excluding_inplace_by_tag_keeps_ops(void **state)
     weft_var_t *x = rfx_var(f, f->m34, "x");
     weft_var_t *y = un(f, WEFT_ELEMWISE_TANH, un(f, WEFT_ELEMWISE_EXP, x));
     weft_fgraph_t *fg = rfx_fgraph(f, 1, &x, 1, &y, false);
-    const char *ex[] = {"inplace"};
-    assert_int_equal(weft_rewrite_mode(fg, "fast_run", 0, NULL, 1, ex, NULL), WEFT_OK);
+    const char *ex[] = {"inplace", "fusion"};
+    assert_int_equal(weft_rewrite_mode(fg, "fast_run", 0, NULL, 2, ex, NULL), WEFT_OK);
     char buf[512];
     rfx_fg_expr(fg, buf, sizeof buf);
     assert_string_equal(buf, "Tanh(Exp(x))");
-    assert_int_equal(weft_rewrite_mode(fg, "fast_run", 0, NULL, 0, NULL, NULL), WEFT_OK);
+    assert_int_equal(weft_rewrite_mode(fg, "fast_run", 0, NULL, 1, ex + 1, NULL), WEFT_OK);
     rfx_fg_expr(fg, buf, sizeof buf);
     assert_string_equal(buf, "Tanh{inplace=0}(Exp(x))");
     weft_fgraph_destroy(fg);
