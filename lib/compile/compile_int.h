@@ -251,6 +251,13 @@ weft_status_t weft__update_inplace(weft_function_t *f);
 weft_status_t weft__compile_lower(weft_function_t *f);
 void weft__compile_free_program(weft_function_t *f);
 
+/* ---- node order (schedule_order.c) ------------------------------------------ */
+/* rank[i]: the position of node i when one worker runs the DAG of n nodes
+ * with edges (from << 32 | to; sorted, distinct, from < to) by the pool's
+ * policy (continuation to the first ready successor, the other ready ones
+ * last in first out). Errors: WEFT_ENOMEM, WEFT_EINCONSISTENT (a cycle). */
+weft_status_t weft__schedule_order(uint32_t n, const uint64_t *edges, size_t ne, uint32_t *rank);
+
 /* ---- buffer pool (bufpool.c) ------------------------------------------------ */
 weft_status_t weft__bufpool_init(weft__bufpool_t *bp);
 void weft__bufpool_fini(weft__bufpool_t *bp);

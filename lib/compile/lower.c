@@ -3,9 +3,12 @@
  *   output cells are one array), constants where first read;
  * - per node: input slots, the slots it counts down after running (each
  *   distinct freeable input, and its own outputs that nobody reads);
- * - DAG: one node per apply in toposort order (DAG id = toposort index), one
- *   edge per producer -> consumer pair and one per feature ordering
- *   (DestroyHandler prerequisites: destroy.md §5), deduplicated. */
+ * - DAG: one node per apply, one edge per producer -> consumer pair and one
+ *   per feature ordering (DestroyHandler prerequisites: destroy.md §5),
+ *   deduplicated;
+ * - node order (DAG id, slot and record layout): a topological order, the
+ *   one a single worker runs the DAG in (schedule_order.c), so consecutive
+ *   runs touch consecutive memory. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,7 +18,7 @@
 
 typedef struct lower_ctx {
     weft_function_t *f;
-    weft_apply_t *const *order;
+    weft_apply_t **order; /* owned: the node order */
     size_t n_order;
     uint32_t *var_slot;   /* by var id */
     uint32_t *apply_idx;  /* by apply id: toposort index or NO_SLOT */
@@ -291,8 +294,9 @@ static size_t collect_data_edges(lower_ctx_t *c, uint64_t *e)
     return ne;
 }
 
-/* Data edges plus every feature ordering, sorted and deduplicated. */
-static weft_status_t build_dag(lower_ctx_t *c)
+/* Data edges plus every feature ordering between node indices (in the
+ * current order), sorted; *ne counts them with duplicates. */
+static weft_status_t collect_edges(lower_ctx_t *c, uint64_t **out, size_t *ne)
 {
     weft_function_t *f = c->f;
     weft_apply_t *const *before, *const *after;
@@ -303,23 +307,41 @@ static weft_status_t build_dag(lower_ctx_t *c)
     for (size_t i = 0; i < c->n_order; i++) total_in += weft_apply_n_inputs(c->order[i]);
     uint64_t *e = malloc((total_in + n_ord + 1) * sizeof *e);
     if (!e) return lower_oom();
-    size_t ne = collect_data_edges(c, e);
+    size_t n = collect_data_edges(c, e);
     for (size_t k = 0; k < n_ord; k++)
-        e[ne++] = ((uint64_t)c->apply_idx[weft_apply_id(before[k])] << 32) |
-                  c->apply_idx[weft_apply_id(after[k])];
-    qsort(e, ne, sizeof *e, cmp_u64);
+        e[n++] = ((uint64_t)c->apply_idx[weft_apply_id(before[k])] << 32) |
+                 c->apply_idx[weft_apply_id(after[k])];
+    qsort(e, n, sizeof *e, cmp_u64);
+    *out = e;
+    *ne = n;
+    return WEFT_OK;
+}
+
+/* Drops repeated edges of a sorted array; returns the distinct count. */
+static size_t dedupe_edges(uint64_t *e, size_t ne)
+{
+    size_t nu = 0;
+    for (size_t k = 0; k < ne; k++)
+        if (k == 0 || e[k] != e[k - 1]) e[nu++] = e[k];
+    return nu;
+}
+
+static weft_status_t build_dag(lower_ctx_t *c)
+{
+    weft_function_t *f = c->f;
+    uint64_t *e = NULL;
+    size_t ne = 0;
+    weft_status_t st = collect_edges(c, &e, &ne);
+    if (st != WEFT_OK) return st;
+    ne = dedupe_edges(e, ne);
     st = weft_dag_create(NULL, &f->dag);
     for (size_t i = 0; st == WEFT_OK && i < c->n_order; i++)
         st = weft_dag_add_node(f->dag, weft__node_body, &f->nodes[i],
                                weft_op_name(weft_apply_op(c->order[i])), NULL);
     for (size_t k = 0; st == WEFT_OK && k < ne; k++)
-        if (k == 0 || e[k] != e[k - 1])
-            st = weft_dag_add_edge(f->dag, (uint32_t)(e[k] >> 32), (uint32_t)e[k]);
-    size_t nu = 0;
-    for (size_t k = 0; k < ne; k++)
-        if (k == 0 || e[k] != e[k - 1]) e[nu++] = e[k];
+        st = weft_dag_add_edge(f->dag, (uint32_t)(e[k] >> 32), (uint32_t)e[k]);
     f->edges = e; /* kept for the profiler's critical path */
-    f->n_edges = nu;
+    f->n_edges = ne;
     set_next(f);
     if (st == WEFT_OK) st = weft_dag_finalize(f->dag);
     if (st != WEFT_OK)
@@ -328,15 +350,42 @@ static weft_status_t build_dag(lower_ctx_t *c)
     return WEFT_OK;
 }
 
-static weft_status_t lower_alloc(lower_ctx_t *c, size_t nv, size_t na)
+static void index_order(lower_ctx_t *c)
+{
+    for (size_t i = 0; i < c->n_order; i++) c->apply_idx[weft_apply_id(c->order[i])] = (uint32_t)i;
+}
+
+/* Replaces the toposort order by the order one worker runs the DAG in. */
+static weft_status_t order_by_schedule(lower_ctx_t *c)
+{
+    uint64_t *e = NULL;
+    size_t ne = 0;
+    weft_status_t st = collect_edges(c, &e, &ne);
+    if (st != WEFT_OK) return st;
+    ne = dedupe_edges(e, ne);
+    uint32_t *rank = malloc((c->n_order + 1) * sizeof *rank);
+    weft_apply_t **order = malloc((c->n_order + 1) * sizeof *order);
+    st = rank && order ? weft__schedule_order((uint32_t)c->n_order, e, ne, rank) : WEFT_ENOMEM;
+    if (st == WEFT_OK) {
+        for (size_t i = 0; i < c->n_order; i++) order[rank[i]] = c->order[i];
+        free(c->order);
+        c->order = order;
+        order = NULL;
+        index_order(c);
+    }
+    free(order);
+    free(rank);
+    free(e);
+    return st == WEFT_OK ? WEFT_OK : weft__fn_error(NULL, st, "ordering the nodes: %s",
+                                                    weft_status_name(st));
+}
+
+static weft_status_t lower_alloc(lower_ctx_t *c, size_t nv)
 {
     weft_function_t *f = c->f;
     c->var_slot = malloc((nv + 1) * sizeof *c->var_slot);
-    c->apply_idx = malloc((na + 1) * sizeof *c->apply_idx);
-    if (!c->var_slot || !c->apply_idx) return lower_oom();
+    if (!c->var_slot) return lower_oom();
     memset(c->var_slot, 0xff, (nv + 1) * sizeof *c->var_slot);
-    memset(c->apply_idx, 0xff, (na + 1) * sizeof *c->apply_idx);
-    for (size_t i = 0; i < c->n_order; i++) c->apply_idx[weft_apply_id(c->order[i])] = (uint32_t)i;
     f->n_slots = assign_slots(c);
     f->slot_kind = calloc(f->n_slots + 1, 1);
     f->countdown_init = calloc(f->n_slots + 1, sizeof *f->countdown_init);
@@ -348,19 +397,38 @@ static weft_status_t lower_alloc(lower_ctx_t *c, size_t nv, size_t na)
     return WEFT_OK;
 }
 
+/* c->order: an owned copy of the fgraph's toposort; c->apply_idx indexes it. */
+static weft_status_t lower_toposort(lower_ctx_t *c)
+{
+    weft_function_t *f = c->f;
+    weft_apply_t *const *topo;
+    weft_status_t st = weft_fgraph_toposort(f->fg, &topo, &c->n_order);
+    if (st != WEFT_OK)
+        return weft__fn_error(NULL, st, "toposort: %s", weft_fgraph_last_error(f->fg));
+    if (c->n_order >= ((size_t)1 << 30))
+        return weft__fn_error(NULL, WEFT_ERANGE, "too many nodes");
+    size_t na = weft_graph_n_applies(f->g);
+    c->order = malloc((c->n_order + 1) * sizeof *c->order);
+    c->apply_idx = malloc((na + 1) * sizeof *c->apply_idx);
+    if (!c->order || !c->apply_idx) return lower_oom();
+    memcpy(c->order, topo, c->n_order * sizeof *c->order);
+    memset(c->apply_idx, 0xff, (na + 1) * sizeof *c->apply_idx);
+    index_order(c);
+    f->n_nodes = (uint32_t)c->n_order;
+    return WEFT_OK;
+}
+
 weft_status_t weft__compile_lower(weft_function_t *f)
 {
     lower_ctx_t c = {.f = f};
-    weft_status_t st = weft_fgraph_toposort(f->fg, &c.order, &c.n_order);
-    if (st != WEFT_OK)
-        return weft__fn_error(NULL, st, "toposort: %s", weft_fgraph_last_error(f->fg));
-    if (c.n_order >= ((size_t)1 << 30)) return weft__fn_error(NULL, WEFT_ERANGE, "too many nodes");
-    f->n_nodes = (uint32_t)c.n_order;
-    st = lower_alloc(&c, weft_graph_n_vars(f->g), weft_graph_n_applies(f->g));
+    weft_status_t st = lower_toposort(&c);
+    if (st == WEFT_OK) st = order_by_schedule(&c);
+    if (st == WEFT_OK) st = lower_alloc(&c, weft_graph_n_vars(f->g));
     if (st == WEFT_OK) st = classify_slots(&c);
     if (st == WEFT_OK) mark_kept(&c);
     if (st == WEFT_OK) st = build_nodes(&c);
     if (st == WEFT_OK) st = build_dag(&c);
+    free(c.order);
     free(c.var_slot);
     free(c.apply_idx);
     free(c.is_output);

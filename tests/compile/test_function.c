@@ -532,6 +532,37 @@ static void test_function_print_lists_nodes_in_order(void **state)
     weft_function_destroy(f);
 }
 
+/* Nodes are laid out in the order one worker runs them (schedule_order.c),
+ * not in the graph's toposort (a, b, s1, s2 here): after a, its first
+ * successor s1 still waits for b, so a's chain continues with s2. */
+static void test_function_nodes_laid_out_in_run_order(void **state)
+{
+    (void)state;
+    weft_var_t *x = ct_var(g, "x", 1, S3);
+    weft_var_t *a = ct_call(g, &ct_twice_class, NULL, 1, x, NULL);
+    weft_var_t *b = ct_call(g, &ct_counted_class, NULL, 1, x, NULL);
+    weft_var_t *s1 = ct_call(g, &ct_add_class, NULL, 2, a, b);
+    weft_var_t *s2 = ct_call(g, &ct_twice_class, NULL, 1, a, NULL);
+    weft_var_t *outs[2] = {s1, s2};
+    weft_function_options_t o = opts_none();
+    weft_function_t *f = compile_ok(1, &x, 2, outs, 0, NULL, &o);
+    char buf[1024] = {0};
+    FILE *m = fmemopen(buf, sizeof buf - 1, "w");
+    assert_int_equal(weft_function_print(f, m), WEFT_OK);
+    fclose(m);
+    assert_string_equal(buf, "0: Twice(x)\n1: Twice(Twice.out)\n2: Counted(x)\n"
+                             "3: Add(Twice.out, Counted.out)\n");
+    weft_tensor_t *tx = ct_tensor(1, S3, 1.0), *res[2] = {NULL, NULL};
+    assert_int_equal(weft_function_call(f, 1, &tx, 2, res), WEFT_OK);
+    const double w1[3] = {3.0, 6.0, 9.0}, w2[3] = {4.0, 8.0, 12.0};
+    assert_values(res[0], w1, 3);
+    assert_values(res[1], w2, 3);
+    weft_tensor_release(res[0]);
+    weft_tensor_release(res[1]);
+    weft_tensor_release(tx);
+    weft_function_destroy(f);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void)
@@ -554,6 +585,7 @@ int main(void)
         T(test_function_compile_bad_arguments_return_exact_status),
         T(test_function_pools_default_shared_and_given),
         T(test_function_print_lists_nodes_in_order),
+        T(test_function_nodes_laid_out_in_run_order),
     };
     return cmocka_run_group_tests_name("function", tests, NULL, NULL);
 }
