@@ -10,7 +10,9 @@
  * an input, a constant or another output in a DeepCopy node (§7), toposorts
  * with every feature's orderings and lowers the result to a task DAG: one node
  * per apply, one edge per data dependency and one per DestroyHandler
- * prerequisite (destroy.md §5). The DAG is built once.
+ * prerequisite (destroy.md §5). The DAG is built once; its nodes are laid out
+ * in the order one worker runs them, so consecutive runs touch adjacent
+ * memory (weft_function_print lists that order).
  *
  * Calling: weft_function_call borrows the input tensors, checks them (arity,
  * dtype, ndim, static lengths), runs the DAG on the pool and delivers the
@@ -169,7 +171,7 @@ WEFT_API weft_status_t weft_function_destroy(weft_function_t *f);
  *     or a supplied output's shape differs from the result's: both named),
  *   a failing node's status (its kernel's, e.g. WEFT_ESHAPE; WEFT_ENAN under
  *     nan_check; WEFT_ETYPE/WEFT_ESHAPE when a node's result does not match
- *     its variable's type): the message names the node (toposort index, op
+ *     its variable's type): the message names the node (node index, op
  *     and creation site, weft_apply_describe) and the kernel's message; nodes
  *     not yet started are skipped, nothing leaks, the next call works;
  *     NULL output slots are left NULL and supplied outputs' contents are

@@ -46,9 +46,10 @@ typedef enum weft_profile_scope {
     WEFT_PROFILE_LAST_CALL = 1, /* the last completed call only */
 } weft_profile_scope_t;
 
-/* One apply node (rows in execution order: index == toposort index). */
+/* One apply node (rows in node order: index == DAG node id; the node order
+ * is a topological order, the one a single worker runs the graph in). */
 typedef struct weft_profile_apply {
-    uint32_t index;          /* toposort index = DAG node id */
+    uint32_t index;          /* position in the node order = DAG node id */
     const char *name;        /* printed apply, e.g. "Add(x, y)" */
     const char *op;          /* printed op, e.g. "Add{inplace=0}" */
     const char *op_class;    /* class name, e.g. "Add" */

@@ -21,7 +21,9 @@ typedef struct lower_ctx {
     weft_apply_t **order; /* owned: the node order */
     size_t n_order;
     uint32_t *var_slot;   /* by var id */
-    uint32_t *apply_idx;  /* by apply id: toposort index or NO_SLOT */
+    uint32_t *apply_idx;  /* by apply id: index in order, or NO_SLOT */
+    uint32_t *rank;       /* toposort index -> index in order */
+    uint32_t *topo_of;    /* index in order -> toposort index */
     bool *is_output;      /* by slot */
     bool *aliased;        /* by slot: some other variable views or destroys it */
     uint32_t n_consumers_total;
@@ -226,13 +228,13 @@ static weft_status_t slot_lists(weft_function_t *f)
 
 /* Prefetch hints: each node's first successor (edges sorted by source, then
  * target) is the one its worker most likely runs next. */
+/* The node a worker most likely runs next is the next one in the order (on
+ * one worker, always: the order is its run order). */
 static void set_next(weft_function_t *f)
 {
-    for (size_t k = 0; k < f->n_edges; k++) {
-        uint32_t from = (uint32_t)(f->edges[k] >> 32), to = (uint32_t)f->edges[k];
-        if (f->nodes[from].next != WEFT__NO_NEXT) continue;
-        f->nodes[from].next = to;
-        f->nodes[from].next_out = f->nodes[to].out_base;
+    for (uint32_t i = 0; i + 1 < f->n_nodes; i++) {
+        f->nodes[i].next = i + 1;
+        f->nodes[i].next_out = f->nodes[i + 1].out_base;
     }
 }
 
@@ -326,6 +328,24 @@ static size_t dedupe_edges(uint64_t *e, size_t ne)
     return nu;
 }
 
+/* Adds the DAG edges with each node's successors in toposort order: the
+ * order the compile-time replay (schedule_order.c) visited them in, so the
+ * pool's continuation and LIFO choices repeat that replay exactly on one
+ * worker and the run walks the nodes in layout order. */
+static weft_status_t add_dag_edges(lower_ctx_t *c, const uint64_t *e, size_t ne)
+{
+    uint64_t *key = malloc((ne + 1) * sizeof *key);
+    if (!key) return WEFT_ENOMEM;
+    for (size_t k = 0; k < ne; k++)
+        key[k] = (e[k] & 0xffffffff00000000ull) | c->topo_of[(uint32_t)e[k]];
+    qsort(key, ne, sizeof *key, cmp_u64);
+    weft_status_t st = WEFT_OK;
+    for (size_t k = 0; st == WEFT_OK && k < ne; k++)
+        st = weft_dag_add_edge(c->f->dag, (uint32_t)(key[k] >> 32), c->rank[(uint32_t)key[k]]);
+    free(key);
+    return st;
+}
+
 static weft_status_t build_dag(lower_ctx_t *c)
 {
     weft_function_t *f = c->f;
@@ -338,8 +358,7 @@ static weft_status_t build_dag(lower_ctx_t *c)
     for (size_t i = 0; st == WEFT_OK && i < c->n_order; i++)
         st = weft_dag_add_node(f->dag, weft__node_body, &f->nodes[i],
                                weft_op_name(weft_apply_op(c->order[i])), NULL);
-    for (size_t k = 0; st == WEFT_OK && k < ne; k++)
-        st = weft_dag_add_edge(f->dag, (uint32_t)(e[k] >> 32), (uint32_t)e[k]);
+    if (st == WEFT_OK) st = add_dag_edges(c, e, ne);
     f->edges = e; /* kept for the profiler's critical path */
     f->n_edges = ne;
     set_next(f);
@@ -363,18 +382,23 @@ static weft_status_t order_by_schedule(lower_ctx_t *c)
     weft_status_t st = collect_edges(c, &e, &ne);
     if (st != WEFT_OK) return st;
     ne = dedupe_edges(e, ne);
-    uint32_t *rank = malloc((c->n_order + 1) * sizeof *rank);
+    c->rank = malloc((c->n_order + 1) * sizeof *c->rank);
+    c->topo_of = malloc((c->n_order + 1) * sizeof *c->topo_of);
     weft_apply_t **order = malloc((c->n_order + 1) * sizeof *order);
-    st = rank && order ? weft__schedule_order((uint32_t)c->n_order, e, ne, rank) : WEFT_ENOMEM;
+    st = c->rank && c->topo_of && order
+             ? weft__schedule_order((uint32_t)c->n_order, e, ne, c->rank)
+             : WEFT_ENOMEM;
     if (st == WEFT_OK) {
-        for (size_t i = 0; i < c->n_order; i++) order[rank[i]] = c->order[i];
+        for (size_t i = 0; i < c->n_order; i++) {
+            order[c->rank[i]] = c->order[i];
+            c->topo_of[c->rank[i]] = (uint32_t)i;
+        }
         free(c->order);
         c->order = order;
         order = NULL;
         index_order(c);
     }
     free(order);
-    free(rank);
     free(e);
     return st == WEFT_OK ? WEFT_OK : weft__fn_error(NULL, st, "ordering the nodes: %s",
                                                     weft_status_name(st));
@@ -429,6 +453,8 @@ weft_status_t weft__compile_lower(weft_function_t *f)
     if (st == WEFT_OK) st = build_nodes(&c);
     if (st == WEFT_OK) st = build_dag(&c);
     free(c.order);
+    free(c.rank);
+    free(c.topo_of);
     free(c.var_slot);
     free(c.apply_idx);
     free(c.is_output);

@@ -3,8 +3,9 @@
  * function's accumulator under prof_lock; weft_profile_get turns the
  * accumulator into plain data: per-apply rows, Ops and Class groups sorted by
  * time, parallelism and the critical path (longest path through the DAG
- * weighted by node time; DAG ids are toposort indices, so every edge goes
- * from a lower to a higher id and one pass in id order suffices). */
+ * weighted by node time; DAG ids are positions in a topological order
+ * (lower.c), so every edge goes from a lower to a higher id and one pass in
+ * id order suffices). */
 #include <stdlib.h>
 #include <string.h>
 

@@ -563,6 +563,37 @@ static void test_function_nodes_laid_out_in_run_order(void **state)
     weft_function_destroy(f);
 }
 
+/* On one worker the pool runs the nodes exactly in layout order, also when
+ * a node readies several successors at once (one continues the chain, the
+ * others come back from the deque last in first out): a's three readers
+ * start in index order. Sleep nodes keep the start times apart. */
+static void test_function_one_worker_runs_nodes_in_layout_order(void **state)
+{
+    (void)state;
+    weft_var_t *x = ct_var(g, "x", 1, S3);
+    weft_var_t *a = ct_call(g, &ct_twice_class, NULL, 1, x, NULL), *outs[4];
+    int us[4] = {300, 200, 100, 50};
+    for (int k = 0; k < 4; k++) outs[k] = ct_call(g, &ct_sleep_class, &us[k], 1, a, NULL);
+    weft_function_options_t o = opts_none();
+    o.threads = 1;
+    o.profile = true;
+    weft_function_t *f = compile_ok(1, &x, 4, outs, 0, NULL, &o);
+    weft_tensor_t *tx = ct_tensor(1, S3, 1.0), *res[4] = {NULL};
+    assert_int_equal(weft_function_call(f, 1, &tx, 4, res), WEFT_OK);
+    weft_profile_t *p = NULL;
+    assert_int_equal(weft_profile_get(f, WEFT_PROFILE_LAST_CALL, &p), WEFT_OK);
+    assert_int_equal(p->n_applies, 5);
+    for (size_t i = 0; i + 1 < p->n_applies; i++) {
+        const weft_profile_apply_t *r = &p->applies[i], *q = &p->applies[i + 1];
+        assert_int_equal(r->index, i);
+        assert_true(r->start_ns < q->start_ns); /* node i + 1 starts after node i */
+    }
+    weft_profile_destroy(p);
+    for (int k = 0; k < 4; k++) weft_tensor_release(res[k]);
+    weft_tensor_release(tx);
+    weft_function_destroy(f);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void)
@@ -586,6 +617,7 @@ int main(void)
         T(test_function_pools_default_shared_and_given),
         T(test_function_print_lists_nodes_in_order),
         T(test_function_nodes_laid_out_in_run_order),
+        T(test_function_one_worker_runs_nodes_in_layout_order),
     };
     return cmocka_run_group_tests_name("function", tests, NULL, NULL);
 }
