@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/tensor/tensor_int.h"
 #include "reduce_int.h"
 
 typedef void (*red_fn)(const char *x, int64_t n, int64_t sx, char *o);
@@ -359,17 +360,37 @@ typedef struct rgrad_ctx {
     int64_t *cnt; /* per group: zero count (prod) / chosen flat index + 1 (extreme) */
 } rgrad_ctx_t;
 
-static void broadcast_visit(void *p, const rvisit_t *v)
-{
-    rgrad_ctx_t *c = p;
-    storef(c->dt, c->dx, v->flat, loadf(c->dt, c->g, v->og) * c->scale);
-}
+/* dx = g * scale along a row: operand 0 dx, operand 1 g (stride 0 where g
+ * broadcasts); arg: the scale. */
+#define DEF_BCAST_ROW(name, T)                                                        \
+    static void name(size_t n, char *const *p, const int64_t *s, void *arg)           \
+    {                                                                                 \
+        double scale = *(const double *)arg;                                          \
+        T *o = (T *)p[0];                                                             \
+        const T *g = (const T *)p[1];                                                 \
+        if (s[0] == 1 && s[1] == 0) {                                                 \
+            T v = (T)((double)g[0] * scale);                                          \
+            for (size_t i = 0; i < n; i++) o[i] = v;                                  \
+            return;                                                                   \
+        }                                                                             \
+        for (size_t i = 0; i < n; i++)                                                \
+            o[(int64_t)i * s[0]] = (T)((double)g[(int64_t)i * s[1]] * scale);         \
+    }
+DEF_BCAST_ROW(bcast_row_f32, float)
+DEF_BCAST_ROW(bcast_row_f64, double)
 
+/* Through the N-d iterator (not the per-element visitor): a full reduction's
+ * gradient is one fill of dx, a partial one a few strided rows. */
 void weft__reduce_grad_broadcast(weft_dtype_t dt, const void *g, void *dx, double scale,
                                  const weft__rloop_t *loop)
 {
-    rgrad_ctx_t c = {.dt = dt, .g = g, .dx = dx, .scale = scale};
-    reduce_visit(loop, broadcast_visit, &c);
+    int64_t sdx[WEFT_MAX_NDIM];
+    weft__tensor_contig_strides(loop->ndim, loop->shape, sdx);
+    char *base[2] = {dx, (char *)(uintptr_t)g};
+    const int64_t *st[2] = {sdx, loop->sg};
+    size_t isz[2] = {weft_dtype_size(dt), weft_dtype_size(dt)};
+    weft__iter_rows(loop->ndim, loop->shape, 2, base, st, isz,
+                    dt == WEFT_FLOAT32 ? bcast_row_f32 : bcast_row_f64, &scale);
 }
 
 /* Pass 1: the first extreme position of each group (NaN counts as extreme). */

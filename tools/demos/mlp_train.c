@@ -1,7 +1,8 @@
 /* mlp_train: trains the demo MLP (mlp_train_core.h: 4 tanh layers of width
  * 256, MSE, SGD as in-place updates) with weft and with the hand-written C +
  * cblas reference from the same initial parameters and data, alternating the
- * configurations step by step in one process, and prints per configuration
+ * configurations in blocks of consecutive steps (as a training loop runs
+ * them; --block 1: step by step) in one process, and prints per configuration
  *
  *   mlp impl=weft|handc batch=B threads=T ms_per_step=X loss_first=A loss_last=B shards=S
  *
@@ -31,7 +32,7 @@
 #define MAX_THREADS 2
 
 typedef struct opts {
-    int batch, threads, steps, width, print_graph, shards;
+    int batch, threads, steps, width, print_graph, shards, block;
     double lr;
     unsigned long long seed;
     const char *save, *exclude;
@@ -83,9 +84,11 @@ static void usage(void)
 {
     printf("usage: mlp_train [--batch B] [--threads T] [--steps S] [--width W] [--lr LR]\n"
            "                 [--seed N] [--shards S] [--exclude REWRITE] [--save FILE]\n"
-           "                 [--print-graph]\n"
+           "                 [--block K] [--print-graph]\n"
            "Trains a 4-layer tanh MLP with weft and with hand-written C + cblas, alternating\n"
-           "step by step, and prints one line per implementation and thread count.\n"
+           "blocks of K consecutive steps (default 5; 1: step by step, where every weft\n"
+           "step starts on parked workers), and prints one line per implementation and\n"
+           "thread count (median step time).\n"
            "Defaults: batch 64 and 1024, threads 1 and 2, width 256, lr 0.05, seed 1,\n"
            "steps 100 (batch < 512) or 20, weft shards 1 and 2. --shards S (1..4) splits\n"
            "the weft graph's batch\n"
@@ -95,7 +98,7 @@ static void usage(void)
 
 static int parse(int argc, char **argv, opts_t *o)
 {
-    *o = (opts_t){0, 0, 0, 256, 0, 0, 0.05, 1, NULL, NULL};
+    *o = (opts_t){0, 0, 0, 256, 0, 0, 5, 0.05, 1, NULL, NULL};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) return usage(), 1;
@@ -110,18 +113,22 @@ static int parse(int argc, char **argv, opts_t *o)
         else if (!strcmp(a, "--save")) o->save = v;
         else if (!strcmp(a, "--shards")) o->shards = atoi(v);
         else if (!strcmp(a, "--exclude")) o->exclude = v;
+        else if (!strcmp(a, "--block")) o->block = atoi(v);
         else return fprintf(stderr, "mlp_train: unknown option %s (try --help)\n", a), 2;
         i++;
     }
     if (o->batch < 0 || o->width < 1 || o->steps < 0 || o->threads < 0 ||
         o->threads > MAX_THREADS || !(o->lr > 0) || o->shards < 0 || o->shards > 4 ||
+        o->block < 1 ||
         (o->batch && o->shards > o->batch))
         return fprintf(stderr, "mlp_train: bad option value (threads: 1..%d)\n", MAX_THREADS), 2;
     return 0;
 }
 
 /* Counts the nodes of the compiled graph ("index: Op{props}(inputs)" lines)
- * whose op part (before the first '(') contains `what` and not `but_not`. */
+ * whose op part contains `what` and not `but_not`: up to the '(' of the
+ * inputs, i.e. after the props' closing "}" when there are props (a
+ * Composite's props hold parentheses). */
 static int count_nodes(weft_function_t *f, const char *what, const char *but_not)
 {
     char *buf = NULL;
@@ -132,7 +139,9 @@ static int count_nodes(weft_function_t *f, const char *what, const char *but_not
     fclose(m);
     int n = 0;
     for (char *line = buf ? strtok(buf, "\n") : NULL; line; line = strtok(NULL, "\n")) {
-        char *op = strstr(line, ": "), *paren = op ? strchr(op, '(') : NULL;
+        char *op = strstr(line, ": "), *paren = op ? strstr(op, "}(") : NULL;
+        if (paren) paren++;
+        else paren = op ? strchr(op, '(') : NULL;
         if (!paren) continue;
         *paren = '\0';
         n += strstr(op, what) && !(but_not && strstr(op, but_not));
@@ -177,18 +186,26 @@ static int make_confs(run_t *r, const opts_t *o, int batch, weft_pool_t **pools,
     return rc;
 }
 
-/* One step of every configuration, in an order that rotates with the step
- * so no configuration always follows the same one. */
-static int step_all(run_t *r, int s)
+static int step_one(conf_t *c, int s)
+{
+    double loss, t0 = now_ms();
+    if (mlp_trainer_step(c->tr, &loss) != WEFT_OK) return 1;
+    c->ms[s] = now_ms() - t0;
+    if (s == 0) c->loss_first = loss;
+    c->loss_last = loss;
+    if (s == 1) c->allocs_warm = allocs(mlp_trainer_function(c->tr));
+    return 0;
+}
+
+/* Steps [s0, s1) of every configuration, each configuration's steps back to
+ * back, in an order that rotates with the block so no configuration always
+ * follows the same one. */
+static int step_block(run_t *r, int s0, int s1, int block_no)
 {
     for (int i = 0; i < r->n; i++) {
-        conf_t *c = &r->c[(i + s) % r->n];
-        double loss, t0 = now_ms();
-        if (mlp_trainer_step(c->tr, &loss) != WEFT_OK) return 1;
-        c->ms[s] = now_ms() - t0;
-        if (s == 0) c->loss_first = loss;
-        c->loss_last = loss;
-        if (s == 1) c->allocs_warm = allocs(mlp_trainer_function(c->tr));
+        conf_t *c = &r->c[(i + block_no) % r->n];
+        for (int s = s0; s < s1; s++)
+            if (step_one(c, s)) return 1;
     }
     return 0;
 }
@@ -255,7 +272,8 @@ static int run_batch(const opts_t *o, int batch, weft_pool_t **pools)
     memset(&r, 0, sizeof r);
     int rc = make_confs(&r, o, batch, pools, steps);
     if (!rc && o->print_graph) weft_function_print(mlp_trainer_function(r.c[0].tr), stdout);
-    for (int s = 0; !rc && s < steps; s++) rc = step_all(&r, s);
+    for (int s = 0, b = 0; !rc && s < steps; s += o->block, b++)
+        rc = step_block(&r, s, s + o->block < steps ? s + o->block : steps, b);
     if (!rc) print_run(&r, batch, steps);
     free_run(&r);
     return rc;
