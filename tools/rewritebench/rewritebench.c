@@ -6,7 +6,10 @@
  *            as outputs)
  * printing one line per graph:
  *   rewritebench graph=NAME nodes_before=A nodes_after=B ms=T us_per_node=U
- * (us per node counted on the graph before rewriting; target <= 5), and for
+ * (us per node counted on the graph before rewriting; target <= 5; ms is
+ * the median of 5 runs, each on a freshly built graph, for graphs under 10^4
+ * nodes - a single sub-millisecond run mostly times cold caches - and of one
+ * run for the larger ones), and for
  * the MLP the intermediate buffers one call allocates (outputs that are
  * neither views nor destroys) before and after the inplace rewrite:
  *   rewritebench graph=mlp inplace buffers_before=X buffers_after=Y
@@ -173,18 +176,47 @@ static size_t buffers(weft_fgraph_t *fg)
     return count;
 }
 
-static void run(const char *name, int kind, int n)
+/* The MLP graph built afresh (a rewrite mode edits the nodes of an uncloned
+ * fgraph in place, so the timed run's graph cannot be reused): fast_run
+ * without in-place, then the inplace rewrite alone; buffers before / after. */
+static void inplace_buffers(void)
 {
     weft_graph_t *g;
     CHECK(weft_graph_create(NULL, &g));
     built_t b;
     memset(&b, 0, sizeof b);
-    if (kind == 0) build_chain(g, &b, n);
-    else if (kind == 1) build_wide(g, &b, n);
-    else if (kind == 2) build_cse(g, &b, n);
-    else build_mlp(g, &b);
+    build_mlp(g, &b);
     weft_fgraph_t *fg = make_fgraph(g, &b);
-    size_t before = weft_fgraph_n_applies(fg);
+    const char *ex[] = {"inplace"};
+    CHECK(weft_rewrite_mode(fg, "fast_run", 0, NULL, 1, ex, NULL));
+    size_t bb = buffers(fg);
+    const char *inc[] = {"add_destroy_handler", "inplace"};
+    CHECK(weft_rewrite_mode(fg, "none", 2, inc, 0, NULL, NULL));
+    printf("rewritebench graph=mlp inplace buffers_before=%zu buffers_after=%zu\n", bb,
+           buffers(fg));
+    weft_fgraph_destroy(fg);
+    free(b.out);
+    weft_graph_destroy(g);
+}
+
+static void build(weft_graph_t *g, built_t *b, int kind, int n)
+{
+    memset(b, 0, sizeof *b);
+    if (kind == 0) build_chain(g, b, n);
+    else if (kind == 1) build_wide(g, b, n);
+    else if (kind == 2) build_cse(g, b, n);
+    else build_mlp(g, b);
+}
+
+/* One fast_run on a fresh graph: its time, node counts before and after. */
+static double run_once(const char *name, int kind, int n, size_t *before, size_t *after)
+{
+    weft_graph_t *g;
+    CHECK(weft_graph_create(NULL, &g));
+    built_t b;
+    build(g, &b, kind, n);
+    weft_fgraph_t *fg = make_fgraph(g, &b);
+    *before = weft_fgraph_n_applies(fg);
     /* WEFT_REWRITEBENCH_PROFILE=1: print the rewrite profile to stderr */
     weft_rewrite_stats_t *stats = NULL;
     if (getenv("WEFT_REWRITEBENCH_PROFILE")) CHECK(weft_rewrite_stats_create(&stats));
@@ -195,23 +227,30 @@ static void run(const char *name, int kind, int n)
     weft_rewrite_stats_destroy(stats);
     if (st != WEFT_OK) fprintf(stderr, "%s: %s: %s\n", name, weft_status_name(st),
                                weft_fgraph_last_error(fg));
-    printf("rewritebench graph=%s nodes_before=%zu nodes_after=%zu ms=%.2f us_per_node=%.3f\n",
-           name, before, weft_fgraph_n_applies(fg), ms, ms * 1e3 / (double)before);
+    *after = weft_fgraph_n_applies(fg);
     weft_fgraph_destroy(fg);
-    if (kind == 3) {
-        /* the same graph again: fast_run without in-place, then the inplace rewrite */
-        fg = make_fgraph(g, &b);
-        const char *ex[] = {"inplace"};
-        CHECK(weft_rewrite_mode(fg, "fast_run", 0, NULL, 1, ex, NULL));
-        size_t bb = buffers(fg);
-        const char *inc[] = {"add_destroy_handler", "inplace"};
-        CHECK(weft_rewrite_mode(fg, "none", 2, inc, 0, NULL, NULL));
-        printf("rewritebench graph=mlp inplace buffers_before=%zu buffers_after=%zu\n", bb,
-               buffers(fg));
-        weft_fgraph_destroy(fg);
-    }
     free(b.out);
     weft_graph_destroy(g);
+    return ms;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void run(const char *name, int kind, int n)
+{
+    double ms[5];
+    size_t before = 0, after = 0;
+    int reps = kind == 0 && n >= 10000 ? 1 : 5;
+    for (int r = 0; r < reps; r++) ms[r] = run_once(name, kind, n, &before, &after);
+    qsort(ms, (size_t)reps, sizeof *ms, cmp_double);
+    double med = ms[reps / 2];
+    printf("rewritebench graph=%s nodes_before=%zu nodes_after=%zu ms=%.2f us_per_node=%.3f "
+           "runs=%d\n", name, before, after, med, med * 1e3 / (double)before, reps);
+    if (kind == 3) inplace_buffers();
 }
 
 int main(int argc, char **argv)
