@@ -381,8 +381,16 @@ weft_status_t weft_dag_run_wait(weft_dag_run_t *run)
 
 weft_status_t weft_dag_run_execute(weft_dag_run_t *run, void *user)
 {
+    if (!run_ok(run)) return WEFT_EINVAL;
+    /* a one-worker pool with its worker idle runs the whole DAG on this
+     * thread (pool_int.h: no wake-ups); profiled runs keep to the worker, so
+     * that its busy and idle times describe the run */
+    bool inline_ok = !run->in_flight && !run->t_start;
+    weft__worker_t *guest = inline_ok ? weft__pool_guest_enter(run->pool) : NULL;
     weft_status_t st = weft_dag_run_start(run, user);
-    return st != WEFT_OK ? st : weft_dag_run_wait(run);
+    if (st == WEFT_OK) st = weft_dag_run_wait(run);
+    weft__pool_guest_exit(run->pool, guest);
+    return st;
 }
 
 weft_status_t weft_dag_run_cancel(weft_dag_run_t *run)

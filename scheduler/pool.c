@@ -78,14 +78,62 @@ static bool worker_steal(weft__worker_t *w, weft__item_t *out)
 
 static bool worker_flush_all(weft__worker_t *w);
 
-static bool worker_find_work(weft__worker_t *w, weft__item_t *out)
+/* One-worker pools: the worker takes the exec token before it runs anything
+ * and gives it back when it runs out of work, so a guest can take over. */
+static bool worker_token_take(weft__worker_t *w)
+{
+    if (w->holds_token) return true;
+    int free_token = 0;
+    /* seq_cst: acquire orders this worker after the last guest's work
+     * (index 0 changes threads); seq_cst as the recheck of the notifier
+     * protocol against weft__pool_guest_exit's store */
+    w->holds_token = atomic_compare_exchange_strong_explicit(
+        &w->pool->exec_token, &free_token, 1, memory_order_seq_cst, memory_order_relaxed);
+    return w->holds_token;
+}
+
+static void worker_token_give(weft__worker_t *w)
+{
+    if (!w->holds_token) return;
+    w->holds_token = false;
+    /* release: this worker's work happens before a guest's */
+    atomic_store_explicit(&w->pool->exec_token, 0, memory_order_release);
+}
+
+static bool worker_find_local(weft__worker_t *w, weft__item_t *out)
 {
     if (weft__deque_pop_owner(&w->dq, out)) return true;
     /* out of local work: apply deferred decrements first (they may release
      * nodes, or finish a run someone waits for) */
-    if (worker_flush_all(w) && weft__deque_pop_owner(&w->dq, out)) return true;
-    if (pool_inject_pop(w->pool, out)) return true;
-    return worker_steal(w, out);
+    return worker_flush_all(w) && weft__deque_pop_owner(&w->dq, out);
+}
+
+/* Whether an idle one-worker pool's worker has anything to take the token
+ * for: only its own deque, deferred counters and injected items can hold
+ * work (it has no one to steal from), so idle polls leave the token alone
+ * and a guest finds it free. */
+static bool worker_may_have_work(weft__worker_t *w)
+{
+    if (weft__deque_size_hint(&w->dq) > 0) return true;
+    for (unsigned i = 0; i < WEFT__DEFER_SLOTS; i++)
+        if (w->defer[i].ctr) return true;
+    /* seq_cst: the recheck load of the notifier protocol, as in
+     * pool_inject_pop (pairs with the seq_cst store in pool_inject) */
+    return atomic_load_explicit(&w->pool->inj_count, memory_order_seq_cst) > 0;
+}
+
+static bool worker_find_work(weft__worker_t *w, weft__item_t *out)
+{
+    /* a guest runs only its own call's work (never other callers' runs: it
+     * leaves when its call is done) */
+    if (w->guest) return worker_find_local(w, out);
+    bool single = w->pool->guest != NULL;
+    if (single && !w->holds_token && !worker_may_have_work(w)) return false;
+    if (single && !worker_token_take(w)) return false;
+    if (worker_find_local(w, out) || pool_inject_pop(w->pool, out) || worker_steal(w, out))
+        return true;
+    if (single) worker_token_give(w);
+    return false;
 }
 
 static inline void item_exec(weft__item_t it, weft__worker_t *w)
@@ -220,6 +268,35 @@ weft_status_t weft__pool_submit(weft_pool_t *pool, weft__item_t item)
     return WEFT_OK;
 }
 
+weft__worker_t *weft__pool_guest_enter(weft_pool_t *pool)
+{
+    weft__worker_t *g = pool->guest;
+    if (!g || tls_worker) return NULL;
+    int free_token = 0;
+    /* acquire: the worker's last work (index 0) happens before ours */
+    if (!atomic_compare_exchange_strong_explicit(&pool->exec_token, &free_token, 2,
+                                                 memory_order_acquire, memory_order_relaxed))
+        return NULL; /* the worker is busy: submit to it as usual */
+    tls_worker = g;
+    return g;
+}
+
+void weft__pool_guest_exit(weft_pool_t *pool, weft__worker_t *g)
+{
+    if (!g) return;
+    weft__item_t it;
+    /* done means every item of the call ran; nothing else is queued here */
+    WEFT_ASSERT(!worker_find_local(g, &it), "guest left work behind");
+    tls_worker = NULL;
+    /* seq_cst: release publishes the guest's work to the worker; seq_cst as
+     * the notifier's condition store, ordered before the load of inj_count:
+     * a worker that found the token taken went to sleep, and work injected
+     * meanwhile (by other threads) is its to run now */
+    atomic_store_explicit(&pool->exec_token, 0, memory_order_seq_cst);
+    if (atomic_load_explicit(&pool->inj_count, memory_order_seq_cst) > 0)
+        weft__notifier_notify_one(&pool->work_ec);
+}
+
 static void pool_wait_external(weft_pool_t *pool, bool (*done)(void *), void *arg)
 {
     for (unsigned i = 0; i < pool->spin; i++) {
@@ -329,13 +406,15 @@ static weft_status_t pool_alloc(int threads, const weft_allocator_t *a, weft_poo
     pool->nthreads = threads;
     pool->inj_cap = POOL_INJ_INITIAL;
     pool->inj = weft__alloc(a, pool->inj_cap * sizeof(weft__item_t));
-    pool->workers = weft__alloc_aligned(a, (size_t)threads * sizeof(weft__worker_t),
-                                        &pool->workers_raw, &pool->workers_bytes);
+    /* a one-worker pool gets a second slot: the guest (see pool_int.h) */
+    size_t slots = (size_t)threads + (threads == 1);
+    pool->workers = weft__alloc_aligned(a, slots * sizeof(weft__worker_t), &pool->workers_raw,
+                                        &pool->workers_bytes);
     if (!pool->inj || !pool->workers) {
         pool_free(pool, 0, 0);
         return WEFT_ENOMEM;
     }
-    memset(pool->workers, 0, (size_t)threads * sizeof(weft__worker_t));
+    memset(pool->workers, 0, slots * sizeof(weft__worker_t));
     *out = pool;
     return WEFT_OK;
 }
@@ -352,16 +431,25 @@ static weft_status_t pool_init_sync(weft_pool_t *pool, int *sync_ok)
     return WEFT_OK;
 }
 
+/* Worker slots with a deque: the workers, plus the guest of a one-worker
+ * pool (the slot after them). */
+static int pool_n_slots(const weft_pool_t *pool)
+{
+    return pool->nthreads + (pool->nthreads == 1);
+}
+
 static weft_status_t pool_init_workers(weft_pool_t *pool, int *ndeques)
 {
-    for (int i = 0; i < pool->nthreads; i++) {
+    for (int i = 0; i < pool_n_slots(pool); i++) {
         weft__worker_t *w = &pool->workers[i];
         if (weft__deque_init(&w->dq, pool->alloc, 8) != WEFT_OK) return WEFT_ENOMEM;
         *ndeques = i + 1;
         w->pool = pool;
-        w->index = (unsigned)i;
+        w->guest = i == pool->nthreads;
+        w->index = w->guest ? 0 : (unsigned)i; /* runs only while the worker does not */
         w->rng = 0x9e3779b97f4a7c15ull * (uint64_t)(i + 1);
     }
+    if (pool->nthreads == 1) pool->guest = &pool->workers[1];
     return WEFT_OK;
 }
 
@@ -434,7 +522,7 @@ weft_status_t weft_pool_destroy(weft_pool_t *pool)
         atomic_load_explicit(&pool->attached, memory_order_acquire))
         return WEFT_EBUSY;
     pool_join(pool, pool->nthreads);
-    pool_free(pool, pool->nthreads, 3);
+    pool_free(pool, pool_n_slots(pool), 3);
     return WEFT_OK;
 }
 
@@ -529,8 +617,10 @@ weft_status_t weft_pool_parallel_for(weft_pool_t *pool, size_t begin, size_t end
     /* relaxed: the counter is published with the pool's own synchronisation
      * (decremented by the waiter, read at destroy) */
     atomic_fetch_add_explicit(&pool->inflight, 1, memory_order_relaxed);
+    weft__worker_t *guest = weft__pool_guest_enter(pool);
     weft_status_t st = weft__pool_submit(pool, (weft__item_t){ &pf.task, pool_for_payload(0, chunks) });
     if (st == WEFT_OK) weft__pool_wait(pool, pool_for_done, &pf);
+    weft__pool_guest_exit(pool, guest);
     /* release: pairs with the acquire load in weft_pool_destroy */
     atomic_fetch_sub_explicit(&pool->inflight, 1, memory_order_release);
     if (st != WEFT_OK) return st;

@@ -32,6 +32,8 @@ typedef struct weft__worker {
     weft__deque_t dq;
     weft_pool_t *pool;
     unsigned index;
+    bool guest;                                 // the caller slot of a one-worker pool
+    bool holds_token;                           // owner only: holds pool->exec_token
     uint64_t rng;                               // owner only: victim selection
     weft__defer_t defer[WEFT__DEFER_SLOTS];     // owner only
     /* idle accounting for profiles: written by the owner, read (relaxed,
@@ -60,12 +62,30 @@ struct weft_pool {
     weft__item_t *inj;
     size_t inj_cap, inj_head;
     _Atomic size_t inj_count;
+    /* One-worker pools only: a thread calling weft_dag_run_execute or
+     * weft_pool_parallel_for from outside runs its own work as `guest`
+     * (worker index 0) instead of waking the worker and sleeping until it is
+     * done, which costs two thread wake-ups per call (150-1000 us each on a
+     * virtual machine). exec_token keeps the worker and a guest from running
+     * at the same time, so index 0 is never used by two threads at once:
+     * 0 free, 1 held by the worker (while it has work), 2 by a guest. */
+    weft__worker_t *guest;
+    WEFT_CACHELINE_ALIGNED _Atomic int exec_token;
     /* lifecycle counters, written by submitters/waiters (rarely) */
     WEFT_CACHELINE_ALIGNED _Atomic int shutdown;
     _Atomic uint32_t inflight;   // started runs not yet waited + parallel-fors
     _Atomic uint32_t attached;   // run objects bound to this pool
     _Atomic uint32_t profiling;  // profiled runs in flight
 };
+
+/* For a thread outside every pool calling into a one-worker pool whose
+ * worker is idle: makes the thread the pool's guest (weft__worker_self()
+ * returns it) and returns it; NULL otherwise. Work it then submits goes on
+ * its own deque and weft__pool_wait runs it on the calling thread. */
+weft__worker_t *weft__pool_guest_enter(weft_pool_t *pool);
+/* Ends guest mode (g from weft__pool_guest_enter; NULL: no-op) once the
+ * guest's work is done, and hands the worker anything queued meanwhile. */
+void weft__pool_guest_exit(weft_pool_t *pool, weft__worker_t *g);
 
 /* The calling thread's worker (NULL outside any pool). */
 weft__worker_t *weft__worker_self(void);

@@ -100,7 +100,8 @@ typedef weft_status_t (*weft_range_fn)(void *arg, size_t begin, size_t end,
 /* Run fn over [begin, end) in chunks of `grain` (0 = automatic) on the pool
  * and wait for all chunks. Called from a worker (e.g. inside a node body), the
  * worker runs other work while it waits (no deadlock at T=1); called from any
- * other thread, that thread sleeps until done. The first failing chunk's
+ * other thread, that thread sleeps until done (or, on a one-worker pool whose
+ * worker is idle, runs the chunks itself as worker 0, as weft_dag_run_execute). The first failing chunk's
  * status is returned; chunks not yet started are then skipped.
  * Ownership: borrows pool, arg.  Errors: WEFT_EINVAL (pool or fn NULL,
  * begin > end), WEFT_ENOMEM (as weft_dag_run_start), or the first status a
@@ -213,7 +214,12 @@ WEFT_API weft_status_t weft_dag_run_start(weft_dag_run_t *run, void *user);
  * Ownership: borrows.  Thread: any; one waiter per run object. */
 WEFT_API weft_status_t weft_dag_run_wait(weft_dag_run_t *run);
 
-/* weft_dag_run_start + weft_dag_run_wait: a plain blocking run. */
+/* weft_dag_run_start + weft_dag_run_wait: a plain blocking run. On a
+ * one-worker pool whose worker is idle, a calling thread outside the pool
+ * runs the DAG itself, as the pool's worker 0 (the worker stays parked until
+ * the call returns), so a call costs no thread wake-up; unless the run
+ * records a profile (then the worker runs it, and its idle time is
+ * measured). */
 WEFT_API weft_status_t weft_dag_run_execute(weft_dag_run_t *run, void *user);
 
 /* Ask the run to stop: nodes not yet started are skipped and the run returns

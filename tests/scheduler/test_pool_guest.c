@@ -1,0 +1,252 @@
+/* One-worker pools run a blocking call on the calling thread (the guest,
+ * pool_int.h): DAG runs and parallel-fors from outside the pool execute on
+ * the caller as worker 0; a busy worker still serves such calls; profiled
+ * runs keep to the worker; and the worker and guests never run at the same
+ * time under concurrent callers (worker index 0 has one thread at a time). */
+#define _POSIX_C_SOURCE 200809L
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+#include <pthread.h>
+
+#include "weft/sched.h"
+
+#define NODES 64
+
+/* What the node bodies saw: the thread, ctx->worker, the pool's answer to
+ * weft_pool_current_worker, and overlapping executions of index 0. */
+typedef struct seen {
+    weft_pool_t *pool;
+    pthread_t thread[NODES];
+    unsigned worker[NODES];
+    int current[NODES];
+    _Atomic int inside;      /* node bodies running right now */
+    _Atomic int overlaps;    /* times a body found another one running */
+    _Atomic int gate;        /* node 0 waits while nonzero (busy-worker test) */
+    _Atomic int started;     /* node 0 has begun */
+} seen_t;
+
+static void nap_us(long us)
+{
+    struct timespec ts = {0, us * 1000};
+    nanosleep(&ts, NULL);
+}
+
+static weft_status_t body(void *arg, const weft_task_ctx_t *ctx)
+{
+    seen_t *s = ctx->user;
+    uint32_t id = (uint32_t)(uintptr_t)arg;
+    /* seq_cst: the overlap check itself (two bodies must not both see 0) */
+    if (atomic_fetch_add(&s->inside, 1) != 0) atomic_fetch_add(&s->overlaps, 1);
+    s->thread[id] = pthread_self();
+    s->worker[id] = ctx->worker;
+    s->current[id] = weft_pool_current_worker(s->pool);
+    if (id == 0) {
+        atomic_store(&s->started, 1); /* seq_cst: the test thread polls it */
+        while (atomic_load(&s->gate)) nap_us(100);
+    }
+    atomic_fetch_sub(&s->inside, 1);
+    return WEFT_OK;
+}
+
+/* Node 0 first, then a fan-out to nodes 1..NODES-1 (edges 0 -> i). */
+static weft_dag_t *fan_dag(void)
+{
+    weft_dag_t *dag = NULL;
+    assert_int_equal(weft_dag_create(NULL, &dag), WEFT_OK);
+    for (uint32_t i = 0; i < NODES; i++) {
+        uint32_t id;
+        assert_int_equal(weft_dag_add_node(dag, body, (void *)(uintptr_t)i, "n", &id), WEFT_OK);
+    }
+    for (uint32_t i = 1; i < NODES; i++) assert_int_equal(weft_dag_add_edge(dag, 0, i), WEFT_OK);
+    assert_int_equal(weft_dag_finalize(dag), WEFT_OK);
+    return dag;
+}
+
+static void test_guest_runs_the_dag_on_the_calling_thread(void **state)
+{
+    (void)state;
+    weft_pool_t *pool;
+    assert_int_equal(weft_pool_create(1, NULL, &pool), WEFT_OK);
+    weft_dag_t *dag = fan_dag();
+    weft_dag_run_t *run;
+    assert_int_equal(weft_dag_run_create(dag, pool, NULL, &run), WEFT_OK);
+    seen_t s;
+    memset(&s, 0, sizeof s);
+    s.pool = pool;
+    nap_us(20000); /* let the worker park */
+    for (int rep = 0; rep < 3; rep++) {
+        assert_int_equal(weft_dag_run_execute(run, &s), WEFT_OK);
+        for (int i = 0; i < NODES; i++) {
+            assert_true(pthread_equal(s.thread[i], pthread_self()));
+            assert_int_equal(s.worker[i], 0);
+            assert_int_equal(s.current[i], 0);
+        }
+    }
+    assert_int_equal(weft_pool_current_worker(pool), -1); /* guest mode ended */
+    assert_int_equal(atomic_load(&s.overlaps), 0);
+    assert_int_equal(weft_dag_run_destroy(run), WEFT_OK);
+    assert_int_equal(weft_dag_destroy(dag), WEFT_OK);
+    assert_int_equal(weft_pool_destroy(pool), WEFT_OK);
+}
+
+static weft_status_t record_chunk(void *arg, size_t begin, size_t end, const weft_task_ctx_t *ctx)
+{
+    pthread_t *t = arg;
+    for (size_t i = begin; i < end; i++) t[i] = pthread_self();
+    return ctx->worker == 0 ? WEFT_OK : WEFT_ERANGE;
+}
+
+static void test_guest_runs_a_parallel_for_on_the_calling_thread(void **state)
+{
+    (void)state;
+    weft_pool_t *pool;
+    assert_int_equal(weft_pool_create(1, NULL, &pool), WEFT_OK);
+    pthread_t t[100];
+    nap_us(20000);
+    assert_int_equal(weft_pool_parallel_for(pool, 0, 100, 3, record_chunk, t), WEFT_OK);
+    for (int i = 0; i < 100; i++) assert_true(pthread_equal(t[i], pthread_self()));
+    assert_int_equal(weft_pool_current_worker(pool), -1);
+    assert_int_equal(weft_pool_destroy(pool), WEFT_OK);
+}
+
+typedef struct caller {
+    weft_dag_run_t *run;
+    seen_t *seen;
+    pthread_t self;
+    weft_status_t st;
+} caller_t;
+
+static void *execute_thread(void *p)
+{
+    caller_t *c = p;
+    c->self = pthread_self();
+    c->st = weft_dag_run_execute(c->run, c->seen);
+    return NULL;
+}
+
+/* The worker is inside run A's node 0 (held at a gate): a blocking call of
+ * run B from another thread is queued for the worker, which runs it once A
+ * is through, instead of B running on its caller beside the worker. */
+static void test_busy_worker_serves_external_calls(void **state)
+{
+    (void)state;
+    weft_pool_t *pool;
+    assert_int_equal(weft_pool_create(1, NULL, &pool), WEFT_OK);
+    weft_dag_t *dag = fan_dag();
+    weft_dag_run_t *ra, *rb;
+    assert_int_equal(weft_dag_run_create(dag, pool, NULL, &ra), WEFT_OK);
+    assert_int_equal(weft_dag_run_create(dag, pool, NULL, &rb), WEFT_OK);
+    seen_t sa, sb;
+    memset(&sa, 0, sizeof sa);
+    memset(&sb, 0, sizeof sb);
+    sa.pool = sb.pool = pool;
+    atomic_store(&sa.gate, 1);
+    assert_int_equal(weft_dag_run_start(ra, &sa), WEFT_OK); /* async: the worker runs it */
+    while (!atomic_load(&sa.started)) nap_us(100);
+    caller_t cb = {rb, &sb, pthread_self(), WEFT_EINVAL};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, execute_thread, &cb), 0);
+    nap_us(20000);
+    atomic_store(&sa.gate, 0);
+    assert_int_equal(weft_dag_run_wait(ra), WEFT_OK);
+    assert_int_equal(pthread_join(th, NULL), 0);
+    assert_int_equal(cb.st, WEFT_OK);
+    for (int i = 0; i < NODES; i++) {
+        assert_true(pthread_equal(sb.thread[i], sa.thread[0])); /* the worker */
+        assert_false(pthread_equal(sb.thread[i], cb.self));
+    }
+    assert_int_equal(atomic_load(&sa.overlaps) + atomic_load(&sb.overlaps), 0);
+    assert_int_equal(weft_dag_run_destroy(ra), WEFT_OK);
+    assert_int_equal(weft_dag_run_destroy(rb), WEFT_OK);
+    assert_int_equal(weft_dag_destroy(dag), WEFT_OK);
+    assert_int_equal(weft_pool_destroy(pool), WEFT_OK);
+}
+
+static void test_profiled_runs_keep_to_the_worker(void **state)
+{
+    (void)state;
+    weft_pool_t *pool;
+    assert_int_equal(weft_pool_create(1, NULL, &pool), WEFT_OK);
+    weft_dag_t *dag = fan_dag();
+    weft_dag_run_options_t o = WEFT_DAG_RUN_OPTIONS_INIT;
+    o.profile = 1;
+    weft_dag_run_t *run;
+    assert_int_equal(weft_dag_run_create(dag, pool, &o, &run), WEFT_OK);
+    seen_t s;
+    memset(&s, 0, sizeof s);
+    s.pool = pool;
+    assert_int_equal(weft_dag_run_execute(run, &s), WEFT_OK);
+    for (int i = 0; i < NODES; i++) assert_false(pthread_equal(s.thread[i], pthread_self()));
+    assert_int_equal(weft_dag_run_destroy(run), WEFT_OK);
+    assert_int_equal(weft_dag_destroy(dag), WEFT_OK);
+    assert_int_equal(weft_pool_destroy(pool), WEFT_OK);
+}
+
+/* 4 threads call blocking runs (and one keeps starting async ones) on one
+ * one-worker pool: every run completes and no two bodies ever overlap. */
+#define CALLERS 4
+#define REPS 200
+
+typedef struct hammer {
+    weft_dag_t *dag;
+    weft_pool_t *pool;
+    seen_t *seen; /* shared by every run: the overlap counter is pool-wide */
+    int async;
+    weft_status_t st;
+} hammer_t;
+
+static void *hammer_thread(void *p)
+{
+    hammer_t *h = p;
+    weft_dag_run_t *run;
+    h->st = weft_dag_run_create(h->dag, h->pool, NULL, &run);
+    for (int r = 0; r < REPS && h->st == WEFT_OK; r++) {
+        h->st = h->async ? weft_dag_run_start(run, h->seen) : weft_dag_run_execute(run, h->seen);
+        if (h->async && h->st == WEFT_OK) h->st = weft_dag_run_wait(run);
+    }
+    if (h->st == WEFT_OK) h->st = weft_dag_run_destroy(run);
+    return NULL;
+}
+
+static void test_concurrent_callers_never_overlap_on_one_worker(void **state)
+{
+    (void)state;
+    weft_pool_t *pool;
+    assert_int_equal(weft_pool_create(1, NULL, &pool), WEFT_OK);
+    weft_dag_t *dag = fan_dag();
+    seen_t s;
+    memset(&s, 0, sizeof s);
+    s.pool = pool;
+    hammer_t h[CALLERS];
+    pthread_t th[CALLERS];
+    for (int k = 0; k < CALLERS; k++) {
+        h[k] = (hammer_t){dag, pool, &s, k == 0, WEFT_EINVAL};
+        assert_int_equal(pthread_create(&th[k], NULL, hammer_thread, &h[k]), 0);
+    }
+    for (int k = 0; k < CALLERS; k++) {
+        assert_int_equal(pthread_join(th[k], NULL), 0);
+        assert_int_equal(h[k].st, WEFT_OK);
+    }
+    assert_int_equal(atomic_load(&s.overlaps), 0);
+    assert_int_equal(weft_dag_destroy(dag), WEFT_OK);
+    assert_int_equal(weft_pool_destroy(pool), WEFT_OK);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_guest_runs_the_dag_on_the_calling_thread),
+        cmocka_unit_test(test_guest_runs_a_parallel_for_on_the_calling_thread),
+        cmocka_unit_test(test_busy_worker_serves_external_calls),
+        cmocka_unit_test(test_profiled_runs_keep_to_the_worker),
+        cmocka_unit_test(test_concurrent_callers_never_overlap_on_one_worker),
+    };
+    return cmocka_run_group_tests_name("pool_guest", tests, NULL, NULL);
+}
