@@ -203,6 +203,13 @@ WEFT_API weft_pool_t *weft_function_pool(const weft_function_t *f);
 /* Prints the compiled graph, in execution order, one node per line:
  * "index: Apply" (e.g. "2: Add(x, y)").  Errors: WEFT_EINVAL, WEFT_EIO. */
 WEFT_API weft_status_t weft_function_print(const weft_function_t *f, FILE *out);
+/* Writes the compiled graph as a Graphviz digraph: one box per node labeled
+ * as weft_function_print ("index: Apply"; nodes that overwrite an input are
+ * filled), the inputs (ellipses, "(mutable)" when declared so), one edge per
+ * data dependency, a dashed edge per DestroyHandler ordering, and the outputs
+ * and updates. Errors: WEFT_EINVAL (NULL args), WEFT_EIO, WEFT_ENOMEM.
+ * Ownership: borrows.  Thread: any, also while calls run. */
+WEFT_API weft_status_t weft_function_dot(const weft_function_t *f, FILE *out);
 
 /* Buffer statistics of f since compile: buffers the buffer pool had to
  * allocate (misses), buffers it handed back out (hits), and the peak number

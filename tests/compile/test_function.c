@@ -594,6 +594,42 @@ static void test_function_one_worker_runs_nodes_in_layout_order(void **state)
     weft_function_destroy(f);
 }
 
+/* The compiled graph as dot: numbered boxes, the in-place node filled, data
+ * edges from inputs and producers, the DestroyHandler's ordering dashed
+ * (Twice reads x before AddInplace overwrites it), the outputs. */
+static void test_function_dot_shows_program_and_orderings(void **state)
+{
+    (void)state;
+    weft_var_t *x = ct_var(g, "x", 1, S3), *y = ct_var(g, "y", 1, S3);
+    weft_var_t *a = ct_call(g, &ct_twice_class, NULL, 1, x, NULL);
+    weft_var_t *b = ct_call(g, &ct_add_inplace_class, NULL, 2, x, y);
+    weft_var_t *in[2] = {x, y}, *outs[2] = {a, b};
+    const bool mut[2] = {true, false};
+    weft_function_options_t o = opts_none();
+    o.accept_inplace = true;
+    o.input_mutable = mut;
+    weft_function_t *f = compile_ok(2, in, 2, outs, 0, NULL, &o);
+    char buf[2048] = {0};
+    FILE *m = fmemopen(buf, sizeof buf - 1, "w");
+    assert_int_equal(weft_function_dot(f, m), WEFT_OK);
+    fclose(m);
+    assert_non_null(strstr(buf, "digraph \"function\" {"));
+    assert_non_null(strstr(buf, "in0 [shape=ellipse, label=\"x (mutable)\"];"));
+    assert_non_null(strstr(buf, "n0 [shape=box, label=\"0: Twice(x)\"];"));
+    assert_non_null(strstr(buf, "n1 [shape=box, style=filled, fillcolor=\"#f4cccc\", "
+                                "label=\"1: AddInplace(x, y)\"];"));
+    assert_non_null(strstr(buf, "in0 -> n0;"));
+    assert_non_null(strstr(buf, "in1 -> n1;"));
+    assert_non_null(strstr(buf, "n0 -> n1 [style=dashed];"));
+    /* output 1 is x's buffer: copied out (DeepCopyOp), as every output that
+     * aliases an input */
+    assert_non_null(strstr(buf, "n1 -> n2;\n"));
+    assert_non_null(strstr(buf, "n2 -> out1;"));
+    assert_int_equal(weft_function_dot(NULL, stdout), WEFT_EINVAL);
+    assert_int_equal(weft_function_dot(f, NULL), WEFT_EINVAL);
+    weft_function_destroy(f);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void)
@@ -618,6 +654,7 @@ int main(void)
         T(test_function_print_lists_nodes_in_order),
         T(test_function_nodes_laid_out_in_run_order),
         T(test_function_one_worker_runs_nodes_in_layout_order),
+        T(test_function_dot_shows_program_and_orderings),
     };
     return cmocka_run_group_tests_name("function", tests, NULL, NULL);
 }

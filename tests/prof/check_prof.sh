@@ -20,7 +20,9 @@ report)
   done
   grep -q '"traceEvents"' "$work/trace.json" || fail "trace has no traceEvents"
   grep -q 'digraph' "$work/graph.dot" || fail "dot file has no digraph"
-  grep -q 'Dot' "$work/graph.dot" || fail "dot file has no Dot node"
+  grep -q 'label="0: Dot(' "$work/graph.dot" || fail "dot file lacks node 0: Dot(...)"
+  grep -q 'fillcolor' "$work/graph.dot" || fail "dot file marks no in-place node"
+  grep -q 'label="update 0"' "$work/graph.dot" || fail "dot file lacks the updates"
   ;;
 badfile)
   work=$3

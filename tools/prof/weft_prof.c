@@ -5,7 +5,7 @@
  * chosen rewrite mode and thread count (weft/function.h), runs it N times
  * after warm-up calls and prints the per-node profile report
  * (weft/profile.h); optionally writes the Chrome trace of the last call and a
- * Graphviz dot of the rewritten graph. Exit status: 0 on success, 2 for a
+ * Graphviz dot of the compiled graph (weft_function_dot). Exit status: 0 on success, 2 for a
  * usage error, 1 for anything else (message on stderr). */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -50,9 +50,9 @@ static const char usage_text[] =
     "  -r, --rows N          rows shown per table (default 20)\n"
     "      --trace FILE      write the last call as a Chrome trace (chrome://tracing,\n"
     "                        ui.perfetto.dev): one track per worker\n"
-    "      --dot FILE        write a Graphviz dot of the graph after the rewrite mode\n"
-    "                        (same mode and include/exclude as the compiled function;\n"
-    "                        update values appear as extra outputs)\n"
+    "      --dot FILE        write a Graphviz dot of the compiled graph: nodes numbered\n"
+    "                        as in the report, in-place nodes filled, DestroyHandler\n"
+    "                        orderings dashed, outputs and updates\n"
     "  -h, --help            this text\n"
     "\n"
     "Updates stored in the graph are applied after every call, as in a training loop.\n"
@@ -229,30 +229,16 @@ static int make_inputs(const opts_t *o, const weft_graph_io_t *gr, weft_tensor_t
     return 0;
 }
 
-/* ---- dot of the rewritten graph ---------------------------------------------------- */
+/* ---- dot of the compiled graph ------------------------------------------------------ */
 
-static int write_dot(const opts_t *o, weft_graph_t *g, const weft_graph_io_t *gr)
+static int write_dot(const opts_t *o, const weft_function_t *f)
 {
-    size_t n = gr->n_outputs + gr->n_updates;
-    weft_var_t **outs = calloc(n, sizeof(*outs));
-    if (!outs) return 1;
-    memcpy(outs, gr->outputs, gr->n_outputs * sizeof(*outs));
-    for (size_t u = 0; u < gr->n_updates; u++) outs[gr->n_outputs + u] = gr->update_values[u];
-    weft_fgraph_options_t fo = WEFT_FGRAPH_OPTIONS_INIT;
-    fo.input_mutable = gr->input_mutable;
-    weft_fgraph_t *fg = NULL;
-    weft_status_t s = weft_fgraph_create(g, gr->n_inputs, gr->inputs, n, outs, &fo, NULL, &fg);
-    if (s == WEFT_OK)
-        s = weft_rewrite_mode(fg, o->mode, o->n_include, o->include, o->n_exclude, o->exclude,
-                              NULL);
-    FILE *f = s == WEFT_OK ? fopen(o->dot, "w") : NULL;
-    if (s == WEFT_OK && (!f || weft_fgraph_dot(fg, f) != WEFT_OK)) s = WEFT_EIO;
-    if (f && fclose(f) != 0) s = WEFT_EIO;
+    FILE *out = fopen(o->dot, "w");
+    weft_status_t s = out ? weft_function_dot(f, out) : WEFT_EIO;
+    if (out && fclose(out) != 0) s = WEFT_EIO;
     if (s != WEFT_OK)
         fprintf(stderr, "weft-prof: --dot %s: %s %s\n", o->dot, weft_status_name(s),
-                fg ? weft_fgraph_last_error(fg) : weft_graph_last_error(g));
-    weft_fgraph_destroy(fg);
-    free(outs);
+                out ? weft_function_last_error(f) : "cannot open the file");
     return s != WEFT_OK;
 }
 
@@ -319,13 +305,13 @@ static int report(const opts_t *o, weft_function_t *f)
     return s != WEFT_OK;
 }
 
-static int profile_graph(const opts_t *o, weft_graph_t *g, const weft_graph_io_t *gr)
+static int profile_graph(const opts_t *o, const weft_graph_io_t *gr)
 {
     weft_tensor_t **vals = calloc(gr->n_inputs + 1, sizeof(*vals));
     weft_function_t *f = NULL;
     int rc = !vals || make_inputs(o, gr, vals);
-    if (!rc && o->dot) rc = write_dot(o, g, gr);
     if (!rc) rc = compile_graph(o, gr, &f);
+    if (!rc && o->dot) rc = write_dot(o, f);
     if (!rc) rc = call_n(f, gr, vals, o->warmup);
     if (!rc && weft_profile_reset(f) != WEFT_OK) rc = 1;
     if (!rc) rc = call_n(f, gr, vals, o->runs);
@@ -349,7 +335,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "weft-prof: %s\n", weft_graph_last_error(g));
             rc = 1;
         } else {
-            rc = profile_graph(&o, g, &gr);
+            rc = profile_graph(&o, &gr);
         }
         weft_graph_io_clear(&gr);
         weft_graph_destroy(g);
