@@ -223,3 +223,17 @@ void rfx_eval_fgraph(rfx_t *f, weft_fgraph_t *fg, size_t n_in, weft_var_t *const
     for (size_t i = 0; i < nv; i++) weft_tensor_release(val[i]);
     free(val);
 }
+
+weft_var_t *rfx_bin(rfx_t *f, weft_elemwise_kind_t k, weft_var_t *a, weft_var_t *b)
+{
+    weft_var_t *r;
+    assert_int_equal(weft_binary(f->g, k, a, b, &r), WEFT_OK);
+    return r;
+}
+
+weft_var_t *rfx_un(rfx_t *f, weft_elemwise_kind_t k, weft_var_t *a)
+{
+    weft_var_t *r;
+    assert_int_equal(weft_unary(f->g, k, a, &r), WEFT_OK);
+    return r;
+}

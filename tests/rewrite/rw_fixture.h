@@ -27,6 +27,9 @@ int rfx_teardown(void **state);
 
 weft_var_t *rfx_var(rfx_t *f, const weft_type_t *t, const char *name);
 weft_var_t *rfx_const(rfx_t *f, weft_dtype_t dt, double v); /* 0-d */
+/* kind(a, b) / kind(a) in f->g (asserts success). */
+weft_var_t *rfx_bin(rfx_t *f, weft_elemwise_kind_t k, weft_var_t *a, weft_var_t *b);
+weft_var_t *rfx_un(rfx_t *f, weft_elemwise_kind_t k, weft_var_t *a);
 /* Writes the expression of v into buf (recursive; constants by value). */
 void rfx_expr(const weft_var_t *v, char *buf, size_t cap);
 /* The expressions of every output of fg joined with "; ". */

@@ -66,20 +66,6 @@ static void check_disabled(rfx_t *f, size_t n_in, weft_var_t **in, weft_var_t *o
     weft_fgraph_destroy(fg);
 }
 
-static weft_var_t *bin(rfx_t *f, weft_elemwise_kind_t k, weft_var_t *a, weft_var_t *b)
-{
-    weft_var_t *r;
-    assert_int_equal(weft_binary(f->g, k, a, b, &r), WEFT_OK);
-    return r;
-}
-
-static weft_var_t *un(rfx_t *f, weft_elemwise_kind_t k, weft_var_t *a)
-{
-    weft_var_t *r;
-    assert_int_equal(weft_unary(f->g, k, a, &r), WEFT_OK);
-    return r;
-}
-
 static weft_var_t *cmat(rfx_t *f, const weft_type_t *t, double v)
 {
     double d[16];
@@ -96,7 +82,7 @@ static void test_rewrite_add_zero_returns_x(void **state)
     rfx_t *f = *state;
     weft_var_t *x = rfx_var(f, f->m34, "x");
     weft_var_t *z = cmat(f, f->m34, 0.0);
-    weft_var_t *y = bin(f, WEFT_ELEMWISE_ADD, z, x);
+    weft_var_t *y = rfx_bin(f, WEFT_ELEMWISE_ADD, z, x);
     check(f, 1, &x, y, "local_add_zero", "Add(Constant{float64[3,4]}, x)", "x");
 }
 
@@ -104,7 +90,7 @@ static void test_rewrite_add_zero_broadcasting_zero_does_not_fire(void **state)
 {
     rfx_t *f = *state;
     weft_var_t *x = rfx_var(f, f->m14, "x");
-    weft_var_t *y = bin(f, WEFT_ELEMWISE_ADD, x, cmat(f, f->m34, 0.0));
+    weft_var_t *y = rfx_bin(f, WEFT_ELEMWISE_ADD, x, cmat(f, f->m34, 0.0));
     check(f, 1, &x, y, "local_add_zero", "Add(x, Constant{float64[3,4]})",
           "Add(x, Constant{float64[3,4]})");
 }
@@ -113,10 +99,10 @@ static void test_rewrite_mul_one_returns_x(void **state)
 {
     rfx_t *f = *state;
     weft_var_t *x = rfx_var(f, f->m34, "x");
-    weft_var_t *y = bin(f, WEFT_ELEMWISE_MUL, x, cmat(f, f->m34, 1.0));
+    weft_var_t *y = rfx_bin(f, WEFT_ELEMWISE_MUL, x, cmat(f, f->m34, 1.0));
     check(f, 1, &x, y, "local_mul_one", "Mul(x, Constant{float64[3,4]})", "x");
     weft_var_t *x2 = rfx_var(f, f->m34, "x2");
-    weft_var_t *y2 = bin(f, WEFT_ELEMWISE_MUL, x2, cmat(f, f->m34, 1.0));
+    weft_var_t *y2 = rfx_bin(f, WEFT_ELEMWISE_MUL, x2, cmat(f, f->m34, 1.0));
     check_disabled(f, 1, &x2, y2, "local_mul_one", "Mul(x2, Constant{float64[3,4]})");
 }
 
@@ -125,10 +111,10 @@ static void test_rewrite_mul_zero_keeps_shape(void **state)
     rfx_t *f = *state;
     weft_var_t *x = rfx_var(f, f->m34, "x");
     /* the 0 is a (1,4) constant: the result must still be (3,4) */
-    weft_var_t *y = bin(f, WEFT_ELEMWISE_MUL, x, cmat(f, f->m14, 0.0));
+    weft_var_t *y = rfx_bin(f, WEFT_ELEMWISE_MUL, x, cmat(f, f->m14, 0.0));
     check(f, 1, &x, y, "local_mul_zero", "Mul(x, [0, 0, 0, 0])", "Second(x, [0, 0, 0, 0])");
     weft_var_t *x2 = rfx_var(f, f->m34, "x2");
-    weft_var_t *y2 = bin(f, WEFT_ELEMWISE_MUL, cmat(f, f->m34, 0.0), x2);
+    weft_var_t *y2 = rfx_bin(f, WEFT_ELEMWISE_MUL, cmat(f, f->m34, 0.0), x2);
     check(f, 1, &x2, y2, "local_mul_zero", "Mul(Constant{float64[3,4]}, x2)",
           "Constant{float64[3,4]}");
 }
@@ -137,7 +123,7 @@ static void test_rewrite_sub_self_gives_zeros(void **state)
 {
     rfx_t *f = *state;
     weft_var_t *x = rfx_var(f, f->m34, "x");
-    weft_var_t *y = bin(f, WEFT_ELEMWISE_SUB, x, x);
+    weft_var_t *y = rfx_bin(f, WEFT_ELEMWISE_SUB, x, x);
     check(f, 1, &x, y, "local_sub_self", "Sub(x, x)", "Second(x, DimShuffle{order=(x,x)}(0))");
 }
 
@@ -145,13 +131,13 @@ static void test_rewrite_neg_neg_returns_x(void **state)
 {
     rfx_t *f = *state;
     weft_var_t *x = rfx_var(f, f->m34, "x");
-    weft_var_t *y = un(f, WEFT_ELEMWISE_NEG, un(f, WEFT_ELEMWISE_NEG, x));
+    weft_var_t *y = rfx_un(f, WEFT_ELEMWISE_NEG, rfx_un(f, WEFT_ELEMWISE_NEG, x));
     check(f, 1, &x, y, "local_neg_neg", "Neg(Neg(x))", "x");
     weft_var_t *x2 = rfx_var(f, f->m34, "x2");
-    weft_var_t *y2 = un(f, WEFT_ELEMWISE_NEG, un(f, WEFT_ELEMWISE_NEG, x2));
+    weft_var_t *y2 = rfx_un(f, WEFT_ELEMWISE_NEG, rfx_un(f, WEFT_ELEMWISE_NEG, x2));
     check_disabled(f, 1, &x2, y2, "local_neg_neg", "Neg(Neg(x2))");
     weft_var_t *x3 = rfx_var(f, f->m34, "x3");
-    weft_var_t *y3 = un(f, WEFT_ELEMWISE_NEG, un(f, WEFT_ELEMWISE_NEG, x3));
+    weft_var_t *y3 = rfx_un(f, WEFT_ELEMWISE_NEG, rfx_un(f, WEFT_ELEMWISE_NEG, x3));
     check_disabled(f, 1, &x3, y3, "useless", "Neg(Neg(x3))"); /* by tag */
 }
 
@@ -159,13 +145,13 @@ static void test_rewrite_exp_log_and_log_exp_return_x(void **state)
 {
     rfx_t *f = *state;
     weft_var_t *x = rfx_var(f, f->m34, "x");
-    check(f, 1, &x, un(f, WEFT_ELEMWISE_EXP, un(f, WEFT_ELEMWISE_LOG, x)), "local_exp_log",
+    check(f, 1, &x, rfx_un(f, WEFT_ELEMWISE_EXP, rfx_un(f, WEFT_ELEMWISE_LOG, x)), "local_exp_log",
           "Exp(Log(x))", "x");
     weft_var_t *x2 = rfx_var(f, f->m34, "x2");
-    check(f, 1, &x2, un(f, WEFT_ELEMWISE_LOG, un(f, WEFT_ELEMWISE_EXP, x2)), "local_log_exp",
+    check(f, 1, &x2, rfx_un(f, WEFT_ELEMWISE_LOG, rfx_un(f, WEFT_ELEMWISE_EXP, x2)), "local_log_exp",
           "Log(Exp(x2))", "x2");
     weft_var_t *x3 = rfx_var(f, f->m34, "x3");
-    check_disabled(f, 1, &x3, un(f, WEFT_ELEMWISE_LOG, un(f, WEFT_ELEMWISE_EXP, x3)),
+    check_disabled(f, 1, &x3, rfx_un(f, WEFT_ELEMWISE_LOG, rfx_un(f, WEFT_ELEMWISE_EXP, x3)),
                    "canonicalize", "Log(Exp(x3))");
 }
 
@@ -190,11 +176,11 @@ static void test_rewrite_div_mul_cancel_pattern(void **state)
 {
     rfx_t *f = *state;
     weft_var_t *in[2] = {rfx_var(f, f->m34, "x"), rfx_var(f, f->m34, "y")};
-    weft_var_t *r = bin(f, WEFT_ELEMWISE_DIV, bin(f, WEFT_ELEMWISE_MUL, in[1], in[0]), in[1]);
+    weft_var_t *r = rfx_bin(f, WEFT_ELEMWISE_DIV, rfx_bin(f, WEFT_ELEMWISE_MUL, in[1], in[0]), in[1]);
     check(f, 2, in, r, "local_div_mul_cancel", "Div(Mul(y, x), y)", "x");
     /* y broadcasts x: the output is wider than x, so it must not fire */
     weft_var_t *in2[2] = {rfx_var(f, f->m14, "a"), rfx_var(f, f->m34, "b")};
-    r = bin(f, WEFT_ELEMWISE_DIV, bin(f, WEFT_ELEMWISE_MUL, in2[0], in2[1]), in2[1]);
+    r = rfx_bin(f, WEFT_ELEMWISE_DIV, rfx_bin(f, WEFT_ELEMWISE_MUL, in2[0], in2[1]), in2[1]);
     check(f, 2, in2, r, "local_div_mul_cancel", "Div(Mul(a, b), b)", "Div(Mul(a, b), b)");
 }
 
@@ -232,7 +218,7 @@ static void test_rewrite_gemm_from_dot_add_and_scaled_sub(void **state)
 {
     rfx_t *f = *state;
     weft_var_t *in[3] = {rfx_var(f, f->m34, "z"), rfx_var(f, f->m34, "x"), rfx_var(f, f->m44, "y")};
-    weft_var_t *r = bin(f, WEFT_ELEMWISE_ADD, in[0], dot(f, in[1], in[2]));
+    weft_var_t *r = rfx_bin(f, WEFT_ELEMWISE_ADD, in[0], dot(f, in[1], in[2]));
     check(f, 3, in, r, "local_gemm", "Add(z, Dot(x, y))", "Gemm{inplace=-1}(z, 1, x, y, 1)");
     /* z - 0.5 * dot(x, y): the scale becomes alpha = -0.5 */
     weft_var_t *in2[3] = {rfx_var(f, f->m34, "z"), rfx_var(f, f->m34, "x"),
@@ -242,19 +228,19 @@ static void test_rewrite_gemm_from_dot_add_and_scaled_sub(void **state)
     const weft_type_t *t11;
     assert_int_equal(weft_type_tensor(f->g, WEFT_FLOAT64, 2, s11, &t11), WEFT_OK);
     half1 = cmat(f, t11, 0.5);
-    r = bin(f, WEFT_ELEMWISE_SUB, in2[0], bin(f, WEFT_ELEMWISE_MUL, half1, dot(f, in2[1], in2[2])));
+    r = rfx_bin(f, WEFT_ELEMWISE_SUB, in2[0], rfx_bin(f, WEFT_ELEMWISE_MUL, half1, dot(f, in2[1], in2[2])));
     check(f, 3, in2, r, "local_gemm", "Sub(z, Mul([0.5], Dot(x, y)))",
           "Gemm{inplace=-1}(z, -0.5, x, y, 1)");
     /* the product has a second client: keep it (no duplicated matmul) */
     weft_var_t *in3[3] = {rfx_var(f, f->m34, "z"), rfx_var(f, f->m34, "x"),
                           rfx_var(f, f->m44, "y")};
     weft_var_t *d = dot(f, in3[1], in3[2]);
-    r = bin(f, WEFT_ELEMWISE_MUL, bin(f, WEFT_ELEMWISE_ADD, in3[0], d), d);
+    r = rfx_bin(f, WEFT_ELEMWISE_MUL, rfx_bin(f, WEFT_ELEMWISE_ADD, in3[0], d), d);
     check(f, 3, in3, r, "local_gemm", "Mul(Add(z, Dot(x, y)), Dot(x, y))",
           "Mul(Add(z, Dot(x, y)), Dot(x, y))");
     weft_var_t *in4[3] = {rfx_var(f, f->m34, "z"), rfx_var(f, f->m34, "x"),
                           rfx_var(f, f->m44, "y")};
-    r = bin(f, WEFT_ELEMWISE_ADD, in4[0], dot(f, in4[1], in4[2]));
+    r = rfx_bin(f, WEFT_ELEMWISE_ADD, in4[0], dot(f, in4[1], in4[2]));
     check_disabled(f, 3, in4, r, "gemm", "Add(z, Dot(x, y))");
 }
 
@@ -264,11 +250,11 @@ static void test_rewrite_merge_identical_nodes_cascade(void **state)
 {
     rfx_t *f = *state;
     weft_var_t *in[2] = {rfx_var(f, f->m34, "x"), rfx_var(f, f->m34, "y")};
-    weft_var_t *a = un(f, WEFT_ELEMWISE_EXP, bin(f, WEFT_ELEMWISE_ADD, in[0], in[1]));
-    weft_var_t *b = un(f, WEFT_ELEMWISE_EXP, bin(f, WEFT_ELEMWISE_ADD, in[0], in[1]));
+    weft_var_t *a = rfx_un(f, WEFT_ELEMWISE_EXP, rfx_bin(f, WEFT_ELEMWISE_ADD, in[0], in[1]));
+    weft_var_t *b = rfx_un(f, WEFT_ELEMWISE_EXP, rfx_bin(f, WEFT_ELEMWISE_ADD, in[0], in[1]));
     weft_var_t *c1 = cmat(f, f->m34, 2.0), *c2 = cmat(f, f->m34, 2.0);
-    weft_var_t *r = bin(f, WEFT_ELEMWISE_ADD, bin(f, WEFT_ELEMWISE_MUL, a, c1),
-                        bin(f, WEFT_ELEMWISE_MUL, b, c2));
+    weft_var_t *r = rfx_bin(f, WEFT_ELEMWISE_ADD, rfx_bin(f, WEFT_ELEMWISE_MUL, a, c1),
+                        rfx_bin(f, WEFT_ELEMWISE_MUL, b, c2));
     weft_fgraph_t *fg = rfx_fgraph(f, 2, in, 1, &r, false);
     assert_int_equal(weft_fgraph_n_applies(fg), 7);
     weft_tensor_t *vals[2], *ref, *got;
@@ -304,7 +290,7 @@ static void test_rewrite_merge_skips_two_destroyed_duplicates(void **state)
 {
     rfx_t *f = *state;
     weft_var_t *x = rfx_var(f, f->m34, "x");
-    weft_var_t *a = un(f, WEFT_ELEMWISE_EXP, x), *b = un(f, WEFT_ELEMWISE_EXP, x);
+    weft_var_t *a = rfx_un(f, WEFT_ELEMWISE_EXP, x), *b = rfx_un(f, WEFT_ELEMWISE_EXP, x);
     const weft_op_t *neg_ip;
     assert_int_equal(weft_elemwise_op(f->g, WEFT_ELEMWISE_NEG, 0, WEFT_FLOAT64, &neg_ip), WEFT_OK);
     weft_var_t *na, *nb;
@@ -329,9 +315,9 @@ static void test_rewrite_constant_folding_folds_constant_subgraph(void **state)
 {
     rfx_t *f = *state;
     weft_var_t *x = rfx_var(f, f->m34, "x");
-    weft_var_t *c = bin(f, WEFT_ELEMWISE_ADD, rfx_const(f, WEFT_FLOAT64, 2.0),
+    weft_var_t *c = rfx_bin(f, WEFT_ELEMWISE_ADD, rfx_const(f, WEFT_FLOAT64, 2.0),
                         rfx_const(f, WEFT_FLOAT64, 3.0));
-    weft_var_t *y = bin(f, WEFT_ELEMWISE_MUL, x, un(f, WEFT_ELEMWISE_EXP, c));
+    weft_var_t *y = rfx_bin(f, WEFT_ELEMWISE_MUL, x, rfx_un(f, WEFT_ELEMWISE_EXP, c));
     check(f, 1, &x, y, "constant_folding", "Mul(x, DimShuffle{order=(x,x)}(Exp(Add(2, 3))))",
           "Mul(x, [148.413])");
 }
@@ -342,8 +328,8 @@ static void test_rewrite_constant_dimshuffle_folds_padding_of_constants_only(voi
 {
     rfx_t *f = *state;
     weft_var_t *in[2] = {rfx_var(f, f->m34, "x"), rfx_var(f, f->v4, "v")};
-    weft_var_t *y = bin(f, WEFT_ELEMWISE_ADD,
-                        bin(f, WEFT_ELEMWISE_MUL, in[0], rfx_const(f, WEFT_FLOAT64, 2.0)), in[1]);
+    weft_var_t *y = rfx_bin(f, WEFT_ELEMWISE_ADD,
+                        rfx_bin(f, WEFT_ELEMWISE_MUL, in[0], rfx_const(f, WEFT_FLOAT64, 2.0)), in[1]);
     check(f, 2, in, y, "constant_dimshuffle",
           "Add(Mul(x, DimShuffle{order=(x,x)}(2)), DimShuffle{order=(x,0)}(v))",
           "Add(Mul(x, [2]), DimShuffle{order=(x,0)}(v))");
@@ -355,9 +341,9 @@ static void test_rewrite_constant_dimshuffle_shares_equal_paddings(void **state)
 {
     rfx_t *f = *state;
     weft_var_t *x = rfx_var(f, f->m34, "x");
-    weft_var_t *a = bin(f, WEFT_ELEMWISE_MUL, x, rfx_const(f, WEFT_FLOAT64, 2.0));
-    weft_var_t *b = bin(f, WEFT_ELEMWISE_ADD, a, rfx_const(f, WEFT_FLOAT64, 2.0));
-    weft_var_t *y = bin(f, WEFT_ELEMWISE_SUB, b, rfx_const(f, WEFT_FLOAT64, 3.0));
+    weft_var_t *a = rfx_bin(f, WEFT_ELEMWISE_MUL, x, rfx_const(f, WEFT_FLOAT64, 2.0));
+    weft_var_t *b = rfx_bin(f, WEFT_ELEMWISE_ADD, a, rfx_const(f, WEFT_FLOAT64, 2.0));
+    weft_var_t *y = rfx_bin(f, WEFT_ELEMWISE_SUB, b, rfx_const(f, WEFT_FLOAT64, 3.0));
     weft_fgraph_t *fg = rfx_fgraph(f, 1, &x, 1, &y, false);
     assert_int_equal(weft_fgraph_n_applies(fg), 6);
     weft_rewriter_t *r;
@@ -379,10 +365,10 @@ static void test_rewrite_fast_compile_folds_but_keeps_neg_neg(void **state)
 {
     rfx_t *f = *state;
     weft_var_t *x = rfx_var(f, f->m34, "x");
-    weft_var_t *c = bin(f, WEFT_ELEMWISE_ADD, rfx_const(f, WEFT_FLOAT64, 2.0),
+    weft_var_t *c = rfx_bin(f, WEFT_ELEMWISE_ADD, rfx_const(f, WEFT_FLOAT64, 2.0),
                         rfx_const(f, WEFT_FLOAT64, 3.0));
     weft_var_t *y =
-        bin(f, WEFT_ELEMWISE_MUL, un(f, WEFT_ELEMWISE_NEG, un(f, WEFT_ELEMWISE_NEG, x)), c);
+        rfx_bin(f, WEFT_ELEMWISE_MUL, rfx_un(f, WEFT_ELEMWISE_NEG, rfx_un(f, WEFT_ELEMWISE_NEG, x)), c);
     weft_fgraph_t *fg = rfx_fgraph(f, 1, &x, 1, &y, false);
     assert_int_equal(weft_rewrite_mode(fg, "fast_compile", 0, NULL, 0, NULL, NULL), WEFT_OK);
     char buf[512];
@@ -390,8 +376,8 @@ static void test_rewrite_fast_compile_folds_but_keeps_neg_neg(void **state)
     assert_string_equal(buf, "Mul(Neg(Neg(x)), [5])");
     weft_fgraph_destroy(fg);
     /* the fgraph edited y's nodes in place (no clone): build the graph again */
-    c = bin(f, WEFT_ELEMWISE_ADD, rfx_const(f, WEFT_FLOAT64, 2.0), rfx_const(f, WEFT_FLOAT64, 3.0));
-    y = bin(f, WEFT_ELEMWISE_MUL, un(f, WEFT_ELEMWISE_NEG, un(f, WEFT_ELEMWISE_NEG, x)), c);
+    c = rfx_bin(f, WEFT_ELEMWISE_ADD, rfx_const(f, WEFT_FLOAT64, 2.0), rfx_const(f, WEFT_FLOAT64, 3.0));
+    y = rfx_bin(f, WEFT_ELEMWISE_MUL, rfx_un(f, WEFT_ELEMWISE_NEG, rfx_un(f, WEFT_ELEMWISE_NEG, x)), c);
     weft_fgraph_t *fg2 = rfx_fgraph(f, 1, &x, 1, &y, false);
     const char *ex[] = {"constant_folding"};
     assert_int_equal(weft_rewrite_mode(fg2, "fast_compile", 0, NULL, 1, ex, NULL), WEFT_OK);
@@ -406,8 +392,8 @@ static void test_rewrite_inplace_destroys_only_intermediates_of_protected_inputs
 {
     rfx_t *f = *state;
     weft_var_t *in[2] = {rfx_var(f, f->m34, "x"), rfx_var(f, f->m34, "y")};
-    weft_var_t *y = un(f, WEFT_ELEMWISE_TANH, un(f, WEFT_ELEMWISE_EXP,
-                                                bin(f, WEFT_ELEMWISE_ADD, in[0], in[1])));
+    weft_var_t *y = rfx_un(f, WEFT_ELEMWISE_TANH, rfx_un(f, WEFT_ELEMWISE_EXP,
+                                                rfx_bin(f, WEFT_ELEMWISE_ADD, in[0], in[1])));
     weft_fgraph_t *fg = rfx_fgraph(f, 2, in, 1, &y, false);
     weft_tensor_t *vals[2], *ref, *got;
     rfx_random_inputs(f, 2, in, vals, -1, 1);
@@ -433,8 +419,8 @@ static void test_rewrite_inplace_mutable_inputs_and_later_readers(void **state)
 {
     rfx_t *f = *state;
     weft_var_t *in[2] = {rfx_var(f, f->m34, "x"), rfx_var(f, f->m34, "y")};
-    weft_var_t *a = bin(f, WEFT_ELEMWISE_ADD, in[0], in[1]);
-    weft_var_t *b = bin(f, WEFT_ELEMWISE_MUL, in[0], a);
+    weft_var_t *a = rfx_bin(f, WEFT_ELEMWISE_ADD, in[0], in[1]);
+    weft_var_t *b = rfx_bin(f, WEFT_ELEMWISE_MUL, in[0], a);
     weft_fgraph_t *fg = rfx_fgraph(f, 2, in, 1, &b, true);
     weft_rewriter_t *r;
     assert_int_equal(weft_rewriter_inplace_create(NULL, &r), WEFT_OK);
@@ -453,7 +439,7 @@ static void test_rewrite_mode_excluding_inplace_by_tag_keeps_ops(void **state)
 {
     rfx_t *f = *state;
     weft_var_t *x = rfx_var(f, f->m34, "x");
-    weft_var_t *y = un(f, WEFT_ELEMWISE_TANH, un(f, WEFT_ELEMWISE_EXP, x));
+    weft_var_t *y = rfx_un(f, WEFT_ELEMWISE_TANH, rfx_un(f, WEFT_ELEMWISE_EXP, x));
     weft_fgraph_t *fg = rfx_fgraph(f, 1, &x, 1, &y, false);
     const char *ex[] = {"inplace", "fusion"};
     assert_int_equal(weft_rewrite_mode(fg, "fast_run", 0, NULL, 2, ex, NULL), WEFT_OK);

@@ -14,20 +14,6 @@
 #include "weft/rewrite.h"
 #include "weft/rewrite_db.h"
 
-static weft_var_t *bin(rfx_t *f, weft_elemwise_kind_t k, weft_var_t *a, weft_var_t *b)
-{
-    weft_var_t *r;
-    assert_int_equal(weft_binary(f->g, k, a, b, &r), WEFT_OK);
-    return r;
-}
-
-static weft_var_t *un(rfx_t *f, weft_elemwise_kind_t k, weft_var_t *a)
-{
-    weft_var_t *r;
-    assert_int_equal(weft_unary(f->g, k, a, &r), WEFT_OK);
-    return r;
-}
-
 /* Runs the fusion rewriter alone on fg; returns how often it applied. */
 static uint64_t fuse(weft_fgraph_t *fg)
 {
@@ -82,8 +68,8 @@ static void test_fusion_chain_becomes_one_composite(void **state)
     rfx_t *f = *state;
     weft_var_t *x = rfx_var(f, f->m34, "x"), *y = rfx_var(f, f->m34, "y");
     weft_var_t *b = rfx_var(f, f->v4, "b");
-    weft_var_t *out = bin(f, WEFT_ELEMWISE_MUL, un(f, WEFT_ELEMWISE_TANH,
-                                                   bin(f, WEFT_ELEMWISE_ADD, x, b)), y);
+    weft_var_t *out = rfx_bin(f, WEFT_ELEMWISE_MUL, rfx_un(f, WEFT_ELEMWISE_TANH,
+                                                   rfx_bin(f, WEFT_ELEMWISE_ADD, x, b)), y);
     weft_var_t *in[3] = {x, b, y};
     check_fused(f, 3, in, 1, &out, 1,
                 "Composite{(Tanh((i0 + i1)) * i2)}(x, DimShuffle{order=(x,0)}(b), y)");
@@ -94,8 +80,8 @@ static void test_fusion_keeps_multi_client_values(void **state)
 {
     rfx_t *f = *state;
     weft_var_t *x = rfx_var(f, f->m34, "x");
-    weft_var_t *e = un(f, WEFT_ELEMWISE_EXP, x);
-    weft_var_t *out = bin(f, WEFT_ELEMWISE_ADD, un(f, WEFT_ELEMWISE_TANH, e), e);
+    weft_var_t *e = rfx_un(f, WEFT_ELEMWISE_EXP, x);
+    weft_var_t *out = rfx_bin(f, WEFT_ELEMWISE_ADD, rfx_un(f, WEFT_ELEMWISE_TANH, e), e);
     check_fused(f, 1, &x, 1, &out, 1, "Composite{(Tanh(i0) + i0)}(Exp(x))");
 }
 
@@ -104,8 +90,8 @@ static void test_fusion_keeps_outputs(void **state)
 {
     rfx_t *f = *state;
     weft_var_t *x = rfx_var(f, f->m34, "x"), *y = rfx_var(f, f->m34, "y");
-    weft_var_t *s = bin(f, WEFT_ELEMWISE_SUB, x, y);
-    weft_var_t *t = un(f, WEFT_ELEMWISE_SIN, un(f, WEFT_ELEMWISE_SQR, s));
+    weft_var_t *s = rfx_bin(f, WEFT_ELEMWISE_SUB, x, y);
+    weft_var_t *t = rfx_un(f, WEFT_ELEMWISE_SIN, rfx_un(f, WEFT_ELEMWISE_SQR, s));
     weft_var_t *in[2] = {x, y}, *outs[2] = {s, t};
     check_fused(f, 2, in, 2, outs, 1, "Sub(x, y); Composite{Sin(Sqr(i0))}(Sub(x, y))");
 }
@@ -116,11 +102,11 @@ static void test_fusion_skips_broadcast_producers_and_lone_nodes(void **state)
 {
     rfx_t *f = *state;
     weft_var_t *x = rfx_var(f, f->m34, "x"), *c = rfx_var(f, f->m14, "c");
-    weft_var_t *out = bin(f, WEFT_ELEMWISE_MUL, x, un(f, WEFT_ELEMWISE_EXP, c));
+    weft_var_t *out = rfx_bin(f, WEFT_ELEMWISE_MUL, x, rfx_un(f, WEFT_ELEMWISE_EXP, c));
     weft_var_t *in[2] = {x, c};
     check_fused(f, 2, in, 1, &out, 0, "Mul(x, Exp(c))");
     weft_var_t *i = rfx_var(f, f->i34, "i");
-    weft_var_t *io = bin(f, WEFT_ELEMWISE_MUL, un(f, WEFT_ELEMWISE_NEG, i), i);
+    weft_var_t *io = rfx_bin(f, WEFT_ELEMWISE_MUL, rfx_un(f, WEFT_ELEMWISE_NEG, i), i);
     check_fused(f, 1, &i, 1, &io, 1, "Composite{(Neg(i0) * i0)}(i)");
 }
 
@@ -129,7 +115,7 @@ static void test_fusion_caps_programs_at_16_steps(void **state)
 {
     rfx_t *f = *state;
     weft_var_t *x = rfx_var(f, f->m34, "x"), *v = x;
-    for (int k = 0; k < 20; k++) v = un(f, WEFT_ELEMWISE_SIN, v);
+    for (int k = 0; k < 20; k++) v = rfx_un(f, WEFT_ELEMWISE_SIN, v);
     weft_tensor_t *val[1], *ref[1], *got[1];
     rfx_random_inputs(f, 1, &x, val, 0.5, 2.0);
     rfx_eval(f, 1, &x, val, 1, &v, ref);
@@ -159,8 +145,8 @@ static void test_fusion_in_fast_run_and_excluded_by_tag(void **state)
 {
     rfx_t *f = *state;
     weft_var_t *x = rfx_var(f, f->m34, "x"), *y = rfx_var(f, f->m34, "y");
-    weft_var_t *e = un(f, WEFT_ELEMWISE_EXP, x);
-    weft_var_t *out = bin(f, WEFT_ELEMWISE_MUL, un(f, WEFT_ELEMWISE_TANH, e), y);
+    weft_var_t *e = rfx_un(f, WEFT_ELEMWISE_EXP, x);
+    weft_var_t *out = rfx_bin(f, WEFT_ELEMWISE_MUL, rfx_un(f, WEFT_ELEMWISE_TANH, e), y);
     weft_var_t *in[2] = {x, y};
     weft_fgraph_t *fg = rfx_fgraph(f, 2, in, 1, &out, false);
     assert_int_equal(weft_rewrite_mode(fg, "fast_run", 0, NULL, 0, NULL, NULL), WEFT_OK);
@@ -168,8 +154,8 @@ static void test_fusion_in_fast_run_and_excluded_by_tag(void **state)
     rfx_fg_expr(fg, buf, sizeof buf);
     assert_string_equal(buf, "Composite{(Tanh(Exp(i0)) * i1)}(x, y)");
     weft_fgraph_destroy(fg);
-    weft_var_t *e2 = un(f, WEFT_ELEMWISE_EXP, x);
-    weft_var_t *out2 = bin(f, WEFT_ELEMWISE_ADD, un(f, WEFT_ELEMWISE_TANH, e2), e2);
+    weft_var_t *e2 = rfx_un(f, WEFT_ELEMWISE_EXP, x);
+    weft_var_t *out2 = rfx_bin(f, WEFT_ELEMWISE_ADD, rfx_un(f, WEFT_ELEMWISE_TANH, e2), e2);
     fg = rfx_fgraph(f, 1, &x, 1, &out2, false);
     assert_int_equal(weft_rewrite_mode(fg, "fast_run", 0, NULL, 0, NULL, NULL), WEFT_OK);
     rfx_fg_expr(fg, buf, sizeof buf);
