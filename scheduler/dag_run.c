@@ -44,6 +44,7 @@ struct weft_dag_run {
     _Atomic uint32_t *pending; // n counters; only nodes with in-degree >= 2 use theirs
     int in_flight, waited;     // start/wait thread only
     int solo;                  // the pool has one worker
+    int on_caller;             // this run executes on its caller (the pool's guest)
     /* profile (NULL unless created with profile) */
     uint64_t *t_start, *t_end, *idle, *idle_base;
     uint32_t *t_worker;
@@ -172,12 +173,15 @@ static void run_complete(weft_dag_run_t *run)
         for (int i = 0; i < pool->nthreads; i++)
             run->idle[i] = weft__worker_idle_total(&pool->workers[i], now) - run->idle_base[i];
     }
+    /* a run on its caller completes on the waiting thread itself: nobody
+     * sleeps on it, and waking the parked worker would only cost a syscall */
+    int on_caller = run->on_caller;
     /* seq_cst: publishes the whole run (status, profile; release part) and
      * is the notifier's condition store before notify's load of waiters;
      * pairs with the load in run_is_finished. The run may be freed right
      * after: only the pool is used below. */
     atomic_store_explicit(&run->finished, 1, memory_order_seq_cst);
-    weft__pool_notify_done(pool);
+    if (!on_caller) weft__pool_notify_done(pool);
 }
 
 static void run_exec(weft__task_t *t, uint64_t payload, weft__worker_t *w)
@@ -387,9 +391,11 @@ weft_status_t weft_dag_run_execute(weft_dag_run_t *run, void *user)
      * that its busy and idle times describe the run */
     bool inline_ok = !run->in_flight && !run->t_start;
     weft__worker_t *guest = inline_ok ? weft__pool_guest_enter(run->pool) : NULL;
+    run->on_caller = guest != NULL;
     weft_status_t st = weft_dag_run_start(run, user);
     if (st == WEFT_OK) st = weft_dag_run_wait(run);
     weft__pool_guest_exit(run->pool, guest);
+    run->on_caller = 0;
     return st;
 }
 

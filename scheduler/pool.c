@@ -555,6 +555,7 @@ typedef struct pool_for {
     weft_pool_t *pool;
     _Atomic uint64_t left;  // chunks not finished
     _Atomic int status;     // first failure
+    bool on_caller;         // run by its caller (the guest): nobody sleeps on it
 } pool_for_t;
 
 static uint64_t pool_for_payload(uint64_t lo, uint64_t hi)
@@ -590,10 +591,11 @@ static void pool_for_exec(weft__task_t *t, uint64_t payload, weft__worker_t *w)
     }
     pool_for_chunk(pf, lo, w);
     weft_pool_t *pool = pf->pool;
+    bool on_caller = pf->on_caller;
     /* seq_cst: release publishes this chunk's effects, acquire (last one)
      * sees the others'; seq_cst as the notifier's condition store before
      * notify's load of waiters; pairs with the load in pool_for_done */
-    if (atomic_fetch_sub_explicit(&pf->left, 1, memory_order_seq_cst) == 1)
+    if (atomic_fetch_sub_explicit(&pf->left, 1, memory_order_seq_cst) == 1 && !on_caller)
         weft__pool_notify_done(pool); /* pf may be gone now: only pool used */
 }
 
@@ -613,11 +615,12 @@ weft_status_t weft_pool_parallel_for(weft_pool_t *pool, size_t begin, size_t end
     if (grain == 0) grain = n / (8 * (size_t)pool->nthreads) + 1;
     if (n / grain >= 0x7fffffffu) grain = n / 0x7fffffffu + 1;
     uint64_t chunks = (n + grain - 1) / grain;
-    pool_for_t pf = { { pool_for_exec }, fn, arg, begin, end, grain, pool, chunks, WEFT_OK };
     /* relaxed: the counter is published with the pool's own synchronisation
      * (decremented by the waiter, read at destroy) */
     atomic_fetch_add_explicit(&pool->inflight, 1, memory_order_relaxed);
     weft__worker_t *guest = weft__pool_guest_enter(pool);
+    pool_for_t pf = { { pool_for_exec }, fn, arg, begin, end, grain, pool, chunks, WEFT_OK,
+                      guest != NULL };
     weft_status_t st = weft__pool_submit(pool, (weft__item_t){ &pf.task, pool_for_payload(0, chunks) });
     if (st == WEFT_OK) weft__pool_wait(pool, pool_for_done, &pf);
     weft__pool_guest_exit(pool, guest);
