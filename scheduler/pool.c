@@ -132,13 +132,17 @@ static bool worker_find_work(weft__worker_t *w, weft__item_t *out)
     if (single && !worker_token_take(w)) return false;
     if (worker_find_local(w, out) || pool_inject_pop(w->pool, out) || worker_steal(w, out))
         return true;
-    if (single) worker_token_give(w);
+    /* inside an item (a node waiting for nested work) the worker keeps the
+     * token: a guest must not run while that node is unfinished */
+    if (single && w->depth == 0) worker_token_give(w);
     return false;
 }
 
 static inline void item_exec(weft__item_t it, weft__worker_t *w)
 {
+    w->depth++;
     it.task->exec(it.task, it.payload, w);
+    w->depth--;
 }
 
 /* ------------------------------------------------------- idle accounting */

@@ -34,6 +34,7 @@ typedef struct weft__worker {
     unsigned index;
     bool guest;                                 // the caller slot of a one-worker pool
     bool holds_token;                           // owner only: holds pool->exec_token
+    unsigned depth;                             // owner only: items being executed (nesting)
     uint64_t rng;                               // owner only: victim selection
     weft__defer_t defer[WEFT__DEFER_SLOTS];     // owner only
     /* idle accounting for profiles: written by the owner, read (relaxed,
