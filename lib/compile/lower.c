@@ -23,7 +23,8 @@ typedef struct lower_ctx {
     uint32_t *var_slot;   /* by var id */
     uint32_t *apply_idx;  /* by apply id: index in order, or NO_SLOT */
     uint32_t *rank;       /* toposort index -> index in order */
-    uint32_t *topo_of;    /* index in order -> toposort index */
+    uint64_t *topo_edges; /* the DAG edges between toposort indices, sorted, distinct */
+    size_t n_edges;
     bool *is_output;      /* by slot */
     bool *aliased;        /* by slot: some other variable views or destroys it */
     uint32_t n_consumers_total;
@@ -226,9 +227,7 @@ static weft_status_t slot_lists(weft_function_t *f)
     return WEFT_OK;
 }
 
-/* Prefetch hints: each node's first successor (edges sorted by source, then
- * target) is the one its worker most likely runs next. */
-/* The node a worker most likely runs next is the next one in the order (on
+/* Prefetch hints: the node a worker most likely runs next is the next one in the order (on
  * one worker, always: the order is its run order). */
 static void set_next(weft_function_t *f)
 {
@@ -328,44 +327,45 @@ static size_t dedupe_edges(uint64_t *e, size_t ne)
     return nu;
 }
 
-/* Adds the DAG edges with each node's successors in toposort order: the
- * order the compile-time replay (schedule_order.c) visited them in, so the
- * pool's continuation and LIFO choices repeat that replay exactly on one
- * worker and the run walks the nodes in layout order. */
-static weft_status_t add_dag_edges(lower_ctx_t *c, const uint64_t *e, size_t ne)
+/* Sorted edges between node indices (in order), keyed (rank[from] << 32) |
+ * to_key(to) for to_key the toposort index (topo) or the node index. */
+static uint64_t *ranked_edges(const lower_ctx_t *c, bool topo_targets)
 {
-    uint64_t *key = malloc((ne + 1) * sizeof *key);
-    if (!key) return WEFT_ENOMEM;
-    for (size_t k = 0; k < ne; k++)
-        key[k] = (e[k] & 0xffffffff00000000ull) | c->topo_of[(uint32_t)e[k]];
-    qsort(key, ne, sizeof *key, cmp_u64);
-    weft_status_t st = WEFT_OK;
-    for (size_t k = 0; st == WEFT_OK && k < ne; k++)
-        st = weft_dag_add_edge(c->f->dag, (uint32_t)(key[k] >> 32), c->rank[(uint32_t)key[k]]);
-    free(key);
-    return st;
+    uint64_t *r = malloc((c->n_edges + 1) * sizeof *r);
+    if (!r) return NULL;
+    for (size_t k = 0; k < c->n_edges; k++) {
+        uint32_t from = (uint32_t)(c->topo_edges[k] >> 32), to = (uint32_t)c->topo_edges[k];
+        r[k] = ((uint64_t)c->rank[from] << 32) | (topo_targets ? to : c->rank[to]);
+    }
+    qsort(r, c->n_edges, sizeof *r, cmp_u64);
+    return r;
 }
 
+/* The DAG gets each node's successors in toposort order: the order the
+ * compile-time replay (schedule_order.c) visited them in, so the pool's
+ * continuation and LIFO choices repeat that replay exactly on one worker and
+ * the run walks the nodes in layout order. The profiler keeps the edges
+ * sorted by node index (f->edges). */
 static weft_status_t build_dag(lower_ctx_t *c)
 {
     weft_function_t *f = c->f;
-    uint64_t *e = NULL;
-    size_t ne = 0;
-    weft_status_t st = collect_edges(c, &e, &ne);
-    if (st != WEFT_OK) return st;
-    ne = dedupe_edges(e, ne);
-    st = weft_dag_create(NULL, &f->dag);
+    uint64_t *by_topo = ranked_edges(c, true);
+    f->edges = ranked_edges(c, false);
+    f->n_edges = c->n_edges;
+    weft_status_t st = by_topo && f->edges ? weft_dag_create(NULL, &f->dag) : WEFT_ENOMEM;
     for (size_t i = 0; st == WEFT_OK && i < c->n_order; i++)
         st = weft_dag_add_node(f->dag, weft__node_body, &f->nodes[i],
                                weft_op_name(weft_apply_op(c->order[i])), NULL);
-    if (st == WEFT_OK) st = add_dag_edges(c, e, ne);
-    f->edges = e; /* kept for the profiler's critical path */
-    f->n_edges = ne;
+    for (size_t k = 0; st == WEFT_OK && k < c->n_edges; k++) {
+        uint32_t to = c->rank[(uint32_t)by_topo[k]];
+        st = weft_dag_add_edge(f->dag, (uint32_t)(by_topo[k] >> 32), to);
+    }
+    free(by_topo);
     set_next(f);
     if (st == WEFT_OK) st = weft_dag_finalize(f->dag);
     if (st != WEFT_OK)
         return weft__fn_error(NULL, st, "building the task DAG: %s",
-                              f->dag ? weft_dag_last_error(f->dag) : "");
+                              f->dag ? weft_dag_last_error(f->dag) : "out of memory");
     return WEFT_OK;
 }
 
@@ -374,32 +374,26 @@ static void index_order(lower_ctx_t *c)
     for (size_t i = 0; i < c->n_order; i++) c->apply_idx[weft_apply_id(c->order[i])] = (uint32_t)i;
 }
 
-/* Replaces the toposort order by the order one worker runs the DAG in. */
+/* Collects the DAG edges (between toposort indices) and replaces the
+ * toposort order by the order one worker runs the DAG in. */
 static weft_status_t order_by_schedule(lower_ctx_t *c)
 {
-    uint64_t *e = NULL;
-    size_t ne = 0;
-    weft_status_t st = collect_edges(c, &e, &ne);
+    weft_status_t st = collect_edges(c, &c->topo_edges, &c->n_edges);
     if (st != WEFT_OK) return st;
-    ne = dedupe_edges(e, ne);
+    c->n_edges = dedupe_edges(c->topo_edges, c->n_edges);
     c->rank = malloc((c->n_order + 1) * sizeof *c->rank);
-    c->topo_of = malloc((c->n_order + 1) * sizeof *c->topo_of);
     weft_apply_t **order = malloc((c->n_order + 1) * sizeof *order);
-    st = c->rank && c->topo_of && order
-             ? weft__schedule_order((uint32_t)c->n_order, e, ne, c->rank)
+    st = c->rank && order
+             ? weft__schedule_order((uint32_t)c->n_order, c->topo_edges, c->n_edges, c->rank)
              : WEFT_ENOMEM;
     if (st == WEFT_OK) {
-        for (size_t i = 0; i < c->n_order; i++) {
-            order[c->rank[i]] = c->order[i];
-            c->topo_of[c->rank[i]] = (uint32_t)i;
-        }
+        for (size_t i = 0; i < c->n_order; i++) order[c->rank[i]] = c->order[i];
         free(c->order);
         c->order = order;
         order = NULL;
         index_order(c);
     }
     free(order);
-    free(e);
     return st == WEFT_OK ? WEFT_OK : weft__fn_error(NULL, st, "ordering the nodes: %s",
                                                     weft_status_name(st));
 }
@@ -454,7 +448,7 @@ weft_status_t weft__compile_lower(weft_function_t *f)
     if (st == WEFT_OK) st = build_dag(&c);
     free(c.order);
     free(c.rank);
-    free(c.topo_of);
+    free(c.topo_edges);
     free(c.var_slot);
     free(c.apply_idx);
     free(c.is_output);
