@@ -2,6 +2,8 @@
  * function (ranges cover the loop once, the node_threads option, failing
  * ranges, the evaluator's inline loop) and the split kernels (large Dot,
  * Gemm and elementwise loops) giving the results of unsplit runs. */
+#include <math.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -328,6 +330,72 @@ static void test_intranode_split_elementwise_is_exact(void **state)
     for (int i = 0; i < 3; i++) weft_tensor_release(vals[i]);
 }
 
+/* 4 threads call one function whose Dot and tanh split over the 2 workers
+ * while the other calls' nodes run too (each call its own state, parallel
+ * loops nested in concurrent runs): every result equals the one-thread
+ * function's (to rounding: panels of a product may take other BLAS paths). */
+#define CALLERS 4
+#define CALLS 8
+
+typedef struct split_caller {
+    weft_function_t *f;
+    weft_tensor_t *vals[3], *want;
+    int mismatches;
+    weft_status_t st;
+} split_caller_t;
+
+static void *split_caller(void *p)
+{
+    split_caller_t *c = p;
+    for (int k = 0; k < CALLS && c->st == WEFT_OK; k++) {
+        weft_tensor_t *out = NULL;
+        c->st = weft_function_call(c->f, 3, c->vals, 1, &out);
+        for (size_t i = 0; c->st == WEFT_OK && i < weft_tensor_size(out); i++)
+            c->mismatches += fabs(weft_tensor_flat_get(out, i) - weft_tensor_flat_get(c->want, i))
+                             > 1e-12;
+        weft_tensor_release(out);
+    }
+    return NULL;
+}
+
+static void test_intranode_concurrent_calls_with_split_kernels(void **state)
+{
+    (void)state;
+    weft_var_t *a = matrix("a", 300, 200), *b = matrix("b", 200, 100), *c = matrix("c", 300, 100);
+    weft_var_t *d, *s, *t;
+    assert_int_equal(weft_dot(g, a, b, &d), WEFT_OK);
+    assert_int_equal(weft_add(g, d, c, &s), WEFT_OK);
+    assert_int_equal(weft_tanh(g, s, &t), WEFT_OK);
+    weft_var_t *in[3] = {a, b, c};
+    weft_function_t *f[2];
+    for (int v = 0; v < 2; v++) {
+        weft_function_options_t o = WEFT_FUNCTION_OPTIONS_INIT;
+        o.threads = 2;
+        o.node_threads = v ? 1 : 0;
+        assert_int_equal(weft_function_compile(3, in, 1, &t, 0, NULL, &o, &f[v]), WEFT_OK);
+    }
+    split_caller_t args[CALLERS];
+    pthread_t th[CALLERS];
+    for (int k = 0; k < CALLERS; k++) {
+        args[k] = (split_caller_t){f[0], {filled(300, 200, 10u * (uint32_t)k),
+                                          filled(200, 100, 10u * (uint32_t)k + 1),
+                                          filled(300, 100, 10u * (uint32_t)k + 2)},
+                                   NULL, 0, WEFT_OK};
+        assert_int_equal(weft_function_call(f[1], 3, args[k].vals, 1, &args[k].want), WEFT_OK);
+    }
+    for (int k = 0; k < CALLERS; k++)
+        assert_int_equal(pthread_create(&th[k], NULL, split_caller, &args[k]), 0);
+    for (int k = 0; k < CALLERS; k++) {
+        assert_int_equal(pthread_join(th[k], NULL), 0);
+        assert_int_equal(args[k].st, WEFT_OK);
+        assert_int_equal(args[k].mismatches, 0);
+        for (int i = 0; i < 3; i++) weft_tensor_release(args[k].vals[i]);
+        weft_tensor_release(args[k].want);
+    }
+    weft_function_destroy(f[0]);
+    weft_function_destroy(f[1]);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -341,6 +409,7 @@ int main(void)
         T(test_intranode_bad_arguments),
         T(test_intranode_split_products_match_unsplit),
         T(test_intranode_split_elementwise_is_exact),
+        T(test_intranode_concurrent_calls_with_split_kernels),
     };
     return cmocka_run_group_tests_name("function_intranode", tests, NULL, NULL);
 }
