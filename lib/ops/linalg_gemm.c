@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "linalg_int.h"
+#include "lib/ops/ops_int.h"
 #include "lib/ops/ops_json_int.h"
 #include "weft/elemwise.h"
 #include "weft/linalg.h"
@@ -46,45 +47,74 @@ static int gemm_props_print(const void *props, char *buf, size_t cap)
     return p->inplace ? snprintf(buf, cap, "inplace=0") : snprintf(buf, cap, "inplace=-1");
 }
 
+/* z's length in dimension d broadcasts against the product's `len`: a
+ * static 1 where the product's length is anything else (unknown included). */
+static bool broadcasts(const weft_type_t *z, int d, int64_t len)
+{
+    return weft_type_dim(z, d) == 1 && len != 1;
+}
+
+/* Gemm's output type: z's, or the product's shape where z broadcasts. */
+static weft_status_t gemm_out_type(weft_graph_t *g, weft_var_t *const *in, bool rows, bool cols,
+                                   const weft_type_t **out)
+{
+    const weft_type_t *zt = weft_var_type(in[0]);
+    *out = zt;
+    if (!rows && !cols) return WEFT_OK;
+    int64_t shape[2] = {rows ? weft_type_dim(weft_var_type(in[2]), 0) : weft_type_dim(zt, 0),
+                        cols ? weft_type_dim(weft_var_type(in[3]), 1) : weft_type_dim(zt, 1)};
+    return weft_type_tensor(g, weft_type_dtype(zt), 2, shape, out);
+}
+
 /* Shared make_node: input 0 (z or y) of rank r0, scalars at 1 and 4, the
  * matrix at 2 and its right operand at 3 (rank r0). Output: input 0's type,
- * so the in-place and copying variants have the same output type. */
+ * so the in-place and copying variants have the same output type, except
+ * where `may_broadcast` (the copying Gemm) lets a z row (1,n), column (m,1)
+ * or 1x1 broadcast over the product, as an elementwise z + x@y would: a bias
+ * added by the product itself (rewrite local_gemm) instead of by a separate
+ * pass over the result. The output then has the product's shape. */
 static weft_status_t gemx_make_node(weft_graph_t *g, const char *name, size_t n_in,
-                                    weft_var_t *const *in, int r0, size_t *n_out,
-                                    const weft_type_t **out_types)
+                                    weft_var_t *const *in, int r0, bool may_broadcast,
+                                    size_t *n_out, const weft_type_t **out_types)
 {
     int ranks[5] = {r0, 0, 2, r0, 0};
     weft_dtype_t dt;
     weft_status_t st = weft__linalg_check(g, name, n_in, in, 5, ranks, &dt);
-    if (st == WEFT_OK) {
+    if (st != WEFT_OK) {
+        return st;
+    }
+    const weft_type_t *zt = weft_var_type(in[0]);
+    bool rows = may_broadcast && broadcasts(zt, 0, weft_type_dim(weft_var_type(in[2]), 0));
+    bool cols = may_broadcast && broadcasts(zt, 1, weft_type_dim(weft_var_type(in[3]), 1));
+    if (!rows) {
         st = weft__linalg_match(g, name, in, 0, 0, 2, 0); /* rows of z/y vs rows of x/A */
     }
     if (st == WEFT_OK) {
         st = weft__linalg_match(g, name, in, 2, 1, 3, 0); /* inner length */
     }
-    if (st == WEFT_OK && r0 == 2) {
+    if (st == WEFT_OK && r0 == 2 && !cols) {
         st = weft__linalg_match(g, name, in, 0, 1, 3, 1); /* columns of z vs y */
     }
-    if (st != WEFT_OK) {
-        return st;
+    if (st == WEFT_OK) {
+        st = gemm_out_type(g, in, rows, cols, &out_types[0]);
     }
     *n_out = 1;
-    out_types[0] = weft_var_type(in[0]);
-    return WEFT_OK;
+    return st;
 }
 
 static weft_status_t gemm_make_node(weft_graph_t *g, const weft_op_t *op, size_t n_in,
                                     weft_var_t *const *in, size_t *n_out,
                                     const weft_type_t **out_types)
 {
-    return gemx_make_node(g, weft_op_name(op), n_in, in, 2, n_out, out_types);
+    const gemm_props_t *p = weft_op_props(op);
+    return gemx_make_node(g, weft_op_name(op), n_in, in, 2, !p->inplace, n_out, out_types);
 }
 
 static weft_status_t gemv_make_node(weft_graph_t *g, const weft_op_t *op, size_t n_in,
                                     weft_var_t *const *in, size_t *n_out,
                                     const weft_type_t **out_types)
 {
-    return gemx_make_node(g, weft_op_name(op), n_in, in, 1, n_out, out_types);
+    return gemx_make_node(g, weft_op_name(op), n_in, in, 1, false, n_out, out_types);
 }
 
 /* Resolves operand t, copying it when its layout needs it or when it shares
@@ -108,31 +138,71 @@ static weft_status_t gemx_operand(const weft_tensor_t *t, const weft_tensor_t *t
     return st;
 }
 
-/* The op's output: input 0 itself (in place) or a fresh tensor holding its
- * values (when b != 0). */
+/* Copies z into out, repeating a z of length 1 along any dimension of
+ * out's longer one (a bias row or column; broadcasting Gemm). */
+static weft_status_t copy_broadcast(weft_tensor_t *out, const weft_tensor_t *z)
+{
+    if (weft_tensor_same_shape(out, z)) {
+        return weft_tensor_copy(out, z);
+    }
+    size_t isz = weft_dtype_size(weft_tensor_dtype(out));
+    int64_t m = weft_tensor_dim(out, 0), n = weft_tensor_dim(out, 1);
+    int64_t zs0 = weft_tensor_dim(z, 0) == 1 ? 0 : weft_tensor_stride(z, 0);
+    int64_t zs1 = weft_tensor_dim(z, 1) == 1 ? 0 : weft_tensor_stride(z, 1);
+    char *o = weft_tensor_data(out); /* fresh: C-contiguous */
+    const char *zp = weft_tensor_data(z);
+    for (int64_t i = 0; i < m; i++) {
+        char *row = o + (size_t)(i * n) * isz;
+        const char *zr = zp + (ptrdiff_t)(i * zs0) * (ptrdiff_t)isz;
+        if (zs1 == 1) {
+            memcpy(row, zr, (size_t)n * isz);
+            continue;
+        }
+        for (int64_t j = 0; j < n; j++) {
+            memcpy(row + (size_t)j * isz, zr + (ptrdiff_t)(j * zs1) * (ptrdiff_t)isz, isz);
+        }
+    }
+    return WEFT_OK;
+}
+
+/* The op's output: input 0 itself (in place) or a fresh tensor of the
+ * product's shape (m, n) holding z's values, broadcast (when b != 0). */
 static weft_status_t gemx_output(weft_kernel_ctx_t *ctx, const weft_apply_t *node,
-                                 weft_tensor_t *z, double beta, weft_tensor_t **cell)
+                                 weft_tensor_t *z, int64_t m, int64_t n, double beta,
+                                 weft_tensor_t **cell)
 {
     const gemm_props_t *p = weft_op_props(weft_apply_op(node));
     if (p->inplace) {
         weft_kernel_set_output(ctx, cell, weft_tensor_retain(z));
         return WEFT_OK;
     }
+    int64_t shape[2] = {m, n};
     weft_status_t st = weft_kernel_alloc_output(ctx, cell, weft_tensor_dtype(z),
-                                                weft_tensor_ndim(z), weft_tensor_shape(z));
+                                                weft_tensor_ndim(z), shape);
     if (st == WEFT_OK && beta != 0.0) {
-        st = weft_tensor_copy(*cell, z);
+        st = weft_tensor_ndim(z) == 2 ? copy_broadcast(*cell, z) : weft_tensor_copy(*cell, z);
     }
     return st;
 }
 
-static weft_status_t gemm_shapes(weft_kernel_ctx_t *ctx, weft_tensor_t *const *in)
+/* z's length `zl` fits the product's `len`: equal, or 1 broadcast by the
+ * copying Gemm. */
+static bool fits(int64_t zl, int64_t len, bool may_broadcast)
+{
+    return zl == len || (may_broadcast && zl == 1);
+}
+
+static weft_status_t gemm_shapes(weft_kernel_ctx_t *ctx, const weft_apply_t *node,
+                                 weft_tensor_t *const *in)
 {
     const weft_tensor_t *z = in[0], *x = in[2], *y = in[3];
-    if (weft_tensor_dim(z, 0) != weft_tensor_dim(x, 0) ||
+    bool bc = !((const gemm_props_t *)weft_op_props(weft_apply_op(node)))->inplace;
+    if (!fits(weft_tensor_dim(z, 0), weft_tensor_dim(x, 0), bc) ||
         weft_tensor_dim(x, 1) != weft_tensor_dim(y, 0) ||
-        weft_tensor_dim(z, 1) != weft_tensor_dim(y, 1)) {
-        return weft__linalg_shape_error(ctx, "Gemm", "z (m,n), x (m,k), y (k,n) lengths differ");
+        !fits(weft_tensor_dim(z, 1), weft_tensor_dim(y, 1), bc)) {
+        return weft__linalg_shape_error(ctx, "Gemm", bc ? "z (m,n) or a row/column of it, x "
+                                        "(m,k), y (k,n) lengths differ"
+                                        : "z (m,n), x (m,k), y (k,n) lengths differ");
     }
     int64_t d[3] = {weft_tensor_dim(x, 0), weft_tensor_dim(x, 1), weft_tensor_dim(y, 1)};
     weft_status_t st = weft__linalg_fit(ctx, "Gemm", 3, d);
@@ -167,12 +237,13 @@ static weft_status_t gemm_compute(weft_kernel_ctx_t *ctx, weft_tensor_t *out, do
 static weft_status_t gemm_perform(const weft_apply_t *node, weft_tensor_t *const *in,
                                   weft_tensor_t **outputs, weft_kernel_ctx_t *ctx)
 {
-    weft_status_t st = gemm_shapes(ctx, in);
+    weft_status_t st = gemm_shapes(ctx, node, in);
     if (st != WEFT_OK) {
         return st;
     }
     double alpha = weft__scalar_value(in[1]), beta = weft__scalar_value(in[4]);
-    st = gemx_output(ctx, node, in[0], beta, &outputs[0]);
+    st = gemx_output(ctx, node, in[0], weft_tensor_dim(in[2], 0), weft_tensor_dim(in[3], 1), beta,
+                     &outputs[0]);
     if (st != WEFT_OK) {
         return st;
     }
@@ -233,7 +304,7 @@ static weft_status_t gemv_perform(const weft_apply_t *node, weft_tensor_t *const
         return st;
     }
     double alpha = weft__scalar_value(in[1]), beta = weft__scalar_value(in[4]);
-    st = gemx_output(ctx, node, in[0], beta, &outputs[0]);
+    st = gemx_output(ctx, node, in[0], weft_tensor_dim(in[0], 0), 0, beta, &outputs[0]);
     if (st != WEFT_OK) {
         return st;
     }
@@ -266,8 +337,11 @@ static weft_status_t gemx_grad(weft_graph_t *g, const weft_apply_t *node,
     for (size_t i = 0; i < 5; i++) {
         in[i] = weft_apply_input(node, i);
     }
-    weft_var_t *t = NULL, *p = NULL, *xy = NULL;
-    weft_status_t st = weft__lg_scale(g, in[4], gz, &ig[0]);
+    weft_var_t *t = NULL, *p = NULL, *xy = NULL, *gzs = NULL;
+    weft_status_t st = weft__lg_scale(g, in[4], gz, &gzs);
+    if (st == WEFT_OK) { /* summed over the axes a bias row / column z broadcast along */
+        st = weft__grad_reduce_to(g, gzs, in[0], &ig[0]);
+    }
     if (st == WEFT_OK) { /* the matrix operand */
         st = is_gemv ? weft__lg_outer(g, gz, in[3], &p) : weft__lg_t(g, in[3], &t);
     }

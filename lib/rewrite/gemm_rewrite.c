@@ -1,9 +1,13 @@
 /* local_gemm (specialize): z + dot(x, y) -> Gemm(z, 1, x, y, 1), folding a
  * scalar factor into alpha: z + s*dot(x, y) -> Gemm(z, s, x, y, 1) and
- * z - s*dot(x, y) -> Gemm(z, -s, x, y, 1). Only when the product (and the
- * scaling) has no other client (else the matmul would be computed twice), x
- * and y are matrices, every operand has one dtype, and Gemm's output type may
- * replace the old output. Dot is recognized by its registry class. */
+ * z - s*dot(x, y) -> Gemm(z, -s, x, y, 1). z may be a bias row (1,n) or
+ * column (m,1) that the addition broadcasts: the copying Gemm broadcasts it
+ * into its output before the product accumulates there, which saves the
+ * separate elementwise pass over the m x n result (a dense layer's
+ * dot(x, W) + b becomes one node). Only when the product (and the scaling)
+ * has no other client (else the matmul would be computed twice), x and y are
+ * matrices, every operand has one dtype, and Gemm's output type may replace
+ * the old output. Dot is recognized by its registry class. */
 #include "lib/rewrite/rewrite_int.h"
 #include "weft/elemwise.h"
 #include "weft/linalg.h"
@@ -70,6 +74,18 @@ static weft_status_t make_alpha(weft_graph_t *g, const gemm_match_t *m, weft_dty
     return st;
 }
 
+/* z is the addition's other operand: a matrix of the output's type, or one
+ * whose static length-1 axes broadcast to it. */
+static bool z_fits(const weft_var_t *z, const weft_var_t *out)
+{
+    const weft_type_t *zt = weft_var_type(z), *ot = weft_var_type(out);
+    if (weft_type_ndim(zt) != 2 || weft_type_ndim(ot) != 2) return false;
+    for (int d = 0; d < 2; d++)
+        if (weft_type_dim(zt, d) != weft_type_dim(ot, d) && weft_type_dim(zt, d) != 1)
+            return false;
+    return true;
+}
+
 static bool dtypes_agree(const gemm_match_t *m, weft_dtype_t dt)
 {
     if (dt != WEFT_FLOAT32 && dt != WEFT_FLOAT64) return false;
@@ -93,7 +109,7 @@ weft_status_t weft__local_gemm(weft_fgraph_t *fg, weft_apply_t *node, void *user
     for (size_t i = first; i < 2; i++) {
         m.z = weft_apply_input(node, 1 - i);
         if (!match_product(fg, weft_apply_input(node, i), &m) || !dtypes_agree(&m, dt)) continue;
-        if (!weft_type_equal(weft_var_type(m.z), weft_var_type(out))) continue;
+        if (!z_fits(m.z, out)) continue;
         weft_graph_t *g = weft_fgraph_graph(fg);
         weft_var_t *alpha, *beta, *r;
         weft_status_t st = make_alpha(g, &m, dt, &alpha);

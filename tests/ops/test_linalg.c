@@ -241,6 +241,56 @@ static void test_linalg_gemm_copy_keeps_z_inplace_overwrites(void **state)
     }
 }
 
+/* The copying Gemm broadcasts a z row (1,n), column (m,1) or 1x1 over the
+ * product (a bias); the in-place Gemm refuses one (it would write into z). */
+static void test_linalg_gemm_broadcasts_bias_row_column(void **state)
+{
+    fx_t *f = *state;
+    int64_t s22[2] = {2, 2};
+    weft_tensor_t *xv = ck_tensor(WEFT_FLOAT64, 2, s23, (double[]){1, 2, 3, 4, 5, 6});
+    weft_tensor_t *yv = ck_tensor(WEFT_FLOAT64, 2, s32, (double[]){1, 0, 0, 1, 2, -1});
+    weft_tensor_t *zs[3] = {ck_tensor(WEFT_FLOAT64, 2, (int64_t[]){1, 2}, (double[]){10, 20}),
+                            ck_tensor(WEFT_FLOAT64, 2, (int64_t[]){2, 1}, (double[]){10, 20}),
+                            ck_tensor(WEFT_FLOAT64, 2, (int64_t[]){1, 1}, (double[]){4})};
+    /* 2*x@y = [[14,-2],[32,-2]], plus 0.5*z broadcast */
+    const double want[3][4] = {{19, 8, 37, 8}, {19, 3, 42, 8}, {16, 0, 34, 0}};
+    weft_var_t *x = var_like(f->g, xv), *y = var_like(f->g, yv);
+    for (int k = 0; k < 3; k++) {
+        weft_var_t *z = var_like(f->g, zs[k]), *in[3] = {z, x, y};
+        weft_var_t *o = build_gemx(f->g, false, false, z, 2.0, x, y, 0.5);
+        assert_int_equal(weft_type_dim(weft_var_type(o), 0), 2);
+        assert_int_equal(weft_type_dim(weft_var_type(o), 1), 2);
+        weft_tensor_t *vals[3] = {zs[k], xv, yv}, *r = NULL;
+        assert_int_equal(ck_eval(f->g, 3, in, vals, o, &r), WEFT_OK);
+        ck_expect(r, 2, s22, want[k], 0);
+        weft_tensor_release(r);
+        weft_var_t *ca = NULL, *out = (weft_var_t *)1;
+        assert_int_equal(weft_constant_scalar(f->g, WEFT_FLOAT64, 1.0, &ca), WEFT_OK);
+        assert_int_equal(weft_gemm(f->g, z, ca, x, y, ca, true, &out), WEFT_ETYPE);
+        assert_null(out);
+        assert_non_null(strstr(weft_graph_last_error(f->g), "Gemm: input 0 dim"));
+    }
+    /* a row of 3 does not broadcast over 2 columns */
+    weft_var_t *z3 = ck_var(f->g, WEFT_FLOAT64, 2, (int64_t[]){1, 3}), *ca = NULL, *out = NULL;
+    assert_int_equal(weft_constant_scalar(f->g, WEFT_FLOAT64, 1.0, &ca), WEFT_OK);
+    assert_int_equal(weft_gemm(f->g, z3, ca, x, y, ca, false, &out), WEFT_ETYPE);
+    assert_non_null(strstr(weft_graph_last_error(f->g), "input 0 dim 1 has length 3"));
+    /* z of unknown rows: one row at run time broadcasts, three rows fail */
+    weft_var_t *zu = ck_var(f->g, WEFT_FLOAT64, 2, (int64_t[]){WEFT_DIM_UNKNOWN, 2}), *in[3] = {zu, x, y};
+    weft_var_t *o = build_gemx(f->g, false, false, zu, 2.0, x, y, 0.5);
+    weft_tensor_t *vals[3] = {zs[0], xv, yv}, *r = NULL;
+    assert_int_equal(ck_eval(f->g, 3, in, vals, o, &r), WEFT_OK);
+    ck_expect(r, 2, s22, want[0], 0);
+    weft_tensor_release(r);
+    weft_tensor_t *z32 = ck_tensor(WEFT_FLOAT64, 2, s32, NULL);
+    vals[0] = z32;
+    assert_int_equal(ck_eval(f->g, 3, in, vals, o, &r), WEFT_ESHAPE);
+    weft_tensor_t *ts[] = {xv, yv, zs[0], zs[1], zs[2], z32};
+    for (size_t i = 0; i < 6; i++) {
+        weft_tensor_release(ts[i]);
+    }
+}
+
 static void test_linalg_gemm_inplace_variant_hook(void **state)
 {
     fx_t *f = *state;
@@ -701,6 +751,11 @@ static void test_linalg_gemm_gemv_grads_verify(void **state)
     const int64_t gm[5][2] = {{2, 4}, {0, 0}, {2, 3}, {3, 4}, {0, 0}};
     const int64_t gv[5][2] = {{2, 0}, {0, 0}, {2, 3}, {3, 0}, {0, 0}};
     verify_shapes((lfn_t){L_GEMM, 0}, 5, (int[]){2, 0, 2, 2, 0}, gm, WEFT_FLOAT64, 10);
+    /* broadcast z (bias row / column): its gradient sums over the broadcast axis */
+    const int64_t grow[5][2] = {{1, 4}, {0, 0}, {2, 3}, {3, 4}, {0, 0}};
+    const int64_t gcol[5][2] = {{2, 1}, {0, 0}, {2, 3}, {3, 4}, {0, 0}};
+    verify_shapes((lfn_t){L_GEMM, 0}, 5, (int[]){2, 0, 2, 2, 0}, grow, WEFT_FLOAT64, 11);
+    verify_shapes((lfn_t){L_GEMM, 0}, 5, (int[]){2, 0, 2, 2, 0}, gcol, WEFT_FLOAT64, 12);
     verify_shapes((lfn_t){L_GEMV, 0}, 5, (int[]){1, 0, 2, 1, 0}, gv, WEFT_FLOAT64, 20);
 }
 
@@ -757,6 +812,7 @@ int main(void)
         T(test_linalg_dot_length1_axes_odd_strides),
         T(test_linalg_dot_empty_inner_and_outer),
         T(test_linalg_gemm_copy_keeps_z_inplace_overwrites),
+        T(test_linalg_gemm_broadcasts_bias_row_column),
         T(test_linalg_gemm_inplace_variant_hook),
         T(test_linalg_gemm_beta0_transposed_z_and_aliasing),
         T(test_linalg_gemv_copy_and_inplace_reversed_y),

@@ -20,7 +20,11 @@ report)
   done
   grep -q '"traceEvents"' "$work/trace.json" || fail "trace has no traceEvents"
   grep -q 'digraph' "$work/graph.dot" || fail "dot file has no digraph"
-  grep -q 'label="0: Dot(' "$work/graph.dot" || fail "dot file lacks node 0: Dot(...)"
+  # the first layer's bias rides on its product (local_gemm): b1's row view, then the Gemm
+  grep -qF 'label="0: DimShuffle{order=(x,0)}(b1)' "$work/graph.dot" ||
+    fail "dot file lacks node 0: DimShuffle{order=(x,0)}(b1)"
+  grep -qF 'label="1: Gemm{inplace=-1}(DimShuffle{order=(x,0)}.out, 1, x, W1, 1)' "$work/graph.dot" ||
+    fail "dot file lacks node 1: Gemm(b1 row, 1, x, W1, 1)"
   grep -q 'fillcolor' "$work/graph.dot" || fail "dot file marks no in-place node"
   grep -q 'label="update 0"' "$work/graph.dot" || fail "dot file lacks the updates"
   ;;

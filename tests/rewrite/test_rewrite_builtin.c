@@ -244,6 +244,31 @@ static void test_rewrite_gemm_from_dot_add_and_scaled_sub(void **state)
     check_disabled(f, 3, in4, r, "gemm", "Add(z, Dot(x, y))");
 }
 
+/* A bias row added to a product (a dense layer) rides on the product: the
+ * copying Gemm broadcasts it; values equal the unrewritten graph's. */
+static void test_rewrite_gemm_takes_broadcast_bias_row(void **state)
+{
+    rfx_t *f = *state;
+    weft_var_t *in[3] = {rfx_var(f, f->m14, "b"), rfx_var(f, f->m34, "x"), rfx_var(f, f->m44, "w")};
+    weft_var_t *r = rfx_bin(f, WEFT_ELEMWISE_ADD, dot(f, in[1], in[2]), in[0]);
+    check(f, 3, in, r, "local_gemm", "Add(Dot(x, w), b)", "Gemm{inplace=-1}(b, 1, x, w, 1)");
+    /* b - 0.5 * dot: alpha -0.5, still broadcasting the row */
+    weft_var_t *in2[3] = {rfx_var(f, f->m14, "b"), rfx_var(f, f->m34, "x"),
+                          rfx_var(f, f->m44, "w")};
+    const weft_type_t *t11;
+    assert_int_equal(weft_type_tensor(f->g, WEFT_FLOAT64, 2, (int64_t[]){1, 1}, &t11), WEFT_OK);
+    weft_var_t *half = cmat(f, t11, 0.5);
+    r = rfx_bin(f, WEFT_ELEMWISE_SUB, in2[0], rfx_bin(f, WEFT_ELEMWISE_MUL, half, dot(f, in2[1], in2[2])));
+    check(f, 3, in2, r, "local_gemm", "Sub(b, Mul([0.5], Dot(x, w)))",
+          "Gemm{inplace=-1}(b, -0.5, x, w, 1)");
+    /* a 3-row z with a one-row product (x is 1x4): the product would be the
+     * broadcast operand, which Gemm cannot take */
+    weft_var_t *in3[3] = {rfx_var(f, f->m34, "z"), rfx_var(f, f->m14, "x"),
+                          rfx_var(f, f->m44, "w")};
+    r = rfx_bin(f, WEFT_ELEMWISE_ADD, in3[0], dot(f, in3[1], in3[2]));
+    check(f, 3, in3, r, "local_gemm", "Add(z, Dot(x, w))", "Add(z, Dot(x, w))");
+}
+
 /* ---- merge --------------------------------------------------------------------- */
 
 static void test_rewrite_merge_identical_nodes_cascade(void **state)
@@ -472,6 +497,8 @@ int main(void)
                                         rfx_teardown),
         cmocka_unit_test_setup_teardown(test_rewrite_sum_over_length_one_axes_drops_them,
                                         rfx_setup, rfx_teardown),
+        cmocka_unit_test_setup_teardown(test_rewrite_gemm_takes_broadcast_bias_row, rfx_setup,
+                                        rfx_teardown),
         cmocka_unit_test_setup_teardown(test_rewrite_gemm_from_dot_add_and_scaled_sub, rfx_setup,
                                         rfx_teardown),
         cmocka_unit_test_setup_teardown(test_rewrite_merge_identical_nodes_cascade, rfx_setup,

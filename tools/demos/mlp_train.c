@@ -32,7 +32,7 @@
 #define MAX_THREADS 2
 
 typedef struct opts {
-    int batch, threads, steps, width, print_graph, shards, block;
+    int batch, threads, steps, width, print_graph, shards, block, impls;
     double lr;
     unsigned long long seed;
     const char *save, *exclude;
@@ -84,7 +84,7 @@ static void usage(void)
 {
     printf("usage: mlp_train [--batch B] [--threads T] [--steps S] [--width W] [--lr LR]\n"
            "                 [--seed N] [--shards S] [--exclude REWRITE] [--save FILE]\n"
-           "                 [--block K] [--print-graph]\n"
+           "                 [--block K] [--impl weft|handc|both] [--print-graph]\n"
            "Trains a 4-layer tanh MLP with weft and with hand-written C + cblas, alternating\n"
            "blocks of K consecutive steps (default 5; 1: step by step, where every weft\n"
            "step starts on parked workers), and prints one line per implementation and\n"
@@ -93,12 +93,19 @@ static void usage(void)
            "steps 100 (batch < 512) or 20, weft shards 1 and 2. --shards S (1..4) splits\n"
            "the weft graph's batch\n"
            "into S row blocks with their own chains; --exclude drops a rewrite (name or tag)\n"
-           "from weft's compile. --save FILE writes the step graph as weft JSON.\n");
+           "from weft's compile. --save FILE writes the step graph as weft JSON.\n"
+           "--impl runs one implementation only (for a profiler; no ratio lines).\n");
+}
+
+/* --impl: a bit per implementation (1 weft, 2 hand-C); 0 for a bad name. */
+static int parse_impl(const char *v)
+{
+    return !strcmp(v, "weft") ? 1 : !strcmp(v, "handc") ? 2 : !strcmp(v, "both") ? 3 : 0;
 }
 
 static int parse(int argc, char **argv, opts_t *o)
 {
-    *o = (opts_t){0, 0, 0, 256, 0, 0, 5, 0.05, 1, NULL, NULL};
+    *o = (opts_t){0, 0, 0, 256, 0, 0, 5, 3, 0.05, 1, NULL, NULL};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) return usage(), 1;
@@ -114,12 +121,13 @@ static int parse(int argc, char **argv, opts_t *o)
         else if (!strcmp(a, "--shards")) o->shards = atoi(v);
         else if (!strcmp(a, "--exclude")) o->exclude = v;
         else if (!strcmp(a, "--block")) o->block = atoi(v);
+        else if (!strcmp(a, "--impl")) o->impls = parse_impl(v);
         else return fprintf(stderr, "mlp_train: unknown option %s (try --help)\n", a), 2;
         i++;
     }
     if (o->batch < 0 || o->width < 1 || o->steps < 0 || o->threads < 0 ||
         o->threads > MAX_THREADS || !(o->lr > 0) || o->shards < 0 || o->shards > 4 ||
-        o->block < 1 ||
+        o->block < 1 || o->impls == 0 ||
         (o->batch && o->shards > o->batch))
         return fprintf(stderr, "mlp_train: bad option value (threads: 1..%d)\n", MAX_THREADS), 2;
     return 0;
@@ -176,12 +184,12 @@ static int make_confs(run_t *r, const opts_t *o, int batch, weft_pool_t **pools,
     int s_lo = o->shards ? o->shards : 1, s_hi = o->shards ? o->shards : 2;
     mlp_config_t cfg = {batch, o->width, o->lr, o->seed, 1, o->exclude};
     int rc = 0;
-    for (int sh = s_lo; !rc && sh <= s_hi; sh++) {
+    for (int sh = s_lo; !rc && (o->impls & 1) && sh <= s_hi; sh++) {
         cfg.shards = sh;
         for (int t = t_lo; !rc && t <= t_hi; t++)
             rc = add_conf(r, &cfg, MLP_IMPL_WEFT, t, pools, steps);
     }
-    for (int t = t_lo; !rc && t <= t_hi; t++)
+    for (int t = t_lo; !rc && (o->impls & 2) && t <= t_hi; t++)
         rc = add_conf(r, &cfg, MLP_IMPL_HANDC, t, pools, steps);
     return rc;
 }
