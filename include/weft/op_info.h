@@ -43,6 +43,13 @@ WEFT_API weft_status_t weft_dimshuffle_op_info(const weft_op_t *op, int *order, 
 WEFT_API weft_status_t weft_reduce_op_info(const weft_op_t *op, weft_reduce_kind_t *kind,
                                            int *axes, int *n_axes, bool *keepdims);
 
+/* The same for a reduction's gradient op (ReduceGrad{kind, axes, keepdims},
+ * built by weft_grad through a reduction): the reduction it differentiates.
+ * Errors: WEFT_EINVAL (a NULL argument), WEFT_ETYPE (op is not a ReduceGrad).
+ * Thread: any. */
+WEFT_API weft_status_t weft_reduce_grad_op_info(const weft_op_t *op, weft_reduce_kind_t *kind,
+                                                int *axes, int *n_axes, bool *keepdims);
+
 /* The summed axes of a SumAxes op (the gradient helper that sums a
  * broadcast gradient back, keeping the summed axes as length 1), in
  * increasing order; axes has room for WEFT_MAX_NDIM entries.

@@ -248,16 +248,17 @@ weft_status_t weft__node_body(void *arg, const weft_task_ctx_t *tctx)
 static weft_status_t check_input(weft_function_t *f, size_t k, const weft_tensor_t *t)
 {
     weft_var_t *v = f->in_vars[k];
-    char name[128], want[96], got[96];
-    weft_var_print(v, name, sizeof name);
-    if (!t) return weft__fn_error(f, WEFT_EINVAL, "input %zu (%s) is NULL", k, name);
     const weft_type_t *ty = weft_var_type(v);
-    bool dt_ok = weft_tensor_dtype(t) == weft_type_dtype(ty) &&
+    bool dt_ok = t && weft_tensor_dtype(t) == weft_type_dtype(ty) &&
                  weft_tensor_ndim(t) == weft_type_ndim(ty);
     bool sh_ok = dt_ok;
     for (int d = 0; sh_ok && d < weft_type_ndim(ty); d++)
         sh_ok = weft_type_dim(ty, d) < 0 || weft_type_dim(ty, d) == weft_tensor_dim(t, d);
     if (sh_ok) return WEFT_OK;
+    /* names and types are printed only for the error: every call checks */
+    char name[128], want[96], got[96];
+    weft_var_print(v, name, sizeof name);
+    if (!t) return weft__fn_error(f, WEFT_EINVAL, "input %zu (%s) is NULL", k, name);
     const char *file;
     int line;
     weft_var_trace(v, &file, &line);

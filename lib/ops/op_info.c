@@ -59,6 +59,18 @@ weft_status_t weft_reduce_op_info(const weft_op_t *op, weft_reduce_kind_t *kind,
     return WEFT_OK;
 }
 
+weft_status_t weft_reduce_grad_op_info(const weft_op_t *op, weft_reduce_kind_t *kind,
+                                       int *axes, int *n_axes, bool *keepdims)
+{
+    if (!op || !kind || !axes || !n_axes || !keepdims) return WEFT_EINVAL;
+    const weft__reduce_props_t *p = props_of(op, &weft__reduce_grad_class, sizeof *p);
+    if (!p) return WEFT_ETYPE;
+    *kind = (weft_reduce_kind_t)p->kind;
+    mask_axes(p->axes, p->ndim, axes, n_axes);
+    *keepdims = p->keepdims != 0;
+    return WEFT_OK;
+}
+
 weft_status_t weft_sum_axes_op_info(const weft_op_t *op, int *axes, int *n_axes)
 {
     if (!op || !axes || !n_axes) return WEFT_EINVAL;

@@ -71,7 +71,7 @@ static const char *const useless[] = {"local_add_zero", "local_mul_one", "local_
 static const char *const canonical[] = {"local_mul_zero",       "local_sub_self",
                                         "local_exp_log",        "local_log_exp",
                                         "local_div_mul_cancel", "local_mul_div_cancel",
-                                        "local_sum_broadcastable"};
+                                        "local_sum_broadcastable", "local_reduce_grad_sink"};
 
 static weft_status_t reg_useless(weft_rewrite_db_t *db)
 {

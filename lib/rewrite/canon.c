@@ -207,6 +207,77 @@ static weft_status_t local_sum_broadcastable(weft_fgraph_t *fg, weft_apply_t *no
     return st == WEFT_OK ? give(res, node, r) : st;
 }
 
+/* gz, scaled by 1/n for a Mean, with length-1 axes where the reduction
+ * removed them: a value that broadcasts to ReduceGrad(x, gz)'s. */
+static weft_status_t reduce_grad_operand(weft_graph_t *g, const weft_apply_t *rg,
+                                         weft_reduce_kind_t kind, const int *axes, int n_axes,
+                                         bool keepdims, weft_var_t **out)
+{
+    weft_var_t *x = in(rg, 0), *b = in(rg, 1);
+    const weft_type_t *xt = weft_var_type(x);
+    weft_status_t st = WEFT_OK;
+    if (kind == WEFT_REDUCE_MEAN) { /* as the kernel: g * (1.0 / n), in double */
+        double n = 1;
+        for (int k = 0; k < n_axes; k++) n *= (double)weft_type_dim(xt, axes[k]);
+        weft_var_t *scale;
+        st = weft__scalar(g, WEFT_FLOAT64, 1.0 / n, &scale);
+        if (st == WEFT_OK) st = weft_mul(g, b, scale, &b);
+    }
+    int nd = weft_type_ndim(xt), order[WEFT_MAX_NDIM], next = 0, k = 0;
+    for (int d = 0; d < nd; d++) {
+        bool reduced = k < n_axes && axes[k] == d;
+        k += reduced;
+        order[d] = reduced ? WEFT_DIMSHUFFLE_NEW : next++;
+    }
+    if (st == WEFT_OK && !keepdims) st = weft_dimshuffle(g, b, nd, order, &b);
+    if (st == WEFT_OK) *out = b;
+    return st;
+}
+
+/* Which reductions' gradients sink: Sum, and Mean over float64 axes of
+ * static length (its scale is then a constant computed like the kernel's). */
+static bool sinkable(const weft_apply_t *rg, weft_reduce_kind_t kind, const int *axes, int n)
+{
+    const weft_type_t *xt = weft_var_type(in(rg, 0));
+    if (kind == WEFT_REDUCE_SUM) return true;
+    if (kind != WEFT_REDUCE_MEAN || weft_type_dtype(xt) != WEFT_FLOAT64) return false;
+    for (int k = 0; k < n; k++)
+        if (weft_type_dim(xt, axes[k]) < 0) return false;
+    return true;
+}
+
+/* N(u, v), N one of Mul, Add, Sub, Div, with u = ReduceGrad{Sum|Mean}(x, gz) read by
+ * N alone and v of N's output type: u is gz (scaled by 1/n for a Mean)
+ * broadcast over x, and v already gives N that shape, so N takes gz as a
+ * broadcasting operand and the full-size fill is never written (PyTensor's
+ * fill sinking; the loss gradient of a mean-squared error). */
+static weft_status_t local_reduce_grad_sink(weft_fgraph_t *fg, weft_apply_t *node, void *user,
+                                            weft_rewrite_result_t *res)
+{
+    (void)user;
+    int kind;
+    if (!weft__ew_kind(node, &kind) || weft_apply_n_inputs(node) != 2) return WEFT_OK;
+    for (size_t i = 0; i < 2; i++) {
+        weft_var_t *u = in(node, i), *v = in(node, 1 - i), *b, *r;
+        weft_apply_t *rg = weft_var_owner(u);
+        weft_reduce_kind_t rk;
+        int axes[WEFT_MAX_NDIM], n_axes;
+        bool keepdims;
+        if (!rg || weft_op_class(weft_apply_op(rg)) != weft__classes()->reduce_grad ||
+            weft_fgraph_n_clients(fg, u) != 1 ||
+            !weft_type_equal(weft_var_type(v), weft_var_type(out0(node))) ||
+            weft_reduce_grad_op_info(weft_apply_op(rg), &rk, axes, &n_axes, &keepdims) != WEFT_OK ||
+            !sinkable(rg, rk, axes, n_axes))
+            continue;
+        weft_graph_t *g = weft_fgraph_graph(fg);
+        weft_status_t st = reduce_grad_operand(g, rg, rk, axes, n_axes, keepdims, &b);
+        if (st == WEFT_OK)
+            st = weft_binary(g, (weft_elemwise_kind_t)kind, i == 0 ? b : v, i == 0 ? v : b, &r);
+        return st == WEFT_OK ? give(res, node, r) : st;
+    }
+    return WEFT_OK;
+}
+
 const weft__builtin_node_t weft__builtin_nodes[] = {
     {"local_add_zero", local_add_zero, {"Add", NULL}},
     {"local_mul_one", local_mul_one, {"Mul", NULL}},
@@ -218,6 +289,7 @@ const weft__builtin_node_t weft__builtin_nodes[] = {
     {"local_log_exp", local_log_exp, {"Log", NULL}},
     {"local_dimshuffle_dimshuffle", local_dimshuffle_dimshuffle, {"DimShuffle", NULL}},
     {"local_sum_broadcastable", local_sum_broadcastable, {"Sum", "SumAxes", NULL}},
+    {"local_reduce_grad_sink", local_reduce_grad_sink, {"Mul", "Add", "Sub", "Div"}},
     {"local_gemm", weft__local_gemm, {"Add", "Sub", NULL}},
     {"local_elemwise_fusion", weft__local_elemwise_fusion, {NULL}}, /* every elementwise class */
 };

@@ -28,6 +28,7 @@ static void classes_init(void)
     classes.sum_axes = weft_ops_find_class("SumAxes");
     classes.dot = weft_ops_find_class("Dot");
     classes.gemm = weft_ops_find_class("Gemm");
+    classes.reduce_grad = weft_ops_find_class("ReduceGrad");
 }
 
 const weft__classes_t *weft__classes(void)

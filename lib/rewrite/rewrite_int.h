@@ -136,7 +136,7 @@ const weft_op_class_t *weft__class(const char *name);
 /* Registry classes the built-in rewrites compare against, looked up once
  * (NULL: not built in). */
 typedef struct weft__classes {
-    const weft_op_class_t *dimshuffle, *sum, *sum_axes, *dot, *gemm;
+    const weft_op_class_t *dimshuffle, *sum, *sum_axes, *dot, *gemm, *reduce_grad;
 } weft__classes_t;
 const weft__classes_t *weft__classes(void);
 /* Whether v's value is a constant with every element equal to value. */

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "lib/ops/ops_int.h"
+#include "lib/ops/reduce_ops_int.h"
 #include "tests/rewrite/rw_fixture.h"
 
 #define TOL_R 1e-12
@@ -269,6 +270,43 @@ static void test_rewrite_gemm_takes_broadcast_bias_row(void **state)
     check(f, 3, in3, r, "local_gemm", "Add(z, Dot(x, w))", "Add(z, Dot(x, w))");
 }
 
+/* The gradient of a mean / a sum (ReduceGrad, as weft_grad builds it), read
+ * by one elementwise node whose other operand has the full shape, becomes a
+ * broadcast operand of that node. */
+static weft_var_t *rgrad(rfx_t *f, weft_reduce_kind_t kind, uint32_t axes, weft_var_t *x,
+                         weft_var_t *gz)
+{
+    weft__reduce_props_t p = {(int32_t)kind, 2, axes, 0};
+    weft_var_t *r = NULL;
+    assert_int_equal(weft__reduce_grad_build(f->g, &p, x, gz, __FILE__, __LINE__, &r), WEFT_OK);
+    return r;
+}
+
+static void test_rewrite_reduce_grad_sinks_into_elementwise_client(void **state)
+{
+    rfx_t *f = *state;
+    const weft_type_t *t0, *t3;
+    assert_int_equal(weft_type_tensor(f->g, WEFT_FLOAT64, 0, NULL, &t0), WEFT_OK);
+    assert_int_equal(weft_type_tensor(f->g, WEFT_FLOAT64, 1, (int64_t[]){3}, &t3), WEFT_OK);
+    weft_var_t *in[3] = {rfx_var(f, f->m34, "x"), rfx_var(f, f->m34, "y"), rfx_var(f, t0, "g")};
+    weft_var_t *r = rfx_bin(f, WEFT_ELEMWISE_MUL, rgrad(f, WEFT_REDUCE_MEAN, 3u, in[0], in[2]), in[1]);
+    check(f, 3, in, r, "local_reduce_grad_sink",
+          "Mul(ReduceGrad{kind=Mean, axes=(0,1), keepdims=0}(x, g), y)",
+          "Mul(DimShuffle{order=(x,x)}(Mul(g, 0.0833333)), y)");
+    /* a row sum's gradient: gz (3,) becomes a column (3,1) */
+    weft_var_t *in2[3] = {rfx_var(f, f->m34, "x"), rfx_var(f, f->m34, "y"), rfx_var(f, t3, "g")};
+    r = rfx_bin(f, WEFT_ELEMWISE_SUB, in2[1], rgrad(f, WEFT_REDUCE_SUM, 2u, in2[0], in2[2]));
+    check(f, 3, in2, r, "local_reduce_grad_sink",
+          "Sub(y, ReduceGrad{kind=Sum, axes=(1), keepdims=0}(x, g))",
+          "Sub(y, DimShuffle{order=(0,x)}(g))");
+    /* the other operand is a row: it would not give the node its shape */
+    weft_var_t *in3[3] = {rfx_var(f, f->m34, "x"), rfx_var(f, f->m14, "b"), rfx_var(f, t0, "g")};
+    r = rfx_bin(f, WEFT_ELEMWISE_MUL, rgrad(f, WEFT_REDUCE_MEAN, 3u, in3[0], in3[2]), in3[1]);
+    check(f, 3, in3, r, "local_reduce_grad_sink",
+          "Mul(ReduceGrad{kind=Mean, axes=(0,1), keepdims=0}(x, g), b)",
+          "Mul(ReduceGrad{kind=Mean, axes=(0,1), keepdims=0}(x, g), b)");
+}
+
 /* ---- merge --------------------------------------------------------------------- */
 
 static void test_rewrite_merge_identical_nodes_cascade(void **state)
@@ -496,6 +534,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_rewrite_sum_of_broadcast_axes_is_identity, rfx_setup,
                                         rfx_teardown),
         cmocka_unit_test_setup_teardown(test_rewrite_sum_over_length_one_axes_drops_them,
+                                        rfx_setup, rfx_teardown),
+        cmocka_unit_test_setup_teardown(test_rewrite_reduce_grad_sinks_into_elementwise_client,
                                         rfx_setup, rfx_teardown),
         cmocka_unit_test_setup_teardown(test_rewrite_gemm_takes_broadcast_bias_row, rfx_setup,
                                         rfx_teardown),
