@@ -23,8 +23,10 @@
  * bytes, e.g. 0-d values) keep their buffer in their cell between calls
  * instead: no pool traffic, bounded memory. Per-call state (cells, countdowns, a
  * weft_dag_run_t) is preallocated and reused: a call whose shapes did not
- * change since an earlier call, with caller-supplied outputs, allocates
- * nothing.
+ * change since an earlier call, with caller-supplied outputs, allocates no
+ * buffer (weft_function_stats counts them). Nodes whose op returns a view
+ * (DimShuffle, Reshape, Subtensor) still allocate one small tensor handle
+ * per call, freed with the cell.
  *
  * Updates (as PyTensor's `updates`): each update pairs an input variable (the
  * state) with an expression (its new value). Every node of a call reads the
