@@ -22,11 +22,14 @@
  * near a sequential run's. Small intermediates (a static size of at most 256
  * bytes, e.g. 0-d values) keep their buffer in their cell between calls
  * instead: no pool traffic, bounded memory. Per-call state (cells, countdowns, a
- * weft_dag_run_t) is preallocated and reused: a call whose shapes did not
- * change since an earlier call, with caller-supplied outputs, allocates no
- * buffer (weft_function_stats counts them). Nodes whose op returns a view
- * (DimShuffle, Reshape, Subtensor) still allocate one small tensor handle
- * per call, freed with the cell.
+ * weft_dag_run_t) is preallocated and reused, and so is the tensor handle of
+ * each view (DimShuffle, Reshape, Subtensor, and user ops filling their
+ * outputs with weft_kernel_view_output): a call whose shapes did not change
+ * since an earlier call, with caller-supplied outputs, allocates nothing -
+ * no buffer (weft_function_stats counts them) and no handle. (On several
+ * workers a call may still take a buffer more than the calls before it when
+ * its nodes interleave so that more intermediates are live at once; the
+ * pool keeps it, so this stops once every interleaving has been seen.)
  *
  * Updates (as PyTensor's `updates`): each update pairs an input variable (the
  * state) with an expression (its new value). Every node of a call reads the

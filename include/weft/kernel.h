@@ -73,6 +73,24 @@ WEFT_API weft_status_t weft_kernel_alloc_output(weft_kernel_ctx_t *ctx, weft_ten
 WEFT_API void weft_kernel_set_output(weft_kernel_ctx_t *ctx, weft_tensor_t **cell,
                                      weft_tensor_t *t);
 
+/* Makes *cell hold a view of base: ndim axes of the given shape and strides
+ * (in elements), starting `offset` elements from base's first element, with
+ * weft_tensor_view's checks (the view must stay inside base's buffer). Same
+ * result as weft_tensor_view + weft_kernel_set_output, without allocating
+ * in steady state: the handle in the cell is rewritten when nothing else
+ * holds it, else a compiled function hands over the handle it kept from this
+ * output's view of the previous call. A view op (view_map) fills its output
+ * with it.
+ * Ownership: borrows ctx, base, shape and strides (they may point into the
+ * tensor in the cell); the cell owns the view, which holds base's buffer.
+ * Errors: WEFT_EINVAL (NULL ctx/cell/base/strides, bad ndim or length),
+ * WEFT_EOVERFLOW, WEFT_ERANGE (outside base's buffer), WEFT_ENOMEM; each also
+ * recorded on ctx as with weft_kernel_error; *cell unchanged. */
+WEFT_API weft_status_t weft_kernel_view_output(weft_kernel_ctx_t *ctx, weft_tensor_t **cell,
+                                               weft_tensor_t *base, int ndim,
+                                               const int64_t *shape, const int64_t *strides,
+                                               int64_t offset);
+
 /* Index of the worker running the node (0 for the sequential evaluator). */
 WEFT_API size_t weft_kernel_worker(const weft_kernel_ctx_t *ctx);
 /* The run's user pointer (NULL when none). Returns borrowed. */

@@ -100,9 +100,11 @@ typedef struct weft_op_class {
      * cell may hold a tensor from a previous call, which the op may reuse if
      * it has the right dtype and shape, or release and replace. The op must
      * fill every cell (a destroy output holds a new reference to its input's
-     * buffer; a view output a view of its input). Errors are reported with
-     * weft_kernel_error (weft/kernel.h). NULL: the op cannot be executed
-     * (compiling a graph containing it fails with WEFT_ENOTIMPL). */
+     * buffer; a view output a view of its input, best made with
+     * weft_kernel_view_output, which allocates nothing in steady state).
+     * Errors are reported with weft_kernel_error (weft/kernel.h). NULL: the
+     * op cannot be executed (compiling a graph containing it fails with
+     * WEFT_ENOTIMPL). */
     weft_status_t (*perform)(const weft_apply_t *node, weft_tensor_t *const *inputs,
                              weft_tensor_t **outputs, weft_kernel_ctx_t *ctx);
 

@@ -97,7 +97,7 @@ static bool bucket_push(weft__bucket_t *b, weft_tensor_t *t)
     return true;
 }
 
-static bool parkable(const weft_tensor_t *t)
+bool weft__bufpool_parkable(const weft_tensor_t *t)
 {
     /* Only a tensor nobody else can see may be handed out again: exclusive
      * handle and buffer (no view, destroyer output or caller holds it). */
@@ -120,7 +120,7 @@ static bool depot_push_locked(weft__bufpool_t *bp, weft_tensor_t *t)
 void weft__bufpool_put(weft__bufpool_t *bp, weft_tensor_t *t)
 {
     if (!t) return;
-    if (!parkable(t)) {
+    if (!weft__bufpool_parkable(t)) {
         weft_tensor_release(t);
         return;
     }

@@ -88,20 +88,27 @@ static weft_status_t check_outputs(weft__call_state_t *cs, const weft__cnode_t *
 /* Empties an owned cell: back to the buffer pool when nothing else sees it.
  * When t is a buffer's own base handle and only the buffer is still shared (a
  * view of this call holds it), parking waits for the end of the call
- * (cs->deferred), when the views' cells are empty too. View handles are never
- * deferred: releasing them is what makes their base parkable. */
+ * (cs->deferred), when the views' cells are empty too. A view whose buffer is
+ * still shared (or not contiguous) drops its buffer reference - what makes
+ * its base parkable - and its handle stays in the slot's stash for the
+ * producer's next view. */
 static void cell_empty(weft__call_state_t *cs, uint32_t s)
 {
     weft_tensor_t *t = cs->cells[s];
     cs->cells[s] = NULL;
-    if (weft__tensor_is_block_base(t) && weft_tensor_refcount(t) == 1 &&
-        !weft_tensor_is_exclusive(t)) {
-        /* relaxed: only hands out distinct indices; the calling thread reads
-         * the entries after weft_dag_run_execute returned (which orders every
-         * node's writes before it) or writes them itself in cleanup */
-        unsigned k = atomic_fetch_add_explicit(&cs->n_deferred, 1, memory_order_relaxed);
-        cs->deferred[k] = t;
-        return;
+    if (weft__tensor_is_block_base(t)) {
+        if (weft_tensor_refcount(t) == 1 && !weft_tensor_is_exclusive(t)) {
+            /* relaxed: only hands out distinct indices; the calling thread
+             * reads the entries after weft_dag_run_execute returned (which
+             * orders every node's writes before it) or writes them itself
+             * in cleanup */
+            unsigned k = atomic_fetch_add_explicit(&cs->n_deferred, 1, memory_order_relaxed);
+            cs->deferred[k] = t;
+            return;
+        }
+    } else if (t && !cs->stash[s] && !weft__bufpool_parkable(t)) {
+        /* NULL (t left as it was) when another holder still has the handle */
+        if ((cs->stash[s] = weft__tensor_detach(t))) return;
     }
     weft__bufpool_put(&cs->f->bufpool, t);
 }
@@ -215,7 +222,7 @@ weft_status_t weft__node_body(void *arg, const weft_task_ctx_t *tctx)
     /* small arities use the (hot) stack; larger ones the state's scratch */
     const uint32_t *sl = f->slot_storage + (n->slots & ~WEFT__CNODE_OWN);
     uint32_t n_in = sl[0], n_dec = sl[1];
-    const uint32_t *in_slots = sl + 2;
+    const uint32_t *in_slots = sl + 3;
     weft_tensor_t *local[8];
     weft_tensor_t **argv = n_in <= 8 ? local : cs->argv + f->argv_off[node_index(cs, n)];
     for (uint32_t k = 0; k < n_in; k++) argv[k] = cs->cells[in_slots[k]];
@@ -224,6 +231,9 @@ weft_status_t weft__node_body(void *arg, const weft_task_ctx_t *tctx)
     kctx.pfor = kernel_loop_run;
     kctx.pfor_user = tctx->pool;
     kctx.threads = f->node_threads;
+    kctx.out_cells = out;
+    kctx.stash = cs->stash + n->out_base;
+    kctx.n_out = sl[2];
     bool n_own = n->slots & WEFT__CNODE_OWN;
     bool own = n_own && cs->own[n->out_base];
     if (own) kctx.own_cell = out;

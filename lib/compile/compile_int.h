@@ -46,8 +46,9 @@ typedef weft_status_t (*weft__perform_fn)(const weft_apply_t *node, weft_tensor_
  * in 32 bytes (two per cache line: the node path is bound by cache misses on
  * large graphs, and nodes run in near-random order). Its index is its
  * position in f->nodes. Its slot lists live in f->slot_storage at
- * slots & ~WEFT__CNODE_OWN: [n_in, n_dec, n_in input slots, n_dec slots to
- * count down after running]; what only the checks read is in f->node_out. */
+ * slots & ~WEFT__CNODE_OWN: [n_in, n_dec, n_out, n_in input slots, n_dec
+ * slots to count down after running]; what only the checks read is in
+ * f->node_out. */
 typedef struct weft__cnode {
     _Alignas(32) weft__perform_fn perform;
     const weft_apply_t *apply;
@@ -181,6 +182,13 @@ struct weft__call_state {
     weft__call_state_t *next_free, *next_all;
     weft_function_t *f;
     weft_tensor_t **cells;
+    /* per slot: the raw handle (lib/tensor/tensor_int.h) of the view the
+     * slot's cell held when it was last emptied, or NULL; its producer
+     * rebuilds its next view in it (weft_kernel_view_output), so views cost
+     * no malloc in steady state. Written by the thread emptying the cell,
+     * read by the producer in a later call: ordered by the call boundary,
+     * like the cells. */
+    weft_tensor_t **stash;
     atomic_uint *countdown;
     weft_tensor_t **argv;
     /* per slot, for nodes with WEFT__CNODE_OWN: 1 when the cell holds a tensor
@@ -264,7 +272,10 @@ void weft__bufpool_fini(weft__bufpool_t *bp);
 /* Kernel allocation hook (user = the weft__bufpool_t). */
 weft_status_t weft__bufpool_alloc(void *user, weft_dtype_t dtype, int ndim, const int64_t *shape,
                                   weft_tensor_t **out);
-/* Takes t: parks it when exclusive and contiguous, else releases it. */
+/* Could t be parked: exclusive (no other handle, view, caller) and
+ * contiguous? */
+bool weft__bufpool_parkable(const weft_tensor_t *t);
+/* Takes t: parks it when weft__bufpool_parkable, else releases it. */
 void weft__bufpool_put(weft__bufpool_t *bp, weft_tensor_t *t);
 
 /* ---- calls (call.c, state.c) ---------------------------------------------------- */

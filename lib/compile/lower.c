@@ -161,7 +161,7 @@ static weft_status_t build_node(lower_ctx_t *c, size_t i, uint32_t **slots,
     n->out_base = slot_of(c, weft_apply_output(a, 0));
     f->argv_off[i] = *argv;
     *argv += n_in;
-    uint32_t *hdr = *slots, *in = hdr + 2;
+    uint32_t *hdr = *slots, *in = hdr + 3;
     n->slots = (uint32_t)(hdr - f->slot_storage);
     for (uint32_t k = 0; k < n_in; k++) in[k] = slot_of(c, weft_apply_input(a, k));
     uint32_t *dec = in + n_in, nd = 0;
@@ -176,6 +176,7 @@ static weft_status_t build_node(lower_ctx_t *c, size_t i, uint32_t **slots,
     }
     hdr[0] = n_in;
     hdr[1] = nd;
+    hdr[2] = no->n_out;
     *slots = dec + nd;
     const weft_type_t **ot = *types;
     no->fresh_mask = 0;
@@ -245,9 +246,9 @@ static weft_status_t build_nodes(lower_ctx_t *c)
         total_in += weft_apply_n_inputs(c->order[i]);
         total_out += weft_apply_n_outputs(c->order[i]);
     }
-    /* slot lists: 2 header words per node, inputs, count-downs (<= inputs +
+    /* slot lists: 3 header words per node, inputs, count-downs (<= inputs +
      * outputs); offsets must leave WEFT__CNODE_OWN free */
-    size_t n_storage = 2 * c->n_order + 2 * total_in + total_out + 1;
+    size_t n_storage = 3 * c->n_order + 2 * total_in + total_out + 1;
     if (n_storage >= WEFT__CNODE_OWN)
         return weft__fn_error(NULL, WEFT_EOVERFLOW, "the graph has too many node inputs (%zu)",
                               total_in);

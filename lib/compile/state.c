@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "lib/compile/compile_int.h"
+#include "lib/tensor/tensor_int.h" /* weft__tensor_handle_free */
 
 static void state_free(weft__call_state_t *cs)
 {
@@ -14,7 +15,10 @@ static void state_free(weft__call_state_t *cs)
     weft_dag_run_destroy(cs->run);
     for (uint32_t s = 0; cs->cells && s < cs->f->n_slots; s++)
         if (cs->f->slot_kind[s] == WEFT__SLOT_KEPT) weft_tensor_release(cs->cells[s]);
+    for (uint32_t s = 0; cs->stash && s < cs->f->n_slots; s++)
+        weft__tensor_handle_free(cs->stash[s]);
     free(cs->cells);
+    free(cs->stash);
     free(cs->countdown);
     free(cs->argv);
     free(cs->own);
@@ -34,6 +38,7 @@ static weft_status_t state_create(weft_function_t *f, weft__call_state_t **out)
     }
     cs->f = f;
     cs->cells = calloc(f->n_slots + 1, sizeof *cs->cells);
+    cs->stash = calloc(f->n_slots + 1, sizeof *cs->stash);
     cs->countdown = calloc(f->n_slots + 1, sizeof *cs->countdown);
     cs->argv = calloc(f->n_argv + 1, sizeof *cs->argv);
     cs->own = calloc(f->n_slots + 1, sizeof *cs->own);
@@ -42,7 +47,7 @@ static weft_status_t state_create(weft_function_t *f, weft__call_state_t **out)
     atomic_init(&cs->n_deferred, 0);
     weft_dag_run_options_t ro = WEFT_DAG_RUN_OPTIONS_INIT;
     ro.profile = f->profile;
-    weft_status_t st = (!cs->cells || !cs->countdown || !cs->argv || !cs->own || !cs->slot_bytes ||
+    weft_status_t st = (!cs->cells || !cs->stash || !cs->countdown || !cs->argv || !cs->own || !cs->slot_bytes ||
                             !cs->deferred)
                            ? WEFT_ENOMEM
                            : weft_dag_run_create(f->dag, f->pool, &ro, &cs->run);

@@ -75,11 +75,7 @@ static weft_status_t ds_perform(const weft_apply_t *node, weft_tensor_t *const *
         shape[k] = fresh ? 1 : weft_tensor_dim(x, p->order[k]);
         strides[k] = fresh ? 0 : weft_tensor_stride(x, p->order[k]);
     }
-    weft_tensor_t *v;
-    weft_status_t st = weft_tensor_view(x, p->n, shape, strides, 0, &v);
-    if (st != WEFT_OK) return weft_kernel_error(ctx, st, "%s", weft_tensor_last_error());
-    weft_kernel_set_output(ctx, &outputs[0], v);
-    return WEFT_OK;
+    return weft_kernel_view_output(ctx, &outputs[0], x, p->n, shape, strides, 0);
 }
 
 static size_t ds_view_map(const weft_op_t *op, weft_op_alias_t *out, size_t cap)

@@ -93,11 +93,16 @@ static weft_status_t rs_perform(const weft_apply_t *node, weft_tensor_t *const *
     const reshape_props_t *p = weft_op_props(weft_apply_op(node));
     int ndim = p->like ? weft_tensor_ndim(inputs[1]) : p->ndim;
     const int64_t *shape = p->like ? weft_tensor_shape(inputs[1]) : p->shape;
-    weft_tensor_t *v;
-    weft_status_t st = weft_tensor_reshape(inputs[0], ndim, shape, &v);
+    weft_tensor_t *x = inputs[0];
+    int64_t res[WEFT_MAX_NDIM], strides[WEFT_MAX_NDIM];
+    bool view = false;
+    weft_status_t st = weft__tensor_reshape_plan(x, ndim, shape, res, strides, &view);
     if (st != WEFT_OK) return weft_kernel_error(ctx, st, "%s", weft_tensor_last_error());
-    weft_kernel_set_output(ctx, &outputs[0], v);
-    return WEFT_OK;
+    if (view) return weft_kernel_view_output(ctx, &outputs[0], x, ndim, res, strides, 0);
+    /* the strides do not allow a view: a copy, from the buffer pool */
+    st = weft_kernel_alloc_output(ctx, &outputs[0], weft_tensor_dtype(x), ndim, res);
+    if (st == WEFT_OK) weft__tensor_copy_c_order(outputs[0], x);
+    return st;
 }
 
 static size_t rs_view_map(const weft_op_t *op, weft_op_alias_t *out, size_t cap)

@@ -98,19 +98,28 @@ static weft_status_t sub_out_type(weft_graph_t *g, const char *name,
     return weft_type_tensor(g, weft_type_dtype(xt), n, shape, out);
 }
 
-/* The view x[idx] of tensor x. */
-static weft_status_t sub_view(const weft__subtensor_props_t *p, weft_tensor_t *x,
-                              weft_tensor_t **v, weft_kernel_ctx_t *ctx)
-{
+/* x[idx] as a geometry over x's elements: ndim, shape, element strides and
+ * the first element. */
+typedef struct region {
     int nd;
-    int64_t shape[WEFT_MAX_NDIM], strides[WEFT_MAX_NDIM], off;
+    int64_t shape[WEFT_MAX_NDIM], strides[WEFT_MAX_NDIM];
+    int64_t offset; /* elements from x's first element */
+    char *data;
+} region_t;
+
+/* x[idx]'s region of tensor x. Errors: WEFT_ERANGE (recorded on ctx). */
+static weft_status_t sub_region(const weft__subtensor_props_t *p, const weft_tensor_t *x,
+                                region_t *r, weft_kernel_ctx_t *ctx)
+{
     char err[160];
     weft_status_t st = sub_geometry(p, weft_tensor_ndim(x), weft_tensor_shape(x),
-                                    weft_tensor_strides(x), &nd, shape, strides, &off, err,
-                                    sizeof err);
+                                    weft_tensor_strides(x), &r->nd, r->shape, r->strides,
+                                    &r->offset, err, sizeof err);
     if (st != WEFT_OK) return weft_kernel_error(ctx, st, "%s", err);
-    st = weft_tensor_view(x, nd, shape, strides, off, v);
-    if (st != WEFT_OK) return weft_kernel_error(ctx, st, "%s", weft_tensor_last_error());
+    bool empty = false;
+    for (int d = 0; d < r->nd; d++) empty |= r->shape[d] == 0;
+    char *x0 = weft_tensor_data(x);
+    r->data = empty ? x0 : x0 + r->offset * (int64_t)weft_dtype_size(weft_tensor_dtype(x));
     return WEFT_OK;
 }
 
@@ -173,10 +182,11 @@ static weft_status_t sub_make_node(weft_graph_t *g, const weft_op_t *op, size_t 
 static weft_status_t sub_perform(const weft_apply_t *node, weft_tensor_t *const *inputs,
                                  weft_tensor_t **outputs, weft_kernel_ctx_t *ctx)
 {
-    weft_tensor_t *v;
-    weft_status_t st = sub_view(weft_op_props(weft_apply_op(node)), inputs[0], &v, ctx);
-    if (st == WEFT_OK) weft_kernel_set_output(ctx, &outputs[0], v);
-    return st;
+    region_t r;
+    weft_status_t st = sub_region(weft_op_props(weft_apply_op(node)), inputs[0], &r, ctx);
+    if (st != WEFT_OK) return st;
+    return weft_kernel_view_output(ctx, &outputs[0], inputs[0], r.nd, r.shape, r.strides,
+                                   r.offset);
 }
 
 static size_t sub_view_map(const weft_op_t *op, weft_op_alias_t *out, size_t cap)
@@ -256,48 +266,49 @@ static weft_status_t set_make_node(weft_graph_t *g, const weft_op_t *op, size_t 
     return WEFT_OK;
 }
 
-/* y broadcast (stride 0 on its static-1 axes) to v's shape, in v's dtype. */
-static weft_status_t broadcast_y(const weft_apply_t *node, weft_tensor_t *y,
-                                 const weft_tensor_t *v, weft_tensor_t **out,
-                                 weft_kernel_ctx_t *ctx)
+/* y's element strides broadcast over region v (0 on y's static-1 axes that
+ * v does not share). Errors: WEFT_ESHAPE (recorded on ctx). */
+static weft_status_t broadcast_y(const weft_apply_t *node, const weft_tensor_t *y,
+                                 const region_t *v, int64_t *ystrides, weft_kernel_ctx_t *ctx)
 {
-    int nd = weft_tensor_ndim(v);
-    int64_t st[WEFT_MAX_NDIM];
     const weft_type_t *yt = weft_var_type(weft_apply_input(node, 1));
-    for (int d = 0; d < nd; d++) {
+    for (int d = 0; d < v->nd; d++) {
         int64_t l = weft_tensor_dim(y, d);
-        if (l == weft_tensor_dim(v, d))
-            st[d] = weft_tensor_stride(y, d);
+        if (l == v->shape[d])
+            ystrides[d] = weft_tensor_stride(y, d);
         else if (l == 1 && weft_type_dim(yt, d) == 1)
-            st[d] = 0;
+            ystrides[d] = 0;
         else
             return weft_kernel_error(ctx, WEFT_ESHAPE,
                                      "input 1 has length %lld in dimension %d, x[idx] %lld",
-                                     (long long)l, d, (long long)weft_tensor_dim(v, d));
+                                     (long long)l, d, (long long)v->shape[d]);
     }
-    weft_tensor_t *conv = NULL;
-    weft_status_t s = WEFT_OK;
-    if (weft_tensor_dtype(y) != weft_tensor_dtype(v)) {
-        s = weft_tensor_copy_as(y, weft_tensor_dtype(v), &conv);
-        y = conv;
-    }
-    if (s == WEFT_OK) s = weft_tensor_view(y, nd, weft_tensor_shape(v), st, 0, out);
-    weft_tensor_release(conv);
-    if (s != WEFT_OK) return weft_kernel_error(ctx, s, "%s", weft_tensor_last_error());
     return WEFT_OK;
 }
 
-/* v += yb elementwise through the Add kernel (v is operands 0 and 1). */
-static void add_into(weft_tensor_t *v, weft_tensor_t *yb)
+/* Inc with y of a narrower dtype: each row of y is converted to x's dtype
+ * in chunks on the stack, then added (no temporary tensor). Operands: 0 the
+ * region of the output, 1 y. */
+#define INC_CHUNK 64
+typedef struct inc_convert {
+    weft__row_fn convert, add;
+    int64_t xsz, ysz; /* element sizes */
+} inc_convert_t;
+
+static void inc_convert_row(size_t n, char *const *p, const int64_t *s, void *arg)
 {
-    weft_dtype_t dt = weft_tensor_dtype(v);
-    char *base[3] = {weft_tensor_data(v), weft_tensor_data(v), weft_tensor_data(yb)};
-    const int64_t *st[3] = {weft_tensor_strides(v), weft_tensor_strides(v),
-                            weft_tensor_strides(yb)};
-    size_t isz[3] = {weft_dtype_size(dt), weft_dtype_size(dt), weft_dtype_size(dt)};
-    /* make_node refused bool x, so the Add kernel exists for dt */
-    weft__iter_rows(weft_tensor_ndim(v), weft_tensor_shape(v), 3, base, st, isz,
-                    weft__elemwise_kernel(WEFT_ELEMWISE_ADD, dt), NULL);
+    const inc_convert_t *ic = arg;
+    _Alignas(16) char tmp[INC_CHUNK * sizeof(double)];
+    const int64_t cs[2] = {1, s[1]}, as[3] = {s[0], s[0], 1};
+    for (size_t i = 0; i < n; i += INC_CHUNK) {
+        size_t m = n - i < INC_CHUNK ? n - i : INC_CHUNK;
+        char *xo = p[0] + (int64_t)i * s[0] * ic->xsz;
+        char *yo = p[1] + (int64_t)i * s[1] * ic->ysz;
+        char *cv[2] = {tmp, yo};
+        ic->convert(m, cv, cs, NULL);
+        char *ad[3] = {xo, xo, tmp};
+        ic->add(m, ad, as, NULL);
+    }
 }
 
 static weft_status_t set_output(const weft__subtensor_props_t *p, weft_tensor_t *x,
@@ -313,26 +324,47 @@ static weft_status_t set_output(const weft__subtensor_props_t *p, weft_tensor_t 
     return st;
 }
 
+/* out[idx] = y or out[idx] += y over region v of the output, y broadcast
+ * with strides ys and converted to the output's dtype. */
+static void set_region(bool inc, const weft_tensor_t *out, const region_t *v,
+                       const weft_tensor_t *y, const int64_t *ys)
+{
+    weft_dtype_t xd = weft_tensor_dtype(out), yd = weft_tensor_dtype(y);
+    size_t xsz = weft_dtype_size(xd), ysz = weft_dtype_size(yd);
+    char *base2[2] = {v->data, weft_tensor_data(y)};
+    const int64_t *st2[2] = {v->strides, ys};
+    size_t isz2[2] = {xsz, ysz};
+    if (!inc) { /* the conversion kernel copies when the dtypes agree */
+        weft__iter_rows(v->nd, v->shape, 2, base2, st2, isz2, weft__convert_fn(xd, yd), NULL);
+        return;
+    }
+    /* make_node refused a bool x, so the Add kernel exists for xd */
+    weft__row_fn add = weft__elemwise_kernel(WEFT_ELEMWISE_ADD, xd);
+    if (xd != yd) {
+        inc_convert_t ic = {weft__convert_fn(xd, yd), add, (int64_t)xsz, (int64_t)ysz};
+        weft__iter_rows(v->nd, v->shape, 2, base2, st2, isz2, inc_convert_row, &ic);
+        return;
+    }
+    char *base3[3] = {v->data, v->data, weft_tensor_data(y)};
+    const int64_t *st3[3] = {v->strides, v->strides, ys};
+    size_t isz3[3] = {xsz, xsz, xsz};
+    weft__iter_rows(v->nd, v->shape, 3, base3, st3, isz3, add, NULL);
+}
+
 static weft_status_t set_perform(const weft_apply_t *node, weft_tensor_t *const *inputs,
                                  weft_tensor_t **outputs, weft_kernel_ctx_t *ctx)
 {
     const weft_op_t *op = weft_apply_op(node);
     const weft__subtensor_props_t *p = weft_op_props(op);
-    weft_tensor_t *v = NULL, *yb = NULL;
-    weft_status_t st = sub_view(p, inputs[0], &v, ctx); /* validates idx before any write */
-    if (st == WEFT_OK) st = broadcast_y(node, inputs[1], v, &yb, ctx);
-    weft_tensor_release(v);
-    v = NULL;
+    region_t v;
+    int64_t ys[WEFT_MAX_NDIM];
+    /* idx and y's lengths are validated before anything is written */
+    weft_status_t st = sub_region(p, inputs[0], &v, ctx);
+    if (st == WEFT_OK) st = broadcast_y(node, inputs[1], &v, ys, ctx);
     if (st == WEFT_OK) st = set_output(p, inputs[0], &outputs[0], ctx);
-    if (st == WEFT_OK) st = sub_view(p, outputs[0], &v, ctx);
-    if (st == WEFT_OK) {
-        if (is_inc(op))
-            add_into(v, yb);
-        else
-            weft_tensor_copy(v, yb);
-    }
-    weft_tensor_release(yb);
-    weft_tensor_release(v);
+    /* the output's own region: its strides may differ from x's */
+    if (st == WEFT_OK) st = sub_region(p, outputs[0], &v, ctx);
+    if (st == WEFT_OK) set_region(is_inc(op), outputs[0], &v, inputs[1], ys);
     return st;
 }
 

@@ -71,6 +71,47 @@ weft_status_t weft_kernel_alloc_output(weft_kernel_ctx_t *ctx, weft_tensor_t **c
     return WEFT_OK;
 }
 
+/* The raw handle the runtime kept for cell (an output cell of the node), if
+ * it has the wanted ndim; taken out of the stash. */
+static weft_tensor_t *stash_take(weft_kernel_ctx_t *ctx, weft_tensor_t **cell, int ndim)
+{
+    for (uint32_t k = 0; k < ctx->n_out; k++) {
+        if (cell != &ctx->out_cells[k]) continue;
+        weft_tensor_t *raw = ctx->stash[k];
+        if (!raw || raw->ndim != ndim) return NULL;
+        ctx->stash[k] = NULL;
+        return raw;
+    }
+    return NULL;
+}
+
+weft_status_t weft_kernel_view_output(weft_kernel_ctx_t *ctx, weft_tensor_t **cell,
+                                      weft_tensor_t *base, int ndim, const int64_t *shape,
+                                      const int64_t *strides, int64_t offset)
+{
+    if (!ctx || !cell || !base)
+        return weft__tensor_error(WEFT_EINVAL, "NULL kernel context, cell or base");
+    char *data = NULL;
+    weft_status_t st = weft__tensor_view_check(base, ndim, shape, strides, offset, &data);
+    if (st != WEFT_OK) return weft_kernel_error(ctx, st, "view: %s", weft_tensor_last_error());
+    /* copies: shape or strides may point into the handle about to change */
+    int64_t sh[WEFT_MAX_NDIM], str[WEFT_MAX_NDIM];
+    if (ndim > 0) {
+        memcpy(sh, shape, (size_t)ndim * sizeof *sh);
+        memcpy(str, strides, (size_t)ndim * sizeof *str);
+    }
+    weft_tensor_t *old = *cell;
+    if (old && old != base && old->ndim == ndim && weft__tensor_handle_alone(old)) {
+        weft__tensor_repoint(old, base, sh, str, data);
+        return WEFT_OK;
+    }
+    weft_tensor_t *v = weft__tensor_view_at(stash_take(ctx, cell, ndim), base, ndim, sh, str, data);
+    if (!v) return weft_kernel_error(ctx, WEFT_ENOMEM, "cannot allocate a view handle");
+    *cell = v;
+    weft_tensor_release(old);
+    return WEFT_OK;
+}
+
 void weft_kernel_set_output(weft_kernel_ctx_t *ctx, weft_tensor_t **cell, weft_tensor_t *t)
 {
     (void)ctx;

@@ -5,6 +5,7 @@
 #define WEFT_KERNEL_INT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "weft/kernel.h"
 
@@ -37,6 +38,12 @@ struct weft_kernel_ctx {
     weft__kernel_pfor_fn pfor;
     void *pfor_user;
     size_t threads;
+    /* Recycled view handles (weft_kernel_view_output): out_cells[k] is the
+     * node's output cell k and stash[k] the raw handle (tensor_int.h) the
+     * runtime kept from that slot's last view, or NULL. n_out 0: none. */
+    weft_tensor_t **out_cells;
+    weft_tensor_t **stash;
+    uint32_t n_out;
     weft_status_t status;
     char msg[WEFT__KERNEL_MSG_CAP];
 };
@@ -65,6 +72,8 @@ static inline void weft__kernel_ctx_init(weft_kernel_ctx_t *ctx, weft__kernel_al
     ctx->pfor = NULL;
     ctx->pfor_user = NULL;
     ctx->threads = 1;
+    ctx->out_cells = ctx->stash = NULL;
+    ctx->n_out = 0;
     weft__kernel_ctx_reset(ctx);
 }
 

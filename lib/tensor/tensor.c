@@ -1,6 +1,7 @@
 /* Tensor handles and buffers: creation (owned aligned, borrowed, wrapped),
  * views with bounds checks, atomic reference counting, accessors and the
  * per-thread error text. Element-level helpers live in tensor_data.c. */
+#include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -258,11 +259,9 @@ weft_tensor_t *weft__tensor_view_unchecked(weft_tensor_t *t, int ndim, const int
     return v;
 }
 
-weft_status_t weft_tensor_view(weft_tensor_t *base, int ndim, const int64_t *shape,
-                               const int64_t *strides, int64_t offset, weft_tensor_t **out)
+weft_status_t weft__tensor_view_check(const weft_tensor_t *base, int ndim, const int64_t *shape,
+                                      const int64_t *strides, int64_t offset, char **data)
 {
-    if (!out) return weft__tensor_error(WEFT_EINVAL, "NULL out");
-    *out = NULL;
     if (!base || (ndim > 0 && !strides))
         return weft__tensor_error(WEFT_EINVAL, "NULL base or strides");
     size_t count = 0; // set by check_shape; initialized for -Wmaybe-uninitialized
@@ -280,10 +279,72 @@ weft_status_t weft_tensor_view(weft_tensor_t *base, int ndim, const int64_t *sha
         return weft__tensor_error(WEFT_ERANGE,
                                   "view at offset %lld reaches outside its base's buffer",
                                   (long long)offset);
-    char *data = empty ? base->data : base->data + off_b;
+    *data = empty ? base->data : base->data + off_b;
+    return WEFT_OK;
+}
+
+weft_status_t weft_tensor_view(weft_tensor_t *base, int ndim, const int64_t *shape,
+                               const int64_t *strides, int64_t offset, weft_tensor_t **out)
+{
+    if (!out) return weft__tensor_error(WEFT_EINVAL, "NULL out");
+    *out = NULL;
+    char *data = NULL;
+    weft_status_t st = weft__tensor_view_check(base, ndim, shape, strides, offset, &data);
+    if (st != WEFT_OK) return st;
     *out = weft__tensor_view_unchecked(base, ndim, shape, strides, data);
     if (!*out) return weft__tensor_error(WEFT_ENOMEM, "cannot allocate a tensor handle");
     return WEFT_OK;
+}
+
+/* ---- recycled view handles ------------------------------------------------------ */
+
+weft_tensor_t *weft__tensor_view_at(weft_tensor_t *raw, weft_tensor_t *base, int ndim,
+                                    const int64_t *shape, const int64_t *strides, char *data)
+{
+    assert(!raw || (raw->ndim == ndim && !raw->buf));
+    if (!raw) return weft__tensor_view_unchecked(base, ndim, shape, strides, data);
+    buffer_retain(base->buf);
+    return tensor_handle_init(raw, base->buf, base->dtype, ndim, shape, strides, data);
+}
+
+bool weft__tensor_handle_alone(const weft_tensor_t *t)
+{
+    /* acquire: every other holder's release of the handle happens before the
+     * caller rewrites or detaches it; pairs with weft_tensor_release */
+    return t && !weft__tensor_is_block_base(t) &&
+           atomic_load_explicit(&t->refs, memory_order_acquire) == 1;
+}
+
+void weft__tensor_repoint(weft_tensor_t *t, weft_tensor_t *base, const int64_t *shape,
+                          const int64_t *strides, char *data)
+{
+    assert(weft__tensor_handle_alone(t) && t != base);
+    weft_buffer_t *old = t->buf;
+    buffer_retain(base->buf); /* first: old may be base's buffer */
+    t->buf = base->buf;
+    t->data = data;
+    t->dtype = base->dtype;
+    if (t->ndim > 0) {
+        memcpy(t->shape, shape, (size_t)t->ndim * sizeof *shape);
+        memcpy(t->strides, strides, (size_t)t->ndim * sizeof *strides);
+    }
+    buffer_release(old);
+}
+
+weft_tensor_t *weft__tensor_detach(weft_tensor_t *t)
+{
+    if (!weft__tensor_handle_alone(t)) return NULL;
+    weft_buffer_t *buf = t->buf;
+    t->buf = NULL;
+    t->data = NULL;
+    buffer_release(buf);
+    return t;
+}
+
+void weft__tensor_handle_free(weft_tensor_t *raw)
+{
+    assert(!raw || !raw->buf);
+    free(raw);
 }
 
 weft_tensor_t *weft_tensor_retain(weft_tensor_t *t)

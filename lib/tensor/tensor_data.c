@@ -286,28 +286,49 @@ static bool reshape_strides(const weft_tensor_t *t, int ndim, const int64_t *sha
     return true;
 }
 
-weft_status_t weft_tensor_reshape(weft_tensor_t *t, int ndim, const int64_t *shape,
-                                  weft_tensor_t **out)
+weft_status_t weft__tensor_reshape_plan(const weft_tensor_t *t, int ndim, const int64_t *shape,
+                                       int64_t *res, int64_t *strides, bool *view)
 {
-    if (!out) return weft__tensor_error(WEFT_EINVAL, "NULL out");
-    *out = NULL;
     if (!t || (ndim > 0 && !shape))
         return weft__tensor_error(WEFT_EINVAL, "NULL tensor or shape");
     if (ndim < 0 || ndim > WEFT_MAX_NDIM)
         return weft__tensor_error(WEFT_EINVAL, "reshape: ndim %d outside [0, %d]", ndim,
                                   WEFT_MAX_NDIM);
-    int64_t res[WEFT_MAX_NDIM], st[WEFT_MAX_NDIM];
     weft_status_t s = reshape_resolve(t, ndim, shape, res);
     if (s != WEFT_OK) return s;
-    weft_tensor_t *src = t, *copy = NULL;
-    if (weft_tensor_size(t) == 0) {
-        weft__tensor_contig_strides(ndim, res, st);
-    } else if (!reshape_strides(t, ndim, res, st)) {
-        if ((s = weft_tensor_clone(t, &copy)) != WEFT_OK) return s;
-        src = copy;
-        weft__tensor_contig_strides(ndim, res, st);
+    *view = weft_tensor_size(t) == 0 || reshape_strides(t, ndim, res, strides);
+    if (weft_tensor_size(t) == 0 || !*view) weft__tensor_contig_strides(ndim, res, strides);
+    return WEFT_OK;
+}
+
+void weft__tensor_copy_c_order(weft_tensor_t *dst, const weft_tensor_t *src)
+{
+    /* dst's memory seen with src's shape: C order matches element for element */
+    int64_t dst_st[WEFT_MAX_NDIM];
+    weft__tensor_contig_strides(src->ndim, src->shape, dst_st);
+    const int64_t *st[2] = {dst_st, src->strides};
+    char *base[2] = {dst->data, src->data};
+    size_t isz[2] = {weft__dtype_size(dst->dtype), weft__dtype_size(src->dtype)};
+    weft__iter_rows(src->ndim, src->shape, 2, base, st, isz,
+                    weft__convert_fn(dst->dtype, src->dtype), NULL);
+}
+
+weft_status_t weft_tensor_reshape(weft_tensor_t *t, int ndim, const int64_t *shape,
+                                  weft_tensor_t **out)
+{
+    if (!out) return weft__tensor_error(WEFT_EINVAL, "NULL out");
+    *out = NULL;
+    int64_t res[WEFT_MAX_NDIM], st[WEFT_MAX_NDIM];
+    bool view = false;
+    weft_status_t s = weft__tensor_reshape_plan(t, ndim, shape, res, st, &view);
+    if (s != WEFT_OK) return s;
+    if (view) {
+        *out = weft__tensor_view_unchecked(t, ndim, res, st, t->data);
+    } else if ((s = weft_tensor_empty(t->dtype, ndim, res, out)) == WEFT_OK) {
+        weft__tensor_copy_c_order(*out, t);
+        return WEFT_OK;
+    } else {
+        return s;
     }
-    *out = weft__tensor_view_unchecked(src, ndim, res, st, src->data);
-    weft_tensor_release(copy);
     return *out ? WEFT_OK : weft__tensor_error(WEFT_ENOMEM, "cannot allocate a tensor handle");
 }

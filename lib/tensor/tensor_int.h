@@ -84,6 +84,48 @@ void weft__tensor_contig_strides(int ndim, const int64_t *shape, int64_t *stride
 weft_tensor_t *weft__tensor_view_unchecked(weft_tensor_t *t, int ndim, const int64_t *shape,
                                            const int64_t *strides, char *data);
 
+/* weft_tensor_view's checks of a view's geometry against base's buffer; on
+ * success *data is the view's first element. Errors recorded with
+ * weft__tensor_error: WEFT_EINVAL, WEFT_EOVERFLOW, WEFT_ERANGE. */
+weft_status_t weft__tensor_view_check(const weft_tensor_t *base, int ndim, const int64_t *shape,
+                                      const int64_t *strides, int64_t offset, char **data);
+
+/* Recycled view handles: a runtime keeps the handle of a view it no longer
+ * needs (weft__tensor_detach: the buffer reference is dropped, the memory
+ * kept as a "raw" handle of the same ndim, buf NULL) and builds its next view
+ * of that ndim in it (weft__tensor_view_at), so a steady-state call makes
+ * its views without malloc. A raw handle is not a tensor: only these
+ * functions take it. */
+
+/* A view of base (geometry checked by the caller) built in raw (a raw handle
+ * of ndim dimensions) or, raw NULL, in new memory. NULL: out of memory. */
+weft_tensor_t *weft__tensor_view_at(weft_tensor_t *raw, weft_tensor_t *base, int ndim,
+                                    const int64_t *shape, const int64_t *strides, char *data);
+/* True when nothing but the caller's reference holds t's handle and t is
+ * not the base handle allocated with its buffer: the caller may rewrite
+ * (weft__tensor_repoint) or detach it. */
+bool weft__tensor_handle_alone(const weft_tensor_t *t);
+/* Turns t (weft__tensor_handle_alone, t != base) into a view of base with
+ * t's ndim; its previous buffer reference is dropped. */
+void weft__tensor_repoint(weft_tensor_t *t, weft_tensor_t *base, const int64_t *shape,
+                          const int64_t *strides, char *data);
+/* When weft__tensor_handle_alone(t): drops t's buffer reference and returns
+ * t as a raw handle; else NULL, t untouched. */
+weft_tensor_t *weft__tensor_detach(weft_tensor_t *t);
+/* Frees a raw handle (NULL: nothing). */
+void weft__tensor_handle_free(weft_tensor_t *raw);
+
+/* weft_tensor_reshape's plan: checks ndim/shape against t (a -1 length
+ * resolved into res) and says whether the result can be a view of t (*view;
+ * then strides are its element strides, else C-contiguous strides of res).
+ * Errors recorded with weft__tensor_error: WEFT_EINVAL, WEFT_ESHAPE,
+ * WEFT_EOVERFLOW. */
+weft_status_t weft__tensor_reshape_plan(const weft_tensor_t *t, int ndim, const int64_t *shape,
+                                       int64_t *res, int64_t *strides, bool *view);
+/* Writes src's elements in C order into C-contiguous dst of the same element
+ * count (any shape), converting dtypes. */
+void weft__tensor_copy_c_order(weft_tensor_t *dst, const weft_tensor_t *src);
+
 /* ---- N-d iteration ---------------------------------------------------------
  * A row kernel processes n elements of each operand: p[k] points at operand
  * k's first element, s[k] is its stride in elements. Operand 0 is the output

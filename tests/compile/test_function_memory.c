@@ -5,66 +5,13 @@
  * linker's --wrap). */
 #include <setjmp.h>
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
 #include "tests/compile/compile_test_ops.h"
-
-/* ---- allocation counting (linked with -Wl,--wrap=...) --------------------- */
-void *__real_malloc(size_t n);
-void *__real_calloc(size_t a, size_t b);
-void *__real_realloc(void *p, size_t n);
-void *__real_aligned_alloc(size_t al, size_t n);
-void *__wrap_malloc(size_t n);
-void *__wrap_calloc(size_t a, size_t b);
-void *__wrap_realloc(void *p, size_t n);
-void *__wrap_aligned_alloc(size_t al, size_t n);
-
-static atomic_bool counting;
-static atomic_long n_allocs;
-
-static void count_one(void)
-{
-    /* relaxed: a test counter, read after the calls returned */
-    if (atomic_load_explicit(&counting, memory_order_relaxed))
-        atomic_fetch_add_explicit(&n_allocs, 1, memory_order_relaxed);
-}
-
-void *__wrap_malloc(size_t n)
-{
-    count_one();
-    return __real_malloc(n);
-}
-void *__wrap_calloc(size_t a, size_t b)
-{
-    count_one();
-    return __real_calloc(a, b);
-}
-void *__wrap_realloc(void *p, size_t n)
-{
-    count_one();
-    return __real_realloc(p, n);
-}
-void *__wrap_aligned_alloc(size_t al, size_t n)
-{
-    count_one();
-    return __real_aligned_alloc(al, n);
-}
-
-static void count_start(void)
-{
-    atomic_store_explicit(&n_allocs, 0, memory_order_relaxed);
-    atomic_store_explicit(&counting, true, memory_order_relaxed);
-}
-
-static long count_stop(void)
-{
-    atomic_store_explicit(&counting, false, memory_order_relaxed);
-    return atomic_load_explicit(&n_allocs, memory_order_relaxed);
-}
+#include "tests/support/alloc_count.h"
 
 /* ---- fixtures --------------------------------------------------------------- */
 
@@ -167,9 +114,9 @@ static void steady_state_allocates_nothing(int threads)
     weft_function_t *f = chain(6, threads, false, NULL);
     weft_tensor_t *x = ct_tensor(1, S64, 1.0), *y = ct_tensor(1, S64, 0.0);
     for (int c = 0; c < 5; c++) assert_int_equal(weft_function_call(f, 1, &x, 1, &y), WEFT_OK);
-    count_start();
+    alloc_count_start();
     for (int c = 0; c < 20; c++) assert_int_equal(weft_function_call(f, 1, &x, 1, &y), WEFT_OK);
-    long n = count_stop();
+    long n = alloc_count_stop();
     assert_int_equal(n, 0);
     assert_true(weft_tensor_flat_get(y, 1) == 2.0 * 64.0);
     weft_tensor_release(x);
@@ -182,10 +129,10 @@ static void steady_state_allocates_nothing(int threads)
  * call even though the view still held its buffer when its own cell was
  * emptied: with an update b <- b - 0.05 * sum_rows(G), warm calls take every
  * buffer from the pool (none allocated) at T=1 and T=2 and b's value is
- * exact. The only allocations left are the view handles themselves: each of
- * the graph's two DimShuffle nodes (the one above and the broadcast of the
- * constant 0.05, not folded in mode "none") makes one small handle per call
- * (no element data) - a known limit, asserted exactly so a change shows. */
+ * exact. The graph's two DimShuffle nodes (the one above and the broadcast
+ * of the constant 0.05, not folded in mode "none") build their views in the
+ * handles their slots kept from the previous call: nothing is allocated at
+ * all. */
 static void test_memory_view_of_intermediate_allocates_nothing_when_warm(void **state)
 {
     (void)state;
@@ -217,13 +164,13 @@ static void test_memory_view_of_intermediate_allocates_nothing_when_warm(void **
         weft_function_stats_t st;
         stats(f, &st);
         uint64_t allocated_warm = st.buffers_allocated;
-        count_start();
+        alloc_count_start();
         for (int c = 0; c < 20; c++)
             assert_int_equal(weft_function_call(f, 2, args, 0, NULL), WEFT_OK);
-        long n = count_stop();
+        long n = alloc_count_stop();
         stats(f, &st);
         assert_int_equal(st.buffers_allocated, allocated_warm);
-        assert_int_equal(n, 2 * 20); /* two view handles per call */
+        assert_int_equal(n, 0);
         double want = 0.0; /* 25 calls of b -= 64 * 0.05, rounded as the kernels do */
         for (int c = 0; c < 25; c++) want = want - 64.0 * 0.05;
         assert_true(weft_tensor_flat_get(tbv, 255) == want);
@@ -231,6 +178,85 @@ static void test_memory_view_of_intermediate_allocates_nothing_when_warm(void **
         weft_tensor_release(tbv);
         weft_function_destroy(f);
     }
+}
+
+/* Every view op and the subtensor updates in one graph of mode "none":
+ * Reshape as a view and as a copy (of a transpose), a Subtensor with a
+ * negative step, IncSubtensor converting an int32 y, SetSubtensor
+ * broadcasting a float32 y. Warm calls allocate nothing (handles from the
+ * slots' stashes, buffers from the pool) and every output is exact. */
+static weft_var_t *views_graph(weft_var_t *x, weft_var_t *y, weft_var_t *yb, weft_var_t **outs)
+{
+    weft_var_t *a, *t;
+    const int64_t s64x8[2] = {64, 8}, s512[1] = {512};
+    weft_slice_t sub[2] = {WEFT_SLICE(1, 7, 2), WEFT_SLICE(WEFT_SLICE_NONE, WEFT_SLICE_NONE, -1)};
+    weft_slice_t row2[1] = {WEFT_SLICE_AT(2)}, col5[2] = {WEFT_SLICE_ALL, WEFT_SLICE_AT(5)};
+    assert_int_equal(weft_binary_scalar(g, WEFT_ELEMWISE_MUL, x, 2.0, &a), WEFT_OK);
+    assert_int_equal(weft_reshape(g, a, 2, s64x8, &outs[0]), WEFT_OK);
+    assert_int_equal(weft_transpose(g, a, &t), WEFT_OK);
+    assert_int_equal(weft_reshape(g, t, 1, s512, &outs[1]), WEFT_OK);
+    assert_int_equal(weft_subtensor(g, a, 2, sub, &outs[2]), WEFT_OK);
+    assert_int_equal(weft_inc_subtensor(g, a, y, 1, row2, &outs[3]), WEFT_OK);
+    assert_int_equal(weft_set_subtensor(g, a, yb, 2, col5, &outs[4]), WEFT_OK);
+    return a;
+}
+
+static void check_views_outputs(weft_tensor_t *const *o, int call)
+{
+    for (int i = 0; i < 8; i++)
+        for (int j = 0; j < 64; j++) {
+            double a = 2.0 * (i * 64 + j + call);
+            size_t k = (size_t)(i * 64 + j);
+            assert_true(weft_tensor_flat_get(o[0], k) == a);
+            assert_true(weft_tensor_flat_get(o[1], (size_t)(j * 8 + i)) == a);
+            if (i >= 1 && i < 7 && i % 2 == 1)
+                assert_true(weft_tensor_flat_get(o[2], (size_t)((i - 1) / 2 * 64 + 63 - j)) == a);
+            assert_true(weft_tensor_flat_get(o[3], k) == a + (i == 2 ? j - 7 : 0));
+            assert_true(weft_tensor_flat_get(o[4], k) == (j == 5 ? 0.5 : a));
+        }
+}
+
+static void test_memory_view_ops_and_subtensor_updates_allocate_nothing_when_warm(void **state)
+{
+    (void)state;
+    const int64_t sx[2] = {8, 64}, sy[1] = {64}, s1[1] = {1};
+    const weft_type_t *tx, *ty, *tb;
+    assert_int_equal(weft_type_tensor(g, WEFT_FLOAT64, 2, sx, &tx), WEFT_OK);
+    assert_int_equal(weft_type_tensor(g, WEFT_INT32, 1, sy, &ty), WEFT_OK);
+    assert_int_equal(weft_type_tensor(g, WEFT_FLOAT32, 1, s1, &tb), WEFT_OK);
+    weft_var_t *x, *y, *yb, *outs[5];
+    assert_int_equal(weft_var_create(g, tx, "x", &x), WEFT_OK);
+    assert_int_equal(weft_var_create(g, ty, "y", &y), WEFT_OK);
+    assert_int_equal(weft_var_create(g, tb, "yb", &yb), WEFT_OK);
+    views_graph(x, y, yb, outs);
+    weft_var_t *ins[3] = {x, y, yb};
+    weft_function_options_t o = WEFT_FUNCTION_OPTIONS_INIT;
+    o.mode = "none";
+    o.threads = 1;
+    weft_function_t *f = NULL;
+    assert_int_equal(weft_function_compile(3, ins, 5, outs, 0, NULL, &o, &f), WEFT_OK);
+    weft_tensor_t *vx = NULL, *vy = NULL, *vb = NULL, *res[5];
+    assert_int_equal(weft_tensor_empty(WEFT_FLOAT64, 2, sx, &vx), WEFT_OK);
+    assert_int_equal(weft_tensor_empty(WEFT_INT32, 1, sy, &vy), WEFT_OK);
+    assert_int_equal(weft_tensor_full(WEFT_FLOAT32, 1, s1, 0.5, &vb), WEFT_OK);
+    for (int j = 0; j < 64; j++) ((int32_t *)weft_tensor_data(vy))[j] = j - 7;
+    const int64_t shapes[5][2] = {{64, 8}, {512, 0}, {3, 64}, {8, 64}, {8, 64}};
+    for (int k = 0; k < 5; k++)
+        assert_int_equal(weft_tensor_empty(WEFT_FLOAT64, k == 1 ? 1 : 2, shapes[k], &res[k]),
+                         WEFT_OK);
+    weft_tensor_t *args[3] = {vx, vy, vb};
+    for (int call = 0; call < 8; call++) {
+        for (int e = 0; e < 512; e++) ((double *)weft_tensor_data(vx))[e] = e + call;
+        if (call == 3) alloc_count_start();
+        assert_int_equal(weft_function_call(f, 3, args, 5, res), WEFT_OK);
+        check_views_outputs(res, call);
+    }
+    assert_int_equal(alloc_count_stop(), 0);
+    for (int k = 0; k < 5; k++) weft_tensor_release(res[k]);
+    weft_tensor_release(vx);
+    weft_tensor_release(vy);
+    weft_tensor_release(vb);
+    weft_function_destroy(f);
 }
 
 static void test_memory_steady_state_call_allocates_nothing_t1(void **state)
@@ -254,9 +280,9 @@ static void test_memory_null_output_slot_allocates_and_is_owned_by_caller(void *
     assert_int_equal(weft_function_call(f, 1, &x, 1, &y), WEFT_OK);
     weft_tensor_release(y);
     y = NULL;
-    count_start();
+    alloc_count_start();
     assert_int_equal(weft_function_call(f, 1, &x, 1, &y), WEFT_OK);
-    assert_true(count_stop() > 0); /* the pool's buffer went to the caller */
+    assert_true(alloc_count_stop() > 0); /* the pool's buffer went to the caller */
     assert_int_equal(weft_tensor_refcount(y), 1);
     assert_true(weft_tensor_flat_get(y, 0) == 4.0);
     weft_tensor_release(y);
@@ -278,9 +304,9 @@ static void test_memory_small_intermediates_reuse_their_cell(void **state)
     assert_int_equal(weft_function_compile(1, &x, 1, &v, 0, NULL, &o, &f), WEFT_OK);
     weft_tensor_t *tx = ct_tensor(0, NULL, 1.0), *ty = ct_tensor(0, NULL, 0.0);
     assert_int_equal(weft_function_call(f, 1, &tx, 1, &ty), WEFT_OK);
-    count_start();
+    alloc_count_start();
     for (int c = 0; c < 10; c++) assert_int_equal(weft_function_call(f, 1, &tx, 1, &ty), WEFT_OK);
-    assert_int_equal(count_stop(), 0);
+    assert_int_equal(alloc_count_stop(), 0);
     assert_true(weft_tensor_flat_get(ty, 0) == 1024.0);
     weft_function_stats_t st;
     stats(f, &st);
@@ -345,6 +371,7 @@ int main(void)
         T(test_memory_diamond_peak_matches_sequential_run),
         T(test_memory_steady_state_call_allocates_nothing_t1),
         T(test_memory_view_of_intermediate_allocates_nothing_when_warm),
+        T(test_memory_view_ops_and_subtensor_updates_allocate_nothing_when_warm),
         T(test_memory_steady_state_call_allocates_nothing_t2),
         T(test_memory_null_output_slot_allocates_and_is_owned_by_caller),
         T(test_memory_small_intermediates_reuse_their_cell),

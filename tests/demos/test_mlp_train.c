@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "mlp_train_core.h"
+#include "tests/support/alloc_count.h"
 
 #define STEPS 5
 
@@ -62,6 +63,35 @@ static void test_mlp_train_tiny_model_losses_match_handc_and_decrease(void **sta
 
 /* The batch split into 3 row blocks (3 + 3 + 2 rows), each its own chain,
  * without the in-place rewrite: the same losses as the hand-written step. */
+/* Issue 7's steady state on the real workload: once warm, a training step
+ * (44 nodes: Gemms, views, reductions, in-place updates) allocates nothing,
+ * neither buffers nor view handles. One worker, so the buffers a step needs
+ * do not depend on the interleaving. Tensors of 4 KiB and more go through
+ * the buffer pool (smaller ones stay in their cells). */
+static void test_mlp_train_warm_step_allocates_nothing(void **state)
+{
+    (void)state;
+    const mlp_config_t cfg = {16, 32, 0.1, 11, 1, NULL};
+    weft_pool_t *pool = NULL;
+    mlp_data_t *d = NULL;
+    mlp_trainer_t *w = NULL;
+    assert_int_equal(weft_pool_create(1, NULL, &pool), WEFT_OK);
+    assert_int_equal(mlp_data_create(&cfg, &d), WEFT_OK);
+    assert_int_equal(mlp_trainer_create(d, MLP_IMPL_WEFT, pool, 1, &w), WEFT_OK);
+    double first, loss;
+    assert_int_equal(mlp_trainer_step(w, &first), WEFT_OK);
+    for (int s = 0; s < 2; s++) assert_int_equal(mlp_trainer_step(w, &loss), WEFT_OK);
+    alloc_count_start();
+    for (int s = 0; s < 10; s++) assert_int_equal(mlp_trainer_step(w, &loss), WEFT_OK);
+    long n = alloc_count_stop();
+    printf("warm steps: %ld allocations, loss %.6g -> %.6g\n", n, first, loss);
+    assert_int_equal(n, 0);
+    assert_true(loss < first);
+    mlp_trainer_destroy(w);
+    mlp_data_destroy(d);
+    assert_int_equal(weft_pool_destroy(pool), WEFT_OK);
+}
+
 static void test_mlp_train_sharded_graph_matches_handc(void **state)
 {
     (void)state;
@@ -138,6 +168,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_mlp_train_tiny_model_losses_match_handc_and_decrease),
+        cmocka_unit_test(test_mlp_train_warm_step_allocates_nothing),
         cmocka_unit_test(test_mlp_train_sharded_graph_matches_handc),
         cmocka_unit_test(test_mlp_train_repeated_run_same_losses),
         cmocka_unit_test(test_mlp_train_saved_graph_loads_back),

@@ -1,6 +1,8 @@
 /* Kernel context: output allocation (reuse of an exclusive tensor, fresh
- * allocation otherwise, through the allocation hook), error recording (the
- * first error wins), worker index and user pointer, bad inputs. */
+ * allocation otherwise, through the allocation hook), view outputs (the
+ * cell's handle rewritten when nobody else holds it, the runtime's stashed
+ * handle used, checks), error recording (the first error wins), worker index
+ * and user pointer, bad inputs. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +12,7 @@
 #include <cmocka.h>
 
 #include "lib/tensor/kernel_int.h"
+#include "lib/tensor/tensor_int.h"
 #include "weft/kernel.h"
 #include "weft/tensor.h"
 
@@ -66,6 +69,104 @@ static void test_kernel_alloc_output_does_not_reuse_a_view(void **state)
     weft_tensor_release(base);
 }
 
+static weft_tensor_t *iota_f64(int64_t n)
+{
+    weft_tensor_t *t = NULL;
+    const int64_t shape[1] = {n};
+    assert_int_equal(weft_tensor_empty(WEFT_FLOAT64, 1, shape, &t), WEFT_OK);
+    double *d = weft_tensor_data(t);
+    for (int64_t i = 0; i < n; i++) d[i] = (double)i;
+    return t;
+}
+
+/* The cell's view handle is rewritten in place while nobody else holds it:
+ * same pointer, new geometry and buffer, the old buffer's reference dropped;
+ * a handle someone else holds is left to them and a new one made. */
+static void test_kernel_view_output_rewrites_unshared_cell_handle(void **state)
+{
+    (void)state;
+    weft_kernel_ctx_t ctx;
+    weft__kernel_ctx_init(&ctx, NULL, NULL, NULL, 0);
+    weft_tensor_t *a = iota_f64(6), *b = iota_f64(8), *cell = NULL;
+    const int64_t s2[2] = {2, 3}, st2[2] = {1, 2}, s1[2] = {4, 2}, st1[2] = {2, 1};
+    assert_int_equal(weft_kernel_view_output(&ctx, &cell, a, 2, s2, st2, 0), WEFT_OK);
+    assert_true(weft_tensor_shares_buffer(cell, a));
+    assert_int_equal(weft_tensor_buffer_refcount(a), 2);
+    assert_true(weft_tensor_flat_get(cell, 1) == 2.0); /* [0][1]: stride 2 */
+    weft_tensor_t *first = cell;
+    assert_int_equal(weft_kernel_view_output(&ctx, &cell, b, 2, s1, st1, 0), WEFT_OK);
+    assert_ptr_equal(cell, first);
+    assert_int_equal(weft_tensor_buffer_refcount(a), 1);
+    assert_int_equal(weft_tensor_buffer_refcount(b), 2);
+    assert_int_equal(weft_tensor_dim(cell, 0), 4);
+    assert_true(weft_tensor_flat_get(cell, 7) == 7.0);
+    /* shape and strides read from the cell's own handle */
+    assert_int_equal(weft_kernel_view_output(&ctx, &cell, a, 2, weft_tensor_shape(cell),
+                                             weft_tensor_strides(cell), 0),
+                     WEFT_ERANGE); /* 4 x 2 does not fit in a's 6 elements */
+    assert_ptr_equal(cell, first); /* unchanged on error */
+    assert_non_null(strstr(weft_kernel_message(&ctx), "outside its base's buffer"));
+    weft__kernel_ctx_reset(&ctx);
+    weft_tensor_t *held = weft_tensor_retain(cell);
+    assert_int_equal(weft_kernel_view_output(&ctx, &cell, a, 2, s2, st2, 0), WEFT_OK);
+    assert_ptr_not_equal(cell, held);
+    assert_int_equal(weft_tensor_refcount(held), 1);
+    assert_true(weft_tensor_shares_buffer(held, b));
+    assert_true(weft_tensor_shares_buffer(cell, a));
+    weft_tensor_release(held);
+    weft_tensor_release(cell);
+    assert_int_equal(weft_tensor_buffer_refcount(a), 1);
+    assert_int_equal(weft_tensor_buffer_refcount(b), 1);
+    weft_tensor_release(a);
+    weft_tensor_release(b);
+}
+
+/* A raw handle the runtime stashed for the output cell is the one the view
+ * is built in; one of another ndim, or a cell that is not the node's
+ * output, is left in the stash. */
+static void test_kernel_view_output_builds_in_stashed_handle(void **state)
+{
+    (void)state;
+    weft_tensor_t *a = iota_f64(6), *tmp = NULL, *out[1] = {NULL}, *stash[1], *other = NULL;
+    const int64_t s1[1] = {3}, st1[1] = {2}, s2[2] = {3, 2}, st2[2] = {2, 1};
+    assert_int_equal(weft_tensor_view(a, 1, s1, st1, 0, &tmp), WEFT_OK);
+    stash[0] = weft__tensor_detach(tmp);
+    assert_ptr_equal(stash[0], tmp);
+    assert_int_equal(weft_tensor_buffer_refcount(a), 1); /* detaching dropped it */
+    weft_kernel_ctx_t ctx;
+    weft__kernel_ctx_init(&ctx, NULL, NULL, NULL, 0);
+    ctx.out_cells = out;
+    ctx.stash = stash;
+    ctx.n_out = 1;
+    assert_int_equal(weft_kernel_view_output(&ctx, &other, a, 1, s1, st1, 1), WEFT_OK);
+    assert_ptr_equal(stash[0], tmp); /* not the node's output cell */
+    assert_int_equal(weft_kernel_view_output(&ctx, &out[0], a, 2, s2, st2, 0), WEFT_OK);
+    assert_ptr_equal(stash[0], tmp); /* ndim 2: the stashed 1-d handle does not fit */
+    weft_tensor_release(out[0]);
+    out[0] = NULL;
+    assert_int_equal(weft_kernel_view_output(&ctx, &out[0], a, 1, s1, st1, 1), WEFT_OK);
+    assert_ptr_equal(out[0], tmp);
+    assert_null(stash[0]);
+    assert_true(weft_tensor_flat_get(out[0], 2) == 5.0); /* a[1 + 2 * 2] */
+    assert_true(weft_tensor_flat_get(other, 0) == 1.0);
+    assert_int_equal(weft_tensor_buffer_refcount(a), 3);
+    /* a block base is never detached; neither is a shared handle */
+    assert_null(weft__tensor_detach(a));
+    weft_tensor_t *held = weft_tensor_retain(other);
+    assert_null(weft__tensor_detach(other));
+    weft_tensor_release(held);
+    weft_tensor_release(out[0]);
+    weft_tensor_release(other);
+    other = NULL;
+    assert_int_equal(weft_tensor_buffer_refcount(a), 1);
+    assert_int_equal(weft_kernel_view_output(NULL, &other, a, 1, s1, st1, 0), WEFT_EINVAL);
+    assert_int_equal(weft_kernel_view_output(&ctx, NULL, a, 1, s1, st1, 0), WEFT_EINVAL);
+    assert_int_equal(weft_kernel_view_output(&ctx, &other, NULL, 1, s1, st1, 0), WEFT_EINVAL);
+    assert_int_equal(weft_kernel_view_output(&ctx, &other, a, 1, s1, NULL, 0), WEFT_EINVAL);
+    assert_null(other);
+    weft_tensor_release(a);
+}
+
 static void test_kernel_error_first_wins_and_context_fields(void **state)
 {
     (void)state;
@@ -116,6 +217,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_kernel_alloc_output_reuses_exclusive_cell),
         cmocka_unit_test(test_kernel_alloc_output_does_not_reuse_a_view),
+        cmocka_unit_test(test_kernel_view_output_rewrites_unshared_cell_handle),
+        cmocka_unit_test(test_kernel_view_output_builds_in_stashed_handle),
         cmocka_unit_test(test_kernel_error_first_wins_and_context_fields),
         cmocka_unit_test(test_kernel_bad_arguments_return_exact_statuses),
     };
