@@ -24,9 +24,11 @@
  * instead: no pool traffic, bounded memory. Per-call state (cells, countdowns, a
  * weft_dag_run_t) is preallocated and reused, and so is the tensor handle of
  * each view (DimShuffle, Reshape, Subtensor, and user ops filling their
- * outputs with weft_kernel_view_output): a call whose shapes did not change
- * since an earlier call, with caller-supplied outputs, allocates nothing -
- * no buffer (weft_function_stats counts them) and no handle. (On several
+ * outputs with weft_kernel_view_output); kernels take their scratch from the
+ * buffer pool (weft_kernel_scratch) and an OpFromGraph run without inlining
+ * reuses its inner storage: a call whose shapes did not change since an
+ * earlier call, with caller-supplied outputs, allocates nothing - no buffer
+ * (weft_function_stats counts them), no handle, no scratch. (On several
  * workers a call may still take a buffer more than the calls before it when
  * its nodes interleave so that more intermediates are live at once; the
  * pool keeps it, so this stops once every interleaving has been seen.)

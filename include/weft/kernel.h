@@ -73,6 +73,20 @@ WEFT_API weft_status_t weft_kernel_alloc_output(weft_kernel_ctx_t *ctx, weft_ten
 WEFT_API void weft_kernel_set_output(weft_kernel_ctx_t *ctx, weft_tensor_t **cell,
                                      weft_tensor_t *t);
 
+/* Scratch memory for the running perform hook: a new C-contiguous tensor of
+ * dtype and shape (elements uninitialized) from the context's allocation
+ * hook - in a compiled function the buffer pool, so a warm call of
+ * unchanged shapes allocates nothing. Give it back with
+ * weft_kernel_scratch_done before perform returns.
+ * Ownership: *out is the caller's until weft_kernel_scratch_done.
+ * Errors: WEFT_EINVAL (NULL ctx/out, bad dtype/ndim/length), WEFT_EOVERFLOW,
+ * WEFT_ENOMEM; each also recorded on ctx; *out NULL. */
+WEFT_API weft_status_t weft_kernel_scratch(weft_kernel_ctx_t *ctx, weft_dtype_t dtype, int ndim,
+                                           const int64_t *shape, weft_tensor_t **out);
+/* Takes back scratch from weft_kernel_scratch (to the pool it came from, or
+ * released). NULL t: nothing. */
+WEFT_API void weft_kernel_scratch_done(weft_kernel_ctx_t *ctx, weft_tensor_t *t);
+
 /* Makes *cell hold a view of base: ndim axes of the given shape and strides
  * (in elements), starting `offset` elements from base's first element, with
  * weft_tensor_view's checks (the view must stay inside base's buffer). Same

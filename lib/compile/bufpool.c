@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "lib/compile/compile_int.h"
+#include "lib/tensor/tensor_int.h" /* weft__tensor_is_block_base */
 
 #define BUFPOOL_MAX_BYTES ((size_t)1 << 30)
 #define BUFPOOL_MAX_BUCKETS 256
@@ -97,11 +98,15 @@ static bool bucket_push(weft__bucket_t *b, weft_tensor_t *t)
     return true;
 }
 
-bool weft__bufpool_parkable(const weft_tensor_t *t)
+static bool parkable(const weft_tensor_t *t)
 {
     /* Only a tensor nobody else can see may be handed out again: exclusive
-     * handle and buffer (no view, destroyer output or caller holds it). */
-    return weft_tensor_is_exclusive(t) && weft_tensor_is_contiguous(t);
+     * handle and buffer (no view, destroyer output or caller holds it). And
+     * only a buffer's own base handle: a view left alone (its base released
+     * elsewhere) would be parked under its own shape, which the producer of
+     * its base never asks for, so such buckets would only grow. */
+    return weft__tensor_is_block_base(t) && weft_tensor_is_exclusive(t) &&
+           weft_tensor_is_contiguous(t);
 }
 
 /* Under lock: parks t in the depot; false when it does not fit. */
@@ -120,7 +125,7 @@ static bool depot_push_locked(weft__bufpool_t *bp, weft_tensor_t *t)
 void weft__bufpool_put(weft__bufpool_t *bp, weft_tensor_t *t)
 {
     if (!t) return;
-    if (!weft__bufpool_parkable(t)) {
+    if (!parkable(t)) {
         weft_tensor_release(t);
         return;
     }
@@ -128,4 +133,9 @@ void weft__bufpool_put(weft__bufpool_t *bp, weft_tensor_t *t)
     bool kept = depot_push_locked(bp, t);
     pthread_mutex_unlock(&bp->lock);
     if (!kept) weft_tensor_release(t);
+}
+
+void weft__bufpool_give_back(void *user, weft_tensor_t *t)
+{
+    weft__bufpool_put(user, t);
 }

@@ -88,10 +88,9 @@ static weft_status_t check_outputs(weft__call_state_t *cs, const weft__cnode_t *
 /* Empties an owned cell: back to the buffer pool when nothing else sees it.
  * When t is a buffer's own base handle and only the buffer is still shared (a
  * view of this call holds it), parking waits for the end of the call
- * (cs->deferred), when the views' cells are empty too. A view whose buffer is
- * still shared (or not contiguous) drops its buffer reference - what makes
- * its base parkable - and its handle stays in the slot's stash for the
- * producer's next view. */
+ * (cs->deferred), when the views' cells are empty too. A view drops its
+ * buffer reference - what makes its base parkable - and its handle stays in
+ * the slot's stash for the producer's next view. */
 static void cell_empty(weft__call_state_t *cs, uint32_t s)
 {
     weft_tensor_t *t = cs->cells[s];
@@ -106,7 +105,7 @@ static void cell_empty(weft__call_state_t *cs, uint32_t s)
             cs->deferred[k] = t;
             return;
         }
-    } else if (t && !cs->stash[s] && !weft__bufpool_parkable(t)) {
+    } else if (t && !cs->stash[s]) {
         /* NULL (t left as it was) when another holder still has the handle */
         if ((cs->stash[s] = weft__tensor_detach(t))) return;
     }
@@ -228,6 +227,7 @@ weft_status_t weft__node_body(void *arg, const weft_task_ctx_t *tctx)
     for (uint32_t k = 0; k < n_in; k++) argv[k] = cs->cells[in_slots[k]];
     weft_kernel_ctx_t kctx;
     weft__kernel_ctx_init(&kctx, weft__bufpool_alloc, &f->bufpool, NULL, tctx->worker);
+    kctx.give_back = weft__bufpool_give_back;
     kctx.pfor = kernel_loop_run;
     kctx.pfor_user = tctx->pool;
     kctx.threads = f->node_threads;

@@ -272,10 +272,10 @@ void weft__bufpool_fini(weft__bufpool_t *bp);
 /* Kernel allocation hook (user = the weft__bufpool_t). */
 weft_status_t weft__bufpool_alloc(void *user, weft_dtype_t dtype, int ndim, const int64_t *shape,
                                   weft_tensor_t **out);
-/* Could t be parked: exclusive (no other handle, view, caller) and
- * contiguous? */
-bool weft__bufpool_parkable(const weft_tensor_t *t);
-/* Takes t: parks it when weft__bufpool_parkable, else releases it. */
+/* Kernel scratch give-back hook (user = the weft__bufpool_t): bufpool_put. */
+void weft__bufpool_give_back(void *user, weft_tensor_t *t);
+/* Takes t: parks it when it is a buffer's base handle, exclusive (no other
+ * handle, view or caller holds it) and contiguous; else releases it. */
 void weft__bufpool_put(weft__bufpool_t *bp, weft_tensor_t *t);
 
 /* ---- calls (call.c, state.c) ---------------------------------------------------- */

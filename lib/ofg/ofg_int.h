@@ -38,6 +38,9 @@ typedef struct weft__ofg_plan {
     size_t n_consts;
     weft_tensor_t **consts; /* read-only views of the constants' data */
     ofg_ref_t *out_refs;    /* one per inner output */
+    /* Storage for runs of the plan (ofg_run.c), reused from call to call:
+     * the only mutable part of the interned state, under its own lock. */
+    struct weft__ofg_runs *runs;
 } weft__ofg_plan_t;
 
 /* Interned, immutable and process-lifetime (PyTensor's frozen, hash-consed
@@ -73,7 +76,13 @@ const weft__ofg_t *weft__ofg_get(const weft_op_t *op);
 weft_status_t weft__ofg_plan_build(weft__ofg_t *d, weft_graph_t *err_g);
 void weft__ofg_plan_free(weft__ofg_plan_t *p);
 
-/* Class hooks implemented in ofg_plan.c / ofg_grad.c / ofg_json.c. */
+/* The run storage cache of a plan (ofg_run.c); NULL: out of memory. Freed
+ * with weft__ofg_runs_free (NULL: nothing), with the plan. */
+struct weft__ofg_runs *weft__ofg_runs_create(void);
+void weft__ofg_runs_free(struct weft__ofg_runs *r);
+
+/* Class hooks implemented in ofg_run.c / ofg_plan.c / ofg_grad.c /
+ * ofg_json.c. */
 weft_status_t weft__ofg_perform(const weft_apply_t *node, weft_tensor_t *const *inputs,
                                 weft_tensor_t **outputs, weft_kernel_ctx_t *ctx);
 bool weft__ofg_connection_pattern(const weft_apply_t *node, size_t in, size_t out);

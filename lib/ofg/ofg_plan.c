@@ -1,7 +1,7 @@
 /* The run plan of an OpFromGraph (inner nodes in topological order with each
  * input resolved to an inner input, a constant or an earlier node's output
- * slot), the structural hash and connection pattern derived from it, and the
- * perform hook that interprets the plan inside the outer node. */
+ * slot) and the structural hash and connection pattern derived from it. The
+ * perform hook that interprets the plan is in ofg_run.c. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,6 +60,7 @@ static uint64_t mix(uint64_t h, uint64_t x)
 
 void weft__ofg_plan_free(weft__ofg_plan_t *p)
 {
+    weft__ofg_runs_free(p->runs);
     for (size_t c = 0; c < p->n_consts; c++) weft_tensor_release(p->consts[c]);
     free(p->consts);
     free((void *)p->nodes);
@@ -187,6 +188,7 @@ weft_status_t weft__ofg_plan_build(weft__ofg_t *d, weft_graph_t *eg)
     }
     d->hash = h;
     if (s == WEFT_OK) s = plan_conn(d, &m);
+    if (s == WEFT_OK && !(d->plan.runs = weft__ofg_runs_create())) s = WEFT_ENOMEM;
     refmap_free(&m);
     return s;
 }
@@ -247,85 +249,4 @@ bool weft__ofg_connection_pattern(const weft_apply_t *node, size_t in, size_t ou
     const weft__ofg_t *d = weft__ofg_get(weft_apply_op(node));
     if (!d || in >= d->n_in || out >= d->n_out) return false;
     return d->conn[in * d->n_out + out];
-}
-
-/* ---- perform ----------------------------------------------------------------- */
-
-static weft_tensor_t *ref_value(const weft__ofg_plan_t *p, weft_tensor_t *const *inputs,
-                                weft_tensor_t *const *slots, ofg_ref_t r)
-{
-    if (r.kind == OFG_REF_INPUT) return inputs[r.idx];
-    if (r.kind == OFG_REF_CONST) return p->consts[r.idx];
-    return slots[r.idx];
-}
-
-static weft_status_t run_node(const weft__ofg_plan_t *p, size_t j, weft_tensor_t *const *inputs,
-                              weft_tensor_t **slots, weft_tensor_t **scratch,
-                              weft_kernel_ctx_t *ctx)
-{
-    const weft_apply_t *a = p->nodes[j];
-    const weft_op_class_t *c = weft_op_class(weft_apply_op(a));
-    weft_status_t (*perform)(const weft_apply_t *, weft_tensor_t *const *, weft_tensor_t **,
-                             weft_kernel_ctx_t *) = WEFT__OFG_HOOK(c, perform);
-    char buf[160];
-    if (!perform) {
-        weft_apply_describe(a, buf, sizeof(buf));
-        return weft_kernel_error(ctx, WEFT_ENOTIMPL, "inner node %s has no perform hook", buf);
-    }
-    for (size_t i = p->in_off[j]; i < p->in_off[j + 1]; i++)
-        scratch[i - p->in_off[j]] = ref_value(p, inputs, slots, p->refs[i]);
-    weft_status_t s = perform(a, scratch, slots + p->slot0[j], ctx);
-    for (size_t o = 0; s == WEFT_OK && o < weft_apply_n_outputs(a); o++)
-        if (!slots[p->slot0[j] + o]) {
-            weft_apply_describe(a, buf, sizeof(buf));
-            s = weft_kernel_error(ctx, WEFT_EINVAL, "inner node %s left output %zu empty", buf, o);
-        }
-    return s;
-}
-
-/* True when t shares memory with an input or an earlier output: the op
- * declares no view_map, so such an output is copied. */
-static bool aliases(const weft_tensor_t *t, size_t n_in, weft_tensor_t *const *inputs, size_t k,
-                    weft_tensor_t *const *outs)
-{
-    for (size_t i = 0; i < n_in; i++)
-        if (weft_tensor_shares_buffer(t, inputs[i])) return true;
-    for (size_t o = 0; o < k; o++)
-        if (weft_tensor_shares_buffer(t, outs[o])) return true;
-    return false;
-}
-
-static weft_status_t emit_outputs(const weft__ofg_t *d, weft_tensor_t *const *inputs,
-                                  weft_tensor_t **slots, weft_tensor_t **outputs,
-                                  weft_kernel_ctx_t *ctx)
-{
-    const weft__ofg_plan_t *p = &d->plan;
-    for (size_t k = 0; k < d->n_out; k++) {
-        weft_tensor_t *t = ref_value(p, inputs, slots, p->out_refs[k]), *v = NULL;
-        bool copy = p->out_refs[k].kind != OFG_REF_SLOT || aliases(t, d->n_in, inputs, k, outputs);
-        if (copy) {
-            weft_status_t s = weft_tensor_clone(t, &v);
-            if (s != WEFT_OK) return weft_kernel_error(ctx, s, "%s", weft_tensor_last_error());
-        } else {
-            v = weft_tensor_retain(t);
-        }
-        weft_kernel_set_output(ctx, &outputs[k], v);
-    }
-    return WEFT_OK;
-}
-
-weft_status_t weft__ofg_perform(const weft_apply_t *node, weft_tensor_t *const *inputs,
-                                weft_tensor_t **outputs, weft_kernel_ctx_t *ctx)
-{
-    const weft__ofg_t *d = weft__ofg_get(weft_apply_op(node));
-    const weft__ofg_plan_t *p = &d->plan;
-    weft_tensor_t **slots = calloc(p->n_slots + p->max_in + 1, sizeof(*slots));
-    if (!slots) return weft_kernel_error(ctx, WEFT_ENOMEM, "OpFromGraph: out of memory");
-    weft_status_t s = WEFT_OK;
-    for (size_t j = 0; j < p->n_nodes && s == WEFT_OK; j++)
-        s = run_node(p, j, inputs, slots, slots + p->n_slots, ctx);
-    if (s == WEFT_OK) s = emit_outputs(d, inputs, slots, outputs, ctx);
-    for (size_t i = 0; i < p->n_slots; i++) weft_tensor_release(slots[i]);
-    free(slots);
-    return s;
 }

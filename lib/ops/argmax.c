@@ -49,9 +49,15 @@ static weft_status_t argmax_perform(const weft_apply_t *node, weft_tensor_t *con
     weft__reduce_c_strides(nd, out_shape, out_strides);
     weft__rloop_t loop;
     weft__reduce_loop_init(p, x, out_strides, NULL, &loop);
-    st = weft__reduce_argmax(weft_tensor_dtype(x), weft_tensor_data(x),
-                             weft_tensor_data(outputs[0]), n_out, &loop);
-    return st == WEFT_OK ? WEFT_OK : weft_kernel_error(ctx, st, "Argmax: out of memory");
+    int64_t small[64]; /* the usual small outputs need no pool scratch */
+    weft_tensor_t *scratch = NULL;
+    const int64_t len[1] = {n_out};
+    if (n_out > 64 && (st = weft_kernel_scratch(ctx, WEFT_INT64, 1, len, &scratch)) != WEFT_OK)
+        return st;
+    weft__reduce_argmax(weft_tensor_dtype(x), weft_tensor_data(x), weft_tensor_data(outputs[0]),
+                        scratch ? weft_tensor_data(scratch) : small, n_out, &loop);
+    weft_kernel_scratch_done(ctx, scratch);
+    return WEFT_OK;
 }
 
 /* An integer output: the input gets no gradient (disconnected). */

@@ -211,7 +211,8 @@ typedef struct ew_run {
     weft_tensor_t *tmp[WEFT__ITER_MAX_OPS]; /* converted copies to release */
 } ew_run_t;
 
-/* Inputs not in the compute dtype are converted into temporaries. */
+/* Inputs not in the compute dtype are converted into scratch tensors (from
+ * the runtime's pool: no allocation in steady state). */
 static weft_status_t convert_inputs(weft_elemwise_kind_t k, weft_dtype_t compute,
                                     weft_tensor_t *const *in, size_t n_in, ew_run_t *r,
                                     weft_kernel_ctx_t *ctx)
@@ -220,10 +221,10 @@ static weft_status_t convert_inputs(weft_elemwise_kind_t k, weft_dtype_t compute
         r->ops[i + 1] = in[i];
         bool cond = k == WEFT_ELEMWISE_SWITCH && i == 0;
         if (k == WEFT_ELEMWISE_CAST || cond || weft_tensor_dtype(in[i]) == compute) continue;
-        weft_status_t st = weft_tensor_copy_as(in[i], compute, &r->tmp[i + 1]);
-        if (st != WEFT_OK)
-            return weft_kernel_error(ctx, st, "converting input %zu: %s", i,
-                                     weft_tensor_last_error());
+        weft_status_t st = weft_kernel_scratch(ctx, compute, weft_tensor_ndim(in[i]),
+                                               weft_tensor_shape(in[i]), &r->tmp[i + 1]);
+        if (st != WEFT_OK) return st;
+        weft_tensor_copy(r->tmp[i + 1], in[i]); /* same shape: converts, cannot fail */
         r->ops[i + 1] = r->tmp[i + 1];
     }
     return WEFT_OK;
@@ -349,7 +350,7 @@ static weft_status_t elemwise_perform(const weft_apply_t *node, weft_tensor_t *c
         st = run_kernel(k, compute, &r, n_in + 1, ndim, shape, op_props(op)->inplace < 0, ctx);
         if (st != WEFT_OK) st = weft_kernel_error(ctx, st, "cannot split the loop over workers");
     }
-    for (size_t i = 0; i < WEFT__ITER_MAX_OPS; i++) weft_tensor_release(r.tmp[i]);
+    for (size_t i = 0; i < WEFT__ITER_MAX_OPS; i++) weft_kernel_scratch_done(ctx, r.tmp[i]);
     return st;
 }
 

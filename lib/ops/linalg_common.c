@@ -4,6 +4,7 @@
  * and the small graph helpers the grad hooks are built from. */
 #include <stdio.h>
 
+#include "lib/tensor/kernel_int.h" /* weft__kernel_scratch_copy */
 #include "linalg_int.h"
 #include "weft/elemwise.h"
 #include "weft/reduce.h"
@@ -36,7 +37,7 @@ bool weft__bmat_layout(void *data, int64_t rows, int64_t cols, int64_t s0, int64
     return false;
 }
 
-weft_status_t weft__bmat_from(const weft_tensor_t *t, weft__bmat_t *m)
+weft_status_t weft__bmat_from(weft_kernel_ctx_t *ctx, const weft_tensor_t *t, weft__bmat_t *m)
 {
     int nd = weft_tensor_ndim(t);
     int64_t r = weft_tensor_dim(t, nd - 2), c = weft_tensor_dim(t, nd - 1);
@@ -45,7 +46,7 @@ weft_status_t weft__bmat_from(const weft_tensor_t *t, weft__bmat_t *m)
         return WEFT_OK;
     }
     weft_tensor_t *copy = NULL;
-    if (weft_tensor_clone(t, &copy) != WEFT_OK) {
+    if (weft__kernel_scratch_copy(ctx, t, &copy) != WEFT_OK) {
         return WEFT_ENOMEM;
     }
     weft__bmat_layout(weft_tensor_data(copy), r, c, max1(c), 1, m);
@@ -53,13 +54,13 @@ weft_status_t weft__bmat_from(const weft_tensor_t *t, weft__bmat_t *m)
     return WEFT_OK;
 }
 
-void weft__bmat_fini(weft__bmat_t *m)
+void weft__bmat_fini(weft_kernel_ctx_t *ctx, weft__bmat_t *m)
 {
-    weft_tensor_release(m->copy);
+    weft_kernel_scratch_done(ctx, m->copy);
     m->copy = NULL;
 }
 
-weft_status_t weft__bvec_from(const weft_tensor_t *t, weft__bvec_t *v)
+weft_status_t weft__bvec_from(weft_kernel_ctx_t *ctx, const weft_tensor_t *t, weft__bvec_t *v)
 {
     v->n = weft_tensor_dim(t, 0);
     v->inc = v->n <= 1 ? 1 : weft_tensor_stride(t, 0);
@@ -68,7 +69,7 @@ weft_status_t weft__bvec_from(const weft_tensor_t *t, weft__bvec_t *v)
     if (v->inc > 0) {
         return WEFT_OK;
     }
-    if (weft_tensor_clone(t, &v->copy) != WEFT_OK) {
+    if (weft__kernel_scratch_copy(ctx, t, &v->copy) != WEFT_OK) {
         return WEFT_ENOMEM;
     }
     v->data = weft_tensor_data(v->copy);
@@ -76,9 +77,9 @@ weft_status_t weft__bvec_from(const weft_tensor_t *t, weft__bvec_t *v)
     return WEFT_OK;
 }
 
-void weft__bvec_fini(weft__bvec_t *v)
+void weft__bvec_fini(weft_kernel_ctx_t *ctx, weft__bvec_t *v)
 {
-    weft_tensor_release(v->copy);
+    weft_kernel_scratch_done(ctx, v->copy);
     v->copy = NULL;
 }
 

@@ -57,11 +57,11 @@ static weft_status_t dot_gemv(weft_kernel_ctx_t *ctx, const weft_tensor_t *mat,
 {
     weft__bmat_t a;
     weft__bvec_t x, y = {weft_tensor_data(out), weft_tensor_dim(out, 0), 1, NULL};
-    if (weft__bmat_from(mat, &a) != WEFT_OK) {
+    if (weft__bmat_from(ctx, mat, &a) != WEFT_OK) {
         return weft_kernel_error(ctx, WEFT_ENOMEM, "Dot: out of memory");
     }
-    if (weft__bvec_from(vec, &x) != WEFT_OK) {
-        weft__bmat_fini(&a);
+    if (weft__bvec_from(ctx, vec, &x) != WEFT_OK) {
+        weft__bmat_fini(ctx, &a);
         return weft_kernel_error(ctx, WEFT_ENOMEM, "Dot: out of memory");
     }
     if (vec_first) { /* x @ A = A^T x: the transposed operand is a flag flip */
@@ -75,8 +75,8 @@ static weft_status_t dot_gemv(weft_kernel_ctx_t *ctx, const weft_tensor_t *mat,
     } else {
         weft__bmat_gemv(weft_tensor_dtype(out), 1.0, &a, &x, 0.0, &y);
     }
-    weft__bmat_fini(&a);
-    weft__bvec_fini(&x);
+    weft__bmat_fini(ctx, &a);
+    weft__bvec_fini(ctx, &x);
     return WEFT_OK;
 }
 
@@ -85,11 +85,11 @@ static weft_status_t dot_gemm(weft_kernel_ctx_t *ctx, const weft_tensor_t *x,
                               const weft_tensor_t *y, weft_tensor_t *out, int64_t batch)
 {
     weft__bmat_t a, b, c;
-    if (weft__bmat_from(x, &a) != WEFT_OK) {
+    if (weft__bmat_from(ctx, x, &a) != WEFT_OK) {
         return weft_kernel_error(ctx, WEFT_ENOMEM, "Dot: out of memory");
     }
-    if (weft__bmat_from(y, &b) != WEFT_OK) {
-        weft__bmat_fini(&a);
+    if (weft__bmat_from(ctx, y, &b) != WEFT_OK) {
+        weft__bmat_fini(ctx, &a);
         return weft_kernel_error(ctx, WEFT_ENOMEM, "Dot: out of memory");
     }
     weft_dtype_t dt = weft_tensor_dtype(out);
@@ -111,8 +111,8 @@ static weft_status_t dot_gemm(weft_kernel_ctx_t *ctx, const weft_tensor_t *x,
         cb.data = (char *)c.data + i * m * n * es;
         st = weft__bmat_gemm_par(ctx, dt, 1.0, &ab, &bb, 0.0, &cb);
     }
-    weft__bmat_fini(&a);
-    weft__bmat_fini(&b);
+    weft__bmat_fini(ctx, &a);
+    weft__bmat_fini(ctx, &b);
     return st == WEFT_OK ? WEFT_OK : weft_kernel_error(ctx, st, "Dot: cannot split the product");
 }
 
@@ -120,17 +120,17 @@ static weft_status_t dot_vv(weft_kernel_ctx_t *ctx, const weft_tensor_t *x,
                             const weft_tensor_t *y, weft_tensor_t *out)
 {
     weft__bvec_t a, b;
-    if (weft__bvec_from(x, &a) != WEFT_OK) {
+    if (weft__bvec_from(ctx, x, &a) != WEFT_OK) {
         return weft_kernel_error(ctx, WEFT_ENOMEM, "Dot: out of memory");
     }
-    if (weft__bvec_from(y, &b) != WEFT_OK) {
-        weft__bvec_fini(&a);
+    if (weft__bvec_from(ctx, y, &b) != WEFT_OK) {
+        weft__bvec_fini(ctx, &a);
         return weft_kernel_error(ctx, WEFT_ENOMEM, "Dot: out of memory");
     }
     double v = weft__blas_dot(weft_tensor_dtype(out), a.n, a.data, a.inc, b.data, b.inc);
     weft_tensor_fill(out, v);
-    weft__bvec_fini(&a);
-    weft__bvec_fini(&b);
+    weft__bvec_fini(ctx, &a);
+    weft__bvec_fini(ctx, &b);
     return WEFT_OK;
 }
 

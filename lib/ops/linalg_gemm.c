@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "lib/tensor/kernel_int.h" /* weft__kernel_scratch_copy */
 #include "linalg_int.h"
 #include "lib/ops/ops_int.h"
 #include "lib/ops/ops_json_int.h"
@@ -119,21 +120,22 @@ static weft_status_t gemv_make_node(weft_graph_t *g, const weft_op_t *op, size_t
 
 /* Resolves operand t, copying it when its layout needs it or when it shares
  * memory with the tensor being overwritten. */
-static weft_status_t gemx_operand(const weft_tensor_t *t, const weft_tensor_t *target,
-                                  weft__bmat_t *m)
+static weft_status_t gemx_operand(weft_kernel_ctx_t *ctx, const weft_tensor_t *t,
+                                  const weft_tensor_t *target, weft__bmat_t *m)
 {
     if (!weft_tensor_shares_buffer(t, target)) {
-        return weft__bmat_from(t, m);
+        return weft__bmat_from(ctx, t, m);
     }
     weft_tensor_t *copy = NULL;
-    if (weft_tensor_clone(t, &copy) != WEFT_OK) {
+    if (weft__kernel_scratch_copy(ctx, t, &copy) != WEFT_OK) {
         return WEFT_ENOMEM;
     }
-    weft_status_t st = weft__bmat_from(copy, m);
+    /* contiguous: resolves without a second copy */
+    weft_status_t st = weft__bmat_from(ctx, copy, m);
     if (st == WEFT_OK) {
         m->copy = copy;
     } else {
-        weft_tensor_release(copy);
+        weft_kernel_scratch_done(ctx, copy);
     }
     return st;
 }
@@ -218,7 +220,7 @@ static weft_status_t gemm_compute(weft_kernel_ctx_t *ctx, weft_tensor_t *out, do
     int64_t m = weft_tensor_dim(out, 0), n = weft_tensor_dim(out, 1);
     if (!weft__bmat_layout(weft_tensor_data(out), m, n, weft_tensor_stride(out, 0),
                            weft_tensor_stride(out, 1), &c)) {
-        if (weft_tensor_clone(out, &tmp) != WEFT_OK) {
+        if (weft__kernel_scratch_copy(ctx, out, &tmp) != WEFT_OK) {
             return WEFT_ENOMEM;
         }
         weft__bmat_layout(weft_tensor_data(tmp), m, n, n > 1 ? n : 1, 1, &c);
@@ -230,7 +232,7 @@ static weft_status_t gemm_compute(weft_kernel_ctx_t *ctx, weft_tensor_t *out, do
     }
     weft_status_t st = weft__bmat_gemm_par(ctx, weft_tensor_dtype(out), alpha, &aa, &bb, beta, &c);
     if (st == WEFT_OK && tmp) st = weft_tensor_copy(out, tmp);
-    weft_tensor_release(tmp);
+    weft_kernel_scratch_done(ctx, tmp);
     return st;
 }
 
@@ -248,15 +250,15 @@ static weft_status_t gemm_perform(const weft_apply_t *node, weft_tensor_t *const
         return st;
     }
     weft__bmat_t a, b;
-    if (gemx_operand(in[2], outputs[0], &a) != WEFT_OK) {
+    if (gemx_operand(ctx, in[2], outputs[0], &a) != WEFT_OK) {
         return weft_kernel_error(ctx, WEFT_ENOMEM, "Gemm: out of memory");
     }
-    st = gemx_operand(in[3], outputs[0], &b);
+    st = gemx_operand(ctx, in[3], outputs[0], &b);
     if (st == WEFT_OK) {
         st = gemm_compute(ctx, outputs[0], alpha, &a, &b, beta);
-        weft__bmat_fini(&b);
+        weft__bmat_fini(ctx, &b);
     }
-    weft__bmat_fini(&a);
+    weft__bmat_fini(ctx, &a);
     return st == WEFT_OK ? WEFT_OK : weft_kernel_error(ctx, st, "Gemm: out of memory");
 }
 
@@ -273,15 +275,15 @@ static weft_status_t gemv_shapes(weft_kernel_ctx_t *ctx, weft_tensor_t *const *i
 }
 
 /* y (out, or a contiguous stand-in copied back) <- beta*y + alpha*A@x. */
-static weft_status_t gemv_compute(weft_tensor_t *out, double alpha, const weft__bmat_t *a,
-                                  const weft_tensor_t *xt, double beta)
+static weft_status_t gemv_compute(weft_kernel_ctx_t *ctx, weft_tensor_t *out, double alpha,
+                                  const weft__bmat_t *a, const weft_tensor_t *xt, double beta)
 {
     weft__bvec_t x, y;
-    weft_status_t st = weft__bvec_from(xt, &x);
+    weft_status_t st = weft__bvec_from(ctx, xt, &x);
     if (st != WEFT_OK) {
         return st;
     }
-    st = weft__bvec_from(out, &y);
+    st = weft__bvec_from(ctx, out, &y);
     if (st == WEFT_OK) {
         weft__bmat_t aa = *a;
         if (a->cols == 0) { /* n == 0: alpha 0, one phantom column BLAS never reads */
@@ -290,9 +292,9 @@ static weft_status_t gemv_compute(weft_tensor_t *out, double alpha, const weft__
         }
         weft__bmat_gemv(weft_tensor_dtype(out), alpha, &aa, &x, beta, &y);
         st = y.copy ? weft_tensor_copy(out, y.copy) : WEFT_OK;
-        weft__bvec_fini(&y);
+        weft__bvec_fini(ctx, &y);
     }
-    weft__bvec_fini(&x);
+    weft__bvec_fini(ctx, &x);
     return st;
 }
 
@@ -309,19 +311,19 @@ static weft_status_t gemv_perform(const weft_apply_t *node, weft_tensor_t *const
         return st;
     }
     weft__bmat_t a;
-    if (gemx_operand(in[2], outputs[0], &a) != WEFT_OK) {
+    if (gemx_operand(ctx, in[2], outputs[0], &a) != WEFT_OK) {
         return weft_kernel_error(ctx, WEFT_ENOMEM, "Gemv: out of memory");
     }
     weft_tensor_t *x = in[3], *xc = NULL;
     if (weft_tensor_shares_buffer(x, outputs[0])) {
-        st = weft_tensor_clone(x, &xc);
+        st = weft__kernel_scratch_copy(ctx, x, &xc);
         x = xc;
     }
     if (st == WEFT_OK) {
-        st = gemv_compute(outputs[0], alpha, &a, x, beta);
+        st = gemv_compute(ctx, outputs[0], alpha, &a, x, beta);
     }
-    weft_tensor_release(xc);
-    weft__bmat_fini(&a);
+    weft_kernel_scratch_done(ctx, xc);
+    weft__bmat_fini(ctx, &a);
     return st == WEFT_OK ? WEFT_OK : weft_kernel_error(ctx, st, "Gemv: out of memory");
 }
 

@@ -36,19 +36,22 @@ typedef struct weft__bmat {
 bool weft__bmat_layout(void *data, int64_t rows, int64_t cols, int64_t s0, int64_t s1,
                        weft__bmat_t *m);
 /* Resolves the last two axes of t (batch entry 0 for a 3-D t), copying t to
- * a contiguous buffer when the layout needs it. Errors: WEFT_ENOMEM. */
-weft_status_t weft__bmat_from(const weft_tensor_t *t, weft__bmat_t *m);
-void weft__bmat_fini(weft__bmat_t *m);
+ * contiguous kernel scratch (weft_kernel_scratch) when the layout needs it.
+ * Errors (recorded on ctx): WEFT_ENOMEM. */
+weft_status_t weft__bmat_from(weft_kernel_ctx_t *ctx, const weft_tensor_t *t, weft__bmat_t *m);
+/* Gives the copy back (weft_kernel_scratch_done). */
+void weft__bmat_fini(weft_kernel_ctx_t *ctx, weft__bmat_t *m);
 
-/* A vector operand: pointer and increment; a copy when the stride is not
- * positive (BLAS reads negative increments from the other end). */
+/* A vector operand: pointer and increment; a copy (kernel scratch) when the
+ * stride is not positive (BLAS reads negative increments from the other
+ * end). */
 typedef struct weft__bvec {
     void *data;
     int64_t n, inc;
     weft_tensor_t *copy;
 } weft__bvec_t;
-weft_status_t weft__bvec_from(const weft_tensor_t *t, weft__bvec_t *v);
-void weft__bvec_fini(weft__bvec_t *v);
+weft_status_t weft__bvec_from(weft_kernel_ctx_t *ctx, const weft_tensor_t *t, weft__bvec_t *v);
+void weft__bvec_fini(weft_kernel_ctx_t *ctx, weft__bvec_t *v);
 
 /* C <- alpha * A@B + beta * C on resolved operands; C may be a transposed
  * layout (then the transposed product is computed). */

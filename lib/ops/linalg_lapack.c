@@ -206,7 +206,7 @@ static weft_status_t trsm_perform(const weft_apply_t *node, weft_tensor_t *const
         return st;
     }
     weft__bmat_t am;
-    if (weft__bmat_from(a, &am) != WEFT_OK) {
+    if (weft__bmat_from(ctx, a, &am) != WEFT_OK) {
         return weft_kernel_error(ctx, WEFT_ENOMEM, "Trsm: out of memory");
     }
     /* A column-major a is the transpose of its storage: flip trans and the triangle. */
@@ -214,7 +214,7 @@ static weft_status_t trsm_perform(const weft_apply_t *node, weft_tensor_t *const
     bool trans = ((p->flags & WEFT_TRSM_TRANS) != 0) != am.trans;
     weft__blas_trsm(dt, right, lower, trans, (p->flags & WEFT_TRSM_UNIT) != 0, m, k, 1.0,
                     am.data, am.ld, weft_tensor_data(outputs[0]), k);
-    weft__bmat_fini(&am);
+    weft__bmat_fini(ctx, &am);
     return WEFT_OK;
 }
 
@@ -362,14 +362,14 @@ static weft_status_t syrk_perform(const weft_apply_t *node, weft_tensor_t *const
         return weft_tensor_fill(outputs[0], 0.0);
     }
     weft__bmat_t am;
-    if (weft__bmat_from(a, &am) != WEFT_OK) {
+    if (weft__bmat_from(ctx, a, &am) != WEFT_OK) {
         return weft_kernel_error(ctx, WEFT_ENOMEM, "Syrk: out of memory");
     }
     /* a stored transposed (S row-major, a = S^T): a a^T = S^T S, so flip trans. */
     bool trans = (p->trans != 0) != am.trans;
     void *c = weft_tensor_data(outputs[0]);
     weft__blas_syrk(dt, true, trans, n, k, p->alpha, am.data, am.ld, 0.0, c, n);
-    weft__bmat_fini(&am);
+    weft__bmat_fini(ctx, &am);
     syrk_mirror(dt, c, n);
     return WEFT_OK;
 }

@@ -70,6 +70,27 @@ static weft_status_t rgrad_check_gz(weft_kernel_ctx_t *ctx, const weft__reduce_p
     return WEFT_OK;
 }
 
+/* Prod / Max / Min gradients: per-group scratch (a value and a count) from
+ * the kernel context, so warm calls allocate nothing. */
+static weft_status_t rgrad_with_scratch(weft_kernel_ctx_t *ctx, const weft__reduce_props_t *p,
+                                        weft_dtype_t dt, const void *xd, const void *gd,
+                                        void *dx, int64_t n_out, const weft__rloop_t *loop)
+{
+    const int64_t len[1] = {n_out > 0 ? n_out : 1};
+    weft_tensor_t *acc = NULL, *cnt = NULL;
+    weft_status_t st = weft_kernel_scratch(ctx, WEFT_FLOAT64, 1, len, &acc);
+    if (st == WEFT_OK) st = weft_kernel_scratch(ctx, WEFT_INT64, 1, len, &cnt);
+    if (st == WEFT_OK && p->kind == WEFT_REDUCE_PROD)
+        weft__reduce_grad_prod(dt, xd, gd, dx, n_out, weft_tensor_data(acc),
+                               weft_tensor_data(cnt), loop);
+    else if (st == WEFT_OK)
+        weft__reduce_grad_extreme(dt, p->kind == WEFT_REDUCE_MAX, xd, gd, dx, n_out,
+                                  weft_tensor_data(acc), weft_tensor_data(cnt), loop);
+    weft_kernel_scratch_done(ctx, acc);
+    weft_kernel_scratch_done(ctx, cnt);
+    return st;
+}
+
 static weft_status_t rgrad_perform(const weft_apply_t *node, weft_tensor_t *const *inputs,
                                    weft_tensor_t **outputs, weft_kernel_ctx_t *ctx)
 {
@@ -101,14 +122,11 @@ static weft_status_t rgrad_perform(const weft_apply_t *node, weft_tensor_t *cons
     case WEFT_REDUCE_MEAN:
         weft__reduce_grad_broadcast(dt, gd, dx, 1.0 / (double)group, &loop);
         break;
-    case WEFT_REDUCE_PROD:
-        st = weft__reduce_grad_prod(dt, xd, gd, dx, n_out, &loop);
-        break;
     default:
-        st = weft__reduce_grad_extreme(dt, p->kind == WEFT_REDUCE_MAX, xd, gd, dx, n_out, &loop);
+        st = rgrad_with_scratch(ctx, p, dt, xd, gd, dx, n_out, &loop);
         break;
     }
-    return st == WEFT_OK ? WEFT_OK : weft_kernel_error(ctx, st, "ReduceGrad: out of memory");
+    return st;
 }
 
 static weft_status_t rgrad_null_var(weft_graph_t *g, const weft_apply_t *node, weft_var_t **out)

@@ -35,22 +35,22 @@ void weft__reduce_scale(weft_dtype_t dt, void *out, int64_t n, double factor);
 
 /* Argmax: out[j] (int64, n_out contiguous) = index along the reduced axes of
  * the first maximum of group j; the index counts in C order over the reduced
- * axes only (a single axis: its position). Errors: WEFT_ENOMEM (scratch). */
-weft_status_t weft__reduce_argmax(weft_dtype_t dx, const void *x, int64_t *out, int64_t n_out,
-                                  const weft__rloop_t *loop);
+ * axes only (a single axis: its position). best: n_out elements of scratch. */
+void weft__reduce_argmax(weft_dtype_t dx, const void *x, int64_t *out, int64_t *best,
+                         int64_t n_out, const weft__rloop_t *loop);
 
 /* Gradient kernels; dx is contiguous with x's shape (loop.shape), g is read
  * through loop.sg (0 on reduced axes), loop.so is the contiguous layout of an
  * output-shaped scratch (0 on reduced axes); float32/float64, one dtype.
  * Broadcast: dx = g * scale. Extreme (MAX/MIN): dx = g at each group's first
- * extreme position, 0 elsewhere. Prod: see weft/reduce.h. Both allocate
- * scratch: WEFT_ENOMEM. */
+ * extreme position, 0 elsewhere. Prod: see weft/reduce.h. Both use n_out
+ * elements of scratch in acc and in cnt (the caller's). */
 void weft__reduce_grad_broadcast(weft_dtype_t dt, const void *g, void *dx, double scale,
                                  const weft__rloop_t *loop);
-weft_status_t weft__reduce_grad_extreme(weft_dtype_t dt, bool is_max, const void *x,
-                                        const void *g, void *dx, int64_t n_out,
-                                        const weft__rloop_t *loop);
-weft_status_t weft__reduce_grad_prod(weft_dtype_t dt, const void *x, const void *g, void *dx,
-                                     int64_t n_out, const weft__rloop_t *loop);
+void weft__reduce_grad_extreme(weft_dtype_t dt, bool is_max, const void *x, const void *g,
+                               void *dx, int64_t n_out, double *acc, int64_t *cnt,
+                               const weft__rloop_t *loop);
+void weft__reduce_grad_prod(weft_dtype_t dt, const void *x, const void *g, void *dx,
+                            int64_t n_out, double *acc, int64_t *cnt, const weft__rloop_t *loop);
 
 #endif /* WEFT_OPS_REDUCE_INT_H */

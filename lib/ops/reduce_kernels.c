@@ -314,24 +314,15 @@ static void argmax_visit(void *p, const rvisit_t *v)
     }
 }
 
-weft_status_t weft__reduce_argmax(weft_dtype_t dx, const void *x, int64_t *out, int64_t n_out,
-                                  const weft__rloop_t *loop)
+void weft__reduce_argmax(weft_dtype_t dx, const void *x, int64_t *out, int64_t *best,
+                         int64_t n_out, const weft__rloop_t *loop)
 {
-    int64_t small[64]; /* the usual small outputs need no heap scratch */
-    int64_t *best = n_out <= 64 ? small : malloc((size_t)n_out * sizeof *best);
-    if (!best) {
-        return WEFT_ENOMEM;
-    }
     for (int64_t i = 0; i < n_out; i++) {
         best[i] = -1;
         out[i] = 0;
     }
     argmax_ctx_t c = {dx, x, out, best};
     reduce_visit(loop, argmax_visit, &c);
-    if (best != small) {
-        free(best);
-    }
-    return WEFT_OK;
 }
 
 /* ---- gradient kernels ----------------------------------------------------- */
@@ -417,32 +408,14 @@ static void extreme_write_visit(void *p, const rvisit_t *v)
     storef(c->dt, c->dx, v->flat, chosen ? loadf(c->dt, c->g, v->og) : 0.0);
 }
 
-static weft_status_t rgrad_scratch(rgrad_ctx_t *c, int64_t n_out)
+void weft__reduce_grad_extreme(weft_dtype_t dt, bool is_max, const void *x, const void *g,
+                               void *dx, int64_t n_out, double *acc, int64_t *cnt,
+                               const weft__rloop_t *loop)
 {
-    size_t n = n_out > 0 ? (size_t)n_out : 1;
-    c->acc = calloc(n, sizeof *c->acc);
-    c->cnt = calloc(n, sizeof *c->cnt);
-    if (!c->acc || !c->cnt) {
-        free(c->acc);
-        free(c->cnt);
-        return WEFT_ENOMEM;
-    }
-    return WEFT_OK;
-}
-
-weft_status_t weft__reduce_grad_extreme(weft_dtype_t dt, bool is_max, const void *x,
-                                        const void *g, void *dx, int64_t n_out,
-                                        const weft__rloop_t *loop)
-{
-    rgrad_ctx_t c = {.dt = dt, .x = x, .g = g, .dx = dx, .is_max = is_max};
-    if (rgrad_scratch(&c, n_out) != WEFT_OK) {
-        return WEFT_ENOMEM;
-    }
+    rgrad_ctx_t c = {.dt = dt, .x = x, .g = g, .dx = dx, .is_max = is_max, .acc = acc, .cnt = cnt};
+    memset(cnt, 0, (size_t)n_out * sizeof *cnt);
     reduce_visit(loop, extreme_find_visit, &c);
     reduce_visit(loop, extreme_write_visit, &c);
-    free(c.acc);
-    free(c.cnt);
-    return WEFT_OK;
 }
 
 static void prod_count_visit(void *p, const rvisit_t *v)
@@ -472,19 +445,14 @@ static void prod_write_visit(void *p, const rvisit_t *v)
     storef(c->dt, c->dx, v->flat, d);
 }
 
-weft_status_t weft__reduce_grad_prod(weft_dtype_t dt, const void *x, const void *g, void *dx,
-                                     int64_t n_out, const weft__rloop_t *loop)
+void weft__reduce_grad_prod(weft_dtype_t dt, const void *x, const void *g, void *dx,
+                            int64_t n_out, double *acc, int64_t *cnt, const weft__rloop_t *loop)
 {
-    rgrad_ctx_t c = {.dt = dt, .x = x, .g = g, .dx = dx};
-    if (rgrad_scratch(&c, n_out) != WEFT_OK) {
-        return WEFT_ENOMEM;
-    }
+    rgrad_ctx_t c = {.dt = dt, .x = x, .g = g, .dx = dx, .acc = acc, .cnt = cnt};
+    memset(cnt, 0, (size_t)n_out * sizeof *cnt);
     for (int64_t i = 0; i < n_out; i++) {
         c.acc[i] = 1.0;
     }
     reduce_visit(loop, prod_count_visit, &c);
     reduce_visit(loop, prod_write_visit, &c);
-    free(c.acc);
-    free(c.cnt);
-    return WEFT_OK;
 }

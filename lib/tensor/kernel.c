@@ -71,6 +71,39 @@ weft_status_t weft_kernel_alloc_output(weft_kernel_ctx_t *ctx, weft_tensor_t **c
     return WEFT_OK;
 }
 
+weft_status_t weft_kernel_scratch(weft_kernel_ctx_t *ctx, weft_dtype_t dtype, int ndim,
+                                  const int64_t *shape, weft_tensor_t **out)
+{
+    if (!out) return weft__tensor_error(WEFT_EINVAL, "NULL out");
+    *out = NULL;
+    if (!ctx) return weft__tensor_error(WEFT_EINVAL, "NULL kernel context");
+    size_t count;
+    weft_status_t st = weft__tensor_check_shape(dtype, ndim, shape, &count);
+    if (st != WEFT_OK) return weft_kernel_error(ctx, st, "scratch: %s", weft_tensor_last_error());
+    st = ctx->alloc(ctx->alloc_user, dtype, ndim, shape, out);
+    if (st != WEFT_OK) {
+        *out = NULL;
+        return weft_kernel_error(ctx, st, "cannot allocate %zu %s elements of scratch", count,
+                                 weft__dtype_name(dtype));
+    }
+    return WEFT_OK;
+}
+
+weft_status_t weft__kernel_scratch_copy(weft_kernel_ctx_t *ctx, const weft_tensor_t *t,
+                                        weft_tensor_t **out)
+{
+    weft_status_t st = weft_kernel_scratch(ctx, t->dtype, t->ndim, t->shape, out);
+    if (st == WEFT_OK) weft_tensor_copy(*out, t); /* same shape and dtype: cannot fail */
+    return st;
+}
+
+void weft_kernel_scratch_done(weft_kernel_ctx_t *ctx, weft_tensor_t *t)
+{
+    if (!t) return;
+    if (ctx && ctx->give_back) ctx->give_back(ctx->alloc_user, t);
+    else weft_tensor_release(t);
+}
+
 /* The raw handle the runtime kept for cell (an output cell of the node), if
  * it has the wanted ndim; taken out of the stash. */
 static weft_tensor_t *stash_take(weft_kernel_ctx_t *ctx, weft_tensor_t **cell, int ndim)

@@ -14,6 +14,9 @@
 typedef weft_status_t (*weft__kernel_alloc_fn)(void *user, weft_dtype_t dtype, int ndim,
                                                const int64_t *shape, weft_tensor_t **out);
 
+/* Scratch give-back hook: takes t (a tensor the alloc hook handed out). */
+typedef void (*weft__kernel_give_back_fn)(void *user, weft_tensor_t *t);
+
 /* Parallel-loop hook of the runtime running the node: runs fn over [0, n)
  * in ranges of `grain` on `threads` workers and waits (see
  * weft_kernel_parallel_for). */
@@ -24,6 +27,8 @@ typedef weft_status_t (*weft__kernel_pfor_fn)(void *user, size_t n, size_t grain
 
 struct weft_kernel_ctx {
     weft__kernel_alloc_fn alloc; /* never NULL after init */
+    /* weft_kernel_scratch_done; NULL: weft_tensor_release. Takes alloc_user. */
+    weft__kernel_give_back_fn give_back;
     void *alloc_user;
     void *user;    /* the run's user pointer */
     size_t worker; /* worker index */
@@ -55,6 +60,11 @@ static inline void weft__kernel_ctx_reset(weft_kernel_ctx_t *ctx)
     ctx->msg[0] = '\0';
 }
 
+/* Scratch (weft_kernel_scratch) holding a C-contiguous copy of t. Errors
+ * recorded on ctx: WEFT_ENOMEM. */
+weft_status_t weft__kernel_scratch_copy(weft_kernel_ctx_t *ctx, const weft_tensor_t *t,
+                                        weft_tensor_t **out);
+
 /* The default allocation hook: weft_tensor_empty. */
 weft_status_t weft__kernel_default_alloc(void *user, weft_dtype_t dtype, int ndim,
                                          const int64_t *shape, weft_tensor_t **out);
@@ -66,6 +76,7 @@ static inline void weft__kernel_ctx_init(weft_kernel_ctx_t *ctx, weft__kernel_al
 {
     ctx->alloc = alloc ? alloc : weft__kernel_default_alloc;
     ctx->alloc_user = alloc_user;
+    ctx->give_back = NULL;
     ctx->user = user;
     ctx->worker = worker;
     ctx->own_cell = NULL;

@@ -1,7 +1,8 @@
 /* Concurrency of compiled functions: one function called from 4 threads at
  * once (exact results, one per-call state per concurrent call, per-thread
  * error text), two functions sharing one pool, a failing call beside good
- * ones. Run under TSan by the suite. */
+ * ones, an OpFromGraph run through perform by concurrent nodes and calls
+ * (its run storage cache). Run under TSan by the suite. */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -117,6 +118,46 @@ static void test_concurrency_two_functions_share_one_pool(void **state)
     assert_int_equal(weft_pool_destroy(pool), WEFT_OK);
 }
 
+/* 7x through an OpFromGraph that is not inlined: inner 3 * reshape(reshape(
+ * 2a)) + a (views and fresh values in its run storage). Two nodes of the
+ * same op run side by side and their mean is the output, so runs of the op
+ * overlap within a call and across the 4 calling threads. */
+static weft_function_t *ofg_sevenfold(void)
+{
+    weft_var_t *a = ct_var(g, "a", 1, S16), *b, *r, *back, *c, *inner;
+    const int64_t s44[2] = {4, 4};
+    assert_int_equal(weft_binary_scalar(g, WEFT_ELEMWISE_MUL, a, 2.0, &b), WEFT_OK);
+    assert_int_equal(weft_reshape(g, b, 2, s44, &r), WEFT_OK);
+    assert_int_equal(weft_reshape(g, r, 1, S16, &back), WEFT_OK);
+    assert_int_equal(weft_binary_scalar(g, WEFT_ELEMWISE_MUL, back, 3.0, &c), WEFT_OK);
+    assert_int_equal(weft_add(g, c, a, &inner), WEFT_OK);
+    weft_ofg_options_t oo = WEFT_OFG_OPTIONS_INIT;
+    oo.inline_expand = false;
+    const weft_op_t *op = NULL;
+    assert_int_equal(weft_ofg_create(g, 1, &a, 1, &inner, &oo, &op), WEFT_OK);
+    weft_var_t *x = ct_var(g, "x", 1, S16), *y1, *y2, *sum, *y;
+    assert_int_equal(weft_op_call(g, op, 1, &x, &y1), WEFT_OK);
+    assert_int_equal(weft_op_call(g, op, 1, &x, &y2), WEFT_OK);
+    assert_int_equal(weft_add(g, y1, y2, &sum), WEFT_OK);
+    assert_int_equal(weft_binary_scalar(g, WEFT_ELEMWISE_MUL, sum, 0.5, &y), WEFT_OK);
+    weft_function_options_t o = WEFT_FUNCTION_OPTIONS_INIT;
+    o.mode = "none"; /* keeps both OpFromGraph nodes, not inlined */
+    o.threads = 2;
+    weft_function_t *f = NULL;
+    assert_int_equal(weft_function_compile(1, &x, 1, &y, 0, NULL, &o, &f), WEFT_OK);
+    return f;
+}
+
+static void test_concurrency_opfromgraph_runs_overlap_exactly(void **state)
+{
+    (void)state;
+    weft_function_t *f = ofg_sevenfold();
+    worker_arg_t args[4];
+    for (int i = 0; i < 4; i++) args[i] = (worker_arg_t){f, i + 1, 0, false};
+    run_callers(args, 4);
+    assert_int_equal(weft_function_destroy(f), WEFT_OK);
+}
+
 /* A failing node in one thread's calls never disturbs another's. */
 typedef struct fail_arg {
     weft_function_t *f;
@@ -169,6 +210,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         T(test_concurrency_four_threads_call_one_function_exactly),
         T(test_concurrency_two_functions_share_one_pool),
+        T(test_concurrency_opfromgraph_runs_overlap_exactly),
         T(test_concurrency_failing_calls_beside_good_ones),
     };
     return cmocka_run_group_tests_name("function_concurrency", tests, NULL, NULL);

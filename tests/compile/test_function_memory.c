@@ -3,6 +3,7 @@
  * buffer pool, and a steady-state call that allocates nothing (every
  * malloc/calloc/realloc/aligned_alloc of the process is counted through the
  * linker's --wrap). */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -259,6 +260,165 @@ static void test_memory_view_ops_and_subtensor_updates_allocate_nothing_when_war
     weft_function_destroy(f);
 }
 
+/* Kernels that need scratch take it from the buffer pool: an elementwise
+ * Add converting an int32 input, an Argmax with more than 64 groups, the
+ * gradient of a Max (per-group value and index) and a Dot whose left operand
+ * (inner stride 2) BLAS cannot read. Warm calls allocate nothing; results
+ * are exact (the Dot to rounding). */
+static double scratch_x(int i, int j)
+{
+    return (double)((i * 5 + j * 3) % 8) + 0.001 * i;
+}
+
+static void scratch_fill(weft_tensor_t *x, weft_tensor_t *k, weft_tensor_t *w)
+{
+    for (int i = 0; i < 100; i++)
+        for (int j = 0; j < 8; j++) {
+            ((double *)weft_tensor_data(x))[i * 8 + j] = scratch_x(i, j);
+            ((int32_t *)weft_tensor_data(k))[i * 8 + j] = i - j;
+        }
+    for (int e = 0; e < 12; e++) ((double *)weft_tensor_data(w))[e] = 0.5 * e - 2.0;
+}
+
+static void scratch_check(weft_tensor_t *const *o)
+{
+    for (int i = 0; i < 100; i++) {
+        int jmax = 0;
+        for (int j = 0; j < 8; j++) {
+            size_t e = (size_t)(i * 8 + j);
+            assert_true(weft_tensor_flat_get(o[0], e) == scratch_x(i, j) + (i - j));
+            if (scratch_x(i, j) > scratch_x(i, jmax)) jmax = j;
+        }
+        assert_true(weft_tensor_flat_get(o[1], (size_t)i) == jmax);
+        for (int j = 0; j < 8; j++)
+            assert_true(weft_tensor_flat_get(o[2], (size_t)(i * 8 + j)) == (j == jmax));
+        for (int c = 0; c < 3; c++) {
+            double want = 0.0;
+            for (int q = 0; q < 4; q++) want += scratch_x(i, 2 * q) * (0.5 * (q * 3 + c) - 2.0);
+            assert_true(fabs(weft_tensor_flat_get(o[3], (size_t)(i * 3 + c)) - want) < 1e-12);
+        }
+    }
+}
+
+static weft_function_t *scratch_function(void)
+{
+    const int64_t sx[2] = {100, 8}, sw[2] = {4, 3};
+    const weft_type_t *tx, *tk, *tw;
+    assert_int_equal(weft_type_tensor(g, WEFT_FLOAT64, 2, sx, &tx), WEFT_OK);
+    assert_int_equal(weft_type_tensor(g, WEFT_INT32, 2, sx, &tk), WEFT_OK);
+    assert_int_equal(weft_type_tensor(g, WEFT_FLOAT64, 2, sw, &tw), WEFT_OK);
+    weft_var_t *x, *k, *w, *m, *cost, *strided, *outs[4];
+    assert_int_equal(weft_var_create(g, tx, "x", &x), WEFT_OK);
+    assert_int_equal(weft_var_create(g, tk, "k", &k), WEFT_OK);
+    assert_int_equal(weft_var_create(g, tw, "W", &w), WEFT_OK);
+    const int axis1 = 1;
+    weft_slice_t every2[2] = {WEFT_SLICE_ALL, WEFT_SLICE(WEFT_SLICE_NONE, WEFT_SLICE_NONE, 2)};
+    assert_int_equal(weft_add(g, x, k, &outs[0]), WEFT_OK);
+    assert_int_equal(weft_argmax(g, x, 1, false, &outs[1]), WEFT_OK);
+    assert_int_equal(weft_max(g, x, 1, &axis1, false, &m), WEFT_OK);
+    assert_int_equal(weft_sum(g, m, 0, NULL, false, &cost), WEFT_OK);
+    assert_int_equal(weft_grad(g, cost, 1, &x, NULL, &outs[2]), WEFT_OK);
+    assert_int_equal(weft_subtensor(g, x, 2, every2, &strided), WEFT_OK);
+    assert_int_equal(weft_dot(g, strided, w, &outs[3]), WEFT_OK);
+    weft_var_t *ins[3] = {x, k, w};
+    weft_function_options_t o = WEFT_FUNCTION_OPTIONS_INIT;
+    o.mode = "none";
+    o.threads = 1;
+    weft_function_t *f = NULL;
+    assert_int_equal(weft_function_compile(3, ins, 4, outs, 0, NULL, &o, &f), WEFT_OK);
+    return f;
+}
+
+static void test_memory_kernel_scratch_comes_from_the_pool(void **state)
+{
+    (void)state;
+    weft_function_t *f = scratch_function();
+    const int64_t sx[2] = {100, 8}, sw[2] = {4, 3}, s100[1] = {100}, sd[2] = {100, 3};
+    weft_tensor_t *vx = NULL, *vk = NULL, *vw = NULL, *res[4] = {NULL};
+    assert_int_equal(weft_tensor_empty(WEFT_FLOAT64, 2, sx, &vx), WEFT_OK);
+    assert_int_equal(weft_tensor_empty(WEFT_INT32, 2, sx, &vk), WEFT_OK);
+    assert_int_equal(weft_tensor_empty(WEFT_FLOAT64, 2, sw, &vw), WEFT_OK);
+    assert_int_equal(weft_tensor_empty(WEFT_FLOAT64, 2, sx, &res[0]), WEFT_OK);
+    assert_int_equal(weft_tensor_empty(WEFT_INT64, 1, s100, &res[1]), WEFT_OK);
+    assert_int_equal(weft_tensor_empty(WEFT_FLOAT64, 2, sx, &res[2]), WEFT_OK);
+    assert_int_equal(weft_tensor_empty(WEFT_FLOAT64, 2, sd, &res[3]), WEFT_OK);
+    scratch_fill(vx, vk, vw);
+    weft_tensor_t *args[3] = {vx, vk, vw};
+    for (int c = 0; c < 3; c++) assert_int_equal(weft_function_call(f, 3, args, 4, res), WEFT_OK);
+    alloc_count_start();
+    for (int c = 0; c < 5; c++) assert_int_equal(weft_function_call(f, 3, args, 4, res), WEFT_OK);
+    assert_int_equal(alloc_count_stop(), 0);
+    scratch_check(res);
+    for (int k = 0; k < 4; k++) weft_tensor_release(res[k]);
+    weft_tensor_release(vx);
+    weft_tensor_release(vk);
+    weft_tensor_release(vw);
+    weft_function_destroy(f);
+}
+
+/* An OpFromGraph run through its perform hook (not inlined; mode "none"):
+ * its inner values come from the function's buffer pool and go back to it,
+ * its inner views (Reshape, transpose) reuse their slots' handles, and its
+ * output that is an inner view comes out as a copy. Warm calls allocate
+ * nothing; results are exact. */
+static weft_function_t *ofg_function(void)
+{
+    const int64_t sx[2] = {8, 64}, s64x8[2] = {64, 8};
+    const weft_type_t *tx;
+    assert_int_equal(weft_type_tensor(g, WEFT_FLOAT64, 2, sx, &tx), WEFT_OK);
+    weft_var_t *a, *b, *r, *inner[2], *x, *outs[2];
+    const int axis1 = 1;
+    assert_int_equal(weft_var_create(g, tx, "a", &a), WEFT_OK);
+    assert_int_equal(weft_binary_scalar(g, WEFT_ELEMWISE_MUL, a, 2.0, &b), WEFT_OK);
+    assert_int_equal(weft_reshape(g, b, 2, s64x8, &r), WEFT_OK);
+    assert_int_equal(weft_sum(g, r, 1, &axis1, false, &inner[0]), WEFT_OK);
+    assert_int_equal(weft_transpose(g, b, &inner[1]), WEFT_OK);
+    weft_ofg_options_t oo = WEFT_OFG_OPTIONS_INIT;
+    oo.inline_expand = false;
+    const weft_op_t *op = NULL;
+    assert_int_equal(weft_ofg_create(g, 1, &a, 2, inner, &oo, &op), WEFT_OK);
+    assert_int_equal(weft_var_create(g, tx, "x", &x), WEFT_OK);
+    weft_apply_t *node = NULL;
+    assert_int_equal(weft_apply_create(g, op, 1, &x, &node), WEFT_OK);
+    outs[0] = weft_apply_output(node, 0);
+    outs[1] = weft_apply_output(node, 1);
+    weft_function_options_t o = WEFT_FUNCTION_OPTIONS_INIT;
+    o.mode = "none";
+    o.threads = 1;
+    weft_function_t *f = NULL;
+    assert_int_equal(weft_function_compile(1, &x, 2, outs, 0, NULL, &o, &f), WEFT_OK);
+    return f;
+}
+
+static void test_memory_opfromgraph_perform_allocates_nothing_when_warm(void **state)
+{
+    (void)state;
+    weft_function_t *f = ofg_function();
+    const int64_t sx[2] = {8, 64}, s64[1] = {64}, st[2] = {64, 8};
+    weft_tensor_t *vx = NULL, *res[2] = {NULL};
+    assert_int_equal(weft_tensor_empty(WEFT_FLOAT64, 2, sx, &vx), WEFT_OK);
+    assert_int_equal(weft_tensor_empty(WEFT_FLOAT64, 1, s64, &res[0]), WEFT_OK);
+    assert_int_equal(weft_tensor_empty(WEFT_FLOAT64, 2, st, &res[1]), WEFT_OK);
+    double *xd = weft_tensor_data(vx);
+    for (int e = 0; e < 512; e++) xd[e] = e % 13 - 6;
+    for (int c = 0; c < 3; c++) assert_int_equal(weft_function_call(f, 1, &vx, 2, res), WEFT_OK);
+    alloc_count_start();
+    for (int c = 0; c < 5; c++) assert_int_equal(weft_function_call(f, 1, &vx, 2, res), WEFT_OK);
+    assert_int_equal(alloc_count_stop(), 0);
+    for (int p = 0; p < 64; p++) {
+        double want = 0.0;
+        for (int q = 0; q < 8; q++) want += 2.0 * xd[p * 8 + q];
+        assert_true(weft_tensor_flat_get(res[0], (size_t)p) == want);
+    }
+    for (int j = 0; j < 64; j++)
+        for (int i = 0; i < 8; i++)
+            assert_true(weft_tensor_flat_get(res[1], (size_t)(j * 8 + i)) == 2.0 * xd[i * 64 + j]);
+    weft_tensor_release(res[0]);
+    weft_tensor_release(res[1]);
+    weft_tensor_release(vx);
+    weft_function_destroy(f);
+}
+
 static void test_memory_steady_state_call_allocates_nothing_t1(void **state)
 {
     (void)state;
@@ -372,6 +532,8 @@ int main(void)
         T(test_memory_steady_state_call_allocates_nothing_t1),
         T(test_memory_view_of_intermediate_allocates_nothing_when_warm),
         T(test_memory_view_ops_and_subtensor_updates_allocate_nothing_when_warm),
+        T(test_memory_kernel_scratch_comes_from_the_pool),
+        T(test_memory_opfromgraph_perform_allocates_nothing_when_warm),
         T(test_memory_steady_state_call_allocates_nothing_t2),
         T(test_memory_null_output_slot_allocates_and_is_owned_by_caller),
         T(test_memory_small_intermediates_reuse_their_cell),

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "lib/ops/linalg_int.h"
+#include "lib/tensor/kernel_int.h"
 #include "ops_check.h"
 
 typedef struct fx {
@@ -138,16 +139,22 @@ static void test_linalg_layout_uses_flags_not_copies(void **state)
     assert_false(weft__bmat_layout(d, 3, 4, -4, 1, &m)); /* reversed rows */
     assert_false(weft__bmat_layout(d, 3, 4, 0, 1, &m));  /* broadcast rows */
     weft_tensor_t *t = ck_tensor(WEFT_FLOAT64, 2, s23, NULL), *v = NULL;
+    weft_kernel_ctx_t ctx;
+    weft__kernel_ctx_init(&ctx, NULL, NULL, NULL, 0);
     assert_int_equal(weft_tensor_view(t, 2, s32, (int64_t[]){1, 3}, 0, &v), WEFT_OK);
-    assert_int_equal(weft__bmat_from(v, &m), WEFT_OK);
+    assert_int_equal(weft__bmat_from(&ctx, v, &m), WEFT_OK);
     assert_null(m.copy);
     assert_ptr_equal(m.data, weft_tensor_data(t));
-    weft__bmat_fini(&m);
+    weft__bmat_fini(&ctx, &m);
     weft_tensor_release(v);
     assert_int_equal(weft_tensor_view(t, 2, (int64_t[]){2, 2}, (int64_t[]){3, 2}, 0, &v), WEFT_OK);
-    assert_int_equal(weft__bmat_from(v, &m), WEFT_OK);
+    assert_int_equal(weft__bmat_from(&ctx, v, &m), WEFT_OK);
     assert_non_null(m.copy); /* inner stride 2: copied */
-    weft__bmat_fini(&m);
+    bool same = false;
+    assert_int_equal(weft_tensor_allclose(m.copy, v, 0.0, 0.0, &same), WEFT_OK);
+    assert_true(same);
+    weft__bmat_fini(&ctx, &m);
+    assert_null(m.copy);
     weft_tensor_release(v);
     weft_tensor_release(t);
 }

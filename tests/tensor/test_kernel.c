@@ -1,8 +1,9 @@
 /* Kernel context: output allocation (reuse of an exclusive tensor, fresh
  * allocation otherwise, through the allocation hook), view outputs (the
  * cell's handle rewritten when nobody else holds it, the runtime's stashed
- * handle used, checks), error recording (the first error wins), worker index
- * and user pointer, bad inputs. */
+ * handle used, checks), scratch through the context's hooks, error
+ * recording (the first error wins), worker index and user pointer, bad
+ * inputs. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -167,6 +168,46 @@ static void test_kernel_view_output_builds_in_stashed_handle(void **state)
     weft_tensor_release(a);
 }
 
+static weft_tensor_t *g_given_back;
+
+static void recording_give_back(void *user, weft_tensor_t *t)
+{
+    assert_ptr_equal(user, &g_allocs);
+    g_given_back = t;
+}
+
+/* Scratch comes from the allocation hook and goes back through the
+ * give-back hook (released without one); bad requests fail with ctx's
+ * message and a NULL *out. */
+static void test_kernel_scratch_uses_the_context_hooks(void **state)
+{
+    (void)state;
+    weft_kernel_ctx_t ctx;
+    weft__kernel_ctx_init(&ctx, counting_alloc, &g_allocs, NULL, 0);
+    g_allocs = 0;
+    g_given_back = NULL;
+    const int64_t shape[2] = {3, 5}, bad[1] = {-1};
+    weft_tensor_t *t = NULL;
+    assert_int_equal(weft_kernel_scratch(&ctx, WEFT_INT64, 2, shape, &t), WEFT_OK);
+    assert_int_equal(g_allocs, 1);
+    assert_int_equal(weft_tensor_dtype(t), WEFT_INT64);
+    assert_int_equal(weft_tensor_dim(t, 1), 5);
+    assert_true(weft_tensor_is_contiguous(t));
+    ctx.give_back = recording_give_back;
+    weft_kernel_scratch_done(&ctx, t);
+    assert_ptr_equal(g_given_back, t);
+    ctx.give_back = NULL;
+    weft_kernel_scratch_done(&ctx, t); /* released: ASan would report a leak otherwise */
+    weft_kernel_scratch_done(&ctx, NULL);
+    t = (weft_tensor_t *)&ctx; /* overwritten on failure */
+    assert_int_equal(weft_kernel_scratch(&ctx, WEFT_FLOAT64, 1, bad, &t), WEFT_EINVAL);
+    assert_null(t);
+    assert_non_null(strstr(weft_kernel_message(&ctx), "scratch: negative length -1"));
+    assert_int_equal(g_allocs, 1);
+    assert_int_equal(weft_kernel_scratch(NULL, WEFT_FLOAT64, 1, shape, &t), WEFT_EINVAL);
+    assert_int_equal(weft_kernel_scratch(&ctx, WEFT_FLOAT64, 1, shape, NULL), WEFT_EINVAL);
+}
+
 static void test_kernel_error_first_wins_and_context_fields(void **state)
 {
     (void)state;
@@ -219,6 +260,7 @@ int main(void)
         cmocka_unit_test(test_kernel_alloc_output_does_not_reuse_a_view),
         cmocka_unit_test(test_kernel_view_output_rewrites_unshared_cell_handle),
         cmocka_unit_test(test_kernel_view_output_builds_in_stashed_handle),
+        cmocka_unit_test(test_kernel_scratch_uses_the_context_hooks),
         cmocka_unit_test(test_kernel_error_first_wins_and_context_fields),
         cmocka_unit_test(test_kernel_bad_arguments_return_exact_statuses),
     };
