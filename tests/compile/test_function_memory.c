@@ -54,6 +54,16 @@ static void stats(const weft_function_t *f, weft_function_stats_t *st)
     assert_int_equal(weft_function_stats(f, st), WEFT_OK);
 }
 
+/* A root variable of dtype and static shape. */
+static weft_var_t *var_of(weft_dtype_t dtype, int ndim, const int64_t *shape, const char *name)
+{
+    const weft_type_t *t;
+    assert_int_equal(weft_type_tensor(g, dtype, ndim, shape, &t), WEFT_OK);
+    weft_var_t *v;
+    assert_int_equal(weft_var_create(g, t, name, &v), WEFT_OK);
+    return v;
+}
+
 /* A chain frees each intermediate after its reader: 2 live buffers at most,
  * 2 buffers allocated in all, reused by every later call. */
 static void test_memory_chain_frees_intermediates_after_last_reader(void **state)
@@ -139,12 +149,8 @@ static void test_memory_view_of_intermediate_allocates_nothing_when_warm(void **
     (void)state;
     for (int threads = 1; threads <= 2; threads++) {
         const int64_t sg[2] = {64, 256}, sb[1] = {256};
-        const weft_type_t *tg, *tb;
-        assert_int_equal(weft_type_tensor(g, WEFT_FLOAT64, 2, sg, &tg), WEFT_OK);
-        assert_int_equal(weft_type_tensor(g, WEFT_FLOAT64, 1, sb, &tb), WEFT_OK);
-        weft_var_t *vg, *vb, *s, *d, *m, *nb;
-        assert_int_equal(weft_var_create(g, tg, "G", &vg), WEFT_OK);
-        assert_int_equal(weft_var_create(g, tb, "b", &vb), WEFT_OK);
+        weft_var_t *vg = var_of(WEFT_FLOAT64, 2, sg, "G"), *vb = var_of(WEFT_FLOAT64, 1, sb, "b");
+        weft_var_t *s, *d, *m, *nb;
         const int axis0 = 0, keep1[1] = {1};
         assert_int_equal(weft_sum(g, vg, 1, &axis0, true, &s), WEFT_OK);
         assert_int_equal(weft_dimshuffle(g, s, 1, keep1, &d), WEFT_OK);
@@ -221,14 +227,8 @@ static void test_memory_view_ops_and_subtensor_updates_allocate_nothing_when_war
 {
     (void)state;
     const int64_t sx[2] = {8, 64}, sy[1] = {64}, s1[1] = {1};
-    const weft_type_t *tx, *ty, *tb;
-    assert_int_equal(weft_type_tensor(g, WEFT_FLOAT64, 2, sx, &tx), WEFT_OK);
-    assert_int_equal(weft_type_tensor(g, WEFT_INT32, 1, sy, &ty), WEFT_OK);
-    assert_int_equal(weft_type_tensor(g, WEFT_FLOAT32, 1, s1, &tb), WEFT_OK);
-    weft_var_t *x, *y, *yb, *outs[5];
-    assert_int_equal(weft_var_create(g, tx, "x", &x), WEFT_OK);
-    assert_int_equal(weft_var_create(g, ty, "y", &y), WEFT_OK);
-    assert_int_equal(weft_var_create(g, tb, "yb", &yb), WEFT_OK);
+    weft_var_t *x = var_of(WEFT_FLOAT64, 2, sx, "x"), *y = var_of(WEFT_INT32, 1, sy, "y");
+    weft_var_t *yb = var_of(WEFT_FLOAT32, 1, s1, "yb"), *outs[5];
     views_graph(x, y, yb, outs);
     weft_var_t *ins[3] = {x, y, yb};
     weft_function_options_t o = WEFT_FUNCTION_OPTIONS_INIT;
@@ -303,14 +303,8 @@ static void scratch_check(weft_tensor_t *const *o)
 static weft_function_t *scratch_function(void)
 {
     const int64_t sx[2] = {100, 8}, sw[2] = {4, 3};
-    const weft_type_t *tx, *tk, *tw;
-    assert_int_equal(weft_type_tensor(g, WEFT_FLOAT64, 2, sx, &tx), WEFT_OK);
-    assert_int_equal(weft_type_tensor(g, WEFT_INT32, 2, sx, &tk), WEFT_OK);
-    assert_int_equal(weft_type_tensor(g, WEFT_FLOAT64, 2, sw, &tw), WEFT_OK);
-    weft_var_t *x, *k, *w, *m, *cost, *strided, *outs[4];
-    assert_int_equal(weft_var_create(g, tx, "x", &x), WEFT_OK);
-    assert_int_equal(weft_var_create(g, tk, "k", &k), WEFT_OK);
-    assert_int_equal(weft_var_create(g, tw, "W", &w), WEFT_OK);
+    weft_var_t *x = var_of(WEFT_FLOAT64, 2, sx, "x"), *k = var_of(WEFT_INT32, 2, sx, "k");
+    weft_var_t *w = var_of(WEFT_FLOAT64, 2, sw, "W"), *m, *cost, *strided, *outs[4];
     const int axis1 = 1;
     weft_slice_t every2[2] = {WEFT_SLICE_ALL, WEFT_SLICE(WEFT_SLICE_NONE, WEFT_SLICE_NONE, 2)};
     assert_int_equal(weft_add(g, x, k, &outs[0]), WEFT_OK);
@@ -364,11 +358,8 @@ static void test_memory_kernel_scratch_comes_from_the_pool(void **state)
 static weft_function_t *ofg_function(void)
 {
     const int64_t sx[2] = {8, 64}, s64x8[2] = {64, 8};
-    const weft_type_t *tx;
-    assert_int_equal(weft_type_tensor(g, WEFT_FLOAT64, 2, sx, &tx), WEFT_OK);
-    weft_var_t *a, *b, *r, *inner[2], *x, *outs[2];
+    weft_var_t *a = var_of(WEFT_FLOAT64, 2, sx, "a"), *b, *r, *inner[2], *x, *outs[2];
     const int axis1 = 1;
-    assert_int_equal(weft_var_create(g, tx, "a", &a), WEFT_OK);
     assert_int_equal(weft_binary_scalar(g, WEFT_ELEMWISE_MUL, a, 2.0, &b), WEFT_OK);
     assert_int_equal(weft_reshape(g, b, 2, s64x8, &r), WEFT_OK);
     assert_int_equal(weft_sum(g, r, 1, &axis1, false, &inner[0]), WEFT_OK);
@@ -377,7 +368,7 @@ static weft_function_t *ofg_function(void)
     oo.inline_expand = false;
     const weft_op_t *op = NULL;
     assert_int_equal(weft_ofg_create(g, 1, &a, 2, inner, &oo, &op), WEFT_OK);
-    assert_int_equal(weft_var_create(g, tx, "x", &x), WEFT_OK);
+    x = var_of(WEFT_FLOAT64, 2, sx, "x");
     weft_apply_t *node = NULL;
     assert_int_equal(weft_apply_create(g, op, 1, &x, &node), WEFT_OK);
     outs[0] = weft_apply_output(node, 0);
