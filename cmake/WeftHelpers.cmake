@@ -30,19 +30,91 @@ function(weft_set_sanitizers)
   add_compile_definitions(WEFT_SANITIZED=1)
 endfunction()
 
-# weft_add_module(NAME SOURCES ... [DEPS target...])
-# DEPS are other modules or imported targets this module uses.
+# weft_add_module(NAME SOURCES ... [DEPS module...] [LIBS target...] [PROBE])
+#
+# A module is an OBJECT library whose folder is the current source dir. What
+# it may include is exactly (docs/architecture.md, "Layers"):
+#   - include/weft/ (the public API), for everyone;
+#   - its own folder (its private headers), for itself only;
+#   - its own include/ subfolder, if any (its internal interface, headers
+#     named <module>/..._int.h), for itself and the modules that declare it;
+#   - the include/ subfolders of the modules listed in DEPS, not those of
+#     their dependencies: a module names every module it uses.
+# No module sees the project root. DEPS must name modules defined earlier, so
+# the dependency graph is acyclic by construction. LIBS are external targets
+# (pthreads, hwloc, OpenBLAS, jansson). PROBE builds the module on demand only
+# and keeps it out of libweft (tests/layering uses it).
 function(weft_add_module name)
-  cmake_parse_arguments(M "" "" "SOURCES;DEPS" ${ARGN})
-  add_library(${name} OBJECT ${M_SOURCES})
-  target_include_directories(${name}
-    PUBLIC ${PROJECT_SOURCE_DIR}/include
-    PRIVATE ${CMAKE_CURRENT_SOURCE_DIR} ${PROJECT_SOURCE_DIR})
-  target_compile_definitions(${name} PRIVATE WEFT_BUILDING)
-  if(M_DEPS)
-    target_link_libraries(${name} PUBLIC ${M_DEPS})
+  cmake_parse_arguments(M "PROBE" "" "SOURCES;DEPS;LIBS" ${ARGN})
+  foreach(d IN LISTS M_DEPS)
+    get_property(known TARGET ${d} PROPERTY WEFT_MODULE_DIR SET)
+    if(NOT known)
+      message(FATAL_ERROR "module ${name}: dependency '${d}' is not a module defined "
+                          "before it (modules are defined in layer order, lib/CMakeLists.txt)")
+    endif()
+  endforeach()
+  if(M_PROBE)
+    add_library(${name} OBJECT EXCLUDE_FROM_ALL ${M_SOURCES})
+  else()
+    add_library(${name} OBJECT ${M_SOURCES})
+    set_property(GLOBAL APPEND PROPERTY WEFT_MODULES ${name})
   endif()
-  set_property(GLOBAL APPEND PROPERTY WEFT_MODULES ${name})
+  set_target_properties(${name} PROPERTIES WEFT_MODULE_DIR ${CMAKE_CURRENT_SOURCE_DIR}
+                                           WEFT_MODULE_DEPS "${M_DEPS}")
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/include
+                                             ${CMAKE_CURRENT_SOURCE_DIR})
+  if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/include)
+    target_include_directories(${name} PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/include)
+  endif()
+  target_compile_definitions(${name} PRIVATE WEFT_BUILDING)
+  # PRIVATE: a dependency's interface headers reach this module only, never
+  # the modules that depend on this one.
+  if(M_DEPS)
+    target_link_libraries(${name} PRIVATE ${M_DEPS})
+  endif()
+  if(M_LIBS)
+    target_link_libraries(${name} PUBLIC ${M_LIBS})
+  endif()
+endfunction()
+
+# The modules `mods` need, transitively, in `out` (mods included).
+function(weft_module_closure out)
+  set(todo ${ARGN})
+  set(seen "")
+  while(todo)
+    list(POP_FRONT todo m)
+    if(m IN_LIST seen)
+      continue()
+    endif()
+    list(APPEND seen ${m})
+    get_target_property(deps ${m} WEFT_MODULE_DEPS)
+    if(deps)
+      list(APPEND todo ${deps})
+    endif()
+  endwhile()
+  set(${out} "${seen}" PARENT_SCOPE)
+endfunction()
+
+# weft_add_link_checks(): for every module, a shared object linked from that
+# module and its dependency closure alone with --no-undefined, so a call into
+# a module it does not declare fails the build (the symbol-level half of the
+# layering; the include-level half is weft_add_module). Unsanitized builds
+# only: sanitizer runtimes are not linked into shared objects.
+function(weft_add_link_checks)
+  if(NOT WEFT_SANITIZE STREQUAL "")
+    return()
+  endif()
+  get_property(mods GLOBAL PROPERTY WEFT_MODULES)
+  foreach(m IN LISTS mods)
+    weft_module_closure(closure ${m})
+    set(objs "")
+    foreach(c IN LISTS closure)
+      list(APPEND objs $<TARGET_OBJECTS:${c}>)
+    endforeach()
+    add_library(${m}_linkcheck SHARED ${objs})
+    target_link_libraries(${m}_linkcheck PRIVATE ${closure})
+    target_link_options(${m}_linkcheck PRIVATE -Wl,--no-undefined)
+  endforeach()
 endfunction()
 
 function(weft_add_public_library)
@@ -64,24 +136,36 @@ function(weft_add_public_library)
   set_target_properties(weft_shared PROPERTIES VERSION ${PROJECT_VERSION} SOVERSION 0)
   # The static archive's consumers must link the private dependencies themselves.
   target_link_libraries(weft_static INTERFACE ${WEFT_LINK_DEPS_INTERFACE})
+  # The archive member listing weft's op classes and default rewrites
+  # (lib/catalog) is referenced by nothing else: make every consumer keep it.
+  target_link_options(weft_static INTERFACE "LINKER:--undefined=weft__catalog_anchor")
   add_library(weft::weft ALIAS weft_shared)
   add_library(weft::weft_static ALIAS weft_static)
 endfunction()
 
-# weft_add_test(NAME SOURCES ... MODULES ... [LABELS ...] [TIMEOUT s])
-# The test links the listed modules' objects directly (internal symbols are
-# reachable), plus cmocka and the external dependencies.
+# weft_add_test(NAME SOURCES ... MODULES ... [WHITEBOX module...] [LIBS ...]
+#               [LABELS ...] [TIMEOUT s])
+# The test links the objects of exactly the listed modules and sees their
+# interface headers; the list must be closed under the modules' dependencies
+# (a missing one is a configure error naming it). WHITEBOX modules (also
+# listed in MODULES) expose their private headers to the test.
 function(weft_add_test name)
-  cmake_parse_arguments(T "" "TIMEOUT" "SOURCES;MODULES;LABELS;LIBS" ${ARGN})
-  set(objs "")
-  foreach(m IN LISTS T_MODULES)
-    list(APPEND objs $<TARGET_OBJECTS:${m}>)
+  cmake_parse_arguments(T "" "TIMEOUT" "SOURCES;MODULES;WHITEBOX;LABELS;LIBS" ${ARGN})
+  weft_module_closure(closure ${T_MODULES})
+  foreach(m IN LISTS closure)
+    if(NOT m IN_LIST T_MODULES)
+      message(FATAL_ERROR "test ${name}: module ${m} is needed by its modules but not listed")
+    endif()
   endforeach()
-  add_executable(${name} ${T_SOURCES} ${objs})
+  add_executable(${name} ${T_SOURCES})
   target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/include
-    ${PROJECT_SOURCE_DIR} ${PROJECT_SOURCE_DIR}/tests)
+                                             ${PROJECT_SOURCE_DIR}/tests)
+  foreach(m IN LISTS T_WHITEBOX)
+    get_target_property(dir ${m} WEFT_MODULE_DIR)
+    target_include_directories(${name} PRIVATE ${dir})
+  endforeach()
   target_compile_definitions(${name} PRIVATE WEFT_BUILDING)
-  target_link_libraries(${name} PRIVATE ${CMOCKA_LINK} ${WEFT_LINK_DEPS} ${T_LIBS})
+  target_link_libraries(${name} PRIVATE ${T_MODULES} ${CMOCKA_LINK} ${T_LIBS})
   add_test(NAME ${name} COMMAND ${name})
   if(NOT T_LABELS)
     set(T_LABELS unit)

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "scheduler/dag_int.h"
+#include "dag_int.h"
 
 void weft__dag_set_error(weft_dag_t *dag, const char *fmt, ...)
 {

@@ -16,7 +16,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "scheduler/pool_int.h"
+#include "pool_int.h"
 #include "weft/sched.h"
 
 #define WEFT__DAG_MAGIC 0x64616721u

@@ -25,7 +25,7 @@
 
 #include <string.h>
 
-#include "scheduler/dag_int.h"
+#include "dag_int.h"
 
 #define RUN_MAGIC 0x72756e21u
 #define RUN_RANGE (1ull << 63)

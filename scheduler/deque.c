@@ -28,7 +28,7 @@
  * does not model fences, checks it. push also stores bottom seq_cst: the pool
  * then loads the notifier's waiter count, and that store-load pair must not
  * be reordered (see notifier.c). */
-#include "scheduler/deque_int.h"
+#include "deque_int.h"
 
 #include <string.h>
 

@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "scheduler/base/base_int.h"
+#include "base/base_int.h"
 
 /* Anything a worker can execute starts with this header. exec gets the
  * item's payload (what part of the task: a node id, a range ...). */

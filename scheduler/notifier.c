@@ -18,7 +18,7 @@
  * do too, but ThreadSanitizer does not model them.)
  * A signal that wakes a thread already awake is harmless: the epoch moved, so
  * other sleepers recheck on their next (possibly spurious) wake-up. */
-#include "scheduler/notifier_int.h"
+#include "notifier_int.h"
 
 weft_status_t weft__notifier_init(weft__notifier_t *n)
 {

@@ -7,7 +7,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "scheduler/base/base_int.h"
+#include "base/base_int.h"
 
 typedef struct weft__notifier {
     /* waiters: threads between prepare_wait and the end of commit/cancel;

@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "scheduler/pool_int.h"
-#include "scheduler/topology_int.h"
+#include "pool_int.h"
+#include "topology_int.h"
 
 #define POOL_DEFAULT_SPIN 256
 #define POOL_OVERSUBSCRIBED_SPIN 16
@@ -535,9 +535,9 @@ int weft_pool_thread_count(const weft_pool_t *pool)
     return pool && pool->magic == WEFT__POOL_MAGIC ? pool->nthreads : 0;
 }
 
-int weft_pool_is_pinned(const weft_pool_t *pool)
+bool weft_pool_is_pinned(const weft_pool_t *pool)
 {
-    return pool && pool->magic == WEFT__POOL_MAGIC ? pool->pinned : 0;
+    return pool && pool->magic == WEFT__POOL_MAGIC && pool->pinned;
 }
 
 int weft_pool_current_worker(const weft_pool_t *pool)

@@ -9,8 +9,8 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "scheduler/deque_int.h"
-#include "scheduler/notifier_int.h"
+#include "deque_int.h"
+#include "notifier_int.h"
 #include "weft/sched.h"
 
 #define WEFT__POOL_MAGIC 0x706f6f6cu /* "pool" */

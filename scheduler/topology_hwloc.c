@@ -4,7 +4,7 @@
  * (reported by weft_pool_is_pinned), never to an error. */
 #define _POSIX_C_SOURCE 200809L // pthread_once
 
-#include "scheduler/topology_int.h"
+#include "topology_int.h"
 
 #include <hwloc.h>
 #include <stdlib.h>

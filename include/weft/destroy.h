@@ -53,9 +53,9 @@ extern "C" {
 
 /* ---- the DestroyHandler feature ------------------------------------------ */
 
-/* The feature class; weft_fgraph_find_feature(fg, &weft_destroy_handler_class)
+/* The feature class; weft_fgraph_find_feature(fg, &weft_dh_class)
  * finds an attached DH. */
-WEFT_API extern const weft_feature_class_t weft_destroy_handler_class;
+WEFT_API extern const weft_feature_class_t weft_dh_class;
 
 /* A new, unattached DestroyHandler (regular policy). alloc may be NULL (the
  * default allocator); it is borrowed and must outlive the feature.
@@ -74,14 +74,14 @@ WEFT_API extern const weft_feature_class_t weft_destroy_handler_class;
  * Ownership: returns new; whoever holds it frees it through the fgraph (attach
  * takes it) - an unattached feature is freed with f->cls->destroy(f).
  * Errors: WEFT_EINVAL (NULL out), WEFT_ENOMEM. */
-WEFT_API weft_status_t weft_destroy_handler_create(const weft_allocator_t *alloc,
+WEFT_API weft_status_t weft_dh_create(const weft_allocator_t *alloc,
                                                    weft_feature_t **out);
 
 /* The DH attached to fg, creating and attaching one (default allocator) if
  * there is none. *out may be NULL.
  * Ownership: borrows fg; *out is borrowed, valid until it is removed or fg is
  * destroyed. Errors: WEFT_EINVAL (NULL fg), WEFT_ENOMEM. */
-WEFT_API weft_status_t weft_destroy_attach(weft_fgraph_t *fg, weft_feature_t **out);
+WEFT_API weft_status_t weft_dh_attach(weft_fgraph_t *fg, weft_feature_t **out);
 
 /* ---- queries ------------------------------------------------------------------
  * Each finds the DH attached to fg. None edits the graph; they may refresh the
@@ -90,31 +90,31 @@ WEFT_API weft_status_t weft_destroy_attach(weft_fgraph_t *fg, weft_feature_t **o
  * neither in fg nor one of its inputs; the message names it). */
 
 /* The variable v is a view of (*parent), or NULL if v is a root. */
-WEFT_API weft_status_t weft_destroy_view_parent(weft_fgraph_t *fg, const weft_var_t *v,
+WEFT_API weft_status_t weft_dh_view_parent(weft_fgraph_t *fg, const weft_var_t *v,
                                                 weft_var_t **parent);
 /* root(v): v's view parents followed up to a variable that has none. */
-WEFT_API weft_status_t weft_destroy_root(weft_fgraph_t *fg, const weft_var_t *v,
+WEFT_API weft_status_t weft_dh_root(weft_fgraph_t *fg, const weft_var_t *v,
                                          weft_var_t **root);
 /* The spec's destroyers(v): the node destroying root(v) when v is in a
  * destroyed impact set (v is the destroyed root or a view of it), else NULL.
  * Errors: also D0/D1 errors of the current graph (WEFT_ENOTIMPL,
  * WEFT_EINCONSISTENT, message on fg), since they make "the" destroyer
  * ambiguous. */
-WEFT_API weft_status_t weft_destroy_destroyer(weft_fgraph_t *fg, const weft_var_t *v,
+WEFT_API weft_status_t weft_dh_destroyer(weft_fgraph_t *fg, const weft_var_t *v,
                                               weft_apply_t **destroyer);
 /* has_destroyers(vars): whether any of the n variables has a destroyer.
- * Errors: as weft_destroy_destroyer. */
-WEFT_API weft_status_t weft_destroy_has_destroyers(weft_fgraph_t *fg, size_t n,
+ * Errors: as weft_dh_destroyer. */
+WEFT_API weft_status_t weft_dh_has_destroyers(weft_fgraph_t *fg, size_t n,
                                                    const weft_var_t *const *vars, bool *out);
 /* Number of destroyer nodes (non-empty destroy_map) in fg. */
-WEFT_API weft_status_t weft_destroy_n_destroyers(weft_fgraph_t *fg, size_t *n);
+WEFT_API weft_status_t weft_dh_n_destroyers(weft_fgraph_t *fg, size_t *n);
 
 /* The DH's own orderings (rule D4) as pairs before[k] -> after[k] (after is the
  * destroyer), grouped by destroyer in increasing apply id, prerequisites in
  * discovery order. Ownership: arrays borrowed until the next edit of fg.
  * Errors: the D0-D3 error of the current graph (WEFT_ENOTIMPL or
  * WEFT_EINCONSISTENT, message on fg), WEFT_ENOMEM. */
-WEFT_API weft_status_t weft_destroy_orderings(weft_fgraph_t *fg, weft_apply_t *const **before,
+WEFT_API weft_status_t weft_dh_orderings(weft_fgraph_t *fg, weft_apply_t *const **before,
                                               weft_apply_t *const **after, size_t *n);
 
 /* "May node destroy its input `input`?" - would replacing node by an
@@ -131,7 +131,7 @@ WEFT_API weft_status_t weft_destroy_orderings(weft_fgraph_t *fg, weft_apply_t *c
  * Errors: common ones, WEFT_ENOTFOUND (node not in fg), WEFT_EINVAL (input out
  * of range, node an Output pseudo-node), the current graph's D0-D3 error,
  * WEFT_ENOMEM. */
-WEFT_API weft_status_t weft_destroy_can_destroy(weft_fgraph_t *fg, const weft_apply_t *node,
+WEFT_API weft_status_t weft_dh_can_destroy(weft_fgraph_t *fg, const weft_apply_t *node,
                                                 size_t input, const weft_op_t *variant,
                                                 bool *ok);
 
@@ -144,33 +144,11 @@ WEFT_API weft_status_t weft_destroy_can_destroy(weft_fgraph_t *fg, const weft_ap
  * increasing order) to out_idx (room for n) and their count to *n_out.
  * Errors: common ones (a protected variable need not be in fg), the current
  * graph's D0/D1 error, WEFT_ENOMEM. */
-WEFT_API weft_status_t weft_destroy_inplace_candidates(weft_fgraph_t *fg, size_t n,
+WEFT_API weft_status_t weft_dh_inplace_candidates(weft_fgraph_t *fg, size_t n,
                                                        const weft_var_t *const *inputs,
                                                        size_t n_protected,
                                                        const weft_var_t *const *protected_vars,
                                                        size_t *out_idx, size_t *n_out);
-
-/* ---- the Supervisor feature (rule D6) -------------------------------------- */
-
-WEFT_API extern const weft_feature_class_t weft_supervisor_class;
-
-/* A new, unattached Supervisor protecting the n given variables (borrowed;
- * they must be inputs of the fgraph it will serve, so a cloned fgraph's copy
- * protects the same input positions), plus, dynamically, every input the
- * fgraph declares immutable (weft_fgraph_input_is_mutable) and every current
- * output. Its on_validate fails with WEFT_EINCONSISTENT "Trying to destroy a
- * protected variable: v" (naming v and its destroyer) when a protected
- * variable is a destroyed root or a view of one. Attached to an fgraph that
- * already has a Supervisor (e.g. the one weft_fgraph_create attached), it adds
- * its list to that one and is freed (on_attach says WEFT_EALREADY). Attaching
- * fails with WEFT_EINVAL if a listed variable is not an input of the fgraph,
- * WEFT_EBUSY if the instance serves another fgraph.
- * Ownership: as weft_destroy_handler_create. alloc may be NULL.
- * Errors: WEFT_EINVAL (NULL out, NULL vars with n > 0, a NULL entry),
- * WEFT_ENOMEM. */
-WEFT_API weft_status_t weft_supervisor_create(size_t n, weft_var_t *const *vars,
-                                              const weft_allocator_t *alloc,
-                                              weft_feature_t **out);
 
 #ifdef __cplusplus
 }

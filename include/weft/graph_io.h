@@ -30,8 +30,9 @@
  *   "nan", "inf", "-inf"); doubles are written with 17 significant digits so
  *   they load back bit for bit.
  * - nodes: in topological order (a node only names ids defined before it).
- *   op: the op class name, looked up as OpFromGraph, then weft's built-ins,
- *   then the classes registered with weft_graph_io_register_class; props:
+ *   op: the op class name, looked up in the op class registry
+ *   (weft_op_class_find: weft's own classes and those registered with
+ *   weft_op_class_register); props:
  *   the object written by the class's props_to_json hook (absent for
  *   classes without props); inputs: ids; outputs: one new id per output of
  *   the node; names (optional): one name or null per output.
@@ -121,17 +122,6 @@ WEFT_API weft_status_t weft_graph_io_load_file(weft_graph_t *g, const char *path
 /* Frees the arrays of a loaded graph and zeroes it. NULL: no-op. */
 WEFT_API void weft_graph_io_clear(weft_graph_io_t *graph);
 
-/* ---- op classes by name ------------------------------------------------------- */
-
-/* Registers a user op class so that graphs naming it can be loaded. The
- * class is borrowed and must outlive every load (static storage is typical).
- * Errors: WEFT_EINVAL (NULL cls or name), WEFT_EALREADY (another class of
- * that name is registered, or the name is a built-in's), WEFT_ENOMEM.
- * Registering the same class twice is WEFT_OK. */
-WEFT_API weft_status_t weft_graph_io_register_class(const weft_op_class_t *cls);
-/* The class named name: OpFromGraph, a built-in, else a registered class;
- * NULL when none. Returns borrowed (static or registered). */
-WEFT_API const weft_op_class_t *weft_graph_io_find_class(const char *name);
 
 #ifdef __cplusplus
 }

@@ -194,6 +194,21 @@ WEFT_API int weft_op_default_output(const weft_op_t *op);
 WEFT_API bool weft_op_is_destructive(const weft_op_t *op);
 WEFT_API bool weft_op_is_view(const weft_op_t *op);
 
+/* ---- the op class registry ----------------------------------------------------- */
+/* One process-wide table of op classes by name, what the JSON graph loader
+ * (weft/graph_io.h) uses to turn a stored op name back into a class. weft's
+ * own classes (every built-in op and OpFromGraph) are in it before main runs;
+ * users add theirs. Thread: any (a mutex guards the table). */
+
+/* Registers cls under cls->name. The class is borrowed and must outlive every
+ * lookup (static storage is typical). Registering the same class twice is
+ * WEFT_OK. Errors: WEFT_EINVAL (NULL cls or name), WEFT_EALREADY (another
+ * class has that name, a built-in's included), WEFT_ENOMEM. */
+WEFT_API weft_status_t weft_op_class_register(const weft_op_class_t *cls);
+/* The class registered under name (exact, case-sensitive); NULL when none or
+ * name is NULL. Returns borrowed. */
+WEFT_API const weft_op_class_t *weft_op_class_find(const char *name);
+
 #ifdef __cplusplus
 }
 #endif

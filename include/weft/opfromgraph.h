@@ -144,8 +144,8 @@ typedef struct weft_rewrite_db weft_rewrite_db_t;
 #define WEFT_OFG_INLINE_REWRITE "inline_ofg_expansion"
 
 /* Registers WEFT_OFG_INLINE_REWRITE in db (weft/rewrite_db.h); WEFT_OK when
- * it is there already. The default database gets it automatically when the
- * first OpFromGraph is created.
+ * it is there already. The default database (weft_rewrite_db_default) has
+ * it from the start.
  * Ownership: borrows db. Errors: WEFT_EINVAL (NULL db), WEFT_ENOMEM.
  * Thread: as weft_rewrite_db_register (the database is locked). */
 WEFT_API weft_status_t weft_ofg_register_rewrites(weft_rewrite_db_t *db);

@@ -148,7 +148,7 @@ WEFT_API weft_status_t weft_rewriter_merge_create(const char *name, weft_rewrite
  * evaluated with its perform hook and replaced by constants. */
 WEFT_API weft_status_t weft_rewriter_constant_folding_create(const char *name,
                                                              weft_rewriter_t **out);
-/* Attaches a DestroyHandler to fg if it has none (weft_destroy_attach). */
+/* Attaches a DestroyHandler to fg if it has none (weft_dh_attach). */
 WEFT_API weft_status_t weft_rewriter_add_destroy_handler_create(const char *name,
                                                                 weft_rewriter_t **out);
 /* The inplace rewrite (rewrites.md §6): replaces ops by their in-place

@@ -15,6 +15,7 @@
 #ifndef WEFT_SCHED_H
 #define WEFT_SCHED_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -84,10 +85,10 @@ WEFT_API weft_status_t weft_pool_destroy(weft_pool_t *pool);
 /* Number of workers; 0 for NULL.  Ownership: borrows.  Thread: any. */
 WEFT_API int weft_pool_thread_count(const weft_pool_t *pool);
 
-/* 1 if every worker is bound to a core, 0 otherwise (policy NONE, topology
- * unreadable, binding refused, or pool NULL).  Ownership: borrows.
+/* Whether every worker is bound to a core; false for policy NONE, an
+ * unreadable topology, a refused binding, or a NULL pool.  Ownership: borrows.
  * Thread: any. */
-WEFT_API int weft_pool_is_pinned(const weft_pool_t *pool);
+WEFT_API bool weft_pool_is_pinned(const weft_pool_t *pool);
 
 /* The calling thread's worker index in `pool`, or -1 if it is not one of the
  * pool's workers.  Ownership: borrows.  Thread: any. */

@@ -30,6 +30,7 @@
 #include "weft/sched.h"
 #include "weft/shape_ops.h"
 #include "weft/status.h"
+#include "weft/supervisor.h"
 #include "weft/tensor.h"
 #include "weft/type.h"
 

@@ -10,8 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "lib/compile/compile_int.h"
-#include "lib/tensor/tensor_int.h" /* weft__tensor_is_block_base */
+#include "compile_int.h"
+#include "tensor/tensor_int.h" /* weft__tensor_is_block_base */
 
 static uint32_t node_index(const weft__call_state_t *cs, const weft__cnode_t *n)
 {

@@ -29,7 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "lib/tensor/kernel_int.h"
+#include "tensor/kernel_int.h"
 #include "weft/destroy.h"
 #include "weft/fgraph.h"
 #include "weft/function.h"

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/compile/compile_int.h"
+#include "compile_int.h"
 #include "weft/rewrite.h"
 
 typedef struct compile_args {
@@ -160,7 +160,7 @@ static weft_status_t make_fgraph(weft_function_t *f, const compile_args_t *a, bo
     fo.input_mutable = mutable_in;
     weft_feature_t *dh = NULL;
     if (destroyers && a->o.accept_inplace) {
-        weft_status_t st = weft_destroy_handler_create(NULL, &dh);
+        weft_status_t st = weft_dh_create(NULL, &dh);
         if (st != WEFT_OK) return weft__fn_error(NULL, st, "cannot create a DestroyHandler");
         fo.n_features = 1;
         fo.features = &dh;

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "lib/compile/compile_int.h"
+#include "compile_int.h"
 
 /* Writes s as a dot string body (quotes and backslashes escaped). */
 static int put_escaped(FILE *out, const char *s)

@@ -2,7 +2,7 @@
  * printed program. */
 #include <stdio.h>
 
-#include "lib/compile/compile_int.h"
+#include "compile_int.h"
 
 size_t weft_function_n_inputs(const weft_function_t *f)
 {

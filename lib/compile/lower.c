@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/compile/compile_int.h"
+#include "compile_int.h"
 
 #define NO_SLOT UINT32_MAX
 

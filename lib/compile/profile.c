@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/compile/compile_int.h"
+#include "compile_int.h"
 
 weft_status_t weft__prof_init(weft_function_t *f)
 {

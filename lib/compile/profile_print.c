@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/compile/compile_int.h"
+#include "compile_int.h"
 
 static double sec(uint64_t ns)
 {

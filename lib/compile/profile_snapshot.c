@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/compile/compile_int.h"
+#include "compile_int.h"
 
 typedef struct snap {
     weft_profile_t p; /* first: the public pointer is the snapshot */

@@ -10,7 +10,7 @@
  * memory. */
 #include <stdlib.h>
 
-#include "lib/compile/compile_int.h"
+#include "compile_int.h"
 
 typedef struct replay {
     uint32_t n;

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/compile/compile_int.h"
+#include "compile_int.h"
 
 static bool has_variant_hook(const weft_op_t *op)
 {
@@ -25,7 +25,7 @@ static weft_status_t try_variant(weft_function_t *f, weft_apply_t *node, size_t 
     if (weft_op_class(op)->inplace_variant(f->g, op, i, &variant) != WEFT_OK || !variant)
         return WEFT_OK; /* no variant for that input */
     bool ok = false;
-    weft_status_t st = weft_destroy_can_destroy(f->fg, node, i, variant, &ok);
+    weft_status_t st = weft_dh_can_destroy(f->fg, node, i, variant, &ok);
     if (st != WEFT_OK || !ok) return WEFT_OK;
     size_t n_in = weft_apply_n_inputs(node), n_out = weft_apply_n_outputs(node);
     weft_var_t **in = malloc((n_in + 2 * n_out + 1) * sizeof *in);
@@ -52,7 +52,7 @@ static weft_status_t try_variant(weft_function_t *f, weft_apply_t *node, size_t 
 weft_status_t weft__update_inplace(weft_function_t *f)
 {
     if (f->n_upd == 0) return WEFT_OK;
-    weft_status_t st = weft_destroy_attach(f->fg, NULL);
+    weft_status_t st = weft_dh_attach(f->fg, NULL);
     for (size_t u = 0; st == WEFT_OK && u < f->n_upd; u++) {
         weft_var_t *v = weft_fgraph_output(f->fg, f->n_out + u), *s = f->in_vars[f->upd_input[u]];
         weft_apply_t *node = weft_var_owner(v);

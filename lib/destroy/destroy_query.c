@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/destroy/destroy_int.h"
-#include "scheduler/base/base_int.h"
+#include "destroy_int.h"
+#include "base/base_int.h"
 
 /* Finds the DH of fg and checks v is known to it. */
 static weft_status_t dq_var(weft_fgraph_t *fg, const weft_var_t *v, dh_t **dh)
@@ -29,7 +29,7 @@ static weft_apply_t *dq_destroyer(dh_t *dh, const weft_var_t *v)
     return weft__dh_var(dh, r->droot)->destroyer;
 }
 
-weft_status_t weft_destroy_view_parent(weft_fgraph_t *fg, const weft_var_t *v,
+weft_status_t weft_dh_view_parent(weft_fgraph_t *fg, const weft_var_t *v,
                                        weft_var_t **parent)
 {
     dh_t *dh;
@@ -39,7 +39,7 @@ weft_status_t weft_destroy_view_parent(weft_fgraph_t *fg, const weft_var_t *v,
     return s;
 }
 
-weft_status_t weft_destroy_root(weft_fgraph_t *fg, const weft_var_t *v, weft_var_t **root)
+weft_status_t weft_dh_root(weft_fgraph_t *fg, const weft_var_t *v, weft_var_t **root)
 {
     dh_t *dh;
     if (!root) return WEFT_EINVAL;
@@ -48,7 +48,7 @@ weft_status_t weft_destroy_root(weft_fgraph_t *fg, const weft_var_t *v, weft_var
     return s;
 }
 
-weft_status_t weft_destroy_destroyer(weft_fgraph_t *fg, const weft_var_t *v,
+weft_status_t weft_dh_destroyer(weft_fgraph_t *fg, const weft_var_t *v,
                                      weft_apply_t **destroyer)
 {
     dh_t *dh;
@@ -59,7 +59,7 @@ weft_status_t weft_destroy_destroyer(weft_fgraph_t *fg, const weft_var_t *v,
     return s;
 }
 
-weft_status_t weft_destroy_has_destroyers(weft_fgraph_t *fg, size_t n,
+weft_status_t weft_dh_has_destroyers(weft_fgraph_t *fg, size_t n,
                                           const weft_var_t *const *vars, bool *out)
 {
     if (!fg || !out || (n > 0 && !vars)) return WEFT_EINVAL;
@@ -75,7 +75,7 @@ weft_status_t weft_destroy_has_destroyers(weft_fgraph_t *fg, size_t n,
     return WEFT_OK;
 }
 
-weft_status_t weft_destroy_n_destroyers(weft_fgraph_t *fg, size_t *n)
+weft_status_t weft_dh_n_destroyers(weft_fgraph_t *fg, size_t *n)
 {
     dh_t *dh;
     if (!n) return WEFT_EINVAL;
@@ -84,7 +84,7 @@ weft_status_t weft_destroy_n_destroyers(weft_fgraph_t *fg, size_t *n)
     return s;
 }
 
-weft_status_t weft_destroy_orderings(weft_fgraph_t *fg, weft_apply_t *const **before,
+weft_status_t weft_dh_orderings(weft_fgraph_t *fg, weft_apply_t *const **before,
                                      weft_apply_t *const **after, size_t *n)
 {
     dh_t *dh;
@@ -230,7 +230,7 @@ static weft_status_t dq_can_destroy(dh_t *dh, const weft_apply_t *node, size_t i
     return s;
 }
 
-weft_status_t weft_destroy_can_destroy(weft_fgraph_t *fg, const weft_apply_t *node,
+weft_status_t weft_dh_can_destroy(weft_fgraph_t *fg, const weft_apply_t *node,
                                        size_t input, const weft_op_t *variant, bool *ok)
 {
     if (!fg || !node || !ok) return WEFT_EINVAL;
@@ -322,7 +322,7 @@ static weft_status_t dq_candidates(dh_t *dh, size_t n, const weft_var_t *const *
     return s;
 }
 
-weft_status_t weft_destroy_inplace_candidates(weft_fgraph_t *fg, size_t n,
+weft_status_t weft_dh_inplace_candidates(weft_fgraph_t *fg, size_t n,
                                               const weft_var_t *const *inputs,
                                               size_t n_protected,
                                               const weft_var_t *const *protected_vars,

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/destroy/destroy_int.h"
-#include "scheduler/base/base_int.h"
+#include "destroy_int.h"
+#include "base/base_int.h"
 
 /* ---- messages --------------------------------------------------------------- */
 

@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "lib/destroy/destroy_int.h"
-#include "scheduler/base/base_int.h"
+#include "destroy_int.h"
+#include "base/base_int.h"
 
 /* ---- small helpers ---------------------------------------------------------- */
 
@@ -110,7 +110,7 @@ dh_t *weft__dh_of(weft_feature_t *f)
 weft_status_t weft__dh_find(weft_fgraph_t *fg, dh_t **out)
 {
     if (!fg) return WEFT_EINVAL;
-    weft_feature_t *f = weft_fgraph_find_feature(fg, &weft_destroy_handler_class);
+    weft_feature_t *f = weft_fgraph_find_feature(fg, &weft_dh_class);
     if (!f) {
         return weft_fgraph_set_error(fg, WEFT_ESTATE,
                                      "no DestroyHandler is attached to this FunctionGraph");
@@ -466,7 +466,7 @@ static weft_status_t dh_on_attach(weft_feature_t *self, weft_fgraph_t *fg)
         return weft_fgraph_set_error(fg, WEFT_EBUSY,
                                      "this DestroyHandler already serves another FunctionGraph");
     }
-    weft_feature_t *other = weft_fgraph_find_feature(fg, &weft_destroy_handler_class);
+    weft_feature_t *other = weft_fgraph_find_feature(fg, &weft_dh_class);
     if (other && other != self) return WEFT_EALREADY;
     dh->fg = fg;
     weft_status_t s = dh_scan(dh);
@@ -488,7 +488,7 @@ static void dh_on_detach(weft_feature_t *self, weft_fgraph_t *fg)
 static weft_status_t dh_clone(const weft_feature_t *self, weft_feature_t **out)
 {
     const dh_t *dh = (const dh_t *)self->data;
-    return weft_destroy_handler_create(dh->alloc, out);
+    return weft_dh_create(dh->alloc, out);
 }
 
 static void dh_destroy(weft_feature_t *self)
@@ -501,7 +501,7 @@ static void dh_destroy(weft_feature_t *self)
     weft__free(dh->alloc, dh, sizeof *dh);
 }
 
-const weft_feature_class_t weft_destroy_handler_class = {
+const weft_feature_class_t weft_dh_class = {
     .size = sizeof(weft_feature_class_t),
     .name = "DestroyHandler",
     .on_attach = dh_on_attach,
@@ -515,7 +515,7 @@ const weft_feature_class_t weft_destroy_handler_class = {
     .destroy = dh_destroy,
 };
 
-weft_status_t weft_destroy_handler_create(const weft_allocator_t *alloc, weft_feature_t **out)
+weft_status_t weft_dh_create(const weft_allocator_t *alloc, weft_feature_t **out)
 {
     if (!out) return WEFT_EINVAL;
     *out = NULL;
@@ -524,7 +524,7 @@ weft_status_t weft_destroy_handler_create(const weft_allocator_t *alloc, weft_fe
     if (!dh) return WEFT_ENOMEM;
     memset(dh, 0, sizeof *dh);
     dh->alloc = alloc;
-    dh->feature.cls = &weft_destroy_handler_class;
+    dh->feature.cls = &weft_dh_class;
     dh->feature.data = dh;
     dh->stale = dh->cycle_stale = true;
     dh->epoch = 1;
@@ -532,12 +532,12 @@ weft_status_t weft_destroy_handler_create(const weft_allocator_t *alloc, weft_fe
     return WEFT_OK;
 }
 
-weft_status_t weft_destroy_attach(weft_fgraph_t *fg, weft_feature_t **out)
+weft_status_t weft_dh_attach(weft_fgraph_t *fg, weft_feature_t **out)
 {
     if (!fg) return WEFT_EINVAL;
-    weft_feature_t *f = weft_fgraph_find_feature(fg, &weft_destroy_handler_class);
+    weft_feature_t *f = weft_fgraph_find_feature(fg, &weft_dh_class);
     if (!f) {
-        weft_status_t s = weft_destroy_handler_create(NULL, &f);
+        weft_status_t s = weft_dh_create(NULL, &f);
         if (s != WEFT_OK) return s;
         s = weft_fgraph_attach_feature(fg, f);
         if (s != WEFT_OK) return s;

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "graph_int.h"
+#include "graph/graph_int.h"
 
 weft_apply_t *weft__apply_new(weft_graph_t *g, const weft_op_t *op, size_t n_in,
                               weft_var_t *const *inputs, size_t n_out,

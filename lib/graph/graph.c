@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "graph_int.h"
+#include "graph/graph_int.h"
 
 #define ARENA_BLOCK (64u * 1024u)
 
@@ -168,7 +168,7 @@ weft_status_t weft_graph_create(const weft_allocator_t *alloc, weft_graph_t **ou
 void weft_graph_destroy(weft_graph_t *g)
 {
     if (!g) return;
-    weft__fgraph_destroy_all(g);
+    if (g->release_fgraphs) g->release_fgraphs(g);
     for (weft_op_t *op = g->ops; op; op = op->next) {
         void (*fini)(void *) = WEFT__OP_HOOK(op->cls, props_fini);
         if (fini && op->props) fini(op->props);

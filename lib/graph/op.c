@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "graph_int.h"
+#include "graph/graph_int.h"
 
 /* Reads one aliasing map hook into dst; false when an entry is out of range. */
 static bool read_alias(const weft_op_t *op,

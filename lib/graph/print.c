@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "graph_int.h"
+#include "graph/graph_int.h"
 
 typedef struct pitem {
     weft_var_t *v;

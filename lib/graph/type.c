@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "graph_int.h"
+#include "graph/graph_int.h"
 
 static const char *const dtype_names[WEFT_DTYPE_COUNT] = {"bool", "int32", "int64", "float32",
                                                           "float64"};

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "graph_int.h"
+#include "graph/graph_int.h"
 
 weft_var_t *weft__var_new(weft_graph_t *g, const weft_type_t *type, const char *name,
                           const char *file, int line)

@@ -296,7 +296,7 @@ weft_status_t weft__io_load_op(weft_graph_t *g, json_t *entry, const char *path,
     json_t *name = json_object_get(entry, "op"), *props = json_object_get(entry, "props");
     snprintf(p, sizeof(p), "%s.op", path);
     if (!json_is_string(name)) return weft__io_err(g, WEFT_EPARSE, p, "expected an op name");
-    const weft_op_class_t *cls = weft_graph_io_find_class(json_string_value(name));
+    const weft_op_class_t *cls = weft_op_class_find(json_string_value(name));
     if (!cls) return weft__io_err(g, WEFT_EPARSE, p, "unknown op '%s'", json_string_value(name));
     snprintf(p, sizeof(p), "%s.props", path);
     if (props && !json_is_object(props))

@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "json_vt.h"
+#include "graph/json_props_vt.h"
 #include "weft/graph.h"
 #include "weft/graph_io.h"
 #include "weft/json_props.h"
@@ -17,7 +17,7 @@
 #define WEFT__IO_PATH_MAX 384
 
 struct weft_json_props {
-    weft__json_head_t head;       /* call table: first, see json_vt.h */
+    weft__json_head_t head;       /* call table: first, see graph/json_props_vt.h */
     json_t *obj;                  /* the props object (borrowed) */
     weft_graph_t *g;              /* where errors are recorded */
     char path[WEFT__IO_PATH_MAX]; /* e.g. "nodes[3].props" */

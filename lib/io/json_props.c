@@ -21,19 +21,13 @@ weft_status_t weft__io_err(weft_graph_t *g, weft_status_t status, const char *pa
                                 msg);
 }
 
-weft_status_t weft_json_props_error(const weft_json_props_t *p, weft_status_t status,
-                                    const char *fmt, ...)
+static weft_status_t props_error(const weft_json_props_t *p, weft_status_t status,
+                                 const char *msg)
 {
-    if (!p || !fmt) return status;
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
     return weft__io_err(p->g, status, p->path, "%s", msg);
 }
 
-bool weft_json_props_has(const weft_json_props_t *p, const char *key)
+static bool props_has(const weft_json_props_t *p, const char *key)
 {
     return p && key && json_object_get(p->obj, key) != NULL;
 }
@@ -51,7 +45,7 @@ static weft_status_t bad_type(const weft_json_props_t *p, const char *key, const
     return weft__io_err(p->g, WEFT_EPARSE, p->path, "%s: expected %s", key, what);
 }
 
-weft_status_t weft_json_props_get_int(const weft_json_props_t *p, const char *key, int64_t *out)
+static weft_status_t props_get_int(const weft_json_props_t *p, const char *key, int64_t *out)
 {
     if (!p || !key || !out) return WEFT_EINVAL;
     json_t *v = need(p, key);
@@ -61,7 +55,7 @@ weft_status_t weft_json_props_get_int(const weft_json_props_t *p, const char *ke
     return WEFT_OK;
 }
 
-weft_status_t weft_json_props_get_double(const weft_json_props_t *p, const char *key, double *out)
+static weft_status_t props_get_double(const weft_json_props_t *p, const char *key, double *out)
 {
     if (!p || !key || !out) return WEFT_EINVAL;
     json_t *v = need(p, key);
@@ -82,7 +76,7 @@ weft_status_t weft_json_props_get_double(const weft_json_props_t *p, const char 
     return WEFT_OK;
 }
 
-weft_status_t weft_json_props_get_bool(const weft_json_props_t *p, const char *key, bool *out)
+static weft_status_t props_get_bool(const weft_json_props_t *p, const char *key, bool *out)
 {
     if (!p || !key || !out) return WEFT_EINVAL;
     json_t *v = need(p, key);
@@ -92,7 +86,7 @@ weft_status_t weft_json_props_get_bool(const weft_json_props_t *p, const char *k
     return WEFT_OK;
 }
 
-weft_status_t weft_json_props_get_string(const weft_json_props_t *p, const char *key,
+static weft_status_t props_get_string(const weft_json_props_t *p, const char *key,
                                          const char **out)
 {
     if (!p || !key || !out) return WEFT_EINVAL;
@@ -103,7 +97,7 @@ weft_status_t weft_json_props_get_string(const weft_json_props_t *p, const char 
     return WEFT_OK;
 }
 
-weft_status_t weft_json_props_get_int_array(const weft_json_props_t *p, const char *key,
+static weft_status_t props_get_int_array(const weft_json_props_t *p, const char *key,
                                             int64_t *out, size_t cap, size_t *n)
 {
     if (!p || !key || !n || (cap && !out)) return WEFT_EINVAL;
@@ -127,7 +121,7 @@ static void sub_path(char *dst, const weft_json_props_t *p, const char *key)
     if (snprintf(dst, WEFT__IO_PATH_MAX, "%s.%s", p->path, key) < 0) dst[0] = '\0';
 }
 
-weft_status_t weft_json_props_get_op(const weft_json_props_t *p, const char *key, weft_graph_t *g,
+static weft_status_t props_get_op(const weft_json_props_t *p, const char *key, weft_graph_t *g,
                                      const weft_op_t **out)
 {
     if (!p || !key || !g || !out) return WEFT_EINVAL;
@@ -138,7 +132,7 @@ weft_status_t weft_json_props_get_op(const weft_json_props_t *p, const char *key
     return weft__io_load_op(g, v, path, out);
 }
 
-weft_status_t weft_json_props_get_graph(const weft_json_props_t *p, const char *key,
+static weft_status_t props_get_graph(const weft_json_props_t *p, const char *key,
                                         weft_graph_t *g, weft_graph_io_t *out)
 {
     if (!p || !key || !g || !out) return WEFT_EINVAL;
@@ -158,13 +152,13 @@ static weft_status_t put(weft_json_props_t *p, const char *key, json_t *v)
     return WEFT_OK;
 }
 
-weft_status_t weft_json_props_put_int(weft_json_props_t *p, const char *key, int64_t v)
+static weft_status_t props_put_int(weft_json_props_t *p, const char *key, int64_t v)
 {
     if (!p || !key) return WEFT_EINVAL;
     return put(p, key, json_integer((json_int_t)v));
 }
 
-weft_status_t weft_json_props_put_double(weft_json_props_t *p, const char *key, double v)
+static weft_status_t props_put_double(weft_json_props_t *p, const char *key, double v)
 {
     if (!p || !key) return WEFT_EINVAL;
     if (isnan(v)) return put(p, key, json_string("nan"));
@@ -172,19 +166,19 @@ weft_status_t weft_json_props_put_double(weft_json_props_t *p, const char *key, 
     return put(p, key, json_real(v));
 }
 
-weft_status_t weft_json_props_put_bool(weft_json_props_t *p, const char *key, bool v)
+static weft_status_t props_put_bool(weft_json_props_t *p, const char *key, bool v)
 {
     if (!p || !key) return WEFT_EINVAL;
     return put(p, key, json_boolean(v));
 }
 
-weft_status_t weft_json_props_put_string(weft_json_props_t *p, const char *key, const char *v)
+static weft_status_t props_put_string(weft_json_props_t *p, const char *key, const char *v)
 {
     if (!p || !key) return WEFT_EINVAL;
     return put(p, key, v ? json_string(v) : json_null());
 }
 
-weft_status_t weft_json_props_put_int_array(weft_json_props_t *p, const char *key, const int64_t *v,
+static weft_status_t props_put_int_array(weft_json_props_t *p, const char *key, const int64_t *v,
                                             size_t n)
 {
     if (!p || !key || (n && !v)) return WEFT_EINVAL;
@@ -197,7 +191,7 @@ weft_status_t weft_json_props_put_int_array(weft_json_props_t *p, const char *ke
     return put(p, key, a);
 }
 
-weft_status_t weft_json_props_put_op(weft_json_props_t *p, const char *key, const weft_op_t *op)
+static weft_status_t props_put_op(weft_json_props_t *p, const char *key, const weft_op_t *op)
 {
     if (!p || !key || !op) return WEFT_EINVAL;
     json_t *e = NULL;
@@ -205,7 +199,7 @@ weft_status_t weft_json_props_put_op(weft_json_props_t *p, const char *key, cons
     return s != WEFT_OK ? s : put(p, key, e);
 }
 
-weft_status_t weft_json_props_put_graph(weft_json_props_t *p, const char *key,
+static weft_status_t props_put_graph(weft_json_props_t *p, const char *key,
                                         const weft_graph_io_t *graph)
 {
     if (!p || !key || !graph) return WEFT_EINVAL;
@@ -215,8 +209,20 @@ weft_status_t weft_json_props_put_graph(weft_json_props_t *p, const char *key,
 }
 
 const weft__json_vt_t weft__json_props_vt = {
-    weft_json_props_has,        weft_json_props_get_int,       weft_json_props_get_double,
-    weft_json_props_get_bool,   weft_json_props_get_string,    weft_json_props_get_int_array,
-    weft_json_props_put_int,    weft_json_props_put_double,    weft_json_props_put_bool,
-    weft_json_props_put_string, weft_json_props_put_int_array, weft_json_props_error,
+    .has = props_has,
+    .get_int = props_get_int,
+    .get_double = props_get_double,
+    .get_bool = props_get_bool,
+    .get_string = props_get_string,
+    .get_int_array = props_get_int_array,
+    .get_op = props_get_op,
+    .get_graph = props_get_graph,
+    .put_int = props_put_int,
+    .put_double = props_put_double,
+    .put_bool = props_put_bool,
+    .put_string = props_put_string,
+    .put_int_array = props_put_int_array,
+    .put_op = props_put_op,
+    .put_graph = props_put_graph,
+    .error = props_error,
 };

@@ -271,7 +271,6 @@ weft_status_t weft_ofg_create(weft_graph_t *g, size_t n_in, weft_var_t *const *i
     s = intern(d, &props.d);
     if (s != WEFT_OK) return weft_graph_set_error(g, s, "weft_ofg_create: out of memory");
     if (o->name) snprintf(props.name, sizeof(props.name), "%s", o->name);
-    weft__ofg_register_default();
     return weft_op_create(g, &ofg_class, &props, out);
 }
 

@@ -114,9 +114,6 @@ weft_status_t weft__ofg_type_in(weft_graph_t *g, const weft_type_t *t, const wef
 /* An op of g equal to op (props copied by value). */
 weft_status_t weft__ofg_op_in(weft_graph_t *g, const weft_op_t *op, const weft_op_t **out);
 
-/* Registers the inline rewrite in the default database, once per process. */
-void weft__ofg_register_default(void);
-
 /* The op's hook if the class was compiled with it, else NULL. */
 #define WEFT__OFG_HOOK(cls, field) \
     ((cls)->size >= offsetof(weft_op_class_t, field) + sizeof((cls)->field) ? (cls)->field : NULL)

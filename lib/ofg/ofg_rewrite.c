@@ -1,9 +1,7 @@
-/* The inline_ofg_expansion rewrite (rewrites.md §7): replaces each node whose
- * OpFromGraph has the inline flag by a copy of its inner graph bound to the
- * node's inputs. Registered in the default rewrite database the first time an
- * OpFromGraph is created (no graph can hold one before), and on demand in any
- * database with weft_ofg_register_rewrites. */
-#include <pthread.h>
+/* The inline_ofg_expansion rewrite (docs/rewrites.md): replaces each node
+ * whose OpFromGraph has the inline flag by a copy of its inner graph bound to
+ * the node's inputs. lib/catalog lists it in the default rewrite database;
+ * weft_ofg_register_rewrites adds it to any other database. */
 
 #include "ofg_int.h"
 #include "weft/rewrite.h"
@@ -42,18 +40,4 @@ weft_status_t weft_ofg_register_rewrites(weft_rewrite_db_t *db)
     const char *tags[3] = {"fast_run", "fast_compile", "inline"};
     s = weft_rewrite_db_register(db, WEFT_OFG_INLINE_REWRITE, walk, -0.01, 3, tags);
     return s == WEFT_EDUPLICATE ? WEFT_OK : s; /* registered concurrently: fine */
-}
-
-static pthread_once_t default_once = PTHREAD_ONCE_INIT;
-
-static void register_default(void)
-{
-    /* An out-of-memory failure here only leaves inline nodes unexpanded: they
-     * still run through perform. */
-    (void)weft_ofg_register_rewrites(weft_rewrite_db_default());
-}
-
-void weft__ofg_register_default(void)
-{
-    pthread_once(&default_once, register_default);
 }

@@ -13,8 +13,8 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#include "lib/tensor/kernel_int.h"
-#include "lib/tensor/tensor_int.h"
+#include "tensor/kernel_int.h"
+#include "tensor/tensor_int.h"
 #include "ofg_int.h"
 #include "weft/kernel.h"
 

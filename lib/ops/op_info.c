@@ -5,8 +5,8 @@
  * change is reported as WEFT_ETYPE rather than misread (as ops_json.c). */
 #include <stdint.h>
 
-#include "lib/ops/ops_int.h"
-#include "lib/ops/reduce_ops_int.h"
+#include "ops_int.h"
+#include "reduce/reduce_ops_int.h"
 #include "weft/op_info.h"
 #include "weft/shape_ops.h"
 

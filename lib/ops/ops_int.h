@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "lib/tensor/tensor_int.h"
+#include "tensor/tensor_int.h"
 #include "weft/elemwise.h"
 #include "weft/op.h"
 #include "weft/shape_ops.h"

@@ -12,10 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/io/json_vt.h"
-#include "lib/ops/ops_int.h"
-#include "lib/ops/ops_json_int.h"
-#include "lib/ops/reduce_ops_int.h"
+#include "weft/json_props.h"
+#include "ops_int.h"
+#include "ops_json_int.h"
+#include "reduce/reduce_ops_int.h"
 #include "weft/ops.h"
 
 /* Layouts of the props private to lib/ops files (checked against the class's
@@ -35,7 +35,7 @@ static weft_status_t layout_check(const weft_json_props_t *p, const weft_op_clas
                                   size_t size)
 {
     if (cls->props_size == size) return WEFT_OK;
-    return WEFT__JSON_VT(p)->error(p, WEFT_ENOTIMPL,
+    return weft_json_props_error(p, WEFT_ENOTIMPL,
                                    "%s: props layout changed (%zu bytes, codec "
                                    "expects %zu)",
                                    cls->name, cls->props_size, size);
@@ -55,9 +55,9 @@ static int elemwise_kind(const weft_op_class_t *cls)
 weft_status_t weft__ops_json_elemwise_to_json(const weft_op_t *op, weft_json_props_t *p)
 {
     const weft__elemwise_props_t *e = weft_op_props(op);
-    weft_status_t s = WEFT__JSON_VT(p)->put_int(p, "inplace", e->inplace);
+    weft_status_t s = weft_json_props_put_int(p, "inplace", e->inplace);
     if (s == WEFT_OK && e->cast_dtype > 0)
-        s = WEFT__JSON_VT(p)->put_string(p, "dtype",
+        s = weft_json_props_put_string(p, "dtype",
                                          weft_dtype_name((weft_dtype_t)(e->cast_dtype - 1)));
     return s;
 }
@@ -69,20 +69,20 @@ weft_status_t weft__ops_json_elemwise_from_json(weft_graph_t *g, const weft_op_c
     weft_dtype_t dt = WEFT_FLOAT64;
     int kind = elemwise_kind(cls);
     if (kind < 0)
-        return WEFT__JSON_VT(p)->error(p, WEFT_EINVAL, "%s is not an elementwise class", cls->name);
-    if (WEFT__JSON_VT(p)->has(p, "inplace")) {
-        weft_status_t s = WEFT__JSON_VT(p)->get_int(p, "inplace", &inplace);
+        return weft_json_props_error(p, WEFT_EINVAL, "%s is not an elementwise class", cls->name);
+    if (weft_json_props_has(p, "inplace")) {
+        weft_status_t s = weft_json_props_get_int(p, "inplace", &inplace);
         if (s != WEFT_OK) return s;
     }
     if (kind == WEFT_ELEMWISE_CAST) {
         const char *name;
-        weft_status_t s = WEFT__JSON_VT(p)->get_string(p, "dtype", &name);
+        weft_status_t s = weft_json_props_get_string(p, "dtype", &name);
         if (s != WEFT_OK) return s;
         if (weft_dtype_parse(name, &dt) != WEFT_OK)
-            return WEFT__JSON_VT(p)->error(p, WEFT_ETYPE, "dtype: unknown dtype '%s'", name);
+            return weft_json_props_error(p, WEFT_ETYPE, "dtype: unknown dtype '%s'", name);
     }
     if (inplace < -1 || inplace >= (int64_t)weft_elemwise_arity((weft_elemwise_kind_t)kind))
-        return WEFT__JSON_VT(p)->error(p, WEFT_EPARSE, "inplace: %lld is not -1 or an input index",
+        return weft_json_props_error(p, WEFT_EPARSE, "inplace: %lld is not -1 or an input index",
                                        (long long)inplace);
     return weft_elemwise_op(g, (weft_elemwise_kind_t)kind, (int)inplace, dt, out);
 }
@@ -95,7 +95,7 @@ weft_status_t weft__ops_json_dimshuffle_to_json(const weft_op_t *op, weft_json_p
     weft_status_t s = layout_check(p, weft_op_class(op), sizeof(*d));
     int64_t order[WEFT_MAX_NDIM];
     for (int i = 0; i < d->n && i < WEFT_MAX_NDIM; i++) order[i] = d->order[i];
-    return s != WEFT_OK ? s : WEFT__JSON_VT(p)->put_int_array(p, "order", order, (size_t)d->n);
+    return s != WEFT_OK ? s : weft_json_props_put_int_array(p, "order", order, (size_t)d->n);
 }
 
 weft_status_t weft__ops_json_dimshuffle_from_json(weft_graph_t *g, const weft_op_class_t *cls,
@@ -106,11 +106,11 @@ weft_status_t weft__ops_json_dimshuffle_from_json(weft_graph_t *g, const weft_op
     int64_t order[WEFT_MAX_NDIM];
     size_t n = 0;
     weft_status_t s = layout_check(p, cls, sizeof(d));
-    if (s == WEFT_OK) s = WEFT__JSON_VT(p)->get_int_array(p, "order", order, WEFT_MAX_NDIM, &n);
+    if (s == WEFT_OK) s = weft_json_props_get_int_array(p, "order", order, WEFT_MAX_NDIM, &n);
     if (s != WEFT_OK) return s;
     for (size_t i = 0; i < n; i++) {
         if (order[i] < -1 || order[i] >= WEFT_MAX_NDIM)
-            return WEFT__JSON_VT(p)->error(p, WEFT_EPARSE, "order[%zu]: bad axis %lld", i,
+            return weft_json_props_error(p, WEFT_EPARSE, "order[%zu]: bad axis %lld", i,
                                            (long long)order[i]);
         d.order[i] = (int32_t)order[i];
     }
@@ -123,8 +123,8 @@ weft_status_t weft__ops_json_reshape_to_json(const weft_op_t *op, weft_json_prop
     const reshape_props_t *r = weft_op_props(op);
     weft_status_t s = layout_check(p, weft_op_class(op), sizeof(*r));
     if (s != WEFT_OK) return s;
-    if (r->like) return WEFT__JSON_VT(p)->put_bool(p, "like", true);
-    return WEFT__JSON_VT(p)->put_int_array(p, "shape", r->shape, (size_t)r->ndim);
+    if (r->like) return weft_json_props_put_bool(p, "like", true);
+    return weft_json_props_put_int_array(p, "shape", r->shape, (size_t)r->ndim);
 }
 
 weft_status_t weft__ops_json_reshape_from_json(weft_graph_t *g, const weft_op_class_t *cls,
@@ -134,21 +134,21 @@ weft_status_t weft__ops_json_reshape_from_json(weft_graph_t *g, const weft_op_cl
     memset(&r, 0, sizeof(r));
     weft_status_t s = layout_check(p, cls, sizeof(r));
     bool like = false;
-    if (s == WEFT_OK && WEFT__JSON_VT(p)->has(p, "like"))
-        s = WEFT__JSON_VT(p)->get_bool(p, "like", &like);
+    if (s == WEFT_OK && weft_json_props_has(p, "like"))
+        s = weft_json_props_get_bool(p, "like", &like);
     if (s != WEFT_OK) return s;
     if (like) {
         r.like = 1;
         return weft_op_create(g, cls, &r, out);
     }
     size_t n = 0;
-    s = WEFT__JSON_VT(p)->get_int_array(p, "shape", r.shape, WEFT_MAX_NDIM, &n);
+    s = weft_json_props_get_int_array(p, "shape", r.shape, WEFT_MAX_NDIM, &n);
     if (s != WEFT_OK) return s;
     int minus = 0;
     for (size_t i = 0; i < n; i++) {
         minus += r.shape[i] == -1;
         if (r.shape[i] < -1 || minus > 1)
-            return WEFT__JSON_VT(p)->error(p, WEFT_ESHAPE, "shape[%zu]: bad length %lld", i,
+            return weft_json_props_error(p, WEFT_ESHAPE, "shape[%zu]: bad length %lld", i,
                                            (long long)r.shape[i]);
     }
     r.ndim = (int32_t)n;
@@ -237,9 +237,9 @@ weft_status_t weft__ops_json_subtensor_to_json(const weft_op_t *op, weft_json_pr
     const weft__subtensor_props_t *sp = weft_op_props(op);
     char buf[WEFT_MAX_NDIM * 72];
     print_idx(sp, buf, sizeof(buf));
-    weft_status_t s = WEFT__JSON_VT(p)->put_string(p, "idx", buf);
+    weft_status_t s = weft_json_props_put_string(p, "idx", buf);
     if (s == WEFT_OK && weft_op_class(op) != &weft__subtensor_class)
-        s = WEFT__JSON_VT(p)->put_bool(p, "inplace", sp->inplace != 0);
+        s = weft_json_props_put_bool(p, "inplace", sp->inplace != 0);
     return s;
 }
 
@@ -248,14 +248,14 @@ weft_status_t weft__ops_json_subtensor_from_json(weft_graph_t *g, const weft_op_
 {
     const char *text;
     bool inplace = false, ok;
-    weft_status_t s = WEFT__JSON_VT(p)->get_string(p, "idx", &text);
-    if (s == WEFT_OK && cls != &weft__subtensor_class && WEFT__JSON_VT(p)->has(p, "inplace"))
-        s = WEFT__JSON_VT(p)->get_bool(p, "inplace", &inplace);
+    weft_status_t s = weft_json_props_get_string(p, "idx", &text);
+    if (s == WEFT_OK && cls != &weft__subtensor_class && weft_json_props_has(p, "inplace"))
+        s = weft_json_props_get_bool(p, "inplace", &inplace);
     if (s != WEFT_OK) return s;
     weft_slice_t idx[WEFT_MAX_NDIM];
     size_t n = parse_idx(text, idx, &ok);
     if (!ok)
-        return WEFT__JSON_VT(p)->error(p, WEFT_EPARSE,
+        return weft_json_props_error(p, WEFT_EPARSE,
                                        "idx: cannot parse '%s' (expected e.g. "
                                        "\"1:3, 2, ::-1\")",
                                        text);
@@ -263,7 +263,7 @@ weft_status_t weft__ops_json_subtensor_from_json(weft_graph_t *g, const weft_op_
         s = weft_subtensor_op(g, n, idx, out);
     else
         s = weft_set_subtensor_op(g, n, idx, cls == &weft__inc_subtensor_class, inplace, out);
-    if (s != WEFT_OK) return WEFT__JSON_VT(p)->error(p, s, "idx: '%s' rejected", text);
+    if (s != WEFT_OK) return weft_json_props_error(p, s, "idx: '%s' rejected", text);
     return WEFT_OK;
 }
 
@@ -331,18 +331,18 @@ static weft_status_t put_field(weft_json_props_t *p, const field_t *f, const uns
     uint32_t u32;
     double f64;
     switch (f->t) {
-    case F_I32: memcpy(&i32, b + f->off, 4); return WEFT__JSON_VT(p)->put_int(p, f->key, i32);
+    case F_I32: memcpy(&i32, b + f->off, 4); return weft_json_props_put_int(p, f->key, i32);
     case F_I32_BOOL:
         memcpy(&i32, b + f->off, 4);
-        return WEFT__JSON_VT(p)->put_bool(p, f->key, i32 != 0);
+        return weft_json_props_put_bool(p, f->key, i32 != 0);
     case F_I64_BOOL:
         memcpy(&i64, b + f->off, 8);
-        return WEFT__JSON_VT(p)->put_bool(p, f->key, i64 != 0);
-    case F_U32: memcpy(&u32, b + f->off, 4); return WEFT__JSON_VT(p)->put_int(p, f->key, u32);
-    case F_F64: memcpy(&f64, b + f->off, 8); return WEFT__JSON_VT(p)->put_double(p, f->key, f64);
+        return weft_json_props_put_bool(p, f->key, i64 != 0);
+    case F_U32: memcpy(&u32, b + f->off, 4); return weft_json_props_put_int(p, f->key, u32);
+    case F_F64: memcpy(&f64, b + f->off, 8); return weft_json_props_put_double(p, f->key, f64);
     case F_RKIND:
         memcpy(&i32, b + f->off, 4);
-        return WEFT__JSON_VT(p)->put_string(p, f->key,
+        return weft_json_props_put_string(p, f->key,
                                             weft__reduce_kind_name((weft_reduce_kind_t)i32));
     default: break;
     }
@@ -351,18 +351,18 @@ static weft_status_t put_field(weft_json_props_t *p, const field_t *f, const uns
     size_t n = 0;
     for (int d = 0; d < 32; d++)
         if (u32 & (1u << d)) axes[n++] = d;
-    return WEFT__JSON_VT(p)->put_int_array(p, f->key, axes, n);
+    return weft_json_props_put_int_array(p, f->key, axes, n);
 }
 
 static weft_status_t get_mask(const weft_json_props_t *p, const field_t *f, uint32_t *mask)
 {
     int64_t axes[32];
     size_t n = 0;
-    weft_status_t s = WEFT__JSON_VT(p)->get_int_array(p, f->key, axes, 32, &n);
+    weft_status_t s = weft_json_props_get_int_array(p, f->key, axes, 32, &n);
     *mask = 0;
     for (size_t i = 0; i < n && s == WEFT_OK; i++) {
         if (axes[i] < 0 || axes[i] >= WEFT_MAX_NDIM)
-            return WEFT__JSON_VT(p)->error(p, WEFT_EPARSE, "%s[%zu]: bad axis %lld", f->key, i,
+            return weft_json_props_error(p, WEFT_EPARSE, "%s[%zu]: bad axis %lld", f->key, i,
                                            (long long)axes[i]);
         *mask |= 1u << axes[i];
     }
@@ -372,7 +372,7 @@ static weft_status_t get_mask(const weft_json_props_t *p, const field_t *f, uint
 static weft_status_t get_kind(const weft_json_props_t *p, const field_t *f, int32_t *kind)
 {
     const char *name;
-    weft_status_t s = WEFT__JSON_VT(p)->get_string(p, f->key, &name);
+    weft_status_t s = weft_json_props_get_string(p, f->key, &name);
     for (int k = 0; s == WEFT_OK && k < WEFT_REDUCE_KIND_COUNT; k++)
         if (strcmp(name, weft__reduce_kind_name((weft_reduce_kind_t)k)) == 0) {
             *kind = k;
@@ -380,7 +380,7 @@ static weft_status_t get_kind(const weft_json_props_t *p, const field_t *f, int3
         }
     return s != WEFT_OK
                ? s
-               : WEFT__JSON_VT(p)->error(p, WEFT_EPARSE, "%s: unknown kind '%s'", f->key, name);
+               : weft_json_props_error(p, WEFT_EPARSE, "%s: unknown kind '%s'", f->key, name);
 }
 
 static weft_status_t get_field(const weft_json_props_t *p, const field_t *f, unsigned char *b)
@@ -393,10 +393,10 @@ static weft_status_t get_field(const weft_json_props_t *p, const field_t *f, uns
     switch (f->t) {
     case F_I32:
     case F_U32:
-        s = WEFT__JSON_VT(p)->get_int(p, f->key, &i64);
+        s = weft_json_props_get_int(p, f->key, &i64);
         if (s == WEFT_OK && (i64 < (f->t == F_U32 ? 0 : INT32_MIN) ||
                              i64 > (f->t == F_U32 ? (int64_t)UINT32_MAX : INT32_MAX)))
-            s = WEFT__JSON_VT(p)->error(p, WEFT_EPARSE, "%s: %lld out of range", f->key,
+            s = weft_json_props_error(p, WEFT_EPARSE, "%s: %lld out of range", f->key,
                                         (long long)i64);
         i32 = (int32_t)i64;
         u32 = (uint32_t)i64;
@@ -404,14 +404,14 @@ static weft_status_t get_field(const weft_json_props_t *p, const field_t *f, uns
         return s;
     case F_I32_BOOL:
     case F_I64_BOOL:
-        s = WEFT__JSON_VT(p)->get_bool(p, f->key, &flag);
+        s = weft_json_props_get_bool(p, f->key, &flag);
         i32 = flag;
         i64 = flag;
         if (s == WEFT_OK)
             memcpy(b + f->off, f->t == F_I32_BOOL ? (void *)&i32 : (void *)&i64,
                    f->t == F_I32_BOOL ? 4 : 8);
         return s;
-    case F_F64: return WEFT__JSON_VT(p)->get_double(p, f->key, (double *)(void *)(b + f->off));
+    case F_F64: return weft_json_props_get_double(p, f->key, (double *)(void *)(b + f->off));
     case F_RKIND:
         s = get_kind(p, f, &i32);
         if (s == WEFT_OK) memcpy(b + f->off, &i32, 4);
@@ -427,7 +427,7 @@ weft_status_t weft__ops_json_table_to_json(const weft_op_t *op, weft_json_props_
 {
     const layout_t *l = find_layout(weft_op_class(op));
     if (!l)
-        return WEFT__JSON_VT(p)->error(p, WEFT_ENOTIMPL, "no props codec for %s", weft_op_name(op));
+        return weft_json_props_error(p, WEFT_ENOTIMPL, "no props codec for %s", weft_op_name(op));
     weft_status_t s = layout_check(p, weft_op_class(op), l->size);
     for (size_t i = 0; i < l->n && s == WEFT_OK; i++) s = put_field(p, &l->f[i], weft_op_props(op));
     return s;
@@ -437,7 +437,7 @@ weft_status_t weft__ops_json_table_from_json(weft_graph_t *g, const weft_op_clas
                                              const weft_json_props_t *p, const weft_op_t **out)
 {
     const layout_t *l = find_layout(cls);
-    if (!l) return WEFT__JSON_VT(p)->error(p, WEFT_ENOTIMPL, "no props codec for %s", cls->name);
+    if (!l) return weft_json_props_error(p, WEFT_ENOTIMPL, "no props codec for %s", cls->name);
     _Alignas(max_align_t) unsigned char buf[64];
     memset(buf, 0, sizeof(buf));
     weft_status_t s = layout_check(p, cls, l->size);

@@ -2,9 +2,9 @@
  * loaders. One entry per line: each op file's classes are appended here. */
 #include <string.h>
 
-#include "lib/ops/linalg_int.h"
-#include "lib/ops/ops_int.h"
-#include "lib/ops/reduce_ops_int.h"
+#include "linalg/linalg_int.h"
+#include "ops_int.h"
+#include "reduce/reduce_ops_int.h"
 #include "weft/ops.h"
 
 static const weft_op_class_t *const registry[] = {

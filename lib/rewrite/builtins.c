@@ -2,7 +2,7 @@
  * and built-in rewriters by name. */
 #include <string.h>
 
-#include "lib/rewrite/rewrite_int.h"
+#include "rewrite_int.h"
 
 static weft_status_t node_builtin(const weft__builtin_node_t *b, weft_rewriter_t **out)
 {

@@ -5,7 +5,7 @@
  * The table at the end names them for the database. */
 #include <string.h>
 
-#include "lib/rewrite/rewrite_int.h"
+#include "rewrite_int.h"
 #include "weft/elemwise.h"
 #include "weft/op_info.h"
 #include "weft/shape_ops.h"

@@ -5,7 +5,7 @@
  * may replace the output (no broadcasting by y; dtype fixed by a Cast). */
 #include <string.h>
 
-#include "lib/rewrite/rewrite_int.h"
+#include "rewrite_int.h"
 
 typedef struct builtin_pattern {
     const char *name, *in, *out;

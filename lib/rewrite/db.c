@@ -5,7 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/rewrite/rewrite_int.h"
+#include "rewrite/default_db.h"
+#include "rewrite_int.h"
 
 typedef struct tagged {
     char *name;
@@ -459,12 +460,20 @@ weft_status_t weft_rewrite_db_print(weft_rewrite_db_t *db, FILE *f)
 
 static weft_rewrite_db_t *default_db;
 static pthread_once_t default_once = PTHREAD_ONCE_INIT;
+/* Written once by lib/catalog's load-time constructor, before any thread of
+ * the program can ask for the default database; read under default_once. */
+static weft__rewrite_db_fill_fn default_fill = weft_rewrite_db_add_builtins;
+
+void weft__rewrite_db_set_default_contents(weft__rewrite_db_fill_fn fill)
+{
+    default_fill = fill ? fill : weft_rewrite_db_add_builtins;
+}
 
 static void default_init(void)
 {
     weft_rewrite_db_t *db;
     if (weft_rewrite_db_create(&db) != WEFT_OK) return;
-    if (weft_rewrite_db_add_builtins(db) != WEFT_OK) {
+    if (default_fill(db) != WEFT_OK) {
         db_free(db);
         return;
     }

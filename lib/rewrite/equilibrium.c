@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/rewrite/rewrite_int.h"
+#include "rewrite_int.h"
 
 static bool list_valid(size_t n, weft_rewriter_t *const *rws, bool node_only)
 {

@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/rewrite/rewrite_int.h"
-#include "lib/tensor/kernel_int.h"
+#include "rewrite_int.h"
+#include "tensor/kernel_int.h"
 #include "weft/kernel.h"
 #include "weft/shape_ops.h"
 #include "weft/tensor.h"

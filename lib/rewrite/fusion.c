@@ -11,7 +11,7 @@
  * no value is recomputed per broadcast element. The program is capped at
  * WEFT_COMPOSITE_MAX_INPUTS inputs and WEFT_COMPOSITE_MAX_STEPS steps: a
  * producer that does not fit stays an input. */
-#include "lib/rewrite/rewrite_int.h"
+#include "rewrite_int.h"
 #include "weft/composite.h"
 #include "weft/elemwise.h"
 

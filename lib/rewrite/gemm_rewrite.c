@@ -8,7 +8,7 @@
  * has no other client (else the matmul would be computed twice), x and y are
  * matrices, every operand has one dtype, and Gemm's output type may replace
  * the old output. Dot is recognized by its registry class. */
-#include "lib/rewrite/rewrite_int.h"
+#include "rewrite_int.h"
 #include "weft/elemwise.h"
 #include "weft/linalg.h"
 #include "weft/shape_ops.h"

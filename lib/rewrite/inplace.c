@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/rewrite/rewrite_int.h"
+#include "rewrite_int.h"
 #include "weft/destroy.h"
 
 static weft_status_t add_dh(weft_fgraph_t *fg, void *user, weft_rewrite_stats_t *stats,
@@ -25,7 +25,7 @@ static weft_status_t add_dh(weft_fgraph_t *fg, void *user, weft_rewrite_stats_t 
     (void)user;
     (void)stats;
     *n_changes = 0;
-    return weft_destroy_attach(fg, NULL);
+    return weft_dh_attach(fg, NULL);
 }
 
 weft_status_t weft_rewriter_add_destroy_handler_create(const char *name, weft_rewriter_t **out)
@@ -160,7 +160,7 @@ static weft_status_t variant_node(weft_fgraph_t *fg, vop_cache_t *vc, weft_apply
     weft_status_t st0 = variant_op(g, vc, op, i, &vop);
     if (st0 != WEFT_OK || !vop) return st0;
     bool ok = false;
-    weft_status_t st = weft_destroy_can_destroy(fg, node, i, vop, &ok);
+    weft_status_t st = weft_dh_can_destroy(fg, node, i, vop, &ok);
     if (st == WEFT_ENOMEM) return st;
     if (st != WEFT_OK || !ok) return WEFT_OK;
     size_t n_in = weft_apply_n_inputs(node);
@@ -200,7 +200,7 @@ static weft_status_t candidates(weft_fgraph_t *fg, weft_apply_t *node, bool last
     const weft_var_t *ins[64];
     for (size_t i = 0; i < n_in; i++) ins[i] = weft_apply_input(node, i);
     size_t n_raw;
-    weft_status_t st = weft_destroy_inplace_candidates(fg, n_in, ins, 0, NULL, raw, &n_raw);
+    weft_status_t st = weft_dh_inplace_candidates(fg, n_in, ins, 0, NULL, raw, &n_raw);
     if (st == WEFT_ENOMEM) return st;
     if (st != WEFT_OK) return WEFT_OK;
     const weft_type_t *ot = weft_var_type(weft_apply_output(node, 0));
@@ -294,7 +294,7 @@ static weft_status_t batch_add(weft_fgraph_t *fg, vop_cache_t *vc, batch_t *b,
     weft_status_t st = candidates(fg, node, true, idx, &nc);
     for (size_t c = 0; st == WEFT_OK && c < nc; c++) {
         weft_var_t *r;
-        st = weft_destroy_root(fg, weft_apply_input(node, idx[c]), &r);
+        st = weft_dh_root(fg, weft_apply_input(node, idx[c]), &r);
         if (st != WEFT_OK || root_taken(b, r)) continue; /* ENOMEM is the only hard error */
         weft_apply_t *nn;
         st = variant_node(fg, vc, node, idx[c], &nn);
@@ -349,7 +349,7 @@ static weft_status_t batch_sweep(weft_fgraph_t *fg, vop_cache_t *vc, const cand_
 static weft_status_t inplace_apply(weft_fgraph_t *fg, void *user, weft_rewrite_stats_t *stats,
                                    size_t *n_changes)
 {
-    weft_status_t st = weft_destroy_attach(fg, NULL);
+    weft_status_t st = weft_dh_attach(fg, NULL);
     cand_node_t *c = NULL;
     size_t n = 0, failed = 0;
     if (st == WEFT_OK) st = collect(fg, &c, &n);

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/rewrite/rewrite_int.h"
+#include "rewrite_int.h"
 
 #define TOMB ((void *)1)
 #define IN_TABLE 1u

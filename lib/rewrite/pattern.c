@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/rewrite/rewrite_int.h"
+#include "rewrite_int.h"
 #include "weft/elemwise.h"
 
 #define PAT_MAX_TOKENS 32

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/rewrite/rewrite_int.h"
+#include "rewrite_int.h"
 
 weft_status_t weft__rw_grow(void **arr, size_t *cap, size_t need, size_t elem)
 {

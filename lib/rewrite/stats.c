@@ -5,7 +5,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "lib/rewrite/rewrite_int.h"
+#include "rewrite_int.h"
 
 typedef struct stat_entry {
     const char *key; /* the name pointer last used to find it (fast path) */

@@ -11,7 +11,7 @@
  * walked row by row, in tiles when an operand's rows are strided. */
 #include <string.h>
 
-#include "lib/tensor/tensor_int.h"
+#include "tensor/tensor_int.h"
 
 typedef struct iter_geom {
     int nd;

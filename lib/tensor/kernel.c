@@ -4,8 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "lib/tensor/kernel_int.h"
-#include "lib/tensor/tensor_int.h"
+#include "tensor/kernel_int.h"
+#include "tensor/tensor_int.h"
 
 weft_status_t weft__kernel_default_alloc(void *user, weft_dtype_t dtype, int ndim,
                                          const int64_t *shape, weft_tensor_t **out)

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/tensor/tensor_int.h"
-#include "scheduler/base/base_int.h"
+#include "tensor/tensor_int.h"
+#include "base/base_int.h"
 
 static _Thread_local char tensor_errbuf[256];
 

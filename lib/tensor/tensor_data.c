@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/tensor/tensor_int.h"
+#include "tensor/tensor_int.h"
 
 /* Writes src's elements into dst (same shape), converting dtypes. */
 static void tensor_copy_into(weft_tensor_t *dst, const weft_tensor_t *src)

@@ -1,6 +1,6 @@
 /* Test ops for tests/compile (see compile_test_ops.h). */
 #define _POSIX_C_SOURCE 200809L /* nanosleep */
-#include "tests/compile/compile_test_ops.h"
+#include "compile_test_ops.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

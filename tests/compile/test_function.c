@@ -8,7 +8,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "tests/compile/compile_test_ops.h"
+#include "compile_test_ops.h"
 
 static weft_graph_t *g;
 static const int64_t S3[1] = {3}, S4[1] = {4};

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "tests/compile/compile_test_ops.h"
+#include "compile_test_ops.h"
 
 #ifdef WEFT_SANITIZED
 #define CALLS 40

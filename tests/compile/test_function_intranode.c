@@ -12,7 +12,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "tests/compile/compile_test_ops.h"
+#include "compile_test_ops.h"
 
 static weft_graph_t *g;
 

@@ -11,8 +11,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "tests/compile/compile_test_ops.h"
-#include "tests/support/alloc_count.h"
+#include "compile_test_ops.h"
+#include "support/alloc_count.h"
 
 /* ---- fixtures --------------------------------------------------------------- */
 

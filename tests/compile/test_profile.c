@@ -13,7 +13,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "tests/compile/compile_test_ops.h"
+#include "compile_test_ops.h"
 
 static weft_graph_t *g;
 static const char *self_path;

@@ -14,7 +14,7 @@
 #include <cmocka.h>
 
 #include "mlp_train_core.h"
-#include "tests/support/alloc_count.h"
+#include "support/alloc_count.h"
 
 #define STEPS 5
 

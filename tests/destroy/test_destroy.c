@@ -64,7 +64,7 @@ static weft_apply_t *O(const weft_var_t *v)
 static void build_opts(size_t n, weft_var_t **outs, const bool *mutable_inputs)
 {
     weft_feature_t *dh;
-    assert_int_equal(weft_destroy_handler_create(NULL, &dh), WEFT_OK);
+    assert_int_equal(weft_dh_create(NULL, &dh), WEFT_OK);
     weft_fgraph_options_t o = WEFT_FGRAPH_OPTIONS_INIT;
     o.clone = false;
     o.n_features = 1;
@@ -72,7 +72,7 @@ static void build_opts(size_t n, weft_var_t **outs, const bool *mutable_inputs)
     o.input_mutable = mutable_inputs;
     weft_var_t *ins[3] = {F->x, F->y, F->z};
     assert_int_equal(weft_fgraph_create(F->g, 3, ins, n, outs, &o, NULL, &F->fg), WEFT_OK);
-    F->dh = weft_fgraph_find_feature(F->fg, &weft_destroy_handler_class);
+    F->dh = weft_fgraph_find_feature(F->fg, &weft_dh_class);
     assert_ptr_equal(F->dh, dh);
 }
 
@@ -116,7 +116,7 @@ static void expect_orderings(size_t n, ...)
 {
     weft_apply_t *const *b, *const *a;
     size_t m;
-    assert_int_equal(weft_destroy_orderings(F->fg, &b, &a, &m), WEFT_OK);
+    assert_int_equal(weft_dh_orderings(F->fg, &b, &a, &m), WEFT_OK);
     assert_int_equal(m, n);
     pair_t got[32], want[32];
     assert_true(n <= 32);
@@ -141,7 +141,7 @@ static void expect_orderings_error(weft_status_t want, const char *substr)
 {
     weft_apply_t *const *b, *const *a;
     size_t m;
-    assert_int_equal(weft_destroy_orderings(F->fg, &b, &a, &m), want);
+    assert_int_equal(weft_dh_orderings(F->fg, &b, &a, &m), want);
     assert_non_null(strstr(weft_fgraph_last_error(F->fg), substr));
 }
 
@@ -424,11 +424,11 @@ static void test_destroy_ex27_destroying_a_view_orders_all_readers(void **s)
     expect_validate(WEFT_OK, NULL);
     expect_orderings(2, O(t), O(a), O(sg), O(a));
     weft_apply_t *d;
-    assert_int_equal(weft_destroy_destroyer(F->fg, F->x, &d), WEFT_OK);
+    assert_int_equal(weft_dh_destroyer(F->fg, F->x, &d), WEFT_OK);
     assert_ptr_equal(d, O(a));
-    assert_int_equal(weft_destroy_destroyer(F->fg, t, &d), WEFT_OK);
+    assert_int_equal(weft_dh_destroyer(F->fg, t, &d), WEFT_OK);
     assert_ptr_equal(d, O(a));
-    assert_int_equal(weft_destroy_destroyer(F->fg, sg, &d), WEFT_OK);
+    assert_int_equal(weft_dh_destroyer(F->fg, sg, &d), WEFT_OK);
     assert_null(d);
 }
 
@@ -451,7 +451,7 @@ static void snapshot(snap_t *sn, size_t nv, weft_var_t **vars)
     assert_int_equal(weft_fgraph_toposort(F->fg, &order, &sn->n_order), WEFT_OK);
     for (size_t k = 0; k < sn->n_order; k++) sn->order[k] = weft_apply_id(order[k]);
     weft_apply_t *const *b, *const *a;
-    assert_int_equal(weft_destroy_orderings(F->fg, &b, &a, &sn->n_pairs), WEFT_OK);
+    assert_int_equal(weft_dh_orderings(F->fg, &b, &a, &sn->n_pairs), WEFT_OK);
     for (size_t k = 0; k < sn->n_pairs; k++) {
         sn->pairs[k] = (pair_t){weft_apply_id(b[k]), weft_apply_id(a[k])};
     }
@@ -513,7 +513,7 @@ static void test_destroy_transaction_removing_destroyer_makes_consistent(void **
     assert_int_equal(weft_fgraph_replace_validate(F->fg, a, ap2(F->ops.add, F->x, F->z), "undo"),
                      WEFT_OK);
     size_t n;
-    assert_int_equal(weft_destroy_n_destroyers(F->fg, &n), WEFT_OK);
+    assert_int_equal(weft_dh_n_destroyers(F->fg, &n), WEFT_OK);
     assert_int_equal(n, 0);
     expect_orderings(0);
 }
@@ -583,24 +583,24 @@ static void test_destroy_view_forest_follows_change_prune_and_revert(void **s)
     weft_var_t *o = ap2(F->ops.add, t2, F->z);
     build(1, &o);
     weft_var_t *p, *r;
-    assert_int_equal(weft_destroy_view_parent(F->fg, t2, &p), WEFT_OK);
+    assert_int_equal(weft_dh_view_parent(F->fg, t2, &p), WEFT_OK);
     assert_ptr_equal(p, t1);
-    assert_int_equal(weft_destroy_root(F->fg, t2, &r), WEFT_OK);
+    assert_int_equal(weft_dh_root(F->fg, t2, &r), WEFT_OK);
     assert_ptr_equal(r, F->x);
-    assert_int_equal(weft_destroy_view_parent(F->fg, F->x, &p), WEFT_OK);
+    assert_int_equal(weft_dh_view_parent(F->fg, F->x, &p), WEFT_OK);
     assert_null(p);
     uint64_t chk;
     assert_int_equal(weft_fgraph_checkpoint(F->fg, &chk), WEFT_OK);
     /* t2 = tv(t1) -> tv(y): t1 is pruned, t2 re-parented */
     assert_int_equal(weft_fgraph_change_node_input(F->fg, O(t2), 0, F->y, "edit"), WEFT_OK);
     assert_false(weft_fgraph_contains_apply(F->fg, O(t1)));
-    assert_int_equal(weft_destroy_root(F->fg, t2, &r), WEFT_OK);
+    assert_int_equal(weft_dh_root(F->fg, t2, &r), WEFT_OK);
     assert_ptr_equal(r, F->y);
     assert_int_equal(weft_fgraph_revert(F->fg, chk), WEFT_OK);
     assert_true(weft_fgraph_contains_apply(F->fg, O(t1)));
-    assert_int_equal(weft_destroy_view_parent(F->fg, t2, &p), WEFT_OK);
+    assert_int_equal(weft_dh_view_parent(F->fg, t2, &p), WEFT_OK);
     assert_ptr_equal(p, t1);
-    assert_int_equal(weft_destroy_root(F->fg, t2, &r), WEFT_OK);
+    assert_int_equal(weft_dh_root(F->fg, t2, &r), WEFT_OK);
     assert_ptr_equal(r, F->x);
 }
 
@@ -615,14 +615,14 @@ static void test_destroy_destroyer_set_follows_replace_and_revert(void **s)
     assert_int_equal(weft_fgraph_checkpoint(F->fg, &chk), WEFT_OK);
     weft_var_t *a = ap2(F->ops.aip, F->x, F->y);
     assert_int_equal(weft_fgraph_replace(F->fg, p, a, "edit"), WEFT_OK);
-    assert_int_equal(weft_destroy_n_destroyers(F->fg, &n), WEFT_OK);
+    assert_int_equal(weft_dh_n_destroyers(F->fg, &n), WEFT_OK);
     assert_int_equal(n, 1);
     expect_orderings(1, O(r), O(a));
     /* the reader moves off x: ordering goes away */
     assert_int_equal(weft_fgraph_change_node_input(F->fg, O(r), 0, F->z, "edit"), WEFT_OK);
     expect_orderings(0);
     assert_int_equal(weft_fgraph_revert(F->fg, chk), WEFT_OK);
-    assert_int_equal(weft_destroy_n_destroyers(F->fg, &n), WEFT_OK);
+    assert_int_equal(weft_dh_n_destroyers(F->fg, &n), WEFT_OK);
     assert_int_equal(n, 0);
     expect_orderings(0);
     /* re-import after prune: same node object comes back */
@@ -645,7 +645,7 @@ static void test_destroy_reattached_handler_matches_incremental_state(void **s)
     snapshot(&inc, 1, vars);
     assert_int_equal(weft_fgraph_remove_feature(F->fg, F->dh), WEFT_OK);
     weft_feature_t *dh2;
-    assert_int_equal(weft_destroy_attach(F->fg, &dh2), WEFT_OK);
+    assert_int_equal(weft_dh_attach(F->fg, &dh2), WEFT_OK);
     snapshot(&fresh, 1, vars);
     assert_memory_equal(&inc, &fresh, sizeof inc);
     F->dh = dh2;
@@ -656,7 +656,7 @@ static void test_destroy_protocol_errors_are_reported(void **s)
     (void)s;
     weft_var_t *a = ap2(F->ops.aip, F->x, F->y);
     build(1, &a);
-    const weft_feature_class_t *c = &weft_destroy_handler_class;
+    const weft_feature_class_t *c = &weft_dh_class;
     assert_int_equal(c->on_import(F->dh, F->fg, O(a), "again"), WEFT_ESTATE);
     assert_non_null(strstr(weft_fgraph_last_error(F->fg), "double import"));
     weft_var_t *stray = ap1(F->ops.sig, F->z);
@@ -706,11 +706,11 @@ static void test_destroy_attach_twice_keeps_one_handler(void **s)
     build(1, &a);
     assert_int_equal(weft_fgraph_attach_feature(F->fg, F->dh), WEFT_OK);
     weft_feature_t *other;
-    assert_int_equal(weft_destroy_handler_create(NULL, &other), WEFT_OK);
+    assert_int_equal(weft_dh_create(NULL, &other), WEFT_OK);
     assert_int_equal(weft_fgraph_attach_feature(F->fg, other), WEFT_OK); /* EALREADY: freed */
-    assert_ptr_equal(weft_fgraph_find_feature(F->fg, &weft_destroy_handler_class), F->dh);
+    assert_ptr_equal(weft_fgraph_find_feature(F->fg, &weft_dh_class), F->dh);
     weft_feature_t *got;
-    assert_int_equal(weft_destroy_attach(F->fg, &got), WEFT_OK);
+    assert_int_equal(weft_dh_attach(F->fg, &got), WEFT_OK);
     assert_ptr_equal(got, F->dh);
     expect_validate(WEFT_OK, NULL);
 }
@@ -726,10 +726,10 @@ static void test_destroy_attach_to_second_fgraph_is_busy(void **s)
     weft_fgraph_t *fg2;
     assert_int_equal(weft_fgraph_create(F->g, 0, NULL, 1, &b, &o, NULL, &fg2), WEFT_OK);
     assert_int_equal(weft_fgraph_attach_feature(fg2, F->dh), WEFT_EBUSY);
-    assert_null(weft_fgraph_find_feature(fg2, &weft_destroy_handler_class));
+    assert_null(weft_fgraph_find_feature(fg2, &weft_dh_class));
     expect_validate(WEFT_OK, NULL); /* still serving the first fgraph */
     size_t n;
-    assert_int_equal(weft_destroy_n_destroyers(F->fg, &n), WEFT_OK);
+    assert_int_equal(weft_dh_n_destroyers(F->fg, &n), WEFT_OK);
     assert_int_equal(n, 1);
     weft_fgraph_destroy(fg2);
 }
@@ -742,7 +742,7 @@ static void test_destroy_late_attach_scans_existing_nodes(void **s)
     weft_fgraph_options_t opt = WEFT_FGRAPH_OPTIONS_INIT;
     opt.clone = false;
     assert_int_equal(weft_fgraph_create(F->g, 0, NULL, 1, &o, &opt, NULL, &F->fg), WEFT_OK);
-    assert_int_equal(weft_destroy_attach(F->fg, &F->dh), WEFT_OK);
+    assert_int_equal(weft_dh_attach(F->fg, &F->dh), WEFT_OK);
     expect_orderings(1, O(sg), O(a));
     weft_apply_t *const *b, *const *af;
     size_t n;
@@ -761,12 +761,12 @@ static void test_destroy_cloned_fgraph_gets_its_own_handler(void **s)
     weft_fgraph_t *c;
     weft_clone_map_t *m;
     assert_int_equal(weft_fgraph_clone(F->fg, true, &m, &c), WEFT_OK);
-    weft_feature_t *cd = weft_fgraph_find_feature(c, &weft_destroy_handler_class);
+    weft_feature_t *cd = weft_fgraph_find_feature(c, &weft_dh_class);
     assert_non_null(cd);
     assert_ptr_not_equal(cd, F->dh);
     weft_apply_t *const *b, *const *af;
     size_t n;
-    assert_int_equal(weft_destroy_orderings(c, &b, &af, &n), WEFT_OK);
+    assert_int_equal(weft_dh_orderings(c, &b, &af, &n), WEFT_OK);
     assert_int_equal(n, 1);
     assert_ptr_equal(b[0], weft_clone_map_apply(m, O(sg)));
     assert_ptr_equal(af[0], weft_clone_map_apply(m, O(a)));
@@ -785,21 +785,21 @@ static void test_destroy_can_destroy_matches_spec_examples(void **s)
     weft_var_t *outs[4] = {o[0], o[1], sg, o3};
     build(4, outs);
     bool ok;
-    assert_int_equal(weft_destroy_can_destroy(F->fg, O(o[0]), 0, NULL, &ok), WEFT_OK);
+    assert_int_equal(weft_dh_can_destroy(F->fg, O(o[0]), 0, NULL, &ok), WEFT_OK);
     assert_true(ok);
     /* sg is an output: destroying it breaks D6 (#22) */
-    assert_int_equal(weft_destroy_can_destroy(F->fg, O(o3), 0, NULL, &ok), WEFT_OK);
+    assert_int_equal(weft_dh_can_destroy(F->fg, O(o3), 0, NULL, &ok), WEFT_OK);
     assert_false(ok);
     assert_non_null(strstr(weft_fgraph_last_error(F->fg), "rule D6"));
-    assert_int_equal(weft_destroy_can_destroy(F->fg, O(o3), 1, NULL, &ok), WEFT_OK);
+    assert_int_equal(weft_dh_can_destroy(F->fg, O(o3), 1, NULL, &ok), WEFT_OK);
     assert_true(ok);
     assert_int_equal(weft_fgraph_replace_validate(F->fg, o[0], ap2(F->ops.aip, F->x, F->y), "i"),
                      WEFT_OK);
     /* #14: the second swap closes a cycle through the first one's ordering */
-    assert_int_equal(weft_destroy_can_destroy(F->fg, O(o[1]), 0, NULL, &ok), WEFT_OK);
+    assert_int_equal(weft_dh_can_destroy(F->fg, O(o[1]), 0, NULL, &ok), WEFT_OK);
     assert_false(ok);
     assert_non_null(strstr(weft_fgraph_last_error(F->fg), "rule D5"));
-    assert_int_equal(weft_destroy_can_destroy(F->fg, O(o[1]), 1, NULL, &ok), WEFT_OK);
+    assert_int_equal(weft_dh_can_destroy(F->fg, O(o[1]), 1, NULL, &ok), WEFT_OK);
     assert_false(ok);
     assert_non_null(strstr(weft_fgraph_last_error(F->fg), "rule D1"));
 }
@@ -813,21 +813,21 @@ static void test_destroy_can_destroy_checks_aliasing_and_constants(void **s)
     weft_var_t *outs[3] = {p, q, c};
     build(3, outs);
     bool ok;
-    assert_int_equal(weft_destroy_can_destroy(F->fg, O(p), 0, F->ops.aip_same, &ok), WEFT_OK);
+    assert_int_equal(weft_dh_can_destroy(F->fg, O(p), 0, F->ops.aip_same, &ok), WEFT_OK);
     assert_false(ok); /* #11: a view is not the same variable */
     assert_non_null(strstr(weft_fgraph_last_error(F->fg), "rule D3"));
-    assert_int_equal(weft_destroy_can_destroy(F->fg, O(p), 0, F->ops.aip_aliased, &ok),
+    assert_int_equal(weft_dh_can_destroy(F->fg, O(p), 0, F->ops.aip_aliased, &ok),
                      WEFT_OK);
     assert_true(ok); /* #12 */
-    assert_int_equal(weft_destroy_can_destroy(F->fg, O(q), 0, F->ops.aip_same, &ok), WEFT_OK);
+    assert_int_equal(weft_dh_can_destroy(F->fg, O(q), 0, F->ops.aip_same, &ok), WEFT_OK);
     assert_true(ok); /* #10 */
-    assert_int_equal(weft_destroy_can_destroy(F->fg, O(q), 0, NULL, &ok), WEFT_OK);
+    assert_int_equal(weft_dh_can_destroy(F->fg, O(q), 0, NULL, &ok), WEFT_OK);
     assert_false(ok); /* #9 */
     assert_non_null(strstr(weft_fgraph_last_error(F->fg), "rule D3"));
-    assert_int_equal(weft_destroy_can_destroy(F->fg, O(c), 0, NULL, &ok), WEFT_OK);
+    assert_int_equal(weft_dh_can_destroy(F->fg, O(c), 0, NULL, &ok), WEFT_OK);
     assert_false(ok); /* #17 */
     assert_non_null(strstr(weft_fgraph_last_error(F->fg), "rule D2"));
-    assert_int_equal(weft_destroy_can_destroy(F->fg, O(c), 1, NULL, &ok), WEFT_OK);
+    assert_int_equal(weft_dh_can_destroy(F->fg, O(c), 1, NULL, &ok), WEFT_OK);
     assert_true(ok); /* #19 */
 }
 
@@ -841,25 +841,25 @@ static void test_destroy_inplace_candidates_filters_inputs(void **s)
     build(2, outs);
     const weft_var_t *ins[5] = {t, F->x, sg, cst, F->z};
     size_t idx[5], n;
-    assert_int_equal(weft_destroy_inplace_candidates(F->fg, 5, ins, 0, NULL, idx, &n), WEFT_OK);
+    assert_int_equal(weft_dh_inplace_candidates(F->fg, 5, ins, 0, NULL, idx, &n), WEFT_OK);
     /* t and x share root x: both dropped; sg kept; constant dropped; z destroyed */
     assert_int_equal(n, 1);
     assert_int_equal(idx[0], 2);
     const weft_var_t *prot[1] = {sg};
-    assert_int_equal(weft_destroy_inplace_candidates(F->fg, 2, &ins[1], 1, prot, idx, &n),
+    assert_int_equal(weft_dh_inplace_candidates(F->fg, 2, &ins[1], 1, prot, idx, &n),
                      WEFT_OK);
     assert_int_equal(n, 1);
     assert_int_equal(idx[0], 0);
     const weft_var_t *vt[2] = {t, F->y};
     const weft_var_t *px[1] = {F->x};
-    assert_int_equal(weft_destroy_inplace_candidates(F->fg, 2, vt, 1, px, idx, &n), WEFT_OK);
+    assert_int_equal(weft_dh_inplace_candidates(F->fg, 2, vt, 1, px, idx, &n), WEFT_OK);
     assert_int_equal(n, 1);
     assert_int_equal(idx[0], 1);
     bool has;
-    assert_int_equal(weft_destroy_has_destroyers(F->fg, 2, vt, &has), WEFT_OK);
+    assert_int_equal(weft_dh_has_destroyers(F->fg, 2, vt, &has), WEFT_OK);
     assert_false(has);
     const weft_var_t *vz[2] = {F->y, F->z};
-    assert_int_equal(weft_destroy_has_destroyers(F->fg, 2, vz, &has), WEFT_OK);
+    assert_int_equal(weft_dh_has_destroyers(F->fg, 2, vz, &has), WEFT_OK);
     assert_true(has);
 }
 
@@ -879,14 +879,14 @@ static void test_destroy_queries_without_handler_are_estate(void **s)
     weft_fgraph_options_t o = WEFT_FGRAPH_OPTIONS_INIT;
     o.clone = false;
     assert_int_equal(weft_fgraph_create(F->g, 0, NULL, 1, &a, &o, NULL, &F->fg), WEFT_OK);
-    assert_int_equal(weft_destroy_view_parent(F->fg, F->x, &p), WEFT_ESTATE);
-    assert_int_equal(weft_destroy_root(F->fg, F->x, &p), WEFT_ESTATE);
-    assert_int_equal(weft_destroy_destroyer(F->fg, F->x, &d), WEFT_ESTATE);
-    assert_int_equal(weft_destroy_has_destroyers(F->fg, 1, vs, &ok), WEFT_ESTATE);
-    assert_int_equal(weft_destroy_n_destroyers(F->fg, &n), WEFT_ESTATE);
-    assert_int_equal(weft_destroy_orderings(F->fg, &b, &af, &n), WEFT_ESTATE);
-    assert_int_equal(weft_destroy_can_destroy(F->fg, O(a), 0, NULL, &ok), WEFT_ESTATE);
-    assert_int_equal(weft_destroy_inplace_candidates(F->fg, 1, vs, 0, NULL, idx, &n),
+    assert_int_equal(weft_dh_view_parent(F->fg, F->x, &p), WEFT_ESTATE);
+    assert_int_equal(weft_dh_root(F->fg, F->x, &p), WEFT_ESTATE);
+    assert_int_equal(weft_dh_destroyer(F->fg, F->x, &d), WEFT_ESTATE);
+    assert_int_equal(weft_dh_has_destroyers(F->fg, 1, vs, &ok), WEFT_ESTATE);
+    assert_int_equal(weft_dh_n_destroyers(F->fg, &n), WEFT_ESTATE);
+    assert_int_equal(weft_dh_orderings(F->fg, &b, &af, &n), WEFT_ESTATE);
+    assert_int_equal(weft_dh_can_destroy(F->fg, O(a), 0, NULL, &ok), WEFT_ESTATE);
+    assert_int_equal(weft_dh_inplace_candidates(F->fg, 1, vs, 0, NULL, idx, &n),
                      WEFT_ESTATE);
     assert_non_null(strstr(weft_fgraph_last_error(F->fg), "no DestroyHandler"));
 }
@@ -903,39 +903,39 @@ static void test_destroy_null_arguments_are_einval(void **s)
     weft_apply_t *const *b, *const *af;
     const weft_var_t *vs[1] = {F->x};
     /* NULL arguments */
-    assert_int_equal(weft_destroy_view_parent(NULL, F->x, &p), WEFT_EINVAL);
-    assert_int_equal(weft_destroy_view_parent(F->fg, NULL, &p), WEFT_EINVAL);
-    assert_int_equal(weft_destroy_view_parent(F->fg, F->x, NULL), WEFT_EINVAL);
-    assert_int_equal(weft_destroy_root(NULL, F->x, &p), WEFT_EINVAL);
-    assert_int_equal(weft_destroy_root(F->fg, F->x, NULL), WEFT_EINVAL);
-    assert_int_equal(weft_destroy_destroyer(F->fg, NULL, &d), WEFT_EINVAL);
-    assert_int_equal(weft_destroy_destroyer(F->fg, F->x, NULL), WEFT_EINVAL);
-    assert_int_equal(weft_destroy_has_destroyers(F->fg, 1, NULL, &ok), WEFT_EINVAL);
-    assert_int_equal(weft_destroy_has_destroyers(F->fg, 1, vs, NULL), WEFT_EINVAL);
+    assert_int_equal(weft_dh_view_parent(NULL, F->x, &p), WEFT_EINVAL);
+    assert_int_equal(weft_dh_view_parent(F->fg, NULL, &p), WEFT_EINVAL);
+    assert_int_equal(weft_dh_view_parent(F->fg, F->x, NULL), WEFT_EINVAL);
+    assert_int_equal(weft_dh_root(NULL, F->x, &p), WEFT_EINVAL);
+    assert_int_equal(weft_dh_root(F->fg, F->x, NULL), WEFT_EINVAL);
+    assert_int_equal(weft_dh_destroyer(F->fg, NULL, &d), WEFT_EINVAL);
+    assert_int_equal(weft_dh_destroyer(F->fg, F->x, NULL), WEFT_EINVAL);
+    assert_int_equal(weft_dh_has_destroyers(F->fg, 1, NULL, &ok), WEFT_EINVAL);
+    assert_int_equal(weft_dh_has_destroyers(F->fg, 1, vs, NULL), WEFT_EINVAL);
     const weft_var_t *vnull[1] = {NULL};
-    assert_int_equal(weft_destroy_has_destroyers(F->fg, 1, vnull, &ok), WEFT_EINVAL);
-    assert_int_equal(weft_destroy_n_destroyers(F->fg, NULL), WEFT_EINVAL);
-    assert_int_equal(weft_destroy_n_destroyers(NULL, &n), WEFT_EINVAL);
-    assert_int_equal(weft_destroy_orderings(F->fg, NULL, &af, &n), WEFT_EINVAL);
-    assert_int_equal(weft_destroy_orderings(NULL, &b, &af, &n), WEFT_EINVAL);
-    assert_int_equal(weft_destroy_can_destroy(NULL, O(a), 0, NULL, &ok), WEFT_EINVAL);
-    assert_int_equal(weft_destroy_can_destroy(F->fg, NULL, 0, NULL, &ok), WEFT_EINVAL);
-    assert_int_equal(weft_destroy_can_destroy(F->fg, O(a), 0, NULL, NULL), WEFT_EINVAL);
-    assert_int_equal(weft_destroy_can_destroy(F->fg, O(a), 2, NULL, &ok), WEFT_EINVAL);
-    assert_int_equal(weft_destroy_inplace_candidates(NULL, 1, vs, 0, NULL, idx, &n),
+    assert_int_equal(weft_dh_has_destroyers(F->fg, 1, vnull, &ok), WEFT_EINVAL);
+    assert_int_equal(weft_dh_n_destroyers(F->fg, NULL), WEFT_EINVAL);
+    assert_int_equal(weft_dh_n_destroyers(NULL, &n), WEFT_EINVAL);
+    assert_int_equal(weft_dh_orderings(F->fg, NULL, &af, &n), WEFT_EINVAL);
+    assert_int_equal(weft_dh_orderings(NULL, &b, &af, &n), WEFT_EINVAL);
+    assert_int_equal(weft_dh_can_destroy(NULL, O(a), 0, NULL, &ok), WEFT_EINVAL);
+    assert_int_equal(weft_dh_can_destroy(F->fg, NULL, 0, NULL, &ok), WEFT_EINVAL);
+    assert_int_equal(weft_dh_can_destroy(F->fg, O(a), 0, NULL, NULL), WEFT_EINVAL);
+    assert_int_equal(weft_dh_can_destroy(F->fg, O(a), 2, NULL, &ok), WEFT_EINVAL);
+    assert_int_equal(weft_dh_inplace_candidates(NULL, 1, vs, 0, NULL, idx, &n),
                      WEFT_EINVAL);
-    assert_int_equal(weft_destroy_inplace_candidates(F->fg, 1, NULL, 0, NULL, idx, &n),
+    assert_int_equal(weft_dh_inplace_candidates(F->fg, 1, NULL, 0, NULL, idx, &n),
                      WEFT_EINVAL);
-    assert_int_equal(weft_destroy_inplace_candidates(F->fg, 1, vs, 0, NULL, NULL, &n),
+    assert_int_equal(weft_dh_inplace_candidates(F->fg, 1, vs, 0, NULL, NULL, &n),
                      WEFT_EINVAL);
-    assert_int_equal(weft_destroy_inplace_candidates(F->fg, 1, vs, 0, NULL, idx, NULL),
+    assert_int_equal(weft_dh_inplace_candidates(F->fg, 1, vs, 0, NULL, idx, NULL),
                      WEFT_EINVAL);
-    assert_int_equal(weft_destroy_inplace_candidates(F->fg, 1, vs, 1, NULL, idx, &n),
+    assert_int_equal(weft_dh_inplace_candidates(F->fg, 1, vs, 1, NULL, idx, &n),
                      WEFT_EINVAL);
-    assert_int_equal(weft_destroy_inplace_candidates(F->fg, 1, vs, 1, vnull, idx, &n),
+    assert_int_equal(weft_dh_inplace_candidates(F->fg, 1, vs, 1, vnull, idx, &n),
                      WEFT_EINVAL);
-    assert_int_equal(weft_destroy_handler_create(NULL, NULL), WEFT_EINVAL);
-    assert_int_equal(weft_destroy_attach(NULL, NULL), WEFT_EINVAL);
+    assert_int_equal(weft_dh_create(NULL, NULL), WEFT_EINVAL);
+    assert_int_equal(weft_dh_attach(NULL, NULL), WEFT_EINVAL);
 }
 
 static void test_destroy_unknown_variables_and_nodes_are_enotfound(void **s)
@@ -946,26 +946,26 @@ static void test_destroy_unknown_variables_and_nodes_are_enotfound(void **s)
     weft_fgraph_options_t o = WEFT_FGRAPH_OPTIONS_INIT;
     o.clone = false;
     assert_int_equal(weft_fgraph_create(F->g, 0, NULL, 1, &a, &o, NULL, &F->fg), WEFT_OK);
-    assert_int_equal(weft_destroy_attach(F->fg, &F->dh), WEFT_OK);
+    assert_int_equal(weft_dh_attach(F->fg, &F->dh), WEFT_OK);
     weft_var_t *p;
     weft_apply_t *d;
     bool ok;
     size_t n, idx[2];
     /* not in the graph */
-    assert_int_equal(weft_destroy_view_parent(F->fg, stray, &p), WEFT_ENOTFOUND);
+    assert_int_equal(weft_dh_view_parent(F->fg, stray, &p), WEFT_ENOTFOUND);
     assert_non_null(strstr(weft_fgraph_last_error(F->fg), "not in this FunctionGraph"));
-    assert_int_equal(weft_destroy_root(F->fg, F->z, &p), WEFT_ENOTFOUND);
-    assert_int_equal(weft_destroy_destroyer(F->fg, stray, &d), WEFT_ENOTFOUND);
+    assert_int_equal(weft_dh_root(F->fg, F->z, &p), WEFT_ENOTFOUND);
+    assert_int_equal(weft_dh_destroyer(F->fg, stray, &d), WEFT_ENOTFOUND);
     const weft_var_t *vstray[1] = {stray};
-    assert_int_equal(weft_destroy_has_destroyers(F->fg, 1, vstray, &ok), WEFT_ENOTFOUND);
-    assert_int_equal(weft_destroy_inplace_candidates(F->fg, 1, vstray, 0, NULL, idx, &n),
+    assert_int_equal(weft_dh_has_destroyers(F->fg, 1, vstray, &ok), WEFT_ENOTFOUND);
+    assert_int_equal(weft_dh_inplace_candidates(F->fg, 1, vstray, 0, NULL, idx, &n),
                      WEFT_ENOTFOUND);
-    assert_int_equal(weft_destroy_can_destroy(F->fg, O(stray), 0, NULL, &ok), WEFT_ENOTFOUND);
+    assert_int_equal(weft_dh_can_destroy(F->fg, O(stray), 0, NULL, &ok), WEFT_ENOTFOUND);
     /* an Output pseudo-node */
     const weft_client_t *cl;
     assert_int_equal(weft_fgraph_clients(F->fg, a, &cl, &n), WEFT_OK);
     assert_int_equal(n, 1);
-    assert_int_equal(weft_destroy_can_destroy(F->fg, cl[0].node, 0, NULL, &ok), WEFT_EINVAL);
+    assert_int_equal(weft_dh_can_destroy(F->fg, cl[0].node, 0, NULL, &ok), WEFT_EINVAL);
     /* a variable of another context */
     weft_graph_t *g2;
     assert_int_equal(weft_graph_create(NULL, &g2), WEFT_OK);
@@ -973,11 +973,11 @@ static void test_destroy_unknown_variables_and_nodes_are_enotfound(void **s)
     weft_var_t *foreign;
     assert_int_equal(weft_type_tensor(g2, WEFT_FLOAT64, 1, NULL, &t2), WEFT_OK);
     assert_int_equal(weft_var_create(g2, t2, "f", &foreign), WEFT_OK);
-    assert_int_equal(weft_destroy_root(F->fg, foreign, &p), WEFT_ENOTFOUND);
+    assert_int_equal(weft_dh_root(F->fg, foreign, &p), WEFT_ENOTFOUND);
     weft_graph_destroy(g2);
     /* an unattached handler is freed through its class */
     weft_feature_t *loose;
-    assert_int_equal(weft_destroy_handler_create(NULL, &loose), WEFT_OK);
+    assert_int_equal(weft_dh_create(NULL, &loose), WEFT_OK);
     loose->cls->destroy(loose);
 }
 
@@ -1019,7 +1019,7 @@ static void test_destroy_allocation_failure_recovers_and_leaks_nothing(void **s)
         one_failure_t fa = {at, 0};
         weft_allocator_t al = {one_failure_resize, &fa};
         weft_feature_t *dh;
-        weft_status_t st = weft_destroy_handler_create(&al, &dh);
+        weft_status_t st = weft_dh_create(&al, &dh);
         assert_true(ok_or_enomem(st));
         if (st == WEFT_OK) {
             weft_fgraph_options_t opt = WEFT_FGRAPH_OPTIONS_INIT;

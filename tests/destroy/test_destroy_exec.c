@@ -32,7 +32,7 @@
  * The test fails if any of these outcomes is not observed, or if one of the
  * rules D1, D3, D5, D6 and the accept path are never exercised.
  *
- * On accepted graphs it also checks that weft_destroy_can_destroy predicts
+ * On accepted graphs it also checks that weft_dh_can_destroy predicts
  * exactly what replace_validate does for every pure node and input. On every
  * graph, after random unvalidated edits, the incrementally maintained DH must
  * agree (verdict, rule, orderings) with a DH attached afresh. */
@@ -409,7 +409,7 @@ static weft_dag_t *ex_build_dag(ex_t *e, weft_apply_t *const *order, size_t n, t
     }
     weft_apply_t *const *b, *const *a;
     size_t np;
-    assert_int_equal(weft_destroy_orderings(e->fg, &b, &a, &np), WEFT_OK);
+    assert_int_equal(weft_dh_orderings(e->fg, &b, &a, &np), WEFT_OK);
     for (size_t k = 0; k < np; k++) {
         add_edge_once(dag, seen, n, index_of(order, n, b[k]), index_of(order, n, a[k]));
     }
@@ -453,7 +453,7 @@ static void ex_check_accepted(ex_t *e)
     free(tasks);
 }
 
-/* weft_destroy_can_destroy must predict replace_validate exactly for pure
+/* weft_dh_can_destroy must predict replace_validate exactly for pure
  * nodes: each pure node is tentatively swapped for its in-place variant on
  * each input; an accepted swap is undone with a plain replace. */
 static void ex_check_can_destroy(ex_t *e, int *agree)
@@ -469,7 +469,7 @@ static void ex_check_can_destroy(ex_t *e, int *agree)
         for (size_t i = 0; i < weft_apply_n_inputs(list[j]); i++) {
             const weft_op_t *variant = e->ops[kind == K_U ? K_I1 : i == 0 ? K_I2A : K_I2B];
             bool ok;
-            assert_int_equal(weft_destroy_can_destroy(e->fg, list[j], i, variant, &ok), WEFT_OK);
+            assert_int_equal(weft_dh_can_destroy(e->fg, list[j], i, variant, &ok), WEFT_OK);
             weft_var_t *in[2] = {weft_apply_input(list[j], 0), weft_apply_input(list[j], 1)};
             weft_var_t *old = weft_apply_output(list[j], 0), *nv;
             assert_int_equal(weft_op_call(e->g, variant, weft_apply_n_inputs(list[j]), in, &nv),
@@ -508,7 +508,7 @@ static int u64_cmp(const void *a, const void *b)
 
 static void dh_view_take(ex_t *e, dh_view_t *v)
 {
-    weft_feature_t *f = weft_fgraph_find_feature(e->fg, &weft_destroy_handler_class);
+    weft_feature_t *f = weft_fgraph_find_feature(e->fg, &weft_dh_class);
     assert_non_null(f);
     memset(v, 0, sizeof *v);
     v->verdict = f->cls->on_validate(f, e->fg);
@@ -518,7 +518,7 @@ static void dh_view_take(ex_t *e, dh_view_t *v)
         memcpy(v->rule, m, len < sizeof v->rule - 1 ? len : sizeof v->rule - 1);
     }
     weft_apply_t *const *b, *const *a;
-    v->ord_status = weft_destroy_orderings(e->fg, &b, &a, &v->n_keys);
+    v->ord_status = weft_dh_orderings(e->fg, &b, &a, &v->n_keys);
     if (v->ord_status != WEFT_OK) {
         v->n_keys = 0;
         return;
@@ -534,9 +534,9 @@ static void ex_compare_fresh(ex_t *e)
 {
     dh_view_t inc, fresh;
     dh_view_take(e, &inc);
-    weft_feature_t *f = weft_fgraph_find_feature(e->fg, &weft_destroy_handler_class);
+    weft_feature_t *f = weft_fgraph_find_feature(e->fg, &weft_dh_class);
     assert_int_equal(weft_fgraph_remove_feature(e->fg, f), WEFT_OK);
-    assert_int_equal(weft_destroy_attach(e->fg, NULL), WEFT_OK);
+    assert_int_equal(weft_dh_attach(e->fg, NULL), WEFT_OK);
     dh_view_take(e, &fresh);
     assert_int_equal(inc.verdict, fresh.verdict);
     assert_int_equal(inc.ord_status, fresh.ord_status);
@@ -621,7 +621,7 @@ static void ex_one_graph(uint64_t *rs, int counts[R_COUNT + 3])
     weft_var_t *outs[4];
     size_t n_out = ex_random_graph(&e, rs, 4 + (int)(rng_next(rs) % 14), outs);
     weft_feature_t *dh;
-    assert_int_equal(weft_destroy_handler_create(NULL, &dh), WEFT_OK);
+    assert_int_equal(weft_dh_create(NULL, &dh), WEFT_OK);
     static const bool mut[N_INPUTS] = {true, true, true};
     weft_fgraph_options_t o = WEFT_FGRAPH_OPTIONS_INIT;
     o.clone = false;

@@ -14,6 +14,7 @@
 
 #include "destroy/destroy_fixture.h"
 #include "weft/destroy.h"
+#include "weft/supervisor.h"
 
 typedef dt_fixture_t fx_t;
 
@@ -51,7 +52,7 @@ static void build(size_t n, weft_var_t **outs, const bool *mut, bool with_dh)
     weft_fgraph_options_t o = WEFT_FGRAPH_OPTIONS_INIT;
     o.clone = false;
     if (with_dh) {
-        assert_int_equal(weft_destroy_handler_create(NULL, &dh), WEFT_OK);
+        assert_int_equal(weft_dh_create(NULL, &dh), WEFT_OK);
         o.n_features = 1;
         o.features = &dh;
     }

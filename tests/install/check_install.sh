@@ -23,7 +23,10 @@ libdir=$(ls -d "$prefix"/lib*/pkgconfig | head -n1)
 export PKG_CONFIG_PATH=$libdir
 cc -std=c11 "$src/consumer.c" -o "$work/c-pc" $(pkg-config --cflags --libs weft)
 LD_LIBRARY_PATH="$prefix/lib:$prefix/lib64" "$work/c-pc" | grep -q '^consumer ok$'
+# Libs.private (--static) carries the link option that keeps the archive's
+# catalog member (lib/catalog); without it the op class lookup fails.
 cc -std=c11 "$src/consumer.c" -o "$work/c-pc-static" $(pkg-config --cflags weft) \
-   "$(dirname "$libdir")/libweft.a" $(pkg-config --libs hwloc) -llapacke -lopenblas -lpthread -lm
+   $(pkg-config --static --libs-only-other weft) "$(dirname "$libdir")/libweft.a" \
+   $(pkg-config --libs hwloc jansson) -llapacke -lopenblas -lpthread -lm
 "$work/c-pc-static" | grep -q '^consumer ok$'
 echo "install: pkg-config shared and static consumers ok"

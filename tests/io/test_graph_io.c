@@ -374,19 +374,19 @@ static const weft_op_class_t old_class = {.size = offsetof(weft_op_class_t, prop
 static void test_io_user_class_registered_round_trips(void **state)
 {
     fx_t *f = *state;
-    assert_null(weft_graph_io_find_class("UserScale"));
-    assert_int_equal(weft_graph_io_register_class(&scale_class), WEFT_OK);
-    assert_int_equal(weft_graph_io_register_class(&scale_class), WEFT_OK);
-    assert_int_equal(weft_graph_io_register_class(&scale_twin), WEFT_EALREADY);
-    assert_int_equal(weft_graph_io_register_class(weft_ofg_class()), WEFT_OK);
+    assert_null(weft_op_class_find("UserScale"));
+    assert_int_equal(weft_op_class_register(&scale_class), WEFT_OK);
+    assert_int_equal(weft_op_class_register(&scale_class), WEFT_OK);
+    assert_int_equal(weft_op_class_register(&scale_twin), WEFT_EALREADY);
+    assert_int_equal(weft_op_class_register(weft_ofg_class()), WEFT_OK);
     static const weft_op_class_t fake_add = {
         .size = sizeof(weft_op_class_t), .name = "Add", .make_node = scale_make_node};
-    assert_int_equal(weft_graph_io_register_class(&fake_add), WEFT_EALREADY);
-    assert_int_equal(weft_graph_io_register_class(NULL), WEFT_EINVAL);
-    assert_int_equal(weft_graph_io_register_class(&old_class), WEFT_OK);
-    assert_ptr_equal(weft_graph_io_find_class("UserScale"), &scale_class);
-    assert_ptr_equal(weft_graph_io_find_class("OpFromGraph"), weft_ofg_class());
-    assert_null(weft_graph_io_find_class(NULL));
+    assert_int_equal(weft_op_class_register(&fake_add), WEFT_EALREADY);
+    assert_int_equal(weft_op_class_register(NULL), WEFT_EINVAL);
+    assert_int_equal(weft_op_class_register(&old_class), WEFT_OK);
+    assert_ptr_equal(weft_op_class_find("UserScale"), &scale_class);
+    assert_ptr_equal(weft_op_class_find("OpFromGraph"), weft_ofg_class());
+    assert_null(weft_op_class_find(NULL));
     scale_props_t sp = {2.5};
     const weft_op_t *op, *old;
     weft_var_t *x = var(f->g, WEFT_FLOAT64, 0, NULL, "x"), *y, *z;

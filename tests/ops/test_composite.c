@@ -1,7 +1,7 @@
 /* Composite (weft/composite.h): results equal to the unfused expression bit
  * for bit (broadcast, strided and in-place operands, rows longer than a
  * block), the printed expression, op info, and every rejected program. */
-#include "tests/ops/ops_fixture.h"
+#include "ops/ops_fixture.h"
 #include "weft/composite.h"
 
 #define S(k, a, b) {WEFT_ELEMWISE_##k, {a, b}}

@@ -13,8 +13,8 @@
 
 #include <cmocka.h>
 
-#include "lib/ops/linalg_int.h"
-#include "lib/tensor/kernel_int.h"
+#include "linalg/linalg_int.h"
+#include "tensor/kernel_int.h"
 #include "ops_check.h"
 
 typedef struct fx {

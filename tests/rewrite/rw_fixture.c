@@ -1,5 +1,5 @@
 /* Rewrite test support (see rw_fixture.h). */
-#include "tests/rewrite/rw_fixture.h"
+#include "rw_fixture.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "lib/tensor/kernel_int.h"
+#include "tensor/kernel_int.h"
 
 int rfx_setup(void **state)
 {

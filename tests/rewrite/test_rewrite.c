@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "tests/rewrite/rw_fixture.h"
+#include "rw_fixture.h"
 
 static weft_var_t *un(rfx_t *f, weft_elemwise_kind_t k, weft_var_t *a)
 {

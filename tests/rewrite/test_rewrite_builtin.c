@@ -10,9 +10,9 @@
 
 #include <cmocka.h>
 
-#include "lib/ops/ops_int.h"
-#include "lib/ops/reduce_ops_int.h"
-#include "tests/rewrite/rw_fixture.h"
+#include "ops_int.h"
+#include "reduce/reduce_ops_int.h"
+#include "rw_fixture.h"
 
 #define TOL_R 1e-12
 #define TOL_A 1e-12
@@ -361,7 +361,7 @@ static void test_rewrite_merge_skips_two_destroyed_duplicates(void **state)
     assert_int_equal(weft_op_call(f->g, neg_ip, 1, &b, &nb), WEFT_OK);
     weft_var_t *outs[2] = {na, nb};
     weft_fgraph_t *fg = rfx_fgraph(f, 1, &x, 2, outs, true);
-    assert_int_equal(weft_destroy_attach(fg, NULL), WEFT_OK);
+    assert_int_equal(weft_dh_attach(fg, NULL), WEFT_OK);
     weft_rewriter_t *m;
     assert_int_equal(weft_rewriter_merge_create(NULL, &m), WEFT_OK);
     assert_int_equal(weft_rewriter_apply(m, fg, NULL), WEFT_OK);

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "tests/rewrite/rw_fixture.h"
+#include "rw_fixture.h"
 #include "weft/composite.h"
 #include "weft/elemwise.h"
 #include "weft/rewrite.h"

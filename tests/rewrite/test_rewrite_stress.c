@@ -19,7 +19,7 @@
 
 #include <cmocka.h>
 
-#include "tests/rewrite/rw_fixture.h"
+#include "rw_fixture.h"
 
 #ifdef WEFT_SANITIZED
 #define N_GRAPHS 40

@@ -17,7 +17,7 @@
 #include <cmocka.h>
 #include <pthread.h>
 
-#include "tests/scheduler/dag_check.h"
+#include "dag_check.h"
 
 static const int thread_counts[] = { 1, 2, 4, 8 };
 #define NTC 4

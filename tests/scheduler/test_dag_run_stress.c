@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "tests/scheduler/dag_check.h"
+#include "dag_check.h"
 
 #ifdef WEFT_SANITIZED
 #define STRESS_MAX_NODES 120u

@@ -13,7 +13,7 @@
 #include <cmocka.h>
 #include <pthread.h>
 
-#include "scheduler/deque_int.h"
+#include "deque_int.h"
 
 #ifdef WEFT_SANITIZED
 #define HAMMER_ITEMS 60000u

@@ -1,7 +1,7 @@
 /* The allocation counter of tests/support/alloc_count.h: the linker's --wrap
  * sends the test's allocation calls here, which count them and forward to
  * the C library. */
-#include "tests/support/alloc_count.h"
+#include "support/alloc_count.h"
 
 #include <stdatomic.h>
 #include <stdbool.h>

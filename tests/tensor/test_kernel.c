@@ -12,8 +12,8 @@
 
 #include <cmocka.h>
 
-#include "lib/tensor/kernel_int.h"
-#include "lib/tensor/tensor_int.h"
+#include "tensor/kernel_int.h"
+#include "tensor/tensor_int.h"
 #include "weft/kernel.h"
 #include "weft/tensor.h"
 

@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "lib/tensor/tensor_int.h"
+#include "tensor/tensor_int.h"
 #include "weft/tensor.h"
 
 static void check_values(const weft_tensor_t *t, const double *want, size_t n)

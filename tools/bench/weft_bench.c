@@ -296,7 +296,7 @@ static int bench_config(const char *shape, long param, int threads, long work, l
     printf("bench impl=weft shape=%s n=%u threads=%d work=%ld build_ms=%.3f run_ms=%.3f "
            "ns_per_task=%.2f\n", shape, g.n, threads, work, build_ms, med, med * 1e6 / g.n);
     fprintf(stderr, "# check ok: impl=weft shape=%s threads=%d work=%ld runs=%ld pinned=%d "
-            "min_ms=%.3f max_ms=%.3f\n", shape, threads, work, reps + 2, weft_pool_is_pinned(pool),
+            "min_ms=%.3f max_ms=%.3f\n", shape, threads, work, reps + 2, (int)weft_pool_is_pinned(pool),
             t[0], t[reps - 1]);
     fflush(stdout);
     if (weft_dag_run_destroy(run) || weft_dag_destroy(dag) || weft_pool_destroy(pool))

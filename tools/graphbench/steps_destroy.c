@@ -178,7 +178,7 @@ static int dh_need(gb_ctx_t *c)
 
 static int dh_ensure_attached(void)
 {
-    weft_status_t s = weft_destroy_attach(B.fg, NULL);
+    weft_status_t s = weft_dh_attach(B.fg, NULL);
     return s == WEFT_OK ? 0 : dh_fail("dh attach", s, weft_fgraph_last_error(B.fg));
 }
 
@@ -202,7 +202,7 @@ static int dh_replace_one(gb_ctx_t *c)
 static int step_dh_attach(gb_ctx_t *c, double *ns)
 {
     if (dh_need(c)) return 1;
-    weft_feature_t *f = weft_fgraph_find_feature(B.fg, &weft_destroy_handler_class);
+    weft_feature_t *f = weft_fgraph_find_feature(B.fg, &weft_dh_class);
     if (f) weft_fgraph_remove_feature(B.fg, f);
     gb_flush_caches();
     double t0 = gb_now_ns();

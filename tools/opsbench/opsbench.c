@@ -31,7 +31,7 @@
 #include "weft/weft.h"
 /* The kernel context layout: this benchmark calls the op's perform directly,
  * as the compiled runtime does. */
-#include "lib/tensor/kernel_int.h"
+#include "tensor/kernel_int.h"
 
 #define ADD_N 10000000
 #define GEMM_N 1024

@@ -1,0 +1,46 @@
+/* What weft ships, listed in one place: the op classes in the op class
+ * registry (weft/op.h) and the contents of the default rewrite database
+ * (weft/rewrite_db.h). The modules below only define their classes and
+ * rewrites; none registers itself as a side effect of being used, and the
+ * JSON loader (lib/io) finds classes through the registry alone.
+ *
+ * Registration runs once, at load (a constructor), so the registry is full
+ * before main and before any thread can look a name up. The static library
+ * keeps this object through the link option -u weft__catalog_anchor, which
+ * the CMake package and weft.pc carry for static consumers. An out-of-memory
+ * failure at load leaves a class unregistered: loading a graph naming it then
+ * reports an unknown op. */
+#include "rewrite/default_db.h"
+#include "weft/op.h"
+#include "weft/opfromgraph.h"
+#include "weft/ops.h"
+#include "weft/rewrite_db.h"
+
+/* The default rewrite database: the rewrite module's pipeline (merge,
+ * folding, canonicalization, specialization, fusion, in-place), then the
+ * rewrites other modules contribute. */
+static weft_status_t fill_default_rewrites(weft_rewrite_db_t *db)
+{
+    weft_status_t st = weft_rewrite_db_add_builtins(db);
+    if (st == WEFT_OK) st = weft_ofg_register_rewrites(db); /* OpFromGraph inlining */
+    return st;
+}
+
+static void register_op_classes(void)
+{
+    for (size_t i = 0; i < weft_ops_n_classes(); i++)
+        (void)weft_op_class_register(weft_ops_class_at(i)); /* every built-in op */
+    (void)weft_op_class_register(weft_ofg_class());
+}
+
+__attribute__((constructor)) static void catalog_init(void)
+{
+    register_op_classes();
+    weft__rewrite_db_set_default_contents(fill_default_rewrites);
+}
+
+/* Referenced by the static library's consumers' link line (see above). */
+__attribute__((used)) void weft__catalog_anchor(void);
+void weft__catalog_anchor(void)
+{
+}

@@ -1,0 +1,332 @@
+/* Shared pieces of the linear algebra ops: the stride -> BLAS layout
+ * resolution (a transposed view is a transpose flag, a row stride is a
+ * leading dimension; only non-unit inner strides are copied), type checks
+ * and the small graph helpers the grad hooks are built from. */
+#include <stdio.h>
+
+#include "tensor/kernel_int.h" /* weft__kernel_scratch_copy */
+#include "linalg_int.h"
+#include "weft/elemwise.h"
+#include "weft/reduce.h"
+#include "weft/shape_ops.h"
+
+static int64_t max1(int64_t v)
+{
+    return v > 1 ? v : 1;
+}
+
+bool weft__bmat_layout(void *data, int64_t rows, int64_t cols, int64_t s0, int64_t s1,
+                       weft__bmat_t *m)
+{
+    m->data = data;
+    m->rows = rows;
+    m->cols = cols;
+    m->copy = NULL;
+    /* Row-major: unit stride along a row (or one column), rows >= cols apart. */
+    if ((cols <= 1 || s1 == 1) && (rows <= 1 || s0 >= max1(cols))) {
+        m->trans = false;
+        m->ld = rows <= 1 ? max1(cols) : s0;
+        return true;
+    }
+    /* Column-major storage, i.e. the transposed view of a row-major matrix. */
+    if ((rows <= 1 || s0 == 1) && (cols <= 1 || s1 >= max1(rows))) {
+        m->trans = true;
+        m->ld = cols <= 1 ? max1(rows) : s1;
+        return true;
+    }
+    return false;
+}
+
+weft_status_t weft__bmat_from(weft_kernel_ctx_t *ctx, const weft_tensor_t *t, weft__bmat_t *m)
+{
+    int nd = weft_tensor_ndim(t);
+    int64_t r = weft_tensor_dim(t, nd - 2), c = weft_tensor_dim(t, nd - 1);
+    if (weft__bmat_layout(weft_tensor_data(t), r, c, weft_tensor_stride(t, nd - 2),
+                          weft_tensor_stride(t, nd - 1), m)) {
+        return WEFT_OK;
+    }
+    weft_tensor_t *copy = NULL;
+    if (weft__kernel_scratch_copy(ctx, t, &copy) != WEFT_OK) {
+        return WEFT_ENOMEM;
+    }
+    weft__bmat_layout(weft_tensor_data(copy), r, c, max1(c), 1, m);
+    m->copy = copy;
+    return WEFT_OK;
+}
+
+void weft__bmat_fini(weft_kernel_ctx_t *ctx, weft__bmat_t *m)
+{
+    weft_kernel_scratch_done(ctx, m->copy);
+    m->copy = NULL;
+}
+
+weft_status_t weft__bvec_from(weft_kernel_ctx_t *ctx, const weft_tensor_t *t, weft__bvec_t *v)
+{
+    v->n = weft_tensor_dim(t, 0);
+    v->inc = v->n <= 1 ? 1 : weft_tensor_stride(t, 0);
+    v->data = weft_tensor_data(t);
+    v->copy = NULL;
+    if (v->inc > 0) {
+        return WEFT_OK;
+    }
+    if (weft__kernel_scratch_copy(ctx, t, &v->copy) != WEFT_OK) {
+        return WEFT_ENOMEM;
+    }
+    v->data = weft_tensor_data(v->copy);
+    v->inc = 1;
+    return WEFT_OK;
+}
+
+void weft__bvec_fini(weft_kernel_ctx_t *ctx, weft__bvec_t *v)
+{
+    weft_kernel_scratch_done(ctx, v->copy);
+    v->copy = NULL;
+}
+
+void weft__bmat_gemm(weft_dtype_t dt, double alpha, const weft__bmat_t *a, const weft__bmat_t *b,
+                     double beta, const weft__bmat_t *c)
+{
+    if (!c->trans) {
+        weft__blas_gemm(dt, a->trans, b->trans, c->rows, c->cols, a->cols, alpha, a->data, a->ld,
+                        b->data, b->ld, beta, c->data, c->ld);
+        return;
+    }
+    /* C is stored column-major: compute C^T = B^T A^T into its row-major storage. */
+    weft__blas_gemm(dt, !b->trans, !a->trans, c->cols, c->rows, a->cols, alpha, b->data, b->ld,
+                    a->data, a->ld, beta, c->data, c->ld);
+}
+
+/* ---- intra-node parallel products ------------------------------------------------- */
+
+/* Splitting a product over the workers pays once it is large enough that
+ * waking a worker (a few us) is noise: 2^20 multiply-adds are 25-50 us of
+ * one-thread dgemm (FACTS.md: 37-44 GFLOP/s). */
+#define GEMM_SPLIT_MACS ((int64_t)1 << 20)
+/* Narrowest panel of C a range gets: thinner panels lose dgemm efficiency
+ * to packing the shared operand once per range. */
+#define GEMM_SPLIT_MIN 32
+
+typedef struct gemm_split {
+    weft_dtype_t dt;
+    double alpha, beta;
+    weft__bmat_t a, b, c;
+    bool by_rows; /* ranges are rows of C (and A), else columns of C (and B) */
+} gemm_split_t;
+
+/* Rows [r0, r1) of m, in either storage order. */
+static weft__bmat_t bmat_rows(const weft__bmat_t *m, int64_t r0, int64_t r1, int64_t es)
+{
+    weft__bmat_t s = *m;
+    s.data = (char *)m->data + (m->trans ? r0 : r0 * m->ld) * es;
+    s.rows = r1 - r0;
+    return s;
+}
+
+/* Columns [c0, c1) of m, in either storage order. */
+static weft__bmat_t bmat_cols(const weft__bmat_t *m, int64_t c0, int64_t c1, int64_t es)
+{
+    weft__bmat_t s = *m;
+    s.data = (char *)m->data + (m->trans ? c0 * m->ld : c0) * es;
+    s.cols = c1 - c0;
+    return s;
+}
+
+static weft_status_t gemm_split_range(void *arg, size_t begin, size_t end)
+{
+    const gemm_split_t *sp = arg;
+    int64_t es = (int64_t)weft_dtype_size(sp->dt), b0 = (int64_t)begin, b1 = (int64_t)end;
+    if (sp->by_rows) {
+        weft__bmat_t a = bmat_rows(&sp->a, b0, b1, es), c = bmat_rows(&sp->c, b0, b1, es);
+        weft__bmat_gemm(sp->dt, sp->alpha, &a, &sp->b, sp->beta, &c);
+    } else {
+        weft__bmat_t b = bmat_cols(&sp->b, b0, b1, es), c = bmat_cols(&sp->c, b0, b1, es);
+        weft__bmat_gemm(sp->dt, sp->alpha, &sp->a, &b, sp->beta, &c);
+    }
+    return WEFT_OK;
+}
+
+weft_status_t weft__bmat_gemm_par(weft_kernel_ctx_t *ctx, weft_dtype_t dt, double alpha,
+                                  const weft__bmat_t *a, const weft__bmat_t *b, double beta,
+                                  const weft__bmat_t *c)
+{
+    size_t workers = weft_kernel_threads(ctx);
+    int64_t m = c->rows, n = c->cols, k = a->cols;
+    bool big = m * n * k >= GEMM_SPLIT_MACS && (m >= 2 * GEMM_SPLIT_MIN || n >= 2 * GEMM_SPLIT_MIN);
+    /* a kind set to several BLAS threads already runs its products in parallel */
+    if (workers <= 1 || !big || weft_blas_get_threads(WEFT_BLAS_KIND_LEVEL3) > 1) {
+        weft__bmat_gemm(dt, alpha, a, b, beta, c);
+        return WEFT_OK;
+    }
+    gemm_split_t sp = { dt, alpha, beta, *a, *b, *c, m >= n };
+    size_t len = (size_t)(sp.by_rows ? m : n);
+    size_t grain = (len + workers - 1) / workers;
+    if (grain < GEMM_SPLIT_MIN) grain = GEMM_SPLIT_MIN;
+    return weft_kernel_parallel_for(ctx, len, grain, gemm_split_range, &sp);
+}
+
+void weft__bmat_gemv(weft_dtype_t dt, double alpha, const weft__bmat_t *a, const weft__bvec_t *x,
+                     double beta, const weft__bvec_t *y)
+{
+    /* gemv takes the matrix as stored: rows x cols row-major, or its transpose. */
+    int64_t m = a->trans ? a->cols : a->rows, n = a->trans ? a->rows : a->cols;
+    weft__blas_gemv(dt, a->trans, m, n, alpha, a->data, a->ld, x->data, x->inc, beta, y->data,
+                    y->inc);
+}
+
+double weft__scalar_value(const weft_tensor_t *t)
+{
+    return weft_tensor_flat_get(t, 0);
+}
+
+weft_status_t weft__linalg_check(weft_graph_t *g, const char *opname, size_t n_in,
+                                 weft_var_t *const *inputs, size_t want_in, const int *ranks,
+                                 weft_dtype_t *dt)
+{
+    if (n_in != want_in) {
+        return weft_graph_set_error(g, WEFT_EINVAL, "%s: takes %zu inputs, got %zu", opname,
+                                    want_in, n_in);
+    }
+    for (size_t i = 0; i < n_in; i++) {
+        const weft_type_t *t = weft_var_type(inputs[i]);
+        weft_dtype_t d = weft_type_dtype(t);
+        bool ok = weft_type_kind(t) == WEFT_TYPE_TENSOR &&
+                  (d == WEFT_FLOAT32 || d == WEFT_FLOAT64) && (i == 0 || d == *dt) &&
+                  (ranks[i] < 0 || weft_type_ndim(t) == ranks[i]);
+        if (!ok) {
+            char tb[64];
+            weft_type_print(t, tb, sizeof tb);
+            return weft_graph_set_error(g, WEFT_ETYPE, "%s: input %zu has type %s (need a "
+                                        "float32/float64 tensor%s%s)", opname, i, tb,
+                                        i ? " of input 0's dtype" : "",
+                                        ranks[i] == 0   ? ", 0-d"
+                                        : ranks[i] == 1 ? ", 1-d"
+                                        : ranks[i] == 2 ? ", 2-d"
+                                                        : "");
+        }
+        if (i == 0) {
+            *dt = d;
+        }
+    }
+    return WEFT_OK;
+}
+
+weft_status_t weft__linalg_match(weft_graph_t *g, const char *opname, weft_var_t *const *in,
+                                 int ia, int da, int ib, int db)
+{
+    int64_t a = weft_type_dim(weft_var_type(in[ia]), da);
+    int64_t b = weft_type_dim(weft_var_type(in[ib]), db);
+    if (a == WEFT_DIM_UNKNOWN || b == WEFT_DIM_UNKNOWN || a == b) {
+        return WEFT_OK;
+    }
+    return weft_graph_set_error(g, WEFT_ETYPE, "%s: input %d dim %d has length %lld but input "
+                                "%d dim %d has %lld", opname, ia, da, (long long)a, ib, db,
+                                (long long)b);
+}
+
+weft_status_t weft__linalg_call(weft_graph_t *g, const weft_op_class_t *cls, const void *props,
+                                size_t n_in, weft_var_t *const *in, const char *file, int line,
+                                weft_var_t **out)
+{
+    const weft_op_t *op = NULL;
+    weft_status_t st = weft_op_create(g, cls, props, &op);
+    return st == WEFT_OK ? weft_op_call_at(g, op, n_in, in, file, line, out) : st;
+}
+
+weft_status_t weft__linalg_args(weft_graph_t *g, const char *opname, size_t n,
+                                weft_var_t *const *in, const char *file, int line,
+                                weft_var_t **out)
+{
+    if (out) {
+        *out = NULL;
+    }
+    if (!g) {
+        return WEFT_EINVAL;
+    }
+    if (!out) {
+        return weft_graph_set_error(g, WEFT_EINVAL, "%s (at %s:%d): NULL out", opname, file,
+                                    line);
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!in[i]) {
+            return weft_graph_set_error(g, WEFT_EINVAL, "%s (at %s:%d): NULL input %zu", opname,
+                                        file, line, i);
+        }
+        if (weft_var_graph(in[i]) != g) {
+            return weft_graph_set_error(g, WEFT_EFOREIGN, "%s (at %s:%d): input %zu belongs to "
+                                        "another graph context", opname, file, line, i);
+        }
+    }
+    return WEFT_OK;
+}
+
+weft_status_t weft__linalg_shape_error(weft_kernel_ctx_t *ctx, const char *opname,
+                                       const char *what)
+{
+    return weft_kernel_error(ctx, WEFT_ESHAPE, "%s: %s", opname, what);
+}
+
+weft_status_t weft__linalg_fit(weft_kernel_ctx_t *ctx, const char *opname, int n,
+                               const int64_t *dims)
+{
+    if (weft__blas_dims_fit(n, dims)) {
+        return WEFT_OK;
+    }
+    return weft_kernel_error(ctx, WEFT_EOVERFLOW, "%s: a length exceeds BLAS's int range",
+                             opname);
+}
+
+weft_status_t weft__linalg_enter(weft_kernel_ctx_t *ctx, const char *opname,
+                                 weft_blas_kind_t kind)
+{
+    if (weft__blas_enter(kind) == WEFT_OK) {
+        return WEFT_OK;
+    }
+    return weft_kernel_error(ctx, WEFT_ESTATE, "%s: the serial OpenBLAS build is not safe from "
+                             "several threads; link the pthread build", opname);
+}
+
+/* ---- grad-hook helpers ------------------------------------------------------ */
+
+weft_status_t weft__lg_t(weft_graph_t *g, weft_var_t *x, weft_var_t **out)
+{
+    int nd = weft_type_ndim(weft_var_type(x));
+    if (nd < 2) {
+        *out = x;
+        return WEFT_OK;
+    }
+    int order[WEFT_MAX_NDIM];
+    for (int d = 0; d < nd; d++) {
+        order[d] = d;
+    }
+    order[nd - 2] = nd - 1;
+    order[nd - 1] = nd - 2;
+    return weft_dimshuffle(g, x, nd, order, out);
+}
+
+weft_status_t weft__lg_outer(weft_graph_t *g, weft_var_t *a, weft_var_t *b, weft_var_t **out)
+{
+    static const int col[2] = {0, WEFT_DIMSHUFFLE_NEW}, row[2] = {WEFT_DIMSHUFFLE_NEW, 0};
+    weft_var_t *ac = NULL, *br = NULL;
+    weft_status_t st = weft_dimshuffle(g, a, 2, col, &ac);
+    if (st == WEFT_OK) {
+        st = weft_dimshuffle(g, b, 2, row, &br);
+    }
+    return st == WEFT_OK ? weft_dot(g, ac, br, out) : st;
+}
+
+weft_status_t weft__lg_scale(weft_graph_t *g, weft_var_t *s, weft_var_t *x, weft_var_t **out)
+{
+    return weft_mul(g, s, x, out);
+}
+
+weft_status_t weft__lg_neg(weft_graph_t *g, weft_var_t *x, weft_var_t **out)
+{
+    return weft_neg(g, x, out);
+}
+
+weft_status_t weft__lg_sum_prod(weft_graph_t *g, weft_var_t *a, weft_var_t *b, weft_var_t **out)
+{
+    weft_var_t *p = NULL;
+    weft_status_t st = weft_mul(g, a, b, &p);
+    return st == WEFT_OK ? weft_sum(g, p, 0, NULL, false, out) : st;
+}

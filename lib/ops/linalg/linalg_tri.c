@@ -1,0 +1,106 @@
+/* TriMask{lower, diag_scale}(x): the lower (or upper) triangle of a matrix
+ * with its diagonal multiplied by diag_scale and zeros elsewhere. Internal:
+ * the building block of the Cholesky and Trsm gradients (tril, and the
+ * "tril with halved diagonal" Phi of the Cholesky gradient). It is linear and
+ * self-adjoint, so its gradient is itself applied to the output gradient. */
+#include <stdio.h>
+#include <string.h>
+
+#include "linalg_int.h"
+#include "ops_json_int.h"
+
+typedef struct tri_props {
+    double diag_scale;
+    int64_t lower;
+} tri_props_t;
+
+static weft_status_t tri_make_node(weft_graph_t *g, const weft_op_t *op, size_t n_in,
+                                   weft_var_t *const *in, size_t *n_out,
+                                   const weft_type_t **out_types)
+{
+    static const int ranks[1] = {2};
+    weft_dtype_t dt;
+    (void)op;
+    weft_status_t st = weft__linalg_check(g, "TriMask", n_in, in, 1, ranks, &dt);
+    if (st != WEFT_OK) {
+        return st;
+    }
+    *n_out = 1;
+    out_types[0] = weft_var_type(in[0]);
+    return WEFT_OK;
+}
+
+static double tri_factor(const tri_props_t *p, int64_t i, int64_t j)
+{
+    if (i == j) {
+        return p->diag_scale;
+    }
+    return (p->lower ? j < i : j > i) ? 1.0 : 0.0;
+}
+
+static weft_status_t tri_perform(const weft_apply_t *node, weft_tensor_t *const *in,
+                                 weft_tensor_t **outputs, weft_kernel_ctx_t *ctx)
+{
+    const tri_props_t *p = weft_op_props(weft_apply_op(node));
+    const weft_tensor_t *x = in[0];
+    weft_dtype_t dt = weft_tensor_dtype(x);
+    weft_status_t st = weft_kernel_alloc_output(ctx, &outputs[0], dt, 2, weft_tensor_shape(x));
+    if (st != WEFT_OK) {
+        return st;
+    }
+    int64_t r = weft_tensor_dim(x, 0), c = weft_tensor_dim(x, 1);
+    int64_t s0 = weft_tensor_stride(x, 0), s1 = weft_tensor_stride(x, 1);
+    void *o = weft_tensor_data(outputs[0]);
+    const void *xd = weft_tensor_data(x);
+    for (int64_t i = 0; i < r; i++) {
+        for (int64_t j = 0; j < c; j++) {
+            double f = tri_factor(p, i, j); /* f == 0: a true zero, even for Inf/NaN */
+            if (dt == WEFT_FLOAT64) {
+                double v = ((const double *)xd)[i * s0 + j * s1];
+                ((double *)o)[i * c + j] = f == 0.0 ? 0.0 : f * v;
+            } else {
+                float v = ((const float *)xd)[i * s0 + j * s1];
+                ((float *)o)[i * c + j] = f == 0.0 ? 0.0f : (float)(f * v);
+            }
+        }
+    }
+    return WEFT_OK;
+}
+
+static weft_status_t tri_grad(weft_graph_t *g, const weft_apply_t *node,
+                              weft_var_t *const *output_grads, weft_var_t **input_grads)
+{
+    const tri_props_t *p = weft_op_props(weft_apply_op(node));
+    if (!output_grads[0]) {
+        return WEFT_OK;
+    }
+    return weft__trimask(g, output_grads[0], p->lower != 0, p->diag_scale, &input_grads[0]);
+}
+
+static int tri_props_print(const void *props, char *buf, size_t cap)
+{
+    const tri_props_t *p = props;
+    return snprintf(buf, cap, "lower=%d, diag=%g", p->lower ? 1 : 0, p->diag_scale);
+}
+
+const weft_op_class_t weft__trimask_class = {
+    .size = sizeof(weft_op_class_t),
+    .name = "TriMask",
+    .props_size = sizeof(tri_props_t),
+    .props_print = tri_props_print,
+    .props_to_json = weft__ops_json_table_to_json,
+    .props_from_json = weft__ops_json_table_from_json,
+    .make_node = tri_make_node,
+    .perform = tri_perform,
+    .grad = tri_grad,
+};
+
+weft_status_t weft__trimask(weft_graph_t *g, weft_var_t *x, bool lower, double diag_scale,
+                            weft_var_t **out)
+{
+    tri_props_t p;
+    memset(&p, 0, sizeof p);
+    p.diag_scale = diag_scale;
+    p.lower = lower ? 1 : 0;
+    return weft__linalg_call(g, &weft__trimask_class, &p, 1, &x, __FILE__, __LINE__, out);
+}

@@ -1,0 +1,211 @@
+/* Reshape: the same elements under a new shape, a view when the input's
+ * strides allow it (view_map {0: [0]}: the output may alias the input), else
+ * a copy. Two forms: a constant target shape (props; one -1 inferred), or
+ * "like" with a second input whose run-time shape is the target (only its
+ * shape is read; used by the gradient, which reshapes back to x). */
+#include <stdio.h>
+#include <string.h>
+
+#include "ops_int.h"
+#include "ops_json_int.h"
+#include "weft/kernel.h"
+
+typedef struct reshape_props {
+    int32_t ndim; /* target ndim (form "like": 0, taken from input 1) */
+    int32_t like; /* 1: target shape is input 1's run-time shape */
+    int64_t shape[WEFT_MAX_NDIM];
+} reshape_props_t;
+
+/* Static element count of t, or -1 when some length is unknown. */
+static int64_t static_count(const weft_type_t *t)
+{
+    int64_t n = 1;
+    for (int d = 0; d < weft_type_ndim(t); d++) {
+        if (weft_type_dim(t, d) == WEFT_DIM_UNKNOWN) return -1;
+        n *= weft_type_dim(t, d);
+    }
+    return n;
+}
+
+static weft_status_t target_static_shape(weft_graph_t *g, const reshape_props_t *p,
+                                         int64_t x_count, int64_t *shape)
+{
+    int64_t known = 1;
+    int infer = -1;
+    for (int d = 0; d < p->ndim; d++) {
+        shape[d] = p->shape[d];
+        if (p->shape[d] == -1)
+            infer = d;
+        else
+            known *= p->shape[d];
+    }
+    if (x_count < 0) return WEFT_OK; /* a -1 stays unknown */
+    if (infer >= 0) {
+        if (known == 0 || x_count % known != 0)
+            return weft_graph_set_error(g, WEFT_ESHAPE,
+                                        "Reshape: cannot infer dimension %d: %lld elements in "
+                                        "blocks of %lld",
+                                        infer, (long long)x_count, (long long)known);
+        shape[infer] = x_count / known;
+    } else if (known != x_count) {
+        return weft_graph_set_error(g, WEFT_ESHAPE,
+                                    "Reshape: input 0 has %lld elements, the target shape %lld",
+                                    (long long)x_count, (long long)known);
+    }
+    return WEFT_OK;
+}
+
+static weft_status_t rs_make_node(weft_graph_t *g, const weft_op_t *op, size_t n_in,
+                                  weft_var_t *const *inputs, size_t *n_out,
+                                  const weft_type_t **out_types)
+{
+    const reshape_props_t *p = weft_op_props(op);
+    size_t want = p->like ? 2 : 1;
+    if (n_in != want)
+        return weft_graph_set_error(g, WEFT_EINVAL, "Reshape takes %zu inputs, got %zu", want,
+                                    n_in);
+    for (size_t i = 0; i < n_in; i++)
+        if (weft_type_kind(weft_var_type(inputs[i])) != WEFT_TYPE_TENSOR)
+            return weft_graph_set_error(g, WEFT_ETYPE, "Reshape: input %zu is not a tensor", i);
+    const weft_type_t *xt = weft_var_type(inputs[0]);
+    int64_t shape[WEFT_MAX_NDIM];
+    int ndim = p->ndim;
+    if (p->like) {
+        const weft_type_t *lt = weft_var_type(inputs[1]);
+        ndim = weft_type_ndim(lt);
+        for (int d = 0; d < ndim; d++) shape[d] = weft_type_dim(lt, d);
+        int64_t a = static_count(xt), b = static_count(lt);
+        if (a >= 0 && b >= 0 && a != b)
+            return weft_graph_set_error(g, WEFT_ESHAPE,
+                                        "Reshape: input 0 has %lld elements, input 1's shape %lld",
+                                        (long long)a, (long long)b);
+    } else {
+        weft_status_t st = target_static_shape(g, p, static_count(xt), shape);
+        if (st != WEFT_OK) return st;
+    }
+    *n_out = 1;
+    return weft_type_tensor(g, weft_type_dtype(xt), ndim, shape, &out_types[0]);
+}
+
+static weft_status_t rs_perform(const weft_apply_t *node, weft_tensor_t *const *inputs,
+                                weft_tensor_t **outputs, weft_kernel_ctx_t *ctx)
+{
+    const reshape_props_t *p = weft_op_props(weft_apply_op(node));
+    int ndim = p->like ? weft_tensor_ndim(inputs[1]) : p->ndim;
+    const int64_t *shape = p->like ? weft_tensor_shape(inputs[1]) : p->shape;
+    weft_tensor_t *x = inputs[0];
+    int64_t res[WEFT_MAX_NDIM], strides[WEFT_MAX_NDIM];
+    bool view = false;
+    weft_status_t st = weft__tensor_reshape_plan(x, ndim, shape, res, strides, &view);
+    if (st != WEFT_OK) return weft_kernel_error(ctx, st, "%s", weft_tensor_last_error());
+    if (view) return weft_kernel_view_output(ctx, &outputs[0], x, ndim, res, strides, 0);
+    /* the strides do not allow a view: a copy, from the buffer pool */
+    st = weft_kernel_alloc_output(ctx, &outputs[0], weft_tensor_dtype(x), ndim, res);
+    if (st == WEFT_OK) weft__tensor_copy_c_order(outputs[0], x);
+    return st;
+}
+
+static size_t rs_view_map(const weft_op_t *op, weft_op_alias_t *out, size_t cap)
+{
+    (void)op;
+    if (cap < 1) return 0;
+    out[0].output = 0;
+    out[0].input = 0;
+    return 1;
+}
+
+static bool rs_connection(const weft_apply_t *node, size_t in, size_t out)
+{
+    (void)node;
+    (void)out;
+    return in == 0; /* input 1 contributes only its shape */
+}
+
+static int rs_props_print(const void *props, char *buf, size_t cap)
+{
+    const reshape_props_t *p = props;
+    if (p->like) return snprintf(buf, cap, "shape=like(input 1)");
+    char tmp[WEFT_MAX_NDIM * 22 + 4];
+    int n = 0;
+    tmp[0] = '\0';
+    for (int d = 0; d < p->ndim; d++)
+        n += snprintf(tmp + n, sizeof tmp - (size_t)n, d ? ",%lld" : "%lld",
+                      (long long)p->shape[d]);
+    return snprintf(buf, cap, "shape=(%s)", tmp);
+}
+
+static weft_status_t rs_grad(weft_graph_t *g, const weft_apply_t *node,
+                             weft_var_t *const *output_grads, weft_var_t **input_grads)
+{
+    weft_var_t *x = weft_apply_input(node, 0);
+    input_grads[0] = NULL;
+    if (weft_apply_n_inputs(node) > 1) input_grads[1] = NULL;
+    if (!output_grads[0] || !weft__dtype_is_float(weft_type_dtype(weft_var_type(x))))
+        return WEFT_OK;
+    return weft_reshape_like_at(g, output_grads[0], x, __FILE__, __LINE__, &input_grads[0]);
+}
+
+const weft_op_class_t weft__reshape_class = {
+    .size = sizeof(weft_op_class_t),
+    .name = "Reshape",
+    .props_size = sizeof(reshape_props_t),
+    .props_print = rs_props_print,
+    .props_to_json = weft__ops_json_reshape_to_json,
+    .props_from_json = weft__ops_json_reshape_from_json,
+    .make_node = rs_make_node,
+    .perform = rs_perform,
+    .view_map = rs_view_map,
+    .connection_pattern = rs_connection,
+    .grad = rs_grad,
+};
+
+static weft_status_t reshape_build(weft_graph_t *g, const reshape_props_t *p, size_t n_in,
+                                   weft_var_t *const *in, const char *file, int line,
+                                   weft_var_t **out)
+{
+    const weft_op_t *op;
+    weft_status_t st = weft_op_create(g, &weft__reshape_class, p, &op);
+    if (st != WEFT_OK) return st;
+    return weft_op_call_at(g, op, n_in, in, file, line, out);
+}
+
+weft_status_t weft_reshape_at(weft_graph_t *g, weft_var_t *x, int ndim, const int64_t *shape,
+                              const char *file, int line, weft_var_t **out)
+{
+    if (out) *out = NULL;
+    if (!g) return WEFT_EINVAL;
+    if (!x || !out || (ndim > 0 && !shape))
+        return weft_graph_set_error(g, WEFT_EINVAL, "Reshape: NULL argument");
+    if (ndim < 0 || ndim > WEFT_MAX_NDIM)
+        return weft_graph_set_error(g, WEFT_EINVAL, "Reshape: ndim %d outside [0, %d]", ndim,
+                                    WEFT_MAX_NDIM);
+    reshape_props_t p;
+    memset(&p, 0, sizeof p);
+    p.ndim = ndim;
+    int infer = -1;
+    for (int d = 0; d < ndim; d++) {
+        if (shape[d] < -1)
+            return weft_graph_set_error(g, WEFT_EINVAL, "Reshape: length %lld in dimension %d",
+                                        (long long)shape[d], d);
+        if (shape[d] == -1 && infer >= 0)
+            return weft_graph_set_error(g, WEFT_EINVAL,
+                                        "Reshape: two -1 lengths (dimensions %d and %d)", infer, d);
+        if (shape[d] == -1) infer = d;
+        p.shape[d] = shape[d];
+    }
+    return reshape_build(g, &p, 1, &x, file, line, out);
+}
+
+weft_status_t weft_reshape_like_at(weft_graph_t *g, weft_var_t *x, weft_var_t *like,
+                                   const char *file, int line, weft_var_t **out)
+{
+    if (out) *out = NULL;
+    if (!g) return WEFT_EINVAL;
+    if (!x || !like || !out)
+        return weft_graph_set_error(g, WEFT_EINVAL, "Reshape: NULL argument");
+    reshape_props_t p;
+    memset(&p, 0, sizeof p);
+    p.like = 1;
+    weft_var_t *in[2] = {x, like};
+    return reshape_build(g, &p, 2, in, file, line, out);
+}
