@@ -22,9 +22,10 @@
  * a protected variable (a declared-immutable input, an explicitly protected
  * variable, or any current output) lies in a destroyed impact set.
  * weft_fgraph_create attaches one whenever options.input_mutable is given.
- * It lives in the graph module (lib/graph/supervisor.c) and finds destroyed
- * impact sets from the graph structure itself, so module dependencies stay
- * one-way (graph <- destroy) and the check holds with or without a DH.
+ * It is declared in weft/supervisor.h and lives in the FunctionGraph module
+ * (lib/fgraph); it finds destroyed impact sets from the graph structure
+ * itself, so module dependencies stay one-way (fgraph <- destroy) and the
+ * check holds with or without a DH.
  *
  * Cost: callbacks are O(1) plus the node's arity and view fan-out; derived
  * maps are rebuilt lazily, only when an edit touched a view, a destroyer or a

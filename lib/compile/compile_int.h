@@ -182,7 +182,7 @@ struct weft__call_state {
     weft__call_state_t *next_free, *next_all;
     weft_function_t *f;
     weft_tensor_t **cells;
-    /* per slot: the raw handle (lib/tensor/tensor_int.h) of the view the
+    /* per slot: the raw handle (tensor/tensor_int.h) of the view the
      * slot's cell held when it was last emptied, or NULL; its producer
      * rebuilds its next view in it (weft_kernel_view_output), so views cost
      * no malloc in steady state. Written by the thread emptying the cell,

@@ -1,5 +1,5 @@
-/* Internal layout of a FunctionGraph, shared by lib/graph/fgraph*.c,
- * feature.c, toposort.c and history.c.
+/* Internal layout of a FunctionGraph, shared by lib/fgraph/fgraph*.c,
+ * feature.c, fgraph_toposort.c and history.c.
  *
  * Indexes are arrays indexed by the context's dense ids:
  * - vflags[var id]: in the variable set / declared input;

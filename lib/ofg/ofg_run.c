@@ -3,7 +3,7 @@
  * perform writing into a slot of a run's storage.
  *
  * Run storage (slot cells, input scratch, and per slot the raw handle of the
- * view it held last, lib/tensor/tensor_int.h) is kept in a cache on the plan
+ * view it held last, tensor/tensor_int.h) is kept in a cache on the plan
  * and reused, so a warm call allocates nothing: inner values come from the
  * outer runtime's allocator (its buffer pool) and go back to it
  * (weft_kernel_scratch_done), inner views are rebuilt in their slot's kept

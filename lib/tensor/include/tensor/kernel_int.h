@@ -1,5 +1,5 @@
 /* The kernel context's layout, for the runtimes that execute nodes (the
- * reference evaluator in lib/ops/eval.c, the compiled-function runtime).
+ * reference evaluator in lib/eval/eval.c, the compiled-function runtime).
  * Not part of the API. */
 #ifndef WEFT_KERNEL_INT_H
 #define WEFT_KERNEL_INT_H
