@@ -164,16 +164,44 @@ WEFT_API weft_status_t weft_fgraph_remove_node(weft_fgraph_t *fg, weft_apply_t *
 /* Appends an owner-less variable to the inputs (WEFT_OK if already there).
  * Errors: WEFT_EINVAL (owned or constant). */
 WEFT_API weft_status_t weft_fgraph_add_input(weft_fgraph_t *fg, weft_var_t *v);
-/* Removes input k and every node using it. Errors: WEFT_EINVAL (k). */
+/* Removes input k and every node using it (and the output slots they fed);
+ * later inputs are renumbered, update pairs follow (see updates below).
+ * Errors: WEFT_EINVAL (k). */
 WEFT_API weft_status_t weft_fgraph_remove_input(weft_fgraph_t *fg, size_t k,
                                                 const char *reason);
 /* Appends an output slot for v, importing its subgraph. */
 WEFT_API weft_status_t weft_fgraph_add_output(weft_fgraph_t *fg, weft_var_t *v,
                                               const char *reason);
-/* Drops output slot k; later slots are renumbered; the old value is pruned if
- * nothing else uses it. Errors: WEFT_EINVAL (k). */
+/* Drops output slot k; later slots are renumbered (update pairs follow); the
+ * old value is pruned if nothing else uses it. Errors: WEFT_EINVAL (k). */
 WEFT_API weft_status_t weft_fgraph_remove_output(weft_fgraph_t *fg, size_t k,
                                                  const char *reason);
+
+/* ---- updates ----------------------------------------------------------------
+ * An update pair (output k, input i) records that output slot k holds input
+ * i's new value (PyTensor's update mapping; a compiled function's updates,
+ * weft/function.h), for rewrites to read (e.g. update_inplace,
+ * weft/rewrite_db.h). An output updates at most one input and an input is
+ * updated by at most one output. Pairs name positions, not variables: a
+ * replace that changes output k's variable keeps its pair; removing input or
+ * output slot k (weft_fgraph_remove_input / remove_output, and the slots that
+ * remove_node or remove_input drop) drops the pairs naming it and renumbers
+ * the later positions like the slots; weft_fgraph_clone copies the pairs.
+ * Thread: as the edits. */
+
+/* Records that output slot `output` updates input `input`; setting the same
+ * pair again is WEFT_OK; input == SIZE_MAX clears output's pair (WEFT_OK if it
+ * had none). Ownership: borrows fg. Errors (nothing changed; message on fg):
+ * WEFT_EINVAL (NULL fg, no such output or input), WEFT_EDUPLICATE (output
+ * already updates another input, or input is already updated by another
+ * output: clear the pair first), WEFT_ETYPE (input's type does not accept the
+ * output's: weft_type_is_super), WEFT_ENOMEM. */
+WEFT_API weft_status_t weft_fgraph_set_update(weft_fgraph_t *fg, size_t output, size_t input);
+/* The input that output slot `output` updates; SIZE_MAX when it updates none
+ * (also for a NULL fg or output out of range). O(number of pairs). */
+WEFT_API size_t weft_fgraph_update_input(const weft_fgraph_t *fg, size_t output);
+/* Number of update pairs (0 for NULL). */
+WEFT_API size_t weft_fgraph_n_updates(const weft_fgraph_t *fg);
 
 /* ---- features -------------------------------------------------------------- */
 

@@ -252,8 +252,9 @@ WEFT_API weft_status_t weft_rewriter_apply_node(weft_rewriter_t *rw, weft_fgraph
  * weft/rewrite_db.h) in `mode`:
  *   "fast_run"     every registered rewrite (merge, useless/local
  *                  simplifications, canonicalize with constant folding,
- *                  specialize (Gemm), the DestroyHandler and the inplace
- *                  rewrite, final merge) - rewrites.md §6 order;
+ *                  specialize (Gemm), the DestroyHandler, the
+ *                  update_inplace and inplace rewrites, final merge) -
+ *                  rewrites.md §6 order;
  *   "fast_compile" merging and constant folding only;
  *   "none"         nothing (unless included).
  * include[k] / exclude[k] name a rewrite or a tag (e.g. "local_mul_by_one",

@@ -130,6 +130,8 @@ WEFT_API weft_status_t weft_rewrite_db_print(weft_rewrite_db_t *db, FILE *f);
  *                                     elementwise chains -> Composite)
  *   49    merge2            graph     fast_run merge
  *   49.5  add_destroy_handler graph   fast_run inplace
+ *   50.4  update_inplace    graph     fast_run inplace (update outputs in
+ *                                     their own state: fgraph update pairs)
  *   50.5  inplace           graph     fast_run inplace
  *   100   merge3            graph     fast_run merge
  * with fast_compile getting merge1 and constant folding (in canonicalize).
@@ -156,6 +158,17 @@ WEFT_API weft_status_t weft_rewriter_add_destroy_handler_create(const char *name
  * Supervisor accept it, largest outputs first, preferring inputs whose last
  * reader is the node. Attaches a DestroyHandler if none. */
 WEFT_API weft_status_t weft_rewriter_inplace_create(const char *name, weft_rewriter_t **out);
+/* In-place priority for updates (execution.md §6): for each update pair of fg
+ * (weft_fgraph_set_update, in output order), the node computing the output
+ * is replaced by its in-place variant on the updated input (its first
+ * occurrence among the node's inputs; all of the node's outputs in one
+ * validated transaction) when the op has one and the DestroyHandler and
+ * Supervisor accept it; a rejection changes nothing and counts as a failure
+ * in the stats. Run before inplace, so an update gets its state's buffer
+ * before another reader could. No update pairs: does nothing; else attaches
+ * a DestroyHandler if none. */
+WEFT_API weft_status_t weft_rewriter_update_inplace_create(const char *name,
+                                                           weft_rewriter_t **out);
 /* A built-in node rewriter by name ("local_mul_by_one", "local_gemm", ... the
  * members listed by weft_rewrite_db_print on the default db). Errors:
  * WEFT_EINVAL (NULL args), WEFT_ENOTFOUND (unknown name), WEFT_ENOMEM. */

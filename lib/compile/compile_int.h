@@ -250,11 +250,6 @@ weft_status_t weft__insert_deepcopies(weft_function_t *f);
  * output's buffer (D6, checked on the final graph). */
 weft_status_t weft__check_protected(weft_function_t *f, const bool *mutable_in);
 
-/* ---- update in-place priority (update_inplace.c) ------------------------- */
-/* Gives update values their in-place variant on their own state (attaches a
- * DestroyHandler). */
-weft_status_t weft__update_inplace(weft_function_t *f);
-
 /* ---- lowering (lower.c) ----------------------------------------------------- */
 weft_status_t weft__compile_lower(weft_function_t *f);
 void weft__compile_free_program(weft_function_t *f);

@@ -1,8 +1,8 @@
 /* weft_function_compile / destroy and the function's accessors: options,
  * validation of the arguments, the compile pipeline (copy into the
- * function's context, FunctionGraph with Supervisor and DestroyHandler,
- * in-place refusal, rewrite mode, boundary copies, protection check,
- * lowering) and teardown. execution.md §1. */
+ * function's context, FunctionGraph with Supervisor, DestroyHandler and
+ * update pairs, in-place refusal, rewrite mode, boundary copies, protection
+ * check, lowering) and teardown. execution.md §1. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -170,6 +170,11 @@ static weft_status_t make_fgraph(weft_function_t *f, const compile_args_t *a, bo
     if (st != WEFT_OK)
         return weft__fn_error(NULL, st, "building the FunctionGraph: %s",
                               weft_graph_last_error(f->g));
+    /* update u is output n_out + u; the rewrites read the pairs (update_inplace) */
+    for (size_t u = 0; u < f->n_upd; u++) {
+        st = weft_fgraph_set_update(f->fg, f->n_out + u, f->upd_input[u]);
+        if (st != WEFT_OK) return weft__fn_error(NULL, st, "%s", weft_fgraph_last_error(f->fg));
+    }
     if (destroyers && !a->o.accept_inplace) return refuse_inplace(f);
     if (dh) {
         st = weft_fgraph_validate(f->fg);
@@ -178,43 +183,13 @@ static weft_status_t make_fgraph(weft_function_t *f, const compile_args_t *a, bo
     return WEFT_OK;
 }
 
-static bool excludes_inplace(const weft_function_options_t *o)
-{
-    for (size_t i = 0; i < o->n_exclude; i++)
-        if (!strcmp(o->exclude[i], "inplace")) return true;
-    return false;
-}
-
-/* fast_run with updates: the mode without "inplace", the updates' own
- * in-place pass, then "inplace" for the rest (update_inplace.c). */
-static weft_status_t rewrite_with_updates(weft_function_t *f, const weft_function_options_t *o,
-                                          const char *mode)
-{
-    const char **ex = malloc((o->n_exclude + 1) * sizeof *ex);
-    if (!ex) return WEFT_ENOMEM;
-    if (o->n_exclude) memcpy(ex, o->exclude, o->n_exclude * sizeof *ex);
-    ex[o->n_exclude] = "inplace";
-    weft_status_t st = weft_rewrite_mode(f->fg, mode, o->n_include, o->include, o->n_exclude + 1,
-                                         ex, NULL);
-    free(ex);
-    if (st == WEFT_OK) st = weft__update_inplace(f);
-    const char *inplace[1] = {"inplace"};
-    if (st == WEFT_OK)
-        st = weft_rewrite_mode(f->fg, "none", 1, inplace, o->n_exclude, o->exclude, NULL);
-    return st;
-}
-
 static weft_status_t run_rewrites(weft_function_t *f, const weft_function_options_t *o)
 {
     const char *mode = o->mode ? o->mode : "fast_run";
     if (!strcmp(mode, "none") && o->n_include == 0) return WEFT_OK;
     uint64_t t0 = weft__now_ns();
-    weft_status_t st;
-    if (f->n_upd && !strcmp(mode, "fast_run") && !excludes_inplace(o))
-        st = rewrite_with_updates(f, o, mode);
-    else
-        st = weft_rewrite_mode(f->fg, mode, o->n_include, o->include, o->n_exclude, o->exclude,
-                               NULL);
+    weft_status_t st = weft_rewrite_mode(f->fg, mode, o->n_include, o->include, o->n_exclude,
+                                         o->exclude, NULL);
     f->rewrite_ns = weft__now_ns() - t0;
     if (st != WEFT_OK && !weft_function_last_error(NULL)[0])
         weft__fn_error(NULL, st, "rewrite mode %s: %s", mode, weft_fgraph_last_error(f->fg));

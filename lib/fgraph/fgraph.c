@@ -1,6 +1,7 @@
 /* FunctionGraph lifecycle: creation (argument checks, input discovery, the
  * missing-input check, cloning, feature attach, importing the outputs),
- * destruction, cloning an fgraph, and the O(1) queries. */
+ * destruction, cloning an fgraph (update pairs included), and the O(1)
+ * queries. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -327,6 +328,7 @@ void weft_fgraph_destroy(weft_fgraph_t *fg)
     weft__free(al, fg->input_mutable, fg->mut_cap * sizeof(bool));
     weft__free(al, fg->outputs, fg->out_cap * sizeof(*fg->outputs));
     weft__free(al, fg->out_nodes, fg->onode_cap * sizeof(*fg->out_nodes));
+    weft__free(al, fg->upd, fg->upd_cap * sizeof(*fg->upd));
     weft__free(al, fg->vflags, fg->vflags_cap * sizeof(uint8_t));
     weft__free(al, fg->clients, fg->clients_cap * sizeof(weft__cvec_t));
     weft__free(al, fg->apos, fg->apos_cap * sizeof(uint32_t));
@@ -449,6 +451,7 @@ weft_status_t weft_fgraph_clone(const weft_fgraph_t *fg, bool check_integrity,
     weft_fgraph_t *nfg = NULL;
     if (s == WEFT_OK) s = fg_build(g, &o, fg->n_in, fg->inputs, fg->n_out, fg->outputs, m, &nfg);
     if (s == WEFT_OK && check_integrity) s = weft_fgraph_check_integrity(nfg);
+    if (s == WEFT_OK) s = weft__fg_updates_copy(fg, nfg);
     if (s == WEFT_OK) s = clone_features(fg, nfg);
     if (s != WEFT_OK) {
         if (nfg) weft__graph_err(g, s, "%s", nfg->err);

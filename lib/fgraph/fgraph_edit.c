@@ -262,6 +262,7 @@ weft_status_t weft_fgraph_remove_input(weft_fgraph_t *fg, size_t k, const char *
     memmove(fg->inputs + k, fg->inputs + k + 1, (fg->n_in - k - 1) * sizeof(*fg->inputs));
     memmove(fg->input_mutable + k, fg->input_mutable + k + 1, (fg->n_in - k - 1) * sizeof(bool));
     fg->n_in--;
+    weft__fg_updates_drop(fg, k, true);
     fg->vflags[v->id] &= (uint8_t)~WEFT__VF_INPUT;
     if (!weft__fg_has_var(fg, v)) return edit_end(fg, WEFT_OK);
     size_t base = fg->rm_stack.n;

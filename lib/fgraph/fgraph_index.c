@@ -299,4 +299,5 @@ void weft__fg_drop_output_slot(weft_fgraph_t *fg, size_t k)
     /* Renumber the later slots' pseudo-nodes in place: their client entries
      * (node pointer, index 0) stay valid. */
     for (size_t j = k; j < fg->n_out; j++) fg->out_nodes[j]->slot = j;
+    weft__fg_updates_drop(fg, k, false);
 }

@@ -48,6 +48,11 @@ typedef struct weft__pvec {
     size_t n, cap;
 } weft__pvec_t;
 
+/* One update pair: output slot `out` holds input `in`'s new value. */
+typedef struct weft__fg_update {
+    size_t out, in;
+} weft__fg_update_t;
+
 struct weft_orderings {
     weft_fgraph_t *fg;
     weft_status_t status;
@@ -66,6 +71,9 @@ struct weft_fgraph {
     weft_var_t **outputs;
     weft_apply_t **out_nodes; /* Output(k) pseudo-nodes */
     size_t n_out, out_cap, onode_cap;
+
+    weft__fg_update_t *upd; /* update pairs (fgraph_update.c), in the order set */
+    size_t n_upd, upd_cap;
 
     uint8_t *vflags;
     weft__cvec_t *clients;
@@ -189,8 +197,16 @@ weft_status_t weft__fg_add_input(weft_fgraph_t *fg, weft_var_t *v, bool is_mutab
 /* Appends an output slot for v (plans and commits v's import first). */
 weft_status_t weft__fg_add_output(weft_fgraph_t *fg, weft_var_t *v, bool import_missing,
                                   const char *reason);
-/* Drops output slot k without touching the clients of its variable. */
+/* Drops output slot k without touching the clients of its variable (and
+ * the update pair naming it; later slots' pairs are renumbered). */
 void weft__fg_drop_output_slot(weft_fgraph_t *fg, size_t k);
+
+/* Update pairs (fgraph_update.c): drops the pair naming input k (input) or
+ * output slot k and renumbers the later positions. */
+void weft__fg_updates_drop(weft_fgraph_t *fg, size_t k, bool input);
+/* Copies src's pairs into dst (same input and output positions). Errors:
+ * WEFT_ENOMEM (dst unchanged). */
+weft_status_t weft__fg_updates_copy(const weft_fgraph_t *src, weft_fgraph_t *dst);
 
 /* The primitive edit; key: the order key (node, i) gets back in new_var's
  * clients (WEFT__CLIENT_NOKEY: appended). */

@@ -33,6 +33,7 @@ weft_status_t weft_rewriter_builtin_create(const char *name, weft_rewriter_t **o
         return weft__constant_dimshuffle_create(name, out);
     if (strcmp(name, "merge") == 0) return weft_rewriter_merge_create(name, out);
     if (strcmp(name, "inplace") == 0) return weft_rewriter_inplace_create(name, out);
+    if (strcmp(name, "update_inplace") == 0) return weft_rewriter_update_inplace_create(name, out);
     if (strcmp(name, "add_destroy_handler") == 0)
         return weft_rewriter_add_destroy_handler_create(name, out);
     return WEFT_ENOTFOUND;
@@ -128,12 +129,18 @@ static weft_status_t reg_fusion(weft_rewrite_db_t *db)
     return st;
 }
 
+/* The DestroyHandler, then the updates' own in-place pass (an update takes
+ * its state's buffer first), then inplace for the rest of the graph. */
 static weft_status_t reg_inplace(weft_rewrite_db_t *db)
 {
     weft_rewriter_t *rw;
     weft_status_t st = weft_rewriter_add_destroy_handler_create("add_destroy_handler", &rw);
     if (st == WEFT_OK)
         st = weft_rewrite_db_register(db, "add_destroy_handler", rw, 49.5,
+                                      TAGS("fast_run", "inplace"));
+    if (st == WEFT_OK) st = weft_rewriter_update_inplace_create("update_inplace", &rw);
+    if (st == WEFT_OK)
+        st = weft_rewrite_db_register(db, "update_inplace", rw, 50.4,
                                       TAGS("fast_run", "inplace"));
     if (st == WEFT_OK) st = weft_rewriter_inplace_create("inplace", &rw);
     if (st == WEFT_OK)

@@ -1,4 +1,5 @@
-/* The in-place rewrite (rewrites.md §6) and add_destroy_handler.
+/* The in-place rewrite (rewrites.md §6) and add_destroy_handler; the variant
+ * node builder is shared with update_inplace.c.
  *
  * For each node whose op is not destructive and whose class has an
  * inplace_variant hook, the candidate inputs are the DestroyHandler's
@@ -53,7 +54,7 @@ static double static_size(const weft_type_t *t, bool *scalar_like)
     return s;
 }
 
-static bool has_variant(const weft_op_t *op)
+bool weft__inplace_has_variant(const weft_op_t *op)
 {
     const weft_op_class_t *c = weft_op_class(op);
     size_t end = offsetof(weft_op_class_t, inplace_variant) + sizeof c->inplace_variant;
@@ -78,7 +79,8 @@ static weft_status_t collect(weft_fgraph_t *fg, cand_node_t **out, size_t *n_out
     if (!c) return WEFT_ENOMEM;
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
-        if (weft_apply_n_outputs(order[i]) != 1 || !has_variant(weft_apply_op(order[i])))
+        if (weft_apply_n_outputs(order[i]) != 1 ||
+            !weft__inplace_has_variant(weft_apply_op(order[i])))
             continue;
         bool scalar;
         double s = static_size(weft_var_type(weft_apply_output(order[i], 0)), &scalar);
@@ -130,27 +132,35 @@ static weft_status_t vop_grow(vop_cache_t *vc)
     return WEFT_OK;
 }
 
-/* op's variant destroying input i (*vop NULL: none), built once per run. */
+/* op's variant destroying input i (*vop NULL: none), built once per run
+ * (vc NULL: no cache, built on each call). */
 static weft_status_t variant_op(weft_graph_t *g, vop_cache_t *vc, const weft_op_t *op, size_t i,
                                 const weft_op_t **vop)
 {
-    weft_status_t st = vop_grow(vc);
-    if (st != WEFT_OK) return st;
     uint64_t h = (weft_op_hash(op) ^ (uint64_t)i) * 0x9e3779b97f4a7c15ull;
-    vop_entry_t *e = vop_find(vc, op, i, h);
-    if (!e->used) {
-        const weft_op_t *v = NULL;
-        if (weft_op_class(op)->inplace_variant(g, op, i, &v) != WEFT_OK) v = NULL;
+    vop_entry_t *e = NULL;
+    if (vc) {
+        weft_status_t st = vop_grow(vc);
+        if (st != WEFT_OK) return st;
+        e = vop_find(vc, op, i, h);
+        if (e->used) {
+            *vop = e->vop;
+            return WEFT_OK;
+        }
+    }
+    const weft_op_t *v = NULL;
+    if (weft_op_class(op)->inplace_variant(g, op, i, &v) != WEFT_OK) v = NULL;
+    if (e) {
         *e = (vop_entry_t){op, v, i, h, true};
         vc->n++;
     }
-    *vop = e->vop;
+    *vop = v;
     return WEFT_OK;
 }
 
-/* Builds the node that computes node's output by destroying input i, when
+/* Builds the node that computes node's outputs by destroying input i, when
  * the op has such a variant and the DestroyHandler says it may (*nn NULL:
- * not possible). */
+ * not possible). vc: the run's variant cache, or NULL. */
 static weft_status_t variant_node(weft_fgraph_t *fg, vop_cache_t *vc, weft_apply_t *node,
                                   size_t i, weft_apply_t **nn)
 {
@@ -164,14 +174,22 @@ static weft_status_t variant_node(weft_fgraph_t *fg, vop_cache_t *vc, weft_apply
     if (st == WEFT_ENOMEM) return st;
     if (st != WEFT_OK || !ok) return WEFT_OK;
     size_t n_in = weft_apply_n_inputs(node);
-    weft_var_t *ins[64];
+    weft_var_t *local[64], **ins = n_in <= 64 ? local : malloc(n_in * sizeof *ins);
+    if (!ins) return WEFT_ENOMEM;
     for (size_t k = 0; k < n_in; k++) ins[k] = weft_apply_input(node, k);
     const char *file;
     int line;
     weft_apply_trace(node, &file, &line);
     st = weft_apply_create_at(g, vop, n_in, ins, file, line, nn);
+    if (ins != local) free(ins);
     if (st != WEFT_OK) *nn = NULL;
     return st == WEFT_ENOMEM ? st : WEFT_OK;
+}
+
+weft_status_t weft__inplace_variant_node(weft_fgraph_t *fg, weft_apply_t *node, size_t i,
+                                         weft_apply_t **nn)
+{
+    return variant_node(fg, NULL, node, i, nn);
 }
 
 /* Tries to make node destroy input i in its own transaction; *done on success. */

@@ -170,6 +170,13 @@ weft_status_t weft__local_gemm(weft_fgraph_t *fg, weft_apply_t *node, void *user
 /* local_elemwise_fusion (fusion.c). */
 weft_status_t weft__local_elemwise_fusion(weft_fgraph_t *fg, weft_apply_t *node, void *user,
                                           weft_rewrite_result_t *res);
+/* In-place variants (inplace.c): whether op is out of place and its class has
+ * an inplace_variant hook; the node computing node's outputs by destroying
+ * input i when the op has that variant and the DestroyHandler accepts it
+ * (*nn NULL otherwise; built, not imported). Errors: WEFT_ENOMEM only. */
+bool weft__inplace_has_variant(const weft_op_t *op);
+weft_status_t weft__inplace_variant_node(weft_fgraph_t *fg, weft_apply_t *node, size_t i,
+                                         weft_apply_t **nn);
 /* Pattern-based built-ins (canon_pattern.c). */
 weft_status_t weft__pattern_builtin_create(const char *name, weft_rewriter_t **out);
 bool weft__pattern_builtin_exists(const char *name);

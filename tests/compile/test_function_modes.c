@@ -1,7 +1,8 @@
 /* Compiled functions with the rewrite modes (needs lib/rewrite and the
  * elementwise ops): fast_compile merges, fast_run rewrites in place without
  * touching protected inputs, update outputs computed in place in their
- * state, include/exclude, and mode errors. */
+ * state (the update_inplace rewrite, excluded by name or tag),
+ * include/exclude, and mode errors. */
 #define _POSIX_C_SOURCE 200809L /* fmemopen */
 #include <math.h>
 #include <setjmp.h>
@@ -150,6 +151,55 @@ static void test_modes_fast_run_update_runs_in_place(void **state)
     weft_function_destroy(f);
 }
 
+/* s <- s + exp(x), s also read by y = s^2 (fusion excluded to keep the Add):
+ * the update_inplace rewrite gives the Add s's buffer, no copy; excluded by
+ * name, inplace alone makes the Add overwrite exp(x) (its last reader) and
+ * the new s is copied back; with the "inplace" tag excluded nothing is in
+ * place. Every variant computes the same values. */
+static void test_modes_update_inplace_excluded_by_name_or_tag(void **state)
+{
+    (void)state;
+    weft_var_t *s = ct_var(g, "s", 1, S4), *x = ct_var(g, "x", 1, S4);
+    weft_var_t *y = un(WEFT_ELEMWISE_SQR, s), *in[2] = {s, x};
+    weft_update_t upd = {s, bin(WEFT_ELEMWISE_ADD, s, un(WEFT_ELEMWISE_EXP, x))};
+    const char *ex[3][2] = {{"fusion", NULL}, {"fusion", "update_inplace"}, {"fusion", "inplace"}};
+    const char *want[3] = {"Add{inplace=0}(s, Exp.out)", "Add{inplace=1}(s, Exp.out)",
+                           "Add(s, Exp.out)"};
+    for (int c = 0; c < 3; c++) {
+        weft_function_options_t o = WEFT_FUNCTION_OPTIONS_INIT;
+        o.mode = "fast_run";
+        o.threads = 2;
+        o.n_exclude = ex[c][1] ? 2 : 1;
+        o.exclude = ex[c];
+        weft_function_t *f = NULL;
+        assert_int_equal(weft_function_compile(2, in, 1, &y, 1, &upd, &o, &f), WEFT_OK);
+        char text[2048];
+        program_text(f, text, sizeof text);
+        assert_non_null(strstr(text, want[c]));
+        if (c == 0) assert_null(strstr(text, "DeepCopyOp"));
+        if (c > 0) assert_null(strstr(text, "Add{inplace=0}")); /* s is not destroyed */
+        if (c == 2) assert_null(strstr(text, "inplace="));
+        weft_tensor_t *ts = ct_tensor(1, S4, 0.0), *tx = ct_tensor(1, S4, 0.5), *ty = NULL;
+        for (int call = 0; call < 3; call++) {
+            weft_tensor_t *ins[2] = {ts, tx};
+            double old[4];
+            for (size_t i = 0; i < 4; i++) old[i] = weft_tensor_flat_get(ts, i);
+            assert_int_equal(weft_function_call(f, 2, ins, 1, &ty), WEFT_OK);
+            for (size_t i = 0; i < 4; i++) {
+                double xi = 0.5 + (double)i;
+                assert_true(weft_tensor_flat_get(ty, i) == old[i] * old[i]); /* the old s */
+                assert_true(weft_tensor_flat_get(ts, i) == old[i] + exp(xi));
+                assert_true(weft_tensor_flat_get(tx, i) == xi);
+            }
+            weft_tensor_release(ty);
+            ty = NULL;
+        }
+        weft_tensor_release(ts);
+        weft_tensor_release(tx);
+        weft_function_destroy(f);
+    }
+}
+
 static void test_modes_exclude_inplace_and_unknown_include(void **state)
 {
     (void)state;
@@ -183,6 +233,7 @@ int main(void)
         T(test_modes_fast_compile_merges_duplicates),
         T(test_modes_fast_run_inplace_never_touches_protected_input),
         T(test_modes_fast_run_update_runs_in_place),
+        T(test_modes_update_inplace_excluded_by_name_or_tag),
         T(test_modes_exclude_inplace_and_unknown_include),
     };
     return cmocka_run_group_tests_name("function_modes", tests, NULL, NULL);

@@ -1,7 +1,7 @@
 /* FunctionGraph: construction (cloning, input discovery, missing inputs),
  * clients and Output pseudo-clients, import, change_node_input, replace,
- * remove_node, inputs and outputs, check_integrity, cloning an fgraph, and
- * every documented bad-input status. */
+ * remove_node, inputs and outputs, update pairs, check_integrity, cloning an
+ * fgraph, and every documented bad-input status. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -417,6 +417,69 @@ static void test_fgraph_inputs_and_outputs_add_and_remove(void **state)
     weft_fgraph_destroy(fg);
 }
 
+/* Update pairs name positions: removing an input or an output slot (directly
+ * or as remove_input / remove_node drop it) drops the pairs naming it and
+ * renumbers the later ones; clone copies them; bad arguments change nothing. */
+static void test_fgraph_update_pairs_follow_removals_and_clone(void **state)
+{
+    fx_t *f = *state;
+    weft_var_t *in[5] = {fx_var(f, "a"), fx_var(f, "b"), fx_var(f, "c"), fx_var(f, "d"), NULL};
+    assert_int_equal(weft_var_create(f->g, f->scalar, "s", &in[4]), WEFT_OK);
+    weft_var_t *outs[5] = {fx_un(f, f->neg, in[0]), fx_un(f, f->exp, in[1]),
+                           fx_bin(f, f->add, in[2], in[3]), fx_un(f, f->neg, in[3]),
+                           fx_un(f, f->neg, in[4])};
+    weft_fgraph_t *fg = fx_fgraph(f, 5, in, 5, outs, false, 0, NULL), *c;
+    /* bad arguments: named errors, nothing recorded */
+    assert_int_equal(weft_fgraph_set_update(NULL, 0, 0), WEFT_EINVAL);
+    assert_int_equal(weft_fgraph_set_update(fg, 5, 0), WEFT_EINVAL);
+    assert_non_null(strstr(fg_err(fg), "no output 5 (5 outputs)"));
+    assert_int_equal(weft_fgraph_set_update(fg, 0, 5), WEFT_EINVAL);
+    assert_non_null(strstr(fg_err(fg), "no input 5 (5 inputs)"));
+    assert_int_equal(weft_fgraph_set_update(fg, 4, 3), WEFT_ETYPE); /* float64[] into [?] */
+    assert_non_null(strstr(fg_err(fg), "cannot update input 3"));
+    assert_int_equal(weft_fgraph_n_updates(fg), 0);
+    for (size_t k = 0; k < 4; k++) assert_int_equal(weft_fgraph_set_update(fg, k, k), WEFT_OK);
+    assert_int_equal(weft_fgraph_set_update(fg, 2, 2), WEFT_OK); /* the same pair again */
+    assert_int_equal(weft_fgraph_set_update(fg, 0, 1), WEFT_EDUPLICATE);
+    assert_non_null(strstr(fg_err(fg), "output 0 already updates input 0"));
+    assert_int_equal(weft_fgraph_set_update(fg, 4, 1), WEFT_EDUPLICATE);
+    assert_non_null(strstr(fg_err(fg), "input 1 is already updated by output 1"));
+    assert_int_equal(weft_fgraph_n_updates(fg), 4);
+    assert_int_equal(weft_fgraph_set_update(fg, 4, SIZE_MAX), WEFT_OK); /* had none */
+    assert_int_equal(weft_fgraph_set_update(fg, 3, SIZE_MAX), WEFT_OK);
+    assert_int_equal(weft_fgraph_update_input(fg, 3), SIZE_MAX);
+    assert_int_equal(weft_fgraph_set_update(fg, 3, 3), WEFT_OK);
+    assert_int_equal(weft_fgraph_update_input(fg, 4), SIZE_MAX);
+    assert_int_equal(weft_fgraph_update_input(fg, 99), SIZE_MAX);
+    assert_int_equal(weft_fgraph_update_input(NULL, 0), SIZE_MAX);
+    assert_int_equal(weft_fgraph_n_updates(NULL), 0);
+    assert_int_equal(weft_fgraph_clone(fg, true, NULL, &c), WEFT_OK);
+    /* outputs -a, exp b, c + d, -d, -s; drop exp b: its pair goes, later slots shift */
+    assert_int_equal(weft_fgraph_remove_output(fg, 1, "r"), WEFT_OK);
+    size_t want1[4] = {0, 2, 3, SIZE_MAX};
+    for (size_t k = 0; k < 4; k++) assert_int_equal(weft_fgraph_update_input(fg, k), want1[k]);
+    /* drop input a: -a's slot 0 goes with it; inputs b c d s, outputs c + d, -d, -s */
+    assert_int_equal(weft_fgraph_remove_input(fg, 0, "r"), WEFT_OK);
+    assert_int_equal(weft_fgraph_n_updates(fg), 2);
+    size_t want2[3] = {1, 2, SIZE_MAX};
+    for (size_t k = 0; k < 3; k++) assert_int_equal(weft_fgraph_update_input(fg, k), want2[k]);
+    /* drop input c: the Add and slot 0; inputs b d s, outputs -d, -s */
+    assert_int_equal(weft_fgraph_remove_input(fg, 1, "r"), WEFT_OK);
+    assert_int_equal(weft_fgraph_n_updates(fg), 1);
+    assert_int_equal(weft_fgraph_update_input(fg, 0), 1);
+    assert_int_equal(weft_fgraph_update_input(fg, 1), SIZE_MAX);
+    /* remove_node drops -d's slot */
+    assert_int_equal(weft_fgraph_remove_node(fg, weft_var_owner(outs[3]), "r"), WEFT_OK);
+    assert_int_equal(weft_fgraph_n_updates(fg), 0);
+    assert_int_equal(weft_fgraph_check_integrity(fg), WEFT_OK);
+    /* the clone kept its own copy */
+    assert_int_equal(weft_fgraph_n_updates(c), 4);
+    for (size_t k = 0; k < 4; k++) assert_int_equal(weft_fgraph_update_input(c, k), k);
+    assert_int_equal(weft_fgraph_update_input(c, 4), SIZE_MAX);
+    weft_fgraph_destroy(c);
+    weft_fgraph_destroy(fg);
+}
+
 static void test_fgraph_multi_output_siblings_are_variables(void **state)
 {
     fx_t *f = *state;
@@ -641,6 +704,7 @@ int main(void)
         T(test_fgraph_replace_with_foreign_variable_is_eforeign),
         T(test_fgraph_remove_node_removes_dependents_and_slots),
         T(test_fgraph_inputs_and_outputs_add_and_remove),
+        T(test_fgraph_update_pairs_follow_removals_and_clone),
         T(test_fgraph_multi_output_siblings_are_variables),
         T(test_fgraph_replace_unknown_variable_is_enotfound),
         T(test_fgraph_check_integrity_detects_inconsistent_clients),

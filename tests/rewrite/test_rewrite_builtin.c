@@ -1,7 +1,7 @@
 /* Built-in rewrites one by one: the printed graph before and after, outputs
  * equal to the unrewritten graph's on random data, and the rewrite not
  * firing when excluded by name or by tag. Also merge, constant folding, the
- * inplace rewrite and the modes. */
+ * inplace and update_inplace rewrites and the modes. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -498,6 +498,43 @@ static void test_rewrite_inplace_mutable_inputs_and_later_readers(void **state)
     weft_fgraph_destroy(fg);
 }
 
+/* u = exp(y) + s updating s, with another reader of s: update_inplace makes
+ * the Add destroy s (its second input) only for an update pair, and leaves a
+ * protected s alone (the Supervisor's rejection is no error). Values as the
+ * unrewritten graph's, run in toposort order (Neg reads s before the Add). */
+static void test_rewrite_update_inplace_destroys_the_updated_input(void **state)
+{
+    rfx_t *f = *state;
+    weft_var_t *in[2] = {rfx_var(f, f->m34, "s"), rfx_var(f, f->m34, "y")};
+    weft_var_t *e = rfx_un(f, WEFT_ELEMWISE_EXP, in[1]);
+    weft_var_t *outs[2] = {rfx_bin(f, WEFT_ELEMWISE_ADD, e, in[0]),
+                           rfx_un(f, WEFT_ELEMWISE_NEG, in[0])};
+    weft_tensor_t *vals[2], *ref[2], *got[2];
+    rfx_random_inputs(f, 2, in, vals, -1, 1);
+    rfx_eval(f, 2, in, vals, 2, outs, ref);
+    const char *want[3] = {"Add{inplace=1}(Exp(y), s); Neg(s)", "Add(Exp(y), s); Neg(s)",
+                           "Add(Exp(y), s); Neg(s)"};
+    for (int c = 0; c < 3; c++) { /* update pair, none, pair on a protected s */
+        weft_fgraph_t *fg = rfx_fgraph(f, 2, in, 2, outs, c < 2);
+        if (c != 1) assert_int_equal(weft_fgraph_set_update(fg, 0, 0), WEFT_OK);
+        weft_rewriter_t *r;
+        assert_int_equal(weft_rewriter_builtin_create("update_inplace", &r), WEFT_OK);
+        assert_int_equal(weft_rewriter_apply(r, fg, NULL), WEFT_OK);
+        weft_rewriter_release(r);
+        char buf[512];
+        rfx_fg_expr(fg, buf, sizeof buf);
+        assert_string_equal(buf, want[c]);
+        assert_int_equal(weft_fgraph_validate(fg), WEFT_OK);
+        rfx_eval_fgraph(f, fg, 2, in, vals, got);
+        for (int k = 0; k < 2; k++) rfx_assert_close(got[k], ref[k], TOL_R, TOL_A);
+        rfx_release(2, got);
+        weft_fgraph_destroy(fg);
+    }
+    assert_true(weft_rewrite_db_has(weft_rewrite_db_default(), "update_inplace"));
+    rfx_release(2, ref);
+    rfx_release(2, vals);
+}
+
 static void test_rewrite_mode_excluding_inplace_by_tag_keeps_ops(void **state)
 {
     rfx_t *f = *state;
@@ -558,6 +595,8 @@ int main(void)
             test_rewrite_inplace_destroys_only_intermediates_of_protected_inputs, rfx_setup,
             rfx_teardown),
         cmocka_unit_test_setup_teardown(test_rewrite_inplace_mutable_inputs_and_later_readers,
+                                        rfx_setup, rfx_teardown),
+        cmocka_unit_test_setup_teardown(test_rewrite_update_inplace_destroys_the_updated_input,
                                         rfx_setup, rfx_teardown),
         cmocka_unit_test_setup_teardown(test_rewrite_mode_excluding_inplace_by_tag_keeps_ops,
                                         rfx_setup, rfx_teardown),
