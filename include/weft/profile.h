@@ -17,7 +17,7 @@
  * times are per-thread wall times, so they may add up to more than the
  * call's wall time.
  *
- * A profile is taken as a snapshot (weft_profile_get): plain data, owned by
+ * A profile is taken as a snapshot (weft_profile_create): plain data, owned by
  * the caller, consistent even while other threads call the function.
  * With WEFT_PROFILE=1, every function prints its report to stderr when it is
  * destroyed; functions still alive at exit print theirs from an atexit
@@ -103,8 +103,8 @@ typedef struct weft_profile {
  * Errors: WEFT_EINVAL (NULL args, unknown scope), WEFT_ESTATE (f was not
  * compiled with profiling; or scope LAST_CALL before any call), WEFT_ENOMEM.
  * Thread: any, also while other threads call f. */
-WEFT_API weft_status_t weft_profile_get(const weft_function_t *f, weft_profile_scope_t scope,
-                                        weft_profile_t **out);
+WEFT_API weft_status_t weft_profile_create(const weft_function_t *f,
+                                           weft_profile_scope_t scope, weft_profile_t **out);
 
 /* Frees a snapshot. NULL: no-op. */
 WEFT_API void weft_profile_destroy(weft_profile_t *p);
@@ -127,7 +127,7 @@ WEFT_API weft_status_t weft_profile_print(const weft_profile_t *p, size_t max_ro
 WEFT_API weft_status_t weft_profile_write_trace(const weft_profile_t *p, FILE *out);
 
 /* Convenience: snapshot (TOTAL), print, free.
- * Errors: as weft_profile_get and weft_profile_print. */
+ * Errors: as weft_profile_create and weft_profile_print. */
 WEFT_API weft_status_t weft_function_print_profile(const weft_function_t *f, FILE *out);
 
 /* Discards the accumulated profile of f (e.g. after warm-up calls).

@@ -1,6 +1,6 @@
 /* Profile accumulation and snapshots: each finished call folds the
  * scheduler's per-run records (node start/end/worker, worker idle) into the
- * function's accumulator under prof_lock; weft_profile_get turns the
+ * function's accumulator under prof_lock; weft_profile_create turns the
  * accumulator into plain data: per-apply rows, Ops and Class groups sorted by
  * time, parallelism and the critical path (longest path through the DAG
  * weighted by node time; DAG ids are positions in a topological order

@@ -175,7 +175,7 @@ weft_status_t weft_function_print_profile(const weft_function_t *f, FILE *out)
 {
     if (!f || !out) return WEFT_EINVAL;
     weft_profile_t *p;
-    weft_status_t st = weft_profile_get(f, WEFT_PROFILE_TOTAL, &p);
+    weft_status_t st = weft_profile_create(f, WEFT_PROFILE_TOTAL, &p);
     if (st != WEFT_OK) return st;
     st = weft_profile_print(p, 0, out);
     weft_profile_destroy(p);

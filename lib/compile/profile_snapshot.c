@@ -1,4 +1,4 @@
-/* weft_profile_get / weft_profile_destroy: a self-contained snapshot of a
+/* weft_profile_create / weft_profile_destroy: a self-contained snapshot of a
  * function's profile (copied under prof_lock, then decorated with printed
  * names, groups and the critical path outside the lock). */
 #include <stdlib.h>
@@ -190,8 +190,8 @@ static void fill_public(const weft_function_t *f, weft_profile_scope_t scope, sn
         p->critical_path_ns ? (double)p->node_time_ns / (double)p->critical_path_ns : 0.0;
 }
 
-weft_status_t weft_profile_get(const weft_function_t *f, weft_profile_scope_t scope,
-                               weft_profile_t **out)
+weft_status_t weft_profile_create(const weft_function_t *f, weft_profile_scope_t scope,
+                                  weft_profile_t **out)
 {
     if (!f || !out || (scope != WEFT_PROFILE_TOTAL && scope != WEFT_PROFILE_LAST_CALL))
         return WEFT_EINVAL;

@@ -581,7 +581,7 @@ static void test_function_one_worker_runs_nodes_in_layout_order(void **state)
     weft_tensor_t *tx = ct_tensor(1, S3, 1.0), *res[4] = {NULL};
     assert_int_equal(weft_function_call(f, 1, &tx, 4, res), WEFT_OK);
     weft_profile_t *p = NULL;
-    assert_int_equal(weft_profile_get(f, WEFT_PROFILE_LAST_CALL, &p), WEFT_OK);
+    assert_int_equal(weft_profile_create(f, WEFT_PROFILE_LAST_CALL, &p), WEFT_OK);
     assert_int_equal(p->n_applies, 5);
     for (size_t i = 0; i + 1 < p->n_applies; i++) {
         const weft_profile_apply_t *r = &p->applies[i], *q = &p->applies[i + 1];

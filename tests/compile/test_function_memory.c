@@ -83,7 +83,7 @@ static void test_memory_chain_frees_intermediates_after_last_reader(void **state
     assert_int_equal(st.buffers_reused, 5 * 8 - 2);
     assert_int_equal(st.call_states, 1);
     weft_profile_t *p;
-    assert_int_equal(weft_profile_get(f, WEFT_PROFILE_TOTAL, &p), WEFT_OK);
+    assert_int_equal(weft_profile_create(f, WEFT_PROFILE_TOTAL, &p), WEFT_OK);
     assert_int_equal(p->peak_bytes, 2 * 512);
     weft_profile_destroy(p);
     weft_tensor_release(x);

@@ -80,7 +80,7 @@ static void test_profile_known_costs_give_sums_and_critical_path(void **state)
     weft_function_t *f = known_costs(true, "known");
     call_n(f, 3);
     weft_profile_t *p;
-    assert_int_equal(weft_profile_get(f, WEFT_PROFILE_TOTAL, &p), WEFT_OK);
+    assert_int_equal(weft_profile_create(f, WEFT_PROFILE_TOTAL, &p), WEFT_OK);
     assert_string_equal(p->function, "known");
     assert_int_equal(p->calls, 3);
     assert_int_equal(p->n_applies, 4);
@@ -125,7 +125,7 @@ static void test_profile_known_costs_give_sums_and_critical_path(void **state)
     assert_int_equal(p->n_ops, 2); /* Sleep{...} props print as one op name per class */
     weft_profile_destroy(p);
     /* last call only */
-    assert_int_equal(weft_profile_get(f, WEFT_PROFILE_LAST_CALL, &p), WEFT_OK);
+    assert_int_equal(weft_profile_create(f, WEFT_PROFILE_LAST_CALL, &p), WEFT_OK);
     assert_int_equal(p->calls, 1);
     for (size_t i = 0; i < p->n_applies; i++) {
         assert_int_equal(p->applies[i].calls, 1);
@@ -135,7 +135,7 @@ static void test_profile_known_costs_give_sums_and_critical_path(void **state)
     assert_true(p->critical_path_ns >= 30000000ull);
     weft_profile_destroy(p);
     assert_int_equal(weft_profile_reset(f), WEFT_OK);
-    assert_int_equal(weft_profile_get(f, WEFT_PROFILE_TOTAL, &p), WEFT_OK);
+    assert_int_equal(weft_profile_create(f, WEFT_PROFILE_TOTAL, &p), WEFT_OK);
     assert_int_equal(p->calls, 0);
     assert_int_equal(p->node_time_ns, 0);
     weft_profile_destroy(p);
@@ -173,7 +173,7 @@ static void test_profile_trace_json_parses(void **state)
     weft_function_t *f = known_costs(true, "trace \"quoted\"");
     call_n(f, 1);
     weft_profile_t *p;
-    assert_int_equal(weft_profile_get(f, WEFT_PROFILE_LAST_CALL, &p), WEFT_OK);
+    assert_int_equal(weft_profile_create(f, WEFT_PROFILE_LAST_CALL, &p), WEFT_OK);
     char path[] = "/tmp/weft_trace_XXXXXX";
     int fd = mkstemp(path);
     assert_true(fd >= 0);
@@ -199,12 +199,12 @@ static void test_profile_bad_arguments_return_exact_status(void **state)
     (void)state;
     weft_function_t *off = known_costs(false, "off"), *on = known_costs(true, "on");
     weft_profile_t *p = (weft_profile_t *)1;
-    assert_int_equal(weft_profile_get(NULL, WEFT_PROFILE_TOTAL, &p), WEFT_EINVAL);
-    assert_int_equal(weft_profile_get(on, WEFT_PROFILE_TOTAL, NULL), WEFT_EINVAL);
-    assert_int_equal(weft_profile_get(on, (weft_profile_scope_t)7, &p), WEFT_EINVAL);
-    assert_int_equal(weft_profile_get(off, WEFT_PROFILE_TOTAL, &p), WEFT_ESTATE);
+    assert_int_equal(weft_profile_create(NULL, WEFT_PROFILE_TOTAL, &p), WEFT_EINVAL);
+    assert_int_equal(weft_profile_create(on, WEFT_PROFILE_TOTAL, NULL), WEFT_EINVAL);
+    assert_int_equal(weft_profile_create(on, (weft_profile_scope_t)7, &p), WEFT_EINVAL);
+    assert_int_equal(weft_profile_create(off, WEFT_PROFILE_TOTAL, &p), WEFT_ESTATE);
     assert_null(p);
-    assert_int_equal(weft_profile_get(on, WEFT_PROFILE_LAST_CALL, &p), WEFT_ESTATE);
+    assert_int_equal(weft_profile_create(on, WEFT_PROFILE_LAST_CALL, &p), WEFT_ESTATE);
     assert_int_equal(weft_profile_reset(NULL), WEFT_EINVAL);
     assert_int_equal(weft_profile_reset(off), WEFT_ESTATE);
     assert_int_equal(weft_profile_print(NULL, 0, stdout), WEFT_EINVAL);

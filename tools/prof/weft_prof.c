@@ -291,7 +291,7 @@ static int call_n(weft_function_t *f, const weft_graph_io_t *gr, weft_tensor_t *
 static int report(const opts_t *o, weft_function_t *f)
 {
     weft_profile_t *p = NULL;
-    weft_status_t s = weft_profile_get(f, WEFT_PROFILE_TOTAL, &p);
+    weft_status_t s = weft_profile_create(f, WEFT_PROFILE_TOTAL, &p);
     if (s == WEFT_OK) s = weft_profile_print(p, (size_t)o->rows, stdout);
     if (s == WEFT_OK && o->trace) {
         FILE *tf = fopen(o->trace, "w");
