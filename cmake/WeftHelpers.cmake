@@ -185,3 +185,21 @@ function(weft_add_test name)
   endif()
   set_tests_properties(${name} PROPERTIES LABELS "${T_LABELS}" TIMEOUT ${T_TIMEOUT})
 endfunction()
+
+# Writes ${PROJECT_BINARY_DIR}/weft_modules.txt, one line per module,
+# "module: dep dep ..." (its DEPS, sorted), for tests/layering to compare with
+# the layer table of docs/architecture.md.
+function(weft_write_module_graph)
+  get_property(mods GLOBAL PROPERTY WEFT_MODULES)
+  set(text "")
+  foreach(m IN LISTS mods)
+    get_target_property(deps ${m} WEFT_MODULE_DEPS)
+    if(NOT deps)
+      set(deps "")
+    endif()
+    list(SORT deps)
+    list(JOIN deps " " line)
+    string(APPEND text "${m}: ${line}\n")
+  endforeach()
+  file(WRITE ${PROJECT_BINARY_DIR}/weft_modules.txt "${text}")
+endfunction()
