@@ -151,10 +151,11 @@ static void track_free(weft__call_state_t *cs, uint32_t s)
     atomic_fetch_sub_explicit(&cs->live_buffers, 1, memory_order_relaxed);
 }
 
-/* dec: the node's n_dec slots to count down (after its input slots). */
-static void count_down(weft__call_state_t *cs, const uint32_t *dec, uint32_t n_dec, bool prof)
+/* Counts down the node's countdown slots (weft__node_slots_dec). */
+static void count_down(weft__call_state_t *cs, const weft__node_slots_t *ns, bool prof)
 {
-    for (uint32_t i = 0; i < n_dec; i++) {
+    const uint32_t *dec = weft__node_slots_dec(ns);
+    for (uint32_t i = 0, n_dec = ns->n_dec; i < n_dec; i++) {
         uint32_t s = dec[i];
         /* acq_rel: our reads of the cell's tensor happen before the last
          * reader's emptying (release); the last reader acquires every other
@@ -177,7 +178,7 @@ static inline void prefetch_next(const weft__call_state_t *cs, const weft__cnode
     if (t) __builtin_prefetch(t);
 }
 
-/* An own node's output (WEFT__CNODE_OWN) placed by this call: it may skip the
+/* An own node's output (weft__cnode_t.own) placed by this call: it may skip the
  * reference-count reads and the output check from the next call on when it
  * is exclusive and contiguous now (nothing can reference it later). */
 static uint8_t own_placed(const weft_tensor_t *t)
@@ -219,9 +220,9 @@ weft_status_t weft__node_body(void *arg, const weft_task_ctx_t *tctx)
     if (prev) __builtin_prefetch(prev);
     prefetch_next(cs, n);
     /* small arities use the (hot) stack; larger ones the state's scratch */
-    const uint32_t *sl = f->slot_storage + (n->slots & ~WEFT__CNODE_OWN);
-    uint32_t n_in = sl[0], n_dec = sl[1];
-    const uint32_t *in_slots = sl + 3;
+    const weft__node_slots_t *ns = weft__cnode_slots(f, n);
+    uint32_t n_in = ns->n_in;
+    const uint32_t *in_slots = weft__node_slots_in(ns);
     weft_tensor_t *local[8];
     weft_tensor_t **argv = n_in <= 8 ? local : cs->argv + f->argv_off[node_index(cs, n)];
     for (uint32_t k = 0; k < n_in; k++) argv[k] = cs->cells[in_slots[k]];
@@ -233,9 +234,8 @@ weft_status_t weft__node_body(void *arg, const weft_task_ctx_t *tctx)
     kctx.threads = f->node_threads;
     kctx.out_cells = out;
     kctx.stash = cs->stash + n->out_base;
-    kctx.n_out = sl[2];
-    bool n_own = n->slots & WEFT__CNODE_OWN;
-    bool own = n_own && cs->own[n->out_base];
+    kctx.n_out = ns->n_out;
+    bool own = n->own && cs->own[n->out_base];
     if (own) kctx.own_cell = out;
     weft_status_t st = n->perform(n->apply, argv, out, &kctx);
     if (own && *out != prev) { /* perform replaced it */
@@ -246,10 +246,10 @@ weft_status_t weft__node_body(void *arg, const weft_task_ctx_t *tctx)
     if (!own || f->nan_check) {
         st = check_outputs(cs, n);
         if (st != WEFT_OK) return st;
-        if (n_own) cs->own[n->out_base] = own_placed(*out);
+        if (n->own) cs->own[n->out_base] = own_placed(*out);
     }
     if (f->profile) track_alloc(cs, n);
-    count_down(cs, in_slots + n_in, n_dec, f->profile);
+    count_down(cs, ns, f->profile);
     return WEFT_OK;
 }
 

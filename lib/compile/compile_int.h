@@ -45,17 +45,16 @@ typedef weft_status_t (*weft__perform_fn)(const weft_apply_t *node, weft_tensor_
 /* One DAG node: what its body needs on every call, resolved at compile time,
  * in 32 bytes (two per cache line: the node path is bound by cache misses on
  * large graphs, and nodes run in near-random order). Its index is its
- * position in f->nodes. Its slot lists live in f->slot_storage at
- * slots & ~WEFT__CNODE_OWN: [n_in, n_dec, n_out, n_in input slots, n_dec
- * slots to count down after running]; what only the checks read is in
- * f->node_out. */
+ * position in f->nodes. Its slot lists (weft__node_slots_t) live in
+ * f->slot_storage at word offset slots: weft__cnode_slots finds them; what
+ * only the checks read is in f->node_out. */
 typedef struct weft__cnode {
     _Alignas(32) weft__perform_fn perform;
     const weft_apply_t *apply;
-    /* offset of the slot lists; WEFT__CNODE_OWN set: output 0 is the only
-     * output and an exclusive kept slot (WEFT__SLOT_KEPT and nothing aliases
-     * it): see cs->own */
-    uint32_t slots;
+    uint32_t slots : 31; /* word offset of the slot lists in f->slot_storage */
+    /* output 0 is the only output and an exclusive kept slot (WEFT__SLOT_KEPT
+     * and nothing aliases it): see cs->own */
+    uint32_t own : 1;
     uint32_t out_base; /* output j lives in slot out_base + j */
     /* The successor the scheduler most likely runs next on this worker (its
      * first DAG successor: the continuation when ready) and its output slot,
@@ -63,7 +62,44 @@ typedef struct weft__cnode {
     uint32_t next, next_out;
 } weft__cnode_t;
 
-#define WEFT__CNODE_OWN 0x80000000u
+_Static_assert(sizeof(weft__cnode_t) == 32 && _Alignof(weft__cnode_t) == 32,
+               "weft__cnode_t: two per 64-byte cache line");
+
+/* Bound on f->slot_storage's length in words: offsets fit weft__cnode_t.slots. */
+#define WEFT__SLOT_STORAGE_MAX (1u << 31)
+
+/* A node's slot lists: this header and, right after it, n_in input slots
+ * then n_dec slots to count down after running (each distinct freeable
+ * input, and its own outputs nobody reads). Consecutive nodes' lists are
+ * packed back to back in f->slot_storage, in node order, so one node's lists
+ * are one short contiguous run of 32-bit words. */
+typedef struct weft__node_slots {
+    uint32_t n_in;  /* inputs: slot[0 .. n_in) */
+    uint32_t n_dec; /* countdowns: slot[n_in .. n_in + n_dec) */
+    uint32_t n_out; /* outputs: slots out_base .. out_base + n_out (weft__cnode_t) */
+    uint32_t slot[];
+} weft__node_slots_t;
+
+_Static_assert(sizeof(weft__node_slots_t) == 3 * sizeof(uint32_t),
+               "weft__node_slots_t: a 3-word header, no padding before the slots");
+
+/* The n_in input slots: input k is the tensor in cells[weft__node_slots_in(ns)[k]]. */
+static inline const uint32_t *weft__node_slots_in(const weft__node_slots_t *ns)
+{
+    return ns->slot;
+}
+
+/* The n_dec slots the node counts down after running. */
+static inline const uint32_t *weft__node_slots_dec(const weft__node_slots_t *ns)
+{
+    return ns->slot + ns->n_in;
+}
+
+/* Length in storage words of slot lists with n_in inputs and n_dec countdowns. */
+static inline size_t weft__node_slots_words(size_t n_in, size_t n_dec)
+{
+    return sizeof(weft__node_slots_t) / sizeof(uint32_t) + n_in + n_dec;
+}
 
 /* A node's cold data: read by output checks and memory tracking only. */
 typedef struct weft__cnode_out {
@@ -144,7 +180,7 @@ struct weft_function {
     uint32_t n_nodes, n_slots, n_argv;
     weft__cnode_t *nodes; /* 64-byte aligned */
     weft__cnode_out_t *node_out; /* per node */
-    uint32_t *slot_storage;      /* every node's slot lists (weft__cnode_t.slots) */
+    uint32_t *slot_storage;      /* every node's slot lists: weft__cnode_slots */
     const weft_type_t **type_storage;
     uint8_t *slot_kind;
     uint32_t *countdown_init;
@@ -153,7 +189,7 @@ struct weft_function {
     uint32_t *argv_off; /* per node: input pointers at state->argv[argv_off ..] (n_in > 8) */
     weft_tensor_t **const_cells; /* per slot: the constant's tensor, else NULL */
     weft_dag_t *dag;
-    uint64_t *edges;  /* DAG edges (from << 32 | to), sorted, unique: critical path */
+    uint64_t *edges;  /* DAG edges (weft__edge_pack), sorted, unique: critical path */
     size_t n_edges;
     weft_pool_t *pool;
     bool own_pool;
@@ -191,7 +227,7 @@ struct weft__call_state {
     weft_tensor_t **stash;
     atomic_uint *countdown;
     weft_tensor_t **argv;
-    /* per slot, for nodes with WEFT__CNODE_OWN: 1 when the cell holds a tensor
+    /* per slot, for own nodes (weft__cnode_t.own): 1 when the cell holds a tensor
      * checked exclusive, contiguous and of its variable's type when it was
      * placed. Nothing else can reference it since (no alias of the slot
      * exists), so the next calls reuse it without reading reference counts
@@ -217,6 +253,30 @@ struct weft__call_state {
     weft_tensor_t **deferred;
     atomic_uint n_deferred;
 };
+
+/* Node n's slot lists. */
+static inline const weft__node_slots_t *weft__cnode_slots(const weft_function_t *f,
+                                                          const weft__cnode_t *n)
+{
+    return (const weft__node_slots_t *)(f->slot_storage + n->slots);
+}
+
+/* A DAG edge as one sort key: sorting keys orders edges by source, then
+ * target, and equal keys are equal edges. */
+static inline uint64_t weft__edge_pack(uint32_t from, uint32_t to)
+{
+    return ((uint64_t)from << 32) | to;
+}
+
+static inline uint32_t weft__edge_from(uint64_t e)
+{
+    return (uint32_t)(e >> 32);
+}
+
+static inline uint32_t weft__edge_to(uint64_t e)
+{
+    return (uint32_t)e;
+}
 
 /* A malloc'ed copy of s (strdup is not C11). */
 static inline char *weft__compile_strdup(const char *s)
@@ -256,7 +316,7 @@ void weft__compile_free_program(weft_function_t *f);
 
 /* ---- node order (schedule_order.c) ------------------------------------------ */
 /* rank[i]: the position of node i when one worker runs the DAG of n nodes
- * with edges (from << 32 | to; sorted, distinct, from < to) by the pool's
+ * with edges (weft__edge_pack; sorted, distinct, from < to) by the pool's
  * policy (continuation to the first ready successor, the other ready ones
  * last in first out). Errors: WEFT_ENOMEM, WEFT_EINCONSISTENT (a cycle). */
 weft_status_t weft__schedule_order(uint32_t n, const uint64_t *edges, size_t ne, uint32_t *rank);

@@ -161,10 +161,12 @@ static weft_status_t build_node(lower_ctx_t *c, size_t i, uint32_t **slots,
     n->out_base = slot_of(c, weft_apply_output(a, 0));
     f->argv_off[i] = *argv;
     *argv += n_in;
-    uint32_t *hdr = *slots, *in = hdr + 3;
-    n->slots = (uint32_t)(hdr - f->slot_storage);
+    n->slots = (uint32_t)(*slots - f->slot_storage);
+    weft__node_slots_t *ns = (weft__node_slots_t *)*slots;
+    ns->n_in = n_in;
+    ns->n_out = no->n_out;
+    uint32_t *in = ns->slot, *dec = ns->slot + n_in, nd = 0;
     for (uint32_t k = 0; k < n_in; k++) in[k] = slot_of(c, weft_apply_input(a, k));
-    uint32_t *dec = in + n_in, nd = 0;
     for (uint32_t k = 0; k < n_in; k++) {
         bool seen = false;
         for (uint32_t j = 0; j < nd; j++) seen = seen || dec[j] == in[k];
@@ -174,10 +176,8 @@ static weft_status_t build_node(lower_ctx_t *c, size_t i, uint32_t **slots,
         uint32_t s = n->out_base + k;
         if (freeable(c, s) && f->countdown_init[s] == 0) dec[nd++] = s; /* nobody reads it */
     }
-    hdr[0] = n_in;
-    hdr[1] = nd;
-    hdr[2] = no->n_out;
-    *slots = dec + nd;
+    ns->n_dec = nd;
+    *slots += weft__node_slots_words(n_in, nd);
     const weft_type_t **ot = *types;
     no->fresh_mask = 0;
     for (uint32_t k = 0; k < no->n_out; k++) {
@@ -190,8 +190,8 @@ static weft_status_t build_node(lower_ctx_t *c, size_t i, uint32_t **slots,
     *types = ot + no->n_out;
     /* a view may hand the kept buffer to the caller, a destroyer overwrite it:
      * only an unaliased kept slot is exclusive by construction */
-    if (no->n_out == 1 && f->slot_kind[n->out_base] == WEFT__SLOT_KEPT && !c->aliased[n->out_base])
-        n->slots |= WEFT__CNODE_OWN;
+    n->own = no->n_out == 1 && f->slot_kind[n->out_base] == WEFT__SLOT_KEPT &&
+             !c->aliased[n->out_base];
     n->next = n->next_out = WEFT__NO_NEXT;
     return WEFT_OK;
 }
@@ -241,15 +241,16 @@ static void set_next(weft_function_t *f)
 static weft_status_t build_nodes(lower_ctx_t *c)
 {
     weft_function_t *f = c->f;
-    size_t total_in = 0, total_out = 0;
+    /* slot lists: countdowns <= inputs + outputs; offsets must fit
+     * weft__cnode_t.slots */
+    size_t total_in = 0, total_out = 0, n_storage = 1;
     for (size_t i = 0; i < c->n_order; i++) {
-        total_in += weft_apply_n_inputs(c->order[i]);
-        total_out += weft_apply_n_outputs(c->order[i]);
+        size_t n_in = weft_apply_n_inputs(c->order[i]), n_out = weft_apply_n_outputs(c->order[i]);
+        total_in += n_in;
+        total_out += n_out;
+        n_storage += weft__node_slots_words(n_in, n_in + n_out);
     }
-    /* slot lists: 3 header words per node, inputs, count-downs (<= inputs +
-     * outputs); offsets must leave WEFT__CNODE_OWN free */
-    size_t n_storage = 3 * c->n_order + 2 * total_in + total_out + 1;
-    if (n_storage >= WEFT__CNODE_OWN)
+    if (n_storage >= WEFT__SLOT_STORAGE_MAX)
         return weft__fn_error(NULL, WEFT_EOVERFLOW, "the graph has too many node inputs (%zu)",
                               total_in);
     size_t nodes_bytes = (c->n_order + 1) * sizeof *f->nodes;
@@ -290,7 +291,7 @@ static size_t collect_data_edges(lower_ctx_t *c, uint64_t *e)
         weft_apply_t *a = c->order[i];
         for (size_t k = 0; k < weft_apply_n_inputs(a); k++) {
             weft_apply_t *p = weft_var_owner(weft_apply_input(a, k));
-            if (p) e[ne++] = ((uint64_t)c->apply_idx[weft_apply_id(p)] << 32) | i;
+            if (p) e[ne++] = weft__edge_pack(c->apply_idx[weft_apply_id(p)], (uint32_t)i);
         }
     }
     return ne;
@@ -311,8 +312,8 @@ static weft_status_t collect_edges(lower_ctx_t *c, uint64_t **out, size_t *ne)
     if (!e) return lower_oom();
     size_t n = collect_data_edges(c, e);
     for (size_t k = 0; k < n_ord; k++)
-        e[n++] = ((uint64_t)c->apply_idx[weft_apply_id(before[k])] << 32) |
-                 c->apply_idx[weft_apply_id(after[k])];
+        e[n++] = weft__edge_pack(c->apply_idx[weft_apply_id(before[k])],
+                                 c->apply_idx[weft_apply_id(after[k])]);
     qsort(e, n, sizeof *e, cmp_u64);
     *out = e;
     *ne = n;
@@ -328,15 +329,15 @@ static size_t dedupe_edges(uint64_t *e, size_t ne)
     return nu;
 }
 
-/* Sorted edges between node indices (in order), keyed (rank[from] << 32) |
- * to_key(to) for to_key the toposort index (topo) or the node index. */
+/* Sorted edges between node indices (in order), rank[from] to the toposort
+ * index (topo_targets) or the node index of to. */
 static uint64_t *ranked_edges(const lower_ctx_t *c, bool topo_targets)
 {
     uint64_t *r = malloc((c->n_edges + 1) * sizeof *r);
     if (!r) return NULL;
     for (size_t k = 0; k < c->n_edges; k++) {
-        uint32_t from = (uint32_t)(c->topo_edges[k] >> 32), to = (uint32_t)c->topo_edges[k];
-        r[k] = ((uint64_t)c->rank[from] << 32) | (topo_targets ? to : c->rank[to]);
+        uint32_t from = weft__edge_from(c->topo_edges[k]), to = weft__edge_to(c->topo_edges[k]);
+        r[k] = weft__edge_pack(c->rank[from], topo_targets ? to : c->rank[to]);
     }
     qsort(r, c->n_edges, sizeof *r, cmp_u64);
     return r;
@@ -358,8 +359,8 @@ static weft_status_t build_dag(lower_ctx_t *c)
         st = weft_dag_add_node(f->dag, weft__node_body, &f->nodes[i],
                                weft_op_name(weft_apply_op(c->order[i])), NULL);
     for (size_t k = 0; st == WEFT_OK && k < c->n_edges; k++) {
-        uint32_t to = c->rank[(uint32_t)by_topo[k]];
-        st = weft_dag_add_edge(f->dag, (uint32_t)(by_topo[k] >> 32), to);
+        uint32_t to = c->rank[weft__edge_to(by_topo[k])];
+        st = weft_dag_add_edge(f->dag, weft__edge_from(by_topo[k]), to);
     }
     free(by_topo);
     set_next(f);

@@ -76,8 +76,8 @@ static weft_status_t critical_path(const weft_function_t *f, snap_t *s)
         dist[i] = best[i] + s->applies[i].time_ns;
         if (dist[i] > dist[end]) end = i;
         /* edges sorted by source: every edge into i came from a lower id */
-        for (; e < f->n_edges && (uint32_t)(f->edges[e] >> 32) == i; e++) {
-            uint32_t to = (uint32_t)f->edges[e];
+        for (; e < f->n_edges && weft__edge_from(f->edges[e]) == i; e++) {
+            uint32_t to = weft__edge_to(f->edges[e]);
             if (from[to] == UINT32_MAX || dist[i] > best[to]) {
                 best[to] = dist[i];
                 from[to] = i;

@@ -27,7 +27,7 @@ static void replay_free(replay_t *r)
     free(r->stack);
 }
 
-/* edges: (from << 32 | to), sorted and distinct, from < to. */
+/* edges: weft__edge_pack keys, sorted and distinct, from < to. */
 static bool replay_init(replay_t *r, uint32_t n, const uint64_t *edges, size_t ne)
 {
     r->n = n;
@@ -38,9 +38,10 @@ static bool replay_init(replay_t *r, uint32_t n, const uint64_t *edges, size_t n
     r->stack = malloc(((size_t)n + 1) * sizeof *r->stack);
     if (!r->off || !r->succ || !r->pending || !r->stack) return false;
     for (size_t k = 0; k < ne; k++) {
-        r->off[(edges[k] >> 32) + 1]++;
-        r->succ[k] = (uint32_t)edges[k];
-        r->pending[(uint32_t)edges[k]]++;
+        uint32_t to = weft__edge_to(edges[k]);
+        r->off[weft__edge_from(edges[k]) + 1]++;
+        r->succ[k] = to;
+        r->pending[to]++;
     }
     for (uint32_t i = 0; i < n; i++) r->off[i + 1] += r->off[i];
     /* sources, the first on top: the run starts with the lowest ones */
