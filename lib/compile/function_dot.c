@@ -67,7 +67,7 @@ static int dot_orderings(const weft_function_t *f, FILE *out)
 {
     int r = 0;
     for (size_t e = 0; e < f->n_edges && r >= 0; e++) {
-        uint32_t from = (uint32_t)(f->edges[e] >> 32), to = (uint32_t)f->edges[e];
+        uint32_t from = weft__edge_from(f->edges[e]), to = weft__edge_to(f->edges[e]);
         const weft_apply_t *a = f->nodes[to].apply, *p = f->nodes[from].apply;
         bool data = false;
         for (size_t k = 0; k < weft_apply_n_inputs(a) && !data; k++)
