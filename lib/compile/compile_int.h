@@ -286,14 +286,14 @@ static inline char *weft__compile_strdup(const char *s)
     return c ? __builtin_memcpy(c, s, n) : NULL;
 }
 
-/* ---- errors (error.c) ----------------------------------------------------- */
+/* ---- errors (last_error.c) ----------------------------------------------------- */
 /* Records the calling thread's error for f (NULL: compile) and returns st. */
 weft_status_t weft__fn_error(const weft_function_t *f, weft_status_t st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Clears the calling thread's error, tagging it with f. */
 void weft__fn_clear_error(const weft_function_t *f);
 
-/* ---- graph copy into the function's context (clone.c) -------------------- */
+/* ---- graph copy into the function's context (graph_copy.c) -------------------- */
 /* Copies the subgraph from inputs to outputs of the user's context into dst.
  * new_in / new_out receive the copies. Errors with a message (weft__fn_error). */
 weft_status_t weft__compile_copy_graph(weft_graph_t *dst, size_t n_in, weft_var_t *const *inputs,
@@ -301,7 +301,7 @@ weft_status_t weft__compile_copy_graph(weft_graph_t *dst, size_t n_in, weft_var_
                                        weft_var_t **new_in, weft_var_t **new_out,
                                        bool *has_destroyers);
 
-/* ---- aliasing and boundary copies (deepcopy.c) ---------------------------- */
+/* ---- aliasing and boundary copies (output_aliasing.c) ---------------------------- */
 /* The variable whose buffer v may share: follows view_map / destroy_map. */
 weft_var_t *weft__alias_root(weft_var_t *v);
 /* Inserts DeepCopy nodes on output slots (execution.md §7). */
@@ -321,7 +321,7 @@ void weft__compile_free_program(weft_function_t *f);
  * last in first out). Errors: WEFT_ENOMEM, WEFT_EINCONSISTENT (a cycle). */
 weft_status_t weft__schedule_order(uint32_t n, const uint64_t *edges, size_t ne, uint32_t *rank);
 
-/* ---- buffer pool (bufpool.c) ------------------------------------------------ */
+/* ---- buffer pool (buffer_pool.c) ------------------------------------------------ */
 weft_status_t weft__bufpool_init(weft__bufpool_t *bp);
 void weft__bufpool_fini(weft__bufpool_t *bp);
 /* Kernel allocation hook (user = the weft__bufpool_t). */
@@ -333,18 +333,18 @@ void weft__bufpool_give_back(void *user, weft_tensor_t *t);
  * handle, view or caller holds it) and contiguous; else releases it. */
 void weft__bufpool_put(weft__bufpool_t *bp, weft_tensor_t *t);
 
-/* ---- calls (call.c, state.c) ---------------------------------------------------- */
+/* ---- calls (call.c, call_state.c) ---------------------------------------------------- */
 weft_status_t weft__state_acquire(weft_function_t *f, weft__call_state_t **out);
 void weft__state_release(weft_function_t *f, weft__call_state_t *cs);
 void weft__states_free(weft_function_t *f);
 weft_status_t weft__node_body(void *arg, const weft_task_ctx_t *ctx);
 
-/* ---- BLAS threading (compile_openblas.c) ------------------------------------- */
+/* ---- BLAS threading (openblas_threads.c) ------------------------------------- */
 weft_status_t weft__compile_blas_check(void);
 void weft__compile_blas_enter(void);
 void weft__compile_blas_exit(void);
 
-/* ---- pools and the live-function registry (runtime.c) ---------------------- */
+/* ---- pools and the live-function registry (process_wide.c) ---------------------- */
 weft_status_t weft__default_pool(weft_pool_t **out);
 void weft__registry_add(weft_function_t *f);
 void weft__registry_remove(weft_function_t *f);
