@@ -1,4 +1,4 @@
-/* The in-place rewrite (rewrites.md §6) and add_destroy_handler.
+/* The in-place rewrite (docs/rewrites.md §6.4) and add_destroy_handler (§6.3).
  *
  * For each node whose op is not destructive and whose class has an
  * inplace_variant hook, the candidate inputs are the DestroyHandler's
