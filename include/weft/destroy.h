@@ -3,7 +3,7 @@
  * The DestroyHandler ("DH") is a feature (weft/feature.h) that tracks, as the
  * graph changes, which variables are views of which (op view_map; views of
  * views form a forest) and which nodes destroy an input in place (op
- * destroy_map). It answers three things (spec destroy.md, rules D0-D5):
+ * destroy_map). It answers three things (docs/destroy.md §3-5, rules D0-D5):
  *   - orderings: every reader of a destroyed variable, or of any view of it,
  *     runs before the destroyer (D4). weft_fgraph_toposort merges them and a
  *     scheduler DAG must carry one edge per pair (they carry no data);
@@ -96,8 +96,8 @@ WEFT_API weft_status_t weft_dh_view_parent(weft_fgraph_t *fg, const weft_var_t *
 /* root(v): v's view parents followed up to a variable that has none. */
 WEFT_API weft_status_t weft_dh_root(weft_fgraph_t *fg, const weft_var_t *v,
                                          weft_var_t **root);
-/* The spec's destroyers(v): the node destroying root(v) when v is in a
- * destroyed impact set (v is the destroyed root or a view of it), else NULL.
+/* destroyers(v) (docs/destroy.md §4): the node destroying root(v) when v is in
+ * a destroyed impact set (v is the destroyed root or a view of it), else NULL.
  * Errors: also D0/D1 errors of the current graph (WEFT_ENOTIMPL,
  * WEFT_EINCONSISTENT, message on fg), since they make "the" destroyer
  * ambiguous. */
@@ -136,13 +136,14 @@ WEFT_API weft_status_t weft_dh_can_destroy(weft_fgraph_t *fg, const weft_apply_t
                                                 size_t input, const weft_op_t *variant,
                                                 bool *ok);
 
-/* The spec's inplace_candidates: which of the n inputs an in-place rewrite may
- * try to destroy. Drops constants; drops an input whose view chain (itself up
- * to its root) passes through a protected variable, or that already has a
- * destroyer; when two inputs share a root, drops both. protected: n_protected
- * variables; NULL (with 0) means the fgraph's declared-immutable inputs plus
- * its current outputs. Writes the kept positions (indices into inputs, in
- * increasing order) to out_idx (room for n) and their count to *n_out.
+/* inplace_candidates (docs/destroy.md §4): which of the n inputs an in-place
+ * rewrite may try to destroy. Drops constants; drops an input whose view chain
+ * (itself up to its root) passes through a protected variable, or that already
+ * has a destroyer; when two inputs share a root, drops both. protected:
+ * n_protected variables; NULL (with 0) means the fgraph's declared-immutable
+ * inputs plus its current outputs. Writes the kept positions (indices into
+ * inputs, in increasing order) to out_idx (room for n) and their count to
+ * *n_out.
  * Errors: common ones (a protected variable need not be in fg), the current
  * graph's D0/D1 error, WEFT_ENOMEM. */
 WEFT_API weft_status_t weft_dh_inplace_candidates(weft_fgraph_t *fg, size_t n,

@@ -1,7 +1,7 @@
 /* Compiled functions: a graph compiled once and called many times,
  * node-parallel, on a work-stealing pool (weft/sched.h).
  *
- * Pipeline (spec execution.md §1): weft_function_compile copies the user's
+ * Pipeline (docs/execution.md §1): weft_function_compile copies the user's
  * graph into the function's own graph context (the user may destroy theirs
  * afterwards), builds a FunctionGraph with a Supervisor that protects every
  * input not declared mutable and every output (weft/destroy.h, rule D6),
@@ -10,8 +10,8 @@
  * an input, a constant or another output in a DeepCopy node (§7), toposorts
  * with every feature's orderings and lowers the result to a task DAG: one node
  * per apply, one edge per data dependency and one per DestroyHandler
- * prerequisite (destroy.md §5). The DAG is built once; its nodes are laid out
- * in the order one worker runs them, so consecutive runs touch adjacent
+ * prerequisite (docs/destroy.md §5). The DAG is built once; its nodes are laid
+ * out in the order one worker runs them, so consecutive runs touch adjacent
  * memory (weft_function_print lists that order).
  *
  * Calling: weft_function_call borrows the input tensors, checks them (arity,

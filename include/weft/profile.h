@@ -5,7 +5,7 @@
  * the environment) records, for each call and accumulated over all calls:
  * per apply node its time, call count and worker; per op and per op class the
  * time, share, calls and number of applies (the layout of PyTensor's
- * ProfileStats, spec execution.md §9: "Function profiling" block, Class, Ops
+ * ProfileStats, docs/execution.md §9: "Function profiling" block, Class, Ops
  * and Apply tables); and what only a parallel executor can tell: the call's
  * wall time vs the sum of node times (achieved parallelism), the critical
  * path (the chain of nodes that bounds the run, the longest path through the

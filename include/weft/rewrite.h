@@ -78,8 +78,8 @@ WEFT_API weft_status_t weft_rewrite_stats_get(const weft_rewrite_stats_t *s, con
  * out of range). Returns borrowed, valid until reset/destroy. */
 WEFT_API size_t weft_rewrite_stats_n_entries(const weft_rewrite_stats_t *s);
 WEFT_API const char *weft_rewrite_stats_name(const weft_rewrite_stats_t *s, size_t i);
-/* Prints the profile (rewrites.md §8 style): per composite rewriter its time,
- * passes and node counts, then one line per rewriter
+/* Prints the profile (docs/rewrites.md §8 style): per composite rewriter its
+ * time, passes and node counts, then one line per rewriter
  * "  <seconds>s - <applied> applied - <failed> failed - <name>", sorted by time.
  * Errors: WEFT_EINVAL (NULL), WEFT_EIO (write failed). */
 WEFT_API weft_status_t weft_rewrite_stats_print(const weft_rewrite_stats_t *s, FILE *f);
@@ -199,10 +199,10 @@ typedef struct weft_equilibrium_desc {
 #define WEFT_EQUILIBRIUM_DESC_INIT \
     {sizeof(weft_equilibrium_desc_t), NULL, 0, NULL, 0, NULL, 0, NULL, 0, NULL, 0.0, false}
 
-/* The fixpoint driver (rewrites.md §1). When it does not converge it returns
- * WEFT_ENOCONVERGE with a message on fg naming the offending rewriter and its
- * count; the graph keeps every rewrite done so far (valid, just not at a
- * fixpoint).
+/* The fixpoint driver (docs/rewrites.md §1.4). When it does not converge it
+ * returns WEFT_ENOCONVERGE with a message on fg naming the offending rewriter
+ * and its count; the graph keeps every rewrite done so far (valid, just not at
+ * a fixpoint).
  * Ownership: takes every rewriter listed (on every outcome); returns new.
  * Errors: WEFT_EINVAL (NULL desc/name/out, a NULL array with count > 0, a
  * NULL entry, a non-node rewriter in node, max_use_ratio < 0), WEFT_ENOMEM. */
@@ -254,7 +254,7 @@ WEFT_API weft_status_t weft_rewriter_apply_node(weft_rewriter_t *rw, weft_fgraph
  *                  simplifications, canonicalize with constant folding,
  *                  specialize (Gemm), the DestroyHandler, the
  *                  update_inplace and inplace rewrites, final merge) -
- *                  rewrites.md §6 order;
+ *                  docs/rewrites.md §6.3 order;
  *   "fast_compile" merging and constant folding only;
  *   "none"         nothing (unless included).
  * include[k] / exclude[k] name a rewrite or a tag (e.g. "local_mul_by_one",

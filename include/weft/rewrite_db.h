@@ -1,8 +1,8 @@
 /* The rewrite database: named rewrites with tags, ordered by position,
  * selected by mode and include/exclude lists; plus the built-in rewriters.
  *
- * Layout (rewrites.md §6). Top-level entries run in increasing position (ties:
- * registration order). An entry is either a rewriter (registered with
+ * Layout (docs/rewrites.md §6.1). Top-level entries run in increasing position
+ * (ties: registration order). An entry is either a rewriter (registered with
  * weft_rewrite_db_register) or a group (weft_rewrite_db_register_group): an
  * equilibrium, in2out or out2in stage whose member node rewriters are
  * registered into it by name (weft_rewrite_db_register_in). Members of an
@@ -153,12 +153,12 @@ WEFT_API weft_status_t weft_rewriter_constant_folding_create(const char *name,
 /* Attaches a DestroyHandler to fg if it has none (weft_dh_attach). */
 WEFT_API weft_status_t weft_rewriter_add_destroy_handler_create(const char *name,
                                                                 weft_rewriter_t **out);
-/* The inplace rewrite (rewrites.md §6): replaces ops by their in-place
+/* The inplace rewrite (docs/rewrites.md §6.4): replaces ops by their in-place
  * variants (op class inplace_variant hook) where the DestroyHandler and the
  * Supervisor accept it, largest outputs first, preferring inputs whose last
  * reader is the node. Attaches a DestroyHandler if none. */
 WEFT_API weft_status_t weft_rewriter_inplace_create(const char *name, weft_rewriter_t **out);
-/* In-place priority for updates (execution.md §6): for each update pair of fg
+/* In-place priority for updates (docs/execution.md §6): for each update pair of fg
  * (weft_fgraph_set_update, in output order), the node computing the output
  * is replaced by its in-place variant on the updated input (its first
  * occurrence among the node's inputs; all of the node's outputs in one

@@ -1,4 +1,4 @@
-/* Pattern rewriters: node rewriters described as data (rewrites.md §4).
+/* Pattern rewriters: node rewriters described as data (docs/rewrites.md §4).
  *
  * Patterns are s-expressions:
  *   pattern := "(" OP pattern* ")"   an apply of OP; children match its inputs

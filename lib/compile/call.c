@@ -280,9 +280,9 @@ static weft_status_t check_input(weft_function_t *f, size_t k, const weft_tensor
 }
 
 /* An input the graph may overwrite must not share memory with another
- * input: one in-place write would corrupt the other argument (execution.md
- * §6). Refused rather than copied, so calls never allocate behind the
- * caller's back. */
+ * input: one in-place write would corrupt the other argument
+ * (docs/execution.md §6). Refused rather than copied, so calls never
+ * allocate behind the caller's back. */
 static weft_status_t check_mutable_aliasing(weft_function_t *f, weft_tensor_t *const *inputs)
 {
     for (size_t k = 0; k < f->n_in; k++) {

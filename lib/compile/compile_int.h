@@ -3,7 +3,7 @@
  * buffer pool, the profile accumulator, and the helpers shared by the files
  * of the module. Not part of the API.
  *
- * Storage protocol (execution.md §2, §4):
+ * Storage protocol (docs/execution.md §2, §4):
  * - every variable of the compiled fgraph has a slot; a call state holds one
  *   cell (weft_tensor_t *) per slot. A node's outputs occupy consecutive
  *   slots, so perform gets &cells[out_base] as its output cells;
@@ -304,7 +304,7 @@ weft_status_t weft__compile_copy_graph(weft_graph_t *dst, size_t n_in, weft_var_
 /* ---- aliasing and boundary copies (output_aliasing.c) ---------------------------- */
 /* The variable whose buffer v may share: follows view_map / destroy_map. */
 weft_var_t *weft__alias_root(weft_var_t *v);
-/* Inserts DeepCopy nodes on output slots (execution.md §7). */
+/* Inserts DeepCopy nodes on output slots (docs/execution.md §7). */
 weft_status_t weft__insert_deepcopies(weft_function_t *f);
 /* Refuses a graph in which a destroyer destroys a protected input or an
  * output's buffer (D6, checked on the final graph). */

@@ -2,7 +2,7 @@
  * validation of the arguments, the compile pipeline (copy into the
  * function's context, FunctionGraph with Supervisor, DestroyHandler and
  * update pairs, in-place refusal, rewrite mode, boundary copies, protection
- * check, lowering) and teardown. execution.md §1. */
+ * check, lowering) and teardown. docs/execution.md §1. */
 #include <stdlib.h>
 #include <string.h>
 

@@ -4,7 +4,7 @@
  * - per node: input slots, the slots it counts down after running (each
  *   distinct freeable input, and its own outputs that nobody reads);
  * - DAG: one node per apply, one edge per producer -> consumer pair and one
- *   per feature ordering (DestroyHandler prerequisites: destroy.md §5),
+ *   per feature ordering (DestroyHandler prerequisites: docs/destroy.md §5),
  *   deduplicated;
  * - node order (DAG id, slot and record layout): a topological order, the
  *   one a single worker runs the DAG in (schedule_order.c), so consecutive

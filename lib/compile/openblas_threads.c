@@ -1,7 +1,8 @@
-/* OpenBLAS threading around compiled-function calls (FACTS.md): kernels run
- * single-threaded inside nodes, so while any call is running OpenBLAS is set
- * to one thread; the previous setting comes back when the last concurrent
- * call finishes. The serial OpenBLAS build is refused at compile time. */
+/* OpenBLAS threading around compiled-function calls (docs/execution.md §10;
+ * docs/performance-notes.md §3.1, §3.2): kernels run single-threaded inside
+ * nodes, so while any call is running OpenBLAS is set to one thread; the
+ * previous setting comes back when the last concurrent call finishes. The
+ * serial OpenBLAS build is refused at compile time. */
 #include <pthread.h>
 
 #include "compile_int.h"
@@ -21,7 +22,7 @@ weft_status_t weft__compile_blas_check(void)
     if (openblas_get_parallel() == 0)
         return weft__fn_error(NULL, WEFT_ESTATE,
                               "the serial OpenBLAS build is not safe to call from several "
-                              "threads at once: install the pthread build (FACTS.md)");
+                              "threads at once: install the pthread build (docs/performance-notes.md §3.2)");
     return WEFT_OK;
 }
 

@@ -1,7 +1,8 @@
-/* Aliasing at the function boundary (execution.md §7): DeepCopy nodes on
+/* Aliasing at the function boundary (docs/execution.md §7): DeepCopy nodes on
  * output slots whose value may share memory with an input, a constant or a
  * later output, and the final check that no destroyer overwrites a protected
- * input or an output's buffer (rule D6, on the graph as compiled). */
+ * input or an output's buffer (rule D6, on the graph as compiled;
+ * docs/execution.md §1 step 6). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -84,7 +85,7 @@ static int cmp_root(const void *a, const void *b)
     return (x->k > y->k) - (x->k < y->k);
 }
 
-/* need[k]: output slot k needs a copy (execution.md §7): a later output
+/* need[k]: output slot k needs a copy (docs/execution.md §7): a later output
  * shares its alias root, or its root is an input or a constant - except an
  * update whose root is its own state (computed in place, or s <- s).
  * Sorting (root, k) pairs finds shared roots in O(n log n). */

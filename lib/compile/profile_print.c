@@ -1,4 +1,4 @@
-/* Text report (PyTensor ProfileStats layout, execution.md §9, plus the
+/* Text report (PyTensor ProfileStats layout, docs/execution.md §9, plus the
  * parallel executor's figures) and Chrome trace / Perfetto JSON export. */
 #include <stdio.h>
 #include <stdlib.h>

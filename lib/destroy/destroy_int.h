@@ -1,6 +1,6 @@
 /* DestroyHandler internals shared by the files of lib/destroy/.
  *
- * Protocol (spec destroy.md §2-3):
+ * Protocol (docs/destroy.md §2-3):
  *   Incremental state, kept exact by the callbacks (destroy_state.c):
  *     - imported: one flag per apply (double import / unknown prune ->
  *       WEFT_ESTATE);

@@ -1,6 +1,6 @@
 /* DestroyHandler rules: the lazy rebuild of the derived maps (droot,
  * root_destroyer, impact sets) with rules D0-D3, the orderings of D4, and the
- * cycle check of D5 used by validate (spec destroy.md §3). The rebuild costs
+ * cycle check of D5 used by validate (docs/destroy.md §3). The rebuild costs
  * O(destroyers + their impact sets + the clients of those sets); D5 is one
  * iterative DFS over the fgraph's nodes, O(V + E), cached until the next
  * edit. */
@@ -191,7 +191,7 @@ static bool dh_pair_listed(const weft_op_alias_t *e, size_t m, size_t d, size_t 
     return false;
 }
 
-/* D3 for destroyer n's entry destroying input d (spec §3). */
+/* D3 for destroyer n's entry destroying input d (docs/destroy.md §3). */
 static weft_status_t dh_d3(dh_t *dh, weft_apply_t *n, size_t d)
 {
     const weft_op_t *op = weft_apply_op(n);
@@ -452,7 +452,7 @@ weft_status_t weft__dh_on_validate(weft_feature_t *self, weft_fgraph_t *fg)
     dh_t *dh = weft__dh_of(self);
     weft_status_t r = weft__dh_ready(dh);
     if (r != WEFT_OK) return r;
-    /* No destroyer: nothing to check, even a cyclic graph passes (spec §3). */
+    /* No destroyer: nothing to check, even a cyclic graph passes (docs/destroy.md §3). */
     if (dh->destroyers.n == 0 && dh->malformed.n == 0) return WEFT_OK;
     weft_status_t s = weft__dh_report(dh);
     if (s != WEFT_OK) return s;

@@ -369,7 +369,7 @@ static weft_status_t dh_on_prune(weft_feature_t *self, weft_fgraph_t *fg, weft_a
     return WEFT_OK;
 }
 
-/* Moves the views node makes of input i from old to new (spec §2). */
+/* Moves the views node makes of input i from old to new (docs/destroy.md §2). */
 static weft_status_t dh_reparent(dh_t *dh, weft_apply_t *n, size_t i, weft_var_t *old_var,
                                  weft_var_t *new_var)
 {

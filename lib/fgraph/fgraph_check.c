@@ -1,6 +1,6 @@
 /* check_integrity: recomputes the subgraph between inputs and outputs
  * (iteratively, marks only) and compares it with the fgraph's indexes, in
- * the order of fgraph.md section 4. O(V + E + total clients). */
+ * the order of docs/fgraph.md §4. O(V + E + total clients). */
 #include <stdio.h>
 #include <string.h>
 
@@ -53,7 +53,7 @@ static weft_status_t fail(weft_fgraph_t *fg, const char *what, const weft_apply_
     return weft__fg_err(fg, WEFT_EINCONSISTENT, "%s: %s%s%s", what, ab, a && v ? ", " : "", vb);
 }
 
-/* Conditions 1 and 2: the apply set and each node's input edges. */
+/* Conditions 1 and 2 (docs/fgraph.md §4): the apply set and each node's input edges. */
 static weft_status_t check_nodes(weft_fgraph_t *fg, size_t n_nodes)
 {
     for (size_t k = 0; k < fg->n_applies; k++) {

@@ -116,8 +116,9 @@ weft_status_t weft_fgraph_change_node_input(weft_fgraph_t *fg, weft_apply_t *nod
 }
 
 /* Argument checks of one replace pair: both variables valid, var known to fg
- * (in the variable set, or a declared input that nothing uses yet). Issue 3:
- * an unknown variable is an error naming it, not a silent no-op. */
+ * (in the variable set, or a declared input that nothing uses yet;
+ * docs/fgraph.md §1). An unknown variable is an error naming it, not a silent
+ * no-op. */
 static weft_status_t check_pair(weft_fgraph_t *fg, weft_var_t *var, weft_var_t *new_var)
 {
     weft_status_t s = weft__fg_check_var(fg, var, "replace: variable");

@@ -1,5 +1,5 @@
-/* The built-in pipeline (rewrites.md §6 order) registered into a database,
- * and built-in rewriters by name. */
+/* The built-in pipeline (docs/rewrites.md §6.3 order) registered into a
+ * database, and built-in rewriters by name. */
 #include <string.h>
 
 #include "rewrite_int.h"

@@ -1,6 +1,6 @@
-/* Built-in algebraic simplifications (rewrites.md §4-5), each a node rewrite
- * function. Every replacement keeps the old output's dtype and static shape
- * (weft__can_replace); a rewrite whose result would have another type
+/* Built-in algebraic simplifications (docs/rewrites.md §4-5), each a node
+ * rewrite function. Every replacement keeps the old output's dtype and static
+ * shape (weft__can_replace); a rewrite whose result would have another type
  * either builds a broadcast (Second) that has the right one or does not fire.
  * The table at the end names them for the database. */
 #include <string.h>

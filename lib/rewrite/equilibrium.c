@@ -1,12 +1,12 @@
 /* The equilibrium driver (fixpoint of node, global, final and cleanup
  * rewriters, bounded by max_use_ratio) and the sequence of graph rewriters.
  *
- * Protocol per pass (rewrites.md §1): globals, cleanups; then a walk from the
- * outputs (pop from the back of the toposort; imported nodes are pushed at the
- * back so they are seen next), running the cleanups after each success and
- * moving on when the node was replaced; then finals and cleanups. A pass
- * that changed nothing ends the loop. Any rewriter used more than
- * max_use_ratio * (largest node count seen) times ends it with
+ * Protocol per pass (docs/rewrites.md §1.4): globals, cleanups; then a walk
+ * from the outputs (pop from the back of the toposort; imported nodes are
+ * pushed at the back so they are seen next), running the cleanups after each
+ * success and moving on when the node was replaced; then finals and
+ * cleanups. A pass that changed nothing ends the loop. Any rewriter used more
+ * than max_use_ratio * (largest node count seen) times ends it with
  * WEFT_ENOCONVERGE naming that rewriter. */
 #include <stdlib.h>
 #include <string.h>

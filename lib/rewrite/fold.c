@@ -1,10 +1,10 @@
-/* Constant folding (rewrites.md §3): a node whose inputs are all constants
+/* Constant folding (docs/rewrites.md §3): a node whose inputs are all constants
  * (true for zero-input nodes), whose op allows it (do_constant_folding hook)
  * and has a perform hook, and which destroys nothing, is run once now with a
- * kernel context of its own, and each output is replaced by a constant of
- * the output type narrowed to the value's shape, carrying the node's
- * creation site. Running the one node directly (not weft_eval) keeps the cost
- * independent of the context's size.
+ * kernel context of its own, and each output is replaced by a constant of the
+ * output type narrowed to the value's shape, carrying the node's creation site.
+ * Running the one node directly (not weft_eval) keeps the cost independent of
+ * the context's size.
  *
  * constant_dimshuffle (fast_run, before the first merge): a DimShuffle of a
  * constant that only inserts length-1 axes (the broadcast padding the

@@ -1,5 +1,5 @@
-/* The in-place rewrite (rewrites.md §6) and add_destroy_handler; the variant
- * node builder is shared with update_inplace.c.
+/* The in-place rewrite (docs/rewrites.md §6.4) and add_destroy_handler (§6.3);
+ * the variant node builder is shared with update_inplace.c.
  *
  * For each node whose op is not destructive and whose class has an
  * inplace_variant hook, the candidate inputs are the DestroyHandler's

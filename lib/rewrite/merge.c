@@ -1,4 +1,4 @@
-/* MergeFeature and MergeOptimizer (rewrites.md §2): common subexpression
+/* MergeFeature and MergeOptimizer (docs/rewrites.md §2): common subexpression
  * elimination in linear time.
  *
  * The feature keeps two hash tables while attached: distinct apply nodes keyed
@@ -350,7 +350,7 @@ static weft_status_t merge_nodes(weft_fgraph_t *fg, merge_count_t *c, weft_apply
     for (size_t i = 0; i < n && !both; i++)
         both = has_destroyer_client(fg, weft_apply_output(a, i)) &&
                has_destroyer_client(fg, weft_apply_output(b, i));
-    if (both) return WEFT_OK; /* destroy.md §6: D1 would reject it anyway */
+    if (both) return WEFT_OK; /* docs/destroy.md §6: D1 would reject it anyway */
     int dir = direction(a, b);
     if (dir < 0) {
         weft_apply_t *t = a;

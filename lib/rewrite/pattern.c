@@ -1,4 +1,4 @@
-/* Pattern rewriters (rewrites.md §4): the s-expression parser, the matcher
+/* Pattern rewriters (docs/rewrites.md §4): the s-expression parser, the matcher
  * (consistent token bindings, constraints, commutative backtracking, the
  * interior single-client rule) and the out-pattern builder. */
 #include <ctype.h>

@@ -75,7 +75,7 @@ void weft__rw_list_fini(weft__rw_list_t *list);
  * (tracks everything), -1 not applicable. */
 int weft__rw_tracks(const weft_rewriter_t *rw, const weft_op_t *op);
 
-/* The replacement step (rewrites.md §1 process_node): runs rw's transform on
+/* The replacement step (docs/rewrites.md §1.2): runs rw's transform on
  * node and, if it proposes something, replace_all_validate(_remove).
  * *applied: the graph changed. A rejected/failed rewrite is counted in stats
  * and is not an error; WEFT_ENOMEM is returned. */

@@ -1,5 +1,6 @@
 /* Rewrite statistics: per rewriter name, applications, failures and time;
- * composites add passes and node counts. Printed in the rewrites.md §8 style. */
+ * composites add passes and node counts. Printed in the docs/rewrites.md §8
+ * style. */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <stdlib.h>
 #include <string.h>

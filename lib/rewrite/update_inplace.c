@@ -1,4 +1,4 @@
-/* The update_inplace rewrite (execution.md §6, rewrites.md §6 step 3): an
+/* The update_inplace rewrite (docs/execution.md §6, docs/rewrites.md §6.3): an
  * update `s <- f(s, x)` should run inside s's buffer. For each update pair of
  * the fgraph (weft_fgraph_set_update), the node computing the output gets its
  * in-place variant on the updated input when its op has one and the

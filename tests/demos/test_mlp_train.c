@@ -63,7 +63,7 @@ static void test_mlp_train_tiny_model_losses_match_handc_and_decrease(void **sta
 
 /* The batch split into 3 row blocks (3 + 3 + 2 rows), each its own chain,
  * without the in-place rewrite: the same losses as the hand-written step. */
-/* Issue 7's steady state on the real workload: once warm, a training step
+/* docs/execution.md §4.5 on the real workload: once warm, a training step
  * (44 nodes: Gemms, views, reductions, in-place updates) allocates nothing,
  * neither buffers nor view handles. One worker, so the buffers a step needs
  * do not depend on the interleaving. Tensors of 4 KiB and more go through

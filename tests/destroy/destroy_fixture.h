@@ -1,7 +1,7 @@
-/* The fixture shared by the destroy tests: a context holding the spec's test
- * ops (destroy_test_ops.h) and the unprotected root inputs x, y, z of
- * destroy.md §8, plus the fgraph (and DestroyHandler) a test builds, which
- * teardown frees. Helpers apply an op and assert it built. */
+/* The fixture shared by the destroy tests: a context holding the test ops
+ * (destroy_test_ops.h) and the unprotected root inputs x, y, z of
+ * docs/destroy.md §8.2, plus the fgraph (and DestroyHandler) a test builds,
+ * which teardown frees. Helpers apply an op and assert it built. */
 #ifndef WEFT_TESTS_DESTROY_FIXTURE_H
 #define WEFT_TESTS_DESTROY_FIXTURE_H
 

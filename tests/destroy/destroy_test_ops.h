@@ -1,4 +1,4 @@
-/* Test ops of spec destroy.md §8 shared by the destroy tests: pure sig / dot /
+/* Test ops of docs/destroy.md §8.2 shared by the destroy tests: pure sig / dot /
  * add, the view tv, the in-place aip (AddInPlace) with its tolerate_same and
  * tolerate_aliased variants, the two-output mip0 / mip1 / mip01, and two ops
  * with malformed maps (rule D0). Every op maps float64 vectors to outputs of

@@ -1,7 +1,9 @@
-/* DestroyHandler tests: the worked examples 1-27 of spec destroy.md §8 (x, y,
- * z unprotected; D6 cases are in test_supervisor.c), the transaction examples,
+/* DestroyHandler tests: the numbered cases #1-#27 of docs/destroy.md §8.2 (x,
+ * y, z unprotected; the Supervisor variants of #2, #22 and #23 are in
+ * test_supervisor.c), the transaction cases of docs/destroy.md §8.3,
  * incremental tracking through import / prune / change / revert, protocol
- * errors, attach paths, the query API and every bad-input status. */
+ * errors, attach paths, the query API (weft_dh_can_destroy on the §8.2 cases
+ * cited by number) and every bad-input status. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -145,7 +147,7 @@ static void expect_orderings_error(weft_status_t want, const char *substr)
     assert_non_null(strstr(weft_fgraph_last_error(F->fg), substr));
 }
 
-/* ---- spec §8 examples ------------------------------------------------------------ */
+/* ---- docs/destroy.md §8.2 cases -------------------------------------------------- */
 
 static void test_destroy_ex01_aip_alone_is_accepted(void **s)
 {
@@ -158,7 +160,7 @@ static void test_destroy_ex01_aip_alone_is_accepted(void **s)
 
 static void test_destroy_ex02_dh_alone_accepts_destroying_an_input(void **s)
 {
-    (void)s; /* #2 is D6 (test_supervisor.c); without a Supervisor the DH accepts */
+    (void)s; /* §8.2 #2 is D6 (test_supervisor.c); without a Supervisor the DH accepts */
     weft_var_t *o = ap2(F->ops.aip, F->x, F->y);
     build(1, &o);
     expect_validate(WEFT_OK, NULL);
@@ -787,7 +789,7 @@ static void test_destroy_can_destroy_matches_spec_examples(void **s)
     bool ok;
     assert_int_equal(weft_dh_can_destroy(F->fg, O(o[0]), 0, NULL, &ok), WEFT_OK);
     assert_true(ok);
-    /* sg is an output: destroying it breaks D6 (#22) */
+    /* sg is an output: destroying it breaks D6 (§8.2 #22) */
     assert_int_equal(weft_dh_can_destroy(F->fg, O(o3), 0, NULL, &ok), WEFT_OK);
     assert_false(ok);
     assert_non_null(strstr(weft_fgraph_last_error(F->fg), "rule D6"));
@@ -795,7 +797,7 @@ static void test_destroy_can_destroy_matches_spec_examples(void **s)
     assert_true(ok);
     assert_int_equal(weft_fgraph_replace_validate(F->fg, o[0], ap2(F->ops.aip, F->x, F->y), "i"),
                      WEFT_OK);
-    /* #14: the second swap closes a cycle through the first one's ordering */
+    /* §8.2 #14: the second swap closes a cycle through the first one's ordering */
     assert_int_equal(weft_dh_can_destroy(F->fg, O(o[1]), 0, NULL, &ok), WEFT_OK);
     assert_false(ok);
     assert_non_null(strstr(weft_fgraph_last_error(F->fg), "rule D5"));
@@ -814,21 +816,21 @@ static void test_destroy_can_destroy_checks_aliasing_and_constants(void **s)
     build(3, outs);
     bool ok;
     assert_int_equal(weft_dh_can_destroy(F->fg, O(p), 0, F->ops.aip_same, &ok), WEFT_OK);
-    assert_false(ok); /* #11: a view is not the same variable */
+    assert_false(ok); /* §8.2 #11: a view is not the same variable */
     assert_non_null(strstr(weft_fgraph_last_error(F->fg), "rule D3"));
     assert_int_equal(weft_dh_can_destroy(F->fg, O(p), 0, F->ops.aip_aliased, &ok),
                      WEFT_OK);
-    assert_true(ok); /* #12 */
+    assert_true(ok); /* §8.2 #12 */
     assert_int_equal(weft_dh_can_destroy(F->fg, O(q), 0, F->ops.aip_same, &ok), WEFT_OK);
-    assert_true(ok); /* #10 */
+    assert_true(ok); /* §8.2 #10 */
     assert_int_equal(weft_dh_can_destroy(F->fg, O(q), 0, NULL, &ok), WEFT_OK);
-    assert_false(ok); /* #9 */
+    assert_false(ok); /* §8.2 #9 */
     assert_non_null(strstr(weft_fgraph_last_error(F->fg), "rule D3"));
     assert_int_equal(weft_dh_can_destroy(F->fg, O(c), 0, NULL, &ok), WEFT_OK);
-    assert_false(ok); /* #17 */
+    assert_false(ok); /* §8.2 #17 */
     assert_non_null(strstr(weft_fgraph_last_error(F->fg), "rule D2"));
     assert_int_equal(weft_dh_can_destroy(F->fg, O(c), 1, NULL, &ok), WEFT_OK);
-    assert_true(ok); /* #19 */
+    assert_true(ok); /* §8.2 #19 */
 }
 
 static void test_destroy_inplace_candidates_filters_inputs(void **s)

@@ -1,4 +1,4 @@
-/* Supervisor tests (rule D6): spec destroy.md §8 examples #2, #22, #23,
+/* Supervisor tests (rule D6): docs/destroy.md §8.2 cases #2, #22, #23,
  * declared-mutable inputs, the explicit protected list of a compiled
  * function, merging with the Supervisor weft_fgraph_create attaches,
  * transactions, cloning and bad input. */

@@ -495,7 +495,7 @@ static void test_fgraph_multi_output_siblings_are_variables(void **state)
     weft_fgraph_destroy(fg);
 }
 
-/* Issue 3: an unknown variable in replace is an error naming it (and its
+/* An unknown variable in replace is an error naming it (and its
  * creation site); replace_all checks every pair first, so nothing changes;
  * replace_all_validate reverts. A listed sibling output pruned by an earlier
  * pair of the same call is skipped. */

@@ -56,7 +56,7 @@ static inline uint64_t trng(uint64_t *s)
     return z ^ (z >> 31);
 }
 
-/* PROTOCOL.md shapes at small sizes (param as --size). */
+/* The shapes of docs/performance-notes.md §6 at small sizes (param as --size). */
 static inline void tgraph_shape(tgraph_t *g, const char *shape, uint32_t param)
 {
     memset(g, 0, sizeof *g);

@@ -1,5 +1,5 @@
-/* weft-bench: runs the scheduler benchmark protocol (shared/bench/PROTOCOL.md)
- * on weft's task-DAG executor, impl=weft.
+/* weft-bench: runs the scheduler benchmark protocol
+ * (docs/performance-notes.md §6) on weft's task-DAG executor, impl=weft.
  *
  * Per configuration: generate the shape (same generator as the peers'
  * driver.c: stderr shows edges and FNV hash to compare), build the DAG once

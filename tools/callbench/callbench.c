@@ -1,10 +1,11 @@
 /* weft-callbench: the per-node overhead of a compiled function.
  *
- * PROTOCOL.md's random shape (splitmix64 seeded 42, K=4, W=1000) at N nodes
- * is built twice: as a graph of a trivial op ("Touch": 0-d float64 output,
- * perform only marks it) compiled with mode "none", and as a raw scheduler
- * DAG (weft_dag, work 0: each node stores done[id] = 1, relaxed). Both run on
- * the same pool; 1 warm-up run then R timed runs, the median is reported:
+ * The random shape of docs/performance-notes.md §6 (splitmix64 seeded 42, K=4,
+ * W=1000) at N nodes is built twice: as a graph of a trivial op ("Touch": 0-d
+ * float64 output, perform only marks it) compiled with mode "none", and as a
+ * raw scheduler DAG (weft_dag, work 0: each node stores done[id] = 1, relaxed).
+ * Both run on the same pool; 1 warm-up run then R timed runs, the median is
+ * reported:
  *
  *   callbench n=N threads=T ns_per_node=X dag_ns_per_task=Y
  *
@@ -39,8 +40,8 @@ static void die(const char *what, weft_status_t st)
     exit(1);
 }
 
-/* PROTOCOL.md random: k = 1 + rng % K predecessors drawn from the previous
- * min(i, W) nodes, duplicates dropped (draws still consumed). */
+/* docs/performance-notes.md §6 random: k = 1 + rng % K predecessors drawn from
+ * the previous min(i, W) nodes, duplicates dropped (draws still consumed). */
 static void make_shape(shape_t *s, uint32_t n)
 {
     const uint32_t K = 4, W = 1000;

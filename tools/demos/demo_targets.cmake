@@ -1,4 +1,4 @@
-# The issue-7 demos (included from this folder's CMakeLists.txt):
+# The demos (included from this folder's CMakeLists.txt):
 #   mlp_train      weft vs hand-written C + cblas, MLP training step
 #   tile_cholesky  tile Cholesky graph (in-place tile ops) vs LAPACKE_dpotrf
 # Their code lives in weft_demo_core so tests/demos can call it directly. The

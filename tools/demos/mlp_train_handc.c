@@ -1,9 +1,10 @@
 /* mlp_train demo: the hand-written reference step, "the best straightforward
- * C" (CLARIFICATIONS.md): cblas_dgemm for the products and one fused loop per
- * elementwise stage (bias + tanh together; bias + difference + squared loss +
- * output gradient together; tanh derivative times the back-propagated
- * gradient). The weight update rides on the gradient's dgemm (beta = 1,
- * alpha = -lr), after the product that still needs the old weights. */
+ * C" (docs/performance-notes.md §5): cblas_dgemm for the products and one
+ * fused loop per elementwise stage (bias + tanh together; bias + difference +
+ * squared loss + output gradient together; tanh derivative times the
+ * back-propagated gradient). The weight update rides on the gradient's dgemm
+ * (beta = 1, alpha = -lr), after the product that still needs the old
+ * weights. */
 #include <cblas.h>
 #include <math.h>
 #include <stdlib.h>

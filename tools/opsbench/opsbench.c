@@ -1,6 +1,7 @@
 /* weft-ops-bench: speed of op kernels against hardware references measured
- * in the same process, alternated, medians taken (FACTS.md: figures drift
- * 10-20% from minute to minute, so only same-run comparisons mean much).
+ * in the same process, alternated, medians taken
+ * (docs/performance-notes.md §1: figures drift 10-20% from minute to minute,
+ * so only same-run comparisons mean much).
  *
  *   opsbench op=add n=N gbps=X ref=memcpy ref_gbps=Y ratio=R
  *     Add of two float64 arrays through the op's perform, 24 bytes per

@@ -48,8 +48,8 @@ typedef unsigned char bool_el;
 #endif
 
 /* Rows at least this large stream their output: half the 32 MB L3 of the
- * machines measured (FACTS.md), so smaller results stay cache-resident for
- * the node that reads them next. */
+ * machines measured (docs/performance-notes.md §2), so smaller results stay
+ * cache-resident for the node that reads them next. */
 #define STREAM_MIN_BYTES ((size_t)16 << 20)
 #define LINE(TO) (64 / sizeof(TO))
 #define STREAM_OK(arg, n, TO) (WEFT__STREAM_STORES && (arg) && (n) * sizeof(TO) >= STREAM_MIN_BYTES)

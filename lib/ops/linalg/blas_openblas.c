@@ -26,7 +26,7 @@ bool weft__blas_dims_fit(int n, const int64_t *dims)
 
 weft_status_t weft_blas_check(void)
 {
-    /* 0: the serial build, unsafe from several threads (FACTS.md). */
+    /* 0: the serial build, unsafe from several threads (docs/performance-notes.md §3.2). */
     return openblas_get_parallel() == 0 ? WEFT_ESTATE : WEFT_OK;
 }
 

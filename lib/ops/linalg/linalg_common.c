@@ -99,8 +99,9 @@ void weft__bmat_gemm(weft_dtype_t dt, double alpha, const weft__bmat_t *a, const
 /* ---- intra-node parallel products ------------------------------------------------- */
 
 /* Splitting a product over the workers pays once it is large enough that
- * waking a worker (a few us) is noise: 2^20 multiply-adds are 25-50 us of
- * one-thread dgemm (FACTS.md: 37-44 GFLOP/s). */
+ * waking a worker (a few us) is noise: 2^20 multiply-adds are about 2.1 MFLOP,
+ * about 50 us of one-thread dgemm at 37-44 GFLOP/s
+ * (docs/performance-notes.md §3.3; docs/execution.md §5). */
 #define GEMM_SPLIT_MACS ((int64_t)1 << 20)
 /* Narrowest panel of C a range gets: thinner panels lose dgemm efficiency
  * to packing the shared operand once per range. */
