@@ -2,7 +2,7 @@
  * order, a reduction's kind/axes/keepdims, SumAxes' axes. The props layouts
  * of DimShuffle and SumAxes are private to their files; they are mirrored
  * here and checked against the class's props_size before use, so a layout
- * change is reported as WEFT_ETYPE rather than misread (as ops_json.c). */
+ * change is reported as WEFT_ETYPE rather than misread. */
 #include <stdint.h>
 
 #include "ops_int.h"

@@ -1,5 +1,5 @@
 /* Internal interface of the elementwise and shape ops (elemwise*.c,
- * dimshuffle.c, reshape.c, subtensor.c, registry.c, eval.c). Not part of the
+ * dimshuffle.c, reshape.c, subtensor*.c, registry.c, eval.c). Not part of the
  * API. */
 #ifndef WEFT_OPS_OPS_INT_H
 #define WEFT_OPS_OPS_INT_H
@@ -102,6 +102,12 @@ typedef struct weft__subtensor_props {
     int32_t inplace; /* Set/Inc: destroys input 0 */
     weft__slice_t idx[WEFT_MAX_NDIM];
 } weft__subtensor_props_t;
+
+/* The JSON props hooks of the three index classes (subtensor_json.c):
+ * {"idx": "1:3, 2, ::-1"}, plus "inplace" for SetSubtensor / IncSubtensor. */
+weft_status_t weft__subtensor_to_json(const weft_op_t *op, weft_json_props_t *p);
+weft_status_t weft__subtensor_from_json(weft_graph_t *g, const weft_op_class_t *cls,
+                                        const weft_json_props_t *p, const weft_op_t **out);
 
 extern const weft_op_class_t weft__dimshuffle_class;
 extern const weft_op_class_t weft__reshape_class;

@@ -1,12 +1,12 @@
-/* Elementwise ops: the op classes (one per kind), type and static-shape
- * inference, the perform hook (run-time broadcasting, dtype conversion,
- * in-place output) and the public constructors. Kernels: elemwise_kernels.c;
- * gradients: elemwise_grad.c. */
+/* Elementwise ops: the op classes (one per kind) and their JSON props codec,
+ * type and static-shape inference, the perform hook (run-time broadcasting,
+ * dtype conversion, in-place output) and the public constructors. Kernels:
+ * elemwise_kernels.c; gradients: elemwise_grad.c. */
 #include <stdio.h>
 #include <string.h>
 
 #include "ops_int.h"
-#include "ops_json_int.h"
+#include "weft/json_props.h"
 #include "weft/kernel.h"
 
 static const char *const kind_names[] = {
@@ -388,14 +388,61 @@ static weft_status_t elemwise_inplace_variant(weft_graph_t *g, const weft_op_t *
     return weft_elemwise_op(g, k, (int)input, (weft_dtype_t)(cd ? cd - 1 : 0), out);
 }
 
-#define ELEMWISE_CLASS_(kname, cls, arity)             \
+/* ---- JSON props: {"inplace": i} (+ "dtype" for Cast) ------------------------------ */
+
+/* The kind of an elementwise class, or -1 (compared by address: no pointer
+ * arithmetic across unrelated objects). */
+static int class_kind(const weft_op_class_t *cls)
+{
+    for (int k = 0; k < WEFT_ELEMWISE_KIND_COUNT; k++)
+        if (cls == &weft__elemwise_classes[k]) return k;
+    return -1;
+}
+
+static weft_status_t elemwise_to_json(const weft_op_t *op, weft_json_props_t *p)
+{
+    const weft__elemwise_props_t *e = op_props(op);
+    weft_status_t s = weft_json_props_put_int(p, "inplace", e->inplace);
+    if (s == WEFT_OK && e->cast_dtype > 0)
+        s = weft_json_props_put_string(p, "dtype",
+                                       weft_dtype_name((weft_dtype_t)(e->cast_dtype - 1)));
+    return s;
+}
+
+/* Loads through weft_elemwise_op, so bad props get its validation. */
+static weft_status_t elemwise_from_json(weft_graph_t *g, const weft_op_class_t *cls,
+                                        const weft_json_props_t *p, const weft_op_t **out)
+{
+    int64_t inplace = -1;
+    weft_dtype_t dt = WEFT_FLOAT64;
+    int kind = class_kind(cls);
+    if (kind < 0)
+        return weft_json_props_error(p, WEFT_EINVAL, "%s is not an elementwise class", cls->name);
+    if (weft_json_props_has(p, "inplace")) {
+        weft_status_t s = weft_json_props_get_int(p, "inplace", &inplace);
+        if (s != WEFT_OK) return s;
+    }
+    if (kind == WEFT_ELEMWISE_CAST) {
+        const char *name;
+        weft_status_t s = weft_json_props_get_string(p, "dtype", &name);
+        if (s != WEFT_OK) return s;
+        if (weft_dtype_parse(name, &dt) != WEFT_OK)
+            return weft_json_props_error(p, WEFT_ETYPE, "dtype: unknown dtype '%s'", name);
+    }
+    if (inplace < -1 || inplace >= (int64_t)kind_arity[kind])
+        return weft_json_props_error(p, WEFT_EPARSE, "inplace: %lld is not -1 or an input index",
+                                     (long long)inplace);
+    return weft_elemwise_op(g, (weft_elemwise_kind_t)kind, (int)inplace, dt, out);
+}
+
+#define ELEMWISE_CLASS_(kname, cls, arity)            \
     {                                                 \
         .size = sizeof(weft_op_class_t),              \
         .name = cls,                                  \
         .props_size = sizeof(weft__elemwise_props_t), \
         .props_print = elemwise_props_print,          \
-        .props_to_json = weft__ops_json_elemwise_to_json, \
-        .props_from_json = weft__ops_json_elemwise_from_json, \
+        .props_to_json = elemwise_to_json,            \
+        .props_from_json = elemwise_from_json,        \
         .make_node = elemwise_make_node,              \
         .perform = elemwise_perform,                  \
         .destroy_map = elemwise_destroy_map,          \

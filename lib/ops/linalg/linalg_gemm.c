@@ -11,7 +11,7 @@
 #include "tensor/kernel_int.h" /* weft__kernel_scratch_copy */
 #include "linalg_int.h"
 #include "ops_int.h"
-#include "ops_json_int.h"
+#include "props_fields_int.h"
 #include "weft/elemwise.h"
 #include "weft/linalg.h"
 
@@ -383,13 +383,20 @@ static weft_status_t gemv_grad(weft_graph_t *g, const weft_apply_t *node,
     return gemx_grad(g, node, output_grads, input_grads, true);
 }
 
+/* JSON props of Gemm and Gemv: {"inplace": false}. */
+static const weft__props_fields_t gemm_fields = {
+    sizeof(gemm_props_t),
+    {WEFT__PROPS_FIELD("inplace", WEFT__FIELD_I32_BOOL, gemm_props_t, inplace)},
+};
+WEFT__PROPS_FIELDS_HOOKS(gemm, gemm_fields)
+
 const weft_op_class_t weft__gemm_class = {
     .size = sizeof(weft_op_class_t),
     .name = "Gemm",
     .props_size = sizeof(gemm_props_t),
     .props_print = gemm_props_print,
-    .props_to_json = weft__ops_json_table_to_json,
-    .props_from_json = weft__ops_json_table_from_json,
+    .props_to_json = gemm_to_json,
+    .props_from_json = gemm_from_json,
     .make_node = gemm_make_node,
     .perform = gemm_perform,
     .destroy_map = gemm_destroy_map,
@@ -402,8 +409,8 @@ const weft_op_class_t weft__gemv_class = {
     .name = "Gemv",
     .props_size = sizeof(gemm_props_t),
     .props_print = gemm_props_print,
-    .props_to_json = weft__ops_json_table_to_json,
-    .props_from_json = weft__ops_json_table_from_json,
+    .props_to_json = gemm_to_json,
+    .props_from_json = gemm_from_json,
     .make_node = gemv_make_node,
     .perform = gemv_perform,
     .destroy_map = gemm_destroy_map,

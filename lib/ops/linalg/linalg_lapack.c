@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "linalg_int.h"
-#include "ops_json_int.h"
+#include "props_fields_int.h"
 #include "weft/elemwise.h"
 #include "weft/linalg.h"
 
@@ -277,13 +277,20 @@ static int trsm_props_print(const void *props, char *buf, size_t cap)
                     (p->flags & WEFT_TRSM_UNIT) ? 1 : 0);
 }
 
+/* JSON props: {"flags": 3} (WEFT_TRSM_* bits). */
+static const weft__props_fields_t trsm_fields = {
+    sizeof(trsm_props_t),
+    {WEFT__PROPS_FIELD("flags", WEFT__FIELD_U32, trsm_props_t, flags)},
+};
+WEFT__PROPS_FIELDS_HOOKS(trsm, trsm_fields)
+
 const weft_op_class_t weft__trsm_class = {
     .size = sizeof(weft_op_class_t),
     .name = "Trsm",
     .props_size = sizeof(trsm_props_t),
     .props_print = trsm_props_print,
-    .props_to_json = weft__ops_json_table_to_json,
-    .props_from_json = weft__ops_json_table_from_json,
+    .props_to_json = trsm_to_json,
+    .props_from_json = trsm_from_json,
     .make_node = trsm_make_node,
     .perform = trsm_perform,
     .grad = trsm_grad,
@@ -402,13 +409,21 @@ static int syrk_props_print(const void *props, char *buf, size_t cap)
     return snprintf(buf, cap, "trans=%d, alpha=%g", p->trans ? 1 : 0, p->alpha);
 }
 
+/* JSON props: {"alpha": 0.25, "trans": true}. */
+static const weft__props_fields_t syrk_fields = {
+    sizeof(syrk_props_t),
+    {WEFT__PROPS_FIELD("alpha", WEFT__FIELD_F64, syrk_props_t, alpha),
+     WEFT__PROPS_FIELD("trans", WEFT__FIELD_I64_BOOL, syrk_props_t, trans)},
+};
+WEFT__PROPS_FIELDS_HOOKS(syrk, syrk_fields)
+
 const weft_op_class_t weft__syrk_class = {
     .size = sizeof(weft_op_class_t),
     .name = "Syrk",
     .props_size = sizeof(syrk_props_t),
     .props_print = syrk_props_print,
-    .props_to_json = weft__ops_json_table_to_json,
-    .props_from_json = weft__ops_json_table_from_json,
+    .props_to_json = syrk_to_json,
+    .props_from_json = syrk_from_json,
     .make_node = syrk_make_node,
     .perform = syrk_perform,
     .grad = syrk_grad,

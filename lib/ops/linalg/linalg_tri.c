@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "linalg_int.h"
-#include "ops_json_int.h"
+#include "props_fields_int.h"
 
 typedef struct tri_props {
     double diag_scale;
@@ -83,13 +83,21 @@ static int tri_props_print(const void *props, char *buf, size_t cap)
     return snprintf(buf, cap, "lower=%d, diag=%g", p->lower ? 1 : 0, p->diag_scale);
 }
 
+/* JSON props: {"diag_scale": 0.5, "lower": true}. */
+static const weft__props_fields_t tri_fields = {
+    sizeof(tri_props_t),
+    {WEFT__PROPS_FIELD("diag_scale", WEFT__FIELD_F64, tri_props_t, diag_scale),
+     WEFT__PROPS_FIELD("lower", WEFT__FIELD_I64_BOOL, tri_props_t, lower)},
+};
+WEFT__PROPS_FIELDS_HOOKS(tri, tri_fields)
+
 const weft_op_class_t weft__trimask_class = {
     .size = sizeof(weft_op_class_t),
     .name = "TriMask",
     .props_size = sizeof(tri_props_t),
     .props_print = tri_props_print,
-    .props_to_json = weft__ops_json_table_to_json,
-    .props_from_json = weft__ops_json_table_from_json,
+    .props_to_json = tri_to_json,
+    .props_from_json = tri_from_json,
     .make_node = tri_make_node,
     .perform = tri_perform,
     .grad = tri_grad,

@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "reduce_ops_int.h"
-#include "ops_json_int.h"
 
 static weft_status_t argmax_make_node(weft_graph_t *g, const weft_op_t *op, size_t n_in,
                                       weft_var_t *const *inputs, size_t *n_out,
@@ -84,8 +83,8 @@ const weft_op_class_t weft__argmax_class = {
     .name = "Argmax",
     .props_size = sizeof(weft__reduce_props_t),
     .props_print = weft__reduce_props_print,
-    .props_to_json = weft__ops_json_table_to_json,
-    .props_from_json = weft__ops_json_table_from_json,
+    .props_to_json = weft__reduce_props_to_json,
+    .props_from_json = weft__reduce_props_from_json,
     .make_node = argmax_make_node,
     .perform = argmax_perform,
     .connection_pattern = argmax_connected,

@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "reduce_ops_int.h"
-#include "ops_json_int.h"
 
 static const char *const reduce_names[WEFT_REDUCE_KIND_COUNT] = {"Sum", "Mean", "Max", "Min",
                                                                  "Prod"};
@@ -197,8 +196,8 @@ static weft_status_t reduce_grad(weft_graph_t *g, const weft_apply_t *node,
         .name = cname,                                              \
         .props_size = sizeof(weft__reduce_props_t),                \
         .props_print = weft__reduce_props_print,                   \
-        .props_to_json = weft__ops_json_table_to_json,             \
-        .props_from_json = weft__ops_json_table_from_json,         \
+        .props_to_json = weft__reduce_props_to_json,               \
+        .props_from_json = weft__reduce_props_from_json,           \
         .make_node = reduce_make_node,                             \
         .perform = reduce_perform,                                 \
         .grad = reduce_grad,                                       \

@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "reduce_ops_int.h"
-#include "ops_json_int.h"
 
 static bool rgrad_float(const weft_type_t *t)
 {
@@ -178,8 +177,8 @@ const weft_op_class_t weft__reduce_grad_class = {
     .name = "ReduceGrad",
     .props_size = sizeof(weft__reduce_props_t),
     .props_print = rgrad_props_print,
-    .props_to_json = weft__ops_json_table_to_json,
-    .props_from_json = weft__ops_json_table_from_json,
+    .props_to_json = weft__reduce_props_to_json,
+    .props_from_json = weft__reduce_props_from_json,
     .make_node = rgrad_make_node,
     .perform = rgrad_perform,
     .grad = rgrad_grad,

@@ -1,5 +1,5 @@
 /* Internal interface shared by the reduction op files (reduce.c,
- * reduce_grad.c, argmax.c): the props layout and helpers. */
+ * reduce_grad.c, argmax.c, reduce_json.c): the props layout and helpers. */
 #ifndef WEFT_OPS_REDUCE_OPS_INT_H
 #define WEFT_OPS_REDUCE_OPS_INT_H
 
@@ -30,6 +30,10 @@ const weft_op_class_t *weft__reduce_class(weft_reduce_kind_t kind);
 const char *weft__reduce_kind_name(weft_reduce_kind_t kind);
 bool weft__reduce_dtype_ok(weft_dtype_t dt);
 int weft__reduce_props_print(const void *props, char *buf, size_t cap);
+/* The JSON props hooks of every class with these props (reduce_json.c). */
+weft_status_t weft__reduce_props_to_json(const weft_op_t *op, weft_json_props_t *p);
+weft_status_t weft__reduce_props_from_json(weft_graph_t *g, const weft_op_class_t *cls,
+                                           const weft_json_props_t *p, const weft_op_t **out);
 /* Shape after reducing `shape` (static or run-time lengths); returns the rank. */
 int weft__reduce_out_shape(const weft__reduce_props_t *p, const int64_t *shape, int64_t *out);
 void weft__reduce_c_strides(int ndim, const int64_t *shape, int64_t *strides);

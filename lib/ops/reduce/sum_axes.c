@@ -6,7 +6,7 @@
 #include <stdio.h>
 
 #include "ops_int.h"
-#include "ops_json_int.h"
+#include "props_fields_int.h"
 #include "weft/kernel.h"
 
 typedef struct sum_axes_props {
@@ -78,13 +78,20 @@ static weft_status_t sa_grad(weft_graph_t *g, const weft_apply_t *node,
                           __FILE__, __LINE__, &input_grads[0]);
 }
 
+/* JSON props: {"axes": [0, 2]}. */
+static const weft__props_fields_t sa_fields = {
+    sizeof(sum_axes_props_t),
+    {WEFT__PROPS_FIELD("axes", WEFT__FIELD_MASK, sum_axes_props_t, mask)},
+};
+WEFT__PROPS_FIELDS_HOOKS(sa, sa_fields)
+
 const weft_op_class_t weft__sum_axes_class = {
     .size = sizeof(weft_op_class_t),
     .name = "SumAxes",
     .props_size = sizeof(sum_axes_props_t),
     .props_print = sa_props_print,
-    .props_to_json = weft__ops_json_table_to_json,
-    .props_from_json = weft__ops_json_table_from_json,
+    .props_to_json = sa_to_json,
+    .props_from_json = sa_from_json,
     .make_node = sa_make_node,
     .perform = sa_perform,
     .grad = sa_grad,

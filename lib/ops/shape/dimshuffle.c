@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "ops_int.h"
-#include "ops_json_int.h"
+#include "weft/json_props.h"
 #include "weft/kernel.h"
 
 typedef struct dimshuffle_props {
@@ -100,6 +100,34 @@ static int ds_props_print(const void *props, char *buf, size_t cap)
     return snprintf(buf, cap, "order=(%s)", tmp);
 }
 
+/* JSON props: {"order": [1, 0, -1]} (-1: new axis). */
+static weft_status_t ds_to_json(const weft_op_t *op, weft_json_props_t *p)
+{
+    const dimshuffle_props_t *d = weft_op_props(op);
+    int64_t order[WEFT_MAX_NDIM];
+    for (int i = 0; i < d->n && i < WEFT_MAX_NDIM; i++) order[i] = d->order[i];
+    return weft_json_props_put_int_array(p, "order", order, (size_t)d->n);
+}
+
+static weft_status_t ds_from_json(weft_graph_t *g, const weft_op_class_t *cls,
+                                  const weft_json_props_t *p, const weft_op_t **out)
+{
+    dimshuffle_props_t d;
+    memset(&d, 0, sizeof(d));
+    int64_t order[WEFT_MAX_NDIM];
+    size_t n = 0;
+    weft_status_t s = weft_json_props_get_int_array(p, "order", order, WEFT_MAX_NDIM, &n);
+    if (s != WEFT_OK) return s;
+    for (size_t i = 0; i < n; i++) {
+        if (order[i] < -1 || order[i] >= WEFT_MAX_NDIM)
+            return weft_json_props_error(p, WEFT_EPARSE, "order[%zu]: bad axis %lld", i,
+                                         (long long)order[i]);
+        d.order[i] = (int32_t)order[i];
+    }
+    d.n = (int32_t)n;
+    return weft_op_create(g, cls, &d, out);
+}
+
 /* Inverse: input axis a comes back from output position k (order[k] == a);
  * dropped input axes come back as new axes; new output axes are dropped. */
 static weft_status_t ds_grad(weft_graph_t *g, const weft_apply_t *node,
@@ -124,8 +152,8 @@ const weft_op_class_t weft__dimshuffle_class = {
     .name = "DimShuffle",
     .props_size = sizeof(dimshuffle_props_t),
     .props_print = ds_props_print,
-    .props_to_json = weft__ops_json_dimshuffle_to_json,
-    .props_from_json = weft__ops_json_dimshuffle_from_json,
+    .props_to_json = ds_to_json,
+    .props_from_json = ds_from_json,
     .make_node = ds_make_node,
     .perform = ds_perform,
     .view_map = ds_view_map,

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "ops_int.h"
-#include "ops_json_int.h"
+#include "weft/json_props.h"
 #include "weft/kernel.h"
 
 typedef struct reshape_props {
@@ -145,13 +145,45 @@ static weft_status_t rs_grad(weft_graph_t *g, const weft_apply_t *node,
     return weft_reshape_like_at(g, output_grads[0], x, __FILE__, __LINE__, &input_grads[0]);
 }
 
+/* JSON props: {"shape": [..]} or {"like": true}. */
+static weft_status_t rs_to_json(const weft_op_t *op, weft_json_props_t *p)
+{
+    const reshape_props_t *r = weft_op_props(op);
+    if (r->like) return weft_json_props_put_bool(p, "like", true);
+    return weft_json_props_put_int_array(p, "shape", r->shape, (size_t)r->ndim);
+}
+
+static weft_status_t rs_from_json(weft_graph_t *g, const weft_op_class_t *cls,
+                                  const weft_json_props_t *p, const weft_op_t **out)
+{
+    reshape_props_t r;
+    memset(&r, 0, sizeof(r));
+    bool like = false;
+    weft_status_t s = WEFT_OK;
+    if (weft_json_props_has(p, "like")) s = weft_json_props_get_bool(p, "like", &like);
+    if (s != WEFT_OK) return s;
+    r.like = like;
+    size_t n = 0;
+    if (!like) s = weft_json_props_get_int_array(p, "shape", r.shape, WEFT_MAX_NDIM, &n);
+    if (s != WEFT_OK) return s;
+    int minus = 0;
+    for (size_t i = 0; i < n; i++) {
+        minus += r.shape[i] == -1;
+        if (r.shape[i] < -1 || minus > 1)
+            return weft_json_props_error(p, WEFT_ESHAPE, "shape[%zu]: bad length %lld", i,
+                                         (long long)r.shape[i]);
+    }
+    r.ndim = (int32_t)n;
+    return weft_op_create(g, cls, &r, out);
+}
+
 const weft_op_class_t weft__reshape_class = {
     .size = sizeof(weft_op_class_t),
     .name = "Reshape",
     .props_size = sizeof(reshape_props_t),
     .props_print = rs_props_print,
-    .props_to_json = weft__ops_json_reshape_to_json,
-    .props_from_json = weft__ops_json_reshape_from_json,
+    .props_to_json = rs_to_json,
+    .props_from_json = rs_from_json,
     .make_node = rs_make_node,
     .perform = rs_perform,
     .view_map = rs_view_map,

@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "ops_int.h"
-#include "ops_json_int.h"
 #include "weft/kernel.h"
 
 /* Python's slice.indices(len), then the element count. */
@@ -219,8 +218,8 @@ const weft_op_class_t weft__subtensor_class = {
     .name = "Subtensor",
     .props_size = sizeof(weft__subtensor_props_t),
     .props_print = sub_props_print,
-    .props_to_json = weft__ops_json_subtensor_to_json,
-    .props_from_json = weft__ops_json_subtensor_from_json,
+    .props_to_json = weft__subtensor_to_json,
+    .props_from_json = weft__subtensor_from_json,
     .make_node = sub_make_node,
     .perform = sub_perform,
     .view_map = sub_view_map,
@@ -423,8 +422,8 @@ static weft_status_t set_grad(weft_graph_t *g, const weft_apply_t *node,
         .name = cname,                                 \
         .props_size = sizeof(weft__subtensor_props_t), \
         .props_print = sub_props_print,                \
-        .props_to_json = weft__ops_json_subtensor_to_json, \
-        .props_from_json = weft__ops_json_subtensor_from_json, \
+        .props_to_json = weft__subtensor_to_json,      \
+        .props_from_json = weft__subtensor_from_json,  \
         .make_node = set_make_node,                    \
         .perform = set_perform,                        \
         .destroy_map = set_destroy_map,                \

@@ -1,0 +1,46 @@
+/* The JSON props codec of the classes sharing the reduction props (Sum,
+ * Mean, Max, Min, Prod, ReduceGrad, Argmax): {"kind": "Sum", "ndim": 2,
+ * "axes": [0], "keepdims": true}. The kind is written by name; the other
+ * fields go through the field table codec (props_fields_int.h). */
+#include <string.h>
+
+#include "props_fields_int.h"
+#include "reduce_ops_int.h"
+
+static const weft__props_fields_t reduce_fields = {
+    sizeof(weft__reduce_props_t),
+    {WEFT__PROPS_FIELD("ndim", WEFT__FIELD_I32, weft__reduce_props_t, ndim),
+     WEFT__PROPS_FIELD("axes", WEFT__FIELD_MASK, weft__reduce_props_t, axes),
+     WEFT__PROPS_FIELD("keepdims", WEFT__FIELD_I32_BOOL, weft__reduce_props_t, keepdims)},
+};
+
+static weft_status_t get_kind(const weft_json_props_t *p, int32_t *kind)
+{
+    const char *name;
+    weft_status_t s = weft_json_props_get_string(p, "kind", &name);
+    for (int k = 0; s == WEFT_OK && k < WEFT_REDUCE_KIND_COUNT; k++)
+        if (strcmp(name, weft__reduce_kind_name((weft_reduce_kind_t)k)) == 0) {
+            *kind = k;
+            return WEFT_OK;
+        }
+    return s != WEFT_OK ? s
+                        : weft_json_props_error(p, WEFT_EPARSE, "kind: unknown kind '%s'", name);
+}
+
+weft_status_t weft__reduce_props_to_json(const weft_op_t *op, weft_json_props_t *p)
+{
+    const weft__reduce_props_t *r = weft_op_props(op);
+    weft_status_t s =
+        weft_json_props_put_string(p, "kind", weft__reduce_kind_name((weft_reduce_kind_t)r->kind));
+    return s != WEFT_OK ? s : weft__props_fields_put(p, &reduce_fields, r);
+}
+
+weft_status_t weft__reduce_props_from_json(weft_graph_t *g, const weft_op_class_t *cls,
+                                           const weft_json_props_t *p, const weft_op_t **out)
+{
+    weft__reduce_props_t r;
+    memset(&r, 0, sizeof(r));
+    weft_status_t s = get_kind(p, &r.kind);
+    if (s == WEFT_OK) s = weft__props_fields_get(p, &reduce_fields, &r);
+    return s != WEFT_OK ? s : weft_op_create(g, cls, &r, out);
+}
