@@ -1,6 +1,7 @@
-/* The registry of weft's built-in op classes, by class name ("Add",
- * "DimShuffle", "Subtensor", ...): what a graph loader uses to turn a stored
- * op name back into an op class.
+/* The list of weft's built-in op classes, by class name ("Add",
+ * "DimShuffle", "Subtensor", ...). All of them are also in the op class
+ * registry (weft_op_class_find, weft/op.h), which is what the graph loader
+ * uses; this list is for enumerating the built-ins.
  *
  * Thread: read-only static data; any thread. */
 #ifndef WEFT_OPS_H

@@ -1,5 +1,5 @@
 /* Internal interface of the JSON graph format (graph_save.c, graph_load.c,
- * json_props.c, class_registry.c): the props view over a jansson
+ * json_props.c): the props view over a jansson
  * object, the nested save/load entry points and error helpers. */
 #ifndef WEFT_IO_INT_H
 #define WEFT_IO_INT_H

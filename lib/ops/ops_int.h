@@ -1,5 +1,5 @@
 /* Internal interface of the elementwise and shape ops (elemwise*.c,
- * dimshuffle.c, reshape.c, subtensor*.c, registry.c, eval.c). Not part of the
+ * dimshuffle.c, reshape.c, subtensor*.c, builtin_classes.c). Not part of the
  * API. */
 #ifndef WEFT_OPS_OPS_INT_H
 #define WEFT_OPS_OPS_INT_H

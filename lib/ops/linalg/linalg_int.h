@@ -15,7 +15,7 @@
 #include "weft/tensor.h"
 
 /* The op classes (linalg_dot.c, linalg_gemm.c, linalg_lapack.c, linalg_tri.c),
- * listed in the op registry (registry.c). */
+ * listed among the built-in classes (builtin_classes.c). */
 extern const weft_op_class_t weft__dot_class, weft__gemm_class, weft__gemv_class,
     weft__cholesky_class, weft__trsm_class, weft__syrk_class, weft__trimask_class;
 

@@ -1,5 +1,6 @@
-/* The registry of built-in op classes by name (weft/ops.h), for graph
- * loaders. One entry per line: each op file's classes are appended here. */
+/* The list of built-in op classes (weft/ops.h), one entry per line: each op
+ * file's classes are appended here. lib/catalog registers them all in the op
+ * class registry (weft_op_class_register) at load. */
 #include <string.h>
 
 #include "linalg/linalg_int.h"
