@@ -79,7 +79,8 @@ typedef struct weft_update {
 
 typedef struct weft_function_options {
     size_t size;      /* sizeof(weft_function_options_t) */
-    /* Rewrite mode: "fast_run" (default when NULL), "fast_compile" or "none",
+    /* Rewrite mode: "fast_run" (default when NULL), "fast_compile", "none",
+     * or any other tag of the default rewrite database (weft/rewrite_db.h),
      * plus rewrite names or tags to include / exclude (weft/rewrite.h). */
     const char *mode;
     size_t n_include;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "compile_int.h"
+#include "weft/rewrite_db.h"
 #include "weft/rewrite.h"
 
 typedef struct compile_args {
@@ -35,9 +36,11 @@ static weft_status_t read_options(const weft_function_options_t *in, weft_functi
 static weft_status_t check_mode(const weft_function_options_t *o)
 {
     if (!o->mode) return WEFT_OK;
-    if (strcmp(o->mode, "fast_run") && strcmp(o->mode, "fast_compile") && strcmp(o->mode, "none"))
+    /* Modes are tags of the rewrite database: it, not compile, knows them. */
+    if (strcmp(o->mode, "none") && !weft_rewrite_db_has(weft_rewrite_db_default(), o->mode))
         return weft__fn_error(NULL, WEFT_EINVAL,
-                              "unknown mode '%s' (fast_run, fast_compile or none)", o->mode);
+                              "unknown mode '%s' (none, or a tag of the default rewrite "
+                              "database such as fast_run or fast_compile)", o->mode);
     if ((o->n_include && !o->include) || (o->n_exclude && !o->exclude))
         return weft__fn_error(NULL, WEFT_EINVAL, "NULL include/exclude array with a count");
     for (size_t i = 0; i < o->n_include; i++)
