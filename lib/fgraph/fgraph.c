@@ -187,10 +187,10 @@ weft_status_t weft__fg_add_output(weft_fgraph_t *fg, weft_var_t *v, bool import_
 {
     weft_status_t s = weft__fg_plan_import(fg, v, NULL, import_missing);
     if (s != WEFT_OK) return s;
-    if (!weft__grow(fg->alloc, (void **)&fg->outputs, &fg->out_cap, fg->n_out + 1,
-                    sizeof(*fg->outputs)) ||
-        !weft__grow(fg->alloc, (void **)&fg->out_nodes, &fg->onode_cap, fg->n_out + 1,
-                    sizeof(*fg->out_nodes)))
+    if (!weft__vec_grow(fg->alloc, (void **)&fg->outputs, &fg->out_cap, fg->n_out + 1,
+                        sizeof(*fg->outputs)) ||
+        !weft__vec_grow(fg->alloc, (void **)&fg->out_nodes, &fg->onode_cap, fg->n_out + 1,
+                        sizeof(*fg->out_nodes)))
         return weft__fg_err(fg, WEFT_ENOMEM, "add_output: out of memory");
     weft_apply_t *p = weft__apply_new_output_slot(fg->g, fg, fg->n_out, v);
     if (!p) return weft__fg_err(fg, WEFT_ENOMEM, "add_output: out of memory");

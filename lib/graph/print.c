@@ -46,7 +46,7 @@ weft_status_t weft_graph_dprint(size_t n_out, weft_var_t *const *outputs, FILE *
     size_t cap = 0, sp = 0;
     weft_status_t s = WEFT_OK;
     for (size_t k = 0; k < n_out && s == WEFT_OK; k++) {
-        if (!weft__grow(g->alloc, (void **)&st, &cap, 1, sizeof(*st)))
+        if (!weft__vec_grow(g->alloc, (void **)&st, &cap, 1, sizeof(*st)))
             s = WEFT_ENOMEM;
         else
             st[sp++] = (pitem_t){outputs[k], 0};
@@ -57,7 +57,7 @@ weft_status_t weft_graph_dprint(size_t n_out, weft_var_t *const *outputs, FILE *
             if (dprint_line(f, it.v, it.depth, repeat) < 0) s = WEFT_EIO;
             if (!a || repeat || s != WEFT_OK) continue;
             g->amarks.v[a->id] = done;
-            if (!weft__grow(g->alloc, (void **)&st, &cap, sp + a->n_in, sizeof(*st))) {
+            if (!weft__vec_grow(g->alloc, (void **)&st, &cap, sp + a->n_in, sizeof(*st))) {
                 s = WEFT_ENOMEM;
                 break;
             }
