@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/clock.h"
 #include "compile_int.h"
 #include "weft/rewrite.h"
 

@@ -300,11 +300,11 @@ static size_t result_compact(weft_fgraph_t *fg, weft_rewrite_result_t *res)
 }
 
 static weft_status_t count(weft_rewrite_stats_t *stats, const weft_rewriter_t *rw, bool ok,
-                           bool failed, double t0)
+                           bool failed, uint64_t t0)
 {
     if (!stats) return WEFT_OK;
     return weft_rewrite_stats_record(stats, rw->name, ok ? 1 : 0, failed ? 1 : 0,
-                                     weft__now() - t0);
+                                     weft__seconds_since(t0));
 }
 
 /* Replaces after the transform proposed something; *applied on success. */
@@ -334,7 +334,7 @@ weft_status_t weft__rw_process_node(weft_rewriter_t *rw, weft_fgraph_t *fg, weft
                                     weft_rewrite_stats_t *stats, bool *applied)
 {
     *applied = false;
-    double t0 = stats ? weft__now() : 0.0;
+    uint64_t t0 = stats ? weft__now_ns() : 0;
     weft_rewrite_result_t res;
     memset(&res, 0, sizeof res);
     res.node = node;
@@ -363,11 +363,11 @@ weft_status_t weft__rw_apply(weft_rewriter_t *rw, weft_fgraph_t *fg, weft_rewrit
     case RW_WALK:
         return weft__walk_apply(rw, fg, stats, n_changes);
     case RW_GRAPH: {
-        double t0 = weft__now();
+        uint64_t t0 = weft__now_ns();
         weft_status_t st = rw->graph_fn(fg, rw->user, stats, n_changes);
         if (stats && st != WEFT_ENOMEM) {
             weft_status_t s2 = weft_rewrite_stats_record(stats, rw->name, *n_changes,
-                                                         st != WEFT_OK, weft__now() - t0);
+                                                         st != WEFT_OK, weft__seconds_since(t0));
             if (s2 != WEFT_OK) return s2;
         }
         return st;

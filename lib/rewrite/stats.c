@@ -1,9 +1,7 @@
 /* Rewrite statistics: per rewriter name, applications, failures and time;
  * composites add passes and node counts. Printed in the rewrites.md §8 style. */
-#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "rewrite_int.h"
 
@@ -20,13 +18,6 @@ struct weft_rewrite_stats {
     stat_entry_t *e;
     size_t n, cap;
 };
-
-double weft__now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 weft_status_t weft_rewrite_stats_create(weft_rewrite_stats_t **out)
 {

@@ -232,7 +232,7 @@ static weft_status_t walk_loop(weft_rewriter_t *rw, weft_fgraph_t *fg, weft__rw_
 weft_status_t weft__walk_apply(weft_rewriter_t *rw, weft_fgraph_t *fg,
                                weft_rewrite_stats_t *stats, size_t *n_changes)
 {
-    double t0 = weft__now();
+    uint64_t t0 = weft__now_ns();
     size_t before = weft_fgraph_n_applies(fg);
     /* a bare node rewriter walks in2out as a list of itself */
     weft__rw_list_t self = {1, &rw, 0, NULL, NULL, 0}; /* no dispatch index */
@@ -243,7 +243,7 @@ weft_status_t weft__walk_apply(weft_rewriter_t *rw, weft_fgraph_t *fg,
     if (st == WEFT_OK) st = walk_loop(rw, fg, list, tr, stats, n_changes);
     weft__tracker_detach(fg, tr);
     if (rw->kind == RW_WALK && st != WEFT_ENOMEM) {
-        weft_status_t s2 = weft__stats_composite(stats, rw->name, weft__now() - t0, 1, before,
+        weft_status_t s2 = weft__stats_composite(stats, rw->name, weft__seconds_since(t0), 1, before,
                                                  weft_fgraph_n_applies(fg));
         if (st == WEFT_OK) st = s2;
     }
