@@ -61,6 +61,11 @@ WEFT_API weft_status_t weft_graph_set_error(weft_graph_t *g, weft_status_t statu
 /* Number of variables / apply nodes ever built in g (ids are 0..n-1). */
 WEFT_API size_t weft_graph_n_vars(const weft_graph_t *g);
 WEFT_API size_t weft_graph_n_applies(const weft_graph_t *g);
+/* The allocator g was created with (weft_allocator_default() when it was
+ * given NULL). Everything g owns comes from it (weft/alloc.h lists what that
+ * covers); features and op props that will be owned by g may use it too.
+ * Ownership: returns borrowed, valid while g lives; NULL for a NULL g. */
+WEFT_API const weft_allocator_t *weft_graph_allocator(const weft_graph_t *g);
 
 /* ---- variables ---------------------------------------------------------- */
 

@@ -174,3 +174,8 @@ size_t weft_graph_n_applies(const weft_graph_t *g)
 {
     return g ? (size_t)g->n_applies : 0;
 }
+
+const weft_allocator_t *weft_graph_allocator(const weft_graph_t *g)
+{
+    return g ? g->alloc : NULL;
+}
