@@ -201,8 +201,8 @@ WEFT_API void weft_clone_map_destroy(weft_clone_map_t *m);
 /* Structural equality (equal_computations): pairwise, both owned or both not;
  * owned: equal ops, same arity, same output index, inputs recursively equal;
  * leaves: same object, or explicitly paired (in_xs[i] with in_ys[i]), or
- * constants with equal values.
- * Errors: WEFT_EINVAL (NULL args). */
+ * constants with equal values. Its scratch comes from the allocator of xs[0]'s
+ * context. Errors: WEFT_EINVAL (NULL args), WEFT_ENOMEM. */
 WEFT_API weft_status_t weft_graph_equal_computations(size_t n, weft_var_t *const *xs,
                                                      weft_var_t *const *ys, size_t n_in,
                                                      weft_var_t *const *in_xs,

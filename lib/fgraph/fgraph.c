@@ -234,7 +234,7 @@ static weft_status_t fg_populate(weft_fgraph_t *fg, const opts_t *o, size_t n_in
 static weft_var_t **map_vars(weft_graph_t *g, const weft_clone_map_t *m, size_t n,
                              weft_var_t *const *vs)
 {
-    weft_var_t **r = weft__alloc(g->alloc, (n ? n : 1) * sizeof(*r));
+    weft_var_t **r = weft__vec_alloc(g->alloc, n ? n : 1, sizeof(*r));
     if (!r) return NULL;
     for (size_t k = 0; k < n; k++) r[k] = m ? weft_clone_map_var(m, vs[k]) : vs[k];
     return r;

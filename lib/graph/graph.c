@@ -18,6 +18,7 @@ struct weft__arena_block {
 void *weft__arena_alloc(weft__arena_t *a, size_t n)
 {
     const size_t align = _Alignof(max_align_t);
+    if (n > SIZE_MAX - sizeof(weft__arena_block_t) - align) return NULL; /* cannot be rounded */
     n = (n + align - 1) & ~(align - 1);
     if (n == 0) n = align;
     if (n > a->left) {
