@@ -7,6 +7,7 @@
 bool weft__vec_grow(const weft_allocator_t *al, void **p, size_t *cap, size_t need, size_t elem)
 {
     if (need <= *cap) return true;
+    if (!al) al = weft_allocator_default();
     size_t ncap = *cap ? *cap : 8;
     while (ncap < need) {
         if (ncap > SIZE_MAX / 2) {

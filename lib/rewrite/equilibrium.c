@@ -121,7 +121,7 @@ static weft_status_t node_pass(eq_run_t *r)
     weft_status_t st = weft_fgraph_toposort(r->fg, &order, &n);
     if (st != WEFT_OK) return st;
     weft_apply_t **q = NULL;
-    st = weft__rw_grow((void **)&q, &cap, n + 1, sizeof *q);
+    st = weft__vec_grow(NULL, (void **)&q, &cap, n + 1, sizeof *q) ? WEFT_OK : WEFT_ENOMEM;
     if (st == WEFT_OK && n) memcpy(q, order, n * sizeof *q);
     while (st == WEFT_OK && n > 0) {
         weft_apply_t *node = q[--n];

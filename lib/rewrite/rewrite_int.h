@@ -126,10 +126,6 @@ static inline char *weft__strdup(const char *s)
     return p;
 }
 
-/* ---- growable arrays ----------------------------------------------------------- */
-/* Ensures room for `need` elements of size `elem` in *arr (capacity *cap). */
-weft_status_t weft__rw_grow(void **arr, size_t *cap, size_t need, size_t elem);
-
 /* ---- helpers for built-in rewrites (canon_util.c) ----------------------------- */
 /* The op class registered under name (weft_ops_find_class) or NULL. */
 const weft_op_class_t *weft__class(const char *name);

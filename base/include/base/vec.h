@@ -1,7 +1,7 @@
 /* Growable arrays and overflow-checked array sizes: the one growth rule every
  * module uses (capacity starts at 8 and doubles), through a weft_allocator_t.
- * Objects that alloc.h lists as using the C library pass
- * weft_allocator_default() and may then free with free(). Not part of the API. */
+ * The objects weft/alloc.h lists as using the C library grow with a NULL
+ * allocator and free with free(). Not part of the API. */
 #ifndef WEFT_BASE_VEC_H
 #define WEFT_BASE_VEC_H
 
@@ -13,9 +13,10 @@
 
 /* Ensures the array *p (elements of elem bytes, capacity *cap elements) holds
  * at least need elements; the new space is zeroed. The capacity doubles from 8
- * until it covers need, and *p is resized through al from *cap * elem bytes to
- * the new capacity's. Returns false, with *p and *cap unchanged, on OOM or when
- * the byte count does not fit a size_t (callers report WEFT_ENOMEM). */
+ * until it covers need, and *p is resized through al (NULL: the C library's
+ * realloc) from *cap * elem bytes to the new capacity's. Returns false, with
+ * *p and *cap unchanged, on OOM or when the byte count does not fit a size_t
+ * (callers report WEFT_ENOMEM). */
 bool weft__vec_grow(const weft_allocator_t *al, void **p, size_t *cap, size_t need, size_t elem);
 
 /* n elements of elem bytes through al; NULL on OOM or when n * elem
