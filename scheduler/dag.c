@@ -106,7 +106,8 @@ static weft_status_t dag_store_name(weft_dag_t *dag, const char *name, uint32_t 
     if (!name) return WEFT_OK;
     size_t len = strlen(name) + 1;
     if (dag->names_len + len >= WEFT__DAG_NO_NAME) return WEFT_ERANGE;
-    if (!weft__vec_grow(dag->alloc, (void **)&dag->names, &dag->names_cap, dag->names_len + len, 1))
+    if (dag->names_len + len > dag->names_cap &&
+        !weft__vec_grow(dag->alloc, (void **)&dag->names, &dag->names_cap, dag->names_len + len, 1))
         return WEFT_ENOMEM;
     memcpy(dag->names + dag->names_len, name, len);
     *off = (uint32_t)dag->names_len;
@@ -165,8 +166,9 @@ weft_status_t weft_dag_add_edge(weft_dag_t *dag, uint32_t from, uint32_t to)
         weft__dag_set_error(dag, "add_edge: too many edges");
         return WEFT_ERANGE;
     }
-    if (!weft__vec_grow(dag->alloc, (void **)&dag->edges, &dag->ecap, dag->ne + 1,
-                        2 * sizeof(uint32_t))) /* (from, to) pairs */
+    if (dag->ne == dag->ecap && /* (from, to) pairs */
+        !weft__vec_grow(dag->alloc, (void **)&dag->edges, &dag->ecap, dag->ne + 1,
+                        2 * sizeof(uint32_t)))
         return WEFT_ENOMEM;
     dag->edges[2 * dag->ne] = from;
     dag->edges[2 * dag->ne + 1] = to;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/clock.h"
+#include "base/vec.h"
 #include "compile_int.h"
 #include "weft/rewrite.h"
 
@@ -191,7 +192,7 @@ static bool excludes_inplace(const weft_function_options_t *o)
 static weft_status_t rewrite_with_updates(weft_function_t *f, const weft_function_options_t *o,
                                           const char *mode)
 {
-    const char **ex = malloc((o->n_exclude + 1) * sizeof *ex);
+    const char **ex = weft__vec_malloc(o->n_exclude + 1, sizeof *ex);
     if (!ex) return WEFT_ENOMEM;
     if (o->n_exclude) memcpy(ex, o->exclude, o->n_exclude * sizeof *ex);
     ex[o->n_exclude] = "inplace";
@@ -241,7 +242,7 @@ static weft_status_t pick_pool(weft_function_t *f, const weft_function_options_t
 static weft_status_t compile_pipeline(weft_function_t *f, const compile_args_t *a)
 {
     bool destroyers = false;
-    weft_var_t **srcs = malloc((a->n_out + a->n_upd + 1) * sizeof *srcs);
+    weft_var_t **srcs = weft__vec_malloc(a->n_out + a->n_upd + 1, sizeof *srcs);
     bool *mutable_in = calloc(a->n_in + 1, sizeof *mutable_in);
     if (!srcs || !mutable_in) {
         free(srcs);
