@@ -44,7 +44,8 @@ typedef struct weft_clone_map weft_clone_map_t;
 /* ---- context ------------------------------------------------------------ */
 
 /* Creates an empty context. alloc may be NULL (malloc/free); the allocator is
- * borrowed and must outlive the context.
+ * borrowed and must outlive the context. Everything the context and its
+ * FunctionGraphs own comes from it (weft/alloc.h lists what).
  * Ownership: returns new, free with weft_graph_destroy.
  * Errors: WEFT_EINVAL (NULL out), WEFT_ENOMEM. */
 WEFT_API weft_status_t weft_graph_create(const weft_allocator_t *alloc, weft_graph_t **out);
