@@ -13,7 +13,6 @@
 #include <cmocka.h>
 
 #include "graph_fixture.h"
-#include "support/alloc_count.h"
 #include "support/counting_alloc.h"
 #include "weft/destroy.h"
 #include "weft/supervisor.h"
@@ -137,31 +136,15 @@ static void exercise_graph(const weft_allocator_t *al)
 static void test_graph_alloc_custom_allocator_takes_everything(void **state)
 {
     (void)state;
-    counting_alloc_reset();
-    alloc_count_start();
-    exercise_graph(counting_alloc());
-    long libc = alloc_count_stop();
-    counting_alloc_stats_t s = counting_alloc_stats();
-    assert_int_equal(libc, 0);
-    assert_true(s.allocs > 100);
-    assert_int_equal(s.size_mismatches, 0);
-    assert_int_equal(s.unknown, 0);
-    assert_int_equal(s.live_blocks, 0);
-    assert_int_equal(s.live_bytes, 0);
-    assert_int_equal(s.frees, s.allocs);
+    counting_alloc_expect_all(exercise_graph, 100);
 }
 
-/* The same work without an allocator goes to the C library (so the counter
- * above can see a bypass). */
+/* Without an allocator the same work goes to the C library (so the test
+ * above would see a bypass). */
 static void test_graph_alloc_null_allocator_is_the_c_library(void **state)
 {
     (void)state;
-    counting_alloc_reset();
-    alloc_count_start();
-    exercise_graph(NULL);
-    long libc = alloc_count_stop();
-    assert_true(libc > 100);
-    assert_int_equal(counting_alloc_stats().allocs, 0);
+    counting_alloc_expect_c_library(exercise_graph, 100);
 }
 
 int main(void)

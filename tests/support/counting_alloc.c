@@ -3,8 +3,14 @@
 #include "support/counting_alloc.h"
 
 #include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <string.h>
+
+#include <cmocka.h>
+
+#include "support/alloc_count.h"
 
 #define REGION_BYTES (128u << 20)
 #define TABLE_SLOTS (1u << 20) /* power of two */
@@ -105,4 +111,30 @@ counting_alloc_stats_t counting_alloc_stats(void)
     counting_alloc_stats_t s = st;
     pthread_mutex_unlock(&lock);
     return s;
+}
+
+void counting_alloc_expect_all(void (*work)(const weft_allocator_t *al), long min_allocs)
+{
+    counting_alloc_reset();
+    alloc_count_start();
+    work(counting_alloc());
+    long libc = alloc_count_stop();
+    counting_alloc_stats_t s = counting_alloc_stats();
+    assert_int_equal(libc, 0);
+    assert_true(s.allocs >= min_allocs);
+    assert_int_equal(s.size_mismatches, 0);
+    assert_int_equal(s.unknown, 0);
+    assert_int_equal(s.live_blocks, 0);
+    assert_int_equal(s.live_bytes, 0);
+    assert_int_equal(s.frees, s.allocs);
+}
+
+void counting_alloc_expect_c_library(void (*work)(const weft_allocator_t *al), long min_allocs)
+{
+    counting_alloc_reset();
+    alloc_count_start();
+    work(NULL);
+    long libc = alloc_count_stop();
+    assert_true(libc >= min_allocs);
+    assert_int_equal(counting_alloc_stats().allocs, 0);
 }

@@ -26,4 +26,14 @@ const weft_allocator_t *counting_alloc(void);
 void counting_alloc_reset(void);
 counting_alloc_stats_t counting_alloc_stats(void);
 
+/* Test steps (cmocka assertions; link tests/support/alloc_count.c too).
+ * counting_alloc_expect_all: runs work(counting_alloc()) while counting the
+ * C library's allocations, then asserts the C library saw none, the checking
+ * allocator at least min_allocs, and that every block came back, freed with
+ * its size. counting_alloc_expect_c_library: runs work(NULL) and asserts the
+ * C library saw at least min_allocs (so the first would see a bypass) and the
+ * checking allocator nothing. */
+void counting_alloc_expect_all(void (*work)(const weft_allocator_t *al), long min_allocs);
+void counting_alloc_expect_c_library(void (*work)(const weft_allocator_t *al), long min_allocs);
+
 #endif /* WEFT_TESTS_COUNTING_ALLOC_H */
