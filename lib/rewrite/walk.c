@@ -248,8 +248,8 @@ weft_status_t weft__walk_apply(weft_rewriter_t *rw, weft_fgraph_t *fg,
     if (st == WEFT_OK) st = walk_loop(rw, fg, list, tr, stats, n_changes);
     weft__tracker_detach(fg, tr);
     if (rw->kind == RW_WALK && st != WEFT_ENOMEM) {
-        weft_status_t s2 = weft__stats_composite(stats, rw->name, weft__seconds_since(t0), 1, before,
-                                                 weft_fgraph_n_applies(fg));
+        weft_status_t s2 = weft__stats_composite(stats, rw->name, weft__seconds_since(t0), 1,
+                                                 before, weft_fgraph_n_applies(fg));
         if (st == WEFT_OK) st = s2;
     }
     return st;
