@@ -255,11 +255,8 @@ weft_status_t weft_rewrite_result_outputs(weft_rewrite_result_t *res, size_t n,
 weft_status_t weft_rewrite_result_remove(weft_rewrite_result_t *res, weft_apply_t *node)
 {
     if (!res || !node) return WEFT_EINVAL;
-    weft_status_t st =
-        weft__vec_grow(NULL, (void **)&res->rm, &res->cap_rm, res->n_rm + 1, sizeof(void *))
-            ? WEFT_OK
-            : WEFT_ENOMEM;
-    if (st != WEFT_OK) return st;
+    if (!weft__vec_grow(NULL, (void **)&res->rm, &res->cap_rm, res->n_rm + 1, sizeof(void *)))
+        return WEFT_ENOMEM;
     res->rm[res->n_rm++] = node;
     return WEFT_OK;
 }

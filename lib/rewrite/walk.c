@@ -199,9 +199,7 @@ static weft_status_t queue_init(weft_fgraph_t *fg, walk_queue_t *wq)
     size_t n;
     weft_status_t st = weft_fgraph_toposort(fg, &order, &n);
     if (st != WEFT_OK) return st;
-    st = weft__vec_grow(NULL, (void **)&wq->q, &wq->cap, n + 1, sizeof *wq->q) ? WEFT_OK
-                                                                               : WEFT_ENOMEM;
-    if (st != WEFT_OK) return st;
+    if (!weft__vec_grow(NULL, (void **)&wq->q, &wq->cap, n + 1, sizeof *wq->q)) return WEFT_ENOMEM;
     if (n) memcpy(wq->q, order, n * sizeof *order);
     wq->n = n;
     return WEFT_OK;
