@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/vec.h"
 #include "dag_int.h"
 
 void weft__dag_set_error(weft_dag_t *dag, const char *fmt, ...)
@@ -64,7 +65,7 @@ weft_status_t weft_dag_destroy(weft_dag_t *dag)
     weft__free(a, dag->nodes, (size_t)dag->cap * sizeof *dag->nodes);
     weft__free(a, dag->name_off, (size_t)dag->cap * sizeof *dag->name_off);
     weft__free(a, dag->names, dag->names_cap);
-    weft__free(a, dag->edges, (size_t)dag->ecap * 2 * sizeof(uint32_t));
+    weft__free(a, dag->edges, dag->ecap * 2 * sizeof(uint32_t));
     dag->magic = 0;
     weft__free(a, dag, sizeof *dag);
     return WEFT_OK;
@@ -105,14 +106,9 @@ static weft_status_t dag_store_name(weft_dag_t *dag, const char *name, uint32_t 
     if (!name) return WEFT_OK;
     size_t len = strlen(name) + 1;
     if (dag->names_len + len >= WEFT__DAG_NO_NAME) return WEFT_ERANGE;
-    if (dag->names_len + len > dag->names_cap) {
-        size_t ncap = dag->names_cap ? dag->names_cap * 2 : 1024;
-        while (ncap < dag->names_len + len) ncap *= 2;
-        char *p = weft__realloc(dag->alloc, dag->names, dag->names_cap, ncap);
-        if (!p) return WEFT_ENOMEM;
-        dag->names = p;
-        dag->names_cap = ncap;
-    }
+    if (dag->names_len + len > dag->names_cap &&
+        !weft__vec_grow(dag->alloc, (void **)&dag->names, &dag->names_cap, dag->names_len + len, 1))
+        return WEFT_ENOMEM;
     memcpy(dag->names + dag->names_len, name, len);
     *off = (uint32_t)dag->names_len;
     dag->names_len += len;
@@ -170,13 +166,10 @@ weft_status_t weft_dag_add_edge(weft_dag_t *dag, uint32_t from, uint32_t to)
         weft__dag_set_error(dag, "add_edge: too many edges");
         return WEFT_ERANGE;
     }
-    if (dag->ne == dag->ecap) {
-        uint64_t ncap = dag->ecap ? dag->ecap * 2 : 256;
-        uint32_t *e = weft__realloc(dag->alloc, dag->edges, (size_t)dag->ecap * 8, (size_t)ncap * 8);
-        if (!e) return WEFT_ENOMEM;
-        dag->edges = e;
-        dag->ecap = ncap;
-    }
+    if (dag->ne == dag->ecap && /* (from, to) pairs */
+        !weft__vec_grow(dag->alloc, (void **)&dag->edges, &dag->ecap, dag->ne + 1,
+                        2 * sizeof(uint32_t)))
+        return WEFT_ENOMEM;
     dag->edges[2 * dag->ne] = from;
     dag->edges[2 * dag->ne + 1] = to;
     dag->ne++;
@@ -343,7 +336,7 @@ weft_status_t weft_dag_finalize(weft_dag_t *dag)
         return st;
     }
     dag_flag_entries(dag);
-    weft__free(a, dag->edges, (size_t)dag->ecap * 2 * sizeof(uint32_t)); /* no longer needed */
+    weft__free(a, dag->edges, dag->ecap * 2 * sizeof(uint32_t)); /* no longer needed */
     dag->edges = NULL;
     dag->ecap = 0;
     dag->finalized = 1;

@@ -45,7 +45,8 @@ struct weft_dag {
     size_t names_len, names_cap;
     /* edges while building: pairs (from, to); freed at finalize */
     uint32_t *edges;
-    uint64_t ne, ecap;
+    uint64_t ne;
+    size_t ecap;
     /* frozen form */
     uint32_t *succ_off;
     uint32_t *succ;

@@ -34,8 +34,11 @@
 
 static weft__deque_array_t *deque_array_new(const weft_allocator_t *a, int64_t cap)
 {
-    weft__deque_array_t *arr =
-        weft__alloc(a, sizeof(*arr) + (size_t)cap * sizeof(weft__deque_slot_t));
+    size_t slots;
+    if (!weft__mul_size((size_t)cap, sizeof(weft__deque_slot_t), &slots) ||
+        slots > SIZE_MAX - sizeof(weft__deque_array_t))
+        return NULL; /* the owner then runs the item itself (weft__worker_push) */
+    weft__deque_array_t *arr = weft__alloc(a, sizeof(*arr) + slots);
     if (!arr) return NULL;
     arr->mask = cap - 1;
     arr->retired = NULL;

@@ -7,8 +7,8 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include <time.h>
 
+#include "base/clock.h"
 #include "deque_int.h"
 #include "notifier_int.h"
 #include "weft/sched.h"
@@ -106,13 +106,6 @@ void weft__worker_defer(weft__worker_t *w, unsigned slot, _Atomic uint32_t *ctr,
                         weft__item_t on_zero);
 /* Idle time of worker w up to `now` (ns), for profiles. */
 uint64_t weft__worker_idle_total(weft__worker_t *w, uint64_t now);
-
-static inline uint64_t weft__now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static inline void weft__cpu_relax(void)
 {

@@ -78,8 +78,8 @@ WEFT_API extern const weft_feature_class_t weft_dh_class;
 WEFT_API weft_status_t weft_dh_create(const weft_allocator_t *alloc,
                                                    weft_feature_t **out);
 
-/* The DH attached to fg, creating and attaching one (default allocator) if
- * there is none. *out may be NULL.
+/* The DH attached to fg, creating and attaching one (through the allocator of
+ * fg's context, weft_graph_allocator) if there is none. *out may be NULL.
  * Ownership: borrows fg; *out is borrowed, valid until it is removed or fg is
  * destroyed. Errors: WEFT_EINVAL (NULL fg), WEFT_ENOMEM. */
 WEFT_API weft_status_t weft_dh_attach(weft_fgraph_t *fg, weft_feature_t **out);

@@ -44,7 +44,8 @@ typedef struct weft_clone_map weft_clone_map_t;
 /* ---- context ------------------------------------------------------------ */
 
 /* Creates an empty context. alloc may be NULL (malloc/free); the allocator is
- * borrowed and must outlive the context.
+ * borrowed and must outlive the context. Everything the context and its
+ * FunctionGraphs own comes from it (weft/alloc.h lists what).
  * Ownership: returns new, free with weft_graph_destroy.
  * Errors: WEFT_EINVAL (NULL out), WEFT_ENOMEM. */
 WEFT_API weft_status_t weft_graph_create(const weft_allocator_t *alloc, weft_graph_t **out);
@@ -61,6 +62,11 @@ WEFT_API weft_status_t weft_graph_set_error(weft_graph_t *g, weft_status_t statu
 /* Number of variables / apply nodes ever built in g (ids are 0..n-1). */
 WEFT_API size_t weft_graph_n_vars(const weft_graph_t *g);
 WEFT_API size_t weft_graph_n_applies(const weft_graph_t *g);
+/* The allocator g was created with (weft_allocator_default() when it was
+ * given NULL). Everything g owns comes from it (weft/alloc.h lists what that
+ * covers); features and op props that will be owned by g may use it too.
+ * Ownership: returns borrowed, valid while g lives; NULL for a NULL g. */
+WEFT_API const weft_allocator_t *weft_graph_allocator(const weft_graph_t *g);
 
 /* ---- variables ---------------------------------------------------------- */
 
@@ -196,8 +202,8 @@ WEFT_API void weft_clone_map_destroy(weft_clone_map_t *m);
 /* Structural equality (equal_computations): pairwise, both owned or both not;
  * owned: equal ops, same arity, same output index, inputs recursively equal;
  * leaves: same object, or explicitly paired (in_xs[i] with in_ys[i]), or
- * constants with equal values.
- * Errors: WEFT_EINVAL (NULL args). */
+ * constants with equal values. Its scratch comes from the allocator of xs[0]'s
+ * context. Errors: WEFT_EINVAL (NULL args), WEFT_ENOMEM. */
 WEFT_API weft_status_t weft_graph_equal_computations(size_t n, weft_var_t *const *xs,
                                                      weft_var_t *const *ys, size_t n_in,
                                                      weft_var_t *const *in_xs,

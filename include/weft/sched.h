@@ -119,7 +119,8 @@ typedef weft_status_t (*weft_node_fn)(void *arg, const weft_task_ctx_t *ctx);
 
 #define WEFT_DAG_NO_NODE UINT32_MAX
 
-/* An empty DAG. alloc may be NULL (default allocator).
+/* An empty DAG. alloc may be NULL (default allocator); the DAG's tables and
+ * the run objects created on it come from it (weft/alloc.h).
  * Ownership: returns new *out (weft_dag_destroy); borrows alloc, which must
  * outlive the DAG.  Errors: WEFT_EINVAL (out NULL), WEFT_ENOMEM.
  * Thread: any. */

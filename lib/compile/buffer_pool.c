@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/vec.h"
 #include "compile_int.h"
 #include "tensor/tensor_int.h" /* weft__tensor_is_block_base */
 
@@ -68,14 +69,10 @@ weft_status_t weft__bufpool_alloc(void *user, weft_dtype_t dtype, int ndim, cons
 /* A new bucket for t's key; NULL when the table is full or memory is short. */
 static weft__bucket_t *bucket_add(weft__bufpool_t *bp, const weft_tensor_t *t, size_t nbytes)
 {
-    if (bp->n_buckets == bp->cap_buckets) {
-        if (bp->cap_buckets >= BUFPOOL_MAX_BUCKETS) return NULL;
-        size_t cap = bp->cap_buckets ? bp->cap_buckets * 2 : 8;
-        weft__bucket_t *nb = realloc(bp->buckets, cap * sizeof *nb);
-        if (!nb) return NULL;
-        bp->buckets = nb;
-        bp->cap_buckets = cap;
-    }
+    if (bp->n_buckets >= BUFPOOL_MAX_BUCKETS ||
+        !weft__vec_grow(NULL, (void **)&bp->buckets, &bp->cap_buckets, bp->n_buckets + 1,
+                        sizeof *bp->buckets))
+        return NULL;
     weft__bucket_t *b = &bp->buckets[bp->n_buckets++];
     memset(b, 0, sizeof *b);
     b->dtype = weft_tensor_dtype(t);
@@ -87,13 +84,9 @@ static weft__bucket_t *bucket_add(weft__bufpool_t *bp, const weft_tensor_t *t, s
 
 static bool bucket_push(weft__bucket_t *b, weft_tensor_t *t)
 {
-    if (b->n == b->cap) {
-        size_t cap = b->cap ? b->cap * 2 : 4;
-        weft_tensor_t **ni = realloc(b->items, cap * sizeof *ni);
-        if (!ni) return false;
-        b->items = ni;
-        b->cap = cap;
-    }
+    if (b->n == b->cap && /* call path: the common case stays inline */
+        !weft__vec_grow(NULL, (void **)&b->items, &b->cap, b->n + 1, sizeof *b->items))
+        return false;
     b->items[b->n++] = t;
     return true;
 }

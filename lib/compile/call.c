@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/clock.h"
 #include "compile_int.h"
 #include "tensor/tensor_int.h" /* weft__tensor_is_block_base */
 

@@ -350,7 +350,6 @@ void weft__registry_add(weft_function_t *f);
 void weft__registry_remove(weft_function_t *f);
 uint64_t weft__next_serial(void);
 bool weft__env_profile(void);
-uint64_t weft__now_ns(void);
 
 /* ---- profiling (profile.c) ------------------------------------------------------ */
 weft_status_t weft__prof_init(weft_function_t *f);

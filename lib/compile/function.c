@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/clock.h"
+#include "base/vec.h"
 #include "compile_int.h"
 #include "weft/rewrite_db.h"
 #include "weft/rewrite.h"
@@ -218,7 +220,7 @@ static weft_status_t pick_pool(weft_function_t *f, const weft_function_options_t
 static weft_status_t compile_pipeline(weft_function_t *f, const compile_args_t *a)
 {
     bool destroyers = false;
-    weft_var_t **srcs = malloc((a->n_out + a->n_upd + 1) * sizeof *srcs);
+    weft_var_t **srcs = weft__vec_malloc(a->n_out + a->n_upd + 1, sizeof *srcs);
     bool *mutable_in = calloc(a->n_in + 1, sizeof *mutable_in);
     if (!srcs || !mutable_in) {
         free(srcs);

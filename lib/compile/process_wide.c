@@ -1,12 +1,10 @@
 /* Process-wide pieces of the compile module: the shared default pool (created
  * lazily and thread-safely, freed at exit), the registry of live functions
  * (so WEFT_PROFILE=1 can print the reports of functions still alive at
- * exit), function serial numbers and the clock. */
-#define _POSIX_C_SOURCE 200809L /* clock_gettime */
+ * exit) and function serial numbers. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "compile_int.h"
 
@@ -15,13 +13,6 @@ static weft_pool_t *rt_pool;        /* the default pool, under rt_lock */
 static weft_function_t *rt_live;    /* live functions (profiled ones), under rt_lock */
 static uint64_t rt_serial;          /* under rt_lock */
 static bool rt_atexit;              /* handler registered, under rt_lock */
-
-uint64_t weft__now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 bool weft__env_profile(void)
 {

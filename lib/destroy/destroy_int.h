@@ -123,7 +123,6 @@ dh_var_t *weft__dh_var(dh_t *dh, const weft_var_t *v);
 dh_node_t *weft__dh_node(dh_t *dh, const weft_apply_t *a);
 weft_var_t *weft__dh_root(dh_t *dh, const weft_var_t *v);
 weft_status_t weft__dh_vec_push(dh_t *dh, dh_vec_t *vec, void *item);
-weft_status_t weft__dh_grow(dh_t *dh, void **p, size_t *cap, size_t need, size_t elem);
 weft_status_t weft__dh_known_var(dh_t *dh, const weft_var_t *v);
 int weft__dh_describe_var(const weft_var_t *v, char *buf, size_t cap);
 

@@ -6,6 +6,7 @@
 
 #include "destroy_int.h"
 #include "base/base_int.h"
+#include "base/vec.h"
 
 /* Finds the DH of fg and checks v is known to it. */
 static weft_status_t dq_var(weft_fgraph_t *fg, const weft_var_t *v, dh_t **dh)
@@ -107,9 +108,10 @@ typedef struct dq_list {
 
 static weft_status_t dq_push(dh_t *dh, dq_list_t *l, void *item)
 {
-    weft_status_t s = weft__dh_grow(dh, (void **)&l->items, &l->cap, l->n + 1, sizeof(void *));
-    if (s == WEFT_OK) l->items[l->n++] = item;
-    return s;
+    if (!weft__vec_grow(dh->alloc, (void **)&l->items, &l->cap, l->n + 1, sizeof(void *)))
+        return WEFT_ENOMEM;
+    l->items[l->n++] = item;
+    return WEFT_OK;
 }
 
 static void dq_free(dh_t *dh, dq_list_t *l)
@@ -286,7 +288,7 @@ static weft_status_t dq_candidates(dh_t *dh, size_t n, const weft_var_t *const *
                                    const dq_list_t *prot, size_t *out_idx, size_t *n_out)
 {
     dq_list_t roots = {0};
-    size_t *state = weft__alloc(dh->alloc, (n ? n : 1) * sizeof(size_t));
+    size_t *state = weft__vec_alloc(dh->alloc, n ? n : 1, sizeof(size_t));
     bool *keep = weft__alloc(dh->alloc, n ? n : 1);
     weft_status_t s = (state && keep) ? WEFT_OK : WEFT_ENOMEM;
     for (size_t i = 0; s == WEFT_OK && i < n; i++) {

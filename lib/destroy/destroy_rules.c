@@ -11,6 +11,7 @@
 
 #include "destroy_int.h"
 #include "base/base_int.h"
+#include "base/vec.h"
 
 /* ---- messages --------------------------------------------------------------- */
 
@@ -27,8 +28,7 @@ static void dh_fmt(dh_t *dh, char **buf, size_t *cap, bool append, const char *f
     va_copy(ap2, ap);
     int need = vsnprintf(NULL, 0, fmt, ap);
     va_end(ap);
-    if (need >= 0 &&
-        weft__dh_grow(dh, (void **)buf, cap, at + (size_t)need + 1, 1) == WEFT_OK) {
+    if (need >= 0 && weft__vec_grow(dh->alloc, (void **)buf, cap, at + (size_t)need + 1, 1)) {
         vsnprintf(*buf + at, (size_t)need + 1, fmt, ap2);
     }
     va_end(ap2);
@@ -85,7 +85,7 @@ static weft_status_t dh_sort_destroyers(dh_t *dh)
 {
     size_t n = dh->destroyers.n;
     if (n < 2) return WEFT_OK;
-    dh_keyed_t *k = weft__alloc(dh->alloc, n * sizeof *k);
+    dh_keyed_t *k = weft__vec_alloc(dh->alloc, n, sizeof *k);
     if (!k) return WEFT_ENOMEM;
     for (size_t i = 0; i < n; i++) {
         k[i].node = dh->destroyers.items[i];
@@ -102,10 +102,11 @@ static weft_status_t dh_sort_destroyers(dh_t *dh)
 
 static weft_status_t dh_push_impact(dh_t *dh, weft_var_t *v)
 {
-    weft_status_t s = weft__dh_grow(dh, (void **)&dh->impact, &dh->cap_impact, dh->n_impact + 1,
-                                    sizeof(weft_var_t *));
-    if (s == WEFT_OK) dh->impact[dh->n_impact++] = v;
-    return s;
+    if (!weft__vec_grow(dh->alloc, (void **)&dh->impact, &dh->cap_impact, dh->n_impact + 1,
+                        sizeof(weft_var_t *)))
+        return WEFT_ENOMEM;
+    dh->impact[dh->n_impact++] = v;
+    return WEFT_OK;
 }
 
 /* D1 for one destroyer entry, and the impact set of its root (breadth-first
@@ -222,13 +223,12 @@ static weft_status_t dh_push_pair(dh_t *dh, weft_apply_t *before, weft_apply_t *
 {
     if (dh->n_pre == dh->cap_pre) {
         size_t cap = dh->cap_pre, c2 = cap, c3 = cap;
-        weft_status_t s = weft__dh_grow(dh, (void **)&dh->pre_before, &cap, dh->n_pre + 1,
-                                        sizeof(weft_apply_t *));
-        if (s == WEFT_OK)
-            s = weft__dh_grow(dh, (void **)&dh->pre_before_id, &c2, cap, sizeof(uint32_t));
-        if (s == WEFT_OK)
-            s = weft__dh_grow(dh, (void **)&dh->pre_after, &c3, cap, sizeof(weft_apply_t *));
-        if (s != WEFT_OK) return s; /* arrays grown so far keep their old contents */
+        bool ok =
+            weft__vec_grow(dh->alloc, (void **)&dh->pre_before, &cap, dh->n_pre + 1,
+                           sizeof(weft_apply_t *)) &&
+            weft__vec_grow(dh->alloc, (void **)&dh->pre_before_id, &c2, cap, sizeof(uint32_t)) &&
+            weft__vec_grow(dh->alloc, (void **)&dh->pre_after, &c3, cap, sizeof(weft_apply_t *));
+        if (!ok) return WEFT_ENOMEM; /* arrays grown so far keep their old contents */
         WEFT_ASSERT(c2 == cap && c3 == cap, "dh: pair arrays out of step");
         dh->cap_pre = cap;
     }
@@ -371,13 +371,22 @@ static weft_status_t dh_cycle_found(dh_t *dh, dh_frame_t *st, size_t top, uint32
     return WEFT_EINCONSISTENT;
 }
 
+/* Makes dh->scratch (one byte buffer the DFS walks share) hold n elements of
+ * elem bytes. */
+static weft_status_t dh_scratch(dh_t *dh, size_t n, size_t elem)
+{
+    size_t bytes;
+    bool ok = weft__mul_size(n, elem, &bytes) &&
+              weft__vec_grow(dh->alloc, (void **)&dh->scratch, &dh->cap_scratch, bytes, 1);
+    return ok ? WEFT_OK : WEFT_ENOMEM;
+}
+
 /* Iterative three-colour DFS over predecessors from every imported node, on
  * the dense node table only (cache-friendly: no graph pointers followed). */
 static weft_status_t dh_cycle_check(dh_t *dh)
 {
     size_t n = weft_fgraph_n_applies(dh->fg);
-    weft_status_t s = weft__dh_grow(dh, (void **)&dh->scratch, &dh->cap_scratch,
-                                    (n + 1) * sizeof(dh_frame_t), 1);
+    weft_status_t s = dh_scratch(dh, n + 1, sizeof(dh_frame_t));
     if (s != WEFT_OK) return s;
     dh_frame_t *st = (dh_frame_t *)dh->scratch;
     uint32_t ep = weft__dh_next_stamp(dh);
@@ -414,8 +423,7 @@ weft_status_t weft__dh_reaches(dh_t *dh, weft_apply_t *const *from, size_t n,
                                const weft_apply_t *target, bool *found)
 {
     size_t need = weft_fgraph_n_applies(dh->fg) + n + 1;
-    weft_status_t s = weft__dh_grow(dh, (void **)&dh->scratch, &dh->cap_scratch,
-                                    need * sizeof(uint32_t), 1);
+    weft_status_t s = dh_scratch(dh, need, sizeof(uint32_t));
     if (s != WEFT_OK) return s;
     uint32_t *st = (uint32_t *)dh->scratch, tid = (uint32_t)weft_apply_id(target);
     size_t top = 0;

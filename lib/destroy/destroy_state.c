@@ -7,30 +7,14 @@
 
 #include "destroy_int.h"
 #include "base/base_int.h"
+#include "base/vec.h"
 
 /* ---- small helpers ---------------------------------------------------------- */
 
-weft_status_t weft__dh_grow(dh_t *dh, void **p, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap) return WEFT_OK;
-    size_t ncap = *cap ? *cap : 16;
-    while (ncap < need) ncap *= 2;
-    size_t old_bytes, new_bytes;
-    if (!weft__mul_size(ncap, elem, &new_bytes)) return WEFT_EOVERFLOW;
-    old_bytes = *cap * elem;
-    void *np = weft__realloc(dh->alloc, *p, old_bytes, new_bytes);
-    if (!np) return WEFT_ENOMEM;
-    memset((char *)np + old_bytes, 0, new_bytes - old_bytes);
-    *p = np;
-    *cap = ncap;
-    return WEFT_OK;
-}
-
 weft_status_t weft__dh_vec_push(dh_t *dh, dh_vec_t *vec, void *item)
 {
-    weft_status_t s = weft__dh_grow(dh, (void **)&vec->items, &vec->cap, vec->n + 1,
-                                    sizeof(void *));
-    if (s != WEFT_OK) return s;
+    if (!weft__vec_grow(dh->alloc, (void **)&vec->items, &vec->cap, vec->n + 1, sizeof(void *)))
+        return WEFT_ENOMEM;
     vec->items[vec->n++] = item;
     return WEFT_OK;
 }
@@ -54,11 +38,11 @@ static void dh_vec_remove(dh_t *dh, dh_vec_t *vec, uint32_t *pos, bool destroyer
 weft_status_t weft__dh_reserve(dh_t *dh)
 {
     weft_graph_t *g = weft_fgraph_graph(dh->fg);
-    weft_status_t s = weft__dh_grow(dh, (void **)&dh->vars, &dh->cap_vars,
-                                    weft_graph_n_vars(g), sizeof(dh_var_t));
-    if (s != WEFT_OK) return s;
-    return weft__dh_grow(dh, (void **)&dh->nodes, &dh->cap_nodes, weft_graph_n_applies(g),
-                         sizeof(dh_node_t));
+    bool ok = weft__vec_grow(dh->alloc, (void **)&dh->vars, &dh->cap_vars, weft_graph_n_vars(g),
+                             sizeof(dh_var_t)) &&
+              weft__vec_grow(dh->alloc, (void **)&dh->nodes, &dh->cap_nodes,
+                             weft_graph_n_applies(g), sizeof(dh_node_t));
+    return ok ? WEFT_OK : WEFT_ENOMEM;
 }
 
 uint32_t weft__dh_next_stamp(dh_t *dh)
@@ -197,6 +181,9 @@ static weft_status_t dh_link(dh_t *dh, weft_var_t *child, weft_var_t *parent)
 {
     dh_var_t *p = weft__dh_var(dh, parent);
     if (p->n_kids == p->cap_kids) {
+        /* uint32_t capacity, starting at 2: most views have one or two kids
+         * and every variable of the context has this record */
+        if (p->cap_kids > UINT32_MAX / 2) return WEFT_ENOMEM;
         uint32_t ncap = p->cap_kids ? p->cap_kids * 2 : 2;
         weft_var_t **nk = weft__realloc(dh->alloc, p->kids, p->cap_kids * sizeof *nk,
                                         ncap * sizeof *nk);
@@ -537,7 +524,8 @@ weft_status_t weft_dh_attach(weft_fgraph_t *fg, weft_feature_t **out)
     if (!fg) return WEFT_EINVAL;
     weft_feature_t *f = weft_fgraph_find_feature(fg, &weft_dh_class);
     if (!f) {
-        weft_status_t s = weft_dh_create(NULL, &f);
+        /* weft's own DH: from the allocator of the context fg lives in */
+        weft_status_t s = weft_dh_create(weft_graph_allocator(weft_fgraph_graph(fg)), &f);
         if (s != WEFT_OK) return s;
         s = weft_fgraph_attach_feature(fg, f);
         if (s != WEFT_OK) return s;

@@ -58,8 +58,8 @@ weft_status_t weft_fgraph_attach_feature(weft_fgraph_t *fg, weft_feature_t *f)
     }
     for (size_t k = 0; k < fg->n_feat; k++)
         if (fg->features[k] == f) return WEFT_OK; /* the same object twice: ignored */
-    if (!weft__grow(fg->alloc, (void **)&fg->features, &fg->feat_cap, fg->n_feat + 1,
-                    sizeof(*fg->features))) {
+    if (!weft__vec_grow(fg->alloc, (void **)&fg->features, &fg->feat_cap, fg->n_feat + 1,
+                        sizeof(*fg->features))) {
         feature_free(f);
         return weft__fg_err(fg, WEFT_ENOMEM, "attach_feature: out of memory");
     }

@@ -188,10 +188,10 @@ weft_status_t weft__fg_add_output(weft_fgraph_t *fg, weft_var_t *v, bool import_
 {
     weft_status_t s = weft__fg_plan_import(fg, v, NULL, import_missing);
     if (s != WEFT_OK) return s;
-    if (!weft__grow(fg->alloc, (void **)&fg->outputs, &fg->out_cap, fg->n_out + 1,
-                    sizeof(*fg->outputs)) ||
-        !weft__grow(fg->alloc, (void **)&fg->out_nodes, &fg->onode_cap, fg->n_out + 1,
-                    sizeof(*fg->out_nodes)))
+    if (!weft__vec_grow(fg->alloc, (void **)&fg->outputs, &fg->out_cap, fg->n_out + 1,
+                        sizeof(*fg->outputs)) ||
+        !weft__vec_grow(fg->alloc, (void **)&fg->out_nodes, &fg->onode_cap, fg->n_out + 1,
+                        sizeof(*fg->out_nodes)))
         return weft__fg_err(fg, WEFT_ENOMEM, "add_output: out of memory");
     weft_apply_t *p = weft__apply_new_output_slot(fg->g, fg, fg->n_out, v);
     if (!p) return weft__fg_err(fg, WEFT_ENOMEM, "add_output: out of memory");
@@ -235,7 +235,7 @@ static weft_status_t fg_populate(weft_fgraph_t *fg, const opts_t *o, size_t n_in
 static weft_var_t **map_vars(weft_graph_t *g, const weft_clone_map_t *m, size_t n,
                              weft_var_t *const *vs)
 {
-    weft_var_t **r = weft__alloc(g->alloc, (n ? n : 1) * sizeof(*r));
+    weft_var_t **r = weft__vec_alloc(g->alloc, n ? n : 1, sizeof(*r));
     if (!r) return NULL;
     for (size_t k = 0; k < n; k++) r[k] = m ? weft_clone_map_var(m, vs[k]) : vs[k];
     return r;

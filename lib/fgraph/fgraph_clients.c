@@ -63,9 +63,9 @@ static uint32_t *slot_make(weft_fgraph_t *fg, const weft_apply_t *node, size_t i
     size_t need = (size_t)node->id + 1;
     if (need > fg->ibase_cap) need += need / 2;
     if (fg->islot_n + node->n_in >= UINT32_MAX ||
-        !weft__grow(fg->alloc, (void **)&fg->ibase, &fg->ibase_cap, need, sizeof(uint32_t)) ||
-        !weft__grow(fg->alloc, (void **)&fg->islot, &fg->islot_cap, fg->islot_n + node->n_in,
-                    sizeof(uint32_t)))
+        !weft__vec_grow(fg->alloc, (void **)&fg->ibase, &fg->ibase_cap, need, sizeof(uint32_t)) ||
+        !weft__vec_grow(fg->alloc, (void **)&fg->islot, &fg->islot_cap, fg->islot_n + node->n_in,
+                        sizeof(uint32_t)))
         return NULL;
     fg->ibase[node->id] = (uint32_t)fg->islot_n + 1;
     fg->islot_n += node->n_in;

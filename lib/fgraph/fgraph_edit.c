@@ -144,7 +144,7 @@ static weft_status_t replace_one(weft_fgraph_t *fg, weft_var_t *var, weft_var_t 
     const weft__cvec_t *c = weft__fg_clients_live(fg, var);
     size_t n = c->n;
     weft_client_t local[8];
-    weft_client_t *snap = n <= 8 ? local : weft__alloc(fg->alloc, n * sizeof(*snap));
+    weft_client_t *snap = n <= 8 ? local : weft__vec_alloc(fg->alloc, n, sizeof(*snap));
     if (!snap) return weft__fg_err(fg, WEFT_ENOMEM, "replace: out of memory");
     if (n) memcpy(snap, c->items, n * sizeof(*snap));
     for (size_t k = 0; k < n && s == WEFT_OK; k++) {

@@ -8,7 +8,7 @@
 
 bool weft__pvec_push(const weft_allocator_t *al, weft__pvec_t *v, void *x)
 {
-    if (v->n == v->cap && !weft__grow(al, (void **)&v->p, &v->cap, v->n + 1, sizeof(void *)))
+    if (v->n == v->cap && !weft__vec_grow(al, (void **)&v->p, &v->cap, v->n + 1, sizeof(void *)))
         return false;
     v->p[v->n++] = x;
     return true;
@@ -37,11 +37,12 @@ bool weft__fg_reserve(weft_fgraph_t *fg)
      * both consistent (and freed with the right sizes). */
     const weft_graph_t *g = fg->g;
     size_t nv = with_headroom(g->n_vars, fg->vcap), na = with_headroom(g->n_applies, fg->acap);
-    bool ok = weft__grow(fg->alloc, (void **)&fg->vflags, &fg->vflags_cap, nv, sizeof(uint8_t)) &&
-              weft__grow(fg->alloc, (void **)&fg->clients, &fg->clients_cap, nv,
-                         sizeof(weft__cvec_t)) &&
-              weft__grow(fg->alloc, (void **)&fg->apos, &fg->apos_cap, na, sizeof(uint32_t)) &&
-              weft__grow(fg->alloc, (void **)&fg->aflags, &fg->aflags_cap, na, sizeof(uint8_t));
+    bool ok =
+        weft__vec_grow(fg->alloc, (void **)&fg->vflags, &fg->vflags_cap, nv, sizeof(uint8_t)) &&
+        weft__vec_grow(fg->alloc, (void **)&fg->clients, &fg->clients_cap, nv,
+                       sizeof(weft__cvec_t)) &&
+        weft__vec_grow(fg->alloc, (void **)&fg->apos, &fg->apos_cap, na, sizeof(uint32_t)) &&
+        weft__vec_grow(fg->alloc, (void **)&fg->aflags, &fg->aflags_cap, na, sizeof(uint8_t));
     fg->vcap = fg->vflags_cap < fg->clients_cap ? fg->vflags_cap : fg->clients_cap;
     fg->acap = fg->apos_cap < fg->aflags_cap ? fg->apos_cap : fg->aflags_cap;
     return ok;
@@ -143,7 +144,7 @@ static weft_status_t plan_push(weft_fgraph_t *fg, weft_apply_t *a, size_t *sp, u
     if (weft__fg_has_apply(fg, a) || weft__marks_has(&fg->amarks, a->id, gray + 1)) return WEFT_OK;
     if (weft__marks_has(&fg->amarks, a->id, gray)) return plan_cycle(fg, a);
     size_t need = (*sp + 1) * 2; /* two pointer slots per frame */
-    if (!weft__grow(fg->alloc, (void **)&fg->dfs.p, &fg->dfs.cap, need, sizeof(void *)))
+    if (!weft__vec_grow(fg->alloc, (void **)&fg->dfs.p, &fg->dfs.cap, need, sizeof(void *)))
         return weft__fg_err(fg, WEFT_ENOMEM, "import: out of memory");
     dframe_t *st = (dframe_t *)(void *)fg->dfs.p;
     fg->amarks.v[a->id] = gray;
@@ -218,8 +219,8 @@ weft_status_t weft__fg_commit_import(weft_fgraph_t *fg, weft_var_t *v, const cha
         if (s != WEFT_OK) return s;
     }
     /* Reserve every apply slot first so the node loop cannot fail half-way. */
-    if (!weft__grow(fg->alloc, (void **)&fg->applies, &fg->applies_cap, fg->n_applies + fg->plan.n,
-                    sizeof(*fg->applies)))
+    if (!weft__vec_grow(fg->alloc, (void **)&fg->applies, &fg->applies_cap,
+                        fg->n_applies + fg->plan.n, sizeof(*fg->applies)))
         return weft__fg_err(fg, WEFT_ENOMEM, "import: out of memory");
     for (size_t k = 0; k < fg->plan.n; k++) {
         weft_apply_t *a = fg->plan.p[k];
@@ -280,10 +281,10 @@ weft_status_t weft__fg_remove_client(weft_fgraph_t *fg, weft_var_t *v, weft_appl
 weft_status_t weft__fg_add_input(weft_fgraph_t *fg, weft_var_t *v, bool is_mutable)
 {
     if (!weft__fg_reserve(fg) ||
-        !weft__grow(fg->alloc, (void **)&fg->inputs, &fg->in_cap, fg->n_in + 1,
-                    sizeof(*fg->inputs)) ||
-        !weft__grow(fg->alloc, (void **)&fg->input_mutable, &fg->mut_cap, fg->n_in + 1,
-                    sizeof(bool)))
+        !weft__vec_grow(fg->alloc, (void **)&fg->inputs, &fg->in_cap, fg->n_in + 1,
+                        sizeof(*fg->inputs)) ||
+        !weft__vec_grow(fg->alloc, (void **)&fg->input_mutable, &fg->mut_cap, fg->n_in + 1,
+                        sizeof(bool)))
         return weft__fg_err(fg, WEFT_ENOMEM, "add_input: out of memory");
     fg->input_mutable[fg->n_in] = is_mutable;
     fg->inputs[fg->n_in++] = v;

@@ -41,9 +41,11 @@ static bool index_orderings(weft_fgraph_t *fg)
 {
     size_t na = fg->g->n_applies, np = fg->ord_before.n;
     bool ok =
-        weft__grow(fg->alloc, (void **)&fg->ord_head, &fg->ord_head_cap, na, sizeof(uint32_t)) &&
-        weft__grow(fg->alloc, (void **)&fg->ord_stamp, &fg->ord_stamp_cap, na, sizeof(uint32_t)) &&
-        weft__grow(fg->alloc, (void **)&fg->ord_next, &fg->ord_next_cap, np, sizeof(uint32_t));
+        weft__vec_grow(fg->alloc, (void **)&fg->ord_head, &fg->ord_head_cap, na,
+                       sizeof(uint32_t)) &&
+        weft__vec_grow(fg->alloc, (void **)&fg->ord_stamp, &fg->ord_stamp_cap, na,
+                       sizeof(uint32_t)) &&
+        weft__vec_grow(fg->alloc, (void **)&fg->ord_next, &fg->ord_next_cap, np, sizeof(uint32_t));
     fg->ord_cap = fg->ord_head_cap < fg->ord_stamp_cap ? fg->ord_head_cap : fg->ord_stamp_cap;
     if (!ok) return false;
     if (++fg->ord_epoch == 0) {
@@ -85,7 +87,7 @@ static weft_status_t topo_push(weft_fgraph_t *fg, weft_apply_t *a, size_t *sp, u
     tframe_t *st = (tframe_t *)(void *)fg->dfs.p;
     if (weft__marks_has(&fg->amarks, a->id, gray)) return topo_cycle(fg, st, *sp, a);
     size_t need = (*sp + 1) * 2; /* a frame takes two pointer slots */
-    if (!weft__grow(fg->alloc, (void **)&fg->dfs.p, &fg->dfs.cap, need, sizeof(void *)))
+    if (!weft__vec_grow(fg->alloc, (void **)&fg->dfs.p, &fg->dfs.cap, need, sizeof(void *)))
         return weft__fg_err(fg, WEFT_ENOMEM, "toposort: out of memory");
     st = (tframe_t *)(void *)fg->dfs.p;
     fg->amarks.v[a->id] = gray;
@@ -124,9 +126,9 @@ static bool roots_by_id(weft_fgraph_t *fg)
 {
     size_t n = fg->n_applies;
     fg->roots.n = 0;
-    if (!weft__grow(fg->alloc, (void **)&fg->roots.p, &fg->roots.cap, n + 1, sizeof(void *)) ||
-        !weft__grow(fg->alloc, (void **)&fg->roots_tmp.p, &fg->roots_tmp.cap, n + 1,
-                    sizeof(void *)))
+    if (!weft__vec_grow(fg->alloc, (void **)&fg->roots.p, &fg->roots.cap, n + 1, sizeof(void *)) ||
+        !weft__vec_grow(fg->alloc, (void **)&fg->roots_tmp.p, &fg->roots_tmp.cap, n + 1,
+                        sizeof(void *)))
         return false;
     uint64_t lo = UINT64_MAX, hi = 0;
     for (size_t k = 0; k < n; k++) {

@@ -60,7 +60,7 @@ weft_status_t weft_fgraph_set_update(weft_fgraph_t *fg, size_t output, size_t in
     }
     weft_status_t s = update_check(fg, output, input);
     if (s != WEFT_OK || update_find_output(fg, output) < fg->n_upd) return s;
-    if (!weft__grow(fg->alloc, (void **)&fg->upd, &fg->upd_cap, fg->n_upd + 1, sizeof(*fg->upd)))
+    if (!weft__vec_grow(fg->alloc, (void **)&fg->upd, &fg->upd_cap, fg->n_upd + 1, sizeof(*fg->upd)))
         return weft__fg_err(fg, WEFT_ENOMEM, "set_update: out of memory");
     fg->upd[fg->n_upd++] = (weft__fg_update_t){output, input};
     return WEFT_OK;
@@ -92,7 +92,7 @@ void weft__fg_updates_drop(weft_fgraph_t *fg, size_t k, bool input)
 weft_status_t weft__fg_updates_copy(const weft_fgraph_t *src, weft_fgraph_t *dst)
 {
     if (src->n_upd == 0) return WEFT_OK;
-    if (!weft__grow(dst->alloc, (void **)&dst->upd, &dst->upd_cap, src->n_upd, sizeof(*dst->upd)))
+    if (!weft__vec_grow(dst->alloc, (void **)&dst->upd, &dst->upd_cap, src->n_upd, sizeof(*dst->upd)))
         return weft__fg_err(dst, WEFT_ENOMEM, "clone: out of memory");
     memcpy(dst->upd, src->upd, src->n_upd * sizeof(*dst->upd));
     dst->n_upd = src->n_upd;

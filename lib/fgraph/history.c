@@ -12,7 +12,8 @@ void weft__fg_log_change(weft_fgraph_t *fg, weft_apply_t *node, size_t i, weft_v
                          weft_var_t *new_var, uint64_t old_key)
 {
     if (!fg->logging || fg->reverting) return;
-    if (!weft__grow(fg->alloc, (void **)&fg->log, &fg->log_cap, fg->n_log + 1, sizeof(*fg->log))) {
+    if (!weft__vec_grow(fg->alloc, (void **)&fg->log, &fg->log_cap, fg->n_log + 1,
+                        sizeof(*fg->log))) {
         /* Without the entry the transaction cannot be undone: poison it. */
         if (fg->cb_status == WEFT_OK)
             fg->cb_status = weft__fg_err(fg, WEFT_ENOMEM, "history: out of memory");

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "base/base_int.h"
+#include "base/vec.h"
 #include "weft/op.h"
 #include "weft/supervisor.h"
 #include "weft/fgraph.h"
@@ -35,18 +36,6 @@ typedef struct sup {
     weft_var_t **roots;  /* roots already checked in this validate */
     size_t n_roots, cap_roots;
 } sup_t;
-
-static bool sup_grow(sup_t *s, weft_var_t ***p, size_t *cap, size_t need)
-{
-    if (need <= *cap) return true;
-    size_t nc = *cap ? *cap * 2 : 16;
-    while (nc < need) nc *= 2;
-    weft_var_t **np = weft__realloc(s->alloc, *p, *cap * sizeof **p, nc * sizeof **p);
-    if (!np) return false;
-    *p = np;
-    *cap = nc;
-    return true;
-}
 
 /* root(v): owners' view_map entries followed upwards. */
 static weft_var_t *sup_root(weft_var_t *v)
@@ -80,7 +69,8 @@ static weft_status_t sup_destroyer(sup_t *s, weft_var_t *r, weft_apply_t **out)
 {
     size_t n = 0;
     *out = NULL;
-    if (!sup_grow(s, &s->queue, &s->cap_queue, 1)) return WEFT_ENOMEM;
+    if (!weft__vec_grow(s->alloc, (void **)&s->queue, &s->cap_queue, 1, sizeof *s->queue))
+        return WEFT_ENOMEM;
     s->queue[n++] = r;
     for (size_t q = 0; q < n; q++) {
         const weft_client_t *cl;
@@ -99,7 +89,9 @@ static weft_status_t sup_destroyer(sup_t *s, weft_var_t *r, weft_apply_t **out)
             weft_op_view_map(weft_apply_op(a), &e, &m);
             for (size_t k = 0; k < m; k++) {
                 if (e[k].input != cl[c].index || e[k].output >= weft_apply_n_outputs(a)) continue;
-                if (!sup_grow(s, &s->queue, &s->cap_queue, n + 1)) return WEFT_ENOMEM;
+                if (!weft__vec_grow(s->alloc, (void **)&s->queue, &s->cap_queue, n + 1,
+                                    sizeof *s->queue))
+                    return WEFT_ENOMEM;
                 s->queue[n++] = weft_apply_output(a, e[k].output);
             }
         }
@@ -118,7 +110,9 @@ static weft_status_t sup_check(sup_t *s, weft_var_t *v)
     weft_status_t st = sup_destroyer(s, r, &d);
     if (st != WEFT_OK) return st;
     if (!d) {
-        if (!sup_grow(s, &s->roots, &s->cap_roots, s->n_roots + 1)) return WEFT_ENOMEM;
+        if (!weft__vec_grow(s->alloc, (void **)&s->roots, &s->cap_roots, s->n_roots + 1,
+                            sizeof *s->roots))
+            return WEFT_ENOMEM;
         s->roots[s->n_roots++] = r;
         return WEFT_OK;
     }
@@ -186,7 +180,9 @@ static weft_status_t sup_resolve(sup_t *s, weft_fgraph_t *fg)
  * function's explicit list joins the one weft_fgraph_create attached). */
 static weft_status_t sup_merge(sup_t *into, sup_t *from)
 {
-    if (!sup_grow(into, &into->vars, &into->cap_vars, into->n + from->n)) return WEFT_ENOMEM;
+    if (!weft__vec_grow(into->alloc, (void **)&into->vars, &into->cap_vars, into->n + from->n,
+                        sizeof *into->vars))
+        return WEFT_ENOMEM;
     memcpy(into->vars + into->n, from->vars, from->n * sizeof *from->vars);
     into->n += from->n;
     return WEFT_OK;
@@ -228,7 +224,7 @@ static weft_status_t sup_clone(const weft_feature_t *self, weft_feature_t **out)
     sup_t *c;
     weft_status_t st = sup_new(s->alloc, s->n, &c);
     if (st != WEFT_OK) return st;
-    c->pos = weft__alloc(s->alloc, (s->n ? s->n : 1) * sizeof(size_t));
+    c->pos = weft__vec_alloc(s->alloc, s->n ? s->n : 1, sizeof(size_t));
     if (!c->pos) {
         c->feature.cls->destroy(&c->feature);
         return WEFT_ENOMEM;
@@ -272,7 +268,7 @@ static weft_status_t sup_new(const weft_allocator_t *alloc, size_t n, sup_t **ou
     s->feature.data = s;
     s->n = n;
     s->cap_vars = n ? n : 1;
-    s->vars = weft__alloc(alloc, s->cap_vars * sizeof *s->vars);
+    s->vars = weft__vec_alloc(alloc, s->cap_vars, sizeof *s->vars);
     if (!s->vars) {
         weft__free(alloc, s, sizeof *s);
         return WEFT_ENOMEM;

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/vec.h"
 #include "weft/elemwise.h"
 #include "weft/grad.h"
 #include "weft/op.h"
@@ -75,8 +76,8 @@ static weft_status_t grad_toposort(grad_state_t *s, weft_var_t *cost)
         return WEFT_OK;
     }
     uint8_t *seen = calloc(s->n_applies, 1);
-    weft_apply_t **stack = malloc(s->n_applies * sizeof *stack);
-    size_t *next = malloc(s->n_applies * sizeof *next), top = 0;
+    weft_apply_t **stack = weft__vec_malloc(s->n_applies, sizeof *stack);
+    size_t *next = weft__vec_malloc(s->n_applies, sizeof *next), top = 0;
     weft_status_t st = (seen && stack && next) ? WEFT_OK : WEFT_ENOMEM;
     if (st == WEFT_OK) {
         seen[weft_apply_id(root)] = 1;

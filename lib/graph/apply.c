@@ -13,8 +13,11 @@ weft_apply_t *weft__apply_new(weft_graph_t *g, const weft_op_t *op, size_t n_in,
                               const weft_type_t *const *out_types, const char *file, int line)
 {
     /* One arena block for the node, its input and its output pointer arrays. */
-    size_t bytes = sizeof(weft_apply_t) + (n_in + n_out) * sizeof(weft_var_t *);
-    weft_apply_t *a = weft__arena_alloc(&g->arena, bytes);
+    size_t bytes;
+    if (!weft__mul_size(n_in + n_out, sizeof(weft_var_t *), &bytes) ||
+        bytes > SIZE_MAX - sizeof(weft_apply_t))
+        return NULL;
+    weft_apply_t *a = weft__arena_alloc(&g->arena, sizeof(weft_apply_t) + bytes);
     if (!a) return NULL;
     memset(a, 0, sizeof(*a));
     a->inputs = (weft_var_t **)(a + 1);

@@ -1,6 +1,6 @@
-/* The graph context: its arena, error text, id counters, scratch marks, and
- * the helpers (growable arrays) every graph file shares. Everything built in
- * a context is freed in weft_graph_destroy, never earlier. */
+/* The graph context: its arena, error text, id counters and scratch marks.
+ * Everything built in a context is freed in weft_graph_destroy, never
+ * earlier; all of it comes from the context's allocator. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +18,7 @@ struct weft__arena_block {
 void *weft__arena_alloc(weft__arena_t *a, size_t n)
 {
     const size_t align = _Alignof(max_align_t);
+    if (n > SIZE_MAX - sizeof(weft__arena_block_t) - align) return NULL; /* cannot be rounded */
     n = (n + align - 1) & ~(align - 1);
     if (n == 0) n = align;
     if (n > a->left) {
@@ -60,24 +61,9 @@ char *weft__arena_strdup(weft__arena_t *a, const char *s)
     return d;
 }
 
-bool weft__grow(const weft_allocator_t *al, void **p, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap) return true;
-    size_t ncap = *cap ? *cap : 8;
-    while (ncap < need) ncap *= 2;
-    size_t oldb, newb;
-    if (!weft__mul_size(ncap, elem, &newb) || !weft__mul_size(*cap, elem, &oldb)) return false;
-    void *np = weft__realloc(al, *p, oldb, newb);
-    if (!np) return false;
-    memset((char *)np + oldb, 0, newb - oldb);
-    *p = np;
-    *cap = ncap;
-    return true;
-}
-
 bool weft__marks_begin(const weft_allocator_t *al, weft__marks_t *m, size_t n)
 {
-    if (!weft__grow(al, (void **)&m->v, &m->cap, n, sizeof(uint32_t))) return false;
+    if (!weft__vec_grow(al, (void **)&m->v, &m->cap, n, sizeof(uint32_t))) return false;
     m->epoch += 2;      /* callers use epoch and epoch + 1 (e.g. gray / black) */
     if (m->epoch < 2) { /* wrapped: old stamps could collide, clear them */
         memset(m->v, 0, m->cap * sizeof(uint32_t));
@@ -188,4 +174,9 @@ size_t weft_graph_n_vars(const weft_graph_t *g)
 size_t weft_graph_n_applies(const weft_graph_t *g)
 {
     return g ? (size_t)g->n_applies : 0;
+}
+
+const weft_allocator_t *weft_graph_allocator(const weft_graph_t *g)
+{
+    return g ? g->alloc : NULL;
 }

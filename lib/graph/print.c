@@ -3,7 +3,6 @@
  * (equal_computations), which tests use as "graph equals expected graph". */
 #include <inttypes.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "graph/graph_int.h"
@@ -46,7 +45,7 @@ weft_status_t weft_graph_dprint(size_t n_out, weft_var_t *const *outputs, FILE *
     size_t cap = 0, sp = 0;
     weft_status_t s = WEFT_OK;
     for (size_t k = 0; k < n_out && s == WEFT_OK; k++) {
-        if (!weft__grow(g->alloc, (void **)&st, &cap, 1, sizeof(*st)))
+        if (!weft__vec_grow(g->alloc, (void **)&st, &cap, 1, sizeof(*st)))
             s = WEFT_ENOMEM;
         else
             st[sp++] = (pitem_t){outputs[k], 0};
@@ -57,7 +56,7 @@ weft_status_t weft_graph_dprint(size_t n_out, weft_var_t *const *outputs, FILE *
             if (dprint_line(f, it.v, it.depth, repeat) < 0) s = WEFT_EIO;
             if (!a || repeat || s != WEFT_OK) continue;
             g->amarks.v[a->id] = done;
-            if (!weft__grow(g->alloc, (void **)&st, &cap, sp + a->n_in, sizeof(*st))) {
+            if (!weft__vec_grow(g->alloc, (void **)&st, &cap, sp + a->n_in, sizeof(*st))) {
                 s = WEFT_ENOMEM;
                 break;
             }
@@ -71,6 +70,7 @@ weft_status_t weft_graph_dprint(size_t n_out, weft_var_t *const *outputs, FILE *
 /* ---- equal_computations --------------------------------------------------- */
 
 typedef struct pairset {
+    const weft_allocator_t *al;
     const weft_var_t **k; /* 2 per slot: x, y */
     size_t cap, n;
 } pairset_t;
@@ -85,12 +85,13 @@ static size_t pair_hash(const weft_var_t *x, const weft_var_t *y)
 static int pairset_add(pairset_t *p, const weft_var_t *x, const weft_var_t *y)
 {
     if ((p->n + 1) * 2 > p->cap) {
-        pairset_t q = {calloc(p->cap ? p->cap * 4 : 128, sizeof(*q.k)), p->cap ? p->cap * 2 : 64,
-                       0};
+        size_t ncap = p->cap ? p->cap * 2 : 64; /* at most twice the pairs: no wrap */
+        pairset_t q = {p->al, weft__vec_alloc(p->al, 2 * ncap, sizeof(*q.k)), ncap, 0};
         if (!q.k) return -1;
+        memset(q.k, 0, 2 * ncap * sizeof(*q.k));
         for (size_t i = 0; i < p->cap; i++)
             if (p->k[2 * i]) pairset_add(&q, p->k[2 * i], p->k[2 * i + 1]);
-        free(p->k);
+        weft__free(p->al, p->k, 2 * p->cap * sizeof(*p->k));
         *p = q;
     }
     size_t j = pair_hash(x, y) & (p->cap - 1);
@@ -129,10 +130,16 @@ weft_status_t weft_graph_equal_computations(size_t n, weft_var_t *const *xs, wef
     for (size_t i = 0; i < n; i++)
         if (!xs[i] || !ys[i]) return WEFT_EINVAL;
     *equal = false;
-    pairset_t seen = {0};
-    const weft_var_t **st = malloc((n ? n : 1) * 2 * sizeof(*st));
-    size_t cap = n ? n : 1, sp = 0;
-    bool eq = st != NULL, oom = st == NULL;
+    if (n == 0) {
+        *equal = true;
+        return WEFT_OK;
+    }
+    /* scratch from the first left-hand variable's context */
+    const weft_allocator_t *al = xs[0]->g->alloc;
+    pairset_t seen = {al, NULL, 0, 0};
+    const weft_var_t **st = NULL; /* a stack of (x, y) pairs */
+    size_t cap = 0, sp = 0;
+    bool oom = !weft__vec_grow(al, (void **)&st, &cap, n, 2 * sizeof(*st)), eq = !oom;
     for (size_t i = 0; i < n && eq; i++) {
         st[2 * sp] = xs[i];
         st[2 * sp + 1] = ys[i];
@@ -154,15 +161,9 @@ weft_status_t weft_graph_equal_computations(size_t n, weft_var_t *const *xs, wef
         }
         if (!(eq = nodes_match(x, y))) break;
         const weft_apply_t *a = x->owner, *b = y->owner;
-        if (sp + a->n_in > cap) {
-            size_t ncap = (sp + a->n_in) * 2;
-            const weft_var_t **ns = realloc(st, ncap * 2 * sizeof(*st));
-            if (!ns) {
-                oom = true;
-                break;
-            }
-            st = ns;
-            cap = ncap;
+        if (!weft__vec_grow(al, (void **)&st, &cap, sp + a->n_in, 2 * sizeof(*st))) {
+            oom = true;
+            break;
         }
         for (uint32_t i = 0; i < a->n_in; i++) {
             st[2 * sp] = a->inputs[i];
@@ -170,8 +171,8 @@ weft_status_t weft_graph_equal_computations(size_t n, weft_var_t *const *xs, wef
             sp++;
         }
     }
-    free(st);
-    free(seen.k);
+    weft__free(al, st, cap * 2 * sizeof(*st));
+    weft__free(al, seen.k, 2 * seen.cap * sizeof(*seen.k));
     if (oom) return WEFT_ENOMEM;
     *equal = eq;
     return WEFT_OK;

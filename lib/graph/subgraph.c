@@ -47,7 +47,7 @@ static weft_status_t visit(weft_graph_t *g, weft_var_t *v, frame_t **stack, size
     weft_apply_t *o = v->owner;
     if (weft__marks_has(&g->amarks, o->id, gray + 1)) return WEFT_OK;
     if (weft__marks_has(&g->amarks, o->id, gray)) return cycle_error(g, *stack, *sp, o);
-    if (!weft__grow(g->alloc, (void **)stack, cap, *sp + 1, sizeof(frame_t)))
+    if (!weft__vec_grow(g->alloc, (void **)stack, cap, *sp + 1, sizeof(frame_t)))
         return weft__graph_err(g, WEFT_ENOMEM, "toposort: out of memory");
     g->amarks.v[o->id] = gray;
     (*stack)[(*sp)++] = (frame_t){o, 0};
@@ -77,7 +77,7 @@ weft_status_t weft__graph_toposort(weft_graph_t *g, size_t n_out, weft_var_t *co
                 if (!leaf(g, v, use_stop, stop_val)) s = visit(g, v, &stack, &scap, &sp, gray);
                 continue;
             }
-            if (!weft__grow(g->alloc, (void **)&res, &ocap, *n + 1, sizeof(*res))) {
+            if (!weft__vec_grow(g->alloc, (void **)&res, &ocap, *n + 1, sizeof(*res))) {
                 s = weft__graph_err(g, WEFT_ENOMEM, "toposort: out of memory");
                 break;
             }
@@ -115,7 +115,7 @@ weft_clone_map_t *weft__clone_map_new(weft_graph_t *g)
 
 static bool map_var(weft_clone_map_t *m, const weft_var_t *old, weft_var_t *nv)
 {
-    if (!weft__grow(m->g->alloc, (void **)&m->vmap, &m->nv, old->id + 1, sizeof(*m->vmap)))
+    if (!weft__vec_grow(m->g->alloc, (void **)&m->vmap, &m->nv, old->id + 1, sizeof(*m->vmap)))
         return false;
     m->vmap[old->id] = nv;
     return true;
@@ -123,7 +123,7 @@ static bool map_var(weft_clone_map_t *m, const weft_var_t *old, weft_var_t *nv)
 
 static bool map_apply(weft_clone_map_t *m, const weft_apply_t *old, weft_apply_t *na)
 {
-    if (!weft__grow(m->g->alloc, (void **)&m->amap, &m->na, old->id + 1, sizeof(*m->amap)))
+    if (!weft__vec_grow(m->g->alloc, (void **)&m->amap, &m->na, old->id + 1, sizeof(*m->amap)))
         return false;
     m->amap[old->id] = na;
     return true;
@@ -186,7 +186,8 @@ static weft_status_t clone_nodes(weft_graph_t *g, weft_clone_map_t *m, weft_appl
     weft_status_t s = WEFT_OK;
     for (size_t k = 0; k < n && s == WEFT_OK; k++) {
         weft_apply_t *a = order[k];
-        if (a->n_in > 64 && !weft__grow(g->alloc, (void **)&buf, &bcap, a->n_in, sizeof(*buf))) {
+        if (a->n_in > 64 &&
+            !weft__vec_grow(g->alloc, (void **)&buf, &bcap, a->n_in, sizeof(*buf))) {
             s = WEFT_ENOMEM;
             break;
         }
@@ -216,8 +217,8 @@ weft_status_t weft_graph_clone_get_equiv(weft_graph_t *g, size_t n_in, weft_var_
     if (s != WEFT_OK) return s;
     weft_clone_map_t *m = weft__clone_map_new(g);
     /* Old ids are below the current counts: size the map once. */
-    if (!m || !weft__grow(g->alloc, (void **)&m->vmap, &m->nv, g->n_vars, sizeof(*m->vmap)) ||
-        !weft__grow(g->alloc, (void **)&m->amap, &m->na, g->n_applies, sizeof(*m->amap)) ||
+    if (!m || !weft__vec_grow(g->alloc, (void **)&m->vmap, &m->nv, g->n_vars, sizeof(*m->vmap)) ||
+        !weft__vec_grow(g->alloc, (void **)&m->amap, &m->na, g->n_applies, sizeof(*m->amap)) ||
         !weft__marks_begin(g->alloc, &g->vmarks, g->n_vars)) {
         weft_clone_map_destroy(m);
         return weft__graph_err(g, WEFT_ENOMEM, "clone: out of memory");

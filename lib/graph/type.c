@@ -63,8 +63,8 @@ static bool type_fields_equal(const weft_type_t *a, const weft_type_t *b)
 
 static bool types_rehash(weft_graph_t *g)
 {
-    size_t ncap = g->types_cap ? g->types_cap * 2 : 64;
-    weft_type_t **nt = weft__alloc(g->alloc, ncap * sizeof(*nt));
+    size_t ncap = g->types_cap ? g->types_cap * 2 : 64; /* types are arena objects: no wrap */
+    weft_type_t **nt = weft__vec_alloc(g->alloc, ncap, sizeof(*nt));
     if (!nt) return false;
     memset(nt, 0, ncap * sizeof(*nt));
     for (size_t i = 0; i < g->types_cap; i++) {

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/vec.h"
 #include "io_int.h"
 
 /* ---- id map (int64 -> variable; open addressing) ------------------------------- */
@@ -265,24 +266,31 @@ static weft_status_t load_constant(io_load_t *ld, json_t *e, size_t i)
     if (s == WEFT_OK) s = opt_name(ld, e, w, &name);
     if (s == WEFT_OK) s = get_member(ld, e, "data", w, is_array, "an array", &data);
     if (s != WEFT_OK) return s;
-    size_t count = 1, n = json_array_size(data), es = weft_dtype_size(weft_type_dtype(t));
-    for (int d = 0; d < weft_type_ndim(t); d++) count *= (size_t)weft_type_dim(t, d);
+    size_t count = 1, n = json_array_size(data), es = weft_dtype_size(weft_type_dtype(t)), bytes;
+    bool fits = true;
+    for (int d = 0; d < weft_type_ndim(t); d++)
+        fits = fits && weft__mul_size(count, (size_t)weft_type_dim(t, d), &count);
     keypath(p, ld, "%s.data", w);
+    if (!fits || !weft__mul_size(count, es, &bytes) || bytes == SIZE_MAX) {
+        char tb[96];
+        weft_type_print(t, tb, sizeof(tb));
+        return weft__io_err(ld->g, WEFT_ESHAPE, p, "type %s has more bytes than memory can hold",
+                            tb);
+    }
     if (n != count) {
         char tb[96];
         weft_type_print(t, tb, sizeof(tb));
         return weft__io_err(ld->g, WEFT_ESHAPE, p, "%zu values for type %s (%zu expected)", n, tb,
                             count);
     }
-    void *buf = malloc(count * es + 1);
+    void *buf = malloc(bytes + 1);
     if (!buf) return weft__io_err(ld->g, WEFT_ENOMEM, p, "out of memory");
     for (size_t k = 0; k < n && s == WEFT_OK; k++)
         if (!put_elem(weft_type_dtype(t), json_array_get(data, k), buf, k))
             s = weft__io_err(ld->g, WEFT_EPARSE, p, "value %zu is not a %s", k,
                              weft_dtype_name(weft_type_dtype(t)));
     weft_var_t *c = NULL;
-    if (s == WEFT_OK)
-        s = weft_constant_create_at(ld->g, t, buf, count * es, "<graph json>", (int)i, &c);
+    if (s == WEFT_OK) s = weft_constant_create_at(ld->g, t, buf, bytes, "<graph json>", (int)i, &c);
     free(buf);
     if (s == WEFT_OK && name) s = weft_var_set_name(c, name);
     if (s == WEFT_OK) s = define(ld, idv, w, c);
@@ -509,13 +517,9 @@ weft_status_t weft_graph_io_load_file(weft_graph_t *g, const char *path, weft_gr
     size_t n = 0, cap = 0;
     bool ok = f != NULL;
     while (ok) {
-        if (n + 65536 > cap) {
-            char *nb = realloc(buf, cap = 2 * cap + 65536);
-            if (!nb) {
-                ok = false;
-                break;
-            }
-            buf = nb;
+        if (!weft__vec_grow(NULL, (void **)&buf, &cap, n + 65536, 1)) {
+            ok = false;
+            break;
         }
         size_t k = fread(buf + n, 1, cap - n, f);
         n += k;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/vec.h"
 #include "io_int.h"
 
 typedef struct io_save {
@@ -173,9 +174,10 @@ typedef struct frame {
 static weft_status_t walk(io_save_t *st, const weft_var_t *v)
 {
     if (!weft_var_owner(v)) return visit_root(st, v);
-    size_t cap = 64, sp = 0;
-    frame_t *stack = malloc(cap * sizeof(*stack));
-    if (!stack) return weft_graph_set_error(st->g, WEFT_ENOMEM, "out of memory");
+    size_t cap = 0, sp = 0;
+    frame_t *stack = NULL;
+    if (!weft__vec_grow(NULL, (void **)&stack, &cap, 64, sizeof(*stack)))
+        return weft_graph_set_error(st->g, WEFT_ENOMEM, "out of memory");
     weft_status_t s = WEFT_OK;
     const weft_apply_t *a0 = weft_var_owner(v);
     if (st->state[weft_apply_id(a0)] == 0) {
@@ -195,14 +197,9 @@ static weft_status_t walk(io_save_t *st, const weft_var_t *v)
         if (!o) {
             s = visit_root(st, in);
         } else if (st->state[weft_apply_id(o)] == 0) {
-            if (sp == cap) {
-                frame_t *ns = realloc(stack, 2 * cap * sizeof(*stack));
-                if (!ns) {
-                    s = weft_graph_set_error(st->g, WEFT_ENOMEM, "out of memory");
-                    break;
-                }
-                stack = ns;
-                cap *= 2;
+            if (!weft__vec_grow(NULL, (void **)&stack, &cap, sp + 1, sizeof(*stack))) {
+                s = weft_graph_set_error(st->g, WEFT_ENOMEM, "out of memory");
+                break;
             }
             st->state[weft_apply_id(o)] = 1;
             stack[sp++] = (frame_t){o, 0};
@@ -305,7 +302,7 @@ weft_status_t weft__io_save_obj(const weft_graph_io_t *gr, json_t **out)
     if (s != WEFT_OK) return s;
     st.n_vars = weft_graph_n_vars(st.g);
     st.n_applies = weft_graph_n_applies(st.g);
-    st.ids = malloc((st.n_vars + 1) * sizeof(*st.ids));
+    st.ids = weft__vec_malloc(st.n_vars + 1, sizeof(*st.ids));
     st.state = calloc(st.n_applies + 1, 1);
     st.root = json_object();
     if (!st.ids || !st.state || !st.root)
@@ -336,15 +333,9 @@ static void sb_add(sbuf_t *b, const char *s)
 {
     size_t k = strlen(s);
     if (b->oom) return;
-    if (b->n + k + 1 > b->cap) {
-        size_t cap = (b->n + k + 1) * 2;
-        char *np = realloc(b->p, cap);
-        if (!np) {
-            b->oom = true;
-            return;
-        }
-        b->p = np;
-        b->cap = cap;
+    if (!weft__vec_grow(NULL, (void **)&b->p, &b->cap, b->n + k + 1, 1)) {
+        b->oom = true;
+        return;
     }
     memcpy(b->p + b->n, s, k + 1);
     b->n += k;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/vec.h"
 #include "ofg_int.h"
 
 static const weft_op_class_t ofg_class;
@@ -73,15 +74,8 @@ static weft_status_t intern(weft__ofg_t *d, const weft__ofg_t **out)
     pthread_mutex_lock(&intern_lock);
     for (size_t i = 0; i < n_interned && !found; i++)
         if (ofg_same(interned[i], d)) found = interned[i];
-    if (!found && n_interned == cap_interned) {
-        size_t cap = cap_interned ? 2 * cap_interned : 32;
-        weft__ofg_t **ni = realloc(interned, cap * sizeof(*ni));
-        if (ni) {
-            interned = ni;
-            cap_interned = cap;
-        }
-    }
-    if (!found && n_interned < cap_interned)
+    if (!found &&
+        weft__vec_grow(NULL, (void **)&interned, &cap_interned, n_interned + 1, sizeof(*interned)))
         interned[n_interned++] = d;
     else if (!found)
         s = WEFT_ENOMEM;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/vec.h"
 #include "ofg_int.h"
 
 weft_status_t weft__ofg_type_in(weft_graph_t *g, const weft_type_t *t, const weft_type_t **out)
@@ -99,9 +100,10 @@ static weft_status_t import_walk(import_t *im, weft_var_t *v)
 {
     if (im->map[weft_var_id(v)]) return WEFT_OK;
     if (!weft_var_owner(v)) return import_root(im, v);
-    size_t cap = 64, sp = 0;
-    frame_t *st = malloc(cap * sizeof(*st));
-    if (!st) return weft_graph_set_error(im->src, WEFT_ENOMEM, "out of memory");
+    size_t cap = 0, sp = 0;
+    frame_t *st = NULL;
+    if (!weft__vec_grow(NULL, (void **)&st, &cap, 64, sizeof(*st)))
+        return weft_graph_set_error(im->src, WEFT_ENOMEM, "out of memory");
     weft_status_t s = WEFT_OK;
     st[sp++] = (frame_t){weft_var_owner(v), 0};
     im->state[weft_apply_id(weft_var_owner(v))] = 1;
@@ -120,14 +122,9 @@ static weft_status_t import_walk(import_t *im, weft_var_t *v)
             s = import_root(im, in);
             continue;
         }
-        if (sp == cap) {
-            frame_t *ns = realloc(st, 2 * cap * sizeof(*st));
-            if (!ns) {
-                s = weft_graph_set_error(im->src, WEFT_ENOMEM, "out of memory");
-                break;
-            }
-            st = ns;
-            cap *= 2;
+        if (!weft__vec_grow(NULL, (void **)&st, &cap, sp + 1, sizeof(*st))) {
+            s = weft_graph_set_error(im->src, WEFT_ENOMEM, "out of memory");
+            break;
         }
         im->state[weft_apply_id(o)] = 1;
         st[sp++] = (frame_t){o, 0};

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/vec.h"
 #include "ofg_int.h"
 #include "weft/kernel.h"
 
@@ -217,8 +218,9 @@ static weft_status_t plan_conn(weft__ofg_t *d, const refmap_t *m)
 {
     (void)m;
     const weft__ofg_plan_t *p = &d->plan;
-    size_t n_rows = d->n_in + p->n_slots + 1, w = d->n_in;
-    bool *rows = calloc(n_rows * (w ? w : 1), sizeof(bool));
+    size_t n_rows = d->n_in + p->n_slots + 1, w = d->n_in, cells;
+    if (!weft__mul_size(n_rows, w ? w : 1, &cells)) return WEFT_ENOMEM; /* n_in^2 and more */
+    bool *rows = calloc(cells, sizeof(bool));
     d->conn = calloc((w ? w : 1) * d->n_out, sizeof(bool));
     if (!rows || !d->conn) {
         free(rows);

@@ -137,11 +137,11 @@ static weft_status_t add_entry(weft_rewrite_db_t *db, const char *name, double p
                                const char *const *tags, db_entry_t **out)
 {
     if (find_entry(db, name) || name_used_by_member(db, name)) return WEFT_EDUPLICATE;
-    weft_status_t st = weft__rw_grow((void **)&db->e, &db->cap, db->n + 1, sizeof *db->e);
-    if (st != WEFT_OK) return st;
+    if (!weft__vec_grow(NULL, (void **)&db->e, &db->cap, db->n + 1, sizeof *db->e))
+        return WEFT_ENOMEM;
     db_entry_t *e = &db->e[db->n];
     memset(e, 0, sizeof *e);
-    st = tagged_init(&e->t, name, pos, n_tags, tags, db->seq++);
+    weft_status_t st = tagged_init(&e->t, name, pos, n_tags, tags, db->seq++);
     if (st != WEFT_OK) {
         tagged_fini(&e->t);
         return st;
@@ -196,10 +196,10 @@ static weft_status_t add_member(weft_rewrite_db_t *db, db_entry_t *e, const char
     if (find_entry(db, name)) return WEFT_EDUPLICATE;
     for (size_t k = 0; k < e->n_m; k++)
         if (strcmp(e->m[k].t.name, name) == 0) return WEFT_EDUPLICATE;
-    weft_status_t st = weft__rw_grow((void **)&e->m, &e->cap_m, e->n_m + 1, sizeof *e->m);
-    if (st != WEFT_OK) return st;
+    if (!weft__vec_grow(NULL, (void **)&e->m, &e->cap_m, e->n_m + 1, sizeof *e->m))
+        return WEFT_ENOMEM;
     db_member_t *m = &e->m[e->n_m];
-    st = tagged_init(&m->t, name, pos, n_tags, tags, db->seq++);
+    weft_status_t st = tagged_init(&m->t, name, pos, n_tags, tags, db->seq++);
     if (st != WEFT_OK) {
         tagged_fini(&m->t);
         return st;
@@ -291,9 +291,9 @@ typedef struct rw_vec {
 
 static weft_status_t vec_push(rw_vec_t *v, weft_rewriter_t *rw)
 {
-    weft_status_t st = weft__rw_grow((void **)&v->v, &v->cap, v->n + 1, sizeof *v->v);
-    if (st == WEFT_OK) v->v[v->n++] = weft_rewriter_retain(rw);
-    return st;
+    if (!weft__vec_grow(NULL, (void **)&v->v, &v->cap, v->n + 1, sizeof *v->v)) return WEFT_ENOMEM;
+    v->v[v->n++] = weft_rewriter_retain(rw);
+    return WEFT_OK;
 }
 
 static void vec_fini(rw_vec_t *v)
@@ -307,7 +307,7 @@ static weft_status_t build_group(const query_t *q, db_entry_t *e, weft_rewriter_
 {
     *out = NULL;
     bool inc = in_list(&e->t, q->n_inc, q->inc);
-    const tagged_t **ord = malloc((e->n_m + 1) * sizeof *ord);
+    const tagged_t **ord = weft__vec_malloc(e->n_m + 1, sizeof *ord);
     if (!ord) return WEFT_ENOMEM;
     for (size_t k = 0; k < e->n_m; k++) ord[k] = &e->m[k].t;
     qsort(ord, e->n_m, sizeof *ord, by_pos);
@@ -359,7 +359,7 @@ static weft_status_t build_query(weft_rewrite_db_t *db, query_t *q, weft_rewrite
 {
     weft_status_t st = check_names(db, q);
     if (st != WEFT_OK) return st;
-    const tagged_t **ord = malloc((db->n + 1) * sizeof *ord);
+    const tagged_t **ord = weft__vec_malloc(db->n + 1, sizeof *ord);
     if (!ord) return WEFT_ENOMEM;
     for (size_t i = 0; i < db->n; i++) ord[i] = &db->e[i].t;
     qsort(ord, db->n, sizeof *ord, by_pos);

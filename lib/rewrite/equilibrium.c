@@ -121,7 +121,7 @@ static weft_status_t node_pass(eq_run_t *r)
     weft_status_t st = weft_fgraph_toposort(r->fg, &order, &n);
     if (st != WEFT_OK) return st;
     weft_apply_t **q = NULL;
-    st = weft__rw_grow((void **)&q, &cap, n + 1, sizeof *q);
+    st = weft__vec_grow(NULL, (void **)&q, &cap, n + 1, sizeof *q) ? WEFT_OK : WEFT_ENOMEM;
     if (st == WEFT_OK && n) memcpy(q, order, n * sizeof *q);
     while (st == WEFT_OK && n > 0) {
         weft_apply_t *node = q[--n];
@@ -160,7 +160,7 @@ static weft_status_t eq_loop(eq_run_t *r, size_t *passes)
 weft_status_t weft__equilibrium_apply(weft_rewriter_t *rw, weft_fgraph_t *fg,
                                       weft_rewrite_stats_t *stats, size_t *n_changes)
 {
-    double t0 = weft__now();
+    uint64_t t0 = weft__now_ns();
     eq_run_t r = {rw, fg, stats, NULL, NULL, weft_fgraph_n_applies(fg), false, 0};
     size_t before = r.max_nodes, passes = 0;
     r.uses = calloc(rw->node.n + rw->global.n + rw->final.n + 1, sizeof *r.uses);
@@ -172,7 +172,7 @@ weft_status_t weft__equilibrium_apply(weft_rewriter_t *rw, weft_fgraph_t *fg,
     *n_changes = r.total;
     if (st == WEFT_ENOMEM) return st;
     weft_status_t s2 =
-        weft__stats_composite(stats, rw->name, weft__now() - t0, passes, before,
+        weft__stats_composite(stats, rw->name, weft__seconds_since(t0), passes, before,
                               weft_fgraph_n_applies(fg));
     return st != WEFT_OK ? st : s2;
 }
@@ -201,7 +201,7 @@ weft_status_t weft_rewriter_sequence_create(const char *name, size_t n,
 weft_status_t weft__sequence_apply(weft_rewriter_t *rw, weft_fgraph_t *fg,
                                    weft_rewrite_stats_t *stats, size_t *n_changes)
 {
-    double t0 = weft__now();
+    uint64_t t0 = weft__now_ns();
     size_t before = weft_fgraph_n_applies(fg);
     weft_status_t first = WEFT_OK;
     char *msg = NULL; /* the first error's text, re-set at the end (later steps overwrite it) */
@@ -220,7 +220,7 @@ weft_status_t weft__sequence_apply(weft_rewriter_t *rw, weft_fgraph_t *fg,
     }
     if (first != WEFT_OK) weft_fgraph_set_error(fg, first, "%s", msg ? msg : "");
     free(msg);
-    weft_status_t s2 = weft__stats_composite(stats, rw->name, weft__now() - t0, 1, before,
+    weft_status_t s2 = weft__stats_composite(stats, rw->name, weft__seconds_since(t0), 1, before,
                                              weft_fgraph_n_applies(fg));
     return first != WEFT_OK ? first : s2;
 }

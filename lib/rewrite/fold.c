@@ -231,9 +231,11 @@ static weft_status_t fold_ds_apply(weft_fgraph_t *fg, void *user, weft_rewrite_s
         weft_var_t *c;
         st = padded_constant(weft_fgraph_graph(fg), &made, nodes[i], &c);
         if (st != WEFT_OK || !c) continue;
-        st = weft__rw_grow((void **)&olds, &cap_o, k + 1, sizeof *olds);
-        if (st == WEFT_OK) st = weft__rw_grow((void **)&news, &cap_n, k + 1, sizeof *news);
-        if (st != WEFT_OK) break;
+        if (!weft__vec_grow(NULL, (void **)&olds, &cap_o, k + 1, sizeof *olds) ||
+            !weft__vec_grow(NULL, (void **)&news, &cap_n, k + 1, sizeof *news)) {
+            st = WEFT_ENOMEM;
+            break;
+        }
         olds[k] = weft_apply_output(nodes[i], 0);
         news[k++] = c;
     }

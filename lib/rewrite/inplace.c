@@ -75,7 +75,7 @@ static weft_status_t collect(weft_fgraph_t *fg, cand_node_t **out, size_t *n_out
     size_t n;
     weft_status_t st = weft_fgraph_toposort(fg, &order, &n);
     if (st != WEFT_OK) return st;
-    cand_node_t *c = malloc((n + 1) * sizeof *c);
+    cand_node_t *c = weft__vec_malloc(n + 1, sizeof *c);
     if (!c) return WEFT_ENOMEM;
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
@@ -174,7 +174,7 @@ static weft_status_t variant_node(weft_fgraph_t *fg, vop_cache_t *vc, weft_apply
     if (st == WEFT_ENOMEM) return st;
     if (st != WEFT_OK || !ok) return WEFT_OK;
     size_t n_in = weft_apply_n_inputs(node);
-    weft_var_t *local[64], **ins = n_in <= 64 ? local : malloc(n_in * sizeof *ins);
+    weft_var_t *local[64], **ins = n_in <= 64 ? local : weft__vec_malloc(n_in, sizeof *ins);
     if (!ins) return WEFT_ENOMEM;
     for (size_t k = 0; k < n_in; k++) ins[k] = weft_apply_input(node, k);
     const char *file;
@@ -317,7 +317,8 @@ static weft_status_t batch_add(weft_fgraph_t *fg, vop_cache_t *vc, batch_t *b,
         weft_apply_t *nn;
         st = variant_node(fg, vc, node, idx[c], &nn);
         if (st != WEFT_OK || !nn) continue;
-        if (weft__rw_grow((void **)&b->p, &b->cap, b->n + 1, sizeof *b->p) || root_add(b, r))
+        if (!weft__vec_grow(NULL, (void **)&b->p, &b->cap, b->n + 1, sizeof *b->p) ||
+            root_add(b, r))
             return WEFT_ENOMEM;
         b->p[b->n++] = (batch_pair_t){weft_apply_output(node, 0), weft_apply_output(nn, 0),
                                       cn->topo};
@@ -332,7 +333,7 @@ static weft_status_t batch_add(weft_fgraph_t *fg, vop_cache_t *vc, batch_t *b,
 static weft_status_t batch_commit(weft_fgraph_t *fg, batch_t *b)
 {
     qsort(b->p, b->n, sizeof *b->p, by_topo_desc);
-    weft_var_t **olds = malloc(2 * b->n * sizeof *olds);
+    weft_var_t **olds = weft__vec_malloc(b->n, 2 * sizeof *olds);
     if (!olds) return WEFT_ENOMEM;
     weft_var_t **news = olds + b->n;
     for (size_t i = 0; i < b->n; i++) {

@@ -11,7 +11,11 @@
  * optimizer examines the dirty nodes still in the graph, then drains the
  * schedule (LIFO), repeating while merging dirtied more (merging a node
  * changes its clients' inputs), so cascades upward finish in the same call.
- * No pairwise comparison of nodes ever happens outside equal hashes. */
+ * No pairwise comparison of nodes ever happens outside equal hashes.
+ *
+ * The feature belongs to the fgraph it serves: its memory comes from the
+ * allocator of the fgraph's context. The optimizer's own scratch (the pairs
+ * rejected in one run) uses the C library, as every rewriter does. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,6 +31,7 @@ typedef struct slot {
 } slot_t;
 
 typedef struct table {
+    const weft_allocator_t *al;
     slot_t *s;
     size_t cap, used; /* used counts tombstones too */
 } table_t;
@@ -38,11 +43,12 @@ typedef struct pair {
 
 typedef struct merge_feature {
     weft_feature_t base; /* first member */
+    const weft_allocator_t *al; /* the fgraph's context's */
     weft_fgraph_t *fg;
     table_t nodes, consts;
     uint64_t *hash_of; /* per apply id: its key hash while in the node table */
     uint8_t *in_table; /* per apply id: IN_TABLE | DIRTY */
-    size_t id_cap;
+    size_t id_cap, hash_cap, flag_cap; /* id_cap: the smaller of the two capacities */
     weft_apply_t **dirty; /* nodes to examine at the next merge (DIRTY set) */
     size_t n_dirty, cap_dirty;
     pair_t *sched;
@@ -79,15 +85,17 @@ static weft_status_t table_insert(table_t *t, uint64_t h, void *p);
 
 static weft_status_t table_rehash(table_t *t)
 {
-    table_t nt = {NULL, t->cap < 64 ? 128 : t->cap * 2, 0};
+    /* the table holds graph objects: its capacity stays far from wrapping */
+    table_t nt = {t->al, NULL, t->cap < 64 ? 128 : t->cap * 2, 0};
     size_t live = 0;
     for (size_t i = 0; i < t->cap; i++) live += t->s[i].p && t->s[i].p != TOMB;
     while (live * 2 >= nt.cap) nt.cap *= 2;
-    nt.s = calloc(nt.cap, sizeof *nt.s);
+    nt.s = weft__vec_alloc(nt.al, nt.cap, sizeof *nt.s);
     if (!nt.s) return WEFT_ENOMEM;
+    memset(nt.s, 0, nt.cap * sizeof *nt.s);
     for (size_t i = 0; i < t->cap; i++)
         if (t->s[i].p && t->s[i].p != TOMB) (void)table_insert(&nt, t->s[i].h, t->s[i].p);
-    free(t->s);
+    weft__free(t->al, t->s, t->cap * sizeof *t->s);
     *t = nt;
     return WEFT_OK;
 }
@@ -118,8 +126,7 @@ static void table_remove(table_t *t, uint64_t h, const void *p)
 
 static weft_status_t schedule(merge_feature_t *m, void *a, void *b, bool constant)
 {
-    if (weft__rw_grow((void **)&m->sched, &m->cap_sched, m->n_sched + 1, sizeof *m->sched) !=
-        WEFT_OK)
+    if (!weft__vec_grow(m->al, (void **)&m->sched, &m->cap_sched, m->n_sched + 1, sizeof *m->sched))
         return m->oom = true, WEFT_ENOMEM;
     m->sched[m->n_sched++] = (pair_t){a, b, constant};
     return WEFT_OK;
@@ -145,17 +152,11 @@ static weft_status_t examine_const(merge_feature_t *m, weft_var_t *c)
 static weft_status_t ensure_id(merge_feature_t *m, uint64_t id)
 {
     if (id < m->id_cap) return WEFT_OK;
-    size_t nc = m->id_cap ? m->id_cap : 256;
-    while (nc <= id) nc *= 2;
-    uint64_t *h = realloc(m->hash_of, nc * sizeof *h);
-    if (!h) return WEFT_ENOMEM;
-    m->hash_of = h;
-    uint8_t *f = realloc(m->in_table, nc);
-    if (!f) return WEFT_ENOMEM;
-    memset(f + m->id_cap, 0, nc - m->id_cap);
-    m->in_table = f;
-    m->id_cap = nc;
-    return WEFT_OK;
+    bool ok =
+        weft__vec_grow(m->al, (void **)&m->hash_of, &m->hash_cap, id + 1, sizeof *m->hash_of) &&
+        weft__vec_grow(m->al, (void **)&m->in_table, &m->flag_cap, id + 1, 1);
+    m->id_cap = m->hash_cap < m->flag_cap ? m->hash_cap : m->flag_cap;
+    return ok ? WEFT_OK : WEFT_ENOMEM;
 }
 
 static weft_status_t examine_node(merge_feature_t *m, weft_apply_t *a)
@@ -195,7 +196,7 @@ static weft_status_t mark_dirty(merge_feature_t *m, weft_apply_t *a)
     uint64_t id = weft_apply_id(a);
     if (ensure_id(m, id) != WEFT_OK) return m->oom = true, WEFT_ENOMEM;
     if (m->in_table[id] & DIRTY) return WEFT_OK;
-    if (weft__rw_grow((void **)&m->dirty, &m->cap_dirty, m->n_dirty + 1, sizeof *m->dirty))
+    if (!weft__vec_grow(m->al, (void **)&m->dirty, &m->cap_dirty, m->n_dirty + 1, sizeof *m->dirty))
         return m->oom = true, WEFT_ENOMEM;
     m->in_table[id] |= DIRTY;
     m->dirty[m->n_dirty++] = a;
@@ -264,13 +265,14 @@ static weft_status_t mf_change(weft_feature_t *self, weft_fgraph_t *fg, weft_app
 static void mf_destroy(weft_feature_t *self)
 {
     merge_feature_t *m = (merge_feature_t *)self;
-    free(m->nodes.s);
-    free(m->consts.s);
-    free(m->hash_of);
-    free(m->in_table);
-    free(m->dirty);
-    free(m->sched);
-    free(m);
+    const weft_allocator_t *al = m->al;
+    weft__free(al, m->nodes.s, m->nodes.cap * sizeof *m->nodes.s);
+    weft__free(al, m->consts.s, m->consts.cap * sizeof *m->consts.s);
+    weft__free(al, m->hash_of, m->hash_cap * sizeof *m->hash_of);
+    weft__free(al, m->in_table, m->flag_cap);
+    weft__free(al, m->dirty, m->cap_dirty * sizeof *m->dirty);
+    weft__free(al, m->sched, m->cap_sched * sizeof *m->sched);
+    weft__free(al, m, sizeof *m);
 }
 
 static const weft_feature_class_t merge_feature_class = {
@@ -287,8 +289,11 @@ static weft_status_t merge_feature_get(weft_fgraph_t *fg, merge_feature_t **out)
 {
     *out = (merge_feature_t *)weft_fgraph_find_feature(fg, &merge_feature_class);
     if (*out) return WEFT_OK;
-    merge_feature_t *m = calloc(1, sizeof *m);
+    const weft_allocator_t *al = weft_graph_allocator(weft_fgraph_graph(fg));
+    merge_feature_t *m = weft__alloc(al, sizeof *m);
     if (!m) return WEFT_ENOMEM;
+    memset(m, 0, sizeof *m);
+    m->al = m->nodes.al = m->consts.al = al;
     m->base.cls = &merge_feature_class;
     m->base.data = m;
     weft_status_t st = weft_fgraph_attach_feature(fg, &m->base);
@@ -370,7 +375,7 @@ static weft_status_t merge_nodes(weft_fgraph_t *fg, merge_count_t *c, weft_apply
         return WEFT_OK;
     }
     c->failed++;
-    if (weft__rw_grow((void **)&c->black, &c->cap_black, c->n_black + 1, sizeof *c->black))
+    if (!weft__vec_grow(NULL, (void **)&c->black, &c->cap_black, c->n_black + 1, sizeof *c->black))
         return WEFT_ENOMEM;
     c->black[c->n_black++] = (pair_t){a, b, false};
     return WEFT_OK;

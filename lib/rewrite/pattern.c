@@ -412,13 +412,13 @@ static weft_status_t setup_extras(pattern_t *pat, const weft_pattern_desc_t *d)
         pat->cons[t] = *c;
     }
     if (d->n_builders) {
-        pat->builders = malloc(d->n_builders * sizeof *pat->builders);
+        pat->builders = weft__vec_malloc(d->n_builders, sizeof *pat->builders);
         if (!pat->builders) return WEFT_ENOMEM;
         memcpy(pat->builders, d->builders, d->n_builders * sizeof *pat->builders);
         pat->n_builders = d->n_builders;
     }
     if (d->n_commutative) {
-        pat->comm = malloc(d->n_commutative * sizeof *pat->comm);
+        pat->comm = weft__vec_malloc(d->n_commutative, sizeof *pat->comm);
         if (!pat->comm) return WEFT_ENOMEM;
         memcpy(pat->comm, d->commutative, d->n_commutative * sizeof *pat->comm);
         pat->n_comm = d->n_commutative;

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/clock.h"
+#include "base/vec.h"
 #include "weft/fgraph.h"
 #include "weft/graph.h"
 #include "weft/op.h"
@@ -111,8 +113,6 @@ weft_status_t weft__tracker_drain(weft__tracker_t *t, weft_apply_t ***arr, size_
 bool weft__tracker_changed(weft__tracker_t *t);
 
 /* ---- statistics ------------------------------------------------------------ */
-/* Monotonic seconds. */
-double weft__now(void);
 /* Records a composite's run: time, passes, nodes before/after. */
 weft_status_t weft__stats_composite(weft_rewrite_stats_t *s, const char *name, double seconds,
                                     size_t passes, size_t nodes_before, size_t nodes_after);
@@ -125,10 +125,6 @@ static inline char *weft__strdup(const char *s)
     if (p) memcpy(p, s, n);
     return p;
 }
-
-/* ---- growable arrays ----------------------------------------------------------- */
-/* Ensures room for `need` elements of size `elem` in *arr (capacity *cap). */
-weft_status_t weft__rw_grow(void **arr, size_t *cap, size_t need, size_t elem);
 
 /* ---- helpers for built-in rewrites (canon_util.c) ----------------------------- */
 /* The op class registered under name (weft_ops_find_class) or NULL. */

@@ -6,18 +6,6 @@
 
 #include "rewrite_int.h"
 
-weft_status_t weft__rw_grow(void **arr, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap) return WEFT_OK;
-    size_t nc = *cap ? *cap : 8;
-    while (nc < need) nc *= 2;
-    void *p = realloc(*arr, nc * elem);
-    if (!p) return WEFT_ENOMEM;
-    *arr = p;
-    *cap = nc;
-    return WEFT_OK;
-}
-
 weft_status_t weft__rw_new(rw_kind_t kind, const char *name, weft_rewriter_t **out)
 {
     *out = NULL;
@@ -63,8 +51,8 @@ static void index_build(weft__rw_list_t *list)
         if (r->kind != RW_NODE || r->n_ops) return;
         total += r->n_classes;
     }
-    list->cls = malloc((total + 1) * sizeof *list->cls);
-    list->cls_mask = malloc((total + 1) * sizeof *list->cls_mask);
+    list->cls = weft__vec_malloc(total + 1, sizeof *list->cls);
+    list->cls_mask = weft__vec_malloc(total + 1, sizeof *list->cls_mask);
     if (!list->cls || !list->cls_mask) {
         free(list->cls);
         free(list->cls_mask);
@@ -85,7 +73,7 @@ weft_status_t weft__rw_list_take(weft__rw_list_t *list, size_t n, weft_rewriter_
     if (!rws) return WEFT_EINVAL;
     for (size_t i = 0; i < n; i++)
         if (!rws[i]) return WEFT_EINVAL;
-    list->items = malloc(n * sizeof *list->items);
+    list->items = weft__vec_malloc(n, sizeof *list->items);
     if (!list->items) return WEFT_ENOMEM;
     memcpy(list->items, rws, n * sizeof *rws);
     list->n = n;
@@ -148,13 +136,13 @@ static bool tracks_valid(size_t n, const void *const *arr)
 static weft_status_t copy_tracks(weft_rewriter_t *rw, const weft_node_rewriter_desc_t *d)
 {
     if (d->n_classes) {
-        rw->classes = malloc(d->n_classes * sizeof *rw->classes);
+        rw->classes = weft__vec_malloc(d->n_classes, sizeof *rw->classes);
         if (!rw->classes) return WEFT_ENOMEM;
         memcpy(rw->classes, d->classes, d->n_classes * sizeof *rw->classes);
         rw->n_classes = d->n_classes;
     }
     if (d->n_ops) {
-        rw->ops = malloc(d->n_ops * sizeof *rw->ops);
+        rw->ops = weft__vec_malloc(d->n_ops, sizeof *rw->ops);
         if (!rw->ops) return WEFT_ENOMEM;
         memcpy(rw->ops, d->ops, d->n_ops * sizeof *rw->ops);
         rw->n_ops = d->n_ops;
@@ -237,14 +225,11 @@ weft_status_t weft_rewrite_result_replace(weft_rewrite_result_t *res, weft_var_t
 {
     if (!res || !old_var || !new_var) return WEFT_EINVAL;
     if (res->n == res->cap) {
-        size_t nc = res->cap ? res->cap * 2 : 4;
-        void *a = realloc(res->olds, nc * sizeof(void *));
-        if (!a) return WEFT_ENOMEM;
-        res->olds = a;
-        void *b = realloc(res->news, nc * sizeof(void *));
-        if (!b) return WEFT_ENOMEM;
-        res->news = b;
-        res->cap = nc;
+        size_t co = res->cap, cn = res->cap; /* both grow alike; cap: the smaller */
+        bool ok = weft__vec_grow(NULL, (void **)&res->olds, &co, res->n + 1, sizeof(void *)) &&
+                  weft__vec_grow(NULL, (void **)&res->news, &cn, res->n + 1, sizeof(void *));
+        res->cap = co < cn ? co : cn;
+        if (!ok) return WEFT_ENOMEM;
     }
     res->olds[res->n] = old_var;
     res->news[res->n++] = new_var;
@@ -270,9 +255,8 @@ weft_status_t weft_rewrite_result_outputs(weft_rewrite_result_t *res, size_t n,
 weft_status_t weft_rewrite_result_remove(weft_rewrite_result_t *res, weft_apply_t *node)
 {
     if (!res || !node) return WEFT_EINVAL;
-    weft_status_t st =
-        weft__rw_grow((void **)&res->rm, &res->cap_rm, res->n_rm + 1, sizeof(void *));
-    if (st != WEFT_OK) return st;
+    if (!weft__vec_grow(NULL, (void **)&res->rm, &res->cap_rm, res->n_rm + 1, sizeof(void *)))
+        return WEFT_ENOMEM;
     res->rm[res->n_rm++] = node;
     return WEFT_OK;
 }
@@ -300,11 +284,11 @@ static size_t result_compact(weft_fgraph_t *fg, weft_rewrite_result_t *res)
 }
 
 static weft_status_t count(weft_rewrite_stats_t *stats, const weft_rewriter_t *rw, bool ok,
-                           bool failed, double t0)
+                           bool failed, uint64_t t0)
 {
     if (!stats) return WEFT_OK;
     return weft_rewrite_stats_record(stats, rw->name, ok ? 1 : 0, failed ? 1 : 0,
-                                     weft__now() - t0);
+                                     weft__seconds_since(t0));
 }
 
 /* Replaces after the transform proposed something; *applied on success. */
@@ -334,7 +318,7 @@ weft_status_t weft__rw_process_node(weft_rewriter_t *rw, weft_fgraph_t *fg, weft
                                     weft_rewrite_stats_t *stats, bool *applied)
 {
     *applied = false;
-    double t0 = stats ? weft__now() : 0.0;
+    uint64_t t0 = stats ? weft__now_ns() : 0;
     weft_rewrite_result_t res;
     memset(&res, 0, sizeof res);
     res.node = node;
@@ -363,11 +347,11 @@ weft_status_t weft__rw_apply(weft_rewriter_t *rw, weft_fgraph_t *fg, weft_rewrit
     case RW_WALK:
         return weft__walk_apply(rw, fg, stats, n_changes);
     case RW_GRAPH: {
-        double t0 = weft__now();
+        uint64_t t0 = weft__now_ns();
         weft_status_t st = rw->graph_fn(fg, rw->user, stats, n_changes);
         if (stats && st != WEFT_ENOMEM) {
             weft_status_t s2 = weft_rewrite_stats_record(stats, rw->name, *n_changes,
-                                                         st != WEFT_OK, weft__now() - t0);
+                                                         st != WEFT_OK, weft__seconds_since(t0));
             if (s2 != WEFT_OK) return s2;
         }
         return st;

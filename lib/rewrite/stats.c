@@ -1,10 +1,8 @@
 /* Rewrite statistics: per rewriter name, applications, failures and time;
  * composites add passes and node counts. Printed in the docs/rewrites.md §8
  * style. */
-#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "rewrite_int.h"
 
@@ -21,13 +19,6 @@ struct weft_rewrite_stats {
     stat_entry_t *e;
     size_t n, cap;
 };
-
-double weft__now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 weft_status_t weft_rewrite_stats_create(weft_rewrite_stats_t **out)
 {
@@ -67,8 +58,7 @@ static weft_status_t find_or_add(weft_rewrite_stats_t *s, const char *name, stat
 {
     *out = find(s, name);
     if (*out) return WEFT_OK;
-    weft_status_t st = weft__rw_grow((void **)&s->e, &s->cap, s->n + 1, sizeof *s->e);
-    if (st != WEFT_OK) return st;
+    if (!weft__vec_grow(NULL, (void **)&s->e, &s->cap, s->n + 1, sizeof *s->e)) return WEFT_ENOMEM;
     char *nm = weft__strdup(name);
     if (!nm) return WEFT_ENOMEM;
     stat_entry_t *e = &s->e[s->n++];
@@ -141,7 +131,7 @@ static int by_time(const void *a, const void *b)
 weft_status_t weft_rewrite_stats_print(const weft_rewrite_stats_t *s, FILE *f)
 {
     if (!s || !f) return WEFT_EINVAL;
-    const stat_entry_t **order = malloc((s->n ? s->n : 1) * sizeof *order);
+    const stat_entry_t **order = weft__vec_malloc(s->n ? s->n : 1, sizeof *order);
     if (!order) return WEFT_ENOMEM;
     for (size_t i = 0; i < s->n; i++) order[i] = &s->e[i];
     qsort(order, s->n, sizeof *order, by_time);

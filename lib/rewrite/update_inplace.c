@@ -20,7 +20,7 @@ static weft_status_t update_try(weft_fgraph_t *fg, weft_apply_t *node, size_t i,
     weft_status_t st = weft__inplace_variant_node(fg, node, i, &nn);
     size_t n_out = weft_apply_n_outputs(node);
     if (st != WEFT_OK || !nn || weft_apply_n_outputs(nn) != n_out) return st;
-    weft_var_t **olds = malloc(2 * n_out * sizeof *olds);
+    weft_var_t **olds = weft__vec_malloc(2 * n_out, sizeof *olds);
     if (!olds) return WEFT_ENOMEM;
     weft_var_t **news = olds + n_out;
     for (size_t k = 0; k < n_out; k++) {

@@ -1,6 +1,7 @@
 /* Walkers (in2out / out2in) over node rewriters, and the import tracker
  * feature they (and the equilibrium driver) use to queue nodes imported
- * during the walk. */
+ * during the walk. The tracker, attached to the fgraph, takes its memory from
+ * the fgraph's context allocator; the walkers' own queues from the C library. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,6 +11,7 @@
 
 struct weft__tracker {
     weft_feature_t base; /* first member: the fgraph holds &base */
+    const weft_allocator_t *al;
     weft_apply_t **nodes;
     size_t n, cap;
     bool changed;
@@ -25,7 +27,7 @@ static weft_status_t tr_import(weft_feature_t *self, weft_fgraph_t *fg, weft_app
      * queueing them again would retry that rewrite forever */
     if (reason && strcmp(reason, "Revert") == 0) return WEFT_OK;
     t->changed = true;
-    if (weft__rw_grow((void **)&t->nodes, &t->cap, t->n + 1, sizeof *t->nodes) != WEFT_OK) {
+    if (!weft__vec_grow(t->al, (void **)&t->nodes, &t->cap, t->n + 1, sizeof *t->nodes)) {
         t->oom = true;
         return WEFT_ENOMEM;
     }
@@ -60,8 +62,8 @@ static weft_status_t tr_change(weft_feature_t *self, weft_fgraph_t *fg, weft_app
 static void tr_destroy(weft_feature_t *self)
 {
     weft__tracker_t *t = (weft__tracker_t *)self;
-    free(t->nodes);
-    free(t);
+    weft__free(t->al, t->nodes, t->cap * sizeof *t->nodes);
+    weft__free(t->al, t, sizeof *t);
 }
 
 static const weft_feature_class_t tracker_class = {
@@ -76,8 +78,11 @@ static const weft_feature_class_t tracker_class = {
 weft_status_t weft__tracker_attach(weft_fgraph_t *fg, weft__tracker_t **out)
 {
     *out = NULL;
-    weft__tracker_t *t = calloc(1, sizeof *t);
+    const weft_allocator_t *al = weft_graph_allocator(weft_fgraph_graph(fg));
+    weft__tracker_t *t = weft__alloc(al, sizeof *t);
     if (!t) return WEFT_ENOMEM;
+    memset(t, 0, sizeof *t);
+    t->al = al;
     t->base.cls = &tracker_class;
     t->base.data = t;
     weft_status_t st = weft_fgraph_attach_feature(fg, &t->base); /* takes t */
@@ -95,8 +100,7 @@ weft_status_t weft__tracker_drain(weft__tracker_t *t, weft_apply_t ***arr, size_
     if (t->oom) return WEFT_ENOMEM;
     if (t->n == 0) return WEFT_OK;
     if (arr) {
-        weft_status_t st = weft__rw_grow((void **)arr, cap, *n + t->n, sizeof **arr);
-        if (st != WEFT_OK) return st;
+        if (!weft__vec_grow(NULL, (void **)arr, cap, *n + t->n, sizeof **arr)) return WEFT_ENOMEM;
         memcpy(*arr + *n, t->nodes, t->n * sizeof *t->nodes);
         *n += t->n;
     }
@@ -195,8 +199,7 @@ static weft_status_t queue_init(weft_fgraph_t *fg, walk_queue_t *wq)
     size_t n;
     weft_status_t st = weft_fgraph_toposort(fg, &order, &n);
     if (st != WEFT_OK) return st;
-    st = weft__rw_grow((void **)&wq->q, &wq->cap, n + 1, sizeof *wq->q);
-    if (st != WEFT_OK) return st;
+    if (!weft__vec_grow(NULL, (void **)&wq->q, &wq->cap, n + 1, sizeof *wq->q)) return WEFT_ENOMEM;
     if (n) memcpy(wq->q, order, n * sizeof *order);
     wq->n = n;
     return WEFT_OK;
@@ -232,7 +235,7 @@ static weft_status_t walk_loop(weft_rewriter_t *rw, weft_fgraph_t *fg, weft__rw_
 weft_status_t weft__walk_apply(weft_rewriter_t *rw, weft_fgraph_t *fg,
                                weft_rewrite_stats_t *stats, size_t *n_changes)
 {
-    double t0 = weft__now();
+    uint64_t t0 = weft__now_ns();
     size_t before = weft_fgraph_n_applies(fg);
     /* a bare node rewriter walks in2out as a list of itself */
     weft__rw_list_t self = {1, &rw, 0, NULL, NULL, 0}; /* no dispatch index */
@@ -243,8 +246,8 @@ weft_status_t weft__walk_apply(weft_rewriter_t *rw, weft_fgraph_t *fg,
     if (st == WEFT_OK) st = walk_loop(rw, fg, list, tr, stats, n_changes);
     weft__tracker_detach(fg, tr);
     if (rw->kind == RW_WALK && st != WEFT_ENOMEM) {
-        weft_status_t s2 = weft__stats_composite(stats, rw->name, weft__now() - t0, 1, before,
-                                                 weft_fgraph_n_applies(fg));
+        weft_status_t s2 = weft__stats_composite(stats, rw->name, weft__seconds_since(t0), 1,
+                                                 before, weft_fgraph_n_applies(fg));
         if (st == WEFT_OK) st = s2;
     }
     return st;

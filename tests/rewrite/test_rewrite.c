@@ -13,6 +13,8 @@
 #include <cmocka.h>
 
 #include "rw_fixture.h"
+#include "support/alloc_count.h"
+#include "support/counting_alloc.h"
 
 static weft_var_t *un(rfx_t *f, weft_elemwise_kind_t k, weft_var_t *a)
 {
@@ -629,6 +631,41 @@ static void test_rewrite_pattern_bad_text_statuses(void **state)
     assert_null(rw);
 }
 
+/* The MergeFeature a merge pass attaches belongs to the fgraph: it takes its
+ * memory from the context's allocator (weft/alloc.h), frees it with the sizes
+ * it allocated, and a pass that merges without a rejection allocates nothing
+ * from the C library. */
+static void test_rewrite_merge_feature_uses_the_context_allocator(void **state)
+{
+    (void)state;
+    counting_alloc_reset();
+    rfx_t f = {0};
+    assert_int_equal(weft_graph_create(counting_alloc(), &f.g), WEFT_OK);
+    int64_t s4[] = {4};
+    assert_int_equal(weft_type_tensor(f.g, WEFT_FLOAT64, 1, s4, &f.v4), WEFT_OK);
+    weft_var_t *x = rfx_var(&f, f.v4, "x"), *y = rfx_var(&f, f.v4, "y"), *acc = x;
+    for (int i = 0; i < 200; i++) /* each step's two Exp(y) are one after merging */
+        acc = rfx_bin(&f, WEFT_ELEMWISE_ADD, acc,
+                      rfx_bin(&f, WEFT_ELEMWISE_MUL, rfx_un(&f, WEFT_ELEMWISE_EXP, y),
+                              rfx_un(&f, WEFT_ELEMWISE_EXP, y)));
+    weft_var_t *in[2] = {x, y};
+    weft_fgraph_t *fg = rfx_fgraph(&f, 2, in, 1, &acc, true);
+    weft_rewriter_t *merge;
+    assert_int_equal(weft_rewriter_merge_create(NULL, &merge), WEFT_OK);
+    alloc_count_start();
+    weft_status_t st = weft_rewriter_apply(merge, fg, NULL);
+    long libc = alloc_count_stop();
+    assert_int_equal(st, WEFT_OK);
+    assert_int_equal(libc, 0);
+    assert_int_equal(rfx_count_op(fg, "Exp"), 1);
+    weft_rewriter_release(merge);
+    weft_graph_destroy(f.g);
+    counting_alloc_stats_t s = counting_alloc_stats();
+    assert_int_equal(s.size_mismatches, 0);
+    assert_int_equal(s.unknown, 0);
+    assert_int_equal(s.live_blocks, 0);
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, rfx_setup, rfx_teardown)
@@ -645,6 +682,7 @@ int main(void)
         T(test_rewrite_pattern_tokens_numbers_constraints),
         T(test_rewrite_pattern_interior_client_rule),
         T(test_rewrite_pattern_bad_text_statuses),
+        cmocka_unit_test(test_rewrite_merge_feature_uses_the_context_allocator),
     };
     return cmocka_run_group_tests_name("rewrite", tests, NULL, NULL);
 }

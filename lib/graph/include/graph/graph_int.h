@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "base/base_int.h"
+#include "base/vec.h"
 #include "weft/fgraph.h"
 #include "weft/graph.h"
 #include "weft/op.h"
@@ -36,11 +37,6 @@ void *weft__arena_alloc(weft__arena_t *a, size_t n);
 void weft__arena_fini(weft__arena_t *a);
 /* Copies s into the arena; NULL stays NULL. Returns NULL on OOM (with s != NULL). */
 char *weft__arena_strdup(weft__arena_t *a, const char *s);
-
-/* ---- growable array through an allocator -------------------------------- */
-/* Ensures *p (elements of elem bytes, capacity *cap) holds at least need
- * elements; new space is zeroed. Returns false on OOM or overflow. */
-bool weft__grow(const weft_allocator_t *al, void **p, size_t *cap, size_t need, size_t elem);
 
 /* ---- objects ------------------------------------------------------------ */
 struct weft_type {
