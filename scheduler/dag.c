@@ -65,7 +65,7 @@ weft_status_t weft_dag_destroy(weft_dag_t *dag)
     weft__free(a, dag->nodes, (size_t)dag->cap * sizeof *dag->nodes);
     weft__free(a, dag->name_off, (size_t)dag->cap * sizeof *dag->name_off);
     weft__free(a, dag->names, dag->names_cap);
-    weft__free(a, dag->edges, dag->ecap * 2 * sizeof(uint32_t));
+    weft__free(a, dag->edges, dag->ecap * sizeof(*dag->edges));
     dag->magic = 0;
     weft__free(a, dag, sizeof *dag);
     return WEFT_OK;
@@ -166,13 +166,11 @@ weft_status_t weft_dag_add_edge(weft_dag_t *dag, uint32_t from, uint32_t to)
         weft__dag_set_error(dag, "add_edge: too many edges");
         return WEFT_ERANGE;
     }
-    if (dag->ne == dag->ecap && /* (from, to) pairs */
+    if (dag->ne == dag->ecap &&
         !weft__vec_grow(dag->alloc, (void **)&dag->edges, &dag->ecap, dag->ne + 1,
-                        2 * sizeof(uint32_t)))
+                        sizeof(*dag->edges)))
         return WEFT_ENOMEM;
-    dag->edges[2 * dag->ne] = from;
-    dag->edges[2 * dag->ne + 1] = to;
-    dag->ne++;
+    dag->edges[dag->ne++] = (weft__dag_edge_t){from, to};
     return WEFT_OK;
 }
 
@@ -207,14 +205,13 @@ static void dag_build_csr(weft_dag_t *dag, uint32_t *fill)
     memset(dag->succ_off, 0, ((size_t)n + 1) * sizeof(uint32_t));
     memset(dag->indeg, 0, (size_t)n * sizeof(uint32_t));
     for (uint64_t e = 0; e < dag->ne; e++) {
-        dag->succ_off[dag->edges[2 * e] + 1]++;
-        dag->indeg[dag->edges[2 * e + 1]]++;
+        dag->succ_off[dag->edges[e].from + 1]++;
+        dag->indeg[dag->edges[e].to]++;
     }
     for (uint32_t i = 0; i < n; i++) dag->succ_off[i + 1] += dag->succ_off[i];
     memcpy(fill, dag->succ_off, (size_t)n * sizeof(uint32_t));
     for (uint64_t e = 0; e < dag->ne; e++) {
-        uint32_t u = dag->edges[2 * e];
-        dag->succ[fill[u]++] = dag->edges[2 * e + 1];
+        dag->succ[fill[dag->edges[e].from]++] = dag->edges[e].to;
     }
 }
 
@@ -260,7 +257,7 @@ static void dag_report_cycle(weft_dag_t *dag, const uint32_t *deg, uint32_t *pic
 {
     uint32_t start = 0;
     for (uint64_t e = 0; e < dag->ne; e++) {
-        uint32_t u = dag->edges[2 * e], v = dag->edges[2 * e + 1];
+        uint32_t u = dag->edges[e].from, v = dag->edges[e].to;
         if (deg[u] && deg[v]) pick[v] = u, start = v;
     }
     /* after n steps back along pick we are on a cycle */
@@ -336,7 +333,7 @@ weft_status_t weft_dag_finalize(weft_dag_t *dag)
         return st;
     }
     dag_flag_entries(dag);
-    weft__free(a, dag->edges, dag->ecap * 2 * sizeof(uint32_t)); /* no longer needed */
+    weft__free(a, dag->edges, dag->ecap * sizeof(*dag->edges)); /* no longer needed */
     dag->edges = NULL;
     dag->ecap = 0;
     dag->finalized = 1;

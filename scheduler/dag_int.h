@@ -28,6 +28,11 @@
 #define WEFT__DAG_DEFER_MIN 64u
 #define WEFT__DAG_NO_NAME UINT32_MAX
 
+/* An edge as added, before finalize sorts edges into successor lists. */
+typedef struct weft__dag_edge {
+    uint32_t from, to;
+} weft__dag_edge_t;
+
 typedef struct weft__dag_node {
     weft_node_fn fn;
     void *arg;
@@ -43,8 +48,8 @@ struct weft_dag {
     uint32_t *name_off; // offset into names, or WEFT__DAG_NO_NAME
     char *names;
     size_t names_len, names_cap;
-    /* edges while building: pairs (from, to); freed at finalize */
-    uint32_t *edges;
+    /* edges while building; freed at finalize */
+    weft__dag_edge_t *edges;
     uint64_t ne;
     size_t ecap;
     /* frozen form */
