@@ -107,7 +107,8 @@ static weft_status_t dag_store_name(weft_dag_t *dag, const char *name, uint32_t 
     size_t len = strlen(name) + 1;
     if (dag->names_len + len >= WEFT__DAG_NO_NAME) return WEFT_ERANGE;
     if (dag->names_len + len > dag->names_cap &&
-        !weft__vec_grow(dag->alloc, (void **)&dag->names, &dag->names_cap, dag->names_len + len, 1))
+        !weft__vec_reserve(dag->alloc, (void **)&dag->names, &dag->names_cap,
+                           dag->names_len + len, 1))
         return WEFT_ENOMEM;
     memcpy(dag->names + dag->names_len, name, len);
     *off = (uint32_t)dag->names_len;
@@ -167,7 +168,7 @@ weft_status_t weft_dag_add_edge(weft_dag_t *dag, uint32_t from, uint32_t to)
         return WEFT_ERANGE;
     }
     if (dag->ne == dag->ecap &&
-        !weft__vec_grow(dag->alloc, (void **)&dag->edges, &dag->ecap, dag->ne + 1,
+        !weft__vec_reserve(dag->alloc, (void **)&dag->edges, &dag->ecap, dag->ne + 1,
                         sizeof(*dag->edges)))
         return WEFT_ENOMEM;
     dag->edges[dag->ne++] = (weft__dag_edge_t){from, to};

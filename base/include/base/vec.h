@@ -18,6 +18,11 @@
  * *p and *cap unchanged, on OOM or when the byte count does not fit a size_t
  * (callers report WEFT_ENOMEM). */
 bool weft__vec_grow(const weft_allocator_t *al, void **p, size_t *cap, size_t need, size_t elem);
+/* As weft__vec_grow, but the new space is left uninitialized: for arrays
+ * the caller fills in order right away (a DAG's edge and name tables, built
+ * a million entries at a time, where zeroing was an extra pass over them). */
+bool weft__vec_reserve(const weft_allocator_t *al, void **p, size_t *cap, size_t need,
+                       size_t elem);
 
 /* n elements of elem bytes through al; NULL on OOM or when n * elem
  * overflows. Free with weft__free(al, p, n * elem). */
