@@ -61,8 +61,8 @@ function(weft_add_module name)
   endif()
   set_target_properties(${name} PROPERTIES WEFT_MODULE_DIR ${CMAKE_CURRENT_SOURCE_DIR}
                                            WEFT_MODULE_DEPS "${M_DEPS}")
-  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/include
-                                             ${CMAKE_CURRENT_SOURCE_DIR})
+  target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR}/include
+                                     PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
   if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/include)
     target_include_directories(${name} PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/include)
   endif()
