@@ -1,5 +1,5 @@
 /* Internal interface of the JSON graph format (graph_save.c, graph_load.c,
- * json_props.c): the props view over a jansson
+ * json_props_codec.c): the props view over a jansson
  * object, the nested save/load entry points and error helpers. */
 #ifndef WEFT_IO_INT_H
 #define WEFT_IO_INT_H
@@ -43,7 +43,7 @@ weft_status_t weft__io_save_op(weft_graph_t *g, const weft_op_t *op, json_t **ou
 weft_status_t weft__io_load_op(weft_graph_t *g, json_t *entry, const char *path,
                                const weft_op_t **out);
 
-/* The call table every props view carries (json_props.c). */
+/* The call table every props view carries (json_props_codec.c). */
 extern const weft__json_vt_t weft__json_props_vt;
 
 /* The JSON-hook of cls if it was compiled with it, else NULL. */

@@ -1,6 +1,7 @@
-/* The props view handed to the ops' props_to_json / props_from_json hooks:
- * typed getters and putters over one jansson object, with errors that name the
- * full key path. */
+/* The jansson side of the props view handed to the ops' props_to_json /
+ * props_from_json hooks: the codec table (graph/json_props_vt.h) behind the
+ * public weft_json_props_* functions - typed getters and putters over one
+ * jansson object, with errors that name the full key path. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
