@@ -9,26 +9,31 @@
 #include "fgraph_int.h"
 #include "weft/supervisor.h"
 
-weft_status_t weft__fg_err(weft_fgraph_t *fg, weft_status_t s, const char *fmt, ...)
+/* Formats into a copy first: an argument may be fg->err itself. */
+static weft_status_t fg_verr(weft_fgraph_t *fg, weft_status_t s, const char *fmt, va_list ap)
 {
     char tmp[WEFT__ERR_CAP];
+    vsnprintf(tmp, sizeof(tmp), fmt, ap);
+    memcpy(fg->err, tmp, sizeof(tmp));
+    return s;
+}
+
+weft_status_t weft__fg_err(weft_fgraph_t *fg, weft_status_t s, const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(tmp, sizeof(tmp), fmt, ap);
+    fg_verr(fg, s, fmt, ap);
     va_end(ap);
-    memcpy(fg->err, tmp, sizeof(tmp));
     return s;
 }
 
 weft_status_t weft_fgraph_set_error(weft_fgraph_t *fg, weft_status_t status, const char *fmt, ...)
 {
     if (!fg || !fmt) return status;
-    char tmp[WEFT__ERR_CAP];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(tmp, sizeof(tmp), fmt, ap);
+    fg_verr(fg, status, fmt, ap);
     va_end(ap);
-    memcpy(fg->err, tmp, sizeof(tmp));
     return status;
 }
 
