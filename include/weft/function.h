@@ -81,7 +81,11 @@ typedef struct weft_function_options {
     size_t size;      /* sizeof(weft_function_options_t) */
     /* Rewrite mode: "fast_run" (default when NULL), "fast_compile", "none",
      * or any other tag of the default rewrite database (weft/rewrite_db.h),
-     * plus rewrite names or tags to include / exclude (weft/rewrite.h). */
+     * plus rewrite names or tags to include / exclude (weft/rewrite.h).
+     * fast_run includes the rewrites tagged "fast_math", which may change
+     * results involving NaN, inf, signed zeros, overflow or rounding (x*0 ->
+     * 0, x-x -> 0, exp(log x) -> x, Gemm's blocked sums: docs/rewrites.md
+     * §6.5); exclude "fast_math" to get mode none's bits on every input. */
     const char *mode;
     size_t n_include;
     const char *const *include;

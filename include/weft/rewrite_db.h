@@ -135,6 +135,11 @@ WEFT_API weft_status_t weft_rewrite_db_print(weft_rewrite_db_t *db, FILE *f);
  *   50.5  inplace           graph     fast_run inplace
  *   100   merge3            graph     fast_run merge
  * with fast_compile getting merge1 and constant folding (in canonicalize).
+ * Members that may change a result's bits under IEEE arithmetic carry the
+ * tag fast_math (local_add_zero, local_mul_zero, local_sub_self,
+ * local_exp_log, local_log_exp, the two cancellations,
+ * local_sum_broadcastable, local_gemm: docs/rewrites.md §6.5); excluding it
+ * gives mode none's bits.
  * Errors: WEFT_EINVAL (NULL db), WEFT_EDUPLICATE (already added), WEFT_ENOMEM. */
 WEFT_API weft_status_t weft_rewrite_db_add_builtins(weft_rewrite_db_t *db);
 

@@ -52,34 +52,75 @@ static weft_status_t reg_merge(weft_rewrite_db_t *db, const char *name, double p
                                     pos == 0 ? fc : (const char *const[]){"fast_run", "merge"});
 }
 
-/* Registers member `name` (a built-in) into group with the group's tag. */
-static weft_status_t reg_member(weft_rewrite_db_t *db, const char *group, const char *name,
+/* The tag of every rewrite that may change a result's bits under IEEE
+ * arithmetic (NaN, inf, signed zero, overflow, rounding): part of fast_run
+ * as in PyTensor, and excluding it gives mode none's bits
+ * (docs/rewrites.md §6.5). Never for a change of shape. */
+#define FAST_MATH "fast_math"
+
+/* A group member: a built-in by name and the tags it carries besides
+ * fast_run and its group's name (NULL-padded). */
+typedef struct member {
+    const char *name;
+    const char *tags[3];
+} member_t;
+
+/* Registers member m (a built-in) into group with fast_run, the group's
+ * tag, m's tags and `extra` (may be NULL); finals and cleanups also run in
+ * fast_compile. */
+static weft_status_t reg_member(weft_rewrite_db_t *db, const char *group, const member_t *m,
                                 weft_rewrite_role_t role, double pos, const char *extra)
 {
     weft_rewriter_t *rw;
-    weft_status_t st = weft_rewriter_builtin_create(name, &rw);
+    weft_status_t st = weft_rewriter_builtin_create(m->name, &rw);
     if (st == WEFT_ENOTFOUND) return WEFT_OK; /* its ops are not built in */
     if (st != WEFT_OK) return st;
-    const char *tags[4] = {"fast_run", group, extra, NULL};
-    size_t n = extra ? 3 : 2;
+    const char *tags[7] = {"fast_run", group};
+    size_t n = 2;
+    for (size_t i = 0; i < 3 && m->tags[i]; i++) tags[n++] = m->tags[i];
+    if (extra) tags[n++] = extra;
     if (role == WEFT_REWRITE_ROLE_FINAL || role == WEFT_REWRITE_ROLE_CLEANUP)
         tags[n++] = "fast_compile";
-    return weft_rewrite_db_register_in(db, group, name, rw, role, pos, n, tags);
+    return weft_rewrite_db_register_in(db, group, m->name, rw, role, pos, n, tags);
 }
 
-static const char *const useless[] = {"local_add_zero", "local_mul_one", "local_neg_neg",
-                                      "local_useless_cast", "local_dimshuffle_dimshuffle"};
-static const char *const canonical[] = {"local_mul_zero",       "local_sub_self",
-                                        "local_exp_log",        "local_log_exp",
-                                        "local_div_mul_cancel", "local_mul_div_cancel",
-                                        "local_sum_broadcastable", "local_reduce_grad_sink"};
+/* What each fast_math member may change: docs/rewrites.md §6.5. */
+static const member_t useless[] = {
+    {"local_add_zero", {FAST_MATH}}, /* -0.0 + 0 is +0.0 */
+    {"local_mul_one", {NULL}},
+    {"local_neg_neg", {NULL}},
+    {"local_useless_cast", {NULL}},
+    {"local_dimshuffle_dimshuffle", {NULL}},
+};
+static const member_t canonical[] = {
+    {"local_mul_zero", {FAST_MATH}},                         /* NaN * 0, inf * 0, -x * 0 */
+    {"local_sub_self", {FAST_MATH}},                         /* inf - inf, NaN - NaN */
+    {"local_exp_log", {FAST_MATH}},                          /* x < 0, rounding */
+    {"local_log_exp", {FAST_MATH}},                          /* overflow, rounding, -0.0 */
+    {"local_div_mul_cancel", {FAST_MATH, "shape_unsafe"}},   /* y = 0, inf, NaN; rounding */
+    {"local_mul_div_cancel", {FAST_MATH, "shape_unsafe"}},   /* as above */
+    {"local_sum_broadcastable", {FAST_MATH}},                /* a sum of -0.0 is +0.0 */
+    {"local_reduce_grad_sink", {NULL}},
+};
+/* BLAS adds z into the product block by block: another summation order */
+static const member_t gemm = {"local_gemm", {"gemm", FAST_MATH}};
+static const member_t folding = {"constant_folding", {"constant_folding"}};
+static const member_t merge = {"merge", {"merge"}};
+static const member_t fusion = {"local_elemwise_fusion", {NULL}};
+
+/* An equilibrium group's final constant folding and cleanup merge. */
+static weft_status_t reg_fold_merge(weft_rewrite_db_t *db, const char *group)
+{
+    weft_status_t st = reg_member(db, group, &folding, WEFT_REWRITE_ROLE_FINAL, 0, NULL);
+    return st == WEFT_OK ? reg_member(db, group, &merge, WEFT_REWRITE_ROLE_CLEANUP, 0, NULL) : st;
+}
 
 static weft_status_t reg_useless(weft_rewrite_db_t *db)
 {
     weft_status_t st = weft_rewrite_db_register_group(db, "useless", WEFT_REWRITE_GROUP_IN2OUT,
                                                       0.6, 0, TAGS("fast_run"));
     for (size_t i = 0; st == WEFT_OK && i < sizeof useless / sizeof *useless; i++)
-        st = reg_member(db, "useless", useless[i], WEFT_REWRITE_ROLE_NODE, (double)i, NULL);
+        st = reg_member(db, "useless", &useless[i], WEFT_REWRITE_ROLE_NODE, (double)i, NULL);
     return st;
 }
 
@@ -89,16 +130,10 @@ static weft_status_t reg_canonicalize(weft_rewrite_db_t *db)
         db, "canonicalize", WEFT_REWRITE_GROUP_EQUILIBRIUM, 1, 0, TAGS("fast_run"));
     double pos = 0;
     for (size_t i = 0; st == WEFT_OK && i < sizeof useless / sizeof *useless; i++)
-        st = reg_member(db, "canonicalize", useless[i], WEFT_REWRITE_ROLE_NODE, pos++, "useless");
+        st = reg_member(db, "canonicalize", &useless[i], WEFT_REWRITE_ROLE_NODE, pos++, "useless");
     for (size_t i = 0; st == WEFT_OK && i < sizeof canonical / sizeof *canonical; i++)
-        st = reg_member(db, "canonicalize", canonical[i], WEFT_REWRITE_ROLE_NODE, pos++,
-                        strstr(canonical[i], "cancel") ? "shape_unsafe" : NULL);
-    if (st == WEFT_OK)
-        st = reg_member(db, "canonicalize", "constant_folding", WEFT_REWRITE_ROLE_FINAL, 0,
-                        "constant_folding");
-    if (st == WEFT_OK)
-        st = reg_member(db, "canonicalize", "merge", WEFT_REWRITE_ROLE_CLEANUP, 0, "merge");
-    return st;
+        st = reg_member(db, "canonicalize", &canonical[i], WEFT_REWRITE_ROLE_NODE, pos++, NULL);
+    return st == WEFT_OK ? reg_fold_merge(db, "canonicalize") : st;
 }
 
 static weft_status_t reg_specialize(weft_rewrite_db_t *db)
@@ -106,13 +141,8 @@ static weft_status_t reg_specialize(weft_rewrite_db_t *db)
     weft_status_t st = weft_rewrite_db_register_group(
         db, "specialize", WEFT_REWRITE_GROUP_EQUILIBRIUM, 2, 0, TAGS("fast_run"));
     if (st == WEFT_OK)
-        st = reg_member(db, "specialize", "local_gemm", WEFT_REWRITE_ROLE_NODE, 0, "gemm");
-    if (st == WEFT_OK)
-        st = reg_member(db, "specialize", "constant_folding", WEFT_REWRITE_ROLE_FINAL, 0,
-                        "constant_folding");
-    if (st == WEFT_OK)
-        st = reg_member(db, "specialize", "merge", WEFT_REWRITE_ROLE_CLEANUP, 0, "merge");
-    return st;
+        st = reg_member(db, "specialize", &gemm, WEFT_REWRITE_ROLE_NODE, 0, NULL);
+    return st == WEFT_OK ? reg_fold_merge(db, "specialize") : st;
 }
 
 /* Elementwise fusion after the algebraic rewrites (which match single
@@ -124,8 +154,7 @@ static weft_status_t reg_fusion(weft_rewrite_db_t *db)
     weft_status_t st = weft_rewrite_db_register_group(
         db, "elemwise_fusion", WEFT_REWRITE_GROUP_OUT2IN, 48, 0, TAGS("fast_run", "fusion"));
     if (st == WEFT_OK)
-        st = reg_member(db, "elemwise_fusion", "local_elemwise_fusion", WEFT_REWRITE_ROLE_NODE,
-                        0, NULL);
+        st = reg_member(db, "elemwise_fusion", &fusion, WEFT_REWRITE_ROLE_NODE, 0, NULL);
     return st;
 }
 
