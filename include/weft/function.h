@@ -50,7 +50,8 @@
  * Thread: a function may be called from several threads at once (each call
  * takes its own per-call state from a small free list); several functions may
  * share one pool. Compile and destroy are not concurrent with calls on the
- * same function. */
+ * same function. Any thread may cancel a call given a token
+ * (weft_call_token_cancel, weft_function_call_ex). */
 #ifndef WEFT_FUNCTION_H
 #define WEFT_FUNCTION_H
 
@@ -193,16 +194,100 @@ WEFT_API weft_status_t weft_function_destroy(weft_function_t *f);
  *     NULL output slots are left NULL and supplied outputs' contents are
  *     unspecified; updates are not applied,
  *   WEFT_ENOMEM.
- * Thread: any; several threads may call f at once. */
+ * Thread: any; several threads may call f at once. Such a call cannot be
+ * canceled: give a token to weft_function_call_ex for that. */
 WEFT_API weft_status_t weft_function_call(weft_function_t *f, size_t n_in,
                                           weft_tensor_t *const *inputs, size_t n_out,
                                           weft_tensor_t **outputs);
 
+/* ---- cancelling calls ---------------------------------------------------------------- */
+
+/* A cancellation token: another thread stops the calls that were given it
+ * (weft_function_call_ex). A token is a sticky flag, as .NET's
+ * CancellationToken or Go's context: once canceled, every call given it -
+ * in flight or started later - returns WEFT_ECANCELED, until
+ * weft_call_token_reset. One token per call cancels that call alone; one
+ * token shared by several calls (of one or several functions) cancels them
+ * all. Nothing a cancel does can reach a call that was not given the token,
+ * so it is race-free with respect to other calls and to later calls that
+ * reuse the same per-call state.
+ *
+ * What a canceled call does. Nodes running when the cancel arrives finish
+ * (a kernel is not interrupted: the delay is at most the longest node);
+ * nodes not yet started are skipped. A call *commits* when it first writes
+ * memory the caller sees: the start of a node that overwrites a mutable
+ * input in place (an update computed in place, docs/execution.md §6), or
+ * else the delivery of its results after the last node. A cancel that
+ * arrives before the commit makes the call return WEFT_ECANCELED with no
+ * effect visible to the caller: supplied output tensors are left unchanged,
+ * NULL output slots stay NULL (nothing is handed over), mutable inputs and
+ * update states are untouched, no update is applied; every intermediate
+ * went back to the function's buffer pool, and the next call (canceled or
+ * not) works and allocates nothing more than a call before it. A cancel
+ * that arrives after the commit has no effect on that call: it completes
+ * and returns WEFT_OK (or its own error). So a call either ran in full or
+ * left the caller's tensors as they were - never half-applied updates.
+ * A node failure that happens first wins over a cancel (its status is
+ * returned). */
+typedef struct weft_call_token weft_call_token_t;
+
+/* A new, not canceled token.
+ * Ownership: returns new *out, free with weft_call_token_destroy.
+ * Errors: WEFT_EINVAL (NULL out), WEFT_ENOMEM.  Thread: any. */
+WEFT_API weft_status_t weft_call_token_create(weft_call_token_t **out);
+
+/* Frees tok. NULL: no-op (WEFT_OK).
+ * Ownership: takes tok on success.
+ * Errors: WEFT_EINVAL (not a token), WEFT_EBUSY (a call given tok is in
+ * flight: nothing is freed).  Thread: any, not concurrently with calls given
+ * tok or other uses of tok. */
+WEFT_API weft_status_t weft_call_token_destroy(weft_call_token_t *tok);
+
+/* Cancels every call given tok, now and until reset (see above). Cancelling
+ * twice is the same as once. Returns at once; it does not wait for the calls
+ * to return. Allocates nothing, takes no lock: safe from a signal-handling
+ * thread.  Errors: WEFT_EINVAL (NULL or not a token).
+ * Thread: any, also concurrently with calls given tok and other cancels. */
+WEFT_API weft_status_t weft_call_token_cancel(weft_call_token_t *tok);
+
+/* Whether tok has been canceled (and not reset since); false for NULL.
+ * Thread: any. */
+WEFT_API bool weft_call_token_is_canceled(const weft_call_token_t *tok);
+
+/* Makes tok not canceled again, for the next calls (a token is reusable:
+ * no allocation per call). Errors: WEFT_EINVAL (NULL or not a token),
+ * WEFT_EBUSY (a call given tok is in flight: tok stays canceled).
+ * Thread: any, not concurrently with calls given tok. */
+WEFT_API weft_status_t weft_call_token_reset(weft_call_token_t *tok);
+
+/* Per-call options of weft_function_call_ex. */
+typedef struct weft_call_options {
+    size_t size;              /* sizeof(weft_call_options_t) */
+    weft_call_token_t *token; /* borrowed, must outlive the call; NULL: not cancelable */
+} weft_call_options_t;
+
+#define WEFT_CALL_OPTIONS_INIT { sizeof(weft_call_options_t), NULL }
+
+/* weft_function_call with options (opts NULL: as weft_function_call).
+ * Errors: as weft_function_call, plus WEFT_EINVAL (opts->size too small, a
+ * token that is not one) and WEFT_ECANCELED (opts->token canceled before the
+ * call committed: see weft_call_token_t; the message says so; the argument
+ * checks come first, so a canceled call with bad arguments returns their
+ * error). A call canceled before it started runs no node and does not count
+ * in weft_function_stats' calls.
+ * Ownership: as weft_function_call; borrows opts and the token.
+ * Thread: any; several threads may call f at once, with the same token or
+ * different ones. */
+WEFT_API weft_status_t weft_function_call_ex(weft_function_t *f, size_t n_in,
+                                             weft_tensor_t *const *inputs, size_t n_out,
+                                             weft_tensor_t **outputs,
+                                             const weft_call_options_t *opts);
+
 /* Text of the calling thread's last failed weft_function_compile (f NULL) or
- * weft_function_call on f; "" when that thread's last such call succeeded or
+ * weft_function_call(_ex) on f; "" when that thread's last such call succeeded or
  * concerned another function. Concurrent calls on other threads never change
  * it. Returns borrowed, valid until the calling thread's next
- * weft_function_compile / weft_function_call.  Thread: any. */
+ * weft_function_compile / weft_function_call(_ex).  Thread: any. */
 WEFT_API const char *weft_function_last_error(const weft_function_t *f);
 
 /* Shape queries (0 / NULL for a NULL f or k out of range). The variables are

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/base_int.h" /* WEFT_UNLIKELY */
 #include "base/clock.h"
 #include "compile_int.h"
 #include "tensor/tensor_int.h" /* weft__tensor_is_block_base */
@@ -213,6 +214,10 @@ weft_status_t weft__node_body(void *arg, const weft_task_ctx_t *tctx)
 {
     const weft__cnode_t *n = arg;
     weft__call_state_t *cs = tctx->user;
+    /* a cancelable call checks its token (call_cancel.c); the others pay one
+     * test of a field on a line the node reads anyway */
+    if (WEFT_UNLIKELY(cs->token != NULL) && weft__call_stop(cs, node_index(cs, n)))
+        return WEFT_ECANCELED;
     weft_function_t *f = cs->f;
     weft_tensor_t **out = cs->cells + n->out_base;
     /* the output cell usually holds last call's tensor, which perform will
@@ -390,6 +395,8 @@ static void prepare(weft_function_t *f, weft__call_state_t *cs, weft_tensor_t *c
         atomic_store_explicit(&cs->countdown[s], f->countdown_init[s], memory_order_relaxed);
     }
     cs->failed = false;
+    /* relaxed: published by weft_dag_run_start like the countdowns */
+    atomic_store_explicit(&cs->phase, WEFT__PHASE_OPEN, memory_order_relaxed);
     if (!f->profile) return;
     memset(cs->slot_bytes, 0, f->n_slots * sizeof *cs->slot_bytes);
     /* relaxed: published by weft_dag_run_start like the countdowns */
@@ -403,6 +410,10 @@ static weft_status_t run_failed(weft_function_t *f, weft__call_state_t *cs, weft
 {
     if (cs->failed)
         return weft__fn_error(f, cs->err_status, "%s: %s", f->name, cs->err_msg);
+    if (st == WEFT_ECANCELED) /* only the token check returns it without node_fail */
+        return weft__fn_error(f, st, "%s: canceled by its call token before it committed: "
+                              "nodes not yet started were skipped, the caller's tensors are "
+                              "unchanged", f->name);
     return weft__fn_error(f, st, "%s: the run failed with %s", f->name, weft_status_name(st));
 }
 
@@ -414,6 +425,7 @@ static weft_status_t call_with_state(weft_function_t *f, weft__call_state_t *cs,
     weft__compile_blas_enter();
     weft_status_t st = weft_dag_run_execute(cs->run, cs);
     weft__compile_blas_exit();
+    if (st == WEFT_OK && !weft__call_commit(cs)) st = WEFT_ECANCELED;
     if (st != WEFT_OK) st = run_failed(f, cs, st);
     else st = deliver(f, cs, inputs, outputs);
     if (f->profile) weft__prof_record(f, cs, weft__now_ns() - t0);
@@ -429,22 +441,60 @@ static weft_status_t call_with_state(weft_function_t *f, weft__call_state_t *cs,
 weft_status_t weft_function_call(weft_function_t *f, size_t n_in, weft_tensor_t *const *inputs,
                                  size_t n_out, weft_tensor_t **outputs)
 {
-    if (!f) return weft__fn_error(NULL, WEFT_EINVAL, "NULL function");
-    uint64_t t0 = f->profile ? weft__now_ns() : 0;
-    weft__fn_clear_error(f);
-    weft_status_t st = check_args(f, n_in, inputs, n_out, outputs);
-    if (st != WEFT_OK) return st;
+    return weft_function_call_ex(f, n_in, inputs, n_out, outputs, NULL);
+}
+
+#define CALL_OPT_END(fld) \
+    (offsetof(weft_call_options_t, fld) + sizeof(((weft_call_options_t *)0)->fld))
+
+/* The call's token (NULL without options); options of an older, shorter
+ * layout are read as far as their size reaches. */
+static weft_status_t call_options(const weft_function_t *f, const weft_call_options_t *opts,
+                                  weft_call_token_t **token)
+{
+    *token = NULL;
+    if (!opts) return WEFT_OK;
+    if (opts->size < CALL_OPT_END(token))
+        return weft__fn_error(f, WEFT_EINVAL, "%s: call options: size %zu too small", f->name,
+                              opts->size);
+    *token = opts->token;
+    return WEFT_OK;
+}
+
+static weft_status_t call_registered(weft_function_t *f, weft_call_token_t *token,
+                                     weft_tensor_t *const *inputs, weft_tensor_t **outputs,
+                                     uint64_t t0)
+{
     /* relaxed: a hint for weft_function_destroy's EBUSY, which the caller
      * must not race with calls anyway */
     atomic_fetch_add_explicit(&f->in_flight, 1, memory_order_relaxed);
     weft__call_state_t *cs;
-    st = weft__state_acquire(f, &cs);
+    weft_status_t st = weft__state_acquire(f, &cs);
     if (st == WEFT_OK) {
+        cs->token = token;
         st = call_with_state(f, cs, inputs, outputs, t0);
+        cs->token = NULL;
         weft__state_release(f, cs);
     } else {
         weft__fn_error(f, st, "%s: cannot create a call state", f->name);
     }
     atomic_fetch_sub_explicit(&f->in_flight, 1, memory_order_relaxed);
+    return st;
+}
+
+weft_status_t weft_function_call_ex(weft_function_t *f, size_t n_in,
+                                    weft_tensor_t *const *inputs, size_t n_out,
+                                    weft_tensor_t **outputs, const weft_call_options_t *opts)
+{
+    if (!f) return weft__fn_error(NULL, WEFT_EINVAL, "NULL function");
+    uint64_t t0 = f->profile ? weft__now_ns() : 0;
+    weft__fn_clear_error(f);
+    weft_call_token_t *token;
+    weft_status_t st = call_options(f, opts, &token);
+    if (st == WEFT_OK) st = check_args(f, n_in, inputs, n_out, outputs);
+    if (st == WEFT_OK) st = weft__token_enter(f, token);
+    if (st != WEFT_OK) return st;
+    st = call_registered(f, token, inputs, outputs, t0);
+    weft__token_leave(token);
     return st;
 }

@@ -45,6 +45,7 @@ static weft_status_t state_create(weft_function_t *f, weft__call_state_t **out)
     cs->slot_bytes = calloc(f->n_slots + 1, sizeof *cs->slot_bytes);
     cs->deferred = calloc(f->n_slots + 1, sizeof *cs->deferred);
     atomic_init(&cs->n_deferred, 0);
+    atomic_init(&cs->phase, WEFT__PHASE_OPEN);
     weft_dag_run_options_t ro = WEFT_DAG_RUN_OPTIONS_INIT;
     ro.profile = f->profile;
     weft_status_t st = (!cs->cells || !cs->stash || !cs->countdown || !cs->argv || !cs->own || !cs->slot_bytes ||

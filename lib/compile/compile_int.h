@@ -188,6 +188,10 @@ struct weft_function {
     uint32_t *owned_slots, n_owned; /* WEFT__SLOT_OWNED slots (emptied after a call) */
     uint32_t *argv_off; /* per node: input pointers at state->argv[argv_off ..] (n_in > 8) */
     weft_tensor_t **const_cells; /* per slot: the constant's tensor, else NULL */
+    /* per node: 1 when it overwrites a caller's input tensor (a destroyer whose
+     * destroyed value aliases a mutable input); its start commits a
+     * cancelable call (call_cancel.c). NULL when no node does. */
+    uint8_t *writes_caller;
     weft_dag_t *dag;
     uint64_t *edges;  /* DAG edges (weft__edge_pack), sorted, unique: critical path */
     size_t n_edges;
@@ -234,6 +238,11 @@ struct weft__call_state {
      * and skip its output check while perform leaves it in place. */
     uint8_t *own;
     weft_dag_run_t *run;
+    /* cancellation (call_cancel.c): the call's token (NULL: not cancelable;
+     * set by the calling thread before the run) and its phase (WEFT__PHASE_*),
+     * decided by a CAS among the call's own threads */
+    weft_call_token_t *token;
+    _Atomic int phase;
     /* first failure (failure path only: under err_lock) */
     pthread_mutex_t err_lock;
     bool failed;
@@ -338,6 +347,26 @@ weft_status_t weft__state_acquire(weft_function_t *f, weft__call_state_t **out);
 void weft__state_release(weft_function_t *f, weft__call_state_t *cs);
 void weft__states_free(weft_function_t *f);
 weft_status_t weft__node_body(void *arg, const weft_task_ctx_t *ctx);
+
+/* ---- cancellation (call_cancel.c) ------------------------------------------------ */
+/* A cancelable call's phase: OPEN until it commits (its first write to
+ * memory the caller sees) or is canceled, whichever comes first. */
+enum { WEFT__PHASE_OPEN = 0, WEFT__PHASE_COMMITTED = 1, WEFT__PHASE_CANCELED = 2 };
+/* Marks the nodes that overwrite a caller's input (f->writes_caller). */
+weft_status_t weft__cancel_plan(weft_function_t *f);
+/* Registers a call given tok (NULL: none) before it runs: WEFT_ECANCELED
+ * (with the message) when tok is canceled already, WEFT_EINVAL for a
+ * foreign pointer. Pair each WEFT_OK with weft__token_leave. */
+weft_status_t weft__token_enter(const weft_function_t *f, weft_call_token_t *tok);
+void weft__token_leave(weft_call_token_t *tok);
+/* Node `node` of a cancelable call is about to run: true when it must not
+ * (the token was canceled before the call committed). A node that writes a
+ * caller's tensor commits the call first. */
+bool weft__call_stop(weft__call_state_t *cs, uint32_t node);
+/* The calling thread is about to deliver results: false when the call was
+ * canceled first (it must then leave the caller's tensors alone). Always
+ * true for a call without a token. */
+bool weft__call_commit(weft__call_state_t *cs);
 
 /* ---- BLAS threading (openblas_threads.c) ------------------------------------- */
 weft_status_t weft__compile_blas_check(void);

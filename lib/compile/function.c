@@ -245,6 +245,7 @@ static weft_status_t compile_pipeline(weft_function_t *f, const compile_args_t *
     if (st == WEFT_OK) st = weft__check_protected(f, mutable_in);
     if (st == WEFT_OK) st = pick_pool(f, &a->o);
     if (st == WEFT_OK) st = weft__compile_lower(f);
+    if (st == WEFT_OK) st = weft__cancel_plan(f);
     free(srcs);
     free(mutable_in);
     return st;
@@ -301,6 +302,7 @@ weft_status_t weft_function_destroy(weft_function_t *f)
     }
     weft__states_free(f);
     weft__compile_free_program(f);
+    free(f->writes_caller);
     if (f->own_pool) weft_pool_destroy(f->pool);
     weft__prof_fini(f);
     weft__bufpool_fini(&f->bufpool);
