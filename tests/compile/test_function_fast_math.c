@@ -303,6 +303,33 @@ static void assert_same_bits(const fm_case_t *c, weft_dtype_t dt, const weft_ten
     }
 }
 
+/* f's result equals want bit for bit, on a first call and on a second one
+ * (which reuses buffers, in place where the rewrite chose it). */
+static void assert_calls_match(const fm_case_t *c, weft_dtype_t dt, weft_function_t *f,
+                               weft_tensor_t *const *val, const weft_tensor_t *want)
+{
+    for (int rep = 0; rep < 2; rep++) {
+        weft_tensor_t *got = call(f, val, (size_t)c->n_in);
+        assert_same_bits(c, dt, want, got);
+        weft_tensor_release(got);
+    }
+}
+
+/* c->gone is in the program without fast_math (unfused) and not with it. */
+static void assert_fires(const fm_case_t *c, weft_function_t *fast, weft_function_t *slow)
+{
+    char pf[2048], ps[2048];
+    program_text(fast, pf, sizeof pf);
+    program_text(slow, ps, sizeof ps);
+    if (!strstr(ps, c->gone) || strstr(pf, c->gone))
+        print_message("%s: with fast_math:\n%swithout:\n%s", c->rewrite, pf, ps);
+    assert_non_null(strstr(ps, c->gone));
+    assert_null(strstr(pf, c->gone));
+}
+
+/* Mode none vs fast_run without fast_math, fused (Composites) and unfused
+ * (the in-place kernels themselves); and, for a tagged rewrite, fast_run
+ * with it. */
 static void check_case(const fm_case_t *c, weft_dtype_t dt)
 {
     weft_graph_t *g = NULL;
@@ -317,33 +344,24 @@ static void check_case(const fm_case_t *c, weft_dtype_t dt)
         val[k] = filled(dt, c->ndim[k], c->shape[k], c->fill[k]);
     }
     weft_var_t *out = c->build(g, in);
-    const char *no_fm[] = {"fast_math"}, *no_fusion[] = {"fusion"};
-    const char *neither[] = {"fast_math", "fusion"};
-    weft_function_t *none = compile(in, (size_t)c->n_in, out, "none", 0, NULL);
-    weft_function_t *exact = compile(in, (size_t)c->n_in, out, "fast_run", 1, no_fm);
-    weft_tensor_t *want = call(none, val, (size_t)c->n_in);
-    for (int rep = 0; rep < 2; rep++) { /* a second call reuses buffers, in place */
-        weft_tensor_t *got = call(exact, val, (size_t)c->n_in);
-        assert_same_bits(c, dt, want, got);
-        weft_tensor_release(got);
-    }
+    const char *no_fusion[] = {"fusion"}, *no_fm[] = {"fast_math", "fusion"};
+    size_t n = (size_t)c->n_in;
+    weft_function_t *none = compile(in, n, out, "none", 0, NULL);
+    weft_function_t *fused = compile(in, n, out, "fast_run", 1, no_fm);
+    weft_function_t *unfused = compile(in, n, out, "fast_run", 2, no_fm);
+    weft_tensor_t *want = call(none, val, n);
+    assert_calls_match(c, dt, fused, val, want);
+    assert_calls_match(c, dt, unfused, val, want);
     if (c->gone) {
-        weft_function_t *fast = compile(in, (size_t)c->n_in, out, "fast_run", 1, no_fusion);
-        weft_function_t *slow = compile(in, (size_t)c->n_in, out, "fast_run", 2, neither);
-        char pf[2048], ps[2048];
-        program_text(fast, pf, sizeof pf);
-        program_text(slow, ps, sizeof ps);
-        if (!strstr(ps, c->gone) || strstr(pf, c->gone))
-            print_message("%s: with fast_math:\n%swithout:\n%s", c->rewrite, pf, ps);
-        assert_non_null(strstr(ps, c->gone));
-        assert_null(strstr(pf, c->gone));
-        weft_function_destroy(fast);
-        weft_function_destroy(slow);
+        weft_function_t *fast = compile(in, n, out, "fast_run", 1, no_fusion);
+        assert_fires(c, fast, unfused);
+        assert_int_equal(weft_function_destroy(fast), WEFT_OK);
     }
     weft_tensor_release(want);
     for (int k = 0; k < c->n_in; k++) weft_tensor_release(val[k]);
     assert_int_equal(weft_function_destroy(none), WEFT_OK);
-    assert_int_equal(weft_function_destroy(exact), WEFT_OK);
+    assert_int_equal(weft_function_destroy(fused), WEFT_OK);
+    assert_int_equal(weft_function_destroy(unfused), WEFT_OK);
     weft_graph_destroy(g);
 }
 
