@@ -30,8 +30,11 @@ static bool iter_collapse(int ndim, const int64_t *shape, int nop,
         if (shape[d] == 1) continue;
         int j = g->nd;
         bool merge = j > 0;
-        for (int k = 0; k < nop && merge; k++)
-            merge = g->st[k][j - 1] == strides[k][d] * shape[d];
+        for (int k = 0; k < nop && merge; k++) {
+            int64_t span; /* checked: a borrowed geometry's strides may be huge */
+            merge = !__builtin_mul_overflow(strides[k][d], shape[d], &span) &&
+                    g->st[k][j - 1] == span;
+        }
         if (merge) { /* the kept axis absorbs d and takes d's (inner) stride */
             g->len[j - 1] *= shape[d];
             for (int k = 0; k < nop; k++) g->st[k][j - 1] = strides[k][d];

@@ -334,6 +334,30 @@ static void test_tensor_copy_as_converts_and_clone_compacts(void **state)
     weft_tensor_release(a);
 }
 
+/* Shapes follow NumPy's size rule (the product of the non-zero lengths times
+ * the item size fits in int64) everywhere a shape is made or resolved. */
+static void test_tensor_shapes_beyond_int64_are_eoverflow(void **state)
+{
+    (void)state;
+    const int64_t big = (int64_t)1 << 32;
+    weft_tensor_t *t = NULL, *e, *r;
+    assert_int_equal(weft_tensor_empty(WEFT_FLOAT64, 2, (int64_t[]){big, big}, &t),
+                     WEFT_EOVERFLOW);
+    assert_string_equal(weft_tensor_last_error(),
+                        "float64[4294967296,4294967296] is too big (its byte size does not fit "
+                        "in int64)");
+    assert_int_equal(weft_tensor_empty(WEFT_INT32, 3, (int64_t[]){big, 0, big}, &t),
+                     WEFT_EOVERFLOW);
+    assert_null(t);
+    assert_int_equal(weft_tensor_empty(WEFT_FLOAT64, 1, (int64_t[]){0}, &e), WEFT_OK);
+    assert_int_equal(weft_tensor_reshape(e, 3, (int64_t[]){big, big, 0}, &r), WEFT_EOVERFLOW);
+    assert_string_equal(weft_tensor_last_error(),
+                        "reshape: the target shape is too big (its byte size does not fit in "
+                        "int64)");
+    assert_int_equal(weft_tensor_reshape(e, 3, (int64_t[]){big, -1, big}, &r), WEFT_EOVERFLOW);
+    weft_tensor_release(e);
+}
+
 static void test_tensor_fill_on_strided_view_touches_only_its_elements(void **state)
 {
     (void)state;
@@ -488,6 +512,7 @@ int main(void)
         cmocka_unit_test(test_tensor_copy_as_converts_and_clone_compacts),
         cmocka_unit_test(test_tensor_copy_small_and_strided_exact_values),
         cmocka_unit_test(test_tensor_fill_on_strided_view_touches_only_its_elements),
+        cmocka_unit_test(test_tensor_shapes_beyond_int64_are_eoverflow),
         cmocka_unit_test(test_tensor_allclose_compares_values_nan_and_shapes),
         cmocka_unit_test(test_tensor_iter_collapses_contiguous_and_broadcast_axes),
         cmocka_unit_test(test_tensor_refcounts_are_exact_under_concurrent_retain_release),
