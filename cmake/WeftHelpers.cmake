@@ -19,12 +19,29 @@ function(weft_set_sanitizers)
   if(WEFT_SANITIZE STREQUAL "")
     return()
   endif()
-  set(flags -fsanitize=${WEFT_SANITIZE} -fno-omit-frame-pointer -g)
+  set(sanitize ${WEFT_SANITIZE})
+  # With clang, UBSan also checks float-to-int conversions that do not fit
+  # (float-cast-overflow; GCC's UBSan has no such check) and implicit integer
+  # conversions that change a value (truncation, sign change). Not checked:
+  # unsigned wrap-around and unsigned shifts losing bits, which weft uses on
+  # purpose (hashes, two's-complement integer kernels).
+  if(WEFT_SANITIZE MATCHES "undefined" AND CMAKE_C_COMPILER_ID MATCHES "Clang")
+    string(APPEND sanitize ",float-cast-overflow,integer")
+  endif()
+  set(flags -fsanitize=${sanitize} -fno-omit-frame-pointer -g)
   if(WEFT_SANITIZE MATCHES "undefined")
     list(APPEND flags -fno-sanitize-recover=all)
   endif()
+  if(sanitize MATCHES "integer")
+    list(APPEND flags -fno-sanitize=unsigned-integer-overflow,unsigned-shift-base)
+  endif()
+  if(CMAKE_C_COMPILER_ID MATCHES "Clang")
+    # Instrumented loops do not vectorize: clang would report each loop
+    # pragma (WEFT_IVDEP) it cannot honour.
+    list(APPEND flags -Wno-pass-failed)
+  endif()
   add_compile_options(${flags})
-  add_link_options(-fsanitize=${WEFT_SANITIZE})
+  add_link_options(-fsanitize=${sanitize})
   # Under sanitizers, code may ask whether it runs instrumented (e.g. to size
   # stress tests); the macro is set for every target.
   add_compile_definitions(WEFT_SANITIZED=1)

@@ -32,6 +32,9 @@
  *     input is numeric; an all-bool input list is WEFT_ETYPE);
  *   any dtype: comparisons (Lt Le Gt Ge Eq Ne), Cast, Switch branches.
  * Integer overflow wraps as in two's complement (computed in unsigned).
+ * Cast and the implicit conversions convert as weft/tensor.h's
+ * "Conversions" says: a float that is NaN, infinite or outside the target
+ * integer's range becomes that integer's minimum (as NumPy on x86-64).
  *
  * In place. Every kind has variants writing into input i (destroy_map
  * {0: [i]}); make_node of such a variant requires input i's type to EQUAL the

@@ -23,11 +23,15 @@ extern "C" {
 /* Loads the array in path as a new C-contiguous tensor. msg (msg_cap bytes,
  * may be NULL with 0) receives the reason of a failure, naming the file.
  * Ownership: borrows path and msg; *out is new, free with weft_tensor_release.
- * Errors: WEFT_EINVAL (NULL path/out), WEFT_EIO (cannot open or read; file
- *   shorter than its header says), WEFT_EPARSE (not an .npy file, malformed
- *   header), WEFT_ENOTIMPL (a version other than 1.0/2.0, Fortran order,
- *   big-endian or unsupported dtype, more than WEFT_MAX_NDIM dimensions),
- *   WEFT_EOVERFLOW, WEFT_ENOMEM. */
+ * The header's length and the data's size are checked against the file's
+ * length before memory is allocated for either.
+ * Errors: WEFT_EINVAL (NULL path/out), WEFT_EIO (cannot open, read or seek
+ *   (a path that is not a regular file); the file holds fewer bytes than its
+ *   header length or its shape declares), WEFT_EPARSE (not an .npy file,
+ *   malformed header), WEFT_ENOTIMPL (a version other than 1.0/2.0, Fortran
+ *   order, big-endian or unsupported dtype, more than WEFT_MAX_NDIM
+ *   dimensions), WEFT_EOVERFLOW (the shape's byte size does not fit in int64),
+ *   WEFT_ENOMEM. */
 WEFT_API weft_status_t weft_npy_load(const char *path, weft_tensor_t **out, char *msg,
                                      size_t msg_cap);
 

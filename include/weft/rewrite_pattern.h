@@ -9,6 +9,7 @@
  *              else a class name found by weft_ops_find_class ("Mul", "Div",
  *              "DimShuffle", ...).
  * Example: in "(Div (Mul x y) y)", out "x" - the x*y/y -> x rewrite.
+ * Ops nest at most WEFT_PATTERN_MAX_DEPTH levels deep ("(Neg x)" is one).
  *
  * Matching:
  *   - an OP node matches an apply whose op has that class (and, when the
@@ -94,6 +95,9 @@ typedef struct weft_pattern_desc {
     bool allow_multiple_clients;
 } weft_pattern_desc_t;
 
+/* The deepest nesting of OP nodes a pattern text may have. */
+#define WEFT_PATTERN_MAX_DEPTH 256
+
 #define WEFT_PATTERN_DESC_INIT \
     {sizeof(weft_pattern_desc_t), NULL, NULL, NULL, 0, NULL, 0, NULL, 0, NULL, 0, NULL, false}
 
@@ -101,7 +105,8 @@ typedef struct weft_pattern_desc {
  * root's class.
  * Ownership: returns new, release with weft_rewriter_release.
  * Errors: WEFT_EINVAL (NULL desc/out/name/patterns, desc->size too small, a
- * NULL array with count > 0), WEFT_EPARSE (malformed text; the message
+ * NULL array with count > 0), WEFT_EPARSE (malformed text, or ops nested
+ * deeper than WEFT_PATTERN_MAX_DEPTH; the message
  * (weft_rewrite_pattern_last_error) gives the offset), WEFT_ENOTFOUND (an
  * unknown OP name, an out-pattern token not bound by the in-pattern, an
  * unknown "@builder", a constraint on an unknown token), WEFT_ENOMEM. */

@@ -22,6 +22,18 @@
  * handed over with a free callback, weft_tensor_wrap) or borrowed user memory (weft_tensor_from_data: never
  * freed by weft; the caller keeps it alive while any tensor viewing it lives).
  *
+ * Conversions between dtypes (weft_tensor_copy_as/copy/fill/full/set, the
+ * Cast op and every implicit upcast of weft/elemwise.h) follow one rule, the
+ * one NumPy follows on x86-64 (docs/dtypes.md):
+ * - to bool: value != 0 (NaN is true);
+ * - float to int32/int64: truncation toward zero when the result fits the
+ *   target; NaN, +-inf and values out of its range give the target's
+ *   minimum, INT32_MIN / INT64_MIN ("integer indefinite": Cast of log(-1) to
+ *   int32 is -2147483648, of 3e9 to int32 too, of 3e9 to int64 3000000000);
+ * - int64 to int32: the low 32 bits (wraps); integer to float: rounded to
+ *   nearest; float64 to float32: rounded to nearest, out of range -> +-inf.
+ * No conversion is undefined behaviour.
+ *
  * Errors: functions return a status; since they have no context object, the
  * text of the last error (naming the dimension, shape or dtype at fault) is
  * kept per thread: weft_tensor_last_error().
@@ -73,8 +85,8 @@ WEFT_API weft_status_t weft_tensor_empty(weft_dtype_t dtype, int ndim, const int
 /* As weft_tensor_empty, every element 0 (false). */
 WEFT_API weft_status_t weft_tensor_zeros(weft_dtype_t dtype, int ndim, const int64_t *shape,
                                          weft_tensor_t **out);
-/* As weft_tensor_empty, every element `value` converted to dtype (bool:
- * value != 0; integers: truncated toward zero). */
+/* As weft_tensor_empty, every element `value` converted to dtype (see
+ * "Conversions" above: NaN or 1e30 as int64 is INT64_MIN). */
 WEFT_API weft_status_t weft_tensor_full(weft_dtype_t dtype, int ndim, const int64_t *shape,
                                         double value, weft_tensor_t **out);
 
@@ -122,8 +134,7 @@ WEFT_API weft_status_t weft_tensor_view(weft_tensor_t *base, int ndim, const int
 WEFT_API weft_status_t weft_tensor_reshape(weft_tensor_t *t, int ndim, const int64_t *shape,
                                            weft_tensor_t **out);
 
-/* A C-contiguous copy of src converted to dtype (bool: != 0; float to integer:
- * truncation toward zero, out-of-range values are undefined as in C).
+/* A C-contiguous copy of src converted to dtype ("Conversions" above).
  * Ownership: borrows src; returns new, free with weft_tensor_release.
  * Errors: WEFT_EINVAL (NULL args, bad dtype), WEFT_ENOMEM. */
 WEFT_API weft_status_t weft_tensor_copy_as(const weft_tensor_t *src, weft_dtype_t dtype,

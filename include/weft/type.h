@@ -52,10 +52,12 @@ WEFT_API size_t weft_dtype_size(weft_dtype_t dtype);
 WEFT_API weft_status_t weft_dtype_parse(const char *name, weft_dtype_t *out);
 
 /* The tensor type (dtype, ndim, shape). shape may be NULL (every length
- * unknown); entries are >= 0 or WEFT_DIM_UNKNOWN.
+ * unknown); entries are >= 0 or WEFT_DIM_UNKNOWN. As in NumPy, the product of
+ * the known non-zero lengths times the dtype's size must fit in int64 (a
+ * tensor of that shape must be possible; docs/dtypes.md).
  * Ownership: borrows g and shape; returns borrowed, valid until g is destroyed.
  * Errors: WEFT_EINVAL (NULL g/out, bad dtype, ndim < 0 or > WEFT_MAX_NDIM,
- * a length < -1), WEFT_ENOMEM. */
+ * a length < -1), WEFT_EOVERFLOW (the shape is too big), WEFT_ENOMEM. */
 WEFT_API weft_status_t weft_type_tensor(weft_graph_t *g, weft_dtype_t dtype, int ndim,
                                         const int64_t *shape, const weft_type_t **out);
 /* The null type (undefined gradient) and the disconnected type.

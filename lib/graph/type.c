@@ -125,6 +125,15 @@ weft_status_t weft_type_tensor(weft_graph_t *g, weft_dtype_t dtype, int ndim, co
                                    "weft_type_tensor: length %" PRId64 " of dimension %d", d, i);
         proto.dims[i] = d;
     }
+    int64_t count;
+    if (!weft__shape_fits(ndim, proto.dims, (int64_t)dtype_sizes[dtype], &count)) {
+        char tb[WEFT_MAX_NDIM * 22 + 16];
+        weft_type_print(&proto, tb, sizeof(tb));
+        return weft__graph_err(g, WEFT_EOVERFLOW,
+                               "weft_type_tensor: %s is too big (its byte size does not fit in "
+                               "int64)",
+                               tb);
+    }
     return type_intern(g, &proto, out);
 }
 

@@ -1,12 +1,15 @@
 /* NumPy .npy reader: the magic string, the version 1.0 / 2.0 header length,
  * the Python-dict header ('descr', 'fortran_order', 'shape') and the raw
- * little-endian C-order data. */
+ * little-endian C-order data. The header's length and the data's size are
+ * checked against the bytes the file holds before anything is allocated for
+ * them, so a short file cannot make the reader ask for gigabytes. */
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/base_int.h"
 #include "weft/npy.h"
 
 static weft_status_t npy_err(char *msg, size_t cap, weft_status_t s, const char *path,
@@ -77,6 +80,30 @@ static int parse_shape(const char *v, int64_t *shape)
     }
 }
 
+/* Bytes from f's position to its end; -1 when f cannot seek (not a
+ * regular file). */
+static long long bytes_left(FILE *f)
+{
+    long here = ftell(f), end;
+    if (here < 0 || fseek(f, 0, SEEK_END) != 0) return -1;
+    end = ftell(f);
+    if (end < 0 || fseek(f, here, SEEK_SET) != 0) return -1;
+    return (long long)end - here;
+}
+
+/* Checks that f holds at least `need` more bytes (`what`: "header", "data"). */
+static weft_status_t check_left(FILE *f, const char *path, const char *what, size_t need,
+                                char *msg, size_t cap)
+{
+    long long left = bytes_left(f);
+    if (left < 0) return npy_err(msg, cap, WEFT_EIO, path, "cannot find the file's size");
+    if ((unsigned long long)left < need)
+        return npy_err(msg, cap, WEFT_EIO, path,
+                       "truncated %s: %zu bytes declared, %lld left in the file", what, need,
+                       left);
+    return WEFT_OK;
+}
+
 typedef struct npy_header {
     weft_dtype_t dt;
     int ndim;
@@ -96,6 +123,8 @@ static weft_status_t read_header(FILE *f, const char *path, npy_header_t *h, cha
         return npy_err(msg, cap, WEFT_EIO, path, "truncated header");
     size_t hl = pre[8] | (size_t)pre[9] << 8;
     if (lb == 4) hl |= (size_t)pre[10] << 16 | (size_t)pre[11] << 24;
+    weft_status_t left = check_left(f, path, "header", hl, msg, cap);
+    if (left != WEFT_OK) return left;
     char *hdr = malloc(hl + 1);
     if (!hdr) return npy_err(msg, cap, WEFT_ENOMEM, path, "out of memory");
     weft_status_t s = WEFT_OK;
@@ -117,6 +146,19 @@ static weft_status_t read_header(FILE *f, const char *path, npy_header_t *h, cha
     return s;
 }
 
+/* The data's byte count; WEFT_EOVERFLOW when the shape is too big (NumPy's
+ * rule, base/base_int.h). */
+static weft_status_t data_bytes(const npy_header_t *h, const char *path, size_t *n, char *msg,
+                                size_t cap)
+{
+    int64_t isz = (int64_t)weft_dtype_size(h->dt), count;
+    if (!weft__shape_fits(h->ndim, h->shape, isz, &count))
+        return npy_err(msg, cap, WEFT_EOVERFLOW, path,
+                       "the shape's byte size does not fit in int64");
+    *n = (size_t)(count * isz);
+    return WEFT_OK;
+}
+
 weft_status_t weft_npy_load(const char *path, weft_tensor_t **out, char *msg, size_t msg_cap)
 {
     if (!path || !out) return WEFT_EINVAL;
@@ -127,13 +169,13 @@ weft_status_t weft_npy_load(const char *path, weft_tensor_t **out, char *msg, si
     npy_header_t h;
     weft_status_t s = read_header(f, path, &h, msg, msg_cap);
     weft_tensor_t *t = NULL;
+    size_t n = 0;
+    if (s == WEFT_OK) s = data_bytes(&h, path, &n, msg, msg_cap);
+    if (s == WEFT_OK) s = check_left(f, path, "data", n, msg, msg_cap);
     if (s == WEFT_OK && (s = weft_tensor_empty(h.dt, h.ndim, h.shape, &t)) != WEFT_OK)
         npy_err(msg, msg_cap, s, path, "%s", weft_tensor_last_error());
-    if (s == WEFT_OK) {
-        size_t n = weft_tensor_size(t) * weft_dtype_size(h.dt);
-        if (fread(weft_tensor_data(t), 1, n, f) != n)
-            s = npy_err(msg, msg_cap, WEFT_EIO, path, "truncated data (%zu bytes expected)", n);
-    }
+    if (s == WEFT_OK && fread(weft_tensor_data(t), 1, n, f) != n)
+        s = npy_err(msg, msg_cap, WEFT_EIO, path, "truncated data (%zu bytes expected)", n);
     fclose(f);
     if (s != WEFT_OK) {
         weft_tensor_release(t);

@@ -86,7 +86,8 @@ typedef struct parser {
     const char *s, *p;
     const weft_pattern_desc_t *d;
     pattern_t *pat;
-    bool out; /* parsing the out-pattern */
+    bool out;  /* parsing the out-pattern */
+    int depth; /* ops open around the current position */
 } parser_t;
 
 static void skip_ws(parser_t *ps)
@@ -139,6 +140,11 @@ static weft_status_t parse(parser_t *ps, pnode_t **out);
 
 static weft_status_t parse_op(parser_t *ps, pnode_t *n)
 {
+    /* the parser, the builder and pnode_free recurse once per level: the
+     * limit keeps hostile text from overflowing the C stack */
+    if (ps->depth == WEFT_PATTERN_MAX_DEPTH)
+        return perr(WEFT_EPARSE, "offset %zu: ops nested deeper than %d levels",
+                    (size_t)(ps->p - ps->s), WEFT_PATTERN_MAX_DEPTH);
     ps->p++; /* '(' */
     skip_ws(ps);
     size_t len = ident_len(ps->p);
@@ -154,7 +160,9 @@ static weft_status_t parse_op(parser_t *ps, pnode_t *n)
         if (!*ps->p || n->n_kids == PAT_MAX_KIDS)
             return perr(WEFT_EPARSE, "offset %zu: missing ')' or too many inputs",
                         (size_t)(ps->p - ps->s));
+        ps->depth++;
         st = parse(ps, &n->kids[n->n_kids]);
+        ps->depth--;
         if (st == WEFT_OK) n->n_kids++;
     }
     if (st == WEFT_OK) ps->p++;
@@ -214,6 +222,7 @@ static weft_status_t parse_all(parser_t *ps, const char *text, bool outp, pnode_
 {
     ps->s = ps->p = text;
     ps->out = outp;
+    ps->depth = 0;
     weft_status_t st = parse(ps, out);
     if (st != WEFT_OK) return st;
     skip_ws(ps);
@@ -439,7 +448,7 @@ static bool desc_valid(const weft_pattern_desc_t *d)
 
 static weft_status_t pattern_build(const weft_pattern_desc_t *d, pattern_t *pat)
 {
-    parser_t ps = {NULL, NULL, d, pat, false};
+    parser_t ps = {NULL, NULL, d, pat, false, 0};
     weft_status_t st = parse_all(&ps, d->in_pattern, false, &pat->in);
     if (st == WEFT_OK && pat->in->kind != P_OP)
         st = perr(WEFT_EPARSE, "the in-pattern's root must be an op");

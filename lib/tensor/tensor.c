@@ -26,6 +26,17 @@ const char *weft_tensor_last_error(void)
     return tensor_errbuf;
 }
 
+/* "float64[3,4]" (weft_tensor_print_type's text). */
+static int print_type(weft_dtype_t dtype, int ndim, const int64_t *shape, char *buf, size_t cap)
+{
+    char tmp[WEFT_MAX_NDIM * 22 + 32];
+    int n = snprintf(tmp, sizeof tmp, "%s[", weft__dtype_name(dtype));
+    for (int d = 0; d < ndim; d++)
+        n += snprintf(tmp + n, sizeof tmp - (size_t)n, d ? ",%lld" : "%lld", (long long)shape[d]);
+    snprintf(tmp + n, sizeof tmp - (size_t)n, "]");
+    return snprintf(buf, cap, "%s", tmp);
+}
+
 weft_status_t weft__tensor_check_shape(weft_dtype_t dtype, int ndim, const int64_t *shape,
                                        size_t *count)
 {
@@ -35,19 +46,19 @@ weft_status_t weft__tensor_check_shape(weft_dtype_t dtype, int ndim, const int64
         return weft__tensor_error(WEFT_EINVAL, "ndim %d outside [0, %d]", ndim, WEFT_MAX_NDIM);
     if (ndim > 0 && !shape)
         return weft__tensor_error(WEFT_EINVAL, "NULL shape with ndim %d", ndim);
-    size_t n = 1;
-    for (int d = 0; d < ndim; d++) {
+    for (int d = 0; d < ndim; d++)
         if (shape[d] < 0)
             return weft__tensor_error(WEFT_EINVAL, "negative length %lld in dimension %d",
                                       (long long)shape[d], d);
-        if ((uint64_t)shape[d] > SIZE_MAX || !weft__mul_size(n, (size_t)shape[d], &n))
-            return weft__tensor_error(WEFT_EOVERFLOW, "element count overflows at dimension %d",
-                                      d);
+    int64_t n;
+    if (!weft__shape_fits(ndim, shape, (int64_t)isz, &n) ||
+        n * (int64_t)isz > INT64_MAX - 2 * WEFT_TENSOR_ALIGN) {
+        char tb[WEFT_MAX_NDIM * 22 + 32];
+        print_type(dtype, ndim, shape, tb, sizeof tb);
+        return weft__tensor_error(WEFT_EOVERFLOW,
+                                  "%s is too big (its byte size does not fit in int64)", tb);
     }
-    size_t bytes;
-    if (!weft__mul_size(n, isz, &bytes) || bytes > (size_t)INT64_MAX - 2 * WEFT_TENSOR_ALIGN)
-        return weft__tensor_error(WEFT_EOVERFLOW, "byte size of %zu elements overflows", n);
-    *count = n;
+    *count = (size_t)n;
     return WEFT_OK;
 }
 
@@ -457,11 +468,5 @@ bool weft_tensor_same_shape(const weft_tensor_t *a, const weft_tensor_t *b)
 int weft_tensor_print_type(const weft_tensor_t *t, char *buf, size_t cap)
 {
     if (!t) return snprintf(buf, cap, "(null)");
-    char tmp[WEFT_MAX_NDIM * 22 + 32];
-    int n = snprintf(tmp, sizeof tmp, "%s[", weft__dtype_name(t->dtype));
-    for (int d = 0; d < t->ndim; d++)
-        n += snprintf(tmp + n, sizeof tmp - (size_t)n, d ? ",%lld" : "%lld",
-                      (long long)t->shape[d]);
-    snprintf(tmp + n, sizeof tmp - (size_t)n, "]");
-    return snprintf(buf, cap, "%s", tmp);
+    return print_type(t->dtype, t->ndim, t->shape, buf, cap);
 }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/base_int.h"
 #include "tensor/tensor_int.h"
 
 /* Writes src's elements into dst (same shape), converting dtypes. */
@@ -220,23 +221,21 @@ static weft_status_t reshape_resolve(const weft_tensor_t *t, int ndim, const int
                                      int64_t *res)
 {
     int infer = -1;
-    int64_t known = 1;
     for (int d = 0; d < ndim; d++) {
         if (shape[d] < -1)
             return weft__tensor_error(WEFT_EINVAL, "reshape: length %lld in dimension %d",
                                       (long long)shape[d], d);
-        if (shape[d] == -1) {
-            if (infer >= 0)
-                return weft__tensor_error(WEFT_EINVAL,
-                                          "reshape: two -1 lengths (dimensions %d and %d)",
-                                          infer, d);
-            infer = d;
-            continue;
-        }
-        if (__builtin_mul_overflow(known, shape[d], &known))
-            return weft__tensor_error(WEFT_EOVERFLOW, "reshape: element count overflows");
+        if (shape[d] == -1 && infer >= 0)
+            return weft__tensor_error(WEFT_EINVAL,
+                                      "reshape: two -1 lengths (dimensions %d and %d)", infer, d);
+        if (shape[d] == -1) infer = d;
         res[d] = shape[d];
     }
+    int64_t known;
+    if (!weft__shape_fits(ndim, shape, (int64_t)weft__dtype_size(t->dtype), &known))
+        return weft__tensor_error(WEFT_EOVERFLOW,
+                                  "reshape: the target shape is too big (its byte size does not "
+                                  "fit in int64)");
     int64_t total = (int64_t)weft_tensor_size(t);
     if (infer >= 0) {
         if (known == 0 || total % known != 0)

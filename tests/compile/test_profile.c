@@ -157,8 +157,8 @@ static void test_profile_text_report_contains_the_tables(void **state)
                           "Achieved parallelism", "Critical path:", "ideal speedup",
                           "Worker 0: busy", "Worker 1: busy", "Peak memory of intermediates:",
                           "Number of Apply nodes: 4", "\nClass\n-----\n",
-                          "<% time> <sum %> <apply time> <time per call> <type> <#call> "
-                          "<#apply> <Class name>",
+                          ("<% time> <sum %> <apply time> <time per call> <type> <#call> "
+                           "<#apply> <Class name>"),
                           "\nOps\n---\n", "<Op name>", "\nApply\n-----", "<id>",
                           "Sleep(x)", "Add(Sleep.out, Sleep.out)",
                           "... (remaining 0 Apply instances", "Critical path\n-------------\n"};

@@ -148,12 +148,56 @@ static void test_npy_unsupported_and_malformed_files_refused(void **state)
     assert_int_equal(weft_npy_load(path, NULL, msg, sizeof(msg)), WEFT_EINVAL);
 }
 
+/* Headers that declare more than the file holds are refused before anything
+ * is allocated for them (a 154-byte file declaring 781,353,510 float64s
+ * used to ask for 6.25 GB; a version-2 header length of 0xffff0074 for 4 GB). */
+static void test_npy_sizes_beyond_the_file_are_refused_first(void **state)
+{
+    (void)state;
+    unsigned char bytes[26] = {0};
+    write_npy(1, "{'descr': '<f8', 'fortran_order': False, 'shape': (781353510,), }", bytes,
+              sizeof(bytes));
+    weft_tensor_t *t = (weft_tensor_t *)(uintptr_t)1;
+    char msg[256], want[256];
+    assert_int_equal(weft_npy_load(path, &t, msg, sizeof(msg)), WEFT_EIO);
+    assert_null(t);
+    snprintf(want, sizeof(want), "%s: truncated data: 6250828080 bytes declared, 26 left in the "
+             "file", path);
+    assert_string_equal(msg, want);
+    /* the 128-byte preamble and header plus 26 data bytes */
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    assert_int_equal(fseek(f, 0, SEEK_END), 0);
+    assert_int_equal(ftell(f), 154);
+    fclose(f);
+
+    static const unsigned char v2[] = {0x93, 'N', 'U', 'M', 'P', 'Y', 2, 0, 0x74, 0x00, 0xff,
+                                       0xff, '{', '}', '\n'};
+    f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(v2, 1, sizeof(v2), f), sizeof(v2));
+    fclose(f);
+    assert_int_equal(weft_npy_load(path, &t, msg, sizeof(msg)), WEFT_EIO);
+    snprintf(want, sizeof(want), "%s: truncated header: 4294901876 bytes declared, 3 left in the "
+             "file", path);
+    assert_string_equal(msg, want);
+
+    write_npy(1, "{'descr': '<f8', 'fortran_order': False, 'shape': (4611686018427387904, 4), }",
+              bytes, 8);
+    assert_int_equal(weft_npy_load(path, &t, msg, sizeof(msg)), WEFT_EOVERFLOW);
+    snprintf(want, sizeof(want), "%s: the shape's byte size does not fit in int64", path);
+    assert_string_equal(msg, want);
+    assert_null(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_npy_v1_float64_matrix_loads, setup, teardown),
         cmocka_unit_test_setup_teardown(test_npy_v2_and_every_dtype_load, setup, teardown),
         cmocka_unit_test_setup_teardown(test_npy_unsupported_and_malformed_files_refused, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_npy_sizes_beyond_the_file_are_refused_first, setup,
                                         teardown),
     };
     return cmocka_run_group_tests_name("npy", tests, NULL, NULL);

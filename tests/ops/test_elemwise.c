@@ -220,6 +220,31 @@ static void test_elemwise_cast_truncates_and_makes_bool(void **state)
     weft_tensor_release(v);
 }
 
+/* Cast of log(-1) (NaN), of infinities and of out-of-range values to int32
+ * gives INT32_MIN, as NumPy on x86-64 (weft/tensor.h, "Conversions"); in
+ * range it truncates toward zero. */
+static void test_elemwise_cast_of_nan_inf_and_out_of_range_gives_int_min(void **state)
+{
+    weft_graph_t *g = *state;
+    int64_t s6[1] = {6};
+    weft_var_t *x = fx_var(g, WEFT_FLOAT32, 1, s6), *l, *c32, *c64;
+    assert_int_equal(weft_log(g, x, &l), WEFT_OK);
+    assert_int_equal(weft_cast(g, l, WEFT_INT32, &c32), WEFT_OK);
+    assert_int_equal(weft_cast(g, x, WEFT_INT64, &c64), WEFT_OK);
+    float in[6] = {-1.0f, 0.0f, INFINITY, 1e20f, 3e9f, 20.0f};
+    weft_tensor_t *v, *r;
+    assert_int_equal(weft_tensor_from_data(WEFT_FLOAT32, 1, s6, NULL, in, &v), WEFT_OK);
+    r = fx_eval(g, 1, &x, &v, c32); /* log: NaN, -inf, inf, 46.05, 21.82, 2.99 */
+    assert_memory_equal(weft_tensor_data(r),
+                        ((int32_t[]){INT32_MIN, INT32_MIN, INT32_MIN, 46, 21, 2}), 24);
+    weft_tensor_release(r);
+    r = fx_eval(g, 1, &x, &v, c64);
+    assert_memory_equal(weft_tensor_data(r),
+                        ((int64_t[]){-1, 0, INT64_MIN, INT64_MIN, 3000000000, 20}), 48);
+    weft_tensor_release(r);
+    weft_tensor_release(v);
+}
+
 static void test_elemwise_empty_size_one_and_zero_dim_shapes(void **state)
 {
     weft_graph_t *g = *state;
@@ -600,6 +625,7 @@ int main(void)
         T(test_elemwise_integer_ops_comparisons_and_switch_exact),
         T(test_elemwise_mixed_dtypes_are_converted),
         T(test_elemwise_cast_truncates_and_makes_bool),
+        T(test_elemwise_cast_of_nan_inf_and_out_of_range_gives_int_min),
         T(test_elemwise_empty_size_one_and_zero_dim_shapes),
         T(test_elemwise_maximum_minimum_propagate_nan),
         T(test_elemwise_runtime_broadcast_needs_static_one),

@@ -192,6 +192,85 @@ static void test_shape_ops_subtensor_bad_indices_return_exact_statuses(void **st
     weft_tensor_release(v);
 }
 
+/* Shapes whose byte size overflows int64 are refused with WEFT_EOVERFLOW
+ * naming the node, never computed with an overflowing product: a reshape
+ * to (2^32, 2^32), with or without a -1, with a known or unknown input
+ * length; an input type of shape (2^32, 2^32); a bool type just below the
+ * limit still reshapes to (-1). */
+static void test_shape_ops_reshape_beyond_int64_is_eoverflow(void **state)
+{
+    weft_graph_t *g = *state;
+    const int64_t big = (int64_t)1 << 32;
+    int64_t u[1] = {-1}, twelve[1] = {12}, bb[2] = {big, big}, bb1[3] = {big, big, -1};
+    int64_t b0b[3] = {big, 0, big}, below[2] = {big, big / 2 - 1};
+    weft_var_t *xs[2] = {fx_var(g, WEFT_FLOAT64, 1, twelve), fx_var(g, WEFT_FLOAT64, 1, u)}, *y;
+    for (int i = 0; i < 2; i++) {
+        fx_expect_error(g, weft_reshape(g, xs[i], 2, bb, &y), WEFT_EOVERFLOW,
+                        ": Reshape: target shape=(4294967296,4294967296) is too big for float64 "
+                        "(its byte size does not fit in int64)");
+        assert_non_null(strstr(weft_graph_last_error(g), "apply of Reshape at "));
+        fx_expect_error(g, weft_reshape(g, xs[i], 3, bb1, &y), WEFT_EOVERFLOW,
+                        "target shape=(4294967296,4294967296,-1) is too big");
+    }
+    const weft_type_t *t;
+    fx_expect_error(g, weft_type_tensor(g, WEFT_FLOAT64, 2, bb, &t), WEFT_EOVERFLOW,
+                    "weft_type_tensor: float64[4294967296,4294967296] is too big (its byte size "
+                    "does not fit in int64)");
+    /* NumPy's rule: a zero length does not excuse the others */
+    fx_expect_error(g, weft_type_tensor(g, WEFT_INT32, 3, b0b, &t), WEFT_EOVERFLOW,
+                    "int32[4294967296,0,4294967296] is too big");
+    weft_var_t *b = fx_var(g, WEFT_BOOL, 2, below);
+    assert_int_equal(weft_reshape(g, b, 1, u, &y), WEFT_OK);
+    assert_int_equal(weft_type_dim(weft_var_type(y), 0), big * (big / 2 - 1));
+}
+
+/* Slices with huge steps are valid NumPy slices: step INT64_MAX, -INT64_MAX
+ * or INT64_MIN of a length-5 axis has length 1 (the element count used to
+ * overflow to -1), statically and at run time; a second huge step on the
+ * length-1 result keeps x's stride instead of multiplying it
+ * (x[::10**9+7][::10**9+7] overflowed the stride product). */
+static void test_shape_ops_subtensor_huge_steps_follow_numpy(void **state)
+{
+    weft_graph_t *g = *state;
+    int64_t five[1] = {5}, u[1] = {-1};
+    weft_var_t *xs[2] = {fx_var(g, WEFT_FLOAT64, 1, five), fx_var(g, WEFT_FLOAT64, 1, u)};
+    weft_tensor_t *v = fx_tensor(WEFT_FLOAT64, 1, five, (double[]){0, 1, 2, 3, 4});
+    struct {
+        weft_slice_t idx;
+        double want;
+    } cases[] = {
+        {WEFT_SLICE(WEFT_SLICE_NONE, WEFT_SLICE_NONE, INT64_MAX), 0},
+        {WEFT_SLICE(WEFT_SLICE_NONE, WEFT_SLICE_NONE, -INT64_MAX), 4},
+        {WEFT_SLICE(1, INT64_MAX, INT64_MAX), 1},
+        {WEFT_SLICE(-2, INT64_MIN + 1, -INT64_MAX), 3},
+        {WEFT_SLICE(WEFT_SLICE_NONE, WEFT_SLICE_NONE, INT64_MIN), 4},
+    };
+    for (int i = 0; i < 2; i++)
+        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+            weft_var_t *y;
+            assert_int_equal(weft_subtensor(g, xs[i], 1, &cases[c].idx, &y), WEFT_OK);
+            assert_int_equal(weft_type_dim(weft_var_type(y), 0), i == 0 ? 1 : -1);
+            weft_tensor_t *r = fx_eval(g, 1, &xs[i], &v, y);
+            fx_expect(r, &cases[c].want, 1, 0);
+            weft_tensor_release(r);
+        }
+    weft_tensor_release(v);
+    int64_t s512[2] = {5, 12};
+    weft_var_t *x = fx_var(g, WEFT_FLOAT64, 2, s512), *a, *b;
+    weft_slice_t step = WEFT_SLICE(WEFT_SLICE_NONE, WEFT_SLICE_NONE, 1000000007);
+    assert_int_equal(weft_subtensor(g, x, 1, &step, &a), WEFT_OK);
+    assert_int_equal(weft_subtensor(g, a, 1, &step, &b), WEFT_OK);
+    double vals[60];
+    for (int i = 0; i < 60; i++) vals[i] = i;
+    v = fx_tensor(WEFT_FLOAT64, 2, s512, vals);
+    weft_tensor_t *r = fx_eval(g, 1, &x, &v, b);
+    assert_int_equal(weft_tensor_dim(r, 0), 1);
+    assert_int_equal(weft_tensor_stride(r, 0), 12);
+    fx_expect(r, vals, 12, 0);
+    weft_tensor_release(r);
+    weft_tensor_release(v);
+}
+
 static void test_shape_ops_set_and_inc_subtensor_copy_then_write(void **state)
 {
     weft_graph_t *g = *state;
@@ -310,6 +389,8 @@ int main(void)
         T(test_shape_ops_reshape_bad_shapes_return_exact_statuses),
         T(test_shape_ops_subtensor_slices_steps_and_indices),
         T(test_shape_ops_subtensor_bad_indices_return_exact_statuses),
+        T(test_shape_ops_reshape_beyond_int64_is_eoverflow),
+        T(test_shape_ops_subtensor_huge_steps_follow_numpy),
         T(test_shape_ops_set_and_inc_subtensor_copy_then_write),
         T(test_shape_ops_inplace_inc_subtensor_writes_into_x),
         T(test_shape_ops_set_subtensor_bad_inputs_return_exact_statuses),

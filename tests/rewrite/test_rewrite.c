@@ -631,6 +631,49 @@ static void test_rewrite_pattern_bad_text_statuses(void **state)
     assert_null(rw);
 }
 
+/* "(Neg (Neg ... x))" nested `depth` levels deep, in new memory. */
+static char *nested_negs(size_t depth)
+{
+    char *s = malloc(depth * 6 + 2), *p = s;
+    assert_non_null(s);
+    for (size_t i = 0; i < depth; i++, p += 5) memcpy(p, "(Neg ", 5);
+    *p++ = 'x';
+    memset(p, ')', depth);
+    p[depth] = '\0';
+    return s;
+}
+
+/* Pattern text nests at most WEFT_PATTERN_MAX_DEPTH ops deep: deeper text is
+ * refused with a message naming the limit, however deep (200,000 levels
+ * used to overflow the C stack). */
+static void test_rewrite_pattern_nesting_beyond_the_limit_is_refused(void **state)
+{
+    (void)state;
+    weft_pattern_desc_t d = WEFT_PATTERN_DESC_INIT;
+    weft_rewriter_t *rw = NULL;
+    char *at_limit = nested_negs(WEFT_PATTERN_MAX_DEPTH);
+    char *over = nested_negs(WEFT_PATTERN_MAX_DEPTH + 1), *huge = nested_negs(200000);
+    d.name = "deep";
+    d.in_pattern = at_limit;
+    d.out_pattern = at_limit;
+    assert_int_equal(weft_rewriter_pattern_create(&d, &rw), WEFT_OK);
+    weft_rewriter_release(rw);
+    /* in-pattern, then out-pattern: the 257th "(" is at offset 256 * 5 */
+    const char *texts[][2] = {{over, "x"}, {huge, "x"}, {"(Neg x)", huge}};
+    for (size_t i = 0; i < 3; i++) {
+        d.in_pattern = texts[i][0];
+        d.out_pattern = texts[i][1];
+        rw = NULL;
+        assert_int_equal(weft_rewriter_pattern_create(&d, &rw), WEFT_EPARSE);
+        assert_null(rw);
+        assert_string_equal(weft_rewrite_pattern_last_error(),
+                            "offset 1280: ops nested deeper than 256 levels");
+    }
+    free(at_limit);
+    free(over);
+    free(huge);
+}
+
 /* The MergeFeature a merge pass attaches belongs to the fgraph: it takes its
  * memory from the context's allocator (weft/alloc.h), frees it with the sizes
  * it allocated, and a pass that merges without a rejection allocates nothing
@@ -682,6 +725,7 @@ int main(void)
         T(test_rewrite_pattern_tokens_numbers_constraints),
         T(test_rewrite_pattern_interior_client_rule),
         T(test_rewrite_pattern_bad_text_statuses),
+        T(test_rewrite_pattern_nesting_beyond_the_limit_is_refused),
         cmocka_unit_test(test_rewrite_merge_feature_uses_the_context_allocator),
     };
     return cmocka_run_group_tests_name("rewrite", tests, NULL, NULL);

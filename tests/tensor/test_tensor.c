@@ -334,6 +334,133 @@ static void test_tensor_copy_as_converts_and_clone_compacts(void **state)
     weft_tensor_release(a);
 }
 
+/* Float to int conversions of NaN, infinities and out-of-range values give
+ * the target's minimum (what NumPy 1.24 returns on x86-64, the table below),
+ * with no undefined behaviour (clang's UBSan checks float-cast-overflow):
+ * contiguous and strided rows, from float64 and float32. */
+#define I32MIN INT32_MIN
+#define I64MIN INT64_MIN
+static const struct {
+    double x;
+    int32_t i32;     /* float64 -> int32 */
+    int64_t i64;     /* float64 -> int64 */
+    int32_t i32_f;   /* float32(x) -> int32 */
+    int64_t i64_f;   /* float32(x) -> int64 */
+} cast_table[] = {
+    {NAN, I32MIN, I64MIN, I32MIN, I64MIN},
+    {INFINITY, I32MIN, I64MIN, I32MIN, I64MIN},
+    {-INFINITY, I32MIN, I64MIN, I32MIN, I64MIN},
+    {1e30, I32MIN, I64MIN, I32MIN, I64MIN},
+    {-1e30, I32MIN, I64MIN, I32MIN, I64MIN},
+    {3e9, I32MIN, 3000000000, I32MIN, 3000000000},
+    {-3e9, I32MIN, -3000000000, I32MIN, -3000000000},
+    {2147483648.0, I32MIN, 2147483648, I32MIN, 2147483648},
+    {2147483647.9, 2147483647, 2147483647, I32MIN, 2147483648},
+    {-2147483648.9, I32MIN, -2147483648, I32MIN, -2147483648},
+    {-2147483649.0, I32MIN, -2147483649, I32MIN, -2147483648},
+    {9.3e18, I32MIN, I64MIN, I32MIN, I64MIN},
+    {-9.3e18, I32MIN, I64MIN, I32MIN, I64MIN},
+    {9223372036854775808.0, I32MIN, I64MIN, I32MIN, I64MIN},
+    {-9223372036854775808.0, I32MIN, I64MIN, I32MIN, I64MIN},
+    {4294967301.0, I32MIN, 4294967301, I32MIN, 4294967296},
+    {1.5, 1, 1, 1, 1},
+    {-1.5, -1, -1, -1, -1},
+    {-0.0, 0, 0, 0, 0},
+};
+#define CAST_N (sizeof cast_table / sizeof cast_table[0])
+
+/* dst (int32 or int64, n elements, contiguous) holds the table's column. */
+static void check_cast_column(const weft_tensor_t *t, bool from_f32, size_t stride)
+{
+    for (size_t i = 0; i < CAST_N; i++) {
+        int64_t want = weft_tensor_dtype(t) == WEFT_INT32
+                           ? (from_f32 ? cast_table[i].i32_f : cast_table[i].i32)
+                           : (from_f32 ? cast_table[i].i64_f : cast_table[i].i64);
+        int64_t got = weft_tensor_dtype(t) == WEFT_INT32
+                          ? ((const int32_t *)weft_tensor_data(t))[i * stride]
+                          : ((const int64_t *)weft_tensor_data(t))[i * stride];
+        if (got != want) fail_msg("x = %.17g: got %lld, want %lld", cast_table[i].x,
+                                  (long long)got, (long long)want);
+    }
+}
+
+static void test_tensor_float_to_int_out_of_range_gives_the_minimum(void **state)
+{
+    (void)state;
+    double d[CAST_N], d2[2 * CAST_N];
+    float f[CAST_N];
+    for (size_t i = 0; i < CAST_N; i++) {
+        d[i] = d2[2 * i] = d2[2 * i + 1] = cast_table[i].x;
+        f[i] = (float)cast_table[i].x;
+    }
+    int64_t n[1] = {CAST_N}, two[1] = {2};
+    weft_tensor_t *src[3], *c;
+    assert_int_equal(weft_tensor_from_data(WEFT_FLOAT64, 1, n, NULL, d, &src[0]), WEFT_OK);
+    assert_int_equal(weft_tensor_from_data(WEFT_FLOAT32, 1, n, NULL, f, &src[1]), WEFT_OK);
+    assert_int_equal(weft_tensor_from_data(WEFT_FLOAT64, 1, n, two, d2, &src[2]), WEFT_OK);
+    weft_dtype_t to[2] = {WEFT_INT32, WEFT_INT64};
+    for (int s = 0; s < 3; s++)
+        for (int k = 0; k < 2; k++) {
+            assert_int_equal(weft_tensor_copy_as(src[s], to[k], &c), WEFT_OK);
+            check_cast_column(c, s == 1, 1);
+            weft_tensor_release(c);
+        }
+    /* strided destination: the general loop of the conversion kernel */
+    int64_t n2[1] = {2 * CAST_N};
+    weft_tensor_t *dst, *view;
+    assert_int_equal(weft_tensor_zeros(WEFT_INT64, 1, n2, &dst), WEFT_OK);
+    assert_int_equal(weft_tensor_view(dst, 1, n, two, 0, &view), WEFT_OK);
+    assert_int_equal(weft_tensor_copy(view, src[0]), WEFT_OK);
+    check_cast_column(dst, false, 2);
+    for (int s = 0; s < 3; s++) weft_tensor_release(src[s]);
+    weft_tensor_release(view);
+    weft_tensor_release(dst);
+}
+
+/* The element helpers convert a double as the kernels do: fill of an int32
+ * tensor with NaN, full of int64 with 1e30, set with -inf. */
+static void test_tensor_fill_full_set_of_ints_with_nan_or_huge_give_the_minimum(void **state)
+{
+    (void)state;
+    int64_t shape[1] = {3}, at[1] = {1};
+    weft_tensor_t *a, *b;
+    assert_int_equal(weft_tensor_empty(WEFT_INT32, 1, shape, &a), WEFT_OK);
+    assert_int_equal(weft_tensor_fill(a, NAN), WEFT_OK);
+    assert_int_equal(weft_tensor_set(a, at, 2.75), WEFT_OK);
+    assert_memory_equal(weft_tensor_data(a), ((int32_t[]){INT32_MIN, 2, INT32_MIN}), 12);
+    assert_int_equal(weft_tensor_full(WEFT_INT64, 1, shape, 1e30, &b), WEFT_OK);
+    assert_int_equal(weft_tensor_set(b, at, -INFINITY), WEFT_OK);
+    assert_memory_equal(weft_tensor_data(b), ((int64_t[]){INT64_MIN, INT64_MIN, INT64_MIN}), 24);
+    assert_int_equal(weft_tensor_set(b, at, -9.3e18 / 2), WEFT_OK);
+    assert_int_equal(((int64_t *)weft_tensor_data(b))[1], -4650000000000000000);
+    weft_tensor_release(a);
+    weft_tensor_release(b);
+}
+
+/* Shapes follow NumPy's size rule (the product of the non-zero lengths times
+ * the item size fits in int64) everywhere a shape is made or resolved. */
+static void test_tensor_shapes_beyond_int64_are_eoverflow(void **state)
+{
+    (void)state;
+    const int64_t big = (int64_t)1 << 32;
+    weft_tensor_t *t = NULL, *e, *r;
+    assert_int_equal(weft_tensor_empty(WEFT_FLOAT64, 2, (int64_t[]){big, big}, &t),
+                     WEFT_EOVERFLOW);
+    assert_string_equal(weft_tensor_last_error(),
+                        "float64[4294967296,4294967296] is too big (its byte size does not fit "
+                        "in int64)");
+    assert_int_equal(weft_tensor_empty(WEFT_INT32, 3, (int64_t[]){big, 0, big}, &t),
+                     WEFT_EOVERFLOW);
+    assert_null(t);
+    assert_int_equal(weft_tensor_empty(WEFT_FLOAT64, 1, (int64_t[]){0}, &e), WEFT_OK);
+    assert_int_equal(weft_tensor_reshape(e, 3, (int64_t[]){big, big, 0}, &r), WEFT_EOVERFLOW);
+    assert_string_equal(weft_tensor_last_error(),
+                        "reshape: the target shape is too big (its byte size does not fit in "
+                        "int64)");
+    assert_int_equal(weft_tensor_reshape(e, 3, (int64_t[]){big, -1, big}, &r), WEFT_EOVERFLOW);
+    weft_tensor_release(e);
+}
+
 static void test_tensor_fill_on_strided_view_touches_only_its_elements(void **state)
 {
     (void)state;
@@ -488,6 +615,9 @@ int main(void)
         cmocka_unit_test(test_tensor_copy_as_converts_and_clone_compacts),
         cmocka_unit_test(test_tensor_copy_small_and_strided_exact_values),
         cmocka_unit_test(test_tensor_fill_on_strided_view_touches_only_its_elements),
+        cmocka_unit_test(test_tensor_float_to_int_out_of_range_gives_the_minimum),
+        cmocka_unit_test(test_tensor_fill_full_set_of_ints_with_nan_or_huge_give_the_minimum),
+        cmocka_unit_test(test_tensor_shapes_beyond_int64_are_eoverflow),
         cmocka_unit_test(test_tensor_allclose_compares_values_nan_and_shapes),
         cmocka_unit_test(test_tensor_iter_collapses_contiguous_and_broadcast_axes),
         cmocka_unit_test(test_tensor_refcounts_are_exact_under_concurrent_retain_release),

@@ -66,7 +66,7 @@ static void usage(void)
 static int parse(int argc, char **argv, opts_t *o)
 {
     *o = (opts_t){0, 256, 2, 5, 1};
-    for (int i = 1; i < argc; i++) {
+    for (int i = 1; i < argc; i += 2) { /* option, value */
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) return usage(), 1;
         if (!v) return fprintf(stderr, "tile_cholesky: %s needs a value\n", a), 2;
@@ -76,7 +76,6 @@ static int parse(int argc, char **argv, opts_t *o)
         else if (!strcmp(a, "--reps")) o->reps = atoi(v);
         else if (!strcmp(a, "--seed")) o->seed = strtoull(v, NULL, 10);
         else return fprintf(stderr, "tile_cholesky: unknown option %s (try --help)\n", a), 2;
-        i++;
     }
     if (o->n < 0 || o->nb < 1 || o->threads < 1 || o->threads > 256 || o->reps < 1)
         return fprintf(stderr, "tile_cholesky: bad option value\n"), 2;

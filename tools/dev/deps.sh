@@ -5,8 +5,11 @@
 # Usage: deps.sh [--no-update]   (--no-update: the caller ran apt-get update)
 set -euo pipefail
 
+# libclang-rt-dev: clang's sanitizer runtimes (only recommended by clang,
+# and recommends are not installed); the asan configuration of test.sh
+# builds with clang.
 PACKAGES=(
-  build-essential cmake ninja-build pkg-config clang
+  build-essential cmake ninja-build pkg-config clang libclang-rt-dev
   libopenblas-dev liblapacke-dev libhwloc-dev libcmocka-dev libjansson-dev
   libtbb-dev libomp-dev time
 )

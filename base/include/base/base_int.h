@@ -3,6 +3,7 @@
 #ifndef WEFT_BASE_INT_H
 #define WEFT_BASE_INT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -45,6 +46,25 @@ static inline void weft__free(const weft_allocator_t *a, void *p, size_t n)
 static inline int weft__mul_size(size_t a, size_t b, size_t *out)
 {
     return !__builtin_mul_overflow(a, b, out);
+}
+
+/* NumPy's size rule for a shape: the product of its positive lengths times
+ * the item size isz must fit in int64, even when another length is 0
+ * (NumPy refuses shape (2^40, 0, 2^40): "array is too big"). Negative
+ * lengths (unknown in a static type, -1 in a reshape target) are skipped.
+ * Returns false when the shape is too big; else *count is the element count
+ * of the lengths not skipped (0 when one is 0). */
+static inline bool weft__shape_fits(int ndim, const int64_t *shape, int64_t isz, int64_t *count)
+{
+    int64_t n = 1, bytes;
+    bool empty = false;
+    for (int d = 0; d < ndim; d++) {
+        empty |= shape[d] == 0;
+        if (shape[d] > 0 && __builtin_mul_overflow(n, shape[d], &n)) return false;
+    }
+    if (__builtin_mul_overflow(n, isz, &bytes)) return false;
+    *count = empty ? 0 : n;
+    return true;
 }
 
 #endif /* WEFT_BASE_INT_H */

@@ -35,11 +35,11 @@ typedef unsigned char bool_el;
  * Every kind computes one IEEE operation per element (or calls libm), so the
  * clones give bit-identical results; the file is built with -ffp-contract=off
  * so no clone fuses a multiply-add. Needs glibc's ifunc. Not in sanitizer
- * builds: their instrumented resolvers would run before the runtime is set
- * up (every TSan test crashed at load). */
+ * builds (WEFT_SANITIZED, set by CMake for GCC and clang alike): their
+ * instrumented resolvers would run before the runtime is set up (every TSan
+ * test crashed at load). */
 #if defined(__x86_64__) && defined(__GNUC__) && defined(__GLIBC__) && defined(__has_attribute)
-#if __has_attribute(target_clones) && !defined(__SANITIZE_THREAD__) && \
-    !defined(__SANITIZE_ADDRESS__)
+#if __has_attribute(target_clones) && !defined(WEFT_SANITIZED)
 #define KERNEL_CLONES __attribute__((target_clones("default", "avx2", "arch=x86-64-v4")))
 #endif
 #endif

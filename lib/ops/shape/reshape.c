@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/base_int.h"
 #include "ops_int.h"
 #include "weft/json_props.h"
 #include "weft/kernel.h"
@@ -16,28 +17,36 @@ typedef struct reshape_props {
     int64_t shape[WEFT_MAX_NDIM];
 } reshape_props_t;
 
-/* Static element count of t, or -1 when some length is unknown. */
+static int rs_props_print(const void *props, char *buf, size_t cap);
+
+/* Static element count of t, or -1 when some length is unknown (the count
+ * fits: weft_type_tensor refuses types too big for int64). */
 static int64_t static_count(const weft_type_t *t)
 {
-    int64_t n = 1;
-    for (int d = 0; d < weft_type_ndim(t); d++) {
-        if (weft_type_dim(t, d) == WEFT_DIM_UNKNOWN) return -1;
-        n *= weft_type_dim(t, d);
-    }
-    return n;
+    int64_t shape[WEFT_MAX_NDIM], n;
+    int nd = weft_type_ndim(t);
+    for (int d = 0; d < nd; d++)
+        if ((shape[d] = weft_type_dim(t, d)) == WEFT_DIM_UNKNOWN) return -1;
+    return weft__shape_fits(nd, shape, 1, &n) ? n : -1;
 }
 
 static weft_status_t target_static_shape(weft_graph_t *g, const reshape_props_t *p,
-                                         int64_t x_count, int64_t *shape)
+                                         weft_dtype_t dt, int64_t x_count, int64_t *shape)
 {
-    int64_t known = 1;
+    int64_t known;
     int infer = -1;
     for (int d = 0; d < p->ndim; d++) {
         shape[d] = p->shape[d];
-        if (p->shape[d] == -1)
-            infer = d;
-        else
-            known *= p->shape[d];
+        if (p->shape[d] == -1) infer = d;
+    }
+    /* NumPy's size rule (a -1 skipped), checked before the product is used */
+    if (!weft__shape_fits(p->ndim, p->shape, (int64_t)weft_dtype_size(dt), &known)) {
+        char tb[WEFT_MAX_NDIM * 22 + 16];
+        rs_props_print(p, tb, sizeof tb);
+        return weft_graph_set_error(g, WEFT_EOVERFLOW,
+                                    "Reshape: target %s is too big for %s (its byte size does "
+                                    "not fit in int64)",
+                                    tb, weft_dtype_name(dt));
     }
     if (x_count < 0) return WEFT_OK; /* a -1 stays unknown */
     if (infer >= 0) {
@@ -80,7 +89,8 @@ static weft_status_t rs_make_node(weft_graph_t *g, const weft_op_t *op, size_t n
                                         "Reshape: input 0 has %lld elements, input 1's shape %lld",
                                         (long long)a, (long long)b);
     } else {
-        weft_status_t st = target_static_shape(g, p, static_count(xt), shape);
+        weft_status_t st =
+            target_static_shape(g, p, weft_type_dtype(xt), static_count(xt), shape);
         if (st != WEFT_OK) return st;
     }
     *n_out = 1;

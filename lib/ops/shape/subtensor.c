@@ -26,15 +26,29 @@ static void slice_bounds(const weft__slice_t *s, int64_t len, int64_t *start, in
         if (b < 0) b += len;
         b = b < lo ? lo : (b > hi ? hi : b);
     }
+    /* ceil((b - a) / st) without overflow for any step, INT64_MAX and
+     * INT64_MIN included (|st| taken in unsigned); a and b are clamped to
+     * [-1, len], so b - a cannot overflow */
     if (st > 0)
-        *count = b > a ? (b - a + st - 1) / st : 0;
+        *count = b > a ? (b - a - 1) / st + 1 : 0;
     else
-        *count = a > b ? (a - b - st - 1) / (-st) : 0;
+        *count = a > b ? (int64_t)((uint64_t)(a - b - 1) / -(uint64_t)st) + 1 : 0;
     *start = a;
 }
 
+/* *acc += i * stride; false on overflow. */
+static bool add_product(int64_t *acc, int64_t i, int64_t stride)
+{
+    int64_t t;
+    return !__builtin_mul_overflow(i, stride, &t) && !__builtin_add_overflow(*acc, t, acc);
+}
+
 /* The view x[idx] of a tensor geometry: output ndim, shape, strides and
- * element offset. Errors: WEFT_ERANGE (an index out of range; text in err). */
+ * element offset. An axis the slice leaves with at most one element keeps
+ * x's stride (the step's is never used, and stride * step may overflow:
+ * x[::10**9+7][::10**9+7]). Errors (text in err): WEFT_ERANGE (an index out
+ * of range), WEFT_EOVERFLOW (a stride or the offset does not fit in int64;
+ * only for geometries no buffer can hold). */
 static weft_status_t sub_geometry(const weft__subtensor_props_t *p, int ndim,
                                   const int64_t *shape, const int64_t *strides, int *ondim,
                                   int64_t *oshape, int64_t *ostrides, int64_t *offset, char *err,
@@ -44,24 +58,31 @@ static weft_status_t sub_geometry(const weft__subtensor_props_t *p, int ndim,
     *offset = 0;
     for (int d = 0; d < ndim; d++) {
         const weft__slice_t *s = d < p->n ? &p->idx[d] : NULL;
+        int64_t start = 0, count = shape[d], step = 1;
+        bool fits = true;
         if (s && s->kind == WEFT_SLICE_INDEX) {
-            int64_t i = s->start < 0 ? s->start + shape[d] : s->start;
-            if (i < 0 || i >= shape[d]) {
+            start = s->start < 0 ? s->start + shape[d] : s->start;
+            if (start < 0 || start >= shape[d]) {
                 snprintf(err, cap, "index %lld out of range for axis %d of length %lld",
                          (long long)s->start, d, (long long)shape[d]);
                 return WEFT_ERANGE;
             }
-            *offset += i * strides[d];
-            continue;
+            fits = add_product(offset, start, strides[d]);
+        } else {
+            if (s) {
+                slice_bounds(s, shape[d], &start, &count);
+                step = s->step;
+            }
+            if (count > 0) fits = add_product(offset, start, strides[d]);
+            oshape[n] = count;
+            ostrides[n] = strides[d];
+            if (count > 1) fits = fits && !__builtin_mul_overflow(strides[d], step, &ostrides[n]);
+            n++;
         }
-        int64_t start = 0, count = shape[d], step = 1;
-        if (s) {
-            slice_bounds(s, shape[d], &start, &count);
-            step = s->step;
+        if (!fits) {
+            snprintf(err, cap, "axis %d: stride or offset overflows int64", d);
+            return WEFT_EOVERFLOW;
         }
-        if (count > 0) *offset += start * strides[d];
-        oshape[n] = count;
-        ostrides[n++] = strides[d] * step;
     }
     *ondim = n;
     return WEFT_OK;
@@ -106,7 +127,8 @@ typedef struct region {
     char *data;
 } region_t;
 
-/* x[idx]'s region of tensor x. Errors: WEFT_ERANGE (recorded on ctx). */
+/* x[idx]'s region of tensor x. Errors: WEFT_ERANGE, WEFT_EOVERFLOW (recorded
+ * on ctx). */
 static weft_status_t sub_region(const weft__subtensor_props_t *p, const weft_tensor_t *x,
                                 region_t *r, weft_kernel_ctx_t *ctx)
 {
@@ -455,7 +477,7 @@ static weft_status_t pack_props(weft_graph_t *g, size_t n_idx, const weft_slice_
             return weft_graph_set_error(g, WEFT_EINVAL, "index entry %zu: kind %d%s", d,
                                         (int)s->kind,
                                         s->kind == WEFT_SLICE_INDEX ? " without an index" : "");
-        if (s->step == 0 || s->step == INT64_MIN)
+        if (s->step == 0)
             return weft_graph_set_error(g, WEFT_EINVAL, "index entry %zu: step %lld", d,
                                         (long long)s->step);
         p->idx[d] = (weft__slice_t){WEFT_SLICE_RANGE, s->start, s->stop, s->step};
