@@ -46,6 +46,11 @@
  * gradients are summed over broadcast axes and cast back to the input dtype.
  * Comparisons, Sgn and the switch condition have no gradient (their
  * input_grads are left NULL: disconnected), as do bool/integer inputs.
+ * Maximum and Minimum send gz to the input equal to the result and split a
+ * tie, gz/2 to each input (none where the result is NaN): maximum(x, x)
+ * gets gz in all, and a tie between two variables gets the symmetric
+ * (central) difference's 1/2 each, whatever the input order. (PyTensor gives
+ * a tie's whole gradient to the first input instead.)
  *
  * Ownership (every constructor): borrows g and the input variables (which
  * must belong to g); the output variable is borrowed, owned by g.

@@ -108,7 +108,10 @@ WEFT_API weft_status_t weft_dot_at(weft_graph_t *g, weft_var_t *x, weft_var_t *y
  * destroyable in a FunctionGraph with a DestroyHandler); otherwise it copies
  * z first. The non-destroying op's inplace_variant hook gives the in-place
  * one for input 0. b == 0 ignores z's values (NaN in z does not propagate),
- * as BLAS does. */
+ * as BLAS does. Any length may be 0 (an empty operand may have NULL data,
+ * weft_tensor_from_data): k == 0 gives b*z (zeros for b == 0) without
+ * reading x or y; m or n == 0 an empty output. Gemv and Dot likewise (an
+ * empty inner length gives b*y, or zeros). */
 #define weft_gemm(g, z, a, x, y, b, inplace, out) \
     weft_gemm_at((g), (z), (a), (x), (y), (b), (inplace), __FILE__, __LINE__, (out))
 WEFT_API weft_status_t weft_gemm_at(weft_graph_t *g, weft_var_t *z, weft_var_t *a,

@@ -10,7 +10,10 @@
  * gives float64; otherwise the output has x's dtype. float32 Sum/Mean/Prod
  * accumulate in double when the reduced axis is the innermost one. Max/Min
  * propagate NaN. Sum and Prod over an empty axis give 0 and 1, Mean gives
- * NaN; Max/Min/Argmax over an empty axis fail the node with WEFT_ESHAPE.
+ * NaN; Max/Min/Argmax over an empty axis fail the node with WEFT_ESHAPE
+ * ("zero-size array to reduction operation maximum which has no identity",
+ * naming the axis), even when the output is empty too (shape (0,0) over axis
+ * 0), as NumPy raises.
  *
  * Gradients (weft/grad.h): Sum broadcasts the output gradient back; Mean
  * also divides by the reduced element count; Max/Min send each group's
@@ -74,7 +77,9 @@ WEFT_API weft_status_t weft_reduce_at(weft_graph_t *g, weft_reduce_kind_t kind, 
 
 /* Argmax over one axis, or over the flattened tensor (C order) with
  * WEFT_ARGMAX_FLAT; int64 output; the first maximum wins, a NaN counts as the
- * maximum. keepdims as above (flattened: every axis kept with length 1). */
+ * maximum (the first NaN wins). "First" is in the order of x's indices, as
+ * NumPy: for a reversed or transposed view, the view's order, not memory's.
+ * keepdims as above (flattened: every axis kept with length 1). */
 #define WEFT_ARGMAX_FLAT (-1000)
 #define weft_argmax(g, x, axis, keepdims, out) \
     weft_argmax_at((g), (x), (axis), (keepdims), __FILE__, __LINE__, (out))

@@ -29,7 +29,9 @@
  * without props). A number becomes a 0-d constant of the root output's dtype.
  * If the result's type may not replace the root output (weft_type_is_super),
  * a dtype difference is fixed with a Cast when the shapes fit, else the
- * rewrite does not apply.
+ * rewrite does not apply. Nor does it when the result has a static length 1
+ * where the root's length is not known to be 1: the root may be a broadcast
+ * result, longer at run time (docs/rewrites.md §5).
  *
  * Ownership: borrows desc and everything in it at creation (strings and props
  * are copied; classes and user pointers must outlive the rewriter).

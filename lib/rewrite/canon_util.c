@@ -62,10 +62,21 @@ bool weft__is_const_value(const weft_var_t *v, double value)
     return true;
 }
 
+/* new's static length 1 where old's may be longer: the replacement would
+ * shrink a broadcast result (x[?] * 0 -> the constant 0 of type [1]). */
+static bool drops_broadcast(const weft_type_t *old_t, const weft_type_t *new_t)
+{
+    for (int d = 0; d < weft_type_ndim(old_t) && d < weft_type_ndim(new_t); d++)
+        if (weft_type_dim(new_t, d) == 1 && weft_type_dim(old_t, d) != 1) return true;
+    return false;
+}
+
 bool weft__can_replace(const weft_var_t *old_var, const weft_var_t *new_var)
 {
+    if (!new_var) return false;
     const weft_type_t *a = weft_var_type(old_var), *b = weft_var_type(new_var);
-    return new_var && weft_type_is_super(a, b) && weft_type_dtype(a) == weft_type_dtype(b);
+    return weft_type_is_super(a, b) && weft_type_dtype(a) == weft_type_dtype(b) &&
+           !drops_broadcast(a, b);
 }
 
 bool weft__ew_kind(const weft_apply_t *node, int *kind)

@@ -137,7 +137,10 @@ typedef struct weft__classes {
 const weft__classes_t *weft__classes(void);
 /* Whether v's value is a constant with every element equal to value. */
 bool weft__is_const_value(const weft_var_t *v, double value);
-/* Whether new_var may replace old (is_super of the type, same dtype). */
+/* Whether new_var may replace old (docs/rewrites.md §5): is_super of the
+ * type, same dtype, and no broadcast dropped: new_var has no static length 1
+ * where old's length is not known to be 1 (is_super accepts that, but old may
+ * be a broadcast result, longer at run time). */
 bool weft__can_replace(const weft_var_t *old_var, const weft_var_t *new_var);
 /* The elementwise kind of node's op if it is an out-of-place elementwise op. */
 bool weft__ew_kind(const weft_apply_t *node, int *kind);

@@ -3,6 +3,7 @@
  * gradient is summed back), plus the dtype and disconnection rules. */
 #include "ops_fixture.h"
 #include "weft/grad.h"
+#include "weft/reduce.h"
 
 static const int64_t S34[2] = {3, 4}, S14[2] = {1, 4};
 
@@ -157,6 +158,47 @@ static void test_elemwise_grad_composed_expression_passes_verify_grad(void **sta
     for (int i = 0; i < 3; i++) weft_tensor_release(pts[i]);
 }
 
+/* kind(in[0], in[n-1]): with one input, kind(x, x). */
+static weft_status_t extreme_of(weft_graph_t *g, size_t n, weft_var_t *const *in, void *user,
+                                weft_var_t **out)
+{
+    return weft_binary(g, *(const weft_elemwise_kind_t *)user, in[0], in[n - 1], out);
+}
+
+static void verify(weft_elemwise_kind_t k, size_t n, weft_tensor_t *const *pts)
+{
+    weft_verify_grad_result_t res;
+    weft_status_t st = weft_verify_grad(extreme_of, &k, n, pts, NULL, &res);
+    if (st != WEFT_OK) fprintf(stderr, "verify_grad: %s\n", res.message);
+    assert_int_equal(st, WEFT_OK);
+}
+
+/* Maximum / Minimum split a tie: maximum(x, x) has gradient 1 (not 2), and
+ * two variables holding equal values get 1/2 each, as central differences
+ * say; both through weft_grad + weft_verify_grad. */
+static void test_elemwise_grad_maximum_minimum_ties_match_finite_differences(void **state)
+{
+    weft_graph_t *g = *state;
+    weft_tensor_t *p;
+    assert_int_equal(weft_verify_grad_random(WEFT_FLOAT64, 2, S34, -1, 1, 7, &p), WEFT_OK);
+    weft_tensor_t *two[2] = {p, p};
+    const weft_elemwise_kind_t kinds[2] = {WEFT_ELEMWISE_MAXIMUM, WEFT_ELEMWISE_MINIMUM};
+    for (int i = 0; i < 2; i++) {
+        verify(kinds[i], 1, &p);
+        verify(kinds[i], 2, two);
+        /* exactly: d/dx sum(kind(x, x)) = 1 */
+        weft_var_t *x = fx_var(g, WEFT_FLOAT64, 2, S34), *y, *c, *gx;
+        assert_int_equal(weft_binary(g, kinds[i], x, x, &y), WEFT_OK);
+        assert_int_equal(weft_sum(g, y, 0, NULL, false, &c), WEFT_OK);
+        assert_int_equal(weft_grad(g, c, 1, &x, NULL, &gx), WEFT_OK);
+        weft_tensor_t *r = fx_eval(g, 1, &x, &p, gx);
+        const double ones[12] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+        fx_expect(r, ones, 12, 0);
+        weft_tensor_release(r);
+    }
+    weft_tensor_release(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -166,6 +208,7 @@ int main(void)
         T(test_elemwise_grad_disconnects_integer_and_boolean_inputs),
         T(test_elemwise_grad_of_cast_and_sum_axes),
         T(test_elemwise_grad_composed_expression_passes_verify_grad),
+        T(test_elemwise_grad_maximum_minimum_ties_match_finite_differences),
 #undef T
     };
     return cmocka_run_group_tests_name("elemwise_grad", tests, NULL, NULL);

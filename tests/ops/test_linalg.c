@@ -381,6 +381,95 @@ static void test_linalg_gemv_copy_and_inplace_reversed_y(void **state)
     weft_tensor_release(yv);
 }
 
+/* An empty tensor: NULL data (weft_tensor_from_data allows it), or a view
+ * over a NaN buffer that no element of the empty shape may read. */
+static weft_tensor_t *empty(int nd, const int64_t *shape, double *nan_behind)
+{
+    weft_tensor_t *t = NULL;
+    const int64_t ones[3] = {1, 1, 1};
+    assert_int_equal(weft_tensor_from_data(WEFT_FLOAT64, nd, shape, nan_behind ? ones : NULL,
+                                           nan_behind, &t), WEFT_OK);
+    return t;
+}
+
+/* gemm(z, a, x(2,0), y(0,3), b) is b*z (zeros for b == 0, which ignores z);
+ * gemv with n == 0 is b*y; m == 0 gives empty outputs: OpenBLAS is never
+ * handed the empty operands (NULL data crashed it; a phantom column read the
+ * NaN behind a view). */
+static void test_linalg_gemm_gemv_empty_lengths_never_read_operands(void **state)
+{
+    fx_t *f = *state;
+    double nan[8] = {NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN};
+    int64_t s20[2] = {2, 0}, s03[2] = {0, 3}, s0[1] = {0};
+    weft_tensor_t *zv = ck_tensor(WEFT_FLOAT64, 2, s23, (double[]){1, 2, 3, 4, 5, 6});
+    weft_tensor_t *zn = ck_tensor(WEFT_FLOAT64, 2, s23, (double[]){NAN, 1, 2, 3, 4, 5});
+    weft_tensor_t *xs[2] = {empty(2, s20, NULL), empty(2, s20, nan)};
+    weft_tensor_t *ys[2] = {empty(2, s03, NULL), empty(2, s03, nan)};
+    weft_var_t *z = var_like(f->g, zv), *x = var_like(f->g, xs[0]), *y = var_like(f->g, ys[0]);
+    weft_var_t *in[3] = {z, x, y};
+    weft_var_t *o[3] = {build_gemx(f->g, false, false, z, 2.0, x, y, 3.0),
+                        build_gemx(f->g, false, true, z, 2.0, x, y, 0.5),
+                        build_gemx(f->g, false, false, z, 2.0, x, y, 0.0)};
+    for (int k = 0; k < 2; k++) {
+        weft_tensor_t *vals[3] = {zv, xs[k], ys[k]}, *r = NULL;
+        assert_int_equal(ck_eval(f->g, 3, in, vals, o[0], &r), WEFT_OK);
+        ck_expect(r, 2, s23, (double[]){3, 6, 9, 12, 15, 18}, 0);
+        weft_tensor_release(r);
+        vals[0] = zn; /* b == 0 ignores z, NaN included */
+        assert_int_equal(ck_eval(f->g, 3, in, vals, o[2], &r), WEFT_OK);
+        ck_expect(r, 2, s23, (double[]){0, 0, 0, 0, 0, 0}, 0);
+        weft_tensor_release(r);
+    }
+    weft_tensor_t *vals[3] = {zv, xs[1], ys[0]}, *r = NULL;
+    assert_int_equal(ck_eval(f->g, 3, in, vals, o[1], &r), WEFT_OK); /* in place: z *= 0.5 */
+    ck_expect(zv, 2, s23, (double[]){0.5, 1, 1.5, 2, 2.5, 3}, 0);
+    weft_tensor_release(r);
+    /* gemv: A (2,0) and x (0,) empty; m == 0: A (0,3), y (0,) */
+    weft_tensor_t *yv = ck_tensor(WEFT_FLOAT64, 1, (int64_t[]){2}, (double[]){1, -2});
+    weft_tensor_t *xe = empty(1, s0, NULL), *A03 = empty(2, s03, NULL), *x3 = NULL;
+    x3 = ck_tensor(WEFT_FLOAT64, 1, s3, (double[]){1, 2, 3});
+    weft_var_t *gy = var_like(f->g, yv), *gA = ck_var(f->g, WEFT_FLOAT64, 2, (int64_t[]){-1, -1});
+    weft_var_t *gx = ck_var(f->g, WEFT_FLOAT64, 1, (int64_t[]){-1}), *gin[3] = {gy, gA, gx};
+    weft_var_t *gv = build_gemx(f->g, true, false, gy, 2.0, gA, gx, -1.5);
+    weft_tensor_t *gvals[3] = {yv, xs[1], xe};
+    assert_int_equal(ck_eval(f->g, 3, gin, gvals, gv, &r), WEFT_OK);
+    ck_expect(r, 1, (int64_t[]){2}, (double[]){-1.5, 3}, 0);
+    weft_tensor_release(r);
+    weft_var_t *ey = ck_var(f->g, WEFT_FLOAT64, 1, (int64_t[]){-1}), *ein[3] = {ey, gA, gx};
+    weft_var_t *ev = build_gemx(f->g, true, false, ey, 2.0, gA, gx, 1.0);
+    weft_tensor_t *evals[3] = {xe, A03, x3};
+    assert_int_equal(ck_eval(f->g, 3, ein, evals, ev, &r), WEFT_OK);
+    ck_expect(r, 1, s0, NULL, 0);
+    weft_tensor_release(r);
+    weft_tensor_t *ts[] = {zv, zn, xs[0], xs[1], ys[0], ys[1], yv, xe, A03, x3};
+    for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++) {
+        weft_tensor_release(ts[i]);
+    }
+}
+
+/* Dot of empty operands with NULL data: zeros for an empty inner length,
+ * empty results for an empty outer one (batched too). */
+static void test_linalg_dot_of_null_data_empty_operands(void **state)
+{
+    fx_t *f = *state;
+    int64_t s20[2] = {2, 0}, s03[2] = {0, 3}, s02[2] = {0, 2}, s0[1] = {0};
+    weft_tensor_t *a = empty(2, s20, NULL), *b = empty(2, s03, NULL), *e = empty(1, s0, NULL);
+    weft_tensor_t *c = empty(2, s02, NULL), *d = ck_tensor(WEFT_FLOAT64, 2, s23, NULL);
+    weft_tensor_t *b3 = empty(3, (int64_t[]){2, 0, 3}, NULL);
+    weft_tensor_t *y3 = ck_tensor(WEFT_FLOAT64, 3, (int64_t[]){2, 3, 4}, NULL);
+    weft_tensor_t *r[5] = {run_dot(f->g, a, b), run_dot(f->g, c, d), run_dot(f->g, a, e),
+                           run_dot(f->g, e, e), run_dot(f->g, b3, y3)};
+    ck_expect(r[0], 2, s23, (double[]){0, 0, 0, 0, 0, 0}, 0);
+    ck_expect(r[1], 2, s03, NULL, 0);
+    ck_expect(r[2], 1, (int64_t[]){2}, (double[]){0, 0}, 0);
+    ck_expect(r[3], 0, NULL, (double[]){0}, 0);
+    ck_expect(r[4], 3, (int64_t[]){2, 0, 4}, NULL, 0);
+    weft_tensor_t *ts[] = {a, b, e, c, d, b3, y3, r[0], r[1], r[2], r[3], r[4]};
+    for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++) {
+        weft_tensor_release(ts[i]);
+    }
+}
+
 static void test_linalg_cholesky_exact_and_float32(void **state)
 {
     fx_t *f = *state;
@@ -823,6 +912,8 @@ int main(void)
         T(test_linalg_gemm_inplace_variant_hook),
         T(test_linalg_gemm_beta0_transposed_z_and_aliasing),
         T(test_linalg_gemv_copy_and_inplace_reversed_y),
+        T(test_linalg_gemm_gemv_empty_lengths_never_read_operands),
+        T(test_linalg_dot_of_null_data_empty_operands),
         T(test_linalg_cholesky_exact_and_float32),
         T(test_linalg_cholesky_not_positive_definite_names_node),
         T(test_linalg_trsm_every_flag_combination),

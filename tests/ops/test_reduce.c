@@ -181,8 +181,10 @@ static void test_reduce_empty_and_length1_axes(void **state)
     assert_int_equal(weft_max(f->g, x, 1, &a0, false, &y), WEFT_OK);
     assert_int_equal(weft_eval(f->g, 1, &x, &e, 1, &y, &res), WEFT_ESHAPE);
     assert_null(res);
-    assert_non_null(strstr(weft_graph_last_error(f->g), "zero-size reduction"));
-    assert_non_null(strstr(weft_graph_last_error(f->g), "Max"));
+    assert_non_null(strstr(weft_graph_last_error(f->g), "Max: zero-size array to reduction "
+                                                        "operation maximum which has no "
+                                                        "identity (reduced axis 0 has "
+                                                        "length 0)"));
     weft_tensor_t *ts[] = {e, one, s, p, m, mx1, o};
     for (size_t i = 0; i < 7; i++) {
         weft_tensor_release(ts[i]);
@@ -208,6 +210,118 @@ static void test_reduce_argmax_axis_flat_ties_first(void **state)
         weft_tensor_release(r[i]);
     }
     weft_tensor_release(xv);
+}
+
+/* Evaluates argmax(x, axis) for the value xv (any layout). */
+static weft_tensor_t *run_argmax(weft_graph_t *g, weft_tensor_t *xv, int axis)
+{
+    weft_var_t *x = ck_var(g, weft_tensor_dtype(xv), weft_tensor_ndim(xv), weft_tensor_shape(xv));
+    weft_var_t *a = NULL;
+    weft_tensor_t *r = NULL;
+    assert_int_equal(weft_argmax(g, x, axis, false, &a), WEFT_OK);
+    assert_int_equal(ck_eval(g, 1, &x, &xv, a, &r), WEFT_OK);
+    return r;
+}
+
+/* "First" is in the view's index order, as NumPy's argmax: reversed views
+ * (negative element offsets), transposed views, ties and NaN (the first NaN). */
+static void test_reduce_argmax_of_reversed_and_transposed_views_is_first_in_view_order(
+    void **state)
+{
+    fx_t *f = *state;
+    double v[4] = {1, 3, 3, 2}, m[6] = {1, 5, 2, 7, 0, 6}, b[6] = {9, 1, 9, 4, 9, 0};
+    double nan4[4] = {NAN, 1, NAN, 5}, t[6] = {4, 8, 8, 8, 2, 8};
+    weft_tensor_t *xs[5] = {NULL};
+    /* x[::-1] = [2, 3, 3, 1] */
+    assert_int_equal(weft_tensor_from_data(WEFT_FLOAT64, 1, (int64_t[]){4}, (int64_t[]){-1},
+                                           v + 3, &xs[0]), WEFT_OK);
+    /* columns reversed: [[2, 5, 1], [6, 0, 7]] */
+    assert_int_equal(weft_tensor_from_data(WEFT_FLOAT64, 2, s23, (int64_t[]){3, -1}, m + 2,
+                                           &xs[1]), WEFT_OK);
+    /* both axes reversed: [[0, 9, 4], [9, 1, 9]] */
+    assert_int_equal(weft_tensor_from_data(WEFT_FLOAT64, 2, s23, (int64_t[]){-3, -1}, b + 5,
+                                           &xs[2]), WEFT_OK);
+    /* [5, NaN, 1, NaN] */
+    assert_int_equal(weft_tensor_from_data(WEFT_FLOAT64, 1, (int64_t[]){4}, (int64_t[]){-1},
+                                           nan4 + 3, &xs[3]), WEFT_OK);
+    /* transposed: [[4, 8], [8, 2], [8, 8]] */
+    assert_int_equal(weft_tensor_from_data(WEFT_FLOAT64, 2, (int64_t[]){3, 2}, (int64_t[]){1, 3},
+                                           t, &xs[4]), WEFT_OK);
+    weft_tensor_t *r[6] = {run_argmax(f->g, xs[0], 0), run_argmax(f->g, xs[1], 1),
+                           run_argmax(f->g, xs[2], WEFT_ARGMAX_FLAT),
+                           run_argmax(f->g, xs[3], 0), run_argmax(f->g, xs[4], 0),
+                           run_argmax(f->g, xs[2], 0)};
+    ck_expect(r[0], 0, NULL, (double[]){1}, 0);
+    ck_expect(r[1], 1, (int64_t[]){2}, (double[]){1, 2}, 0);
+    ck_expect(r[2], 0, NULL, (double[]){1}, 0);
+    ck_expect(r[3], 0, NULL, (double[]){1}, 0);
+    ck_expect(r[4], 1, (int64_t[]){2}, (double[]){1, 0}, 0);
+    ck_expect(r[5], 1, (int64_t[]){3}, (double[]){1, 0, 1}, 0);
+    for (int i = 0; i < 6; i++) {
+        weft_tensor_release(r[i]);
+    }
+    for (int i = 0; i < 5; i++) {
+        weft_tensor_release(xs[i]);
+    }
+}
+
+/* The integer and float32 loads take the same path: x[::-1] of [1, 3, 3, 2]. */
+static void test_reduce_argmax_of_reversed_view_every_dtype(void **state)
+{
+    fx_t *f = *state;
+    const weft_dtype_t dts[3] = {WEFT_FLOAT32, WEFT_INT32, WEFT_INT64};
+    for (int i = 0; i < 3; i++) {
+        weft_tensor_t *base = ck_tensor(dts[i], 1, (int64_t[]){4}, (double[]){1, 3, 3, 2});
+        weft_tensor_t *rv = NULL;
+        assert_int_equal(weft_tensor_view(base, 1, (int64_t[]){4}, (int64_t[]){-1}, 3, &rv),
+                         WEFT_OK);
+        weft_tensor_t *r = run_argmax(f->g, rv, 0);
+        ck_expect(r, 0, NULL, (double[]){1}, 0);
+        weft_tensor_release(r);
+        weft_tensor_release(rv);
+        weft_tensor_release(base);
+    }
+}
+
+/* NumPy raises for Max, Min and Argmax over an empty axis even when the
+ * output is empty too (axis 0 of shape (0,0)); over a non-empty axis of an
+ * empty tensor the empty result is fine. */
+static void test_reduce_extremes_over_empty_axis_fail_even_with_empty_output(void **state)
+{
+    fx_t *f = *state;
+    int64_t s00[2] = {0, 0}, s03[2] = {0, 3};
+    weft_tensor_t *e00 = ck_tensor(WEFT_FLOAT64, 2, s00, NULL);
+    weft_tensor_t *e03 = ck_tensor(WEFT_FLOAT64, 2, s03, NULL);
+    weft_var_t *x = ck_var(f->g, WEFT_FLOAT64, 2, (int64_t[]){WEFT_DIM_UNKNOWN, WEFT_DIM_UNKNOWN});
+    weft_var_t *y[5] = {NULL};
+    int a0 = 0, a1 = 1;
+    assert_int_equal(weft_max(f->g, x, 1, &a0, false, &y[0]), WEFT_OK);
+    assert_int_equal(weft_min(f->g, x, 1, &a1, true, &y[1]), WEFT_OK);
+    assert_int_equal(weft_argmax(f->g, x, 0, false, &y[2]), WEFT_OK);
+    assert_int_equal(weft_argmax(f->g, x, WEFT_ARGMAX_FLAT, false, &y[3]), WEFT_OK);
+    assert_int_equal(weft_argmax(f->g, x, 1, false, &y[4]), WEFT_OK);
+    const char *want[4] = {
+        "Max: zero-size array to reduction operation maximum which has no identity (reduced "
+        "axis 0 has length 0)",
+        "Min: zero-size array to reduction operation minimum which has no identity (reduced "
+        "axis 1 has length 0)",
+        "Argmax: zero-size array to reduction operation argmax which has no identity (reduced "
+        "axis 0 has length 0)",
+        "Argmax: zero-size array to reduction operation argmax which has no identity (reduced "
+        "axis 0 has length 0)"};
+    weft_tensor_t *r = NULL;
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(ck_eval(f->g, 1, &x, i < 3 ? &e00 : &e03, y[i], &r), WEFT_ESHAPE);
+        assert_null(r);
+        const char *msg = weft_graph_last_error(f->g);
+        assert_non_null(strstr(msg, want[i]));
+        assert_non_null(strstr(msg, i == 0 ? "Max{" : i == 1 ? "Min{" : "Argmax{")); /* node */
+    }
+    assert_int_equal(ck_eval(f->g, 1, &x, &e03, y[4], &r), WEFT_OK);
+    ck_expect(r, 1, (int64_t[]){0}, NULL, 0);
+    weft_tensor_release(r);
+    weft_tensor_release(e00);
+    weft_tensor_release(e03);
 }
 
 static void test_reduce_static_shape_inference(void **state)
@@ -545,6 +659,13 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_reduce_empty_and_length1_axes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reduce_argmax_axis_flat_ties_first, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_reduce_argmax_of_reversed_and_transposed_views_is_first_in_view_order, setup,
+            teardown),
+        cmocka_unit_test_setup_teardown(test_reduce_argmax_of_reversed_view_every_dtype, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(
+            test_reduce_extremes_over_empty_axis_fail_even_with_empty_output, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reduce_static_shape_inference, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reduce_bad_arguments_are_rejected, setup, teardown),
         cmocka_unit_test(test_reduce_classes_are_registered),

@@ -237,3 +237,15 @@ weft_var_t *rfx_un(rfx_t *f, weft_elemwise_kind_t k, weft_var_t *a)
     assert_int_equal(weft_unary(f->g, k, a, &r), WEFT_OK);
     return r;
 }
+
+uint64_t rfx_apply_count(weft_rewriter_t *rw, weft_fgraph_t *fg, const char *name)
+{
+    weft_rewrite_stats_t *stats;
+    assert_int_equal(weft_rewrite_stats_create(&stats), WEFT_OK);
+    assert_int_equal(weft_rewriter_apply(rw, fg, stats), WEFT_OK);
+    uint64_t applied = 0;
+    weft_status_t st = weft_rewrite_stats_get(stats, name, &applied, NULL, NULL);
+    assert_true(st == WEFT_OK || st == WEFT_ENOTFOUND);
+    weft_rewrite_stats_destroy(stats);
+    return applied;
+}

@@ -54,6 +54,9 @@ void rfx_eval_fgraph(rfx_t *f, weft_fgraph_t *fg, size_t n_in, weft_var_t *const
 /* Asserts |a - b| <= atol + rtol |b| elementwise, same shape. */
 void rfx_assert_close(const weft_tensor_t *a, const weft_tensor_t *b, double rtol, double atol);
 void rfx_release(size_t n, weft_tensor_t **t);
+/* Applies rw (borrowed) to fg and returns how often the rewrite `name`
+ * applied (its statistics entry; 0 when it has none). */
+uint64_t rfx_apply_count(weft_rewriter_t *rw, weft_fgraph_t *fg, const char *name);
 /* Whether the fgraph holds an apply whose op prints as `op` ("Add", ...). */
 size_t rfx_count_op(weft_fgraph_t *fg, const char *op_print);
 

@@ -22,13 +22,7 @@ static uint64_t fuse(weft_fgraph_t *fg)
     assert_int_equal(weft_rewriter_walk_create("fusion_walk", WEFT_WALK_OUT2IN, true, 1, &node,
                                                &walk),
                      WEFT_OK);
-    weft_rewrite_stats_t *stats;
-    assert_int_equal(weft_rewrite_stats_create(&stats), WEFT_OK);
-    assert_int_equal(weft_rewriter_apply(walk, fg, stats), WEFT_OK);
-    uint64_t applied = 0;
-    weft_status_t st = weft_rewrite_stats_get(stats, "local_elemwise_fusion", &applied, NULL, NULL);
-    assert_true(st == WEFT_OK || st == WEFT_ENOTFOUND);
-    weft_rewrite_stats_destroy(stats);
+    uint64_t applied = rfx_apply_count(walk, fg, "local_elemwise_fusion");
     weft_rewriter_release(walk);
     assert_int_equal(weft_fgraph_check_integrity(fg), WEFT_OK);
     return applied;

@@ -101,6 +101,21 @@ static weft_status_t unary_partial(weft_graph_t *g, weft_elemwise_kind_t k, weft
     return st ? st : bin(g, WEFT_ELEMWISE_MUL, gz, t, o);
 }
 
+/* Maximum / Minimum (weft/elemwise.h, Gradients): gz to the input equal to
+ * the result, gz/2 to each when both are (a tie), 0 where neither is (NaN).
+ * Halving makes maximum(x, x) get gz in all, and a tie between two variables
+ * the central difference's 1/2 each, whichever order the inputs come in. */
+static weft_status_t extreme_partial(weft_graph_t *g, size_t i, weft_var_t *a, weft_var_t *b,
+                                     weft_var_t *y, weft_var_t *gz, weft_var_t **o)
+{
+    weft_var_t *own = NULL, *other = NULL, *half = NULL, *t = NULL;
+    weft_status_t st = bin(g, WEFT_ELEMWISE_EQ, y, i == 0 ? a : b, &own);
+    if (!st) st = bin(g, WEFT_ELEMWISE_EQ, y, i == 0 ? b : a, &other);
+    if (!st) st = scal(g, WEFT_ELEMWISE_MUL, gz, 0.5, &half);
+    if (!st) st = weft_switch_at(g, other, half, gz, HERE, &t);
+    return st ? st : masked(g, own, t, false, o);
+}
+
 /* gz * d y / d in_i for the binary kinds (a, b the inputs, y the output). */
 static weft_status_t binary_partial(weft_graph_t *g, weft_elemwise_kind_t k, size_t i,
                                     weft_var_t *a, weft_var_t *b, weft_var_t *y, weft_var_t *gz,
@@ -130,9 +145,7 @@ static weft_status_t binary_partial(weft_graph_t *g, weft_elemwise_kind_t k, siz
         }
         return st ? st : bin(g, WEFT_ELEMWISE_MUL, gz, u, o);
     case WEFT_ELEMWISE_MAXIMUM:
-    case WEFT_ELEMWISE_MINIMUM: /* to each input equal to the result (ties: both) */
-        st = bin(g, WEFT_ELEMWISE_EQ, y, i == 0 ? a : b, &c);
-        return st ? st : masked(g, c, gz, false, o);
+    case WEFT_ELEMWISE_MINIMUM: return extreme_partial(g, i, a, b, y, gz, o);
     case WEFT_ELEMWISE_SECOND: *o = i == 1 ? gz : NULL; return WEFT_OK;
     default: *o = NULL; return WEFT_OK; /* comparisons */
     }

@@ -91,10 +91,38 @@ static enum CBLAS_TRANSPOSE blas_tr(bool t)
     return t ? CblasTrans : CblasNoTrans;
 }
 
+/* C <- beta*C for the m x n row-major matrix at c (beta 0: zeros, C not read,
+ * as BLAS): a product over an empty inner length. */
+static void blas_scale(weft_dtype_t dt, int64_t m, int64_t n, double beta, void *c, int64_t ldc)
+{
+    if (beta == 1.0) {
+        return;
+    }
+    for (int64_t i = 0; i < m; i++) {
+        for (int64_t j = 0; j < n; j++) {
+            if (dt == WEFT_FLOAT64) {
+                double *p = (double *)c + i * ldc + j;
+                *p = beta == 0.0 ? 0.0 : beta * *p;
+            } else {
+                float *p = (float *)c + i * ldc + j;
+                *p = beta == 0.0 ? 0.0f : (float)beta * *p;
+            }
+        }
+    }
+}
+
+/* OpenBLAS never sees an empty length: an empty operand may have NULL data
+ * (weft_tensor_from_data allows it), and with k == 0 its kernels still read
+ * A and B (NaN behind them propagated, NULL crashed). An empty inner length
+ * is beta*C here, read from nothing else. */
 void weft__blas_gemm(weft_dtype_t dt, bool ta, bool tb, int64_t m, int64_t n, int64_t k,
                      double alpha, const void *a, int64_t lda, const void *b, int64_t ldb,
                      double beta, void *c, int64_t ldc)
 {
+    if (m == 0 || n == 0 || k == 0) {
+        blas_scale(dt, m, n, beta, c, ldc);
+        return;
+    }
     if (dt == WEFT_FLOAT64) {
         cblas_dgemm(CblasRowMajor, blas_tr(ta), blas_tr(tb), (int)m, (int)n, (int)k, alpha, a,
                     (int)lda, b, (int)ldb, beta, c, (int)ldc);
@@ -108,6 +136,11 @@ void weft__blas_gemv(weft_dtype_t dt, bool ta, int64_t m, int64_t n, double alph
                      const void *a, int64_t lda, const void *x, int64_t incx, double beta,
                      void *y, int64_t incy)
 {
+    int64_t ylen = ta ? n : m, inner = ta ? m : n;
+    if (ylen == 0 || inner == 0) { /* as weft__blas_gemm: y <- beta*y */
+        blas_scale(dt, ylen, 1, beta, y, incy < 0 ? -incy : incy);
+        return;
+    }
     if (dt == WEFT_FLOAT64) {
         cblas_dgemv(CblasRowMajor, blas_tr(ta), (int)m, (int)n, alpha, a, (int)lda, x,
                     (int)incx, beta, y, (int)incy);
@@ -120,6 +153,9 @@ void weft__blas_gemv(weft_dtype_t dt, bool ta, int64_t m, int64_t n, double alph
 double weft__blas_dot(weft_dtype_t dt, int64_t n, const void *x, int64_t incx, const void *y,
                       int64_t incy)
 {
+    if (n == 0) { /* the empty sum, without handing OpenBLAS possibly NULL pointers */
+        return 0.0;
+    }
     if (dt == WEFT_FLOAT64) {
         return cblas_ddot((int)n, x, (int)incx, y, (int)incy);
     }

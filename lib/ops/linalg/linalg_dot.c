@@ -70,11 +70,7 @@ static weft_status_t dot_gemv(weft_kernel_ctx_t *ctx, const weft_tensor_t *mat,
         a.cols = r;
         a.trans = !a.trans;
     }
-    if (a.cols == 0) {
-        weft_tensor_fill(out, 0.0); /* an empty sum; BLAS would leave y untouched */
-    } else {
-        weft__bmat_gemv(weft_tensor_dtype(out), 1.0, &a, &x, 0.0, &y);
-    }
+    weft__bmat_gemv(weft_tensor_dtype(out), 1.0, &a, &x, 0.0, &y); /* k == 0: zeros */
     weft__bmat_fini(ctx, &a);
     weft__bvec_fini(ctx, &x);
     return WEFT_OK;
@@ -99,7 +95,9 @@ static weft_status_t dot_gemm(weft_kernel_ctx_t *ctx, const weft_tensor_t *x,
     weft__bmat_layout(weft_tensor_data(out), m, n, n > 1 ? n : 1, 1, &c);
     int64_t sa = a.copy ? a.rows * a.cols : weft_tensor_stride(x, 0);
     int64_t sb = b.copy ? b.rows * b.cols : weft_tensor_stride(y, 0);
-    if (a.cols == 0) {
+    /* k == 0: zeros; m or n == 0: nothing to compute, and no batch offsets
+     * into empty operands (their data may be NULL) */
+    if (a.cols == 0 || m == 0 || n == 0) {
         weft_tensor_fill(out, 0.0);
         batch = 0;
     }

@@ -225,12 +225,8 @@ static weft_status_t gemm_compute(weft_kernel_ctx_t *ctx, weft_tensor_t *out, do
         }
         weft__bmat_layout(weft_tensor_data(tmp), m, n, n > 1 ? n : 1, 1, &c);
     }
-    weft__bmat_t aa = *a, bb = *b;
-    if (a->cols == 0) { /* k == 0: alpha 0 makes BLAS compute beta*C without reading A, B */
-        aa.cols = bb.rows = 1;
-        alpha = 0.0;
-    }
-    weft_status_t st = weft__bmat_gemm_par(ctx, weft_tensor_dtype(out), alpha, &aa, &bb, beta, &c);
+    /* k == 0 gives beta*C without reading x or y (weft__blas_gemm) */
+    weft_status_t st = weft__bmat_gemm_par(ctx, weft_tensor_dtype(out), alpha, a, b, beta, &c);
     if (st == WEFT_OK && tmp) st = weft_tensor_copy(out, tmp);
     weft_kernel_scratch_done(ctx, tmp);
     return st;
@@ -284,13 +280,8 @@ static weft_status_t gemv_compute(weft_kernel_ctx_t *ctx, weft_tensor_t *out, do
         return st;
     }
     st = weft__bvec_from(ctx, out, &y);
-    if (st == WEFT_OK) {
-        weft__bmat_t aa = *a;
-        if (a->cols == 0) { /* n == 0: alpha 0, one phantom column BLAS never reads */
-            aa.cols = 1;
-            alpha = 0.0;
-        }
-        weft__bmat_gemv(weft_tensor_dtype(out), alpha, &aa, &x, beta, &y);
+    if (st == WEFT_OK) { /* n == 0 gives beta*y without reading A or x (weft__blas_gemv) */
+        weft__bmat_gemv(weft_tensor_dtype(out), alpha, a, &x, beta, &y);
         st = y.copy ? weft_tensor_copy(out, y.copy) : WEFT_OK;
         weft__bvec_fini(ctx, &y);
     }

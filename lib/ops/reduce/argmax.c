@@ -32,6 +32,9 @@ static weft_status_t argmax_perform(const weft_apply_t *node, weft_tensor_t *con
     const weft__reduce_props_t *p = weft_op_props(weft_apply_op(node));
     const weft_tensor_t *x = inputs[0];
     weft_status_t st = weft__reduce_check_tensor(ctx, "Argmax", p, x);
+    if (st == WEFT_OK) {
+        st = weft__reduce_check_nonempty(ctx, "Argmax", "argmax", p, x);
+    }
     if (st != WEFT_OK) {
         return st;
     }
@@ -42,9 +45,6 @@ static weft_status_t argmax_perform(const weft_apply_t *node, weft_tensor_t *con
         return st;
     }
     int64_t n_out = (int64_t)weft_tensor_size(outputs[0]);
-    if (weft__reduce_group_size(p, x) == 0 && n_out > 0) {
-        return weft_kernel_error(ctx, WEFT_ESHAPE, "Argmax: zero-size reduction has no maximum");
-    }
     weft__reduce_c_strides(nd, out_shape, out_strides);
     weft__rloop_t loop;
     weft__reduce_loop_init(p, x, out_strides, NULL, &loop);

@@ -137,6 +137,20 @@ weft_status_t weft__reduce_check_tensor(weft_kernel_ctx_t *ctx, const char *opna
     return WEFT_OK;
 }
 
+weft_status_t weft__reduce_check_nonempty(weft_kernel_ctx_t *ctx, const char *opname,
+                                          const char *operation,
+                                          const weft__reduce_props_t *p, const weft_tensor_t *x)
+{
+    for (int d = 0; d < p->ndim; d++) {
+        if ((p->axes & (1u << d)) && weft_tensor_dim(x, d) == 0) {
+            return weft_kernel_error(ctx, WEFT_ESHAPE, "%s: zero-size array to reduction "
+                                     "operation %s which has no identity (reduced axis %d "
+                                     "has length 0)", opname, operation, d);
+        }
+    }
+    return WEFT_OK;
+}
+
 static weft_status_t reduce_perform(const weft_apply_t *node, weft_tensor_t *const *inputs,
                                     weft_tensor_t **outputs, weft_kernel_ctx_t *ctx)
 {
@@ -145,6 +159,11 @@ static weft_status_t reduce_perform(const weft_apply_t *node, weft_tensor_t *con
     weft_reduce_kind_t kind = (weft_reduce_kind_t)p->kind;
     const weft_tensor_t *x = inputs[0];
     weft_status_t st = weft__reduce_check_tensor(ctx, weft_op_name(op), p, x);
+    bool is_max = kind == WEFT_REDUCE_MAX;
+    if (st == WEFT_OK && (is_max || kind == WEFT_REDUCE_MIN)) {
+        st = weft__reduce_check_nonempty(ctx, weft_op_name(op), is_max ? "maximum" : "minimum",
+                                         p, x);
+    }
     if (st != WEFT_OK) {
         return st;
     }
@@ -157,11 +176,6 @@ static weft_status_t reduce_perform(const weft_apply_t *node, weft_tensor_t *con
     }
     int64_t n_out = (int64_t)weft_tensor_size(outputs[0]);
     int64_t group = weft__reduce_group_size(p, x);
-    bool extreme = kind == WEFT_REDUCE_MAX || kind == WEFT_REDUCE_MIN;
-    if (extreme && group == 0 && n_out > 0) {
-        return weft_kernel_error(ctx, WEFT_ESHAPE, "%s: zero-size reduction has no identity",
-                                 weft_op_name(op));
-    }
     weft__reduce_c_strides(nd, out_shape, out_strides);
     weft__rloop_t loop;
     weft__reduce_loop_init(p, x, out_strides, NULL, &loop);

@@ -292,33 +292,37 @@ typedef struct argmax_ctx {
     weft_dtype_t dt;
     const void *x;
     int64_t *out;
-    int64_t *best_off; /* x offset of the current best per group; -1: none yet */
+    int64_t *best_off; /* x offset of the current best per group (any sign: reversed views) */
 } argmax_ctx_t;
 
+/* Whether the element at x offset `off` beats the group's best so far at
+ * `best`: greater, or the first NaN (NumPy's argmax stops at a NaN). */
+static bool argmax_beats(const argmax_ctx_t *c, int64_t off, int64_t best)
+{
+    if (c->dt == WEFT_INT64) { /* exact: no round trip through double */
+        return ((const int64_t *)c->x)[off] > ((const int64_t *)c->x)[best];
+    }
+    double xv = load_elem(c->dt, c->x, off), bv = load_elem(c->dt, c->x, best);
+    return !isnan(bv) && (xv > bv || isnan(xv));
+}
+
+/* A group's first element in C order is the one at position 0 (every reduced
+ * index 0): it starts the group, so no offset value has to mean "none yet"
+ * (a reversed view's offsets are negative). */
 static void argmax_visit(void *p, const rvisit_t *v)
 {
     argmax_ctx_t *c = p;
-    int64_t b = c->best_off[v->oo];
-    bool better;
-    if (b < 0) {
-        better = true;
-    } else if (c->dt == WEFT_INT64) { /* exact: no round trip through double */
-        better = ((const int64_t *)c->x)[v->ox] > ((const int64_t *)c->x)[b];
-    } else {
-        double xv = load_elem(c->dt, c->x, v->ox), bv = load_elem(c->dt, c->x, b);
-        better = !isnan(bv) && (xv > bv || isnan(xv));
+    if (v->pos_in_group != 0 && !argmax_beats(c, v->ox, c->best_off[v->oo])) {
+        return;
     }
-    if (better) {
-        c->best_off[v->oo] = v->ox;
-        c->out[v->oo] = v->pos_in_group;
-    }
+    c->best_off[v->oo] = v->ox;
+    c->out[v->oo] = v->pos_in_group;
 }
 
 void weft__reduce_argmax(weft_dtype_t dx, const void *x, int64_t *out, int64_t *best,
                          int64_t n_out, const weft__rloop_t *loop)
 {
     for (int64_t i = 0; i < n_out; i++) {
-        best[i] = -1;
         out[i] = 0;
     }
     argmax_ctx_t c = {dx, x, out, best};

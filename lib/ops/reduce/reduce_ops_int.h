@@ -44,6 +44,13 @@ void weft__reduce_loop_init(const weft__reduce_props_t *p, const weft_tensor_t *
                             weft__rloop_t *l);
 /* Number of x elements folded into each output element. */
 int64_t weft__reduce_group_size(const weft__reduce_props_t *p, const weft_tensor_t *x);
+/* Run-time check of Max, Min and Argmax: a reduced axis of length 0 leaves
+ * groups with no extreme, an error even when the output is empty as well, as
+ * NumPy raises (WEFT_ESHAPE on ctx: "Max: zero-size array to reduction
+ * operation maximum which has no identity (reduced axis 0 has length 0)"). */
+weft_status_t weft__reduce_check_nonempty(weft_kernel_ctx_t *ctx, const char *opname,
+                                          const char *operation,
+                                          const weft__reduce_props_t *p, const weft_tensor_t *x);
 /* make_node check: input count, a supported tensor dtype, rank == p->ndim. */
 weft_status_t weft__reduce_check_input(weft_graph_t *g, const char *opname,
                                        const weft__reduce_props_t *p, size_t n_in,
