@@ -1,8 +1,10 @@
 /* Built-in rewrites written as patterns (weft/rewrite_pattern.h): the
  * cancellations x*y/y -> x and (x/y)*y -> x (commutative Mul matching covers
  * y*x/y). Like PyTensor's multiplicative canonicalizer they ignore y = 0,
- * Inf or NaN (tag "shape_unsafe" semantics), and they only fire when x's type
- * may replace the output (no broadcasting by y; dtype fixed by a Cast). */
+ * Inf or NaN, so they carry the tag fast_math (docs/rewrites.md §6.5); their
+ * tag shape_unsafe says they also drop y's own shape check (a y that could
+ * not broadcast against x no longer raises). They only fire when x's type may
+ * replace the output (no broadcasting by y; dtype fixed by a Cast). */
 #include <string.h>
 
 #include "rewrite_int.h"
