@@ -32,6 +32,10 @@
  *     input is numeric; an all-bool input list is WEFT_ETYPE);
  *   any dtype: comparisons (Lt Le Gt Ge Eq Ne), Cast, Switch branches.
  * Integer overflow wraps as in two's complement (computed in unsigned).
+ * Sigmoid is numpy's 1 / (1 + exp(-x)), bit for bit, wherever exp(-x) is
+ * finite; below that (x < -88.72 float32, < -709.78 float64) it is
+ * exp(x) / (1 + exp(x)), so it reaches the subnormals instead of dropping to
+ * 0 early (sigmoid(-720) is 2.03e-313).
  *
  * In place. Every kind has variants writing into input i (destroy_map
  * {0: [i]}); make_node of such a variant requires input i's type to EQUAL the
