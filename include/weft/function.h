@@ -47,6 +47,19 @@
  * while the function's nodes run (and restored after); the serial OpenBLAS
  * build is refused (weft/linalg.h weft_blas_check).
  *
+ * Same bits at any worker count: a function's outputs and updates are
+ * bit-identical whatever the number of workers of its pool (1, 2, 8 or
+ * 64), its node_threads option and the placement of nodes on workers (in
+ * mode "none" they equal the sequential evaluator's, weft/eval.h). Every
+ * split weft makes inside a node (matrix products in Dot and Gemm,
+ * elementwise loops and Composite) cuts the work into blocks chosen from
+ * the shape alone, and a block is computed the same way on any worker (a
+ * product block is one one-thread BLAS call); the worker count only decides
+ * whether blocks run in parallel (docs/execution.md §5). Not covered: user
+ * ops whose kernels split by the worker count, and products while
+ * weft_blas_set_threads gives level-3 nodes several BLAS threads (one
+ * threaded OpenBLAS call then, whose bits follow that BLAS thread count).
+ *
  * Thread: a function may be called from several threads at once (each call
  * takes its own per-call state from a small free list); several functions may
  * share one pool. Compile and destroy are not concurrent with calls on the
