@@ -36,6 +36,11 @@
  * "Conversions" says: a float that is NaN, infinite or outside the target
  * integer's range becomes that integer's minimum (as NumPy on x86-64).
  *
+ * Sigmoid is numpy's 1 / (1 + exp(-x)), bit for bit, wherever exp(-x) is
+ * finite; below that (x < -88.72 float32, < -709.78 float64) it is
+ * exp(x) / (1 + exp(x)), so it reaches the subnormals instead of dropping to
+ * 0 early (sigmoid(-720) is 2.03e-313).
+ *
  * In place. Every kind has variants writing into input i (destroy_map
  * {0: [i]}); make_node of such a variant requires input i's type to EQUAL the
  * output type (same dtype and static lengths), else WEFT_ETYPE - so an

@@ -47,6 +47,19 @@
  * while the function's nodes run (and restored after); the serial OpenBLAS
  * build is refused (weft/linalg.h weft_blas_check).
  *
+ * Same bits at any worker count: a function's outputs and updates are
+ * bit-identical whatever the number of workers of its pool (1, 2, 8 or
+ * 64), its node_threads option and the placement of nodes on workers (in
+ * mode "none" they equal the sequential evaluator's, weft/eval.h). Every
+ * split weft makes inside a node (matrix products in Dot and Gemm,
+ * elementwise loops and Composite) cuts the work into blocks chosen from
+ * the shape alone, and a block is computed the same way on any worker (a
+ * product block is one one-thread BLAS call); the worker count only decides
+ * whether blocks run in parallel (docs/execution.md §5). Not covered: user
+ * ops whose kernels split by the worker count, and products while
+ * weft_blas_set_threads gives level-3 nodes several BLAS threads (one
+ * threaded OpenBLAS call then, whose bits follow that BLAS thread count).
+ *
  * Thread: a function may be called from several threads at once (each call
  * takes its own per-call state from a small free list); several functions may
  * share one pool. Compile and destroy are not concurrent with calls on the
@@ -105,7 +118,9 @@ typedef struct weft_function_options {
      * in-place op is not made mutable implicitly: declare it (else the
      * compile fails with WEFT_EINCONSISTENT), so a caller's buffer is only
      * ever overwritten when declared. A mutable input may not share memory
-     * with another input of the same call (WEFT_EINVAL). */
+     * with another input of the same call (WEFT_EINVAL). One whose memory
+     * overlaps itself (a stride-0 broadcast view, a sliding window) is
+     * copied for the call instead of written: see weft_function_call. */
     const bool *input_mutable;
     /* Accept in-place ops that the user built (refused otherwise, as in
      * PyTensor: "Graph must not contain inplace operations"). */
@@ -178,10 +193,21 @@ WEFT_API weft_status_t weft_function_destroy(weft_function_t *f);
  *     output.
  * Updated inputs' tensors hold the new state values on return (WEFT_OK only).
  * Inputs not declared mutable are never written.
+ * Self-overlapping inputs: a mutable input whose elements share memory (an
+ * axis of stride 0 as in a broadcast view, or a stride not larger than the
+ * span of the axes of smaller stride, as in a sliding window; layouts that
+ * interleave without overlapping count too) is never written in place, as
+ * NumPy refuses writes to broadcast views: a declared-mutable one is copied
+ * into a private contiguous tensor for this call (the call allocates it;
+ * the caller's tensor is left unchanged, even where the rewrite had chosen
+ * to overwrite the input); an updated one is refused (WEFT_EINVAL naming
+ * it), since its new value cannot be stored in it. The check costs one scan
+ * of the strides per mutable input and call.
  * Ownership: borrows f and inputs; fills or returns outputs as above.
  * Errors (message: weft_function_last_error(f) on the calling thread):
  *   WEFT_EINVAL (NULL f, NULL arrays with a count > 0, wrong n_in / n_out, a
- *     NULL input tensor, a mutable input sharing memory with another input),
+ *     NULL input tensor, a mutable input sharing memory with another input,
+ *     an updated input whose memory overlaps itself),
  *   WEFT_ETYPE (an input's or a supplied output's dtype or ndim differs; the
  *     message names the variable or output and both types),
  *   WEFT_ESHAPE (a length differs from the input variable's static length,

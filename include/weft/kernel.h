@@ -111,7 +111,8 @@ WEFT_API size_t weft_kernel_worker(const weft_kernel_ctx_t *ctx);
 WEFT_API void *weft_kernel_user(const weft_kernel_ctx_t *ctx);
 /* Workers of the pool running the node: 1 for the sequential evaluator, or
  * when nodes run without a pool. A kernel uses it to decide whether splitting
- * its work can pay (weft_kernel_parallel_for runs inline when it is 1). */
+ * its work can pay (weft_kernel_parallel_for runs inline when it is 1), never
+ * to choose how to split: see weft_kernel_parallel_for. */
 WEFT_API size_t weft_kernel_threads(const weft_kernel_ctx_t *ctx);
 
 /* One range [begin, end) of a weft_kernel_parallel_for. Ranges run at the
@@ -120,12 +121,19 @@ WEFT_API size_t weft_kernel_threads(const weft_kernel_ctx_t *ctx);
  * return value, then with weft_kernel_error once the loop returned). */
 typedef weft_status_t (*weft_kernel_range_fn)(void *arg, size_t begin, size_t end);
 
-/* Runs fn over [0, n) in ranges of at least `grain` elements (0: n split
- * evenly over the workers) on the pool running the node, and returns when all
- * ranges are done. The calling worker takes part and, while it waits, runs
- * other ready work, so this never deadlocks, even on one worker. With one
- * worker (weft_kernel_threads(ctx) == 1) or n <= grain it is a single inline
- * call fn(arg, 0, n). The first failing range's status is returned; ranges
+/* Runs fn over [0, n) in ranges of `grain` elements (the last one shorter;
+ * 0: ceil(n / 16), 16 ranges at most) on the pool running the node, and
+ * returns when all ranges are done. The calling worker takes part and, while
+ * it waits, runs other ready work, so this never deadlocks, even on one
+ * worker. With one worker (weft_kernel_threads(ctx) == 1) or n <= grain it is
+ * a single inline call fn(arg, 0, n).
+ * Same bits at any worker count: the range boundaries are the multiples of
+ * grain, fixed by n and grain alone; only which worker runs a range, and
+ * whether the ranges run as one inline call, depend on the pool. A kernel
+ * whose result must not depend on the worker count (weft's own promise,
+ * weft/function.h) passes a grain computed from the problem and computes
+ * each grain-sized block of [begin, end) the same way whichever range it
+ * arrives in (weft's matrix products run one BLAS call per block). The first failing range's status is returned; ranges
  * not yet started are then skipped. Allocates nothing.
  * Ownership: borrows ctx, arg.
  * Errors: WEFT_EINVAL (ctx or fn NULL), WEFT_ENOMEM (the pool could not queue

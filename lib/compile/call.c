@@ -8,6 +8,7 @@
  * input; the last reader empties the cell into the buffer pool. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/base_int.h" /* WEFT_UNLIKELY */
@@ -302,9 +303,111 @@ static weft_status_t check_mutable_aliasing(weft_function_t *f, weft_tensor_t *c
     return WEFT_OK;
 }
 
-static weft_status_t check_args(weft_function_t *f, size_t n_in, weft_tensor_t *const *inputs,
-                                size_t n_out, weft_tensor_t **outputs)
+/* Whether two index tuples of t may address one element: an axis of stride
+ * 0 (a broadcast view) or, with the axes sorted by |stride|, a stride not
+ * larger than the span of the axes below it (a sliding window). Layouts
+ * that interleave without overlapping fail the test too: such an input is
+ * only copied (or, when updated, refused) needlessly. At most
+ * WEFT_MAX_NDIM^2 steps, no allocation. */
+static bool may_overlap_itself(const weft_tensor_t *t)
 {
+    int64_t st[WEFT_MAX_NDIM], len[WEFT_MAX_NDIM];
+    int n = 0;
+    for (int d = 0; d < weft_tensor_ndim(t); d++) {
+        int64_t l = weft_tensor_dim(t, d), s = weft_tensor_stride(t, d);
+        if (l == 0) return false; /* no elements */
+        if (l == 1) continue;
+        s = s < 0 ? -s : s;
+        int i = n++;
+        for (; i > 0 && st[i - 1] > s; i--) { /* insertion sort by |stride| */
+            st[i] = st[i - 1];
+            len[i] = len[i - 1];
+        }
+        st[i] = s;
+        len[i] = l;
+    }
+    int64_t span = 0; /* the axes below the current one reach offsets [0, span] */
+    for (int i = 0; i < n; i++) {
+        if (st[i] <= span) return true;
+        span += (len[i] - 1) * st[i]; /* within the tensor's buffer: cannot overflow */
+    }
+    return false;
+}
+
+static bool is_updated(const weft_function_t *f, size_t k)
+{
+    for (size_t u = 0; u < f->n_upd; u++)
+        if (f->upd_input[u] == k) return true;
+    return false;
+}
+
+static weft_status_t refuse_overlapping_update(weft_function_t *f, size_t k,
+                                               const weft_tensor_t *t)
+{
+    char name[128], type[96], strides[24 * WEFT_MAX_NDIM] = "";
+    weft_var_print(f->in_vars[k], name, sizeof name);
+    weft_tensor_print_type(t, type, sizeof type);
+    for (int d = 0, at = 0; d < weft_tensor_ndim(t) && at < (int)sizeof strides; d++)
+        at += snprintf(strides + at, sizeof strides - (size_t)at, "%s%lld", d ? ", " : "",
+                       (long long)weft_tensor_stride(t, d));
+    const char *file;
+    int line;
+    weft_var_trace(f->in_vars[k], &file, &line);
+    return weft__fn_error(f, WEFT_EINVAL, "input %zu (%s, created at %s:%d) is updated but its "
+                          "memory overlaps itself (%s, strides [%s]): its new value cannot be "
+                          "stored in it; pass a tensor whose elements do not share memory", k,
+                          name, file, line, type, strides);
+}
+
+static void args_release(const weft_function_t *f, weft_tensor_t *const *inputs,
+                         weft_tensor_t **args)
+{
+    if (!args) return;
+    for (size_t k = 0; k < f->n_in; k++)
+        if (args[k] != inputs[k]) weft_tensor_release(args[k]);
+    free(args);
+}
+
+/* A mutable input whose memory overlaps itself (a broadcast view, a sliding
+ * window) cannot be written in place: one element's result would overwrite
+ * other elements' operands. It runs from a private contiguous copy, so the
+ * caller's tensor is never written; an updated one is refused, as its new
+ * value cannot be stored back (function.h, weft_function_call). *args is
+ * NULL when no input needs a copy (the common case: one stride scan per
+ * mutable input, nothing allocated), else a new array of the inputs with
+ * the copies in their places (args_release). */
+static weft_status_t copy_overlapping(weft_function_t *f, weft_tensor_t *const *inputs,
+                                      weft_tensor_t ***args_out)
+{
+    weft_tensor_t **args = NULL;
+    weft_status_t st = WEFT_OK;
+    for (size_t k = 0; st == WEFT_OK && k < f->n_in; k++) {
+        if (!f->in_mutable[k] || !may_overlap_itself(inputs[k])) continue;
+        if (is_updated(f, k)) {
+            st = refuse_overlapping_update(f, k, inputs[k]);
+            break;
+        }
+        if (!args && (args = malloc(f->n_in * sizeof *args)))
+            memcpy(args, inputs, f->n_in * sizeof *args);
+        if (!args || weft_tensor_clone(inputs[k], &args[k]) != WEFT_OK) {
+            if (args) args[k] = inputs[k];
+            st = weft__fn_error(f, WEFT_ENOMEM, "cannot copy input %zu, whose memory overlaps "
+                                "itself", k);
+        }
+    }
+    if (st != WEFT_OK) {
+        args_release(f, inputs, args);
+        args = NULL;
+    }
+    *args_out = args;
+    return st;
+}
+
+/* Checks the call's arguments; *args: as copy_overlapping. */
+static weft_status_t check_args(weft_function_t *f, size_t n_in, weft_tensor_t *const *inputs,
+                                size_t n_out, weft_tensor_t **outputs, weft_tensor_t ***args)
+{
+    *args = NULL;
     if (n_in != f->n_in || (n_in && !inputs))
         return weft__fn_error(f, WEFT_EINVAL, "%s takes %zu inputs, got %zu%s", f->name, f->n_in,
                               n_in, n_in && !inputs ? " (NULL array)" : "");
@@ -315,7 +418,9 @@ static weft_status_t check_args(weft_function_t *f, size_t n_in, weft_tensor_t *
         weft_status_t st = check_input(f, k, inputs[k]);
         if (st != WEFT_OK) return st;
     }
-    return f->any_mutable ? check_mutable_aliasing(f, inputs) : WEFT_OK;
+    if (!f->any_mutable) return WEFT_OK;
+    weft_status_t st = check_mutable_aliasing(f, inputs);
+    return st == WEFT_OK ? copy_overlapping(f, inputs, args) : st;
 }
 
 /* ---- delivering results ------------------------------------------------------ */
@@ -490,11 +595,15 @@ weft_status_t weft_function_call_ex(weft_function_t *f, size_t n_in,
     uint64_t t0 = f->profile ? weft__now_ns() : 0;
     weft__fn_clear_error(f);
     weft_call_token_t *token;
+    weft_tensor_t **copies = NULL; /* private copies of self-overlapping mutable inputs */
     weft_status_t st = call_options(f, opts, &token);
-    if (st == WEFT_OK) st = check_args(f, n_in, inputs, n_out, outputs);
-    if (st == WEFT_OK) st = weft__token_enter(f, token);
+    if (st == WEFT_OK) st = check_args(f, n_in, inputs, n_out, outputs, &copies);
     if (st != WEFT_OK) return st;
-    st = call_registered(f, token, inputs, outputs, t0);
-    weft__token_leave(token);
+    st = weft__token_enter(f, token);
+    if (st == WEFT_OK) {
+        st = call_registered(f, token, copies ? copies : inputs, outputs, t0);
+        weft__token_leave(token);
+    }
+    args_release(f, inputs, copies);
     return st;
 }

@@ -54,7 +54,8 @@ int64_t weft__ew_split_min(weft_elemwise_kind_t kind);
 /* Runs row kernel fn over the broadcast shape of ops[0..nop) (ops[0] the
  * output, of exactly that shape; inputs broadcast where their length is 1).
  * With several workers and at least min_split elements, the outermost
- * non-unit axis is cut into ranges run by weft_kernel_parallel_for. Returns
+ * non-unit axis is cut into ranges of a length fixed by the shape, run by
+ * weft_kernel_parallel_for. Returns
  * its status (WEFT_ENOMEM when ranges cannot be queued). */
 weft_status_t weft__ew_loop_run(weft_kernel_ctx_t *ctx, size_t nop, weft_tensor_t *const *ops,
                                 int ndim, const int64_t *shape, weft__row_fn fn, void *fn_arg,

@@ -172,14 +172,18 @@ size_t weft_kernel_threads(const weft_kernel_ctx_t *ctx)
     return ctx && ctx->pfor ? ctx->threads : 1;
 }
 
+/* Ranges a grain of 0 cuts a loop into (weft/kernel.h). */
+#define KERNEL_DEFAULT_RANGES 16
+
 weft_status_t weft_kernel_parallel_for(weft_kernel_ctx_t *ctx, size_t n, size_t grain,
                                        weft_kernel_range_fn fn, void *arg)
 {
     if (!ctx || !fn) return WEFT_EINVAL;
     if (n == 0) return WEFT_OK;
-    size_t workers = weft_kernel_threads(ctx);
-    if (grain == 0) grain = (n + workers - 1) / workers;
-    if (workers <= 1 || n <= grain) return fn(arg, 0, n);
+    /* the default grain depends on n alone, like every split weft makes
+     * (execution.md §5) */
+    if (grain == 0) grain = (n + KERNEL_DEFAULT_RANGES - 1) / KERNEL_DEFAULT_RANGES;
+    if (weft_kernel_threads(ctx) <= 1 || n <= grain) return fn(arg, 0, n);
     return ctx->pfor(ctx->pfor_user, n, grain, fn, arg);
 }
 

@@ -2,6 +2,7 @@
  * and acceptance, protected and mutable inputs, updates, boundary copies,
  * failing nodes, NaN checks and every documented bad input. */
 #define _POSIX_C_SOURCE 200809L /* fmemopen */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -239,6 +240,104 @@ static void test_function_update_in_place_runs_in_the_state_buffer(void **state)
     weft_tensor_release(ts);
     weft_tensor_release(tx);
     weft_tensor_release(ty);
+    weft_function_destroy(f);
+}
+
+/* ---- mutable inputs whose memory overlaps itself ---------------------------------- */
+
+/* Layouts over a 4-element base [1, 2, 3, 4] whose elements share memory:
+ * stride-0 broadcasts (the issue's [1,1,1,1]), sliding windows and a mix;
+ * the last one is a control that does not overlap. */
+typedef struct overlap_layout {
+    int nd;
+    int64_t shape[2], strides[2], offset;
+} overlap_layout_t;
+
+static const overlap_layout_t overlap_layouts[] = {
+    {1, {4, 0}, {0, 0}, 0},  /* base[0] broadcast: [1, 1, 1, 1] */
+    {2, {3, 2}, {1, 1}, 0},  /* windows [1,2] [2,3] [3,4] */
+    {2, {2, 3}, {1, 1}, 0},  /* windows [1,2,3] [2,3,4] */
+    {2, {2, 3}, {0, 1}, 1},  /* [2,3,4] broadcast over 2 rows */
+    {2, {2, 2}, {-1, 2}, 1}, /* control: [[2,4],[1,3]], no overlap */
+};
+#define N_OVERLAP_LAYOUTS (sizeof overlap_layouts / sizeof *overlap_layouts)
+
+static weft_tensor_t *overlap_view(weft_tensor_t *base, const overlap_layout_t *l)
+{
+    weft_tensor_t *v;
+    assert_int_equal(weft_tensor_view(base, l->nd, l->shape, l->strides, l->offset, &v), WEFT_OK);
+    return v;
+}
+
+/* exp(x) + x with x declared mutable: fast_run fuses it and computes it in
+ * x's memory. An input that overlaps itself is run from a private copy: the
+ * results are exact and the caller's data stays as it was. */
+static void test_function_mutable_input_overlapping_itself_is_copied(void **state)
+{
+    (void)state;
+    for (size_t li = 0; li < N_OVERLAP_LAYOUTS; li++) {
+        const overlap_layout_t *l = &overlap_layouts[li];
+        bool control = li + 1 == N_OVERLAP_LAYOUTS;
+        weft_var_t *x = ct_var(g, "x", l->nd, l->shape), *e, *y;
+        assert_int_equal(weft_exp(g, x, &e), WEFT_OK);
+        assert_int_equal(weft_add(g, e, x, &y), WEFT_OK);
+        weft_function_options_t o = opts_none();
+        o.mode = "fast_run";
+        bool mut[1] = {true};
+        o.input_mutable = mut;
+        weft_function_t *f = compile_ok(1, &x, 1, &y, 0, NULL, &o);
+        weft_tensor_t *base = ct_tensor(1, S4, 1.0), *tx = overlap_view(base, l);
+        size_t n = weft_tensor_size(tx);
+        double want[8];
+        for (size_t i = 0; i < n; i++)
+            want[i] = exp(weft_tensor_flat_get(tx, i)) + weft_tensor_flat_get(tx, i);
+        for (int c = 0; c < (control ? 1 : 2); c++) {
+            weft_tensor_t *out = NULL;
+            assert_int_equal(weft_function_call(f, 1, &tx, 1, &out), WEFT_OK);
+            assert_values(out, want, n);
+            if (!control) assert_values(base, (double[]){1, 2, 3, 4}, 4); /* not written */
+            weft_tensor_release(out);
+        }
+        /* the control does not overlap: computed in the caller's memory */
+        if (control) assert_values(tx, want, n);
+        weft_tensor_release(tx);
+        weft_tensor_release(base);
+        weft_function_destroy(f);
+    }
+}
+
+/* An updated input must hold its new value after the call, which memory
+ * overlapping itself cannot: refused, naming the input; nothing written, and
+ * the copy already made of the mutable input before it is freed. */
+static void test_function_updated_input_overlapping_itself_is_refused(void **state)
+{
+    (void)state;
+    weft_var_t *x = ct_var(g, "x", 1, S4), *s = ct_var(g, "s", 1, S4);
+    weft_update_t upd = {s, ct_call(g, &ct_add_class, NULL, 2, s, x)};
+    weft_function_options_t o = opts_none();
+    bool mut[2] = {true, false};
+    o.input_mutable = mut;
+    weft_var_t *in[2] = {x, s};
+    weft_function_t *f = compile_ok(2, in, 0, NULL, 1, &upd, &o);
+    weft_tensor_t *xbase = ct_tensor(1, S4, 10.0), *tx = overlap_view(xbase, &overlap_layouts[0]);
+    weft_tensor_t *base = ct_tensor(1, S4, 1.0), *ts = overlap_view(base, &overlap_layouts[0]);
+    weft_tensor_t *ins[2] = {tx, ts};
+    assert_int_equal(weft_function_call(f, 2, ins, 0, NULL), WEFT_EINVAL);
+    assert_non_null(strstr(weft_function_last_error(f), "input 1 (s, created at"));
+    assert_non_null(strstr(weft_function_last_error(f),
+                           "is updated but its memory overlaps itself (float64[4], strides "
+                           "[0]): its new value cannot be stored in it; pass a tensor whose "
+                           "elements do not share memory"));
+    assert_values(base, (double[]){1, 2, 3, 4}, 4);
+    /* a plain state works; the broadcast x is still copied, not written */
+    ins[1] = base;
+    assert_int_equal(weft_function_call(f, 2, ins, 0, NULL), WEFT_OK);
+    assert_values(base, (double[]){11, 12, 13, 14}, 4);
+    assert_values(xbase, (double[]){10, 11, 12, 13}, 4);
+    weft_tensor_release(ts);
+    weft_tensor_release(tx);
+    weft_tensor_release(base);
+    weft_tensor_release(xbase);
     weft_function_destroy(f);
 }
 
@@ -643,6 +742,8 @@ int main(void)
         T(test_function_update_accumulates_over_calls),
         T(test_function_update_in_place_runs_in_the_state_buffer),
         T(test_function_updates_only_and_aliased_mutable_input),
+        T(test_function_mutable_input_overlapping_itself_is_copied),
+        T(test_function_updated_input_overlapping_itself_is_refused),
         T(test_function_outputs_aliasing_inputs_are_copied),
         T(test_function_kept_intermediate_viewed_by_output_is_not_reused),
         T(test_function_failing_node_reports_and_next_call_works),

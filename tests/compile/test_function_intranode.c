@@ -1,7 +1,8 @@
 /* Intra-node parallelism: weft_kernel_parallel_for inside a compiled
  * function (ranges cover the loop once, the node_threads option, failing
  * ranges, the evaluator's inline loop) and the split kernels (large Dot,
- * Gemm and elementwise loops) giving the results of unsplit runs. */
+ * Gemm and elementwise loops) giving the bits of unsplit runs, at any
+ * worker count. */
 #include <math.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -141,7 +142,8 @@ static void test_intranode_ranges_cover_the_loop_once_on_two_workers(void **stat
     weft_function_destroy(f);
 }
 
-static void test_intranode_default_grain_splits_evenly_over_workers(void **state)
+/* Grain 0 cuts by the length alone: 16 ranges whatever the worker count. */
+static void test_intranode_default_grain_depends_on_the_length_alone(void **state)
 {
     (void)state;
     weft_var_t *x;
@@ -149,7 +151,7 @@ static void test_intranode_default_grain_splits_evenly_over_workers(void **state
     ranges_reset();
     assert_true(call_ranges(f, -1, WEFT_OK) == 2.0);
     assert_int_equal(ranges_count_hit(1001, 1), 1001);
-    assert_int_equal(atomic_load(&ranges_calls), 2); /* grain ceil(1001 / 2) */
+    assert_int_equal(atomic_load(&ranges_calls), 16); /* grain ceil(1001 / 16) = 63 */
     weft_function_destroy(f);
 }
 
@@ -243,17 +245,22 @@ static weft_var_t *matrix(const char *name, int64_t r, int64_t c)
 }
 
 /* Deterministic values in [-1, 1) (a multiplicative hash of the index). */
+static weft_tensor_t *typed_filled(weft_dtype_t dt, int nd, const int64_t *shape, uint32_t seed)
+{
+    weft_tensor_t *t = NULL;
+    assert_int_equal(weft_tensor_empty(dt, nd, shape, &t), WEFT_OK);
+    for (size_t i = 0; i < weft_tensor_size(t); i++) {
+        double v = (double)((((uint32_t)i + seed) * 2654435761u) >> 8) / (double)(1u << 23) - 1.0;
+        if (dt == WEFT_FLOAT32) ((float *)weft_tensor_data(t))[i] = (float)v;
+        else ((double *)weft_tensor_data(t))[i] = v;
+    }
+    return t;
+}
+
 static weft_tensor_t *filled(int64_t r, int64_t c, uint32_t seed)
 {
     int64_t shape[2] = {r, c};
-    weft_tensor_t *t = NULL;
-    assert_int_equal(weft_tensor_empty(WEFT_FLOAT64, 2, shape, &t), WEFT_OK);
-    double *d = weft_tensor_data(t);
-    for (int64_t i = 0; i < r * c; i++) {
-        uint32_t h = ((uint32_t)i + seed) * 2654435761u;
-        d[i] = (double)(h >> 8) / (double)(1u << 23) - 1.0;
-    }
-    return t;
+    return typed_filled(WEFT_FLOAT64, 2, shape, seed);
 }
 
 /* Runs outputs on 2 workers with node_threads 0 (split) and 1 (unsplit) and
@@ -302,8 +309,8 @@ static void test_intranode_split_products_match_unsplit(void **state)
     weft_var_t *in[] = {a, b, w, v, z}, *out[] = {tall, wide, tr, gm};
     weft_tensor_t *vals[] = {filled(300, 200, 1), filled(200, 100, 2), filled(40, 200, 3),
                              filled(200, 600, 4), filled(300, 100, 5)};
-    /* same kernel, same summation order per element: equal to rounding */
-    assert_true(split_vs_unsplit(5, in, vals, 4, out) < 1e-12);
+    /* the same fixed blocks, one BLAS call each, on one worker or two */
+    assert_true(split_vs_unsplit(5, in, vals, 4, out) == 0.0);
     for (int i = 0; i < 5; i++) weft_tensor_release(vals[i]);
 }
 
@@ -333,7 +340,7 @@ static void test_intranode_split_elementwise_is_exact(void **state)
 /* 4 threads call one function whose Dot and tanh split over the 2 workers
  * while the other calls' nodes run too (each call its own state, parallel
  * loops nested in concurrent runs): every result equals the one-thread
- * function's (to rounding: panels of a product may take other BLAS paths). */
+ * function's bit for bit (the same fixed blocks). */
 #define CALLERS 4
 #define CALLS 8
 
@@ -351,8 +358,7 @@ static void *split_caller(void *p)
         weft_tensor_t *out = NULL;
         c->st = weft_function_call(c->f, 3, c->vals, 1, &out);
         for (size_t i = 0; c->st == WEFT_OK && i < weft_tensor_size(out); i++)
-            c->mismatches += fabs(weft_tensor_flat_get(out, i) - weft_tensor_flat_get(c->want, i))
-                             > 1e-12;
+            c->mismatches += weft_tensor_flat_get(out, i) != weft_tensor_flat_get(c->want, i);
         weft_tensor_release(out);
     }
     return NULL;
@@ -396,12 +402,115 @@ static void test_intranode_concurrent_calls_with_split_kernels(void **state)
     weft_function_destroy(f[1]);
 }
 
+/* ---- same bits at any worker count ------------------------------------------------ */
+
+static weft_var_t *typed(const char *name, weft_dtype_t dt, int nd, const int64_t *shape)
+{
+    const weft_type_t *t;
+    weft_var_t *v;
+    assert_int_equal(weft_type_tensor(g, dt, nd, shape, &t), WEFT_OK);
+    assert_int_equal(weft_var_create(g, t, name, &v), WEFT_OK);
+    return v;
+}
+
+#define SPLIT_IN 8
+#define SPLIT_OUT 8
+
+/* Every kind of node weft splits itself, at lengths that are not multiples
+ * of any block: Dot split by columns (103x66 @ 66x169, the issue's float32
+ * case) and by rows (1000x300 @ 300x200), Gemm, a batched Dot, a costly and
+ * a cheap elementwise loop with a broadcast row (fused into one Composite by
+ * fast_run), and reductions of split results. */
+static void split_graph(weft_dtype_t dt, weft_var_t **in, weft_tensor_t **vals, weft_var_t **out)
+{
+    static const int64_t shapes[SPLIT_IN][3] = {{103, 66}, {66, 169}, {1000, 300}, {300, 200},
+                                                {1000, 200}, {3, 300, 90}, {3, 90, 150},
+                                                {517, 301}};
+    static const int nds[SPLIT_IN] = {2, 2, 2, 2, 2, 3, 3, 2};
+    const char *names[SPLIT_IN] = {"a", "b", "x", "w", "z", "p", "q", "e"};
+    for (int i = 0; i < SPLIT_IN; i++) {
+        in[i] = typed(names[i], dt, nds[i], shapes[i]);
+        vals[i] = typed_filled(dt, nds[i], shapes[i], 17u * (uint32_t)i + 1);
+    }
+    weft_var_t *alpha, *beta, *one, *s, *t, *tt, *d, *c, *sq;
+    assert_int_equal(weft_dot(g, in[0], in[1], &out[0]), WEFT_OK);
+    assert_int_equal(weft_dot(g, in[2], in[3], &out[1]), WEFT_OK);
+    assert_int_equal(weft_constant_scalar(g, dt, 1.5, &alpha), WEFT_OK);
+    assert_int_equal(weft_constant_scalar(g, dt, -0.5, &beta), WEFT_OK);
+    assert_int_equal(weft_gemm(g, in[4], alpha, in[2], in[3], beta, false, &out[2]), WEFT_OK);
+    assert_int_equal(weft_dot(g, in[5], in[6], &out[3]), WEFT_OK);
+    /* (1 - tanh(e + e[0])^2) * e, e[0] broadcast as a row */
+    weft_var_t *row;
+    assert_int_equal(weft_subtensor(g, in[7], 1, (weft_slice_t[]){WEFT_SLICE_AT(0)}, &row),
+                     WEFT_OK);
+    assert_int_equal(weft_add(g, in[7], row, &s), WEFT_OK);
+    assert_int_equal(weft_tanh(g, s, &t), WEFT_OK);
+    assert_int_equal(weft_sqr(g, t, &tt), WEFT_OK);
+    assert_int_equal(weft_constant_scalar(g, dt, 1.0, &one), WEFT_OK);
+    assert_int_equal(weft_sub(g, one, tt, &d), WEFT_OK);
+    assert_int_equal(weft_mul(g, d, in[7], &out[4]), WEFT_OK);
+    assert_int_equal(weft_mul(g, in[7], in[7], &sq), WEFT_OK); /* cheap */
+    assert_int_equal(weft_add(g, sq, s, &out[5]), WEFT_OK);
+    assert_int_equal(weft_sum(g, out[1], 1, (int[]){0}, false, &c), WEFT_OK);
+    assert_int_equal(weft_max(g, out[2], 1, (int[]){1}, false, &out[7]), WEFT_OK);
+    out[6] = c;
+}
+
+/* The same graph compiled on pools of 1, 2, 3, 5 and 8 workers, in modes
+ * none and fast_run, float32 and float64: every output is bit-identical to
+ * the one-worker function's, and in mode none to the sequential
+ * evaluator's (execution.md §5). */
+static void test_intranode_outputs_are_bit_identical_at_any_worker_count(void **state)
+{
+    (void)state;
+    static const int workers[] = {1, 2, 3, 5, 8};
+    const char *modes[2] = {"none", "fast_run"};
+    weft_dtype_t dts[2] = {WEFT_FLOAT32, WEFT_FLOAT64};
+    for (int di = 0; di < 2; di++) {
+        weft_var_t *in[SPLIT_IN], *out[SPLIT_OUT];
+        weft_tensor_t *vals[SPLIT_IN];
+        split_graph(dts[di], in, vals, out);
+        for (int mi = 0; mi < 2; mi++) {
+            /* mode none runs the graph as built: the evaluator is the reference */
+            weft_tensor_t *ref[SPLIT_OUT] = {NULL};
+            if (mi == 0)
+                assert_int_equal(weft_eval(g, SPLIT_IN, in, vals, SPLIT_OUT, out, ref), WEFT_OK);
+            for (size_t wi = 0; wi < sizeof workers / sizeof *workers; wi++) {
+                weft_function_options_t o = WEFT_FUNCTION_OPTIONS_INIT;
+                o.mode = modes[mi];
+                o.threads = workers[wi];
+                weft_function_t *f = NULL;
+                assert_int_equal(weft_function_compile(SPLIT_IN, in, SPLIT_OUT, out, 0, NULL, &o,
+                                                       &f), WEFT_OK);
+                weft_tensor_t *res[SPLIT_OUT] = {NULL};
+                assert_int_equal(weft_function_call(f, SPLIT_IN, vals, SPLIT_OUT, res), WEFT_OK);
+                for (int k = 0; k < SPLIT_OUT; k++) {
+                    assert_true(weft_tensor_is_contiguous(res[k]));
+                    if (!ref[k]) {
+                        ref[k] = res[k];
+                        continue;
+                    }
+                    size_t bytes = weft_tensor_size(res[k]) * weft_dtype_size(dts[di]);
+                    if (memcmp(weft_tensor_data(res[k]), weft_tensor_data(ref[k]), bytes) != 0)
+                        fail_msg("%s, mode %s, output %d: %d workers differ from %s",
+                                 weft_dtype_name(dts[di]), modes[mi], k, workers[wi],
+                                 mi == 0 ? "the evaluator" : "1");
+                    weft_tensor_release(res[k]);
+                }
+                weft_function_destroy(f);
+            }
+            for (int k = 0; k < SPLIT_OUT; k++) weft_tensor_release(ref[k]);
+        }
+        for (int i = 0; i < SPLIT_IN; i++) weft_tensor_release(vals[i]);
+    }
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
     const struct CMUnitTest tests[] = {
         T(test_intranode_ranges_cover_the_loop_once_on_two_workers),
-        T(test_intranode_default_grain_splits_evenly_over_workers),
+        T(test_intranode_default_grain_depends_on_the_length_alone),
         T(test_intranode_node_threads_1_runs_one_inline_range),
         T(test_intranode_node_threads_above_pool_size_means_all_workers),
         T(test_intranode_failing_range_fails_the_node_and_next_call_works),
@@ -410,6 +519,7 @@ int main(void)
         T(test_intranode_split_products_match_unsplit),
         T(test_intranode_split_elementwise_is_exact),
         T(test_intranode_concurrent_calls_with_split_kernels),
+        T(test_intranode_outputs_are_bit_identical_at_any_worker_count),
     };
     return cmocka_run_group_tests_name("function_intranode", tests, NULL, NULL);
 }

@@ -5,6 +5,7 @@
  * type/shape inference and bad inputs with exact statuses. Gradients:
  * test_elemwise_grad.c. */
 #include "ops_fixture.h"
+#include "weft/composite.h"
 
 static const int64_t S23[2] = {2, 3}, S13[2] = {1, 3}, S3[1] = {3};
 
@@ -614,6 +615,94 @@ static void test_elemwise_every_kind_inplace_matches_out_of_place(void **state)
     }
 }
 
+/* ---- sigmoid near underflow ----------------------------------------------------------- */
+
+/* The values checked: a sweep across the range where 1 / (1 + exp(-x)) used
+ * to underflow early ((-745, -709) float64, (-104, -88.7) float32), a sweep
+ * around 0 and the special values. */
+static size_t sigmoid_inputs(double *x, size_t cap)
+{
+    size_t n = 0;
+    for (double v = -760; v <= -690 && n < cap; v += 0.25) x[n++] = v;
+    for (double v = -110; v <= -80 && n < cap; v += 0.125) x[n++] = v;
+    for (double v = -40; v <= 40 && n < cap; v += 0.5) x[n++] = v;
+    const double special[] = {-745.13, -745.1, -709.79, -709.78, -103.97, -103.9, -88.73, -88.72,
+                              -0.0, 1e-300, 800, -INFINITY, INFINITY, NAN};
+    for (size_t i = 0; i < sizeof special / sizeof *special && n < cap; i++) x[n++] = special[i];
+    return n;
+}
+
+/* NumPy's 1 / (1 + exp(-x)) where exp(-x) is finite, else exp(x) / (1 + exp(x));
+ * *ref: the exact value to long double precision. */
+static double sigmoid_want(weft_dtype_t dt, double x, long double *ref)
+{
+    long double lx = dt == WEFT_FLOAT32 ? (float)x : x;
+    *ref = lx < 0 ? expl(lx) / (1 + expl(lx)) : 1 / (1 + expl(-lx));
+    if (dt == WEFT_FLOAT32) {
+        float f = (float)x;
+        *ref = (float)*ref;
+        return isinf(expf(-f)) ? expf(f) / (1.0f + expf(f)) : 1.0f / (1.0f + expf(-f));
+    }
+    return isinf(exp(-x)) ? exp(x) / (1.0 + exp(x)) : 1.0 / (1.0 + exp(-x));
+}
+
+static void check_sigmoid_values(weft_dtype_t dt, const double *x, const weft_tensor_t *r)
+{
+    double tiny = dt == WEFT_FLOAT32 ? 0x1p-149 : 0x1p-1074; /* smallest subnormal */
+    for (size_t i = 0; i < weft_tensor_size(r); i++) {
+        long double ref;
+        double want = sigmoid_want(dt, x[i], &ref), got = weft_tensor_flat_get(r, i);
+        bool same = isnan(want) ? isnan(got) : (got == want && !signbit(got));
+        /* the formula itself is right to an ulp, subnormals to one unit */
+        bool close = isnan(want) || fabsl((long double)got - ref) <=
+                                        fmaxl(tiny, fabsl(ref) * (dt == WEFT_FLOAT32 ? 0x1p-22 : 0x1p-51));
+        if (!same || !close) {
+            fprintf(stderr, "%s sigmoid(%.17g): got %a want %a (exact %La)\n", weft_dtype_name(dt),
+                    x[i], got, want, ref);
+            fail();
+        }
+    }
+}
+
+static void test_elemwise_sigmoid_reaches_subnormals_and_composite_agrees(void **state)
+{
+    weft_graph_t *g = *state;
+    double x[700];
+    int64_t n = (int64_t)sigmoid_inputs(x, 700), half = n / 2;
+    const weft_composite_step_t prog[] = {{WEFT_ELEMWISE_SIGMOID, {0, 0}}};
+    weft_dtype_t dts[2] = {WEFT_FLOAT64, WEFT_FLOAT32};
+    for (int di = 0; di < 2; di++) {
+        weft_var_t *xv = fx_var(g, dts[di], 1, &n), *sv = fx_var(g, dts[di], 1, &half), *y, *yc, *ys;
+        assert_int_equal(weft_sigmoid(g, xv, &y), WEFT_OK);
+        assert_int_equal(weft_composite(g, 1, &xv, 1, prog, &yc), WEFT_OK);
+        assert_int_equal(weft_sigmoid(g, sv, &ys), WEFT_OK);
+        weft_tensor_t *xt = fx_tensor(dts[di], 1, &n, x), *every_other;
+        weft_tensor_t *r = fx_eval(g, 1, &xv, &xt, y), *rc = fx_eval(g, 1, &xv, &xt, yc);
+        check_sigmoid_values(dts[di], x, r);
+        assert_int_equal(memcmp(weft_tensor_data(r), weft_tensor_data(rc),
+                                (size_t)n * weft_dtype_size(dts[di])), 0);
+        /* the strided loop: every other element */
+        assert_int_equal(weft_tensor_view(xt, 1, &half, (int64_t[]){2}, 0, &every_other), WEFT_OK);
+        weft_tensor_t *rs = fx_eval(g, 1, &sv, &every_other, ys);
+        for (int64_t i = 0; i < half; i++)
+            assert_true(memcmp((char *)weft_tensor_data(rs) + i * weft_dtype_size(dts[di]),
+                               (char *)weft_tensor_data(r) + 2 * i * weft_dtype_size(dts[di]),
+                               weft_dtype_size(dts[di])) == 0);
+        weft_tensor_release(rs);
+        weft_tensor_release(every_other);
+        weft_tensor_release(r);
+        weft_tensor_release(rc);
+        weft_tensor_release(xt);
+    }
+    /* the value: sigmoid(-720) is the subnormal exp(-720), not 0 */
+    weft_var_t *xv = fx_var(g, WEFT_FLOAT64, 0, NULL), *y;
+    assert_int_equal(weft_sigmoid(g, xv, &y), WEFT_OK);
+    weft_tensor_t *xt = fx_tensor(WEFT_FLOAT64, 0, NULL, (double[]){-720}), *r = fx_eval(g, 1, &xv, &xt, y);
+    assert_true(weft_tensor_flat_get(r, 0) > 2.0322e-313 && weft_tensor_flat_get(r, 0) < 2.0323e-313);
+    weft_tensor_release(r);
+    weft_tensor_release(xt);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -636,6 +725,7 @@ int main(void)
         T(test_elemwise_streamed_large_outputs_match_reference),
         T(test_elemwise_inplace_variant_writes_into_its_input),
         T(test_elemwise_every_kind_inplace_matches_out_of_place),
+        T(test_elemwise_sigmoid_reaches_subnormals_and_composite_agrees),
 #undef T
     };
     return cmocka_run_group_tests_name("elemwise", tests, NULL, NULL);

@@ -191,7 +191,31 @@ FLOAT_UNARY(k_log, logf(x), log(x))
 FLOAT_UNARY(k_log1p, log1pf(x), log1p(x))
 FLOAT_UNARY(k_sqrt, sqrtf(x), sqrt(x))
 FLOAT_UNARY(k_tanh, tanhf(x), tanh(x))
-FLOAT_UNARY(k_sigmoid, 1.0f / (1.0f + expf(-x)), 1.0 / (1.0 + exp(-x)))
+/* Sigmoid: 1 / (1 + exp(-x)), NumPy's formula and its bits, wherever exp(-x)
+ * is finite. Below -ln(FLT_MAX / DBL_MAX) exp(-x) overflows and that
+ * formula gives 0 while the true value is still a subnormal (down to about
+ * -103.9 / -745.1), so there exp(x) / (1 + exp(x)), which is exp(x) rounded.
+ * One exp per element and selects, no branch, so the loop stays as
+ * vectorizable as the plain formula. The limits are the largest arguments
+ * whose exp is finite. */
+#define SIGMOID_LIM_F32 (-0x1.62e42ep+6f)
+#define SIGMOID_LIM_F64 (-0x1.62e42fefa39efp+9)
+
+static inline float sigmoid_f32(float x)
+{
+    int low = x < SIGMOID_LIM_F32;
+    float e = expf(low ? x : -x);
+    return (low ? e : 1.0f) / (1.0f + e);
+}
+
+static inline double sigmoid_f64(double x)
+{
+    int low = x < SIGMOID_LIM_F64;
+    double e = exp(low ? x : -x);
+    return (low ? e : 1.0) / (1.0 + e);
+}
+
+FLOAT_UNARY(k_sigmoid, sigmoid_f32(x), sigmoid_f64(x))
 FLOAT_UNARY(k_sin, sinf(x), sin(x))
 FLOAT_UNARY(k_cos, cosf(x), cos(x))
 

@@ -98,20 +98,39 @@ void weft__bmat_gemm(weft_dtype_t dt, double alpha, const weft__bmat_t *a, const
 
 /* ---- intra-node parallel products ------------------------------------------------- */
 
-/* Splitting a product over the workers pays once it is large enough that
- * waking a worker (a few us) is noise: 2^20 multiply-adds are about 2.1 MFLOP,
- * about 50 us of one-thread dgemm at 37-44 GFLOP/s
- * (docs/performance-notes.md §3.3; docs/execution.md §5). */
+/* A large product is computed as fixed blocks of C: panels of GEMM_BLOCK_MIN
+ * or more rows (or columns, when C is wider than tall), one one-thread BLAS
+ * call each, whether the blocks then run on one worker or many. The blocks
+ * depend on the shape alone, never on the worker count: OpenBLAS may take
+ * another path for a smaller call (a small-matrix kernel, other edge tiles),
+ * so panels cut per worker count gave other last bits at 2 workers than at
+ * 1 (execution.md §5).
+ *
+ * Blocking pays once the product is large enough that waking a worker (a
+ * few us) is noise: 2^20 multiply-adds are about 2.1 MFLOP, about 50 us of
+ * one-thread dgemm at 37-44 GFLOP/s (docs/performance-notes.md §3.3). */
 #define GEMM_SPLIT_MACS ((int64_t)1 << 20)
-/* Narrowest panel of C a range gets: thinner panels lose dgemm efficiency
- * to packing the shared operand once per range. */
-#define GEMM_SPLIT_MIN 32
+/* Block length: each block is its own BLAS call and packs the shared
+ * operand (k x the other dimension) again, which one call would pack once;
+ * that costs about (pack time per element) / (multiply-add time x rows per
+ * block), more when the shared operand outgrows the caches. One-thread dgemm
+ * (C += A@B) measured here against one call: 1024x1024x1024 in 128-row blocks
+ * 11% slower, 256-row 5%, 512-row 1.5%; 2048^3 in 512-row blocks 4%;
+ * 1024x256x256 in 128-row blocks 3-5%, 256-row 2%. So a block has at least
+ * GEMM_BLOCK_MIN rows and at least half the other dimension (capped at
+ * GEMM_BLOCK_WIDE): about 2-5% at one worker. Up to GEMM_BLOCKS blocks give
+ * 2-16 workers work once the split dimension is long enough; lengths are
+ * multiples of 32, whole micro-kernel tiles. */
+#define GEMM_BLOCK_MIN 128
+#define GEMM_BLOCK_WIDE 512
+#define GEMM_BLOCKS 16
 
 typedef struct gemm_split {
     weft_dtype_t dt;
     double alpha, beta;
     weft__bmat_t a, b, c;
-    bool by_rows; /* ranges are rows of C (and A), else columns of C (and B) */
+    bool by_rows;  /* blocks are rows of C (and A), else columns of C (and B) */
+    int64_t block; /* rows (columns) per block; the last block takes the rest */
 } gemm_split_t;
 
 /* Rows [r0, r1) of m, in either storage order. */
@@ -132,10 +151,9 @@ static weft__bmat_t bmat_cols(const weft__bmat_t *m, int64_t c0, int64_t c1, int
     return s;
 }
 
-static weft_status_t gemm_split_range(void *arg, size_t begin, size_t end)
+static void gemm_block_run(const gemm_split_t *sp, int64_t b0, int64_t b1)
 {
-    const gemm_split_t *sp = arg;
-    int64_t es = (int64_t)weft_dtype_size(sp->dt), b0 = (int64_t)begin, b1 = (int64_t)end;
+    int64_t es = (int64_t)weft_dtype_size(sp->dt);
     if (sp->by_rows) {
         weft__bmat_t a = bmat_rows(&sp->a, b0, b1, es), c = bmat_rows(&sp->c, b0, b1, es);
         weft__bmat_gemm(sp->dt, sp->alpha, &a, &sp->b, sp->beta, &c);
@@ -143,26 +161,44 @@ static weft_status_t gemm_split_range(void *arg, size_t begin, size_t end)
         weft__bmat_t b = bmat_cols(&sp->b, b0, b1, es), c = bmat_cols(&sp->c, b0, b1, es);
         weft__bmat_gemm(sp->dt, sp->alpha, &sp->a, &b, sp->beta, &c);
     }
+}
+
+/* [begin, end) starts on a block boundary (the grain is the block): one
+ * block when a worker runs it, all of them when the loop runs inline. */
+static weft_status_t gemm_split_range(void *arg, size_t begin, size_t end)
+{
+    const gemm_split_t *sp = arg;
+    for (int64_t b0 = (int64_t)begin; b0 < (int64_t)end; b0 += sp->block)
+        gemm_block_run(sp, b0, b0 + sp->block < (int64_t)end ? b0 + sp->block : (int64_t)end);
     return WEFT_OK;
+}
+
+/* Block length for a split dimension of len; other: C's other dimension. */
+static int64_t gemm_block_len(int64_t len, int64_t other)
+{
+    int64_t b = (len + GEMM_BLOCKS - 1) / GEMM_BLOCKS;
+    int64_t amortize = other / 2 < GEMM_BLOCK_WIDE ? other / 2 : GEMM_BLOCK_WIDE;
+    if (b < amortize) b = amortize;
+    if (b < GEMM_BLOCK_MIN) b = GEMM_BLOCK_MIN;
+    return (b + 31) / 32 * 32;
 }
 
 weft_status_t weft__bmat_gemm_par(weft_kernel_ctx_t *ctx, weft_dtype_t dt, double alpha,
                                   const weft__bmat_t *a, const weft__bmat_t *b, double beta,
                                   const weft__bmat_t *c)
 {
-    size_t workers = weft_kernel_threads(ctx);
     int64_t m = c->rows, n = c->cols, k = a->cols;
-    bool big = m * n * k >= GEMM_SPLIT_MACS && (m >= 2 * GEMM_SPLIT_MIN || n >= 2 * GEMM_SPLIT_MIN);
-    /* a kind set to several BLAS threads already runs its products in parallel */
-    if (workers <= 1 || !big || weft_blas_get_threads(WEFT_BLAS_KIND_LEVEL3) > 1) {
+    gemm_split_t sp = { dt, alpha, beta, *a, *b, *c, m >= n, 0 };
+    int64_t len = sp.by_rows ? m : n;
+    sp.block = gemm_block_len(len, sp.by_rows ? n : m);
+    /* a kind set to several BLAS threads runs the product as one threaded
+     * call (its bits follow that BLAS setting, not the worker count) */
+    if (m * n * k < GEMM_SPLIT_MACS || len <= sp.block ||
+        weft_blas_get_threads(WEFT_BLAS_KIND_LEVEL3) > 1) {
         weft__bmat_gemm(dt, alpha, a, b, beta, c);
         return WEFT_OK;
     }
-    gemm_split_t sp = { dt, alpha, beta, *a, *b, *c, m >= n };
-    size_t len = (size_t)(sp.by_rows ? m : n);
-    size_t grain = (len + workers - 1) / workers;
-    if (grain < GEMM_SPLIT_MIN) grain = GEMM_SPLIT_MIN;
-    return weft_kernel_parallel_for(ctx, len, grain, gemm_split_range, &sp);
+    return weft_kernel_parallel_for(ctx, (size_t)len, (size_t)sp.block, gemm_split_range, &sp);
 }
 
 void weft__bmat_gemv(weft_dtype_t dt, double alpha, const weft__bmat_t *a, const weft__bvec_t *x,

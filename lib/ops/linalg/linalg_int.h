@@ -57,12 +57,14 @@ void weft__bvec_fini(weft_kernel_ctx_t *ctx, weft__bvec_t *v);
  * layout (then the transposed product is computed). */
 void weft__bmat_gemm(weft_dtype_t dt, double alpha, const weft__bmat_t *a, const weft__bmat_t *b,
                      double beta, const weft__bmat_t *c);
-/* weft__bmat_gemm spread over the workers running the node
- * (weft_kernel_parallel_for) when the product is large: C is cut into panels
- * of rows (or of columns, when it is wider than tall), one one-thread BLAS
- * call each. Inline with one worker, for small products, or when LEVEL3 nodes
- * are set to several BLAS threads. Returns a range's failure (WEFT_ENOMEM
- * when the pool cannot queue ranges); nothing is recorded on ctx. */
+/* weft__bmat_gemm in fixed blocks when the product is large: C is cut into
+ * panels of rows (or of columns, when it is wider than tall) whose length
+ * depends on the shape alone, one one-thread BLAS call each, spread over the
+ * workers running the node (weft_kernel_parallel_for) or run in turn on one,
+ * so the result is the same at any worker count. One call for small
+ * products or when LEVEL3 nodes are set to several BLAS threads. Returns a
+ * range's failure (WEFT_ENOMEM when the pool cannot queue ranges); nothing
+ * is recorded on ctx. */
 weft_status_t weft__bmat_gemm_par(weft_kernel_ctx_t *ctx, weft_dtype_t dt, double alpha,
                                   const weft__bmat_t *a, const weft__bmat_t *b, double beta,
                                   const weft__bmat_t *c);
