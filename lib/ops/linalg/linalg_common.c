@@ -193,7 +193,10 @@ weft_status_t weft__bmat_gemm_par(weft_kernel_ctx_t *ctx, weft_dtype_t dt, doubl
     sp.block = gemm_block_len(len, sp.by_rows ? n : m);
     /* a kind set to several BLAS threads runs the product as one threaded
      * call (its bits follow that BLAS setting, not the worker count) */
-    if (m * n * k < GEMM_SPLIT_MACS || len <= sp.block ||
+    int64_t macs; /* an overflowing count (broadcast operands) is simply large */
+    if (__builtin_mul_overflow(m, n, &macs) || __builtin_mul_overflow(macs, k, &macs))
+        macs = INT64_MAX;
+    if (macs < GEMM_SPLIT_MACS || len <= sp.block ||
         weft_blas_get_threads(WEFT_BLAS_KIND_LEVEL3) > 1) {
         weft__bmat_gemm(dt, alpha, a, b, beta, c);
         return WEFT_OK;
