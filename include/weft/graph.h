@@ -211,7 +211,10 @@ WEFT_API weft_status_t weft_graph_equal_computations(size_t n, weft_var_t *const
 
 /* dprint-style indented tree of the given outputs, one line per apply or leaf:
  * "Add [id 3] 'name'" with shared subtrees printed once then referred to by
- * id. Errors: WEFT_EINVAL, WEFT_EIO. */
+ * id, indented by " |" per level. Lines deeper than 32 levels show 32 bars
+ * and then their depth: " | ... |(depth 40) Exp [id 7]", so the text and the
+ * time stay linear in the number of lines. Errors: WEFT_EINVAL, WEFT_EIO,
+ * WEFT_ENOMEM. */
 WEFT_API weft_status_t weft_graph_dprint(size_t n_out, weft_var_t *const *outputs, FILE *f);
 
 #ifdef __cplusplus

@@ -12,12 +12,26 @@ typedef struct pitem {
     size_t depth;
 } pitem_t;
 
-/* One line: " |" per depth level, then the apply or leaf text. */
+/* Deeper lines show this many bars, then their depth as a number: bars for
+ * every level would make the text of a chain of n nodes n^2 long. */
+#define DPRINT_MAX_BARS 32
+
+/* The indentation: " |" per depth level up to DPRINT_MAX_BARS, then
+ * "(depth d) " for deeper lines; one write. */
+static int dprint_indent(FILE *f, size_t depth)
+{
+    static const char bars[] = " | | | | | | | | | | | | | | | | | | | | | | | | | | | | | | | |";
+    _Static_assert(sizeof(bars) == 2 * DPRINT_MAX_BARS + 1, "one bar per level");
+    size_t nb = depth < DPRINT_MAX_BARS ? depth : DPRINT_MAX_BARS;
+    if (nb && fwrite(bars, 2, nb, f) != nb) return -1;
+    return depth > DPRINT_MAX_BARS ? fprintf(f, "(depth %zu) ", depth) : 0;
+}
+
+/* One line: the indentation, then the apply or leaf text. */
 static int dprint_line(FILE *f, const weft_var_t *v, size_t depth, bool repeat)
 {
     char buf[512];
-    for (size_t d = 0; d < depth; d++)
-        if (fputs(" |", f) < 0) return -1;
+    if (dprint_indent(f, depth) < 0) return -1;
     const weft_apply_t *a = v->owner;
     if (!a) {
         weft_var_print(v, buf, sizeof(buf));
