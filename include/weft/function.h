@@ -147,6 +147,8 @@ typedef struct weft_function_options {
  *     (props_fini) and so cannot be copied into the function's context),
  *   WEFT_EINCONSISTENT (an accepted in-place op destroys a protected input or
  *     an output: Supervisor / DestroyHandler message),
+ *   WEFT_ECYCLE (the user's graph has a cycle, docs/fgraph.md §3: its nodes
+ *     named),
  *   WEFT_ESTATE (the serial OpenBLAS build), WEFT_ESYSTEM (pool threads),
  *   a rewrite's error, WEFT_ENOMEM. Nothing leaks on error; *out is NULL.
  * Thread: any; the user's context must not be used concurrently. */

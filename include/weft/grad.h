@@ -71,7 +71,8 @@ typedef struct weft_grad_options {
  *   WEFT_EDISCONNECTED (a wrt the cost does not depend on, naming it),
  *   WEFT_ENOGRAD (a wrt's gradient crosses an op with no grad hook or comes
  *     back undefined, naming the node and its creation site),
- *   WEFT_ECYCLE, WEFT_ENOMEM, or what a grad hook returned. */
+ *   WEFT_ECYCLE (the cost's graph has a cycle, docs/fgraph.md §3: its nodes
+ *     named), WEFT_ENOMEM, or what a grad hook returned. */
 WEFT_API weft_status_t weft_grad(weft_graph_t *g, weft_var_t *cost, size_t n_wrt,
                                  weft_var_t *const *wrt, const weft_grad_options_t *options,
                                  weft_var_t **grads_out);
