@@ -197,9 +197,10 @@ WEFT_API weft_status_t weft_function_call(weft_function_t *f, size_t n_in,
                                           weft_tensor_t **outputs);
 
 /* Text of the calling thread's last failed weft_function_compile (f NULL) or
- * weft_function_call on f; "" when that thread's last such call succeeded or
- * concerned another function. Concurrent calls on other threads never change
- * it. Returns borrowed, valid until the calling thread's next
+ * weft_function_call (or profile call, weft/profile.h) on f; "" when that
+ * thread's last such call succeeded or concerned another function. An
+ * out-of-memory failure always says "out of memory", after the step that ran
+ * out. Concurrent calls on other threads never change it. Returns borrowed, valid until the calling thread's next
  * weft_function_compile / weft_function_call.  Thread: any. */
 WEFT_API const char *weft_function_last_error(const weft_function_t *f);
 

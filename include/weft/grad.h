@@ -137,8 +137,9 @@ WEFT_API weft_status_t weft_verify_grad(weft_verify_grad_fn fn, void *user, size
  * seeded generator (the same seed gives the same values on every platform):
  * random points for weft_verify_grad and randomized tests.
  * Ownership: borrows shape; returns new, free with weft_tensor_release.
- * Errors: WEFT_EINVAL (NULL out, non-float dtype, bad ndim/shape, hi < lo),
- * WEFT_EOVERFLOW, WEFT_ENOMEM. */
+ * Errors (message: weft_tensor_last_error() on the calling thread):
+ * WEFT_EINVAL (NULL out, non-float dtype, bad ndim/shape, hi < lo, a NaN
+ * bound), WEFT_EOVERFLOW, WEFT_ENOMEM. */
 WEFT_API weft_status_t weft_verify_grad_random(weft_dtype_t dtype, int ndim,
                                                const int64_t *shape, double lo, double hi,
                                                uint64_t seed, weft_tensor_t **out);

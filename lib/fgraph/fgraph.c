@@ -87,7 +87,8 @@ static weft_status_t check_io(weft_graph_t *g, size_t n_in, weft_var_t *const *i
     if (n_out == 0 || !outputs)
         return weft__graph_err(g, WEFT_EINVAL, "weft_fgraph_create: no outputs given");
     if (n_in && !inputs) return weft__graph_err(g, WEFT_EINVAL, "weft_fgraph_create: NULL inputs");
-    if (!weft__marks_begin(g->alloc, &g->vmarks, g->n_vars)) return WEFT_ENOMEM;
+    if (!weft__marks_begin(g->alloc, &g->vmarks, g->n_vars))
+        return weft__graph_err(g, WEFT_ENOMEM, "weft_fgraph_create: out of memory");
     const uint32_t seen = g->vmarks.epoch;
     char vb[512];
     for (size_t k = 0; k < n_out + n_in; k++) {

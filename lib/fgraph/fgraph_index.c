@@ -124,7 +124,8 @@ static weft_status_t plan_leaf(weft_fgraph_t *fg, weft_var_t *v, bool import_mis
         return weft__fg_err(fg, WEFT_EMISSING_INPUT, "Undeclared input: %s%s", vb, ab);
     if (weft__marks_has(&fg->vmarks, v->id, fg->vmarks.epoch)) return WEFT_OK;
     fg->vmarks.v[v->id] = fg->vmarks.epoch;
-    if (!weft__pvec_push(fg->alloc, &fg->missing, v)) return weft__fg_err(fg, WEFT_ENOMEM, "OOM");
+    if (!weft__pvec_push(fg->alloc, &fg->missing, v))
+        return weft__fg_err(fg, WEFT_ENOMEM, "import: out of memory");
     return WEFT_OK;
 }
 

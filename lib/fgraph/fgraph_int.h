@@ -242,6 +242,9 @@ weft_status_t weft__fg_rank_all(weft_fgraph_t *fg, bool assign);
 weft_status_t weft__fg_check_ranks(weft_fgraph_t *fg);
 
 /* Callback dispatch (feature.c). */
+/* WEFT_ENOMEM from feature f's hook: keeps the feature's message if it says
+ * so, else "hook: feature Name: out of memory". */
+weft_status_t weft__fg_feature_nomem(weft_fgraph_t *fg, const weft_feature_t *f, const char *hook);
 void weft__fg_fire_import(weft_fgraph_t *fg, weft_apply_t *node, const char *reason);
 void weft__fg_fire_prune(weft_fgraph_t *fg, weft_apply_t *node, const char *reason);
 void weft__fg_fire_change(weft_fgraph_t *fg, weft_apply_t *node, size_t i, weft_var_t *old_var,

@@ -53,7 +53,8 @@ weft_status_t weft_graph_dprint(size_t n_out, weft_var_t *const *outputs, FILE *
     for (size_t k = 0; k < n_out; k++)
         if (!outputs[k] || outputs[k]->g != outputs[0]->g) return WEFT_EINVAL;
     weft_graph_t *g = outputs[0]->g;
-    if (!weft__marks_begin(g->alloc, &g->amarks, g->n_applies)) return WEFT_ENOMEM;
+    if (!weft__marks_begin(g->alloc, &g->amarks, g->n_applies))
+        return weft__graph_err(g, WEFT_ENOMEM, "weft_graph_dprint: out of memory");
     const uint32_t done = g->amarks.epoch;
     pitem_t *st = NULL;
     size_t cap = 0, sp = 0;
@@ -78,7 +79,7 @@ weft_status_t weft_graph_dprint(size_t n_out, weft_var_t *const *outputs, FILE *
         }
     }
     weft__free(g->alloc, st, cap * sizeof(*st));
-    return s;
+    return s == WEFT_ENOMEM ? weft__graph_err(g, s, "weft_graph_dprint: out of memory") : s;
 }
 
 /* ---- equal_computations --------------------------------------------------- */
@@ -187,7 +188,9 @@ weft_status_t weft_graph_equal_computations(size_t n, weft_var_t *const *xs, wef
     }
     weft__free(al, st, cap * 2 * sizeof(*st));
     weft__free(al, seen.k, 2 * seen.cap * sizeof(*seen.k));
-    if (oom) return WEFT_ENOMEM;
+    if (oom)
+        return weft__graph_err(xs[0]->g, WEFT_ENOMEM,
+                               "weft_graph_equal_computations: out of memory");
     *equal = eq;
     return WEFT_OK;
 }

@@ -246,7 +246,8 @@ static weft_status_t save_inputs(io_save_t *st, const weft_graph_io_t *gr, json_
                                         i);
         json_t *e = var_entry(v, st->next_id);
         json_object_set_new(e, "mutable", json_boolean(!gr->input_mutable || gr->input_mutable[i]));
-        if (json_array_append_new(inputs, e) != 0) return WEFT_ENOMEM;
+        if (json_array_append_new(inputs, e) != 0)
+            return weft_graph_set_error(st->g, WEFT_ENOMEM, "weft_graph_io_save: out of memory");
         st->ids[weft_var_id(v)] = st->next_id++;
     }
     return WEFT_OK;
