@@ -105,7 +105,10 @@ static weft_status_t dag_store_name(weft_dag_t *dag, const char *name, uint32_t 
     *off = WEFT__DAG_NO_NAME;
     if (!name) return WEFT_OK;
     size_t len = strlen(name) + 1;
-    if (dag->names_len + len >= WEFT__DAG_NO_NAME) return WEFT_ERANGE;
+    if (dag->names_len + len >= WEFT__DAG_NO_NAME) {
+        weft__dag_set_error(dag, "add_node: the node names exceed %u bytes", WEFT__DAG_NO_NAME);
+        return WEFT_ERANGE;
+    }
     if (dag->names_len + len > dag->names_cap &&
         !weft__vec_reserve(dag->alloc, (void **)&dag->names, &dag->names_cap,
                            dag->names_len + len, 1))
@@ -114,6 +117,12 @@ static weft_status_t dag_store_name(weft_dag_t *dag, const char *name, uint32_t 
     *off = (uint32_t)dag->names_len;
     dag->names_len += len;
     return WEFT_OK;
+}
+
+static weft_status_t dag_nomem(weft_dag_t *dag, const char *what)
+{
+    weft__dag_set_error(dag, "%s: out of memory", what);
+    return WEFT_ENOMEM;
 }
 
 weft_status_t weft_dag_add_node(weft_dag_t *dag, weft_node_fn fn, void *arg, const char *name,
@@ -126,9 +135,10 @@ weft_status_t weft_dag_add_node(weft_dag_t *dag, weft_node_fn fn, void *arg, con
         weft__dag_set_error(dag, "add_node: more than %u nodes", WEFT__DAG_MAX_NODES);
         return WEFT_ERANGE;
     }
-    if (dag->n == dag->cap && (st = dag_grow_nodes(dag)) != WEFT_OK) return st;
+    if (dag->n == dag->cap && dag_grow_nodes(dag) != WEFT_OK) return dag_nomem(dag, "add_node");
     uint32_t off;
-    if ((st = dag_store_name(dag, name, &off)) != WEFT_OK) return st;
+    if ((st = dag_store_name(dag, name, &off)) != WEFT_OK)
+        return st == WEFT_ENOMEM ? dag_nomem(dag, "add_node") : st;
     dag->nodes[dag->n] = (weft__dag_node_t){ fn, arg };
     dag->name_off[dag->n] = off;
     if (id_out) *id_out = dag->n;
@@ -170,7 +180,7 @@ weft_status_t weft_dag_add_edge(weft_dag_t *dag, uint32_t from, uint32_t to)
     if (dag->ne == dag->ecap &&
         !weft__vec_reserve(dag->alloc, (void **)&dag->edges, &dag->ecap, dag->ne + 1,
                         sizeof(*dag->edges)))
-        return WEFT_ENOMEM;
+        return dag_nomem(dag, "add_edge");
     dag->edges[dag->ne++] = (weft__dag_edge_t){from, to};
     return WEFT_OK;
 }
@@ -331,7 +341,7 @@ weft_status_t weft_dag_finalize(weft_dag_t *dag)
     weft__free(a, s2, (n + 1) * sizeof(uint32_t));
     if (st != WEFT_OK) {
         dag_free_frozen(dag);
-        return st;
+        return st == WEFT_ENOMEM ? dag_nomem(dag, "finalize") : st;
     }
     dag_flag_entries(dag);
     weft__free(a, dag->edges, dag->ecap * sizeof(*dag->edges)); /* no longer needed */

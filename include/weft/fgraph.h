@@ -135,7 +135,9 @@ WEFT_API weft_status_t weft_fgraph_import_node(weft_fgraph_t *fg, weft_apply_t *
  * is_super of it) else WEFT_ETYPE. Fires on_import (new nodes), on_prune
  * (nodes now unused), then on_change_input.
  * Errors: WEFT_EINVAL (i out of range, NULL), WEFT_ENOTFOUND (node not in fg),
- * WEFT_ETYPE, WEFT_EMISSING_INPUT, WEFT_EFOREIGN, WEFT_ENOMEM. */
+ * WEFT_ECYCLE (node is an ancestor of new_var: the edit would close a cycle;
+ * the message names new_var, node and the nodes on the cycle; nothing
+ * changed), WEFT_ETYPE, WEFT_EMISSING_INPUT, WEFT_EFOREIGN, WEFT_ENOMEM. */
 WEFT_API weft_status_t weft_fgraph_change_node_input(weft_fgraph_t *fg, weft_apply_t *node,
                                                      size_t i, weft_var_t *new_var,
                                                      const char *reason);
@@ -144,13 +146,18 @@ WEFT_API weft_status_t weft_fgraph_change_node_input(weft_fgraph_t *fg, weft_app
  * WEFT_ENOTFOUND (var is neither in the variable set nor a declared input,
  * e.g. it was already replaced; the message names it and its creation site;
  * test weft_fgraph_contains_var first to replace only what is still there; an
- * unused declared input has no clients, so replacing it changes nothing), WEFT_ETYPE (new_var may not replace var:
- * types named), WEFT_EINVAL, WEFT_EFOREIGN, WEFT_EMISSING_INPUT. */
+ * unused declared input has no clients, so replacing it changes nothing),
+ * WEFT_ETYPE (new_var may not replace var: types named), WEFT_ECYCLE (a client
+ * of var is an ancestor of new_var: the replacement would close a cycle, named
+ * in the message), WEFT_EINVAL, WEFT_EFOREIGN, WEFT_EMISSING_INPUT. */
 WEFT_API weft_status_t weft_fgraph_replace(weft_fgraph_t *fg, weft_var_t *var,
                                            weft_var_t *new_var, const char *reason);
 /* replace for each pair in order; stops at the first error. Every pair's
  * arguments are checked before the first edit: a variable not in the graph
- * when called gives WEFT_ENOTFOUND and changes nothing. A listed variable that
+ * when called gives WEFT_ENOTFOUND and changes nothing. A pair refused when
+ * its turn comes (WEFT_ETYPE, WEFT_ECYCLE: whether it closes a cycle depends
+ * on the pairs before it) changes nothing itself, but the earlier pairs stay
+ * applied: replace_all_validate reverts them. A listed variable that
  * an earlier pair of the same call pruned (e.g. the other outputs of a
  * multi-output node) is skipped. */
 WEFT_API weft_status_t weft_fgraph_replace_all(weft_fgraph_t *fg, size_t n,
@@ -232,9 +239,11 @@ WEFT_API weft_status_t weft_fgraph_orderings(weft_fgraph_t *fg, weft_apply_t *co
 
 /* ---- integrity, cloning, printing ------------------------------------------ */
 
-/* Checks the invariants (apply set, variable set, clients, declared inputs,
- * output slots). Errors: WEFT_EINCONSISTENT with a message naming the first
- * violation. */
+/* Checks the invariants (no cycle, apply set, variable set, clients,
+ * declared inputs, output slots; docs/fgraph.md §4). Errors: WEFT_ECYCLE (the
+ * data edges form a cycle, e.g. closed through another fgraph sharing these
+ * nodes: the message names its nodes), WEFT_EINCONSISTENT with a message
+ * naming the first violation, WEFT_ENOMEM. */
 WEFT_API weft_status_t weft_fgraph_check_integrity(const weft_fgraph_t *fg);
 /* A new fgraph over a clone of fg's subgraph with a clone of each feature
  * (features without a clone hook are not carried). *equiv: as for create.

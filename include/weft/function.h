@@ -167,6 +167,8 @@ typedef struct weft_function_options {
  *     (props_fini) and so cannot be copied into the function's context),
  *   WEFT_EINCONSISTENT (an accepted in-place op destroys a protected input or
  *     an output: Supervisor / DestroyHandler message),
+ *   WEFT_ECYCLE (the user's graph has a cycle, docs/fgraph.md §3: its nodes
+ *     named),
  *   WEFT_ESTATE (the serial OpenBLAS build), WEFT_ESYSTEM (pool threads),
  *   a rewrite's error, WEFT_ENOMEM. Nothing leaks on error; *out is NULL.
  * Thread: any; the user's context must not be used concurrently. */
@@ -310,10 +312,12 @@ WEFT_API weft_status_t weft_function_call_ex(weft_function_t *f, size_t n_in,
                                              const weft_call_options_t *opts);
 
 /* Text of the calling thread's last failed weft_function_compile (f NULL) or
- * weft_function_call(_ex) on f; "" when that thread's last such call succeeded or
- * concerned another function. Concurrent calls on other threads never change
- * it. Returns borrowed, valid until the calling thread's next
- * weft_function_compile / weft_function_call(_ex).  Thread: any. */
+ * weft_function_call(_ex) (or profile call, weft/profile.h) on f; "" when
+ * that thread's last such call succeeded or concerned another function. An
+ * out-of-memory failure always says "out of memory", after the step that ran
+ * out. Concurrent calls on other threads never change it. Returns borrowed,
+ * valid until the calling thread's next weft_function_compile /
+ * weft_function_call(_ex).  Thread: any. */
 WEFT_API const char *weft_function_last_error(const weft_function_t *f);
 
 /* Shape queries (0 / NULL for a NULL f or k out of range). The variables are

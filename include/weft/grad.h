@@ -71,7 +71,8 @@ typedef struct weft_grad_options {
  *   WEFT_EDISCONNECTED (a wrt the cost does not depend on, naming it),
  *   WEFT_ENOGRAD (a wrt's gradient crosses an op with no grad hook or comes
  *     back undefined, naming the node and its creation site),
- *   WEFT_ECYCLE, WEFT_ENOMEM, or what a grad hook returned. */
+ *   WEFT_ECYCLE (the cost's graph has a cycle, docs/fgraph.md §3: its nodes
+ *     named), WEFT_ENOMEM, or what a grad hook returned. */
 WEFT_API weft_status_t weft_grad(weft_graph_t *g, weft_var_t *cost, size_t n_wrt,
                                  weft_var_t *const *wrt, const weft_grad_options_t *options,
                                  weft_var_t **grads_out);
@@ -136,8 +137,9 @@ WEFT_API weft_status_t weft_verify_grad(weft_verify_grad_fn fn, void *user, size
  * seeded generator (the same seed gives the same values on every platform):
  * random points for weft_verify_grad and randomized tests.
  * Ownership: borrows shape; returns new, free with weft_tensor_release.
- * Errors: WEFT_EINVAL (NULL out, non-float dtype, bad ndim/shape, hi < lo),
- * WEFT_EOVERFLOW, WEFT_ENOMEM. */
+ * Errors (message: weft_tensor_last_error() on the calling thread):
+ * WEFT_EINVAL (NULL out, non-float dtype, bad ndim/shape, hi < lo, a NaN
+ * bound), WEFT_EOVERFLOW, WEFT_ENOMEM. */
 WEFT_API weft_status_t weft_verify_grad_random(weft_dtype_t dtype, int ndim,
                                                const int64_t *shape, double lo, double hi,
                                                uint64_t seed, weft_tensor_t **out);

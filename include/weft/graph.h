@@ -111,13 +111,15 @@ WEFT_API weft_graph_t *weft_var_graph(const weft_var_t *v);
 WEFT_API bool weft_var_is_constant(const weft_var_t *v);
 /* Creation site; *file is borrowed (a string literal or copied). */
 WEFT_API void weft_var_trace(const weft_var_t *v, const char **file, int *line);
-/* Renames (copies name; NULL clears). Errors: WEFT_EINVAL, WEFT_ENOMEM. */
+/* Renames (copies name; NULL clears). Errors: WEFT_EINVAL, WEFT_ENOMEM
+ * (message on v's context). */
 WEFT_API weft_status_t weft_var_set_name(weft_var_t *v, const char *name);
 /* The "indestructible" flag: no in-place op may destroy v or a view of it
  * (DestroyHandler rule D2). */
 WEFT_API void weft_var_set_indestructible(weft_var_t *v, bool flag);
 WEFT_API bool weft_var_is_indestructible(const weft_var_t *v);
-/* A constant's data (C order) and size. Errors: WEFT_EINVAL (not a constant). */
+/* A constant's data (C order) and size. Errors (message on c's context):
+ * WEFT_EINVAL (NULL args, c not a constant: named). */
 WEFT_API weft_status_t weft_constant_data(const weft_var_t *c, const void **data,
                                           size_t *nbytes);
 /* Value equality of two constants (same type, same bytes; NaN equals a NaN of
@@ -203,7 +205,8 @@ WEFT_API void weft_clone_map_destroy(weft_clone_map_t *m);
  * owned: equal ops, same arity, same output index, inputs recursively equal;
  * leaves: same object, or explicitly paired (in_xs[i] with in_ys[i]), or
  * constants with equal values. Its scratch comes from the allocator of xs[0]'s
- * context. Errors: WEFT_EINVAL (NULL args), WEFT_ENOMEM. */
+ * context. Errors: WEFT_EINVAL (NULL args), WEFT_ENOMEM (message on xs[0]'s
+ * context). */
 WEFT_API weft_status_t weft_graph_equal_computations(size_t n, weft_var_t *const *xs,
                                                      weft_var_t *const *ys, size_t n_in,
                                                      weft_var_t *const *in_xs,
@@ -211,7 +214,10 @@ WEFT_API weft_status_t weft_graph_equal_computations(size_t n, weft_var_t *const
 
 /* dprint-style indented tree of the given outputs, one line per apply or leaf:
  * "Add [id 3] 'name'" with shared subtrees printed once then referred to by
- * id. Errors: WEFT_EINVAL, WEFT_EIO. */
+ * id, indented by " |" per level. Lines deeper than 32 levels show 32 bars
+ * and then their depth: " | ... |(depth 40) Exp [id 7]", so the text and the
+ * time stay linear in the number of lines. Errors: WEFT_EINVAL, WEFT_EIO,
+ * WEFT_ENOMEM (message on the outputs' context). */
 WEFT_API weft_status_t weft_graph_dprint(size_t n_out, weft_var_t *const *outputs, FILE *f);
 
 #ifdef __cplusplus

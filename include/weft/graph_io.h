@@ -93,6 +93,7 @@ typedef struct weft_graph_io {
  *   WEFT_EFOREIGN (variables of different contexts),
  *   WEFT_EMISSING_INPUT (an undeclared root, named),
  *   WEFT_ENOTIMPL (an op class with props but no props_to_json hook, named),
+ *   WEFT_ECYCLE (the nodes form a cycle: docs/fgraph.md §3; its nodes named),
  *   or a hook's error, WEFT_ENOMEM. */
 WEFT_API weft_status_t weft_graph_io_save(const weft_graph_io_t *graph, char **text);
 /* As weft_graph_io_save, written to path. Errors: as save, plus WEFT_EIO. */

@@ -100,7 +100,8 @@ typedef struct weft_profile {
 /* A snapshot of f's profile for the scope.
  * Ownership: borrows f; returns new *out, free with weft_profile_destroy
  * (every pointer inside lives as long as the snapshot).
- * Errors: WEFT_EINVAL (NULL args, unknown scope), WEFT_ESTATE (f was not
+ * Errors (with f, message: weft_function_last_error(f) on the calling
+ * thread): WEFT_EINVAL (NULL args, unknown scope), WEFT_ESTATE (f was not
  * compiled with profiling; or scope LAST_CALL before any call), WEFT_ENOMEM.
  * Thread: any, also while other threads call f. */
 WEFT_API weft_status_t weft_profile_create(const weft_function_t *f,
@@ -131,7 +132,8 @@ WEFT_API weft_status_t weft_profile_write_trace(const weft_profile_t *p, FILE *o
 WEFT_API weft_status_t weft_function_print_profile(const weft_function_t *f, FILE *out);
 
 /* Discards the accumulated profile of f (e.g. after warm-up calls).
- * Errors: WEFT_EINVAL (NULL f), WEFT_ESTATE (no profiling).
+ * Errors: WEFT_EINVAL (NULL f), WEFT_ESTATE (no profiling; message:
+ * weft_function_last_error(f)).
  * Thread: any; calls in flight are counted in the new totals. */
 WEFT_API weft_status_t weft_profile_reset(weft_function_t *f);
 

@@ -61,8 +61,8 @@ WEFT_API weft_status_t weft_rewrite_db_create(weft_rewrite_db_t **out);
 WEFT_API void weft_rewrite_db_destroy(weft_rewrite_db_t *db);
 
 /* The process-wide database with the built-ins, created on first use.
- * Returns borrowed, valid for the process lifetime; never NULL except on
- * out-of-memory at first use. */
+ * Returns borrowed, valid for the process lifetime; NULL when creating it
+ * runs out of memory (nothing is kept: the next call tries again). */
 WEFT_API weft_rewrite_db_t *weft_rewrite_db_default(void);
 
 /* Registers rw as a top-level entry `name` at `position` with n_tags tags

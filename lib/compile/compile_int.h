@@ -383,6 +383,9 @@ bool weft__env_profile(void);
 /* ---- profiling (profile.c) ------------------------------------------------------ */
 weft_status_t weft__prof_init(weft_function_t *f);
 void weft__prof_fini(weft_function_t *f);
+/* WEFT_ESTATE for a profile call (who) on f compiled without profiling, with
+ * the message on f (weft_function_last_error). */
+weft_status_t weft__prof_not_profiled(const weft_function_t *f, const char *who);
 /* Folds a finished run's records into f's accumulator. */
 void weft__prof_record(weft_function_t *f, weft__call_state_t *cs, uint64_t call_ns);
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "compile_int.h"
+#include "graph/graph_int.h"
 
 typedef struct copy_ctx {
     weft_graph_t *src, *dst;
@@ -119,7 +120,11 @@ static weft_status_t visit_var(copy_ctx_t *c, weft_var_t *v, weft_apply_t **stac
     if (c->var_map[weft_var_id(v)]) return WEFT_OK;
     weft_apply_t *a = weft_var_owner(v);
     if (!a) return copy_root(c, v);
-    if (c->apply_state[weft_apply_id(a)]) return WEFT_OK; /* on the stack or done */
+    if (c->apply_state[weft_apply_id(a)] == 1) { /* on the stack: the path loops */
+        weft_status_t st = weft__graph_cycle_error(c->src, a, "weft_function_compile");
+        return weft__fn_error(NULL, st, "%s", weft_graph_last_error(c->src));
+    }
+    if (c->apply_state[weft_apply_id(a)]) return WEFT_OK; /* done */
     c->apply_state[weft_apply_id(a)] = 1;
     stack[(*sp)++] = a;
     return WEFT_OK;

@@ -3,6 +3,7 @@
  * is tagged with the function it concerns (serial 0: compile). */
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "compile_int.h"
 
@@ -11,6 +12,16 @@ static _Thread_local struct {
     char msg[2048];
 } tls_err;
 
+/* An out-of-memory failure says so, whatever step reported it: the text of
+ * WEFT_ENOMEM is appended to a message that does not already say it. */
+static void say_nomem(char *msg, size_t cap)
+{
+    if (strstr(msg, "out of memory")) return;
+    size_t n = strlen(msg);
+    bool sep = n > 0 && !(n >= 2 && msg[n - 2] == ':' && msg[n - 1] == ' ');
+    snprintf(msg + n, cap - n, "%s%s", sep ? ": " : "", weft_status_str(WEFT_ENOMEM));
+}
+
 weft_status_t weft__fn_error(const weft_function_t *f, weft_status_t st, const char *fmt, ...)
 {
     tls_err.serial = f ? f->serial : 0;
@@ -18,6 +29,7 @@ weft_status_t weft__fn_error(const weft_function_t *f, weft_status_t st, const c
     va_start(ap, fmt);
     vsnprintf(tls_err.msg, sizeof tls_err.msg, fmt, ap);
     va_end(ap);
+    if (st == WEFT_ENOMEM) say_nomem(tls_err.msg, sizeof tls_err.msg);
     return st;
 }
 

@@ -397,7 +397,7 @@ static weft_status_t order_by_schedule(lower_ctx_t *c)
     }
     free(order);
     return st == WEFT_OK ? WEFT_OK : weft__fn_error(NULL, st, "ordering the nodes: %s",
-                                                    weft_status_name(st));
+                                                    weft_status_str(st));
 }
 
 static weft_status_t lower_alloc(lower_ctx_t *c, size_t nv)

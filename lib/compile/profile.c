@@ -101,10 +101,18 @@ void weft__prof_record(weft_function_t *f, weft__call_state_t *cs, uint64_t call
     pthread_mutex_unlock(&f->prof_lock);
 }
 
+weft_status_t weft__prof_not_profiled(const weft_function_t *f, const char *who)
+{
+    return weft__fn_error(f, WEFT_ESTATE,
+                          "%s: function '%s' was compiled without profiling (set "
+                          "options.profile, or WEFT_PROFILE=1 in the environment)",
+                          who, f->name);
+}
+
 weft_status_t weft_profile_reset(weft_function_t *f)
 {
     if (!f) return WEFT_EINVAL;
-    if (!f->profile) return WEFT_ESTATE;
+    if (!f->profile) return weft__prof_not_profiled(f, "weft_profile_reset");
     pthread_mutex_lock(&f->prof_lock);
     weft__prof_acc_t *a = &f->acc;
     size_t n = f->n_nodes, w = f->workers;

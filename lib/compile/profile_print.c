@@ -76,37 +76,54 @@ static int cmp_rows(const void *a, const void *b)
     return (x->index > y->index) - (x->index < y->index);
 }
 
-/* The Apply table: rows by time; sorting needs a scratch array of pointers. */
-static weft_status_t print_applies(const weft_profile_t *p, size_t rows, FILE *out)
+/* The row after prev in the table's order (time descending, then index), or
+ * NULL: the order without a scratch array, O(n) per row. */
+static const weft_profile_apply_t *next_row(const weft_profile_t *p,
+                                            const weft_profile_apply_t *prev)
+{
+    const weft_profile_apply_t *best = NULL;
+    for (size_t i = 0; i < p->n_applies; i++) {
+        const weft_profile_apply_t *c = &p->applies[i];
+        if ((!prev || cmp_rows(&c, &prev) > 0) && (!best || cmp_rows(&c, &best) < 0)) best = c;
+    }
+    return best;
+}
+
+/* The Apply table, rows by time: sorted in a scratch array, or found one at a
+ * time when there is no memory for it (printing never fails for lack of it). */
+static void print_applies(const weft_profile_t *p, size_t rows, FILE *out)
 {
     const weft_profile_apply_t **r = malloc((p->n_applies + 1) * sizeof *r);
-    if (!r) return WEFT_ENOMEM;
-    for (size_t i = 0; i < p->n_applies; i++) r[i] = &p->applies[i];
-    qsort(r, p->n_applies, sizeof *r, cmp_rows);
+    if (r) {
+        for (size_t i = 0; i < p->n_applies; i++) r[i] = &p->applies[i];
+        qsort(r, p->n_applies, sizeof *r, cmp_rows);
+    }
     fprintf(out, "Apply\n------\n<%% time> <sum %%> <apply time> <time per call> <#call> <id> "
                  "<worker> <Apply name>\n");
-    double sum = 0.0;
-    size_t shown = 0, remaining = 0;
-    uint64_t rest = 0;
+    size_t remaining = 0, shown = 0;
+    uint64_t called_ns = 0, shown_ns = 0;
     for (size_t i = 0; i < p->n_applies; i++) {
-        if (r[i]->calls == 0) continue;
-        remaining++;
-        if (shown == rows) {
-            rest += r[i]->time_ns;
-            continue;
-        }
-        sum += r[i]->percent;
+        remaining += p->applies[i].calls != 0;
+        called_ns += p->applies[i].calls ? p->applies[i].time_ns : 0;
+    }
+    double sum = 0.0;
+    const weft_profile_apply_t *a = NULL;
+    for (size_t i = 0; i < p->n_applies && shown < rows; i++) {
+        a = r ? r[i] : next_row(p, a);
+        if (!a || a->calls == 0) continue;
+        sum += a->percent;
         fprintf(out, "  %5.1f%%   %6.1f%%  %10.3es  %13.3es  %6llu  %4u  %6u%s  %s\n",
-                r[i]->percent, sum, sec(r[i]->time_ns), sec(r[i]->time_ns) / (double)r[i]->calls,
-                (unsigned long long)r[i]->calls, r[i]->index, r[i]->worker,
-                r[i]->on_critical_path ? " *" : "  ", r[i]->name);
+                a->percent, sum, sec(a->time_ns), sec(a->time_ns) / (double)a->calls,
+                (unsigned long long)a->calls, a->index, a->worker,
+                a->on_critical_path ? " *" : "  ", a->name);
         shown++;
+        shown_ns += a->time_ns;
     }
     fprintf(out, "   ... (remaining %zu Apply instances account for %.2f%%(%.2fs) of the "
                  "runtime)\n   (* = on the critical path)\n\n",
-            remaining - shown, pct(rest, p->node_time_ns), sec(rest));
+            remaining - shown, pct(called_ns - shown_ns, p->node_time_ns),
+            sec(called_ns - shown_ns));
     free(r);
-    return WEFT_OK;
 }
 
 static void print_critical(const weft_profile_t *p, size_t rows, FILE *out)
@@ -127,8 +144,7 @@ weft_status_t weft_profile_print(const weft_profile_t *p, size_t max_rows, FILE 
     print_header(p, out);
     print_groups(p, p->classes, p->n_classes, rows, "Class", "Class", out);
     print_groups(p, p->ops, p->n_ops, rows, "Ops", "Op", out);
-    weft_status_t st = print_applies(p, rows, out);
-    if (st != WEFT_OK) return st;
+    print_applies(p, rows, out);
     print_critical(p, rows, out);
     return ferror(out) ? WEFT_EIO : WEFT_OK;
 }

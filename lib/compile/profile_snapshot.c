@@ -196,17 +196,20 @@ weft_status_t weft_profile_create(const weft_function_t *f, weft_profile_scope_t
     if (!f || !out || (scope != WEFT_PROFILE_TOTAL && scope != WEFT_PROFILE_LAST_CALL))
         return WEFT_EINVAL;
     *out = NULL;
-    if (!f->profile) return WEFT_ESTATE;
+    if (!f->profile) return weft__prof_not_profiled(f, "weft_profile_create");
     snap_t *s = NULL;
     weft_status_t st = snap_alloc(f, &s);
-    if (!s) return WEFT_ENOMEM;
+    if (!s) return weft__fn_error(f, WEFT_ENOMEM, "%s: profile snapshot: out of memory", f->name);
     if (st == WEFT_OK) {
         weft_function_t *mf = (weft_function_t *)(uintptr_t)f; /* the lock only */
         pthread_mutex_lock(&mf->prof_lock);
         bool have = f->acc.have_last;
         if (have || scope == WEFT_PROFILE_TOTAL) copy_locked(f, scope, s);
         pthread_mutex_unlock(&mf->prof_lock);
-        if (!have && scope == WEFT_PROFILE_LAST_CALL) st = WEFT_ESTATE;
+        if (!have && scope == WEFT_PROFILE_LAST_CALL)
+            st = weft__fn_error(f, WEFT_ESTATE,
+                                "%s: weft_profile_create: no call yet to take LAST_CALL from",
+                                f->name);
     }
     if (st == WEFT_OK) st = name_applies(f, s);
     if (st == WEFT_OK) st = critical_path(f, s);
@@ -214,7 +217,7 @@ weft_status_t weft_profile_create(const weft_function_t *f, weft_profile_scope_t
     if (st == WEFT_OK) st = group_by(s, true, &s->classes, &s->p.n_classes);
     if (st != WEFT_OK) {
         weft_profile_destroy(&s->p);
-        return st;
+        return st == WEFT_ENOMEM ? weft__fn_error(f, st, "%s: profile snapshot", f->name) : st;
     }
     s->p.ops = s->ops;
     s->p.classes = s->classes;

@@ -8,6 +8,14 @@
 #include "base/base_int.h"
 #include "base/vec.h"
 
+/* A query's WEFT_ENOMEM says so on fg ("who: out of memory") unless the step
+ * that ran out already did; other statuses pass through. */
+static weft_status_t dq_said(weft_fgraph_t *fg, weft_status_t s, const char *who)
+{
+    if (s != WEFT_ENOMEM || strstr(weft_fgraph_last_error(fg), "out of memory")) return s;
+    return weft_fgraph_set_error(fg, s, "%s: out of memory", who);
+}
+
 /* Finds the DH of fg and checks v is known to it. */
 static weft_status_t dq_var(weft_fgraph_t *fg, const weft_var_t *v, dh_t **dh)
 {
@@ -37,7 +45,7 @@ weft_status_t weft_dh_view_parent(weft_fgraph_t *fg, const weft_var_t *v,
     if (!parent) return WEFT_EINVAL;
     weft_status_t s = dq_var(fg, v, &dh);
     if (s == WEFT_OK) *parent = weft__dh_var(dh, v)->parent;
-    return s;
+    return dq_said(fg, s, "weft_dh_view_parent");
 }
 
 weft_status_t weft_dh_root(weft_fgraph_t *fg, const weft_var_t *v, weft_var_t **root)
@@ -46,7 +54,7 @@ weft_status_t weft_dh_root(weft_fgraph_t *fg, const weft_var_t *v, weft_var_t **
     if (!root) return WEFT_EINVAL;
     weft_status_t s = dq_var(fg, v, &dh);
     if (s == WEFT_OK) *root = weft__dh_root(dh, v);
-    return s;
+    return dq_said(fg, s, "weft_dh_root");
 }
 
 weft_status_t weft_dh_destroyer(weft_fgraph_t *fg, const weft_var_t *v,
@@ -57,7 +65,7 @@ weft_status_t weft_dh_destroyer(weft_fgraph_t *fg, const weft_var_t *v,
     weft_status_t s = dq_var(fg, v, &dh);
     if (s == WEFT_OK) s = dq_maps(dh);
     if (s == WEFT_OK) *destroyer = dq_destroyer(dh, v);
-    return s;
+    return dq_said(fg, s, "weft_dh_destroyer");
 }
 
 weft_status_t weft_dh_has_destroyers(weft_fgraph_t *fg, size_t n,
@@ -70,7 +78,7 @@ weft_status_t weft_dh_has_destroyers(weft_fgraph_t *fg, size_t n,
         s = vars[k] ? weft__dh_known_var(dh, vars[k]) : WEFT_EINVAL;
     }
     if (s == WEFT_OK) s = dq_maps(dh);
-    if (s != WEFT_OK) return s;
+    if (s != WEFT_OK) return dq_said(fg, s, "weft_dh_has_destroyers");
     *out = false;
     for (size_t k = 0; k < n && !*out; k++) *out = dq_destroyer(dh, vars[k]) != NULL;
     return WEFT_OK;
@@ -82,7 +90,7 @@ weft_status_t weft_dh_n_destroyers(weft_fgraph_t *fg, size_t *n)
     if (!n) return WEFT_EINVAL;
     weft_status_t s = weft__dh_find(fg, &dh);
     if (s == WEFT_OK) *n = dh->destroyers.n;
-    return s;
+    return dq_said(fg, s, "weft_dh_n_destroyers");
 }
 
 weft_status_t weft_dh_orderings(weft_fgraph_t *fg, weft_apply_t *const **before,
@@ -92,7 +100,7 @@ weft_status_t weft_dh_orderings(weft_fgraph_t *fg, weft_apply_t *const **before,
     if (!before || !after || !n) return WEFT_EINVAL;
     weft_status_t s = weft__dh_find(fg, &dh);
     if (s == WEFT_OK) s = weft__dh_report(dh);
-    if (s != WEFT_OK) return s;
+    if (s != WEFT_OK) return dq_said(fg, s, "weft_dh_orderings");
     *before = dh->pre_before;
     *after = dh->pre_after;
     *n = dh->n_pre;
@@ -238,7 +246,7 @@ weft_status_t weft_dh_can_destroy(weft_fgraph_t *fg, const weft_apply_t *node,
     if (!fg || !node || !ok) return WEFT_EINVAL;
     dh_t *dh;
     weft_status_t s = weft__dh_find(fg, &dh);
-    if (s != WEFT_OK) return s;
+    if (s != WEFT_OK) return dq_said(fg, s, "weft_dh_can_destroy");
     if (weft_apply_is_output_slot(node)) {
         return weft_fgraph_set_error(fg, WEFT_EINVAL, "can_destroy: an Output pseudo-node");
     }
@@ -253,7 +261,8 @@ weft_status_t weft_dh_can_destroy(weft_fgraph_t *fg, const weft_apply_t *node,
         return weft_fgraph_set_error(fg, WEFT_EINVAL, "%s has no input %zu", d, input);
     }
     s = weft__dh_report(dh);
-    return s != WEFT_OK ? s : dq_can_destroy(dh, node, input, variant, ok);
+    if (s == WEFT_OK) s = dq_can_destroy(dh, node, input, variant, ok);
+    return dq_said(fg, s, "weft_dh_can_destroy");
 }
 
 /* ---- inplace_candidates ---------------------------------------------------------- */
@@ -341,7 +350,7 @@ weft_status_t weft_dh_inplace_candidates(weft_fgraph_t *fg, size_t n,
         s = inputs[k] ? weft__dh_known_var(dh, inputs[k]) : WEFT_EINVAL;
     }
     if (s == WEFT_OK) s = dq_maps(dh);
-    if (s != WEFT_OK) return s;
+    if (s != WEFT_OK) return dq_said(fg, s, "weft_dh_inplace_candidates");
     dq_list_t prot = {0};
     if (protected_vars) {
         for (size_t k = 0; s == WEFT_OK && k < n_protected; k++)
@@ -354,5 +363,5 @@ weft_status_t weft_dh_inplace_candidates(weft_fgraph_t *fg, size_t n,
         s = dq_candidates(dh, n, inputs, &prot, out_idx, n_out);
     }
     dq_free(dh, &prot);
-    return s;
+    return dq_said(fg, s, "weft_dh_inplace_candidates");
 }

@@ -16,16 +16,31 @@ static void feature_free(weft_feature_t *f)
     if (f && f->cls && FEAT_HOOK(f, destroy)) f->cls->destroy(f);
 }
 
-static void note(weft_fgraph_t *fg, weft_status_t s)
+static const char *feature_name(const weft_feature_t *f)
 {
-    if (s != WEFT_OK && fg->cb_status == WEFT_OK) fg->cb_status = s;
+    return f->cls->name ? f->cls->name : "?";
+}
+
+weft_status_t weft__fg_feature_nomem(weft_fgraph_t *fg, const weft_feature_t *f, const char *hook)
+{
+    if (strstr(fg->err, "out of memory")) return WEFT_ENOMEM; /* the feature said so */
+    return weft__fg_err(fg, WEFT_ENOMEM, "%s: feature %s: out of memory", hook, feature_name(f));
+}
+
+/* The first callback error of the edit is its status; an out-of-memory one
+ * also gets a message naming the feature if it left none. */
+static void note(weft_fgraph_t *fg, const weft_feature_t *f, const char *hook, weft_status_t s)
+{
+    if (s == WEFT_OK || fg->cb_status != WEFT_OK) return;
+    fg->cb_status = s == WEFT_ENOMEM ? weft__fg_feature_nomem(fg, f, hook) : s;
 }
 
 void weft__fg_fire_import(weft_fgraph_t *fg, weft_apply_t *node, const char *reason)
 {
     for (size_t k = 0; k < fg->n_feat; k++) {
         weft_feature_t *f = fg->features[k];
-        if (FEAT_HOOK(f, on_import)) note(fg, f->cls->on_import(f, fg, node, reason));
+        if (FEAT_HOOK(f, on_import))
+            note(fg, f, "on_import", f->cls->on_import(f, fg, node, reason));
     }
 }
 
@@ -33,7 +48,7 @@ void weft__fg_fire_prune(weft_fgraph_t *fg, weft_apply_t *node, const char *reas
 {
     for (size_t k = 0; k < fg->n_feat; k++) {
         weft_feature_t *f = fg->features[k];
-        if (FEAT_HOOK(f, on_prune)) note(fg, f->cls->on_prune(f, fg, node, reason));
+        if (FEAT_HOOK(f, on_prune)) note(fg, f, "on_prune", f->cls->on_prune(f, fg, node, reason));
     }
 }
 
@@ -43,7 +58,8 @@ void weft__fg_fire_change(weft_fgraph_t *fg, weft_apply_t *node, size_t i, weft_
     for (size_t k = 0; k < fg->n_feat; k++) {
         weft_feature_t *f = fg->features[k];
         if (FEAT_HOOK(f, on_change_input))
-            note(fg, f->cls->on_change_input(f, fg, node, i, old_var, new_var, reason));
+            note(fg, f, "on_change_input",
+                 f->cls->on_change_input(f, fg, node, i, old_var, new_var, reason));
     }
 }
 
@@ -63,13 +79,14 @@ weft_status_t weft_fgraph_attach_feature(weft_fgraph_t *fg, weft_feature_t *f)
         feature_free(f);
         return weft__fg_err(fg, WEFT_ENOMEM, "attach_feature: out of memory");
     }
+    fg->err[0] = '\0'; /* what on_attach writes is its reason */
     weft_status_t s = FEAT_HOOK(f, on_attach) ? f->cls->on_attach(f, fg) : WEFT_OK;
     if (s != WEFT_OK) {
-        const char *name = f->cls->name ? f->cls->name : "?";
+        if (s == WEFT_ENOMEM) weft__fg_feature_nomem(fg, f, "attach_feature");
+        else if (!fg->err[0] && s != WEFT_EALREADY)
+            weft__fg_err(fg, s, "attach_feature: %s refused to attach", feature_name(f));
         feature_free(f);
-        if (s == WEFT_EALREADY) return WEFT_OK; /* an equivalent feature is already there */
-        if (!fg->err[0]) weft__fg_err(fg, s, "attach_feature: %s refused to attach", name);
-        return s;
+        return s == WEFT_EALREADY ? WEFT_OK : s; /* EALREADY: an equivalent one is there */
     }
     fg->features[fg->n_feat++] = f;
     return WEFT_OK;
@@ -138,6 +155,7 @@ weft_status_t weft__fg_collect_orderings(weft_fgraph_t *fg)
         if (!FEAT_HOOK(f, orderings)) continue;
         weft_orderings_t o = {fg, WEFT_OK};
         weft_status_t s = f->cls->orderings(f, fg, &o);
+        if (s == WEFT_ENOMEM) return weft__fg_feature_nomem(fg, f, "orderings");
         if (s != WEFT_OK) return s;
     }
     return WEFT_OK;

@@ -87,7 +87,8 @@ static weft_status_t check_io(weft_graph_t *g, size_t n_in, weft_var_t *const *i
     if (n_out == 0 || !outputs)
         return weft__graph_err(g, WEFT_EINVAL, "weft_fgraph_create: no outputs given");
     if (n_in && !inputs) return weft__graph_err(g, WEFT_EINVAL, "weft_fgraph_create: NULL inputs");
-    if (!weft__marks_begin(g->alloc, &g->vmarks, g->n_vars)) return WEFT_ENOMEM;
+    if (!weft__marks_begin(g->alloc, &g->vmarks, g->n_vars))
+        return weft__graph_err(g, WEFT_ENOMEM, "weft_fgraph_create: out of memory");
     const uint32_t seen = g->vmarks.epoch;
     char vb[512];
     for (size_t k = 0; k < n_out + n_in; k++) {
@@ -200,7 +201,7 @@ weft_status_t weft__fg_add_output(weft_fgraph_t *fg, weft_var_t *v, bool import_
         return weft__fg_err(fg, WEFT_ENOMEM, "add_output: out of memory");
     weft_apply_t *p = weft__apply_new_output_slot(fg->g, fg, fg->n_out, v);
     if (!p) return weft__fg_err(fg, WEFT_ENOMEM, "add_output: out of memory");
-    s = weft__fg_commit_import(fg, v, reason);
+    s = weft__fg_commit_import(fg, v, reason, WEFT__RANK_GAP);
     if (s != WEFT_OK) return s;
     fg->outputs[fg->n_out] = v;
     fg->out_nodes[fg->n_out++] = p;
@@ -338,6 +339,7 @@ void weft_fgraph_destroy(weft_fgraph_t *fg)
     weft__free(al, fg->clients, fg->clients_cap * sizeof(weft__cvec_t));
     weft__free(al, fg->apos, fg->apos_cap * sizeof(uint32_t));
     weft__free(al, fg->aflags, fg->aflags_cap * sizeof(uint8_t));
+    weft__free(al, fg->rank, fg->rank_cap * sizeof(uint64_t));
     weft__free(al, fg->applies, fg->applies_cap * sizeof(*fg->applies));
     weft__free(al, fg->ibase, fg->ibase_cap * sizeof(uint32_t));
     weft__free(al, fg->islot, fg->islot_cap * sizeof(uint32_t));
@@ -345,9 +347,9 @@ void weft_fgraph_destroy(weft_fgraph_t *fg)
     weft__free(al, fg->ord_head, fg->ord_head_cap * sizeof(uint32_t));
     weft__free(al, fg->ord_stamp, fg->ord_stamp_cap * sizeof(uint32_t));
     weft__free(al, fg->ord_next, fg->ord_next_cap * sizeof(uint32_t));
-    weft__pvec_t *vecs[] = {&fg->plan,       &fg->missing,  &fg->dfs,   &fg->rc_stack,
-                            &fg->rm_stack,   &fg->topo,     &fg->roots, &fg->roots_tmp,
-                            &fg->ord_before, &fg->ord_after};
+    weft__pvec_t *vecs[] = {&fg->plan,       &fg->missing,   &fg->dfs,   &fg->rc_stack,
+                            &fg->rm_stack,   &fg->topo,      &fg->roots, &fg->roots_tmp,
+                            &fg->ord_before, &fg->ord_after, &fg->raise};
     for (size_t k = 0; k < WEFT_ARRAY_LEN(vecs); k++) weft__pvec_free(al, vecs[k]);
     weft__marks_free(al, &fg->amarks);
     weft__marks_free(al, &fg->vmarks);

@@ -138,11 +138,15 @@ weft_status_t weft_fgraph_check_integrity(const weft_fgraph_t *cfg)
     if (!cfg) return WEFT_EINVAL;
     /* The marks and the error text are caches, not part of the graph state. */
     weft_fgraph_t *fg = (weft_fgraph_t *)cfg;
-    if (!weft__fg_reserve(fg) || !weft__marks_begin(fg->alloc, &fg->amarks, fg->acap) ||
+    if (!weft__fg_reserve(fg))
+        return weft__fg_err(fg, WEFT_ENOMEM, "check_integrity: out of memory");
+    weft_status_t s = weft__fg_check_ranks(fg); /* a cycle first: it confuses the rest */
+    if (s != WEFT_OK) return s;
+    if (!weft__marks_begin(fg->alloc, &fg->amarks, fg->acap) ||
         !weft__marks_begin(fg->alloc, &fg->vmarks, fg->vcap))
         return weft__fg_err(fg, WEFT_ENOMEM, "check_integrity: out of memory");
     size_t n_nodes, n_vars, base = fg->rm_stack.n;
-    weft_status_t s = walk(fg, &n_nodes, &n_vars);
+    s = walk(fg, &n_nodes, &n_vars);
     fg->rm_stack.n = base;
     if (s != WEFT_OK) return weft__fg_err(fg, s, "check_integrity: out of memory");
     s = check_nodes(fg, n_nodes);

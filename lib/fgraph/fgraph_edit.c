@@ -27,7 +27,7 @@ weft_status_t weft_fgraph_import_var(weft_fgraph_t *fg, weft_var_t *v, bool impo
     if (s != WEFT_OK) return s;
     edit_begin(fg);
     s = weft__fg_plan_import(fg, v, NULL, import_missing);
-    if (s == WEFT_OK) s = weft__fg_commit_import(fg, v, reason);
+    if (s == WEFT_OK) s = weft__fg_commit_import(fg, v, reason, WEFT__RANK_GAP);
     return edit_end(fg, s);
 }
 
@@ -41,7 +41,7 @@ weft_status_t weft_fgraph_import_node(weft_fgraph_t *fg, weft_apply_t *node, boo
                             "import_node: node of another context, or an Output pseudo-node");
     edit_begin(fg);
     weft_status_t s = weft__fg_plan_import(fg, NULL, node, import_missing);
-    if (s == WEFT_OK) s = weft__fg_commit_import(fg, NULL, reason);
+    if (s == WEFT_OK) s = weft__fg_commit_import(fg, NULL, reason, WEFT__RANK_GAP);
     return edit_end(fg, s);
 }
 
@@ -86,7 +86,8 @@ weft_status_t weft__fg_change_input(weft_fgraph_t *fg, weft_apply_t *node, size_
         fg->n_back += (size_t)weft__fg_back_edge(node, new_var) - weft__fg_back_edge(node, old);
     node->inputs[i] = new_var;
     if (node->slot_fg) fg->outputs[node->slot] = new_var;
-    s = weft__fg_commit_import(fg, new_var, reason);
+    s = weft__fg_commit_import(fg, new_var, reason, 1);
+    if (s == WEFT_OK && !node->slot_fg) weft__fg_rank_edge(fg, node, new_var);
     /* (node, i)'s slot in old's clients, read before the add records the new one. */
     uint32_t old_slot = weft__fg_client_slot(fg, node, i);
     if (s == WEFT_OK && !weft__fg_add_client(fg, new_var, node, i, key))
@@ -111,6 +112,9 @@ weft_status_t weft_fgraph_change_node_input(weft_fgraph_t *fg, weft_apply_t *nod
         weft_apply_describe(node, ab, sizeof(ab));
         return weft__fg_err(fg, WEFT_EINVAL, "change_node_input: %s has no input %zu", ab, i);
     }
+    if (!node->slot_fg && node->inputs[i] != new_var &&
+        (s = weft__fg_refuse_cycle(fg, NULL, node, i, new_var)) != WEFT_OK)
+        return s;
     edit_begin(fg);
     return edit_end(fg, weft__fg_change_input(fg, node, i, new_var, reason, true, WEFT__CLIENT_NOKEY));
 }
@@ -137,9 +141,10 @@ static weft_status_t replace_one(weft_fgraph_t *fg, weft_var_t *var, weft_var_t 
     if (!weft_type_is_super(var->type, new_var->type))
         return type_refused(fg, var, new_var, "replace");
     if (!weft__fg_has_var(fg, var) || var == new_var) return WEFT_OK;
-    /* Validate new_var's import before the first edit: a missing input then
-     * leaves the graph untouched. */
-    weft_status_t s = weft__fg_plan_import(fg, new_var, NULL, false);
+    /* Refuse a cycle and validate new_var's import before the first edit: a
+     * missing input then leaves the graph untouched. */
+    weft_status_t s = weft__fg_refuse_cycle(fg, var, NULL, 0, new_var);
+    if (s == WEFT_OK) s = weft__fg_plan_import(fg, new_var, NULL, false);
     if (s != WEFT_OK) return s;
     const weft__cvec_t *c = weft__fg_clients_live(fg, var);
     size_t n = c->n;

@@ -42,9 +42,11 @@ bool weft__fg_reserve(weft_fgraph_t *fg)
         weft__vec_grow(fg->alloc, (void **)&fg->clients, &fg->clients_cap, nv,
                        sizeof(weft__cvec_t)) &&
         weft__vec_grow(fg->alloc, (void **)&fg->apos, &fg->apos_cap, na, sizeof(uint32_t)) &&
-        weft__vec_grow(fg->alloc, (void **)&fg->aflags, &fg->aflags_cap, na, sizeof(uint8_t));
+        weft__vec_grow(fg->alloc, (void **)&fg->aflags, &fg->aflags_cap, na, sizeof(uint8_t)) &&
+        weft__vec_grow(fg->alloc, (void **)&fg->rank, &fg->rank_cap, na, sizeof(uint64_t));
     fg->vcap = fg->vflags_cap < fg->clients_cap ? fg->vflags_cap : fg->clients_cap;
     fg->acap = fg->apos_cap < fg->aflags_cap ? fg->apos_cap : fg->aflags_cap;
+    fg->acap = fg->acap < fg->rank_cap ? fg->acap : fg->rank_cap;
     return ok;
 }
 
@@ -122,7 +124,8 @@ static weft_status_t plan_leaf(weft_fgraph_t *fg, weft_var_t *v, bool import_mis
         return weft__fg_err(fg, WEFT_EMISSING_INPUT, "Undeclared input: %s%s", vb, ab);
     if (weft__marks_has(&fg->vmarks, v->id, fg->vmarks.epoch)) return WEFT_OK;
     fg->vmarks.v[v->id] = fg->vmarks.epoch;
-    if (!weft__pvec_push(fg->alloc, &fg->missing, v)) return weft__fg_err(fg, WEFT_ENOMEM, "OOM");
+    if (!weft__pvec_push(fg->alloc, &fg->missing, v))
+        return weft__fg_err(fg, WEFT_ENOMEM, "import: out of memory");
     return WEFT_OK;
 }
 
@@ -199,8 +202,9 @@ weft_status_t weft__fg_plan_import(weft_fgraph_t *fg, weft_var_t *v, weft_apply_
     return plan_nodes(fg, v ? v->owner : node, import_missing);
 }
 
-static void import_one(weft_fgraph_t *fg, weft_apply_t *a, const char *reason)
+static void import_one(weft_fgraph_t *fg, weft_apply_t *a, const char *reason, uint64_t rank_step)
 {
+    weft__fg_rank_import(fg, a, rank_step); /* its input owners are in the apply set */
     for (uint32_t k = 0; k < a->n_out; k++) var_enter(fg, a->outputs[k]);
     for (uint32_t i = 0; i < a->n_in; i++) {
         fg->n_back += weft__fg_back_edge(a, a->inputs[i]);
@@ -212,7 +216,8 @@ static void import_one(weft_fgraph_t *fg, weft_apply_t *a, const char *reason)
     weft__fg_fire_import(fg, a, reason);
 }
 
-weft_status_t weft__fg_commit_import(weft_fgraph_t *fg, weft_var_t *v, const char *reason)
+weft_status_t weft__fg_commit_import(weft_fgraph_t *fg, weft_var_t *v, const char *reason,
+                                     uint64_t rank_step)
 {
     for (size_t k = 0; k < fg->missing.n; k++) {
         weft_status_t s = weft__fg_add_input(fg, fg->missing.p[k], true);
@@ -225,7 +230,7 @@ weft_status_t weft__fg_commit_import(weft_fgraph_t *fg, weft_var_t *v, const cha
     for (size_t k = 0; k < fg->plan.n; k++) {
         weft_apply_t *a = fg->plan.p[k];
         apply_enter(fg, a);
-        import_one(fg, a, reason);
+        import_one(fg, a, reason, rank_step);
     }
     fg->plan.n = 0;
     if (v) var_enter(fg, v);

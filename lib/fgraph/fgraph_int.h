@@ -9,7 +9,9 @@
  * - ibase[apply id] / islot: each (node, input) pair's slot in its input's
  *   client vector (O(1) removal);
  * - apos[apply id]: 1 + position in the dense `applies` list, 0 when the node
- *   is not in the apply set (removal swaps with the last entry: O(1)).
+ *   is not in the apply set (removal swaps with the last entry: O(1));
+ * - rank[apply id]: a topological numbering of the apply set, kept by every
+ *   edit so that edits can refuse cycles cheaply (fgraph_rank.c).
  * Arrays grow to the context's id counts on demand, so every membership
  * test and client lookup is O(1) and no edit recomputes the whole graph. */
 #ifndef WEFT_FGRAPH_INT_H
@@ -83,8 +85,11 @@ struct weft_fgraph {
 
     uint32_t *apos;
     uint8_t *aflags;
-    size_t acap; /* min of the two capacities below */
-    size_t apos_cap, aflags_cap;
+    uint64_t *rank; /* rank(owner of an input) < rank(node) on every data edge */
+    size_t acap;    /* min of the three capacities below */
+    size_t apos_cap, aflags_cap, rank_cap;
+    /* A raise could not finish: recompute the ranks before trusting them. */
+    bool ranks_stale;
     weft_apply_t **applies;
     size_t n_applies, applies_cap;
     /* Edges (node in the apply set, input i) whose input's owner does not have
@@ -121,6 +126,7 @@ struct weft_fgraph {
     weft__pvec_t dfs;      /* DFS frames */
     weft__pvec_t rc_stack; /* remove_client worklist (var, node, index triples) */
     weft__pvec_t rm_stack; /* remove_node worklist */
+    weft__pvec_t raise;    /* rank raising worklist */
     weft__pvec_t topo;
     weft__pvec_t roots, roots_tmp; /* toposort: the apply set in increasing id order */
     weft__pvec_t ord_before, ord_after;
@@ -172,7 +178,8 @@ weft_status_t weft__fg_check_var(weft_fgraph_t *fg, const weft_var_t *v, const c
 /* Import: plan validates without changing anything; commit applies the plan. */
 weft_status_t weft__fg_plan_import(weft_fgraph_t *fg, weft_var_t *v, weft_apply_t *node,
                                    bool import_missing);
-weft_status_t weft__fg_commit_import(weft_fgraph_t *fg, weft_var_t *v, const char *reason);
+weft_status_t weft__fg_commit_import(weft_fgraph_t *fg, weft_var_t *v, const char *reason,
+                                     uint64_t rank_step);
 /* Client vectors (fgraph_clients.c). Adds (node, i) to v's clients: appended
  * with a new order key (key WEFT__CLIENT_NOKEY) or put back at the place of
  * the given key (revert). False on OOM (nothing changed). */
@@ -214,7 +221,30 @@ weft_status_t weft__fg_change_input(weft_fgraph_t *fg, weft_apply_t *node, size_
                                     weft_var_t *new_var, const char *reason, bool check,
                                     uint64_t key);
 
+/* Rank index and cycle checks (fgraph_rank.c). A node imported by itself
+ * ranks WEFT__RANK_GAP above its highest input owner, one imported under an
+ * edit 1 above: the gap leaves room for replacements below their clients. */
+#define WEFT__RANK_GAP 16
+/* Sets a's rank from its input owners' (a is joining the apply set). */
+void weft__fg_rank_import(weft_fgraph_t *fg, weft_apply_t *a, uint64_t step);
+/* After node's input became v (in fg): raises node and the clients above it
+ * until every edge goes up again (marks the ranks stale if it cannot). */
+void weft__fg_rank_edge(weft_fgraph_t *fg, weft_apply_t *node, const weft_var_t *v);
+/* WEFT_ECYCLE, naming the cycle, if making new_var input i of node (node
+ * NULL: of every client of var, as replace does) would close a cycle; also
+ * WEFT_ENOMEM. Changes nothing but scratch. */
+weft_status_t weft__fg_refuse_cycle(weft_fgraph_t *fg, const weft_var_t *var, weft_apply_t *node,
+                                    size_t i, weft_var_t *new_var);
+/* Depth-first pass over the apply set's data edges: WEFT_ECYCLE naming a
+ * cycle, else (assign) recomputes every rank. */
+weft_status_t weft__fg_rank_all(weft_fgraph_t *fg, bool assign);
+/* check_integrity's cycle and rank-order condition (docs/fgraph.md §4). */
+weft_status_t weft__fg_check_ranks(weft_fgraph_t *fg);
+
 /* Callback dispatch (feature.c). */
+/* WEFT_ENOMEM from feature f's hook: keeps the feature's message if it says
+ * so, else "hook: feature Name: out of memory". */
+weft_status_t weft__fg_feature_nomem(weft_fgraph_t *fg, const weft_feature_t *f, const char *hook);
 void weft__fg_fire_import(weft_fgraph_t *fg, weft_apply_t *node, const char *reason);
 void weft__fg_fire_prune(weft_fgraph_t *fg, weft_apply_t *node, const char *reason);
 void weft__fg_fire_change(weft_fgraph_t *fg, weft_apply_t *node, size_t i, weft_var_t *old_var,

@@ -74,6 +74,7 @@ weft_status_t weft_fgraph_validate(weft_fgraph_t *fg)
         fg->err[0] = '\0';
         weft_status_t s = f->cls->on_validate(f, fg);
         if (s == WEFT_OK) continue;
+        if (s == WEFT_ENOMEM) return weft__fg_feature_nomem(fg, f, "validate");
         if (!fg->err[0])
             weft__fg_err(fg, s, "validate: feature %s rejected the graph",
                          f->cls->name ? f->cls->name : "?");
@@ -121,7 +122,8 @@ static weft_status_t transaction(weft_fgraph_t *fg, size_t n, weft_var_t *const 
     if (s == WEFT_OK) s = weft_fgraph_validate(fg);
     if (s == WEFT_OK) s = still_there(fg, n_remove, remove);
     if (s != WEFT_OK) return rollback(fg, token, s);
-    if (!weft__fg_reserve(fg)) return rollback(fg, token, weft__fg_err(fg, WEFT_ENOMEM, "OOM"));
+    if (!weft__fg_reserve(fg))
+        return rollback(fg, token, weft__fg_err(fg, WEFT_ENOMEM, "replace: out of memory"));
     for (size_t k = 0; k < n_remove; k++)
         if (remove[k] && remove[k]->g == fg->g) fg->aflags[remove[k]->id] |= WEFT__AF_REMOVED;
     fg->logging = false;

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "base/vec.h"
+#include "graph/graph_int.h"
 #include "weft/elemwise.h"
 #include "weft/grad.h"
 #include "weft/op.h"
@@ -68,7 +69,8 @@ static weft_status_t grad_state_init(grad_state_t *s, weft_graph_t *g)
 }
 
 /* Step 1: post-order DFS over owners from the cost, with an explicit stack of
- * (apply, next input) so deep chains do not overflow the C stack. */
+ * (apply, next input) so deep chains do not overflow the C stack; seen: 1
+ * while on the stack, 2 once done, so an open node met again is a cycle. */
 static weft_status_t grad_toposort(grad_state_t *s, weft_var_t *cost)
 {
     weft_apply_t *root = weft_var_owner(cost);
@@ -89,10 +91,15 @@ static weft_status_t grad_toposort(grad_state_t *s, weft_var_t *cost)
         size_t i = next[top - 1]++;
         if (i >= weft_apply_n_inputs(a)) {
             s->order[s->n_order++] = a;
+            seen[weft_apply_id(a)] = 2;
             top--;
             continue;
         }
         weft_apply_t *owner = weft_var_owner(weft_apply_input(a, i));
+        if (owner && seen[weft_apply_id(owner)] == 1) { /* open: a cycle */
+            st = weft__graph_cycle_error(s->g, owner, "weft_grad");
+            break;
+        }
         if (owner && !seen[weft_apply_id(owner)]) {
             seen[weft_apply_id(owner)] = 1;
             stack[top] = owner;
@@ -102,8 +109,8 @@ static weft_status_t grad_toposort(grad_state_t *s, weft_var_t *cost)
     free(seen);
     free(stack);
     free(next);
-    return st == WEFT_OK ? WEFT_OK
-                         : weft_graph_set_error(s->g, WEFT_ENOMEM, "weft_grad: out of memory");
+    return st != WEFT_ENOMEM ? st
+                             : weft_graph_set_error(s->g, WEFT_ENOMEM, "weft_grad: out of memory");
 }
 
 static bool grad_is_float(const weft_var_t *v)

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tensor/tensor_int.h"
 #include "weft/elemwise.h"
 #include "weft/eval.h"
 #include "weft/grad.h"
@@ -35,11 +36,18 @@ weft_status_t weft_verify_grad_random(weft_dtype_t dtype, int ndim, const int64_
                                       double lo, double hi, uint64_t seed, weft_tensor_t **out)
 {
     if (!out) {
-        return WEFT_EINVAL;
+        return weft__tensor_error(WEFT_EINVAL, "weft_verify_grad_random: NULL out");
     }
     *out = NULL;
-    if ((dtype != WEFT_FLOAT32 && dtype != WEFT_FLOAT64) || !(hi >= lo)) {
-        return WEFT_EINVAL;
+    if (dtype != WEFT_FLOAT32 && dtype != WEFT_FLOAT64) {
+        const char *name = weft_dtype_name(dtype);
+        return weft__tensor_error(WEFT_EINVAL,
+                                  "weft_verify_grad_random: dtype %s is not float32 or float64",
+                                  name ? name : "(invalid)");
+    }
+    if (!(hi >= lo)) {
+        return weft__tensor_error(WEFT_EINVAL, "weft_verify_grad_random: range [%g, %g) is empty",
+                                  lo, hi);
     }
     weft_tensor_t *t = NULL;
     weft_status_t st = weft_tensor_empty(dtype, ndim, shape, &t);

@@ -12,12 +12,26 @@ typedef struct pitem {
     size_t depth;
 } pitem_t;
 
-/* One line: " |" per depth level, then the apply or leaf text. */
+/* Deeper lines show this many bars, then their depth as a number: bars for
+ * every level would make the text of a chain of n nodes n^2 long. */
+#define DPRINT_MAX_BARS 32
+
+/* The indentation: " |" per depth level up to DPRINT_MAX_BARS, then
+ * "(depth d) " for deeper lines; one write. */
+static int dprint_indent(FILE *f, size_t depth)
+{
+    static const char bars[] = " | | | | | | | | | | | | | | | | | | | | | | | | | | | | | | | |";
+    _Static_assert(sizeof(bars) == 2 * DPRINT_MAX_BARS + 1, "one bar per level");
+    size_t nb = depth < DPRINT_MAX_BARS ? depth : DPRINT_MAX_BARS;
+    if (nb && fwrite(bars, 2, nb, f) != nb) return -1;
+    return depth > DPRINT_MAX_BARS ? fprintf(f, "(depth %zu) ", depth) : 0;
+}
+
+/* One line: the indentation, then the apply or leaf text. */
 static int dprint_line(FILE *f, const weft_var_t *v, size_t depth, bool repeat)
 {
     char buf[512];
-    for (size_t d = 0; d < depth; d++)
-        if (fputs(" |", f) < 0) return -1;
+    if (dprint_indent(f, depth) < 0) return -1;
     const weft_apply_t *a = v->owner;
     if (!a) {
         weft_var_print(v, buf, sizeof(buf));
@@ -39,7 +53,8 @@ weft_status_t weft_graph_dprint(size_t n_out, weft_var_t *const *outputs, FILE *
     for (size_t k = 0; k < n_out; k++)
         if (!outputs[k] || outputs[k]->g != outputs[0]->g) return WEFT_EINVAL;
     weft_graph_t *g = outputs[0]->g;
-    if (!weft__marks_begin(g->alloc, &g->amarks, g->n_applies)) return WEFT_ENOMEM;
+    if (!weft__marks_begin(g->alloc, &g->amarks, g->n_applies))
+        return weft__graph_err(g, WEFT_ENOMEM, "weft_graph_dprint: out of memory");
     const uint32_t done = g->amarks.epoch;
     pitem_t *st = NULL;
     size_t cap = 0, sp = 0;
@@ -64,7 +79,7 @@ weft_status_t weft_graph_dprint(size_t n_out, weft_var_t *const *outputs, FILE *
         }
     }
     weft__free(g->alloc, st, cap * sizeof(*st));
-    return s;
+    return s == WEFT_ENOMEM ? weft__graph_err(g, s, "weft_graph_dprint: out of memory") : s;
 }
 
 /* ---- equal_computations --------------------------------------------------- */
@@ -173,7 +188,9 @@ weft_status_t weft_graph_equal_computations(size_t n, weft_var_t *const *xs, wef
     }
     weft__free(al, st, cap * 2 * sizeof(*st));
     weft__free(al, seen.k, 2 * seen.cap * sizeof(*seen.k));
-    if (oom) return WEFT_ENOMEM;
+    if (oom)
+        return weft__graph_err(xs[0]->g, WEFT_ENOMEM,
+                               "weft_graph_equal_computations: out of memory");
     *equal = eq;
     return WEFT_OK;
 }

@@ -104,6 +104,20 @@ weft_status_t weft__graph_toposort(weft_graph_t *g, size_t n_out, weft_var_t *co
     return WEFT_OK;
 }
 
+weft_status_t weft__graph_cycle_error(weft_graph_t *g, const weft_apply_t *a, const char *who)
+{
+    weft_apply_t **order = NULL;
+    size_t n = 0;
+    weft_status_t s = weft__graph_toposort(g, a->n_out, a->outputs, false, 0, &order, &n);
+    weft__free(g->alloc, order, n * sizeof(*order));
+    if (s == WEFT_ECYCLE) return weft_graph_set_error(g, s, "%s: %s", who, g->err);
+    if (s != WEFT_OK) return weft_graph_set_error(g, s, "%s: out of memory", who);
+    char ab[256]; /* the caller's walk saw a cycle the search did not: name where
+                   */
+    weft_apply_describe(a, ab, sizeof(ab));
+    return weft_graph_set_error(g, WEFT_ECYCLE, "%s: graph contains a cycle through %s", who, ab);
+}
+
 weft_clone_map_t *weft__clone_map_new(weft_graph_t *g)
 {
     weft_clone_map_t *m = weft__alloc(g->alloc, sizeof(*m));

@@ -84,7 +84,8 @@ static bool types_rehash(weft_graph_t *g)
 static weft_status_t type_intern(weft_graph_t *g, weft_type_t *proto, const weft_type_t **out)
 {
     proto->hash = type_hash_fields(proto);
-    if ((g->types_n + 1) * 2 > g->types_cap && !types_rehash(g)) return WEFT_ENOMEM;
+    if ((g->types_n + 1) * 2 > g->types_cap && !types_rehash(g))
+        return weft__graph_err(g, WEFT_ENOMEM, "type: out of memory");
     size_t j = proto->hash & (g->types_cap - 1);
     while (g->types[j]) {
         if (g->types[j]->hash == proto->hash && type_fields_equal(g->types[j], proto)) {
@@ -94,7 +95,7 @@ static weft_status_t type_intern(weft_graph_t *g, weft_type_t *proto, const weft
         j = (j + 1) & (g->types_cap - 1);
     }
     weft_type_t *t = weft__arena_alloc(&g->arena, sizeof(*t));
-    if (!t) return WEFT_ENOMEM;
+    if (!t) return weft__graph_err(g, WEFT_ENOMEM, "type: out of memory");
     *t = *proto;
     t->g = g;
     g->types[j] = t;

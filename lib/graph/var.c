@@ -192,7 +192,7 @@ weft_status_t weft_var_set_name(weft_var_t *v, const char *name)
     /* The old name stays in the arena until the context dies (pointers to it
      * handed out earlier remain valid). */
     const char *n = weft__arena_strdup(&v->g->arena, name);
-    if (name && !n) return WEFT_ENOMEM;
+    if (name && !n) return weft__graph_err(v->g, WEFT_ENOMEM, "weft_var_set_name: out of memory");
     v->name = n;
     return WEFT_OK;
 }
@@ -213,7 +213,15 @@ bool weft_var_is_indestructible(const weft_var_t *v)
 
 weft_status_t weft_constant_data(const weft_var_t *c, const void **data, size_t *nbytes)
 {
-    if (!c || !data || !nbytes || !weft_var_is_constant(c)) return WEFT_EINVAL;
+    if (!c) return WEFT_EINVAL;
+    if (!data || !nbytes)
+        return weft__graph_err(c->g, WEFT_EINVAL, "weft_constant_data: NULL %s pointer",
+                               data ? "nbytes" : "data");
+    if (!weft_var_is_constant(c)) {
+        char vb[512];
+        weft__var_describe(c, vb, sizeof(vb));
+        return weft__graph_err(c->g, WEFT_EINVAL, "weft_constant_data: %s is not a constant", vb);
+    }
     *data = c->data;
     *nbytes = c->nbytes;
     return WEFT_OK;

@@ -157,7 +157,8 @@ static weft_status_t read_type(io_load_t *ld, json_t *e, const char *where, bool
         shape[i] = unknown ? WEFT_DIM_UNKNOWN : (int64_t)json_integer_value(d);
     }
     s = weft_type_tensor(ld->g, dtype, (int)nd, shape, out);
-    return s == WEFT_OK ? s : weft__io_err(ld->g, s, p, "bad type");
+    if (s == WEFT_OK) return s;
+    return weft__io_err(ld->g, s, p, s == WEFT_ENOMEM ? "out of memory" : "bad type");
 }
 
 static weft_status_t opt_name(io_load_t *ld, json_t *e, const char *where, const char **name)

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "base/vec.h"
+#include "graph/graph_int.h"
 #include "io_int.h"
 
 typedef struct io_save {
@@ -196,6 +197,8 @@ static weft_status_t walk(io_save_t *st, const weft_var_t *v)
         const weft_apply_t *o = weft_var_owner(in);
         if (!o) {
             s = visit_root(st, in);
+        } else if (st->state[weft_apply_id(o)] == 1) { /* open: on the path, a cycle */
+            s = weft__graph_cycle_error(st->g, o, "weft_graph_io_save");
         } else if (st->state[weft_apply_id(o)] == 0) {
             if (!weft__vec_grow(NULL, (void **)&stack, &cap, sp + 1, sizeof(*stack))) {
                 s = weft_graph_set_error(st->g, WEFT_ENOMEM, "out of memory");
@@ -243,7 +246,8 @@ static weft_status_t save_inputs(io_save_t *st, const weft_graph_io_t *gr, json_
                                         i);
         json_t *e = var_entry(v, st->next_id);
         json_object_set_new(e, "mutable", json_boolean(!gr->input_mutable || gr->input_mutable[i]));
-        if (json_array_append_new(inputs, e) != 0) return WEFT_ENOMEM;
+        if (json_array_append_new(inputs, e) != 0)
+            return weft_graph_set_error(st->g, WEFT_ENOMEM, "weft_graph_io_save: out of memory");
         st->ids[weft_var_id(v)] = st->next_id++;
     }
     return WEFT_OK;

@@ -258,7 +258,8 @@ weft_status_t weft_ofg_create(weft_graph_t *g, size_t n_in, weft_var_t *const *i
     if (s == WEFT_OK) s = weft__ofg_plan_build(d, g);
     if (s != WEFT_OK) {
         ofg_free(d);
-        return s;
+        if (s != WEFT_ENOMEM || strstr(weft_graph_last_error(g), "out of memory")) return s;
+        return weft_graph_set_error(g, s, "weft_ofg_create: out of memory"); /* the plan's */
     }
     weft__ofg_props_t props;
     memset(&props, 0, sizeof(props));

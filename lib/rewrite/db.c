@@ -425,6 +425,8 @@ weft_status_t weft_rewrite_db_apply(weft_rewrite_db_t *db, weft_fgraph_t *fg, co
     if (st == WEFT_ENOTFOUND)
         return weft_fgraph_set_error(fg, st, "rewrite: unknown %s \"%s\"",
                                      q.bad == mode ? "mode" : "rewrite name or tag", q.bad);
+    if (st == WEFT_ENOMEM)
+        return weft_fgraph_set_error(fg, st, "rewrite: building mode %s: out of memory", mode);
     if (st != WEFT_OK) return st;
     st = weft_rewriter_apply(rw, fg, stats);
     weft_rewriter_release(rw);
@@ -458,10 +460,13 @@ weft_status_t weft_rewrite_db_print(weft_rewrite_db_t *db, FILE *f)
 
 /* ---- the default database ------------------------------------------------------ */
 
+/* Built on first use under default_lock; a build that runs out of memory
+ * leaves it NULL and the next use tries again (a once-only init would make
+ * one failed allocation fail every later compile). */
 static weft_rewrite_db_t *default_db;
-static pthread_once_t default_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t default_lock = PTHREAD_MUTEX_INITIALIZER;
 /* Written once by lib/catalog's load-time constructor, before any thread of
- * the program can ask for the default database; read under default_once. */
+ * the program can ask for the default database; read under default_lock. */
 static weft__rewrite_db_fill_fn default_fill = weft_rewrite_db_add_builtins;
 
 void weft__rewrite_db_set_default_contents(weft__rewrite_db_fill_fn fill)
@@ -483,8 +488,11 @@ static void default_init(void)
 
 weft_rewrite_db_t *weft_rewrite_db_default(void)
 {
-    pthread_once(&default_once, default_init);
-    return default_db;
+    pthread_mutex_lock(&default_lock);
+    if (!default_db) default_init();
+    weft_rewrite_db_t *db = default_db;
+    pthread_mutex_unlock(&default_lock);
+    return db;
 }
 
 weft_status_t weft_rewrite_mode(weft_fgraph_t *fg, const char *mode, size_t n_include,
@@ -493,6 +501,8 @@ weft_status_t weft_rewrite_mode(weft_fgraph_t *fg, const char *mode, size_t n_in
 {
     if (!fg || !mode) return WEFT_EINVAL;
     weft_rewrite_db_t *db = weft_rewrite_db_default();
-    if (!db) return WEFT_ENOMEM;
+    if (!db)
+        return weft_fgraph_set_error(fg, WEFT_ENOMEM,
+                                     "rewrite: the default database: out of memory");
     return weft_rewrite_db_apply(db, fg, mode, n_include, include, n_exclude, exclude, stats);
 }

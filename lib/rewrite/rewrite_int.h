@@ -90,6 +90,13 @@ weft_status_t weft__try_node(const weft__rw_list_t *list, weft_fgraph_t *fg, wef
                              weft_rewrite_stats_t *stats, size_t *which, bool *applied);
 
 /* Applies any rewriter (dispatch on kind); *n_changes may be NULL. */
+/* The message of a rewriter's WEFT_ENOMEM (other statuses pass through, and
+ * nothing is done on success): a leaf (graph or node rewriter) puts its name
+ * before the message of the step that ran out ("local_gemm: replace: out of
+ * memory") or says it alone ("local_gemm: out of memory"); a driver (walk,
+ * equilibrium, sequence) only supplies "name: out of memory" when the message
+ * does not say it. */
+weft_status_t weft__rw_nomem(weft_fgraph_t *fg, const char *name, weft_status_t st, bool leaf);
 weft_status_t weft__rw_apply(weft_rewriter_t *rw, weft_fgraph_t *fg, weft_rewrite_stats_t *stats,
                              size_t *n_changes);
 weft_status_t weft__walk_apply(weft_rewriter_t *rw, weft_fgraph_t *fg,

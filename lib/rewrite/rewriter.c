@@ -331,9 +331,34 @@ weft_status_t weft__rw_process_node(weft_rewriter_t *rw, weft_fgraph_t *fg, weft
         st = WEFT_OK;
     }
     result_fini(&res);
-    if (st != WEFT_OK) return st;
+    if (st != WEFT_OK) return weft__rw_nomem(fg, rw->name, st, true);
     if (!*applied && !failed && !stats) return WEFT_OK;
     return (*applied || failed) ? count(stats, rw, *applied, failed, t0) : WEFT_OK;
+}
+
+weft_status_t weft__rw_nomem(weft_fgraph_t *fg, const char *name, weft_status_t st, bool leaf)
+{
+    if (st != WEFT_ENOMEM) return st;
+    const char *m = weft_fgraph_last_error(fg);
+    if (strstr(m, "out of memory")) {
+        size_t n = strlen(name);
+        if (!leaf || (strncmp(m, name, n) == 0 && m[n] == ':')) return st;
+        return weft_fgraph_set_error(fg, st, "%s: %s", name, m);
+    }
+    return weft_fgraph_set_error(fg, st, "%s: out of memory", name);
+}
+
+static weft_status_t graph_apply(weft_rewriter_t *rw, weft_fgraph_t *fg,
+                                 weft_rewrite_stats_t *stats, size_t *n_changes)
+{
+    uint64_t t0 = weft__now_ns();
+    weft_status_t st = rw->graph_fn(fg, rw->user, stats, n_changes);
+    if (stats && st != WEFT_ENOMEM) {
+        weft_status_t s2 = weft_rewrite_stats_record(stats, rw->name, *n_changes, st != WEFT_OK,
+                                                     weft__seconds_since(t0));
+        if (s2 != WEFT_OK) return s2;
+    }
+    return st;
 }
 
 weft_status_t weft__rw_apply(weft_rewriter_t *rw, weft_fgraph_t *fg, weft_rewrite_stats_t *stats,
@@ -342,26 +367,15 @@ weft_status_t weft__rw_apply(weft_rewriter_t *rw, weft_fgraph_t *fg, weft_rewrit
     size_t dummy;
     if (!n_changes) n_changes = &dummy;
     *n_changes = 0;
+    weft_status_t st = WEFT_EINVAL;
     switch (rw->kind) {
     case RW_NODE:
-    case RW_WALK:
-        return weft__walk_apply(rw, fg, stats, n_changes);
-    case RW_GRAPH: {
-        uint64_t t0 = weft__now_ns();
-        weft_status_t st = rw->graph_fn(fg, rw->user, stats, n_changes);
-        if (stats && st != WEFT_ENOMEM) {
-            weft_status_t s2 = weft_rewrite_stats_record(stats, rw->name, *n_changes,
-                                                         st != WEFT_OK, weft__seconds_since(t0));
-            if (s2 != WEFT_OK) return s2;
-        }
-        return st;
+    case RW_WALK: st = weft__walk_apply(rw, fg, stats, n_changes); break;
+    case RW_GRAPH: st = graph_apply(rw, fg, stats, n_changes); break;
+    case RW_EQUILIBRIUM: st = weft__equilibrium_apply(rw, fg, stats, n_changes); break;
+    case RW_SEQUENCE: st = weft__sequence_apply(rw, fg, stats, n_changes); break;
     }
-    case RW_EQUILIBRIUM:
-        return weft__equilibrium_apply(rw, fg, stats, n_changes);
-    case RW_SEQUENCE:
-        return weft__sequence_apply(rw, fg, stats, n_changes);
-    }
-    return WEFT_EINVAL;
+    return weft__rw_nomem(fg, rw->name, st, rw->kind == RW_GRAPH);
 }
 
 weft_status_t weft_rewriter_apply(weft_rewriter_t *rw, weft_fgraph_t *fg,

@@ -65,8 +65,8 @@ weft_status_t weft_kernel_alloc_output(weft_kernel_ctx_t *ctx, weft_tensor_t **c
     st = ctx->alloc(ctx->alloc_user, dtype, ndim, shape, cell);
     if (st != WEFT_OK) {
         *cell = NULL;
-        return weft_kernel_error(ctx, st, "cannot allocate a %s output of %zu elements",
-                                 weft__dtype_name(dtype), count);
+        return weft_kernel_error(ctx, st, "cannot allocate a %s output of %zu elements: %s",
+                                 weft__dtype_name(dtype), count, weft_status_str(st));
     }
     return WEFT_OK;
 }
@@ -83,8 +83,8 @@ weft_status_t weft_kernel_scratch(weft_kernel_ctx_t *ctx, weft_dtype_t dtype, in
     st = ctx->alloc(ctx->alloc_user, dtype, ndim, shape, out);
     if (st != WEFT_OK) {
         *out = NULL;
-        return weft_kernel_error(ctx, st, "cannot allocate %zu %s elements of scratch", count,
-                                 weft__dtype_name(dtype));
+        return weft_kernel_error(ctx, st, "cannot allocate %zu %s elements of scratch: %s", count,
+                                 weft__dtype_name(dtype), weft_status_str(st));
     }
     return WEFT_OK;
 }
@@ -139,7 +139,8 @@ weft_status_t weft_kernel_view_output(weft_kernel_ctx_t *ctx, weft_tensor_t **ce
         return WEFT_OK;
     }
     weft_tensor_t *v = weft__tensor_view_at(stash_take(ctx, cell, ndim), base, ndim, sh, str, data);
-    if (!v) return weft_kernel_error(ctx, WEFT_ENOMEM, "cannot allocate a view handle");
+    if (!v)
+        return weft_kernel_error(ctx, WEFT_ENOMEM, "cannot allocate a view handle: out of memory");
     *cell = v;
     weft_tensor_release(old);
     return WEFT_OK;

@@ -173,7 +173,8 @@ weft_status_t weft_tensor_empty(weft_dtype_t dtype, int ndim, const int64_t *sha
     size_t buf_off = round_up(data_off + bytes, 16);
     size_t total = round_up(buf_off + sizeof(weft_buffer_t), WEFT_TENSOR_ALIGN);
     char *block = aligned_alloc(WEFT_TENSOR_ALIGN, total);
-    if (!block) return weft__tensor_error(WEFT_ENOMEM, "cannot allocate %zu bytes", total);
+    if (!block)
+        return weft__tensor_error(WEFT_ENOMEM, "cannot allocate %zu bytes: out of memory", total);
     char *data = block + data_off;
     weft_buffer_t *buf = (weft_buffer_t *)(block + buf_off);
     atomic_init(&buf->refs, 1);
@@ -226,7 +227,8 @@ static weft_status_t tensor_over_memory(weft_dtype_t dtype, int ndim, const int6
     if (!geometry_extent(ndim, shape, strides, isz, &lo, &hi, &empty))
         return weft__tensor_error(WEFT_EOVERFLOW, "strides reach beyond the address space");
     weft_buffer_t *buf = malloc(sizeof *buf);
-    if (!buf) return weft__tensor_error(WEFT_ENOMEM, "cannot allocate a buffer header");
+    if (!buf)
+        return weft__tensor_error(WEFT_ENOMEM, "cannot allocate a buffer header: out of memory");
     atomic_init(&buf->refs, 1);
     uintptr_t base = (uintptr_t)data;
     buf->lo = empty ? base : base + (uintptr_t)(lo * (int64_t)isz);
@@ -238,7 +240,7 @@ static weft_status_t tensor_over_memory(weft_dtype_t dtype, int ndim, const int6
     *out = tensor_handle_new(buf, dtype, ndim, shape, strides, data);
     if (!*out) {
         free(buf);
-        return weft__tensor_error(WEFT_ENOMEM, "cannot allocate a tensor handle");
+        return weft__tensor_error(WEFT_ENOMEM, "cannot allocate a tensor handle: out of memory");
     }
     return WEFT_OK;
 }
@@ -303,7 +305,8 @@ weft_status_t weft_tensor_view(weft_tensor_t *base, int ndim, const int64_t *sha
     weft_status_t st = weft__tensor_view_check(base, ndim, shape, strides, offset, &data);
     if (st != WEFT_OK) return st;
     *out = weft__tensor_view_unchecked(base, ndim, shape, strides, data);
-    if (!*out) return weft__tensor_error(WEFT_ENOMEM, "cannot allocate a tensor handle");
+    if (!*out)
+        return weft__tensor_error(WEFT_ENOMEM, "cannot allocate a tensor handle: out of memory");
     return WEFT_OK;
 }
 

@@ -329,5 +329,6 @@ weft_status_t weft_tensor_reshape(weft_tensor_t *t, int ndim, const int64_t *sha
     } else {
         return s;
     }
-    return *out ? WEFT_OK : weft__tensor_error(WEFT_ENOMEM, "cannot allocate a tensor handle");
+    return *out ? WEFT_OK
+                : weft__tensor_error(WEFT_ENOMEM, "cannot allocate a tensor handle: out of memory");
 }

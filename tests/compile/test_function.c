@@ -11,6 +11,8 @@
 
 #include "compile_test_ops.h"
 
+#include "support/shared_cycle.h"
+
 static weft_graph_t *g;
 static const int64_t S3[1] = {3}, S4[1] = {4};
 
@@ -584,6 +586,27 @@ static void test_function_compile_bad_arguments_return_exact_status(void **state
     weft_graph_destroy(other);
 }
 
+/* A cycle that reached the graph (tests/support/shared_cycle.h): WEFT_ECYCLE
+ * naming it, not a node with a missing input. */
+static void test_function_compile_of_a_cycle_is_ecycle(void **state)
+{
+    (void)state;
+    weft_var_t *x = ct_var(g, "x", 1, S3), *y = ct_var(g, "y", 1, S3), *in[2] = {x, y};
+    const weft_op_t *e, *n, *a;
+    assert_int_equal(weft_elemwise_op(g, WEFT_ELEMWISE_EXP, -1, WEFT_FLOAT64, &e), WEFT_OK);
+    assert_int_equal(weft_elemwise_op(g, WEFT_ELEMWISE_NEG, -1, WEFT_FLOAT64, &n), WEFT_OK);
+    assert_int_equal(weft_elemwise_op(g, WEFT_ELEMWISE_ADD, -1, WEFT_FLOAT64, &a), WEFT_OK);
+    weft_var_t *out = shared_cycle_build(g, e, n, a, x, y, NULL, NULL);
+    assert_non_null(out);
+    weft_function_options_t o = opts_none();
+    weft_function_t *f = (weft_function_t *)1;
+    assert_int_equal(weft_function_compile(2, in, 1, &out, 0, NULL, &o, &f), WEFT_ECYCLE);
+    assert_null(f);
+    assert_string_equal(msg_without_sites(weft_function_last_error(NULL)),
+                        "weft_function_compile: graph contains a cycle: apply 0 (Exp) -> apply 2 "
+                        "(Neg) -> apply 1 (Neg)");
+}
+
 /* The default pool is shared; a given pool is used as is. */
 static void test_function_pools_default_shared_and_given(void **state)
 {
@@ -751,6 +774,7 @@ int main(void)
         T(test_function_nan_check_fails_the_node),
         T(test_function_call_bad_arguments_return_exact_status),
         T(test_function_compile_bad_arguments_return_exact_status),
+        T(test_function_compile_of_a_cycle_is_ecycle),
         T(test_function_pools_default_shared_and_given),
         T(test_function_print_lists_nodes_in_order),
         T(test_function_nodes_laid_out_in_run_order),

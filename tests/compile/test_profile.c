@@ -202,13 +202,24 @@ static void test_profile_bad_arguments_return_exact_status(void **state)
     assert_int_equal(weft_profile_create(NULL, WEFT_PROFILE_TOTAL, &p), WEFT_EINVAL);
     assert_int_equal(weft_profile_create(on, WEFT_PROFILE_TOTAL, NULL), WEFT_EINVAL);
     assert_int_equal(weft_profile_create(on, (weft_profile_scope_t)7, &p), WEFT_EINVAL);
+    const char *not_profiled = ": function 'off' was compiled without profiling (set "
+                               "options.profile, or WEFT_PROFILE=1 in the environment)";
+    char want[256];
     assert_int_equal(weft_profile_create(off, WEFT_PROFILE_TOTAL, &p), WEFT_ESTATE);
+    snprintf(want, sizeof want, "weft_profile_create%s", not_profiled);
+    assert_string_equal(weft_function_last_error(off), want);
     assert_null(p);
     assert_int_equal(weft_profile_create(on, WEFT_PROFILE_LAST_CALL, &p), WEFT_ESTATE);
+    assert_string_equal(weft_function_last_error(on),
+                        "on: weft_profile_create: no call yet to take LAST_CALL from");
     assert_int_equal(weft_profile_reset(NULL), WEFT_EINVAL);
     assert_int_equal(weft_profile_reset(off), WEFT_ESTATE);
+    snprintf(want, sizeof want, "weft_profile_reset%s", not_profiled);
+    assert_string_equal(weft_function_last_error(off), want);
     assert_int_equal(weft_profile_print(NULL, 0, stdout), WEFT_EINVAL);
     assert_int_equal(weft_function_print_profile(off, stdout), WEFT_ESTATE);
+    snprintf(want, sizeof want, "weft_profile_create%s", not_profiled);
+    assert_string_equal(weft_function_last_error(off), want);
     assert_int_equal(weft_function_print_profile(NULL, stdout), WEFT_EINVAL);
     weft_profile_destroy(NULL);
     weft_function_destroy(off);

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "ops_check.h"
+#include "support/shared_cycle.h"
 
 typedef struct fx {
     weft_graph_t *g;
@@ -273,6 +274,24 @@ static void test_grad_bad_arguments_are_rejected(void **state)
     assert_int_equal(weft_grad(f->g, cost, 0, NULL, NULL, &gx), WEFT_OK);
 }
 
+/* A cycle that reached the graph (tests/support/shared_cycle.h): WEFT_ECYCLE
+ * naming it, never a gradient of a graph that cannot be evaluated. */
+static void test_grad_cycle_in_the_graph_is_ecycle(void **state)
+{
+    fx_t *f = *state;
+    const weft_op_t *e, *n, *a;
+    assert_int_equal(weft_elemwise_op(f->g, WEFT_ELEMWISE_EXP, -1, WEFT_FLOAT64, &e), WEFT_OK);
+    assert_int_equal(weft_elemwise_op(f->g, WEFT_ELEMWISE_NEG, -1, WEFT_FLOAT64, &n), WEFT_OK);
+    assert_int_equal(weft_elemwise_op(f->g, WEFT_ELEMWISE_ADD, -1, WEFT_FLOAT64, &a), WEFT_OK);
+    weft_var_t *out = shared_cycle_build(f->g, e, n, a, f->x, f->y, NULL, NULL), *gx = NULL;
+    assert_non_null(out);
+    assert_int_equal(weft_grad(f->g, sum_all(f->g, out), 1, &f->x, NULL, &gx), WEFT_ECYCLE);
+    assert_null(gx);
+    assert_string_equal(msg_without_sites(weft_graph_last_error(f->g)),
+                        "weft_grad: graph contains a cycle: apply 0 (Exp) -> apply 2 (Neg) -> "
+                        "apply 1 (Neg)");
+}
+
 /* A 2000-node chain: the traversal is iterative (no deep recursion). */
 static void test_grad_long_chain(void **state)
 {
@@ -300,6 +319,7 @@ int main(void)
         T(test_grad_null_type_and_bad_hook_type),
         T(test_grad_integer_path_is_disconnected),
         T(test_grad_bad_arguments_are_rejected),
+        T(test_grad_cycle_in_the_graph_is_ecycle),
         T(test_grad_long_chain),
     };
 #undef T

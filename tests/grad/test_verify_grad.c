@@ -162,8 +162,13 @@ static void test_verify_grad_random_points_are_seeded(void **state)
     }
     assert_false(same);
     assert_int_equal(weft_verify_grad_random(WEFT_INT32, 2, s23, 0, 1, 1, &d), WEFT_EINVAL);
+    assert_string_equal(weft_tensor_last_error(),
+                        "weft_verify_grad_random: dtype int32 is not float32 or float64");
     assert_int_equal(weft_verify_grad_random(WEFT_FLOAT64, 2, s23, 1, 0, 1, &d), WEFT_EINVAL);
+    assert_string_equal(weft_tensor_last_error(),
+                        "weft_verify_grad_random: range [1, 0) is empty");
     assert_int_equal(weft_verify_grad_random(WEFT_FLOAT64, 2, s23, 0, 1, 1, NULL), WEFT_EINVAL);
+    assert_string_equal(weft_tensor_last_error(), "weft_verify_grad_random: NULL out");
     assert_null(d);
     weft_tensor_release(a);
     weft_tensor_release(b);

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "graph_fixture.h"
+#include "support/shared_cycle.h"
 
 static const char *fg_err(const weft_fgraph_t *fg)
 {
@@ -542,6 +543,116 @@ static void test_fgraph_replace_unknown_variable_is_enotfound(void **state)
     weft_fgraph_destroy(fg);
 }
 
+/* e = Exp(x), n1 = Neg(e), z = Neg(n1): an edit that would make Exp read n1
+ * or z closes a cycle and is refused with the cycle named; nothing changes,
+ * no callback fires. */
+typedef struct cyc {
+    weft_var_t *x, *e, *n1, *z;
+    weft_fgraph_t *fg;
+    rec_t *r;
+} cyc_t;
+
+static cyc_t cyc_build(fx_t *f)
+{
+    cyc_t c;
+    c.x = fx_var(f, "x");
+    c.e = fx_un(f, f->exp, c.x);  /* apply 0 */
+    c.n1 = fx_un(f, f->neg, c.e); /* apply 1 */
+    c.z = fx_un(f, f->neg, c.n1); /* apply 2 */
+    c.r = rec_new();
+    weft_feature_t *feats[1] = {&c.r->base};
+    c.fg = fx_fgraph(f, 1, &c.x, 1, &c.z, false, 1, feats);
+    c.r->len = 0;
+    c.r->log[0] = '\0';
+    return c;
+}
+
+/* The graph is as built: Exp reads x, the order is Exp, Neg, Neg, and no
+ * callback fired. */
+static void cyc_expect_unchanged(const cyc_t *c)
+{
+    assert_ptr_equal(weft_apply_input(weft_var_owner(c->e), 0), c->x);
+    assert_int_equal(weft_fgraph_n_clients(c->fg, c->x), 1);
+    assert_int_equal(weft_fgraph_n_clients(c->fg, c->n1), 1);
+    assert_string_equal(c->r->log, "");
+    assert_int_equal(weft_fgraph_check_integrity(c->fg), WEFT_OK);
+    weft_apply_t *const *order;
+    size_t n;
+    assert_int_equal(weft_fgraph_toposort(c->fg, &order, &n), WEFT_OK);
+    assert_int_equal(n, 3);
+    assert_ptr_equal(order[0], weft_var_owner(c->e));
+    assert_ptr_equal(order[2], weft_var_owner(c->z));
+}
+
+static void test_fgraph_change_node_input_closing_a_cycle_is_ecycle(void **state)
+{
+    cyc_t c = cyc_build(*state);
+    weft_apply_t *exp = weft_var_owner(c.e);
+    assert_int_equal(weft_fgraph_change_node_input(c.fg, exp, 0, c.n1, "loop"), WEFT_ECYCLE);
+    assert_string_equal(msg_without_sites(fg_err(c.fg)),
+                        "change_node_input: variable 2 'Neg.out' (float64[?]) as input 0 of "
+                        "apply 0 (Exp) would close a cycle (2 nodes): apply 0 (Exp) -> apply 1 "
+                        "(Neg)");
+    cyc_expect_unchanged(&c);
+    /* a node's own output, and a variable not yet in the graph built on one */
+    weft_apply_t *n2 = weft_var_owner(c.z);
+    assert_int_equal(weft_fgraph_change_node_input(c.fg, n2, 0, c.z, "self"), WEFT_ECYCLE);
+    assert_non_null(strstr(msg_without_sites(fg_err(c.fg)), "cycle (1 nodes): apply 2 (Neg)"));
+    fx_t *f = *state;
+    weft_var_t *fresh = fx_bin(f, f->add, c.z, c.x); /* apply 4 (3: Output(0)), not in fg */
+    assert_int_equal(weft_fgraph_change_node_input(c.fg, exp, 0, fresh, "loop"), WEFT_ECYCLE);
+    assert_non_null(strstr(msg_without_sites(fg_err(c.fg)),
+                           "(4 nodes): apply 0 (Exp) -> apply 4 (Add) -> apply 2 (Neg) -> "
+                           "apply 1 (Neg)"));
+    cyc_expect_unchanged(&c);
+    weft_fgraph_destroy(c.fg);
+}
+
+static void test_fgraph_replace_closing_a_cycle_is_ecycle(void **state)
+{
+    cyc_t c = cyc_build(*state);
+    /* every client of e (the first Neg) would read z, which reads it */
+    assert_int_equal(weft_fgraph_replace(c.fg, c.e, c.z, "loop"), WEFT_ECYCLE);
+    assert_string_equal(msg_without_sites(fg_err(c.fg)),
+                        "replace: variable 1 'Exp.out' (float64[?]) by variable 3 'Neg.out' "
+                        "(float64[?]) would close a cycle (2 nodes): apply 1 (Neg) -> apply 2 "
+                        "(Neg)");
+    cyc_expect_unchanged(&c);
+    /* the second pair closes the cycle once the first made z unused */
+    weft_var_t *olds[2] = {c.z, c.e}, *news[2] = {c.n1, c.z};
+    assert_int_equal(weft_fgraph_replace_all_validate(c.fg, 2, olds, news, "loop"), WEFT_ECYCLE);
+    assert_non_null(strstr(fg_err(c.fg), "replace: variable 1 'Exp.out'"));
+    assert_ptr_equal(weft_fgraph_output(c.fg, 0), c.z); /* the first pair reverted */
+    c.r->len = 0;                                       /* the revert's callbacks */
+    c.r->log[0] = '\0';
+    cyc_expect_unchanged(&c);
+    assert_int_equal(weft_fgraph_replace_validate(c.fg, c.e, c.n1, "loop"), WEFT_ECYCLE);
+    cyc_expect_unchanged(&c);
+    assert_int_equal(weft_fgraph_replace_all(c.fg, 1, &c.e, &c.z, "loop"), WEFT_ECYCLE);
+    cyc_expect_unchanged(&c);
+    weft_fgraph_destroy(c.fg);
+}
+
+/* A cycle closed behind the fgraphs' backs (tests/support/shared_cycle.h):
+ * check_integrity reports it on both, naming its nodes, before any index
+ * inconsistency it also causes. */
+static void test_fgraph_check_integrity_reports_a_cycle_as_ecycle(void **state)
+{
+    fx_t *f = *state;
+    weft_var_t *x = fx_var(f, "x"), *y = fx_var(f, "y");
+    weft_fgraph_t *a, *b;
+    assert_non_null(shared_cycle_build(f->g, f->exp, f->neg, f->add, x, y, &a, &b));
+    /* a's ranks miss b's edit: the rank check finds it, the pass names the cycle */
+    assert_int_equal(weft_fgraph_check_integrity(a), WEFT_ECYCLE);
+    assert_string_equal(msg_without_sites(fg_err(a)),
+                        "graph contains a cycle (3 nodes): apply 0 (Exp) -> apply 2 (Neg) -> "
+                        "apply 1 (Neg)");
+    assert_int_equal(weft_fgraph_check_integrity(b), WEFT_ECYCLE);
+    assert_non_null(strstr(msg_without_sites(fg_err(b)), "cycle (3 nodes): apply 0 (Exp) -> "));
+    weft_fgraph_destroy(a);
+    weft_fgraph_destroy(b);
+}
+
 /* Two fgraphs sharing nodes (clone=false): an edit through one changes the
  * shared node's inputs behind the other's indexes; check_integrity sees it. */
 static void test_fgraph_check_integrity_detects_inconsistent_clients(void **state)
@@ -660,6 +771,15 @@ static bool oom_scenario(const weft_allocator_t *al)
     /* may fail half-way through with ENOMEM and revert: its status is not the point */
     if (ok) (void)weft_fgraph_replace_validate(fg, weft_fgraph_input(fg, 0), n, "r");
     if (ok) ok = weft_fgraph_n_clients(fg, n) == 1; /* the first Add now reads Neg(y) */
+    /* a replacement ranked far above its client: the ranks are raised (or,
+     * out of memory, marked stale and rebuilt by the next cycle check) */
+    weft_var_t *deep = n;
+    for (int k = 0; k < 40 && ok; k++) {
+        weft_var_t *in1 = deep;
+        ok = weft_op_call(g, neg, 1, &in1, &deep) == WEFT_OK;
+    }
+    if (ok) (void)weft_fgraph_replace_validate(fg, n, deep, "deep");
+    if (ok) ok = weft_fgraph_replace(fg, y2, weft_fgraph_output(fg, 0), "loop") == WEFT_ECYCLE;
     weft_apply_t *const *order;
     size_t cnt;
     if (ok) ok = weft_fgraph_toposort(fg, &order, &cnt) == WEFT_OK;
@@ -707,6 +827,9 @@ int main(void)
         T(test_fgraph_update_pairs_follow_removals_and_clone),
         T(test_fgraph_multi_output_siblings_are_variables),
         T(test_fgraph_replace_unknown_variable_is_enotfound),
+        T(test_fgraph_change_node_input_closing_a_cycle_is_ecycle),
+        T(test_fgraph_replace_closing_a_cycle_is_ecycle),
+        T(test_fgraph_check_integrity_reports_a_cycle_as_ecycle),
         T(test_fgraph_check_integrity_detects_inconsistent_clients),
         T(test_fgraph_clone_gets_equiv_and_features),
         T(test_fgraph_queries_on_null_and_foreign),

@@ -1,6 +1,8 @@
 /* Randomized stress of the FunctionGraph (label stress): random graphs and
  * random sequences of replace, transactional replace (accepted or rejected),
- * import, remove_node, change_node_input, add/remove outputs and inputs. After
+ * import, remove_node, change_node_input, add/remove outputs and inputs, and
+ * replace / change_node_input with any variable, refused with WEFT_ECYCLE
+ * exactly when a brute-force search finds the cycle it would close. After
  * every step: check_integrity passes, toposort is a valid order, and the
  * recording feature's view (imports minus prunes) equals the apply set with
  * no protocol error. Seeded (WEFT_SEED overrides) and the seed is printed. */
@@ -105,6 +107,59 @@ static weft_var_t *safe_replacement(fx_t *f, weft_fgraph_t *fg, weft_var_t *v)
     return random_node(f, b, a);
 }
 
+/* Whether making w an input of the marked nodes closes a cycle: a marked node
+ * among w's owner's ancestors (or the owner itself), by brute force. */
+static bool reaches_marked(weft_graph_t *g, const weft_var_t *w, const uint8_t *marked)
+{
+    static weft_apply_t *stack[1 << 16];
+    static uint8_t seen[1 << 16];
+    size_t na = weft_graph_n_applies(g), sp = 0;
+    assert_true(na <= (1u << 16));
+    memset(seen, 0, na);
+    if (weft_var_owner(w)) stack[sp++] = weft_var_owner(w);
+    while (sp > 0) {
+        weft_apply_t *a = stack[--sp];
+        uint64_t id = weft_apply_id(a);
+        if (marked[id]) return true;
+        if (seen[id]) continue;
+        seen[id] = 1;
+        for (size_t i = 0; i < weft_apply_n_inputs(a); i++)
+            if (weft_var_owner(weft_apply_input(a, i)))
+                stack[sp++] = weft_var_owner(weft_apply_input(a, i));
+    }
+    return false;
+}
+
+static size_t n_refused; /* edits refused as cycles: the rounds must meet some */
+
+/* replace(v, w) or change_node_input with any w of the graph (or a new node
+ * on two of them): WEFT_ECYCLE exactly when it would close a cycle. */
+static weft_status_t any_edit(fx_t *f, weft_fgraph_t *fg, pool_t *p, weft_var_t *v, bool replace)
+{
+    static uint8_t marked[1 << 16];
+    weft_var_t *w = p->v[below(p->n)];
+    if (below(2)) w = random_node(f, w, p->v[below(p->n)]);
+    weft_apply_t *o = weft_var_owner(v);
+    if (!replace && (!o || !weft_fgraph_contains_apply(fg, o))) return WEFT_OK;
+    memset(marked, 0, weft_graph_n_applies(f->g));
+    const weft_client_t *c = NULL;
+    size_t n = 0, i = below(o ? weft_apply_n_inputs(o) : 0);
+    if (replace) assert_int_equal(weft_fgraph_clients(fg, v, &c, &n), WEFT_OK);
+    for (size_t k = 0; k < n; k++)
+        if (!weft_apply_is_output_slot(c[k].node)) marked[weft_apply_id(c[k].node)] = 1;
+    if (!replace) marked[weft_apply_id(o)] = 1;
+    bool cycle = (!replace || v != w) && reaches_marked(f->g, w, marked);
+    if (!replace && weft_apply_input(o, i) == w) cycle = false; /* no change */
+    weft_status_t s = replace ? weft_fgraph_replace(fg, v, w, "any")
+                              : weft_fgraph_change_node_input(fg, o, i, w, "any");
+    if (s == WEFT_ETYPE) return WEFT_OK; /* Split outputs against Add inputs etc. */
+    if (cycle != (s == WEFT_ECYCLE))
+        fail_msg("%s: cycle %d, status %d: %s", replace ? "replace" : "change_node_input", cycle, s,
+                 weft_fgraph_last_error(fg));
+    n_refused += cycle;
+    return cycle ? WEFT_OK : s;
+}
+
 static void check_all(weft_fgraph_t *fg, const rec_t *r, uint64_t seed, int step)
 {
     weft_status_t s = weft_fgraph_check_integrity(fg);
@@ -124,7 +179,7 @@ static void step_once(fx_t *f, weft_fgraph_t *fg, rec_t *r, pool_t *p)
     collect(fg, p);
     weft_var_t *v = p->v[below(p->n)];
     weft_status_t s = WEFT_OK;
-    switch (below(9)) {
+    switch (below(11)) {
     case 0:
     case 1:
         s = weft_fgraph_replace(fg, v, safe_replacement(f, fg, v), "rnd");
@@ -165,6 +220,12 @@ static void step_once(fx_t *f, weft_fgraph_t *fg, rec_t *r, pool_t *p)
             s = weft_fgraph_change_node_input(fg, o, below(weft_apply_n_inputs(o)), in, "chg");
         break;
     }
+    case 9:
+        s = any_edit(f, fg, p, v, true);
+        break;
+    case 10:
+        s = any_edit(f, fg, p, v, false);
+        break;
     default:
         if (below(2) && weft_fgraph_n_inputs(fg) > 2)
             s = weft_fgraph_remove_input(fg, below(weft_fgraph_n_inputs(fg)), "rmin");
@@ -196,6 +257,8 @@ static void test_fgraph_random_edits_keep_integrity(void **state)
         }
         weft_fgraph_destroy(fg);
     }
+    printf("test_fgraph_random: %zu edits refused as cycles\n", n_refused);
+    assert_true(n_refused > ROUNDS / 4);
 }
 
 int main(void)

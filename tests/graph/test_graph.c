@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "graph_fixture.h"
+#include "support/shared_cycle.h"
 
 static void test_graph_var_fields_trace_and_ids(void **state)
 {
@@ -84,7 +85,14 @@ static void test_graph_constant_value_equality_and_hash(void **state)
     assert_string_equal(buf, "[1, 2, 3]");
     weft_var_t *x = fx_var(f, "x");
     assert_false(weft_constant_equal(a, x));
+    /* an earlier error must not stand in for this one's message */
+    assert_int_equal(weft_var_create(f->g, NULL, "bad", &x), WEFT_EINVAL);
+    x = fx_var(f, "x");
     assert_int_equal(weft_constant_data(x, &data, &nb), WEFT_EINVAL);
+    assert_string_equal(msg_without_sites(weft_graph_last_error(f->g)),
+                        "weft_constant_data: variable 4 'x' (float64[?]) is not a constant");
+    assert_int_equal(weft_constant_data(a, NULL, &nb), WEFT_EINVAL);
+    assert_string_equal(weft_graph_last_error(f->g), "weft_constant_data: NULL data pointer");
 }
 
 static void test_graph_constant_scalar_and_bad_input(void **state)

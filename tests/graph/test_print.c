@@ -1,6 +1,7 @@
 /* Printing: the exact dprint tree (shared subtrees printed once, then
- * referred to by id), multi-output and constant leaves, fgraph dprint with
- * its inputs, and Graphviz dot. */
+ * referred to by id), deep chains (depth shown as a number past 32 levels),
+ * multi-output and constant leaves, fgraph dprint with its inputs, and
+ * Graphviz dot. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -59,6 +60,49 @@ static void test_print_dprint_multi_output_and_constants(void **state)
                                   " | |x [id v0]\n"
                                   " |[1.5, 2, 3] [id v3]\n"
                                   "Split.0 [id 0] (see above)\n");
+}
+
+/* A 200,000-node chain prints one line per node; lines deeper than 32 levels
+ * show their depth instead of more bars, so the text stays linear (19 MB, not
+ * 40 GB). The lines at the start, at the bar limit and at the end. */
+static void test_print_dprint_deep_chain_is_linear(void **state)
+{
+    fx_t *f = *state;
+    enum { N = 200000 };
+    weft_var_t *v = fx_var(f, "x");
+    for (int k = 0; k < N; k++) v = fx_un(f, f->neg, v); /* apply k */
+    FILE *t = tmpfile();
+    assert_non_null(t);
+    assert_int_equal(weft_graph_dprint(1, &v, t), WEFT_OK);
+    rewind(t);
+    char bars[65], line[256], want[256], prev[256] = "", last[256] = "";
+    memset(bars, 0, sizeof(bars));
+    for (int d = 0; d < 32; d++) memcpy(bars + 2 * d, " |", 2);
+    long n = 0;
+    while (fgets(line, sizeof(line), t)) {
+        assert_non_null(strchr(line, '\n')); /* every line fits: none is 400,000 bars */
+        n++;
+        if (n == 1) {
+            snprintf(want, sizeof(want), "Neg [id %d]\n", N - 1);
+            assert_string_equal(line, want);
+        }
+        if (n == 33) { /* depth 32: the last line with bars only */
+            snprintf(want, sizeof(want), "%sNeg [id %d]\n", bars, N - 33);
+            assert_string_equal(line, want);
+        }
+        if (n == 34) {
+            snprintf(want, sizeof(want), "%s(depth 33) Neg [id %d]\n", bars, N - 34);
+            assert_string_equal(line, want);
+        }
+        memcpy(prev, last, sizeof(prev));
+        memcpy(last, line, sizeof(last));
+    }
+    fclose(t);
+    assert_int_equal(n, N + 1);
+    snprintf(want, sizeof(want), "%s(depth %d) Neg [id 0]\n", bars, N - 1);
+    assert_string_equal(prev, want);
+    snprintf(want, sizeof(want), "%s(depth %d) x [id v0]\n", bars, N);
+    assert_string_equal(last, want);
 }
 
 static void test_print_fgraph_dprint_lists_inputs(void **state)
@@ -123,6 +167,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         T(test_print_dprint_exact_tree_with_shared_subtree),
         T(test_print_dprint_multi_output_and_constants),
+        T(test_print_dprint_deep_chain_is_linear),
         T(test_print_fgraph_dprint_lists_inputs),
         T(test_print_dot_has_boxes_ellipses_and_dashed_orderings),
         T(test_print_bad_arguments),

@@ -28,6 +28,8 @@
 #include "weft/shape_ops.h"
 #include "weft/tensor.h"
 
+#include "support/shared_cycle.h"
+
 typedef struct fx {
     weft_graph_t *g, *g2;
 } fx_t;
@@ -561,6 +563,28 @@ static void test_io_save_bad_graphs_rejected(void **state)
     assert_null(text);
 }
 
+/* A cycle that reached the graph (tests/support/shared_cycle.h): WEFT_ECYCLE
+ * naming it, never a file that refers to a node not yet written. */
+static void test_io_save_of_a_cycle_is_ecycle(void **state)
+{
+    fx_t *f = *state;
+    weft_var_t *x = var(f->g, WEFT_FLOAT64, 0, NULL, "x"),
+               *y = var(f->g, WEFT_FLOAT64, 0, NULL, "y");
+    const weft_op_t *e, *n, *a;
+    OK(weft_elemwise_op(f->g, WEFT_ELEMWISE_EXP, -1, WEFT_FLOAT64, &e));
+    OK(weft_elemwise_op(f->g, WEFT_ELEMWISE_NEG, -1, WEFT_FLOAT64, &n));
+    OK(weft_elemwise_op(f->g, WEFT_ELEMWISE_ADD, -1, WEFT_FLOAT64, &a));
+    weft_var_t *out = shared_cycle_build(f->g, e, n, a, x, y, NULL, NULL), *in[2] = {x, y};
+    assert_non_null(out);
+    char *text = NULL;
+    weft_graph_io_t gr = {2, in, NULL, 1, &out, 0, NULL, NULL};
+    assert_int_equal(weft_graph_io_save(&gr, &text), WEFT_ECYCLE);
+    assert_null(text);
+    assert_string_equal(msg_without_sites(weft_graph_last_error(f->g)),
+                        "weft_graph_io_save: graph contains a cycle: apply 0 (Exp) -> apply 2 "
+                        "(Neg) -> apply 1 (Neg)");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -574,6 +598,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_io_user_class_registered_round_trips, setup, teardown),
         cmocka_unit_test_setup_teardown(test_io_malformed_files_name_line_or_key, setup, teardown),
         cmocka_unit_test_setup_teardown(test_io_save_bad_graphs_rejected, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_io_save_of_a_cycle_is_ecycle, setup, teardown),
     };
     return cmocka_run_group_tests_name("graph_io", tests, NULL, NULL);
 }

@@ -530,15 +530,21 @@ weft_status_t weft_elemwise_at(weft_graph_t *g, weft_elemwise_kind_t kind, size_
 {
     if (out) *out = NULL;
     if (!g) return WEFT_EINVAL;
-    if (!out || !inputs) return weft_graph_set_error(g, WEFT_EINVAL, "elementwise: NULL argument");
     if (kind == WEFT_ELEMWISE_CAST)
         return weft_graph_set_error(g, WEFT_EINVAL, "Cast needs a dtype: use weft_cast");
     const weft_op_t *op;
-    weft_status_t st = weft_elemwise_op(g, kind, -1, WEFT_BOOL, &op);
+    weft_status_t st = weft_elemwise_op(g, kind, -1, WEFT_BOOL, &op); /* checks kind */
     if (st != WEFT_OK) return st;
+    if (!out || !inputs)
+        return weft_graph_set_error(g, WEFT_EINVAL, "%s: NULL %s", kind_names[kind],
+                                    out ? "inputs array" : "out pointer");
     if (n_in != kind_arity[kind])
         return weft_graph_set_error(g, WEFT_EINVAL, "%s takes %zu inputs, got %zu",
                                     kind_names[kind], kind_arity[kind], n_in);
+    for (size_t i = 0; i < n_in; i++)
+        if (!inputs[i])
+            return weft_graph_set_error(g, WEFT_EINVAL, "%s: input %zu is NULL", kind_names[kind],
+                                        i);
     return elemwise_build(g, op, n_in, inputs, file, line, out);
 }
 

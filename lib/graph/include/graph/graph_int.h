@@ -174,6 +174,10 @@ int weft__var_describe(const weft_var_t *v, char *buf, size_t cap);
 weft_status_t weft__graph_toposort(weft_graph_t *g, size_t n_out, weft_var_t *const *outs,
                                    bool use_stop, uint32_t stop_val, weft_apply_t ***order,
                                    size_t *n);
+/* For a traversal that met a again while a was still open (a lies on a
+ * cycle): WEFT_ECYCLE with "who: graph contains a cycle: ..." naming the
+ * cycle on g (WEFT_ENOMEM if the search for it runs out of memory). */
+weft_status_t weft__graph_cycle_error(weft_graph_t *g, const weft_apply_t *a, const char *who);
 /* Writes "apply a (Op), apply b (Op), ..." for a cycle found on a DFS stack. */
 void weft__describe_cycle(char *buf, size_t cap, weft_apply_t *const *nodes, size_t n);
 
