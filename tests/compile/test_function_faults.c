@@ -235,7 +235,7 @@ static weft_status_t inplace_build(weft_graph_t *g, weft_var_t **in, weft_var_t 
 {
     const weft_type_t *t;
     const weft_op_t *add_ip;
-    weft_var_t *e, *sum;
+    weft_var_t *e = NULL, *sum = NULL;
     int64_t s3[1] = {3};
     weft_status_t st = weft_type_tensor(g, WEFT_FLOAT64, 1, s3, &t);
     if (st == WEFT_OK) st = weft_var_create(g, t, "acc", &in[0]);
