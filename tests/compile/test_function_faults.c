@@ -330,7 +330,8 @@ static long ofg_once(long k, outcome_t *r)
     memset(r, 0, sizeof *r);
     const weft_type_t *t;
     const weft_op_t *op;
-    weft_var_t *x, *y, *xy, *th, *z, *a, *b, *c, *res;
+    weft_var_t *x = NULL, *y = NULL, *xy = NULL, *th = NULL, *z = NULL, *a = NULL, *b = NULL,
+               *c = NULL, *res = NULL;
     weft_graph_t *g = NULL;
     weft_function_t *f = NULL;
     alloc_fail_at(k);
