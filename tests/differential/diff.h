@@ -36,10 +36,14 @@
 /* item 2: Dot/Gemm with an empty inner dimension reads through the NULL data
  * pointer of empty tensors (weft_tensor_from_data allows it) inside OpenBLAS:
  * empty inputs get a valid pointer. */
+#ifndef DIFF_SKIP_ITEM2_NULL_EMPTY
 #define DIFF_SKIP_ITEM2_NULL_EMPTY 1
+#endif
 /* item 7: a mutable input that is a broadcast (stride-0) view is written
  * through: stride-0 inputs are never declared mutable. */
+#ifndef DIFF_SKIP_ITEM7_MUTABLE_BROADCAST
 #define DIFF_SKIP_ITEM7_MUTABLE_BROADCAST 1
+#endif
 
 /* ---- random numbers (xoshiro256**, seeded through splitmix64) ----------------- */
 
@@ -175,8 +179,9 @@ typedef struct diff_record {
     diff_buf_t payload;
 } diff_record_t;
 
-/* Appends {"dtype","shape","off","nbytes"} for n elements at data, copying
- * them into the payload. */
+/* Appends the fields "dtype","shape","off","nbytes" (no braces: the caller
+ * may add fields) of an array of dtype dt and the given shape whose C-order
+ * elements are at data, copying them into the payload. */
 void diff_record_array(diff_record_t *r, weft_dtype_t dt, int nd, const int64_t *shape,
                        const void *data);
 /* Writes "#case " head "\n" payload to out and resets r. */

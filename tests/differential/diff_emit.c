@@ -65,13 +65,13 @@ void diff_record_array(diff_record_t *r, weft_dtype_t dt, int nd, const int64_t 
                        const void *data)
 {
     size_t n = 1;
-    diff_buf_printf(&r->head, "{\"dtype\":\"%s\",\"shape\":[", weft_dtype_name(dt));
+    diff_buf_printf(&r->head, "\"dtype\":\"%s\",\"shape\":[", weft_dtype_name(dt));
     for (int d = 0; d < nd; d++) {
         diff_buf_printf(&r->head, "%s%lld", d ? "," : "", (long long)shape[d]);
         n *= (size_t)shape[d];
     }
     size_t bytes = n * weft_dtype_size(dt);
-    diff_buf_printf(&r->head, "],\"off\":%zu,\"nbytes\":%zu}", r->payload.len, bytes);
+    diff_buf_printf(&r->head, "],\"off\":%zu,\"nbytes\":%zu", r->payload.len, bytes);
     diff_buf_append(&r->payload, data, bytes);
 }
 

@@ -253,17 +253,16 @@ const weft_elemwise_kind_t gen_arith_kinds[GEN_N_ARITH] = {
     WEFT_ELEMWISE_POW, WEFT_ELEMWISE_MAXIMUM, WEFT_ELEMWISE_MINIMUM, WEFT_ELEMWISE_SECOND,
 };
 
+/* The kinds that need a float operand (include/weft/elemwise.h). */
 static bool kind_float_only(weft_elemwise_kind_t k)
 {
-    switch (k) {
-    case WEFT_ELEMWISE_EXP: case WEFT_ELEMWISE_LOG: case WEFT_ELEMWISE_LOG1P:
-    case WEFT_ELEMWISE_SQRT: case WEFT_ELEMWISE_TANH: case WEFT_ELEMWISE_SIGMOID:
-    case WEFT_ELEMWISE_SIN: case WEFT_ELEMWISE_COS: case WEFT_ELEMWISE_DIV:
-    case WEFT_ELEMWISE_POW:
-        return true;
-    default:
-        return false;
-    }
+    static const bool float_only[WEFT_ELEMWISE_KIND_COUNT] = {
+        [WEFT_ELEMWISE_EXP] = true,  [WEFT_ELEMWISE_LOG] = true, [WEFT_ELEMWISE_LOG1P] = true,
+        [WEFT_ELEMWISE_SQRT] = true, [WEFT_ELEMWISE_TANH] = true, [WEFT_ELEMWISE_SIGMOID] = true,
+        [WEFT_ELEMWISE_SIN] = true,  [WEFT_ELEMWISE_COS] = true, [WEFT_ELEMWISE_DIV] = true,
+        [WEFT_ELEMWISE_POW] = true,
+    };
+    return (unsigned)k < WEFT_ELEMWISE_KIND_COUNT && float_only[k];
 }
 
 static bool kind_is_comparison(weft_elemwise_kind_t k)

@@ -297,6 +297,12 @@ static void smooth_dot(diff_gen_t *gn, diff_val_t *x)
         gen_unary(gn, WEFT_ELEMWISE_TANH, x);
         return;
     }
+    if (diff_rng_chance(&gn->rng, 0.3)) { /* Gemm / Gemv on fresh operands */
+        int64_t m = la_len(gn), k = la_len(gn), n = la_len(gn);
+        if (diff_rng_chance(&gn->rng, 0.5)) la_gemm(gn, WEFT_FLOAT64, m, k, n);
+        else la_gemv(gn, WEFT_FLOAT64, m, k);
+        return;
+    }
     int64_t k = x->shape[x->nd - 1], n = la_len(gn);
     bool vec = diff_rng_chance(&gn->rng, 0.4);
     diff_val_t *y = vec ? la_operand(gn, WEFT_FLOAT64, 1, &k)
@@ -309,15 +315,18 @@ static void smooth_dot(diff_gen_t *gn, diff_val_t *x)
 
 static void smooth_step(diff_gen_t *gn)
 {
-    static const weft_elemwise_kind_t safe[] = { WEFT_ELEMWISE_TANH, WEFT_ELEMWISE_SIGMOID,
-                                                 WEFT_ELEMWISE_SIN,  WEFT_ELEMWISE_COS,
-                                                 WEFT_ELEMWISE_SQR,  WEFT_ELEMWISE_NEG };
+    /* Abs and Relu have a kink at 0: values within the finite-difference step
+     * of it are improbable enough */
+    static const weft_elemwise_kind_t safe[] = {
+        WEFT_ELEMWISE_TANH, WEFT_ELEMWISE_SIGMOID, WEFT_ELEMWISE_SIN, WEFT_ELEMWISE_COS,
+        WEFT_ELEMWISE_SQR,  WEFT_ELEMWISE_NEG,     WEFT_ELEMWISE_ABS, WEFT_ELEMWISE_RELU,
+    };
     static const weft_elemwise_kind_t arith[] = { WEFT_ELEMWISE_ADD, WEFT_ELEMWISE_SUB,
                                                   WEFT_ELEMWISE_MUL };
     diff_val_t *x = gen_pick(gn);
     if (!x) return;
     switch (diff_rng_int(&gn->rng, 0, 10)) {
-    case 0: gen_unary(gn, safe[diff_rng_int(&gn->rng, 0, 5)], x); break;
+    case 0: gen_unary(gn, safe[diff_rng_int(&gn->rng, 0, 7)], x); break;
     case 1: gen_unary(gn, WEFT_ELEMWISE_EXP, gen_unary(gn, WEFT_ELEMWISE_TANH, x)); break;
     case 2: gen_unary(gn, WEFT_ELEMWISE_LOG, positive(gn, x)); break;
     case 3: gen_unary(gn, WEFT_ELEMWISE_SQRT, positive(gn, x)); break;

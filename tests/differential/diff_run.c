@@ -64,9 +64,8 @@ static bool make_inputs(case_run_t *cr)
         }
         cr->inputs[i] = cr->arrays[i].view;
         cr->is_mutable[i] = in->is_mutable;
-        if (i) diff_buf_printf(&cr->rec.head, ",");
+        diff_buf_printf(&cr->rec.head, "%s{", i ? "," : "");
         diff_record_array(&cr->rec, in->dt, in->nd, in->shape, cr->arrays[i].logical);
-        cr->rec.head.len--; /* reopen the array's object to add the layout */
         head_layout(&cr->rec.head, in);
     }
     diff_buf_printf(&cr->rec.head, "]");
@@ -178,9 +177,10 @@ static void record_outputs(case_run_t *cr, weft_tensor_t *const *outs, const cal
 {
     diff_buf_printf(&cr->rec.head, ",\"outputs\":[");
     for (int k = 0; k < cr->c.n_out; k++) {
-        if (k) diff_buf_printf(&cr->rec.head, ",");
+        diff_buf_printf(&cr->rec.head, "%s{", k ? "," : "");
         diff_record_array(&cr->rec, weft_tensor_dtype(outs[k]), weft_tensor_ndim(outs[k]),
                           weft_tensor_shape(outs[k]), r->bytes[k]);
+        diff_buf_printf(&cr->rec.head, "}");
     }
     diff_buf_printf(&cr->rec.head, "]");
 }

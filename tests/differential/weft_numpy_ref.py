@@ -21,7 +21,7 @@ float32) and rounded, so the reference is the correctly rounded value.
 With fast_math=True the evaluator applies the IEEE-changing identities that
 fast_run's canonicalizing rewrites use (x-x -> 0, x*0 -> 0, exp(log x) -> x,
 log(exp x) -> x, x*y/y -> x, x/y*y -> x, x+0 -> x, a sum over length-1 axes
--> x), each where weft's rewrite fires (lib/rewrite/canon.c): the values
+-> x), each where weft's rewrite fires (docs/rewrites.md): the values
 fast_run may legitimately give instead.
 """
 
@@ -44,7 +44,12 @@ SUM_SLACK = 2
 
 
 class NumpyRaises(Exception):
-    """NumPy refuses to compute the graph (weft must return an error)."""
+    """NumPy refuses to compute the graph (weft must return an error).
+    empty_output: a reduction over an empty axis whose output is empty too."""
+
+    def __init__(self, text, empty_output=False):
+        super().__init__(text)
+        self.empty_output = empty_output
 
 
 class Val:
@@ -498,7 +503,8 @@ def reduce(op, props, x):
     axes = tuple(sorted(a % nd for a in props['axes'])) if nd else ()
     keep = bool(props['keepdims'])
     if op in ('Max', 'Min', 'Argmax') and any(x.v.shape[a] == 0 for a in axes):
-        raise NumpyRaises('%s over an empty axis (zero-size array to reduction)' % op)
+        kept_empty = any(x.v.shape[d] == 0 for d in range(nd) if d not in axes)
+        raise NumpyRaises('%s over an empty axis (zero-size array to reduction)' % op, kept_empty)
     if op in ('Sum', 'Mean'):
         return sum_mean(op, x, axes, keep)
     if op == 'Prod':
@@ -610,7 +616,8 @@ class Evaluator:
             out = self.apply(op, props, ins)
         # a rewrite may run it in place or drop it: its result may be its
         # input's memory (only reductions over some axis and products are not)
-        fresh = op in ('Dot', 'Gemm', 'Gemv') or (op in REDUCTIONS and props['axes'])
+        fresh = op in ('Dot', 'Gemm', 'Gemv') or (op in REDUCTIONS and any(
+            ins[0].v.shape[a] != 1 for a in props['axes']))
         out.neg = out.neg or (not fresh and any(x.neg for x in ins))
         if self.on_node:
             self.on_node(self, node, ins, out)

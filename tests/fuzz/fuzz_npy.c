@@ -24,7 +24,9 @@
  * skipped - a header length beyond the input, or a product of the header's
  * non-zero integers (shape entries and the item size in 'descr' among them)
  * beyond the bytes after it. */
+#ifndef FUZZ_SKIP_ITEM13_DECLARED_BEYOND_FILE
 #define FUZZ_SKIP_ITEM13_DECLARED_BEYOND_FILE 1
+#endif
 
 static char path[64];
 
