@@ -44,6 +44,7 @@ import weft_numpy_ref as ref  # noqa: E402
 
 ALL, FAST_RUN, GRAD, THREADS, SELF = ('all runs', 'fast_run', 'gradient check', 'worker counts',
                                       'self')
+FAST_MATH_OFF = 'fast_math excluded'
 
 # Known defects (issue 14). A mismatch is excused - counted as `known`, not
 # failing - only in a case where the entry's detector (detect_known below)
@@ -68,7 +69,18 @@ KNOWN_BAD = {
     'new B': ('Sgn(-0.0) is -0.0 (NumPy: 0.0)', (ALL,)),
     'new C': ('local_gemm folds z + dot(x, y) into a Gemm when the product broadcasts '
               'against z (Gemm broadcasts only z): the call fails with WEFT_ESHAPE', (FAST_RUN,)),
+    'new D': ('local_add_zero (x + 0 -> x) keeps -0.0 where IEEE gives 0.0: a fast_math '
+              'rewrite not under that tag', (FAST_RUN, FAST_MATH_OFF)),
+    'new E': ('local_gemm (z + a*dot(x, y) -> Gemm) rounds differently from the ops it '
+              'replaces: fast_run without fast_math differs from mode none', (FAST_MATH_OFF,)),
 }
+
+
+def from_dot(ev, vid):
+    """Whether variable vid is a Dot, or a Dot times something."""
+    p = ev.producer.get(vid)
+    return bool(p) and (p['op'] == 'Dot' or (p['op'] == 'Mul' and any(
+        ev.producer.get(i, {}).get('op') == 'Dot' for i in p['inputs'])))
 
 
 def detect_known(ev, node, ins, out, tags):
@@ -102,6 +114,10 @@ def detect_known(ev, node, ins, out, tags):
         tags.add('new C')
     if op == 'Mul' and any(ev.is_const(i, 0) for i in ids):
         tags.add('item 3')
+    if op == 'Add' and any(ev.is_const(i, 0) for i in ids):
+        tags.add('new D')
+    if op in ('Add', 'Sub') and any(from_dot(ev, i) for i in ids):
+        tags.add('new E')
     if op in ('Mul', 'Div'):
         for i in ids:
             p = ev.producer.get(i)
@@ -161,8 +177,17 @@ class Case:
         self.inputs = [array(d, payload) for d in h.get('inputs', [])]
         self.neg = ['r' in d['layout'] for d in h.get('inputs', [])]
         self.tags = set()
-        self.problems = []  # (check, mode, text)
-        self.known = []     # (item, check, mode, text)
+        self.problems = []  # (check, mode/workers, text)
+        self.known = []     # (KNOWN_BAD items, check, mode/workers, text)
+        self.fm = None      # the fast_math evaluation, when needed
+        self.fm_tags = set()  # what its detectors found (fast_run checks only)
+
+    def fast_math_refs(self):
+        """The fast_math evaluation (once): a defect of fast_run may show only
+        once an identity has fired."""
+        if self.fm is None:
+            self.fm = self.evaluate(fast_math=True)
+        return self.fm
 
     def evaluate(self, fast_math=False):
         tags = set()
@@ -174,20 +199,28 @@ class Case:
             outs = e
             if e.empty_output:
                 tags.add('item 8')
-        if not fast_math:
-            self.tags |= tags
+        (self.fm_tags if fast_math else self.tags).update(tags)
         return outs
 
     def problem(self, check, where, text):
+        """Records a mismatch, or its excuse when a KNOWN_BAD entry that
+        fired in this case covers the check: ALL covers value and status
+        checks in every mode, FAST_RUN those of the fast_run modes, and both
+        cover the comparison of fast_run without fast_math with mode none."""
         mode = where.split('/')[0]
-        scope = FAST_RUN if check in ('value', 'status') and mode == 'fast_run' else \
-            ALL if check in ('value', 'status') else check
-        for item in sorted(self.tags):
-            scopes = KNOWN_BAD[item][1]
-            if scope in scopes or (scope == FAST_RUN and ALL in scopes):
-                self.known.append((item, check, where, text))
-                return
-        self.problems.append((check, where, text))
+        runs = check in ('value', 'status')
+        scope = FAST_RUN if runs and mode.startswith('fast_run') else ALL if runs else check
+        wider = {FAST_RUN: {ALL}, FAST_MATH_OFF: {ALL, FAST_RUN}}.get(scope, set())
+        tags = self.tags
+        if scope in (FAST_RUN, FAST_MATH_OFF) and self.graph:
+            self.fast_math_refs()
+            tags = tags | self.fm_tags
+        items = [item for item in sorted(tags)
+                 if scope in KNOWN_BAD[item][1] or wider & set(KNOWN_BAD[item][1])]
+        if items:  # every entry that may explain it
+            self.known.append((items, check, where, text))
+        else:
+            self.problems.append((check, where, text))
 
 
 def mismatch_mask(got, r, any_zero_sign=False):
@@ -274,6 +307,25 @@ def check_threads(case, runs):
                 case.problem(THREADS, mode, 'output %d differs between 1 and 2 workers' % k)
 
 
+def check_fast_math_off(case, runs):
+    """fast_run without the fast_math rewrites must give mode none's bits
+    (docs/rewrites.md); the runner adds that mode when weft has the tag."""
+    by = {(r['mode'], r['threads']): r for r in runs}
+    for (mode, threads), run in by.items():
+        base = by.get(('none', threads))
+        if mode != 'fast_run-fast_math' or not base or 'compile' in run or 'compile' in base:
+            continue
+        where = '%s/%d' % (mode, threads)
+        if run['status'] != base['status']:
+            case.problem(FAST_MATH_OFF, where, '%s, mode none %s' % (run['status'], base['status']))
+            continue
+        for k, (da, db) in enumerate(zip(base.get('outputs', []), run.get('outputs', []))):
+            a, b = array(da, case.payload), array(db, case.payload)
+            # the same values, zero signs and NaN positions (NaN payloads aside)
+            if a.shape != b.shape or mismatch_mask(b, ref.Val(a)).any():
+                case.problem(FAST_MATH_OFF, where, 'output %d differs from mode none' % k)
+
+
 def check_case(h, payload):
     case = Case(h, payload)
     for key in ('build_error', 'save_error', 'setup_error'):
@@ -281,15 +333,10 @@ def check_case(h, payload):
             case.problem(key, '-', '%s: %s' % (h[key], h[key + '_message']))
             return case
     refs = case.evaluate()
-    fm_cache = []
-
-    def fm():
-        if not fm_cache:
-            fm_cache.append(case.evaluate(fast_math=True))
-        return fm_cache[0]
     for run in h['runs']:
-        check_run(case, run, refs, fm)
+        check_run(case, run, refs, case.fast_math_refs)
     check_threads(case, h['runs'])
+    check_fast_math_off(case, h['runs'])
     g = h.get('grad')
     if g and g['status'] != 'WEFT_OK':
         case.problem(GRAD, '-', 'gradient check: %s %s' % (g['status'], g['message']))
@@ -326,7 +373,7 @@ class Tally:
 
     def __init__(self, args, seed):
         self.args, self.seed = args, seed
-        self.cases = self.bad = 0
+        self.cases = self.bad = self.excused = 0
         self.known = {}     # item -> cases it excused
         self.families = {}  # family -> [cases, bad cases]
 
@@ -339,8 +386,9 @@ class Tally:
         self.cases += 1
         fam = self.families.setdefault(h.get('family', '?'), [0, 0])
         fam[0] += 1
-        for item in {k[0] for k in case.known}:
+        for item in {item for k in case.known for item in k[0]}:
             self.known[item] = self.known.get(item, 0) + 1
+        self.excused += bool(case.known) and not case.problems
         single = self.args.case is not None
         if case.problems:
             fam[1] += 1
@@ -349,7 +397,8 @@ class Tally:
                 print(reproducer(case, self.seed, self.args), flush=True)
         elif single:
             print('case %d (%s): no mismatch; excused: %s' % (
-                h['case'], h.get('family'), sorted({k[0] for k in case.known}) or 'none'))
+                h['case'], h.get('family'),
+                sorted({item for k in case.known for item in k[0]}) or 'none'))
             print(case.graph_text)
 
     def crashed(self, index, rc):
@@ -365,9 +414,11 @@ class Tally:
                                                       if k.split()[1].isdigit() else k)):
             print('known (excused until its fix is merged): %s, %s: %d cases' % (
                 item, KNOWN_BAD[item][0], self.known[item]))
+        if self.known:
+            print('(a case counts under every entry that may explain its mismatches)')
         print('time: %.1f s' % seconds)
         print('differential: cases=%d mismatches=%d known=%d seed=%d' % (
-            self.cases, self.bad, sum(self.known.values()), self.seed), flush=True)
+            self.cases, self.bad, self.excused, self.seed), flush=True)
 
 
 def resolve_seed(arg):

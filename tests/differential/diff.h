@@ -194,6 +194,11 @@ typedef struct diff_env {
     weft_pool_t *pools[2]; /* 1 and 2 workers */
     FILE *out;
     bool print_functions; /* print each compiled function to stderr */
+    /* The rewrite tag of the rewrites that may change IEEE results ("fast_math",
+     * or $WEFT_DIFF_FAST_MATH_TAG), when the rewrite database knows it: cases
+     * then also run in fast_run without it, which must give mode none's bits.
+     * NULL: not known. */
+    const char *fast_math_tag;
 } diff_env_t;
 
 /* Generates, runs and writes case `index` of `seed`. Returns false when the

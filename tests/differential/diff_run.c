@@ -11,8 +11,19 @@
 
 #include "diff.h"
 
-static const char *const modes[] = { "none", "fast_compile", "fast_run" };
-#define N_MODES 3
+/* The modes a case is compiled in: their names in the stream, the rewrite
+ * mode and the tag excluded from it. The last runs only where the rewrite
+ * database knows the tag (diff_env_t.fast_math_tag). */
+static const struct {
+    const char *name, *mode;
+    bool no_fast_math;
+} modes[] = {
+    { "none", "none", false },
+    { "fast_compile", "fast_compile", false },
+    { "fast_run", "fast_run", false },
+    { "fast_run-fast_math", "fast_run", true },
+};
+#define N_MODES 4
 #define N_CALLS 3
 
 typedef struct case_run {
@@ -209,7 +220,11 @@ static void run_calls(case_run_t *cr, weft_function_t *f)
 static void run_mode(case_run_t *cr, int mode, int pool)
 {
     weft_function_options_t opts = WEFT_FUNCTION_OPTIONS_INIT;
-    opts.mode = modes[mode];
+    opts.mode = modes[mode].mode;
+    if (modes[mode].no_fast_math) {
+        opts.n_exclude = 1;
+        opts.exclude = &cr->env->fast_math_tag;
+    }
     opts.pool = cr->env->pools[pool];
     opts.input_mutable = cr->is_mutable;
     opts.name = "diff";
@@ -218,12 +233,12 @@ static void run_mode(case_run_t *cr, int mode, int pool)
                                              (size_t)cr->c.n_out, cr->c.out_vars, 0, NULL, &opts,
                                              &f);
     diff_buf_printf(&cr->rec.head, "%s{\"mode\":\"%s\",\"threads\":%d", mode + pool ? "," : "",
-                    modes[mode], weft_pool_thread_count(cr->env->pools[pool]));
+                    modes[mode].name, weft_pool_thread_count(cr->env->pools[pool]));
     if (st != WEFT_OK) head_error(&cr->rec.head, "compile", st, weft_function_last_error(NULL));
     else run_calls(cr, f);
     if (f && cr->env->print_functions) {
         fprintf(stderr, "case %llu, mode %s, %d workers:\n", (unsigned long long)cr->c.index,
-                modes[mode], pool + 1);
+                modes[mode].name, pool + 1);
         weft_function_print(f, stderr);
     }
     diff_buf_printf(&cr->rec.head, "}");
@@ -289,7 +304,9 @@ static void run_built_case(case_run_t *cr)
     if (!save_graph(cr) || !make_inputs(cr)) return;
     diff_buf_printf(&cr->rec.head, ",\"runs\":[");
     for (int mode = 0; mode < N_MODES; mode++)
-        for (int pool = 0; pool < 2; pool++) run_mode(cr, mode, pool);
+        for (int pool = 0; pool < 2 && (!modes[mode].no_fast_math || cr->env->fast_math_tag);
+             pool++)
+            run_mode(cr, mode, pool);
     diff_buf_printf(&cr->rec.head, "]");
     if (cr->c.family == DIFF_FAM_GRAD) run_grad(cr);
 }

@@ -39,10 +39,36 @@ static bool make_pools(diff_env_t *env)
     return true;
 }
 
-static void header(uint64_t seed, uint64_t first, uint64_t cases)
+/* The fast_math tag when the rewrite database knows it: a function excluding
+ * it compiles. */
+static const char *probe_fast_math_tag(weft_pool_t *pool)
 {
-    printf("#runner {\"seed\":%llu,\"first\":%llu,\"cases\":%llu,\"skips\":[",
+    const char *tag = getenv("WEFT_DIFF_FAST_MATH_TAG");
+    if (!tag) tag = "fast_math";
+    weft_graph_t *g;
+    const weft_type_t *t;
+    weft_var_t *x, *y = NULL;
+    weft_function_t *f = NULL;
+    weft_function_options_t opts = WEFT_FUNCTION_OPTIONS_INIT;
+    opts.pool = pool;
+    opts.n_exclude = 1;
+    opts.exclude = &tag;
+    if (weft_graph_create(NULL, &g) != WEFT_OK) return NULL;
+    if (weft_type_tensor(g, WEFT_FLOAT64, 0, NULL, &t) == WEFT_OK &&
+        weft_var_create(g, t, "x", &x) == WEFT_OK && weft_exp(g, x, &y) == WEFT_OK)
+        weft_function_compile(1, &x, 1, &y, 0, NULL, &opts, &f);
+    bool known = f != NULL;
+    weft_function_destroy(f);
+    weft_graph_destroy(g);
+    return known ? tag : NULL;
+}
+
+static void header(const diff_env_t *env, uint64_t seed, uint64_t first, uint64_t cases)
+{
+    printf("#runner {\"seed\":%llu,\"first\":%llu,\"cases\":%llu,\"fast_math_tag\":",
            (unsigned long long)seed, (unsigned long long)first, (unsigned long long)cases);
+    if (env->fast_math_tag) printf("\"%s\",\"skips\":[", env->fast_math_tag);
+    else printf("null,\"skips\":[");
     const char *sep = "";
     if (DIFF_SKIP_ITEM2_NULL_EMPTY) {
         printf("\"item 2: empty inputs never get a NULL data pointer\"");
@@ -74,7 +100,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "weft_diff_runner: cannot create the pools\n");
         return 1;
     }
-    header(seed, first, cases);
+    env.fast_math_tag = probe_fast_math_tag(env.pools[0]);
+    header(&env, seed, first, cases);
     bool ok = true;
     for (uint64_t k = first; k < first + cases && ok; k++) ok = diff_run_case(&env, seed, k);
     if (ok) ok = fputs("#end\n", stdout) >= 0 && fflush(stdout) == 0;

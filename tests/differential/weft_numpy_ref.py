@@ -490,7 +490,9 @@ def argmax(x, axes, keep):
         best = np.take_along_axis(af, r[..., None], -1)
         tb = np.take_along_axis(t, r[..., None], -1)
         close = (af + t >= best - tb) | np.isnan(af)
-        tol = np.where(np.sum(close, axis=-1) > 1, np.inf, 0.0)
+        # an unchecked element may be anything, NaN (the maximum) included
+        unsure = (np.sum(close, axis=-1) > 1) | np.any(np.isinf(t), axis=-1)
+        tol = np.where(unsure, np.inf, 0.0)
     if keep:
         shape = [1] * v.ndim if flat else [1 if d == axes[0] else n for d, n in enumerate(v.shape)]
         r = r.reshape(shape)
