@@ -118,7 +118,7 @@ endfunction()
 # layering; the include-level half is weft_add_module). Unsanitized builds
 # only: sanitizer runtimes are not linked into shared objects.
 function(weft_add_link_checks)
-  if(NOT WEFT_SANITIZE STREQUAL "")
+  if(NOT WEFT_SANITIZE STREQUAL "" OR WEFT_FUZZ)
     return()
   endif()
   get_property(mods GLOBAL PROPERTY WEFT_MODULES)

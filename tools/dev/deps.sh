@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian packages weft needs to build, test and benchmark, when
-# any is missing. Runs apt-get as root (directly, or through sudo when not
-# root). CMake itself never installs anything.
+# any is missing (python3-numpy only for the NumPy differential test;
+# libclang-rt-14-dev, clang's sanitizer and libFuzzer runtimes, which clang
+# only recommends, for the libFuzzer targets). Runs apt-get as root (directly,
+# or through sudo when not root). CMake itself never installs anything.
 # Usage: deps.sh [--no-update]   (--no-update: the caller ran apt-get update)
 set -euo pipefail
 
@@ -12,6 +14,7 @@ PACKAGES=(
   build-essential cmake ninja-build pkg-config clang libclang-rt-dev
   libopenblas-dev liblapacke-dev libhwloc-dev libcmocka-dev libjansson-dev
   libtbb-dev libomp-dev time
+  python3 python3-numpy libclang-rt-14-dev
 )
 
 missing=()

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # The README's test command: installs missing packages, then builds and runs
 # the whole suite three times - plain, ThreadSanitizer, and
-# AddressSanitizer+UndefinedBehaviorSanitizer - with warnings as errors. The
-# last is built with clang: its UBSan also checks float-to-int conversions
-# and integer conversions (cmake/WeftHelpers.cmake), GCC's does not.
-# Any test failure or sanitizer report fails it. The plain run also installs
-# the package and builds a program against it (tests/install).
-# Usage: tools/dev/test.sh [plain|tsan|asan]...   (default: all three)
+# AddressSanitizer+UndefinedBehaviorSanitizer - with warnings as errors, and
+# runs the libFuzzer targets (docs/testing.md). The ASan+UBSan run is built
+# with clang: its UBSan also checks float-to-int conversions and integer
+# conversions (cmake/WeftHelpers.cmake), GCC's does not. Any test failure,
+# sanitizer report or fuzzer crash fails it. The plain run also installs the
+# package and builds a program against it (tests/install), and runs the NumPy
+# differential test (tests/differential).
+# Usage: tools/dev/test.sh [plain|tsan|asan|fuzz]...   (default: all four)
+# WEFT_FUZZ_SECONDS: how long each fuzz target runs (default 30).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -14,7 +17,7 @@ bash tools/dev/deps.sh
 
 JOBS=$(nproc)
 configs=("$@")
-[ ${#configs[@]} -gt 0 ] || configs=(plain tsan asan)
+[ ${#configs[@]} -gt 0 ] || configs=(plain tsan asan fuzz)
 
 # halt_on_error makes every sanitizer report a test failure.
 export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 history_size=4"
@@ -42,11 +45,41 @@ run_config() {
   (cd "$dir" && "${wrap[@]}" ctest --output-on-failure -j "$JOBS" -LE bench)
 }
 
+# The fuzz targets (tests/fuzz) built with clang, libFuzzer, ASan and UBSan;
+# each runs for WEFT_FUZZ_SECONDS on a scratch corpus seeded from
+# tests/fuzz/corpus/<target>. A crash, sanitizer report, leak, input slower
+# than 10 s or allocation over 1 GiB stops it with a reproducer in
+# build-test-fuzz/fuzz/<target>/crashes/.
+run_fuzz() {
+  local dir="$ROOT/build-test-fuzz" secs=${WEFT_FUZZ_SECONDS:-30}
+  echo "=== weft tests: fuzz (clang, libFuzzer+ASan+UBSan, ${secs} s per target)"
+  CC=clang cmake -S "$ROOT" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+        -DWEFT_WERROR=ON -DWEFT_FUZZ=ON -DWEFT_BUILD_TOOLS=OFF >/dev/null
+  cmake --build "$dir" -j "$JOBS" --target fuzz_graph_io fuzz_npy
+  local t work dict
+  for t in graph_io npy; do
+    work="$dir/fuzz/$t"
+    rm -rf "$work" && mkdir -p "$work/corpus" "$work/crashes"
+    dict=()
+    [ -f "$ROOT/tests/fuzz/$t.dict" ] && dict=(-dict="$ROOT/tests/fuzz/$t.dict")
+    if ! "$dir/tests/fuzz/fuzz_$t" "$work/corpus" "$ROOT/tests/fuzz/corpus/$t" "${dict[@]}" \
+         -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=1024 \
+         -print_final_stats=1 -artifact_prefix="$work/crashes/" >"$work/log" 2>&1; then
+      tail -n 40 "$work/log"
+      echo "fuzz_$t: FAILED; reproducer: $(ls "$work"/crashes/* 2>/dev/null)" >&2
+      return 1
+    fi
+    echo "fuzz_$t: $(grep -E '^Done [0-9]+ runs' "$work/log"); executed units:" \
+         "$(grep -o 'number_of_executed_units: [0-9]*' "$work/log" | grep -o '[0-9]*$')"
+  done
+}
+
 for c in "${configs[@]}"; do
   case "$c" in
     plain) run_config plain "" ;;
     tsan)  run_config tsan thread ;;
     asan)  run_config asan "address,undefined" clang ;;
+    fuzz)  run_fuzz ;;
     *) echo "unknown config $c" >&2; exit 2 ;;
   esac
 done
