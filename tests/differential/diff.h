@@ -37,12 +37,12 @@
  * pointer of empty tensors (weft_tensor_from_data allows it) inside OpenBLAS:
  * empty inputs get a valid pointer. */
 #ifndef DIFF_SKIP_ITEM2_NULL_EMPTY
-#define DIFF_SKIP_ITEM2_NULL_EMPTY 1
+#define DIFF_SKIP_ITEM2_NULL_EMPTY 0
 #endif
 /* item 7: a mutable input that is a broadcast (stride-0) view is written
  * through: stride-0 inputs are never declared mutable. */
 #ifndef DIFF_SKIP_ITEM7_MUTABLE_BROADCAST
-#define DIFF_SKIP_ITEM7_MUTABLE_BROADCAST 1
+#define DIFF_SKIP_ITEM7_MUTABLE_BROADCAST 0
 #endif
 
 /* ---- random numbers (xoshiro256**, seeded through splitmix64) ----------------- */

@@ -23,14 +23,14 @@
  * slices with huge values): inputs holding an integer of 10 or more digits
  * are skipped. */
 #ifndef FUZZ_SKIP_ITEM10_BIG_INTEGERS
-#define FUZZ_SKIP_ITEM10_BIG_INTEGERS 1
+#define FUZZ_SKIP_ITEM10_BIG_INTEGERS 0
 #endif
 /* item 11: float-to-int casts of NaN/Inf/out-of-range values are undefined
  * in C: graphs with a Cast to an integer dtype (or an OpFromGraph, whose
  * inner graph may hold one) are loaded and saved but not compiled (constant
  * folding casts) nor called. */
 #ifndef FUZZ_SKIP_ITEM11_CAST_TO_INT
-#define FUZZ_SKIP_ITEM11_CAST_TO_INT 1
+#define FUZZ_SKIP_ITEM11_CAST_TO_INT 0
 #endif
 
 /* Calls only graphs whose every value is small (unknown lengths count 2). */

@@ -25,7 +25,7 @@
  * non-zero integers (shape entries and the item size in 'descr' among them)
  * beyond the bytes after it. */
 #ifndef FUZZ_SKIP_ITEM13_DECLARED_BEYOND_FILE
-#define FUZZ_SKIP_ITEM13_DECLARED_BEYOND_FILE 1
+#define FUZZ_SKIP_ITEM13_DECLARED_BEYOND_FILE 0
 #endif
 
 static char path[64];
