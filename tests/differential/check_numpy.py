@@ -54,7 +54,6 @@ KNOWN_BAD = {
     # Found by this test, not among issue 14's items:
     'new A': ('Gemm/Gemv with a == 0 drop NaN/Inf of the product (BLAS skips it; NumPy: '
               '0*nan = nan); linalg.h documents only b == 0', (ALL,)),
-    'new B': ('Sgn(-0.0) is -0.0 (NumPy: 0.0)', (ALL,)),
     'new C': ('local_gemm folds z + dot(x, y) into a Gemm when the product broadcasts '
               'against z (Gemm broadcasts only z): the call fails with WEFT_ESHAPE', (FAST_RUN,)),
 }

@@ -666,6 +666,35 @@ static void check_sigmoid_values(weft_dtype_t dt, const double *x, const weft_te
     }
 }
 
+/* NumPy: sign(-0.0) and sign(0.0) are +0.0, sign(nan) is nan, for both float
+ * dtypes, contiguous and through a fused Composite. */
+static void test_elemwise_sgn_of_signed_zero_is_positive_zero(void **state)
+{
+    weft_graph_t *g = *state;
+    int64_t n = 5;
+    double x[5] = {-0.0, 0.0, NAN, -INFINITY, 3.0};
+    const weft_composite_step_t prog[] = {{WEFT_ELEMWISE_SGN, {0, 0}}};
+    weft_dtype_t dts[2] = {WEFT_FLOAT64, WEFT_FLOAT32};
+    for (int di = 0; di < 2; di++) {
+        weft_var_t *xv = fx_var(g, dts[di], 1, &n), *y, *yc;
+        assert_int_equal(weft_sgn(g, xv, &y), WEFT_OK);
+        assert_int_equal(weft_composite(g, 1, &xv, 1, prog, &yc), WEFT_OK);
+        weft_tensor_t *xt = fx_tensor(dts[di], 1, &n, x);
+        weft_var_t *outs[2] = {y, yc};
+        for (int k = 0; k < 2; k++) {
+            weft_tensor_t *r = fx_eval(g, 1, &xv, &xt, outs[k]);
+            for (int i = 0; i < 2; i++) {
+                assert_true(weft_tensor_flat_get(r, i) == 0.0);
+                assert_false(signbit(weft_tensor_flat_get(r, i)));
+            }
+            assert_true(isnan(weft_tensor_flat_get(r, 2)));
+            assert_true(weft_tensor_flat_get(r, 3) == -1.0 && weft_tensor_flat_get(r, 4) == 1.0);
+            weft_tensor_release(r);
+        }
+        weft_tensor_release(xt);
+    }
+}
+
 static void test_elemwise_sigmoid_reaches_subnormals_and_composite_agrees(void **state)
 {
     weft_graph_t *g = *state;
@@ -728,6 +757,7 @@ int main(void)
         T(test_elemwise_inplace_variant_writes_into_its_input),
         T(test_elemwise_every_kind_inplace_matches_out_of_place),
         T(test_elemwise_sigmoid_reaches_subnormals_and_composite_agrees),
+        T(test_elemwise_sgn_of_signed_zero_is_positive_zero),
 #undef T
     };
     return cmocka_run_group_tests_name("elemwise", tests, NULL, NULL);

@@ -167,7 +167,7 @@ typedef unsigned char bool_el;
 #define WRAP(T, UT, e) ((T)(UT)(e))
 #define E_NEG_I(T, UT) WRAP(T, UT, (UT)0 - (UT)x)
 #define E_ABS_I(T, UT) (x < 0 ? WRAP(T, UT, (UT)0 - (UT)x) : x)
-#define E_SGN_F (x > 0 ? 1 : (x < 0 ? -1 : x))
+#define E_SGN_F (x > 0 ? 1 : (x < 0 ? -1 : (x == 0 ? 0 : x))) /* NumPy: sign(-0.0) is +0.0 */
 #define E_SQR_I(T, UT) WRAP(T, UT, (UT)x * (UT)x)
 #define E_ADD_I(T, UT) WRAP(T, UT, (UT)x + (UT)y)
 #define E_SUB_I(T, UT) WRAP(T, UT, (UT)x - (UT)y)
