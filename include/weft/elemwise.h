@@ -113,7 +113,8 @@ extern "C" {
 
 /* The elementwise kinds. Second(a, b) is b broadcast to the common shape (its
  * value ignores a; zeros_like is Second(x, 0)). Switch(c, a, b) is
- * c ? a : b. Sgn is -1, +0.0 or 1 (NaN stays NaN; sign(-0.0) is +0.0, as NumPy). Relu is x > 0 ? x : 0. */
+ * c ? a : b. Sgn is -1, +0.0 or 1 (NaN stays NaN; sign(-0.0) is +0.0, as
+ * NumPy). Relu is x > 0 ? x : 0. */
 typedef enum weft_elemwise_kind {
 #define WEFT_ELEMWISE_ENUM_(name, cls, arity) WEFT_ELEMWISE_##name,
     WEFT_ELEMWISE_TABLE(WEFT_ELEMWISE_ENUM_)
