@@ -13,6 +13,7 @@
 
 #include "base/base_int.h" /* WEFT_UNLIKELY */
 #include "base/clock.h"
+#include "base/vec.h"
 #include "compile_int.h"
 #include "tensor/tensor_int.h" /* weft__tensor_is_block_base */
 
@@ -288,8 +289,9 @@ static weft_status_t check_input(weft_function_t *f, size_t k, const weft_tensor
 
 /* An input the graph may overwrite must not share memory with another
  * input: one in-place write would corrupt the other argument
- * (docs/execution.md §6). Refused rather than copied, so calls never
- * allocate behind the caller's back. */
+ * (docs/execution.md §6). Refused rather than copied: which input should
+ * win is the caller's to say (unlike an input that overlaps itself, which
+ * copy_overlapping copies). */
 static weft_status_t check_mutable_aliasing(weft_function_t *f, weft_tensor_t *const *inputs)
 {
     for (size_t k = 0; k < f->n_in; k++) {
@@ -387,7 +389,7 @@ static weft_status_t copy_overlapping(weft_function_t *f, weft_tensor_t *const *
             st = refuse_overlapping_update(f, k, inputs[k]);
             break;
         }
-        if (!args && (args = malloc(f->n_in * sizeof *args)))
+        if (!args && (args = weft__vec_malloc(f->n_in, sizeof *args)))
             memcpy(args, inputs, f->n_in * sizeof *args);
         if (!args || weft_tensor_clone(inputs[k], &args[k]) != WEFT_OK) {
             if (args) args[k] = inputs[k];
