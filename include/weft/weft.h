@@ -4,6 +4,7 @@
 
 #include "weft/alloc.h"
 #include "weft/composite.h"
+#include "weft/custom_op.h"
 #include "weft/destroy.h"
 #include "weft/elemwise.h"
 #include "weft/eval.h"
@@ -32,6 +33,7 @@
 #include "weft/status.h"
 #include "weft/supervisor.h"
 #include "weft/tensor.h"
+#include "weft/tensor_iter.h"
 #include "weft/type.h"
 
 #endif /* WEFT_WEFT_H */
