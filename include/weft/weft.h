@@ -29,6 +29,7 @@
 #include "weft/rewrite_db.h"
 #include "weft/rewrite_pattern.h"
 #include "weft/sched.h"
+#include "weft/shared.h"
 #include "weft/shape_ops.h"
 #include "weft/status.h"
 #include "weft/supervisor.h"

@@ -311,14 +311,14 @@ static weft_status_t save_body(io_save_t *st, const weft_graph_io_t *gr)
     json_object_set_new(st->root, "version", json_integer(WEFT_GRAPH_IO_VERSION));
     json_object_set_new(st->root, "inputs", inputs);
     json_object_set_new(st->root, "constants", st->constants);
+    bool shared_set = st->shared && json_object_set(st->root, "shared", st->shared) == 0;
     json_object_set_new(st->root, "nodes", st->nodes);
     json_object_set_new(st->root, "outputs", outs);
     if (gr->n_updates)
         json_object_set_new(st->root, "updates", ups);
     else
         json_decref(ups);
-    if (!inputs || !outs || !st->constants || !st->nodes || !st->shared ||
-        json_object_set(st->root, "shared", st->shared) != 0) {
+    if (!inputs || !outs || !st->constants || !st->nodes || !shared_set) {
         json_decref(st->shared);
         return weft_graph_set_error(st->g, WEFT_ENOMEM, "weft_graph_io_save: out of memory");
     }
