@@ -306,49 +306,42 @@ static weft_status_t read_data_entry(io_load_t *ld, json_t *e, const char *w, js
     return WEFT_OK;
 }
 
-static weft_status_t load_constant(io_load_t *ld, json_t *e, size_t i)
+/* The variable an entry with data stands for: a constant, or a shared
+ * variable (weft/shared.h) holding the data. */
+static weft_status_t make_data_var(io_load_t *ld, const char *w, size_t i, bool shared,
+                                   const weft_type_t *t, void *buf, size_t bytes,
+                                   weft_var_t **v)
 {
-    char w[64];
-    snprintf(w, sizeof(w), "constants[%zu]", i);
-    json_t *idv;
-    const weft_type_t *t;
-    const char *name;
-    void *buf;
-    size_t bytes;
-    weft_status_t s = read_data_entry(ld, e, w, &idv, &t, &name, &buf, &bytes);
-    if (s != WEFT_OK) return s;
-    weft_var_t *c = NULL;
-    s = weft_constant_create_at(ld->g, t, buf, bytes, "<graph json>", (int)i, &c);
-    free(buf);
-    if (s == WEFT_OK && name) s = weft_var_set_name(c, name);
-    if (s == WEFT_OK) s = define(ld, idv, w, c);
-    return s;
-}
-
-/* A shared variable (weft/shared.h) holding the entry's data. */
-static weft_status_t load_shared(io_load_t *ld, json_t *e, size_t i)
-{
-    char w[64];
-    snprintf(w, sizeof(w), "shared[%zu]", i);
-    json_t *idv;
-    const weft_type_t *t;
-    const char *name;
-    void *buf;
-    size_t bytes;
-    weft_status_t s = read_data_entry(ld, e, w, &idv, &t, &name, &buf, &bytes);
-    if (s != WEFT_OK) return s;
+    if (!shared) return weft_constant_create_at(ld->g, t, buf, bytes, "<graph json>", (int)i, v);
     int64_t shape[WEFT_MAX_NDIM];
     for (int d = 0; d < weft_type_ndim(t); d++) shape[d] = weft_type_dim(t, d);
     weft_tensor_t *value = NULL;
-    s = weft_tensor_from_data(weft_type_dtype(t), weft_type_ndim(t), shape, NULL, buf, &value);
-    weft_var_t *v = s == WEFT_OK ? weft_shared_at(ld->g, value, name, "<graph json>", (int)i)
-                                 : NULL;
+    weft_status_t s =
+        weft_tensor_from_data(weft_type_dtype(t), weft_type_ndim(t), shape, NULL, buf, &value);
+    if (s != WEFT_OK) return weft_graph_set_error(ld->g, s, "%s: %s", w, weft_tensor_last_error());
+    *v = weft_shared_at(ld->g, value, NULL, "<graph json>", (int)i);
     weft_tensor_release(value);
+    return *v ? WEFT_OK : WEFT_ENOMEM; /* weft_shared_at put the message on ld->g */
+}
+
+/* constants[i], or shared[i] when shared. */
+static weft_status_t load_data_var(io_load_t *ld, json_t *e, size_t i, bool shared)
+{
+    char w[64];
+    snprintf(w, sizeof(w), "%s[%zu]", shared ? "shared" : "constants", i);
+    json_t *idv = NULL;
+    const weft_type_t *t = NULL;
+    const char *name = NULL;
+    void *buf = NULL;
+    size_t bytes = 0;
+    weft_status_t s = read_data_entry(ld, e, w, &idv, &t, &name, &buf, &bytes);
+    if (s != WEFT_OK) return s;
+    weft_var_t *v = NULL;
+    s = make_data_var(ld, w, i, shared, t, buf, bytes, &v);
     free(buf);
-    if (!v && s != WEFT_OK)
-        return weft_graph_set_error(ld->g, s, "%s: %s", w, weft_tensor_last_error());
-    if (!v) return WEFT_ENOMEM; /* weft_shared_at put the message on ld->g */
-    return define(ld, idv, w, v);
+    if (s == WEFT_OK && name) s = weft_var_set_name(v, name);
+    if (s == WEFT_OK) s = define(ld, idv, w, v);
+    return s;
 }
 
 weft_status_t weft__io_load_op(weft_graph_t *g, json_t *entry, const char *path,
@@ -524,9 +517,9 @@ static weft_status_t load_body(io_load_t *ld, json_t *root, weft_graph_io_t *out
         s = get_member(ld, root, "updates", "", is_array, "an array", &ups);
     if (s == WEFT_OK) s = load_inputs(ld, ins, out);
     for (size_t i = 0; s == WEFT_OK && i < json_array_size(consts); i++)
-        s = load_constant(ld, json_array_get(consts, i), i);
+        s = load_data_var(ld, json_array_get(consts, i), i, false);
     for (size_t i = 0; s == WEFT_OK && i < json_array_size(shared); i++)
-        s = load_shared(ld, json_array_get(shared, i), i);
+        s = load_data_var(ld, json_array_get(shared, i), i, true);
     for (size_t i = 0; s == WEFT_OK && i < json_array_size(nodes); i++)
         s = load_node(ld, json_array_get(nodes, i), i);
     if (s == WEFT_OK) s = load_refs(ld, outs, "outputs", &out->outputs, &out->n_outputs);
