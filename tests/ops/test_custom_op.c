@@ -283,6 +283,57 @@ static void test_custom_kernel_with_shape_function(void **state)
                            "TestRowSum: the shape function failed for output 0 with WEFT_ESHAPE"));
 }
 
+/* MinMax: two 0-d outputs of a vector. */
+static weft_status_t scalar_shape(void *user, size_t n_in, const int *in_ndim,
+                                  const int64_t *const *in_shape, size_t k, int *ndim,
+                                  int64_t *shape)
+{
+    (void)user, (void)n_in, (void)in_ndim, (void)in_shape, (void)k, (void)shape;
+    *ndim = 0;
+    return WEFT_OK;
+}
+
+static weft_status_t minmax(weft_kernel_ctx_t *ctx, size_t n_in, weft_tensor_t *const *in,
+                            size_t n_out, weft_tensor_t *const *out, void *user)
+{
+    (void)ctx, (void)n_in, (void)n_out, (void)user;
+    double lo = weft_tensor_flat_get(in[0], 0), hi = lo;
+    for (size_t i = 1; i < weft_tensor_size(in[0]); i++) {
+        double v = weft_tensor_flat_get(in[0], i);
+        lo = v < lo ? v : lo;
+        hi = v > hi ? v : hi;
+    }
+    weft_status_t st = weft_tensor_fill(out[0], lo);
+    return st == WEFT_OK ? weft_tensor_fill(out[1], hi) : st;
+}
+
+/* Several outputs: weft_custom_call returns output 0, its owner the rest. */
+static void test_custom_kernel_with_two_outputs(void **state)
+{
+    (void)state;
+    weft_custom_op_desc_t d = WEFT_CUSTOM_OP_DESC_INIT;
+    d.name = "TestMinMax";
+    d.kernel = minmax;
+    d.n_outputs = 2;
+    d.shape = scalar_shape;
+    d.dtype = WEFT_FLOAT32;
+    const weft_op_class_t *cls = make(d);
+    int64_t s4[1] = {4};
+    weft_var_t *x = var(WEFT_INT64, 1, s4), *lo = weft_custom_call(g, cls, 1, &x);
+    weft_var_t *outs[2] = {lo, weft_apply_output(weft_var_owner(lo), 1)};
+    assert_int_equal(weft_type_dtype(weft_var_type(outs[1])), WEFT_FLOAT32);
+    weft_function_t *f = compile(1, &x, 2, outs, 2);
+    weft_tensor_t *tx = tens(WEFT_INT64, 1, s4, (double[]){3, -7, 12, 0}), *r[2] = {NULL, NULL};
+    OK(weft_function_call(f, 1, &tx, 2, r));
+    assert_int_equal(weft_tensor_ndim(r[0]), 0);
+    assert_vals(r[0], 1, (double[]){-7});
+    assert_vals(r[1], 1, (double[]){12});
+    OK(weft_function_destroy(f));
+    weft_tensor_release(r[0]);
+    weft_tensor_release(r[1]);
+    weft_tensor_release(tx);
+}
+
 /* The gradient callback through weft_grad: d sum(x * y) / dx is y summed
  * over the axis x was broadcast along. */
 static void test_custom_grad_callback_through_weft_grad(void **state)
@@ -506,6 +557,7 @@ int main(void)
         T(test_custom_chunk_gets_contiguous_arrays_of_the_compute_dtype),
         T(test_custom_elemwise_same_bits_at_any_worker_count),
         T(test_custom_kernel_with_shape_function),
+        T(test_custom_kernel_with_two_outputs),
         T(test_custom_grad_callback_through_weft_grad),
         T(test_custom_kernel_error_names_the_op),
         T(test_custom_op_round_trips_through_json),

@@ -179,6 +179,29 @@ static void test_shared_failed_call_applies_no_update(void **state)
     weft_tensor_release(w0);
 }
 
+/* A call canceled before it committed applies no update either. */
+static void test_shared_canceled_call_applies_no_update(void **state)
+{
+    (void)state;
+    weft_tensor_t *c0 = vec(1, (double[]){4});
+    weft_var_t *c = weft_shared(g, c0, "c");
+    weft_update_t up = {c, add_scalar(c, 1)};
+    weft_function_t *f = compile(0, NULL, 0, NULL, 1, &up);
+    weft_call_token_t *tok;
+    OK(weft_call_token_create(&tok));
+    OK(weft_call_token_cancel(tok));
+    weft_call_options_t co = WEFT_CALL_OPTIONS_INIT;
+    co.token = tok;
+    assert_int_equal(weft_function_call_ex(f, 0, NULL, 0, NULL, &co), WEFT_ECANCELED);
+    assert_shared(c, 1, (double[]){4});
+    OK(weft_call_token_reset(tok));
+    OK(weft_function_call_ex(f, 0, NULL, 0, NULL, &co));
+    assert_shared(c, 1, (double[]){5});
+    OK(weft_call_token_destroy(tok));
+    OK(weft_function_destroy(f));
+    weft_tensor_release(c0);
+}
+
 /* The function holds the storage: it keeps working after the graph is gone. */
 static void test_shared_function_outlives_its_graph(void **state)
 {
@@ -358,6 +381,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_shared_update_applies_after_each_call, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_shared_failed_call_applies_no_update, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_shared_canceled_call_applies_no_update, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_shared_function_outlives_its_graph, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shared_json_round_trip_keeps_value_and_update, setup,
