@@ -278,7 +278,7 @@ static weft_status_t call_locked(weft_function_t *f, weft__fn_shared_t *sh,
 {
     weft_status_t st = prepare_args(sh, inputs, outputs);
     if (st != WEFT_OK)
-        return weft__fn_error(f, st, "%s: no memory for a shared variable's next value",
+        return weft__fn_error(f, st, "%s: out of memory for a shared variable's next value",
                               f->name);
     st = weft__function_call_plain(f, sh->n_user_in + sh->n_read, sh->args,
                                    sh->n_user_out + sh->n_write, sh->outs, opts);
