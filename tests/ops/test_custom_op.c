@@ -4,7 +4,10 @@
  * shape function, gradients through weft_grad, the same bits at 1 and 2
  * workers, JSON, errors naming the op, and a pooled contiguous copy that
  * warm calls do not allocate. */
+#define _POSIX_C_SOURCE 200809L /* open_memstream */
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -398,7 +401,8 @@ static void test_custom_kernel_error_names_the_op(void **state)
     weft_tensor_release(big);
 }
 
-/* The class is registered by name: a graph using it saves and loads. */
+/* The class is registered by name: a graph using it saves and loads, and
+ * profiles show it by that name. */
 static void test_custom_op_round_trips_through_json(void **state)
 {
     (void)state;
@@ -417,6 +421,22 @@ static void test_custom_op_round_trips_through_json(void **state)
     weft_tensor_t *tx = tens(WEFT_FLOAT64, 1, s2, (double[]){1, 2});
     weft_tensor_t *r = run1(1, ld.inputs, &tx, ld.outputs[0]);
     assert_vals(r, 2, (double[]){3, 6});
+    weft_tensor_release(r);
+    r = NULL;
+    /* and profiles name it */
+    weft_function_options_t o = WEFT_FUNCTION_OPTIONS_INIT;
+    o.profile = true;
+    weft_function_t *f = NULL;
+    OK(weft_function_compile(1, ld.inputs, 1, ld.outputs, 0, NULL, &o, &f));
+    OK(weft_function_call(f, 1, &tx, 1, &r));
+    char *report = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&report, &len);
+    OK(weft_function_print_profile(f, mem));
+    fclose(mem);
+    assert_non_null(strstr(report, "TestAxpy"));
+    free(report);
+    OK(weft_function_destroy(f));
     weft_tensor_release(r);
     weft_tensor_release(tx);
     weft_graph_io_clear(&ld);
