@@ -487,7 +487,7 @@ static void test_io_malformed_files_name_line_or_key(void **state)
     expect(f,
            HEAD IN0 "\"nodes\":[{\"op\":\"Exp\",\"inputs\":[0],\"outputs\":[1]}],\"outputs\":[1],"
                     "\"updates\":[{\"input\":1,\"value\":0}]}",
-           WEFT_EPARSE, "updates[0].input: not one of the graph inputs");
+           WEFT_EPARSE, "updates[0].input: not one of the graph inputs or shared variables");
     /* props */
     expect(f,
            HEAD IN0 "\"nodes\":[{\"op\":\"Exp\",\"props\":{\"inplace\":5},\"inputs\":[0],"
