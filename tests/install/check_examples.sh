@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
-# Usage: check_examples.sh BUILD_DIR EXAMPLES_DIR
-# Installs BUILD_DIR into a fresh prefix, then builds examples/ standalone
-# against it with find_package(weft) and with pkg-config, runs every example
-# and compares its output with examples/expected/.
+# Usage: check_examples.sh BUILD_DIR
+# Installs BUILD_DIR into a fresh prefix, then builds the installed examples
+# (share/doc/weft/examples) standalone against it with find_package(weft) and
+# with pkg-config, runs every example and compares its output with the
+# installed expected/ files.
 set -euo pipefail
 build=$1
-src=$2
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 prefix=$work/prefix
 cmake --install "$build" --prefix "$prefix" >/dev/null
+src=$prefix/share/doc/weft/examples
 export LD_LIBRARY_PATH="$prefix/lib:$prefix/lib64"
 
 cmake -S "$src" -B "$work/ex" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
