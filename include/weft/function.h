@@ -74,8 +74,9 @@
  * share one pool. Calls that use a common shared variable (of one function or
  * several) run one after the other: a call holds the locks of the shared
  * variables its function uses from start to end, taken in creation order;
- * weft_shared_get / set wait for such a call. Compile and destroy are not concurrent with calls on the
- * same function. Any thread may cancel a call given a token
+ * weft_shared_get / set wait for such a call. Compile and destroy are not
+ * concurrent with calls on the same function. Any thread may cancel a call
+ * given a token
  * (weft_call_token_cancel, weft_function_call_ex). */
 #ifndef WEFT_FUNCTION_H
 #define WEFT_FUNCTION_H

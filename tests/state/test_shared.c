@@ -277,7 +277,8 @@ static void test_shared_warm_calls_allocate_nothing(void **state)
     OK(weft_sub(g, w, y, &w2));
     weft_update_t up = {w, w2};
     weft_function_t *f = compile(1, &x, 1, &y, 1, &up);
-    weft_tensor_t *tx = vec(4, (double[]){0.5, 0.5, 0.5, 0.5}), *ty = vec(4, (double[]){0, 0, 0, 0});
+    weft_tensor_t *tx = vec(4, (double[]){0.5, 0.5, 0.5, 0.5});
+    weft_tensor_t *ty = vec(4, (double[]){0, 0, 0, 0});
     for (int k = 0; k < 4; k++) OK(weft_function_call(f, 1, &tx, 1, &ty));
     alloc_count_start();
     OK(weft_function_call(f, 1, &tx, 1, &ty));
