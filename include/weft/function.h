@@ -76,8 +76,7 @@
  * variables its function uses from start to end, taken in creation order;
  * weft_shared_get / set wait for such a call. Compile and destroy are not
  * concurrent with calls on the same function. Any thread may cancel a call
- * given a token
- * (weft_call_token_cancel, weft_function_call_ex). */
+ * given a token (weft_call_token_cancel, weft_function_call_ex). */
 #ifndef WEFT_FUNCTION_H
 #define WEFT_FUNCTION_H
 
