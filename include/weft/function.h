@@ -48,9 +48,9 @@
  * value itself at the start of each call (the latest weft_shared_set, by
  * reference to the variable's storage); the caller neither lists nor passes
  * them. An update may name a shared variable: its new value is computed
- * into a spare buffer and becomes the value only when the call returns
- * WEFT_OK, together with the call's other shared updates (a failed or
- * canceled call changes no shared value).
+ * into a fresh buffer (never over the old value) and becomes the value only
+ * when the call returns WEFT_OK, together with the call's other shared
+ * updates (a failed or canceled call changes no shared value).
  *
  * Kernels run single-threaded inside nodes: OpenBLAS is set to one thread
  * while the function's nodes run (and restored after); the serial OpenBLAS

@@ -23,11 +23,13 @@
  * graph context that made the variable is destroyed.
  *
  * Values are immutable: weft never writes into a tensor once it is a shared
- * variable's value. An update computes the new value into a second buffer
- * and, when the call succeeds, makes it the value (the old value's buffer is
- * reused for the next update when nobody else holds it, so steady-state
- * calls allocate nothing). So a tensor returned by weft_shared_get keeps its
- * elements; the caller must not write into it either (use weft_shared_set).
+ * variable's value. An update computes the new value into another buffer
+ * and, when the call succeeds, makes it the value (the old value's buffer
+ * goes back to the function's buffer pool when nobody else holds it, so
+ * steady-state calls allocate nothing and copy nothing). So a tensor
+ * returned by weft_shared_get keeps its elements; the caller must not write
+ * into it either (use weft_shared_set). A value may be a strided view (when
+ * the update's expression ends in a view op).
  *
  * Atomic updates: the updates of a call are applied all together, and only
  * when the call returns WEFT_OK. A failed or canceled call leaves every

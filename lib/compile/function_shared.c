@@ -8,11 +8,14 @@
  * ordinary inputs stay update pairs.
  *
  * Call: take the locks of every storage the function uses in serial order,
- * pass the current values as the extra inputs and each updated storage's
- * spare as the caller-supplied tensor of its extra output, run the plain
- * call, and only when it returned WEFT_OK make each spare the new value
- * (weft__shared_commit_locked). A failed call commits nothing: the values
- * are as before, the spares hold garbage that the next update overwrites.
+ * pass the current values as the extra inputs and a NULL slot for each
+ * extra output, run the plain call, and only when it returned WEFT_OK make
+ * each handed-over result the new value (the function made it for this
+ * slot: it shares memory with no input or other output, and the function
+ * never writes it again). The old value goes to the function's buffer pool
+ * when nobody else holds it (weft__bufpool_put checks), where the next
+ * call's producer of the update finds it: no copy, and warm calls allocate
+ * nothing. A failed call commits nothing and the values are as before.
  * The argument arrays live in the function: every call holds all of its
  * storages' locks, so one call of the function at a time uses them. */
 #include <stdlib.h>
@@ -258,34 +261,34 @@ weft_status_t weft__shared_expand(const weft__compile_in_t *in, weft__compile_in
 
 /* ---- call ----------------------------------------------------------------------- */
 
-static weft_status_t prepare_args(weft__fn_shared_t *sh, weft_tensor_t *const *inputs,
-                                  weft_tensor_t **outputs)
+static void prepare_args(weft__fn_shared_t *sh, weft_tensor_t *const *inputs,
+                         weft_tensor_t **outputs)
 {
     if (sh->n_user_in) memcpy(sh->args, inputs, sh->n_user_in * sizeof *sh->args);
     if (sh->n_user_out) memcpy(sh->outs, outputs, sh->n_user_out * sizeof *sh->outs);
     for (size_t k = 0; k < sh->n_read; k++)
         sh->args[sh->n_user_in + k] = weft__shared_value_locked(sh->read[k]);
-    for (size_t k = 0; k < sh->n_write; k++) {
-        weft_status_t st = weft__shared_spare_locked(sh->write[k], &sh->outs[sh->n_user_out + k]);
-        if (st != WEFT_OK) return st;
-    }
-    return WEFT_OK;
+    for (size_t k = 0; k < sh->n_write; k++) sh->outs[sh->n_user_out + k] = NULL;
 }
 
 static weft_status_t call_locked(weft_function_t *f, weft__fn_shared_t *sh,
                                  weft_tensor_t *const *inputs, weft_tensor_t **outputs,
                                  const weft_call_options_t *opts)
 {
-    weft_status_t st = prepare_args(sh, inputs, outputs);
-    if (st != WEFT_OK)
-        return weft__fn_error(f, st, "%s: out of memory for a shared variable's next value",
-                              f->name);
-    st = weft__function_call_plain(f, sh->n_user_in + sh->n_read, sh->args,
-                                   sh->n_user_out + sh->n_write, sh->outs, opts);
+    prepare_args(sh, inputs, outputs);
+    weft_status_t st = weft__function_call_plain(f, sh->n_user_in + sh->n_read, sh->args,
+                                                 sh->n_user_out + sh->n_write, sh->outs, opts);
     /* NULL output slots were filled by the call (or stay NULL on failure) */
     if (sh->n_user_out) memcpy(outputs, sh->outs, sh->n_user_out * sizeof *outputs);
-    for (size_t k = 0; st == WEFT_OK && k < sh->n_write; k++)
-        weft__shared_commit_locked(sh->write[k]);
+    for (size_t k = 0; k < sh->n_write; k++) {
+        weft_tensor_t *next = sh->outs[sh->n_user_out + k];
+        sh->outs[sh->n_user_out + k] = NULL;
+        if (st != WEFT_OK) {
+            weft_tensor_release(next); /* NULL: a failed call hands nothing over */
+            continue;
+        }
+        weft__bufpool_put(&f->bufpool, weft__shared_replace_locked(sh->write[k], next));
+    }
     return st;
 }
 

@@ -85,16 +85,19 @@ static weft_status_t add_constant(io_save_t *st, const weft_var_t *c)
     return add_data_entry(st, c, data, n, st->constants);
 }
 
-/* A shared variable's current value (values are C-contiguous copies). */
+/* A shared variable's current value, in C order. */
 static weft_status_t add_shared(io_save_t *st, const weft_var_t *v)
 {
-    weft_tensor_t *value;
+    weft_tensor_t *value, *c = NULL;
     if (weft_shared_get(v, &value) != WEFT_OK)
         return weft_graph_set_error(st->g, WEFT_EINVAL, "weft_graph_io_save: %s",
                                     weft_shared_last_error());
-    weft_status_t s = add_data_entry(st, v, weft_tensor_data(value), weft_tensor_size(value),
-                                     st->shared);
+    weft_status_t s = weft_tensor_contiguous(value, &c); /* an update may leave a view */
     weft_tensor_release(value);
+    if (s != WEFT_OK)
+        return weft_graph_set_error(st->g, s, "weft_graph_io_save: out of memory");
+    s = add_data_entry(st, v, weft_tensor_data(c), weft_tensor_size(c), st->shared);
+    weft_tensor_release(c);
     return s;
 }
 

@@ -1,10 +1,10 @@
-/* Shared variables (weft/shared.h): the storage (value, spare, lock,
- * reference count), the variable that points at it, and get / set.
+/* Shared variables (weft/shared.h): the storage (value, lock, reference
+ * count), the variable that points at it, and get / set.
  *
  * Lifetime: the graph context holds one reference to each storage it made
  * (its list, released by weft_graph_destroy through release_shared) and each
  * compiled function one per shared variable it uses; the last release frees
- * the value, the spare and the storage. */
+ * the value and the storage. */
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -19,7 +19,6 @@ struct weft__shared {
     atomic_size_t refs;
     uint64_t serial;
     weft_tensor_t *value; /* guarded by lock; never written once here */
-    weft_tensor_t *spare; /* guarded by lock; exclusive, or NULL */
     weft__shared_t *next; /* the context's list (the context's thread) */
 };
 
@@ -61,7 +60,6 @@ void weft__shared_release(weft__shared_t *s)
      * the release part of their fetch_sub) before freeing */
     if (atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) != 1) return;
     weft_tensor_release(s->value);
-    weft_tensor_release(s->spare);
     pthread_mutex_destroy(&s->lock);
     free(s);
 }
@@ -86,31 +84,11 @@ weft_tensor_t *weft__shared_value_locked(weft__shared_t *s)
     return s->value;
 }
 
-weft_status_t weft__shared_spare_locked(weft__shared_t *s, weft_tensor_t **out)
-{
-    if (!s->spare) {
-        weft_status_t st = weft_tensor_empty(weft_tensor_dtype(s->value),
-                                             weft_tensor_ndim(s->value),
-                                             weft_tensor_shape(s->value), &s->spare);
-        if (st != WEFT_OK) return st;
-    }
-    *out = s->spare;
-    return WEFT_OK;
-}
-
-/* Old values are reused as the spare only when no one else can see them. */
-static void retire_locked(weft__shared_t *s, weft_tensor_t *old)
-{
-    if (!s->spare && weft_tensor_is_exclusive(old)) s->spare = old;
-    else weft_tensor_release(old);
-}
-
-void weft__shared_commit_locked(weft__shared_t *s)
+weft_tensor_t *weft__shared_replace_locked(weft__shared_t *s, weft_tensor_t *value)
 {
     weft_tensor_t *old = s->value;
-    s->value = s->spare;
-    s->spare = NULL;
-    retire_locked(s, old);
+    s->value = value;
+    return old;
 }
 
 /* ---- the variable --------------------------------------------------------------- */
@@ -229,9 +207,8 @@ weft_status_t weft_shared_set(weft_var_t *v, const weft_tensor_t *value)
     if (st != WEFT_OK)
         return shared_err[0] ? st : shared_error(st, "weft_shared_set: out of memory");
     weft__shared_lock(s);
-    weft_tensor_t *old = s->value;
-    s->value = copy;
-    retire_locked(s, old);
+    weft_tensor_t *old = weft__shared_replace_locked(s, copy);
     weft__shared_unlock(s);
+    weft_tensor_release(old);
     return WEFT_OK;
 }

@@ -266,6 +266,36 @@ static void test_shared_json_round_trip_keeps_value_and_update(void **state)
     weft_tensor_release(w0);
 }
 
+/* An update ending in a view op leaves a strided value: read, saved and
+ * used by the next call as any value. */
+static void test_shared_value_may_be_a_view(void **state)
+{
+    (void)state;
+    int64_t s22[2] = {2, 2};
+    weft_tensor_t *w0, *v;
+    OK(weft_tensor_empty(WEFT_FLOAT64, 2, s22, &w0));
+    for (int i = 0; i < 4; i++) ((double *)weft_tensor_data(w0))[i] = i + 1;
+    weft_var_t *w = weft_shared(g, w0, "W"), *w2, *wt;
+    OK(weft_binary_scalar(g, WEFT_ELEMWISE_MUL, w, 2.0, &w2));
+    OK(weft_transpose(g, w2, &wt));
+    weft_update_t up = {w, wt};
+    weft_function_t *f = compile(0, NULL, 0, NULL, 1, &up);
+    OK(weft_function_call(f, 0, NULL, 0, NULL));
+    OK(weft_shared_get(w, &v));
+    assert_false(weft_tensor_is_contiguous(v));
+    weft_tensor_release(v);
+    assert_shared(w, 4, (double[]){2, 6, 4, 8});
+    weft_graph_io_t gr = {0, NULL, NULL, 1, &w2, 0, NULL};
+    char *text = NULL;
+    OK(weft_graph_io_save(&gr, &text));
+    assert_non_null(strstr(text, "\"shape\":[2,2],\"data\":[2.0,6.0,4.0,8.0]}"));
+    weft_graph_io_free_text(text);
+    OK(weft_function_call(f, 0, NULL, 0, NULL));
+    assert_shared(w, 4, (double[]){4, 8, 12, 16});
+    OK(weft_function_destroy(f));
+    weft_tensor_release(w0);
+}
+
 /* With caller-supplied outputs, warm calls that update allocate nothing: the
  * old value's buffer becomes the next update's target. */
 static void test_shared_warm_calls_allocate_nothing(void **state)
@@ -455,6 +485,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_shared_function_outlives_its_graph, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shared_json_round_trip_keeps_value_and_update, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_shared_value_may_be_a_view, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shared_warm_calls_allocate_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shared_concurrent_updates_serialize, setup,
                                         teardown),

@@ -21,12 +21,9 @@ void weft__shared_lock(weft__shared_t *s);
 void weft__shared_unlock(weft__shared_t *s);
 /* Under the lock: the current value (borrowed; never written). */
 weft_tensor_t *weft__shared_value_locked(weft__shared_t *s);
-/* Under the lock: a tensor of the value's dtype and shape that nobody else
- * holds, to compute the next value into (borrowed; kept by the storage).
- * Errors: WEFT_ENOMEM. */
-weft_status_t weft__shared_spare_locked(weft__shared_t *s, weft_tensor_t **out);
-/* Under the lock: the spare becomes the value; the old value becomes the
- * spare when nobody else holds it, else it is released. */
-void weft__shared_commit_locked(weft__shared_t *s);
+/* Under the lock: value (taken) becomes the value; returns the old value
+ * (the caller's reference now: release it, or recycle it when it is
+ * exclusive). value must have the variable's dtype and shape. */
+weft_tensor_t *weft__shared_replace_locked(weft__shared_t *s, weft_tensor_t *value);
 
 #endif /* WEFT_SHARED_INT_H */
