@@ -28,13 +28,12 @@
         }                                                                                    \
     } while (0)
 
-/* ---- Softplus: a one-callback op -------------------------------------------------- */
+/* ---- Softplus, a one-callback op: this function and four lines in main ----------- */
 static double softplus(const double *x, void *user)
 {
     (void)user;
     return log1p(exp(x[0]));
 }
-/* ---- (end of the one-callback op) ---------------------------------------------------- */
 
 /* Its gradient: d softplus(x) / dx = sigmoid(x). */
 static weft_status_t softplus_grad(weft_graph_t *g, size_t n_in, weft_var_t *const *in,
@@ -87,10 +86,10 @@ static void print_row(const char *label, const weft_tensor_t *t)
 
 int main(void)
 {
-    weft_custom_op_desc_t sp = WEFT_CUSTOM_OP_DESC_INIT;
+    weft_custom_op_desc_t sp = WEFT_CUSTOM_OP_DESC_INIT; /* Softplus's class */
     sp.name = "Softplus";
     sp.scalar = softplus;
-    sp.grad = softplus_grad;
+    sp.grad = softplus_grad; /* optional */
     const weft_op_class_t *softplus_op = make_class(sp);
 
     weft_custom_op_desc_t cs = WEFT_CUSTOM_OP_DESC_INIT;
