@@ -569,6 +569,78 @@ static void test_kernel_contiguous_copy_is_pooled(void **state)
     weft_tensor_release(ty);
 }
 
+/* One run of: a custom class made (a new name per run), applied, compiled
+ * and called, with allocation k failing (0: none). Returns the allocations
+ * made; *res the result's last element (0 on failure). */
+static long faulted_once(long k, weft_status_t *st, char *msg, size_t cap, double *res)
+{
+    static int serial;
+    char name[32];
+    snprintf(name, sizeof name, "TestFault%d", serial++);
+    weft_custom_op_desc_t d = WEFT_CUSTOM_OP_DESC_INIT;
+    d.name = name;
+    d.n_inputs = 2;
+    d.scalar = axpy;
+    d.user = &two;
+    int64_t s4[1] = {4};
+    weft_tensor_t *tx = tens(WEFT_FLOAT64, 1, s4, (double[]){1, 2, 3, 4}), *r = NULL;
+    const weft_op_class_t *cls = NULL;
+    weft_graph_t *g2 = NULL;
+    weft_function_t *f = NULL;
+    const weft_type_t *t;
+    weft_var_t *x = NULL, *y = NULL, *xx[2];
+    *res = 0;
+    snprintf(msg, cap, "out of memory (no context to say so)");
+    alloc_fail_at(k);
+    *st = weft_custom_op_class(&d, &cls);
+    if (*st != WEFT_OK) snprintf(msg, cap, "%s", weft_custom_op_last_error());
+    if (*st == WEFT_OK) *st = weft_graph_create(NULL, &g2);
+    if (*st == WEFT_OK) *st = weft_type_tensor(g2, WEFT_FLOAT64, 1, s4, &t);
+    if (*st == WEFT_OK) *st = weft_var_create(g2, t, "x", &x);
+    xx[0] = xx[1] = x;
+    if (*st == WEFT_OK) *st = (y = weft_custom_call(g2, cls, 2, xx)) ? WEFT_OK : WEFT_ENOMEM;
+    if (g2 && *st != WEFT_OK && !y) snprintf(msg, cap, "%s", weft_graph_last_error(g2));
+    if (*st == WEFT_OK) {
+        *st = weft_function_compile(1, &x, 1, &y, 0, NULL, NULL, &f);
+        if (*st != WEFT_OK) snprintf(msg, cap, "%s", weft_function_last_error(NULL));
+    }
+    if (*st == WEFT_OK) {
+        *st = weft_function_call(f, 1, &tx, 1, &r);
+        if (*st != WEFT_OK) snprintf(msg, cap, "%s", weft_function_last_error(f));
+    }
+    if (*st == WEFT_OK) *res = weft_tensor_flat_get(r, 3);
+    weft_tensor_release(r);
+    OK(weft_function_destroy(f));
+    weft_graph_destroy(g2);
+    long n = alloc_count_stop();
+    weft_tensor_release(tx);
+    return n;
+}
+
+/* Allocation k fails, for every k: WEFT_ENOMEM saying so, or the same
+ * result; nothing leaks (LeakSanitizer in the ASan build). */
+static void test_custom_allocation_failures_are_clean(void **state)
+{
+    (void)state;
+    weft_status_t st;
+    char msg[512];
+    double ref, res;
+    faulted_once(0, &st, msg, sizeof msg, &ref);
+    long total = faulted_once(0, &st, msg, sizeof msg, &ref);
+    OK(st);
+    assert_true(ref == 12);
+    assert_true(total > 10);
+    for (long k = 1; k <= total; k++) {
+        faulted_once(k, &st, msg, sizeof msg, &res);
+        if (st == WEFT_OK) {
+            assert_true(res == ref);
+            continue;
+        }
+        if (st != WEFT_ENOMEM || !strstr(msg, "out of memory"))
+            fail_msg("allocation %ld: %s '%s'", k, weft_status_name(st), msg);
+    }
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
@@ -584,6 +656,7 @@ int main(void)
         T(test_custom_class_bad_descriptions),
         T(test_tensor_iter_rows_walks_broadcast_operands),
         T(test_kernel_contiguous_copy_is_pooled),
+        T(test_custom_allocation_failures_are_clean),
     };
     return cmocka_run_group_tests_name("custom_op", tests, NULL, NULL);
 }
