@@ -1,4 +1,4 @@
-/* lib/shared's internal interface: the storage behind a shared variable,
+/* lib/state's internal interface: the storage behind a shared variable,
  * for the modules that compile functions using it and save / load it. */
 #ifndef WEFT_SHARED_INT_H
 #define WEFT_SHARED_INT_H
