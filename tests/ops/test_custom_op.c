@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "support/alloc_count.h"
+#include "support/fault_sweep.h"
 #include "weft/weft.h"
 
 #define OK(expr) assert_int_equal((expr), WEFT_OK)
@@ -622,23 +623,7 @@ static long faulted_once(long k, weft_status_t *st, char *msg, size_t cap, doubl
 static void test_custom_allocation_failures_are_clean(void **state)
 {
     (void)state;
-    weft_status_t st;
-    char msg[512];
-    double ref, res;
-    faulted_once(0, &st, msg, sizeof msg, &ref);
-    long total = faulted_once(0, &st, msg, sizeof msg, &ref);
-    OK(st);
-    assert_true(ref == 12);
-    assert_true(total > 10);
-    for (long k = 1; k <= total; k++) {
-        faulted_once(k, &st, msg, sizeof msg, &res);
-        if (st == WEFT_OK) {
-            assert_true(res == ref);
-            continue;
-        }
-        if (st != WEFT_ENOMEM || !strstr(msg, "out of memory"))
-            fail_msg("allocation %ld: %s '%s'", k, weft_status_name(st), msg);
-    }
+    fault_sweep(faulted_once, 12, 10);
 }
 
 int main(void)

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "support/alloc_count.h"
+#include "support/fault_sweep.h"
 #include "weft/weft.h"
 
 #define OK(expr) assert_int_equal((expr), WEFT_OK)
@@ -402,23 +403,7 @@ static long faulted_once(long k, weft_status_t *st, char *msg, size_t cap, doubl
 static void test_shared_allocation_failures_are_clean(void **state)
 {
     (void)state;
-    weft_status_t st;
-    char msg[512];
-    double ref, res;
-    faulted_once(0, &st, msg, sizeof msg, &ref); /* process-wide state built once */
-    long total = faulted_once(0, &st, msg, sizeof msg, &ref);
-    OK(st);
-    assert_true(ref == 0.5); /* 2 -> 1 -> 0.5 */
-    assert_true(total > 10);
-    for (long k = 1; k <= total; k++) {
-        faulted_once(k, &st, msg, sizeof msg, &res);
-        if (st == WEFT_OK) {
-            assert_true(res == ref);
-            continue;
-        }
-        if (st != WEFT_ENOMEM || !strstr(msg, "out of memory"))
-            fail_msg("allocation %ld: %s '%s'", k, weft_status_name(st), msg);
-    }
+    fault_sweep(faulted_once, 0.5, 10); /* W: 2 -> 1 -> 0.5 */
 }
 
 static void test_shared_bad_arguments_are_named(void **state)
