@@ -379,9 +379,6 @@ static weft_status_t grads_build(weft_graph_t *g, weft_var_t *cost, size_t n_wrt
                                     : grads_out ? "wrt array"
                                                 : "grads_out");
     }
-    for (size_t i = 0; i < n_wrt; i++) {
-        grads_out[i] = NULL;
-    }
     weft_status_t st = grad_check_args(g, cost, n_wrt, wrt, o);
     grad_state_t s;
     if (st == WEFT_OK) {
@@ -405,6 +402,9 @@ weft_var_t **weft_grads_at(weft_graph_t *g, weft_var_t *cost, size_t n_wrt, weft
                            const char *file, int line)
 {
     weft__ctor_begin(g);
+    for (size_t i = 0; grads_out && i < n_wrt; i++) { /* NULL on every error path */
+        grads_out[i] = NULL;
+    }
     weft_status_t st = g ? grads_build(g, cost, n_wrt, wrt, options, grads_out) : WEFT_EINVAL;
     return weft__ctor_end(g, st, grads_out, "weft_grad", file, line);
 }

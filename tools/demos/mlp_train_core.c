@@ -98,6 +98,14 @@ void mlp_data_destroy(mlp_data_t *d)
             return s_;                                                               \
         }                                                                            \
     } while (0)
+/* CHECK for a constructor result: NULL reports the graph's kept error. */
+#define CHECKV(expr) \
+    do { \
+        if (!(expr)) { \
+            fprintf(stderr, "mlp_train: %s: %s\n", #expr, weft_graph_error_message(m->g)); \
+            return weft_graph_error(m->g); \
+        } \
+    } while (0)
 
 static weft_status_t build_inputs(mlp_graph_t *m, int batch, int width)
 {
@@ -106,14 +114,14 @@ static weft_status_t build_inputs(mlp_graph_t *m, int batch, int width)
     CHECK(weft_type_tensor(m->g, WEFT_FLOAT64, 2, xs, &tx));
     CHECK(weft_type_tensor(m->g, WEFT_FLOAT64, 2, ws, &tw));
     CHECK(weft_type_tensor(m->g, WEFT_FLOAT64, 1, bs, &tb));
-    CHECK(weft_var_create(m->g, tx, "x", &m->in[0]));
-    CHECK(weft_var_create(m->g, tx, "y", &m->in[1]));
+    CHECKV(m->in[0] = weft_var_create(m->g, tx, "x"));
+    CHECKV(m->in[1] = weft_var_create(m->g, tx, "y"));
     for (int k = 0; k < MLP_LAYERS; k++) {
         char wn[16], bn[16];
         snprintf(wn, sizeof wn, "W%d", k + 1);
         snprintf(bn, sizeof bn, "b%d", k + 1);
-        CHECK(weft_var_create(m->g, tw, wn, &m->in[2 + 2 * k]));
-        CHECK(weft_var_create(m->g, tb, bn, &m->in[3 + 2 * k]));
+        CHECKV(m->in[2 + 2 * k] = weft_var_create(m->g, tw, wn));
+        CHECKV(m->in[3 + 2 * k] = weft_var_create(m->g, tb, bn));
     }
     return WEFT_OK;
 }
@@ -123,10 +131,10 @@ static weft_status_t build_net(mlp_graph_t *m, weft_var_t *x, weft_var_t **out)
 {
     weft_var_t *h = x, *z, *zb;
     for (int k = 0; k < MLP_LAYERS; k++) {
-        CHECK(weft_dot(m->g, h, m->in[2 + 2 * k], &z));
-        CHECK(weft_add(m->g, z, m->in[3 + 2 * k], &zb));
+        CHECKV(z = weft_dot(m->g, h, m->in[2 + 2 * k]));
+        CHECKV(zb = weft_add(m->g, z, m->in[3 + 2 * k]));
         h = zb;
-        if (k < MLP_LAYERS - 1) CHECK(weft_tanh(m->g, zb, &h));
+        if (k < MLP_LAYERS - 1) CHECKV(h = weft_tanh(m->g, zb));
     }
     *out = h;
     return WEFT_OK;
@@ -137,13 +145,13 @@ static weft_status_t build_shard_sse(mlp_graph_t *m, int64_t r0, int64_t r1, wef
 {
     weft_slice_t rows[1] = {WEFT_SLICE(r0, r1, 1)};
     weft_var_t *xs, *ys, *out, *d, *d2;
-    CHECK(weft_subtensor(m->g, m->in[0], 1, rows, &xs));
-    CHECK(weft_subtensor(m->g, m->in[1], 1, rows, &ys));
+    CHECKV(xs = weft_subtensor(m->g, m->in[0], 1, rows));
+    CHECKV(ys = weft_subtensor(m->g, m->in[1], 1, rows));
     weft_status_t st = build_net(m, xs, &out);
     if (st != WEFT_OK) return st;
-    CHECK(weft_sub(m->g, out, ys, &d));
-    CHECK(weft_sqr(m->g, d, &d2));
-    CHECK(weft_sum(m->g, d2, 0, NULL, false, sse));
+    CHECKV(d = weft_sub(m->g, out, ys));
+    CHECKV(d2 = weft_sqr(m->g, d));
+    CHECKV(*sse = weft_sum(m->g, d2, 0, NULL, false));
     return WEFT_OK;
 }
 
@@ -158,9 +166,9 @@ static weft_status_t build_forward(mlp_graph_t *m, const mlp_config_t *cfg)
     if (shards == 1) {
         weft_status_t st = build_net(m, m->in[0], &out);
         if (st != WEFT_OK) return st;
-        CHECK(weft_sub(m->g, out, m->in[1], &d));
-        CHECK(weft_sqr(m->g, d, &d2));
-        CHECK(weft_mean(m->g, d2, 0, NULL, false, &m->loss));
+        CHECKV(d = weft_sub(m->g, out, m->in[1]));
+        CHECKV(d2 = weft_sqr(m->g, d));
+        CHECKV(m->loss = weft_mean(m->g, d2, 0, NULL, false));
         return weft_var_set_name(m->loss, "loss");
     }
     for (int s = 0; s < shards; s++) {
@@ -168,22 +176,23 @@ static weft_status_t build_forward(mlp_graph_t *m, const mlp_config_t *cfg)
         int64_t r0 = (int64_t)cfg->batch * s / shards, r1 = (int64_t)cfg->batch * (s + 1) / shards;
         weft_status_t st = build_shard_sse(m, r0, r1, &sse);
         if (st != WEFT_OK) return st;
-        if (total) CHECK(weft_add(m->g, total, sse, &total));
+        if (total)
+            CHECKV(total = weft_add(m->g, total, sse));
         else total = sse;
     }
     double scale = 1.0 / ((double)cfg->batch * (double)cfg->width);
-    CHECK(weft_binary_scalar(m->g, WEFT_ELEMWISE_MUL, total, scale, &m->loss));
+    CHECKV(m->loss = weft_binary_scalar(m->g, WEFT_ELEMWISE_MUL, total, scale));
     return weft_var_set_name(m->loss, "loss");
 }
 
 static weft_status_t build_sgd(mlp_graph_t *m, double lr)
 {
     weft_var_t *grads[MLP_N_PARAMS];
-    CHECK(weft_grad(m->g, m->loss, MLP_N_PARAMS, m->in + 2, NULL, grads));
+    CHECKV(weft_grads(m->g, m->loss, MLP_N_PARAMS, m->in + 2, NULL, grads));
     for (int i = 0; i < MLP_N_PARAMS; i++) {
         weft_var_t *step;
-        CHECK(weft_binary_scalar(m->g, WEFT_ELEMWISE_MUL, grads[i], lr, &step));
-        CHECK(weft_sub(m->g, m->in[2 + i], step, &m->news[i]));
+        CHECKV(step = weft_binary_scalar(m->g, WEFT_ELEMWISE_MUL, grads[i], lr));
+        CHECKV(m->news[i] = weft_sub(m->g, m->in[2 + i], step));
     }
     return WEFT_OK;
 }

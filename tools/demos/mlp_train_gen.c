@@ -37,6 +37,14 @@ typedef struct mlp {
             return s_;                                                                  \
         }                                                                               \
     } while (0)
+/* CHECK for a constructor result: NULL reports the graph's kept error. */
+#define CHECKV(expr) \
+    do { \
+        if (!(expr)) { \
+            fprintf(stderr, "weft-mlp-gen: %s: %s\n", #expr, weft_graph_error_message(m->g)); \
+            return weft_graph_error(m->g); \
+        } \
+    } while (0)
 
 static weft_status_t make_inputs(mlp_t *m)
 {
@@ -45,14 +53,14 @@ static weft_status_t make_inputs(mlp_t *m)
     CHECK(weft_type_tensor(m->g, WEFT_FLOAT64, 2, xs, &tx));
     CHECK(weft_type_tensor(m->g, WEFT_FLOAT64, 2, ws, &tw));
     CHECK(weft_type_tensor(m->g, WEFT_FLOAT64, 1, bs, &tb));
-    CHECK(weft_var_create(m->g, tx, "x", &m->x));
-    CHECK(weft_var_create(m->g, tx, "y", &m->y));
+    CHECKV(m->x = weft_var_create(m->g, tx, "x"));
+    CHECKV(m->y = weft_var_create(m->g, tx, "y"));
     for (int k = 0; k < LAYERS; k++) {
         char wn[8], bn[8];
         snprintf(wn, sizeof(wn), "W%d", k + 1);
         snprintf(bn, sizeof(bn), "b%d", k + 1);
-        CHECK(weft_var_create(m->g, tw, wn, &m->w[k]));
-        CHECK(weft_var_create(m->g, tb, bn, &m->b[k]));
+        CHECKV(m->w[k] = weft_var_create(m->g, tw, wn));
+        CHECKV(m->b[k] = weft_var_create(m->g, tb, bn));
     }
     return WEFT_OK;
 }
@@ -62,19 +70,19 @@ static weft_status_t make_forward(mlp_t *m)
     weft_var_t *h = m->x, *z, *zb, *d, *d2;
     for (int k = 0; k < LAYERS; k++) {
         char hn[8];
-        CHECK(weft_dot(m->g, h, m->w[k], &z));
-        CHECK(weft_add(m->g, z, m->b[k], &zb));
+        CHECKV(z = weft_dot(m->g, h, m->w[k]));
+        CHECKV(zb = weft_add(m->g, z, m->b[k]));
         if (k == LAYERS - 1) {
             h = zb;
             break;
         }
-        CHECK(weft_tanh(m->g, zb, &h));
+        CHECKV(h = weft_tanh(m->g, zb));
         snprintf(hn, sizeof(hn), "h%d", k + 1);
         CHECK(weft_var_set_name(h, hn));
     }
-    CHECK(weft_sub(m->g, h, m->y, &d));
-    CHECK(weft_sqr(m->g, d, &d2));
-    CHECK(weft_mean(m->g, d2, 0, NULL, false, &m->loss));
+    CHECKV(d = weft_sub(m->g, h, m->y));
+    CHECKV(d2 = weft_sqr(m->g, d));
+    CHECKV(m->loss = weft_mean(m->g, d2, 0, NULL, false));
     CHECK(weft_var_set_name(m->loss, "loss"));
     return WEFT_OK;
 }
@@ -86,11 +94,11 @@ static weft_status_t make_step(mlp_t *m)
         wrt[2 * k] = m->w[k];
         wrt[2 * k + 1] = m->b[k];
     }
-    CHECK(weft_grad(m->g, m->loss, 2 * LAYERS, wrt, NULL, m->grads));
+    CHECKV(weft_grads(m->g, m->loss, 2 * LAYERS, wrt, NULL, m->grads));
     for (int i = 0; i < 2 * LAYERS; i++) {
         weft_var_t *step;
-        CHECK(weft_binary_scalar(m->g, WEFT_ELEMWISE_MUL, m->grads[i], LR, &step));
-        CHECK(weft_sub(m->g, wrt[i], step, &m->news[i]));
+        CHECKV(step = weft_binary_scalar(m->g, WEFT_ELEMWISE_MUL, m->grads[i], LR));
+        CHECKV(m->news[i] = weft_sub(m->g, wrt[i], step));
     }
     return WEFT_OK;
 }

@@ -70,6 +70,13 @@ static void check(weft_status_t st, const char *what, weft_graph_t *g)
     }
 }
 
+static void checkv(const void *p, const char *what, weft_graph_t *g)
+{
+    if (!p) {
+        die(what, weft_graph_error(g), g);
+    }
+}
+
 static weft_tensor_t *filled(int nd, const int64_t *shape, double v)
 {
     weft_tensor_t *t = NULL;
@@ -113,10 +120,10 @@ static weft_var_t *build_add(weft_graph_t *g, weft_var_t *in[2], bool inplace)
     const weft_op_t *op = NULL;
     weft_var_t *out = NULL;
     check(weft_type_tensor(g, WEFT_FLOAT64, 1, shape, &t), "type", g);
-    check(weft_var_create(g, t, "a", &in[0]), "var", g);
-    check(weft_var_create(g, t, "b", &in[1]), "var", g);
+    checkv(in[0] = weft_var_create(g, t, "a"), "var", g);
+    checkv(in[1] = weft_var_create(g, t, "b"), "var", g);
     check(weft_elemwise_op(g, WEFT_ELEMWISE_ADD, inplace ? 0 : -1, WEFT_FLOAT64, &op), "op", g);
-    check(weft_op_call(g, op, 2, in, &out), "apply", g);
+    checkv(out = weft_op_call(g, op, 2, in), "apply", g);
     return out;
 }
 
@@ -175,11 +182,11 @@ static void bench_gemm(int reps)
     check(weft_graph_create(NULL, &g), "graph", NULL);
     check(weft_type_tensor(g, WEFT_FLOAT64, 2, shape, &t), "type", g);
     for (int i = 0; i < 3; i++) {
-        check(weft_var_create(g, t, NULL, &in[i]), "var", g);
+        checkv(in[i] = weft_var_create(g, t, NULL), "var", g);
     }
-    check(weft_constant_scalar(g, WEFT_FLOAT64, 1.0, &a), "const", g);
-    check(weft_constant_scalar(g, WEFT_FLOAT64, 1.0, &b), "const", g);
-    check(weft_gemm(g, in[0], a, in[1], in[2], b, true, &out), "gemm", g);
+    checkv(a = weft_constant_scalar(g, WEFT_FLOAT64, 1.0), "const", g);
+    checkv(b = weft_constant_scalar(g, WEFT_FLOAT64, 1.0), "const", g);
+    checkv(out = weft_gemm(g, in[0], a, in[1], in[2], b, true), "gemm", g);
     weft_tensor_t *vals[3] = {filled(2, shape, 0.0), filled(2, shape, 1e-3),
                               filled(2, shape, 2e-3)};
     weft_tensor_t *zref = filled(2, shape, 0.0);

@@ -32,6 +32,15 @@
             exit(1);                                                                  \
         }                                                                             \
     } while (0)
+/* CHECK for a constructor result x; g is the graph in scope. */
+#define CHECKV(x) \
+    do { \
+        if (!(x)) { \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, \
+                    weft_graph_error_message(g)); \
+            exit(1); \
+        } \
+    } while (0)
 
 typedef struct built {
     size_t n_in, n_out;
@@ -53,7 +62,7 @@ static weft_var_t *input(weft_graph_t *g, built_t *b, int nd, const int64_t *sha
     const weft_type_t *t;
     weft_var_t *v;
     CHECK(weft_type_tensor(g, WEFT_FLOAT64, nd, shape, &t));
-    CHECK(weft_var_create(g, t, name, &v));
+    CHECKV(v = weft_var_create(g, t, name));
     b->mut[b->n_in] = mut;
     b->in[b->n_in++] = v;
     return v;
@@ -71,9 +80,9 @@ static void build_chain(weft_graph_t *g, built_t *b, int n)
     int64_t s[] = {64};
     weft_var_t *y = input(g, b, 1, s, "x", false);
     for (int i = 0; i < n; i++) {
-        CHECK(weft_binary_scalar(g, WEFT_ELEMWISE_MUL, y, 1.0001, &y));
-        CHECK(weft_binary_scalar(g, WEFT_ELEMWISE_ADD, y, 0.5, &y));
-        CHECK(weft_tanh(g, y, &y));
+        CHECKV(y = weft_binary_scalar(g, WEFT_ELEMWISE_MUL, y, 1.0001));
+        CHECKV(y = weft_binary_scalar(g, WEFT_ELEMWISE_ADD, y, 0.5));
+        CHECKV(y = weft_tanh(g, y));
     }
     one_output(b, y);
 }
@@ -85,10 +94,11 @@ static void build_wide(weft_graph_t *g, built_t *b, int n)
     for (int i = 0; i < n; i++) {
         double c = 1.0 + 0.001 * i;
         weft_var_t *t;
-        CHECK(weft_binary_scalar(g, WEFT_ELEMWISE_MUL, x, c, &t));
-        CHECK(weft_exp(g, t, &t));
-        CHECK(weft_binary_scalar(g, WEFT_ELEMWISE_ADD, t, c, &t));
-        if (acc) CHECK(weft_add(g, acc, t, &acc));
+        CHECKV(t = weft_binary_scalar(g, WEFT_ELEMWISE_MUL, x, c));
+        CHECKV(t = weft_exp(g, t));
+        CHECKV(t = weft_binary_scalar(g, WEFT_ELEMWISE_ADD, t, c));
+        if (acc)
+            CHECKV(acc = weft_add(g, acc, t));
         else acc = t;
     }
     one_output(b, acc);
@@ -100,11 +110,12 @@ static void build_cse(weft_graph_t *g, built_t *b, int n)
     weft_var_t *x = input(g, b, 1, s, "x", false), *acc = NULL;
     for (int i = 0; i < n; i++) {
         weft_var_t *t;
-        CHECK(weft_binary_scalar(g, WEFT_ELEMWISE_MUL, x, 2.0, &t));
-        CHECK(weft_binary_scalar(g, WEFT_ELEMWISE_ADD, t, 1.0, &t));
-        CHECK(weft_exp(g, t, &t));
-        CHECK(weft_tanh(g, t, &t));
-        if (acc) CHECK(weft_add(g, acc, t, &acc));
+        CHECKV(t = weft_binary_scalar(g, WEFT_ELEMWISE_MUL, x, 2.0));
+        CHECKV(t = weft_binary_scalar(g, WEFT_ELEMWISE_ADD, t, 1.0));
+        CHECKV(t = weft_exp(g, t));
+        CHECKV(t = weft_tanh(g, t));
+        if (acc)
+            CHECKV(acc = weft_add(g, acc, t));
         else acc = t;
     }
     one_output(b, acc);
@@ -125,21 +136,21 @@ static void build_mlp(weft_graph_t *g, built_t *b)
         params[2 * l] = input(g, b, 2, sw, nw, true);
         params[2 * l + 1] = input(g, b, 1, sb, nb, true);
         weft_var_t *z;
-        CHECK(weft_dot(g, h, params[2 * l], &z));
-        CHECK(weft_add(g, z, params[2 * l + 1], &z));
-        CHECK(weft_tanh(g, z, &h));
+        CHECKV(z = weft_dot(g, h, params[2 * l]));
+        CHECKV(z = weft_add(g, z, params[2 * l + 1]));
+        CHECKV(h = weft_tanh(g, z));
     }
     weft_var_t *d, *loss, *grads[2 * L];
-    CHECK(weft_sub(g, h, y, &d));
-    CHECK(weft_sqr(g, d, &d));
-    CHECK(weft_mean(g, d, 0, NULL, false, &loss));
-    CHECK(weft_grad(g, loss, 2 * L, params, NULL, grads));
+    CHECKV(d = weft_sub(g, h, y));
+    CHECKV(d = weft_sqr(g, d));
+    CHECKV(loss = weft_mean(g, d, 0, NULL, false));
+    CHECKV(weft_grads(g, loss, 2 * L, params, NULL, grads));
     b->out = malloc((2 * L + 1) * sizeof *b->out);
     b->out[0] = loss;
     for (int i = 0; i < 2 * L; i++) {
         weft_var_t *step;
-        CHECK(weft_binary_scalar(g, WEFT_ELEMWISE_MUL, grads[i], 0.01, &step));
-        CHECK(weft_sub(g, params[i], step, &b->out[1 + i]));
+        CHECKV(step = weft_binary_scalar(g, WEFT_ELEMWISE_MUL, grads[i], 0.01));
+        CHECKV(b->out[1 + i] = weft_sub(g, params[i], step));
     }
     b->n_out = 2 * L + 1;
 }
