@@ -31,7 +31,11 @@
  * weft_grad through a Composite is WEFT_ENOGRAD naming the node.
  *
  * Ownership: borrows g and the inputs (variables of g); the output is owned
- * by g. Thread: as g. */
+ * by g. Errors: weft_composite returns the output, or NULL with the first
+ * error kept on g (weft_graph_error, weft_graph_error_message; weft/graph.h
+ * "Errors"); a NULL input (an earlier constructor's failure) adds no second
+ * error.
+ * Thread: as g. */
 #ifndef WEFT_COMPOSITE_H
 #define WEFT_COMPOSITE_H
 

@@ -97,8 +97,10 @@ WEFT_API const weft_allocator_t *weft_graph_allocator(const weft_graph_t *g);
 
 /* A new root variable (no owner) of the given type; name may be NULL (copied).
  * The creation site (file:line) is recorded; use the macro.
- * Ownership: returns borrowed, owned by g. Errors: WEFT_EINVAL (NULL g/type/
- * out), WEFT_EFOREIGN (type of another context), WEFT_ENOMEM. */
+ * Ownership: returns borrowed, owned by g.
+ * Errors (here and for every constructor below): returns NULL and keeps the
+ * first error on g ("Errors" above). Statuses: WEFT_EINVAL (NULL g/type),
+ * WEFT_EFOREIGN (type of another context), WEFT_ENOMEM. */
 #define weft_var_create(g, type, name) weft_var_create_at((g), (type), (name), __FILE__, __LINE__)
 WEFT_API weft_var_t *weft_var_create_at(weft_graph_t *g, const weft_type_t *type, const char *name,
                                         const char *file, int line);
@@ -109,7 +111,8 @@ WEFT_API weft_var_t *weft_var_create_at(weft_graph_t *g, const weft_type_t *type
  * Constants are equal and hashed by value (weft_constant_equal) so merging can
  * unify them; they are still distinct objects.
  * Ownership: borrows data; returns borrowed, owned by g.
- * Errors: WEFT_EINVAL (NULL args, type not static), WEFT_ESHAPE (nbytes),
+ * Errors (kept on g): WEFT_EINVAL (NULL args, type not static), WEFT_ESHAPE
+ * (nbytes),
  * WEFT_EFOREIGN, WEFT_ENOMEM. */
 #define weft_constant_create(g, type, data, nbytes) \
     weft_constant_create_at((g), (type), (data), (nbytes), __FILE__, __LINE__)
@@ -117,7 +120,7 @@ WEFT_API weft_var_t *weft_constant_create_at(weft_graph_t *g, const weft_type_t 
                                              const void *data, size_t nbytes, const char *file,
                                              int line);
 /* A 0-d constant of the given dtype holding `value` (converted; bool: != 0).
- * Errors: WEFT_EINVAL, WEFT_ENOMEM. */
+ * Errors (kept on g): WEFT_EINVAL (value not representable), WEFT_ENOMEM. */
 #define weft_constant_scalar(g, dtype, value) \
     weft_constant_scalar_at((g), (dtype), (value), __FILE__, __LINE__)
 WEFT_API weft_var_t *weft_constant_scalar_at(weft_graph_t *g, weft_dtype_t dtype, double value,
@@ -157,9 +160,10 @@ WEFT_API int weft_var_print(const weft_var_t *v, char *buf, size_t cap);
 /* Builds an Apply of op on inputs: calls the op's make_node hook (type
  * checking, output types), then creates the node and its fresh output
  * variables. The creation site is recorded; use the macro.
- * Ownership: borrows op and inputs (which must belong to g); returns borrowed,
- * owned by g.
- * Errors: WEFT_EINVAL (NULL args, wrong number of inputs for the op),
+ * Ownership: borrows op and inputs (which must belong to g); returns the node,
+ * borrowed, owned by g.
+ * Errors (NULL returned, kept on g): WEFT_EINVAL (NULL args, wrong number of
+ * inputs for the op),
  * WEFT_ETYPE (make_node rejected an input type), WEFT_EFOREIGN, WEFT_ENOMEM,
  * or what make_node returned; the message names the op, the input and the
  * creation site. */

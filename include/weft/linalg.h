@@ -15,7 +15,11 @@
  * Constructors are macros recording the creation site (__FILE__/__LINE__) for
  * error messages; each builds one Apply node in g and returns its output.
  * Common Ownership: borrows g and the inputs (which must belong to g); the
- * output is borrowed, owned by g. Common Errors: WEFT_EINVAL (NULL argument,
+ * output is borrowed, owned by g. Common Errors: each returns the output, or
+ * NULL with the first error kept on g (weft_graph_error,
+ * weft_graph_error_message; weft/graph.h "Errors"); a NULL variable argument
+ * (an earlier constructor's failure) adds no second error.
+ * Statuses: WEFT_EINVAL (NULL argument,
  * bad flags), WEFT_ETYPE (non-float dtype, mixed dtypes, wrong rank, or
  * static lengths that do not match; the message names the op, the input and
  * the creation site), WEFT_EFOREIGN, WEFT_ENOMEM. Run-time shape mismatches

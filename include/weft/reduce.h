@@ -27,7 +27,11 @@
  *
  * Constructors are macros recording the creation site (__FILE__/__LINE__).
  * Ownership: borrow g, x and axes; the output is borrowed, owned by g.
- * Errors: WEFT_EINVAL (NULL g/x/out, axes == NULL with n_axes != 0, an axis
+ * Errors (every constructor): returns the output, or NULL with the first
+ * error kept on g (weft_graph_error, weft_graph_error_message; weft/graph.h
+ * "Errors"); a NULL variable argument (an earlier constructor's failure)
+ * adds no second error.
+ * Statuses: WEFT_EINVAL (NULL g/x, axes == NULL with n_axes != 0, an axis
  * out of range or repeated, bad kind), WEFT_ETYPE (bool or non-tensor x),
  * WEFT_EFOREIGN, WEFT_ENOMEM; messages name the axis and creation site.
  * Thread: one thread per graph context. */

@@ -15,8 +15,12 @@
  * drops the axis. Axes after the given entries are taken whole.
  *
  * Ownership (every constructor): borrows g and the variables; the output is
- * borrowed, owned by g. Errors: listed per function; messages on g
- * (weft_graph_last_error) name the input, axis and lengths.
+ * borrowed, owned by g. Errors (every constructor): returns the output, or
+ * NULL with the first error kept on g (weft_graph_error,
+ * weft_graph_error_message; weft/graph.h "Errors"); a NULL
+ * variable argument (an earlier constructor's failure) adds no second error.
+ * The statuses are listed per function; the messages name the input, axis,
+ * lengths and the creation site.
  * Thread: as g. */
 #ifndef WEFT_SHAPE_OPS_H
 #define WEFT_SHAPE_OPS_H

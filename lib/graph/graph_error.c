@@ -67,13 +67,15 @@ weft_status_t weft__ctor_status(const weft_graph_t *g)
 
 void weft__graph_error_save(weft_graph_t *g, weft__kept_error_t *saved)
 {
+    /* Rewrites call this per node tried: copy the text only when there is one. */
     saved->status = g->kept_status;
-    memcpy(saved->text, g->kept, sizeof(saved->text));
+    if (g->kept_status != WEFT_OK) memcpy(saved->text, g->kept, sizeof(saved->text));
     weft_graph_clear_error(g);
 }
 
 void weft__graph_error_restore(weft_graph_t *g, const weft__kept_error_t *saved)
 {
+    weft_graph_clear_error(g);
     g->kept_status = saved->status;
-    memcpy(g->kept, saved->text, sizeof(g->kept));
+    if (saved->status != WEFT_OK) memcpy(g->kept, saved->text, sizeof(g->kept));
 }

@@ -418,36 +418,20 @@ static weft_status_t gemx_build(weft_graph_t *g, const weft_op_class_t *cls, wef
     return st == WEFT_OK ? weft__linalg_call(g, cls, &p, 5, in, file, line, out) : st;
 }
 
-static weft_status_t gemm_impl(weft_graph_t *g, weft_var_t *z, weft_var_t *a, weft_var_t *x,
-                               weft_var_t *y, weft_var_t *b, bool inplace, const char *file,
-                               int line, weft_var_t **out)
-{
-    weft_var_t *in[5] = {z, a, x, y, b};
-    return gemx_build(g, &weft__gemm_class, in, inplace, file, line, out);
-}
-
-static weft_status_t gemv_impl(weft_graph_t *g, weft_var_t *y, weft_var_t *a, weft_var_t *A,
-                               weft_var_t *x, weft_var_t *b, bool inplace, const char *file,
-                               int line, weft_var_t **out)
-{
-    weft_var_t *in[5] = {y, a, A, x, b};
-    return gemx_build(g, &weft__gemv_class, in, inplace, file, line, out);
-}
-
 weft_var_t *weft_gemm_at(weft_graph_t *g, weft_var_t *z, weft_var_t *a, weft_var_t *x,
                          weft_var_t *y, weft_var_t *b, bool inplace, const char *file, int line)
 {
-    weft_var_t *out = NULL;
+    weft_var_t *out = NULL, *in[5] = {z, a, x, y, b};
     weft__ctor_begin(g);
-    weft_status_t st = gemm_impl(g, z, a, x, y, b, inplace, file, line, &out);
+    weft_status_t st = gemx_build(g, &weft__gemm_class, in, inplace, file, line, &out);
     return weft__ctor_end(g, st, out, "weft_gemm", file, line);
 }
 
 weft_var_t *weft_gemv_at(weft_graph_t *g, weft_var_t *y, weft_var_t *a, weft_var_t *A,
                          weft_var_t *x, weft_var_t *b, bool inplace, const char *file, int line)
 {
-    weft_var_t *out = NULL;
+    weft_var_t *out = NULL, *in[5] = {y, a, A, x, b};
     weft__ctor_begin(g);
-    weft_status_t st = gemv_impl(g, y, a, A, x, b, inplace, file, line, &out);
+    weft_status_t st = gemx_build(g, &weft__gemv_class, in, inplace, file, line, &out);
     return weft__ctor_end(g, st, out, "weft_gemv", file, line);
 }

@@ -545,20 +545,6 @@ static weft_status_t set_build(weft_graph_t *g, weft_var_t *x, weft_var_t *y, si
     return weft__got(g, *out = weft_op_call_at(g, op, 2, in, file, line));
 }
 
-static weft_status_t set_subtensor_impl(weft_graph_t *g, weft_var_t *x, weft_var_t *y, size_t n_idx,
-                                        const weft_slice_t *idx, const char *file, int line,
-                                        weft_var_t **out)
-{
-    return set_build(g, x, y, n_idx, idx, false, file, line, out);
-}
-
-static weft_status_t inc_subtensor_impl(weft_graph_t *g, weft_var_t *x, weft_var_t *y, size_t n_idx,
-                                        const weft_slice_t *idx, const char *file, int line,
-                                        weft_var_t **out)
-{
-    return set_build(g, x, y, n_idx, idx, true, file, line, out);
-}
-
 weft_var_t *weft_subtensor_at(weft_graph_t *g, weft_var_t *x, size_t n_idx, const weft_slice_t *idx,
                               const char *file, int line)
 {
@@ -573,7 +559,7 @@ weft_var_t *weft_set_subtensor_at(weft_graph_t *g, weft_var_t *x, weft_var_t *y,
 {
     weft_var_t *out = NULL;
     weft__ctor_begin(g);
-    weft_status_t st = set_subtensor_impl(g, x, y, n_idx, idx, file, line, &out);
+    weft_status_t st = set_build(g, x, y, n_idx, idx, false, file, line, &out);
     return weft__ctor_end(g, st, out, "weft_set_subtensor", file, line);
 }
 
@@ -582,6 +568,6 @@ weft_var_t *weft_inc_subtensor_at(weft_graph_t *g, weft_var_t *x, weft_var_t *y,
 {
     weft_var_t *out = NULL;
     weft__ctor_begin(g);
-    weft_status_t st = inc_subtensor_impl(g, x, y, n_idx, idx, file, line, &out);
+    weft_status_t st = set_build(g, x, y, n_idx, idx, true, file, line, &out);
     return weft__ctor_end(g, st, out, "weft_inc_subtensor", file, line);
 }
