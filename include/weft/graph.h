@@ -69,8 +69,12 @@ WEFT_API weft_status_t weft_graph_create(const weft_allocator_t *alloc, weft_gra
 /* Frees the context and everything built in it (FunctionGraphs created on it
  * must be destroyed first; remaining ones are freed too). NULL is a no-op. */
 WEFT_API void weft_graph_destroy(weft_graph_t *g);
-/* Text of the last error raised by a function taking g ("" if none).
- * Returns borrowed, valid until the next call on g. */
+/* Text of the last error raised by a function taking g ("" if none; a
+ * constructor starts by clearing it, so after one that succeeded it is "").
+ * For constructors prefer weft_graph_error_message: it keeps the first
+ * failure, where this text says what failed last (often an outer constructor
+ * given the first one's NULL). Returns borrowed, valid until the next call
+ * on g. */
 WEFT_API const char *weft_graph_last_error(const weft_graph_t *g);
 /* The kept (first) constructor error of g: its status, WEFT_OK if none (or
  * for a NULL g), and its message ("" if none; borrowed, valid until
