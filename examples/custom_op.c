@@ -41,9 +41,8 @@ static weft_status_t softplus_grad(weft_graph_t *g, size_t n_in, weft_var_t *con
                                    weft_var_t *const *gout, weft_var_t **gin, void *user)
 {
     (void)n_in, (void)n_out, (void)out, (void)user;
-    weft_var_t *s;
-    weft_status_t st = weft_sigmoid(g, in[0], &s);
-    return st == WEFT_OK ? weft_mul(g, gout[0], s, &gin[0]) : st;
+    gin[0] = weft_mul(g, gout[0], weft_sigmoid(g, in[0]));
+    return gin[0] ? WEFT_OK : weft_graph_error(g);
 }
 
 /* ---- Cumsum along the last axis of a matrix: the whole-tensor style ---------------- */
@@ -97,28 +96,24 @@ int main(void)
     cs.kernel = cumsum;
     const weft_op_class_t *cumsum_op = make_class(cs);
 
-    /* y = softplus(x), dy = d sum(y) / dx, z = cumsum(transpose(m)) */
+    /* y = softplus(x), dx = d sum(y) / dx, z = cumsum(transpose(m)) */
     weft_graph_t *g;
     CHECK(weft_graph_create(NULL, &g));
     const weft_type_t *vec3, *mat32;
     CHECK(weft_type_tensor(g, WEFT_FLOAT64, 1, (int64_t[]){3}, &vec3));
     CHECK(weft_type_tensor(g, WEFT_FLOAT64, 2, (int64_t[]){3, 2}, &mat32));
-    weft_var_t *x, *m, *mt, *total, *dx;
-    CHECK(weft_var_create(g, vec3, "x", &x));
-    CHECK(weft_var_create(g, mat32, "m", &m));
+    weft_var_t *x = weft_var_create(g, vec3, "x"), *m = weft_var_create(g, mat32, "m");
     weft_var_t *y = weft_custom_call(g, softplus_op, 1, &x);
-    CHECK(weft_sum(g, y, 0, NULL, false, &total));
-    CHECK(weft_grad(g, total, 1, &x, NULL, &dx));
-    CHECK(weft_transpose(g, m, &mt)); /* a strided view: Cumsum reads it as is */
+    weft_var_t *dx = weft_grad(g, weft_sum(g, y, 0, NULL, false), x);
+    weft_var_t *mt = weft_transpose(g, m); /* a strided view: Cumsum reads it as is */
     weft_var_t *z = weft_custom_call(g, cumsum_op, 1, &mt);
-    if (!y || !z) {
-        fprintf(stderr, "building: %s\n", weft_graph_last_error(g));
+
+    weft_function_t *f; /* the one check: a construction error is reported here */
+    weft_var_t *ins[2] = {x, m}, *outs[3] = {y, dx, z};
+    if (weft_function_compile(2, ins, 3, outs, 0, NULL, NULL, &f) != WEFT_OK) {
+        fprintf(stderr, "compile: %s\n", weft_function_last_error(NULL));
         return 1;
     }
-
-    weft_function_t *f;
-    weft_var_t *ins[2] = {x, m}, *outs[3] = {y, dx, z};
-    CHECK(weft_function_compile(2, ins, 3, outs, 0, NULL, NULL, &f));
     weft_tensor_t *tx, *tm;
     CHECK(weft_tensor_empty(WEFT_FLOAT64, 1, (int64_t[]){3}, &tx));
     CHECK(weft_tensor_empty(WEFT_FLOAT64, 2, (int64_t[]){3, 2}, &tm));

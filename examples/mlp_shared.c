@@ -48,57 +48,36 @@ static weft_tensor_t *random_tensor(int ndim, const int64_t *shape, double scale
     return t;
 }
 
-static weft_var_t *input(weft_graph_t *g, const char *name, int64_t rows, int64_t cols)
-{
-    const weft_type_t *t;
-    weft_var_t *v;
-    CHECK(weft_type_tensor(g, WEFT_FLOAT64, 2, (int64_t[]){rows, cols}, &t));
-    CHECK(weft_var_create(g, t, name, &v));
-    return v;
-}
-
-/* The model's parameters and expressions. */
+/* The model: its inputs, parameters (shared) and expressions. */
 typedef struct mlp {
     weft_var_t *x, *y, *params[4], *pred, *loss;
+    weft_update_t ups[4];
 } mlp_t;
 
-/* pred = tanh(x W1 + b1) W2 + b2; loss = mean((pred - y)^2). */
-static void build(weft_graph_t *g, mlp_t *m, unsigned *rng)
+/* pred = tanh(x W1 + b1) W2 + b2, loss = mean((pred - y)^2), and the SGD
+ * updates p <- p - lr * dloss/dp. Constructors nest; an error is kept on g
+ * and reported by the compile (one check). */
+static void build(weft_graph_t *g, mlp_t *m, double lr, unsigned *rng)
 {
-    const int64_t w1s[2] = {D, H}, b1s[1] = {H}, w2s[2] = {H, 1}, b2s[1] = {1};
-    const int64_t *shapes[4] = {w1s, b1s, w2s, b2s};
+    const int64_t shapes[4][2] = {{D, H}, {H}, {H, 1}, {1}};
     const int nds[4] = {2, 1, 2, 1};
     const char *names[4] = {"W1", "b1", "W2", "b2"};
     for (int i = 0; i < 4; i++) {
         weft_tensor_t *init = random_tensor(nds[i], shapes[i], nds[i] == 2 ? 0.5 : 0.0, rng);
         m->params[i] = weft_shared(g, init, names[i]); /* takes a copy */
         weft_tensor_release(init);
-        if (!m->params[i]) CHECK(WEFT_ENOMEM);
     }
-    m->x = input(g, "x", N, D);
-    m->y = input(g, "y", N, 1);
-    weft_var_t *a, *h, *o, *d, *sq;
-    CHECK(weft_dot(g, m->x, m->params[0], &a));
-    CHECK(weft_add(g, a, m->params[1], &a));
-    CHECK(weft_tanh(g, a, &h));
-    CHECK(weft_dot(g, h, m->params[2], &o));
-    CHECK(weft_add(g, o, m->params[3], &m->pred));
-    CHECK(weft_sub(g, m->pred, m->y, &d));
-    CHECK(weft_sqr(g, d, &sq));
-    CHECK(weft_mean(g, sq, 0, NULL, false, &m->loss));
-}
-
-/* Updates p <- p - lr * dloss/dp for every parameter. */
-static void sgd(weft_graph_t *g, const mlp_t *m, double lr, weft_update_t *ups)
-{
-    weft_var_t *grads[4];
-    CHECK(weft_grad(g, m->loss, 4, m->params, NULL, grads));
-    for (int i = 0; i < 4; i++) {
-        weft_var_t *step;
-        CHECK(weft_binary_scalar(g, WEFT_ELEMWISE_MUL, grads[i], lr, &step));
-        ups[i].var = m->params[i];
-        CHECK(weft_sub(g, m->params[i], step, &ups[i].value));
-    }
+    const weft_type_t *xt, *yt;
+    CHECK(weft_type_tensor(g, WEFT_FLOAT64, 2, (int64_t[]){N, D}, &xt));
+    CHECK(weft_type_tensor(g, WEFT_FLOAT64, 2, (int64_t[]){N, 1}, &yt));
+    weft_var_t *x = m->x = weft_var_create(g, xt, "x"), **p = m->params, *grads[4];
+    m->y = weft_var_create(g, yt, "y");
+    weft_var_t *h = weft_tanh(g, weft_add(g, weft_dot(g, x, p[0]), p[1]));
+    m->pred = weft_add(g, weft_dot(g, h, p[2]), p[3]);
+    m->loss = weft_mean(g, weft_sqr(g, weft_sub(g, m->pred, m->y)), 0, NULL, false);
+    weft_grads(g, m->loss, 4, p, NULL, grads);
+    for (int i = 0; i < 4; i++)
+        m->ups[i] = (weft_update_t){p[i], weft_sub(g, p[i], weft_mul_scalar(g, grads[i], lr))};
 }
 
 /* The task: y = sin(2 x0) * x1 on points in [-1, 1)^2. */
@@ -111,21 +90,31 @@ static void make_data(weft_tensor_t **x, weft_tensor_t **y, unsigned *rng)
     for (int i = 0; i < N; i++) py[i] = sin(2 * px[i * D]) * px[i * D + 1];
 }
 
+/* Compiles with the one check of the construction: a kept error is the
+ * compile's. */
+static weft_function_t *compile(size_t n_in, weft_var_t **in, weft_var_t *out, size_t n_upd,
+                                const weft_update_t *ups)
+{
+    weft_function_t *f;
+    if (weft_function_compile(n_in, in, 1, &out, n_upd, ups, NULL, &f) != WEFT_OK) {
+        fprintf(stderr, "compile: %s\n", weft_function_last_error(NULL));
+        exit(1);
+    }
+    return f;
+}
+
 int main(void)
 {
     unsigned rng = 42;
     weft_graph_t *g;
     CHECK(weft_graph_create(NULL, &g));
     mlp_t m;
-    weft_update_t ups[4];
-    build(g, &m, &rng);
-    sgd(g, &m, 0.2, ups);
+    build(g, &m, 0.2, &rng);
 
     /* The step takes only the batch: the parameters are shared. */
-    weft_function_t *step, *predict;
     weft_var_t *batch[2] = {m.x, m.y};
-    CHECK(weft_function_compile(2, batch, 1, &m.loss, 4, ups, NULL, &step));
-    CHECK(weft_function_compile(1, &m.x, 1, &m.pred, 0, NULL, NULL, &predict));
+    weft_function_t *step = compile(2, batch, m.loss, 4, m.ups);
+    weft_function_t *predict = compile(1, &m.x, m.pred, 0, NULL);
 
     weft_tensor_t *x, *y, *loss;
     make_data(&x, &y, &rng);

@@ -105,7 +105,9 @@ typedef weft_status_t (*weft_custom_shape_fn)(void *user, size_t n_in, const int
 
 /* Gradient: sets input_grads[i] (NULL: no gradient, disconnected) from
  * output_grads[k] (NULL entries: that output does not reach the cost),
- * building expressions in g. inputs and outputs are the node's. */
+ * building expressions in g with weft's constructors. inputs and outputs
+ * are the node's. Returns WEFT_OK, or an error: when a constructor returned
+ * NULL, weft_graph_error(g) (the kept error, weft/graph.h "Errors"). */
 typedef weft_status_t (*weft_custom_grad_fn)(weft_graph_t *g, size_t n_in,
                                              weft_var_t *const *inputs, size_t n_out,
                                              weft_var_t *const *outputs,
@@ -166,7 +168,9 @@ WEFT_API const char *weft_custom_op_last_error(void);
  * Elementwise classes left-pad lower-rank inputs with DimShuffles. The
  * creation site is recorded; use the macro.
  * Ownership: borrows; returns borrowed, owned by g.
- * Errors: returns NULL, message on g (weft_graph_last_error): WEFT_EINVAL
+ * Errors: a constructor (weft/graph.h "Errors"): returns NULL and keeps the
+ * first error on g (weft_graph_error, weft_graph_error_message; a NULL input,
+ * an earlier constructor's failure, adds none): WEFT_EINVAL
  * (NULL g/cls/inputs/entry, cls not a custom op class, wrong n_in),
  * WEFT_ETYPE (an input not a tensor), WEFT_ESHAPE (inputs that do not
  * broadcast; a shape function's error), WEFT_EFOREIGN, WEFT_ENOMEM. */

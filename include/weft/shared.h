@@ -66,7 +66,8 @@ extern "C" {
  * dtype, ndim and lengths (all static; weft_shared_set keeps them). name may
  * be NULL (copied). The creation site is recorded; use the macro.
  * Ownership: borrows g, value, name; returns borrowed, owned by g.
- * Errors: returns NULL with the message on g (weft_graph_last_error):
+ * Errors: a constructor (weft/graph.h "Errors"): returns NULL and keeps the
+ * first error on g (weft_graph_error, weft_graph_error_message):
  * WEFT_EINVAL (NULL value), WEFT_ENOMEM; NULL g: NULL. */
 #define weft_shared(g, value, name) weft_shared_at((g), (value), (name), __FILE__, __LINE__)
 WEFT_API weft_var_t *weft_shared_at(weft_graph_t *g, const weft_tensor_t *value,

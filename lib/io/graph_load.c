@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph/ctor_int.h"
 #include "base/vec.h"
 #include "io_int.h"
 #include "weft/shared.h"
@@ -195,7 +196,8 @@ static weft_status_t load_inputs(io_load_t *ld, json_t *arr, weft_graph_io_t *ou
         if (s == WEFT_OK) s = read_type(ld, e, w, false, &t);
         if (s == WEFT_OK) s = opt_name(ld, e, w, &name);
         if (s == WEFT_OK)
-            s = weft_var_create_at(ld->g, t, name, "<graph json>", (int)i, &out->inputs[i]);
+            s = weft__got(ld->g, out->inputs[i] =
+                                     weft_var_create_at(ld->g, t, name, "<graph json>", (int)i));
         if (s == WEFT_OK) s = define(ld, idv, w, out->inputs[i]);
         if (s != WEFT_OK) return s;
         mut = json_object_get(e, "mutable");
@@ -312,7 +314,9 @@ static weft_status_t make_data_var(io_load_t *ld, const char *w, size_t i, bool 
                                    const weft_type_t *t, void *buf, size_t bytes,
                                    weft_var_t **v)
 {
-    if (!shared) return weft_constant_create_at(ld->g, t, buf, bytes, "<graph json>", (int)i, v);
+    if (!shared)
+        return weft__got(ld->g, *v = weft_constant_create_at(ld->g, t, buf, bytes, "<graph json>",
+                                                             (int)i));
     int64_t shape[WEFT_MAX_NDIM];
     for (int d = 0; d < weft_type_ndim(t); d++) shape[d] = weft_type_dim(t, d);
     weft_tensor_t *value = NULL;
@@ -321,7 +325,7 @@ static weft_status_t make_data_var(io_load_t *ld, const char *w, size_t i, bool 
     if (s != WEFT_OK) return weft_graph_set_error(ld->g, s, "%s: %s", w, weft_tensor_last_error());
     *v = weft_shared_at(ld->g, value, NULL, "<graph json>", (int)i);
     weft_tensor_release(value);
-    return *v ? WEFT_OK : WEFT_ENOMEM; /* weft_shared_at put the message on ld->g */
+    return weft__got(ld->g, *v);
 }
 
 /* constants[i], or shared[i] when shared. */
@@ -386,7 +390,7 @@ static weft_status_t node_apply(io_load_t *ld, json_t *e, const char *w, size_t 
         s = ref(ld, json_array_get(ins, i), wi, &in[i]);
     }
     if (s == WEFT_OK) {
-        s = weft_apply_create_at(ld->g, op, n, in, "<graph json>", (int)idx, a);
+        s = weft__got(ld->g, *a = weft_apply_create_at(ld->g, op, n, in, "<graph json>", (int)idx));
         if (s != WEFT_OK) {
             char msg[512];
             snprintf(msg, sizeof(msg), "%s", weft_graph_last_error(ld->g));
@@ -554,7 +558,12 @@ weft_status_t weft_graph_io_load(weft_graph_t *g, const char *text, size_t len, 
     if (!root)
         return weft_graph_set_error(g, WEFT_EPARSE, "%s:%d:%d: %s", source ? source : "<string>",
                                     err.line, err.column, err.text);
+    /* A bad file is reported by the status; it leaves no kept constructor
+     * error behind (weft/graph.h "Errors"). */
+    weft__kept_error_t saved;
+    weft__graph_error_save(g, &saved);
     weft_status_t s = weft__io_load_obj(g, root, "", out);
+    weft__graph_error_restore(g, &saved);
     json_decref(root);
     return s;
 }

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "graph/ctor_int.h"
 #include "graph/graph_int.h"
 #include "state/shared_int.h"
 
@@ -120,32 +121,37 @@ static weft_status_t storage_new(const weft_tensor_t *value, weft__shared_t **ou
     return WEFT_OK;
 }
 
-weft_var_t *weft_shared_at(weft_graph_t *g, const weft_tensor_t *value, const char *name,
-                           const char *file, int line)
+static weft_status_t shared_new(weft_graph_t *g, const weft_tensor_t *value, const char *name,
+                                const char *file, int line, weft_var_t **out)
 {
-    if (!g) return NULL;
-    if (!value) {
-        weft_graph_set_error(g, WEFT_EINVAL, "weft_shared: NULL value");
-        return NULL;
-    }
+    if (!value) return weft_graph_set_error(g, WEFT_EINVAL, "weft_shared: NULL value");
     const weft_type_t *t;
     weft_var_t *v = NULL;
     weft__shared_t *s = NULL;
     weft_status_t st = weft_type_tensor(g, weft_tensor_dtype(value), weft_tensor_ndim(value),
                                         weft_tensor_shape(value), &t);
-    if (st == WEFT_OK) st = weft_var_create_at(g, t, name, file, line, &v);
-    if (st == WEFT_OK) st = storage_new(value, &s);
-    if (st != WEFT_OK) {
-        weft_graph_set_error(g, st, "weft_shared: cannot make %s: %s", name ? name : "a variable",
-                             weft_status_str(st));
-        return NULL;
-    }
+    if (st == WEFT_OK) st = weft__got(g, v = weft_var_create_at(g, t, name, file, line));
+    if (st != WEFT_OK) return st;
+    st = storage_new(value, &s);
+    if (st != WEFT_OK)
+        return weft_graph_set_error(g, st, "weft_shared: cannot make %s: %s",
+                                    name ? name : "a variable", weft_status_str(st));
     v->data = s;
     v->flags |= WEFT__VAR_SHARED;
     s->next = g->shared;
     g->shared = s;
     g->release_shared = release_all;
-    return v;
+    *out = v;
+    return WEFT_OK;
+}
+
+weft_var_t *weft_shared_at(weft_graph_t *g, const weft_tensor_t *value, const char *name,
+                           const char *file, int line)
+{
+    weft_var_t *out = NULL;
+    weft__ctor_begin(g);
+    weft_status_t st = g ? shared_new(g, value, name, file, line, &out) : WEFT_EINVAL;
+    return weft__ctor_end(g, st, out, "weft_shared", file, line);
 }
 
 bool weft_var_is_shared(const weft_var_t *v)

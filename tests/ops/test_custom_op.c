@@ -19,6 +19,7 @@
 #include "weft/weft.h"
 
 #define OK(expr) assert_int_equal((expr), WEFT_OK)
+#define OKV(expr) assert_non_null(expr)
 
 static weft_graph_t *g;
 
@@ -41,7 +42,7 @@ static weft_var_t *var(weft_dtype_t dt, int ndim, const int64_t *shape)
     const weft_type_t *t;
     weft_var_t *v;
     OK(weft_type_tensor(g, dt, ndim, shape, &t));
-    OK(weft_var_create(g, t, NULL, &v));
+    OKV(v = weft_var_create(g, t, NULL));
     return v;
 }
 
@@ -114,8 +115,9 @@ static weft_status_t mul2_grad(weft_graph_t *gg, size_t n_in, weft_var_t *const 
                                weft_var_t **gin, void *user)
 {
     (void)n_in, (void)n_out, (void)out, (void)user;
-    weft_status_t st = weft_mul(gg, gout[0], in[1], &gin[0]);
-    return st == WEFT_OK ? weft_mul(gg, gout[0], in[0], &gin[1]) : st;
+    gin[0] = weft_mul(gg, gout[0], in[1]);
+    gin[1] = weft_mul(gg, gout[0], in[0]);
+    return gin[0] && gin[1] ? WEFT_OK : weft_graph_error(gg);
 }
 
 /* RowSum: float64 [r, c] -> [r], reading a pooled contiguous copy. */
@@ -199,7 +201,7 @@ static void test_custom_scalar_broadcasts_strides_and_dtypes(void **state)
     (void)state;
     int64_t s32[2] = {3, 2}, s3[1] = {3};
     weft_var_t *x = var(WEFT_FLOAT32, 2, s32), *b = var(WEFT_INT32, 1, s3), *xt;
-    OK(weft_transpose(g, x, &xt));
+    OKV(xt = weft_transpose(g, x));
     weft_var_t *in2[2] = {xt, b}, *y = weft_custom_call(g, axpy_class(), 2, in2);
     assert_non_null(y);
     char tb[32];
@@ -268,7 +270,7 @@ static void test_custom_kernel_with_shape_function(void **state)
     (void)state;
     int64_t s23[2] = {WEFT_DIM_UNKNOWN, 3};
     weft_var_t *x = var(WEFT_FLOAT64, 2, s23), *xt;
-    OK(weft_transpose(g, x, &xt));
+    OKV(xt = weft_transpose(g, x));
     weft_var_t *y = weft_custom_call(g, rowsum_class(), 1, &xt);
     char tb[32];
     weft_type_print(weft_var_type(y), tb, sizeof tb);
@@ -352,8 +354,8 @@ static void test_custom_grad_callback_through_weft_grad(void **state)
     int64_t s13[2] = {1, 3}, s23[2] = {2, 3};
     weft_var_t *x = var(WEFT_FLOAT64, 2, s13), *y = var(WEFT_FLOAT64, 2, s23);
     weft_var_t *in[2] = {x, y}, *p = weft_custom_call(g, cls, 2, in), *cost, *grads[2];
-    OK(weft_sum(g, p, 0, NULL, false, &cost));
-    OK(weft_grad(g, cost, 2, in, NULL, grads));
+    OKV(cost = weft_sum(g, p, 0, NULL, false));
+    OKV(weft_grads(g, cost, 2, in, NULL, grads));
     weft_tensor_t *tx = tens(WEFT_FLOAT64, 2, s13, (double[]){1, 2, 3});
     weft_tensor_t *ty = tens(WEFT_FLOAT64, 2, s23, (double[]){1, 10, 100, 2, 20, 200});
     weft_function_t *f = compile(2, in, 2, grads, 2);
@@ -370,9 +372,10 @@ static void test_custom_grad_callback_through_weft_grad(void **state)
     int64_t s2[1] = {2};
     weft_var_t *z = var(WEFT_FLOAT64, 1, s2), *zz[2] = {z, z};
     weft_var_t *q = weft_custom_call(g, axpy_class(), 2, zz), *c2, *gz;
-    OK(weft_sum(g, q, 0, NULL, false, &c2));
-    assert_int_equal(weft_grad(g, c2, 1, &z, NULL, &gz), WEFT_ENOGRAD);
-    assert_non_null(strstr(weft_graph_last_error(g), "TestAxpy"));
+    OKV(c2 = weft_sum(g, q, 0, NULL, false));
+    assert_null(gz = weft_grad(g, c2, z));
+    assert_int_equal(weft_graph_error(g), WEFT_ENOGRAD);
+    assert_non_null(strstr(weft_graph_error_message(g), "TestAxpy"));
 }
 
 /* A kernel's error fails the call with a message naming the op; one without
@@ -544,7 +547,7 @@ static void test_kernel_contiguous_copy_is_pooled(void **state)
     (void)state;
     int64_t s[2] = {64, 32};
     weft_var_t *x = var(WEFT_FLOAT64, 2, s), *xt;
-    OK(weft_transpose(g, x, &xt));
+    OKV(xt = weft_transpose(g, x));
     weft_var_t *y = weft_custom_call(g, rowsum_class(), 1, &xt);
     weft_function_t *f = compile(1, &x, 1, &y, 2);
     weft_tensor_t *tx, *ty;
@@ -597,10 +600,12 @@ static long faulted_once(long k, weft_status_t *st, char *msg, size_t cap, doubl
     if (*st != WEFT_OK) snprintf(msg, cap, "%s", weft_custom_op_last_error());
     if (*st == WEFT_OK) *st = weft_graph_create(NULL, &g2);
     if (*st == WEFT_OK) *st = weft_type_tensor(g2, WEFT_FLOAT64, 1, s4, &t);
-    if (*st == WEFT_OK) *st = weft_var_create(g2, t, "x", &x);
-    xx[0] = xx[1] = x;
-    if (*st == WEFT_OK) *st = (y = weft_custom_call(g2, cls, 2, xx)) ? WEFT_OK : WEFT_ENOMEM;
-    if (g2 && *st != WEFT_OK && !y) snprintf(msg, cap, "%s", weft_graph_last_error(g2));
+    if (*st == WEFT_OK) { /* the construction, checked once */
+        xx[0] = xx[1] = x = weft_var_create(g2, t, "x");
+        y = weft_custom_call(g2, cls, 2, xx);
+        *st = weft_graph_error(g2);
+        if (*st != WEFT_OK) snprintf(msg, cap, "%s", weft_graph_error_message(g2));
+    }
     if (*st == WEFT_OK) {
         *st = weft_function_compile(1, &x, 1, &y, 0, NULL, NULL, &f);
         if (*st != WEFT_OK) snprintf(msg, cap, "%s", weft_function_last_error(NULL));

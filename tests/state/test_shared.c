@@ -15,6 +15,7 @@
 #include "weft/weft.h"
 
 #define OK(expr) assert_int_equal((expr), WEFT_OK)
+#define OKV(expr) assert_non_null(expr)
 
 static weft_graph_t *g;
 
@@ -47,7 +48,7 @@ static weft_var_t *var(const char *name, int64_t len)
     const weft_type_t *t;
     weft_var_t *v;
     OK(weft_type_tensor(g, WEFT_FLOAT64, 1, &len, &t));
-    OK(weft_var_create(g, t, name, &v));
+    OKV(v = weft_var_create(g, t, name));
     return v;
 }
 
@@ -68,7 +69,7 @@ static void assert_shared(const weft_var_t *v, size_t n, const double *want)
 static weft_var_t *add_scalar(weft_var_t *x, double c)
 {
     weft_var_t *y;
-    OK(weft_binary_scalar(g, WEFT_ELEMWISE_ADD, x, c, &y));
+    OKV(y = weft_binary_scalar(g, WEFT_ELEMWISE_ADD, x, c));
     return y;
 }
 
@@ -108,7 +109,7 @@ static void test_shared_function_reads_the_latest_value(void **state)
     (void)state;
     weft_tensor_t *w0 = vec(3, (double[]){1, 2, 3}), *w1 = vec(3, (double[]){10, 20, 30});
     weft_var_t *w = weft_shared(g, w0, "W"), *x = var("x", 3), *y;
-    OK(weft_add(g, x, w, &y));
+    OKV(y = weft_add(g, x, w));
     weft_function_t *f = compile(1, &x, 1, &y, 0, NULL);
     assert_int_equal(weft_function_n_inputs(f), 1);
     assert_int_equal(weft_function_n_outputs(f), 1);
@@ -132,7 +133,7 @@ static void test_shared_update_applies_after_each_call(void **state)
     (void)state;
     weft_tensor_t *c0 = vec(2, (double[]){0, 5});
     weft_var_t *c = weft_shared(g, c0, "count"), *y;
-    OK(weft_binary_scalar(g, WEFT_ELEMWISE_MUL, c, 2.0, &y));
+    OKV(y = weft_binary_scalar(g, WEFT_ELEMWISE_MUL, c, 2.0));
     weft_update_t up = {c, add_scalar(c, 1)};
     weft_function_t *f = compile(0, NULL, 1, &y, 1, &up);
     weft_tensor_t *held;
@@ -158,7 +159,7 @@ static void test_shared_failed_call_applies_no_update(void **state)
     weft_tensor_t *w0 = vec(2, (double[]){1, 2});
     weft_var_t *w = weft_shared(g, w0, "W"), *v = weft_shared(g, w0, "V");
     weft_var_t *x = var("x", WEFT_DIM_UNKNOWN), *z = var("z", WEFT_DIM_UNKNOWN), *out;
-    OK(weft_add(g, x, z, &out));
+    OKV(out = weft_add(g, x, z));
     weft_update_t ups[2] = {{w, add_scalar(w, 1)}, {v, add_scalar(v, 10)}};
     weft_var_t *in[2] = {x, z};
     weft_function_t *f = compile(2, in, 1, &out, 2, ups);
@@ -211,7 +212,7 @@ static void test_shared_function_outlives_its_graph(void **state)
     OK(weft_graph_create(NULL, &g2));
     weft_tensor_t *c0 = vec(1, (double[]){7});
     weft_var_t *c = weft_shared(g2, c0, "c"), *c1;
-    OK(weft_binary_scalar(g2, WEFT_ELEMWISE_ADD, c, 1.0, &c1));
+    OKV(c1 = weft_binary_scalar(g2, WEFT_ELEMWISE_ADD, c, 1.0));
     weft_update_t up = {c, c1};
     weft_function_t *f = NULL;
     OK(weft_function_compile(0, NULL, 1, &c, 1, &up, NULL, &f));
@@ -233,7 +234,7 @@ static void test_shared_json_round_trip_keeps_value_and_update(void **state)
     (void)state;
     weft_tensor_t *w0 = vec(2, (double[]){0.5, -1});
     weft_var_t *w = weft_shared(g, w0, "W"), *x = var("x", 2), *y;
-    OK(weft_mul(g, x, w, &y));
+    OKV(y = weft_mul(g, x, w));
     weft_update_t up = {w, add_scalar(w, 1)};
     weft_graph_io_t gr = {1, &x, NULL, 1, &y, 1, &up};
     char *text = NULL;
@@ -277,8 +278,8 @@ static void test_shared_value_may_be_a_view(void **state)
     OK(weft_tensor_empty(WEFT_FLOAT64, 2, s22, &w0));
     for (int i = 0; i < 4; i++) ((double *)weft_tensor_data(w0))[i] = i + 1;
     weft_var_t *w = weft_shared(g, w0, "W"), *w2, *wt;
-    OK(weft_binary_scalar(g, WEFT_ELEMWISE_MUL, w, 2.0, &w2));
-    OK(weft_transpose(g, w2, &wt));
+    OKV(w2 = weft_binary_scalar(g, WEFT_ELEMWISE_MUL, w, 2.0));
+    OKV(wt = weft_transpose(g, w2));
     weft_update_t up = {w, wt};
     weft_function_t *f = compile(0, NULL, 0, NULL, 1, &up);
     OK(weft_function_call(f, 0, NULL, 0, NULL));
@@ -304,8 +305,8 @@ static void test_shared_warm_calls_allocate_nothing(void **state)
     (void)state;
     weft_tensor_t *w0 = vec(4, (double[]){1, 2, 3, 4});
     weft_var_t *w = weft_shared(g, w0, "W"), *x = var("x", 4), *y, *w2;
-    OK(weft_mul(g, x, w, &y));
-    OK(weft_sub(g, w, y, &w2));
+    OKV(y = weft_mul(g, x, w));
+    OKV(w2 = weft_sub(g, w, y));
     weft_update_t up = {w, w2};
     weft_function_t *f = compile(1, &x, 1, &y, 1, &up);
     weft_tensor_t *tx = vec(4, (double[]){0.5, 0.5, 0.5, 0.5});
@@ -363,7 +364,7 @@ static long faulted_once(long k, weft_status_t *st, char *msg, size_t cap, doubl
     weft_graph_t *g2 = NULL;
     weft_function_t *f = NULL;
     weft_tensor_t *w0 = vec(2, (double[]){2, 3}), *tx = vec(2, (double[]){0.5, 0.5}), *v = NULL;
-    weft_var_t *x, *w, *y, *w2;
+    weft_var_t *x = NULL, *w = NULL, *y = NULL, *w2 = NULL;
     const weft_type_t *t;
     *res = 0;
     msg[0] = '\0';
@@ -371,11 +372,16 @@ static long faulted_once(long k, weft_status_t *st, char *msg, size_t cap, doubl
     *st = weft_graph_create(NULL, &g2);
     if (*st != WEFT_OK) snprintf(msg, cap, "out of memory (no context to say so)");
     if (*st == WEFT_OK) *st = weft_type_tensor(g2, WEFT_FLOAT64, 1, (int64_t[]){2}, &t);
-    if (*st == WEFT_OK) *st = weft_var_create(g2, t, "x", &x);
-    if (*st == WEFT_OK) *st = (w = weft_shared(g2, w0, "W")) ? WEFT_OK : WEFT_ENOMEM;
-    if (*st == WEFT_OK) *st = weft_mul(g2, x, w, &y);
-    if (*st == WEFT_OK) *st = weft_sub(g2, w, y, &w2);
-    if (g2 && *st != WEFT_OK) snprintf(msg, cap, "%s", weft_graph_last_error(g2));
+    if (*st == WEFT_OK) { /* the construction, checked once */
+        x = weft_var_create(g2, t, "x");
+        w = weft_shared(g2, w0, "W");
+        y = weft_mul(g2, x, w);
+        w2 = weft_sub(g2, w, y);
+        *st = weft_graph_error(g2);
+    }
+    if (g2 && *st != WEFT_OK) /* a constructor's kept error, else the last one's */
+        snprintf(msg, cap, "%s",
+                 weft_graph_error(g2) ? weft_graph_error_message(g2) : weft_graph_last_error(g2));
     weft_update_t up = {w, w2};
     if (*st == WEFT_OK) {
         *st = weft_function_compile(1, &x, 1, &y, 1, &up, NULL, &f);
@@ -415,8 +421,10 @@ static void test_shared_bad_arguments_are_named(void **state)
     OK(weft_tensor_zeros(WEFT_INT32, 1, &two, &i2));
     weft_var_t *w = weft_shared(g, w0, "W"), *x = var("x", 2);
     assert_null(weft_shared(g, NULL, "bad"));
-    assert_non_null(strstr(weft_graph_last_error(g), "NULL value"));
+    assert_int_equal(weft_graph_error(g), WEFT_EINVAL);
+    assert_non_null(strstr(weft_graph_error_message(g), "weft_shared: NULL value (weft_shared at "));
     assert_null(weft_shared(NULL, w0, "bad"));
+    weft_graph_clear_error(g); /* so the compiles below see no kept error */
     assert_int_equal(weft_shared_set(w, w3), WEFT_ESHAPE);
     assert_string_equal(weft_shared_last_error(),
                         "weft_shared_set: W is float64[2], the value float64[3]");
@@ -431,12 +439,12 @@ static void test_shared_bad_arguments_are_named(void **state)
     assert_shared(w, 2, (double[]){1, 2});
     /* compile: a shared variable listed as an input; an update of another type */
     weft_var_t *y, *in[2] = {x, w};
-    OK(weft_add(g, x, w, &y));
+    OKV(y = weft_add(g, x, w));
     weft_function_t *f = NULL;
     assert_int_equal(weft_function_compile(2, in, 1, &y, 0, NULL, NULL, &f), WEFT_EINVAL);
     assert_non_null(strstr(weft_function_last_error(NULL), "input 1: W is a shared variable"));
     weft_var_t *wi;
-    OK(weft_cast(g, w, WEFT_INT32, &wi));
+    OKV(wi = weft_cast(g, w, WEFT_INT32));
     weft_update_t bad = {w, wi}, twice[2] = {{w, y}, {w, y}};
     assert_int_equal(weft_function_compile(1, &x, 1, &y, 1, &bad, NULL, &f), WEFT_ETYPE);
     assert_non_null(strstr(weft_function_last_error(NULL), "update 0: W is float64[2] but its "

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "custom_int.h"
+#include "graph/ctor_int.h"
 #include "ops_int.h"
 #include "weft/shape_ops.h"
 
@@ -244,42 +245,43 @@ static weft_status_t pad_inputs(weft_graph_t *g, const weft__custom_class_t *c, 
                                         c->cls.name, i);
         ndim = weft_type_ndim(t) > ndim ? weft_type_ndim(t) : ndim;
     }
-    for (size_t i = 0; i < n_in; i++) {
-        weft_status_t st = weft_pad_left_at(g, inputs[i], ndim, file, line, &padded[i]);
-        if (st != WEFT_OK) return st;
-    }
+    for (size_t i = 0; i < n_in; i++)
+        if (!(padded[i] = weft_pad_left_at(g, inputs[i], ndim, file, line)))
+            return weft__ctor_status(g);
     return WEFT_OK;
+}
+
+static weft_status_t custom_apply(weft_graph_t *g, const weft_op_class_t *cls, size_t n_in,
+                                  weft_var_t *const *inputs, const char *file, int line,
+                                  weft_var_t **out)
+{
+    if (!cls || !is_custom_class(cls) || (n_in && !inputs))
+        return weft_graph_set_error(g, WEFT_EINVAL, "weft_custom_call: NULL inputs, or %s is "
+                                    "not a custom op class", cls ? cls->name : "NULL");
+    const weft__custom_class_t *c = (const weft__custom_class_t *)cls;
+    if (n_in != c->d.n_inputs)
+        return weft_graph_set_error(g, WEFT_EINVAL, "%s takes %zu inputs, got %zu", cls->name,
+                                    c->d.n_inputs, n_in);
+    for (size_t i = 0; i < n_in; i++)
+        if (!inputs[i])
+            return weft_graph_set_error(g, WEFT_EINVAL, "%s: input %zu is NULL", cls->name, i);
+    weft_var_t *padded[WEFT_OP_MAX_OUTPUTS];
+    const weft_op_t *op;
+    bool ew = weft__custom_is_elemwise(c);
+    weft_status_t st = ew ? pad_inputs(g, c, n_in, inputs, file, line, padded) : WEFT_OK;
+    if (st == WEFT_OK) st = weft_op_create(g, cls, NULL, &op);
+    if (st != WEFT_OK) return st;
+    weft_apply_t *node = weft_apply_create_at(g, op, n_in, ew ? padded : inputs, file, line);
+    *out = weft_apply_output(node, 0);
+    return node ? WEFT_OK : weft__ctor_status(g);
 }
 
 weft_var_t *weft_custom_call_at(weft_graph_t *g, const weft_op_class_t *cls, size_t n_in,
                                 weft_var_t *const *inputs, const char *file, int line)
 {
-    if (!g) return NULL;
-    if (!cls || !is_custom_class(cls) || (n_in && !inputs)) {
-        weft_graph_set_error(g, WEFT_EINVAL, "weft_custom_call: NULL inputs, or %s is not a "
-                             "custom op class", cls ? cls->name : "NULL");
-        return NULL;
-    }
-    const weft__custom_class_t *c = (const weft__custom_class_t *)cls;
-    if (n_in != c->d.n_inputs) {
-        weft_graph_set_error(g, WEFT_EINVAL, "%s takes %zu inputs, got %zu", cls->name,
-                             c->d.n_inputs, n_in);
-        return NULL;
-    }
-    for (size_t i = 0; i < n_in; i++)
-        if (!inputs[i]) {
-            weft_graph_set_error(g, WEFT_EINVAL, "%s: input %zu is NULL", cls->name, i);
-            return NULL;
-        }
-    weft_var_t *padded[WEFT_OP_MAX_OUTPUTS];
-    const weft_op_t *op;
-    weft_apply_t *node;
-    weft_status_t st = weft__custom_is_elemwise(c)
-                           ? pad_inputs(g, c, n_in, inputs, file, line, padded)
-                           : WEFT_OK;
-    if (st == WEFT_OK) st = weft_op_create(g, cls, NULL, &op);
-    if (st == WEFT_OK)
-        st = weft_apply_create_at(g, op, n_in, weft__custom_is_elemwise(c) ? padded : inputs,
-                                  file, line, &node);
-    return st == WEFT_OK ? weft_apply_output(node, 0) : NULL;
+    weft_var_t *out = NULL;
+    weft__ctor_begin(g);
+    weft_status_t st = g ? custom_apply(g, cls, n_in, inputs, file, line, &out) : WEFT_EINVAL;
+    return weft__ctor_end(g, st, out, cls && cls->name ? cls->name : "weft_custom_call", file,
+                          line);
 }
