@@ -43,6 +43,15 @@
  * into the caller's tensor for that input (nothing to copy when the rewrite
  * computed it in place). An updated input is mutable.
  *
+ * Shared variables (weft/shared.h, docs/shared.md): the function finds every
+ * shared variable its outputs and update values depend on and reads its
+ * value itself at the start of each call (the latest weft_shared_set, by
+ * reference to the variable's storage); the caller neither lists nor passes
+ * them. An update may name a shared variable: its new value is computed
+ * into a fresh buffer (never over the old value) and becomes the value only
+ * when the call returns WEFT_OK, together with the call's other shared
+ * updates (a failed or canceled call changes no shared value).
+ *
  * Kernels run single-threaded inside nodes: OpenBLAS is set to one thread
  * while the function's nodes run (and restored after); the serial OpenBLAS
  * build is refused (weft/linalg.h weft_blas_check).
@@ -62,9 +71,12 @@
  *
  * Thread: a function may be called from several threads at once (each call
  * takes its own per-call state from a small free list); several functions may
- * share one pool. Compile and destroy are not concurrent with calls on the
- * same function. Any thread may cancel a call given a token
- * (weft_call_token_cancel, weft_function_call_ex). */
+ * share one pool. Calls that use a common shared variable (of one function or
+ * several) run one after the other: a call holds the locks of the shared
+ * variables its function uses from start to end, taken in creation order;
+ * weft_shared_get / set wait for such a call. Compile and destroy are not
+ * concurrent with calls on the same function. Any thread may cancel a call
+ * given a token (weft_call_token_cancel, weft_function_call_ex). */
 #ifndef WEFT_FUNCTION_H
 #define WEFT_FUNCTION_H
 
@@ -147,16 +159,19 @@ typedef struct weft_function_options {
       false, NULL, 0 }
 
 /* Compiles outputs[0..n_out) as functions of inputs[0..n_in) (root, non-
- * constant variables of one graph context, each listed once), with
- * updates[0..n_updates). opts may be NULL (defaults).
+ * constant, non-shared variables of one graph context, each listed once),
+ * with updates[0..n_updates) (each var an input or a shared variable).
+ * Shared variables the outputs and update values use are found, not listed.
+ * opts may be NULL (defaults).
  * Ownership: borrows everything; the function keeps its own copy of the
  * graph. Returns new *out, free with weft_function_destroy.
  * Errors (message: weft_function_last_error(NULL) on this thread, naming the
  * variable or node and its creation site):
  *   WEFT_EINVAL (NULL out, NULL arrays with a count > 0, NULL entries,
  *     n_out + n_updates == 0, opts->size too small, an input with an owner or
- *     constant, an input listed twice, an update var that is not an input or
- *     updated twice, unknown mode, threads < 0 or not matching the pool,
+ *     constant, an input listed twice, a shared variable listed as an input,
+ *     an update var that is not an input nor shared, or updated twice,
+ *     unknown mode, threads < 0 or not matching the pool,
  *     node_threads < 0,
  *     in-place ops without accept_inplace: "Graph must not contain inplace
  *     operations"),
@@ -186,8 +201,8 @@ WEFT_API weft_status_t weft_function_compile(size_t n_in, weft_var_t *const *inp
 WEFT_API weft_status_t weft_function_destroy(weft_function_t *f);
 
 /* Calls f: inputs[k] is the value of input k (n_in must equal the input
- * count); outputs has n_out == the output count entries (updates are not
- * outputs). For each k:
+ * count; shared variables are not passed); outputs has n_out == the output
+ * count entries (updates are not outputs). For each k:
  *   outputs[k] != NULL: a caller-supplied tensor of exactly the output's dtype
  *     and shape (any strides); the value is copied into it;
  *   outputs[k] == NULL: receives a new tensor the caller owns (release with
@@ -321,7 +336,9 @@ WEFT_API weft_status_t weft_function_call_ex(weft_function_t *f, size_t n_in,
 WEFT_API const char *weft_function_last_error(const weft_function_t *f);
 
 /* Shape queries (0 / NULL for a NULL f or k out of range). The variables are
- * the function's own copies (owned by f, valid until it is destroyed).
+ * the function's own copies (owned by f, valid until it is destroyed). The
+ * inputs and outputs are the caller's: shared variables and their updates
+ * are not counted.
  * Thread: any. */
 WEFT_API size_t weft_function_n_inputs(const weft_function_t *f);
 WEFT_API size_t weft_function_n_outputs(const weft_function_t *f);

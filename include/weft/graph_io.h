@@ -37,8 +37,12 @@
  *   classes without props); inputs: ids; outputs: one new id per output of
  *   the node; names (optional): one name or null per output.
  * - outputs: ids of the graph outputs. updates (optional): pairs
- *   {input id, value id}: after a call, the input takes the value (PyTensor's
- *   updates of shared variables).
+ *   {input id, value id}: after a call, the input (or shared variable)
+ *   takes the value (PyTensor's updates of shared variables).
+ * - shared (optional): shared variables (weft/shared.h) with their current
+ *   values, entries as constants': {"id", "name", "dtype", "shape", "data"}
+ *   (docs/graph-format.md, "Shared variables"). Loading makes a new shared
+ *   variable of g per entry; the graph's updates name them by id.
  * - OpFromGraph's props hold its inner graph in this same format (nested:
  *   {"name", "inline", "graph": {...}, "grad_override": {"op", "props"}}).
  * Saving writes one node, input or constant per line, so a line number points
@@ -58,6 +62,7 @@
 #include <stddef.h>
 
 #include "weft/export.h"
+#include "weft/function.h" /* weft_update_t */
 #include "weft/graph.h"
 #include "weft/op.h"
 #include "weft/status.h"
@@ -78,18 +83,22 @@ typedef struct weft_graph_io {
     bool *input_mutable;
     size_t n_outputs;
     weft_var_t **outputs;
+    /* Updates in the form weft_function_compile takes: each var is one of
+     * the inputs or a shared variable (weft/shared.h); value is what it
+     * takes after a call. */
     size_t n_updates;
-    weft_var_t **update_inputs; /* each one of the inputs */
-    weft_var_t **update_values; /* the value it takes after a call */
+    weft_update_t *updates;
 } weft_graph_io_t;
 
 /* Saves the graph as JSON text (NUL-terminated).
  * Every root variable the outputs and update values depend on must be an
- * input or a constant. Constants are saved with their data.
+ * input, a constant or a shared variable. Constants are saved with their
+ * data, shared variables with their current value (weft_shared_get).
  * Ownership: borrows graph; *text is new, free with weft_graph_io_free_text.
  * Errors (message on the outputs' context, weft_graph_last_error):
  *   WEFT_EINVAL (NULL args, no outputs, a NULL variable, an input that has an
- *     owner or is listed twice, an update whose input is not among the inputs),
+ *     owner, is shared or is listed twice, an update whose variable is not
+ *     among the inputs nor a shared variable),
  *   WEFT_EFOREIGN (variables of different contexts),
  *   WEFT_EMISSING_INPUT (an undeclared root, named),
  *   WEFT_ENOTIMPL (an op class with props but no props_to_json hook, named),
@@ -109,7 +118,8 @@ WEFT_API void weft_graph_io_free_text(char *text);
  *   WEFT_EINVAL (NULL args),
  *   WEFT_EPARSE (JSON syntax, a missing key or wrong JSON type, wrong format
  *     name or version, unknown op, dangling or duplicate variable id, a node
- *     outputs list of the wrong length, an update input not among the inputs),
+ *     outputs list of the wrong length, an update input not among the inputs
+ *     nor the shared variables),
  *   WEFT_ETYPE (unknown dtype; a node whose op rejects its input types),
  *   WEFT_ESHAPE (constant data length vs shape, a bad shape entry),
  *   WEFT_ENOTIMPL (an op class with props but no props_from_json hook),

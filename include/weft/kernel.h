@@ -87,6 +87,22 @@ WEFT_API weft_status_t weft_kernel_scratch(weft_kernel_ctx_t *ctx, weft_dtype_t 
  * released). NULL t: nothing. */
 WEFT_API void weft_kernel_scratch_done(weft_kernel_ctx_t *ctx, weft_tensor_t *t);
 
+/* A C-contiguous tensor with t's elements, for kernels that need one: t
+ * itself (not retained) when it is already contiguous, else scratch from the
+ * context's allocation hook holding a copy (weft_kernel_scratch: in a
+ * compiled function the buffer pool, so a warm call allocates nothing; unlike
+ * weft_tensor_contiguous, which allocates on every call). Hand it back with
+ * weft_kernel_contiguous_done(ctx, t, *out) before perform returns.
+ * Ownership: borrows ctx and t; *out is borrowed (t) or the kernel's until
+ * weft_kernel_contiguous_done. Errors: WEFT_EINVAL (NULL ctx/t/out),
+ * WEFT_ENOMEM; each also recorded on ctx; *out NULL. */
+WEFT_API weft_status_t weft_kernel_contiguous(weft_kernel_ctx_t *ctx, weft_tensor_t *t,
+                                              weft_tensor_t **out);
+/* Ends the use of c = weft_kernel_contiguous(ctx, t): gives a copy back to
+ * its pool; nothing when c is t or NULL. */
+WEFT_API void weft_kernel_contiguous_done(weft_kernel_ctx_t *ctx, const weft_tensor_t *t,
+                                          weft_tensor_t *c);
+
 /* Makes *cell hold a view of base: ndim axes of the given shape and strides
  * (in elements), starting `offset` elements from base's first element, with
  * weft_tensor_view's checks (the view must stay inside base's buffer). Same

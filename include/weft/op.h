@@ -14,7 +14,9 @@
  * Each output appears at most once in a well-formed map (an output listed with
  * two inputs is rejected by the DestroyHandler, rule D0).
  *
- * Writing an op: see the user-defined op example in tests/graph/test_op.c
+ * Only a kernel (and maybe a shape function or a gradient)? weft/custom_op.h
+ * makes the class from one callback. Writing a full op class: see the
+ * user-defined op example in tests/graph/test_op.c
  * (Scale{factor}: props with equality, hash and printing, make_node type
  * checks, destroy_map, do_constant_folding, grad, inplace_variant). Short form:
  *

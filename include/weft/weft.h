@@ -4,6 +4,7 @@
 
 #include "weft/alloc.h"
 #include "weft/composite.h"
+#include "weft/custom_op.h"
 #include "weft/destroy.h"
 #include "weft/elemwise.h"
 #include "weft/eval.h"
@@ -28,10 +29,12 @@
 #include "weft/rewrite_db.h"
 #include "weft/rewrite_pattern.h"
 #include "weft/sched.h"
+#include "weft/shared.h"
 #include "weft/shape_ops.h"
 #include "weft/status.h"
 #include "weft/supervisor.h"
 #include "weft/tensor.h"
+#include "weft/tensor_iter.h"
 #include "weft/type.h"
 
 #endif /* WEFT_WEFT_H */

@@ -594,6 +594,14 @@ weft_status_t weft_function_call_ex(weft_function_t *f, size_t n_in,
                                     weft_tensor_t **outputs, const weft_call_options_t *opts)
 {
     if (!f) return weft__fn_error(NULL, WEFT_EINVAL, "NULL function");
+    if (f->shared) return weft__shared_call(f, n_in, inputs, n_out, outputs, opts);
+    return weft__function_call_plain(f, n_in, inputs, n_out, outputs, opts);
+}
+
+weft_status_t weft__function_call_plain(weft_function_t *f, size_t n_in,
+                                        weft_tensor_t *const *inputs, size_t n_out,
+                                        weft_tensor_t **outputs, const weft_call_options_t *opts)
+{
     uint64_t t0 = f->profile ? weft__now_ns() : 0;
     weft__fn_clear_error(f);
     weft_call_token_t *token;

@@ -164,12 +164,45 @@ typedef struct weft__prof_acc {
     uint32_t *last_worker;
 } weft__prof_acc_t;
 
+/* The arguments of a compile as the caller gave them, or as expanded for
+ * shared variables (function_shared.c). */
+typedef struct weft__compile_in {
+    size_t n_in, n_out, n_upd;
+    weft_var_t *const *inputs, *const *outputs;
+    const weft_update_t *updates;
+} weft__compile_in_t;
+
+/* A function's shared variables (function_shared.c, weft/shared.h). */
+typedef struct weft__fn_shared weft__fn_shared_t;
+
+/* The arguments with the shared variables made extra inputs and their
+ * updates extra outputs (*ex: new arrays, weft__compile_in_free); *out NULL
+ * (and *ex zeroed) when no shared variable is involved. Errors (message
+ * through weft__fn_error): WEFT_EINVAL (a shared variable listed as an input,
+ * or updated twice), WEFT_ETYPE (an update value's type), WEFT_ENOMEM. */
+weft_status_t weft__shared_expand(const weft__compile_in_t *in, weft__compile_in_t *ex,
+                                  weft__fn_shared_t **out);
+void weft__compile_in_free(weft__compile_in_t *ex);
+void weft__fn_shared_free(weft__fn_shared_t *sh);
+size_t weft__fn_shared_n_inputs(const weft__fn_shared_t *sh);
+size_t weft__fn_shared_n_outputs(const weft__fn_shared_t *sh);
+/* weft_function_call_ex of a function with shared variables. */
+weft_status_t weft__shared_call(weft_function_t *f, size_t n_in, weft_tensor_t *const *inputs,
+                                size_t n_out, weft_tensor_t **outputs,
+                                const weft_call_options_t *opts);
+/* weft_function_call_ex on the expanded inputs and outputs (call.c). */
+weft_status_t weft__function_call_plain(weft_function_t *f, size_t n_in,
+                                        weft_tensor_t *const *inputs, size_t n_out,
+                                        weft_tensor_t **outputs,
+                                        const weft_call_options_t *opts);
+
 struct weft_function {
     char *name;
     uint64_t serial; /* unique per process: tags per-thread error text */
     weft_graph_t *g; /* the function's own context */
     weft_fgraph_t *fg;
     size_t n_in, n_out, n_upd;   /* n_out user outputs; update outputs follow */
+    weft__fn_shared_t *shared;   /* NULL: no shared variable (n_in, n_out: expanded) */
     weft_var_t **in_vars;        /* fgraph inputs (our copies) */
     weft_var_t **out_vars;       /* fgraph outputs, user's then updates' */
     uint32_t *upd_input;         /* update u writes input upd_input[u] */

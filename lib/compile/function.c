@@ -117,6 +117,34 @@ static weft_status_t resolve_updates(weft_function_t *f, const compile_args_t *a
     return WEFT_OK;
 }
 
+/* Shared variables: a's arrays become the expanded ones (*ex, freed by the
+ * caller), input_mutable is extended with false for the extra inputs. */
+static weft_status_t expand_shared(compile_args_t *a, weft__compile_in_t *ex,
+                                   weft__fn_shared_t **sh, bool **mutable_ex)
+{
+    weft__compile_in_t in = {a->n_in, a->n_out, a->n_upd, a->inputs, a->outputs, a->updates};
+    weft_status_t st = weft__shared_expand(&in, ex, sh);
+    if (st != WEFT_OK || !*sh) return st;
+    if (a->o.input_mutable) {
+        *mutable_ex = calloc(ex->n_in + 1, sizeof **mutable_ex);
+        if (!*mutable_ex) {
+            weft__fn_shared_free(*sh);
+            *sh = NULL;
+            weft__compile_in_free(ex);
+            return weft__fn_error(NULL, WEFT_ENOMEM, "out of memory");
+        }
+        memcpy(*mutable_ex, a->o.input_mutable, a->n_in * sizeof **mutable_ex);
+        a->o.input_mutable = *mutable_ex;
+    }
+    a->n_in = ex->n_in;
+    a->n_out = ex->n_out;
+    a->n_upd = ex->n_upd;
+    a->inputs = ex->inputs;
+    a->outputs = ex->outputs;
+    a->updates = ex->updates;
+    return WEFT_OK;
+}
+
 static weft_status_t function_alloc(const compile_args_t *a, weft_function_t **out)
 {
     weft_function_t *f = calloc(1, sizeof *f);
@@ -281,9 +309,16 @@ weft_status_t weft_function_compile(size_t n_in, weft_var_t *const *inputs, size
     if (st == WEFT_OK) st = check_arrays(&a);
     if (st == WEFT_OK) st = weft__compile_blas_check();
     if (st != WEFT_OK) return st;
+    weft__compile_in_t ex;
+    weft__fn_shared_t *sh = NULL;
+    bool *mutable_ex = NULL;
+    st = expand_shared(&a, &ex, &sh, &mutable_ex);
+    if (st != WEFT_OK) return st;
     weft_function_t *f = NULL;
     st = function_alloc(&a, &f);
     if (st == WEFT_OK) {
+        f->shared = sh;
+        sh = NULL;
         f->serial = weft__next_serial();
         f->nan_check = a.o.nan_check;
         f->env_profile = weft__env_profile();
@@ -297,6 +332,9 @@ weft_status_t weft_function_compile(size_t n_in, weft_var_t *const *inputs, size
         st = weft__prof_init(f);
         if (st != WEFT_OK) weft__fn_error(NULL, st, "out of memory");
     }
+    weft__fn_shared_free(sh);
+    weft__compile_in_free(&ex);
+    free(mutable_ex);
     if (st != WEFT_OK) {
         weft_function_destroy(f);
         return st;
@@ -321,6 +359,7 @@ weft_status_t weft_function_destroy(weft_function_t *f)
     free(f->writes_caller);
     if (f->own_pool) weft_pool_destroy(f->pool);
     weft__prof_fini(f);
+    weft__fn_shared_free(f->shared);
     weft__bufpool_fini(&f->bufpool);
     weft_fgraph_destroy(f->fg);
     weft_graph_destroy(f->g);

@@ -6,22 +6,22 @@
 
 size_t weft_function_n_inputs(const weft_function_t *f)
 {
-    return f ? f->n_in : 0;
+    return !f ? 0 : f->shared ? weft__fn_shared_n_inputs(f->shared) : f->n_in;
 }
 
 size_t weft_function_n_outputs(const weft_function_t *f)
 {
-    return f ? f->n_out : 0;
+    return !f ? 0 : f->shared ? weft__fn_shared_n_outputs(f->shared) : f->n_out;
 }
 
 weft_var_t *weft_function_input(const weft_function_t *f, size_t k)
 {
-    return f && k < f->n_in ? f->in_vars[k] : NULL;
+    return k < weft_function_n_inputs(f) ? f->in_vars[k] : NULL;
 }
 
 weft_var_t *weft_function_output(const weft_function_t *f, size_t k)
 {
-    return f && k < f->n_out ? f->out_vars[k] : NULL;
+    return k < weft_function_n_outputs(f) ? f->out_vars[k] : NULL;
 }
 
 size_t weft_function_n_nodes(const weft_function_t *f)

@@ -155,6 +155,7 @@ void weft_graph_destroy(weft_graph_t *g)
 {
     if (!g) return;
     if (g->release_fgraphs) g->release_fgraphs(g);
+    if (g->release_shared) g->release_shared(g);
     for (weft_op_t *op = g->ops; op; op = op->next) {
         void (*fini)(void *) = WEFT__OP_HOOK(op->cls, props_fini);
         if (fini && op->props) fini(op->props);

@@ -12,6 +12,7 @@
 #include "graph/ctor_int.h"
 #include "base/vec.h"
 #include "io_int.h"
+#include "weft/shared.h"
 
 /* ---- id map (int64 -> variable; open addressing) ------------------------------- */
 
@@ -255,10 +256,13 @@ static bool put_elem(weft_dtype_t dt, json_t *v, void *data, size_t i)
     return true;
 }
 
-static weft_status_t load_constant(io_load_t *ld, json_t *e, size_t i)
+/* An entry with a static type and its elements (constants, shared): *buf is
+ * new (free), *bytes its size. */
+static weft_status_t read_data_entry(io_load_t *ld, json_t *e, const char *w, json_t **idv_out,
+                                     const weft_type_t **t_out, const char **name_out,
+                                     void **buf_out, size_t *bytes_out)
 {
-    char w[64], p[WEFT__IO_PATH_MAX];
-    snprintf(w, sizeof(w), "constants[%zu]", i);
+    char p[WEFT__IO_PATH_MAX];
     keypath(p, ld, "%s", w);
     if (!json_is_object(e)) return weft__io_err(ld->g, WEFT_EPARSE, p, "expected an object");
     json_t *idv, *data;
@@ -292,13 +296,55 @@ static weft_status_t load_constant(io_load_t *ld, json_t *e, size_t i)
         if (!put_elem(weft_type_dtype(t), json_array_get(data, k), buf, k))
             s = weft__io_err(ld->g, WEFT_EPARSE, p, "value %zu is not a %s", k,
                              weft_dtype_name(weft_type_dtype(t)));
-    weft_var_t *c = NULL;
-    if (s == WEFT_OK)
-        s = weft__got(ld->g,
-                      c = weft_constant_create_at(ld->g, t, buf, bytes, "<graph json>", (int)i));
+    if (s != WEFT_OK) {
+        free(buf);
+        return s;
+    }
+    *idv_out = idv;
+    *t_out = t;
+    *name_out = name;
+    *buf_out = buf;
+    *bytes_out = bytes;
+    return WEFT_OK;
+}
+
+/* The variable an entry with data stands for: a constant, or a shared
+ * variable (weft/shared.h) holding the data. */
+static weft_status_t make_data_var(io_load_t *ld, const char *w, size_t i, bool shared,
+                                   const weft_type_t *t, void *buf, size_t bytes,
+                                   weft_var_t **v)
+{
+    if (!shared)
+        return weft__got(ld->g, *v = weft_constant_create_at(ld->g, t, buf, bytes, "<graph json>",
+                                                             (int)i));
+    int64_t shape[WEFT_MAX_NDIM];
+    for (int d = 0; d < weft_type_ndim(t); d++) shape[d] = weft_type_dim(t, d);
+    weft_tensor_t *value = NULL;
+    weft_status_t s =
+        weft_tensor_from_data(weft_type_dtype(t), weft_type_ndim(t), shape, NULL, buf, &value);
+    if (s != WEFT_OK) return weft_graph_set_error(ld->g, s, "%s: %s", w, weft_tensor_last_error());
+    *v = weft_shared_at(ld->g, value, NULL, "<graph json>", (int)i);
+    weft_tensor_release(value);
+    return weft__got(ld->g, *v);
+}
+
+/* constants[i], or shared[i] when shared. */
+static weft_status_t load_data_var(io_load_t *ld, json_t *e, size_t i, bool shared)
+{
+    char w[64];
+    snprintf(w, sizeof(w), "%s[%zu]", shared ? "shared" : "constants", i);
+    json_t *idv = NULL;
+    const weft_type_t *t = NULL;
+    const char *name = NULL;
+    void *buf = NULL;
+    size_t bytes = 0;
+    weft_status_t s = read_data_entry(ld, e, w, &idv, &t, &name, &buf, &bytes);
+    if (s != WEFT_OK) return s;
+    weft_var_t *v = NULL;
+    s = make_data_var(ld, w, i, shared, t, buf, bytes, &v);
     free(buf);
-    if (s == WEFT_OK && name) s = weft_var_set_name(c, name);
-    if (s == WEFT_OK) s = define(ld, idv, w, c);
+    if (s == WEFT_OK && name) s = weft_var_set_name(v, name);
+    if (s == WEFT_OK) s = define(ld, idv, w, v);
     return s;
 }
 
@@ -415,10 +461,8 @@ static weft_status_t load_refs(io_load_t *ld, json_t *arr, const char *key, weft
 static weft_status_t load_updates(io_load_t *ld, json_t *arr, weft_graph_io_t *out)
 {
     size_t n = json_array_size(arr);
-    out->update_inputs = calloc(n + 1, sizeof(weft_var_t *));
-    out->update_values = calloc(n + 1, sizeof(weft_var_t *));
-    if (!out->update_inputs || !out->update_values)
-        return weft__io_err(ld->g, WEFT_ENOMEM, ld->path, "out of memory");
+    out->updates = calloc(n + 1, sizeof *out->updates);
+    if (!out->updates) return weft__io_err(ld->g, WEFT_ENOMEM, ld->path, "out of memory");
     for (size_t u = 0; u < n; u++) {
         char w[64], wi[80], wv[80], p[WEFT__IO_PATH_MAX];
         snprintf(w, sizeof(w), "updates[%zu]", u);
@@ -431,12 +475,13 @@ static weft_status_t load_updates(io_load_t *ld, json_t *arr, weft_graph_io_t *o
         weft_status_t s = ref(ld, json_object_get(e, "input"), wi, &in);
         if (s == WEFT_OK) s = ref(ld, json_object_get(e, "value"), wv, &val);
         if (s != WEFT_OK) return s;
-        bool is_input = false;
+        bool is_input = weft_var_is_shared(in);
         for (size_t i = 0; i < out->n_inputs; i++) is_input = is_input || out->inputs[i] == in;
         keypath(p, ld, "%s", wi);
-        if (!is_input) return weft__io_err(ld->g, WEFT_EPARSE, p, "not one of the graph inputs");
-        out->update_inputs[u] = in;
-        out->update_values[u] = val;
+        if (!is_input)
+            return weft__io_err(ld->g, WEFT_EPARSE, p,
+                                "not one of the graph inputs or shared variables");
+        out->updates[u] = (weft_update_t){in, val};
         out->n_updates++;
     }
     return WEFT_OK;
@@ -469,11 +514,16 @@ static weft_status_t load_body(io_load_t *ld, json_t *root, weft_graph_io_t *out
     consts = json_object_get(root, "constants");
     if (s == WEFT_OK && consts && !json_is_array(consts))
         s = get_member(ld, root, "constants", "", is_array, "an array", &consts);
+    json_t *shared = json_object_get(root, "shared");
+    if (s == WEFT_OK && shared && !json_is_array(shared))
+        s = get_member(ld, root, "shared", "", is_array, "an array", &shared);
     if (s == WEFT_OK && ups && !json_is_array(ups))
         s = get_member(ld, root, "updates", "", is_array, "an array", &ups);
     if (s == WEFT_OK) s = load_inputs(ld, ins, out);
     for (size_t i = 0; s == WEFT_OK && i < json_array_size(consts); i++)
-        s = load_constant(ld, json_array_get(consts, i), i);
+        s = load_data_var(ld, json_array_get(consts, i), i, false);
+    for (size_t i = 0; s == WEFT_OK && i < json_array_size(shared); i++)
+        s = load_data_var(ld, json_array_get(shared, i), i, true);
     for (size_t i = 0; s == WEFT_OK && i < json_array_size(nodes); i++)
         s = load_node(ld, json_array_get(nodes, i), i);
     if (s == WEFT_OK) s = load_refs(ld, outs, "outputs", &out->outputs, &out->n_outputs);
@@ -551,7 +601,6 @@ void weft_graph_io_clear(weft_graph_io_t *graph)
     free(graph->inputs);
     free(graph->input_mutable);
     free(graph->outputs);
-    free(graph->update_inputs);
-    free(graph->update_values);
+    free(graph->updates);
     memset(graph, 0, sizeof(*graph));
 }

@@ -10,6 +10,7 @@
 #include "base/vec.h"
 #include "graph/graph_int.h"
 #include "io_int.h"
+#include "weft/shared.h"
 
 typedef struct io_save {
     weft_graph_t *g;
@@ -17,7 +18,7 @@ typedef struct io_save {
     uint8_t *state; /* by weft_apply_id: 0 new, 1 open, 2 written */
     size_t n_vars, n_applies;
     int64_t next_id;
-    json_t *root, *constants, *nodes;
+    json_t *root, *constants, *nodes, *shared;
 } io_save_t;
 
 /* ---- entries ----------------------------------------------------------------- */
@@ -57,31 +58,56 @@ static json_t *var_entry(const weft_var_t *v, int64_t id)
     return e;
 }
 
-static weft_status_t add_constant(io_save_t *st, const weft_var_t *c)
+/* Appends v's entry with its n elements (C order) to list and numbers v. */
+static weft_status_t add_data_entry(io_save_t *st, const weft_var_t *v, const void *data,
+                                    size_t n, json_t *list)
 {
-    const void *data;
-    size_t nbytes;
-    weft_constant_data(c, &data, &nbytes);
-    weft_dtype_t dt = weft_type_dtype(weft_var_type(c));
-    json_t *e = var_entry(c, st->next_id), *arr = json_array();
-    for (size_t i = 0; arr && i < nbytes / weft_dtype_size(dt); i++)
+    weft_dtype_t dt = weft_type_dtype(weft_var_type(v));
+    json_t *e = var_entry(v, st->next_id), *arr = json_array();
+    for (size_t i = 0; arr && i < n; i++)
         if (json_array_append_new(arr, value_json(dt, data, i)) != 0) {
             json_decref(arr);
             arr = NULL;
         }
     if (!e || !arr || json_object_set_new(e, "data", arr) != 0 ||
-        json_array_append_new(st->constants, e) != 0)
+        json_array_append_new(list, e) != 0)
         return weft_graph_set_error(st->g, WEFT_ENOMEM, "weft_graph_io_save: out of memory");
-    st->ids[weft_var_id(c)] = st->next_id++;
+    st->ids[weft_var_id(v)] = st->next_id++;
     return WEFT_OK;
 }
 
-/* Numbers a root the walk meets: inputs are numbered already, constants are
- * added, anything else is an undeclared input. */
+static weft_status_t add_constant(io_save_t *st, const weft_var_t *c)
+{
+    const void *data;
+    size_t nbytes;
+    weft_constant_data(c, &data, &nbytes);
+    size_t n = nbytes / weft_dtype_size(weft_type_dtype(weft_var_type(c)));
+    return add_data_entry(st, c, data, n, st->constants);
+}
+
+/* A shared variable's current value, in C order. */
+static weft_status_t add_shared(io_save_t *st, const weft_var_t *v)
+{
+    weft_tensor_t *value, *c = NULL;
+    if (weft_shared_get(v, &value) != WEFT_OK)
+        return weft_graph_set_error(st->g, WEFT_EINVAL, "weft_graph_io_save: %s",
+                                    weft_shared_last_error());
+    weft_status_t s = weft_tensor_contiguous(value, &c); /* an update may leave a view */
+    weft_tensor_release(value);
+    if (s != WEFT_OK)
+        return weft_graph_set_error(st->g, s, "weft_graph_io_save: out of memory");
+    s = add_data_entry(st, v, weft_tensor_data(c), weft_tensor_size(c), st->shared);
+    weft_tensor_release(c);
+    return s;
+}
+
+/* Numbers a root the walk meets: inputs are numbered already, constants and
+ * shared variables are added, anything else is an undeclared input. */
 static weft_status_t visit_root(io_save_t *st, const weft_var_t *v)
 {
     if (st->ids[weft_var_id(v)] >= 0) return WEFT_OK;
     if (weft_var_is_constant(v)) return add_constant(st, v);
+    if (weft_var_is_shared(v)) return add_shared(st, v);
     char vb[96];
     weft_var_print(v, vb, sizeof(vb));
     const char *file;
@@ -217,21 +243,22 @@ static weft_status_t walk(io_save_t *st, const weft_var_t *v)
 static weft_status_t check_graph(const weft_graph_io_t *gr, weft_graph_t **gout)
 {
     if (!gr || gr->n_outputs == 0 || !gr->outputs || (gr->n_inputs && !gr->inputs) ||
-        (gr->n_updates && (!gr->update_inputs || !gr->update_values)))
+        (gr->n_updates && !gr->updates))
         return WEFT_EINVAL;
     weft_graph_t *g = gr->outputs[0] ? weft_var_graph(gr->outputs[0]) : NULL;
     if (!g) return WEFT_EINVAL;
     *gout = g;
-    weft_var_t *const *lists[4] = {gr->inputs, gr->outputs, gr->update_inputs, gr->update_values};
-    size_t ns[4] = {gr->n_inputs, gr->n_outputs, gr->n_updates, gr->n_updates};
-    for (int l = 0; l < 4; l++)
-        for (size_t i = 0; i < ns[l]; i++) {
-            if (!lists[l][i])
-                return weft_graph_set_error(g, WEFT_EINVAL, "weft_graph_io_save: NULL variable");
-            if (weft_var_graph(lists[l][i]) != g)
-                return weft_graph_set_error(g, WEFT_EFOREIGN,
-                                            "weft_graph_io_save: variables of several contexts");
-        }
+    size_t n = gr->n_inputs + gr->n_outputs + 2 * gr->n_updates;
+    for (size_t i = 0; i < n; i++) {
+        size_t j = i - gr->n_inputs - gr->n_outputs;
+        const weft_var_t *v = i < gr->n_inputs                  ? gr->inputs[i]
+                              : i < gr->n_inputs + gr->n_outputs ? gr->outputs[i - gr->n_inputs]
+                              : j % 2 ? gr->updates[j / 2].value : gr->updates[j / 2].var;
+        if (!v) return weft_graph_set_error(g, WEFT_EINVAL, "weft_graph_io_save: NULL variable");
+        if (weft_var_graph(v) != g)
+            return weft_graph_set_error(g, WEFT_EFOREIGN,
+                                        "weft_graph_io_save: variables of several contexts");
+    }
     return WEFT_OK;
 }
 
@@ -239,10 +266,11 @@ static weft_status_t save_inputs(io_save_t *st, const weft_graph_io_t *gr, json_
 {
     for (size_t i = 0; i < gr->n_inputs; i++) {
         const weft_var_t *v = gr->inputs[i];
-        if (weft_var_owner(v) || weft_var_is_constant(v) || st->ids[weft_var_id(v)] >= 0)
+        if (weft_var_owner(v) || weft_var_is_constant(v) || weft_var_is_shared(v) ||
+            st->ids[weft_var_id(v)] >= 0)
             return weft_graph_set_error(st->g, WEFT_EINVAL,
                                         "weft_graph_io_save: input %zu has an owner, is a "
-                                        "constant or is listed twice",
+                                        "constant or shared, or is listed twice",
                                         i);
         json_t *e = var_entry(v, st->next_id);
         json_object_set_new(e, "mutable", json_boolean(!gr->input_mutable || gr->input_mutable[i]));
@@ -258,17 +286,19 @@ static weft_status_t save_tail(io_save_t *st, const weft_graph_io_t *gr, json_t 
     for (size_t k = 0; k < gr->n_outputs; k++)
         json_array_append_new(outs, json_integer(st->ids[weft_var_id(gr->outputs[k])]));
     for (size_t u = 0; u < gr->n_updates; u++) {
-        const weft_var_t *in = gr->update_inputs[u];
-        bool is_input = false;
+        const weft_var_t *in = gr->updates[u].var;
+        bool is_input = weft_var_is_shared(in);
         for (size_t i = 0; i < gr->n_inputs; i++) is_input = is_input || gr->inputs[i] == in;
         if (!is_input)
             return weft_graph_set_error(st->g, WEFT_EINVAL,
-                                        "weft_graph_io_save: update %zu: its input is not among "
-                                        "the graph inputs",
+                                        "weft_graph_io_save: update %zu: its variable is not "
+                                        "among the graph inputs nor a shared variable",
                                         u);
+        weft_status_t s = visit_root(st, in); /* a shared variable only updated */
+        if (s != WEFT_OK) return s;
         json_t *e = json_object();
         json_object_set_new(e, "input", json_integer(st->ids[weft_var_id(in)]));
-        json_object_set_new(e, "value", json_integer(st->ids[weft_var_id(gr->update_values[u])]));
+        json_object_set_new(e, "value", json_integer(st->ids[weft_var_id(gr->updates[u].value)]));
         json_array_append_new(ups, e);
     }
     return WEFT_OK;
@@ -279,23 +309,31 @@ static weft_status_t save_body(io_save_t *st, const weft_graph_io_t *gr)
     json_t *inputs = json_array(), *outs = json_array(), *ups = json_array();
     st->constants = json_array();
     st->nodes = json_array();
+    st->shared = json_array();
     json_object_set_new(st->root, "format", json_string("weft-graph"));
     json_object_set_new(st->root, "version", json_integer(WEFT_GRAPH_IO_VERSION));
     json_object_set_new(st->root, "inputs", inputs);
     json_object_set_new(st->root, "constants", st->constants);
+    bool shared_set = st->shared && json_object_set(st->root, "shared", st->shared) == 0;
     json_object_set_new(st->root, "nodes", st->nodes);
     json_object_set_new(st->root, "outputs", outs);
     if (gr->n_updates)
         json_object_set_new(st->root, "updates", ups);
     else
         json_decref(ups);
-    if (!inputs || !outs || !st->constants || !st->nodes)
+    if (!inputs || !outs || !st->constants || !st->nodes || !shared_set) {
+        json_decref(st->shared);
         return weft_graph_set_error(st->g, WEFT_ENOMEM, "weft_graph_io_save: out of memory");
+    }
     weft_status_t s = save_inputs(st, gr, inputs);
     for (size_t k = 0; k < gr->n_outputs && s == WEFT_OK; k++) s = walk(st, gr->outputs[k]);
-    for (size_t u = 0; u < gr->n_updates && s == WEFT_OK; u++) s = walk(st, gr->update_values[u]);
+    for (size_t u = 0; u < gr->n_updates && s == WEFT_OK; u++) s = walk(st, gr->updates[u].value);
     if (s == WEFT_OK)
         s = save_tail(st, gr, outs, gr->n_updates ? json_object_get(st->root, "updates") : NULL);
+    /* "shared" only when the graph has shared variables: older readers' files
+     * stay byte-identical */
+    if (json_array_size(st->shared) == 0) json_object_del(st->root, "shared");
+    json_decref(st->shared);
     return s;
 }
 

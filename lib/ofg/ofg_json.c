@@ -10,7 +10,7 @@
 weft_status_t weft__ofg_to_json(const weft_op_t *op, weft_json_props_t *p)
 {
     const weft__ofg_t *d = weft__ofg_get(op);
-    weft_graph_io_t inner = {d->n_in, d->in, NULL, d->n_out, d->out, 0, NULL, NULL};
+    weft_graph_io_t inner = {d->n_in, d->in, NULL, d->n_out, d->out, 0, NULL};
     weft_status_t s = WEFT_OK;
     if (weft_ofg_name(op)) s = weft_json_props_put_string(p, "name", weft_ofg_name(op));
     if (s == WEFT_OK) s = weft_json_props_put_bool(p, "inline", d->inline_expand);

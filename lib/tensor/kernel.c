@@ -97,6 +97,27 @@ weft_status_t weft__kernel_scratch_copy(weft_kernel_ctx_t *ctx, const weft_tenso
     return st;
 }
 
+weft_status_t weft_kernel_contiguous(weft_kernel_ctx_t *ctx, weft_tensor_t *t,
+                                     weft_tensor_t **out)
+{
+    if (out) *out = NULL;
+    if (!ctx || !t || !out) {
+        weft_status_t st = weft__tensor_error(WEFT_EINVAL, "contiguous: NULL ctx, tensor or out");
+        return ctx ? weft_kernel_error(ctx, st, "%s", weft_tensor_last_error()) : st;
+    }
+    if (weft_tensor_is_contiguous(t)) {
+        *out = t;
+        return WEFT_OK;
+    }
+    return weft__kernel_scratch_copy(ctx, t, out);
+}
+
+void weft_kernel_contiguous_done(weft_kernel_ctx_t *ctx, const weft_tensor_t *t,
+                                 weft_tensor_t *c)
+{
+    if (c != t) weft_kernel_scratch_done(ctx, c);
+}
+
 void weft_kernel_scratch_done(weft_kernel_ctx_t *ctx, weft_tensor_t *t)
 {
     if (!t) return;

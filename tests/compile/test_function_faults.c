@@ -215,7 +215,9 @@ static long io_once(long k, outcome_t *r)
     weft_graph_t *g2 = NULL;
     assert_int_equal(weft_graph_create(NULL, &g2), WEFT_OK);
     bool mut[N_IN] = {false, false, true, true, true, true};
-    weft_graph_io_t gr = {N_IN, s->in, mut, 1, &s->loss, N_PARAMS, s->in + 2, s->news};
+    weft_update_t ups[N_PARAMS];
+    for (int i = 0; i < N_PARAMS; i++) ups[i] = (weft_update_t){s->in[2 + i], s->news[i]};
+    weft_graph_io_t gr = {N_IN, s->in, mut, 1, &s->loss, N_PARAMS, ups};
     weft_graph_io_t ld;
     memset(&ld, 0, sizeof ld);
     memset(r, 0, sizeof *r);

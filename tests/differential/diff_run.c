@@ -280,7 +280,7 @@ static void run_grad(case_run_t *cr)
 static bool save_graph(case_run_t *cr)
 {
     weft_graph_io_t io = { (size_t)cr->c.n_in, cr->c.in_vars, cr->is_mutable, (size_t)cr->c.n_out,
-                           cr->c.out_vars, 0, NULL, NULL };
+                           cr->c.out_vars, 0, NULL };
     char *text = NULL;
     weft_status_t st = weft_graph_io_save(&io, &text);
     if (st != WEFT_OK) {

@@ -147,7 +147,7 @@ static scan_t scan_graph(weft_graph_t *g, const weft_graph_io_t *io)
     sc.int_cast = !ok; /* unknown: do not compile */
     for (size_t k = 0; ok && k < io->n_outputs + io->n_updates; k++) {
         weft_var_t *root =
-            k < io->n_outputs ? io->outputs[k] : io->update_values[k - io->n_outputs];
+            k < io->n_outputs ? io->outputs[k] : io->updates[k - io->n_outputs].value;
         if (!seen[weft_var_id(root)]) seen[weft_var_id(root)] = true, stack[top++] = root;
         while (top) {
             weft_var_t *v = stack[--top];
@@ -200,24 +200,17 @@ static void compile_and_call(const weft_graph_io_t *io, bool small, const uint8_
                              size_t size)
 {
     static const char *const modes[] = { "none", "fast_compile", "fast_run" };
-    weft_update_t *ups = calloc(io->n_updates + 1, sizeof(*ups));
-    if (!ups) return;
-    for (size_t u = 0; u < io->n_updates; u++) {
-        ups[u].var = io->update_inputs[u];
-        ups[u].value = io->update_values[u];
-    }
     weft_function_options_t opts = WEFT_FUNCTION_OPTIONS_INIT;
     opts.mode = modes[size % 3];
     opts.pool = pool;
     opts.input_mutable = io->input_mutable;
     weft_function_t *f = NULL;
     if (weft_function_compile(io->n_inputs, io->inputs, io->n_outputs, io->outputs,
-                              io->n_updates, ups, &opts, &f) == WEFT_OK) {
+                              io->n_updates, io->updates, &opts, &f) == WEFT_OK) {
         n_compiled++;
         if (small) call_once(f, io, data, size);
         if (weft_function_destroy(f) != WEFT_OK) broken("function_destroy", "failed");
     }
-    free(ups);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -116,9 +116,10 @@ static void test_io_mlp_step_round_trips_and_evaluates_equal(void **state)
     OKV(lr = weft_binary_scalar(f->g, WEFT_ELEMWISE_MUL, w, 0.5));
     OKV(step = weft_sub(f->g, w, lr));
     OKV(w2 = weft_transpose(f->g, step));
-    weft_var_t *in[3] = {x, w, b}, *out[2] = {c, w2}, *ui[1] = {w}, *uv[1] = {step};
+    weft_var_t *in[3] = {x, w, b}, *out[2] = {c, w2};
+    weft_update_t up[1] = {{w, step}};
     bool mut[3] = {false, true, false};
-    weft_graph_io_t gr = {3, in, mut, 2, out, 1, ui, uv};
+    weft_graph_io_t gr = {3, in, mut, 2, out, 1, up};
     weft_graph_io_t ld;
     char *text = round_trip(f, &gr, &ld);
     /* one entry per line, names and mutability kept */
@@ -129,7 +130,7 @@ static void test_io_mlp_step_round_trips_and_evaluates_equal(void **state)
     assert_false(ld.input_mutable[0]);
     assert_true(ld.input_mutable[1]);
     assert_int_equal(ld.n_updates, 1);
-    assert_ptr_equal(ld.update_inputs[0], ld.inputs[1]);
+    assert_ptr_equal(ld.updates[0].var, ld.inputs[1]);
     /* same values in both contexts */
     weft_tensor_t *v[3], *r1[2], *r2[2];
     const int64_t *shapes[3] = {xs, ws, bs};
@@ -214,7 +215,7 @@ static void test_io_every_builtin_op_props_round_trip(void **state)
     OK(weft_composite_op(f->g, 2, 3, prog, 1, &cop));
     OKV(outs[n++] = weft_op_call(f->g, cop, 2, ab));
     weft_var_t *in[4] = {a, b, m, r};
-    weft_graph_io_t gr = {4, in, NULL, n, outs, 0, NULL, NULL};
+    weft_graph_io_t gr = {4, in, NULL, n, outs, 0, NULL};
     weft_graph_io_t ld;
     char *text = round_trip(f, &gr, &ld);
     assert_non_null(
@@ -256,7 +257,7 @@ static void test_io_constants_of_every_dtype_load_bit_exact(void **state)
         OKV(cs[i] =
                 weft_constant_create(f->g, t, data[i], (size_t)lens[i] * weft_dtype_size(dts[i])));
     }
-    weft_graph_io_t gr = {0, NULL, NULL, 5, cs, 0, NULL, NULL};
+    weft_graph_io_t gr = {0, NULL, NULL, 5, cs, 0, NULL};
     weft_graph_io_t ld;
     char *text = round_trip(f, &gr, &ld);
     assert_non_null(strstr(
@@ -298,7 +299,7 @@ static void test_io_opfromgraph_nested_round_trips(void **state)
     weft_var_t *a = var(f->g, WEFT_FLOAT64, 1, v3, "a"), *b = var(f->g, WEFT_FLOAT64, 1, v3, "b");
     weft_var_t *ab[2] = {a, b}, *res;
     OKV(res = weft_op_call(f->g, outer, 2, ab));
-    weft_graph_io_t gr = {2, ab, NULL, 1, &res, 0, NULL, NULL};
+    weft_graph_io_t gr = {2, ab, NULL, 1, &res, 0, NULL};
     weft_graph_io_t ld;
     char *text = round_trip(f, &gr, &ld);
     assert_non_null(strstr(text, "\"name\":\"inner\",\"inline\":true,\"graph\":{"));
@@ -315,7 +316,7 @@ static void test_io_save_file_and_load_file(void **state)
     fx_t *f = *state;
     weft_var_t *x = var(f->g, WEFT_FLOAT32, 0, NULL, "x"), *e;
     OKV(e = weft_exp(f->g, x));
-    weft_graph_io_t gr = {1, &x, NULL, 1, &e, 0, NULL, NULL}, ld;
+    weft_graph_io_t gr = {1, &x, NULL, 1, &e, 0, NULL}, ld;
     char path[] = "/tmp/weft_io_testXXXXXX";
     int fd = mkstemp(path);
     assert_true(fd >= 0);
@@ -402,7 +403,7 @@ static void test_io_user_class_registered_round_trips(void **state)
     OK(weft_op_create(f->g, &old_class, NULL, &old));
     OKV(y = weft_op_call(f->g, op, 1, &x));
     OKV(z = weft_op_call(f->g, old, 1, &y));
-    weft_graph_io_t gr = {1, &x, NULL, 1, &z, 0, NULL, NULL}, ld;
+    weft_graph_io_t gr = {1, &x, NULL, 1, &z, 0, NULL}, ld;
     char *text = round_trip(f, &gr, &ld);
     assert_non_null(strstr(text, "{\"op\":\"UserScale\",\"props\":{\"factor\":2.5}"));
     assert_non_null(strstr(text, "{\"op\":\"OldNoProps\",\"inputs\""));
@@ -412,7 +413,7 @@ static void test_io_user_class_registered_round_trips(void **state)
     const weft_op_t *nh;
     OK(weft_op_create(f->g, &nohook_class, &sp, &nh));
     OKV(y = weft_op_call(f->g, nh, 1, &x));
-    weft_graph_io_t g2 = {1, &x, NULL, 1, &y, 0, NULL, NULL};
+    weft_graph_io_t g2 = {1, &x, NULL, 1, &y, 0, NULL};
     assert_int_equal(weft_graph_io_save(&g2, &text), WEFT_ENOTIMPL);
     assert_non_null(strstr(weft_graph_last_error(f->g), "NoHook"));
     assert_null(text);
@@ -492,7 +493,7 @@ static void test_io_malformed_files_name_line_or_key(void **state)
     expect(f,
            HEAD IN0 "\"nodes\":[{\"op\":\"Exp\",\"inputs\":[0],\"outputs\":[1]}],\"outputs\":[1],"
                     "\"updates\":[{\"input\":1,\"value\":0}]}",
-           WEFT_EPARSE, "updates[0].input: not one of the graph inputs");
+           WEFT_EPARSE, "updates[0].input: not one of the graph inputs or shared variables");
     /* props */
     expect(f,
            HEAD IN0 "\"nodes\":[{\"op\":\"Exp\",\"props\":{\"inplace\":5},\"inputs\":[0],"
@@ -549,21 +550,22 @@ static void test_io_save_bad_graphs_rejected(void **state)
     weft_var_t *e, *z = var(f->g2, WEFT_FLOAT64, 0, NULL, "z");
     OKV(e = weft_add(f->g, x, y));
     char *text = NULL;
-    weft_graph_io_t gr = {1, &x, NULL, 1, &e, 0, NULL, NULL};
+    weft_graph_io_t gr = {1, &x, NULL, 1, &e, 0, NULL};
     assert_int_equal(weft_graph_io_save(&gr, &text), WEFT_EMISSING_INPUT);
     assert_non_null(strstr(weft_graph_last_error(f->g), "y"));
     assert_int_equal(weft_graph_io_save(NULL, &text), WEFT_EINVAL);
     assert_int_equal(weft_graph_io_save(&gr, NULL), WEFT_EINVAL);
-    weft_graph_io_t none = {1, &x, NULL, 0, NULL, 0, NULL, NULL};
+    weft_graph_io_t none = {1, &x, NULL, 0, NULL, 0, NULL};
     assert_int_equal(weft_graph_io_save(&none, &text), WEFT_EINVAL);
     weft_var_t *xx[2] = {x, x}, *xz[2] = {x, z}, *xy[2] = {x, y};
-    weft_graph_io_t twice = {2, xx, NULL, 1, &e, 0, NULL, NULL};
+    weft_graph_io_t twice = {2, xx, NULL, 1, &e, 0, NULL};
     assert_int_equal(weft_graph_io_save(&twice, &text), WEFT_EINVAL);
-    weft_graph_io_t foreign = {2, xz, NULL, 1, &e, 0, NULL, NULL};
+    weft_graph_io_t foreign = {2, xz, NULL, 1, &e, 0, NULL};
     assert_int_equal(weft_graph_io_save(&foreign, &text), WEFT_EFOREIGN);
-    weft_graph_io_t owned = {1, &e, NULL, 1, &e, 0, NULL, NULL};
+    weft_graph_io_t owned = {1, &e, NULL, 1, &e, 0, NULL};
     assert_int_equal(weft_graph_io_save(&owned, &text), WEFT_EINVAL);
-    weft_graph_io_t upd = {2, xy, NULL, 1, &e, 1, &e, &e};
+    weft_update_t eu = {e, e};
+    weft_graph_io_t upd = {2, xy, NULL, 1, &e, 1, &eu};
     assert_int_equal(weft_graph_io_save(&upd, &text), WEFT_EINVAL);
     assert_non_null(strstr(weft_graph_last_error(f->g), "update 0"));
     assert_null(text);
@@ -583,7 +585,7 @@ static void test_io_save_of_a_cycle_is_ecycle(void **state)
     weft_var_t *out = shared_cycle_build(f->g, e, n, a, x, y, NULL, NULL), *in[2] = {x, y};
     assert_non_null(out);
     char *text = NULL;
-    weft_graph_io_t gr = {2, in, NULL, 1, &out, 0, NULL, NULL};
+    weft_graph_io_t gr = {2, in, NULL, 1, &out, 0, NULL};
     assert_int_equal(weft_graph_io_save(&gr, &text), WEFT_ECYCLE);
     assert_null(text);
     assert_string_equal(msg_without_sites(weft_graph_last_error(f->g)),

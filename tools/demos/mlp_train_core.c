@@ -190,8 +190,10 @@ weft_status_t mlp_save_graph(const mlp_config_t *cfg, const char *path)
     mlp_graph_t m;
     weft_status_t st = mlp__graph_build(&m, cfg);
     bool mut[MLP_N_INPUTS];
+    weft_update_t ups[MLP_N_PARAMS];
     for (int i = 0; i < MLP_N_INPUTS; i++) mut[i] = i >= 2;
-    weft_graph_io_t gr = {MLP_N_INPUTS, m.in, mut, 1, &m.loss, MLP_N_PARAMS, m.in + 2, m.news};
+    for (int i = 0; i < MLP_N_PARAMS; i++) ups[i] = (weft_update_t){m.in[2 + i], m.news[i]};
+    weft_graph_io_t gr = {MLP_N_INPUTS, m.in, mut, 1, &m.loss, MLP_N_PARAMS, ups};
     if (st == WEFT_OK) st = weft_graph_io_save_file(&gr, path);
     if (st != WEFT_OK)
         fprintf(stderr, "mlp_train: saving %s: %s (%s)\n", path, weft_status_name(st),

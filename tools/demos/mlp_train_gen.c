@@ -96,14 +96,16 @@ static weft_status_t build_text(mlp_t *m, char **text)
         fprintf(stderr, "weft-mlp-gen: %s\n", weft_graph_error_message(m->g));
         return weft_graph_error(m->g);
     }
-    weft_var_t *in[2 + 2 * LAYERS] = {m->x, m->y}, *ui[2 * LAYERS];
+    weft_var_t *in[2 + 2 * LAYERS] = {m->x, m->y};
+    weft_update_t ups[2 * LAYERS];
     bool mut[2 + 2 * LAYERS] = {false, false};
     for (int k = 0; k < LAYERS; k++) {
-        ui[2 * k] = in[2 + 2 * k] = m->w[k];
-        ui[2 * k + 1] = in[3 + 2 * k] = m->b[k];
+        in[2 + 2 * k] = m->w[k];
+        in[3 + 2 * k] = m->b[k];
     }
+    for (int i = 0; i < 2 * LAYERS; i++) ups[i] = (weft_update_t){in[2 + i], m->news[i]};
     for (int i = 2; i < 2 + 2 * LAYERS; i++) mut[i] = true;
-    weft_graph_io_t gr = {2 + 2 * LAYERS, in, mut, 1, &m->loss, 2 * LAYERS, ui, m->news};
+    weft_graph_io_t gr = {2 + 2 * LAYERS, in, mut, 1, &m->loss, 2 * LAYERS, ups};
     CHECK(weft_graph_io_save(&gr, text));
     return WEFT_OK;
 }

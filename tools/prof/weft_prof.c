@@ -246,10 +246,6 @@ static int write_dot(const opts_t *o, const weft_function_t *f)
 
 static int compile_graph(const opts_t *o, const weft_graph_io_t *gr, weft_function_t **f)
 {
-    weft_update_t *ups = calloc(gr->n_updates + 1, sizeof(*ups));
-    if (!ups) return 1;
-    for (size_t u = 0; u < gr->n_updates; u++)
-        ups[u] = (weft_update_t){gr->update_inputs[u], gr->update_values[u]};
     weft_function_options_t fo = WEFT_FUNCTION_OPTIONS_INIT;
     fo.mode = o->mode;
     fo.n_include = o->n_include;
@@ -261,8 +257,7 @@ static int compile_graph(const opts_t *o, const weft_graph_io_t *gr, weft_functi
     fo.profile = true;
     fo.name = o->graph;
     weft_status_t s = weft_function_compile(gr->n_inputs, gr->inputs, gr->n_outputs, gr->outputs,
-                                            gr->n_updates, ups, &fo, f);
-    free(ups);
+                                            gr->n_updates, gr->updates, &fo, f);
     if (s != WEFT_OK)
         fprintf(stderr, "weft-prof: compiling %s: %s: %s\n", o->graph, weft_status_name(s),
                 weft_function_last_error(NULL));

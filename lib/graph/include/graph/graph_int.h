@@ -51,6 +51,8 @@ struct weft_type {
 
 #define WEFT__VAR_CONSTANT 1u
 #define WEFT__VAR_INDESTRUCTIBLE 2u
+/* A shared variable (lib/state): a root whose `data` is its storage. */
+#define WEFT__VAR_SHARED 4u
 
 struct weft_var {
     const weft_type_t *type;
@@ -58,7 +60,7 @@ struct weft_var {
     weft_graph_t *g;
     const char *name;
     const char *file;
-    const void *data; /* constants only */
+    const void *data; /* constants: the elements; shared variables: the storage */
     size_t nbytes;
     uint64_t id;
     uint32_t index;
@@ -115,6 +117,10 @@ struct weft_graph {
      * when it creates one, and weft_graph_destroy calls it first. */
     weft_fgraph_t *fgraphs;
     void (*release_fgraphs)(weft_graph_t *g);
+    /* Shared variables' storages (lib/state keeps this list, as lib/fgraph
+     * its FunctionGraphs): weft_graph_destroy calls release_shared. */
+    void *shared;
+    void (*release_shared)(weft_graph_t *g);
     const weft_op_t *output_op; /* the op of Output(k) pseudo-nodes */
     const char *last_file;      /* the last creation-site file copied (see weft__trace_file) */
     weft__marks_t amarks;       /* scratch for graph-level traversals */

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Usage: check_examples.sh BUILD_DIR
+# Installs BUILD_DIR into a fresh prefix, then builds the installed examples
+# (share/doc/weft/examples) standalone against it with find_package(weft) and
+# with pkg-config, runs every example and compares its output with the
+# installed expected/ files.
+set -euo pipefail
+build=$1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+prefix=$work/prefix
+cmake --install "$build" --prefix "$prefix" >/dev/null
+src=$prefix/share/doc/weft/examples
+export LD_LIBRARY_PATH="$prefix/lib:$prefix/lib64"
+
+cmake -S "$src" -B "$work/ex" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+cmake --build "$work/ex" >/dev/null
+libdir=$(ls -d "$prefix"/lib*/pkgconfig | head -n1)
+export PKG_CONFIG_PATH=$libdir
+for ex in mlp_shared custom_op; do
+  diff <("$work/ex/example_$ex") "$src/expected/$ex.txt"
+  cc -std=c11 "$src/$ex.c" -o "$work/pc-$ex" $(pkg-config --cflags --libs weft) -lm
+  diff <("$work/pc-$ex") "$src/expected/$ex.txt"
+  echo "examples: $ex built with find_package and pkg-config, output as expected"
+done
