@@ -7,8 +7,8 @@
 
 #include "compile_int.h"
 
-static void dfs_from(uint32_t a, uint32_t n, const uint32_t *start, const uint32_t *succ,
-                     uint8_t *row, uint32_t *stack)
+static void dfs_from(uint32_t a, const uint32_t *start, const uint32_t *succ, uint8_t *row,
+                     uint32_t *stack)
 {
     size_t top = 0;
     for (uint32_t k = start[a]; k < start[a + 1]; k++) stack[top++] = succ[k];
@@ -19,7 +19,6 @@ static void dfs_from(uint32_t a, uint32_t n, const uint32_t *start, const uint32
         for (uint32_t k = start[x]; k < start[x + 1]; k++)
             if (!row[succ[k]]) stack[top++] = succ[k];
     }
-    (void)n;
 }
 
 void memplan_check_reach(uint32_t n, const uint64_t *edges, size_t ne, uint8_t *reach)
@@ -33,7 +32,7 @@ void memplan_check_reach(uint32_t n, const uint64_t *edges, size_t ne, uint8_t *
         uint32_t a = (uint32_t)(edges[k] >> 32);
         succ[start[a] + fill[a]++] = (uint32_t)edges[k];
     }
-    for (uint32_t a = 0; a < n; a++) dfs_from(a, n, start, succ, reach + (size_t)a * n, stack);
+    for (uint32_t a = 0; a < n; a++) dfs_from(a, start, succ, reach + (size_t)a * n, stack);
     free(start);
     free(succ);
     free(stack);
