@@ -84,6 +84,12 @@ typedef struct weft_profile {
     uint64_t compile_time_ns;    /* weft_function_compile, total */
     uint64_t rewrite_time_ns;    /* of which the rewrite mode */
     uint64_t peak_bytes;         /* peak bytes of intermediates alive in a call */
+    /* The static memory plan (docs/execution.md §4.6): the arena of the
+     * scope's call (of the largest plan over the scope's calls), and the
+     * peak the same values need when one worker runs the nodes in order and
+     * frees each after its last use. 0 when nothing is planned. */
+    uint64_t arena_bytes;
+    uint64_t sequential_peak_bytes;
     unsigned workers;            /* entries in worker_idle_ns / worker_busy_ns */
     const uint64_t *worker_idle_ns;  /* idle time of each worker during runs */
     const uint64_t *worker_busy_ns;  /* node time run by each worker */

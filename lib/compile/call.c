@@ -94,10 +94,14 @@ static weft_status_t check_outputs(weft__call_state_t *cs, const weft__cnode_t *
  * view of this call holds it), parking waits for the end of the call
  * (cs->deferred), when the views' cells are empty too. A view drops its
  * buffer reference - what makes its base parkable - and its handle stays in
- * the slot's stash for the producer's next view. */
+ * the slot's stash for the producer's next view. A planned value's arena
+ * handle stays in its cell for the next call (arena.c); a measuring call
+ * notes its geometry first. */
 static void cell_empty(weft__call_state_t *cs, uint32_t s)
 {
     weft_tensor_t *t = cs->cells[s];
+    if (WEFT_UNLIKELY(cs->mp_measure)) weft__arena_measure(cs, s, t);
+    if (weft__arena_holds(cs, s, t)) return; /* the arena's memory stays in the cell */
     cs->cells[s] = NULL;
     if (weft__tensor_is_block_base(t)) {
         if (weft_tensor_refcount(t) == 1 && !weft_tensor_is_exclusive(t)) {
@@ -491,10 +495,12 @@ static void cleanup(weft_function_t *f, weft__call_state_t *cs)
     /* relaxed: this thread is the only one touching the state now */
     unsigned n = atomic_exchange_explicit(&cs->n_deferred, 0, memory_order_relaxed);
     for (unsigned k = 0; k < n; k++) weft__bufpool_put(&f->bufpool, cs->deferred[k]);
+    weft__arena_settle(cs);
 }
 
 static void prepare(weft_function_t *f, weft__call_state_t *cs, weft_tensor_t *const *inputs)
 {
+    weft__arena_prepare(cs, inputs);
     for (size_t k = 0; k < f->n_in; k++) cs->cells[f->in_slot[k]] = inputs[k];
     for (uint32_t i = 0; i < f->n_cd; i++) {
         uint32_t s = f->cd_slots[i];

@@ -13,6 +13,7 @@ static void state_free(weft__call_state_t *cs)
 {
     if (!cs) return;
     weft_dag_run_destroy(cs->run);
+    weft__arena_state_fini(cs); /* before the cells: the arena's handles sit in them */
     for (uint32_t s = 0; cs->cells && s < cs->f->n_slots; s++)
         if (cs->f->slot_kind[s] == WEFT__SLOT_KEPT) weft_tensor_release(cs->cells[s]);
     for (uint32_t s = 0; cs->stash && s < cs->f->n_slots; s++)
@@ -51,7 +52,8 @@ static weft_status_t state_create(weft_function_t *f, weft__call_state_t **out)
     weft_status_t st = (!cs->cells || !cs->stash || !cs->countdown || !cs->argv || !cs->own || !cs->slot_bytes ||
                             !cs->deferred)
                            ? WEFT_ENOMEM
-                           : weft_dag_run_create(f->dag, f->pool, &ro, &cs->run);
+                           : weft__arena_state_init(cs);
+    if (st == WEFT_OK) st = weft_dag_run_create(f->dag, f->pool, &ro, &cs->run);
     if (st != WEFT_OK) {
         state_free(cs);
         return st;

@@ -149,6 +149,45 @@ typedef struct weft__bufpool {
     uint64_t allocated, reused; /* statistics, under lock */
 } weft__bufpool_t;
 
+/* The static memory plan (memplan.c, arena.c; docs/execution.md §4.6). A
+ * planned value: a fresh intermediate (owned, not kept, not a graph output,
+ * no alias of it a graph output) and the nodes using its memory. */
+typedef struct weft__mp_value {
+    uint32_t writer;         /* the node writing it */
+    uint32_t n_readers;      /* >= 1 */
+    const uint32_t *readers; /* nodes reading it or an alias of it; the writer when none */
+} weft__mp_value_t;
+
+#define WEFT__MP_NONE UINT64_MAX /* a value without a byte size (not placed) */
+#define WEFT__MP_MAX_VALUES 4096u /* more values: no plan, the pool serves them */
+#define WEFT__MP_MAX_BITS ((size_t)1 << 28) /* bound on the ancestor bit sets */
+
+/* Geometry of a planned value: from its type, or measured in a call. */
+typedef struct weft__mp_geom {
+    weft_dtype_t dtype;
+    int ndim; /* -1: unknown */
+    int64_t shape[WEFT_MAX_NDIM];
+} weft__mp_geom_t;
+
+typedef struct weft__memplan {
+    uint32_t n;               /* planned values */
+    weft__mp_value_t *vals;
+    uint32_t *slot;           /* per value: its slot */
+    uint32_t *reader_storage;
+    uint32_t *value_of_slot;  /* per slot: value index, or UINT32_MAX */
+    uint64_t *conflict;       /* n rows of weft__memplan_words(n) words: conflict bits */
+    weft__mp_geom_t *type_geom; /* per value: from its type (ndim -1: not static) */
+    bool all_static;
+    /* the compile-time plan of the statically sized values */
+    uint64_t *static_off, static_arena, static_seq_peak;
+} weft__memplan_t;
+
+/* Words of one row of a conflict matrix of n values. */
+static inline size_t weft__memplan_words(size_t n)
+{
+    return (n + 63) / 64;
+}
+
 typedef struct weft__call_state weft__call_state_t;
 
 /* Profile accumulator (profile.c); under f->prof_lock. */
@@ -160,6 +199,8 @@ typedef struct weft__prof_acc {
     /* the last call */
     bool have_last;
     uint64_t last_call_ns, last_run_ns, last_node_ns, last_peak_bytes;
+    /* the memory plan's arena and its sequential peak (largest / last call) */
+    uint64_t arena_bytes, seq_peak_bytes, last_arena_bytes, last_seq_peak_bytes;
     uint64_t *last_start, *last_end, *last_idle, *last_busy;
     uint32_t *last_worker;
 } weft__prof_acc_t;
@@ -242,6 +283,7 @@ struct weft_function {
     uint64_t n_states;
     atomic_uint in_flight; /* calls running: refcount-like, for destroy's EBUSY */
     weft__bufpool_t bufpool;
+    weft__memplan_t mp; /* the static memory plan (arena.c) */
     /* statistics under prof_lock */
     pthread_mutex_t prof_lock;
     uint64_t calls, peak_live_buffers;
@@ -294,6 +336,19 @@ struct weft__call_state {
      * one entry per slot per call; workers take indices with n_deferred. */
     weft_tensor_t **deferred;
     atomic_uint n_deferred;
+    /* The arena (arena.c): per slot, the handle on the arena memory of a
+     * planned value (NULL: the pool serves the slot), which stays in its
+     * cell from call to call; the plan's values' geometry, exclusions and
+     * the input shapes it was made for. Touched by the calling thread
+     * between runs, except mp_geom[v] (written by the one thread emptying
+     * value v's cell in a measuring call). */
+    weft_tensor_t **arena_h;
+    void *arena;
+    uint64_t arena_bytes, seq_peak_bytes;
+    weft__mp_geom_t *mp_geom;
+    uint8_t *mp_excluded;
+    int64_t *mp_key; /* n_in * WEFT_MAX_NDIM input lengths */
+    bool mp_ready, mp_dirty, mp_measure;
 };
 
 /* Node n's slot lists. */
@@ -374,6 +429,48 @@ void weft__bufpool_give_back(void *user, weft_tensor_t *t);
 /* Takes t: parks it when it is a buffer's base handle, exclusive (no other
  * handle, view or caller holds it) and contiguous; else releases it. */
 void weft__bufpool_put(weft__bufpool_t *bp, weft_tensor_t *t);
+
+/* ---- static memory plan (memplan.c, arena.c) ------------------------------------ */
+/* The conflict matrix of n values of a DAG of n_nodes (edges as f->edges):
+ * bit j of row i set when values i and j may be live at once under some
+ * schedule. *out NULL for n 0. Errors: WEFT_ENOMEM, WEFT_ERANGE (over
+ * WEFT__MP_MAX_VALUES or WEFT__MP_MAX_BITS: no plan). */
+weft_status_t weft__memplan_conflicts(uint32_t n_nodes, const uint64_t *edges, size_t ne,
+                                      size_t n, const weft__mp_value_t *v, uint64_t **out);
+/* Offsets (64-byte aligned) for the values of known size (bytes[i] !=
+ * WEFT__MP_NONE; the others get WEFT__MP_NONE) such that conflicting values
+ * get disjoint ranges: largest first, best fit. Errors: WEFT_ENOMEM. */
+weft_status_t weft__memplan_place(size_t n, const uint64_t *bytes, const uint64_t *conflict,
+                                  uint64_t *offset, uint64_t *arena_bytes);
+/* The peak bytes of the sized values when one worker runs the nodes in id
+ * order and frees each value after its last use (0 on ENOMEM). */
+uint64_t weft__memplan_seq_peak(uint32_t n_nodes, size_t n, const weft__mp_value_t *v,
+                                const uint64_t *bytes);
+/* Compile time, on the lowered program: the planned values, their conflicts
+ * and the plan of the statically sized ones (is_output: by slot, graph
+ * outputs and updates). Errors: WEFT_ENOMEM (with a message). */
+weft_status_t weft__arena_analyze(weft_function_t *f, const bool *is_output);
+void weft__arena_free_plan(weft_function_t *f);
+/* Per call state: allocation of its arrays, and release. */
+weft_status_t weft__arena_state_init(weft__call_state_t *cs);
+void weft__arena_state_fini(weft__call_state_t *cs);
+/* Before a run: (re)builds the state's arena when the input shapes changed
+ * or the last call asked for it, and puts each planned value's handle in
+ * its cell. Falls back to the pool (no arena) when memory is short. */
+void weft__arena_prepare(weft__call_state_t *cs, weft_tensor_t *const *inputs);
+/* After a run (calling thread): notes planned values whose kernel did not
+ * take the arena handle (their size varies: the pool serves them from the
+ * next plan on) and whether a measuring call found new sizes. */
+void weft__arena_settle(weft__call_state_t *cs);
+/* The cell of slot s holds its arena handle: emptying it keeps it there. */
+static inline bool weft__arena_holds(const weft__call_state_t *cs, uint32_t s,
+                                     const weft_tensor_t *t)
+{
+    return t && cs->arena_h[s] == t;
+}
+/* A measuring call records the geometry of the value in slot s (t) when its
+ * cell is emptied. */
+void weft__arena_measure(weft__call_state_t *cs, uint32_t s, const weft_tensor_t *t);
 
 /* ---- calls (call.c, call_state.c) ---------------------------------------------------- */
 weft_status_t weft__state_acquire(weft_function_t *f, weft__call_state_t **out);

@@ -96,6 +96,12 @@ void weft__prof_record(weft_function_t *f, weft__call_state_t *cs, uint64_t call
     a->last_call_ns = call_ns;
     a->last_peak_bytes = peak_b;
     if (peak_b > a->peak_bytes) a->peak_bytes = peak_b;
+    a->last_arena_bytes = cs->arena_bytes;
+    a->last_seq_peak_bytes = cs->seq_peak_bytes;
+    if (cs->arena_bytes >= a->arena_bytes) {
+        a->arena_bytes = cs->arena_bytes;
+        a->seq_peak_bytes = cs->seq_peak_bytes;
+    }
     if (have) record_nodes(f, &p);
     a->have_last = true;
     pthread_mutex_unlock(&f->prof_lock);
@@ -121,6 +127,7 @@ weft_status_t weft_profile_reset(weft_function_t *f)
     memset(a->worker_idle, 0, w * sizeof *a->worker_idle);
     memset(a->worker_busy, 0, w * sizeof *a->worker_busy);
     a->calls = a->call_ns = a->run_ns = a->node_ns = a->peak_bytes = 0;
+    a->arena_bytes = a->seq_peak_bytes = 0;
     pthread_mutex_unlock(&f->prof_lock);
     return WEFT_OK;
 }

@@ -35,6 +35,8 @@ static void print_header(const weft_profile_t *p, FILE *out)
         fprintf(out, "  Worker %u: busy %.6es, idle %.6es\n", w, sec(p->worker_busy_ns[w]),
                 sec(p->worker_idle_ns[w]));
     fprintf(out, "  Peak memory of intermediates: %.1f KB\n", (double)p->peak_bytes / 1024.0);
+    fprintf(out, "  Memory plan: arena %.1f KB; sequential run, free after last use: %.1f KB\n",
+            (double)p->arena_bytes / 1024.0, (double)p->sequential_peak_bytes / 1024.0);
     fprintf(out, "  Total compilation time: %.6es\n", sec(p->compile_time_ns));
     fprintf(out, "    Number of Apply nodes: %zu\n", p->n_applies);
     fprintf(out, "    Rewrite time: %.6es\n\n", sec(p->rewrite_time_ns));

@@ -42,6 +42,8 @@ static void copy_locked(const weft_function_t *f, weft_profile_scope_t scope, sn
     p->run_time_ns = last ? a->last_run_ns : a->run_ns;
     p->node_time_ns = last ? a->last_node_ns : a->node_ns;
     p->peak_bytes = last ? a->last_peak_bytes : a->peak_bytes;
+    p->arena_bytes = last ? a->last_arena_bytes : a->arena_bytes;
+    p->sequential_peak_bytes = last ? a->last_seq_peak_bytes : a->seq_peak_bytes;
     for (unsigned w = 0; w < f->workers; w++) {
         s->idle[w] = last ? a->last_idle[w] : a->worker_idle[w];
         s->busy[w] = last ? a->last_busy[w] : a->worker_busy[w];

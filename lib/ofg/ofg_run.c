@@ -156,10 +156,23 @@ static bool aliases(const weft_tensor_t *t, size_t n_in, weft_tensor_t *const *i
     return false;
 }
 
+/* The outer cell already holds a tensor the kernel may overwrite, of t's
+ * dtype and shape (a small output kept in its cell, a value of the outer
+ * function's memory plan: docs/execution.md §4.3, §4.6). */
+static bool cell_fits(const weft_tensor_t *cell, const weft_tensor_t *t)
+{
+    return cell && weft_tensor_dtype(cell) == weft_tensor_dtype(t) &&
+           weft_tensor_same_shape(cell, t) && weft_tensor_is_contiguous(cell) &&
+           weft_tensor_is_exclusive(cell);
+}
+
 /* Output k: the inner value itself when it is a fresh buffer the node owns
  * alone, else a copy in an output from the allocator. A view of an inner
  * value is copied too: handed out, it would keep its base's buffer from
- * going back to the allocator, and the next run would allocate anew. */
+ * going back to the allocator, and the next run would allocate anew. So is
+ * a value whose outer cell holds a tensor that fits: swapping would release
+ * that tensor and leave the inner value's buffer outside the allocator,
+ * one allocation per warm call. */
 static weft_status_t emit_outputs(const weft__ofg_t *d, weft_tensor_t *const *inputs,
                                   weft_tensor_t *const *slots, weft_tensor_t **outputs,
                                   weft_kernel_ctx_t *ctx)
@@ -168,7 +181,7 @@ static weft_status_t emit_outputs(const weft__ofg_t *d, weft_tensor_t *const *in
     for (size_t k = 0; k < d->n_out; k++) {
         weft_tensor_t *t = ref_value(p, inputs, slots, p->out_refs[k]);
         bool copy = p->out_refs[k].kind != OFG_REF_SLOT || !weft__tensor_is_block_base(t) ||
-                    aliases(t, d->n_in, inputs, k, outputs);
+                    aliases(t, d->n_in, inputs, k, outputs) || cell_fits(outputs[k], t);
         if (!copy) {
             weft_kernel_set_output(ctx, &outputs[k], weft_tensor_retain(t));
             continue;

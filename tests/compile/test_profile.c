@@ -156,6 +156,9 @@ static void test_profile_text_report_contains_the_tables(void **state)
                           "Time in 2 calls to Function.__call__:", "Time in thunks:",
                           "Achieved parallelism", "Critical path:", "ideal speedup",
                           "Worker 0: busy", "Worker 1: busy", "Peak memory of intermediates:",
+                          /* 8-element values stay in their cells: nothing planned */
+                          "Memory plan: arena 0.0 KB; sequential run, free after last use: "
+                          "0.0 KB\n",
                           "Number of Apply nodes: 4", "\nClass\n-----\n",
                           ("<% time> <sum %> <apply time> <time per call> <type> <#call> "
                            "<#apply> <Class name>"),
