@@ -112,6 +112,19 @@ WEFT_API bool weft_fgraph_contains_apply(const weft_fgraph_t *fg, const weft_app
  * the graph). */
 WEFT_API weft_status_t weft_fgraph_clients(const weft_fgraph_t *fg, const weft_var_t *v,
                                            const weft_client_t **clients, size_t *n);
+/* The variable set (PyTensor's fgraph.variables): every variable a node of
+ * the apply set reads or produces, every output and every used declared
+ * input, ordered by increasing id (creation order in the context), so the
+ * listing is the same on every run. Iterate it with weft_fgraph_clients to
+ * walk the clients map (each client: node and input index). A declared input
+ * that nothing uses is not listed (see weft_fgraph_clients).
+ * Ownership: *vars borrowed, valid until the next edit or the next call of
+ * this function on fg. O(V log V).
+ * Errors: WEFT_EINVAL (NULL argument), WEFT_ENOMEM. */
+WEFT_API weft_status_t weft_fgraph_variables(weft_fgraph_t *fg, weft_var_t *const **vars,
+                                             size_t *n);
+/* Size of the variable set (0 for NULL). O(1). */
+WEFT_API size_t weft_fgraph_n_variables(const weft_fgraph_t *fg);
 /* Number of clients of v (0 if not in the graph). */
 WEFT_API size_t weft_fgraph_n_clients(const weft_fgraph_t *fg, const weft_var_t *v);
 
@@ -252,6 +265,19 @@ WEFT_API weft_status_t weft_fgraph_clone(const weft_fgraph_t *fg, bool check_int
                                          weft_clone_map_t **equiv, weft_fgraph_t **out);
 /* dprint-style tree of the outputs (weft_graph_dprint), then the inputs. */
 WEFT_API weft_status_t weft_fgraph_dprint(weft_fgraph_t *fg, FILE *f);
+/* The graph as one line (PyTensor's str(fgraph)), e.g.
+ * "FunctionGraph(Tanh(Add(Dot(x, W), b)))": each output as nested
+ * Op(args) (weft_op_print), leaves (declared inputs, constants, other roots)
+ * as weft_var_print writes them, outputs separated by ", ". A node used more
+ * than once (or with several outputs) is shown once as "*n -> Op(...)"
+ * ("*n::k -> " for output k of a multi-output node) and later as "*n"
+ * ("*n::k"), n counting from 1 in printing order (docs/fgraph.md §7).
+ * snprintf-like: writes at most cap bytes, NUL included (buf may be NULL
+ * when cap is 0), and *len (if not NULL) receives the full length without
+ * the NUL; the text is cut, never the count, when cap is too small.
+ * Ownership: borrows fg and buf. Errors: WEFT_EINVAL (NULL fg, NULL buf with
+ * cap > 0), WEFT_ENOMEM (buf holds ""). Thread: as the queries. */
+WEFT_API weft_status_t weft_fgraph_str(weft_fgraph_t *fg, char *buf, size_t cap, size_t *len);
 /* Graphviz dot: one box per apply, one ellipse per variable, dashed edges for
  * feature orderings. */
 WEFT_API weft_status_t weft_fgraph_dot(weft_fgraph_t *fg, FILE *f);

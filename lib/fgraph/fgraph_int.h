@@ -119,6 +119,12 @@ struct weft_fgraph {
     bool logging, reverting;
     bool reintroduced;
     char reintro_msg[256];
+    /* For the History feature (history_feature.c), which reads them in its
+     * callbacks: >0 while weft__fg_change_input runs (its imports and prunes
+     * are consequences of the change), and the order key the changed
+     * (node, i) had in the old variable's clients. */
+    uint32_t change_depth;
+    uint64_t last_old_key;
 
     /* scratch */
     weft__pvec_t plan;     /* nodes to import, topological order */
@@ -130,6 +136,7 @@ struct weft_fgraph {
     weft__pvec_t topo;
     weft__pvec_t roots, roots_tmp; /* toposort: the apply set in increasing id order */
     weft__pvec_t ord_before, ord_after;
+    weft__pvec_t vars; /* weft_fgraph_variables' result */
     uint32_t *ord_head; /* per apply id: first pair index + 1, valid if ord_stamp matches */
     uint32_t *ord_stamp;
     size_t ord_cap; /* min of the two capacities below */
