@@ -310,6 +310,41 @@ WEFT_API weft_status_t weft_fgraph_replace_all_validate_remove(
     weft_fgraph_t *fg, size_t n, weft_var_t *const *vars, weft_var_t *const *new_vars,
     size_t n_remove, weft_apply_t *const *remove, const char *reason);
 
+/* ---- verbose rewriting: the replacement log ------------------------------------
+ * PyTensor's optimizer_verbose: ReplaceValidate reports each replacement it
+ * commits. After a transaction (replace_all_validate, replace_validate,
+ * replace_all_validate_remove, hence every rewrite, weft/rewrite.h) passes
+ * validation, the hook is called once per pair, in the order given, with the
+ * transaction's reason (for rewrites: the rewriter's name) - pairs whose new
+ * variable is the old one excepted. A rejected transaction reports nothing;
+ * plain replace / change_node_input report nothing.
+ * The hook runs on the thread editing fg, after the edit is complete; it may
+ * read fg but must not edit it. */
+
+typedef void (*weft_replace_hook_fn)(void *user, weft_fgraph_t *fg, const char *reason,
+                                     weft_var_t *old_var, weft_var_t *new_var);
+
+/* Sets fg's hook (fn NULL: none). One hook per fgraph: this replaces a hook
+ * or log set before. Not carried to clones.
+ * Ownership: borrows user (must outlive fg or the next set). Errors:
+ * WEFT_EINVAL (NULL fg). */
+WEFT_API weft_status_t weft_fgraph_set_replace_hook(weft_fgraph_t *fg, weft_replace_hook_fn fn,
+                                                    void *user);
+/* Sets a hook that writes one line per replacement to f
+ * (weft_fgraph_replace_line, then "\n"); f NULL: none. Write errors are
+ * ignored. Ownership: borrows f (must outlive fg or the next set). Errors:
+ * WEFT_EINVAL (NULL fg). */
+WEFT_API weft_status_t weft_fgraph_set_replace_log(weft_fgraph_t *fg, FILE *f);
+/* The log line for one replacement (docs/rewrites.md §9), without newline:
+ *   rewriting: rewrite REASON replaces OLD of NODE with NEW of NODE
+ * each variable as weft_var_print writes it, each NODE as
+ * weft_apply_describe ("apply 7 (Mul, built at model.c:17)"); a variable
+ * without owner is written " with x (created at model.c:12)" instead of
+ * " of NODE"; a NULL reason reads "?". snprintf-like (returns the full
+ * length). Ownership: borrows everything. */
+WEFT_API int weft_fgraph_replace_line(const char *reason, const weft_var_t *old_var,
+                                      const weft_var_t *new_var, char *buf, size_t cap);
+
 #ifdef __cplusplus
 }
 #endif

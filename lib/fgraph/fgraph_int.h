@@ -125,6 +125,10 @@ struct weft_fgraph {
      * (node, i) had in the old variable's clients. */
     uint32_t change_depth;
     uint64_t last_old_key;
+    /* Verbose rewriting (replace_hook.c): called per pair of each committed
+     * replace_all_validate transaction. */
+    weft_replace_hook_fn replace_hook;
+    void *replace_hook_user;
 
     /* scratch */
     weft__pvec_t plan;     /* nodes to import, topological order */
@@ -263,6 +267,9 @@ weft_status_t weft__fg_collect_orderings(weft_fgraph_t *fg);
 /* History (history.c): records one change when a checkpoint is active. */
 void weft__fg_log_change(weft_fgraph_t *fg, weft_apply_t *node, size_t i, weft_var_t *old_var,
                          weft_var_t *new_var, uint64_t old_key);
+/* Reports a committed transaction's pairs to the replace hook (if any). */
+void weft__fg_report_replace(weft_fgraph_t *fg, size_t n, weft_var_t *const *vars,
+                             weft_var_t *const *new_vars, const char *reason);
 /* Marks an imported node that a successful *_remove had removed. */
 void weft__fg_note_import(weft_fgraph_t *fg, weft_apply_t *node);
 

@@ -1,11 +1,13 @@
 /* Graph-layer utilities: the one-line printer (weft_fgraph_str), the
  * variable listing with its clients map (weft_fgraph_variables), and op
  * cloning (weft_op_clone). */
+#define _POSIX_C_SOURCE 200809L /* open_memstream */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -233,6 +235,57 @@ static void test_op_clone_refuses_props_that_own_memory(void **state)
     assert_int_equal(weft_op_clone(f->g, op, NULL), WEFT_EINVAL);
 }
 
+/* ---- the replacement log (verbose rewriting) --------------------------------- */
+
+static void test_fgraph_replace_log_reports_committed_pairs_only(void **state)
+{
+    fx_t *f = *state;
+    weft_var_t *x, *y;
+    int var_line = __LINE__ + 1;
+    assert_int_equal(weft_var_create(f->g, f->vec, "x", &x), WEFT_OK);
+    assert_int_equal(weft_var_create(f->g, f->vec, "y", &y), WEFT_OK);
+    weft_var_t *in[] = {x, y};
+    weft_var_t *e, *n;
+    int exp_line = __LINE__ + 1;
+    assert_int_equal(weft_op_call(f->g, f->exp, 1, &x, &e), WEFT_OK);
+    int neg_line = __LINE__ + 1;
+    assert_int_equal(weft_op_call(f->g, f->neg, 1, &y, &n), WEFT_OK);
+    weft_var_t *out[] = {fx_bin(f, f->add, e, n)};
+    rec_t *rec = rec_new();
+    weft_feature_t *feats[] = {&rec->base};
+    weft_fgraph_t *fg = fx_fgraph(f, 2, in, 1, out, false, 1, feats);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *log = open_memstream(&text, &len);
+    assert_int_equal(weft_fgraph_set_replace_log(fg, log), WEFT_OK);
+    /* Rejected: nothing; plain replace: nothing; committed: one line per pair. */
+    rec->reject_validate = true;
+    assert_int_equal(weft_fgraph_replace_validate(fg, e, n, "rejected"), WEFT_EINCONSISTENT);
+    rec->reject_validate = false;
+    weft_var_t *olds[] = {e, n}, *news[] = {y, x};
+    assert_int_equal(weft_fgraph_replace_all_validate(fg, 2, olds, news, "swap"), WEFT_OK);
+    assert_int_equal(weft_fgraph_set_replace_log(fg, NULL), WEFT_OK);
+    fclose(log);
+    char want[1024];
+    snprintf(want, sizeof(want),
+             "rewriting: rewrite swap replaces Exp.out of apply %llu (Exp, built at %s:%d) with y "
+             "(created at %s:%d)\n"
+             "rewriting: rewrite swap replaces Neg.out of apply %llu (Neg, built at %s:%d) with x "
+             "(created at %s:%d)\n",
+             (unsigned long long)weft_apply_id(weft_var_owner(e)), __FILE__, exp_line, __FILE__,
+             var_line + 1, (unsigned long long)weft_apply_id(weft_var_owner(n)), __FILE__,
+             neg_line, __FILE__, var_line);
+    assert_string_equal(text, want);
+    free(text);
+    assert_int_equal(weft_fgraph_set_replace_log(NULL, NULL), WEFT_EINVAL);
+    assert_int_equal(weft_fgraph_set_replace_hook(NULL, NULL, NULL), WEFT_EINVAL);
+    char buf[64];
+    assert_int_equal(weft_fgraph_replace_line(NULL, NULL, NULL, buf, sizeof(buf)),
+                     (int)strlen("rewriting: rewrite ? replaces <null> (created at ?:0) with "
+                                 "<null> (created at ?:0)"));
+    weft_fgraph_destroy(fg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -247,6 +300,7 @@ int main(void)
         T(test_fgraph_variables_follow_a_replace),
         T(test_op_clone_copies_props_into_another_context),
         T(test_op_clone_refuses_props_that_own_memory),
+        T(test_fgraph_replace_log_reports_committed_pairs_only),
 #undef T
     };
     return cmocka_run_group_tests_name("fgraph_utils", tests, NULL, NULL);
