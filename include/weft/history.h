@@ -10,7 +10,10 @@
  * (the fgraph's order, weft/feature.h); it is undone and redone with it.
  * Other imports and prunes (import_node, add_output, remove_node,
  * remove_input, remove_output) are structural: they are logged but cannot be
- * undone, so a revert across one is refused.
+ * undone, so a revert across one is refused. Removing an output slot or an
+ * input (remove_output, remove_input, remove_node dropping slots) fires no
+ * event for the slot itself; every entry logged before it can then be
+ * neither undone nor redone (WEFT_ESTATE).
  *
  * Revert undoes CHANGE entries newest-first through the fgraph's ordinary
  * change path (type checks skipped, as the built-in revert): every attached
@@ -87,7 +90,8 @@ WEFT_API weft_status_t weft_history_checkpoint(weft_fgraph_t *fg, uint64_t *toke
  * position: nothing happens (WEFT_OK).
  * Errors (nothing changed, message on fg): WEFT_EINVAL (NULL), WEFT_ENOTFOUND
  * (no History), WEFT_ESTATE (token stale, or ahead of the current position:
- * use redo; or a structural entry lies in between, named). A failure while
+ * use redo; or a structural entry lies in between, named; or a slot was
+ * removed after an entry in between). A failure while
  * undoing (WEFT_ENOMEM) stops at the entry that failed, the graph consistent
  * and the position at that entry; a feature callback's error is returned
  * after the revert completes. */

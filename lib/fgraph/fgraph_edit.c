@@ -280,6 +280,7 @@ weft_status_t weft_fgraph_remove_input(weft_fgraph_t *fg, size_t k, const char *
         return weft__fg_err(fg, WEFT_EINVAL, "remove_input: no input %zu (%zu inputs)", k,
                             fg->n_in);
     edit_begin(fg);
+    fg->slots_epoch++;
     weft_var_t *v = fg->inputs[k];
     memmove(fg->inputs + k, fg->inputs + k + 1, (fg->n_in - k - 1) * sizeof(*fg->inputs));
     memmove(fg->input_mutable + k, fg->input_mutable + k + 1, (fg->n_in - k - 1) * sizeof(bool));

@@ -125,6 +125,10 @@ struct weft_fgraph {
      * (node, i) had in the old variable's clients. */
     uint32_t change_depth;
     uint64_t last_old_key;
+    /* Bumped when an output slot is dropped or an input removed: edits that
+     * fire no event for the slot, after which older changes cannot be
+     * undone. */
+    uint64_t slots_epoch;
     /* Verbose rewriting (replace_hook.c): called per pair of each committed
      * replace_all_validate transaction. */
     weft_replace_hook_fn replace_hook;
@@ -263,6 +267,17 @@ void weft__fg_fire_change(weft_fgraph_t *fg, weft_apply_t *node, size_t i, weft_
 void weft__fg_detach_all_features(weft_fgraph_t *fg);
 /* Collects every feature's orderings into fg->ord_before / ord_after. */
 weft_status_t weft__fg_collect_orderings(weft_fgraph_t *fg);
+
+/* The start of weft's own heap features (History, NodeFinder): freed through
+ * the allocator of the fgraph they were made for. */
+typedef struct weft__fg_feature_hdr {
+    weft_feature_t base; /* first member */
+    const weft_allocator_t *alloc;
+} weft__fg_feature_hdr_t;
+/* Attaches a zeroed feature of `size` bytes (starting with the header) of
+ * class cls, unless one of that class is attached already (WEFT_OK).
+ * Errors: WEFT_ENOMEM (message names what), or on_attach's error. */
+weft_status_t weft__fg_attach_new(weft_fgraph_t *fg, const weft_feature_class_t *cls, size_t size);
 
 /* History (history.c): records one change when a checkpoint is active. */
 void weft__fg_log_change(weft_fgraph_t *fg, weft_apply_t *node, size_t i, weft_var_t *old_var,

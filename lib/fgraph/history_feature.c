@@ -20,11 +20,11 @@
 typedef struct hentry {
     weft_history_entry_t e;
     uint64_t old_key, new_key;
+    uint64_t slots_epoch; /* fg->slots_epoch when recorded */
 } hentry_t;
 
 typedef struct history {
-    weft_feature_t base; /* first member */
-    const weft_allocator_t *alloc;
+    weft__fg_feature_hdr_t h; /* first member */
     hentry_t *log;
     size_t n, pos, cap;
     uint64_t origin;     /* token of the log's start */
@@ -37,14 +37,14 @@ static weft_status_t record(weft_fgraph_t *fg, history_t *h, weft_history_entry_
                             uint64_t old_key)
 {
     h->n = h->pos;
-    if (!weft__vec_grow(h->alloc, (void **)&h->log, &h->cap, h->n + 1, sizeof(*h->log))) {
+    if (!weft__vec_grow(h->h.alloc, (void **)&h->log, &h->cap, h->n + 1, sizeof(*h->log))) {
         /* The log can no longer undo: forget it, so every old token is stale. */
         h->n = h->pos = 0;
         h->origin = ++h->next_token;
         return weft__fg_err(fg, WEFT_ENOMEM, "History: out of memory; the log was cleared");
     }
     e.token = ++h->next_token;
-    h->log[h->n++] = (hentry_t){e, old_key, WEFT__CLIENT_NOKEY};
+    h->log[h->n++] = (hentry_t){e, old_key, WEFT__CLIENT_NOKEY, fg->slots_epoch};
     h->pos = h->n;
     return WEFT_OK;
 }
@@ -86,8 +86,8 @@ static weft_status_t hist_on_change(weft_feature_t *self, weft_fgraph_t *fg, wef
 static void hist_destroy(weft_feature_t *self)
 {
     history_t *h = (history_t *)self;
-    weft__free(h->alloc, h->log, h->cap * sizeof(*h->log));
-    weft__free(h->alloc, h, sizeof(*h));
+    weft__free(h->h.alloc, h->log, h->cap * sizeof(*h->log));
+    weft__free(h->h.alloc, h, sizeof(*h));
 }
 
 static const weft_feature_class_t history_class = {
@@ -111,14 +111,7 @@ static history_t *find(const weft_fgraph_t *fg)
 
 weft_status_t weft_history_attach(weft_fgraph_t *fg)
 {
-    if (!fg) return WEFT_EINVAL;
-    if (find(fg)) return WEFT_OK;
-    history_t *h = weft__alloc(fg->alloc, sizeof(*h));
-    if (!h) return weft__fg_err(fg, WEFT_ENOMEM, "History: out of memory");
-    memset(h, 0, sizeof(*h));
-    h->base = (weft_feature_t){&history_class, NULL};
-    h->alloc = fg->alloc;
-    return weft_fgraph_attach_feature(fg, &h->base);
+    return weft__fg_attach_new(fg, &history_class, sizeof(history_t));
 }
 
 /* Checks fg and finds its History; the error names the function. */
@@ -172,6 +165,11 @@ static weft_status_t check_move(weft_fgraph_t *fg, const history_t *h, uint64_t 
     size_t lo = back ? to : h->pos, hi = back ? h->pos : to;
     for (size_t k = lo; k < hi; k++) {
         const weft_history_entry_t *e = &h->log[k].e;
+        if (h->log[k].slots_epoch != fg->slots_epoch)
+            return weft__fg_err(fg, WEFT_ESTATE,
+                                "%s: an input or output slot was removed after entry %zu: it "
+                                "cannot be %s",
+                                fn, k, back ? "undone" : "redone");
         if (e->by_change) continue;
         char ab[256];
         weft_apply_describe(e->node, ab, sizeof(ab));
@@ -190,8 +188,12 @@ static weft_status_t step(weft_fgraph_t *fg, hentry_t *he, bool back)
     if (e->kind != WEFT_HISTORY_CHANGE) return WEFT_OK;
     weft_var_t *from = back ? e->new_var : e->old_var, *to = back ? e->old_var : e->new_var;
     bool live = weft__fg_is_live_slot(fg, e->node) || weft__fg_has_apply(fg, e->node);
-    WEFT_ASSERT(live && e->node->inputs[e->index] == from, "History: log out of step with graph");
-    (void)from;
+    if (!live || e->node->inputs[e->index] != from) { /* check_move rules this out */
+        char ab[256];
+        weft_apply_describe(e->node, ab, sizeof(ab));
+        return weft__fg_err(fg, WEFT_EINCONSISTENT, "History: the change of %s input %zu no "
+                            "longer matches the graph", ab, e->index);
+    }
     weft_status_t s =
         weft__fg_change_input(fg, e->node, e->index, to,
                               back ? WEFT_HISTORY_REVERT_REASON : WEFT_HISTORY_REDO_REASON, false,

@@ -14,8 +14,7 @@ typedef struct bucket {
 } bucket_t;
 
 typedef struct finder {
-    weft_feature_t base; /* first member */
-    const weft_allocator_t *alloc;
+    weft__fg_feature_hdr_t h; /* first member */
     bucket_t *b;
     size_t nb, bcap;
     weft__pvec_t found; /* by_op's result */
@@ -46,12 +45,12 @@ static weft_status_t finder_add(finder_t *f, weft_fgraph_t *fg, weft_apply_t *no
 {
     bucket_t *b = bucket_of(f, node->op->cls);
     if (!b) {
-        if (!weft__vec_grow(f->alloc, (void **)&f->b, &f->bcap, f->nb + 1, sizeof(*f->b)))
+        if (!weft__vec_grow(f->h.alloc, (void **)&f->b, &f->bcap, f->nb + 1, sizeof(*f->b)))
             return weft__fg_err(fg, WEFT_ENOMEM, "NodeFinder: out of memory");
         b = &f->b[f->nb++];
         b->cls = node->op->cls;
     }
-    if (!weft__vec_grow(f->alloc, (void **)&b->nodes, &b->cap, b->n + 1, sizeof(*b->nodes)))
+    if (!weft__vec_grow(f->h.alloc, (void **)&b->nodes, &b->cap, b->n + 1, sizeof(*b->nodes)))
         return weft__fg_err(fg, WEFT_ENOMEM, "NodeFinder: out of memory");
     size_t at = lower_bound(b, node->id);
     memmove(b->nodes + at + 1, b->nodes + at, (b->n - at) * sizeof(*b->nodes));
@@ -93,10 +92,10 @@ static void finder_destroy(weft_feature_t *self)
 {
     finder_t *f = (finder_t *)self;
     for (size_t k = 0; k < f->nb; k++)
-        weft__free(f->alloc, f->b[k].nodes, f->b[k].cap * sizeof(*f->b[k].nodes));
-    weft__free(f->alloc, f->b, f->bcap * sizeof(*f->b));
-    weft__pvec_free(f->alloc, &f->found);
-    weft__free(f->alloc, f, sizeof(*f));
+        weft__free(f->h.alloc, f->b[k].nodes, f->b[k].cap * sizeof(*f->b[k].nodes));
+    weft__free(f->h.alloc, f->b, f->bcap * sizeof(*f->b));
+    weft__pvec_free(f->h.alloc, &f->found);
+    weft__free(f->h.alloc, f, sizeof(*f));
 }
 
 static const weft_feature_class_t finder_class = {
@@ -115,14 +114,7 @@ const weft_feature_class_t *weft_node_finder_class(void)
 
 weft_status_t weft_node_finder_attach(weft_fgraph_t *fg)
 {
-    if (!fg) return WEFT_EINVAL;
-    if (weft_fgraph_find_feature(fg, &finder_class)) return WEFT_OK;
-    finder_t *f = weft__alloc(fg->alloc, sizeof(*f));
-    if (!f) return weft__fg_err(fg, WEFT_ENOMEM, "NodeFinder: out of memory");
-    memset(f, 0, sizeof(*f));
-    f->base = (weft_feature_t){&finder_class, NULL};
-    f->alloc = fg->alloc;
-    return weft_fgraph_attach_feature(fg, &f->base);
+    return weft__fg_attach_new(fg, &finder_class, sizeof(finder_t));
 }
 
 static weft_status_t lookup(weft_fgraph_t *fg, const void *key, weft_apply_t *const **nodes,
@@ -157,7 +149,7 @@ weft_status_t weft_node_finder_by_op(weft_fgraph_t *fg, const weft_op_t *op,
     f->found.n = 0;
     for (size_t k = 0; b && k < b->n; k++)
         if (weft_op_equal(b->nodes[k]->op, op) &&
-            !weft__pvec_push(f->alloc, &f->found, b->nodes[k]))
+            !weft__pvec_push(f->h.alloc, &f->found, b->nodes[k]))
             return weft__fg_err(fg, WEFT_ENOMEM, "NodeFinder: out of memory");
     *nodes = (weft_apply_t *const *)f->found.p;
     *n = f->found.n;

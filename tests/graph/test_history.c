@@ -313,6 +313,34 @@ static void test_history_keeps_destroy_handler_and_supervisor_consistent(void **
     weft_fgraph_destroy(fg);
 }
 
+/* Removing an output slot fires no event for the slot: the changes before
+ * it (here one of that very slot) can no longer be undone or redone. */
+static void test_history_removed_output_slot_blocks_older_entries(void **state)
+{
+    fx_t *f = *state;
+    hx_t h = hx_make(f);
+    weft_var_t *ey = fx_un(f, f->exp, h.y);
+    assert_int_equal(weft_fgraph_add_output(h.fg, h.x, "more"), WEFT_OK);
+    uint64_t t;
+    assert_int_equal(weft_history_checkpoint(h.fg, &t), WEFT_OK);
+    weft_apply_t *slot = NULL;
+    const weft_client_t *c;
+    size_t n;
+    assert_int_equal(weft_fgraph_clients(h.fg, h.x, &c, &n), WEFT_OK);
+    for (size_t k = 0; k < n; k++)
+        if (weft_apply_is_output_slot(c[k].node)) slot = c[k].node;
+    assert_non_null(slot);
+    assert_int_equal(weft_fgraph_change_node_input(h.fg, slot, 0, ey, "t"), WEFT_OK);
+    assert_int_equal(weft_fgraph_remove_output(h.fg, 1, "drop"), WEFT_OK);
+    assert_int_equal(weft_history_revert(h.fg, t), WEFT_ESTATE);
+    assert_string_equal(weft_fgraph_last_error(h.fg),
+                        "weft_history_revert: an input or output slot was removed after entry 0: "
+                        "it cannot be undone");
+    assert_string_equal(str_of(h.fg), "FunctionGraph(Neg(Exp(x)))");
+    assert_int_equal(weft_fgraph_check_integrity(h.fg), WEFT_OK);
+    weft_fgraph_destroy(h.fg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -322,6 +350,7 @@ int main(void)
         T(test_history_change_after_revert_drops_redo),
         T(test_history_bad_moves_are_refused_unchanged),
         T(test_history_structural_edit_cannot_be_reverted),
+        T(test_history_removed_output_slot_blocks_older_entries),
         T(test_history_without_feature_is_not_found),
         T(test_history_records_replace_validate_rollback),
         T(test_history_keeps_destroy_handler_and_supervisor_consistent),
