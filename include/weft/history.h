@@ -32,6 +32,9 @@
  * whose entries were dropped (by a change after a revert, or when recording
  * ran out of memory) is stale: WEFT_ESTATE.
  *
+ * The History is not carried to clones (weft_fgraph_clone): a clone starts
+ * without one.
+ *
  * Ownership: the feature is owned by the fgraph (detach it with
  * weft_fgraph_remove_feature(fg, weft_fgraph_find_feature(fg,
  * weft_history_class()))). Entries borrow nodes and variables from the

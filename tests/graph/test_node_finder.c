@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "graph_fixture.h"
+#include "weft/history.h"
 #include "weft/node_finder.h"
 
 /* The ids of nodes[0..n) as "a,b,c". */
@@ -110,6 +111,29 @@ static void test_node_finder_errors(void **state)
     weft_fgraph_destroy(fg);
 }
 
+/* A History revert goes through the ordinary change path: the finder sees
+ * the pruned node come back (and the replacement leave). */
+static void test_node_finder_follows_a_history_revert(void **state)
+{
+    fx_t *f = *state;
+    weft_var_t *x = fx_var(f, "x");
+    weft_var_t *e = fx_un(f, f->exp, x); /* apply 0 */
+    weft_var_t *y = fx_un(f, f->neg, e); /* apply 1 */
+    weft_fgraph_t *fg = fx_fgraph(f, 1, &x, 1, &y, false, 0, NULL);
+    assert_int_equal(weft_node_finder_attach(fg), WEFT_OK);
+    assert_int_equal(weft_history_attach(fg), WEFT_OK);
+    weft_var_t *n = fx_un(f, f->neg, x); /* apply 3: the Output pseudo-node took 2 */
+    assert_int_equal(weft_fgraph_replace(fg, e, n, "t"), WEFT_OK);
+    assert_string_equal(by_class(fg, &fx_neg_class), "1,3");
+    assert_string_equal(by_class(fg, &fx_exp_class), "");
+    assert_int_equal(weft_history_revert(fg, 0), WEFT_OK);
+    assert_string_equal(by_class(fg, &fx_neg_class), "1");
+    assert_string_equal(by_class(fg, &fx_exp_class), "0");
+    assert_int_equal(weft_history_redo(fg, 3), WEFT_OK);
+    assert_string_equal(by_class(fg, &fx_neg_class), "1,3");
+    weft_fgraph_destroy(fg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -117,6 +141,7 @@ int main(void)
         T(test_node_finder_lists_nodes_by_class_in_id_order),
         T(test_node_finder_by_op_compares_props),
         T(test_node_finder_errors),
+        T(test_node_finder_follows_a_history_revert),
 #undef T
     };
     return cmocka_run_group_tests_name("node_finder", tests, NULL, NULL);
