@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "graph/ctor_int.h"
 #include "ofg_int.h"
 
 weft_status_t weft__ofg_read_options(weft_graph_t *g, const weft_ofg_options_t *in,
@@ -56,7 +57,8 @@ static weft_status_t copy_constant(weft_graph_t *g, weft__ofg_t *d, const weft_v
     weft_var_trace(c, &file, &line);
     weft_status_t s = weft__ofg_type_in(d->g, weft_var_type(c), &t);
     if (s == WEFT_OK) s = weft_constant_data(c, &data, &nbytes);
-    if (s == WEFT_OK) s = weft_constant_create_at(d->g, t, data, nbytes, file, line, out);
+    if (s == WEFT_OK)
+        s = weft__got(d->g, *out = weft_constant_create_at(d->g, t, data, nbytes, file, line));
     return s == WEFT_OK ? s : weft_graph_set_error(g, s, "weft_ofg_create: copying a constant");
 }
 

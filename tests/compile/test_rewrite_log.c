@@ -35,16 +35,18 @@ static weft_var_t *build(weft_var_t **x, int lines[4])
     const weft_type_t *t;
     assert_int_equal(weft_type_tensor(g, WEFT_FLOAT64, 1, NULL, &t), WEFT_OK);
     lines[3] = __LINE__ + 1;
-    assert_int_equal(weft_var_create(g, t, "x", x), WEFT_OK);
-    weft_var_t *one, *zero, *m, *e, *y;
-    assert_int_equal(weft_constant_scalar(g, WEFT_FLOAT64, 1.0, &one), WEFT_OK);
-    assert_int_equal(weft_constant_scalar(g, WEFT_FLOAT64, 0.0, &zero), WEFT_OK);
+    *x = weft_var_create(g, t, "x");
+    weft_var_t *one = weft_constant_scalar(g, WEFT_FLOAT64, 1.0);
+    weft_var_t *zero = weft_constant_scalar(g, WEFT_FLOAT64, 0.0);
+    /* One statement per op: the expected lines tell their creation sites apart. */
     lines[0] = __LINE__ + 1;
-    assert_int_equal(weft_mul(g, *x, one, &m), WEFT_OK);
+    weft_var_t *m = weft_mul(g, *x, one);
     lines[1] = __LINE__ + 1;
-    assert_int_equal(weft_exp(g, m, &e), WEFT_OK);
+    weft_var_t *e = weft_exp(g, m);
     lines[2] = __LINE__ + 1;
-    assert_int_equal(weft_add(g, e, zero, &y), WEFT_OK);
+    weft_var_t *y = weft_add(g, e, zero);
+    assert_string_equal(weft_graph_error_message(g), "");
+    assert_non_null(y);
     return y;
 }
 
