@@ -98,6 +98,7 @@
 #include <stdio.h>
 
 #include "weft/export.h"
+#include "weft/fgraph.h"
 #include "weft/graph.h"
 #include "weft/sched.h"
 #include "weft/status.h"
@@ -164,11 +165,22 @@ typedef struct weft_function_options {
      * factorization, lose nothing to splitting); larger than the pool: all
      * of its workers. */
     int node_threads;
+    /* Verbose rewriting (PyTensor's optimizer_verbose): each replacement a
+     * rewrite commits during the compile is reported, in order, to
+     * rewrite_hook (with rewrite_hook_user) if set, else written as one line
+     * to rewrite_log if set (weft_fgraph_set_replace_hook / _log and the line
+     * format, weft/fgraph.h; docs/rewrites.md §9). Variables and nodes are the
+     * function's copies (same names and creation sites as the caller's).
+     * Called on the compiling thread, during weft_function_compile only.
+     * Borrowed for the compile. */
+    FILE *rewrite_log;
+    weft_replace_hook_fn rewrite_hook;
+    void *rewrite_hook_user;
 } weft_function_options_t;
 
 #define WEFT_FUNCTION_OPTIONS_INIT \
     { sizeof(weft_function_options_t), NULL, 0, NULL, 0, NULL, NULL, 0, NULL, false, false, \
-      false, NULL, 0 }
+      false, NULL, 0, NULL, NULL, NULL }
 
 /* Compiles outputs[0..n_out) as functions of inputs[0..n_in) (root, non-
  * constant, non-shared variables of one graph context, each listed once),

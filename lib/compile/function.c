@@ -236,8 +236,13 @@ static weft_status_t run_rewrites(weft_function_t *f, const weft_function_option
     const char *mode = o->mode ? o->mode : "fast_run";
     if (!strcmp(mode, "none") && o->n_include == 0) return WEFT_OK;
     uint64_t t0 = weft__now_ns();
+    if (o->rewrite_hook)
+        weft_fgraph_set_replace_hook(f->fg, o->rewrite_hook, o->rewrite_hook_user);
+    else
+        weft_fgraph_set_replace_log(f->fg, o->rewrite_log);
     weft_status_t st = weft_rewrite_mode(f->fg, mode, o->n_include, o->include, o->n_exclude,
                                          o->exclude, NULL);
+    weft_fgraph_set_replace_hook(f->fg, NULL, NULL); /* borrowed for the compile only */
     f->rewrite_ns = weft__now_ns() - t0;
     if (st != WEFT_OK && !weft_function_last_error(NULL)[0])
         weft__fn_error(NULL, st, "rewrite mode %s: %s", mode, weft_fgraph_last_error(f->fg));
