@@ -17,6 +17,7 @@
 #include "weft/json_props.h"
 #include "weft/kernel.h"
 #include "weft/linalg.h"
+#include "weft/node_cost.h"
 #include "weft/npy.h"
 #include "weft/op.h"
 #include "weft/op_info.h"
