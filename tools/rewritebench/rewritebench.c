@@ -13,6 +13,8 @@
  * the MLP the intermediate buffers one call allocates (outputs that are
  * neither views nor destroys) before and after the inplace rewrite:
  *   rewritebench graph=mlp inplace buffers_before=X buffers_after=Y
+ * Also the wide-graph lines (GRAPH widegraphs, widebench.c):
+ *   rewritebench wide graph=NAME ... ratio=R ... peak_ratio=P ...
  * Usage: weft-rewrite-bench [GRAPH...]  (no argument: every line). */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <stdbool.h>
@@ -22,6 +24,7 @@
 #include <time.h>
 
 #include "weft/weft.h"
+#include "widebench.h"
 
 #define CHECK(x)                                                                      \
     do {                                                                              \
@@ -266,5 +269,8 @@ int main(int argc, char **argv)
         for (int a = 1; a < argc; a++) want |= strcmp(argv[a], graphs[i].name) == 0;
         if (want) run(graphs[i].name, graphs[i].kind, graphs[i].n);
     }
+    bool wide = argc < 2;
+    for (int a = 1; a < argc; a++) wide |= strcmp(argv[a], "widegraphs") == 0;
+    if (wide) weft__widebench_run();
     return 0;
 }
