@@ -24,17 +24,8 @@
 #include <time.h>
 
 #include "weft/weft.h"
+#include "bench_check.h"
 #include "widebench.h"
-
-#define CHECK(x)                                                                      \
-    do {                                                                              \
-        weft_status_t st_ = (x);                                                      \
-        if (st_ != WEFT_OK) {                                                         \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x,                \
-                    weft_status_name(st_));                                           \
-            exit(1);                                                                  \
-        }                                                                             \
-    } while (0)
 
 typedef struct built {
     size_t n_in, n_out;

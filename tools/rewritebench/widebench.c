@@ -26,17 +26,8 @@
 #include <time.h>
 
 #include "weft/weft.h"
+#include "bench_check.h"
 #include "widebench.h"
-
-#define WCHECK(x)                                                                     \
-    do {                                                                              \
-        weft_status_t st_ = (x);                                                      \
-        if (st_ != WEFT_OK) {                                                         \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x,                \
-                    weft_status_name(st_));                                           \
-            exit(1);                                                                  \
-        }                                                                             \
-    } while (0)
 
 typedef struct wide {
     weft_graph_t *g;
@@ -52,36 +43,36 @@ static weft_var_t *w_input(wide_t *w, int64_t r, int64_t c)
     int64_t s[2] = {r, c};
     char name[8];
     snprintf(name, sizeof name, "in%zu", w->n_in);
-    WCHECK(weft_type_tensor(w->g, WEFT_FLOAT64, 2, s, &t));
-    WCHECK(weft_var_create(w->g, t, name, &v));
+    CHECK(weft_type_tensor(w->g, WEFT_FLOAT64, 2, s, &t));
+    CHECK(weft_var_create(w->g, t, name, &v));
     return w->in[w->n_in++] = v;
 }
 
 static weft_var_t *w_dot(wide_t *w, weft_var_t *a, weft_var_t *b)
 {
     weft_var_t *d;
-    WCHECK(weft_dot(w->g, a, b, &d));
+    CHECK(weft_dot(w->g, a, b, &d));
     return d;
 }
 
 static weft_var_t *w_un(wide_t *w, weft_elemwise_kind_t k, weft_var_t *a)
 {
     weft_var_t *y;
-    WCHECK(weft_unary(w->g, k, a, &y));
+    CHECK(weft_unary(w->g, k, a, &y));
     return y;
 }
 
 static weft_var_t *w_bin(wide_t *w, weft_elemwise_kind_t k, weft_var_t *a, weft_var_t *b)
 {
     weft_var_t *y;
-    WCHECK(weft_binary(w->g, k, a, b, &y));
+    CHECK(weft_binary(w->g, k, a, b, &y));
     return y;
 }
 
 static weft_var_t *w_scal(wide_t *w, weft_elemwise_kind_t k, weft_var_t *a, double c)
 {
     weft_var_t *y;
-    WCHECK(weft_binary_scalar(w->g, k, a, c, &y));
+    CHECK(weft_binary_scalar(w->g, k, a, c, &y));
     return y;
 }
 
@@ -163,8 +154,8 @@ static double ideal_speedup(weft_fgraph_t *fg)
 {
     weft_apply_t *const *order, *const *bef, *const *aft;
     size_t n, n_ord, n_ids = weft_graph_n_applies(weft_fgraph_graph(fg));
-    WCHECK(weft_fgraph_toposort(fg, &order, &n));
-    WCHECK(weft_fgraph_orderings(fg, &bef, &aft, &n_ord));
+    CHECK(weft_fgraph_toposort(fg, &order, &n));
+    CHECK(weft_fgraph_orderings(fg, &bef, &aft, &n_ord));
     double *top = calloc(n_ids + 1, sizeof *top), sum = 0, cp = 0;
     for (size_t i = 0; i < n; i++) { /* toposort order: every predecessor first */
         double t = 0;
@@ -187,7 +178,7 @@ static size_t n_inplace(weft_fgraph_t *fg)
 {
     weft_apply_t *const *nodes;
     size_t n, c = 0;
-    WCHECK(weft_fgraph_applies(fg, &nodes, &n));
+    CHECK(weft_fgraph_applies(fg, &nodes, &n));
     for (size_t i = 0; i < n; i++) {
         const weft_op_alias_t *m;
         size_t nm;
@@ -203,8 +194,8 @@ static void zero_costs(weft_fgraph_t *fg)
     size_t n_ids = weft_graph_n_applies(weft_fgraph_graph(fg));
     uint64_t *keys = calloc(n_ids + 1, sizeof *keys);
     double *ns = calloc(n_ids + 1, sizeof *ns);
-    WCHECK(weft_fgraph_node_keys(fg, n_ids, keys));
-    WCHECK(weft_fgraph_set_node_costs(fg, n_ids, keys, ns));
+    CHECK(weft_fgraph_node_keys(fg, n_ids, keys));
+    CHECK(weft_fgraph_set_node_costs(fg, n_ids, keys, ns));
     free(keys);
     free(ns);
 }
@@ -219,29 +210,43 @@ typedef struct variant_result {
 static void w_build(wide_t *w, int kind, int param)
 {
     memset(w, 0, sizeof *w);
-    WCHECK(weft_graph_create(NULL, &w->g));
+    CHECK(weft_graph_create(NULL, &w->g));
     if (kind == 0) build_fanout(w, param);
     else if (kind == 1) build_gemm_tanh_exp(w, param);
     else build_random(w, 200, (uint64_t)param);
 }
 
-/* The model's view: fast_run without in-place, then (in_place) the inplace
- * rewrite alone with the given costs (NULL: estimates). */
-static void model_variant(int kind, int param, bool in_place, const weft_profile_t *zero,
-                          variant_result_t *r)
+/* w's graph as an fgraph (inputs protected) after fast_run without
+ * in-place, with zero costs (greedy) when asked. */
+static weft_fgraph_t *before_inplace(wide_t *w, bool greedy)
 {
-    wide_t w;
-    w_build(&w, kind, param);
     weft_fgraph_options_t o = WEFT_FGRAPH_OPTIONS_INIT;
     bool mut[8] = {false};
     o.clone = false;
     o.input_mutable = mut;
     weft_fgraph_t *fg;
-    WCHECK(weft_fgraph_create(w.g, w.n_in, w.in, 1, &w.out, &o, NULL, &fg));
-    const char *ex[] = {"inplace"}, *inc[] = {"add_destroy_handler", "inplace"};
-    WCHECK(weft_rewrite_mode(fg, "fast_run", 0, NULL, 1, ex, NULL));
-    if (zero) zero_costs(fg);
-    if (in_place) WCHECK(weft_rewrite_mode(fg, "none", 2, inc, 0, NULL, NULL));
+    CHECK(weft_fgraph_create(w->g, w->n_in, w->in, 1, &w->out, &o, NULL, &fg));
+    const char *ex[] = {"inplace"};
+    CHECK(weft_rewrite_mode(fg, "fast_run", 0, NULL, 1, ex, NULL));
+    CHECK(weft_dh_attach(fg, NULL));
+    if (greedy) zero_costs(fg);
+    return fg;
+}
+
+static void inplace_alone(weft_fgraph_t *fg)
+{
+    const char *inc[] = {"add_destroy_handler", "inplace"};
+    CHECK(weft_rewrite_mode(fg, "none", 2, inc, 0, NULL, NULL));
+}
+
+/* The model's view: fast_run without in-place, then (in_place) the inplace
+ * rewrite alone, greedy or with the estimates. */
+static void model_variant(int kind, int param, bool in_place, bool greedy, variant_result_t *r)
+{
+    wide_t w;
+    w_build(&w, kind, param);
+    weft_fgraph_t *fg = before_inplace(&w, greedy);
+    if (in_place) inplace_alone(fg);
     r->ideal = ideal_speedup(fg);
     r->nodes = weft_fgraph_n_applies(fg);
     r->inplace = n_inplace(fg);
@@ -265,27 +270,27 @@ static void compiled_variant(int kind, int param, int mode, const weft_profile_t
     o.exclude = ex;
     o.cost_profile = costs;
     weft_function_t *f;
-    WCHECK(weft_function_compile(w.n_in, w.in, 1, &w.out, 0, NULL, &o, &f));
+    CHECK(weft_function_compile(w.n_in, w.in, 1, &w.out, 0, NULL, &o, &f));
     weft_tensor_t *vals[8], *y = NULL;
     for (size_t k = 0; k < w.n_in; k++) {
         const weft_type_t *t = weft_var_type(w.in[k]);
         int64_t s[2] = {weft_type_dim(t, 0), weft_type_dim(t, 1)};
-        WCHECK(weft_tensor_full(WEFT_FLOAT64, 2, s, 0.01 * (double)(k + 1), &vals[k]));
+        CHECK(weft_tensor_full(WEFT_FLOAT64, 2, s, 0.01 * (double)(k + 1), &vals[k]));
     }
     for (int c = 0; c < 201; c++) {
-        if (c == 1) WCHECK(weft_profile_reset(f)); /* the first call warms the pool */
-        WCHECK(weft_function_call(f, w.n_in, vals, 1, &y));
+        if (c == 1) CHECK(weft_profile_reset(f)); /* the first call warms the pool */
+        CHECK(weft_function_call(f, w.n_in, vals, 1, &y));
         weft_tensor_release(y);
         y = NULL;
     }
     weft_profile_t *p;
-    WCHECK(weft_profile_create(f, WEFT_PROFILE_TOTAL, &p));
+    CHECK(weft_profile_create(f, WEFT_PROFILE_TOTAL, &p));
     r->measured_ideal = p->ideal_speedup;
     r->peak = p->peak_bytes;
     if (p_out) *p_out = p;
     else weft_profile_destroy(p);
     for (size_t k = 0; k < w.n_in; k++) weft_tensor_release(vals[k]);
-    WCHECK(weft_function_destroy(f));
+    CHECK(weft_function_destroy(f));
     weft_graph_destroy(w.g);
 }
 
@@ -301,9 +306,9 @@ static void wide_line(const char *name, int kind, int param)
     zero.applies = rows;
     compiled_variant(kind, param, 1, NULL, &on, NULL);
     compiled_variant(kind, param, 2, &zero, &gr, NULL);
-    model_variant(kind, param, false, NULL, &off);
-    model_variant(kind, param, true, NULL, &on);
-    model_variant(kind, param, true, &zero, &gr);
+    model_variant(kind, param, false, false, &off);
+    model_variant(kind, param, true, false, &on);
+    model_variant(kind, param, true, true, &gr);
     printf("rewritebench wide graph=%s nodes=%zu ideal_off=%.3f ideal_on=%.3f ratio=%.3f "
            "ideal_greedy=%.3f measured_ratio=%.3f peak_kb_on=%.1f peak_kb_greedy=%.1f "
            "peak_ratio=%.3f inplace_on=%zu inplace_greedy=%zu\n",
@@ -331,21 +336,12 @@ static void wide_time_line(int n)
     for (int greedy = 0; greedy < 2; greedy++) {
         wide_t w;
         memset(&w, 0, sizeof w);
-        WCHECK(weft_graph_create(NULL, &w.g));
+        CHECK(weft_graph_create(NULL, &w.g));
         build_random(&w, n, 7);
-        weft_fgraph_options_t o = WEFT_FGRAPH_OPTIONS_INIT;
-        bool mut[8] = {false};
-        o.clone = false;
-        o.input_mutable = mut;
-        weft_fgraph_t *fg;
-        WCHECK(weft_fgraph_create(w.g, w.n_in, w.in, 1, &w.out, &o, NULL, &fg));
-        const char *ex[] = {"inplace"}, *inc[] = {"add_destroy_handler", "inplace"};
-        WCHECK(weft_rewrite_mode(fg, "fast_run", 0, NULL, 1, ex, NULL));
-        WCHECK(weft_dh_attach(fg, NULL));
-        if (greedy) zero_costs(fg);
+        weft_fgraph_t *fg = before_inplace(&w, greedy);
         nodes = weft_fgraph_n_applies(fg);
         double t0 = ms_now();
-        WCHECK(weft_rewrite_mode(fg, "none", 2, inc, 0, NULL, NULL));
+        inplace_alone(fg);
         ms[greedy] = ms_now() - t0;
         weft_fgraph_destroy(fg);
         weft_graph_destroy(w.g);
