@@ -10,7 +10,9 @@
  * ideal_*: ideal speedup, sum of node costs / critical path over data edges
  * and DestroyHandler orderings, with the size-based estimates
  * (weft_node_cost_estimate), on the fgraph after fast_run; measured_ratio:
- * the same ratio with the node times of 200 profiled calls on one worker;
+ * the same ratio with measured costs instead, the mean node times of 200
+ * profiled calls of the in-place-off function on one worker, given to the
+ * rewrite as they are by options.cost_profile;
  * peak_kb_*: the profiles' peak KiB of intermediates alive at once (one
  * worker, so the depth-first order a worker runs a graph in); inplace_*:
  * nodes whose op destroys an input. Targets: ratio >= 0.98, peak_ratio <=
@@ -149,7 +151,8 @@ static void build_random(wide_t *w, int n, uint64_t seed)
 
 /* ---- measures ----------------------------------------------------------------------- */
 
-/* Sum of node costs / longest path over data edges and orderings. */
+/* Sum of node costs / longest path over data edges and orderings, with the
+ * costs the inplace rewrite would see (weft_fgraph_node_cost). */
 static double ideal_speedup(weft_fgraph_t *fg)
 {
     weft_apply_t *const *order, *const *bef, *const *aft;
@@ -157,6 +160,8 @@ static double ideal_speedup(weft_fgraph_t *fg)
     CHECK(weft_fgraph_toposort(fg, &order, &n));
     CHECK(weft_fgraph_orderings(fg, &bef, &aft, &n_ord));
     double *top = calloc(n_ids + 1, sizeof *top), sum = 0, cp = 0;
+    uint64_t *keys = calloc(n_ids + 1, sizeof *keys);
+    CHECK(weft_fgraph_node_keys(fg, n_ids, keys));
     for (size_t i = 0; i < n; i++) { /* toposort order: every predecessor first */
         double t = 0;
         for (size_t k = 0; k < weft_apply_n_inputs(order[i]); k++) {
@@ -165,12 +170,13 @@ static double ideal_speedup(weft_fgraph_t *fg)
         }
         for (size_t o = 0; o < n_ord; o++)
             if (aft[o] == order[i] && top[weft_apply_id(bef[o])] > t) t = top[weft_apply_id(bef[o])];
-        double c = weft_node_cost_estimate(order[i]);
+        double c = weft_fgraph_node_cost(fg, order[i], keys[weft_apply_id(order[i])]);
         top[weft_apply_id(order[i])] = t + c;
         sum += c;
         if (t + c > cp) cp = t + c;
     }
     free(top);
+    free(keys);
     return cp > 0 ? sum / cp : 1.0;
 }
 
@@ -188,22 +194,29 @@ static size_t n_inplace(weft_fgraph_t *fg)
     return c;
 }
 
-/* Every node of fg costs 0: the critical-path rule never refuses. */
-static void zero_costs(weft_fgraph_t *fg)
+/* fg's measured costs: each row's mean time per call (NULL: none, the
+ * estimates). zero: every node of fg costs 0 instead, so that the
+ * critical-path rule never refuses. */
+static void set_costs(weft_fgraph_t *fg, const weft_profile_t *p, bool zero)
 {
-    size_t n_ids = weft_graph_n_applies(weft_fgraph_graph(fg));
-    uint64_t *keys = calloc(n_ids + 1, sizeof *keys);
-    double *ns = calloc(n_ids + 1, sizeof *ns);
-    CHECK(weft_fgraph_node_keys(fg, n_ids, keys));
-    CHECK(weft_fgraph_set_node_costs(fg, n_ids, keys, ns));
+    size_t n_ids = weft_graph_n_applies(weft_fgraph_graph(fg)), n = 0;
+    size_t cap = zero ? n_ids : p ? p->n_applies : 0;
+    uint64_t *keys = calloc(cap + 1, sizeof *keys);
+    double *ns = calloc(cap + 1, sizeof *ns);
+    if (zero) CHECK(weft_fgraph_node_keys(fg, n_ids, keys));
+    for (size_t i = 0; !zero && p && i < p->n_applies; i++) {
+        if (!p->applies[i].calls) continue;
+        keys[n] = p->applies[i].key;
+        ns[n++] = (double)p->applies[i].time_ns / (double)p->applies[i].calls;
+    }
+    CHECK(weft_fgraph_set_node_costs(fg, zero ? n_ids : n, keys, ns));
     free(keys);
     free(ns);
 }
 
 typedef struct variant_result {
-    double ideal;          /* by the cost model */
-    double measured_ideal; /* by the T=1 profile's node times */
-    uint64_t peak;         /* bytes: the T=1 profile's peak of intermediates */
+    double ideal;  /* sum of node costs / critical path */
+    uint64_t peak; /* bytes: the T=1 profile's peak of intermediates */
     size_t nodes, inplace;
 } variant_result_t;
 
@@ -216,9 +229,8 @@ static void w_build(wide_t *w, int kind, int param)
     else build_random(w, 200, (uint64_t)param);
 }
 
-/* w's graph as an fgraph (inputs protected) after fast_run without
- * in-place, with zero costs (greedy) when asked. */
-static weft_fgraph_t *before_inplace(wide_t *w, bool greedy)
+/* w's graph as an fgraph (inputs protected) after fast_run without in-place. */
+static weft_fgraph_t *before_inplace(wide_t *w)
 {
     weft_fgraph_options_t o = WEFT_FGRAPH_OPTIONS_INIT;
     bool mut[8] = {false};
@@ -229,7 +241,6 @@ static weft_fgraph_t *before_inplace(wide_t *w, bool greedy)
     const char *ex[] = {"inplace"};
     CHECK(weft_rewrite_mode(fg, "fast_run", 0, NULL, 1, ex, NULL));
     CHECK(weft_dh_attach(fg, NULL));
-    if (greedy) zero_costs(fg);
     return fg;
 }
 
@@ -240,13 +251,17 @@ static void inplace_alone(weft_fgraph_t *fg)
 }
 
 /* The model's view: fast_run without in-place, then (in_place) the inplace
- * rewrite alone, greedy or with the estimates. */
-static void model_variant(int kind, int param, bool in_place, bool greedy, variant_result_t *r)
+ * rewrite alone, greedy or with the costs (p's measured times, or the
+ * estimates when p is NULL); the ideal speedup with those costs. */
+static void model_variant(int kind, int param, bool in_place, bool greedy,
+                          const weft_profile_t *p, variant_result_t *r)
 {
     wide_t w;
     w_build(&w, kind, param);
-    weft_fgraph_t *fg = before_inplace(&w, greedy);
+    weft_fgraph_t *fg = before_inplace(&w);
+    set_costs(fg, p, greedy);
     if (in_place) inplace_alone(fg);
+    set_costs(fg, p, false);
     r->ideal = ideal_speedup(fg);
     r->nodes = weft_fgraph_n_applies(fg);
     r->inplace = n_inplace(fg);
@@ -285,7 +300,6 @@ static void compiled_variant(int kind, int param, int mode, const weft_profile_t
     }
     weft_profile_t *p;
     CHECK(weft_profile_create(f, WEFT_PROFILE_TOTAL, &p));
-    r->measured_ideal = p->ideal_speedup;
     r->peak = p->peak_bytes;
     if (p_out) *p_out = p;
     else weft_profile_destroy(p);
@@ -296,7 +310,7 @@ static void compiled_variant(int kind, int param, int mode, const weft_profile_t
 
 static void wide_line(const char *name, int kind, int param)
 {
-    variant_result_t off, on, gr;
+    variant_result_t off, on, gr, moff, mon;
     weft_profile_t *p_off;
     compiled_variant(kind, param, 0, NULL, &off, &p_off);
     weft_profile_apply_t *rows = malloc((p_off->n_applies + 1) * sizeof *rows);
@@ -306,16 +320,17 @@ static void wide_line(const char *name, int kind, int param)
     zero.applies = rows;
     compiled_variant(kind, param, 1, NULL, &on, NULL);
     compiled_variant(kind, param, 2, &zero, &gr, NULL);
-    model_variant(kind, param, false, false, &off);
-    model_variant(kind, param, true, false, &on);
-    model_variant(kind, param, true, true, &gr);
+    model_variant(kind, param, false, false, NULL, &off);
+    model_variant(kind, param, true, false, NULL, &on);
+    model_variant(kind, param, true, true, NULL, &gr);
+    model_variant(kind, param, false, false, p_off, &moff);
+    model_variant(kind, param, true, false, p_off, &mon);
     printf("rewritebench wide graph=%s nodes=%zu ideal_off=%.3f ideal_on=%.3f ratio=%.3f "
            "ideal_greedy=%.3f measured_ratio=%.3f peak_kb_on=%.1f peak_kb_greedy=%.1f "
            "peak_ratio=%.3f inplace_on=%zu inplace_greedy=%zu\n",
            name, on.nodes, off.ideal, on.ideal, on.ideal / off.ideal, gr.ideal,
-           on.measured_ideal / off.measured_ideal, (double)on.peak / 1024.0,
-           (double)gr.peak / 1024.0, gr.peak ? (double)on.peak / (double)gr.peak : 1.0,
-           on.inplace, gr.inplace);
+           mon.ideal / moff.ideal, (double)on.peak / 1024.0, (double)gr.peak / 1024.0,
+           gr.peak ? (double)on.peak / (double)gr.peak : 1.0, on.inplace, gr.inplace);
     free(rows);
     weft_profile_destroy(p_off);
 }
@@ -338,7 +353,8 @@ static void wide_time_line(int n)
         memset(&w, 0, sizeof w);
         CHECK(weft_graph_create(NULL, &w.g));
         build_random(&w, n, 7);
-        weft_fgraph_t *fg = before_inplace(&w, greedy);
+        weft_fgraph_t *fg = before_inplace(&w);
+        if (greedy) set_costs(fg, NULL, true);
         nodes = weft_fgraph_n_applies(fg);
         double t0 = ms_now();
         inplace_alone(fg);
