@@ -148,6 +148,10 @@ typedef struct ip_run {
     weft_fgraph_t *fg;
     vop_cache_t vc;
     bool cached; /* use vc (the rewrite's run) or build each variant afresh */
+    /* the model, built when the first candidate adds orderings (until then
+     * every accepted replacement added none, so the critical path is still
+     * the initial one); keep_cp false: no rule (update_inplace) */
+    bool keep_cp, cp_built;
     weft__cp_t *cp;
     weft_apply_t **rd;
     size_t n_rd, cap_rd;
@@ -209,6 +213,11 @@ static weft_status_t variant_node(ip_run_t *run, weft_apply_t *node, size_t i,
     weft_status_t st = readers(run, node, i, vop, &ok);
     if (st == WEFT_ENOMEM) return st;
     if (st != WEFT_OK || !ok || (no_orderings && run->n_rd)) return WEFT_OK;
+    if (run->n_rd && run->keep_cp && !run->cp_built) {
+        run->cp_built = true;
+        st = weft__cp_create(run->fg, INPLACE_CP_SLACK, &run->cp);
+        if (st != WEFT_OK) return st;
+    }
     if (!weft__cp_allows(run->cp, node, run->n_rd, run->rd)) return WEFT_OK;
     size_t n_in = weft_apply_n_inputs(node);
     weft_var_t *local[64], **ins = n_in <= 64 ? local : weft__vec_malloc(n_in, sizeof *ins);
@@ -426,9 +435,8 @@ static weft_status_t inplace_apply(weft_fgraph_t *fg, void *user, weft_rewrite_s
     weft_status_t st = weft_dh_attach(fg, NULL);
     cand_node_t *c = NULL;
     size_t n = 0, failed = 0;
-    ip_run_t run = {.fg = fg, .cached = true};
+    ip_run_t run = {.fg = fg, .cached = true, .keep_cp = true};
     if (st == WEFT_OK) st = collect(fg, &c, &n);
-    if (st == WEFT_OK && n) st = weft__cp_create(fg, INPLACE_CP_SLACK, &run.cp);
     bool batched = false;
     if (st == WEFT_OK) st = batch_sweep(&run, c, n, n_changes, &batched);
     for (int sweep = batched ? 1 : 0; sweep < 2 && st == WEFT_OK; sweep++)

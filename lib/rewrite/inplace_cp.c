@@ -1,7 +1,8 @@
 /* The critical-path model of the inplace rewrite (docs/rewrites.md §6.6).
  *
- * Built once per run over the fgraph's nodes (data edges plus the features'
- * orderings), each weighted by its cost (weft_fgraph_node_cost): top[s] is
+ * Built once per run, at the first candidate that adds orderings, over the
+ * fgraph's nodes (data edges plus the features' orderings), each weighted
+ * by its cost (weft_fgraph_node_cost): top[s] is
  * the longest path ending with node s, bot[s] the longest starting with it,
  * both counting s. Making node n destroy an input adds edges r -> n for its
  * D4 readers r, and a new path uses at most one of them (all end in n), so
