@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph/ctor_int.h"
 #include "rewrite_int.h"
 #include "weft/destroy.h"
 
@@ -226,7 +227,7 @@ static weft_status_t variant_node(ip_run_t *run, weft_apply_t *node, size_t i,
     const char *file;
     int line;
     weft_apply_trace(node, &file, &line);
-    st = weft_apply_create_at(g, vop, n_in, ins, file, line, nn);
+    st = weft__got(g, *nn = weft_apply_create_at(g, vop, n_in, ins, file, line));
     if (ins != local) free(ins);
     if (st != WEFT_OK) *nn = NULL;
     return st == WEFT_ENOMEM ? st : WEFT_OK;

@@ -41,55 +41,24 @@ typedef struct wide {
 static weft_var_t *w_input(wide_t *w, int64_t r, int64_t c)
 {
     const weft_type_t *t;
-    weft_var_t *v;
     int64_t s[2] = {r, c};
     char name[8];
     snprintf(name, sizeof name, "in%zu", w->n_in);
     CHECK(weft_type_tensor(w->g, WEFT_FLOAT64, 2, s, &t));
-    CHECK(weft_var_create(w->g, t, name, &v));
-    return w->in[w->n_in++] = v;
-}
-
-static weft_var_t *w_dot(wide_t *w, weft_var_t *a, weft_var_t *b)
-{
-    weft_var_t *d;
-    CHECK(weft_dot(w->g, a, b, &d));
-    return d;
-}
-
-static weft_var_t *w_un(wide_t *w, weft_elemwise_kind_t k, weft_var_t *a)
-{
-    weft_var_t *y;
-    CHECK(weft_unary(w->g, k, a, &y));
-    return y;
-}
-
-static weft_var_t *w_bin(wide_t *w, weft_elemwise_kind_t k, weft_var_t *a, weft_var_t *b)
-{
-    weft_var_t *y;
-    CHECK(weft_binary(w->g, k, a, b, &y));
-    return y;
-}
-
-static weft_var_t *w_scal(wide_t *w, weft_elemwise_kind_t k, weft_var_t *a, double c)
-{
-    weft_var_t *y;
-    CHECK(weft_binary_scalar(w->g, k, a, c, &y));
-    return y;
+    return w->in[w->n_in++] = weft_var_create(w->g, t, name);
 }
 
 /* v = x @ W read by k branches tanh(v * c_i) + c_i (fused), each then @ W;
  * the branches summed. */
 static void build_fanout(wide_t *w, int k)
 {
+    weft_graph_t *g = w->g;
     weft_var_t *x = w_input(w, 128, 128), *W = w_input(w, 128, 128);
-    weft_var_t *v = w_dot(w, x, W), *acc = NULL;
+    weft_var_t *v = weft_dot(g, x, W), *acc = NULL;
     for (int i = 0; i < k; i++) {
         double c = 1.0 + 0.1 * i;
-        weft_var_t *b = w_scal(w, WEFT_ELEMWISE_ADD,
-                               w_un(w, WEFT_ELEMWISE_TANH, w_scal(w, WEFT_ELEMWISE_MUL, v, c)), c);
-        b = w_dot(w, b, W);
-        acc = acc ? w_bin(w, WEFT_ELEMWISE_ADD, acc, b) : b;
+        weft_var_t *b = weft_dot(g, weft_add_scalar(g, weft_tanh(g, weft_mul_scalar(g, v, c)), c), W);
+        acc = acc ? weft_add(g, acc, b) : b;
     }
     w->out = acc;
 }
@@ -99,15 +68,16 @@ static void build_fanout(wide_t *w, int k)
  * each branch first (fused with its head). */
 static void build_gemm_tanh_exp(wide_t *w, int chain)
 {
+    weft_graph_t *g = w->g;
     weft_var_t *z = w_input(w, 64, 256), *a = w_input(w, 64, 128), *b = w_input(w, 128, 256);
     weft_var_t *W2 = w_input(w, 256, 64);
-    weft_var_t *h = w_bin(w, WEFT_ELEMWISE_ADD, z, w_dot(w, a, b));
-    weft_var_t *t = w_un(w, WEFT_ELEMWISE_TANH, h), *e = w_un(w, WEFT_ELEMWISE_EXP, h);
+    weft_var_t *h = weft_add(g, z, weft_dot(g, a, b));
+    weft_var_t *t = weft_tanh(g, h), *e = weft_exp(g, h);
     for (int i = 0; i < chain; i++) {
-        t = w_scal(w, WEFT_ELEMWISE_MUL, w_un(w, WEFT_ELEMWISE_SIN, t), 0.5);
-        e = w_scal(w, WEFT_ELEMWISE_ADD, w_un(w, WEFT_ELEMWISE_TANH, e), 0.5);
+        t = weft_mul_scalar(g, weft_sin(g, t), 0.5);
+        e = weft_add_scalar(g, weft_tanh(g, e), 0.5);
     }
-    w->out = w_bin(w, WEFT_ELEMWISE_ADD, w_dot(w, t, W2), w_dot(w, e, W2));
+    w->out = weft_add(g, weft_dot(g, t, W2), weft_dot(g, e, W2));
 }
 
 static uint64_t rnd(uint64_t *s)
@@ -134,16 +104,16 @@ static void build_random(wide_t *w, int n, uint64_t seed)
         uint64_t r = rnd(&seed) % 100;
         int a = nv - 1 - (int)(rnd(&seed) % (uint64_t)(nv < 8 ? nv : 8));
         int b = (int)(rnd(&seed) % (uint64_t)nv);
-        if (r < 60) vals[nv] = w_un(w, un[rnd(&seed) % 4], vals[a]);
-        else if (r < 85) vals[nv] = w_bin(w, bi[rnd(&seed) % 3], vals[a], vals[b]);
-        else vals[nv] = w_scal(w, WEFT_ELEMWISE_MUL, w_dot(w, vals[a], vals[b]), 0.01);
+        if (r < 60) vals[nv] = weft_unary(w->g, un[rnd(&seed) % 4], vals[a]);
+        else if (r < 85) vals[nv] = weft_binary(w->g, bi[rnd(&seed) % 3], vals[a], vals[b]);
+        else vals[nv] = weft_mul_scalar(w->g, weft_dot(w->g, vals[a], vals[b]), 0.01);
         readers[a]++;
         readers[b] += r >= 60;
         nv++;
     }
     weft_var_t *acc = NULL;
     for (int i = 4; i < nv; i++)
-        if (!readers[i]) acc = acc ? w_bin(w, WEFT_ELEMWISE_ADD, acc, vals[i]) : vals[i];
+        if (!readers[i]) acc = acc ? weft_add(w->g, acc, vals[i]) : vals[i];
     w->out = acc;
     free(vals);
     free(readers);
@@ -227,6 +197,7 @@ static void w_build(wide_t *w, int kind, int param)
     if (kind == 0) build_fanout(w, param);
     else if (kind == 1) build_gemm_tanh_exp(w, param);
     else build_random(w, 200, (uint64_t)param);
+    CHECK_GRAPH(w->g);
 }
 
 /* w's graph as an fgraph (inputs protected) after fast_run without in-place. */
@@ -353,6 +324,7 @@ static void wide_time_line(int n)
         memset(&w, 0, sizeof w);
         CHECK(weft_graph_create(NULL, &w.g));
         build_random(&w, n, 7);
+        CHECK_GRAPH(w.g);
         weft_fgraph_t *fg = before_inplace(&w);
         if (greedy) set_costs(fg, NULL, true);
         nodes = weft_fgraph_n_applies(fg);
