@@ -176,11 +176,19 @@ typedef struct weft_function_options {
     FILE *rewrite_log;
     weft_replace_hook_fn rewrite_hook;
     void *rewrite_hook_user;
+    /* Measured node costs for the inplace rewrite (borrowed during the
+     * compile only): a profile of an earlier function (weft/profile.h),
+     * usually of the same graph. Each row's mean time per call becomes the
+     * cost of the nodes with its key (weft/node_cost.h); the others keep
+     * their estimates. The rewrite then keeps a node out of place where the
+     * measured times say destroying its input would lengthen the critical
+     * path (docs/rewrites.md §6.6). NULL: estimates only. */
+    const struct weft_profile *cost_profile;
 } weft_function_options_t;
 
 #define WEFT_FUNCTION_OPTIONS_INIT \
     { sizeof(weft_function_options_t), NULL, 0, NULL, 0, NULL, NULL, 0, NULL, false, false, \
-      false, NULL, 0, NULL, NULL, NULL }
+      false, NULL, 0, NULL, NULL, NULL, NULL }
 
 /* Compiles outputs[0..n_out) as functions of inputs[0..n_in) (root, non-
  * constant, non-shared variables of one graph context, each listed once),

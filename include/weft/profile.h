@@ -60,6 +60,20 @@ typedef struct weft_profile_apply {
     uint64_t start_ns;       /* last run: start, relative to the run's start */
     uint64_t end_ns;         /* last run: end, relative to the run's start */
     bool on_critical_path;   /* on the scope's critical path */
+    /* Structural key (weft/node_cost.h): the same for the node out of place
+     * and in place, and in another compile of the same graph; what the
+     * compile option cost_profile matches nodes by. */
+    uint64_t key;
+    /* In-place nodes (the op destroys an input; docs/rewrites.md §6.6):
+     * inplace_bytes, the bytes of the output written into the destroyed
+     * input instead of a new buffer (0 when the output's static shape has an
+     * unknown length; 0 for other nodes); inplace_orderings, the ordering
+     * edges of the task DAG into this node that carry no data (readers of
+     * the destroyed value that must finish first: 0 means the in-place
+     * choice cost no parallelism). */
+    bool in_place;
+    uint64_t inplace_bytes;
+    uint32_t inplace_orderings;
 } weft_profile_apply_t;
 
 /* One row of the Ops (equal ops) or Class (op classes) table. */

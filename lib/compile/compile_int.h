@@ -203,6 +203,10 @@ typedef struct weft__prof_acc {
     uint64_t arena_bytes, seq_peak_bytes, last_arena_bytes, last_seq_peak_bytes;
     uint64_t *last_start, *last_end, *last_idle, *last_busy;
     uint32_t *last_worker;
+    /* per node, fixed at compile (profile_inplace.c): structural key, bytes
+     * written in place, ordering edges into the node */
+    uint64_t *node_key, *inplace_bytes;
+    uint32_t *inplace_ord;
 } weft__prof_acc_t;
 
 /* The arguments of a compile as the caller gave them, or as expanded for
@@ -513,6 +517,15 @@ bool weft__env_profile(void);
 /* ---- profiling (profile.c) ------------------------------------------------------ */
 weft_status_t weft__prof_init(weft_function_t *f);
 void weft__prof_fini(weft_function_t *f);
+/* profile_inplace.c: fills acc's per-node key and in-place columns (after
+ * lowering; f->acc's arrays allocated). */
+weft_status_t weft__prof_node_info(weft_function_t *f);
+/* Whether the node's op destroys an input (a non-empty destroy_map). */
+bool weft__apply_destroys(const weft_apply_t *a);
+/* profile_inplace.c: gives f->fg the measured costs of profile p's rows
+ * (options.cost_profile; weft/node_cost.h). Errors: WEFT_EINVAL (a profile
+ * with rows but no row array), WEFT_ENOMEM. */
+weft_status_t weft__cost_profile_apply(weft_function_t *f, const weft_profile_t *p);
 /* WEFT_ESTATE for a profile call (who) on f compiled without profiling, with
  * the message on f (weft_function_last_error). */
 weft_status_t weft__prof_not_profiled(const weft_function_t *f, const char *who);

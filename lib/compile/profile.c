@@ -26,9 +26,13 @@ weft_status_t weft__prof_init(weft_function_t *f)
     a->worker_busy = calloc(w, sizeof *a->worker_busy);
     a->last_idle = calloc(w, sizeof *a->last_idle);
     a->last_busy = calloc(w, sizeof *a->last_busy);
+    a->node_key = calloc(n, sizeof *a->node_key);
+    a->inplace_bytes = calloc(n, sizeof *a->inplace_bytes);
+    a->inplace_ord = calloc(n, sizeof *a->inplace_ord);
     bool ok = a->node_time && a->node_calls && a->node_worker && a->last_start && a->last_end &&
-              a->last_worker && a->worker_idle && a->worker_busy && a->last_idle && a->last_busy;
-    return ok ? WEFT_OK : WEFT_ENOMEM;
+              a->last_worker && a->worker_idle && a->worker_busy && a->last_idle && a->last_busy &&
+              a->node_key && a->inplace_bytes && a->inplace_ord;
+    return ok ? weft__prof_node_info(f) : WEFT_ENOMEM;
 }
 
 void weft__prof_fini(weft_function_t *f)
@@ -44,6 +48,9 @@ void weft__prof_fini(weft_function_t *f)
     free(a->worker_busy);
     free(a->last_idle);
     free(a->last_busy);
+    free(a->node_key);
+    free(a->inplace_bytes);
+    free(a->inplace_ord);
     memset(a, 0, sizeof *a);
 }
 

@@ -57,6 +57,10 @@ static void copy_locked(const weft_function_t *f, weft_profile_scope_t scope, sn
         r->worker = a->last_worker[i];
         r->start_ns = a->last_start[i];
         r->end_ns = a->last_end[i];
+        r->key = a->node_key[i];
+        r->in_place = weft__apply_destroys(f->nodes[i].apply);
+        r->inplace_bytes = a->inplace_bytes[i];
+        r->inplace_orderings = a->inplace_ord[i];
     }
 }
 

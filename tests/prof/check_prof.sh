@@ -15,7 +15,8 @@ report)
   mkdir -p "$work"
   out=$("$prof" -n 2 -w 1 -t 2 --rows 5 --trace "$work/trace.json" --dot "$work/graph.dot" "$demo")
   for h in "Function profiling" "Class" "Ops" "Apply" "<% time> <sum %> <apply time>" \
-           "Critical path" "Number of Apply nodes"; do
+           "Critical path" "Number of Apply nodes" "<bytes saved> <orderings added>" \
+           "in-place nodes save"; do
     grep -qF -- "$h" <<<"$out" || fail "report lacks '$h'"
   done
   grep -q '"traceEvents"' "$work/trace.json" || fail "trace has no traceEvents"

@@ -283,11 +283,35 @@ static int call_n(weft_function_t *f, const weft_graph_io_t *gr, weft_tensor_t *
     return s != WEFT_OK;
 }
 
+/* The in-place nodes (docs/rewrites.md §6.6): per node the bytes it writes
+ * into its destroyed input instead of a new buffer and the orderings (DAG
+ * edges without data) it waits on; then the totals. */
+static void print_inplace(const weft_profile_t *p, size_t rows, FILE *out)
+{
+    size_t n = 0, with_ord = 0, edges = 0;
+    uint64_t bytes = 0;
+    fprintf(out, "In-place\n--------\n<id> <bytes saved> <orderings added> <Apply name>\n");
+    for (size_t i = 0; i < p->n_applies; i++) {
+        const weft_profile_apply_t *r = &p->applies[i];
+        if (!r->in_place) continue;
+        if (n++ < rows)
+            fprintf(out, "  %4u  %11llu  %3u  %s\n", r->index,
+                    (unsigned long long)r->inplace_bytes, r->inplace_orderings, r->name);
+        bytes += r->inplace_bytes;
+        with_ord += r->inplace_orderings > 0;
+        edges += r->inplace_orderings;
+    }
+    if (n > rows) fprintf(out, "   ... (%zu more in-place nodes)\n", n - rows);
+    fprintf(out, "  %zu in-place nodes save %llu bytes; %zu of them add %zu orderings\n\n", n,
+            (unsigned long long)bytes, with_ord, edges);
+}
+
 static int report(const opts_t *o, weft_function_t *f)
 {
     weft_profile_t *p = NULL;
     weft_status_t s = weft_profile_create(f, WEFT_PROFILE_TOTAL, &p);
     if (s == WEFT_OK) s = weft_profile_print(p, (size_t)o->rows, stdout);
+    if (s == WEFT_OK) print_inplace(p, (size_t)o->rows, stdout);
     if (s == WEFT_OK && o->trace) {
         FILE *tf = fopen(o->trace, "w");
         s = tf ? weft_profile_write_trace(p, tf) : WEFT_EIO;
