@@ -112,7 +112,7 @@ weft_status_t weft__io_save_op(weft_graph_t *g, const weft_op_t *op, json_t **ou
                                     cls->name);
     }
     if (to) {
-        weft_json_props_t p = {{&weft__json_props_vt}, json_object(), g, ""};
+        weft_json_props_t p = {{&weft__json_props_vt}, json_object(), g, "", NULL, NULL};
         snprintf(p.path, sizeof(p.path), "op %s props", cls->name);
         weft_status_t s = p.obj ? to(op, &p) : WEFT_ENOMEM;
         if (s == WEFT_OK)
@@ -245,7 +245,7 @@ static weft_status_t save_inputs(io_save_t *st, const weft_graph_io_t *gr, json_
                                         "constant or is listed twice",
                                         i);
         json_t *e = var_entry(v, st->next_id);
-        json_object_set_new(e, "mutable", json_boolean(!gr->input_mutable || gr->input_mutable[i]));
+        json_object_set_new(e, "mutable", json_boolean(gr->input_mutable && gr->input_mutable[i]));
         if (json_array_append_new(inputs, e) != 0)
             return weft_graph_set_error(st->g, WEFT_ENOMEM, "weft_graph_io_save: out of memory");
         st->ids[weft_var_id(v)] = st->next_id++;

@@ -535,6 +535,96 @@ static void test_io_malformed_files_name_line_or_key(void **state)
     assert_int_equal(weft_graph_io_load_file(f->g2, NULL, &ld), WEFT_EINVAL);
 }
 
+/* Exact message of loading text into g2 (status want). */
+static void expect_exact(fx_t *f, const char *text, weft_status_t want, const char *msg)
+{
+    weft_status_t s = load_text(f, text);
+    if (s != want) fprintf(stderr, "text: %s\nstatus %s\n", text, weft_status_name(s));
+    assert_int_equal(s, want);
+    assert_string_equal(weft_graph_last_error(f->g2), msg);
+}
+
+#define EXP_NODE(extra) \
+    HEAD IN0 "\"nodes\":[{\"op\":\"Exp\"," extra "\"inputs\":[0],\"outputs\":[1]}],\"outputs\":[1]}"
+#define SUM_NODE(kind) \
+    HEAD IN0 "\"nodes\":[{\"op\":\"Sum\",\"props\":{\"kind\":\"" kind "\",\"ndim\":1," \
+             "\"axes\":[0],\"keepdims\":false},\"inputs\":[0],\"outputs\":[1]}],\"outputs\":[1]}"
+
+static void test_io_unknown_keys_and_props_are_named(void **state)
+{
+    fx_t *f = *state;
+    static const struct {
+        const char *text, *msg;
+    } cases[] = {
+        {HEAD IN0 "\"nodes\":[],\"outputs\":[0],\"extra\":1}", "<top>: unknown key 'extra'"},
+        {HEAD "\"inputs\":[{\"id\":0,\"dtype\":\"float64\",\"shape\":[3],\"mutabel\":true}],"
+              "\"nodes\":[],\"outputs\":[0]}",
+         "inputs[0]: unknown key 'mutabel'"},
+        {HEAD "\"inputs\":[],\"constants\":[{\"id\":0,\"dtype\":\"int32\",\"shape\":[],"
+              "\"data\":[1],\"value\":1}],\"nodes\":[],\"outputs\":[0]}",
+         "constants[0]: unknown key 'value'"},
+        {EXP_NODE("\"name\":[\"e\"],"), "nodes[0]: unknown key 'name'"},
+        {HEAD IN0 "\"nodes\":[],\"outputs\":[0],\"updates\":[{\"input\":0,\"value\":0,"
+                  "\"when\":1}]}",
+         "updates[0]: unknown key 'when'"},
+        {EXP_NODE("\"props\":{\"inplace\":-1,\"inpalce\":0},"),
+         "nodes[0].props: unknown key 'inpalce' (Exp reads inplace)"},
+        {HEAD IN0 "\"nodes\":[{\"op\":\"Dot\",\"props\":{\"x\":1},\"inputs\":[0,0],"
+                  "\"outputs\":[1]}],\"outputs\":[1]}",
+         "nodes[0].props: unknown key 'x' (Dot reads no props)"},
+        {SUM_NODE("Mean"), "nodes[0].props: kind: 'Mean' on a Sum node (expected 'Sum')"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        expect_exact(f, cases[i].text, WEFT_EPARSE, cases[i].msg);
+    assert_int_equal(load_text(f, SUM_NODE("Sum")), WEFT_OK);
+}
+
+/* Elementwise nodes left-pad lower-rank inputs, as weft_add does in C; a
+ * rejected node's creation site names the node, not a line. */
+static void test_io_elemwise_nodes_broadcast_as_in_c(void **state)
+{
+    fx_t *f = *state;
+    const char *text = HEAD "\"inputs\":[{\"id\":0,\"dtype\":\"float64\",\"shape\":[2,3]},"
+                            "{\"id\":1,\"dtype\":\"float64\",\"shape\":[3]}],"
+                            "\"nodes\":[{\"op\":\"Add\",\"inputs\":[0,1],\"outputs\":[2]}],"
+                            "\"outputs\":[2]}";
+    weft_graph_io_t ld;
+    OK(weft_graph_io_load(f->g2, text, strlen(text), "b.json", &ld));
+    const weft_apply_t *a = weft_var_owner(ld.outputs[0]);
+    char buf[256];
+    weft_apply_print(a, buf, sizeof buf);
+    assert_string_equal(buf, "Add(<float64[2,3]>, DimShuffle{order=(x,0)}.out)");
+    weft_graph_io_clear(&ld);
+    expect_exact(f,
+                 HEAD "\"inputs\":[{\"id\":0,\"dtype\":\"float64\",\"shape\":[2,3]},"
+                      "{\"id\":1,\"dtype\":\"float64\",\"shape\":[2]}],"
+                      "\"nodes\":[{\"op\":\"Add\",\"inputs\":[0,1],\"outputs\":[2]}],"
+                      "\"outputs\":[2]}",
+                 WEFT_ESHAPE,
+                 "nodes[0]: apply of Add at bad.json node:0: Add: input 0 has length 3 and input "
+                 "1 length 2 in dimension 1");
+}
+
+/* Mutability means the same in C and JSON: NULL flags save as false, and an
+ * absent "mutable" loads as false. */
+static void test_io_input_mutability_defaults_to_false(void **state)
+{
+    fx_t *f = *state;
+    int64_t s3[1] = {3};
+    weft_var_t *x = var(f->g, WEFT_FLOAT64, 1, s3, "x"), *y;
+    OK(weft_exp(f->g, x, &y));
+    weft_graph_io_t gr = {1, &x, NULL, 1, &y, 0, NULL, NULL}, ld;
+    char *text = round_trip(f, &gr, &ld);
+    assert_non_null(strstr(text, "\"mutable\":false"));
+    assert_false(ld.input_mutable[0]);
+    weft_graph_io_clear(&ld);
+    weft_graph_io_free_text(text);
+    const char *absent = EXP_NODE("");
+    OK(weft_graph_io_load(f->g2, absent, strlen(absent), NULL, &ld));
+    assert_false(ld.input_mutable[0]);
+    weft_graph_io_clear(&ld);
+}
+
 static void test_io_save_bad_graphs_rejected(void **state)
 {
     fx_t *f = *state;
@@ -597,6 +687,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_io_save_file_and_load_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_io_user_class_registered_round_trips, setup, teardown),
         cmocka_unit_test_setup_teardown(test_io_malformed_files_name_line_or_key, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_io_unknown_keys_and_props_are_named, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_io_elemwise_nodes_broadcast_as_in_c, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_io_input_mutability_defaults_to_false, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_io_save_bad_graphs_rejected, setup, teardown),
         cmocka_unit_test_setup_teardown(test_io_save_of_a_cycle_is_ecycle, setup, teardown),
     };
