@@ -193,8 +193,11 @@ static weft_status_t run_rewrites(weft_function_t *f, const weft_function_option
     const char *mode = o->mode ? o->mode : "fast_run";
     if (!strcmp(mode, "none") && o->n_include == 0) return WEFT_OK;
     uint64_t t0 = weft__now_ns();
+    /* profiling also records the rewrite profile (weft_profile_t.rewrites) */
+    if (f->profile && weft_rewrite_stats_create(&f->rewrite_stats) != WEFT_OK)
+        return weft__fn_error(NULL, WEFT_ENOMEM, "out of memory");
     weft_status_t st = weft_rewrite_mode(f->fg, mode, o->n_include, o->include, o->n_exclude,
-                                         o->exclude, NULL);
+                                         o->exclude, f->rewrite_stats);
     f->rewrite_ns = weft__now_ns() - t0;
     if (st != WEFT_OK && !weft_function_last_error(NULL)[0])
         weft__fn_error(NULL, st, "rewrite mode %s: %s", mode, weft_fgraph_last_error(f->fg));

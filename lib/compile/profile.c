@@ -45,6 +45,8 @@ void weft__prof_fini(weft_function_t *f)
     free(a->last_idle);
     free(a->last_busy);
     memset(a, 0, sizeof *a);
+    weft_rewrite_stats_destroy(f->rewrite_stats);
+    f->rewrite_stats = NULL;
 }
 
 /* Under prof_lock. */
