@@ -73,10 +73,26 @@ static weft_var_t *var(weft_graph_t *g, weft_dtype_t dt, int nd, const int64_t *
 /* Saves gr, loads the text into g2, saves again: the texts must be equal and
  * the loaded outputs structurally equal to the originals (inputs paired).
  * Returns the first text (free it) and the loaded graph in *loaded. */
+/* With WEFT_SAVED_GRAPHS_DIR set, every graph the round trips save is kept
+ * there as saved_N.json, for the schema check (tests/io/check_schema.sh). */
+static void keep_saved(const char *text)
+{
+    static int n;
+    const char *dir = getenv("WEFT_SAVED_GRAPHS_DIR");
+    if (!dir) return;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/saved_%d.json", dir, n++);
+    FILE *out = fopen(path, "w");
+    assert_non_null(out);
+    fputs(text, out);
+    assert_int_equal(fclose(out), 0);
+}
+
 static char *round_trip(fx_t *f, const weft_graph_io_t *gr, weft_graph_io_t *loaded)
 {
     char *t1 = NULL, *t2 = NULL;
     OK(weft_graph_io_save(gr, &t1));
+    keep_saved(t1);
     weft_status_t s = weft_graph_io_load(f->g2, t1, strlen(t1), "t1", loaded);
     if (s != WEFT_OK) fprintf(stderr, "load: %s\n%s", weft_graph_last_error(f->g2), t1);
     assert_int_equal(s, WEFT_OK);
