@@ -3,7 +3,7 @@
 # Usage: check_prof.sh report WEFT_PROF DEMO_JSON WORKDIR
 #        check_prof.sh badfile WEFT_PROF WORKDIR
 #        check_prof.sh usage WEFT_PROF
-#        check_prof.sh data WEFT_PROF DEMO_JSON WORKDIR
+#        check_prof.sh data WEFT_PROF DEMO_JSON WORKDIR PROFILE_SCHEMA
 #        check_prof.sh plugin WEFT_PROF PLUGIN.so USER_OP_JSON WORKDIR
 #        check_prof.sh inplace WEFT_PROF WORKDIR
 set -euo pipefail
@@ -56,15 +56,17 @@ usage)
   ;;
 data)
   # --json / --csv / --trace-last / --outputs / --version
-  demo=$3; work=$4
+  demo=$3; work=$4; schema=$5
   rm -rf "$work"; mkdir -p "$work"
   "$prof" --version | grep -qE '^weft-prof [0-9]+\.[0-9]+\.[0-9]+$' || fail "--version"
   "$prof" -n 3 -w 0 -t 1 --json "$work/r.json" --csv "$work/r.csv" --trace "$work/t.json" \
     --trace-last 2 --outputs "$work/out" "$demo" >/dev/null
-  python3 - "$work" <<'PY' || fail "data outputs"
+  python3 - "$work" "$schema" <<'PY' || fail "data outputs"
 import json, sys
+import jsonschema
 w = sys.argv[1]
 r = json.load(open(w + "/r.json"))
+jsonschema.validate(r, json.load(open(sys.argv[2])), cls=jsonschema.Draft202012Validator)
 assert r["format"] == "weft-profile" and r["calls"] == 3, r["calls"]
 assert len(r["applies"]) > 0 and all("out_types" in a for a in r["applies"])
 assert any(a["destroys"] == 0 and a["name"].endswith(" destroys input 0") for a in r["applies"])
