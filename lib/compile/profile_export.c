@@ -20,6 +20,13 @@ static void json_str(const char *s, FILE *out)
     fputc('"', out);
 }
 
+/* lead (punctuation and key, e.g. ", \"op\": ") then the string value. */
+static void json_field(FILE *out, const char *lead, const char *value)
+{
+    fputs(lead, out);
+    json_str(value, out);
+}
+
 static void json_u64s(const uint64_t *v, size_t n, FILE *out)
 {
     fputc('[', out);
@@ -49,12 +56,10 @@ static void json_summary(const weft_profile_t *p, FILE *out)
 
 static void json_apply(const weft_profile_apply_t *a, FILE *out)
 {
-    fprintf(out, "  {\"id\": %u, \"name\": ", a->index);
-    json_str(a->name, out);
-    fprintf(out, ", \"op\": ");
-    json_str(a->op, out);
-    fprintf(out, ", \"class\": ");
-    json_str(a->op_class, out);
+    fprintf(out, "  {\"id\": %u", a->index);
+    json_field(out, ", \"name\": ", a->name);
+    json_field(out, ", \"op\": ", a->op);
+    json_field(out, ", \"class\": ", a->op_class);
     fprintf(out, ", \"calls\": %llu, \"time_ns\": %llu, \"percent\": %.6g, \"worker\": %u, "
                  "\"start_ns\": %llu, \"end_ns\": %llu, \"critical\": %s, \"out_types\": ",
             (unsigned long long)a->calls, (unsigned long long)a->time_ns, a->percent, a->worker,
@@ -150,10 +155,8 @@ static void trace_call(const weft_profile_t *p, uint64_t off_ns, size_t call, FI
     for (size_t i = 0; i < p->n_applies; i++) {
         const weft_profile_apply_t *r = &p->applies[i];
         if (r->end_ns == 0 && r->start_ns == 0) continue;
-        fprintf(out, ",\n  {\"name\": ");
-        json_str(r->name, out);
-        fprintf(out, ", \"cat\": ");
-        json_str(r->op_class, out);
+        json_field(out, ",\n  {\"name\": ", r->name);
+        json_field(out, ", \"cat\": ", r->op_class);
         fprintf(out, ", \"ph\": \"X\", \"pid\": 1, \"tid\": %u, \"ts\": %.3f, \"dur\": %.3f, "
                      "\"args\": {\"id\": %u, \"call\": %zu, \"critical\": %s}}",
                 r->worker, (double)(off_ns + r->start_ns) / 1e3,
