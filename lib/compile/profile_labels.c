@@ -43,11 +43,12 @@ static void sb_printf(sbuf_t *b, const char *fmt, ...)
     b->len += (size_t)n;
 }
 
-/* Ends the current entry; returns its offset. */
-static size_t sb_end(sbuf_t *b, size_t start)
+/* Ends the entry begun at offset start (NUL-terminates it) and records
+ * start in *off. */
+static void sb_close(sbuf_t *b, size_t start, size_t *off)
 {
     sb_printf(b, "%c", '\0');
-    return start;
+    *off = start;
 }
 
 /* Removes the in-place props ("inplace=..." entries) from a printed op: the
@@ -153,18 +154,18 @@ static void label_node(const weft_function_t *f, const uint32_t *node_of, uint32
     const weft_apply_t *a = f->nodes[i].apply;
     size_t at = b->len;
     apply_label(f, node_of, i, b);
-    offs[4 * i] = sb_end(b, at);
+    sb_close(b, at, &offs[4 * i]);
     at = b->len;
     op_label(a, b);
     r->destroys = destroyed_input(weft_apply_op(a));
     if (r->destroys >= 0) sb_printf(b, " destroys input %d", r->destroys);
-    offs[4 * i + 1] = sb_end(b, at);
+    sb_close(b, at, &offs[4 * i + 1]);
     at = b->len;
     sb_printf(b, "%s", weft_op_name(weft_apply_op(a)));
-    offs[4 * i + 2] = sb_end(b, at);
+    sb_close(b, at, &offs[4 * i + 2]);
     at = b->len;
     r->out_bytes = out_types(a, b);
-    offs[4 * i + 3] = sb_end(b, at);
+    sb_close(b, at, &offs[4 * i + 3]);
 }
 
 weft_status_t weft__prof_label_applies(const weft_function_t *f, weft_profile_apply_t *rows,
@@ -178,7 +179,7 @@ weft_status_t weft__prof_label_applies(const weft_function_t *f, weft_profile_ap
         node_of[weft_apply_id(f->nodes[i].apply)] = i;
     for (uint32_t i = 0; node_of && offs && i < f->n_nodes && !b.oom; i++)
         label_node(f, node_of, i, &b, offs, &rows[i]);
-    bool ok = node_of && offs && !b.oom && (f->n_nodes || (sb_printf(&b, " "), !b.oom));
+    bool ok = node_of && offs && !b.oom; /* b.s stays NULL without nodes */
     for (uint32_t i = 0; ok && i < f->n_nodes; i++) {
         rows[i].name = b.s + offs[4 * i];
         rows[i].op = b.s + offs[4 * i + 1];
