@@ -149,8 +149,9 @@ static int cmp_rewrite(const void *a, const void *b)
     return x->time_ns < y->time_ns ? 1 : x->time_ns > y->time_ns ? -1 : strcmp(x->name, y->name);
 }
 
-/* The compile's rewrite profile (names point into the stats object's copy
- * owned by the snapshot's string block). */
+/* The compile's rewrite profile, names copied into the snapshot. The stats
+ * object is written only while compiling, so snapshots on any threads may
+ * read it at once. */
 static weft_status_t copy_rewrites(const weft_function_t *f, snap_t *s)
 {
     size_t n = f->rewrite_stats ? weft_rewrite_stats_n_entries(f->rewrite_stats) : 0, len = 0;
