@@ -10,6 +10,7 @@
  * the CMake package and weft.pc carry for static consumers. An out-of-memory
  * failure at load leaves a class unregistered: loading a graph naming it then
  * reports an unknown op. */
+#include "graph/ctor_int.h"
 #include "graph/input_prep.h"
 #include "rewrite/default_db.h"
 #include "weft/elemwise.h"
@@ -54,7 +55,7 @@ static weft_status_t prep_inputs(weft_graph_t *g, const weft_op_t *op, size_t n_
     for (size_t i = 0; elemwise && i < n_in; i++) {
         const weft_type_t *t = in[i] ? weft_var_type(in[i]) : NULL;
         if (!t || weft_type_kind(t) != WEFT_TYPE_TENSOR || weft_type_ndim(t) == ndim) continue;
-        weft_status_t st = weft_pad_left_at(g, in[i], ndim, file, line, &out[i]);
+        weft_status_t st = weft__got(g, out[i] = weft_pad_left_at(g, in[i], ndim, file, line));
         if (st != WEFT_OK) return st;
     }
     return WEFT_OK;

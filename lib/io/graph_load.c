@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "base/vec.h"
+#include "graph/ctor_int.h"
 #include "graph/input_prep.h"
 #include "io_int.h"
 
@@ -219,7 +220,8 @@ static weft_status_t load_inputs(io_load_t *ld, json_t *arr, weft_graph_io_t *ou
         if (s == WEFT_OK) s = get_member(ld, e, "id", w, is_integer, "an integer", &idv);
         if (s == WEFT_OK) s = read_type(ld, e, w, false, &t);
         if (s == WEFT_OK) s = opt_name(ld, e, w, &name);
-        if (s == WEFT_OK) s = weft_var_create_at(ld->g, t, name, site, (int)i, &out->inputs[i]);
+        if (s == WEFT_OK)
+            s = weft__got(ld->g, out->inputs[i] = weft_var_create_at(ld->g, t, name, site, (int)i));
         if (s == WEFT_OK) s = define(ld, idv, w, out->inputs[i]);
         if (s != WEFT_OK) return s;
         mut = json_object_get(e, "mutable");
@@ -320,7 +322,8 @@ static weft_status_t load_constant(io_load_t *ld, json_t *e, size_t i)
     weft_var_t *c = NULL;
     char site[WEFT__IO_PATH_MAX];
     site_file(site, ld, "constant");
-    if (s == WEFT_OK) s = weft_constant_create_at(ld->g, t, buf, bytes, site, (int)i, &c);
+    if (s == WEFT_OK)
+        s = weft__got(ld->g, c = weft_constant_create_at(ld->g, t, buf, bytes, site, (int)i));
     free(buf);
     if (s == WEFT_OK && name) s = weft_var_set_name(c, name);
     if (s == WEFT_OK) s = define(ld, idv, w, c);
@@ -394,7 +397,9 @@ static weft_status_t build_apply(io_load_t *ld, const weft_op_t *op, size_t n, w
     weft_status_t s = WEFT_OK;
     if (prep) s = prep(ld->g, op, n, in, site, (int)idx, in + n);
     else memcpy(in + n, in, n * sizeof(*in));
-    return s == WEFT_OK ? weft_apply_create_at(ld->g, op, n, in + n, site, (int)idx, a) : s;
+    if (s == WEFT_OK)
+        s = weft__got(ld->g, *a = weft_apply_create_at(ld->g, op, n, in + n, site, (int)idx));
+    return s;
 }
 
 static weft_status_t node_apply(io_load_t *ld, json_t *e, const char *w, size_t idx,
@@ -580,7 +585,12 @@ weft_status_t weft_graph_io_load(weft_graph_t *g, const char *text, size_t len, 
     if (!root)
         return weft_graph_set_error(g, WEFT_EPARSE, "%s:%d:%d: %s", source ? source : "<string>",
                                     err.line, err.column, err.text);
+    /* A bad file is reported by the status; it leaves no kept constructor
+     * error behind (weft/graph.h "Errors"). */
+    weft__kept_error_t saved;
+    weft__graph_error_save(g, &saved);
     weft_status_t s = weft__io_load_obj(g, root, "", source, out);
+    weft__graph_error_restore(g, &saved);
     json_decref(root);
     return s;
 }
