@@ -80,13 +80,13 @@ static void keypath(char *dst, const io_load_t *ld, const char *fmt, ...)
         dst[0] = '\0';
 }
 
-/* The creation site file of an entry kind: "g.json node" (nested:
- * "g.json nodes[0].props.graph node"), so a site reads "g.json node:6", the
- * entry's index, rather than a bare number that looks like a line. */
-static void site_file(char *dst, const io_load_t *ld, const char *kind)
+/* The creation site of entry idx of a kind: "g.json node 6" (nested:
+ * "g.json nodes[0].props.graph node 1"), built with line 0, so a message
+ * prints the entry's index as such rather than as a line (graph/site.h). */
+static void site_file(char *dst, const io_load_t *ld, const char *kind, size_t idx)
 {
-    if (snprintf(dst, WEFT__IO_PATH_MAX, "%s%s%s %s", ld->source, *ld->path ? " " : "", ld->path,
-                 kind) < 0)
+    if (snprintf(dst, WEFT__IO_PATH_MAX, "%s%s%s %s %zu", ld->source, *ld->path ? " " : "",
+                 ld->path, kind, idx) < 0)
         dst[0] = '\0';
 }
 
@@ -215,13 +215,13 @@ static weft_status_t load_inputs(io_load_t *ld, json_t *arr, weft_graph_io_t *ou
         const weft_type_t *t;
         const char *name;
         char site[WEFT__IO_PATH_MAX];
-        site_file(site, ld, "input");
+        site_file(site, ld, "input", i);
         weft_status_t s = check_keys(ld, e, w, keys);
         if (s == WEFT_OK) s = get_member(ld, e, "id", w, is_integer, "an integer", &idv);
         if (s == WEFT_OK) s = read_type(ld, e, w, false, &t);
         if (s == WEFT_OK) s = opt_name(ld, e, w, &name);
         if (s == WEFT_OK)
-            s = weft__got(ld->g, out->inputs[i] = weft_var_create_at(ld->g, t, name, site, (int)i));
+            s = weft__got(ld->g, out->inputs[i] = weft_var_create_at(ld->g, t, name, site, 0));
         if (s == WEFT_OK) s = define(ld, idv, w, out->inputs[i]);
         if (s != WEFT_OK) return s;
         mut = json_object_get(e, "mutable");
@@ -321,9 +321,9 @@ static weft_status_t load_constant(io_load_t *ld, json_t *e, size_t i)
                              weft_dtype_name(weft_type_dtype(t)));
     weft_var_t *c = NULL;
     char site[WEFT__IO_PATH_MAX];
-    site_file(site, ld, "constant");
+    site_file(site, ld, "constant", i);
     if (s == WEFT_OK)
-        s = weft__got(ld->g, c = weft_constant_create_at(ld->g, t, buf, bytes, site, (int)i));
+        s = weft__got(ld->g, c = weft_constant_create_at(ld->g, t, buf, bytes, site, 0));
     free(buf);
     if (s == WEFT_OK && name) s = weft_var_set_name(c, name);
     if (s == WEFT_OK) s = define(ld, idv, w, c);
@@ -392,13 +392,13 @@ static weft_status_t build_apply(io_load_t *ld, const weft_op_t *op, size_t n, w
                                  size_t idx, weft_apply_t **a)
 {
     char site[WEFT__IO_PATH_MAX];
-    site_file(site, ld, "node");
+    site_file(site, ld, "node", idx);
     weft__input_prep_fn prep = weft__input_prep_get();
     weft_status_t s = WEFT_OK;
-    if (prep) s = prep(ld->g, op, n, in, site, (int)idx, in + n);
+    if (prep) s = prep(ld->g, op, n, in, site, 0, in + n);
     else memcpy(in + n, in, n * sizeof(*in));
     if (s == WEFT_OK)
-        s = weft__got(ld->g, *a = weft_apply_create_at(ld->g, op, n, in + n, site, (int)idx));
+        s = weft__got(ld->g, *a = weft_apply_create_at(ld->g, op, n, in + n, site, 0));
     return s;
 }
 

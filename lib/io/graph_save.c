@@ -9,6 +9,7 @@
 
 #include "base/vec.h"
 #include "graph/graph_int.h"
+#include "graph/site.h"
 #include "io_int.h"
 
 typedef struct io_save {
@@ -82,15 +83,15 @@ static weft_status_t visit_root(io_save_t *st, const weft_var_t *v)
 {
     if (st->ids[weft_var_id(v)] >= 0) return WEFT_OK;
     if (weft_var_is_constant(v)) return add_constant(st, v);
-    char vb[96];
+    char vb[96], sb[WEFT__SITE_CAP];
     weft_var_print(v, vb, sizeof(vb));
     const char *file;
     int line;
     weft_var_trace(v, &file, &line);
     return weft_graph_set_error(st->g, WEFT_EMISSING_INPUT,
-                                "weft_graph_io_save: variable %s (created at %s:%d) is a root "
+                                "weft_graph_io_save: variable %s (created at %s) is a root "
                                 "but not among the inputs",
-                                vb, file ? file : "?", line);
+                                vb, weft__site_str(sb, sizeof sb, file, line));
 }
 
 /* ---- ops -------------------------------------------------------------------------- */

@@ -601,17 +601,19 @@ static void test_io_unknown_keys_and_props_are_named(void **state)
     assert_int_equal(load_text(f, SUM_NODE("Sum")), WEFT_OK);
 }
 
+/* Add of a [2,3] and a [3] input. */
+#define BCAST_GRAPH \
+    HEAD "\"inputs\":[{\"id\":0,\"dtype\":\"float64\",\"shape\":[2,3]}," \
+         "{\"id\":1,\"dtype\":\"float64\",\"shape\":[3]}]," \
+         "\"nodes\":[{\"op\":\"Add\",\"inputs\":[0,1],\"outputs\":[2]}],\"outputs\":[2]}"
+
 /* Elementwise nodes left-pad lower-rank inputs, as weft_add does in C; a
  * rejected node's creation site names the node, not a line. */
 static void test_io_elemwise_nodes_broadcast_as_in_c(void **state)
 {
     fx_t *f = *state;
-    const char *text = HEAD "\"inputs\":[{\"id\":0,\"dtype\":\"float64\",\"shape\":[2,3]},"
-                            "{\"id\":1,\"dtype\":\"float64\",\"shape\":[3]}],"
-                            "\"nodes\":[{\"op\":\"Add\",\"inputs\":[0,1],\"outputs\":[2]}],"
-                            "\"outputs\":[2]}";
     weft_graph_io_t ld;
-    OK(weft_graph_io_load(f->g2, text, strlen(text), "b.json", &ld));
+    OK(weft_graph_io_load(f->g2, BCAST_GRAPH, strlen(BCAST_GRAPH), "b.json", &ld));
     const weft_apply_t *a = weft_var_owner(ld.outputs[0]);
     char buf[256];
     weft_apply_print(a, buf, sizeof buf);
@@ -623,8 +625,43 @@ static void test_io_elemwise_nodes_broadcast_as_in_c(void **state)
                       "\"nodes\":[{\"op\":\"Add\",\"inputs\":[0,1],\"outputs\":[2]}],"
                       "\"outputs\":[2]}",
                  WEFT_ESHAPE,
-                 "nodes[0]: apply of Add at bad.json node:0: Add: input 0 has length 3 and input "
+                 "nodes[0]: apply of Add at bad.json node 0: Add: input 0 has length 3 and input "
                  "1 length 2 in dimension 1");
+}
+
+/* Loaded entries are at "FILE KIND N" with line 0, so messages print the
+ * entry's index as such ("b.json node 0"), never as a line ("b.json node:0"). */
+static void test_io_loaded_sites_name_entries(void **state)
+{
+    fx_t *f = *state;
+    weft_graph_io_t ld;
+    OK(weft_graph_io_load(f->g2, BCAST_GRAPH, strlen(BCAST_GRAPH), "b.json", &ld));
+    weft_apply_t *a = weft_var_owner(ld.outputs[0]);
+    const char *file = NULL;
+    int line = -1;
+    weft_apply_trace(a, &file, &line);
+    assert_string_equal(file, "b.json node 0");
+    assert_int_equal(line, 0);
+    line = -1; /* the DimShuffle padding input 1 is part of node 0 */
+    weft_apply_trace(weft_var_owner(weft_apply_input(a, 1)), &file, &line);
+    assert_string_equal(file, "b.json node 0");
+    assert_int_equal(line, 0);
+    line = -1;
+    weft_var_trace(ld.inputs[1], &file, &line);
+    assert_string_equal(file, "b.json input 1");
+    assert_int_equal(line, 0);
+    char buf[256], want[256];
+    weft_apply_describe(a, buf, sizeof buf);
+    snprintf(want, sizeof want, "apply %llu (Add, built at b.json node 0)",
+             (unsigned long long)weft_apply_id(a));
+    assert_string_equal(buf, want);
+    char *text = NULL; /* a later stage's message names the input entry */
+    weft_graph_io_t part = {1, ld.inputs, NULL, 1, ld.outputs, 0, NULL, NULL};
+    assert_int_equal(weft_graph_io_save(&part, &text), WEFT_EMISSING_INPUT);
+    assert_string_equal(weft_graph_last_error(f->g2),
+                        "weft_graph_io_save: variable <float64[3]> (created at b.json input 1) "
+                        "is a root but not among the inputs");
+    weft_graph_io_clear(&ld);
 }
 
 /* Mutability means the same in C and JSON: NULL flags save as false, and an
@@ -711,6 +748,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_io_malformed_files_name_line_or_key, setup, teardown),
         cmocka_unit_test_setup_teardown(test_io_unknown_keys_and_props_are_named, setup, teardown),
         cmocka_unit_test_setup_teardown(test_io_elemwise_nodes_broadcast_as_in_c, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_io_loaded_sites_name_entries, setup, teardown),
         cmocka_unit_test_setup_teardown(test_io_input_mutability_defaults_to_false, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_io_save_bad_graphs_rejected, setup, teardown),
