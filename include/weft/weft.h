@@ -26,6 +26,7 @@
 #include "weft/op_info.h"
 #include "weft/opfromgraph.h"
 #include "weft/ops.h"
+#include "weft/plugin.h"
 #include "weft/profile.h"
 #include "weft/reduce.h"
 #include "weft/rewrite.h"

@@ -15,6 +15,7 @@
 #include "base/clock.h"
 #include "base/vec.h"
 #include "compile_int.h"
+#include "graph/site.h"
 #include "tensor/tensor_int.h" /* weft__tensor_is_block_base */
 
 static uint32_t node_index(const weft__call_state_t *cs, const weft__cnode_t *n)
@@ -283,12 +284,13 @@ static weft_status_t check_input(weft_function_t *f, size_t k, const weft_tensor
     if (!t) return weft__fn_error(f, WEFT_EINVAL, "input %zu (%s) is NULL", k, name);
     const char *file;
     int line;
+    char sb[WEFT__SITE_CAP];
     weft_var_trace(v, &file, &line);
     weft_type_print(ty, want, sizeof want);
     weft_tensor_print_type(t, got, sizeof got);
     return weft__fn_error(f, dt_ok ? WEFT_ESHAPE : WEFT_ETYPE,
-                          "input %zu (%s, created at %s:%d): expected %s, got %s", k, name, file,
-                          line, want, got);
+                          "input %zu (%s, created at %s): expected %s, got %s", k, name,
+                          weft__site_str(sb, sizeof sb, file, line), want, got);
 }
 
 /* An input the graph may overwrite must not share memory with another
@@ -358,11 +360,12 @@ static weft_status_t refuse_overlapping_update(weft_function_t *f, size_t k,
                        (long long)weft_tensor_stride(t, d));
     const char *file;
     int line;
+    char sb[WEFT__SITE_CAP];
     weft_var_trace(f->in_vars[k], &file, &line);
-    return weft__fn_error(f, WEFT_EINVAL, "input %zu (%s, created at %s:%d) is updated but its "
+    return weft__fn_error(f, WEFT_EINVAL, "input %zu (%s, created at %s) is updated but its "
                           "memory overlaps itself (%s, strides [%s]): its new value cannot be "
                           "stored in it; pass a tensor whose elements do not share memory", k,
-                          name, file, line, type, strides);
+                          name, weft__site_str(sb, sizeof sb, file, line), type, strides);
 }
 
 static void args_release(const weft_function_t *f, weft_tensor_t *const *inputs,

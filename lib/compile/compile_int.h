@@ -34,6 +34,7 @@
 #include "weft/fgraph.h"
 #include "weft/function.h"
 #include "weft/graph.h"
+#include "weft/rewrite.h"
 #include "weft/op.h"
 #include "weft/profile.h"
 #include "weft/sched.h"
@@ -293,6 +294,7 @@ struct weft_function {
     uint64_t calls, peak_live_buffers;
     weft__prof_acc_t acc;
     uint64_t compile_ns, rewrite_ns;
+    weft_rewrite_stats_t *rewrite_stats; /* per rewriter, when profiling; else NULL */
     /* registry of live functions (for the WEFT_PROFILE atexit report) */
     weft_function_t *reg_prev, *reg_next;
 };
@@ -528,6 +530,11 @@ bool weft__apply_destroys(const weft_apply_t *a);
 weft_status_t weft__cost_profile_apply(weft_function_t *f, const weft_profile_t *p);
 /* WEFT_ESTATE for a profile call (who) on f compiled without profiling, with
  * the message on f (weft_function_last_error). */
+/* Fills rows[i].name / op / op_class / out_types / out_bytes / destroys for
+ * f's nodes (profile_labels.c); *strings is the one block they point into
+ * (new; free it). Errors: WEFT_ENOMEM. */
+weft_status_t weft__prof_label_applies(const weft_function_t *f, weft_profile_apply_t *rows,
+                                       char **strings);
 weft_status_t weft__prof_not_profiled(const weft_function_t *f, const char *who);
 /* Folds a finished run's records into f's accumulator. */
 void weft__prof_record(weft_function_t *f, weft__call_state_t *cs, uint64_t call_ns);

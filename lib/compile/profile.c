@@ -52,6 +52,8 @@ void weft__prof_fini(weft_function_t *f)
     free(a->inplace_bytes);
     free(a->inplace_ord);
     memset(a, 0, sizeof *a);
+    weft_rewrite_stats_destroy(f->rewrite_stats);
+    f->rewrite_stats = NULL;
 }
 
 /* Under prof_lock. */
