@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ops_int.h"
+#include "tensor/kernel_int.h" /* ctx->out_typed */
 #include "weft/json_props.h"
 #include "weft/kernel.h"
 
@@ -309,22 +310,6 @@ int64_t weft__ew_split_min(weft_elemwise_kind_t kind)
     return kind_is_costly(kind) ? WEFT__EW_SPLIT_COSTLY : WEFT__EW_SPLIT_CHEAP;
 }
 
-/* fresh: the output is a new buffer (not an input written in place), so a
- * large one may be written with streaming stores (elemwise_kernels.c). */
-static weft_status_t run_kernel(weft_elemwise_kind_t k, weft_dtype_t compute, ew_run_t *r,
-                                size_t nop, int ndim, const int64_t *shape, bool fresh,
-                                weft_kernel_ctx_t *ctx)
-{
-    weft__row_fn fn = k == WEFT_ELEMWISE_CAST
-                          ? weft__convert_fn(compute, weft_tensor_dtype(r->ops[1]))
-                          : weft__elemwise_kernel(k, compute);
-    /* A non-NULL arg tells the kernels the output is fresh: large rows may
-     * then be written with streaming stores (elemwise_kernels.c). */
-    static const int fresh_marker = 1;
-    return weft__ew_loop_run(ctx, nop, r->ops, ndim, shape, fn,
-                             fresh ? (void *)&fresh_marker : NULL, weft__ew_split_min(k));
-}
-
 static weft_status_t prepare_output(const weft_op_t *op, weft_tensor_t *const *in,
                                     weft_tensor_t **cell, weft_dtype_t odt, int ndim,
                                     const int64_t *shape, weft_kernel_ctx_t *ctx)
@@ -342,8 +327,59 @@ static weft_status_t prepare_output(const weft_op_t *op, weft_tensor_t *const *i
     return WEFT_OK;
 }
 
-static weft_status_t elemwise_perform(const weft_apply_t *node, weft_tensor_t *const *inputs,
-                                      weft_tensor_t **outputs, weft_kernel_ctx_t *ctx)
+/* A non-NULL row-kernel arg tells the kernels the output is fresh (not an
+ * input written in place): large rows may then be written with streaming
+ * stores (elemwise_kernels.c). */
+static const int fresh_marker = 1;
+
+/* What the node's op decides, before any geometry: the plan's spec fields. */
+static void plan_spec(const weft_op_t *op, weft_dtype_t odt, weft_dtype_t compute,
+                      weft_tensor_t *const *in, weft__ew_plan_t *p)
+{
+    weft_elemwise_kind_t k = op_kind(op);
+    p->kind = (int)k;
+    p->n_in = (uint8_t)kind_arity[k];
+    p->inplace = (int8_t)op_props(op)->inplace;
+    p->odt = odt;
+    p->compute = compute;
+    p->fn = k == WEFT_ELEMWISE_CAST ? weft__convert_fn(compute, weft_tensor_dtype(in[0]))
+                                    : weft__elemwise_kernel(k, compute);
+    p->fn_arg = p->inplace < 0 ? (void *)&fresh_marker : NULL;
+    p->min_split = weft__ew_split_min(k);
+}
+
+/* The run of a node with plan p: inputs converted when the plan says so, the
+ * output prepared (the shape is the plan's: the input geometry matched), the
+ * loop. */
+static weft_status_t planned_run(const weft__ew_plan_t *p, weft_tensor_t *const *in,
+                                 weft_tensor_t **out, weft_kernel_ctx_t *ctx)
+{
+    ew_run_t r;
+    weft_status_t st = WEFT_OK;
+    weft_tensor_t *const *loop_in = in;
+    if (p->convert) {
+        memset(r.tmp, 0, sizeof r.tmp);
+        st = convert_inputs((weft_elemwise_kind_t)p->kind, p->compute, in, p->n_in, &r, ctx);
+        loop_in = r.ops + 1;
+    }
+    if (st == WEFT_OK && p->inplace < 0)
+        st = weft_kernel_alloc_output(ctx, &out[0], p->odt, p->ndim, weft__ew_plan_shape(p));
+    else if (st == WEFT_OK && out[0] != in[p->inplace])
+        weft_kernel_set_output(ctx, &out[0], weft_tensor_retain(in[p->inplace]));
+    if (st == WEFT_OK) {
+        st = weft__ew_plan_loop(ctx, p, out[0], loop_in);
+        if (st != WEFT_OK) st = weft_kernel_error(ctx, st, "cannot split the loop over workers");
+        ctx->out_typed = p->typed;
+    }
+    for (size_t i = 0; p->convert && i < WEFT__ITER_MAX_OPS; i++)
+        weft_kernel_scratch_done(ctx, r.tmp[i]);
+    return st;
+}
+
+/* The first run of a node with its input geometry: every check, the shape,
+ * then the plan, cached for the next runs, and the loop. */
+static weft_status_t plan_and_run(const weft_apply_t *node, weft_tensor_t *const *inputs,
+                                  weft_tensor_t **outputs, weft_kernel_ctx_t *ctx)
 {
     const weft_op_t *op = weft_apply_op(node);
     weft_elemwise_kind_t k = op_kind(op);
@@ -361,12 +397,27 @@ static weft_status_t elemwise_perform(const weft_apply_t *node, weft_tensor_t *c
     st = convert_inputs(k, compute, inputs, n_in, &r, ctx);
     if (st == WEFT_OK) st = prepare_output(op, inputs, &outputs[0], odt, ndim, shape, ctx);
     if (st == WEFT_OK) {
+        weft__ew_plan_buf_t buf;
+        weft__ew_plan_t spec = {.ndim = (uint8_t)ndim, .node = node};
+        plan_spec(op, odt, compute, inputs, &spec);
+        for (size_t i = 0; i < n_in; i++) spec.convert |= r.tmp[i + 1] != NULL;
         r.ops[0] = outputs[0];
-        st = run_kernel(k, compute, &r, n_in + 1, ndim, shape, op_props(op)->inplace < 0, ctx);
+        const weft__ew_plan_t *p = weft__ew_plan_build(ctx, &spec, ot, shape, inputs, r.ops, &buf);
+        st = weft__ew_plan_loop(ctx, p, r.ops[0], r.ops + 1);
         if (st != WEFT_OK) st = weft_kernel_error(ctx, st, "cannot split the loop over workers");
     }
     for (size_t i = 0; i < WEFT__ITER_MAX_OPS; i++) weft_kernel_scratch_done(ctx, r.tmp[i]);
     return st;
+}
+
+/* A run whose inputs have the dtypes, shapes and strides of the cached plan
+ * skips every decision (docs/execution.md §3.7). */
+static weft_status_t elemwise_perform(const weft_apply_t *node, weft_tensor_t *const *inputs,
+                                      weft_tensor_t **outputs, weft_kernel_ctx_t *ctx)
+{
+    const weft__ew_plan_t *p = weft__ew_plan_cached(ctx, node, inputs);
+    if (p) return planned_run(p, inputs, outputs, ctx);
+    return plan_and_run(node, inputs, outputs, ctx);
 }
 
 /* ---- class hooks ----------------------------------------------------------------- */
