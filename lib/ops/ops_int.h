@@ -80,6 +80,9 @@ typedef struct weft__ew_plan {
     weft_dtype_t in_dtype[WEFT__ITER_MAX_OPS - 1];
     weft__row_fn fn; /* spec */
     void *fn_arg;    /* spec; must stay valid as long as the plan */
+    /* nonzero: the row kernel's arg is instead the payload stored at this
+     * byte offset inside the plan (weft__ew_plan_build's payload) */
+    uint32_t payload_off;
     int64_t min_split; /* spec */
     size_t row_n;
     int64_t row_s[WEFT__ITER_MAX_OPS];
@@ -89,11 +92,16 @@ typedef struct weft__ew_plan {
     int64_t w[];
 } weft__ew_plan_t;
 
-/* Room for the largest plan (every operand at WEFT_MAX_NDIM axes). */
+/* Largest payload of a plan (Composite's program). */
+#define WEFT__EW_PLAN_PAYLOAD_MAX 512
+
+/* Room for the largest plan (every operand at WEFT_MAX_NDIM axes, the
+ * largest payload). */
 typedef struct weft__ew_plan_buf {
     _Alignas(16) unsigned char room[sizeof(weft__ew_plan_t) +
                                     sizeof(int64_t) * WEFT_MAX_NDIM *
-                                        (3 * (WEFT__ITER_MAX_OPS - 1) + 2)];
+                                        (3 * (WEFT__ITER_MAX_OPS - 1) + 2) +
+                                    16 + WEFT__EW_PLAN_PAYLOAD_MAX];
 } weft__ew_plan_buf_t;
 
 /* The plan in ctx's plan cell when it was built for node and inputs of in's
@@ -109,6 +117,21 @@ const weft__ew_plan_t *weft__ew_plan_build(weft_kernel_ctx_t *ctx, const weft__e
                                            const weft_type_t *out_type, const int64_t *shape,
                                            weft_tensor_t *const *in, weft_tensor_t *const *ops,
                                            weft__ew_plan_buf_t *buf);
+/* As weft__ew_plan_build, with payload[0..bytes) (at most
+ * WEFT__EW_PLAN_PAYLOAD_MAX, plain data) stored in the plan and handed to
+ * the row kernel as its arg. */
+const weft__ew_plan_t *weft__ew_plan_build_with(weft_kernel_ctx_t *ctx,
+                                                const weft__ew_plan_t *spec,
+                                                const weft_type_t *out_type,
+                                                const int64_t *shape, weft_tensor_t *const *in,
+                                                weft_tensor_t *const *ops, const void *payload,
+                                                size_t bytes, weft__ew_plan_buf_t *buf);
+/* A run with cached plan p (inputs of its geometry): the output prepared
+ * from the plan (a fresh one from its shape, or the in-place input), then
+ * the loop over loop_in (the inputs, converted ones replaced). */
+weft_status_t weft__ew_plan_run(weft_kernel_ctx_t *ctx, const weft__ew_plan_t *p,
+                                weft_tensor_t *const *in, weft_tensor_t *const *loop_in,
+                                weft_tensor_t **out);
 /* The output shape of p (after the key in w[]). */
 static inline const int64_t *weft__ew_plan_shape(const weft__ew_plan_t *p)
 {

@@ -47,16 +47,21 @@ static void build(fixture_t *fx, weft_dtype_t x_dtype)
 
 /* fast_run without fusion (every node runs) and without fast_math (mode
  * none's bits, so the evaluator is the reference); in-place variants stay. */
-static weft_function_t *compile(const fixture_t *fx, int threads)
+static weft_function_t *compile_opt(const fixture_t *fx, int threads, bool fused)
 {
-    static const char *const exclude[] = {"fusion", "fast_math"};
+    static const char *const exclude[] = {"fast_math", "fusion"};
     weft_function_options_t o = WEFT_FUNCTION_OPTIONS_INIT;
-    o.n_exclude = 2;
+    o.n_exclude = fused ? 1 : 2;
     o.exclude = exclude;
     o.threads = threads;
     weft_function_t *f;
     assert_int_equal(weft_function_compile(2, fx->in, 2, fx->out, 0, NULL, &o, &f), WEFT_OK);
     return f;
+}
+
+static weft_function_t *compile(const fixture_t *fx, int threads)
+{
+    return compile_opt(fx, threads, false);
 }
 
 /* A tensor of dtype and shape with varied values (v_i = sin(0.37 i + seed)). */
@@ -114,7 +119,8 @@ static void call_shape(const fixture_t *fx, weft_function_t *f, int64_t rows, in
     weft_tensor_release(b);
 }
 
-static bool prints_inplace(const weft_function_t *f)
+/* Whether f's printed program contains `what`. */
+static bool prints(const weft_function_t *f, const char *what)
 {
     char *buf = NULL;
     size_t len = 0;
@@ -122,7 +128,7 @@ static bool prints_inplace(const weft_function_t *f)
     assert_non_null(m);
     assert_int_equal(weft_function_print(f, m), WEFT_OK);
     fclose(m);
-    bool found = strstr(buf, "inplace") != NULL;
+    bool found = strstr(buf, what) != NULL;
     free(buf);
     return found;
 }
@@ -133,7 +139,7 @@ static void test_replans_once_per_shape(void **state)
     fixture_t fx;
     build(&fx, WEFT_FLOAT64);
     weft_function_t *f = compile(&fx, 1);
-    assert_true(prints_inplace(f)); /* the in-place variants are exercised */
+    assert_true(prints(f, "inplace")); /* the in-place variants are exercised */
     uint64_t nodes = weft_function_n_nodes(f); /* every node is elementwise */
     assert_int_equal(builds(f), 0);
     call_shape(&fx, f, 2, 3);
@@ -196,6 +202,29 @@ static void test_sizes_and_workers(void **state)
         weft_function_t *f = compile(&fx, threads);
         for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++)
             call_shape(&fx, f, sizes[i][0], sizes[i][1]);
+        assert_int_equal(weft_function_destroy(f), WEFT_OK);
+    }
+    weft_graph_destroy(fx.g);
+}
+
+/* With fusion, Composite nodes keep their program in the plan: the same
+ * re-planning and the evaluator's bits, tiny to large, 1 and 2 workers. */
+static void test_composite_plans(void **state)
+{
+    (void)state;
+    static const int64_t sizes[][2] = {{2, 3}, {2, 3}, {300, 400}, {300, 400}, {1, 1}, {2, 3}};
+    static const int replans[] = {1, 0, 1, 0, 1, 1};
+    fixture_t fx;
+    build(&fx, WEFT_FLOAT64);
+    for (int threads = 1; threads <= 2; threads++) {
+        weft_function_t *f = compile_opt(&fx, threads, true);
+        assert_true(prints(f, "Composite"));
+        uint64_t nodes = weft_function_n_nodes(f), want = 0;
+        for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+            call_shape(&fx, f, sizes[i][0], sizes[i][1]);
+            want += (uint64_t)replans[i] * nodes;
+            assert_int_equal(builds(f), want);
+        }
         assert_int_equal(weft_function_destroy(f), WEFT_OK);
     }
     weft_graph_destroy(fx.g);
@@ -325,6 +354,7 @@ int main(void)
         cmocka_unit_test(test_views),
         cmocka_unit_test(test_sizes_and_workers),
         cmocka_unit_test(test_conversions),
+        cmocka_unit_test(test_composite_plans),
         cmocka_unit_test(test_tiny_supplied_outputs),
         cmocka_unit_test(test_concurrent_shapes),
     };

@@ -250,10 +250,11 @@ static weft_status_t ew_loop_range(void *arg, size_t begin, size_t end)
     char *base[WEFT__ITER_MAX_OPS];
     const int64_t *sp[WEFT__ITER_MAX_OPS];
     int64_t shape[WEFT_MAX_NDIM];
-    memcpy(shape, l->shape, sizeof shape);
+    memcpy(shape, l->shape, (size_t)l->ndim * sizeof *shape);
     shape[l->axis] = (int64_t)(end - begin);
     for (int o = 0; o < l->nop; o++) {
-        base[o] = l->base[o] + (int64_t)begin * l->st[o][l->axis] * (int64_t)l->isz[o];
+        int64_t skip = begin ? (int64_t)begin * l->st[o][l->axis] : 0; /* 0-d: no strides */
+        base[o] = l->base[o] + skip * (int64_t)l->isz[o];
         sp[o] = l->st[o];
     }
     weft__iter_rows(l->ndim, shape, l->nop, base, sp, l->isz, l->fn, l->fn_arg);
@@ -279,7 +280,12 @@ weft_status_t weft__ew_loop_run(weft_kernel_ctx_t *ctx, size_t nop, weft_tensor_
                                 int ndim, const int64_t *shape, weft__row_fn fn, void *fn_arg,
                                 int64_t min_split)
 {
-    ew_loop_t l = { .nop = (int)nop, .ndim = ndim, .axis = 0, .fn = fn, .fn_arg = fn_arg };
+    ew_loop_t l; /* not zero-initialized: only the first nop x ndim strides are used */
+    l.nop = (int)nop;
+    l.ndim = ndim;
+    l.axis = 0;
+    l.fn = fn;
+    l.fn_arg = fn_arg;
     int64_t count = 1;
     for (int d = 0; d < ndim; d++) {
         l.shape[d] = shape[d];
@@ -348,31 +354,17 @@ static void plan_spec(const weft_op_t *op, weft_dtype_t odt, weft_dtype_t comput
     p->min_split = weft__ew_split_min(k);
 }
 
-/* The run of a node with plan p: inputs converted when the plan says so, the
- * output prepared (the shape is the plan's: the input geometry matched), the
- * loop. */
+/* The run of a node with plan p: inputs converted when the plan says so,
+ * then the plan's output and loop. */
 static weft_status_t planned_run(const weft__ew_plan_t *p, weft_tensor_t *const *in,
                                  weft_tensor_t **out, weft_kernel_ctx_t *ctx)
 {
-    ew_run_t r;
-    weft_status_t st = WEFT_OK;
-    weft_tensor_t *const *loop_in = in;
-    if (p->convert) {
-        memset(r.tmp, 0, sizeof r.tmp);
-        st = convert_inputs((weft_elemwise_kind_t)p->kind, p->compute, in, p->n_in, &r, ctx);
-        loop_in = r.ops + 1;
-    }
-    if (st == WEFT_OK && p->inplace < 0)
-        st = weft_kernel_alloc_output(ctx, &out[0], p->odt, p->ndim, weft__ew_plan_shape(p));
-    else if (st == WEFT_OK && out[0] != in[p->inplace])
-        weft_kernel_set_output(ctx, &out[0], weft_tensor_retain(in[p->inplace]));
-    if (st == WEFT_OK) {
-        st = weft__ew_plan_loop(ctx, p, out[0], loop_in);
-        if (st != WEFT_OK) st = weft_kernel_error(ctx, st, "cannot split the loop over workers");
-        ctx->out_typed = p->typed;
-    }
-    for (size_t i = 0; p->convert && i < WEFT__ITER_MAX_OPS; i++)
-        weft_kernel_scratch_done(ctx, r.tmp[i]);
+    if (!p->convert) return weft__ew_plan_run(ctx, p, in, in, out);
+    ew_run_t r = {{NULL}, {NULL}};
+    weft_status_t st =
+        convert_inputs((weft_elemwise_kind_t)p->kind, p->compute, in, p->n_in, &r, ctx);
+    if (st == WEFT_OK) st = weft__ew_plan_run(ctx, p, in, r.ops + 1, out);
+    for (size_t i = 0; i < WEFT__ITER_MAX_OPS; i++) weft_kernel_scratch_done(ctx, r.tmp[i]);
     return st;
 }
 

@@ -62,6 +62,16 @@ const weft__ew_plan_t *weft__ew_plan_build(weft_kernel_ctx_t *ctx, const weft__e
                                            weft_tensor_t *const *in, weft_tensor_t *const *ops,
                                            weft__ew_plan_buf_t *buf)
 {
+    return weft__ew_plan_build_with(ctx, spec, out_type, shape, in, ops, NULL, 0, buf);
+}
+
+const weft__ew_plan_t *weft__ew_plan_build_with(weft_kernel_ctx_t *ctx,
+                                                const weft__ew_plan_t *spec,
+                                                const weft_type_t *out_type,
+                                                const int64_t *shape, weft_tensor_t *const *in,
+                                                weft_tensor_t *const *ops, const void *payload,
+                                                size_t bytes, weft__ew_plan_buf_t *buf)
+{
     weft__ew_plan_t *p = (weft__ew_plan_t *)(void *)buf->room; /* only ever used as a plan */
     *p = *spec;
     const int nd = p->ndim, nop = p->n_in + 1;
@@ -88,6 +98,13 @@ const weft__ew_plan_t *weft__ew_plan_build(weft_kernel_ctx_t *ctx, const weft__e
     p->may_split = nd > 0 && count >= p->min_split && shape[axis] >= 2;
     p->one_row = weft__iter_one_row(nd, shape, nop, sp, &p->row_n, p->row_s);
     p->typed = output_typed(out_type, ops[0]);
+    p->payload_off = 0;
+    if (payload && bytes <= WEFT__EW_PLAN_PAYLOAD_MAX) {
+        size_t off = (p->bytes + 15) & ~(size_t)15; /* aligned for any payload field */
+        memcpy((unsigned char *)p + off, payload, bytes);
+        p->payload_off = (uint32_t)off;
+        p->bytes = (uint32_t)(off + bytes);
+    }
     return weft__kernel_plan_store(ctx, p, p->bytes);
 }
 
@@ -98,8 +115,9 @@ static weft_status_t split_loop(weft_kernel_ctx_t *ctx, const weft__ew_plan_t *p
     weft_tensor_t *ops[WEFT__ITER_MAX_OPS];
     ops[0] = out;
     memcpy(ops + 1, in, p->n_in * sizeof *ops);
+    void *arg = p->payload_off ? (unsigned char *)p + p->payload_off : p->fn_arg;
     return weft__ew_loop_run(ctx, (size_t)p->n_in + 1, ops, p->ndim, weft__ew_plan_shape(p),
-                             p->fn, p->fn_arg, p->min_split);
+                             p->fn, arg, p->min_split);
 }
 
 weft_status_t weft__ew_plan_loop(weft_kernel_ctx_t *ctx, const weft__ew_plan_t *p,
@@ -107,15 +125,33 @@ weft_status_t weft__ew_plan_loop(weft_kernel_ctx_t *ctx, const weft__ew_plan_t *
 {
     const int nop = p->n_in + 1;
     if (p->may_split && ctx->pfor && ctx->threads > 1) return split_loop(ctx, p, out, in);
+    void *arg = p->payload_off ? (unsigned char *)p + p->payload_off : p->fn_arg;
     char *base[WEFT__ITER_MAX_OPS];
     base[0] = out->data;
     for (int i = 0; i < p->n_in; i++) base[i + 1] = in[i]->data;
     if (p->one_row) {
-        if (p->row_n) p->fn(p->row_n, base, p->row_s, p->fn_arg);
+        if (p->row_n) p->fn(p->row_n, base, p->row_s, arg);
         return WEFT_OK;
     }
     const int64_t *sp[WEFT__ITER_MAX_OPS];
     for (int o = 0; o < nop; o++) sp[o] = plan_strides(p, o);
-    weft__iter_rows(p->ndim, weft__ew_plan_shape(p), nop, base, sp, p->isz, p->fn, p->fn_arg);
+    weft__iter_rows(p->ndim, weft__ew_plan_shape(p), nop, base, sp, p->isz, p->fn, arg);
+    return WEFT_OK;
+}
+
+weft_status_t weft__ew_plan_run(weft_kernel_ctx_t *ctx, const weft__ew_plan_t *p,
+                                weft_tensor_t *const *in, weft_tensor_t *const *loop_in,
+                                weft_tensor_t **out)
+{
+    if (p->inplace < 0) {
+        weft_status_t st =
+            weft_kernel_alloc_output(ctx, &out[0], p->odt, p->ndim, weft__ew_plan_shape(p));
+        if (st != WEFT_OK) return st;
+    } else if (out[0] != in[p->inplace]) { /* else the cell holds it already */
+        weft_kernel_set_output(ctx, &out[0], weft_tensor_retain(in[p->inplace]));
+    }
+    weft_status_t st = weft__ew_plan_loop(ctx, p, out[0], loop_in);
+    if (st != WEFT_OK) return weft_kernel_error(ctx, st, "cannot split the loop over workers");
+    ctx->out_typed = p->typed;
     return WEFT_OK;
 }
