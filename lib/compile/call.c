@@ -138,6 +138,7 @@ static void track_alloc(weft__call_state_t *cs, const weft__cnode_t *n)
         bytes += b;
         bufs++;
     }
+    if (bufs == 0) return; /* views, in-place and kept outputs: nothing to count */
     /* relaxed: statistics only (a countdown-style counter; its peak is a hint) */
     counter_max(&cs->peak_bytes, atomic_fetch_add_explicit(&cs->live_bytes, bytes,
                                                            memory_order_relaxed) + bytes);

@@ -89,13 +89,7 @@ static const weft_op_class_t touch_class = {.size = sizeof(weft_op_class_t), .na
                                             .make_node = touch_make_node,
                                             .perform = touch_perform};
 
-typedef struct fn_bench {
-    weft_graph_t *g;
-    weft_function_t *f;
-    weft_tensor_t *x;
-    size_t n_out;
-    weft_tensor_t **outs;
-} fn_bench_t;
+typedef callbench_fn_t fn_bench_t;
 
 static void build_function(const shape_t *s, weft_pool_t *pool, fn_bench_t *b)
 {
@@ -139,7 +133,7 @@ static void build_function(const shape_t *s, weft_pool_t *pool, fn_bench_t *b)
     free(has_succ);
 }
 
-static void free_function(fn_bench_t *b)
+void callbench_fn_free(callbench_fn_t *b)
 {
     for (size_t k = 0; k < b->n_out; k++) weft_tensor_release(b->outs[k]);
     free(b->outs);
@@ -244,7 +238,7 @@ static void bench(const shape_t *s, int threads, int reps)
     free(td);
     weft_dag_run_destroy(run);
     weft_dag_destroy(dag);
-    free_function(&fb);
+    callbench_fn_free(&fb);
     weft_pool_destroy(pool);
 }
 

@@ -3,7 +3,10 @@
 #ifndef WEFT_CALLBENCH_INT_H
 #define WEFT_CALLBENCH_INT_H
 
+#include <stddef.h>
 #include <stdint.h>
+
+#include "weft/weft.h"
 
 /* docs/performance-notes.md §6 random: preds of node i are
  * pred[off[i] .. off[i+1]), all lower than i. */
@@ -12,6 +15,19 @@ typedef struct callbench_shape {
     uint32_t *off;
     uint32_t *pred;
 } callbench_shape_t;
+
+/* A compiled function with its graph, its input x and caller-supplied
+ * output tensors. */
+typedef struct callbench_fn {
+    weft_graph_t *g;
+    weft_function_t *f;
+    weft_tensor_t *x;
+    size_t n_out;
+    weft_tensor_t **outs;
+} callbench_fn_t;
+
+/* Releases everything b holds. */
+void callbench_fn_free(callbench_fn_t *b);
 
 uint64_t callbench_now_ns(void);
 /* The median of v[0..n) (sorts v). */

@@ -21,13 +21,7 @@
 #include "callbench_int.h"
 #include "weft/weft.h"
 
-typedef struct small_fn {
-    weft_graph_t *g;
-    weft_function_t *f;
-    weft_tensor_t *x;
-    size_t n_out;
-    weft_tensor_t **outs;
-} small_fn_t;
+typedef callbench_fn_t small_fn_t;
 
 static void fail(const char *what, weft_status_t st, const weft_function_t *f)
 {
@@ -100,15 +94,6 @@ static void small_build(const callbench_shape_t *s, uint32_t n, weft_pool_t *poo
     free(has_succ);
 }
 
-static void small_free(small_fn_t *b)
-{
-    for (size_t k = 0; k < b->n_out; k++) weft_tensor_release(b->outs[k]);
-    free(b->outs);
-    weft_tensor_release(b->x);
-    weft_function_destroy(b->f);
-    weft_graph_destroy(b->g);
-}
-
 /* Mean ns per call over `calls` calls. */
 static double small_batch(small_fn_t *b, int calls)
 {
@@ -145,7 +130,7 @@ void callbench_small(const char *name, const callbench_shape_t *s, uint32_t n, i
     printf("callbench graph=%s n=%u len=1 threads=%d mode=%s ns_per_node=%.1f\n", name, n,
            threads, mode, n > 1 ? (mb - m1) / (n - 1) : mb);
     fflush(stdout);
-    small_free(&big);
-    small_free(&one);
+    callbench_fn_free(&big);
+    callbench_fn_free(&one);
     weft_pool_destroy(pool);
 }
