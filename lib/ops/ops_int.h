@@ -66,29 +66,30 @@ weft_status_t weft__ew_loop_run(weft_kernel_ctx_t *ctx, size_t nop, weft_tensor_
  * plan is plain data (no pointer into itself, no reference held), so it is
  * copied into the runtime's plan cell as it is. */
 typedef struct weft__ew_plan {
-    uint32_t bytes;  /* the whole plan, w[] included */
-    uint8_t n_in;    /* inputs; operand 0 is the output */
+    /* what a planned run reads, in the plan's first 64 bytes */
+    const weft_apply_t *node; /* spec: the node planned (a cell serves one node) */
+    weft__row_fn fn;          /* spec */
+    void *fn_arg;             /* spec; must stay valid as long as the plan */
+    size_t row_n;             /* one_row: the row's length */
+    uint32_t bytes;           /* the whole plan, w[] and payload included */
+    /* nonzero: the row kernel's arg is instead the payload stored at this
+     * byte offset inside the plan (weft__ew_plan_build_with) */
+    uint32_t payload_off;
+    weft_dtype_t odt;         /* spec */
+    uint8_t n_in;             /* inputs; operand 0 is the output */
     uint8_t ndim;
     int8_t inplace;  /* spec: the input the output is written into, -1: a fresh output */
     bool convert;    /* spec: some input is converted to the compute dtype (scratch) */
     bool may_split;  /* large enough to split over workers (weft__ew_loop_run) */
-    bool one_row;    /* the loop is one row-kernel call: row_n, row_s */
+    bool one_row;    /* the loop is one row-kernel call: row_n, the row strides */
     bool typed;      /* the output matches its variable's type */
-    const weft_apply_t *node; /* spec: the node planned (a cell serves one node) */
-    int kind;        /* spec: the owner's kind (weft_elemwise_kind_t) */
-    weft_dtype_t odt, compute; /* spec */
-    weft_dtype_t in_dtype[WEFT__ITER_MAX_OPS - 1];
-    weft__row_fn fn; /* spec */
-    void *fn_arg;    /* spec; must stay valid as long as the plan */
-    /* nonzero: the row kernel's arg is instead the payload stored at this
-     * byte offset inside the plan (weft__ew_plan_build's payload) */
-    uint32_t payload_off;
-    int64_t min_split; /* spec */
-    size_t row_n;
-    int64_t row_s[WEFT__ITER_MAX_OPS];
-    size_t isz[WEFT__ITER_MAX_OPS];
-    /* per input: shape[ndim] then strides[ndim] (the key); the output shape;
-     * per operand: strides over the output shape, 0 on broadcast axes */
+    /* what only the full path and the split loop read */
+    int kind;                 /* spec: the owner's kind (weft_elemwise_kind_t) */
+    weft_dtype_t compute;     /* spec */
+    int64_t min_split;        /* spec */
+    /* per input: dtype, shape[ndim], strides[ndim] (the key); the row
+     * strides of the operands (one_row); the output shape; per operand, the
+     * strides over the output shape (0 on broadcast axes) */
     int64_t w[];
 } weft__ew_plan_t;
 
@@ -132,10 +133,15 @@ const weft__ew_plan_t *weft__ew_plan_build_with(weft_kernel_ctx_t *ctx,
 weft_status_t weft__ew_plan_run(weft_kernel_ctx_t *ctx, const weft__ew_plan_t *p,
                                 weft_tensor_t *const *in, weft_tensor_t *const *loop_in,
                                 weft_tensor_t **out);
-/* The output shape of p (after the key in w[]). */
+/* The row strides of p's operands (after the key in w[]). */
+static inline const int64_t *weft__ew_plan_row_strides(const weft__ew_plan_t *p)
+{
+    return p->w + (size_t)p->n_in * (1 + 2 * (size_t)p->ndim);
+}
+/* The output shape of p (after the row strides). */
 static inline const int64_t *weft__ew_plan_shape(const weft__ew_plan_t *p)
 {
-    return p->w + 2 * (size_t)p->n_in * (size_t)p->ndim;
+    return weft__ew_plan_row_strides(p) + p->n_in + 1;
 }
 /* Runs p's loop: out, then the inputs as the loop reads them (converted
  * ones replaced; the geometry p was built for). */

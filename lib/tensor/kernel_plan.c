@@ -6,10 +6,13 @@
 
 #include "tensor/kernel_int.h"
 
-/* A block: its capacity, then the plan (aligned for any plan field). */
+/* A block: its capacity, then the plan on a cache line of its own, so a
+ * plan's first 64 bytes (what its kernel reads first) are one line. */
+#define PLAN_LINE 64
+
 typedef struct plan_block {
-    _Alignas(16) size_t cap;
-    _Alignas(16) unsigned char plan[];
+    size_t cap;
+    _Alignas(PLAN_LINE) unsigned char plan[];
 } plan_block_t;
 
 static plan_block_t *block_of(void *plan)
@@ -22,7 +25,8 @@ void *weft__kernel_plan_store(weft_kernel_ctx_t *ctx, const void *src, size_t by
     if (!ctx || !ctx->plan) return (void *)src;
     plan_block_t *b = *ctx->plan ? block_of(*ctx->plan) : NULL;
     if (!b || b->cap < bytes) {
-        plan_block_t *nb = malloc(sizeof *nb + bytes);
+        size_t total = (sizeof(plan_block_t) + bytes + PLAN_LINE - 1) / PLAN_LINE * PLAN_LINE;
+        plan_block_t *nb = aligned_alloc(PLAN_LINE, total);
         if (!nb) return (void *)src; /* stays uncached: the next run plans again */
         nb->cap = bytes;
         free(b);

@@ -22,7 +22,8 @@ static const int64_t *plan_strides(const weft__ew_plan_t *p, int o)
 
 static size_t plan_bytes(int n_in, int ndim)
 {
-    size_t words = (size_t)ndim * (2 * (size_t)n_in + 1 + (size_t)n_in + 1);
+    size_t nop = (size_t)n_in + 1, nd = (size_t)ndim;
+    size_t words = (size_t)n_in * (1 + 2 * nd) + nop + nd + nop * nd;
     return offsetof(weft__ew_plan_t, w) + words * sizeof(int64_t);
 }
 
@@ -33,11 +34,11 @@ const weft__ew_plan_t *weft__ew_plan_cached(const weft_kernel_ctx_t *ctx,
     if (!p || p->node != node) return NULL;
     const int nd = p->ndim;
     const int64_t *k = p->w;
-    for (int i = 0; i < p->n_in; i++, k += 2 * nd) {
+    for (int i = 0; i < p->n_in; i++, k += 1 + 2 * nd) {
         const weft_tensor_t *t = in[i];
-        if (!t || t->dtype != p->in_dtype[i] || t->ndim != nd) return NULL;
+        if (!t || t->dtype != k[0] || t->ndim != nd) return NULL;
         for (int d = 0; d < nd; d++)
-            if (t->shape[d] != k[d] || t->strides[d] != k[nd + d]) return NULL;
+            if (t->shape[d] != k[1 + d] || t->strides[d] != k[1 + nd + d]) return NULL;
     }
     return p;
 }
@@ -77,18 +78,18 @@ const weft__ew_plan_t *weft__ew_plan_build_with(weft_kernel_ctx_t *ctx,
     const int nd = p->ndim, nop = p->n_in + 1;
     p->bytes = (uint32_t)plan_bytes(p->n_in, nd);
     int64_t *w = p->w, count = 1;
-    for (int i = 0; i < p->n_in; i++, w += 2 * nd) {
-        p->in_dtype[i] = in[i]->dtype;
-        memcpy(w, in[i]->shape, (size_t)nd * sizeof *w);
-        memcpy(w + nd, in[i]->strides, (size_t)nd * sizeof *w);
+    for (int i = 0; i < p->n_in; i++, w += 1 + 2 * nd) {
+        w[0] = in[i]->dtype;
+        memcpy(w + 1, in[i]->shape, (size_t)nd * sizeof *w);
+        memcpy(w + 1 + nd, in[i]->strides, (size_t)nd * sizeof *w);
     }
-    memcpy(w, shape, (size_t)nd * sizeof *w);
+    int64_t *row_s = w, *out_shape = w + nop;
+    memcpy(out_shape, shape, (size_t)nd * sizeof *w);
     const int64_t *sp[WEFT__ITER_MAX_OPS];
     for (int o = 0; o < nop; o++) {
-        int64_t *st = w + (size_t)nd * (size_t)(1 + o);
+        int64_t *st = out_shape + (size_t)nd * (size_t)(1 + o);
         resolve_strides(ops[o], nd, shape, st);
         sp[o] = st;
-        p->isz[o] = weft__dtype_size(ops[o]->dtype);
     }
     int axis = 0; /* the axis weft__ew_loop_run would split */
     for (int d = 0; d < nd; d++) {
@@ -96,7 +97,7 @@ const weft__ew_plan_t *weft__ew_plan_build_with(weft_kernel_ctx_t *ctx,
         if (shape[axis] == 1 && shape[d] != 1) axis = d;
     }
     p->may_split = nd > 0 && count >= p->min_split && shape[axis] >= 2;
-    p->one_row = weft__iter_one_row(nd, shape, nop, sp, &p->row_n, p->row_s);
+    p->one_row = weft__iter_one_row(nd, shape, nop, sp, &p->row_n, row_s);
     p->typed = output_typed(out_type, ops[0]);
     p->payload_off = 0;
     if (payload && bytes <= WEFT__EW_PLAN_PAYLOAD_MAX) {
@@ -130,12 +131,16 @@ weft_status_t weft__ew_plan_loop(weft_kernel_ctx_t *ctx, const weft__ew_plan_t *
     base[0] = out->data;
     for (int i = 0; i < p->n_in; i++) base[i + 1] = in[i]->data;
     if (p->one_row) {
-        if (p->row_n) p->fn(p->row_n, base, p->row_s, arg);
+        if (p->row_n) p->fn(p->row_n, base, weft__ew_plan_row_strides(p), arg);
         return WEFT_OK;
     }
     const int64_t *sp[WEFT__ITER_MAX_OPS];
-    for (int o = 0; o < nop; o++) sp[o] = plan_strides(p, o);
-    weft__iter_rows(p->ndim, weft__ew_plan_shape(p), nop, base, sp, p->isz, p->fn, arg);
+    size_t isz[WEFT__ITER_MAX_OPS];
+    for (int o = 0; o < nop; o++) {
+        sp[o] = plan_strides(p, o);
+        isz[o] = weft__dtype_size(o ? in[o - 1]->dtype : out->dtype);
+    }
+    weft__iter_rows(p->ndim, weft__ew_plan_shape(p), nop, base, sp, isz, p->fn, arg);
     return WEFT_OK;
 }
 
