@@ -30,12 +30,12 @@ static void fail(const char *what, weft_status_t st, const weft_function_t *f)
     exit(1);
 }
 
-/* The node for shape node i with k predecessors in p (i == 0: x). */
-static weft_status_t small_node(weft_graph_t *g, uint32_t i, uint32_t k, weft_var_t **p,
-                                weft_var_t **out)
+/* The node for shape node i with k predecessors in p (i == 0: x); NULL on
+ * error (kept on g). */
+static weft_var_t *small_node(weft_graph_t *g, uint32_t i, uint32_t k, weft_var_t **p)
 {
-    if (k == 1) return weft_tanh(g, p[0], out);
-    return i % 2 ? weft_maximum(g, p[0], p[1], out) : weft_add(g, p[0], p[1], out);
+    if (k == 1) return weft_tanh(g, p[0]);
+    return i % 2 ? weft_maximum(g, p[0], p[1]) : weft_add(g, p[0], p[1]);
 }
 
 /* Builds the graph of shape s (NULL: a tanh chain of n nodes). */
@@ -53,7 +53,7 @@ static weft_status_t small_graph(weft_graph_t *g, const callbench_shape_t *s, ui
         }
         if (k == 0) p[k++] = x;
         if (!s && i > 0) has_succ[i - 1] = 1;
-        st = small_node(g, i, k, p, &v[i]);
+        st = (v[i] = small_node(g, i, k, p)) ? WEFT_OK : weft_graph_error(g);
     }
     return st;
 }
@@ -68,9 +68,13 @@ static void small_build(const callbench_shape_t *s, uint32_t n, weft_pool_t *poo
     if (!v || !outs || !has_succ) fail("build", WEFT_ENOMEM, NULL);
     weft_status_t st = weft_graph_create(NULL, &b->g);
     if (st == WEFT_OK) st = weft_type_tensor(b->g, WEFT_FLOAT64, 1, &len, &vec);
-    if (st == WEFT_OK) st = weft_var_create(b->g, vec, "x", &x);
+    if (st == WEFT_OK)
+        st = (x = weft_var_create(b->g, vec, "x")) ? WEFT_OK : weft_graph_error(b->g);
     if (st == WEFT_OK) st = small_graph(b->g, s, n, x, v, has_succ);
-    if (st != WEFT_OK) fail("building the graph", st, NULL);
+    if (st != WEFT_OK) {
+        fprintf(stderr, "callbench: %s\n", weft_graph_error_message(b->g));
+        fail("building the graph", st, NULL);
+    }
     b->n_out = 0;
     for (uint32_t i = 0; i < n; i++)
         if (!has_succ[i]) outs[b->n_out++] = v[i];
