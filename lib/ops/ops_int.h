@@ -98,11 +98,14 @@ typedef struct weft__ew_plan {
 
 /* Room for the largest plan (every operand at WEFT_MAX_NDIM axes, the
  * largest payload). */
+#define WEFT__EW_PLAN_MAX_WORDS                                                 \
+    ((WEFT__ITER_MAX_OPS - 1) * (1 + 2 * WEFT_MAX_NDIM) /* keys */ +            \
+     WEFT__ITER_MAX_OPS /* row strides */ + WEFT_MAX_NDIM /* output shape */ + \
+     WEFT__ITER_MAX_OPS * WEFT_MAX_NDIM /* operand strides */)
 typedef struct weft__ew_plan_buf {
     _Alignas(16) unsigned char room[sizeof(weft__ew_plan_t) +
-                                    sizeof(int64_t) * WEFT_MAX_NDIM *
-                                        (3 * (WEFT__ITER_MAX_OPS - 1) + 2) +
-                                    16 + WEFT__EW_PLAN_PAYLOAD_MAX];
+                                    sizeof(int64_t) * WEFT__EW_PLAN_MAX_WORDS +
+                                    16 /* payload alignment */ + WEFT__EW_PLAN_PAYLOAD_MAX];
 } weft__ew_plan_buf_t;
 
 /* The plan in ctx's plan cell when it was built for node and inputs of in's

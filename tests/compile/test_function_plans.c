@@ -232,6 +232,56 @@ static void test_composite_plans(void **state)
     weft_graph_destroy(fx.g);
 }
 
+/* The largest plan: a Composite of 7 inputs of WEFT_MAX_NDIM axes (run
+ * under ASan, an undersized plan buffer would be an overflow). */
+static void test_largest_plan(void **state)
+{
+    (void)state;
+    enum { N_IN = 7 };
+    int64_t vshape[WEFT_MAX_NDIM], shape[WEFT_MAX_NDIM];
+    for (int d = 0; d < WEFT_MAX_NDIM; d++) {
+        vshape[d] = WEFT_DIM_UNKNOWN;
+        shape[d] = d % 5 == 0 ? 2 : 1;
+    }
+    weft_graph_t *g;
+    const weft_type_t *t;
+    weft_var_t *in[N_IN], *y;
+    weft_tensor_t *vals[N_IN], *got = NULL, *want;
+    assert_int_equal(weft_graph_create(NULL, &g), WEFT_OK);
+    assert_int_equal(weft_type_tensor(g, WEFT_FLOAT64, WEFT_MAX_NDIM, vshape, &t), WEFT_OK);
+    for (int i = 0; i < N_IN; i++) {
+        in[i] = weft_var_create(g, t, "v");
+        assert_int_equal(weft_tensor_empty(WEFT_FLOAT64, WEFT_MAX_NDIM, shape, &vals[i]),
+                         WEFT_OK);
+        for (size_t k = 0; k < weft_tensor_size(vals[i]); k++)
+            ((double *)weft_tensor_data(vals[i]))[k] = sin(0.3 * (double)(k + 7 * (size_t)i));
+    }
+    y = in[0];
+    for (int i = 1; i < N_IN; i++) y = i % 2 ? weft_mul(g, y, in[i]) : weft_add(g, y, in[i]);
+    assert_non_null(y);
+    static const char *const exclude[] = {"fast_math"};
+    weft_function_options_t o = WEFT_FUNCTION_OPTIONS_INIT;
+    o.n_exclude = 1;
+    o.exclude = exclude;
+    o.threads = 1;
+    weft_function_t *f;
+    assert_int_equal(weft_function_compile(N_IN, in, 1, &y, 0, NULL, &o, &f), WEFT_OK);
+    assert_true(prints(f, "Composite"));
+    assert_int_equal(weft_function_n_nodes(f), 1);
+    assert_int_equal(weft_eval(g, N_IN, in, vals, 1, &y, &want), WEFT_OK);
+    for (int c = 0; c < 2; c++) {
+        assert_int_equal(weft_function_call(f, N_IN, vals, 1, &got), WEFT_OK);
+        assert_same_bits(got, want);
+        weft_tensor_release(got);
+        got = NULL;
+    }
+    assert_int_equal(builds(f), 1);
+    for (int i = 0; i < N_IN; i++) weft_tensor_release(vals[i]);
+    weft_tensor_release(want);
+    assert_int_equal(weft_function_destroy(f), WEFT_OK);
+    weft_graph_destroy(g);
+}
+
 /* An int32 x: Mul converts it to float64 (scratch) on every run of a plan. */
 static void test_conversions(void **state)
 {
@@ -358,6 +408,7 @@ int main(void)
         cmocka_unit_test(test_sizes_and_workers),
         cmocka_unit_test(test_conversions),
         cmocka_unit_test(test_composite_plans),
+        cmocka_unit_test(test_largest_plan),
         cmocka_unit_test(test_tiny_supplied_outputs),
         cmocka_unit_test(test_concurrent_shapes),
     };
