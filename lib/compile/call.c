@@ -143,6 +143,7 @@ static void track_alloc(weft__call_state_t *cs, const weft__cnode_t *n)
         bytes += b;
         bufs++;
     }
+    if (bufs == 0) return; /* views, in-place and kept outputs: nothing to count */
     /* relaxed: statistics only (a countdown-style counter; its peak is a hint) */
     counter_max(&cs->peak_bytes, atomic_fetch_add_explicit(&cs->live_bytes, bytes,
                                                            memory_order_relaxed) + bytes);
@@ -248,6 +249,8 @@ weft_status_t weft__node_body(void *arg, const weft_task_ctx_t *tctx)
     kctx.out_cells = out;
     kctx.stash = cs->stash + n->out_base;
     kctx.n_out = ns->n_out;
+    kctx.plan = cs->plans + node_index(cs, n);
+    kctx.plan_builds = &f->plan_builds;
     bool own = n->own && cs->own[n->out_base];
     if (own) kctx.own_cell = out;
     weft_status_t st = n->perform(n->apply, argv, out, &kctx);
@@ -257,7 +260,8 @@ weft_status_t weft__node_body(void *arg, const weft_task_ctx_t *tctx)
     }
     if (st != WEFT_OK) return node_fail(cs, n, st, kctx.msg);
     if (!own || f->nan_check) {
-        st = check_outputs(cs, n);
+        /* a kernel's checked plan vouches for its outputs' types */
+        if (!kctx.out_typed || f->nan_check) st = check_outputs(cs, n);
         if (st != WEFT_OK) return st;
         if (n->own) cs->own[n->out_base] = own_placed(*out);
     }

@@ -289,6 +289,9 @@ struct weft_function {
     atomic_uint in_flight; /* calls running: refcount-like, for destroy's EBUSY */
     weft__bufpool_t bufpool;
     weft__memplan_t mp; /* the static memory plan (arena.c) */
+    /* kernel plans built or rebuilt, every call state together
+     * (tensor/kernel_int.h plan cells; relaxed: a statistic) */
+    _Atomic uint64_t plan_builds;
     /* statistics under prof_lock */
     pthread_mutex_t prof_lock;
     uint64_t calls, peak_live_buffers;
@@ -312,6 +315,10 @@ struct weft__call_state {
     weft_tensor_t **stash;
     atomic_uint *countdown;
     weft_tensor_t **argv;
+    /* per node: its plan cell (tensor/kernel_int.h, docs/execution.md §3.7):
+     * the plan its kernel cached on an earlier call of this state, or NULL.
+     * One call of the state runs the node once, so the cell needs no lock. */
+    void **plans;
     /* per slot, for own nodes (weft__cnode_t.own): 1 when the cell holds a tensor
      * checked exclusive, contiguous and of its variable's type when it was
      * placed. Nothing else can reference it since (no alias of the slot

@@ -130,13 +130,17 @@ static weft_status_t run_node(const weft__ofg_plan_t *p, size_t j, weft_tensor_t
         args[i - p->in_off[j]] = ref_value(p, inputs, run->slots, p->refs[i]);
     weft_tensor_t **outer_cells = ctx->out_cells, **outer_stash = ctx->stash;
     uint32_t outer_n = ctx->n_out;
+    void **outer_plan = ctx->plan;
     ctx->out_cells = out;
     ctx->stash = run->stash + p->slot0[j];
     ctx->n_out = (uint32_t)weft_apply_n_outputs(a);
+    ctx->plan = NULL; /* the cell is the outer node's: inner nodes plan per run */
     weft_status_t s = perform(a, args, out, ctx);
     ctx->out_cells = outer_cells;
     ctx->stash = outer_stash;
     ctx->n_out = outer_n;
+    ctx->plan = outer_plan;
+    ctx->out_typed = false; /* an inner kernel's word says nothing of the outer outputs */
     for (size_t o = 0; s == WEFT_OK && o < weft_apply_n_outputs(a); o++)
         if (!out[o]) {
             weft_apply_describe(a, buf, sizeof(buf));
