@@ -136,6 +136,19 @@ WEFT_API weft_status_t weft_dh_can_destroy(weft_fgraph_t *fg, const weft_apply_t
                                                 size_t input, const weft_op_t *variant,
                                                 bool *ok);
 
+/* weft_dh_can_destroy, also telling which orderings the replacement would
+ * add: when *ok, *n_readers is the number of nodes that would have to run
+ * before node (rule D4: every DH client of impact(root(input)) other than
+ * node, each once, in discovery order), and the first min(cap, *n_readers)
+ * of them are written to readers. When !*ok, *n_readers is 0.
+ * Ownership: borrows; the nodes written are borrowed from fg.
+ * Errors: as weft_dh_can_destroy; WEFT_EINVAL also for a NULL n_readers, or
+ * NULL readers with cap > 0. */
+WEFT_API weft_status_t weft_dh_destroy_readers(weft_fgraph_t *fg, const weft_apply_t *node,
+                                               size_t input, const weft_op_t *variant,
+                                               bool *ok, size_t cap, weft_apply_t **readers,
+                                               size_t *n_readers);
+
 /* inplace_candidates (docs/destroy.md §4): which of the n inputs an in-place
  * rewrite may try to destroy. Drops constants; drops an input whose view chain
  * (itself up to its root) passes through a protected variable, or that already

@@ -112,6 +112,19 @@ WEFT_API bool weft_fgraph_contains_apply(const weft_fgraph_t *fg, const weft_app
  * the graph). */
 WEFT_API weft_status_t weft_fgraph_clients(const weft_fgraph_t *fg, const weft_var_t *v,
                                            const weft_client_t **clients, size_t *n);
+/* The variable set (PyTensor's fgraph.variables): every variable a node of
+ * the apply set reads or produces, every output and every used declared
+ * input, ordered by increasing id (creation order in the context), so the
+ * listing is the same on every run. Iterate it with weft_fgraph_clients to
+ * walk the clients map (each client: node and input index). A declared input
+ * that nothing uses is not listed (see weft_fgraph_clients).
+ * Ownership: *vars borrowed, valid until the next edit or the next call of
+ * this function on fg. O(V log V).
+ * Errors: WEFT_EINVAL (NULL argument), WEFT_ENOMEM. */
+WEFT_API weft_status_t weft_fgraph_variables(weft_fgraph_t *fg, weft_var_t *const **vars,
+                                             size_t *n);
+/* Size of the variable set (0 for NULL). O(1). */
+WEFT_API size_t weft_fgraph_n_variables(const weft_fgraph_t *fg);
 /* Number of clients of v (0 if not in the graph). */
 WEFT_API size_t weft_fgraph_n_clients(const weft_fgraph_t *fg, const weft_var_t *v);
 
@@ -252,6 +265,19 @@ WEFT_API weft_status_t weft_fgraph_clone(const weft_fgraph_t *fg, bool check_int
                                          weft_clone_map_t **equiv, weft_fgraph_t **out);
 /* dprint-style tree of the outputs (weft_graph_dprint), then the inputs. */
 WEFT_API weft_status_t weft_fgraph_dprint(weft_fgraph_t *fg, FILE *f);
+/* The graph as one line (PyTensor's str(fgraph)), e.g.
+ * "FunctionGraph(Tanh(Add(Dot(x, W), b)))": each output as nested
+ * Op(args) (weft_op_print), leaves (declared inputs, constants, other roots)
+ * as weft_var_print writes them, outputs separated by ", ". A node used more
+ * than once (or with several outputs) is shown once as "*n -> Op(...)"
+ * ("*n::k -> " for output k of a multi-output node) and later as "*n"
+ * ("*n::k"), n counting from 1 in printing order (docs/fgraph.md §7).
+ * snprintf-like: writes at most cap bytes, NUL included (buf may be NULL
+ * when cap is 0), and *len (if not NULL) receives the full length without
+ * the NUL; the text is cut, never the count, when cap is too small.
+ * Ownership: borrows fg and buf. Errors: WEFT_EINVAL (NULL fg, NULL buf with
+ * cap > 0), WEFT_ENOMEM (buf holds ""). Thread: as the queries. */
+WEFT_API weft_status_t weft_fgraph_str(weft_fgraph_t *fg, char *buf, size_t cap, size_t *len);
 /* Graphviz dot: one box per apply, one ellipse per variable, dashed edges for
  * feature orderings. */
 WEFT_API weft_status_t weft_fgraph_dot(weft_fgraph_t *fg, FILE *f);
@@ -283,6 +309,41 @@ WEFT_API weft_status_t weft_fgraph_replace_validate(weft_fgraph_t *fg, weft_var_
 WEFT_API weft_status_t weft_fgraph_replace_all_validate_remove(
     weft_fgraph_t *fg, size_t n, weft_var_t *const *vars, weft_var_t *const *new_vars,
     size_t n_remove, weft_apply_t *const *remove, const char *reason);
+
+/* ---- verbose rewriting: the replacement log ------------------------------------
+ * PyTensor's optimizer_verbose: ReplaceValidate reports each replacement it
+ * commits. After a transaction (replace_all_validate, replace_validate,
+ * replace_all_validate_remove, hence every rewrite, weft/rewrite.h) passes
+ * validation, the hook is called once per pair, in the order given, with the
+ * transaction's reason (for rewrites: the rewriter's name) - pairs whose new
+ * variable is the old one excepted. A rejected transaction reports nothing;
+ * plain replace / change_node_input report nothing.
+ * The hook runs on the thread editing fg, after the edit is complete; it may
+ * read fg but must not edit it. */
+
+typedef void (*weft_replace_hook_fn)(void *user, weft_fgraph_t *fg, const char *reason,
+                                     weft_var_t *old_var, weft_var_t *new_var);
+
+/* Sets fg's hook (fn NULL: none). One hook per fgraph: this replaces a hook
+ * or log set before. Not carried to clones.
+ * Ownership: borrows user (must outlive fg or the next set). Errors:
+ * WEFT_EINVAL (NULL fg). */
+WEFT_API weft_status_t weft_fgraph_set_replace_hook(weft_fgraph_t *fg, weft_replace_hook_fn fn,
+                                                    void *user);
+/* Sets a hook that writes one line per replacement to f
+ * (weft_fgraph_replace_line, then "\n"); f NULL: none. Write errors are
+ * ignored. Ownership: borrows f (must outlive fg or the next set). Errors:
+ * WEFT_EINVAL (NULL fg). */
+WEFT_API weft_status_t weft_fgraph_set_replace_log(weft_fgraph_t *fg, FILE *f);
+/* The log line for one replacement (docs/rewrites.md §9), without newline:
+ *   rewriting: rewrite REASON replaces OLD of NODE with NEW of NODE
+ * each variable as weft_var_print writes it, each NODE as
+ * weft_apply_describe ("apply 7 (Mul, built at model.c:17)"); a variable
+ * without owner is written " with x (created at model.c:12)" instead of
+ * " of NODE"; a NULL reason reads "?". snprintf-like (returns the full
+ * length). Ownership: borrows everything. */
+WEFT_API int weft_fgraph_replace_line(const char *reason, const weft_var_t *old_var,
+                                      const weft_var_t *new_var, char *buf, size_t cap);
 
 #ifdef __cplusplus
 }

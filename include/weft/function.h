@@ -16,26 +16,38 @@
  *
  * Calling: weft_function_call borrows the input tensors, checks them (arity,
  * dtype, ndim, static lengths), runs the DAG on the pool and delivers the
- * outputs. Every variable has a storage cell per call; an intermediate's cell
- * is emptied as soon as its last client has run (its buffer goes back to the
- * function's buffer pool when nothing else views it), so peak memory stays
- * near a sequential run's. Small intermediates (a static size of at most 256
- * bytes, e.g. 0-d values) keep their buffer in their cell between calls
- * instead: no pool traffic, bounded memory. Per-call state (cells, countdowns, a
- * weft_dag_run_t) is preallocated and reused, and so is the tensor handle of
- * each view (DimShuffle, Reshape, Subtensor, and user ops filling their
- * outputs with weft_kernel_view_output); kernels take their scratch from the
- * buffer pool (weft_kernel_scratch) and an OpFromGraph run without inlining
- * reuses its inner storage: a call whose shapes did not change since an
- * earlier call, with caller-supplied outputs, allocates nothing - no buffer
- * (weft_function_stats counts them), no handle, no scratch. On one worker
- * this holds from the second call on. On several, a call whose nodes happen
- * to interleave so that more intermediates of one shape are live at once
- * than in any call before takes one more buffer; the pool keeps it, so such
- * allocations are rare and stop once the worst interleaving has been seen:
- * over the function's life they never exceed the graph's number of
- * intermediates (and scratch requests) of that shape per concurrent call
- * (the mlp_train step on 2 workers: 1 to 6 in its first hundreds of calls).
+ * outputs. Every variable has a storage cell per call. Intermediates follow
+ * a static memory plan (docs/execution.md §4.6): each gets a byte range in
+ * one arena per call state, and two share memory only when every schedule
+ * the DAG allows finishes all uses of the first before the second is
+ * written, so the plan holds at any worker count. It is made at compile
+ * time when the intermediates' sizes are static, else from the sizes the
+ * first call for given input shapes measures (a change of input shapes
+ * re-plans once). Values it does not cover - graph outputs and what aliases
+ * them, intermediates whose size only their kernel knows, graphs too large
+ * to plan - use the function's buffer pool: their cell is emptied when
+ * their last client has run (the buffer goes back to the pool when nothing
+ * else views it). Small intermediates (a static size of at most 256 bytes,
+ * e.g. 0-d values) keep their buffer in their cell between calls instead.
+ * Per-call state (cells, countdowns, the arena, a weft_dag_run_t) is
+ * preallocated and reused, and so is the tensor handle of each view
+ * (DimShuffle, Reshape, Subtensor, and user ops filling their outputs with
+ * weft_kernel_view_output); kernels take their scratch from the buffer pool
+ * (weft_kernel_scratch) and an OpFromGraph run without inlining reuses its
+ * inner storage.
+ *
+ * What a warm call allocates: a call whose input shapes equal the previous
+ * call's on the same call state (after the first call for those shapes; the
+ * second too when some intermediate's size is not static), with
+ * caller-supplied outputs, allocates nothing at any worker count - no
+ * buffer (weft_function_stats counts the pool's), no handle, no scratch, no
+ * arena - OpFromGraph nodes run without inlining included. Exceptions: a
+ * value whose size changes between calls of equal input shapes (sized by
+ * its kernel) goes through the pool, which on several workers may take one
+ * more buffer when such values interleave as never before (bounded by
+ * their number per concurrent call); a kernel's scratch likewise; each NULL
+ * output slot receives a new tensor; a new level of concurrency creates a
+ * call state.
  *
  * Updates (as PyTensor's `updates`): each update pairs an input variable (the
  * state) with an expression (its new value). Every node of a call reads the
@@ -86,6 +98,7 @@
 #include <stdio.h>
 
 #include "weft/export.h"
+#include "weft/fgraph.h"
 #include "weft/graph.h"
 #include "weft/sched.h"
 #include "weft/status.h"
@@ -152,11 +165,30 @@ typedef struct weft_function_options {
      * factorization, lose nothing to splitting); larger than the pool: all
      * of its workers. */
     int node_threads;
+    /* Verbose rewriting (PyTensor's optimizer_verbose): each replacement a
+     * rewrite commits during the compile is reported, in order, to
+     * rewrite_hook (with rewrite_hook_user) if set, else written as one line
+     * to rewrite_log if set (weft_fgraph_set_replace_hook / _log and the line
+     * format, weft/fgraph.h; docs/rewrites.md §9). Variables and nodes are the
+     * function's copies (same names and creation sites as the caller's).
+     * Called on the compiling thread, during weft_function_compile only.
+     * Borrowed for the compile. */
+    FILE *rewrite_log;
+    weft_replace_hook_fn rewrite_hook;
+    void *rewrite_hook_user;
+    /* Measured node costs for the inplace rewrite (borrowed during the
+     * compile only): a profile of an earlier function (weft/profile.h),
+     * usually of the same graph. Each row's mean time per call becomes the
+     * cost of the nodes with its key (weft/node_cost.h); the others keep
+     * their estimates. The rewrite then keeps a node out of place where the
+     * measured times say destroying its input would lengthen the critical
+     * path (docs/rewrites.md §6.6). NULL: estimates only. */
+    const struct weft_profile *cost_profile;
 } weft_function_options_t;
 
 #define WEFT_FUNCTION_OPTIONS_INIT \
     { sizeof(weft_function_options_t), NULL, 0, NULL, 0, NULL, NULL, 0, NULL, false, false, \
-      false, NULL, 0 }
+      false, NULL, 0, NULL, NULL, NULL, NULL }
 
 /* Compiles outputs[0..n_out) as functions of inputs[0..n_in) (root, non-
  * constant, non-shared variables of one graph context, each listed once),

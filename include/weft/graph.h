@@ -138,7 +138,10 @@ WEFT_API const char *weft_var_name(const weft_var_t *v);        /* NULL if unnam
 WEFT_API uint64_t weft_var_id(const weft_var_t *v);             /* creation order in its context */
 WEFT_API weft_graph_t *weft_var_graph(const weft_var_t *v);
 WEFT_API bool weft_var_is_constant(const weft_var_t *v);
-/* Creation site; *file is borrowed (a string literal or copied). */
+/* Creation site; *file is borrowed (a string literal or copied). *line is 0
+ * when the file alone names the place: a variable loaded from a JSON graph
+ * is at "g.json input 0" (docs/graph-format.md §5), and messages print such
+ * a site without ":line". */
 WEFT_API void weft_var_trace(const weft_var_t *v, const char **file, int *line);
 /* Renames (copies name; NULL clears). Errors: WEFT_EINVAL, WEFT_ENOMEM
  * (message on v's context). */
@@ -190,6 +193,7 @@ WEFT_API size_t weft_apply_n_outputs(const weft_apply_t *a);
 WEFT_API weft_var_t *weft_apply_output(const weft_apply_t *a, size_t i);  /* NULL if out of range */
 WEFT_API uint64_t weft_apply_id(const weft_apply_t *a);
 WEFT_API weft_graph_t *weft_apply_graph(const weft_apply_t *a);
+/* Creation site, as weft_var_trace (a loaded node: "g.json node 6", line 0). */
 WEFT_API void weft_apply_trace(const weft_apply_t *a, const char **file, int *line);
 /* outputs[op default_output], else the single output.
  * Errors: WEFT_EINVAL (NULL, or several outputs and no default). */

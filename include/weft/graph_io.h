@@ -24,7 +24,8 @@
  *   meets them, so saving the same graph twice gives the same text.
  * - inputs: dtype ("bool", "int32", "int64", "float32", "float64"), shape
  *   (a length >= 0, or null for an unknown length), optional name, optional
- *   mutable (default true: an in-place op may overwrite the input).
+ *   mutable (default false, as a NULL input_mutable in C: only with true may
+ *   an in-place op overwrite the caller's tensor; updated inputs always may).
  * - constants: dtype, shape (every length known), data: the elements in C
  *   order as numbers (bool: true/false or 0/1; floats may be the strings
  *   "nan", "inf", "-inf"); doubles are written with 17 significant digits so
@@ -45,6 +46,11 @@
  *   variable of g per entry; the graph's updates name them by id.
  * - OpFromGraph's props hold its inner graph in this same format (nested:
  *   {"name", "inline", "graph": {...}, "grad_override": {"op", "props"}}).
+ * - Elementwise nodes broadcast as the C constructors do: lower-rank inputs
+ *   are left-padded with DimShuffles when the graph is loaded.
+ * - Any key the format does not define, props included, is an error naming
+ *   it. docs/graph-format.md documents every op's props;
+ *   docs/weft-graph.schema.json is the JSON Schema.
  * Saving writes one node, input or constant per line, so a line number points
  * at one entry.
  *
@@ -76,7 +82,8 @@ extern "C" {
 /* A graph to save, or a loaded graph. For saving, the caller fills it (arrays
  * borrowed); loading fills it with arrays owned by the struct (release with
  * weft_graph_io_clear; the variables themselves belong to the context).
- * input_mutable may be NULL (every input mutable). */
+ * input_mutable may be NULL: no input mutable (only updated ones), as NULL
+ * means in weft_function_options_t; saved as "mutable": false. */
 typedef struct weft_graph_io {
     size_t n_inputs;
     weft_var_t **inputs;
@@ -117,7 +124,9 @@ WEFT_API void weft_graph_io_free_text(char *text);
  * Errors (message on g, weft_graph_last_error, naming the line or key):
  *   WEFT_EINVAL (NULL args),
  *   WEFT_EPARSE (JSON syntax, a missing key or wrong JSON type, wrong format
- *     name or version, unknown op, dangling or duplicate variable id, a node
+ *     name or version, an unknown key (props included; "nodes[0].props:
+ *     unknown key 'x' (Dot reads no props)"), unknown op, dangling or
+ *     duplicate variable id, a node
  *     outputs list of the wrong length, an update input not among the inputs
  *     nor the shared variables),
  *   WEFT_ETYPE (unknown dtype; a node whose op rejects its input types),

@@ -10,6 +10,11 @@
  * booleans, strings, integer arrays, nested ops and nested graphs (for ops
  * that carry a graph, e.g. OpFromGraph). The JSON library stays hidden.
  *
+ * Loading records every key the hook asks for (get_* and has); when the hook
+ * succeeds, any other key in the object fails the load with WEFT_EPARSE
+ * naming it ("nodes[3].props: unknown key 'x' (Scale reads factor)"), so a
+ * hook needs no code of its own to refuse foreign keys.
+ *
  * Errors: every get_* failure is WEFT_EPARSE with a message naming the full
  * key path, e.g. "nodes[3].props.axes: expected an array of integers"; it is
  * recorded where the load reports errors (the graph context's last error). A

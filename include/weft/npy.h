@@ -35,6 +35,15 @@ extern "C" {
 WEFT_API weft_status_t weft_npy_load(const char *path, weft_tensor_t **out, char *msg,
                                      size_t msg_cap);
 
+/* Writes t as a NumPy .npy file (version 1.0, C order, little-endian) that
+ * numpy.load reads back with the same dtype, shape and values; a
+ * non-contiguous t is written in C order. msg as weft_npy_load.
+ * Ownership: borrows.  Thread: any (t not written meanwhile).
+ * Errors: WEFT_EINVAL (NULL path/t), WEFT_EIO (cannot create or write the
+ *   file, named), WEFT_ENOMEM. */
+WEFT_API weft_status_t weft_npy_save(const char *path, weft_tensor_t *t, char *msg,
+                                     size_t msg_cap);
+
 #ifdef __cplusplus
 }
 #endif

@@ -35,8 +35,7 @@
  *
  *     const weft_op_t *neg;                 // owned by g
  *     weft_op_create(g, &neg_class, NULL, &neg);
- *     weft_var_t *y;
- *     weft_op_call(g, neg, 1, &x, &y);      // y = Neg(x), trace: this file:line
+ *     weft_var_t *y = weft_op_call(g, neg, 1, &x);  // Neg(x), trace: this file:line
  *
  * Hooks beyond the author's `size` are never read, so a class compiled
  * against an older, shorter weft_op_class_t keeps working.
@@ -173,6 +172,19 @@ typedef struct weft_op_class {
  * beyond WEFT_OP_MAX_OUTPUTS), WEFT_ENOMEM. */
 WEFT_API weft_status_t weft_op_create(weft_graph_t *g, const weft_op_class_t *cls,
                                       const void *props, const weft_op_t **out);
+
+/* A copy of op in g (op's own context or another): same class, a copy of
+ * its props, so weft_op_equal(op, *out) holds and the aliasing maps are the
+ * same; *out is a distinct object. An OpFromGraph clones like any op (its
+ * props are plain data; the interned inner graph is shared).
+ * Ownership: borrows g and op (whose context must outlive the call); returns
+ * borrowed, owned by g.
+ * Errors (message on g): WEFT_EINVAL (NULL g, op or out), WEFT_ENOTIMPL (the
+ * class has props_fini: props that own memory cannot be copied by value),
+ * WEFT_ENOMEM. *out is NULL on error.
+ * Thread: as every graph function (one thread per context; op's context is
+ * only read). */
+WEFT_API weft_status_t weft_op_clone(weft_graph_t *g, const weft_op_t *op, const weft_op_t **out);
 
 WEFT_API const weft_op_class_t *weft_op_class(const weft_op_t *op);
 WEFT_API const void *weft_op_props(const weft_op_t *op);

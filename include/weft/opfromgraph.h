@@ -31,7 +31,11 @@
  * nodes may run on several workers at once. Outputs that alias an input or another output (views,
  * identity outputs) are copied: the op declares no view_map. In-place inner
  * nodes (a non-empty destroy_map) are refused at creation, so inner inputs are
- * never overwritten.
+ * never overwritten. An OpFromGraph may still declare that it destroys its
+ * own inputs (options destroy_map): its perform then writes each such output
+ * into the destroyed input's tensor (after every other output is emitted,
+ * through scratch when the value shares memory with an input) and returns
+ * that tensor.
  *
  * Inlining: with the inline flag, the rewrite "inline_ofg_expansion"
  * (registered first in fast_run, tag "inline", weft/rewrite.h) replaces each
@@ -74,6 +78,17 @@
 extern "C" {
 #endif
 
+/* What weft_ofg_create does with an input that no output depends on
+ * (PyTensor's on_unused_input). */
+typedef enum weft_ofg_unused {
+    WEFT_OFG_UNUSED_IGNORE = 0, /* accepted silently (the default) */
+    WEFT_OFG_UNUSED_WARN = 1,   /* accepted; one warning per unused input */
+    WEFT_OFG_UNUSED_RAISE = 2   /* refused: WEFT_EINVAL naming the first one */
+} weft_ofg_unused_t;
+
+/* Receives a warning (one line, no newline; borrowed for the call). */
+typedef void (*weft_ofg_warn_fn)(void *user, const char *message);
+
 typedef struct weft_ofg_options {
     size_t size;        /* sizeof(weft_ofg_options_t) */
     bool inline_expand; /* PyTensor's inline=True: expanded by inline_ofg_expansion */
@@ -83,9 +98,38 @@ typedef struct weft_ofg_options {
      * gradient per output) and returning n_in outputs. Borrowed (copied by
      * value into the inner graph's context). */
     const weft_op_t *grad_override;
+    /* ---- fields below are read only when size covers them ---- */
+    /* Constant inputs: NULL, or n_in entries parallel to inputs; a non-NULL
+     * entry is a constant of g that input k is bound to. A bound input is
+     * replaced by (a copy of) its constant inside the inner graph and is not
+     * an input of the op: the op takes the unbound inputs, in order, so
+     * n_inputs = n_in - bound. The constant's type must be acceptable where
+     * the input was (the input's type is_super of it). The gradient
+     * override, if any, then takes (unbound inputs, output gradients). */
+    weft_var_t *const *input_constants;
+    /* Unused op inputs (after binding): ignore (default), warn or raise.
+     * Warnings go to warn(warn_user, message) when warn is set, else to
+     * stderr as "weft: warning: MESSAGE\n". The message is
+     * "weft_ofg_create: input K (NAME, created at FILE:LINE) is not used by
+     * any output"; K is the op input's position. */
+    weft_ofg_unused_t on_unused_input;
+    weft_ofg_warn_fn warn;
+    void *warn_user;
+    /* destroy_map (PyTensor's OpFromGraph(destroy_map=...)): entries
+     * {output o, input i} declare that output o is computed in the memory of
+     * op input i, whose value is gone after the node runs. The
+     * DestroyHandler (weft/destroy.h) then treats the node as any in-place
+     * op: it orders every other reader of input i before it, refuses a
+     * second destroyer and a protected input (Supervisor), and a compiled
+     * function accepts the op only with accept_inplace. Output o must have
+     * input i's type exactly; each output and each input at most once; at
+     * most WEFT_OP_MAX_ALIAS entries. Borrowed (copied). */
+    size_t n_destroy;
+    const weft_op_alias_t *destroy_map;
 } weft_ofg_options_t;
 
-#define WEFT_OFG_OPTIONS_INIT {sizeof(weft_ofg_options_t), false, NULL, NULL}
+#define WEFT_OFG_OPTIONS_INIT \
+    {sizeof(weft_ofg_options_t), false, NULL, NULL, NULL, WEFT_OFG_UNUSED_IGNORE, NULL, NULL, 0, NULL}
 
 /* The OpFromGraph op class (class name "OpFromGraph"). Returns static. */
 WEFT_API const weft_op_class_t *weft_ofg_class(void);
@@ -93,12 +137,19 @@ WEFT_API const weft_op_class_t *weft_ofg_class(void);
 /* Builds an OpFromGraph from inputs to outputs (1..WEFT_OP_MAX_OUTPUTS outputs).
  * Every root variable the outputs depend on must be among the inputs or be a
  * constant. opts may be NULL (WEFT_OFG_OPTIONS_INIT).
+ * opts->size may be that of the first four fields (older callers): the
+ * later ones then take their defaults.
  * Ownership: borrows g, inputs, outputs and opts; returns borrowed, owned by g.
  * Errors (message on g: weft_graph_last_error):
  *   WEFT_EINVAL (NULL args, n_out 0 or > WEFT_OP_MAX_OUTPUTS, opts->size too
  *     small, an input with an owner or a constant, an input listed twice, an
  *     inner node with a destroy_map, a grad_override that is not an
- *     OpFromGraph of n_in + n_out inputs),
+ *     OpFromGraph of n_inputs + n_out inputs, an input_constants entry that
+ *     is not a constant of g, an unused input under WEFT_OFG_UNUSED_RAISE, a
+ *     destroy_map entry out of range, repeating an output or an input, or
+ *     whose output type differs from its input's; an unknown
+ *     on_unused_input),
+ *   WEFT_ETYPE (a constant whose type the bound input does not accept),
  *   WEFT_ENOTIMPL (an inner op, other than OpFromGraph, whose props own
  *     memory (props_fini): it cannot be copied into the inner graph),
  *   WEFT_EMISSING_INPUT (an undeclared root input, named),
@@ -124,6 +175,9 @@ WEFT_API size_t weft_ofg_n_outputs(const weft_op_t *op);
 WEFT_API bool weft_ofg_is_inline(const weft_op_t *op);
 WEFT_API const char *weft_ofg_name(const weft_op_t *op);
 WEFT_API const weft_op_t *weft_ofg_grad_override(const weft_op_t *op);
+/* The declared destroy_map (as weft_op_destroy_map(op, ...)): *entries
+ * borrowed, valid while the op lives; *n = 0 for another op. */
+WEFT_API void weft_ofg_destroy_map(const weft_op_t *op, const weft_op_alias_t **entries, size_t *n);
 
 /* Builds, in g, a copy of the inner graph of node's OpFromGraph bound to the
  * node's inputs and stores the copies of the inner outputs in outputs[0..n)

@@ -50,9 +50,14 @@ typedef enum weft_profile_scope {
  * is a topological order, the one a single worker runs the graph in). */
 typedef struct weft_profile_apply {
     uint32_t index;          /* position in the node order = DAG node id */
-    const char *name;        /* printed apply, e.g. "Add(x, y)" */
-    const char *op;          /* printed op, e.g. "Add{inplace=0}" */
-    const char *op_class;    /* class name, e.g. "Add" */
+    /* the apply in weft's terms: op without in-place props, inputs named
+     * unambiguously (a node's output "Dot.out#12": node 12's; a named variable
+     * by name; a function input by name or "input k"; a constant by value),
+     * and the overwritten input said in words, e.g.
+     * "Tanh(Gemm.out#1) destroys input 0" */
+    const char *name;
+    const char *op;          /* the op likewise, e.g. "Tanh destroys input 0" */
+    const char *op_class;    /* class name, e.g. "Tanh" */
     uint64_t calls;          /* times it ran */
     uint64_t time_ns;        /* summed run time */
     double percent;          /* of the sum of node times */
@@ -60,7 +65,34 @@ typedef struct weft_profile_apply {
     uint64_t start_ns;       /* last run: start, relative to the run's start */
     uint64_t end_ns;         /* last run: end, relative to the run's start */
     bool on_critical_path;   /* on the scope's critical path */
+    /* Structural key (weft/node_cost.h): the same for the node out of place
+     * and in place, and in another compile of the same graph; what the
+     * compile option cost_profile matches nodes by. */
+    uint64_t key;
+    /* In-place nodes (the op destroys an input; docs/rewrites.md §6.6):
+     * inplace_bytes, the bytes of the output written into the destroyed
+     * input instead of a new buffer (0 when the output's static shape has an
+     * unknown length; 0 for other nodes); inplace_orderings, the ordering
+     * edges of the task DAG into this node that carry no data (readers of
+     * the destroyed value that must finish first: 0 means the in-place
+     * choice cost no parallelism). */
+    bool in_place;
+    uint64_t inplace_bytes;
+    uint32_t inplace_orderings;
+    const char *out_types;   /* static output types, e.g. "float64[64,256]" ("?": unknown) */
+    uint64_t out_bytes;      /* bytes its outputs allocate per call: views and
+                              * overwritten inputs allocate none; 0 when a length
+                              * is unknown before run time */
+    int destroys;            /* the input it overwrites in place, or -1 */
 } weft_profile_apply_t;
+
+/* One rewriter of the compile's rewrite mode (weft_rewrite_stats_t). */
+typedef struct weft_profile_rewrite {
+    const char *name;
+    uint64_t applied;        /* replacements it made */
+    uint64_t failed;         /* replacements refused or callback failures */
+    uint64_t time_ns;        /* time in it (callback, replacement, validation) */
+} weft_profile_rewrite_t;
 
 /* One row of the Ops (equal ops) or Class (op classes) table. */
 typedef struct weft_profile_group {
@@ -84,6 +116,12 @@ typedef struct weft_profile {
     uint64_t compile_time_ns;    /* weft_function_compile, total */
     uint64_t rewrite_time_ns;    /* of which the rewrite mode */
     uint64_t peak_bytes;         /* peak bytes of intermediates alive in a call */
+    /* The static memory plan (docs/execution.md §4.6): the arena of the
+     * scope's call (of the largest plan over the scope's calls), and the
+     * peak the same values need when one worker runs the nodes in order and
+     * frees each after its last use. 0 when nothing is planned. */
+    uint64_t arena_bytes;
+    uint64_t sequential_peak_bytes;
     unsigned workers;            /* entries in worker_idle_ns / worker_busy_ns */
     const uint64_t *worker_idle_ns;  /* idle time of each worker during runs */
     const uint64_t *worker_busy_ns;  /* node time run by each worker */
@@ -95,6 +133,8 @@ typedef struct weft_profile {
     const weft_profile_group_t *ops;         /* by time, descending */
     size_t n_classes;
     const weft_profile_group_t *classes;     /* by time, descending */
+    size_t n_rewrites;
+    const weft_profile_rewrite_t *rewrites;  /* the compile's rewriters, by time, descending */
 } weft_profile_t;
 
 /* A snapshot of f's profile for the scope.
@@ -114,10 +154,38 @@ WEFT_API void weft_profile_destroy(weft_profile_t *p);
  * node times, parallelism, critical path and ideal speedup, idle time per
  * worker, peak memory of intermediates, compile and rewrite times, number of
  * apply nodes), then the Class, Ops and Apply tables (first max_rows rows of
- * each, 0: 20, then "... (remaining K ...)"), then the critical path.
+ * each, 0: 20, then "... (remaining K ...)"; Apply rows also give each node's
+ * output bytes and types), then the critical path, then the rewrite profile
+ * (time, applications and failures per rewriter).
  * Errors: WEFT_EINVAL (NULL args), WEFT_EIO (write failed).
  * Ownership: borrows.  Thread: any. */
 WEFT_API weft_status_t weft_profile_print(const weft_profile_t *p, size_t max_rows, FILE *out);
+
+/* The profile as data: one JSON document (its schema:
+ * docs/weft-profile.schema.json; format: docs/profiling.md) or CSV (one row
+ * per apply node, header first; docs/profiling.md).
+ * Errors: WEFT_EINVAL (NULL args), WEFT_EIO (write failed).
+ * Ownership: borrows.  Thread: any. */
+WEFT_API weft_status_t weft_profile_write_json(const weft_profile_t *p, FILE *out);
+WEFT_API weft_status_t weft_profile_write_csv(const weft_profile_t *p, FILE *out);
+
+/* Chrome trace of several calls: calls[k] (each a LAST_CALL snapshot) with
+ * its events shifted by offset_ns[k] (e.g. the call's start relative to the
+ * first), so a trace can cover every profiled call, or the last N.
+ * Errors: WEFT_EINVAL (NULL args, n == 0), WEFT_EIO.
+ * Ownership: borrows.  Thread: any. */
+WEFT_API weft_status_t weft_profile_write_trace_calls(const weft_profile_t *const *calls,
+                                                      const uint64_t *offset_ns, size_t n,
+                                                      FILE *out);
+
+/* Graphviz dot of f's compiled graph (as weft_function_dot) labelled from the
+ * snapshot p of f: "id: apply", output types, time per call; nodes filled by
+ * their share of the node time (white to red), in-place nodes with a double
+ * border, orderings dashed.
+ * Errors: WEFT_EINVAL (NULL args, p not of f: another node count), WEFT_EIO,
+ * WEFT_ENOMEM.  Ownership: borrows.  Thread: any. */
+WEFT_API weft_status_t weft_profile_write_dot(const weft_function_t *f, const weft_profile_t *p,
+                                              FILE *out);
 
 /* Writes the covered runs' node slices as Chrome trace / Perfetto JSON
  * ({"traceEvents": [...]}, loadable in chrome://tracing and ui.perfetto.dev):

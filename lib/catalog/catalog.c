@@ -10,11 +10,15 @@
  * the CMake package and weft.pc carry for static consumers. An out-of-memory
  * failure at load leaves a class unregistered: loading a graph naming it then
  * reports an unknown op. */
+#include "graph/ctor_int.h"
+#include "graph/input_prep.h"
 #include "rewrite/default_db.h"
+#include "weft/elemwise.h"
 #include "weft/op.h"
 #include "weft/opfromgraph.h"
 #include "weft/ops.h"
 #include "weft/rewrite_db.h"
+#include "weft/shape_ops.h"
 
 /* The default rewrite database: the rewrite module's pipeline (merge,
  * folding, canonicalization, specialization, fusion, in-place), then the
@@ -33,9 +37,34 @@ static void register_op_classes(void)
     (void)weft_op_class_register(weft_ofg_class());
 }
 
+/* The JSON loader's input preparation (graph/input_prep.h): elementwise
+ * nodes left-pad lower-rank inputs with DimShuffles, as the C constructors
+ * do (weft_add and friends); every other op takes its inputs as stored. */
+static weft_status_t prep_inputs(weft_graph_t *g, const weft_op_t *op, size_t n_in,
+                                 weft_var_t *const *in, const char *file, int line,
+                                 weft_var_t **out)
+{
+    int ndim = 0;
+    bool elemwise = weft_elemwise_op_info(op, NULL, NULL);
+    for (size_t i = 0; i < n_in; i++) {
+        out[i] = in[i];
+        const weft_type_t *t = in[i] ? weft_var_type(in[i]) : NULL;
+        if (elemwise && t && weft_type_kind(t) == WEFT_TYPE_TENSOR && weft_type_ndim(t) > ndim)
+            ndim = weft_type_ndim(t);
+    }
+    for (size_t i = 0; elemwise && i < n_in; i++) {
+        const weft_type_t *t = in[i] ? weft_var_type(in[i]) : NULL;
+        if (!t || weft_type_kind(t) != WEFT_TYPE_TENSOR || weft_type_ndim(t) == ndim) continue;
+        weft_status_t st = weft__got(g, out[i] = weft_pad_left_at(g, in[i], ndim, file, line));
+        if (st != WEFT_OK) return st;
+    }
+    return WEFT_OK;
+}
+
 __attribute__((constructor)) static void catalog_init(void)
 {
     register_op_classes();
+    weft__input_prep_set(prep_inputs);
     weft__rewrite_db_set_default_contents(fill_default_rewrites);
 }
 

@@ -15,6 +15,7 @@
 #include "base/clock.h"
 #include "base/vec.h"
 #include "compile_int.h"
+#include "graph/site.h"
 #include "tensor/tensor_int.h" /* weft__tensor_is_block_base */
 
 static uint32_t node_index(const weft__call_state_t *cs, const weft__cnode_t *n)
@@ -94,10 +95,14 @@ static weft_status_t check_outputs(weft__call_state_t *cs, const weft__cnode_t *
  * view of this call holds it), parking waits for the end of the call
  * (cs->deferred), when the views' cells are empty too. A view drops its
  * buffer reference - what makes its base parkable - and its handle stays in
- * the slot's stash for the producer's next view. */
+ * the slot's stash for the producer's next view. A planned value's arena
+ * handle stays in its cell for the next call (arena.c); a measuring call
+ * notes its geometry first. */
 static void cell_empty(weft__call_state_t *cs, uint32_t s)
 {
     weft_tensor_t *t = cs->cells[s];
+    if (WEFT_UNLIKELY(cs->mp_measure)) weft__arena_measure(cs, s, t);
+    if (weft__arena_holds(cs, s, t)) return; /* the arena's memory stays in the cell */
     cs->cells[s] = NULL;
     if (weft__tensor_is_block_base(t)) {
         if (weft_tensor_refcount(t) == 1 && !weft_tensor_is_exclusive(t)) {
@@ -138,6 +143,7 @@ static void track_alloc(weft__call_state_t *cs, const weft__cnode_t *n)
         bytes += b;
         bufs++;
     }
+    if (bufs == 0) return; /* views, in-place and kept outputs: nothing to count */
     /* relaxed: statistics only (a countdown-style counter; its peak is a hint) */
     counter_max(&cs->peak_bytes, atomic_fetch_add_explicit(&cs->live_bytes, bytes,
                                                            memory_order_relaxed) + bytes);
@@ -243,6 +249,8 @@ weft_status_t weft__node_body(void *arg, const weft_task_ctx_t *tctx)
     kctx.out_cells = out;
     kctx.stash = cs->stash + n->out_base;
     kctx.n_out = ns->n_out;
+    kctx.plan = cs->plans + node_index(cs, n);
+    kctx.plan_builds = &f->plan_builds;
     bool own = n->own && cs->own[n->out_base];
     if (own) kctx.own_cell = out;
     weft_status_t st = n->perform(n->apply, argv, out, &kctx);
@@ -252,7 +260,8 @@ weft_status_t weft__node_body(void *arg, const weft_task_ctx_t *tctx)
     }
     if (st != WEFT_OK) return node_fail(cs, n, st, kctx.msg);
     if (!own || f->nan_check) {
-        st = check_outputs(cs, n);
+        /* a kernel's checked plan vouches for its outputs' types */
+        if (!kctx.out_typed || f->nan_check) st = check_outputs(cs, n);
         if (st != WEFT_OK) return st;
         if (n->own) cs->own[n->out_base] = own_placed(*out);
     }
@@ -279,12 +288,13 @@ static weft_status_t check_input(weft_function_t *f, size_t k, const weft_tensor
     if (!t) return weft__fn_error(f, WEFT_EINVAL, "input %zu (%s) is NULL", k, name);
     const char *file;
     int line;
+    char sb[WEFT__SITE_CAP];
     weft_var_trace(v, &file, &line);
     weft_type_print(ty, want, sizeof want);
     weft_tensor_print_type(t, got, sizeof got);
     return weft__fn_error(f, dt_ok ? WEFT_ESHAPE : WEFT_ETYPE,
-                          "input %zu (%s, created at %s:%d): expected %s, got %s", k, name, file,
-                          line, want, got);
+                          "input %zu (%s, created at %s): expected %s, got %s", k, name,
+                          weft__site_str(sb, sizeof sb, file, line), want, got);
 }
 
 /* An input the graph may overwrite must not share memory with another
@@ -354,11 +364,12 @@ static weft_status_t refuse_overlapping_update(weft_function_t *f, size_t k,
                        (long long)weft_tensor_stride(t, d));
     const char *file;
     int line;
+    char sb[WEFT__SITE_CAP];
     weft_var_trace(f->in_vars[k], &file, &line);
-    return weft__fn_error(f, WEFT_EINVAL, "input %zu (%s, created at %s:%d) is updated but its "
+    return weft__fn_error(f, WEFT_EINVAL, "input %zu (%s, created at %s) is updated but its "
                           "memory overlaps itself (%s, strides [%s]): its new value cannot be "
                           "stored in it; pass a tensor whose elements do not share memory", k,
-                          name, file, line, type, strides);
+                          name, weft__site_str(sb, sizeof sb, file, line), type, strides);
 }
 
 static void args_release(const weft_function_t *f, weft_tensor_t *const *inputs,
@@ -491,10 +502,12 @@ static void cleanup(weft_function_t *f, weft__call_state_t *cs)
     /* relaxed: this thread is the only one touching the state now */
     unsigned n = atomic_exchange_explicit(&cs->n_deferred, 0, memory_order_relaxed);
     for (unsigned k = 0; k < n; k++) weft__bufpool_put(&f->bufpool, cs->deferred[k]);
+    weft__arena_settle(cs);
 }
 
 static void prepare(weft_function_t *f, weft__call_state_t *cs, weft_tensor_t *const *inputs)
 {
+    weft__arena_prepare(cs, inputs);
     for (size_t k = 0; k < f->n_in; k++) cs->cells[f->in_slot[k]] = inputs[k];
     for (uint32_t i = 0; i < f->n_cd; i++) {
         uint32_t s = f->cd_slots[i];

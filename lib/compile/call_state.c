@@ -13,10 +13,14 @@ static void state_free(weft__call_state_t *cs)
 {
     if (!cs) return;
     weft_dag_run_destroy(cs->run);
+    weft__arena_state_fini(cs); /* before the cells: the arena's handles sit in them */
     for (uint32_t s = 0; cs->cells && s < cs->f->n_slots; s++)
         if (cs->f->slot_kind[s] == WEFT__SLOT_KEPT) weft_tensor_release(cs->cells[s]);
     for (uint32_t s = 0; cs->stash && s < cs->f->n_slots; s++)
         weft__tensor_handle_free(cs->stash[s]);
+    for (uint32_t i = 0; cs->plans && i < cs->f->n_nodes; i++)
+        weft__kernel_plan_free(cs->plans[i]);
+    free(cs->plans);
     free(cs->cells);
     free(cs->stash);
     free(cs->countdown);
@@ -41,6 +45,7 @@ static weft_status_t state_create(weft_function_t *f, weft__call_state_t **out)
     cs->stash = calloc(f->n_slots + 1, sizeof *cs->stash);
     cs->countdown = calloc(f->n_slots + 1, sizeof *cs->countdown);
     cs->argv = calloc(f->n_argv + 1, sizeof *cs->argv);
+    cs->plans = calloc(f->n_nodes + 1, sizeof *cs->plans);
     cs->own = calloc(f->n_slots + 1, sizeof *cs->own);
     cs->slot_bytes = calloc(f->n_slots + 1, sizeof *cs->slot_bytes);
     cs->deferred = calloc(f->n_slots + 1, sizeof *cs->deferred);
@@ -48,10 +53,11 @@ static weft_status_t state_create(weft_function_t *f, weft__call_state_t **out)
     atomic_init(&cs->phase, WEFT__PHASE_OPEN);
     weft_dag_run_options_t ro = WEFT_DAG_RUN_OPTIONS_INIT;
     ro.profile = f->profile;
-    weft_status_t st = (!cs->cells || !cs->stash || !cs->countdown || !cs->argv || !cs->own || !cs->slot_bytes ||
+    weft_status_t st = (!cs->cells || !cs->stash || !cs->countdown || !cs->argv || !cs->plans || !cs->own || !cs->slot_bytes ||
                             !cs->deferred)
                            ? WEFT_ENOMEM
-                           : weft_dag_run_create(f->dag, f->pool, &ro, &cs->run);
+                           : weft__arena_state_init(cs);
+    if (st == WEFT_OK) st = weft_dag_run_create(f->dag, f->pool, &ro, &cs->run);
     if (st != WEFT_OK) {
         state_free(cs);
         return st;

@@ -34,6 +34,7 @@
 #include "weft/fgraph.h"
 #include "weft/function.h"
 #include "weft/graph.h"
+#include "weft/rewrite.h"
 #include "weft/op.h"
 #include "weft/profile.h"
 #include "weft/sched.h"
@@ -149,6 +150,45 @@ typedef struct weft__bufpool {
     uint64_t allocated, reused; /* statistics, under lock */
 } weft__bufpool_t;
 
+/* The static memory plan (memplan.c, arena.c; docs/execution.md §4.6). A
+ * planned value: a fresh intermediate (owned, not kept, not a graph output,
+ * no alias of it a graph output) and the nodes using its memory. */
+typedef struct weft__mp_value {
+    uint32_t writer;         /* the node writing it */
+    uint32_t n_readers;      /* >= 1 */
+    const uint32_t *readers; /* nodes reading it or an alias of it; the writer when none */
+} weft__mp_value_t;
+
+#define WEFT__MP_NONE UINT64_MAX /* a value without a byte size (not placed) */
+#define WEFT__MP_MAX_VALUES 4096u /* more values: no plan, the pool serves them */
+#define WEFT__MP_MAX_BITS ((size_t)1 << 28) /* bound on the ancestor bit sets */
+
+/* Geometry of a planned value: from its type, or measured in a call. */
+typedef struct weft__mp_geom {
+    weft_dtype_t dtype;
+    int ndim; /* -1: unknown */
+    int64_t shape[WEFT_MAX_NDIM];
+} weft__mp_geom_t;
+
+typedef struct weft__memplan {
+    uint32_t n;               /* planned values */
+    weft__mp_value_t *vals;
+    uint32_t *slot;           /* per value: its slot */
+    uint32_t *reader_storage;
+    uint32_t *value_of_slot;  /* per slot: value index, or UINT32_MAX */
+    uint64_t *conflict;       /* n rows of weft__memplan_words(n) words: conflict bits */
+    weft__mp_geom_t *type_geom; /* per value: from its type (ndim -1: not static) */
+    bool all_static;
+    /* the compile-time plan of the statically sized values */
+    uint64_t *static_off, static_arena, static_seq_peak;
+} weft__memplan_t;
+
+/* Words of one row of a conflict matrix of n values. */
+static inline size_t weft__memplan_words(size_t n)
+{
+    return (n + 63) / 64;
+}
+
 typedef struct weft__call_state weft__call_state_t;
 
 /* Profile accumulator (profile.c); under f->prof_lock. */
@@ -160,8 +200,14 @@ typedef struct weft__prof_acc {
     /* the last call */
     bool have_last;
     uint64_t last_call_ns, last_run_ns, last_node_ns, last_peak_bytes;
+    /* the memory plan's arena and its sequential peak (largest / last call) */
+    uint64_t arena_bytes, seq_peak_bytes, last_arena_bytes, last_seq_peak_bytes;
     uint64_t *last_start, *last_end, *last_idle, *last_busy;
     uint32_t *last_worker;
+    /* per node, fixed at compile (profile_inplace.c): structural key, bytes
+     * written in place, ordering edges into the node */
+    uint64_t *node_key, *inplace_bytes;
+    uint32_t *inplace_ord;
 } weft__prof_acc_t;
 
 /* The arguments of a compile as the caller gave them, or as expanded for
@@ -242,11 +288,16 @@ struct weft_function {
     uint64_t n_states;
     atomic_uint in_flight; /* calls running: refcount-like, for destroy's EBUSY */
     weft__bufpool_t bufpool;
+    weft__memplan_t mp; /* the static memory plan (arena.c) */
+    /* kernel plans built or rebuilt, every call state together
+     * (tensor/kernel_int.h plan cells; relaxed: a statistic) */
+    _Atomic uint64_t plan_builds;
     /* statistics under prof_lock */
     pthread_mutex_t prof_lock;
     uint64_t calls, peak_live_buffers;
     weft__prof_acc_t acc;
     uint64_t compile_ns, rewrite_ns;
+    weft_rewrite_stats_t *rewrite_stats; /* per rewriter, when profiling; else NULL */
     /* registry of live functions (for the WEFT_PROFILE atexit report) */
     weft_function_t *reg_prev, *reg_next;
 };
@@ -264,6 +315,10 @@ struct weft__call_state {
     weft_tensor_t **stash;
     atomic_uint *countdown;
     weft_tensor_t **argv;
+    /* per node: its plan cell (tensor/kernel_int.h, docs/execution.md §3.7):
+     * the plan its kernel cached on an earlier call of this state, or NULL.
+     * One call of the state runs the node once, so the cell needs no lock. */
+    void **plans;
     /* per slot, for own nodes (weft__cnode_t.own): 1 when the cell holds a tensor
      * checked exclusive, contiguous and of its variable's type when it was
      * placed. Nothing else can reference it since (no alias of the slot
@@ -294,6 +349,19 @@ struct weft__call_state {
      * one entry per slot per call; workers take indices with n_deferred. */
     weft_tensor_t **deferred;
     atomic_uint n_deferred;
+    /* The arena (arena.c): per slot, the handle on the arena memory of a
+     * planned value (NULL: the pool serves the slot), which stays in its
+     * cell from call to call; the plan's values' geometry, exclusions and
+     * the input shapes it was made for. Touched by the calling thread
+     * between runs, except mp_geom[v] (written by the one thread emptying
+     * value v's cell in a measuring call). */
+    weft_tensor_t **arena_h;
+    void *arena;
+    uint64_t arena_bytes, seq_peak_bytes;
+    weft__mp_geom_t *mp_geom;
+    uint8_t *mp_excluded;
+    int64_t *mp_key; /* n_in * WEFT_MAX_NDIM input lengths */
+    bool mp_ready, mp_dirty, mp_measure;
 };
 
 /* Node n's slot lists. */
@@ -375,6 +443,48 @@ void weft__bufpool_give_back(void *user, weft_tensor_t *t);
  * handle, view or caller holds it) and contiguous; else releases it. */
 void weft__bufpool_put(weft__bufpool_t *bp, weft_tensor_t *t);
 
+/* ---- static memory plan (memplan.c, arena.c) ------------------------------------ */
+/* The conflict matrix of n values of a DAG of n_nodes (edges as f->edges):
+ * bit j of row i set when values i and j may be live at once under some
+ * schedule. *out NULL for n 0. Errors: WEFT_ENOMEM, WEFT_ERANGE (over
+ * WEFT__MP_MAX_VALUES or WEFT__MP_MAX_BITS: no plan). */
+weft_status_t weft__memplan_conflicts(uint32_t n_nodes, const uint64_t *edges, size_t ne,
+                                      size_t n, const weft__mp_value_t *v, uint64_t **out);
+/* Offsets (64-byte aligned) for the values of known size (bytes[i] !=
+ * WEFT__MP_NONE; the others get WEFT__MP_NONE) such that conflicting values
+ * get disjoint ranges: largest first, best fit. Errors: WEFT_ENOMEM. */
+weft_status_t weft__memplan_place(size_t n, const uint64_t *bytes, const uint64_t *conflict,
+                                  uint64_t *offset, uint64_t *arena_bytes);
+/* The peak bytes of the sized values when one worker runs the nodes in id
+ * order and frees each value after its last use (0 on ENOMEM). */
+uint64_t weft__memplan_seq_peak(uint32_t n_nodes, size_t n, const weft__mp_value_t *v,
+                                const uint64_t *bytes);
+/* Compile time, on the lowered program: the planned values, their conflicts
+ * and the plan of the statically sized ones (is_output: by slot, graph
+ * outputs and updates). Errors: WEFT_ENOMEM (with a message). */
+weft_status_t weft__arena_analyze(weft_function_t *f, const bool *is_output);
+void weft__arena_free_plan(weft_function_t *f);
+/* Per call state: allocation of its arrays, and release. */
+weft_status_t weft__arena_state_init(weft__call_state_t *cs);
+void weft__arena_state_fini(weft__call_state_t *cs);
+/* Before a run: (re)builds the state's arena when the input shapes changed
+ * or the last call asked for it, and puts each planned value's handle in
+ * its cell. Falls back to the pool (no arena) when memory is short. */
+void weft__arena_prepare(weft__call_state_t *cs, weft_tensor_t *const *inputs);
+/* After a run (calling thread): notes planned values whose kernel did not
+ * take the arena handle (their size varies: the pool serves them from the
+ * next plan on) and whether a measuring call found new sizes. */
+void weft__arena_settle(weft__call_state_t *cs);
+/* The cell of slot s holds its arena handle: emptying it keeps it there. */
+static inline bool weft__arena_holds(const weft__call_state_t *cs, uint32_t s,
+                                     const weft_tensor_t *t)
+{
+    return t && cs->arena_h[s] == t;
+}
+/* A measuring call records the geometry of the value in slot s (t) when its
+ * cell is emptied. */
+void weft__arena_measure(weft__call_state_t *cs, uint32_t s, const weft_tensor_t *t);
+
 /* ---- calls (call.c, call_state.c) ---------------------------------------------------- */
 weft_status_t weft__state_acquire(weft_function_t *f, weft__call_state_t **out);
 void weft__state_release(weft_function_t *f, weft__call_state_t *cs);
@@ -416,8 +526,22 @@ bool weft__env_profile(void);
 /* ---- profiling (profile.c) ------------------------------------------------------ */
 weft_status_t weft__prof_init(weft_function_t *f);
 void weft__prof_fini(weft_function_t *f);
+/* profile_inplace.c: fills acc's per-node key and in-place columns (after
+ * lowering; f->acc's arrays allocated). */
+weft_status_t weft__prof_node_info(weft_function_t *f);
+/* Whether the node's op destroys an input (a non-empty destroy_map). */
+bool weft__apply_destroys(const weft_apply_t *a);
+/* profile_inplace.c: gives f->fg the measured costs of profile p's rows
+ * (options.cost_profile; weft/node_cost.h). Errors: WEFT_EINVAL (a profile
+ * with rows but no row array), WEFT_ENOMEM. */
+weft_status_t weft__cost_profile_apply(weft_function_t *f, const weft_profile_t *p);
 /* WEFT_ESTATE for a profile call (who) on f compiled without profiling, with
  * the message on f (weft_function_last_error). */
+/* Fills rows[i].name / op / op_class / out_types / out_bytes / destroys for
+ * f's nodes (profile_labels.c); *strings is the one block they point into
+ * (new; free it). Errors: WEFT_ENOMEM. */
+weft_status_t weft__prof_label_applies(const weft_function_t *f, weft_profile_apply_t *rows,
+                                       char **strings);
 weft_status_t weft__prof_not_profiled(const weft_function_t *f, const char *who);
 /* Folds a finished run's records into f's accumulator. */
 void weft__prof_record(weft_function_t *f, weft__call_state_t *cs, uint64_t call_ns);

@@ -9,6 +9,7 @@
 #include "base/clock.h"
 #include "base/vec.h"
 #include "compile_int.h"
+#include "weft/node_cost.h"
 #include "weft/rewrite_db.h"
 #include "weft/rewrite.h"
 
@@ -236,8 +237,19 @@ static weft_status_t run_rewrites(weft_function_t *f, const weft_function_option
     const char *mode = o->mode ? o->mode : "fast_run";
     if (!strcmp(mode, "none") && o->n_include == 0) return WEFT_OK;
     uint64_t t0 = weft__now_ns();
-    weft_status_t st = weft_rewrite_mode(f->fg, mode, o->n_include, o->include, o->n_exclude,
-                                         o->exclude, NULL);
+    if (o->rewrite_hook)
+        weft_fgraph_set_replace_hook(f->fg, o->rewrite_hook, o->rewrite_hook_user);
+    else
+        weft_fgraph_set_replace_log(f->fg, o->rewrite_log);
+    /* profiling also records the rewrite profile (weft_profile_t.rewrites) */
+    if (f->profile && weft_rewrite_stats_create(&f->rewrite_stats) != WEFT_OK)
+        return weft__fn_error(NULL, WEFT_ENOMEM, "out of memory");
+    weft_status_t st = o->cost_profile ? weft__cost_profile_apply(f, o->cost_profile) : WEFT_OK;
+    if (st == WEFT_OK)
+        st = weft_rewrite_mode(f->fg, mode, o->n_include, o->include, o->n_exclude, o->exclude,
+                               f->rewrite_stats);
+    if (o->cost_profile && st == WEFT_OK) st = weft_fgraph_set_node_costs(f->fg, 0, NULL, NULL);
+    weft_fgraph_set_replace_hook(f->fg, NULL, NULL); /* borrowed for the compile only */
     f->rewrite_ns = weft__now_ns() - t0;
     if (st != WEFT_OK && !weft_function_last_error(NULL)[0])
         weft__fn_error(NULL, st, "rewrite mode %s: %s", mode, weft_fgraph_last_error(f->fg));

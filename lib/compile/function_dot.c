@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "compile_int.h"
+#include "weft/profile.h"
 
 /* Writes s as a dot string body (quotes and backslashes escaped). */
 static int put_escaped(FILE *out, const char *s)
@@ -41,6 +42,25 @@ static int dot_node(const weft_function_t *f, uint32_t i, FILE *out)
                     destroys ? ", style=filled, fillcolor=\"#f4cccc\"" : "", i);
     if (r >= 0) r = put_escaped(out, buf);
     return r < 0 ? r : fprintf(out, "\"];\n");
+}
+
+/* Node i labelled from a profile: "i: name", output types, time per call;
+ * filled by its share of the node time (white to red), in-place nodes with
+ * a double border. */
+static int dot_prof_node(const weft_profile_t *p, uint32_t i, FILE *out)
+{
+    const weft_profile_apply_t *a = &p->applies[i];
+    double share = a->percent / 100.0, per = a->calls ? (double)a->time_ns / (double)a->calls : 0;
+    int gb = 255 - (int)(share * 255.0 + 0.5);
+    gb = gb < 0 ? 0 : gb;
+    int r = fprintf(out, "  n%u [shape=box, style=filled, fillcolor=\"#ff%02x%02x\"%s, label=\"%u: ",
+                    i, gb, gb, a->destroys >= 0 ? ", peripheries=2" : "", i);
+    if (r >= 0) r = put_escaped(out, a->name);
+    if (r >= 0) r = fprintf(out, "\\n");
+    if (r >= 0) r = put_escaped(out, a->out_types);
+    if (r >= 0)
+        r = fprintf(out, "\\n%.3f ms per call (%.1f%%)\"];\n", per * 1e-6, a->percent);
+    return r;
 }
 
 /* Data edges into node i (from its producers or the function's inputs). */
@@ -92,9 +112,9 @@ static int dot_outputs(const weft_function_t *f, const uint32_t *node_of, FILE *
     return r;
 }
 
-weft_status_t weft_function_dot(const weft_function_t *f, FILE *out)
+/* The dot graph; nodes labelled from p when given. */
+static weft_status_t write_dot(const weft_function_t *f, const weft_profile_t *p, FILE *out)
 {
-    if (!f || !out) return WEFT_EINVAL;
     size_t na = weft_graph_n_applies(f->g);
     uint32_t *node_of = malloc((na + 1) * sizeof *node_of);
     if (!node_of) return weft__fn_error(f, WEFT_ENOMEM, "out of memory writing the dot graph");
@@ -103,11 +123,24 @@ weft_status_t weft_function_dot(const weft_function_t *f, FILE *out)
     if (r >= 0) r = put_escaped(out, f->name);
     if (r >= 0) r = fprintf(out, "\" {\n  rankdir=TB;\n");
     if (r >= 0) r = dot_inputs(f, out);
-    for (uint32_t i = 0; i < f->n_nodes && r >= 0; i++) r = dot_node(f, i, out);
+    for (uint32_t i = 0; i < f->n_nodes && r >= 0; i++)
+        r = p ? dot_prof_node(p, i, out) : dot_node(f, i, out);
     for (uint32_t i = 0; i < f->n_nodes && r >= 0; i++) r = dot_node_inputs(f, node_of, i, out);
     if (r >= 0) r = dot_orderings(f, out);
     if (r >= 0) r = dot_outputs(f, node_of, out);
     if (r >= 0) r = fprintf(out, "}\n");
     free(node_of);
     return r < 0 || ferror(out) ? WEFT_EIO : WEFT_OK;
+}
+
+weft_status_t weft_function_dot(const weft_function_t *f, FILE *out)
+{
+    if (!f || !out) return WEFT_EINVAL;
+    return write_dot(f, NULL, out);
+}
+
+weft_status_t weft_profile_write_dot(const weft_function_t *f, const weft_profile_t *p, FILE *out)
+{
+    if (!f || !p || !out || p->n_applies != f->n_nodes) return WEFT_EINVAL;
+    return write_dot(f, p, out);
 }

@@ -9,6 +9,7 @@
 
 #include "compile_int.h"
 #include "graph/graph_int.h"
+#include "graph/site.h"
 
 typedef struct copy_ctx {
     weft_graph_t *src, *dst;
@@ -62,12 +63,12 @@ static weft_status_t copy_root(copy_ctx_t *c, weft_var_t *v)
     int line;
     weft_var_trace(v, &file, &line);
     if (!weft_var_is_constant(v)) {
-        char name[256];
+        char name[256], sb[WEFT__SITE_CAP];
         weft_var_print(v, name, sizeof name);
         return weft__fn_error(NULL, WEFT_EMISSING_INPUT,
-                              "variable %s (created at %s:%d) is needed by an output but is "
+                              "variable %s (created at %s) is needed by an output but is "
                               "not among the inputs",
-                              name, file, line);
+                              name, weft__site_str(sb, sizeof sb, file, line));
     }
     const weft_type_t *t;
     const void *data;

@@ -448,6 +448,7 @@ weft_status_t weft__compile_lower(weft_function_t *f)
     if (st == WEFT_OK) mark_kept(&c);
     if (st == WEFT_OK) st = build_nodes(&c);
     if (st == WEFT_OK) st = build_dag(&c);
+    if (st == WEFT_OK) st = weft__arena_analyze(f, c.is_output);
     free(c.order);
     free(c.rank);
     free(c.topo_edges);
@@ -460,6 +461,7 @@ weft_status_t weft__compile_lower(weft_function_t *f)
 
 void weft__compile_free_program(weft_function_t *f)
 {
+    weft__arena_free_plan(f);
     weft_dag_destroy(f->dag);
     free(f->edges);
     if (f->const_cells)

@@ -26,9 +26,13 @@ weft_status_t weft__prof_init(weft_function_t *f)
     a->worker_busy = calloc(w, sizeof *a->worker_busy);
     a->last_idle = calloc(w, sizeof *a->last_idle);
     a->last_busy = calloc(w, sizeof *a->last_busy);
+    a->node_key = calloc(n, sizeof *a->node_key);
+    a->inplace_bytes = calloc(n, sizeof *a->inplace_bytes);
+    a->inplace_ord = calloc(n, sizeof *a->inplace_ord);
     bool ok = a->node_time && a->node_calls && a->node_worker && a->last_start && a->last_end &&
-              a->last_worker && a->worker_idle && a->worker_busy && a->last_idle && a->last_busy;
-    return ok ? WEFT_OK : WEFT_ENOMEM;
+              a->last_worker && a->worker_idle && a->worker_busy && a->last_idle && a->last_busy &&
+              a->node_key && a->inplace_bytes && a->inplace_ord;
+    return ok ? weft__prof_node_info(f) : WEFT_ENOMEM;
 }
 
 void weft__prof_fini(weft_function_t *f)
@@ -44,7 +48,12 @@ void weft__prof_fini(weft_function_t *f)
     free(a->worker_busy);
     free(a->last_idle);
     free(a->last_busy);
+    free(a->node_key);
+    free(a->inplace_bytes);
+    free(a->inplace_ord);
     memset(a, 0, sizeof *a);
+    weft_rewrite_stats_destroy(f->rewrite_stats);
+    f->rewrite_stats = NULL;
 }
 
 /* Under prof_lock. */
@@ -96,6 +105,12 @@ void weft__prof_record(weft_function_t *f, weft__call_state_t *cs, uint64_t call
     a->last_call_ns = call_ns;
     a->last_peak_bytes = peak_b;
     if (peak_b > a->peak_bytes) a->peak_bytes = peak_b;
+    a->last_arena_bytes = cs->arena_bytes;
+    a->last_seq_peak_bytes = cs->seq_peak_bytes;
+    if (cs->arena_bytes >= a->arena_bytes) {
+        a->arena_bytes = cs->arena_bytes;
+        a->seq_peak_bytes = cs->seq_peak_bytes;
+    }
     if (have) record_nodes(f, &p);
     a->have_last = true;
     pthread_mutex_unlock(&f->prof_lock);
@@ -121,6 +136,7 @@ weft_status_t weft_profile_reset(weft_function_t *f)
     memset(a->worker_idle, 0, w * sizeof *a->worker_idle);
     memset(a->worker_busy, 0, w * sizeof *a->worker_busy);
     a->calls = a->call_ns = a->run_ns = a->node_ns = a->peak_bytes = 0;
+    a->arena_bytes = a->seq_peak_bytes = 0;
     pthread_mutex_unlock(&f->prof_lock);
     return WEFT_OK;
 }

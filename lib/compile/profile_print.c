@@ -1,5 +1,6 @@
 /* Text report (PyTensor ProfileStats layout, docs/execution.md §9, plus the
- * parallel executor's figures) and Chrome trace / Perfetto JSON export. */
+ * parallel executor's figures and the compile's rewrite profile). The data
+ * exports (JSON, CSV, Chrome trace) are in profile_export.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,20 +22,22 @@ static void print_header(const weft_profile_t *p, FILE *out)
     fprintf(out, "Function profiling\n==================\n");
     fprintf(out, "  Message: %s%s\n", p->function,
             p->scope == WEFT_PROFILE_LAST_CALL ? " (last call)" : "");
-    fprintf(out, "  Time in %llu calls to Function.__call__: %.6es\n",
+    fprintf(out, "  Time in %llu calls to weft_function_call: %.6es\n",
             (unsigned long long)p->calls, sec(p->call_time_ns));
-    fprintf(out, "  Time in Function.vm.__call__: %.6es (%.1f%%)\n", sec(p->run_time_ns),
-            pct(p->run_time_ns, p->call_time_ns));
-    fprintf(out, "  Time in thunks: %.6es (%.1f%% of the call time; per-thread times)\n",
+    fprintf(out, "  Time in task DAG runs (the pool running the nodes): %.6es (%.1f%%)\n",
+            sec(p->run_time_ns), pct(p->run_time_ns, p->call_time_ns));
+    fprintf(out, "  Time in nodes: %.6es (%.1f%% of the call time; summed over workers)\n",
             sec(p->node_time_ns), pct(p->node_time_ns, p->call_time_ns));
-    fprintf(out, "  Achieved parallelism (time in thunks / run wall time): %.2f on %u workers\n",
+    fprintf(out, "  Achieved parallelism (time in nodes / run wall time): %.2f on %u workers\n",
             p->parallelism, p->workers);
-    fprintf(out, "  Critical path: %.6es over %zu nodes; ideal speedup (thunks / path): %.2f\n",
+    fprintf(out, "  Critical path: %.6es over %zu nodes; ideal speedup (nodes / path): %.2f\n",
             sec(p->critical_path_ns), p->n_critical, p->ideal_speedup);
     for (unsigned w = 0; w < p->workers; w++)
         fprintf(out, "  Worker %u: busy %.6es, idle %.6es\n", w, sec(p->worker_busy_ns[w]),
                 sec(p->worker_idle_ns[w]));
     fprintf(out, "  Peak memory of intermediates: %.1f KB\n", (double)p->peak_bytes / 1024.0);
+    fprintf(out, "  Memory plan: arena %.1f KB; sequential run, free after last use: %.1f KB\n",
+            (double)p->arena_bytes / 1024.0, (double)p->sequential_peak_bytes / 1024.0);
     fprintf(out, "  Total compilation time: %.6es\n", sec(p->compile_time_ns));
     fprintf(out, "    Number of Apply nodes: %zu\n", p->n_applies);
     fprintf(out, "    Rewrite time: %.6es\n\n", sec(p->rewrite_time_ns));
@@ -89,6 +92,25 @@ static const weft_profile_apply_t *next_row(const weft_profile_t *p,
     return best;
 }
 
+/* Bytes as "12.0KB"-style text into buf. */
+static const char *bytes_text(uint64_t b, char *buf, size_t cap)
+{
+    if (b < 1024) snprintf(buf, cap, "%lluB", (unsigned long long)b);
+    else if (b < 1024 * 1024) snprintf(buf, cap, "%.1fKB", (double)b / 1024.0);
+    else snprintf(buf, cap, "%.1fMB", (double)b / (1024.0 * 1024.0));
+    return buf;
+}
+
+/* One Apply row; sum: the running percentage including this row. */
+static void print_apply_row(const weft_profile_apply_t *a, double sum, FILE *out)
+{
+    char mb[32];
+    fprintf(out, "  %5.1f%%   %6.1f%%  %10.3es  %13.3es  %6llu  %4u  %6u%s  %9s  %s  %s\n",
+            a->percent, sum, sec(a->time_ns), sec(a->time_ns) / (double)a->calls,
+            (unsigned long long)a->calls, a->index, a->worker, a->on_critical_path ? " *" : "  ",
+            bytes_text(a->out_bytes, mb, sizeof mb), a->out_types, a->name);
+}
+
 /* The Apply table, rows by time: sorted in a scratch array, or found one at a
  * time when there is no memory for it (printing never fails for lack of it). */
 static void print_applies(const weft_profile_t *p, size_t rows, FILE *out)
@@ -99,7 +121,7 @@ static void print_applies(const weft_profile_t *p, size_t rows, FILE *out)
         qsort(r, p->n_applies, sizeof *r, cmp_rows);
     }
     fprintf(out, "Apply\n------\n<%% time> <sum %%> <apply time> <time per call> <#call> <id> "
-                 "<worker> <Apply name>\n");
+                 "<worker> <out bytes> <out types> <Apply name>\n");
     size_t remaining = 0, shown = 0;
     uint64_t called_ns = 0, shown_ns = 0;
     for (size_t i = 0; i < p->n_applies; i++) {
@@ -112,10 +134,7 @@ static void print_applies(const weft_profile_t *p, size_t rows, FILE *out)
         a = r ? r[i] : next_row(p, a);
         if (!a || a->calls == 0) continue;
         sum += a->percent;
-        fprintf(out, "  %5.1f%%   %6.1f%%  %10.3es  %13.3es  %6llu  %4u  %6u%s  %s\n",
-                a->percent, sum, sec(a->time_ns), sec(a->time_ns) / (double)a->calls,
-                (unsigned long long)a->calls, a->index, a->worker,
-                a->on_critical_path ? " *" : "  ", a->name);
+        print_apply_row(a, sum, out);
         shown++;
         shown_ns += a->time_ns;
     }
@@ -137,6 +156,19 @@ static void print_critical(const weft_profile_t *p, size_t rows, FILE *out)
     fprintf(out, "\n");
 }
 
+/* The compile's rewrite profile: time, applications and failures per rewriter. */
+static void print_rewrites(const weft_profile_t *p, size_t rows, FILE *out)
+{
+    fprintf(out, "Rewrites (compile)\n------------------\n<time> <applied> <failed> <rewriter>\n");
+    size_t shown = 0;
+    for (size_t i = 0; i < p->n_rewrites && shown < rows; i++, shown++)
+        fprintf(out, "  %10.3es  %7llu  %6llu  %s\n", sec(p->rewrites[i].time_ns),
+                (unsigned long long)p->rewrites[i].applied,
+                (unsigned long long)p->rewrites[i].failed, p->rewrites[i].name);
+    if (p->n_rewrites > shown) fprintf(out, "   ... (%zu more rewriters)\n", p->n_rewrites - shown);
+    fprintf(out, "\n");
+}
+
 weft_status_t weft_profile_print(const weft_profile_t *p, size_t max_rows, FILE *out)
 {
     if (!p || !out) return WEFT_EINVAL;
@@ -146,44 +178,7 @@ weft_status_t weft_profile_print(const weft_profile_t *p, size_t max_rows, FILE 
     print_groups(p, p->ops, p->n_ops, rows, "Ops", "Op", out);
     print_applies(p, rows, out);
     print_critical(p, rows, out);
-    return ferror(out) ? WEFT_EIO : WEFT_OK;
-}
-
-/* JSON string body: escapes quotes, backslashes and control characters. */
-static void json_str(const char *s, FILE *out)
-{
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') fprintf(out, "\\%c", c);
-        else if (c < 0x20) fprintf(out, "\\u%04x", c);
-        else fputc(c, out);
-    }
-}
-
-weft_status_t weft_profile_write_trace(const weft_profile_t *p, FILE *out)
-{
-    if (!p || !out) return WEFT_EINVAL;
-    fprintf(out, "{\"traceEvents\": [\n");
-    fprintf(out, "  {\"name\": \"process_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": 0, "
-                 "\"args\": {\"name\": \"");
-    json_str(p->function, out);
-    fprintf(out, "\"}}");
-    for (unsigned w = 0; w < p->workers; w++)
-        fprintf(out, ",\n  {\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": %u, "
-                     "\"args\": {\"name\": \"worker %u\"}}", w, w);
-    for (size_t i = 0; i < p->n_applies; i++) {
-        const weft_profile_apply_t *r = &p->applies[i];
-        if (r->end_ns == 0 && r->start_ns == 0) continue;
-        fprintf(out, ",\n  {\"name\": \"");
-        json_str(r->name, out);
-        fprintf(out, "\", \"cat\": \"");
-        json_str(r->op_class, out);
-        fprintf(out, "\", \"ph\": \"X\", \"pid\": 1, \"tid\": %u, \"ts\": %.3f, \"dur\": %.3f, "
-                     "\"args\": {\"id\": %u, \"critical\": %s}}",
-                r->worker, (double)r->start_ns / 1e3, (double)(r->end_ns - r->start_ns) / 1e3,
-                r->index, r->on_critical_path ? "true" : "false");
-    }
-    fprintf(out, "\n], \"displayTimeUnit\": \"ns\"}\n");
+    print_rewrites(p, rows, out);
     return ferror(out) ? WEFT_EIO : WEFT_OK;
 }
 

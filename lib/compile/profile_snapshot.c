@@ -14,6 +14,8 @@ typedef struct snap {
     uint64_t *idle, *busy;
     uint32_t *crit;
     weft_profile_group_t *ops, *classes;
+    weft_profile_rewrite_t *rewrites;
+    char *rw_names; /* every rewriter name, NUL-separated */
 } snap_t;
 
 void weft_profile_destroy(weft_profile_t *p)
@@ -28,6 +30,8 @@ void weft_profile_destroy(weft_profile_t *p)
     free(s->crit);
     free(s->ops);
     free(s->classes);
+    free(s->rewrites);
+    free(s->rw_names);
     free(s);
 }
 
@@ -42,6 +46,8 @@ static void copy_locked(const weft_function_t *f, weft_profile_scope_t scope, sn
     p->run_time_ns = last ? a->last_run_ns : a->run_ns;
     p->node_time_ns = last ? a->last_node_ns : a->node_ns;
     p->peak_bytes = last ? a->last_peak_bytes : a->peak_bytes;
+    p->arena_bytes = last ? a->last_arena_bytes : a->arena_bytes;
+    p->sequential_peak_bytes = last ? a->last_seq_peak_bytes : a->seq_peak_bytes;
     for (unsigned w = 0; w < f->workers; w++) {
         s->idle[w] = last ? a->last_idle[w] : a->worker_idle[w];
         s->busy[w] = last ? a->last_busy[w] : a->worker_busy[w];
@@ -55,6 +61,10 @@ static void copy_locked(const weft_function_t *f, weft_profile_scope_t scope, sn
         r->worker = a->last_worker[i];
         r->start_ns = a->last_start[i];
         r->end_ns = a->last_end[i];
+        r->key = a->node_key[i];
+        r->in_place = weft__apply_destroys(f->nodes[i].apply);
+        r->inplace_bytes = a->inplace_bytes[i];
+        r->inplace_orderings = a->inplace_ord[i];
     }
 }
 
@@ -130,33 +140,44 @@ static weft_status_t group_by(snap_t *s, bool by_class, weft_profile_group_t **o
     return WEFT_OK;
 }
 
-/* Printed apply, op and class names into one string block. */
-static weft_status_t name_applies(const weft_function_t *f, snap_t *s)
+static void set_percents(snap_t *s)
 {
-    size_t cap = 0;
-    for (uint32_t i = 0; i < f->n_nodes; i++) {
-        const weft_apply_t *a = f->nodes[i].apply;
-        cap += (size_t)weft_apply_print(a, NULL, 0) +
-               (size_t)weft_op_print(weft_apply_op(a), NULL, 0) +
-               strlen(weft_op_name(weft_apply_op(a))) + 3;
+    for (size_t i = 0; i < s->p.n_applies; i++)
+        s->applies[i].percent =
+            s->p.node_time_ns
+                ? 100.0 * (double)s->applies[i].time_ns / (double)s->p.node_time_ns
+                : 0.0;
+}
+
+static int cmp_rewrite(const void *a, const void *b)
+{
+    const weft_profile_rewrite_t *x = a, *y = b;
+    return x->time_ns < y->time_ns ? 1 : x->time_ns > y->time_ns ? -1 : strcmp(x->name, y->name);
+}
+
+/* The compile's rewrite profile, names copied into the snapshot. The stats
+ * object is written only while compiling, so snapshots on any threads may
+ * read it at once. */
+static weft_status_t copy_rewrites(const weft_function_t *f, snap_t *s)
+{
+    size_t n = f->rewrite_stats ? weft_rewrite_stats_n_entries(f->rewrite_stats) : 0, len = 0;
+    for (size_t i = 0; i < n; i++) len += strlen(weft_rewrite_stats_name(f->rewrite_stats, i)) + 1;
+    s->rewrites = calloc(n + 1, sizeof *s->rewrites);
+    s->rw_names = malloc(len + 1);
+    if (!s->rewrites || !s->rw_names) return WEFT_ENOMEM;
+    char *c = s->rw_names;
+    for (size_t i = 0; i < n; i++) {
+        const char *name = weft_rewrite_stats_name(f->rewrite_stats, i);
+        weft_profile_rewrite_t *r = &s->rewrites[i];
+        double sec = 0.0;
+        (void)weft_rewrite_stats_get(f->rewrite_stats, name, &r->applied, &r->failed, &sec);
+        r->time_ns = (uint64_t)(sec * 1e9);
+        r->name = memcpy(c, name, strlen(name) + 1);
+        c += strlen(name) + 1;
     }
-    s->strings = malloc(cap + 1);
-    if (!s->strings) return WEFT_ENOMEM;
-    char *c = s->strings;
-    for (uint32_t i = 0; i < f->n_nodes; i++) {
-        const weft_apply_t *a = f->nodes[i].apply;
-        weft_profile_apply_t *r = &s->applies[i];
-        r->name = c;
-        c += weft_apply_print(a, c, cap - (size_t)(c - s->strings)) + 1;
-        r->op = c;
-        c += weft_op_print(weft_apply_op(a), c, cap - (size_t)(c - s->strings)) + 1;
-        r->op_class = c;
-        size_t l = strlen(weft_op_name(weft_apply_op(a)));
-        memcpy(c, weft_op_name(weft_apply_op(a)), l + 1);
-        c += l + 1;
-        r->percent = s->p.node_time_ns ? 100.0 * (double)r->time_ns / (double)s->p.node_time_ns
-                                       : 0.0;
-    }
+    qsort(s->rewrites, n, sizeof *s->rewrites, cmp_rewrite);
+    s->p.n_rewrites = n;
+    s->p.rewrites = s->rewrites;
     return WEFT_OK;
 }
 
@@ -211,7 +232,9 @@ weft_status_t weft_profile_create(const weft_function_t *f, weft_profile_scope_t
                                 "%s: weft_profile_create: no call yet to take LAST_CALL from",
                                 f->name);
     }
-    if (st == WEFT_OK) st = name_applies(f, s);
+    if (st == WEFT_OK) st = weft__prof_label_applies(f, s->applies, &s->strings);
+    if (st == WEFT_OK) set_percents(s);
+    if (st == WEFT_OK) st = copy_rewrites(f, s);
     if (st == WEFT_OK) st = critical_path(f, s);
     if (st == WEFT_OK) st = group_by(s, false, &s->ops, &s->p.n_ops);
     if (st == WEFT_OK) st = group_by(s, true, &s->classes, &s->p.n_classes);

@@ -215,8 +215,21 @@ static weft_status_t dq_rules(dh_t *dh, const weft_apply_t *node, size_t input,
     return WEFT_OK;
 }
 
+/* can_destroy; with rd, the D4 readers of an accepted replacement are copied
+ * to rd->out (room for rd->cap) and counted in rd->n. */
+typedef struct dq_readers {
+    weft_apply_t **out;
+    size_t cap, n;
+} dq_readers_t;
+
+static void dq_copy_readers(const dq_list_t *pre, dq_readers_t *rd)
+{
+    rd->n = pre->n;
+    for (size_t k = 0; k < pre->n && k < rd->cap; k++) rd->out[k] = pre->items[k];
+}
+
 static weft_status_t dq_can_destroy(dh_t *dh, const weft_apply_t *node, size_t input,
-                                    const weft_op_t *variant, bool *ok)
+                                    const weft_op_t *variant, bool *ok, dq_readers_t *rd)
 {
     weft_var_t *dv = weft_apply_input(node, input);
     weft_var_t *r = weft__dh_root(dh, dv);
@@ -235,13 +248,15 @@ static weft_status_t dq_can_destroy(dh_t *dh, const weft_apply_t *node, size_t i
             s = dq_no(dh, ok, node, input, "(rule D5) a reader depends on the node; root", r);
         }
     }
+    if (s == WEFT_OK && *ok && rd) dq_copy_readers(&pre, rd);
     dq_free(dh, &imp);
     dq_free(dh, &pre);
     return s;
 }
 
-weft_status_t weft_dh_can_destroy(weft_fgraph_t *fg, const weft_apply_t *node,
-                                       size_t input, const weft_op_t *variant, bool *ok)
+static weft_status_t dq_can_destroy_checked(weft_fgraph_t *fg, const weft_apply_t *node,
+                                            size_t input, const weft_op_t *variant, bool *ok,
+                                            dq_readers_t *rd)
 {
     if (!fg || !node || !ok) return WEFT_EINVAL;
     dh_t *dh;
@@ -261,8 +276,25 @@ weft_status_t weft_dh_can_destroy(weft_fgraph_t *fg, const weft_apply_t *node,
         return weft_fgraph_set_error(fg, WEFT_EINVAL, "%s has no input %zu", d, input);
     }
     s = weft__dh_report(dh);
-    if (s == WEFT_OK) s = dq_can_destroy(dh, node, input, variant, ok);
+    if (s == WEFT_OK) s = dq_can_destroy(dh, node, input, variant, ok, rd);
     return dq_said(fg, s, "weft_dh_can_destroy");
+}
+
+weft_status_t weft_dh_can_destroy(weft_fgraph_t *fg, const weft_apply_t *node,
+                                       size_t input, const weft_op_t *variant, bool *ok)
+{
+    return dq_can_destroy_checked(fg, node, input, variant, ok, NULL);
+}
+
+weft_status_t weft_dh_destroy_readers(weft_fgraph_t *fg, const weft_apply_t *node, size_t input,
+                                      const weft_op_t *variant, bool *ok, size_t cap,
+                                      weft_apply_t **readers, size_t *n_readers)
+{
+    if (!n_readers || (cap && !readers)) return WEFT_EINVAL;
+    dq_readers_t rd = {readers, cap, 0};
+    weft_status_t s = dq_can_destroy_checked(fg, node, input, variant, ok, &rd);
+    *n_readers = rd.n;
+    return s;
 }
 
 /* ---- inplace_candidates ---------------------------------------------------------- */

@@ -8,6 +8,7 @@
 #include "destroy_int.h"
 #include "base/base_int.h"
 #include "base/vec.h"
+#include "graph/site.h"
 
 /* ---- small helpers ---------------------------------------------------------- */
 
@@ -77,13 +78,13 @@ weft_var_t *weft__dh_root(dh_t *dh, const weft_var_t *v)
 
 int weft__dh_describe_var(const weft_var_t *v, char *buf, size_t cap)
 {
-    char name[96];
+    char name[96], sb[WEFT__SITE_CAP];
     const char *file = NULL;
     int line = 0;
     weft_var_print(v, name, sizeof name);
     weft_var_trace(v, &file, &line);
-    return snprintf(buf, cap, "%s (var %llu, built at %s:%d)", name,
-                    (unsigned long long)weft_var_id(v), file ? file : "?", line);
+    return snprintf(buf, cap, "%s (var %llu, built at %s)", name,
+                    (unsigned long long)weft_var_id(v), weft__site_str(sb, sizeof sb, file, line));
 }
 
 dh_t *weft__dh_of(weft_feature_t *f)

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph/site.h"
 #include "tensor/kernel_int.h"
 #include "weft/eval.h"
 #include "weft/kernel.h"
@@ -30,11 +31,12 @@ static int var_text(const weft_var_t *v, char *buf, size_t cap)
 {
     const char *file = "?";
     int line = 0;
-    char name[96];
+    char name[96], sb[WEFT__SITE_CAP];
     weft_var_print(v, name, sizeof name);
     weft_var_trace(v, &file, &line);
-    return snprintf(buf, cap, "variable %llu (%s, created at %s:%d)",
-                    (unsigned long long)weft_var_id(v), name, file ? file : "?", line);
+    return snprintf(buf, cap, "variable %llu (%s, created at %s)",
+                    (unsigned long long)weft_var_id(v), name,
+                    weft__site_str(sb, sizeof sb, file, line));
 }
 
 /* Checks a tensor against a variable's type: dtype and ndim (WEFT_ETYPE),

@@ -160,3 +160,15 @@ weft_status_t weft__fg_collect_orderings(weft_fgraph_t *fg)
     }
     return WEFT_OK;
 }
+
+weft_status_t weft__fg_attach_new(weft_fgraph_t *fg, const weft_feature_class_t *cls, size_t size)
+{
+    if (!fg) return WEFT_EINVAL;
+    if (weft_fgraph_find_feature(fg, cls)) return WEFT_OK;
+    weft__fg_feature_hdr_t *h = weft__alloc(fg->alloc, size);
+    if (!h) return weft__fg_err(fg, WEFT_ENOMEM, "%s: out of memory", cls->name);
+    memset(h, 0, size);
+    h->base = (weft_feature_t){cls, NULL};
+    h->alloc = fg->alloc;
+    return weft_fgraph_attach_feature(fg, &h->base);
+}

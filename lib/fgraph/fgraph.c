@@ -356,7 +356,7 @@ void weft_fgraph_destroy(weft_fgraph_t *fg)
     weft__free(al, fg->ord_next, fg->ord_next_cap * sizeof(uint32_t));
     weft__pvec_t *vecs[] = {&fg->plan,       &fg->missing,   &fg->dfs,   &fg->rc_stack,
                             &fg->rm_stack,   &fg->topo,      &fg->roots, &fg->roots_tmp,
-                            &fg->ord_before, &fg->ord_after, &fg->raise};
+                            &fg->ord_before, &fg->ord_after, &fg->raise, &fg->vars};
     for (size_t k = 0; k < WEFT_ARRAY_LEN(vecs); k++) weft__pvec_free(al, vecs[k]);
     weft__marks_free(al, &fg->amarks);
     weft__marks_free(al, &fg->vmarks);

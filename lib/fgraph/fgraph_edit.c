@@ -67,6 +67,9 @@ static weft_status_t type_refused(weft_fgraph_t *fg, const weft_var_t *old_var,
                         nb, ob);
 }
 
+static weft_status_t change_input_planned(weft_fgraph_t *fg, weft_apply_t *node, size_t i,
+                                          weft_var_t *new_var, const char *reason, uint64_t key);
+
 weft_status_t weft__fg_change_input(weft_fgraph_t *fg, weft_apply_t *node, size_t i,
                                     weft_var_t *new_var, const char *reason, bool check,
                                     uint64_t key)
@@ -82,6 +85,18 @@ weft_status_t weft__fg_change_input(weft_fgraph_t *fg, weft_apply_t *node, size_
     }
     weft_status_t s = weft__fg_plan_import(fg, new_var, NULL, false);
     if (s != WEFT_OK) return s;
+    fg->change_depth++;
+    s = change_input_planned(fg, node, i, new_var, reason, key);
+    fg->change_depth--;
+    return s;
+}
+
+/* The change once new_var's import is planned (see weft__fg_change_input). */
+static weft_status_t change_input_planned(weft_fgraph_t *fg, weft_apply_t *node, size_t i,
+                                          weft_var_t *new_var, const char *reason, uint64_t key)
+{
+    weft_var_t *old = node->inputs[i];
+    weft_status_t s;
     if (!node->slot_fg) /* Output pseudo-nodes are not in the apply set */
         fg->n_back += (size_t)weft__fg_back_edge(node, new_var) - weft__fg_back_edge(node, old);
     node->inputs[i] = new_var;
@@ -96,6 +111,7 @@ weft_status_t weft__fg_change_input(weft_fgraph_t *fg, weft_apply_t *node, size_
     if (s == WEFT_OK) s = weft__fg_remove_client(fg, old, node, i, old_slot, reason, &old_key);
     if (s != WEFT_OK) return s;
     weft__fg_log_change(fg, node, i, old, new_var, old_key);
+    fg->last_old_key = old_key;
     weft__fg_fire_change(fg, node, i, old, new_var, reason);
     return WEFT_OK;
 }
@@ -264,6 +280,7 @@ weft_status_t weft_fgraph_remove_input(weft_fgraph_t *fg, size_t k, const char *
         return weft__fg_err(fg, WEFT_EINVAL, "remove_input: no input %zu (%zu inputs)", k,
                             fg->n_in);
     edit_begin(fg);
+    fg->slots_epoch++;
     weft_var_t *v = fg->inputs[k];
     memmove(fg->inputs + k, fg->inputs + k + 1, (fg->n_in - k - 1) * sizeof(*fg->inputs));
     memmove(fg->input_mutable + k, fg->input_mutable + k + 1, (fg->n_in - k - 1) * sizeof(bool));

@@ -299,6 +299,7 @@ weft_status_t weft__fg_add_input(weft_fgraph_t *fg, weft_var_t *v, bool is_mutab
 
 void weft__fg_drop_output_slot(weft_fgraph_t *fg, size_t k)
 {
+    fg->slots_epoch++;
     memmove(fg->outputs + k, fg->outputs + k + 1, (fg->n_out - k - 1) * sizeof(*fg->outputs));
     memmove(fg->out_nodes + k, fg->out_nodes + k + 1, (fg->n_out - k - 1) * sizeof(*fg->out_nodes));
     fg->n_out--;

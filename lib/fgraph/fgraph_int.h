@@ -119,6 +119,20 @@ struct weft_fgraph {
     bool logging, reverting;
     bool reintroduced;
     char reintro_msg[256];
+    /* For the History feature (history_feature.c), which reads them in its
+     * callbacks: >0 while weft__fg_change_input runs (its imports and prunes
+     * are consequences of the change), and the order key the changed
+     * (node, i) had in the old variable's clients. */
+    uint32_t change_depth;
+    uint64_t last_old_key;
+    /* Bumped when an output slot is dropped or an input removed: edits that
+     * fire no event for the slot, after which older changes cannot be
+     * undone. */
+    uint64_t slots_epoch;
+    /* Verbose rewriting (replace_hook.c): called per pair of each committed
+     * replace_all_validate transaction. */
+    weft_replace_hook_fn replace_hook;
+    void *replace_hook_user;
 
     /* scratch */
     weft__pvec_t plan;     /* nodes to import, topological order */
@@ -130,6 +144,7 @@ struct weft_fgraph {
     weft__pvec_t topo;
     weft__pvec_t roots, roots_tmp; /* toposort: the apply set in increasing id order */
     weft__pvec_t ord_before, ord_after;
+    weft__pvec_t vars; /* weft_fgraph_variables' result */
     uint32_t *ord_head; /* per apply id: first pair index + 1, valid if ord_stamp matches */
     uint32_t *ord_stamp;
     size_t ord_cap; /* min of the two capacities below */
@@ -253,9 +268,23 @@ void weft__fg_detach_all_features(weft_fgraph_t *fg);
 /* Collects every feature's orderings into fg->ord_before / ord_after. */
 weft_status_t weft__fg_collect_orderings(weft_fgraph_t *fg);
 
+/* The start of weft's own heap features (History, NodeFinder): freed through
+ * the allocator of the fgraph they were made for. */
+typedef struct weft__fg_feature_hdr {
+    weft_feature_t base; /* first member */
+    const weft_allocator_t *alloc;
+} weft__fg_feature_hdr_t;
+/* Attaches a zeroed feature of `size` bytes (starting with the header) of
+ * class cls, unless one of that class is attached already (WEFT_OK).
+ * Errors: WEFT_ENOMEM (message names what), or on_attach's error. */
+weft_status_t weft__fg_attach_new(weft_fgraph_t *fg, const weft_feature_class_t *cls, size_t size);
+
 /* History (history.c): records one change when a checkpoint is active. */
 void weft__fg_log_change(weft_fgraph_t *fg, weft_apply_t *node, size_t i, weft_var_t *old_var,
                          weft_var_t *new_var, uint64_t old_key);
+/* Reports a committed transaction's pairs to the replace hook (if any). */
+void weft__fg_report_replace(weft_fgraph_t *fg, size_t n, weft_var_t *const *vars,
+                             weft_var_t *const *new_vars, const char *reason);
 /* Marks an imported node that a successful *_remove had removed. */
 void weft__fg_note_import(weft_fgraph_t *fg, weft_apply_t *node);
 

@@ -128,6 +128,7 @@ static weft_status_t transaction(weft_fgraph_t *fg, size_t n, weft_var_t *const 
         if (remove[k] && remove[k]->g == fg->g) fg->aflags[remove[k]->id] |= WEFT__AF_REMOVED;
     fg->logging = false;
     fg->n_log = 0;
+    weft__fg_report_replace(fg, n, vars, new_vars, reason);
     return WEFT_OK;
 }
 

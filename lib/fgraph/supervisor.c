@@ -19,6 +19,7 @@
 
 #include "base/base_int.h"
 #include "base/vec.h"
+#include "graph/site.h"
 #include "weft/op.h"
 #include "weft/supervisor.h"
 #include "weft/fgraph.h"
@@ -116,7 +117,7 @@ static weft_status_t sup_check(sup_t *s, weft_var_t *v)
         s->roots[s->n_roots++] = r;
         return WEFT_OK;
     }
-    char name[96], desc[160];
+    char name[96], desc[160], sb[WEFT__SITE_CAP];
     const char *file = NULL;
     int line = 0;
     weft_var_print(v, name, sizeof name);
@@ -124,9 +125,9 @@ static weft_status_t sup_check(sup_t *s, weft_var_t *v)
     weft_apply_describe(d, desc, sizeof desc);
     return weft_fgraph_set_error(s->fg, WEFT_EINCONSISTENT,
                                  "Trying to destroy a protected variable: %s (var %llu, built at "
-                                 "%s:%d; destroyed by %s; rule D6)",
-                                 name, (unsigned long long)weft_var_id(v), file ? file : "?",
-                                 line, desc);
+                                 "%s; destroyed by %s; rule D6)",
+                                 name, (unsigned long long)weft_var_id(v),
+                                 weft__site_str(sb, sizeof sb, file, line), desc);
 }
 
 static weft_status_t sup_on_validate(weft_feature_t *self, weft_fgraph_t *fg)

@@ -23,6 +23,7 @@
 
 #include "base/vec.h"
 #include "graph/graph_int.h"
+#include "graph/site.h"
 #include "weft/elemwise.h"
 #include "weft/grad.h"
 #include "weft/op.h"
@@ -267,12 +268,12 @@ static weft_status_t grad_node(grad_state_t *s, const weft_apply_t *a)
 
 static void grad_describe_var(const weft_var_t *v, char *buf, size_t cap)
 {
-    char name[96];
+    char name[96], sb[WEFT__SITE_CAP];
     const char *file = NULL;
     int line = 0;
     weft_var_print(v, name, sizeof name);
     weft_var_trace(v, &file, &line);
-    snprintf(buf, cap, "'%s' (created at %s:%d)", name, file ? file : "?", line);
+    snprintf(buf, cap, "'%s' (created at %s)", name, weft__site_str(sb, sizeof sb, file, line));
 }
 
 /* Step 4 for wrt number i. */

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "graph/graph_int.h"
+#include "graph/site.h"
 
 weft_apply_t *weft__apply_new(weft_graph_t *g, const weft_op_t *op, size_t n_in,
                               weft_var_t *const *inputs, size_t n_out,
@@ -69,21 +70,23 @@ weft_apply_t *weft__apply_clone_raw(weft_graph_t *g, const weft_apply_t *a,
 static weft_status_t check_apply_args(weft_graph_t *g, const weft_op_t *op, size_t n_in,
                                       weft_var_t *const *inputs, const char *file, int line)
 {
+    char sb[WEFT__SITE_CAP]; /* the site is formatted only on an error path */
     if (op->g != g)
         return weft__graph_err(g, WEFT_EFOREIGN,
-                               "apply of %s at %s:%d: the op belongs to another graph context",
-                               op->cls->name, file, line);
+                               "apply of %s at %s: the op belongs to another graph context",
+                               op->cls->name, weft__site_str(sb, sizeof sb, file, line));
     for (size_t i = 0; i < n_in; i++) {
         if (!inputs[i])
-            return weft__graph_err(g, WEFT_EINVAL, "apply of %s at %s:%d: input %zu is NULL",
-                                   op->cls->name, file, line, i);
+            return weft__graph_err(g, WEFT_EINVAL, "apply of %s at %s: input %zu is NULL",
+                                   op->cls->name, weft__site_str(sb, sizeof sb, file, line), i);
         if (inputs[i]->g != g) {
             char vb[512];
             weft__var_describe(inputs[i], vb, sizeof(vb));
             return weft__graph_err(g, WEFT_EFOREIGN,
-                                   "apply of %s at %s:%d: input %zu, %s, belongs to another "
+                                   "apply of %s at %s: input %zu, %s, belongs to another "
                                    "graph context",
-                                   op->cls->name, file, line, i, vb);
+                                   op->cls->name, weft__site_str(sb, sizeof sb, file, line), i,
+                                   vb);
         }
     }
     return WEFT_OK;
@@ -96,20 +99,23 @@ static weft_status_t run_make_node(weft_graph_t *g, const weft_op_t *op, size_t 
 {
     *n_out = 0;
     g->err[0] = '\0';
+    char sb[WEFT__SITE_CAP]; /* the site is formatted only on an error path */
     weft_status_t s = op->cls->make_node(g, op, n_in, inputs, n_out, types);
     if (s != WEFT_OK) {
         char msg[WEFT__ERR_CAP];
         snprintf(msg, sizeof(msg), "%s", g->err[0] ? g->err : weft_status_str(s));
-        return weft__graph_err(g, s, "apply of %s at %s:%d: %s", op->cls->name, file, line, msg);
+        return weft__graph_err(g, s, "apply of %s at %s: %s", op->cls->name,
+                               weft__site_str(sb, sizeof sb, file, line), msg);
     }
     if (*n_out < 1 || *n_out > WEFT_OP_MAX_OUTPUTS)
-        return weft__graph_err(g, WEFT_EINVAL, "apply of %s at %s:%d: make_node gave %zu outputs",
-                               op->cls->name, file, line, *n_out);
+        return weft__graph_err(g, WEFT_EINVAL, "apply of %s at %s: make_node gave %zu outputs",
+                               op->cls->name, weft__site_str(sb, sizeof sb, file, line), *n_out);
     for (size_t k = 0; k < *n_out; k++) {
         if (!types[k] || types[k]->g != g)
             return weft__graph_err(g, types[k] ? WEFT_EFOREIGN : WEFT_EINVAL,
-                                   "apply of %s at %s:%d: make_node gave output %zu a %s type",
-                                   op->cls->name, file, line, k, types[k] ? "foreign" : "NULL");
+                                   "apply of %s at %s: make_node gave output %zu a %s type",
+                                   op->cls->name, weft__site_str(sb, sizeof sb, file, line), k,
+                                   types[k] ? "foreign" : "NULL");
     }
     return WEFT_OK;
 }
@@ -119,13 +125,15 @@ static weft_status_t apply_create(weft_graph_t *g, const weft_op_t *op, size_t n
                                   weft_apply_t **out)
 {
     *out = NULL;
+    char sb[WEFT__SITE_CAP];
     if (!op || (n_in && !inputs))
-        return weft__graph_err(g, WEFT_EINVAL, "weft_apply_create at %s:%d: NULL %s",
-                               file ? file : "?", line, op ? "inputs array" : "op");
+        return weft__graph_err(g, WEFT_EINVAL, "weft_apply_create at %s: NULL %s",
+                               weft__site_str(sb, sizeof sb, file, line),
+                               op ? "inputs array" : "op");
     if (!file) file = "?";
     if (n_in > UINT32_MAX)
-        return weft__graph_err(g, WEFT_EINVAL, "apply of %s at %s:%d: %zu inputs", op->cls->name,
-                               file, line, n_in);
+        return weft__graph_err(g, WEFT_EINVAL, "apply of %s at %s: %zu inputs", op->cls->name,
+                               weft__site_str(sb, sizeof sb, file, line), n_in);
     weft_status_t s = check_apply_args(g, op, n_in, inputs, file, line);
     if (s != WEFT_OK) return s;
     size_t n_out;
@@ -157,9 +165,10 @@ static weft_status_t op_call(weft_graph_t *g, const weft_op_t *op, size_t n_in,
     if (s != WEFT_OK) return s;
     /* The node stays in the context (owned by g) even if it has no default. */
     s = weft_apply_default_output(a, out);
+    char sb[WEFT__SITE_CAP];
     if (s != WEFT_OK)
-        return weft__graph_err(g, s, "call of %s at %s:%d: %u outputs and no default output",
-                               op->cls->name, file ? file : "?", line, a->n_out);
+        return weft__graph_err(g, s, "call of %s at %s: %u outputs and no default output",
+                               op->cls->name, weft__site_str(sb, sizeof sb, file, line), a->n_out);
     return WEFT_OK;
 }
 
@@ -314,6 +323,7 @@ int weft_apply_describe(const weft_apply_t *a, char *buf, size_t cap)
     weft_op_print(a->op, ob, sizeof(ob));
     if (a->slot_fg)
         return snprintf(buf, cap, "apply %" PRIu64 " (Output(%zu) pseudo-node)", a->id, a->slot);
-    return snprintf(buf, cap, "apply %" PRIu64 " (%s, built at %s:%d)", a->id, ob, a->file,
-                    a->line);
+    char sb[WEFT__SITE_CAP];
+    return snprintf(buf, cap, "apply %" PRIu64 " (%s, built at %s)", a->id, ob,
+                    weft__site_str(sb, sizeof sb, a->file, a->line));
 }

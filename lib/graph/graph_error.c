@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "graph/graph_int.h"
+#include "graph/site.h"
 
 weft_status_t weft_graph_error(const weft_graph_t *g)
 {
@@ -49,8 +50,8 @@ void *weft__ctor_end(weft_graph_t *g, weft_status_t s, void *out, const char *ct
 {
     if (s == WEFT_OK) return out;
     if (!g) return NULL;
-    char site[300];
-    snprintf(site, sizeof(site), "%s:%d", file ? file : "?", line);
+    char site[WEFT__SITE_CAP];
+    weft__site_str(site, sizeof site, file, line);
     if (!g->err[0])
         keepf(g, s, "%s at %s: %s", ctor, site, weft_status_str(s));
     else if (file && !strstr(g->err, site))

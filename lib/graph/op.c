@@ -164,3 +164,19 @@ bool weft_op_is_view(const weft_op_t *op)
 {
     return op && op->n_view > 0;
 }
+
+weft_status_t weft_op_clone(weft_graph_t *g, const weft_op_t *op, const weft_op_t **out)
+{
+    if (!g || !op || !out) {
+        if (out) *out = NULL;
+        return g ? weft__graph_err(g, WEFT_EINVAL, "weft_op_clone: NULL op or out") : WEFT_EINVAL;
+    }
+    *out = NULL;
+    /* Props are copied by value: what they own would be released twice. */
+    if (WEFT__OP_HOOK(op->cls, props_fini))
+        return weft__graph_err(g, WEFT_ENOTIMPL,
+                               "weft_op_clone: op %s owns memory in its props (props_fini): it "
+                               "cannot be copied by value",
+                               op->cls->name);
+    return weft_op_create(g, op->cls, op->props, out);
+}

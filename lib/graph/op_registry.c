@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/base_int.h"
+#include "graph/input_prep.h"
 #include "weft/op.h"
 
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -52,4 +53,20 @@ const weft_op_class_t *weft_op_class_find(const char *name)
     const weft_op_class_t *c = find_locked(name);
     pthread_mutex_unlock(&reg_lock);
     return c;
+}
+
+/* ---- the loader's input preparation hook (graph/input_prep.h) ------------------ */
+
+/* Written once by lib/catalog's load-time constructor, before main and any
+ * thread, and only read afterwards: no lock or atomic needed. */
+static weft__input_prep_fn input_prep;
+
+void weft__input_prep_set(weft__input_prep_fn fn)
+{
+    input_prep = fn;
+}
+
+weft__input_prep_fn weft__input_prep_get(void)
+{
+    return input_prep;
 }

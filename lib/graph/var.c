@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "graph/graph_int.h"
+#include "graph/site.h"
 
 weft_var_t *weft__var_new(weft_graph_t *g, const weft_type_t *type, const char *name,
                           const char *file, int line)
@@ -77,17 +78,17 @@ static weft_status_t constant_create(weft_graph_t *g, const weft_type_t *type, c
     *out = NULL;
     weft_status_t s = check_type_arg(g, type, "weft_constant_create");
     if (s != WEFT_OK) return s;
-    char tb[128];
+    char tb[128], sb[WEFT__SITE_CAP];
     weft_type_print(type, tb, sizeof(tb));
     if (!weft_type_is_static(type))
         return weft__graph_err(g, WEFT_EINVAL,
-                               "weft_constant_create at %s:%d: type %s is not a static tensor type",
-                               file ? file : "?", line, tb);
+                               "weft_constant_create at %s: type %s is not a static tensor type",
+                               weft__site_str(sb, sizeof sb, file, line), tb);
     size_t want;
     if (!weft__mul_size(type_elems(type), weft_dtype_size(type->dtype), &want) || want != nbytes)
         return weft__graph_err(g, WEFT_ESHAPE,
-                               "weft_constant_create at %s:%d: %zu bytes given for type %s",
-                               file ? file : "?", line, nbytes, tb);
+                               "weft_constant_create at %s: %zu bytes given for type %s",
+                               weft__site_str(sb, sizeof sb, file, line), nbytes, tb);
     const char *f = weft__trace_file(g, file);
     weft_var_t *v = f ? weft__var_new(g, type, NULL, f, line) : NULL;
     void *copy = v ? weft__arena_alloc(&g->arena, nbytes) : NULL;
@@ -139,10 +140,12 @@ static weft_status_t constant_scalar(weft_graph_t *g, weft_dtype_t dtype, double
     weft_status_t s = weft_type_tensor(g, dtype, 0, NULL, &t);
     if (s != WEFT_OK) return s;
     unsigned char buf[8];
+    char sb[WEFT__SITE_CAP];
     if (!scalar_convert(dtype, value, buf))
         return weft__graph_err(g, WEFT_EINVAL,
-                               "weft_constant_scalar at %s:%d: %g is not representable as %s",
-                               file ? file : "?", line, value, weft_dtype_name(dtype));
+                               "weft_constant_scalar at %s: %g is not representable as %s",
+                               weft__site_str(sb, sizeof sb, file, line), value,
+                               weft_dtype_name(dtype));
     return constant_create(g, t, buf, weft_dtype_size(dtype), file, line, out);
 }
 
@@ -347,10 +350,10 @@ int weft_var_print(const weft_var_t *v, char *buf, size_t cap)
 int weft__var_describe(const weft_var_t *v, char *buf, size_t cap)
 {
     if (!v) return snprintf(buf, cap, "<null variable>");
-    char pb[256], tb[128];
+    char pb[256], tb[128], sb[WEFT__SITE_CAP];
     weft_var_print(v, pb, sizeof(pb));
     weft_type_print(v->type, tb, sizeof(tb));
     const char *kind = (v->flags & WEFT__VAR_CONSTANT) ? "constant" : "variable";
-    return snprintf(buf, cap, "%s %" PRIu64 " '%s' (%s, created at %s:%d)", kind, v->id, pb, tb,
-                    v->file ? v->file : "?", v->line);
+    return snprintf(buf, cap, "%s %" PRIu64 " '%s' (%s, created at %s)", kind, v->id, pb, tb,
+                    weft__site_str(sb, sizeof sb, v->file, v->line));
 }

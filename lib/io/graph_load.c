@@ -9,8 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "graph/ctor_int.h"
 #include "base/vec.h"
+#include "graph/ctor_int.h"
+#include "graph/input_prep.h"
 #include "io_int.h"
 #include "weft/shared.h"
 
@@ -61,7 +62,8 @@ static bool id_put(idmap_t *m, int64_t id, weft_var_t *v)
 
 typedef struct io_load {
     weft_graph_t *g;
-    const char *path; /* prefix of every key path ("" at the top) */
+    const char *path;   /* prefix of every key path ("" at the top) */
+    const char *source; /* the document's name (file), for creation sites */
     idmap_t ids;
 } io_load_t;
 
@@ -77,6 +79,26 @@ static void keypath(char *dst, const io_load_t *ld, const char *fmt, ...)
     /* A path longer than the buffer is cut: it only feeds messages. */
     if (snprintf(dst, WEFT__IO_PATH_MAX, "%s%s%s", ld->path, *ld->path ? "." : "", tail) < 0)
         dst[0] = '\0';
+}
+
+/* The creation site of entry idx of a kind: "g.json node 6" (nested:
+ * "g.json nodes[0].props.graph node 1"), built with line 0, so a message
+ * prints the entry's index as such rather than as a line (graph/site.h). */
+static void site_file(char *dst, const io_load_t *ld, const char *kind, size_t idx)
+{
+    if (snprintf(dst, WEFT__IO_PATH_MAX, "%s%s%s %s %zu", ld->source, *ld->path ? " " : "",
+                 ld->path, kind, idx) < 0)
+        dst[0] = '\0';
+}
+
+/* Fails with "where: unknown key 'k'" for a key of obj not in allowed
+ * (NULL-terminated): a misspelt key is an error, not silently ignored. */
+static weft_status_t check_keys(io_load_t *ld, json_t *obj, const char *where,
+                                const char *const *allowed)
+{
+    char p[WEFT__IO_PATH_MAX];
+    keypath(p, ld, "%s", where);
+    return weft__io_check_keys(ld->g, obj, *p ? p : "<top>", allowed);
 }
 
 /* ---- small readers --------------------------------------------------------------- */
@@ -190,14 +212,17 @@ static weft_status_t load_inputs(io_load_t *ld, json_t *arr, weft_graph_io_t *ou
         json_t *e = json_array_get(arr, i), *idv, *mut;
         keypath(p, ld, "%s", w);
         if (!json_is_object(e)) return weft__io_err(ld->g, WEFT_EPARSE, p, "expected an object");
+        static const char *const keys[] = {"id", "name", "dtype", "shape", "mutable", NULL};
         const weft_type_t *t;
         const char *name;
-        weft_status_t s = get_member(ld, e, "id", w, is_integer, "an integer", &idv);
+        char site[WEFT__IO_PATH_MAX];
+        site_file(site, ld, "input", i);
+        weft_status_t s = check_keys(ld, e, w, keys);
+        if (s == WEFT_OK) s = get_member(ld, e, "id", w, is_integer, "an integer", &idv);
         if (s == WEFT_OK) s = read_type(ld, e, w, false, &t);
         if (s == WEFT_OK) s = opt_name(ld, e, w, &name);
         if (s == WEFT_OK)
-            s = weft__got(ld->g, out->inputs[i] =
-                                     weft_var_create_at(ld->g, t, name, "<graph json>", (int)i));
+            s = weft__got(ld->g, out->inputs[i] = weft_var_create_at(ld->g, t, name, site, 0));
         if (s == WEFT_OK) s = define(ld, idv, w, out->inputs[i]);
         if (s != WEFT_OK) return s;
         mut = json_object_get(e, "mutable");
@@ -205,7 +230,7 @@ static weft_status_t load_inputs(io_load_t *ld, json_t *arr, weft_graph_io_t *ou
             keypath(p, ld, "%s.mutable", w);
             return weft__io_err(ld->g, WEFT_EPARSE, p, "expected true or false");
         }
-        out->input_mutable[i] = !mut || json_is_true(mut);
+        out->input_mutable[i] = json_is_true(mut); /* absent: false, as NULL in C */
         out->n_inputs++;
     }
     return WEFT_OK;
@@ -265,10 +290,12 @@ static weft_status_t read_data_entry(io_load_t *ld, json_t *e, const char *w, js
     char p[WEFT__IO_PATH_MAX];
     keypath(p, ld, "%s", w);
     if (!json_is_object(e)) return weft__io_err(ld->g, WEFT_EPARSE, p, "expected an object");
+    static const char *const keys[] = {"id", "name", "dtype", "shape", "data", NULL};
     json_t *idv, *data;
     const weft_type_t *t;
     const char *name;
-    weft_status_t s = get_member(ld, e, "id", w, is_integer, "an integer", &idv);
+    weft_status_t s = check_keys(ld, e, w, keys);
+    if (s == WEFT_OK) s = get_member(ld, e, "id", w, is_integer, "an integer", &idv);
     if (s == WEFT_OK) s = read_type(ld, e, w, true, &t);
     if (s == WEFT_OK) s = opt_name(ld, e, w, &name);
     if (s == WEFT_OK) s = get_member(ld, e, "data", w, is_array, "an array", &data);
@@ -314,16 +341,17 @@ static weft_status_t make_data_var(io_load_t *ld, const char *w, size_t i, bool 
                                    const weft_type_t *t, void *buf, size_t bytes,
                                    weft_var_t **v)
 {
+    char site[WEFT__IO_PATH_MAX];
+    site_file(site, ld, shared ? "shared" : "constant", i);
     if (!shared)
-        return weft__got(ld->g, *v = weft_constant_create_at(ld->g, t, buf, bytes, "<graph json>",
-                                                             (int)i));
+        return weft__got(ld->g, *v = weft_constant_create_at(ld->g, t, buf, bytes, site, 0));
     int64_t shape[WEFT_MAX_NDIM];
     for (int d = 0; d < weft_type_ndim(t); d++) shape[d] = weft_type_dim(t, d);
     weft_tensor_t *value = NULL;
     weft_status_t s =
         weft_tensor_from_data(weft_type_dtype(t), weft_type_ndim(t), shape, NULL, buf, &value);
     if (s != WEFT_OK) return weft_graph_set_error(ld->g, s, "%s: %s", w, weft_tensor_last_error());
-    *v = weft_shared_at(ld->g, value, NULL, "<graph json>", (int)i);
+    *v = weft_shared_at(ld->g, value, NULL, site, 0);
     weft_tensor_release(value);
     return weft__got(ld->g, *v);
 }
@@ -348,8 +376,29 @@ static weft_status_t load_data_var(io_load_t *ld, json_t *e, size_t i, bool shar
     return s;
 }
 
+/* Fails for a props key the class's hook never asked for (a misspelt or
+ * foreign key), naming it and the keys the class reads. */
+static weft_status_t unread_props(const weft_json_props_t *view, const weft_op_class_t *cls)
+{
+    const char *key, *k2;
+    json_t *v, *v2;
+    json_object_foreach(view->obj, key, v) {
+        if (json_object_get(view->seen, key)) continue;
+        char known[256] = "";
+        size_t len = 0;
+        json_object_foreach(view->seen, k2, v2) {
+            int w = snprintf(known + len, sizeof known - len, "%s%s", len ? ", " : "", k2);
+            if (w < 0 || (size_t)w >= sizeof known - len) break;
+            len += (size_t)w;
+        }
+        return weft__io_err(view->g, WEFT_EPARSE, view->path, "unknown key '%s' (%s reads %s)",
+                            key, cls->name, len ? known : "no props");
+    }
+    return WEFT_OK;
+}
+
 weft_status_t weft__io_load_op(weft_graph_t *g, json_t *entry, const char *path,
-                               const weft_op_t **out)
+                               const char *source, const weft_op_t **out)
 {
     char p[WEFT__IO_PATH_MAX];
     json_t *name = json_object_get(entry, "op"), *props = json_object_get(entry, "props");
@@ -363,15 +412,39 @@ weft_status_t weft__io_load_op(weft_graph_t *g, json_t *entry, const char *path,
     weft_status_t (*from)(weft_graph_t *, const weft_op_class_t *, const weft_json_props_t *,
                           const weft_op_t **) = WEFT__IO_HOOK(cls, props_from_json);
     if (!from) {
+        if (props && json_object_size(props) != 0) {
+            const char *key = json_object_iter_key(json_object_iter(props));
+            return weft__io_err(g, WEFT_EPARSE, p, "unknown key '%s' (%s reads no props)", key,
+                                cls->name);
+        }
         if (cls->props_size == 0) return weft_op_create(g, cls, NULL, out);
         return weft__io_err(g, WEFT_ENOTIMPL, p,
                             "op class %s has props but no props_from_json hook", cls->name);
     }
     json_t *empty = props ? NULL : json_object();
-    weft_json_props_t view = {{&weft__json_props_vt}, props ? props : empty, g, ""};
+    weft_json_props_t view = {{&weft__json_props_vt}, props ? props : empty, g, "", json_object(),
+                              source};
     snprintf(view.path, sizeof(view.path), "%s", p);
-    weft_status_t s = view.obj ? from(g, cls, &view, out) : WEFT_ENOMEM;
+    weft_status_t s = view.obj && view.seen ? from(g, cls, &view, out) : WEFT_ENOMEM;
+    if (s == WEFT_OK) s = unread_props(&view, cls);
     json_decref(empty);
+    json_decref(view.seen);
+    return s;
+}
+
+/* The apply of op on in[0..n) (room for 2n): the inputs prepared as the C
+ * constructors would (graph/input_prep.h) go to in[n..2n). */
+static weft_status_t build_apply(io_load_t *ld, const weft_op_t *op, size_t n, weft_var_t **in,
+                                 size_t idx, weft_apply_t **a)
+{
+    char site[WEFT__IO_PATH_MAX];
+    site_file(site, ld, "node", idx);
+    weft__input_prep_fn prep = weft__input_prep_get();
+    weft_status_t s = WEFT_OK;
+    if (prep) s = prep(ld->g, op, n, in, site, 0, in + n);
+    else memcpy(in + n, in, n * sizeof(*in));
+    if (s == WEFT_OK)
+        s = weft__got(ld->g, *a = weft_apply_create_at(ld->g, op, n, in + n, site, 0));
     return s;
 }
 
@@ -382,21 +455,18 @@ static weft_status_t node_apply(io_load_t *ld, json_t *e, const char *w, size_t 
     json_t *ins;
     weft_status_t s = get_member(ld, e, "inputs", w, is_array, "an array of ids", &ins);
     size_t n = json_array_size(ins);
-    weft_var_t **in = s == WEFT_OK ? calloc(n + 1, sizeof(*in)) : NULL;
+    weft_var_t **in = s == WEFT_OK ? calloc(2 * n + 1, sizeof(*in)) : NULL;
     if (s == WEFT_OK && !in) s = weft__io_err(ld->g, WEFT_ENOMEM, ld->path, "out of memory");
     for (size_t i = 0; i < n && s == WEFT_OK; i++) {
         char wi[96];
         snprintf(wi, sizeof(wi), "%s.inputs[%zu]", w, i);
         s = ref(ld, json_array_get(ins, i), wi, &in[i]);
     }
-    if (s == WEFT_OK) {
-        s = weft__got(ld->g, *a = weft_apply_create_at(ld->g, op, n, in, "<graph json>", (int)idx));
-        if (s != WEFT_OK) {
-            char msg[512];
-            snprintf(msg, sizeof(msg), "%s", weft_graph_last_error(ld->g));
-            keypath(p, ld, "%s", w);
-            s = weft__io_err(ld->g, s, p, "%s", msg);
-        }
+    if (s == WEFT_OK && (s = build_apply(ld, op, n, in, idx, a)) != WEFT_OK) {
+        char msg[512]; /* the op's message, under the node's path */
+        snprintf(msg, sizeof(msg), "%s", weft_graph_last_error(ld->g));
+        keypath(p, ld, "%s", w);
+        s = weft__io_err(ld->g, s, p, "%s", msg);
     }
     free(in);
     return s;
@@ -431,13 +501,15 @@ static weft_status_t node_outputs(io_load_t *ld, json_t *e, const char *w, weft_
 
 static weft_status_t load_node(io_load_t *ld, json_t *e, size_t i)
 {
+    static const char *const keys[] = {"op", "props", "inputs", "outputs", "names", NULL};
     char w[64], p[WEFT__IO_PATH_MAX];
     snprintf(w, sizeof(w), "nodes[%zu]", i);
     keypath(p, ld, "%s", w);
     if (!json_is_object(e)) return weft__io_err(ld->g, WEFT_EPARSE, p, "expected an object");
     const weft_op_t *op = NULL;
     weft_apply_t *a = NULL;
-    weft_status_t s = weft__io_load_op(ld->g, e, p, &op);
+    weft_status_t s = check_keys(ld, e, w, keys);
+    if (s == WEFT_OK) s = weft__io_load_op(ld->g, e, p, ld->source, &op);
     if (s == WEFT_OK) s = node_apply(ld, e, w, i, op, &a);
     if (s == WEFT_OK) s = node_outputs(ld, e, w, a);
     return s;
@@ -471,8 +543,10 @@ static weft_status_t load_updates(io_load_t *ld, json_t *arr, weft_graph_io_t *o
         json_t *e = json_array_get(arr, u);
         keypath(p, ld, "%s", w);
         if (!json_is_object(e)) return weft__io_err(ld->g, WEFT_EPARSE, p, "expected an object");
+        static const char *const keys[] = {"input", "value", NULL};
         weft_var_t *in, *val;
-        weft_status_t s = ref(ld, json_object_get(e, "input"), wi, &in);
+        weft_status_t s = check_keys(ld, e, w, keys);
+        if (s == WEFT_OK) s = ref(ld, json_object_get(e, "input"), wi, &in);
         if (s == WEFT_OK) s = ref(ld, json_object_get(e, "value"), wv, &val);
         if (s != WEFT_OK) return s;
         bool is_input = weft_var_is_shared(in);
@@ -507,7 +581,10 @@ static weft_status_t load_body(io_load_t *ld, json_t *root, weft_graph_io_t *out
 {
     json_t *ins = NULL, *consts, *nodes = NULL, *outs = NULL,
            *ups = json_object_get(root, "updates");
+    static const char *const keys[] = {"format", "version", "inputs", "constants",
+                                       "nodes",  "outputs", "updates", "shared", NULL};
     weft_status_t s = check_header(ld, root);
+    if (s == WEFT_OK) s = check_keys(ld, root, "", keys);
     if (s == WEFT_OK) s = get_member(ld, root, "inputs", "", is_array, "an array", &ins);
     if (s == WEFT_OK) s = get_member(ld, root, "nodes", "", is_array, "an array", &nodes);
     if (s == WEFT_OK) s = get_member(ld, root, "outputs", "", is_array, "an array", &outs);
@@ -534,10 +611,10 @@ static weft_status_t load_body(io_load_t *ld, json_t *root, weft_graph_io_t *out
 }
 
 weft_status_t weft__io_load_obj(weft_graph_t *g, json_t *root, const char *path,
-                                weft_graph_io_t *out)
+                                const char *source, weft_graph_io_t *out)
 {
     memset(out, 0, sizeof(*out));
-    io_load_t ld = {g, path ? path : "", {0}};
+    io_load_t ld = {g, path ? path : "", source ? source : "<string>", {0}};
     weft_status_t s =
         json_is_object(root)
             ? load_body(&ld, root, out)
@@ -562,7 +639,7 @@ weft_status_t weft_graph_io_load(weft_graph_t *g, const char *text, size_t len, 
      * error behind (weft/graph.h "Errors"). */
     weft__kept_error_t saved;
     weft__graph_error_save(g, &saved);
-    weft_status_t s = weft__io_load_obj(g, root, "", out);
+    weft_status_t s = weft__io_load_obj(g, root, "", source, out);
     weft__graph_error_restore(g, &saved);
     json_decref(root);
     return s;

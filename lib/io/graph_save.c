@@ -9,6 +9,7 @@
 
 #include "base/vec.h"
 #include "graph/graph_int.h"
+#include "graph/site.h"
 #include "io_int.h"
 #include "weft/shared.h"
 
@@ -108,15 +109,15 @@ static weft_status_t visit_root(io_save_t *st, const weft_var_t *v)
     if (st->ids[weft_var_id(v)] >= 0) return WEFT_OK;
     if (weft_var_is_constant(v)) return add_constant(st, v);
     if (weft_var_is_shared(v)) return add_shared(st, v);
-    char vb[96];
+    char vb[96], sb[WEFT__SITE_CAP];
     weft_var_print(v, vb, sizeof(vb));
     const char *file;
     int line;
     weft_var_trace(v, &file, &line);
     return weft_graph_set_error(st->g, WEFT_EMISSING_INPUT,
-                                "weft_graph_io_save: variable %s (created at %s:%d) is a root "
+                                "weft_graph_io_save: variable %s (created at %s) is a root "
                                 "but not among the inputs",
-                                vb, file ? file : "?", line);
+                                vb, weft__site_str(sb, sizeof sb, file, line));
 }
 
 /* ---- ops -------------------------------------------------------------------------- */
@@ -138,7 +139,7 @@ weft_status_t weft__io_save_op(weft_graph_t *g, const weft_op_t *op, json_t **ou
                                     cls->name);
     }
     if (to) {
-        weft_json_props_t p = {{&weft__json_props_vt}, json_object(), g, ""};
+        weft_json_props_t p = {{&weft__json_props_vt}, json_object(), g, "", NULL, NULL};
         snprintf(p.path, sizeof(p.path), "op %s props", cls->name);
         weft_status_t s = p.obj ? to(op, &p) : WEFT_ENOMEM;
         if (s == WEFT_OK)
@@ -273,7 +274,7 @@ static weft_status_t save_inputs(io_save_t *st, const weft_graph_io_t *gr, json_
                                         "constant or shared, or is listed twice",
                                         i);
         json_t *e = var_entry(v, st->next_id);
-        json_object_set_new(e, "mutable", json_boolean(!gr->input_mutable || gr->input_mutable[i]));
+        json_object_set_new(e, "mutable", json_boolean(gr->input_mutable && gr->input_mutable[i]));
         if (json_array_append_new(inputs, e) != 0)
             return weft_graph_set_error(st->g, WEFT_ENOMEM, "weft_graph_io_save: out of memory");
         st->ids[weft_var_id(v)] = st->next_id++;

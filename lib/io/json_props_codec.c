@@ -22,6 +22,26 @@ weft_status_t weft__io_err(weft_graph_t *g, weft_status_t status, const char *pa
                                 msg);
 }
 
+weft_status_t weft__io_check_keys(weft_graph_t *g, json_t *obj, const char *path,
+                                  const char *const *allowed)
+{
+    const char *key;
+    json_t *v;
+    json_object_foreach(obj, key, v) {
+        size_t k = 0;
+        while (allowed[k] && strcmp(allowed[k], key) != 0) k++;
+        if (!allowed[k]) return weft__io_err(g, WEFT_EPARSE, path, "unknown key '%s'", key);
+    }
+    return WEFT_OK;
+}
+
+/* Loading: notes that the hook asked for key (weft__io_load_op then refuses
+ * the keys nobody asked for). A failed note only weakens that check. */
+static void mark_seen(const weft_json_props_t *p, const char *key)
+{
+    if (p->seen) (void)json_object_set_new(p->seen, key, json_true());
+}
+
 static weft_status_t props_error(const weft_json_props_t *p, weft_status_t status,
                                  const char *msg)
 {
@@ -30,12 +50,15 @@ static weft_status_t props_error(const weft_json_props_t *p, weft_status_t statu
 
 static bool props_has(const weft_json_props_t *p, const char *key)
 {
-    return p && key && json_object_get(p->obj, key) != NULL;
+    if (!p || !key) return false;
+    mark_seen(p, key);
+    return json_object_get(p->obj, key) != NULL;
 }
 
 /* The value of key, or NULL after recording "path.key: missing". */
 static json_t *need(const weft_json_props_t *p, const char *key)
 {
+    mark_seen(p, key);
     json_t *v = json_object_get(p->obj, key);
     if (!v) weft__io_err(p->g, WEFT_EPARSE, p->path, "missing key '%s'", key);
     return v;
@@ -128,9 +151,11 @@ static weft_status_t props_get_op(const weft_json_props_t *p, const char *key, w
     if (!p || !key || !g || !out) return WEFT_EINVAL;
     json_t *v = need(p, key);
     if (!v) return WEFT_EPARSE;
+    static const char *const keys[] = {"op", "props", NULL};
     char path[WEFT__IO_PATH_MAX];
     sub_path(path, p, key);
-    return weft__io_load_op(g, v, path, out);
+    weft_status_t s = json_is_object(v) ? weft__io_check_keys(p->g, v, path, keys) : WEFT_OK;
+    return s != WEFT_OK ? s : weft__io_load_op(g, v, path, p->source, out);
 }
 
 static weft_status_t props_get_graph(const weft_json_props_t *p, const char *key,
@@ -141,7 +166,7 @@ static weft_status_t props_get_graph(const weft_json_props_t *p, const char *key
     if (!v) return WEFT_EPARSE;
     char path[WEFT__IO_PATH_MAX];
     sub_path(path, p, key);
-    return weft__io_load_obj(g, v, path, out);
+    return weft__io_load_obj(g, v, path, p->source, out);
 }
 
 /* ---- writers ------------------------------------------------------------------ */

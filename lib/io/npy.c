@@ -184,3 +184,51 @@ weft_status_t weft_npy_load(const char *path, weft_tensor_t **out, char *msg, si
     *out = t;
     return WEFT_OK;
 }
+
+/* ---- writing ------------------------------------------------------------------ */
+
+static const char *npy_descr(weft_dtype_t dt)
+{
+    switch (dt) {
+    case WEFT_FLOAT32: return "<f4";
+    case WEFT_FLOAT64: return "<f8";
+    case WEFT_INT32: return "<i4";
+    case WEFT_INT64: return "<i8";
+    default: return "|b1";
+    }
+}
+
+/* The version 1.0 header, padded with spaces and a newline so the data
+ * starts at a multiple of 64 bytes (the format's alignment). */
+static size_t npy_header(const weft_tensor_t *t, char *h, size_t cap)
+{
+    int n = snprintf(h, cap, "\x93NUMPY\x01%c%c{'descr': '%s', 'fortran_order': False, 'shape': (",
+                     0, 0, npy_descr(weft_tensor_dtype(t)));
+    for (int d = 0; d < weft_tensor_ndim(t); d++)
+        n += snprintf(h + n, cap - (size_t)n, "%lld%s", (long long)weft_tensor_shape(t)[d],
+                      weft_tensor_ndim(t) == 1 || d + 1 < weft_tensor_ndim(t) ? ", " : "");
+    n += snprintf(h + n, cap - (size_t)n, "), }");
+    while ((n + 1) % 64) h[n++] = ' ';
+    h[n++] = '\n';
+    size_t hl = (size_t)n - 10;
+    h[8] = (char)(hl & 0xff);
+    h[9] = (char)(hl >> 8);
+    return (size_t)n;
+}
+
+weft_status_t weft_npy_save(const char *path, weft_tensor_t *t, char *msg, size_t msg_cap)
+{
+    if (!path || !t) return WEFT_EINVAL;
+    weft_tensor_t *c = NULL;
+    if (weft_tensor_contiguous(t, &c) != WEFT_OK)
+        return npy_err(msg, msg_cap, WEFT_ENOMEM, path, "out of memory");
+    char h[512];
+    size_t hn = npy_header(c, h, sizeof h), bytes = weft_tensor_size(c) *
+                                                    weft_dtype_size(weft_tensor_dtype(c));
+    FILE *f = fopen(path, "wb");
+    bool ok = f && fwrite(h, 1, hn, f) == hn &&
+              (bytes == 0 || fwrite(weft_tensor_data(c), 1, bytes, f) == bytes);
+    if (f && fclose(f) != 0) ok = false;
+    weft_tensor_release(c);
+    return ok ? WEFT_OK : npy_err(msg, msg_cap, WEFT_EIO, path, "cannot write the file");
+}

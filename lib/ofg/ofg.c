@@ -49,6 +49,9 @@ static bool ofg_same(const weft__ofg_t *a, const weft__ofg_t *b)
         !weft_op_equal(a->grad_override, b->grad_override))
         return false;
     if (!types_equal(a->n_in, a->in, b->in) || !types_equal(a->n_out, a->out, b->out)) return false;
+    if (a->n_destroy != b->n_destroy ||
+        (a->n_destroy && memcmp(a->destroy, b->destroy, a->n_destroy * sizeof(*a->destroy))))
+        return false;
     bool eq = false;
     return weft_graph_equal_computations(a->n_out, a->out, b->out, a->n_in, a->in, b->in, &eq) ==
                WEFT_OK &&
@@ -97,12 +100,40 @@ static uint64_t ofg_props_hash(const void *p)
     return ((const weft__ofg_props_t *)p)->d->hash;
 }
 
+/* "destroy_map={0:1, 1:0}" (output:input), or "" when none. */
+static void destroy_text(const weft__ofg_t *d, char *buf, size_t cap)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (size_t k = 0; k < d->n_destroy && len < cap; k++)
+        len += (size_t)snprintf(buf + len, cap - len, "%s%u:%u%s", k ? ", " : "destroy_map={",
+                                d->destroy[k].output, d->destroy[k].input,
+                                k + 1 == d->n_destroy ? "}" : "");
+}
+
 static int ofg_props_print(const void *pv, char *buf, size_t cap)
 {
     const weft__ofg_props_t *p = pv;
-    const char *inl = p->d->inline_expand ? "inline" : "";
-    if (p->name[0]) return snprintf(buf, cap, "name=%s%s%s", p->name, *inl ? ", " : "", inl);
-    return snprintf(buf, cap, "%s", inl);
+    char nb[WEFT__OFG_NAME_MAX + 8], db[160];
+    snprintf(nb, sizeof(nb), "%s%s", p->name[0] ? "name=" : "", p->name);
+    destroy_text(p->d, db, sizeof(db));
+    const char *parts[] = {nb, p->d->inline_expand ? "inline" : "", db};
+    size_t len = 0;
+    if (cap) buf[0] = '\0';
+    for (size_t k = 0; k < 3; k++) {
+        if (!parts[k][0]) continue;
+        int r = snprintf(len < cap ? buf + len : NULL, len < cap ? cap - len : 0, "%s%s",
+                         len ? ", " : "", parts[k]);
+        len += (size_t)r;
+    }
+    return (int)len;
+}
+
+static size_t ofg_destroy_map(const weft_op_t *op, weft_op_alias_t *out, size_t cap)
+{
+    const weft__ofg_t *d = weft__ofg_get(op);
+    for (size_t k = 0; k < d->n_destroy && k < cap; k++) out[k] = d->destroy[k];
+    return d->n_destroy;
 }
 
 static weft_status_t ofg_make_node(weft_graph_t *g, const weft_op_t *op, size_t n_in,
@@ -156,6 +187,7 @@ static const weft_op_class_t ofg_class = {
     .props_hash = ofg_props_hash,
     .props_print = ofg_props_print,
     .make_node = ofg_make_node,
+    .destroy_map = ofg_destroy_map,
     .perform = weft__ofg_perform,
     .do_constant_folding = ofg_do_constant_folding,
     .connection_pattern = weft__ofg_connection_pattern,
@@ -174,12 +206,9 @@ const weft_op_class_t *weft_ofg_class(void)
 
 static weft_status_t check_args(weft_graph_t *g, size_t n_in, weft_var_t *const *inputs,
                                 size_t n_out, weft_var_t *const *outputs,
-                                const weft_ofg_options_t *o)
+                                const weft_ofg_options_t *o, size_t n_bound)
 {
     if ((n_in && !inputs) || !outputs) return WEFT_EINVAL;
-    if (o->size < sizeof(weft_ofg_options_t))
-        return weft_graph_set_error(g, WEFT_EINVAL, "weft_ofg_create: options size %zu too small",
-                                    o->size);
     if (n_out == 0 || n_out > WEFT_OP_MAX_OUTPUTS)
         return weft_graph_set_error(g, WEFT_EINVAL, "weft_ofg_create: %zu outputs (1..%d allowed)",
                                     n_out, WEFT_OP_MAX_OUTPUTS);
@@ -207,11 +236,11 @@ static weft_status_t check_args(weft_graph_t *g, size_t n_in, weft_var_t *const 
                 g, WEFT_EFOREIGN, "weft_ofg_create: output %zu belongs to another context", k);
     }
     const weft_op_t *ov = o->grad_override;
-    if (ov && (!weft_ofg_is(ov) || weft_ofg_n_inputs(ov) != n_in + n_out))
+    if (ov && (!weft_ofg_is(ov) || weft_ofg_n_inputs(ov) != n_in - n_bound + n_out))
         return weft_graph_set_error(g, WEFT_EINVAL,
                                     "weft_ofg_create: grad_override must be an OpFromGraph taking "
                                     "%zu inputs (inputs, then output gradients)",
-                                    n_in + n_out);
+                                    n_in - n_bound + n_out);
     return WEFT_OK;
 }
 
@@ -245,17 +274,33 @@ weft_status_t weft_ofg_create(weft_graph_t *g, size_t n_in, weft_var_t *const *i
 {
     if (!g || !out) return WEFT_EINVAL;
     *out = NULL;
-    weft_ofg_options_t dflt = WEFT_OFG_OPTIONS_INIT;
-    const weft_ofg_options_t *o = opts ? opts : &dflt;
-    weft_status_t s = check_args(g, n_in, inputs, n_out, outputs, o);
+    weft_ofg_options_t opt;
+    const weft_ofg_options_t *o = &opt;
+    size_t n_bound = 0;
+    weft_status_t s = weft__ofg_read_options(g, opts, &opt);
+    if (s == WEFT_OK) s = weft__ofg_count_bound(g, n_in, o, &n_bound);
+    if (s == WEFT_OK) s = check_args(g, n_in, inputs, n_out, outputs, o, n_bound);
     if (s != WEFT_OK) return s;
     weft__ofg_t *d = calloc(1, sizeof(*d));
-    if (!d) return weft_graph_set_error(g, WEFT_ENOMEM, "out of memory");
+    size_t *keep = calloc(n_in + 1, sizeof(*keep));
+    if (!d || !keep) {
+        free(d);
+        free(keep);
+        return weft_graph_set_error(g, WEFT_ENOMEM, "out of memory");
+    }
     d->inline_expand = o->inline_expand;
     s = build_inner(g, d, n_in, inputs, n_out, outputs);
+    if (s == WEFT_OK) s = weft__ofg_bind(g, d, n_in, o, keep);
+    if (s == WEFT_OK) s = weft__ofg_set_destroy(g, d, o);
+    if (s == WEFT_OK) s = weft__ofg_check_unused(g, d, inputs, keep, o);
+    free(keep);
     if (s == WEFT_OK && o->grad_override)
         s = weft__ofg_op_in(d->g, o->grad_override, &d->grad_override);
     if (s == WEFT_OK) s = weft__ofg_plan_build(d, g);
+    /* The declared destroy_map distinguishes otherwise equal graphs. */
+    for (size_t k = 0; s == WEFT_OK && k < d->n_destroy; k++)
+        d->hash = (d->hash ^ (d->destroy[k].output * 31u + d->destroy[k].input + 1)) *
+                  0x100000001b3ull;
     if (s != WEFT_OK) {
         ofg_free(d);
         if (s != WEFT_ENOMEM || strstr(weft_graph_last_error(g), "out of memory")) return s;
@@ -309,4 +354,11 @@ const weft_op_t *weft_ofg_grad_override(const weft_op_t *op)
 {
     const weft__ofg_t *d = weft__ofg_get(op);
     return d ? d->grad_override : NULL;
+}
+
+void weft_ofg_destroy_map(const weft_op_t *op, const weft_op_alias_t **entries, size_t *n)
+{
+    const weft__ofg_t *d = weft__ofg_get(op);
+    if (entries) *entries = d ? d->destroy : NULL;
+    if (n) *n = d ? d->n_destroy : 0;
 }

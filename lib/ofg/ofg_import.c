@@ -6,8 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "graph/ctor_int.h"
 #include "base/vec.h"
+#include "graph/ctor_int.h"
+#include "graph/site.h"
 #include "ofg_int.h"
 
 weft_status_t weft__ofg_type_in(weft_graph_t *g, const weft_type_t *t, const weft_type_t **out)
@@ -47,12 +48,12 @@ static weft_status_t import_root(import_t *im, weft_var_t *v)
     int line;
     weft_var_trace(v, &file, &line);
     if (!weft_var_is_constant(v)) {
-        char vb[128];
+        char vb[128], sb[WEFT__SITE_CAP];
         weft_var_print(v, vb, sizeof(vb));
         return weft_graph_set_error(im->src, WEFT_EMISSING_INPUT,
-                                    "weft_ofg_create: variable %s (created at %s:%d) is needed by "
+                                    "weft_ofg_create: variable %s (created at %s) is needed by "
                                     "an output but is not among the inputs",
-                                    vb, file ? file : "?", line);
+                                    vb, weft__site_str(sb, sizeof sb, file, line));
     }
     const weft_type_t *t;
     const void *data;

@@ -56,6 +56,9 @@ typedef struct weft__ofg {
     const weft_op_t *grad_override; /* an OpFromGraph op of g, or NULL */
     uint64_t hash;
     bool *conn; /* conn[i * n_out + o]: output o depends on input i */
+    /* Declared destroy_map (options), part of equality and the hash. */
+    weft_op_alias_t destroy[WEFT_OP_MAX_ALIAS];
+    size_t n_destroy;
     weft__ofg_plan_t plan;
 } weft__ofg_t;
 
@@ -67,6 +70,29 @@ typedef struct weft__ofg_props {
     const weft__ofg_t *d;
     char name[WEFT__OFG_NAME_MAX];
 } weft__ofg_props_t;
+
+/* ---- creation options (ofg_options.c) ---- */
+/* *o: the caller's options (in may be NULL) with defaults for the fields
+ * its size does not cover. Errors: WEFT_EINVAL (size too small, unknown
+ * on_unused_input; message on g). */
+weft_status_t weft__ofg_read_options(weft_graph_t *g, const weft_ofg_options_t *in,
+                                     weft_ofg_options_t *o);
+/* Number of inputs bound to constants, after checking each binding is a
+ * constant of g (WEFT_EINVAL / WEFT_EFOREIGN, message on g). */
+weft_status_t weft__ofg_count_bound(weft_graph_t *g, size_t n_in, const weft_ofg_options_t *o,
+                                    size_t *n_bound);
+/* Replaces each bound inner input by a copy of its constant and removes it
+ * from d->fg's inputs; d->in / d->n_in become the op's inputs. keep[k]
+ * receives the user's index of op input k. Errors: WEFT_ETYPE, WEFT_ENOMEM
+ * (message on g). */
+weft_status_t weft__ofg_bind(weft_graph_t *g, weft__ofg_t *d, size_t n_in,
+                             const weft_ofg_options_t *o, size_t *keep);
+/* Applies on_unused_input to the op's inputs (user variables: inputs[keep[k]]). */
+weft_status_t weft__ofg_check_unused(weft_graph_t *g, const weft__ofg_t *d,
+                                     weft_var_t *const *inputs, const size_t *keep,
+                                     const weft_ofg_options_t *o);
+/* Validates and stores o's destroy_map in d (message on g: WEFT_EINVAL). */
+weft_status_t weft__ofg_set_destroy(weft_graph_t *g, weft__ofg_t *d, const weft_ofg_options_t *o);
 
 /* The state of an OpFromGraph op, or NULL for another op. */
 const weft__ofg_t *weft__ofg_get(const weft_op_t *op);

@@ -11,6 +11,7 @@
  * concurrent run of the same OpFromGraph (calls of several functions, or
  * concurrent calls of one); its size is the highest concurrency seen. */
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "tensor/kernel_int.h"
@@ -129,13 +130,17 @@ static weft_status_t run_node(const weft__ofg_plan_t *p, size_t j, weft_tensor_t
         args[i - p->in_off[j]] = ref_value(p, inputs, run->slots, p->refs[i]);
     weft_tensor_t **outer_cells = ctx->out_cells, **outer_stash = ctx->stash;
     uint32_t outer_n = ctx->n_out;
+    void **outer_plan = ctx->plan;
     ctx->out_cells = out;
     ctx->stash = run->stash + p->slot0[j];
     ctx->n_out = (uint32_t)weft_apply_n_outputs(a);
+    ctx->plan = NULL; /* the cell is the outer node's: inner nodes plan per run */
     weft_status_t s = perform(a, args, out, ctx);
     ctx->out_cells = outer_cells;
     ctx->stash = outer_stash;
     ctx->n_out = outer_n;
+    ctx->plan = outer_plan;
+    ctx->out_typed = false; /* an inner kernel's word says nothing of the outer outputs */
     for (size_t o = 0; s == WEFT_OK && o < weft_apply_n_outputs(a); o++)
         if (!out[o]) {
             weft_apply_describe(a, buf, sizeof(buf));
@@ -156,19 +161,74 @@ static bool aliases(const weft_tensor_t *t, size_t n_in, weft_tensor_t *const *i
     return false;
 }
 
+/* The outer cell already holds a tensor the kernel may overwrite, of t's
+ * dtype and shape (a small output kept in its cell, a value of the outer
+ * function's memory plan: docs/execution.md §4.3, §4.6). */
+static bool cell_fits(const weft_tensor_t *cell, const weft_tensor_t *t)
+{
+    return cell && weft_tensor_dtype(cell) == weft_tensor_dtype(t) &&
+           weft_tensor_same_shape(cell, t) && weft_tensor_is_contiguous(cell) &&
+           weft_tensor_is_exclusive(cell);
+}
+
+/* The input output k destroys (declared destroy_map), or SIZE_MAX. */
+static size_t destroyed_input(const weft__ofg_t *d, size_t k)
+{
+    for (size_t j = 0; j < d->n_destroy; j++)
+        if (d->destroy[j].output == k) return d->destroy[j].input;
+    return SIZE_MAX;
+}
+
+/* Writes the destroy_map outputs into their inputs' tensors, after every
+ * other output was emitted (those may read the inputs). A value sharing
+ * memory with any input is first copied to scratch, so no write clobbers a
+ * value still to be written. */
+static weft_status_t emit_destroyed(const weft__ofg_t *d, weft_tensor_t *const *inputs,
+                                    weft_tensor_t *const *slots, weft_tensor_t **outputs,
+                                    weft_kernel_ctx_t *ctx)
+{
+    weft_tensor_t *val[WEFT_OP_MAX_ALIAS] = {0}, *tmp[WEFT_OP_MAX_ALIAS] = {0};
+    weft_status_t s = WEFT_OK;
+    for (size_t j = 0; j < d->n_destroy && s == WEFT_OK; j++) {
+        weft_tensor_t *t = ref_value(&d->plan, inputs, slots, d->plan.out_refs[d->destroy[j].output]);
+        val[j] = t;
+        if (t == inputs[d->destroy[j].input] || !aliases(t, d->n_in, inputs, 0, NULL)) continue;
+        s = weft_kernel_scratch(ctx, weft_tensor_dtype(t), weft_tensor_ndim(t),
+                                weft_tensor_shape(t), &tmp[j]);
+        if (s == WEFT_OK) weft_tensor_copy(tmp[j], t); /* same shape and dtype */
+        val[j] = tmp[j];
+    }
+    for (size_t j = 0; j < d->n_destroy && s == WEFT_OK; j++) {
+        weft_tensor_t *in = inputs[d->destroy[j].input];
+        if (val[j] != in && weft_tensor_copy(in, val[j]) != WEFT_OK)
+            s = weft_kernel_error(ctx, WEFT_ESHAPE,
+                                  "OpFromGraph: output %u does not fit the input %u it destroys "
+                                  "(shapes differ)",
+                                  d->destroy[j].output, d->destroy[j].input);
+        else
+            weft_kernel_set_output(ctx, &outputs[d->destroy[j].output], weft_tensor_retain(in));
+    }
+    for (size_t j = 0; j < d->n_destroy; j++) weft_kernel_scratch_done(ctx, tmp[j]);
+    return s;
+}
+
 /* Output k: the inner value itself when it is a fresh buffer the node owns
  * alone, else a copy in an output from the allocator. A view of an inner
  * value is copied too: handed out, it would keep its base's buffer from
- * going back to the allocator, and the next run would allocate anew. */
+ * going back to the allocator, and the next run would allocate anew. So is
+ * a value whose outer cell holds a tensor that fits: swapping would release
+ * that tensor and leave the inner value's buffer outside the allocator,
+ * one allocation per warm call. */
 static weft_status_t emit_outputs(const weft__ofg_t *d, weft_tensor_t *const *inputs,
                                   weft_tensor_t *const *slots, weft_tensor_t **outputs,
                                   weft_kernel_ctx_t *ctx)
 {
     const weft__ofg_plan_t *p = &d->plan;
     for (size_t k = 0; k < d->n_out; k++) {
+        if (destroyed_input(d, k) != SIZE_MAX) continue; /* emit_destroyed */
         weft_tensor_t *t = ref_value(p, inputs, slots, p->out_refs[k]);
         bool copy = p->out_refs[k].kind != OFG_REF_SLOT || !weft__tensor_is_block_base(t) ||
-                    aliases(t, d->n_in, inputs, k, outputs);
+                    aliases(t, d->n_in, inputs, k, outputs) || cell_fits(outputs[k], t);
         if (!copy) {
             weft_kernel_set_output(ctx, &outputs[k], weft_tensor_retain(t));
             continue;
@@ -178,7 +238,7 @@ static weft_status_t emit_outputs(const weft__ofg_t *d, weft_tensor_t *const *in
         if (s != WEFT_OK) return s;
         weft_tensor_copy(outputs[k], t); /* same shape and dtype: cannot fail */
     }
-    return WEFT_OK;
+    return d->n_destroy ? emit_destroyed(d, inputs, slots, outputs, ctx) : WEFT_OK;
 }
 
 weft_status_t weft__ofg_perform(const weft_apply_t *node, weft_tensor_t *const *inputs,

@@ -61,6 +61,96 @@ weft_status_t weft__ew_loop_run(weft_kernel_ctx_t *ctx, size_t nop, weft_tensor_
                                 int ndim, const int64_t *shape, weft__row_fn fn, void *fn_arg,
                                 int64_t min_split);
 
+/* A cached elementwise loop plan (ew_plan.c, docs/execution.md §3.7): set by
+ * the perform hook (the spec fields) and weft__ew_plan_build (the rest). A
+ * plan is plain data (no pointer into itself, no reference held), so it is
+ * copied into the runtime's plan cell as it is. */
+typedef struct weft__ew_plan {
+    /* what a planned run reads, in the plan's first 64 bytes */
+    const weft_apply_t *node; /* spec: the node planned (a cell serves one node) */
+    weft__row_fn fn;          /* spec */
+    void *fn_arg;             /* spec; must stay valid as long as the plan */
+    size_t row_n;             /* one_row: the row's length */
+    uint32_t bytes;           /* the whole plan, w[] and payload included */
+    /* nonzero: the row kernel's arg is instead the payload stored at this
+     * byte offset inside the plan (weft__ew_plan_build_with) */
+    uint32_t payload_off;
+    weft_dtype_t odt;         /* spec */
+    uint8_t n_in;             /* inputs; operand 0 is the output */
+    uint8_t ndim;
+    int8_t inplace;  /* spec: the input the output is written into, -1: a fresh output */
+    bool convert;    /* spec: some input is converted to the compute dtype (scratch) */
+    bool may_split;  /* large enough to split over workers (weft__ew_loop_run) */
+    bool one_row;    /* the loop is one row-kernel call: row_n, the row strides */
+    bool typed;      /* the output matches its variable's type */
+    /* what only the full path and the split loop read */
+    int kind;                 /* spec: the owner's kind (weft_elemwise_kind_t) */
+    weft_dtype_t compute;     /* spec */
+    int64_t min_split;        /* spec */
+    /* per input: dtype, shape[ndim], strides[ndim] (the key); the row
+     * strides of the operands (one_row); the output shape; per operand, the
+     * strides over the output shape (0 on broadcast axes) */
+    int64_t w[];
+} weft__ew_plan_t;
+
+/* Largest payload of a plan (Composite's program). */
+#define WEFT__EW_PLAN_PAYLOAD_MAX 512
+
+/* Room for the largest plan (every operand at WEFT_MAX_NDIM axes, the
+ * largest payload). */
+#define WEFT__EW_PLAN_MAX_WORDS                                                 \
+    ((WEFT__ITER_MAX_OPS - 1) * (1 + 2 * WEFT_MAX_NDIM) /* keys */ +            \
+     WEFT__ITER_MAX_OPS /* row strides */ + WEFT_MAX_NDIM /* output shape */ + \
+     WEFT__ITER_MAX_OPS * WEFT_MAX_NDIM /* operand strides */)
+typedef struct weft__ew_plan_buf {
+    _Alignas(16) unsigned char room[sizeof(weft__ew_plan_t) +
+                                    sizeof(int64_t) * WEFT__EW_PLAN_MAX_WORDS +
+                                    16 /* payload alignment */ + WEFT__EW_PLAN_PAYLOAD_MAX];
+} weft__ew_plan_buf_t;
+
+/* The plan in ctx's plan cell when it was built for node and inputs of in's
+ * dtypes, shapes and strides (in[0..n_in) of the plan), else NULL. */
+const weft__ew_plan_t *weft__ew_plan_cached(const weft_kernel_ctx_t *ctx,
+                                            const weft_apply_t *node, weft_tensor_t *const *in);
+/* Builds the plan of spec (its spec fields set) for inputs in, output shape
+ * `shape` and operands ops (ops[0] the prepared output, then the inputs as
+ * the loop reads them: converted ones replaced), in buf, and caches it in
+ * ctx's plan cell. Returns the cached plan, or buf's when none could be
+ * cached. */
+const weft__ew_plan_t *weft__ew_plan_build(weft_kernel_ctx_t *ctx, const weft__ew_plan_t *spec,
+                                           const weft_type_t *out_type, const int64_t *shape,
+                                           weft_tensor_t *const *in, weft_tensor_t *const *ops,
+                                           weft__ew_plan_buf_t *buf);
+/* As weft__ew_plan_build, with payload[0..bytes) (at most
+ * WEFT__EW_PLAN_PAYLOAD_MAX, plain data) stored in the plan and handed to
+ * the row kernel as its arg. */
+const weft__ew_plan_t *weft__ew_plan_build_with(weft_kernel_ctx_t *ctx,
+                                                const weft__ew_plan_t *spec,
+                                                const weft_type_t *out_type,
+                                                const int64_t *shape, weft_tensor_t *const *in,
+                                                weft_tensor_t *const *ops, const void *payload,
+                                                size_t bytes, weft__ew_plan_buf_t *buf);
+/* A run with cached plan p (inputs of its geometry): the output prepared
+ * from the plan (a fresh one from its shape, or the in-place input), then
+ * the loop over loop_in (the inputs, converted ones replaced). */
+weft_status_t weft__ew_plan_run(weft_kernel_ctx_t *ctx, const weft__ew_plan_t *p,
+                                weft_tensor_t *const *in, weft_tensor_t *const *loop_in,
+                                weft_tensor_t **out);
+/* The row strides of p's operands (after the key in w[]). */
+static inline const int64_t *weft__ew_plan_row_strides(const weft__ew_plan_t *p)
+{
+    return p->w + (size_t)p->n_in * (1 + 2 * (size_t)p->ndim);
+}
+/* The output shape of p (after the row strides). */
+static inline const int64_t *weft__ew_plan_shape(const weft__ew_plan_t *p)
+{
+    return weft__ew_plan_row_strides(p) + p->n_in + 1;
+}
+/* Runs p's loop: out, then the inputs as the loop reads them (converted
+ * ones replaced; the geometry p was built for). */
+weft_status_t weft__ew_plan_loop(weft_kernel_ctx_t *ctx, const weft__ew_plan_t *p,
+                                 weft_tensor_t *out, weft_tensor_t *const *in);
+
 /* The fused elementwise expression class (composite.c, weft/composite.h). */
 extern const weft_op_class_t weft__composite_class;
 

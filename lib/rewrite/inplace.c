@@ -13,13 +13,22 @@
  * element count; unknown lengths count as largest), and two sweeps run: the
  * first only destroys inputs whose last reader is the node (one client: the
  * buffer is dead afterwards, reusing it costs no ordering constraint), the
- * second any candidate the DestroyHandler accepts. */
+ * second any candidate the DestroyHandler accepts.
+ *
+ * "Keep the parallelism" (docs/rewrites.md §6.6): a candidate whose D4
+ * orderings would lengthen the critical path beyond the slack (a node
+ * cost model, inplace_cp.c) is skipped; the node then tries its next
+ * candidate input, or stays out of place. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "graph/ctor_int.h"
 #include "rewrite_int.h"
 #include "weft/destroy.h"
+
+/* How much longer than without in-place the critical path may get: the sum
+ * of all accepted replacements' lengthening (docs/rewrites.md §6.6). */
+#define INPLACE_CP_SLACK 0.01
 
 static weft_status_t add_dh(weft_fgraph_t *fg, void *user, weft_rewrite_stats_t *stats,
                             size_t *n_changes)
@@ -133,6 +142,36 @@ static weft_status_t vop_grow(vop_cache_t *vc)
     return WEFT_OK;
 }
 
+/* One run's state: the variant cache, the critical-path model (NULL: none,
+ * every replacement the DestroyHandler accepts is allowed) and the D4
+ * readers of the last variant node built. */
+typedef struct ip_run {
+    weft_fgraph_t *fg;
+    vop_cache_t vc;
+    bool cached; /* use vc (the rewrite's run) or build each variant afresh */
+    /* the model, built when the first candidate adds orderings (until then
+     * every accepted replacement added none, so the critical path is still
+     * the initial one); keep_cp false: no rule (update_inplace) */
+    bool keep_cp, cp_built;
+    weft__cp_t *cp;
+    weft_apply_t **rd;
+    size_t n_rd, cap_rd;
+} ip_run_t;
+
+/* weft_dh_destroy_readers into run->rd, grown to fit. */
+static weft_status_t readers(ip_run_t *run, weft_apply_t *node, size_t i, const weft_op_t *vop,
+                             bool *ok)
+{
+    for (;;) {
+        weft_status_t st = weft_dh_destroy_readers(run->fg, node, i, vop, ok, run->cap_rd,
+                                                   run->rd, &run->n_rd);
+        if (st != WEFT_OK || !*ok || run->n_rd <= run->cap_rd) return st;
+        if (!weft__vec_reserve(NULL, (void **)&run->rd, &run->cap_rd, run->n_rd,
+                               sizeof *run->rd))
+            return WEFT_ENOMEM;
+    }
+}
+
 /* op's variant destroying input i (*vop NULL: none), built once per run
  * (vc NULL: no cache, built on each call). */
 static weft_status_t variant_op(weft_graph_t *g, vop_cache_t *vc, const weft_op_t *op, size_t i,
@@ -160,20 +199,27 @@ static weft_status_t variant_op(weft_graph_t *g, vop_cache_t *vc, const weft_op_
 }
 
 /* Builds the node that computes node's outputs by destroying input i, when
- * the op has such a variant and the DestroyHandler says it may (*nn NULL:
- * not possible). vc: the run's variant cache, or NULL. */
-static weft_status_t variant_node(weft_fgraph_t *fg, vop_cache_t *vc, weft_apply_t *node,
-                                  size_t i, weft_apply_t **nn)
+ * the op has such a variant, the DestroyHandler says it may and the
+ * critical path allows its orderings (none at all with no_orderings); *nn
+ * NULL: not possible. run->rd holds the orderings' readers afterwards. */
+static weft_status_t variant_node(ip_run_t *run, weft_apply_t *node, size_t i,
+                                  bool no_orderings, weft_apply_t **nn)
 {
-    weft_graph_t *g = weft_fgraph_graph(fg);
+    weft_graph_t *g = weft_fgraph_graph(run->fg);
     const weft_op_t *op = weft_apply_op(node), *vop;
     *nn = NULL;
-    weft_status_t st0 = variant_op(g, vc, op, i, &vop);
+    weft_status_t st0 = variant_op(g, run->cached ? &run->vc : NULL, op, i, &vop);
     if (st0 != WEFT_OK || !vop) return st0;
     bool ok = false;
-    weft_status_t st = weft_dh_can_destroy(fg, node, i, vop, &ok);
+    weft_status_t st = readers(run, node, i, vop, &ok);
     if (st == WEFT_ENOMEM) return st;
-    if (st != WEFT_OK || !ok) return WEFT_OK;
+    if (st != WEFT_OK || !ok || (no_orderings && run->n_rd)) return WEFT_OK;
+    if (run->n_rd && run->keep_cp && !run->cp_built) {
+        run->cp_built = true;
+        st = weft__cp_create(run->fg, INPLACE_CP_SLACK, &run->cp);
+        if (st != WEFT_OK) return st;
+    }
+    if (!weft__cp_allows(run->cp, node, run->n_rd, run->rd)) return WEFT_OK;
     size_t n_in = weft_apply_n_inputs(node);
     weft_var_t *local[64], **ins = n_in <= 64 ? local : weft__vec_malloc(n_in, sizeof *ins);
     if (!ins) return WEFT_ENOMEM;
@@ -190,23 +236,26 @@ static weft_status_t variant_node(weft_fgraph_t *fg, vop_cache_t *vc, weft_apply
 weft_status_t weft__inplace_variant_node(weft_fgraph_t *fg, weft_apply_t *node, size_t i,
                                          weft_apply_t **nn)
 {
-    return variant_node(fg, NULL, node, i, nn);
+    ip_run_t run = {.fg = fg};
+    weft_status_t st = variant_node(&run, node, i, false, nn);
+    free(run.rd);
+    return st;
 }
 
 /* Tries to make node destroy input i in its own transaction; *done on success. */
-static weft_status_t try_input(weft_fgraph_t *fg, vop_cache_t *vc, weft_apply_t *node, size_t i,
-                               bool *done, size_t *failed)
+static weft_status_t try_input(ip_run_t *run, weft_apply_t *node, size_t i, bool *done,
+                               size_t *failed)
 {
     weft_apply_t *nn;
     *done = false;
-    weft_status_t st = variant_node(fg, vc, node, i, &nn);
+    weft_status_t st = variant_node(run, node, i, false, &nn);
     if (st != WEFT_OK || !nn) return st;
-    st = weft_fgraph_replace_validate(fg, weft_apply_output(node, 0), weft_apply_output(nn, 0),
-                                      "inplace");
+    st = weft_fgraph_replace_validate(run->fg, weft_apply_output(node, 0),
+                                      weft_apply_output(nn, 0), "inplace");
     if (st == WEFT_ENOMEM) return st;
     *done = st == WEFT_OK;
     *failed += st != WEFT_OK;
-    return WEFT_OK;
+    return *done ? weft__cp_accept(run->cp, node, nn, run->n_rd, run->rd) : WEFT_OK;
 }
 
 /* The inputs node may try to destroy, in preference order, into idx. */
@@ -233,14 +282,14 @@ static weft_status_t candidates(weft_fgraph_t *fg, weft_apply_t *node, bool last
     return WEFT_OK;
 }
 
-static weft_status_t try_node(weft_fgraph_t *fg, vop_cache_t *vc, weft_apply_t *node,
-                              bool last_reader_only, size_t *changes, size_t *failed)
+static weft_status_t try_node(ip_run_t *run, weft_apply_t *node, bool last_reader_only,
+                              size_t *changes, size_t *failed)
 {
     size_t idx[64], nc;
-    weft_status_t st = candidates(fg, node, last_reader_only, idx, &nc);
+    weft_status_t st = candidates(run->fg, node, last_reader_only, idx, &nc);
     for (size_t c = 0; st == WEFT_OK && c < nc; c++) {
         bool done;
-        st = try_input(fg, vc, node, idx[c], &done, failed);
+        st = try_input(run, node, idx[c], &done, failed);
         if (st == WEFT_OK && done) {
             ++*changes;
             return WEFT_OK;
@@ -305,9 +354,11 @@ static weft_status_t root_add(batch_t *b, const weft_var_t *r)
     return WEFT_OK;
 }
 
-static weft_status_t batch_add(weft_fgraph_t *fg, vop_cache_t *vc, batch_t *b,
-                               const cand_node_t *cn)
+/* A batched replacement adds no ordering: the critical path cannot change,
+ * and the model stays exact without knowing which of the batch commits. */
+static weft_status_t batch_add(ip_run_t *run, batch_t *b, const cand_node_t *cn)
 {
+    weft_fgraph_t *fg = run->fg;
     weft_apply_t *node = cn->node;
     size_t idx[64], nc;
     weft_status_t st = candidates(fg, node, true, idx, &nc);
@@ -316,7 +367,7 @@ static weft_status_t batch_add(weft_fgraph_t *fg, vop_cache_t *vc, batch_t *b,
         st = weft_dh_root(fg, weft_apply_input(node, idx[c]), &r);
         if (st != WEFT_OK || root_taken(b, r)) continue; /* ENOMEM is the only hard error */
         weft_apply_t *nn;
-        st = variant_node(fg, vc, node, idx[c], &nn);
+        st = variant_node(run, node, idx[c], true, &nn);
         if (st != WEFT_OK || !nn) continue;
         if (!weft__vec_grow(NULL, (void **)&b->p, &b->cap, b->n + 1, sizeof *b->p) ||
             root_add(b, r))
@@ -346,19 +397,32 @@ static weft_status_t batch_commit(weft_fgraph_t *fg, batch_t *b)
     return st;
 }
 
-/* *done: the batch was accepted (or empty). */
-static weft_status_t batch_sweep(weft_fgraph_t *fg, vop_cache_t *vc, const cand_node_t *c,
-                                 size_t n, size_t *changes, bool *done)
+/* The batch's nodes, replaced by variants that keep their slots: the model
+ * learns their new ids (no ordering changed). */
+static weft_status_t batch_slots(ip_run_t *run, const batch_t *b)
 {
+    weft_status_t st = WEFT_OK;
+    for (size_t k = 0; k < b->n && st == WEFT_OK; k++)
+        st = weft__cp_accept(run->cp, weft_var_owner(b->p[k].old_var),
+                             weft_var_owner(b->p[k].new_var), 0, NULL);
+    return st;
+}
+
+/* *done: the batch was accepted (or empty). */
+static weft_status_t batch_sweep(ip_run_t *run, const cand_node_t *c, size_t n,
+                                 size_t *changes, bool *done)
+{
+    weft_fgraph_t *fg = run->fg;
     batch_t b;
     memset(&b, 0, sizeof b);
     weft_status_t st = WEFT_OK;
-    for (size_t k = 0; k < n && st == WEFT_OK; k++) st = batch_add(fg, vc, &b, &c[k]);
+    for (size_t k = 0; k < n && st == WEFT_OK; k++) st = batch_add(run, &b, &c[k]);
     *done = true;
     if (st == WEFT_OK && b.n) {
         st = batch_commit(fg, &b);
         *done = st == WEFT_OK;
         if (st == WEFT_OK) *changes += b.n;
+        if (st == WEFT_OK) st = batch_slots(run, &b);
         else if (st != WEFT_ENOMEM) st = WEFT_OK;
     }
     free(b.p);
@@ -372,18 +436,20 @@ static weft_status_t inplace_apply(weft_fgraph_t *fg, void *user, weft_rewrite_s
     weft_status_t st = weft_dh_attach(fg, NULL);
     cand_node_t *c = NULL;
     size_t n = 0, failed = 0;
+    ip_run_t run = {.fg = fg, .cached = true, .keep_cp = true};
     if (st == WEFT_OK) st = collect(fg, &c, &n);
     bool batched = false;
-    vop_cache_t vc = {NULL, 0, 0};
-    if (st == WEFT_OK) st = batch_sweep(fg, &vc, c, n, n_changes, &batched);
+    if (st == WEFT_OK) st = batch_sweep(&run, c, n, n_changes, &batched);
     for (int sweep = batched ? 1 : 0; sweep < 2 && st == WEFT_OK; sweep++)
         for (size_t k = 0; k < n && st == WEFT_OK; k++) {
             weft_apply_t *node = c[k].node;
             if (!weft_fgraph_contains_apply(fg, node)) continue; /* replaced in sweep 0 */
-            st = try_node(fg, &vc, node, sweep == 0, n_changes, &failed);
+            st = try_node(&run, node, sweep == 0, n_changes, &failed);
         }
     free(c);
-    free(vc.s);
+    free(run.vc.s);
+    free(run.rd);
+    weft__cp_destroy(run.cp);
     if (st == WEFT_OK && failed) st = weft_rewrite_stats_record(stats, user, 0, failed, 0.0);
     return st;
 }

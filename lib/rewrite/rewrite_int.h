@@ -183,6 +183,22 @@ weft_status_t weft__local_elemwise_fusion(weft_fgraph_t *fg, weft_apply_t *node,
 bool weft__inplace_has_variant(const weft_op_t *op);
 weft_status_t weft__inplace_variant_node(weft_fgraph_t *fg, weft_apply_t *node, size_t i,
                                          weft_apply_t **nn);
+/* The critical-path model of the inplace rewrite (inplace_cp.c,
+ * docs/rewrites.md §6.6). create: over fg's current nodes, edges and costs;
+ * replacements may lengthen the critical path to (1 + slack) times the
+ * initial one (*out NULL: a graph too large to model, everything allowed).
+ * allows: whether ordering node after the readers rd[0..n_rd) keeps the
+ * critical path within that (cp NULL: yes). accept: node was replaced by nn,
+ * ordered after those readers. length: the critical path, initial or now.
+ * Errors: WEFT_ENOMEM, create also fg's toposort error. */
+typedef struct weft__cp weft__cp_t;
+weft_status_t weft__cp_create(weft_fgraph_t *fg, double slack, weft__cp_t **out);
+void weft__cp_destroy(weft__cp_t *cp);
+bool weft__cp_allows(const weft__cp_t *cp, const weft_apply_t *node, size_t n_rd,
+                     weft_apply_t *const *rd);
+weft_status_t weft__cp_accept(weft__cp_t *cp, const weft_apply_t *node, const weft_apply_t *nn,
+                              size_t n_rd, weft_apply_t *const *rd);
+double weft__cp_length(const weft__cp_t *cp, bool initial);
 /* Pattern-based built-ins (canon_pattern.c). */
 weft_status_t weft__pattern_builtin_create(const char *name, weft_rewriter_t **out);
 bool weft__pattern_builtin_exists(const char *name);

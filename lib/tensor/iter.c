@@ -115,6 +115,21 @@ void weft__iter_rows(int ndim, const int64_t *shape, int nop, char *const *base,
     }
 }
 
+bool weft__iter_one_row(int ndim, const int64_t *shape, int nop, const int64_t *const *strides,
+                        size_t *n, int64_t *s)
+{
+    iter_geom_t g;
+    for (int k = 0; k < nop; k++) s[k] = 0;
+    if (!iter_collapse(ndim, shape, nop, strides, &g)) {
+        *n = 0;
+        return true;
+    }
+    if (g.nd > 1) return false;
+    for (int k = 0; k < nop && g.nd == 1; k++) s[k] = g.st[k][0];
+    *n = g.nd == 1 ? (size_t)g.len[0] : 1;
+    return true;
+}
+
 /* ---- dtype conversion kernels: operand 0 <- operand 1 --------------------- */
 
 typedef unsigned char bool_el;

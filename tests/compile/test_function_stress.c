@@ -2,13 +2,16 @@
  * elementwise ops and views (transposes, reshapes that view or copy,
  * reversed rows) over 384-element float64 tensors - large enough to go
  * through the buffer pool, not kept in their cells - compiled with fast_run
- * (in-place rewrites: destroyers on intermediates and views), then called
+ * (in-place rewrites: destroyers on intermediates and views; one graph in
+ * three without fusion, one in three in mode none), then called
  * repeatedly on 2 workers with fresh random inputs, alternating
  * caller-supplied and handed-over outputs. Every call's outputs must equal
  * the reference evaluator's on the original graph exactly (the rewrites
  * used here do not reassociate). This exercises the recycled view handles
  * and the pool under every aliasing pattern the generator reaches, under
- * TSan and ASan in the suite. The seed is printed; WEFT_SEED overrides it. */
+ * TSan and ASan in the suite. Each function's memory plan is also checked
+ * by brute force (memplan_check.h): values sharing arena memory are ordered
+ * in every schedule. The seed is printed; WEFT_SEED overrides it. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,6 +21,7 @@
 
 #include <cmocka.h>
 
+#include "compile/memplan_check.h"
 #include "weft/weft.h"
 
 #ifdef WEFT_SANITIZED
@@ -35,6 +39,7 @@ static const int64_t SHAPES[5][2] = {{8, 48}, {48, 8}, {16, 24}, {24, 16}, {384,
 static const int NDIMS[5] = {2, 2, 2, 2, 1};
 
 static uint64_t rng;
+static size_t shared_pairs; /* arena overlaps seen, over all graphs */
 
 static unsigned pick(unsigned n)
 {
@@ -149,10 +154,17 @@ static void check_call(case_t *c, weft_function_t *f, weft_tensor_t **args, int 
     }
 }
 
-static void run_case(case_t *c, weft_pool_t *pool)
+/* kind 0: fast_run; 1: without fusion, 2: mode none - more nodes and fresh
+ * values, so more intermediates for the memory plan (fused, most values
+ * live inside one loop; in place, most share a graph output's buffer). */
+static void run_case(case_t *c, weft_pool_t *pool, int kind)
 {
+    static const char *const no_fusion[1] = {"fusion"};
     weft_function_options_t o = WEFT_FUNCTION_OPTIONS_INIT;
     o.pool = pool;
+    o.n_exclude = kind == 1 ? 1 : 0;
+    o.exclude = no_fusion;
+    o.mode = kind == 2 ? "none" : NULL;
     weft_function_t *f = NULL;
     assert_int_equal(weft_function_compile(N_IN, c->in, N_OUT, c->out, 0, NULL, &o, &f),
                      WEFT_OK);
@@ -160,6 +172,9 @@ static void run_case(case_t *c, weft_pool_t *pool)
     for (int k = 0; k < N_IN; k++)
         assert_int_equal(weft_tensor_empty(WEFT_FLOAT64, 2, SHAPES[0], &args[k]), WEFT_OK);
     for (int call = 0; call < CALLS; call++) check_call(c, f, args, call);
+    size_t pairs = 0;
+    assert_int_equal(memplan_check_function(f, &pairs), 0);
+    shared_pairs += pairs;
     for (int k = 0; k < N_IN; k++) weft_tensor_release(args[k]);
     assert_int_equal(weft_function_destroy(f), WEFT_OK);
 }
@@ -175,10 +190,14 @@ static void test_function_stress_random_view_graphs_match_evaluator(void **state
     for (int i = 0; i < N_GRAPHS; i++) {
         case_t c;
         build_case(&c);
-        run_case(&c, pool);
+        run_case(&c, pool, i % 3);
         weft_graph_destroy(c.g);
     }
     assert_int_equal(weft_pool_destroy(pool), WEFT_OK);
+    printf("test_function_stress arena_overlaps=%zu\n", shared_pairs);
+#ifndef WEFT_SANITIZED /* 100 graphs (sanitized) may all be too wide to share */
+    assert_true(shared_pairs > 0); /* 20 with the default seed */
+#endif
 }
 
 int main(void)

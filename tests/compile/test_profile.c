@@ -147,23 +147,127 @@ static void test_profile_text_report_contains_the_tables(void **state)
     (void)state;
     weft_function_t *f = known_costs(true, "report");
     call_n(f, 2);
-    static char buf[16384];
+    static char buf[32768];
     memset(buf, 0, sizeof buf);
     FILE *m = fmemopen(buf, sizeof buf - 1, "w");
     assert_int_equal(weft_function_print_profile(f, m), WEFT_OK);
     fclose(m);
     const char *want[] = {"Function profiling\n==================\n", "Message: report",
-                          "Time in 2 calls to Function.__call__:", "Time in thunks:",
+                          "Time in 2 calls to weft_function_call:", "Time in nodes:",
                           "Achieved parallelism", "Critical path:", "ideal speedup",
                           "Worker 0: busy", "Worker 1: busy", "Peak memory of intermediates:",
+                          /* 8-element values stay in their cells: nothing planned */
+                          "Memory plan: arena 0.0 KB; sequential run, free after last use: "
+                          "0.0 KB\n",
                           "Number of Apply nodes: 4", "\nClass\n-----\n",
                           ("<% time> <sum %> <apply time> <time per call> <type> <#call> "
                            "<#apply> <Class name>"),
                           "\nOps\n---\n", "<Op name>", "\nApply\n-----", "<id>",
-                          "Sleep(x)", "Add(Sleep.out, Sleep.out)",
+                          "Sleep(x)", "Add(Sleep.out#0, Sleep.out#1)", "<out bytes> <out types>",
+                          "64B  float64[8]  Sleep(x)", "\nRewrites (compile)\n",
                           "... (remaining 0 Apply instances", "Critical path\n-------------\n"};
     for (size_t i = 0; i < sizeof want / sizeof *want; i++)
         if (!strstr(buf, want[i])) fail_msg("missing '%s' in:\n%s", want[i], buf);
+    weft_function_destroy(f);
+}
+
+/* y = AddInplace(Sleep(x), x) with x mutable: the row says what it destroys
+ * in words and allocates nothing; the JSON, CSV, multi-call trace and dot
+ * exports carry the same rows. */
+static weft_function_t *inplace_fn(void)
+{
+    weft_var_t *x = ct_var(g, "x", 1, S8);
+    weft_var_t *a = sleep_node(x, 1000);
+    weft_var_t *y = ct_call(g, &ct_add_inplace_class, NULL, 2, a, x);
+    weft_function_options_t o = WEFT_FUNCTION_OPTIONS_INIT;
+    bool mut[1] = {true};
+    o.mode = "fast_run";
+    o.threads = 1;
+    o.profile = true;
+    o.accept_inplace = true;
+    o.input_mutable = mut;
+    o.name = "inplace";
+    weft_function_t *f = NULL;
+    assert_int_equal(weft_function_compile(1, &x, 1, &y, 0, NULL, &o, &f), WEFT_OK);
+    return f;
+}
+
+/* Runs write into a memory buffer and returns the text (static storage). */
+static const char *written(weft_status_t (*write)(const weft_profile_t *, FILE *),
+                           const weft_profile_t *p)
+{
+    static char buf[16384];
+    memset(buf, 0, sizeof buf);
+    FILE *m = fmemopen(buf, sizeof buf - 1, "w");
+    assert_int_equal(write(p, m), WEFT_OK);
+    fclose(m);
+    return buf;
+}
+
+static void test_profile_rows_name_destroyed_input_types_and_bytes(void **state)
+{
+    (void)state;
+    weft_function_t *f = inplace_fn();
+    weft_tensor_t *x = ct_tensor(1, S8, 1.0), *y = NULL;
+    assert_int_equal(weft_function_call(f, 1, &x, 1, &y), WEFT_OK);
+    weft_tensor_release(y);
+    weft_profile_t *p;
+    assert_int_equal(weft_profile_create(f, WEFT_PROFILE_TOTAL, &p), WEFT_OK);
+    assert_int_equal(p->n_applies, 2);
+    assert_string_equal(p->applies[0].name, "Sleep(x)");
+    assert_string_equal(p->applies[0].out_types, "float64[8]");
+    assert_int_equal(p->applies[0].out_bytes, 64);
+    assert_int_equal(p->applies[0].destroys, -1);
+    assert_string_equal(p->applies[1].name, "AddInplace(Sleep.out#0, x) destroys input 0");
+    assert_string_equal(p->applies[1].op, "AddInplace destroys input 0");
+    assert_int_equal(p->applies[1].out_bytes, 0);
+    assert_int_equal(p->applies[1].destroys, 0);
+    assert_true(p->n_rewrites > 0);
+    const char *csv = written(weft_profile_write_csv, p);
+    assert_non_null(strstr(csv, "id,name,op,class,calls,time_ns,percent,worker,critical,"
+                                "out_types,out_bytes,destroys\n0,\"Sleep(x)\",\"Sleep\","
+                                "\"Sleep\",1,"));
+    assert_non_null(strstr(csv, ",\"float64[8]\",0,0\n"));
+    const char *json = written(weft_profile_write_json, p);
+    assert_non_null(strstr(json, "\"name\": \"AddInplace(Sleep.out#0, x) destroys input 0\""));
+    assert_non_null(strstr(json, "\"format\": \"weft-profile\""));
+    weft_profile_destroy(p);
+    weft_tensor_release(x);
+    weft_function_destroy(f);
+}
+
+static void test_profile_trace_of_several_calls_and_dot(void **state)
+{
+    (void)state;
+    weft_function_t *f = known_costs(true, "calls");
+    weft_profile_t *snaps[2];
+    for (int k = 0; k < 2; k++) {
+        call_n(f, 1);
+        assert_int_equal(weft_profile_create(f, WEFT_PROFILE_LAST_CALL, &snaps[k]), WEFT_OK);
+    }
+    uint64_t offs[2] = {0, 1000000000ull};
+    static char buf[16384];
+    memset(buf, 0, sizeof buf);
+    FILE *m = fmemopen(buf, sizeof buf - 1, "w");
+    assert_int_equal(
+        weft_profile_write_trace_calls((const weft_profile_t *const *)snaps, offs, 2, m), WEFT_OK);
+    fclose(m);
+    size_t events = 0;
+    for (const char *c = buf; (c = strstr(c, "\"ph\": \"X\"")) != NULL; c++) events++;
+    assert_int_equal(events, 8);
+    assert_non_null(strstr(buf, "\"call\": 1"));
+    assert_int_equal(weft_profile_write_trace_calls(NULL, offs, 2, stdout), WEFT_EINVAL);
+    assert_int_equal(
+        weft_profile_write_trace_calls((const weft_profile_t *const *)snaps, offs, 0, stdout),
+        WEFT_EINVAL);
+    memset(buf, 0, sizeof buf);
+    m = fmemopen(buf, sizeof buf - 1, "w");
+    assert_int_equal(weft_profile_write_dot(f, snaps[1], m), WEFT_OK);
+    fclose(m);
+    assert_non_null(strstr(buf, "label=\"2: Add(Sleep.out#0, Sleep.out#1)\\nfloat64[8]\\n"));
+    assert_non_null(strstr(buf, "fillcolor=\"#ff"));
+    assert_int_equal(weft_profile_write_dot(NULL, snaps[1], stdout), WEFT_EINVAL);
+    for (int k = 0; k < 2; k++) weft_profile_destroy(snaps[k]);
     weft_function_destroy(f);
 }
 
@@ -268,6 +372,8 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         T(test_profile_known_costs_give_sums_and_critical_path),
         T(test_profile_text_report_contains_the_tables),
+        T(test_profile_rows_name_destroyed_input_types_and_bytes),
+        T(test_profile_trace_of_several_calls_and_dot),
         T(test_profile_trace_json_parses),
         T(test_profile_bad_arguments_return_exact_status),
         T(test_profile_env_reports_at_destroy_and_at_exit),

@@ -10,6 +10,9 @@ trap 'rm -rf "$work"' EXIT
 prefix=$work/prefix
 
 cmake --install "$build" --prefix "$prefix" >/dev/null
+# weft-prof is installed into bin/ and finds the installed library (RPATH)
+"$prefix/bin/weft-prof" --version | grep -qE '^weft-prof [0-9]+\.[0-9]+\.[0-9]+$'
+echo "install: bin/weft-prof --version ok"
 
 for kind in shared static; do
   cmake -S "$src" -B "$work/c-$kind" -DCMAKE_PREFIX_PATH="$prefix" \

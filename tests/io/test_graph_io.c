@@ -79,10 +79,26 @@ static weft_var_t *var(weft_graph_t *g, weft_dtype_t dt, int nd, const int64_t *
 /* Saves gr, loads the text into g2, saves again: the texts must be equal and
  * the loaded outputs structurally equal to the originals (inputs paired).
  * Returns the first text (free it) and the loaded graph in *loaded. */
+/* With WEFT_SAVED_GRAPHS_DIR set, every graph the round trips save is kept
+ * there as saved_N.json, for the schema check (tests/io/check_schema.sh). */
+static void keep_saved(const char *text)
+{
+    static int n;
+    const char *dir = getenv("WEFT_SAVED_GRAPHS_DIR");
+    if (!dir) return;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/saved_%d.json", dir, n++);
+    FILE *out = fopen(path, "w");
+    assert_non_null(out);
+    fputs(text, out);
+    assert_int_equal(fclose(out), 0);
+}
+
 static char *round_trip(fx_t *f, const weft_graph_io_t *gr, weft_graph_io_t *loaded)
 {
     char *t1 = NULL, *t2 = NULL;
     OK(weft_graph_io_save(gr, &t1));
+    keep_saved(t1);
     weft_status_t s = weft_graph_io_load(f->g2, t1, strlen(t1), "t1", loaded);
     if (s != WEFT_OK) fprintf(stderr, "load: %s\n%s", weft_graph_last_error(f->g2), t1);
     assert_int_equal(s, WEFT_OK);
@@ -542,6 +558,133 @@ static void test_io_malformed_files_name_line_or_key(void **state)
     assert_int_equal(weft_graph_io_load_file(f->g2, NULL, &ld), WEFT_EINVAL);
 }
 
+/* Exact message of loading text into g2 (status want). */
+static void expect_exact(fx_t *f, const char *text, weft_status_t want, const char *msg)
+{
+    weft_status_t s = load_text(f, text);
+    if (s != want) fprintf(stderr, "text: %s\nstatus %s\n", text, weft_status_name(s));
+    assert_int_equal(s, want);
+    assert_string_equal(weft_graph_last_error(f->g2), msg);
+}
+
+#define EXP_NODE(extra) \
+    HEAD IN0 "\"nodes\":[{\"op\":\"Exp\"," extra "\"inputs\":[0],\"outputs\":[1]}],\"outputs\":[1]}"
+#define SUM_NODE(kind) \
+    HEAD IN0 "\"nodes\":[{\"op\":\"Sum\",\"props\":{\"kind\":\"" kind "\",\"ndim\":1," \
+             "\"axes\":[0],\"keepdims\":false},\"inputs\":[0],\"outputs\":[1]}],\"outputs\":[1]}"
+
+static void test_io_unknown_keys_and_props_are_named(void **state)
+{
+    fx_t *f = *state;
+    static const struct {
+        const char *text, *msg;
+    } cases[] = {
+        {HEAD IN0 "\"nodes\":[],\"outputs\":[0],\"extra\":1}", "<top>: unknown key 'extra'"},
+        {HEAD "\"inputs\":[{\"id\":0,\"dtype\":\"float64\",\"shape\":[3],\"mutabel\":true}],"
+              "\"nodes\":[],\"outputs\":[0]}",
+         "inputs[0]: unknown key 'mutabel'"},
+        {HEAD "\"inputs\":[],\"constants\":[{\"id\":0,\"dtype\":\"int32\",\"shape\":[],"
+              "\"data\":[1],\"value\":1}],\"nodes\":[],\"outputs\":[0]}",
+         "constants[0]: unknown key 'value'"},
+        {EXP_NODE("\"name\":[\"e\"],"), "nodes[0]: unknown key 'name'"},
+        {HEAD IN0 "\"nodes\":[],\"outputs\":[0],\"updates\":[{\"input\":0,\"value\":0,"
+                  "\"when\":1}]}",
+         "updates[0]: unknown key 'when'"},
+        {EXP_NODE("\"props\":{\"inplace\":-1,\"inpalce\":0},"),
+         "nodes[0].props: unknown key 'inpalce' (Exp reads inplace)"},
+        {HEAD IN0 "\"nodes\":[{\"op\":\"Dot\",\"props\":{\"x\":1},\"inputs\":[0,0],"
+                  "\"outputs\":[1]}],\"outputs\":[1]}",
+         "nodes[0].props: unknown key 'x' (Dot reads no props)"},
+        {SUM_NODE("Mean"), "nodes[0].props: kind: 'Mean' on a Sum node (expected 'Sum')"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        expect_exact(f, cases[i].text, WEFT_EPARSE, cases[i].msg);
+    assert_int_equal(load_text(f, SUM_NODE("Sum")), WEFT_OK);
+}
+
+/* Add of a [2,3] and a [3] input. */
+#define BCAST_GRAPH \
+    HEAD "\"inputs\":[{\"id\":0,\"dtype\":\"float64\",\"shape\":[2,3]}," \
+         "{\"id\":1,\"dtype\":\"float64\",\"shape\":[3]}]," \
+         "\"nodes\":[{\"op\":\"Add\",\"inputs\":[0,1],\"outputs\":[2]}],\"outputs\":[2]}"
+
+/* Elementwise nodes left-pad lower-rank inputs, as weft_add does in C; a
+ * rejected node's creation site names the node, not a line. */
+static void test_io_elemwise_nodes_broadcast_as_in_c(void **state)
+{
+    fx_t *f = *state;
+    weft_graph_io_t ld;
+    OK(weft_graph_io_load(f->g2, BCAST_GRAPH, strlen(BCAST_GRAPH), "b.json", &ld));
+    const weft_apply_t *a = weft_var_owner(ld.outputs[0]);
+    char buf[256];
+    weft_apply_print(a, buf, sizeof buf);
+    assert_string_equal(buf, "Add(<float64[2,3]>, DimShuffle{order=(x,0)}.out)");
+    weft_graph_io_clear(&ld);
+    expect_exact(f,
+                 HEAD "\"inputs\":[{\"id\":0,\"dtype\":\"float64\",\"shape\":[2,3]},"
+                      "{\"id\":1,\"dtype\":\"float64\",\"shape\":[2]}],"
+                      "\"nodes\":[{\"op\":\"Add\",\"inputs\":[0,1],\"outputs\":[2]}],"
+                      "\"outputs\":[2]}",
+                 WEFT_ESHAPE,
+                 "nodes[0]: apply of Add at bad.json node 0: Add: input 0 has length 3 and input "
+                 "1 length 2 in dimension 1");
+}
+
+/* Loaded entries are at "FILE KIND N" with line 0, so messages print the
+ * entry's index as such ("b.json node 0"), never as a line ("b.json node:0"). */
+static void test_io_loaded_sites_name_entries(void **state)
+{
+    fx_t *f = *state;
+    weft_graph_io_t ld;
+    OK(weft_graph_io_load(f->g2, BCAST_GRAPH, strlen(BCAST_GRAPH), "b.json", &ld));
+    weft_apply_t *a = weft_var_owner(ld.outputs[0]);
+    const char *file = NULL;
+    int line = -1;
+    weft_apply_trace(a, &file, &line);
+    assert_string_equal(file, "b.json node 0");
+    assert_int_equal(line, 0);
+    line = -1; /* the DimShuffle padding input 1 is part of node 0 */
+    weft_apply_trace(weft_var_owner(weft_apply_input(a, 1)), &file, &line);
+    assert_string_equal(file, "b.json node 0");
+    assert_int_equal(line, 0);
+    line = -1;
+    weft_var_trace(ld.inputs[1], &file, &line);
+    assert_string_equal(file, "b.json input 1");
+    assert_int_equal(line, 0);
+    char buf[256], want[256];
+    weft_apply_describe(a, buf, sizeof buf);
+    snprintf(want, sizeof want, "apply %llu (Add, built at b.json node 0)",
+             (unsigned long long)weft_apply_id(a));
+    assert_string_equal(buf, want);
+    char *text = NULL; /* a later stage's message names the input entry */
+    weft_graph_io_t part = {1, ld.inputs, NULL, 1, ld.outputs, 0, NULL};
+    assert_int_equal(weft_graph_io_save(&part, &text), WEFT_EMISSING_INPUT);
+    assert_string_equal(weft_graph_last_error(f->g2),
+                        "weft_graph_io_save: variable <float64[3]> (created at b.json input 1) "
+                        "is a root but not among the inputs");
+    weft_graph_io_clear(&ld);
+}
+
+/* Mutability means the same in C and JSON: NULL flags save as false, and an
+ * absent "mutable" loads as false. */
+static void test_io_input_mutability_defaults_to_false(void **state)
+{
+    fx_t *f = *state;
+    int64_t s3[1] = {3};
+    weft_var_t *x = var(f->g, WEFT_FLOAT64, 1, s3, "x"), *y;
+    OKV(y = weft_exp(f->g, x));
+    weft_graph_io_t gr = {1, &x, NULL, 1, &y, 0, NULL}, ld;
+    char *text = round_trip(f, &gr, &ld);
+    assert_non_null(strstr(text, "\"mutable\":false"));
+    assert_false(ld.input_mutable[0]);
+    weft_graph_io_clear(&ld);
+    weft_graph_io_free_text(text);
+    const char *absent = EXP_NODE("");
+    OK(weft_graph_io_load(f->g2, absent, strlen(absent), NULL, &ld));
+    assert_false(ld.input_mutable[0]);
+    weft_graph_io_clear(&ld);
+}
+
 static void test_io_save_bad_graphs_rejected(void **state)
 {
     fx_t *f = *state;
@@ -605,6 +748,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_io_save_file_and_load_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_io_user_class_registered_round_trips, setup, teardown),
         cmocka_unit_test_setup_teardown(test_io_malformed_files_name_line_or_key, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_io_unknown_keys_and_props_are_named, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_io_elemwise_nodes_broadcast_as_in_c, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_io_loaded_sites_name_entries, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_io_input_mutability_defaults_to_false, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_io_save_bad_graphs_rejected, setup, teardown),
         cmocka_unit_test_setup_teardown(test_io_save_of_a_cycle_is_ecycle, setup, teardown),
     };

@@ -10,21 +10,21 @@
  *   callbench n=N threads=T ns_per_node=X dag_ns_per_task=Y
  *
  * Every sink of the graph is a function output (caller-supplied 0-d tensors,
- * so calls allocate nothing). No arguments: N=100000 at T=1 and T=2. */
+ * so calls allocate nothing). The small-node lines (graph=tanh_chain,
+ * graph=random_small) are small_nodes.c's. No arguments: every line at T=1
+ * and T=2 (the touch graph at N=100000). */
 #define _POSIX_C_SOURCE 200809L
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "callbench_int.h"
 #include "weft/weft.h"
 
-typedef struct shape {
-    uint32_t n;
-    uint32_t *off;  /* preds of i: pred[off[i] .. off[i+1]) */
-    uint32_t *pred;
-} shape_t;
+typedef callbench_shape_t shape_t;
 
 static uint64_t splitmix64(uint64_t *s)
 {
@@ -89,13 +89,7 @@ static const weft_op_class_t touch_class = {.size = sizeof(weft_op_class_t), .na
                                             .make_node = touch_make_node,
                                             .perform = touch_perform};
 
-typedef struct fn_bench {
-    weft_graph_t *g;
-    weft_function_t *f;
-    weft_tensor_t *x;
-    size_t n_out;
-    weft_tensor_t **outs;
-} fn_bench_t;
+typedef callbench_fn_t fn_bench_t;
 
 static void build_function(const shape_t *s, weft_pool_t *pool, fn_bench_t *b)
 {
@@ -140,7 +134,7 @@ static void build_function(const shape_t *s, weft_pool_t *pool, fn_bench_t *b)
     free(has_succ);
 }
 
-static void free_function(fn_bench_t *b)
+void callbench_fn_free(callbench_fn_t *b)
 {
     for (size_t k = 0; k < b->n_out; k++) weft_tensor_release(b->outs[k]);
     free(b->outs);
@@ -149,7 +143,7 @@ static void free_function(fn_bench_t *b)
     weft_graph_destroy(b->g);
 }
 
-static uint64_t now_ns(void)
+uint64_t callbench_now_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -158,9 +152,9 @@ static uint64_t now_ns(void)
 
 static double fn_run_ns(fn_bench_t *b)
 {
-    uint64_t t0 = now_ns();
+    uint64_t t0 = callbench_now_ns();
     weft_status_t st = weft_function_call(b->f, 1, &b->x, b->n_out, b->outs);
-    uint64_t t1 = now_ns();
+    uint64_t t1 = callbench_now_ns();
     if (st != WEFT_OK) die(weft_function_last_error(b->f), st);
     for (size_t k = 0; k < b->n_out; k++)
         if (weft_tensor_flat_get(b->outs[k], 0) != 1.0) die("output not marked", WEFT_EINVAL);
@@ -181,9 +175,9 @@ static weft_status_t dag_body(void *arg, const weft_task_ctx_t *ctx)
 
 static double dag_run_ns(weft_dag_run_t *run, uint32_t n)
 {
-    uint64_t t0 = now_ns();
+    uint64_t t0 = callbench_now_ns();
     weft_status_t st = weft_dag_run_execute(run, NULL);
-    uint64_t t1 = now_ns();
+    uint64_t t1 = callbench_now_ns();
     if (st != WEFT_OK) die("dag run", st);
     for (uint32_t i = 0; i < n; i++) {
         if (!atomic_load_explicit(&done[i], memory_order_relaxed)) die("dag check", WEFT_EINVAL);
@@ -212,16 +206,22 @@ static int cmp_d(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+double callbench_median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_d);
+    return v[n / 2];
+}
+
 static void bench(const shape_t *s, int threads, int reps)
 {
     weft_pool_t *pool;
     weft_status_t st = weft_pool_create(threads, NULL, &pool);
     if (st != WEFT_OK) die("pool", st);
     fn_bench_t fb;
-    uint64_t t0 = now_ns();
+    uint64_t t0 = callbench_now_ns();
     build_function(s, pool, &fb);
     fprintf(stderr, "callbench: graph + compile of %u nodes: %.0f ms\n", s->n,
-            (double)(now_ns() - t0) / 1e6);
+            (double)(callbench_now_ns() - t0) / 1e6);
     weft_dag_t *dag = build_dag(s);
     weft_dag_run_t *run;
     if ((st = weft_dag_run_create(dag, pool, NULL, &run)) != WEFT_OK) die("run", st);
@@ -232,16 +232,14 @@ static void bench(const shape_t *s, int threads, int reps)
         tf[r] = fn_run_ns(&fb);
         td[r] = dag_run_ns(run, s->n);
     }
-    qsort(tf, reps, sizeof *tf, cmp_d);
-    qsort(td, reps, sizeof *td, cmp_d);
     printf("callbench n=%u threads=%d ns_per_node=%.1f dag_ns_per_task=%.1f\n", s->n, threads,
-           tf[reps / 2] / s->n, td[reps / 2] / s->n);
+           callbench_median(tf, reps) / s->n, callbench_median(td, reps) / s->n);
     fflush(stdout);
     free(tf);
     free(td);
     weft_dag_run_destroy(run);
     weft_dag_destroy(dag);
-    free_function(&fb);
+    callbench_fn_free(&fb);
     weft_pool_destroy(pool);
 }
 
@@ -249,17 +247,25 @@ int main(int argc, char **argv)
 {
     long n = 100000, reps = 5;
     int threads = 0;
+    const char *graph = "all";
     for (int i = 1; i < argc; i++) {
         if (i + 1 < argc && !strcmp(argv[i], "--size")) n = atol(argv[++i]);
+        else if (i + 1 < argc && !strcmp(argv[i], "--graph")) graph = argv[++i];
         else if (i + 1 < argc && !strcmp(argv[i], "--threads")) threads = atoi(argv[++i]);
         else if (i + 1 < argc && !strcmp(argv[i], "--reps")) reps = atol(argv[++i]);
         else {
-            fprintf(stderr, "usage: %s [--size N] [--threads T] [--reps R]\n"
-                            "  no arguments: N=100000 at T=1 and T=2, R=5\n", argv[0]);
+            fprintf(stderr, "usage: %s [--graph all|touch|tanh_chain|random_small] [--size N] "
+                            "[--threads T] [--reps R]\n"
+                            "  no arguments: every graph at T=1 and T=2; touch: N=100000, "
+                            "R=5; tanh_chain: N=1000; random_small: N=10000\n", argv[0]);
             return 2;
         }
     }
-    if (n < 1 || n > (1L << 30) || reps < 1 || threads < 0) {
+    bool all = !strcmp(graph, "all"), touch = all || !strcmp(graph, "touch");
+    bool chain = all || !strcmp(graph, "tanh_chain"), rnd = all || !strcmp(graph, "random_small");
+    if (!all && !strcmp(graph, "tanh_chain") && n == 100000) n = 1000;
+    if (!all && !strcmp(graph, "random_small") && n == 100000) n = 10000;
+    if (n < 2 || n > (1L << 30) || reps < 1 || threads < 0 || !(touch || chain || rnd)) {
         fprintf(stderr, "callbench: bad arguments\n");
         return 2;
     }
@@ -267,9 +273,11 @@ int main(int argc, char **argv)
     make_shape(&s, (uint32_t)n);
     done = calloc((size_t)n, sizeof *done);
     if (!done) die("done", WEFT_ENOMEM);
-    if (threads) bench(&s, threads, (int)reps);
-    else
-        for (int t = 1; t <= 2; t++) bench(&s, t, (int)reps);
+    for (int t = threads ? threads : 1; t <= (threads ? threads : 2); t++) {
+        if (touch) bench(&s, t, (int)reps);
+        if (chain) callbench_small("tanh_chain", NULL, all ? 1000 : (uint32_t)n, t, "fast_run");
+        if (rnd) callbench_small("random_small", &s, all ? 10000 : (uint32_t)n, t, "fast_run");
+    }
     free((void *)done);
     free(s.off);
     free(s.pred);

@@ -29,7 +29,8 @@
 
 #include "mlp_train_core.h"
 
-#define MAX_THREADS 2
+#define MAX_THREADS 8     /* --threads up to this (issue 15 asks for steady_allocs at 8) */
+#define DEFAULT_THREADS 2 /* no --threads: T = 1 and 2 */
 
 typedef struct opts {
     int batch, threads, steps, width, print_graph, shards, block, impls;
@@ -180,7 +181,7 @@ static int add_conf(run_t *r, const mlp_config_t *cfg, mlp_impl_t impl, int thre
 /* weft at each shard count and thread count, then hand-C at each thread count. */
 static int make_confs(run_t *r, const opts_t *o, int batch, weft_pool_t **pools, int steps)
 {
-    int t_lo = o->threads ? o->threads : 1, t_hi = o->threads ? o->threads : MAX_THREADS;
+    int t_lo = o->threads ? o->threads : 1, t_hi = o->threads ? o->threads : DEFAULT_THREADS;
     int s_lo = o->shards ? o->shards : 1, s_hi = o->shards ? o->shards : 2;
     mlp_config_t cfg = {batch, o->width, o->lr, o->seed, 1, o->exclude};
     int rc = 0;
@@ -301,8 +302,8 @@ int main(int argc, char **argv)
         /* shards 0 (not given): the plain model graph */
         return mlp_save_graph(&cfg, o.save) == WEFT_OK ? 0 : 1;
     }
-    weft_pool_t *pools[MAX_THREADS] = {NULL, NULL};
-    for (int t = 1; !rc && t <= MAX_THREADS; t++)
+    weft_pool_t *pools[MAX_THREADS] = {NULL};
+    for (int t = 1; !rc && t <= (o.threads ? o.threads : DEFAULT_THREADS); t++)
         if ((!o.threads || o.threads == t) && weft_pool_create(t, NULL, &pools[t - 1]) != WEFT_OK)
             rc = 1;
     int batches[2] = {64, 1024}, nb = o.batch ? 1 : 2;

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages weft needs to build, test and benchmark, when
-# any is missing (python3-numpy only for the NumPy differential test;
+# any is missing (python3-numpy only for the NumPy differential test,
+# python3-jsonschema for the JSON graph schema test;
 # libclang-rt-14-dev, clang's sanitizer and libFuzzer runtimes, which clang
 # only recommends, for the libFuzzer targets). Runs apt-get as root (directly,
 # or through sudo when not root). CMake itself never installs anything.
@@ -14,7 +15,7 @@ PACKAGES=(
   build-essential cmake ninja-build pkg-config clang libclang-rt-dev
   libopenblas-dev liblapacke-dev libhwloc-dev libcmocka-dev libjansson-dev
   libtbb-dev libomp-dev time
-  python3 python3-numpy libclang-rt-14-dev
+  python3 python3-numpy python3-jsonschema libclang-rt-14-dev
 )
 
 missing=()

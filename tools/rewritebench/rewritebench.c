@@ -13,6 +13,8 @@
  * the MLP the intermediate buffers one call allocates (outputs that are
  * neither views nor destroys) before and after the inplace rewrite:
  *   rewritebench graph=mlp inplace buffers_before=X buffers_after=Y
+ * Also the wide-graph lines (GRAPH widegraphs, widebench.c):
+ *   rewritebench wide graph=NAME ... ratio=R ... peak_ratio=P ...
  * Usage: weft-rewrite-bench [GRAPH...]  (no argument: every line). */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <stdbool.h>
@@ -22,16 +24,8 @@
 #include <time.h>
 
 #include "weft/weft.h"
-
-#define CHECK(x)                                                                      \
-    do {                                                                              \
-        weft_status_t st_ = (x);                                                      \
-        if (st_ != WEFT_OK) {                                                         \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x,                \
-                    weft_status_name(st_));                                           \
-            exit(1);                                                                  \
-        }                                                                             \
-    } while (0)
+#include "bench_check.h"
+#include "widebench.h"
 
 typedef struct built {
     size_t n_in, n_out;
@@ -130,10 +124,7 @@ static weft_fgraph_t *make_fgraph(weft_graph_t *g, built_t *b)
     o.clone = false;
     o.input_mutable = b->mut;
     weft_fgraph_t *fg;
-    if (weft_graph_error(g) != WEFT_OK) { /* the graph's one construction check */
-        fprintf(stderr, "weft-rewrite-bench: %s\n", weft_graph_error_message(g));
-        exit(1);
-    }
+    CHECK_GRAPH(g); /* the graph's one construction check */
     CHECK(weft_fgraph_create(g, b->n_in, b->in, b->n_out, b->out, &o, NULL, &fg));
     return fg;
 }
@@ -250,5 +241,8 @@ int main(int argc, char **argv)
         for (int a = 1; a < argc; a++) want |= strcmp(argv[a], graphs[i].name) == 0;
         if (want) run(graphs[i].name, graphs[i].kind, graphs[i].n);
     }
+    bool wide = argc < 2;
+    for (int a = 1; a < argc; a++) wide |= strcmp(argv[a], "widegraphs") == 0;
+    if (wide) weft__widebench_run();
     return 0;
 }

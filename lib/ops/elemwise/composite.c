@@ -239,8 +239,11 @@ static weft_status_t prepare_output(const composite_props_t *p, weft_tensor_t *c
     return WEFT_OK;
 }
 
-static weft_status_t composite_perform(const weft_apply_t *node, weft_tensor_t *const *inputs,
-                                       weft_tensor_t **outputs, weft_kernel_ctx_t *ctx)
+/* The first run with an input geometry: every check, then a plan carrying
+ * the program as its payload (docs/execution.md §3.7). */
+static weft_status_t composite_plan_and_run(const weft_apply_t *node,
+                                            weft_tensor_t *const *inputs,
+                                            weft_tensor_t **outputs, weft_kernel_ctx_t *ctx)
 {
     const composite_props_t *p = weft_op_props(weft_apply_op(node));
     const weft_type_t *ot = weft_var_type(weft_apply_output(node, 0));
@@ -257,10 +260,27 @@ static weft_status_t composite_perform(const weft_apply_t *node, weft_tensor_t *
     weft_tensor_t *ops[MAX_IN + 1];
     ops[0] = outputs[0];
     memcpy(ops + 1, inputs, n_in * sizeof *ops);
-    st = weft__ew_loop_run(ctx, n_in + 1, ops, ndim, shape, composite_row, &pr,
-                           program_split_min(p));
+    weft__ew_plan_t spec = {.node = node, .n_in = (uint8_t)n_in, .ndim = (uint8_t)ndim,
+                            .inplace = (int8_t)p->inplace, .kind = -1, .odt = dt,
+                            .compute = dt, .fn = composite_row,
+                            .min_split = program_split_min(p)};
+    weft__ew_plan_buf_t buf;
+    const weft__ew_plan_t *plan =
+        weft__ew_plan_build_with(ctx, &spec, ot, shape, inputs, ops, &pr, sizeof pr, &buf);
+    st = weft__ew_plan_loop(ctx, plan, ops[0], ops + 1);
     return st == WEFT_OK ? WEFT_OK
                          : weft_kernel_error(ctx, st, "cannot split the loop over workers");
+}
+
+_Static_assert(sizeof(program_t) <= WEFT__EW_PLAN_PAYLOAD_MAX, "the program fits a plan");
+
+/* A run whose inputs have the cached plan's geometry skips every decision. */
+static weft_status_t composite_perform(const weft_apply_t *node, weft_tensor_t *const *inputs,
+                                       weft_tensor_t **outputs, weft_kernel_ctx_t *ctx)
+{
+    const weft__ew_plan_t *plan = weft__ew_plan_cached(ctx, node, inputs);
+    if (plan) return weft__ew_plan_run(ctx, plan, inputs, inputs, outputs);
+    return composite_plan_and_run(node, inputs, outputs, ctx);
 }
 
 /* ---- hooks -------------------------------------------------------------------------- */

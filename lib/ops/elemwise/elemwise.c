@@ -7,6 +7,7 @@
 
 #include "graph/ctor_int.h"
 #include "ops_int.h"
+#include "tensor/kernel_int.h" /* ctx->out_typed */
 #include "weft/json_props.h"
 #include "weft/kernel.h"
 
@@ -250,10 +251,11 @@ static weft_status_t ew_loop_range(void *arg, size_t begin, size_t end)
     char *base[WEFT__ITER_MAX_OPS];
     const int64_t *sp[WEFT__ITER_MAX_OPS];
     int64_t shape[WEFT_MAX_NDIM];
-    memcpy(shape, l->shape, sizeof shape);
+    memcpy(shape, l->shape, (size_t)l->ndim * sizeof *shape);
     shape[l->axis] = (int64_t)(end - begin);
     for (int o = 0; o < l->nop; o++) {
-        base[o] = l->base[o] + (int64_t)begin * l->st[o][l->axis] * (int64_t)l->isz[o];
+        int64_t skip = begin ? (int64_t)begin * l->st[o][l->axis] : 0; /* 0-d: no strides */
+        base[o] = l->base[o] + skip * (int64_t)l->isz[o];
         sp[o] = l->st[o];
     }
     weft__iter_rows(l->ndim, shape, l->nop, base, sp, l->isz, l->fn, l->fn_arg);
@@ -279,7 +281,12 @@ weft_status_t weft__ew_loop_run(weft_kernel_ctx_t *ctx, size_t nop, weft_tensor_
                                 int ndim, const int64_t *shape, weft__row_fn fn, void *fn_arg,
                                 int64_t min_split)
 {
-    ew_loop_t l = { .nop = (int)nop, .ndim = ndim, .axis = 0, .fn = fn, .fn_arg = fn_arg };
+    ew_loop_t l; /* not zero-initialized: only the first nop x ndim strides are used */
+    l.nop = (int)nop;
+    l.ndim = ndim;
+    l.axis = 0;
+    l.fn = fn;
+    l.fn_arg = fn_arg;
     int64_t count = 1;
     for (int d = 0; d < ndim; d++) {
         l.shape[d] = shape[d];
@@ -310,22 +317,6 @@ int64_t weft__ew_split_min(weft_elemwise_kind_t kind)
     return kind_is_costly(kind) ? WEFT__EW_SPLIT_COSTLY : WEFT__EW_SPLIT_CHEAP;
 }
 
-/* fresh: the output is a new buffer (not an input written in place), so a
- * large one may be written with streaming stores (elemwise_kernels.c). */
-static weft_status_t run_kernel(weft_elemwise_kind_t k, weft_dtype_t compute, ew_run_t *r,
-                                size_t nop, int ndim, const int64_t *shape, bool fresh,
-                                weft_kernel_ctx_t *ctx)
-{
-    weft__row_fn fn = k == WEFT_ELEMWISE_CAST
-                          ? weft__convert_fn(compute, weft_tensor_dtype(r->ops[1]))
-                          : weft__elemwise_kernel(k, compute);
-    /* A non-NULL arg tells the kernels the output is fresh: large rows may
-     * then be written with streaming stores (elemwise_kernels.c). */
-    static const int fresh_marker = 1;
-    return weft__ew_loop_run(ctx, nop, r->ops, ndim, shape, fn,
-                             fresh ? (void *)&fresh_marker : NULL, weft__ew_split_min(k));
-}
-
 static weft_status_t prepare_output(const weft_op_t *op, weft_tensor_t *const *in,
                                     weft_tensor_t **cell, weft_dtype_t odt, int ndim,
                                     const int64_t *shape, weft_kernel_ctx_t *ctx)
@@ -343,8 +334,45 @@ static weft_status_t prepare_output(const weft_op_t *op, weft_tensor_t *const *i
     return WEFT_OK;
 }
 
-static weft_status_t elemwise_perform(const weft_apply_t *node, weft_tensor_t *const *inputs,
-                                      weft_tensor_t **outputs, weft_kernel_ctx_t *ctx)
+/* A non-NULL row-kernel arg tells the kernels the output is fresh (not an
+ * input written in place): large rows may then be written with streaming
+ * stores (elemwise_kernels.c). */
+static const int fresh_marker = 1;
+
+/* What the node's op decides, before any geometry: the plan's spec fields. */
+static void plan_spec(const weft_op_t *op, weft_dtype_t odt, weft_dtype_t compute,
+                      weft_tensor_t *const *in, weft__ew_plan_t *p)
+{
+    weft_elemwise_kind_t k = op_kind(op);
+    p->kind = (int)k;
+    p->n_in = (uint8_t)kind_arity[k];
+    p->inplace = (int8_t)op_props(op)->inplace;
+    p->odt = odt;
+    p->compute = compute;
+    p->fn = k == WEFT_ELEMWISE_CAST ? weft__convert_fn(compute, weft_tensor_dtype(in[0]))
+                                    : weft__elemwise_kernel(k, compute);
+    p->fn_arg = p->inplace < 0 ? (void *)&fresh_marker : NULL;
+    p->min_split = weft__ew_split_min(k);
+}
+
+/* The run of a node with plan p: inputs converted when the plan says so,
+ * then the plan's output and loop. */
+static weft_status_t planned_run(const weft__ew_plan_t *p, weft_tensor_t *const *in,
+                                 weft_tensor_t **out, weft_kernel_ctx_t *ctx)
+{
+    if (!p->convert) return weft__ew_plan_run(ctx, p, in, in, out);
+    ew_run_t r = {{NULL}, {NULL}};
+    weft_status_t st =
+        convert_inputs((weft_elemwise_kind_t)p->kind, p->compute, in, p->n_in, &r, ctx);
+    if (st == WEFT_OK) st = weft__ew_plan_run(ctx, p, in, r.ops + 1, out);
+    for (size_t i = 0; i < WEFT__ITER_MAX_OPS; i++) weft_kernel_scratch_done(ctx, r.tmp[i]);
+    return st;
+}
+
+/* The first run of a node with its input geometry: every check, the shape,
+ * then the plan, cached for the next runs, and the loop. */
+static weft_status_t plan_and_run(const weft_apply_t *node, weft_tensor_t *const *inputs,
+                                  weft_tensor_t **outputs, weft_kernel_ctx_t *ctx)
 {
     const weft_op_t *op = weft_apply_op(node);
     weft_elemwise_kind_t k = op_kind(op);
@@ -362,12 +390,27 @@ static weft_status_t elemwise_perform(const weft_apply_t *node, weft_tensor_t *c
     st = convert_inputs(k, compute, inputs, n_in, &r, ctx);
     if (st == WEFT_OK) st = prepare_output(op, inputs, &outputs[0], odt, ndim, shape, ctx);
     if (st == WEFT_OK) {
+        weft__ew_plan_buf_t buf;
+        weft__ew_plan_t spec = {.ndim = (uint8_t)ndim, .node = node};
+        plan_spec(op, odt, compute, inputs, &spec);
+        for (size_t i = 0; i < n_in; i++) spec.convert |= r.tmp[i + 1] != NULL;
         r.ops[0] = outputs[0];
-        st = run_kernel(k, compute, &r, n_in + 1, ndim, shape, op_props(op)->inplace < 0, ctx);
+        const weft__ew_plan_t *p = weft__ew_plan_build(ctx, &spec, ot, shape, inputs, r.ops, &buf);
+        st = weft__ew_plan_loop(ctx, p, r.ops[0], r.ops + 1);
         if (st != WEFT_OK) st = weft_kernel_error(ctx, st, "cannot split the loop over workers");
     }
     for (size_t i = 0; i < WEFT__ITER_MAX_OPS; i++) weft_kernel_scratch_done(ctx, r.tmp[i]);
     return st;
+}
+
+/* A run whose inputs have the dtypes, shapes and strides of the cached plan
+ * skips every decision (docs/execution.md §3.7). */
+static weft_status_t elemwise_perform(const weft_apply_t *node, weft_tensor_t *const *inputs,
+                                      weft_tensor_t **outputs, weft_kernel_ctx_t *ctx)
+{
+    const weft__ew_plan_t *p = weft__ew_plan_cached(ctx, node, inputs);
+    if (p) return planned_run(p, inputs, outputs, ctx);
+    return plan_and_run(node, inputs, outputs, ctx);
 }
 
 /* ---- class hooks ----------------------------------------------------------------- */

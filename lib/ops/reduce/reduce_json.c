@@ -27,6 +27,21 @@ static weft_status_t get_kind(const weft_json_props_t *p, int32_t *kind)
                         : weft_json_props_error(p, WEFT_EPARSE, "kind: unknown kind '%s'", name);
 }
 
+/* The kind a class allows: a reduction class its own (a Sum node with
+ * "kind": "Mean" would print as Sum and compute a mean), Argmax "Max";
+ * ReduceGrad, the gradient of any kind, every kind. */
+static weft_status_t check_kind(const weft_json_props_t *p, const weft_op_class_t *cls,
+                                int32_t kind)
+{
+    const char *name = weft__reduce_kind_name((weft_reduce_kind_t)kind), *want = NULL;
+    for (int k = 0; k < WEFT_REDUCE_KIND_COUNT; k++)
+        if (strcmp(cls->name, weft__reduce_kind_name((weft_reduce_kind_t)k)) == 0) want = cls->name;
+    if (strcmp(cls->name, "Argmax") == 0) want = "Max";
+    if (!want || strcmp(want, name) == 0) return WEFT_OK;
+    return weft_json_props_error(p, WEFT_EPARSE, "kind: '%s' on a %s node (expected '%s')", name,
+                                 cls->name, want);
+}
+
 weft_status_t weft__reduce_props_to_json(const weft_op_t *op, weft_json_props_t *p)
 {
     const weft__reduce_props_t *r = weft_op_props(op);
@@ -41,6 +56,7 @@ weft_status_t weft__reduce_props_from_json(weft_graph_t *g, const weft_op_class_
     weft__reduce_props_t r;
     memset(&r, 0, sizeof(r));
     weft_status_t s = get_kind(p, &r.kind);
+    if (s == WEFT_OK) s = check_kind(p, cls, r.kind);
     if (s == WEFT_OK) s = weft__props_fields_get(p, &reduce_fields, &r);
     return s != WEFT_OK ? s : weft_op_create(g, cls, &r, out);
 }

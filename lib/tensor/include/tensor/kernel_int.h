@@ -4,6 +4,8 @@
 #ifndef WEFT_KERNEL_INT_H
 #define WEFT_KERNEL_INT_H
 
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -49,6 +51,20 @@ struct weft_kernel_ctx {
     weft_tensor_t **out_cells;
     weft_tensor_t **stash;
     uint32_t n_out;
+    /* The node's plan cell (docs/execution.md §3.7), or NULL when the runtime
+     * keeps no plans (the sequential evaluator, constant folding): what a
+     * kernel decided on an earlier run of this node with the same input
+     * geometry. The cell belongs to one node of one call state, so one
+     * thread at a time uses it, and calls are ordered by the call
+     * boundary. It holds NULL or a block of weft__kernel_plan_store. Set by
+     * the runtime after init, with plan_builds: the counter that block
+     * (re)builds add to (relaxed: a statistic). */
+    void **plan;
+    _Atomic uint64_t *plan_builds;
+    /* Set by a kernel whose outputs match their variables' types by
+     * construction (checked when its plan was built): the runtime then
+     * skips its output check. */
+    bool out_typed;
     weft_status_t status;
     char msg[WEFT__KERNEL_MSG_CAP];
 };
@@ -85,7 +101,20 @@ static inline void weft__kernel_ctx_init(weft_kernel_ctx_t *ctx, weft__kernel_al
     ctx->threads = 1;
     ctx->out_cells = ctx->stash = NULL;
     ctx->n_out = 0;
+    ctx->plan = NULL;
+    ctx->plan_builds = NULL;
+    ctx->out_typed = false;
     weft__kernel_ctx_reset(ctx);
 }
+
+/* Caches the plan src[0..bytes) in ctx's plan cell: copied into the block
+ * already there when it is large enough, else into a new block (the old one
+ * freed), and counted in plan_builds. Returns the cached copy, or src when
+ * ctx has no plan cell or no block could be allocated (the plan then serves
+ * this run only). A plan is plain data: it owns no memory and holds no
+ * reference. */
+void *weft__kernel_plan_store(weft_kernel_ctx_t *ctx, const void *src, size_t bytes);
+/* Frees a block of weft__kernel_plan_store (NULL: nothing). */
+void weft__kernel_plan_free(void *plan);
 
 #endif /* WEFT_KERNEL_INT_H */

@@ -143,6 +143,13 @@ void weft__iter_rows(int ndim, const int64_t *shape, int nop, char *const *base,
                      const int64_t *const *strides, const size_t *isz, weft__row_fn fn,
                      void *arg);
 
+/* Whether weft__iter_rows over this geometry makes at most one row call:
+ * then *n is that call's element count (0: no call, an empty shape) and
+ * s[0..nop) its strides, exactly as weft__iter_rows would pass them, so a
+ * caller that decided this once may call the row kernel itself. */
+bool weft__iter_one_row(int ndim, const int64_t *shape, int nop, const int64_t *const *strides,
+                        size_t *n, int64_t *s);
+
 /* The row kernel converting operand 1 (dtype src) into operand 0 (dtype dst). */
 weft__row_fn weft__convert_fn(weft_dtype_t dst, weft_dtype_t src);
 
