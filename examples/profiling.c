@@ -9,10 +9,11 @@
  *   2. calls it twice to warm up, discards that (weft_profile_reset), calls
  *      it five more times,
  *   3. writes the text report (the PyTensor-style "Function profiling"
- *      block, then the Class, Ops and Apply tables) to profile.txt,
+ *      block, then the Class, Ops and Apply tables) to profile.txt and the
+ *      same as data to profile.json (docs/profiling.md has the format),
  *   4. writes the last call as a Chrome trace to trace.json: open it in
  *      chrome://tracing or https://ui.perfetto.dev, one track per worker.
- * Both files go to the folder given as the first argument (default: the
+ * The files go to the folder given as the first argument (default: the
  * current folder). What it prints is what does not depend on timings: the
  * call and node counts, the op classes by name, and the checks of the files.
  *
@@ -175,12 +176,20 @@ static size_t count(const char *text, const char *what)
     return n;
 }
 
-static void check_report(FILE *fp, const char *function)
+static bool parses(const char *text)
 {
-    char *text = read_all(fp);
+    const char *end = json_value(text);
+    return end && *json_ws(end) == '\0';
+}
+
+static void check_report(FILE *fp, FILE *json, const char *function)
+{
+    char *text = read_all(fp), *data = read_all(json);
     printf("profile.txt: report of %s with its Apply table: %s\n", function,
            strstr(text, function) && strstr(text, "Apply") ? "OK" : "MISSING");
+    printf("profile.json: parses as JSON: %s\n", parses(data) ? "OK" : "NO");
     free(text);
+    free(data);
 }
 
 /* The trace parses as JSON and has one complete event per node run of the
@@ -188,10 +197,8 @@ static void check_report(FILE *fp, const char *function)
 static void check_trace(FILE *fp, size_t nodes)
 {
     char *text = read_all(fp);
-    const char *end = json_value(text);
-    bool parses = end && *json_ws(end) == '\0';
     size_t events = count(text, "\"ph\":\"X\"") + count(text, "\"ph\": \"X\"");
-    printf("trace.json: parses as JSON: %s; one event per node: %s\n", parses ? "OK" : "NO",
+    printf("trace.json: parses as JSON: %s; one event per node: %s\n", parses(text) ? "OK" : "NO",
            events == nodes ? "OK" : "NO");
     free(text);
 }
@@ -215,13 +222,16 @@ int main(int argc, char **argv)
            (unsigned long long)total->calls, total->n_applies);
     print_classes(total);
 
-    FILE *report = open_in(dir, "profile.txt"), *trace = open_in(dir, "trace.json");
+    FILE *report = open_in(dir, "profile.txt"), *json = open_in(dir, "profile.json");
+    FILE *trace = open_in(dir, "trace.json");
     CHECK(weft_profile_print(total, 0, report)); /* 0: the first 20 rows of each table */
+    CHECK(weft_profile_write_json(total, json));
     CHECK(weft_profile_write_trace(last, trace));
-    check_report(report, total->function);
+    check_report(report, json, total->function);
     check_trace(trace, last->n_applies);
 
     fclose(report);
+    fclose(json);
     fclose(trace);
     weft_profile_destroy(last);
     weft_profile_destroy(total);
