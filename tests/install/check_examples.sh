@@ -3,7 +3,7 @@
 # Installs BUILD_DIR into a fresh prefix, then builds the installed examples
 # (share/doc/weft/examples) standalone against it with find_package(weft) and
 # with pkg-config, runs every example and compares its output with the
-# installed expected/ files.
+# installed expected/ files (one per example).
 set -euo pipefail
 build=$1
 work=$(mktemp -d)
@@ -17,7 +17,9 @@ cmake -S "$src" -B "$work/ex" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
 cmake --build "$work/ex" >/dev/null
 libdir=$(ls -d "$prefix"/lib*/pkgconfig | head -n1)
 export PKG_CONFIG_PATH=$libdir
-for ex in mlp_shared custom_op; do
+cd "$work" # where example_profiling writes its files
+for expected in "$src"/expected/*.txt; do
+  ex=$(basename "$expected" .txt)
   diff <("$work/ex/example_$ex") "$src/expected/$ex.txt"
   cc -std=c11 "$src/$ex.c" -o "$work/pc-$ex" $(pkg-config --cflags --libs weft) -lm
   diff <("$work/pc-$ex") "$src/expected/$ex.txt"
