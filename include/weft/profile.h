@@ -69,14 +69,13 @@ typedef struct weft_profile_apply {
      * and in place, and in another compile of the same graph; what the
      * compile option cost_profile matches nodes by. */
     uint64_t key;
-    /* In-place nodes (the op destroys an input; docs/rewrites.md §6.6):
+    /* In-place nodes (destroys >= 0; docs/rewrites.md §6.6):
      * inplace_bytes, the bytes of the output written into the destroyed
      * input instead of a new buffer (0 when the output's static shape has an
      * unknown length; 0 for other nodes); inplace_orderings, the ordering
      * edges of the task DAG into this node that carry no data (readers of
      * the destroyed value that must finish first: 0 means the in-place
      * choice cost no parallelism). */
-    bool in_place;
     uint64_t inplace_bytes;
     uint32_t inplace_orderings;
     const char *out_types;   /* static output types, e.g. "float64[64,256]" ("?": unknown) */

@@ -43,12 +43,14 @@ static void json_summary(const weft_profile_t *p, FILE *out)
                  " \"node_time_ns\": %llu,\n \"parallelism\": %.6g,\n"
                  " \"critical_path_ns\": %llu,\n \"ideal_speedup\": %.6g,\n"
                  " \"compile_time_ns\": %llu,\n \"rewrite_time_ns\": %llu,\n"
-                 " \"peak_bytes\": %llu,\n \"workers\": %u,\n \"worker_idle_ns\": ",
+                 " \"peak_bytes\": %llu,\n \"arena_bytes\": %llu,\n"
+                 " \"sequential_peak_bytes\": %llu,\n \"workers\": %u,\n \"worker_idle_ns\": ",
             (unsigned long long)p->calls, (unsigned long long)p->call_time_ns,
             (unsigned long long)p->run_time_ns, (unsigned long long)p->node_time_ns,
             p->parallelism, (unsigned long long)p->critical_path_ns, p->ideal_speedup,
             (unsigned long long)p->compile_time_ns, (unsigned long long)p->rewrite_time_ns,
-            (unsigned long long)p->peak_bytes, p->workers);
+            (unsigned long long)p->peak_bytes, (unsigned long long)p->arena_bytes,
+            (unsigned long long)p->sequential_peak_bytes, p->workers);
     json_u64s(p->worker_idle_ns, p->workers, out);
     fprintf(out, ",\n \"worker_busy_ns\": ");
     json_u64s(p->worker_busy_ns, p->workers, out);
@@ -66,8 +68,11 @@ static void json_apply(const weft_profile_apply_t *a, FILE *out)
             (unsigned long long)a->start_ns, (unsigned long long)a->end_ns,
             a->on_critical_path ? "true" : "false");
     json_str(a->out_types, out);
-    fprintf(out, ", \"out_bytes\": %llu, \"destroys\": %d}", (unsigned long long)a->out_bytes,
-            a->destroys);
+    fprintf(out,
+            ", \"out_bytes\": %llu, \"destroys\": %d, \"inplace_bytes\": %llu, "
+            "\"inplace_orderings\": %u}",
+            (unsigned long long)a->out_bytes, a->destroys, (unsigned long long)a->inplace_bytes,
+            a->inplace_orderings);
 }
 
 static void json_groups(const char *key, const weft_profile_group_t *g, size_t n, FILE *out)
@@ -132,7 +137,7 @@ weft_status_t weft_profile_write_csv(const weft_profile_t *p, FILE *out)
 {
     if (!p || !out) return WEFT_EINVAL;
     fprintf(out, "id,name,op,class,calls,time_ns,percent,worker,critical,out_types,out_bytes,"
-                 "destroys\n");
+                 "destroys,inplace_bytes,inplace_orderings\n");
     for (size_t i = 0; i < p->n_applies; i++) {
         const weft_profile_apply_t *a = &p->applies[i];
         fprintf(out, "%u,", a->index);
@@ -144,7 +149,8 @@ weft_status_t weft_profile_write_csv(const weft_profile_t *p, FILE *out)
         fprintf(out, ",%llu,%llu,%.6g,%u,%d,", (unsigned long long)a->calls,
                 (unsigned long long)a->time_ns, a->percent, a->worker, a->on_critical_path);
         csv_str(a->out_types, out);
-        fprintf(out, ",%llu,%d\n", (unsigned long long)a->out_bytes, a->destroys);
+        fprintf(out, ",%llu,%d,%llu,%u\n", (unsigned long long)a->out_bytes, a->destroys,
+                (unsigned long long)a->inplace_bytes, a->inplace_orderings);
     }
     return ferror(out) ? WEFT_EIO : WEFT_OK;
 }

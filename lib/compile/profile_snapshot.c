@@ -62,7 +62,6 @@ static void copy_locked(const weft_function_t *f, weft_profile_scope_t scope, sn
         r->start_ns = a->last_start[i];
         r->end_ns = a->last_end[i];
         r->key = a->node_key[i];
-        r->in_place = weft__apply_destroys(f->nodes[i].apply);
         r->inplace_bytes = a->inplace_bytes[i];
         r->inplace_orderings = a->inplace_ord[i];
     }

@@ -33,7 +33,7 @@ static void print_inplace(const weft_profile_t *p, size_t rows, FILE *out)
     fprintf(out, "In-place\n--------\n<id> <bytes saved> <orderings added> <Apply name>\n");
     for (size_t i = 0; i < p->n_applies; i++) {
         const weft_profile_apply_t *r = &p->applies[i];
-        if (!r->in_place) continue;
+        if (r->destroys < 0) continue;
         if (n++ < rows)
             fprintf(out, "  %4u  %11llu  %3u  %s\n", r->index,
                     (unsigned long long)r->inplace_bytes, r->inplace_orderings, r->name);
