@@ -82,19 +82,26 @@ static void run_fail(weft_dag_run_t *run, uint32_t u, weft_status_t st)
     atomic_store_explicit(&run->stop, 1, memory_order_relaxed); // relaxed: a skip hint
 }
 
-static void run_body(weft_dag_run_t *run, const weft_task_ctx_t *ctx, uint32_t u)
+static void run_body_profiled(weft_dag_run_t *run, const weft_task_ctx_t *ctx, uint32_t u)
 {
     const weft__dag_node_t *nd = &run->dag->nodes[u];
-    if (WEFT_LIKELY(!run->t_start)) {
-        weft_status_t st = nd->fn(nd->arg, ctx);
-        if (WEFT_UNLIKELY(st != WEFT_OK)) run_fail(run, u, st);
-        return;
-    }
     run->t_start[u] = weft__now_ns();
     weft_status_t st = nd->fn(nd->arg, ctx);
     run->t_end[u] = weft__now_ns();
     run->t_worker[u] = ctx->worker;
     if (st != WEFT_OK) run_fail(run, u, st);
+}
+
+/* Small, so that both executors (run_chain, run_sequential) inline it. */
+static inline void run_body(weft_dag_run_t *run, const weft_task_ctx_t *ctx, uint32_t u)
+{
+    if (WEFT_UNLIKELY(run->t_start != NULL)) {
+        run_body_profiled(run, ctx, u);
+        return;
+    }
+    const weft__dag_node_t *nd = &run->dag->nodes[u];
+    weft_status_t st = nd->fn(nd->arg, ctx);
+    if (WEFT_UNLIKELY(st != WEFT_OK)) run_fail(run, u, st);
 }
 
 /* Apply one decrement for successor entry s; true if s is now ready. */
