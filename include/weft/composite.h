@@ -31,7 +31,11 @@
  * weft_grad through a Composite is WEFT_ENOGRAD naming the node.
  *
  * Ownership: borrows g and the inputs (variables of g); the output is owned
- * by g. Thread: as g. */
+ * by g. Errors: weft_composite returns the output, or NULL with the first
+ * error kept on g (weft_graph_error, weft_graph_error_message; weft/graph.h
+ * "Errors"); a NULL input (an earlier constructor's failure) adds no second
+ * error.
+ * Thread: as g. */
 #ifndef WEFT_COMPOSITE_H
 #define WEFT_COMPOSITE_H
 
@@ -75,11 +79,11 @@ WEFT_API bool weft_composite_op_info(const weft_op_t *op, size_t *n_in, size_t *
  * weft_composite_op, plus those of applying an elementwise op: WEFT_ETYPE
  * (an input that is not a tensor of the output's dtype and rank, a kind not
  * defined for the dtype), WEFT_ESHAPE, WEFT_EFOREIGN. */
-WEFT_API weft_status_t weft_composite_at(weft_graph_t *g, size_t n_in, weft_var_t *const *inputs,
-                                         size_t n_steps, const weft_composite_step_t *steps,
-                                         const char *file, int line, weft_var_t **out);
-#define weft_composite(g, n_in, inputs, n_steps, steps, out) \
-    weft_composite_at((g), (n_in), (inputs), (n_steps), (steps), __FILE__, __LINE__, (out))
+WEFT_API weft_var_t *weft_composite_at(weft_graph_t *g, size_t n_in, weft_var_t *const *inputs,
+                                       size_t n_steps, const weft_composite_step_t *steps,
+                                       const char *file, int line);
+#define weft_composite(g, n_in, inputs, n_steps, steps) \
+    weft_composite_at((g), (n_in), (inputs), (n_steps), (steps), __FILE__, __LINE__)
 
 #ifdef __cplusplus
 }

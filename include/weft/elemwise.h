@@ -58,8 +58,10 @@
  * a tie's whole gradient to the first input instead.)
  *
  * Ownership (every constructor): borrows g and the input variables (which
- * must belong to g); the output variable is borrowed, owned by g.
- * Errors (every constructor, message on g: weft_graph_last_error):
+ * must belong to g); returns the output variable, borrowed, owned by g.
+ * Errors (every constructor): returns NULL and keeps the first error on g
+ * (weft_graph_error, weft_graph_error_message; weft/graph.h "Errors"); a
+ * NULL input (an earlier constructor's failure) adds no second error:
  *   WEFT_EINVAL (NULL args, bad kind, wrong number of inputs),
  *   WEFT_ETYPE (a dtype not allowed, an input of null/disconnected type),
  *   WEFT_ESHAPE (incompatible static lengths), WEFT_EFOREIGN, WEFT_ENOMEM.
@@ -142,85 +144,106 @@ WEFT_API bool weft_elemwise_op_info(const weft_op_t *op, weft_elemwise_kind_t *k
 
 /* Applies kind (out of place) to inputs[0..n_in), broadcasting lower-rank
  * inputs first. Use the macros. */
-WEFT_API weft_status_t weft_elemwise_at(weft_graph_t *g, weft_elemwise_kind_t kind,
-                                        size_t n_in, weft_var_t *const *inputs,
-                                        const char *file, int line, weft_var_t **out);
-WEFT_API weft_status_t weft_unary_at(weft_graph_t *g, weft_elemwise_kind_t kind, weft_var_t *x,
-                                     const char *file, int line, weft_var_t **out);
-WEFT_API weft_status_t weft_binary_at(weft_graph_t *g, weft_elemwise_kind_t kind, weft_var_t *a,
-                                      weft_var_t *b, const char *file, int line,
-                                      weft_var_t **out);
-WEFT_API weft_status_t weft_switch_at(weft_graph_t *g, weft_var_t *cond, weft_var_t *a,
-                                      weft_var_t *b, const char *file, int line,
-                                      weft_var_t **out);
+WEFT_API weft_var_t *weft_elemwise_at(weft_graph_t *g, weft_elemwise_kind_t kind, size_t n_in,
+                                      weft_var_t *const *inputs, const char *file, int line);
+WEFT_API weft_var_t *weft_unary_at(weft_graph_t *g, weft_elemwise_kind_t kind, weft_var_t *x,
+                                   const char *file, int line);
+WEFT_API weft_var_t *weft_binary_at(weft_graph_t *g, weft_elemwise_kind_t kind, weft_var_t *a,
+                                    weft_var_t *b, const char *file, int line);
+WEFT_API weft_var_t *weft_switch_at(weft_graph_t *g, weft_var_t *cond, weft_var_t *a, weft_var_t *b,
+                                    const char *file, int line);
 /* x converted to dtype (x itself when it already has that dtype). */
-WEFT_API weft_status_t weft_cast_at(weft_graph_t *g, weft_var_t *x, weft_dtype_t dtype,
-                                    const char *file, int line, weft_var_t **out);
-/* The constant `value` (a 0-d constant of x's dtype) combined with x: helpers
- * for gradient code, e.g. weft_binary_scalar(g, WEFT_ELEMWISE_MUL, x, 2.0). */
-WEFT_API weft_status_t weft_binary_scalar_at(weft_graph_t *g, weft_elemwise_kind_t kind,
-                                             weft_var_t *x, double value, const char *file,
-                                             int line, weft_var_t **out);
+WEFT_API weft_var_t *weft_cast_at(weft_graph_t *g, weft_var_t *x, weft_dtype_t dtype,
+                                  const char *file, int line);
+/* Scalars mixed in: weft_binary_scalar(g, kind, x, c) is `x kind c` and
+ * weft_scalar_binary(g, kind, c, x) is `c kind x` (the operand order is the
+ * argument order), with c a 0-d constant. The constant's dtype follows
+ * NumPy's rule for a Python scalar: x's dtype, except that a non-integral c
+ * with an integer or bool x gives a float64 constant (so int32 x * 2.5 is
+ * float64) and an integral c with a bool x an int64 one. A c not
+ * representable in an integer dtype is WEFT_EINVAL. The per-kind helpers
+ * below are weft_X_scalar(g, x, c) = x X c and weft_scalar_X(g, c, x) =
+ * c X x, e.g. weft_scalar_sub(g, 1.0, x) is 1 - x. */
+WEFT_API weft_var_t *weft_binary_scalar_at(weft_graph_t *g, weft_elemwise_kind_t kind,
+                                           weft_var_t *x, double c, const char *file, int line);
+WEFT_API weft_var_t *weft_scalar_binary_at(weft_graph_t *g, weft_elemwise_kind_t kind, double c,
+                                           weft_var_t *x, const char *file, int line);
 /* zeros of x's type: Second(x, 0). */
-WEFT_API weft_status_t weft_zeros_like_at(weft_graph_t *g, weft_var_t *x, const char *file,
-                                          int line, weft_var_t **out);
+WEFT_API weft_var_t *weft_zeros_like_at(weft_graph_t *g, weft_var_t *x, const char *file, int line);
 
-#define weft_elemwise(g, kind, n_in, inputs, out) \
-    weft_elemwise_at((g), (kind), (n_in), (inputs), __FILE__, __LINE__, (out))
-#define weft_unary(g, kind, x, out) weft_unary_at((g), (kind), (x), __FILE__, __LINE__, (out))
-#define weft_binary(g, kind, a, b, out) \
-    weft_binary_at((g), (kind), (a), (b), __FILE__, __LINE__, (out))
-#define weft_binary_scalar(g, kind, x, value, out) \
-    weft_binary_scalar_at((g), (kind), (x), (value), __FILE__, __LINE__, (out))
-#define weft_zeros_like(g, x, out) weft_zeros_like_at((g), (x), __FILE__, __LINE__, (out))
-#define weft_switch(g, c, a, b, out) weft_switch_at((g), (c), (a), (b), __FILE__, __LINE__, (out))
-#define weft_where(g, c, a, b, out) weft_switch_at((g), (c), (a), (b), __FILE__, __LINE__, (out))
-#define weft_cast(g, x, dtype, out) weft_cast_at((g), (x), (dtype), __FILE__, __LINE__, (out))
+#define weft_elemwise(g, kind, n_in, inputs) \
+    weft_elemwise_at((g), (kind), (n_in), (inputs), __FILE__, __LINE__)
+#define weft_unary(g, kind, x) weft_unary_at((g), (kind), (x), __FILE__, __LINE__)
+#define weft_binary(g, kind, a, b) weft_binary_at((g), (kind), (a), (b), __FILE__, __LINE__)
+#define weft_binary_scalar(g, kind, x, c) \
+    weft_binary_scalar_at((g), (kind), (x), (c), __FILE__, __LINE__)
+#define weft_scalar_binary(g, kind, c, x) \
+    weft_scalar_binary_at((g), (kind), (c), (x), __FILE__, __LINE__)
+#define weft_zeros_like(g, x) weft_zeros_like_at((g), (x), __FILE__, __LINE__)
+#define weft_switch(g, c, a, b) weft_switch_at((g), (c), (a), (b), __FILE__, __LINE__)
+#define weft_where(g, c, a, b) weft_switch_at((g), (c), (a), (b), __FILE__, __LINE__)
+#define weft_cast(g, x, dtype) weft_cast_at((g), (x), (dtype), __FILE__, __LINE__)
 
-#define weft_neg(g, x, out) weft_unary_at((g), WEFT_ELEMWISE_NEG, (x), __FILE__, __LINE__, (out))
-#define weft_abs(g, x, out) weft_unary_at((g), WEFT_ELEMWISE_ABS, (x), __FILE__, __LINE__, (out))
-#define weft_sgn(g, x, out) weft_unary_at((g), WEFT_ELEMWISE_SGN, (x), __FILE__, __LINE__, (out))
-#define weft_exp(g, x, out) weft_unary_at((g), WEFT_ELEMWISE_EXP, (x), __FILE__, __LINE__, (out))
-#define weft_log(g, x, out) weft_unary_at((g), WEFT_ELEMWISE_LOG, (x), __FILE__, __LINE__, (out))
-#define weft_log1p(g, x, out) \
-    weft_unary_at((g), WEFT_ELEMWISE_LOG1P, (x), __FILE__, __LINE__, (out))
-#define weft_sqrt(g, x, out) weft_unary_at((g), WEFT_ELEMWISE_SQRT, (x), __FILE__, __LINE__, (out))
-#define weft_sqr(g, x, out) weft_unary_at((g), WEFT_ELEMWISE_SQR, (x), __FILE__, __LINE__, (out))
-#define weft_tanh(g, x, out) weft_unary_at((g), WEFT_ELEMWISE_TANH, (x), __FILE__, __LINE__, (out))
-#define weft_sigmoid(g, x, out) \
-    weft_unary_at((g), WEFT_ELEMWISE_SIGMOID, (x), __FILE__, __LINE__, (out))
-#define weft_relu(g, x, out) weft_unary_at((g), WEFT_ELEMWISE_RELU, (x), __FILE__, __LINE__, (out))
-#define weft_sin(g, x, out) weft_unary_at((g), WEFT_ELEMWISE_SIN, (x), __FILE__, __LINE__, (out))
-#define weft_cos(g, x, out) weft_unary_at((g), WEFT_ELEMWISE_COS, (x), __FILE__, __LINE__, (out))
+#define weft_neg(g, x) weft_unary_at((g), WEFT_ELEMWISE_NEG, (x), __FILE__, __LINE__)
+#define weft_abs(g, x) weft_unary_at((g), WEFT_ELEMWISE_ABS, (x), __FILE__, __LINE__)
+#define weft_sgn(g, x) weft_unary_at((g), WEFT_ELEMWISE_SGN, (x), __FILE__, __LINE__)
+#define weft_exp(g, x) weft_unary_at((g), WEFT_ELEMWISE_EXP, (x), __FILE__, __LINE__)
+#define weft_log(g, x) weft_unary_at((g), WEFT_ELEMWISE_LOG, (x), __FILE__, __LINE__)
+#define weft_log1p(g, x) weft_unary_at((g), WEFT_ELEMWISE_LOG1P, (x), __FILE__, __LINE__)
+#define weft_sqrt(g, x) weft_unary_at((g), WEFT_ELEMWISE_SQRT, (x), __FILE__, __LINE__)
+#define weft_sqr(g, x) weft_unary_at((g), WEFT_ELEMWISE_SQR, (x), __FILE__, __LINE__)
+#define weft_tanh(g, x) weft_unary_at((g), WEFT_ELEMWISE_TANH, (x), __FILE__, __LINE__)
+#define weft_sigmoid(g, x) weft_unary_at((g), WEFT_ELEMWISE_SIGMOID, (x), __FILE__, __LINE__)
+#define weft_relu(g, x) weft_unary_at((g), WEFT_ELEMWISE_RELU, (x), __FILE__, __LINE__)
+#define weft_sin(g, x) weft_unary_at((g), WEFT_ELEMWISE_SIN, (x), __FILE__, __LINE__)
+#define weft_cos(g, x) weft_unary_at((g), WEFT_ELEMWISE_COS, (x), __FILE__, __LINE__)
 
-#define weft_add(g, a, b, out) \
-    weft_binary_at((g), WEFT_ELEMWISE_ADD, (a), (b), __FILE__, __LINE__, (out))
-#define weft_sub(g, a, b, out) \
-    weft_binary_at((g), WEFT_ELEMWISE_SUB, (a), (b), __FILE__, __LINE__, (out))
-#define weft_mul(g, a, b, out) \
-    weft_binary_at((g), WEFT_ELEMWISE_MUL, (a), (b), __FILE__, __LINE__, (out))
-#define weft_div(g, a, b, out) \
-    weft_binary_at((g), WEFT_ELEMWISE_DIV, (a), (b), __FILE__, __LINE__, (out))
-#define weft_pow(g, a, b, out) \
-    weft_binary_at((g), WEFT_ELEMWISE_POW, (a), (b), __FILE__, __LINE__, (out))
-#define weft_maximum(g, a, b, out) \
-    weft_binary_at((g), WEFT_ELEMWISE_MAXIMUM, (a), (b), __FILE__, __LINE__, (out))
-#define weft_minimum(g, a, b, out) \
-    weft_binary_at((g), WEFT_ELEMWISE_MINIMUM, (a), (b), __FILE__, __LINE__, (out))
-#define weft_second(g, a, b, out) \
-    weft_binary_at((g), WEFT_ELEMWISE_SECOND, (a), (b), __FILE__, __LINE__, (out))
-#define weft_lt(g, a, b, out) \
-    weft_binary_at((g), WEFT_ELEMWISE_LT, (a), (b), __FILE__, __LINE__, (out))
-#define weft_le(g, a, b, out) \
-    weft_binary_at((g), WEFT_ELEMWISE_LE, (a), (b), __FILE__, __LINE__, (out))
-#define weft_gt(g, a, b, out) \
-    weft_binary_at((g), WEFT_ELEMWISE_GT, (a), (b), __FILE__, __LINE__, (out))
-#define weft_ge(g, a, b, out) \
-    weft_binary_at((g), WEFT_ELEMWISE_GE, (a), (b), __FILE__, __LINE__, (out))
-#define weft_eq(g, a, b, out) \
-    weft_binary_at((g), WEFT_ELEMWISE_EQ, (a), (b), __FILE__, __LINE__, (out))
-#define weft_ne(g, a, b, out) \
-    weft_binary_at((g), WEFT_ELEMWISE_NE, (a), (b), __FILE__, __LINE__, (out))
+#define weft_add(g, a, b) weft_binary_at((g), WEFT_ELEMWISE_ADD, (a), (b), __FILE__, __LINE__)
+#define weft_sub(g, a, b) weft_binary_at((g), WEFT_ELEMWISE_SUB, (a), (b), __FILE__, __LINE__)
+#define weft_mul(g, a, b) weft_binary_at((g), WEFT_ELEMWISE_MUL, (a), (b), __FILE__, __LINE__)
+#define weft_div(g, a, b) weft_binary_at((g), WEFT_ELEMWISE_DIV, (a), (b), __FILE__, __LINE__)
+#define weft_pow(g, a, b) weft_binary_at((g), WEFT_ELEMWISE_POW, (a), (b), __FILE__, __LINE__)
+#define weft_maximum(g, a, b) \
+    weft_binary_at((g), WEFT_ELEMWISE_MAXIMUM, (a), (b), __FILE__, __LINE__)
+#define weft_minimum(g, a, b) \
+    weft_binary_at((g), WEFT_ELEMWISE_MINIMUM, (a), (b), __FILE__, __LINE__)
+#define weft_second(g, a, b) weft_binary_at((g), WEFT_ELEMWISE_SECOND, (a), (b), __FILE__, __LINE__)
+#define weft_lt(g, a, b) weft_binary_at((g), WEFT_ELEMWISE_LT, (a), (b), __FILE__, __LINE__)
+#define weft_le(g, a, b) weft_binary_at((g), WEFT_ELEMWISE_LE, (a), (b), __FILE__, __LINE__)
+#define weft_gt(g, a, b) weft_binary_at((g), WEFT_ELEMWISE_GT, (a), (b), __FILE__, __LINE__)
+#define weft_ge(g, a, b) weft_binary_at((g), WEFT_ELEMWISE_GE, (a), (b), __FILE__, __LINE__)
+#define weft_eq(g, a, b) weft_binary_at((g), WEFT_ELEMWISE_EQ, (a), (b), __FILE__, __LINE__)
+#define weft_ne(g, a, b) weft_binary_at((g), WEFT_ELEMWISE_NE, (a), (b), __FILE__, __LINE__)
+
+/* x X c (weft_X_scalar) and c X x (weft_scalar_X), c a double. */
+#define weft_add_scalar(g, x, c) \
+    weft_binary_scalar_at((g), WEFT_ELEMWISE_ADD, (x), (c), __FILE__, __LINE__)
+#define weft_scalar_add(g, c, x) \
+    weft_scalar_binary_at((g), WEFT_ELEMWISE_ADD, (c), (x), __FILE__, __LINE__)
+#define weft_sub_scalar(g, x, c) \
+    weft_binary_scalar_at((g), WEFT_ELEMWISE_SUB, (x), (c), __FILE__, __LINE__)
+#define weft_scalar_sub(g, c, x) \
+    weft_scalar_binary_at((g), WEFT_ELEMWISE_SUB, (c), (x), __FILE__, __LINE__)
+#define weft_mul_scalar(g, x, c) \
+    weft_binary_scalar_at((g), WEFT_ELEMWISE_MUL, (x), (c), __FILE__, __LINE__)
+#define weft_scalar_mul(g, c, x) \
+    weft_scalar_binary_at((g), WEFT_ELEMWISE_MUL, (c), (x), __FILE__, __LINE__)
+#define weft_div_scalar(g, x, c) \
+    weft_binary_scalar_at((g), WEFT_ELEMWISE_DIV, (x), (c), __FILE__, __LINE__)
+#define weft_scalar_div(g, c, x) \
+    weft_scalar_binary_at((g), WEFT_ELEMWISE_DIV, (c), (x), __FILE__, __LINE__)
+#define weft_pow_scalar(g, x, c) \
+    weft_binary_scalar_at((g), WEFT_ELEMWISE_POW, (x), (c), __FILE__, __LINE__)
+#define weft_scalar_pow(g, c, x) \
+    weft_scalar_binary_at((g), WEFT_ELEMWISE_POW, (c), (x), __FILE__, __LINE__)
+#define weft_maximum_scalar(g, x, c) \
+    weft_binary_scalar_at((g), WEFT_ELEMWISE_MAXIMUM, (x), (c), __FILE__, __LINE__)
+#define weft_scalar_maximum(g, c, x) \
+    weft_scalar_binary_at((g), WEFT_ELEMWISE_MAXIMUM, (c), (x), __FILE__, __LINE__)
+#define weft_minimum_scalar(g, x, c) \
+    weft_binary_scalar_at((g), WEFT_ELEMWISE_MINIMUM, (x), (c), __FILE__, __LINE__)
+#define weft_scalar_minimum(g, c, x) \
+    weft_scalar_binary_at((g), WEFT_ELEMWISE_MINIMUM, (c), (x), __FILE__, __LINE__)
 
 #ifdef __cplusplus
 }

@@ -58,10 +58,15 @@ typedef struct weft_grad_options {
  * float tensor variable of g (an input, or any intermediate variable of the
  * cost's graph). A wrt listed twice gets the same gradient twice.
  * options may be NULL (WEFT_GRAD_OPTIONS_INIT).
+ * weft_grads returns grads_out, or NULL on error; weft_grad(g, cost, wrt) is
+ * the one-wrt form with default options and returns the gradient itself.
+ * Both are macros recording the call site for error messages.
  * Ownership: borrows g, cost, wrt and options; grads_out[i] are borrowed,
  * owned by g. On error grads_out is all NULL (nodes built before the error
  * stay in g, unused).
- * Errors (message on g: weft_graph_last_error):
+ * Errors: NULL is returned and the first error kept on g (weft_graph_error,
+ * weft_graph_error_message; weft/graph.h "Errors"); a NULL cost or wrt (an
+ * earlier constructor's failure) adds no second error:
  *   WEFT_EINVAL (NULL g/cost/grads_out, NULL wrt with n_wrt > 0, a NULL wrt
  *     entry, options->size too small),
  *   WEFT_ETYPE (cost not a 0-d float tensor, a wrt not a float tensor,
@@ -73,19 +78,24 @@ typedef struct weft_grad_options {
  *     back undefined, naming the node and its creation site),
  *   WEFT_ECYCLE (the cost's graph has a cycle, docs/fgraph.md §3: its nodes
  *     named), WEFT_ENOMEM, or what a grad hook returned. */
-WEFT_API weft_status_t weft_grad(weft_graph_t *g, weft_var_t *cost, size_t n_wrt,
-                                 weft_var_t *const *wrt, const weft_grad_options_t *options,
-                                 weft_var_t **grads_out);
+#define weft_grads(g, cost, n_wrt, wrt, options, grads_out) \
+    weft_grads_at((g), (cost), (n_wrt), (wrt), (options), (grads_out), __FILE__, __LINE__)
+#define weft_grad(g, cost, wrt) weft_grad_at((g), (cost), (wrt), __FILE__, __LINE__)
+WEFT_API weft_var_t **weft_grads_at(weft_graph_t *g, weft_var_t *cost, size_t n_wrt,
+                                    weft_var_t *const *wrt, const weft_grad_options_t *options,
+                                    weft_var_t **grads_out, const char *file, int line);
+WEFT_API weft_var_t *weft_grad_at(weft_graph_t *g, weft_var_t *cost, weft_var_t *wrt,
+                                  const char *file, int line);
 
 /* ---- verify_grad ------------------------------------------------------------ */
 
 /* Builds the function under test in g from the input variables (one per
- * point, with the points' dtypes and shapes) and stores its output variable
- * in *out (any float tensor; non-scalar outputs are projected, see below).
- * Returns WEFT_OK or an error (which weft_verify_grad passes on). */
-typedef weft_status_t (*weft_verify_grad_fn)(weft_graph_t *g, size_t n_in,
-                                             weft_var_t *const *inputs, void *user,
-                                             weft_var_t **out);
+ * point, with the points' dtypes and shapes) and returns its output variable
+ * (any float tensor; non-scalar outputs are projected, see below), or NULL
+ * on error (the constructors' kept error on g, which weft_verify_grad passes
+ * on). */
+typedef weft_var_t *(*weft_verify_grad_fn)(weft_graph_t *g, size_t n_in, weft_var_t *const *inputs,
+                                           void *user);
 
 typedef struct weft_verify_grad_options {
     size_t size;   /* sizeof(weft_verify_grad_options_t) */

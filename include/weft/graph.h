@@ -14,10 +14,27 @@
  *
  * Thread: a context and everything in it is used by one thread at a time.
  *
- * Errors: functions that build return a status; the text of the last error
- * (naming the variable/node/op and where it was created, e.g.
- * "apply 42 (Add, built at model.c:17): input 1 type float64[3,4] vs
- * float64[4,3]") is kept on the context: weft_graph_last_error(). */
+ * Errors. Two kinds of functions report errors in two ways:
+ * - Constructors (every function that builds a variable or apply node from
+ *   others: weft_var_create, weft_constant_*, weft_op_call, weft_apply_create,
+ *   the op constructors of elemwise.h, shape_ops.h, reduce.h, linalg.h,
+ *   composite.h, and weft_grad) return the new object, or NULL on error, so
+ *   expressions nest: y = weft_tanh(g, weft_add(g, weft_dot(g, x, W), b)).
+ *   The FIRST error is kept on the context (weft_graph_error,
+ *   weft_graph_error_message) with a message naming the op/variable and its
+ *   creation site, e.g. "apply of Add at model.c:17: input 1 type
+ *   float64[3,4] vs float64[4,3]"; later errors never overwrite it. A NULL
+ *   variable argument makes a constructor return NULL without a second error
+ *   (it records WEFT_EINVAL, naming the argument, only when no error is kept
+ *   yet). Compiling, or making a FunctionGraph from, a context with a kept
+ *   error fails with its status and quotes its message, so one check at the
+ *   end reports the first mistake. weft_graph_clear_error forgets it.
+ * - Every other function (edits, queries, compile, call, ...) returns a
+ *   weft_status_t and leaves the kept error alone.
+ * Both write the text of the latest error, kept or not, to
+ * weft_graph_last_error(). Library-internal building that may fail without
+ * being the user's mistake (a rewrite trying a replacement) never leaves a
+ * kept error behind. */
 #ifndef WEFT_GRAPH_H
 #define WEFT_GRAPH_H
 
@@ -52,9 +69,21 @@ WEFT_API weft_status_t weft_graph_create(const weft_allocator_t *alloc, weft_gra
 /* Frees the context and everything built in it (FunctionGraphs created on it
  * must be destroyed first; remaining ones are freed too). NULL is a no-op. */
 WEFT_API void weft_graph_destroy(weft_graph_t *g);
-/* Text of the last error raised by a function taking g ("" if none).
- * Returns borrowed, valid until the next call on g. */
+/* Text of the last error raised by a function taking g ("" if none; a
+ * constructor starts by clearing it, so after one that succeeded it is "").
+ * For constructors prefer weft_graph_error_message: it keeps the first
+ * failure, where this text says what failed last (often an outer constructor
+ * given the first one's NULL). Returns borrowed, valid until the next call
+ * on g. */
 WEFT_API const char *weft_graph_last_error(const weft_graph_t *g);
+/* The kept (first) constructor error of g: its status, WEFT_OK if none (or
+ * for a NULL g), and its message ("" if none; borrowed, valid until
+ * weft_graph_clear_error or weft_graph_destroy). */
+WEFT_API weft_status_t weft_graph_error(const weft_graph_t *g);
+WEFT_API const char *weft_graph_error_message(const weft_graph_t *g);
+/* Forgets the kept error (after handling it), so the next constructor error
+ * is kept again. NULL is a no-op. */
+WEFT_API void weft_graph_clear_error(weft_graph_t *g);
 /* Records an error on g and returns `status` (for op authors' make_node and
  * grad hooks: `return weft_graph_set_error(g, WEFT_ETYPE, "...", ...)`). */
 WEFT_API weft_status_t weft_graph_set_error(weft_graph_t *g, weft_status_t status,
@@ -72,13 +101,13 @@ WEFT_API const weft_allocator_t *weft_graph_allocator(const weft_graph_t *g);
 
 /* A new root variable (no owner) of the given type; name may be NULL (copied).
  * The creation site (file:line) is recorded; use the macro.
- * Ownership: returns borrowed, owned by g. Errors: WEFT_EINVAL (NULL g/type/
- * out), WEFT_EFOREIGN (type of another context), WEFT_ENOMEM. */
-#define weft_var_create(g, type, name, out) \
-    weft_var_create_at((g), (type), (name), __FILE__, __LINE__, (out))
-WEFT_API weft_status_t weft_var_create_at(weft_graph_t *g, const weft_type_t *type,
-                                          const char *name, const char *file, int line,
-                                          weft_var_t **out);
+ * Ownership: returns borrowed, owned by g.
+ * Errors (here and for every constructor below): returns NULL and keeps the
+ * first error on g ("Errors" above). Statuses: WEFT_EINVAL (NULL g/type),
+ * WEFT_EFOREIGN (type of another context), WEFT_ENOMEM. */
+#define weft_var_create(g, type, name) weft_var_create_at((g), (type), (name), __FILE__, __LINE__)
+WEFT_API weft_var_t *weft_var_create_at(weft_graph_t *g, const weft_type_t *type, const char *name,
+                                        const char *file, int line);
 
 /* A constant: an atomic variable with immutable data. type must be a tensor
  * type with every length known; data holds the elements in C order and is
@@ -86,20 +115,20 @@ WEFT_API weft_status_t weft_var_create_at(weft_graph_t *g, const weft_type_t *ty
  * Constants are equal and hashed by value (weft_constant_equal) so merging can
  * unify them; they are still distinct objects.
  * Ownership: borrows data; returns borrowed, owned by g.
- * Errors: WEFT_EINVAL (NULL args, type not static), WEFT_ESHAPE (nbytes),
+ * Errors (kept on g): WEFT_EINVAL (NULL args, type not static), WEFT_ESHAPE
+ * (nbytes),
  * WEFT_EFOREIGN, WEFT_ENOMEM. */
-#define weft_constant_create(g, type, data, nbytes, out) \
-    weft_constant_create_at((g), (type), (data), (nbytes), __FILE__, __LINE__, (out))
-WEFT_API weft_status_t weft_constant_create_at(weft_graph_t *g, const weft_type_t *type,
-                                               const void *data, size_t nbytes,
-                                               const char *file, int line, weft_var_t **out);
+#define weft_constant_create(g, type, data, nbytes) \
+    weft_constant_create_at((g), (type), (data), (nbytes), __FILE__, __LINE__)
+WEFT_API weft_var_t *weft_constant_create_at(weft_graph_t *g, const weft_type_t *type,
+                                             const void *data, size_t nbytes, const char *file,
+                                             int line);
 /* A 0-d constant of the given dtype holding `value` (converted; bool: != 0).
- * Errors: WEFT_EINVAL, WEFT_ENOMEM. */
-#define weft_constant_scalar(g, dtype, value, out) \
-    weft_constant_scalar_at((g), (dtype), (value), __FILE__, __LINE__, (out))
-WEFT_API weft_status_t weft_constant_scalar_at(weft_graph_t *g, weft_dtype_t dtype,
-                                               double value, const char *file, int line,
-                                               weft_var_t **out);
+ * Errors (kept on g): WEFT_EINVAL (value not representable), WEFT_ENOMEM. */
+#define weft_constant_scalar(g, dtype, value) \
+    weft_constant_scalar_at((g), (dtype), (value), __FILE__, __LINE__)
+WEFT_API weft_var_t *weft_constant_scalar_at(weft_graph_t *g, weft_dtype_t dtype, double value,
+                                             const char *file, int line);
 
 /* Accessors. Each takes a valid variable; NULL yields NULL / 0 / false. */
 WEFT_API const weft_type_t *weft_var_type(const weft_var_t *v);
@@ -135,25 +164,24 @@ WEFT_API int weft_var_print(const weft_var_t *v, char *buf, size_t cap);
 /* Builds an Apply of op on inputs: calls the op's make_node hook (type
  * checking, output types), then creates the node and its fresh output
  * variables. The creation site is recorded; use the macro.
- * Ownership: borrows op and inputs (which must belong to g); returns borrowed,
- * owned by g.
- * Errors: WEFT_EINVAL (NULL args, wrong number of inputs for the op),
+ * Ownership: borrows op and inputs (which must belong to g); returns the node,
+ * borrowed, owned by g.
+ * Errors (NULL returned, kept on g): WEFT_EINVAL (NULL args, wrong number of
+ * inputs for the op),
  * WEFT_ETYPE (make_node rejected an input type), WEFT_EFOREIGN, WEFT_ENOMEM,
  * or what make_node returned; the message names the op, the input and the
  * creation site. */
-#define weft_apply_create(g, op, n_in, inputs, out) \
-    weft_apply_create_at((g), (op), (n_in), (inputs), __FILE__, __LINE__, (out))
-WEFT_API weft_status_t weft_apply_create_at(weft_graph_t *g, const weft_op_t *op, size_t n_in,
-                                            weft_var_t *const *inputs, const char *file,
-                                            int line, weft_apply_t **out);
+#define weft_apply_create(g, op, n_in, inputs) \
+    weft_apply_create_at((g), (op), (n_in), (inputs), __FILE__, __LINE__)
+WEFT_API weft_apply_t *weft_apply_create_at(weft_graph_t *g, const weft_op_t *op, size_t n_in,
+                                            weft_var_t *const *inputs, const char *file, int line);
 /* Builds the Apply and returns its default output (weft_apply_default_output).
  * Errors: as weft_apply_create, plus WEFT_EINVAL for a multi-output op without
  * a default output. */
-#define weft_op_call(g, op, n_in, inputs, out) \
-    weft_op_call_at((g), (op), (n_in), (inputs), __FILE__, __LINE__, (out))
-WEFT_API weft_status_t weft_op_call_at(weft_graph_t *g, const weft_op_t *op, size_t n_in,
-                                       weft_var_t *const *inputs, const char *file, int line,
-                                       weft_var_t **out);
+#define weft_op_call(g, op, n_in, inputs) \
+    weft_op_call_at((g), (op), (n_in), (inputs), __FILE__, __LINE__)
+WEFT_API weft_var_t *weft_op_call_at(weft_graph_t *g, const weft_op_t *op, size_t n_in,
+                                     weft_var_t *const *inputs, const char *file, int line);
 
 WEFT_API const weft_op_t *weft_apply_op(const weft_apply_t *a);
 WEFT_API size_t weft_apply_n_inputs(const weft_apply_t *a);

@@ -15,7 +15,11 @@
  * Constructors are macros recording the creation site (__FILE__/__LINE__) for
  * error messages; each builds one Apply node in g and returns its output.
  * Common Ownership: borrows g and the inputs (which must belong to g); the
- * output is borrowed, owned by g. Common Errors: WEFT_EINVAL (NULL argument,
+ * output is borrowed, owned by g. Common Errors: each returns the output, or
+ * NULL with the first error kept on g (weft_graph_error,
+ * weft_graph_error_message; weft/graph.h "Errors"); a NULL variable argument
+ * (an earlier constructor's failure) adds no second error.
+ * Statuses: WEFT_EINVAL (NULL argument,
  * bad flags), WEFT_ETYPE (non-float dtype, mixed dtypes, wrong rank, or
  * static lengths that do not match; the message names the op, the input and
  * the creation site), WEFT_EFOREIGN, WEFT_ENOMEM. Run-time shape mismatches
@@ -99,9 +103,9 @@ WEFT_API void weft_blas_scope_exit(weft_blas_scope_t *scope);
  *   (b,m,k)@(b,k,n) -> (b,m,n)  one gemm per batch entry.
  * Errors: common ones; WEFT_ETYPE for other rank pairs or known lengths that
  * differ. */
-#define weft_dot(g, x, y, out) weft_dot_at((g), (x), (y), __FILE__, __LINE__, (out))
-WEFT_API weft_status_t weft_dot_at(weft_graph_t *g, weft_var_t *x, weft_var_t *y,
-                                   const char *file, int line, weft_var_t **out);
+#define weft_dot(g, x, y) weft_dot_at((g), (x), (y), __FILE__, __LINE__)
+WEFT_API weft_var_t *weft_dot_at(weft_graph_t *g, weft_var_t *x, weft_var_t *y, const char *file,
+                                 int line);
 
 /* Gemm(z, a, x, y, b) = b*z + a*x@y with z (m,n), x (m,k), y (k,n), a and b
  * 0-d. inplace: the node overwrites z (destroy_map {0: [0]}; z must then be
@@ -112,28 +116,27 @@ WEFT_API weft_status_t weft_dot_at(weft_graph_t *g, weft_var_t *x, weft_var_t *y
  * weft_tensor_from_data): k == 0 gives b*z (zeros for b == 0) without
  * reading x or y; m or n == 0 an empty output. Gemv and Dot likewise (an
  * empty inner length gives b*y, or zeros). */
-#define weft_gemm(g, z, a, x, y, b, inplace, out) \
-    weft_gemm_at((g), (z), (a), (x), (y), (b), (inplace), __FILE__, __LINE__, (out))
-WEFT_API weft_status_t weft_gemm_at(weft_graph_t *g, weft_var_t *z, weft_var_t *a,
-                                    weft_var_t *x, weft_var_t *y, weft_var_t *b, bool inplace,
-                                    const char *file, int line, weft_var_t **out);
+#define weft_gemm(g, z, a, x, y, b, inplace) \
+    weft_gemm_at((g), (z), (a), (x), (y), (b), (inplace), __FILE__, __LINE__)
+WEFT_API weft_var_t *weft_gemm_at(weft_graph_t *g, weft_var_t *z, weft_var_t *a, weft_var_t *x,
+                                  weft_var_t *y, weft_var_t *b, bool inplace, const char *file,
+                                  int line);
 
 /* Gemv(y, a, A, x, b) = b*y + a*A@x with y (m,), A (m,n), x (n,), a and b
  * 0-d; inplace as for Gemm (destroys y). */
-#define weft_gemv(g, y, a, A, x, b, inplace, out) \
-    weft_gemv_at((g), (y), (a), (A), (x), (b), (inplace), __FILE__, __LINE__, (out))
-WEFT_API weft_status_t weft_gemv_at(weft_graph_t *g, weft_var_t *y, weft_var_t *a,
-                                    weft_var_t *A, weft_var_t *x, weft_var_t *b, bool inplace,
-                                    const char *file, int line, weft_var_t **out);
+#define weft_gemv(g, y, a, A, x, b, inplace) \
+    weft_gemv_at((g), (y), (a), (A), (x), (b), (inplace), __FILE__, __LINE__)
+WEFT_API weft_var_t *weft_gemv_at(weft_graph_t *g, weft_var_t *y, weft_var_t *a, weft_var_t *A,
+                                  weft_var_t *x, weft_var_t *b, bool inplace, const char *file,
+                                  int line);
 
 /* Cholesky(x): the lower factor L (upper triangle zero) of a symmetric
  * positive definite (n,n) matrix, reading only x's lower triangle
  * (LAPACKE_?potrf). A matrix that is not positive definite fails the node
  * with WEFT_ERANGE, the message naming the node, its creation site and the
  * order of the failing leading minor. */
-#define weft_cholesky(g, x, out) weft_cholesky_at((g), (x), __FILE__, __LINE__, (out))
-WEFT_API weft_status_t weft_cholesky_at(weft_graph_t *g, weft_var_t *x, const char *file,
-                                        int line, weft_var_t **out);
+#define weft_cholesky(g, x) weft_cholesky_at((g), (x), __FILE__, __LINE__)
+WEFT_API weft_var_t *weft_cholesky_at(weft_graph_t *g, weft_var_t *x, const char *file, int line);
 
 /* Trsm flags (OR them; 0 = left side, lower, no transpose, non-unit). */
 #define WEFT_TRSM_RIGHT 1u /* solve X op(A) = B instead of op(A) X = B */
@@ -146,18 +149,15 @@ WEFT_API weft_status_t weft_cholesky_at(weft_graph_t *g, weft_var_t *x, const ch
  * Only the flagged triangle of a is read. A zero on the diagonal gives
  * Inf/NaN, as in BLAS. Errors: common ones; WEFT_EINVAL for unknown flags or
  * a vector b with WEFT_TRSM_RIGHT. */
-#define weft_trsm(g, a, b, flags, out) \
-    weft_trsm_at((g), (a), (b), (flags), __FILE__, __LINE__, (out))
-WEFT_API weft_status_t weft_trsm_at(weft_graph_t *g, weft_var_t *a, weft_var_t *b,
-                                    unsigned flags, const char *file, int line,
-                                    weft_var_t **out);
+#define weft_trsm(g, a, b, flags) weft_trsm_at((g), (a), (b), (flags), __FILE__, __LINE__)
+WEFT_API weft_var_t *weft_trsm_at(weft_graph_t *g, weft_var_t *a, weft_var_t *b, unsigned flags,
+                                  const char *file, int line);
 
 /* Syrk(a) = alpha * a@a^T ((m,k) -> (m,m)), or alpha * a^T@a with trans
  * ((m,k) -> (k,k)); both triangles of the result are filled. */
-#define weft_syrk(g, a, trans, alpha, out) \
-    weft_syrk_at((g), (a), (trans), (alpha), __FILE__, __LINE__, (out))
-WEFT_API weft_status_t weft_syrk_at(weft_graph_t *g, weft_var_t *a, bool trans, double alpha,
-                                    const char *file, int line, weft_var_t **out);
+#define weft_syrk(g, a, trans, alpha) weft_syrk_at((g), (a), (trans), (alpha), __FILE__, __LINE__)
+WEFT_API weft_var_t *weft_syrk_at(weft_graph_t *g, weft_var_t *a, bool trans, double alpha,
+                                  const char *file, int line);
 
 #ifdef __cplusplus
 }

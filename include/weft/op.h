@@ -132,7 +132,8 @@ typedef struct weft_op_class {
      * store it in input_grads[i]; leave NULL for a disconnected input, or store
      * a variable of the null type (weft_type_null) for an undefined gradient.
      * NULL hook: the op is not differentiable (weft_grad reports WEFT_ENOGRAD
-     * naming the node). */
+     * naming the node). The hook builds with the constructors; when one
+     * returns NULL, return weft_graph_error(g) (its status, kept on g). */
     weft_status_t (*grad)(weft_graph_t *g, const weft_apply_t *node,
                           weft_var_t *const *output_grads, weft_var_t **input_grads);
 

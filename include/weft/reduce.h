@@ -27,7 +27,11 @@
  *
  * Constructors are macros recording the creation site (__FILE__/__LINE__).
  * Ownership: borrow g, x and axes; the output is borrowed, owned by g.
- * Errors: WEFT_EINVAL (NULL g/x/out, axes == NULL with n_axes != 0, an axis
+ * Errors (every constructor): returns the output, or NULL with the first
+ * error kept on g (weft_graph_error, weft_graph_error_message; weft/graph.h
+ * "Errors"); a NULL variable argument (an earlier constructor's failure)
+ * adds no second error.
+ * Statuses: WEFT_EINVAL (NULL g/x, axes == NULL with n_axes != 0, an axis
  * out of range or repeated, bad kind), WEFT_ETYPE (bool or non-tensor x),
  * WEFT_EFOREIGN, WEFT_ENOMEM; messages name the axis and creation site.
  * Thread: one thread per graph context. */
@@ -55,25 +59,20 @@ typedef enum weft_reduce_kind {
 #define WEFT_REDUCE_KIND_COUNT 5
 
 /* The general constructor behind the macros below. */
-WEFT_API weft_status_t weft_reduce_at(weft_graph_t *g, weft_reduce_kind_t kind, weft_var_t *x,
-                                      size_t n_axes, const int *axes, bool keepdims,
-                                      const char *file, int line, weft_var_t **out);
+WEFT_API weft_var_t *weft_reduce_at(weft_graph_t *g, weft_reduce_kind_t kind, weft_var_t *x,
+                                    size_t n_axes, const int *axes, bool keepdims, const char *file,
+                                    int line);
 
-#define weft_sum(g, x, n_axes, axes, keepdims, out) \
-    weft_reduce_at((g), WEFT_REDUCE_SUM, (x), (n_axes), (axes), (keepdims), __FILE__, \
-                   __LINE__, (out))
-#define weft_mean(g, x, n_axes, axes, keepdims, out) \
-    weft_reduce_at((g), WEFT_REDUCE_MEAN, (x), (n_axes), (axes), (keepdims), __FILE__, \
-                   __LINE__, (out))
-#define weft_max(g, x, n_axes, axes, keepdims, out) \
-    weft_reduce_at((g), WEFT_REDUCE_MAX, (x), (n_axes), (axes), (keepdims), __FILE__, \
-                   __LINE__, (out))
-#define weft_min(g, x, n_axes, axes, keepdims, out) \
-    weft_reduce_at((g), WEFT_REDUCE_MIN, (x), (n_axes), (axes), (keepdims), __FILE__, \
-                   __LINE__, (out))
-#define weft_prod(g, x, n_axes, axes, keepdims, out) \
-    weft_reduce_at((g), WEFT_REDUCE_PROD, (x), (n_axes), (axes), (keepdims), __FILE__, \
-                   __LINE__, (out))
+#define weft_sum(g, x, n_axes, axes, keepdims) \
+    weft_reduce_at((g), WEFT_REDUCE_SUM, (x), (n_axes), (axes), (keepdims), __FILE__, __LINE__)
+#define weft_mean(g, x, n_axes, axes, keepdims) \
+    weft_reduce_at((g), WEFT_REDUCE_MEAN, (x), (n_axes), (axes), (keepdims), __FILE__, __LINE__)
+#define weft_max(g, x, n_axes, axes, keepdims) \
+    weft_reduce_at((g), WEFT_REDUCE_MAX, (x), (n_axes), (axes), (keepdims), __FILE__, __LINE__)
+#define weft_min(g, x, n_axes, axes, keepdims) \
+    weft_reduce_at((g), WEFT_REDUCE_MIN, (x), (n_axes), (axes), (keepdims), __FILE__, __LINE__)
+#define weft_prod(g, x, n_axes, axes, keepdims) \
+    weft_reduce_at((g), WEFT_REDUCE_PROD, (x), (n_axes), (axes), (keepdims), __FILE__, __LINE__)
 
 /* Argmax over one axis, or over the flattened tensor (C order) with
  * WEFT_ARGMAX_FLAT; int64 output; the first maximum wins, a NaN counts as the
@@ -81,10 +80,10 @@ WEFT_API weft_status_t weft_reduce_at(weft_graph_t *g, weft_reduce_kind_t kind, 
  * NumPy: for a reversed or transposed view, the view's order, not memory's.
  * keepdims as above (flattened: every axis kept with length 1). */
 #define WEFT_ARGMAX_FLAT (-1000)
-#define weft_argmax(g, x, axis, keepdims, out) \
-    weft_argmax_at((g), (x), (axis), (keepdims), __FILE__, __LINE__, (out))
-WEFT_API weft_status_t weft_argmax_at(weft_graph_t *g, weft_var_t *x, int axis, bool keepdims,
-                                      const char *file, int line, weft_var_t **out);
+#define weft_argmax(g, x, axis, keepdims) \
+    weft_argmax_at((g), (x), (axis), (keepdims), __FILE__, __LINE__)
+WEFT_API weft_var_t *weft_argmax_at(weft_graph_t *g, weft_var_t *x, int axis, bool keepdims,
+                                    const char *file, int line);
 
 #ifdef __cplusplus
 }

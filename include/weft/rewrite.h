@@ -91,7 +91,12 @@ WEFT_API weft_status_t weft_rewrite_stats_print(const weft_rewrite_stats_t *s, F
  * WEFT_OK. A non-OK status is a failure of this rewrite on this node: it is
  * counted and the node is left unchanged, except WEFT_ENOMEM which aborts the
  * whole rewrite and is returned. The callback must not edit fg itself; it
- * builds new nodes in fg's context (weft_fgraph_graph) and returns them. */
+ * builds new nodes in fg's context (weft_fgraph_graph) and returns them.
+ * Building is speculative: the callback runs with the context's kept
+ * constructor error set aside (so weft_graph_error tells whether one of its
+ * own constructors failed: return that status), and what it keeps is
+ * dropped afterwards, so a failed rewrite leaves no error on the user's
+ * graph (weft/graph.h "Errors"). Graph rewriters run the same way. */
 typedef weft_status_t (*weft_node_rewrite_fn)(weft_fgraph_t *fg, weft_apply_t *node, void *user,
                                               weft_rewrite_result_t *res);
 

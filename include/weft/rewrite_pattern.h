@@ -72,12 +72,17 @@ typedef struct weft_pattern_constraint {
     void *user;
 } weft_pattern_constraint_t;
 
-/* An out-pattern callback "@name": builds the replacement (or sets *out NULL:
- * the rewrite does not apply). Errors it returns count as a failure. */
+/* An out-pattern callback "@name": builds the replacement with the
+ * constructors on weft_fgraph_graph(fg) and returns it; NULL with no kept
+ * error on the graph means the rewrite does not apply, NULL after a failed
+ * constructor (a kept error) is a failure of the rewrite with that status.
+ * The builder runs with the graph's earlier kept error set aside, and what
+ * it keeps is dropped afterwards (weft/rewrite.h), so a failing builder
+ * never leaves an error on the user's graph. */
 typedef struct weft_pattern_builder {
     const char *name;
-    weft_status_t (*fn)(weft_fgraph_t *fg, weft_apply_t *node,
-                        const weft_pattern_bindings_t *b, void *user, weft_var_t **out);
+    weft_var_t *(*fn)(weft_fgraph_t *fg, weft_apply_t *node, const weft_pattern_bindings_t *b,
+                      void *user);
     void *user;
 } weft_pattern_builder_t;
 

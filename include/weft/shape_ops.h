@@ -15,8 +15,12 @@
  * drops the axis. Axes after the given entries are taken whole.
  *
  * Ownership (every constructor): borrows g and the variables; the output is
- * borrowed, owned by g. Errors: listed per function; messages on g
- * (weft_graph_last_error) name the input, axis and lengths.
+ * borrowed, owned by g. Errors (every constructor): returns the output, or
+ * NULL with the first error kept on g (weft_graph_error,
+ * weft_graph_error_message; weft/graph.h "Errors"); a NULL
+ * variable argument (an earlier constructor's failure) adds no second error.
+ * The statuses are listed per function; the messages name the input, axis,
+ * lengths and the creation site.
  * Thread: as g. */
 #ifndef WEFT_SHAPE_OPS_H
 #define WEFT_SHAPE_OPS_H
@@ -46,20 +50,18 @@ extern "C" {
  * >= x's ndim, an axis listed twice), WEFT_ESHAPE (dropping an axis whose
  * static length is not 1), WEFT_ETYPE (x not a tensor), WEFT_EFOREIGN,
  * WEFT_ENOMEM. */
-#define weft_dimshuffle(g, x, n_order, order, out) \
-    weft_dimshuffle_at((g), (x), (n_order), (order), __FILE__, __LINE__, (out))
-WEFT_API weft_status_t weft_dimshuffle_at(weft_graph_t *g, weft_var_t *x, int n_order,
-                                          const int *order, const char *file, int line,
-                                          weft_var_t **out);
+#define weft_dimshuffle(g, x, n_order, order) \
+    weft_dimshuffle_at((g), (x), (n_order), (order), __FILE__, __LINE__)
+WEFT_API weft_var_t *weft_dimshuffle_at(weft_graph_t *g, weft_var_t *x, int n_order,
+                                        const int *order, const char *file, int line);
 /* Reverses the axes (DimShuffle {n-1, ..., 0}). Errors as weft_dimshuffle. */
-#define weft_transpose(g, x, out) weft_transpose_at((g), (x), __FILE__, __LINE__, (out))
-WEFT_API weft_status_t weft_transpose_at(weft_graph_t *g, weft_var_t *x, const char *file,
-                                         int line, weft_var_t **out);
+#define weft_transpose(g, x) weft_transpose_at((g), (x), __FILE__, __LINE__)
+WEFT_API weft_var_t *weft_transpose_at(weft_graph_t *g, weft_var_t *x, const char *file, int line);
 /* Adds leading length-1 axes up to ndim (x itself when it has ndim already).
  * Errors as weft_dimshuffle, plus WEFT_EINVAL when x has more than ndim. */
-#define weft_pad_left(g, x, ndim, out) weft_pad_left_at((g), (x), (ndim), __FILE__, __LINE__, (out))
-WEFT_API weft_status_t weft_pad_left_at(weft_graph_t *g, weft_var_t *x, int ndim,
-                                        const char *file, int line, weft_var_t **out);
+#define weft_pad_left(g, x, ndim) weft_pad_left_at((g), (x), (ndim), __FILE__, __LINE__)
+WEFT_API weft_var_t *weft_pad_left_at(weft_graph_t *g, weft_var_t *x, int ndim, const char *file,
+                                      int line);
 
 /* ---- Reshape --------------------------------------------------------------- */
 
@@ -70,19 +72,17 @@ WEFT_API weft_status_t weft_pad_left_at(weft_graph_t *g, weft_var_t *x, int ndim
  * entries, an entry < -1), WEFT_ESHAPE (x's static element count differs from
  * the target's; at run time: counts differ), WEFT_ETYPE, WEFT_EFOREIGN,
  * WEFT_ENOMEM. */
-#define weft_reshape(g, x, ndim, shape, out) \
-    weft_reshape_at((g), (x), (ndim), (shape), __FILE__, __LINE__, (out))
-WEFT_API weft_status_t weft_reshape_at(weft_graph_t *g, weft_var_t *x, int ndim,
-                                       const int64_t *shape, const char *file, int line,
-                                       weft_var_t **out);
+#define weft_reshape(g, x, ndim, shape) \
+    weft_reshape_at((g), (x), (ndim), (shape), __FILE__, __LINE__)
+WEFT_API weft_var_t *weft_reshape_at(weft_graph_t *g, weft_var_t *x, int ndim, const int64_t *shape,
+                                     const char *file, int line);
 /* x reshaped to the run-time shape of like (a Reshape with a second input
  * whose value is not read, only its shape: used by Reshape's gradient).
  * The output type has x's dtype and like's ndim and static lengths.
  * Errors: as weft_reshape. */
-#define weft_reshape_like(g, x, like, out) \
-    weft_reshape_like_at((g), (x), (like), __FILE__, __LINE__, (out))
-WEFT_API weft_status_t weft_reshape_like_at(weft_graph_t *g, weft_var_t *x, weft_var_t *like,
-                                            const char *file, int line, weft_var_t **out);
+#define weft_reshape_like(g, x, like) weft_reshape_like_at((g), (x), (like), __FILE__, __LINE__)
+WEFT_API weft_var_t *weft_reshape_like_at(weft_graph_t *g, weft_var_t *x, weft_var_t *like,
+                                          const char *file, int line);
 
 /* ---- Subtensor ------------------------------------------------------------- */
 
@@ -110,11 +110,10 @@ typedef struct weft_slice {
  * Errors: WEFT_EINVAL (NULL args, n_idx > x's ndim, a step of 0, a bad kind),
  * WEFT_ERANGE (an integer index outside a known static length; at run time:
  * outside the actual length), WEFT_ETYPE, WEFT_EFOREIGN, WEFT_ENOMEM. */
-#define weft_subtensor(g, x, n_idx, idx, out) \
-    weft_subtensor_at((g), (x), (n_idx), (idx), __FILE__, __LINE__, (out))
-WEFT_API weft_status_t weft_subtensor_at(weft_graph_t *g, weft_var_t *x, size_t n_idx,
-                                         const weft_slice_t *idx, const char *file, int line,
-                                         weft_var_t **out);
+#define weft_subtensor(g, x, n_idx, idx) \
+    weft_subtensor_at((g), (x), (n_idx), (idx), __FILE__, __LINE__)
+WEFT_API weft_var_t *weft_subtensor_at(weft_graph_t *g, weft_var_t *x, size_t n_idx,
+                                       const weft_slice_t *idx, const char *file, int line);
 
 /* A copy of x with x[idx] replaced by y (set) or increased by y (inc); y is
  * broadcast to the shape of x[idx] (lower-rank y is left-padded; then each of
@@ -124,16 +123,16 @@ WEFT_API weft_status_t weft_subtensor_at(weft_graph_t *g, weft_var_t *x, size_t 
  * at run time: y's length differs and its static length is not 1),
  * WEFT_ETYPE (y's dtype larger than x's, y's ndim larger than x[idx]'s, a
  * bool x for IncSubtensor). */
-#define weft_set_subtensor(g, x, y, n_idx, idx, out) \
-    weft_set_subtensor_at((g), (x), (y), (n_idx), (idx), __FILE__, __LINE__, (out))
-WEFT_API weft_status_t weft_set_subtensor_at(weft_graph_t *g, weft_var_t *x, weft_var_t *y,
-                                             size_t n_idx, const weft_slice_t *idx,
-                                             const char *file, int line, weft_var_t **out);
-#define weft_inc_subtensor(g, x, y, n_idx, idx, out) \
-    weft_inc_subtensor_at((g), (x), (y), (n_idx), (idx), __FILE__, __LINE__, (out))
-WEFT_API weft_status_t weft_inc_subtensor_at(weft_graph_t *g, weft_var_t *x, weft_var_t *y,
-                                             size_t n_idx, const weft_slice_t *idx,
-                                             const char *file, int line, weft_var_t **out);
+#define weft_set_subtensor(g, x, y, n_idx, idx) \
+    weft_set_subtensor_at((g), (x), (y), (n_idx), (idx), __FILE__, __LINE__)
+WEFT_API weft_var_t *weft_set_subtensor_at(weft_graph_t *g, weft_var_t *x, weft_var_t *y,
+                                           size_t n_idx, const weft_slice_t *idx, const char *file,
+                                           int line);
+#define weft_inc_subtensor(g, x, y, n_idx, idx) \
+    weft_inc_subtensor_at((g), (x), (y), (n_idx), (idx), __FILE__, __LINE__)
+WEFT_API weft_var_t *weft_inc_subtensor_at(weft_graph_t *g, weft_var_t *x, weft_var_t *y,
+                                           size_t n_idx, const weft_slice_t *idx, const char *file,
+                                           int line);
 
 /* The Subtensor / SetSubtensor / IncSubtensor op for idx (inplace: the
  * SetSubtensor/IncSubtensor variant destroying x; ignored for Subtensor).

@@ -75,6 +75,21 @@ static weft_status_t check_arrays(const compile_args_t *a)
     return check_mode(&a->o);
 }
 
+/* A constructor error kept on the variables' graph (weft/graph.h "Errors")
+ * fails the compile with its status and text, before the NULL variables it
+ * may have produced are reported as bare WEFT_EINVAL. */
+static weft_status_t check_kept_error(const compile_args_t *a)
+{
+    const weft_graph_t *g = NULL;
+    for (size_t k = 0; !g && a->inputs && k < a->n_in; k++) g = weft_var_graph(a->inputs[k]);
+    for (size_t k = 0; !g && a->outputs && k < a->n_out; k++) g = weft_var_graph(a->outputs[k]);
+    for (size_t u = 0; !g && a->updates && u < a->n_upd; u++)
+        g = weft_var_graph(a->updates[u].value ? a->updates[u].value : a->updates[u].var);
+    if (weft_graph_error(g) == WEFT_OK) return WEFT_OK;
+    return weft__fn_error(NULL, weft_graph_error(g), "the graph has an error: %s",
+                          weft_graph_error_message(g));
+}
+
 /* Which input each update writes; each input updated at most once. */
 static weft_status_t resolve_updates(weft_function_t *f, const compile_args_t *a)
 {
@@ -262,6 +277,7 @@ weft_status_t weft_function_compile(size_t n_in, weft_var_t *const *inputs, size
     *out = NULL;
     compile_args_t a = {n_in, n_out, n_updates, inputs, outputs, updates, {0}};
     weft_status_t st = read_options(opts, &a.o);
+    if (st == WEFT_OK) st = check_kept_error(&a);
     if (st == WEFT_OK) st = check_arrays(&a);
     if (st == WEFT_OK) st = weft__compile_blas_check();
     if (st != WEFT_OK) return st;

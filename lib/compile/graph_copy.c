@@ -74,8 +74,9 @@ static weft_status_t copy_root(copy_ctx_t *c, weft_var_t *v)
     size_t nbytes;
     weft_status_t st = copy_type(c, weft_var_type(v), &t);
     if (st == WEFT_OK) st = weft_constant_data(v, &data, &nbytes);
-    if (st == WEFT_OK) st = weft_constant_create_at(c->dst, t, data, nbytes, file, line,
-                                                    &c->var_map[weft_var_id(v)]);
+    if (st == WEFT_OK)
+        st = weft__got(c->dst, c->var_map[weft_var_id(v)] =
+                                   weft_constant_create_at(c->dst, t, data, nbytes, file, line));
     if (st == WEFT_OK && weft_var_name(v)) st = weft_var_set_name(c->var_map[weft_var_id(v)],
                                                                  weft_var_name(v));
     return st == WEFT_OK ? WEFT_OK : weft__fn_error(NULL, st, "copying a constant failed");
@@ -95,7 +96,7 @@ static weft_status_t copy_apply(copy_ctx_t *c, weft_apply_t *a)
     weft_apply_trace(a, &file, &line);
     weft_apply_t *na = NULL;
     if (st == WEFT_OK) {
-        st = weft_apply_create_at(c->dst, op, n_in, ins, file, line, &na);
+        st = weft__got(c->dst, na = weft_apply_create_at(c->dst, op, n_in, ins, file, line));
         if (st != WEFT_OK)
             weft__fn_error(NULL, st, "rebuilding a node: %s", weft_graph_last_error(c->dst));
     }
@@ -172,7 +173,8 @@ static weft_status_t copy_inputs(copy_ctx_t *c, size_t n_in, weft_var_t *const *
         const weft_type_t *t;
         weft_status_t st = copy_type(c, weft_var_type(v), &t);
         if (st == WEFT_OK)
-            st = weft_var_create_at(c->dst, t, weft_var_name(v), file, line, &new_in[k]);
+            st = weft__got(c->dst,
+                           new_in[k] = weft_var_create_at(c->dst, t, weft_var_name(v), file, line));
         if (st != WEFT_OK) return weft__fn_error(NULL, st, "copying input %zu failed", k);
         weft_var_set_indestructible(new_in[k], weft_var_is_indestructible(v));
         c->var_map[weft_var_id(v)] = new_in[k];

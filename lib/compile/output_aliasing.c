@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph/ctor_int.h"
 #include "compile_int.h"
 
 static weft_status_t deepcopy_make_node(weft_graph_t *g, const weft_op_t *op, size_t n_in,
@@ -120,7 +121,8 @@ weft_status_t weft__insert_deepcopies(weft_function_t *f)
         if (!need[k]) continue;
         st = op ? WEFT_OK : weft_op_create(f->g, &deepcopy_class, NULL, &op);
         weft_var_t *v = weft_fgraph_output(fg, k), *c = NULL;
-        if (st == WEFT_OK) st = weft_op_call_at(f->g, op, 1, &v, __FILE__, __LINE__, &c);
+        if (st == WEFT_OK)
+            st = weft__got(f->g, c = weft_op_call_at(f->g, op, 1, &v, __FILE__, __LINE__));
         weft_apply_t *slot = st == WEFT_OK ? output_slot_node(fg, k) : NULL;
         if (st == WEFT_OK && !slot) st = WEFT_ENOTFOUND;
         if (st == WEFT_OK) st = weft_fgraph_change_node_input(fg, slot, 0, c, "deepcopy");

@@ -302,6 +302,13 @@ weft_status_t weft_fgraph_create(weft_graph_t *g, size_t n_in, weft_var_t *const
         destroy_features(&o, 0);
         return WEFT_EINVAL;
     }
+    if (g->kept_status != WEFT_OK) { /* weft/graph.h "Errors": the first mistake, reported */
+        destroy_features(&o, 0);
+        return weft_graph_set_error(g, g->kept_status,
+                                    "weft_fgraph_create: the graph has an "
+                                    "error: %s",
+                                    g->kept);
+    }
     weft__pvec_t roots = {0};
     weft_clone_map_t *m = NULL;
     weft_status_t s = create_checked(g, n_in, inputs, n_out, outputs, &o, &roots, &m);

@@ -164,7 +164,7 @@ static weft_status_t grad_accumulate(grad_state_t *s, weft_var_t *v, weft_var_t 
         return WEFT_OK;
     }
     weft_var_t *sum = NULL;
-    weft_status_t st = weft_add(s->g, s->acc[id], ig, &sum);
+    weft_status_t st = weft__got(s->g, sum = weft_add(s->g, s->acc[id], ig));
     if (st == WEFT_OK) {
         s->acc[id] = sum;
     }
@@ -287,7 +287,7 @@ static weft_status_t grad_result(grad_state_t *s, size_t i, weft_var_t *w,
     }
     bool undefined = (s->flags[id] & GRAD_UNDEFINED) != 0;
     if ((undefined ? o->undefined : o->disconnected) == WEFT_GRAD_MISSING_ZERO) {
-        return weft_zeros_like(s->g, w, out);
+        return weft__got(s->g, *out = weft_zeros_like(s->g, w));
     }
     grad_describe_var(w, desc, sizeof desc);
     if (!undefined) {
@@ -354,7 +354,8 @@ static weft_status_t grad_run(grad_state_t *s, weft_var_t *cost, size_t n_wrt,
     grad_mark_relevant(s, n_wrt, wrt);
     weft_var_t *seed = o->cost_grad;
     if (!seed) {
-        st = weft_constant_scalar(s->g, weft_type_dtype(weft_var_type(cost)), 1.0, &seed);
+        st = weft__got(
+            s->g, seed = weft_constant_scalar(s->g, weft_type_dtype(weft_var_type(cost)), 1.0));
     }
     s->acc[weft_var_id(cost)] = seed;
     for (size_t k = s->n_order; st == WEFT_OK && k > 0; k--) {
@@ -366,19 +367,17 @@ static weft_status_t grad_run(grad_state_t *s, weft_var_t *cost, size_t n_wrt,
     return st;
 }
 
-weft_status_t weft_grad(weft_graph_t *g, weft_var_t *cost, size_t n_wrt, weft_var_t *const *wrt,
-                        const weft_grad_options_t *options, weft_var_t **grads_out)
+static weft_status_t grads_build(weft_graph_t *g, weft_var_t *cost, size_t n_wrt,
+                                 weft_var_t *const *wrt, const weft_grad_options_t *options,
+                                 weft_var_t **grads_out)
 {
     static const weft_grad_options_t defaults = WEFT_GRAD_OPTIONS_INIT;
     const weft_grad_options_t *o = options ? options : &defaults;
-    if (!g) {
-        return WEFT_EINVAL;
-    }
     if (!cost || !grads_out || (n_wrt > 0 && !wrt)) {
-        return weft_graph_set_error(g, WEFT_EINVAL, "weft_grad: NULL cost, wrt or grads_out");
-    }
-    for (size_t i = 0; i < n_wrt; i++) {
-        grads_out[i] = NULL;
+        return weft_graph_set_error(g, WEFT_EINVAL, "weft_grad: NULL %s",
+                                    !cost       ? "cost"
+                                    : grads_out ? "wrt array"
+                                                : "grads_out");
     }
     weft_status_t st = grad_check_args(g, cost, n_wrt, wrt, o);
     grad_state_t s;
@@ -396,4 +395,23 @@ weft_status_t weft_grad(weft_graph_t *g, weft_var_t *cost, size_t n_wrt, weft_va
         }
     }
     return st;
+}
+
+weft_var_t **weft_grads_at(weft_graph_t *g, weft_var_t *cost, size_t n_wrt, weft_var_t *const *wrt,
+                           const weft_grad_options_t *options, weft_var_t **grads_out,
+                           const char *file, int line)
+{
+    weft__ctor_begin(g);
+    for (size_t i = 0; grads_out && i < n_wrt; i++) { /* NULL on every error path */
+        grads_out[i] = NULL;
+    }
+    weft_status_t st = g ? grads_build(g, cost, n_wrt, wrt, options, grads_out) : WEFT_EINVAL;
+    return weft__ctor_end(g, st, grads_out, "weft_grad", file, line);
+}
+
+weft_var_t *weft_grad_at(weft_graph_t *g, weft_var_t *cost, weft_var_t *wrt, const char *file,
+                         int line)
+{
+    weft_var_t *out = NULL;
+    return weft_grads_at(g, cost, 1, &wrt, NULL, &out, file, line) ? out : NULL;
 }

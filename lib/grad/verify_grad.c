@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph/ctor_int.h"
 #include "tensor/tensor_int.h"
 #include "weft/elemwise.h"
 #include "weft/eval.h"
@@ -145,18 +146,18 @@ static weft_status_t vg_project(vg_t *v, weft_var_t *y, uint64_t seed)
         st = weft_type_tensor(v->g, dt, nd, weft_tensor_shape(yv), &t);
     }
     if (st == WEFT_OK) {
-        st = weft_constant_create(v->g, t, weft_tensor_data(rv),
-                                  weft_tensor_size(rv) * weft_dtype_size(dt), &r);
+        st = weft__got(v->g, r = weft_constant_create(v->g, t, weft_tensor_data(rv),
+                                                      weft_tensor_size(rv) * weft_dtype_size(dt)));
     }
     if (st == WEFT_OK) {
-        st = weft_mul(v->g, y, r, &prod);
+        st = weft__got(v->g, prod = weft_mul(v->g, y, r));
     }
     if (st == WEFT_OK) {
-        st = weft_sum(v->g, prod, 0, NULL, false, &v->cost);
+        st = weft__got(v->g, v->cost = weft_sum(v->g, prod, 0, NULL, false));
     }
     weft_tensor_release(yv);
     weft_tensor_release(rv);
-    return st == WEFT_OK ? st : vg_fail(v, st, "projection: %s", weft_graph_last_error(v->g));
+    return st == WEFT_OK ? st : vg_fail(v, st, "projection: %s", weft_graph_error_message(v->g));
 }
 
 /* Builds inputs, y = fn(inputs), the cost and its gradients. */
@@ -170,34 +171,36 @@ static weft_status_t vg_build(vg_t *v, weft_verify_grad_fn fn, void *user, uint6
         weft_status_t st = weft_type_tensor(v->g, weft_tensor_dtype(p), weft_tensor_ndim(p),
                                             weft_tensor_shape(p), &t);
         if (st == WEFT_OK) {
-            st = weft_var_create(v->g, t, name, &v->vars[i]);
+            st = weft__got(v->g, v->vars[i] = weft_var_create(v->g, t, name));
         }
         if (st == WEFT_OK) {
             st = weft_tensor_clone(p, &v->x[i]);
         }
         if (st != WEFT_OK) {
-            return vg_fail(v, st, "input %zu: %s", i, weft_graph_last_error(v->g));
+            return vg_fail(v, st, "input %zu: %s", i, weft_graph_error_message(v->g));
         }
     }
-    weft_var_t *y = NULL;
-    weft_status_t st = fn(v->g, v->n_in, v->vars, user, &y);
-    if (st != WEFT_OK || !y) {
+    weft_var_t *y = fn(v->g, v->n_in, v->vars, user);
+    if (!y || weft_graph_error(v->g) != WEFT_OK) {
+        weft_status_t st = weft_graph_error(v->g);
         return vg_fail(v, st != WEFT_OK ? st : WEFT_EINVAL, "the function failed: %s",
-                       weft_graph_last_error(v->g));
+                       st != WEFT_OK ? weft_graph_error_message(v->g) : "it returned NULL");
     }
     weft_dtype_t dt = weft_type_dtype(weft_var_type(y));
     if (weft_type_kind(weft_var_type(y)) != WEFT_TYPE_TENSOR ||
         (dt != WEFT_FLOAT32 && dt != WEFT_FLOAT64)) {
         return vg_fail(v, WEFT_ETYPE, "the function's output is not a float tensor");
     }
-    st = vg_project(v, y, seed);
+    weft_status_t st = vg_project(v, y, seed);
     if (st != WEFT_OK) {
         return st;
     }
     weft_grad_options_t go = WEFT_GRAD_OPTIONS_INIT;
     go.disconnected = WEFT_GRAD_MISSING_ZERO; /* an unused input: gradient 0 both ways */
-    st = weft_grad(v->g, v->cost, v->n_in, v->vars, &go, v->grads);
-    return st == WEFT_OK ? st : vg_fail(v, st, "weft_grad: %s", weft_graph_last_error(v->g));
+    if (weft_grads(v->g, v->cost, v->n_in, v->vars, &go, v->grads)) {
+        return WEFT_OK;
+    }
+    return vg_fail(v, weft_graph_error(v->g), "weft_grad: %s", weft_graph_error_message(v->g));
 }
 
 static double vg_load(const weft_tensor_t *t, size_t j)

@@ -114,12 +114,14 @@ static weft_status_t run_make_node(weft_graph_t *g, const weft_op_t *op, size_t 
     return WEFT_OK;
 }
 
-weft_status_t weft_apply_create_at(weft_graph_t *g, const weft_op_t *op, size_t n_in,
-                                   weft_var_t *const *inputs, const char *file, int line,
-                                   weft_apply_t **out)
+static weft_status_t apply_create(weft_graph_t *g, const weft_op_t *op, size_t n_in,
+                                  weft_var_t *const *inputs, const char *file, int line,
+                                  weft_apply_t **out)
 {
-    if (!g || !op || !out || (n_in && !inputs)) return WEFT_EINVAL;
     *out = NULL;
+    if (!op || (n_in && !inputs))
+        return weft__graph_err(g, WEFT_EINVAL, "weft_apply_create at %s:%d: NULL %s",
+                               file ? file : "?", line, op ? "inputs array" : "op");
     if (!file) file = "?";
     if (n_in > UINT32_MAX)
         return weft__graph_err(g, WEFT_EINVAL, "apply of %s at %s:%d: %zu inputs", op->cls->name,
@@ -137,14 +139,21 @@ weft_status_t weft_apply_create_at(weft_graph_t *g, const weft_op_t *op, size_t 
     return WEFT_OK;
 }
 
-weft_status_t weft_op_call_at(weft_graph_t *g, const weft_op_t *op, size_t n_in,
-                              weft_var_t *const *inputs, const char *file, int line,
-                              weft_var_t **out)
+weft_apply_t *weft_apply_create_at(weft_graph_t *g, const weft_op_t *op, size_t n_in,
+                                   weft_var_t *const *inputs, const char *file, int line)
 {
-    if (!g || !op || !out) return WEFT_EINVAL;
-    *out = NULL;
+    weft_apply_t *out = NULL;
+    weft__ctor_begin(g);
+    weft_status_t s = g ? apply_create(g, op, n_in, inputs, file, line, &out) : WEFT_EINVAL;
+    return weft__ctor_end(g, s, out, "weft_apply_create", file, line);
+}
+
+static weft_status_t op_call(weft_graph_t *g, const weft_op_t *op, size_t n_in,
+                             weft_var_t *const *inputs, const char *file, int line,
+                             weft_var_t **out)
+{
     weft_apply_t *a;
-    weft_status_t s = weft_apply_create_at(g, op, n_in, inputs, file, line, &a);
+    weft_status_t s = apply_create(g, op, n_in, inputs, file, line, &a);
     if (s != WEFT_OK) return s;
     /* The node stays in the context (owned by g) even if it has no default. */
     s = weft_apply_default_output(a, out);
@@ -152,6 +161,15 @@ weft_status_t weft_op_call_at(weft_graph_t *g, const weft_op_t *op, size_t n_in,
         return weft__graph_err(g, s, "call of %s at %s:%d: %u outputs and no default output",
                                op->cls->name, file ? file : "?", line, a->n_out);
     return WEFT_OK;
+}
+
+weft_var_t *weft_op_call_at(weft_graph_t *g, const weft_op_t *op, size_t n_in,
+                            weft_var_t *const *inputs, const char *file, int line)
+{
+    weft_var_t *out = NULL;
+    weft__ctor_begin(g);
+    weft_status_t s = g ? op_call(g, op, n_in, inputs, file, line, &out) : WEFT_EINVAL;
+    return weft__ctor_end(g, s, out, "weft_op_call", file, line);
 }
 
 const weft_op_t *weft_apply_op(const weft_apply_t *a)
@@ -266,7 +284,7 @@ weft_status_t weft_apply_clone_with_new_inputs(weft_graph_t *g, const weft_apply
         if (s != WEFT_OK) return s;
     }
     if (differs) /* output types may change: rebuild through make_node */
-        return weft_apply_create_at(g, a->op, n_in, inputs, a->file, a->line, out);
+        return apply_create(g, a->op, n_in, inputs, a->file, a->line, out);
     weft_apply_t *c = weft__apply_clone_raw(g, a, inputs);
     if (!c) return weft__graph_err(g, WEFT_ENOMEM, "clone_with_new_inputs: out of memory");
     *out = c;

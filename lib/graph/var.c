@@ -46,10 +46,10 @@ static weft_status_t check_type_arg(weft_graph_t *g, const weft_type_t *type, co
     return WEFT_OK;
 }
 
-weft_status_t weft_var_create_at(weft_graph_t *g, const weft_type_t *type, const char *name,
-                                 const char *file, int line, weft_var_t **out)
+static weft_status_t var_create(weft_graph_t *g, const weft_type_t *type, const char *name,
+                                const char *file, int line, weft_var_t **out)
 {
-    if (!g || !type || !out) return WEFT_EINVAL;
+    if (!type) return weft__graph_err(g, WEFT_EINVAL, "weft_var_create: NULL type");
     *out = NULL;
     weft_status_t s = check_type_arg(g, type, "weft_var_create");
     if (s != WEFT_OK) return s;
@@ -68,10 +68,12 @@ static size_t type_elems(const weft_type_t *t)
     return n;
 }
 
-weft_status_t weft_constant_create_at(weft_graph_t *g, const weft_type_t *type, const void *data,
-                                      size_t nbytes, const char *file, int line, weft_var_t **out)
+static weft_status_t constant_create(weft_graph_t *g, const weft_type_t *type, const void *data,
+                                     size_t nbytes, const char *file, int line, weft_var_t **out)
 {
-    if (!g || !type || !out || (!data && nbytes)) return WEFT_EINVAL;
+    if (!type || (!data && nbytes))
+        return weft__graph_err(g, WEFT_EINVAL, "weft_constant_create: NULL %s",
+                               type ? "data" : "type");
     *out = NULL;
     weft_status_t s = check_type_arg(g, type, "weft_constant_create");
     if (s != WEFT_OK) return s;
@@ -129,10 +131,9 @@ static bool scalar_convert(weft_dtype_t dtype, double value, unsigned char *buf)
     return false;
 }
 
-weft_status_t weft_constant_scalar_at(weft_graph_t *g, weft_dtype_t dtype, double value,
-                                      const char *file, int line, weft_var_t **out)
+static weft_status_t constant_scalar(weft_graph_t *g, weft_dtype_t dtype, double value,
+                                     const char *file, int line, weft_var_t **out)
 {
-    if (!g || !out) return WEFT_EINVAL;
     *out = NULL;
     const weft_type_t *t;
     weft_status_t s = weft_type_tensor(g, dtype, 0, NULL, &t);
@@ -142,7 +143,34 @@ weft_status_t weft_constant_scalar_at(weft_graph_t *g, weft_dtype_t dtype, doubl
         return weft__graph_err(g, WEFT_EINVAL,
                                "weft_constant_scalar at %s:%d: %g is not representable as %s",
                                file ? file : "?", line, value, weft_dtype_name(dtype));
-    return weft_constant_create_at(g, t, buf, weft_dtype_size(dtype), file, line, out);
+    return constant_create(g, t, buf, weft_dtype_size(dtype), file, line, out);
+}
+
+weft_var_t *weft_var_create_at(weft_graph_t *g, const weft_type_t *type, const char *name,
+                               const char *file, int line)
+{
+    weft_var_t *out = NULL;
+    weft__ctor_begin(g);
+    weft_status_t s = g ? var_create(g, type, name, file, line, &out) : WEFT_EINVAL;
+    return weft__ctor_end(g, s, out, "weft_var_create", file, line);
+}
+
+weft_var_t *weft_constant_create_at(weft_graph_t *g, const weft_type_t *type, const void *data,
+                                    size_t nbytes, const char *file, int line)
+{
+    weft_var_t *out = NULL;
+    weft__ctor_begin(g);
+    weft_status_t s = g ? constant_create(g, type, data, nbytes, file, line, &out) : WEFT_EINVAL;
+    return weft__ctor_end(g, s, out, "weft_constant_create", file, line);
+}
+
+weft_var_t *weft_constant_scalar_at(weft_graph_t *g, weft_dtype_t dtype, double value,
+                                    const char *file, int line)
+{
+    weft_var_t *out = NULL;
+    weft__ctor_begin(g);
+    weft_status_t s = g ? constant_scalar(g, dtype, value, file, line, &out) : WEFT_EINVAL;
+    return weft__ctor_end(g, s, out, "weft_constant_scalar", file, line);
 }
 
 const weft_type_t *weft_var_type(const weft_var_t *v)

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph/ctor_int.h"
 #include "base/vec.h"
 #include "io_int.h"
 
@@ -194,7 +195,8 @@ static weft_status_t load_inputs(io_load_t *ld, json_t *arr, weft_graph_io_t *ou
         if (s == WEFT_OK) s = read_type(ld, e, w, false, &t);
         if (s == WEFT_OK) s = opt_name(ld, e, w, &name);
         if (s == WEFT_OK)
-            s = weft_var_create_at(ld->g, t, name, "<graph json>", (int)i, &out->inputs[i]);
+            s = weft__got(ld->g, out->inputs[i] =
+                                     weft_var_create_at(ld->g, t, name, "<graph json>", (int)i));
         if (s == WEFT_OK) s = define(ld, idv, w, out->inputs[i]);
         if (s != WEFT_OK) return s;
         mut = json_object_get(e, "mutable");
@@ -291,7 +293,9 @@ static weft_status_t load_constant(io_load_t *ld, json_t *e, size_t i)
             s = weft__io_err(ld->g, WEFT_EPARSE, p, "value %zu is not a %s", k,
                              weft_dtype_name(weft_type_dtype(t)));
     weft_var_t *c = NULL;
-    if (s == WEFT_OK) s = weft_constant_create_at(ld->g, t, buf, bytes, "<graph json>", (int)i, &c);
+    if (s == WEFT_OK)
+        s = weft__got(ld->g,
+                      c = weft_constant_create_at(ld->g, t, buf, bytes, "<graph json>", (int)i));
     free(buf);
     if (s == WEFT_OK && name) s = weft_var_set_name(c, name);
     if (s == WEFT_OK) s = define(ld, idv, w, c);
@@ -340,7 +344,7 @@ static weft_status_t node_apply(io_load_t *ld, json_t *e, const char *w, size_t 
         s = ref(ld, json_array_get(ins, i), wi, &in[i]);
     }
     if (s == WEFT_OK) {
-        s = weft_apply_create_at(ld->g, op, n, in, "<graph json>", (int)idx, a);
+        s = weft__got(ld->g, *a = weft_apply_create_at(ld->g, op, n, in, "<graph json>", (int)idx));
         if (s != WEFT_OK) {
             char msg[512];
             snprintf(msg, sizeof(msg), "%s", weft_graph_last_error(ld->g));
@@ -504,7 +508,12 @@ weft_status_t weft_graph_io_load(weft_graph_t *g, const char *text, size_t len, 
     if (!root)
         return weft_graph_set_error(g, WEFT_EPARSE, "%s:%d:%d: %s", source ? source : "<string>",
                                     err.line, err.column, err.text);
+    /* A bad file is reported by the status; it leaves no kept constructor
+     * error behind (weft/graph.h "Errors"). */
+    weft__kept_error_t saved;
+    weft__graph_error_save(g, &saved);
     weft_status_t s = weft__io_load_obj(g, root, "", out);
+    weft__graph_error_restore(g, &saved);
     json_decref(root);
     return s;
 }

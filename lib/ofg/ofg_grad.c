@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph/ctor_int.h"
 #include "ofg_int.h"
 #include "weft/elemwise.h"
 #include "weft/grad.h"
@@ -25,7 +26,10 @@ weft_status_t weft_ofg_expand(weft_graph_t *g, const weft_apply_t *node, weft_va
     weft_var_t **in = calloc(d->n_in + 1, sizeof(*in));
     if (!in) return weft_graph_set_error(g, WEFT_ENOMEM, "out of memory");
     for (size_t i = 0; i < d->n_in; i++) in[i] = weft_apply_input(node, i);
+    weft__kept_error_t saved; /* a status-returning call keeps no error (weft/graph.h) */
+    weft__graph_error_save(g, &saved);
     weft_status_t s = weft__ofg_copy_inner(d, g, in, outputs);
+    weft__graph_error_restore(g, &saved);
     free(in);
     return s;
 }
@@ -50,12 +54,13 @@ static weft_status_t grad_override(weft_graph_t *g, const weft__ofg_t *d, const 
     for (size_t i = 0; i < d->n_in; i++) args[i] = weft_apply_input(node, i);
     for (size_t k = 0; k < d->n_out && s == WEFT_OK; k++) {
         args[d->n_in + k] = gz[k];
-        if (!gz[k]) s = weft_zeros_like(g, weft_apply_output(node, k), &args[d->n_in + k]);
+        if (!gz[k])
+            s = weft__got(g, args[d->n_in + k] = weft_zeros_like(g, weft_apply_output(node, k)));
     }
     weft_apply_t *a = NULL;
     const weft_op_t *ovr = NULL;
     if (s == WEFT_OK) s = weft__ofg_op_in(g, d->grad_override, &ovr);
-    if (s == WEFT_OK) s = weft_apply_create(g, ovr, n, args, &a);
+    if (s == WEFT_OK) s = weft__got(g, a = weft_apply_create(g, ovr, n, args));
     if (s == WEFT_OK && weft_apply_n_outputs(a) != d->n_in)
         s = weft_graph_set_error(g, WEFT_EINVAL,
                                  "OpFromGraph: grad_override returned %zu outputs, expected %zu",
@@ -82,11 +87,12 @@ static weft_status_t vjp_placeholders(weft_graph_t *g, const weft__ofg_t *d, wef
     for (size_t i = 0; i < d->n_in && s == WEFT_OK; i++) {
         const weft_type_t *t = NULL;
         s = weft__ofg_type_in(g, weft_var_type(d->in[i]), &t);
-        if (s == WEFT_OK) s = weft_var_create(g, t, weft_var_name(d->in[i]), &v->x[i]);
+        if (s == WEFT_OK)
+            s = weft__got(g, v->x[i] = weft_var_create(g, t, weft_var_name(d->in[i])));
     }
     for (size_t k = 0; k < d->n_out && s == WEFT_OK; k++) {
         if (!gz[k] || !is_float(d->out[k])) continue;
-        s = weft_var_create(g, weft_var_type(gz[k]), "gz", &v->x[d->n_in + v->n_gz]);
+        s = weft__got(g, v->x[d->n_in + v->n_gz] = weft_var_create(g, weft_var_type(gz[k]), "gz"));
         v->n_gz++;
     }
     return s;
@@ -102,9 +108,10 @@ static weft_status_t vjp_cost(weft_graph_t *g, const weft__ofg_t *d, weft_var_t 
     for (size_t k = 0; k < d->n_out && s == WEFT_OK; k++) {
         if (!gz[k] || !is_float(d->out[k])) continue;
         weft_var_t *prod = NULL, *term = NULL;
-        s = weft_mul(g, v->outs[k], v->x[d->n_in + m++], &prod);
-        if (s == WEFT_OK) s = weft_sum(g, prod, 0, NULL, false, &term);
-        if (s == WEFT_OK) s = *cost ? weft_add(g, *cost, term, cost) : (*cost = term, WEFT_OK);
+        s = weft__got(g, prod = weft_mul(g, v->outs[k], v->x[d->n_in + m++]));
+        if (s == WEFT_OK) s = weft__got(g, term = weft_sum(g, prod, 0, NULL, false));
+        if (s == WEFT_OK)
+            s = *cost ? weft__got(g, *cost = weft_add(g, *cost, term)) : (*cost = term, WEFT_OK);
     }
     return s;
 }
@@ -140,7 +147,7 @@ static weft_status_t vjp_apply(weft_graph_t *g, const weft__ofg_t *d, const weft
     for (size_t k = 0, m = 0; k < d->n_out; k++)
         if (gz[k] && is_float(d->out[k])) args[d->n_in + m++] = gz[k];
     weft_apply_t *a = NULL;
-    if (s == WEFT_OK) s = weft_apply_create(g, op, n_args, args, &a);
+    if (s == WEFT_OK) s = weft__got(g, a = weft_apply_create(g, op, n_args, args));
     for (size_t w = 0; w < v->n_wrt && s == WEFT_OK; w++)
         input_grads[v->wrt_idx[w]] = weft_apply_output(a, w);
     return s;
@@ -166,7 +173,7 @@ static weft_status_t grad_derived(weft_graph_t *g, const weft__ofg_t *d, const w
     if (s == WEFT_OK && v.n_wrt > 0) {
         weft_grad_options_t go = WEFT_GRAD_OPTIONS_INIT;
         go.disconnected = WEFT_GRAD_MISSING_ZERO;
-        s = weft_grad(g, cost, v.n_wrt, v.wrt, &go, v.grads);
+        s = weft__got(g, weft_grads(g, cost, v.n_wrt, v.wrt, &go, v.grads));
         if (s == WEFT_OK) s = vjp_apply(g, d, node, gz, &v, input_grads);
     }
     free(v.x);

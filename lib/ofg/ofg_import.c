@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph/ctor_int.h"
 #include "base/vec.h"
 #include "ofg_int.h"
 
@@ -59,7 +60,9 @@ static weft_status_t import_root(import_t *im, weft_var_t *v)
     weft_var_t **slot = &im->map[weft_var_id(v)];
     weft_status_t s = weft__ofg_type_in(im->dst, weft_var_type(v), &t);
     if (s == WEFT_OK) s = weft_constant_data(v, &data, &nbytes);
-    if (s == WEFT_OK) s = weft_constant_create_at(im->dst, t, data, nbytes, file, line, slot);
+    if (s == WEFT_OK)
+        s = weft__got(im->dst,
+                      *slot = weft_constant_create_at(im->dst, t, data, nbytes, file, line));
     if (s == WEFT_OK && weft_var_name(v)) s = weft_var_set_name(*slot, weft_var_name(v));
     return s == WEFT_OK ? s
                         : weft_graph_set_error(im->src, s, "weft_ofg_create: copying a constant");
@@ -77,7 +80,8 @@ static weft_status_t import_apply(import_t *im, const weft_apply_t *a)
     weft_apply_trace(a, &file, &line);
     weft_apply_t *c = NULL;
     weft_status_t s = weft__ofg_op_in(im->dst, weft_apply_op(a), &op);
-    if (s == WEFT_OK) s = weft_apply_create_at(im->dst, op, n_in, ins, file, line, &c);
+    if (s == WEFT_OK)
+        s = weft__got(im->dst, c = weft_apply_create_at(im->dst, op, n_in, ins, file, line));
     free(ins);
     if (s != WEFT_OK)
         return weft_graph_set_error(im->src, s, "weft_ofg_create: %s",
@@ -143,7 +147,8 @@ weft_status_t weft__ofg_import(weft_graph_t *dst, weft_graph_t *g, size_t n_in,
     for (size_t i = 0; i < n_in && s == WEFT_OK; i++) {
         const weft_type_t *t;
         s = weft__ofg_type_in(dst, weft_var_type(inputs[i]), &t);
-        if (s == WEFT_OK) s = weft_var_create(dst, t, weft_var_name(inputs[i]), &new_inputs[i]);
+        if (s == WEFT_OK)
+            s = weft__got(dst, new_inputs[i] = weft_var_create(dst, t, weft_var_name(inputs[i])));
         if (s == WEFT_OK) im.map[weft_var_id(inputs[i])] = new_inputs[i];
     }
     for (size_t k = 0; k < n_out && s == WEFT_OK; k++) {
@@ -176,9 +181,9 @@ static weft_status_t inst_ref(inst_t *in, ofg_ref_t r, weft_var_t **out)
     weft_status_t s =
         weft_type_tensor(in->g, weft_tensor_dtype(t), weft_tensor_ndim(t), shape, &ty);
     if (s == WEFT_OK)
-        s = weft_constant_create(in->g, ty, weft_tensor_data(t),
-                                 weft_tensor_size(t) * weft_dtype_size(weft_tensor_dtype(t)),
-                                 &in->consts[r.idx]);
+        s = weft__got(in->g, in->consts[r.idx] = weft_constant_create(
+                                 in->g, ty, weft_tensor_data(t),
+                                 weft_tensor_size(t) * weft_dtype_size(weft_tensor_dtype(t))));
     *out = in->consts[r.idx];
     return s;
 }
@@ -197,7 +202,8 @@ static weft_status_t inst_node(inst_t *in, size_t j, weft_var_t **args)
     int line;
     weft_apply_trace(a, &file, &line);
     weft_apply_t *c = NULL;
-    if (s == WEFT_OK) s = weft_apply_create_at(in->g, op, n, args, file, line, &c);
+    if (s == WEFT_OK)
+        s = weft__got(in->g, c = weft_apply_create_at(in->g, op, n, args, file, line));
     for (size_t o = 0; s == WEFT_OK && o < weft_apply_n_outputs(a); o++) {
         weft_var_t *ov = weft_apply_output(a, o);
         in->slots[p->slot0[j] + o] = weft_apply_output(c, o);

@@ -5,6 +5,7 @@
  * The table at the end names them for the database. */
 #include <string.h>
 
+#include "graph/ctor_int.h"
 #include "rewrite_int.h"
 #include "weft/elemwise.h"
 #include "weft/op_info.h"
@@ -68,7 +69,7 @@ static weft_status_t zeros_as(weft_fgraph_t *fg, weft_apply_t *node, weft_var_t 
     weft_var_t *zero = z, *r;
     weft_status_t st = WEFT_OK;
     if (!zero) st = weft__scalar(g, weft_type_dtype(weft_var_type(out0(node))), 0.0, &zero);
-    if (st == WEFT_OK) st = weft_second(g, x, zero, &r);
+    if (st == WEFT_OK) st = weft__got(g, r = weft_second(g, x, zero));
     return st == WEFT_OK ? give(res, node, r) : st;
 }
 
@@ -160,7 +161,8 @@ static weft_status_t local_dimshuffle_dimshuffle(weft_fgraph_t *fg, weft_apply_t
     if (ident) return give(res, node, x);
     if (!nested) return WEFT_OK;
     weft_var_t *r;
-    weft_status_t st = weft_dimshuffle(weft_fgraph_graph(fg), x, no, comp, &r);
+    weft_status_t st =
+        weft__got(weft_fgraph_graph(fg), r = weft_dimshuffle(weft_fgraph_graph(fg), x, no, comp));
     return st == WEFT_OK ? give(res, node, r) : st;
 }
 
@@ -203,7 +205,8 @@ static weft_status_t local_sum_broadcastable(weft_fgraph_t *fg, weft_apply_t *no
     if (weft__can_replace(out0(node), x)) return give(res, node, x);
     if (is_sum_axes) return WEFT_OK;
     weft_var_t *r;
-    weft_status_t st = weft_dimshuffle(weft_fgraph_graph(fg), x, n, order, &r);
+    weft_status_t st =
+        weft__got(weft_fgraph_graph(fg), r = weft_dimshuffle(weft_fgraph_graph(fg), x, n, order));
     return st == WEFT_OK ? give(res, node, r) : st;
 }
 
@@ -221,7 +224,7 @@ static weft_status_t reduce_grad_operand(weft_graph_t *g, const weft_apply_t *rg
         for (int k = 0; k < n_axes; k++) n *= (double)weft_type_dim(xt, axes[k]);
         weft_var_t *scale;
         st = weft__scalar(g, WEFT_FLOAT64, 1.0 / n, &scale);
-        if (st == WEFT_OK) st = weft_mul(g, b, scale, &b);
+        if (st == WEFT_OK) st = weft__got(g, b = weft_mul(g, b, scale));
     }
     int nd = weft_type_ndim(xt), order[WEFT_MAX_NDIM], next = 0, k = 0;
     for (int d = 0; d < nd; d++) {
@@ -229,7 +232,7 @@ static weft_status_t reduce_grad_operand(weft_graph_t *g, const weft_apply_t *rg
         k += reduced;
         order[d] = reduced ? WEFT_DIMSHUFFLE_NEW : next++;
     }
-    if (st == WEFT_OK && !keepdims) st = weft_dimshuffle(g, b, nd, order, &b);
+    if (st == WEFT_OK && !keepdims) st = weft__got(g, b = weft_dimshuffle(g, b, nd, order));
     if (st == WEFT_OK) *out = b;
     return st;
 }
@@ -272,7 +275,8 @@ static weft_status_t local_reduce_grad_sink(weft_fgraph_t *fg, weft_apply_t *nod
         weft_graph_t *g = weft_fgraph_graph(fg);
         weft_status_t st = reduce_grad_operand(g, rg, rk, axes, n_axes, keepdims, &b);
         if (st == WEFT_OK)
-            st = weft_binary(g, (weft_elemwise_kind_t)kind, i == 0 ? b : v, i == 0 ? v : b, &r);
+            st = weft__got(
+                g, r = weft_binary(g, (weft_elemwise_kind_t)kind, i == 0 ? b : v, i == 0 ? v : b));
         return st == WEFT_OK ? give(res, node, r) : st;
     }
     return WEFT_OK;

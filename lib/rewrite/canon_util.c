@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph/ctor_int.h"
 #include "rewrite_int.h"
 #include "weft/elemwise.h"
 #include "weft/op_info.h"
@@ -102,5 +103,5 @@ bool weft__dimshuffle_order(const weft_op_t *op, int *order, int *n)
 
 weft_status_t weft__scalar(weft_graph_t *g, weft_dtype_t dtype, double value, weft_var_t **out)
 {
-    return weft_constant_scalar_at(g, dtype, value, __FILE__, __LINE__, out);
+    return weft__got(g, *out = weft_constant_scalar_at(g, dtype, value, __FILE__, __LINE__));
 }

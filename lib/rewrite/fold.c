@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph/ctor_int.h"
 #include "rewrite_int.h"
 #include "tensor/kernel_int.h"
 #include "weft/kernel.h"
@@ -73,7 +74,8 @@ static weft_status_t make_constant(weft_graph_t *g, const weft_apply_t *node, we
     int line;
     weft_apply_trace(node, &file, &line);
     size_t nbytes = weft_tensor_size(c) * weft_dtype_size(weft_tensor_dtype(c));
-    st = weft_constant_create_at(g, ct, weft_tensor_data(c), nbytes, file, line, out);
+    st = weft__got(g,
+                   *out = weft_constant_create_at(g, ct, weft_tensor_data(c), nbytes, file, line));
     weft_tensor_release(c);
     return st;
 }
@@ -208,7 +210,7 @@ static weft_status_t padded_constant(weft_graph_t *g, made_table_t *m, const wef
     const char *file;
     int line;
     weft_apply_trace(node, &file, &line);
-    st = weft_constant_create_at(g, t, data, nbytes, file, line, out);
+    st = weft__got(g, *out = weft_constant_create_at(g, t, data, nbytes, file, line));
     if (st != WEFT_OK) return st;
     /* the key points at the source constant's data: it lives as long as g */
     *e = (made_t){t, data, nbytes, *out};

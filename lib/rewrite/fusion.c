@@ -11,6 +11,7 @@
  * no value is recomputed per broadcast element. The program is capped at
  * WEFT_COMPOSITE_MAX_INPUTS inputs and WEFT_COMPOSITE_MAX_STEPS steps: a
  * producer that does not fit stays an input. */
+#include "graph/ctor_int.h"
 #include "rewrite_int.h"
 #include "weft/composite.h"
 #include "weft/elemwise.h"
@@ -160,8 +161,9 @@ weft_status_t weft__local_elemwise_fusion(weft_fgraph_t *fg, weft_apply_t *node,
     int line;
     weft_var_trace(out, &file, &line);
     weft_var_t *fused;
-    weft_status_t st = weft_composite_at(weft_fgraph_graph(fg), fu.n_in, fu.in, fu.n_steps,
-                                         fu.steps, file, line, &fused);
+    weft_status_t st = weft__got(weft_fgraph_graph(fg),
+                                 fused = weft_composite_at(weft_fgraph_graph(fg), fu.n_in, fu.in,
+                                                           fu.n_steps, fu.steps, file, line));
     if (st == WEFT_ENOMEM) return st;
     if (st != WEFT_OK || !weft__can_replace(out, fused)) return WEFT_OK;
     return weft_rewrite_result_replace(res, out, fused);

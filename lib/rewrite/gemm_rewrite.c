@@ -8,6 +8,7 @@
  * has no other client (else the matmul would be computed twice), x and y are
  * matrices, every operand has one dtype, and Gemm's output type may replace
  * the old output. Dot is recognized by its registry class. */
+#include "graph/ctor_int.h"
 #include "rewrite_int.h"
 #include "weft/elemwise.h"
 #include "weft/linalg.h"
@@ -68,8 +69,9 @@ static weft_status_t make_alpha(weft_graph_t *g, const gemm_match_t *m, weft_dty
         return weft__scalar(g, dt, m->negate ? -v : v, alpha);
     }
     weft_var_t *s0;
-    weft_status_t st = weft_dimshuffle(g, m->s, 0, NULL, &s0); /* drop the length-1 axes */
-    if (st == WEFT_OK && m->negate) st = weft_neg(g, s0, &s0);
+    weft_status_t st =
+        weft__got(g, s0 = weft_dimshuffle(g, m->s, 0, NULL)); /* drop the length-1 axes */
+    if (st == WEFT_OK && m->negate) st = weft__got(g, s0 = weft_neg(g, s0));
     if (st == WEFT_OK) *alpha = s0;
     return st;
 }
@@ -114,7 +116,7 @@ weft_status_t weft__local_gemm(weft_fgraph_t *fg, weft_apply_t *node, void *user
         weft_var_t *alpha, *beta, *r;
         weft_status_t st = make_alpha(g, &m, dt, &alpha);
         if (st == WEFT_OK) st = weft__scalar(g, dt, 1.0, &beta);
-        if (st == WEFT_OK) st = weft_gemm(g, m.z, alpha, m.x, m.y, beta, false, &r);
+        if (st == WEFT_OK) st = weft__got(g, r = weft_gemm(g, m.z, alpha, m.x, m.y, beta, false));
         if (st != WEFT_OK) return st;
         if (!weft__can_replace(out, r)) return WEFT_OK;
         return weft_rewrite_result_replace(res, out, r);

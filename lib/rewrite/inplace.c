@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph/ctor_int.h"
 #include "rewrite_int.h"
 #include "weft/destroy.h"
 
@@ -180,7 +181,7 @@ static weft_status_t variant_node(weft_fgraph_t *fg, vop_cache_t *vc, weft_apply
     const char *file;
     int line;
     weft_apply_trace(node, &file, &line);
-    st = weft_apply_create_at(g, vop, n_in, ins, file, line, nn);
+    st = weft__got(g, *nn = weft_apply_create_at(g, vop, n_in, ins, file, line));
     if (ins != local) free(ins);
     if (st != WEFT_OK) *nn = NULL;
     return st == WEFT_ENOMEM ? st : WEFT_OK;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph/ctor_int.h"
 #include "rewrite_int.h"
 #include "weft/elemwise.h"
 
@@ -362,7 +363,11 @@ static weft_status_t build(mctx_t *m, weft_apply_t *node, const pnode_t *n, weft
     if (n->kind == P_NUM) return weft__scalar(g, dt, n->num, out);
     if (n->kind == P_BUILDER) {
         const weft_pattern_builder_t *bd = &m->p->builders[n->index];
-        return bd->fn(m->fg, node, m->b, bd->user, out);
+        /* NULL without a kept error: the rewrite does not apply. The rewriter
+         * runs with the graph's kept error set aside (rewriter.c), so one
+         * kept now is the builder's own. */
+        *out = bd->fn(m->fg, node, m->b, bd->user);
+        return *out ? WEFT_OK : weft_graph_error(g);
     }
     weft_var_t *kids[PAT_MAX_KIDS];
     for (size_t i = 0; i < n->n_kids; i++) {
@@ -371,10 +376,10 @@ static weft_status_t build(mctx_t *m, weft_apply_t *node, const pnode_t *n, weft
     }
     int k = elemwise_kind_of(n->cls);
     if (k >= 0 && k != WEFT_ELEMWISE_CAST)
-        return weft_elemwise(g, (weft_elemwise_kind_t)k, n->n_kids, kids, out);
+        return weft__got(g, *out = weft_elemwise(g, (weft_elemwise_kind_t)k, n->n_kids, kids));
     const weft_op_t *op;
     weft_status_t st = weft_op_create(g, n->cls, n->props, &op);
-    return st == WEFT_OK ? weft_op_call(g, op, n->n_kids, kids, out) : st;
+    return st == WEFT_OK ? weft__got(g, *out = weft_op_call(g, op, n->n_kids, kids)) : st;
 }
 
 static weft_status_t pattern_transform(weft_fgraph_t *fg, weft_apply_t *node, void *user,
@@ -393,7 +398,7 @@ static weft_status_t pattern_transform(weft_fgraph_t *fg, weft_apply_t *node, vo
     weft_dtype_t dt = weft_type_dtype(weft_var_type(old));
     if (weft_type_dtype(weft_var_type(r)) != dt &&
         weft_type_ndim(weft_var_type(r)) == weft_type_ndim(weft_var_type(old))) {
-        st = weft_cast(weft_fgraph_graph(fg), r, dt, &r);
+        st = weft__got(weft_fgraph_graph(fg), r = weft_cast(weft_fgraph_graph(fg), r, dt));
         if (st != WEFT_OK) return st;
     }
     if (!weft__can_replace(old, r)) return WEFT_OK;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph/ctor_int.h"
 #include "rewrite_int.h"
 
 weft_status_t weft__rw_new(rw_kind_t kind, const char *name, weft_rewriter_t **out)
@@ -323,7 +324,14 @@ weft_status_t weft__rw_process_node(weft_rewriter_t *rw, weft_fgraph_t *fg, weft
     memset(&res, 0, sizeof res);
     res.node = node;
     bool failed = false;
+    /* A rewrite builds its replacement speculatively: a constructor failing
+     * inside it is the rewrite's failure, not the user's, so the graph's
+     * kept error is set aside and restored around it (weft/graph.h). */
+    weft_graph_t *g = weft_fgraph_graph(fg);
+    weft__kept_error_t saved;
+    weft__graph_error_save(g, &saved);
     weft_status_t st = rw->transform(fg, node, rw->user, &res);
+    weft__graph_error_restore(g, &saved);
     if (st == WEFT_OK)
         st = commit(fg, rw, &res, applied, &failed);
     else if (st != WEFT_ENOMEM) {
@@ -352,7 +360,11 @@ static weft_status_t graph_apply(weft_rewriter_t *rw, weft_fgraph_t *fg,
                                  weft_rewrite_stats_t *stats, size_t *n_changes)
 {
     uint64_t t0 = weft__now_ns();
+    weft_graph_t *g = weft_fgraph_graph(fg);
+    weft__kept_error_t saved; /* as in weft__rw_process_node */
+    weft__graph_error_save(g, &saved);
     weft_status_t st = rw->graph_fn(fg, rw->user, stats, n_changes);
+    weft__graph_error_restore(g, &saved);
     if (stats && st != WEFT_ENOMEM) {
         weft_status_t s2 = weft_rewrite_stats_record(stats, rw->name, *n_changes, st != WEFT_OK,
                                                      weft__seconds_since(t0));

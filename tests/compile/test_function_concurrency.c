@@ -126,20 +126,20 @@ static weft_function_t *ofg_sevenfold(void)
 {
     weft_var_t *a = ct_var(g, "a", 1, S16), *b, *r, *back, *c, *inner;
     const int64_t s44[2] = {4, 4};
-    assert_int_equal(weft_binary_scalar(g, WEFT_ELEMWISE_MUL, a, 2.0, &b), WEFT_OK);
-    assert_int_equal(weft_reshape(g, b, 2, s44, &r), WEFT_OK);
-    assert_int_equal(weft_reshape(g, r, 1, S16, &back), WEFT_OK);
-    assert_int_equal(weft_binary_scalar(g, WEFT_ELEMWISE_MUL, back, 3.0, &c), WEFT_OK);
-    assert_int_equal(weft_add(g, c, a, &inner), WEFT_OK);
+    assert_non_null(b = weft_binary_scalar(g, WEFT_ELEMWISE_MUL, a, 2.0));
+    assert_non_null(r = weft_reshape(g, b, 2, s44));
+    assert_non_null(back = weft_reshape(g, r, 1, S16));
+    assert_non_null(c = weft_binary_scalar(g, WEFT_ELEMWISE_MUL, back, 3.0));
+    assert_non_null(inner = weft_add(g, c, a));
     weft_ofg_options_t oo = WEFT_OFG_OPTIONS_INIT;
     oo.inline_expand = false;
     const weft_op_t *op = NULL;
     assert_int_equal(weft_ofg_create(g, 1, &a, 1, &inner, &oo, &op), WEFT_OK);
     weft_var_t *x = ct_var(g, "x", 1, S16), *y1, *y2, *sum, *y;
-    assert_int_equal(weft_op_call(g, op, 1, &x, &y1), WEFT_OK);
-    assert_int_equal(weft_op_call(g, op, 1, &x, &y2), WEFT_OK);
-    assert_int_equal(weft_add(g, y1, y2, &sum), WEFT_OK);
-    assert_int_equal(weft_binary_scalar(g, WEFT_ELEMWISE_MUL, sum, 0.5, &y), WEFT_OK);
+    assert_non_null(y1 = weft_op_call(g, op, 1, &x));
+    assert_non_null(y2 = weft_op_call(g, op, 1, &x));
+    assert_non_null(sum = weft_add(g, y1, y2));
+    assert_non_null(y = weft_binary_scalar(g, WEFT_ELEMWISE_MUL, sum, 0.5));
     weft_function_options_t o = WEFT_FUNCTION_OPTIONS_INIT;
     o.mode = "none"; /* keeps both OpFromGraph nodes, not inlined */
     o.threads = 2;

@@ -45,25 +45,26 @@ typedef struct fm_case {
 } fm_case_t;
 
 #define OK(call) assert_int_equal((call), WEFT_OK)
+#define OKV(expr) assert_non_null(expr)
 
 static weft_var_t *bin(weft_graph_t *g, weft_elemwise_kind_t k, weft_var_t *a, weft_var_t *b)
 {
     weft_var_t *y = NULL;
-    OK(weft_binary(g, k, a, b, &y));
+    OKV(y = weft_binary(g, k, a, b));
     return y;
 }
 
 static weft_var_t *un(weft_graph_t *g, weft_elemwise_kind_t k, weft_var_t *a)
 {
     weft_var_t *y = NULL;
-    OK(weft_unary(g, k, a, &y));
+    OKV(y = weft_unary(g, k, a));
     return y;
 }
 
 static weft_var_t *scal(weft_graph_t *g, weft_elemwise_kind_t k, weft_var_t *a, double v)
 {
     weft_var_t *y = NULL;
-    OK(weft_binary_scalar(g, k, a, v, &y));
+    OKV(y = weft_binary_scalar(g, k, a, v));
     return y;
 }
 
@@ -105,7 +106,7 @@ static weft_var_t *b_mul_div(weft_graph_t *g, weft_var_t *const *in)
 static weft_var_t *b_sum_axis_one(weft_graph_t *g, weft_var_t *const *in)
 {
     weft_var_t *y = NULL;
-    OK(weft_sum(g, in[0], 1, (int[]){0}, false, &y));
+    OKV(y = weft_sum(g, in[0], 1, (int[]){0}, false));
     return y;
 }
 
@@ -114,7 +115,7 @@ static weft_var_t *b_sum_axis_one(weft_graph_t *g, weft_var_t *const *in)
 static weft_var_t *dot(weft_graph_t *g, weft_var_t *x, weft_var_t *y)
 {
     weft_var_t *d = NULL;
-    OK(weft_dot(g, x, y, &d));
+    OKV(d = weft_dot(g, x, y));
     return d;
 }
 
@@ -137,8 +138,8 @@ static weft_var_t *b_mul_one_neg_neg(weft_graph_t *g, weft_var_t *const *in)
 static weft_var_t *b_transpose_twice(weft_graph_t *g, weft_var_t *const *in)
 {
     weft_var_t *t = NULL, *tt = NULL;
-    OK(weft_transpose(g, in[0], &t));
-    OK(weft_transpose(g, t, &tt));
+    OKV(t = weft_transpose(g, in[0]));
+    OKV(tt = weft_transpose(g, t));
     return bin(g, WEFT_ELEMWISE_MUL, tt, in[1]);
 }
 
@@ -146,11 +147,11 @@ static weft_var_t *b_transpose_twice(weft_graph_t *g, weft_var_t *const *in)
 static weft_var_t *b_reduce_grad(weft_graph_t *g, weft_var_t *const *in)
 {
     weft_var_t *p = bin(g, WEFT_ELEMWISE_MUL, in[0], in[1]), *m = NULL, *s = NULL;
-    OK(weft_mean(g, p, 0, NULL, false, &m));
-    OK(weft_sum(g, p, 0, NULL, false, &s));
+    OKV(m = weft_mean(g, p, 0, NULL, false));
+    OKV(s = weft_sum(g, p, 0, NULL, false));
     weft_var_t *gm = NULL, *gs = NULL;
-    OK(weft_grad(g, m, 1, &in[0], NULL, &gm));
-    OK(weft_grad(g, s, 1, &in[0], NULL, &gs));
+    OKV(weft_grads(g, m, 1, &in[0], NULL, &gm));
+    OKV(weft_grads(g, s, 1, &in[0], NULL, &gs));
     return bin(g, WEFT_ELEMWISE_ADD, gm, gs);
 }
 
@@ -166,8 +167,8 @@ static weft_var_t *b_fold_merge_fuse(weft_graph_t *g, weft_var_t *const *in)
     float d32[NV];
     for (int i = 0; i < NV; i++) d32[i] = (float)(d64[i] = special64[i]);
     weft_var_t *c = NULL;
-    OK(weft_constant_create(g, t, dt == WEFT_FLOAT64 ? (void *)d64 : (void *)d32,
-                            (size_t)NV * weft_dtype_size(dt), &c));
+    OKV(c = weft_constant_create(g, t, dt == WEFT_FLOAT64 ? (void *)d64 : (void *)d32,
+                                 (size_t)NV * weft_dtype_size(dt)));
     weft_var_t *folded = bin(g, WEFT_ELEMWISE_MUL, un(g, WEFT_ELEMWISE_LOG, c),
                              un(g, WEFT_ELEMWISE_EXP, c)); /* [NV] */
     weft_var_t *x = in[0], *y = in[1];
@@ -185,8 +186,8 @@ static weft_var_t *b_fold_merge_fuse(weft_graph_t *g, weft_var_t *const *in)
 static weft_var_t *b_inline_ofg(weft_graph_t *g, weft_var_t *const *in)
 {
     weft_var_t *a = NULL, *b = NULL;
-    OK(weft_var_create(g, weft_var_type(in[0]), "a", &a));
-    OK(weft_var_create(g, weft_var_type(in[1]), "b", &b));
+    OKV(a = weft_var_create(g, weft_var_type(in[0]), "a"));
+    OKV(b = weft_var_create(g, weft_var_type(in[1]), "b"));
     weft_var_t *ta = bin(g, WEFT_ELEMWISE_MUL, un(g, WEFT_ELEMWISE_TANH, a), b);
     weft_var_t *inner = bin(g, WEFT_ELEMWISE_SUB, ta,
                             bin(g, WEFT_ELEMWISE_DIV, un(g, WEFT_ELEMWISE_EXP, a), b));
@@ -195,7 +196,7 @@ static weft_var_t *b_inline_ofg(weft_graph_t *g, weft_var_t *const *in)
     const weft_op_t *op = NULL;
     OK(weft_ofg_create(g, 2, (weft_var_t *[]){a, b}, 1, &inner, &o, &op));
     weft_apply_t *node = NULL;
-    OK(weft_apply_create(g, op, 2, in, &node));
+    OKV(node = weft_apply_create(g, op, 2, in));
     return weft_apply_output(node, 0);
 }
 
@@ -340,7 +341,7 @@ static void check_case(const fm_case_t *c, weft_dtype_t dt)
     for (int k = 0; k < c->n_in; k++) {
         const weft_type_t *t;
         assert_int_equal(weft_type_tensor(g, dt, c->ndim[k], c->shape[k], &t), WEFT_OK);
-        assert_int_equal(weft_var_create(g, t, names[k], &in[k]), WEFT_OK);
+        assert_non_null(in[k] = weft_var_create(g, t, names[k]));
         val[k] = filled(dt, c->ndim[k], c->shape[k], c->fill[k]);
     }
     weft_var_t *out = c->build(g, in);
@@ -398,7 +399,7 @@ static void test_fast_math_rewrites_change_ieee_results(void **state)
         const weft_type_t *t;
         assert_int_equal(weft_type_tensor(g, WEFT_FLOAT64, 0, NULL, &t), WEFT_OK);
         weft_var_t *x = NULL;
-        assert_int_equal(weft_var_create(g, t, "x", &x), WEFT_OK);
+        assert_non_null(x = weft_var_create(g, t, "x"));
         weft_var_t *out = ex[i].build(g, &x);
         weft_function_t *none = compile(&x, 1, out, "none", 0, NULL);
         weft_function_t *fast = compile(&x, 1, out, "fast_run", 0, NULL);

@@ -95,6 +95,13 @@ typedef struct step {
         if (st_ != WEFT_OK) return note((r), st_, (what), weft_graph_last_error(s->g));            \
     } while (0)
 
+/* TRY for a constructor: expr is its result; the kept error is noted. */
+#define TRYV(r, what, expr) \
+    do { \
+        if (!(expr)) \
+            return note((r), weft_graph_error(s->g), (what), weft_graph_error_message(s->g)); \
+    } while (0)
+
 /* h = tanh(x W1 + b1), out = h W2 + b2, loss = mean((out - y)^2); news:
  * param - 0.5 * d loss / d param. */
 static weft_status_t step_build(step_t *s, outcome_t *r)
@@ -110,22 +117,22 @@ static weft_status_t step_build(step_t *s, outcome_t *r)
     TRY(r, "type", weft_type_tensor(g, WEFT_FLOAT64, 1, bs, &tb));
     const char *names[N_IN] = {"x", "y", "W1", "b1", "W2", "b2"};
     for (int i = 0; i < N_IN; i++)
-        TRY(r, "var", weft_var_create(g, i < 2 ? tx : i % 2 ? tb : tw, names[i], &s->in[i]));
+        TRYV(r, "var", s->in[i] = weft_var_create(g, i < 2 ? tx : i % 2 ? tb : tw, names[i]));
     weft_var_t *z, *h, *o, *d, *d2;
-    TRY(r, "dot", weft_dot(g, s->in[0], s->in[2], &z));
-    TRY(r, "add", weft_add(g, z, s->in[3], &z));
-    TRY(r, "tanh", weft_tanh(g, z, &h));
-    TRY(r, "dot", weft_dot(g, h, s->in[4], &o));
-    TRY(r, "add", weft_add(g, o, s->in[5], &o));
-    TRY(r, "sub", weft_sub(g, o, s->in[1], &d));
-    TRY(r, "sqr", weft_sqr(g, d, &d2));
-    TRY(r, "mean", weft_mean(g, d2, 0, NULL, false, &s->loss));
+    TRYV(r, "dot", z = weft_dot(g, s->in[0], s->in[2]));
+    TRYV(r, "add", z = weft_add(g, z, s->in[3]));
+    TRYV(r, "tanh", h = weft_tanh(g, z));
+    TRYV(r, "dot", o = weft_dot(g, h, s->in[4]));
+    TRYV(r, "add", o = weft_add(g, o, s->in[5]));
+    TRYV(r, "sub", d = weft_sub(g, o, s->in[1]));
+    TRYV(r, "sqr", d2 = weft_sqr(g, d));
+    TRYV(r, "mean", s->loss = weft_mean(g, d2, 0, NULL, false));
     weft_var_t *grads[N_PARAMS];
-    TRY(r, "grad", weft_grad(g, s->loss, N_PARAMS, s->in + 2, NULL, grads));
+    TRYV(r, "grad", weft_grads(g, s->loss, N_PARAMS, s->in + 2, NULL, grads));
     for (int i = 0; i < N_PARAMS; i++) {
         weft_var_t *sc;
-        TRY(r, "mul", weft_binary_scalar(g, WEFT_ELEMWISE_MUL, grads[i], 0.5, &sc));
-        TRY(r, "sub", weft_sub(g, s->in[2 + i], sc, &s->news[i]));
+        TRYV(r, "mul", sc = weft_binary_scalar(g, WEFT_ELEMWISE_MUL, grads[i], 0.5));
+        TRYV(r, "sub", s->news[i] = weft_sub(g, s->in[2 + i], sc));
     }
     return WEFT_OK;
 }
@@ -235,17 +242,15 @@ static weft_status_t inplace_build(weft_graph_t *g, weft_var_t **in, weft_var_t 
 {
     const weft_type_t *t;
     const weft_op_t *add_ip;
-    weft_var_t *e = NULL, *sum = NULL;
     int64_t s3[1] = {3};
     weft_status_t st = weft_type_tensor(g, WEFT_FLOAT64, 1, s3, &t);
-    if (st == WEFT_OK) st = weft_var_create(g, t, "acc", &in[0]);
-    if (st == WEFT_OK) st = weft_var_create(g, t, "y", &in[1]);
-    if (st == WEFT_OK) st = weft_exp(g, in[1], &e);
     if (st == WEFT_OK) st = weft_elemwise_op(g, WEFT_ELEMWISE_ADD, 0, WEFT_BOOL, &add_ip);
-    weft_var_t *ab[2] = {in[0], e};
-    if (st == WEFT_OK) st = weft_op_call(g, add_ip, 2, ab, &sum);
-    if (st == WEFT_OK) st = weft_binary_scalar(g, WEFT_ELEMWISE_MUL, sum, 2.0, out);
-    return st;
+    if (st != WEFT_OK) return st;
+    in[0] = weft_var_create(g, t, "acc");
+    in[1] = weft_var_create(g, t, "y");
+    weft_var_t *ab[2] = {in[0], weft_exp(g, in[1])};
+    *out = weft_mul_scalar(g, weft_op_call(g, add_ip, 2, ab), 2.0);
+    return weft_graph_error(g);
 }
 
 static weft_graph_t *ip_graph;
@@ -330,27 +335,30 @@ static long ofg_once(long k, outcome_t *r)
     memset(r, 0, sizeof *r);
     const weft_type_t *t;
     const weft_op_t *op;
-    weft_var_t *x = NULL, *y = NULL, *xy = NULL, *th = NULL, *z = NULL, *a = NULL, *b = NULL,
-               *c = NULL, *res = NULL;
+    weft_var_t *x = NULL, *y = NULL, *z = NULL, *ab[2] = {NULL, NULL}, *res = NULL;
     weft_graph_t *g = NULL;
     weft_function_t *f = NULL;
     alloc_fail_at(k);
     weft_status_t st = weft_graph_create(NULL, &g);
     note(r, st, "graph_create", "out of memory (no context to say so)");
     if (st == WEFT_OK) st = weft_type_tensor(g, WEFT_FLOAT64, 1, s3, &t);
-    if (st == WEFT_OK) st = weft_var_create(g, t, "x", &x);
-    if (st == WEFT_OK) st = weft_var_create(g, t, "y", &y);
-    if (st == WEFT_OK) st = weft_mul(g, x, y, &xy);
-    if (st == WEFT_OK) st = weft_tanh(g, xy, &th);
-    if (st == WEFT_OK) st = weft_add(g, th, x, &z);
+    if (st == WEFT_OK) {
+        x = weft_var_create(g, t, "x");
+        y = weft_var_create(g, t, "y");
+        z = weft_add(g, weft_tanh(g, weft_mul(g, x, y)), x);
+        st = weft_graph_error(g);
+    }
     weft_var_t *xs[2] = {x, y};
     if (st == WEFT_OK) st = weft_ofg_create(g, 2, xs, 1, &z, NULL, &op);
-    if (st == WEFT_OK) st = weft_var_create(g, t, "a", &a);
-    if (st == WEFT_OK) st = weft_var_create(g, t, "b", &b);
-    weft_var_t *ab[2] = {a, b};
-    if (st == WEFT_OK) st = weft_op_call(g, op, 2, ab, &c);
-    if (st == WEFT_OK) st = weft_binary_scalar(g, WEFT_ELEMWISE_MUL, c, 2.0, &res);
-    if (g) note(r, st, "build", weft_graph_last_error(g));
+    if (st == WEFT_OK) {
+        ab[0] = weft_var_create(g, t, "a");
+        ab[1] = weft_var_create(g, t, "b");
+        res = weft_mul_scalar(g, weft_op_call(g, op, 2, ab), 2.0);
+        st = weft_graph_error(g);
+    }
+    if (g)
+        note(r, st, "build",
+             weft_graph_error(g) ? weft_graph_error_message(g) : weft_graph_last_error(g));
     if (st == WEFT_OK)
         CHECK(r, st, "compile", weft_function_compile(2, ab, 1, &res, 0, NULL, &o, &f),
               weft_function_last_error(NULL));

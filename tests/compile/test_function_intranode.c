@@ -299,13 +299,13 @@ static void test_intranode_split_products_match_unsplit(void **state)
     weft_var_t *a = matrix("a", 300, 200), *b = matrix("b", 200, 100);
     weft_var_t *w = matrix("w", 40, 200), *v = matrix("v", 200, 600), *z = matrix("z", 300, 100);
     weft_var_t *tall, *wide, *at, *tr, *gm, *one, *half;
-    assert_int_equal(weft_dot(g, a, b, &tall), WEFT_OK);
-    assert_int_equal(weft_dot(g, w, v, &wide), WEFT_OK);
-    assert_int_equal(weft_transpose(g, v, &at), WEFT_OK);           /* 600 x 200 */
-    assert_int_equal(weft_dot(g, at, b, &tr), WEFT_OK);             /* 600 x 100 */
-    assert_int_equal(weft_constant_scalar(g, WEFT_FLOAT64, 1.5, &one), WEFT_OK);
-    assert_int_equal(weft_constant_scalar(g, WEFT_FLOAT64, -0.5, &half), WEFT_OK);
-    assert_int_equal(weft_gemm(g, z, one, a, b, half, false, &gm), WEFT_OK);
+    assert_non_null(tall = weft_dot(g, a, b));
+    assert_non_null(wide = weft_dot(g, w, v));
+    assert_non_null(at = weft_transpose(g, v)); /* 600 x 200 */
+    assert_non_null(tr = weft_dot(g, at, b));   /* 600 x 100 */
+    assert_non_null(one = weft_constant_scalar(g, WEFT_FLOAT64, 1.5));
+    assert_non_null(half = weft_constant_scalar(g, WEFT_FLOAT64, -0.5));
+    assert_non_null(gm = weft_gemm(g, z, one, a, b, half, false));
     weft_var_t *in[] = {a, b, w, v, z}, *out[] = {tall, wide, tr, gm};
     weft_tensor_t *vals[] = {filled(300, 200, 1), filled(200, 100, 2), filled(40, 200, 3),
                              filled(200, 600, 4), filled(300, 100, 5)};
@@ -323,14 +323,14 @@ static void test_intranode_split_elementwise_is_exact(void **state)
     int64_t bshape[2] = {1, 300};
     const weft_type_t *bt;
     assert_int_equal(weft_type_tensor(g, WEFT_FLOAT64, 2, bshape, &bt), WEFT_OK);
-    assert_int_equal(weft_var_create(g, bt, "bias", &bias), WEFT_OK);
+    assert_non_null(bias = weft_var_create(g, bt, "bias"));
     weft_var_t *s, *t1, *xt, *m, *yt, *sum;
-    assert_int_equal(weft_add(g, x, bias, &s), WEFT_OK);
-    assert_int_equal(weft_tanh(g, s, &t1), WEFT_OK);
-    assert_int_equal(weft_transpose(g, x, &xt), WEFT_OK);
-    assert_int_equal(weft_mul(g, xt, y, &m), WEFT_OK);
-    assert_int_equal(weft_transpose(g, y, &yt), WEFT_OK);
-    assert_int_equal(weft_add(g, x, yt, &sum), WEFT_OK);
+    assert_non_null(s = weft_add(g, x, bias));
+    assert_non_null(t1 = weft_tanh(g, s));
+    assert_non_null(xt = weft_transpose(g, x));
+    assert_non_null(m = weft_mul(g, xt, y));
+    assert_non_null(yt = weft_transpose(g, y));
+    assert_non_null(sum = weft_add(g, x, yt));
     weft_var_t *in[] = {x, bias, y}, *out[] = {t1, m, sum};
     weft_tensor_t *vals[] = {filled(500, 300, 7), filled(1, 300, 8), filled(300, 500, 9)};
     assert_true(split_vs_unsplit(3, in, vals, 3, out) == 0.0);
@@ -369,9 +369,9 @@ static void test_intranode_concurrent_calls_with_split_kernels(void **state)
     (void)state;
     weft_var_t *a = matrix("a", 300, 200), *b = matrix("b", 200, 100), *c = matrix("c", 300, 100);
     weft_var_t *d, *s, *t;
-    assert_int_equal(weft_dot(g, a, b, &d), WEFT_OK);
-    assert_int_equal(weft_add(g, d, c, &s), WEFT_OK);
-    assert_int_equal(weft_tanh(g, s, &t), WEFT_OK);
+    assert_non_null(d = weft_dot(g, a, b));
+    assert_non_null(s = weft_add(g, d, c));
+    assert_non_null(t = weft_tanh(g, s));
     weft_var_t *in[3] = {a, b, c};
     weft_function_t *f[2];
     for (int v = 0; v < 2; v++) {
@@ -409,7 +409,7 @@ static weft_var_t *typed(const char *name, weft_dtype_t dt, int nd, const int64_
     const weft_type_t *t;
     weft_var_t *v;
     assert_int_equal(weft_type_tensor(g, dt, nd, shape, &t), WEFT_OK);
-    assert_int_equal(weft_var_create(g, t, name, &v), WEFT_OK);
+    assert_non_null(v = weft_var_create(g, t, name));
     return v;
 }
 
@@ -433,26 +433,25 @@ static void split_graph(weft_dtype_t dt, weft_var_t **in, weft_tensor_t **vals, 
         vals[i] = typed_filled(dt, nds[i], shapes[i], 17u * (uint32_t)i + 1);
     }
     weft_var_t *alpha, *beta, *one, *s, *t, *tt, *d, *c, *sq;
-    assert_int_equal(weft_dot(g, in[0], in[1], &out[0]), WEFT_OK);
-    assert_int_equal(weft_dot(g, in[2], in[3], &out[1]), WEFT_OK);
-    assert_int_equal(weft_constant_scalar(g, dt, 1.5, &alpha), WEFT_OK);
-    assert_int_equal(weft_constant_scalar(g, dt, -0.5, &beta), WEFT_OK);
-    assert_int_equal(weft_gemm(g, in[4], alpha, in[2], in[3], beta, false, &out[2]), WEFT_OK);
-    assert_int_equal(weft_dot(g, in[5], in[6], &out[3]), WEFT_OK);
+    assert_non_null(out[0] = weft_dot(g, in[0], in[1]));
+    assert_non_null(out[1] = weft_dot(g, in[2], in[3]));
+    assert_non_null(alpha = weft_constant_scalar(g, dt, 1.5));
+    assert_non_null(beta = weft_constant_scalar(g, dt, -0.5));
+    assert_non_null(out[2] = weft_gemm(g, in[4], alpha, in[2], in[3], beta, false));
+    assert_non_null(out[3] = weft_dot(g, in[5], in[6]));
     /* (1 - tanh(e + e[0])^2) * e, e[0] broadcast as a row */
     weft_var_t *row;
-    assert_int_equal(weft_subtensor(g, in[7], 1, (weft_slice_t[]){WEFT_SLICE_AT(0)}, &row),
-                     WEFT_OK);
-    assert_int_equal(weft_add(g, in[7], row, &s), WEFT_OK);
-    assert_int_equal(weft_tanh(g, s, &t), WEFT_OK);
-    assert_int_equal(weft_sqr(g, t, &tt), WEFT_OK);
-    assert_int_equal(weft_constant_scalar(g, dt, 1.0, &one), WEFT_OK);
-    assert_int_equal(weft_sub(g, one, tt, &d), WEFT_OK);
-    assert_int_equal(weft_mul(g, d, in[7], &out[4]), WEFT_OK);
-    assert_int_equal(weft_mul(g, in[7], in[7], &sq), WEFT_OK); /* cheap */
-    assert_int_equal(weft_add(g, sq, s, &out[5]), WEFT_OK);
-    assert_int_equal(weft_sum(g, out[1], 1, (int[]){0}, false, &c), WEFT_OK);
-    assert_int_equal(weft_max(g, out[2], 1, (int[]){1}, false, &out[7]), WEFT_OK);
+    assert_non_null(row = weft_subtensor(g, in[7], 1, (weft_slice_t[]){WEFT_SLICE_AT(0)}));
+    assert_non_null(s = weft_add(g, in[7], row));
+    assert_non_null(t = weft_tanh(g, s));
+    assert_non_null(tt = weft_sqr(g, t));
+    assert_non_null(one = weft_constant_scalar(g, dt, 1.0));
+    assert_non_null(d = weft_sub(g, one, tt));
+    assert_non_null(out[4] = weft_mul(g, d, in[7]));
+    assert_non_null(sq = weft_mul(g, in[7], in[7])); /* cheap */
+    assert_non_null(out[5] = weft_add(g, sq, s));
+    assert_non_null(c = weft_sum(g, out[1], 1, (int[]){0}, false));
+    assert_non_null(out[7] = weft_max(g, out[2], 1, (int[]){1}, false));
     out[6] = c;
 }
 

@@ -60,7 +60,7 @@ static weft_var_t *var_of(weft_dtype_t dtype, int ndim, const int64_t *shape, co
     const weft_type_t *t;
     assert_int_equal(weft_type_tensor(g, dtype, ndim, shape, &t), WEFT_OK);
     weft_var_t *v;
-    assert_int_equal(weft_var_create(g, t, name, &v), WEFT_OK);
+    assert_non_null(v = weft_var_create(g, t, name));
     return v;
 }
 
@@ -152,10 +152,10 @@ static void test_memory_view_of_intermediate_allocates_nothing_when_warm(void **
         weft_var_t *vg = var_of(WEFT_FLOAT64, 2, sg, "G"), *vb = var_of(WEFT_FLOAT64, 1, sb, "b");
         weft_var_t *s, *d, *m, *nb;
         const int axis0 = 0, keep1[1] = {1};
-        assert_int_equal(weft_sum(g, vg, 1, &axis0, true, &s), WEFT_OK);
-        assert_int_equal(weft_dimshuffle(g, s, 1, keep1, &d), WEFT_OK);
-        assert_int_equal(weft_binary_scalar(g, WEFT_ELEMWISE_MUL, d, 0.05, &m), WEFT_OK);
-        assert_int_equal(weft_sub(g, vb, m, &nb), WEFT_OK);
+        assert_non_null(s = weft_sum(g, vg, 1, &axis0, true));
+        assert_non_null(d = weft_dimshuffle(g, s, 1, keep1));
+        assert_non_null(m = weft_binary_scalar(g, WEFT_ELEMWISE_MUL, d, 0.05));
+        assert_non_null(nb = weft_sub(g, vb, m));
         weft_var_t *ins[2] = {vg, vb};
         weft_update_t up = {vb, nb};
         weft_function_options_t o = WEFT_FUNCTION_OPTIONS_INIT;
@@ -198,13 +198,13 @@ static weft_var_t *views_graph(weft_var_t *x, weft_var_t *y, weft_var_t *yb, wef
     const int64_t s64x8[2] = {64, 8}, s512[1] = {512};
     weft_slice_t sub[2] = {WEFT_SLICE(1, 7, 2), WEFT_SLICE(WEFT_SLICE_NONE, WEFT_SLICE_NONE, -1)};
     weft_slice_t row2[1] = {WEFT_SLICE_AT(2)}, col5[2] = {WEFT_SLICE_ALL, WEFT_SLICE_AT(5)};
-    assert_int_equal(weft_binary_scalar(g, WEFT_ELEMWISE_MUL, x, 2.0, &a), WEFT_OK);
-    assert_int_equal(weft_reshape(g, a, 2, s64x8, &outs[0]), WEFT_OK);
-    assert_int_equal(weft_transpose(g, a, &t), WEFT_OK);
-    assert_int_equal(weft_reshape(g, t, 1, s512, &outs[1]), WEFT_OK);
-    assert_int_equal(weft_subtensor(g, a, 2, sub, &outs[2]), WEFT_OK);
-    assert_int_equal(weft_inc_subtensor(g, a, y, 1, row2, &outs[3]), WEFT_OK);
-    assert_int_equal(weft_set_subtensor(g, a, yb, 2, col5, &outs[4]), WEFT_OK);
+    assert_non_null(a = weft_binary_scalar(g, WEFT_ELEMWISE_MUL, x, 2.0));
+    assert_non_null(outs[0] = weft_reshape(g, a, 2, s64x8));
+    assert_non_null(t = weft_transpose(g, a));
+    assert_non_null(outs[1] = weft_reshape(g, t, 1, s512));
+    assert_non_null(outs[2] = weft_subtensor(g, a, 2, sub));
+    assert_non_null(outs[3] = weft_inc_subtensor(g, a, y, 1, row2));
+    assert_non_null(outs[4] = weft_set_subtensor(g, a, yb, 2, col5));
     return a;
 }
 
@@ -307,13 +307,13 @@ static weft_function_t *scratch_function(void)
     weft_var_t *w = var_of(WEFT_FLOAT64, 2, sw, "W"), *m, *cost, *strided, *outs[4];
     const int axis1 = 1;
     weft_slice_t every2[2] = {WEFT_SLICE_ALL, WEFT_SLICE(WEFT_SLICE_NONE, WEFT_SLICE_NONE, 2)};
-    assert_int_equal(weft_add(g, x, k, &outs[0]), WEFT_OK);
-    assert_int_equal(weft_argmax(g, x, 1, false, &outs[1]), WEFT_OK);
-    assert_int_equal(weft_max(g, x, 1, &axis1, false, &m), WEFT_OK);
-    assert_int_equal(weft_sum(g, m, 0, NULL, false, &cost), WEFT_OK);
-    assert_int_equal(weft_grad(g, cost, 1, &x, NULL, &outs[2]), WEFT_OK);
-    assert_int_equal(weft_subtensor(g, x, 2, every2, &strided), WEFT_OK);
-    assert_int_equal(weft_dot(g, strided, w, &outs[3]), WEFT_OK);
+    assert_non_null(outs[0] = weft_add(g, x, k));
+    assert_non_null(outs[1] = weft_argmax(g, x, 1, false));
+    assert_non_null(m = weft_max(g, x, 1, &axis1, false));
+    assert_non_null(cost = weft_sum(g, m, 0, NULL, false));
+    assert_non_null(weft_grads(g, cost, 1, &x, NULL, &outs[2]));
+    assert_non_null(strided = weft_subtensor(g, x, 2, every2));
+    assert_non_null(outs[3] = weft_dot(g, strided, w));
     weft_var_t *ins[3] = {x, k, w};
     weft_function_options_t o = WEFT_FUNCTION_OPTIONS_INIT;
     o.mode = "none";
@@ -360,17 +360,17 @@ static weft_function_t *ofg_function(void)
     const int64_t sx[2] = {8, 64}, s64x8[2] = {64, 8};
     weft_var_t *a = var_of(WEFT_FLOAT64, 2, sx, "a"), *b, *r, *inner[2], *x, *outs[2];
     const int axis1 = 1;
-    assert_int_equal(weft_binary_scalar(g, WEFT_ELEMWISE_MUL, a, 2.0, &b), WEFT_OK);
-    assert_int_equal(weft_reshape(g, b, 2, s64x8, &r), WEFT_OK);
-    assert_int_equal(weft_sum(g, r, 1, &axis1, false, &inner[0]), WEFT_OK);
-    assert_int_equal(weft_transpose(g, b, &inner[1]), WEFT_OK);
+    assert_non_null(b = weft_binary_scalar(g, WEFT_ELEMWISE_MUL, a, 2.0));
+    assert_non_null(r = weft_reshape(g, b, 2, s64x8));
+    assert_non_null(inner[0] = weft_sum(g, r, 1, &axis1, false));
+    assert_non_null(inner[1] = weft_transpose(g, b));
     weft_ofg_options_t oo = WEFT_OFG_OPTIONS_INIT;
     oo.inline_expand = false;
     const weft_op_t *op = NULL;
     assert_int_equal(weft_ofg_create(g, 1, &a, 2, inner, &oo, &op), WEFT_OK);
     x = var_of(WEFT_FLOAT64, 2, sx, "x");
     weft_apply_t *node = NULL;
-    assert_int_equal(weft_apply_create(g, op, 1, &x, &node), WEFT_OK);
+    assert_non_null(node = weft_apply_create(g, op, 1, &x));
     outs[0] = weft_apply_output(node, 0);
     outs[1] = weft_apply_output(node, 1);
     weft_function_options_t o = WEFT_FUNCTION_OPTIONS_INIT;

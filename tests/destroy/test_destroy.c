@@ -52,7 +52,7 @@ static weft_apply_t *ap2n(const weft_op_t *op, weft_var_t *a, weft_var_t *b)
 {
     weft_apply_t *out = NULL;
     weft_var_t *in[2] = {a, b};
-    assert_int_equal(weft_apply_create(F->g, op, 2, in, &out), WEFT_OK);
+    assert_non_null(out = weft_apply_create(F->g, op, 2, in));
     return out;
 }
 
@@ -318,7 +318,7 @@ static weft_var_t *constant3(void)
     assert_int_equal(weft_type_tensor(F->g, WEFT_FLOAT64, 1, shape, &t), WEFT_OK);
     double data[3] = {1, 2, 3};
     weft_var_t *c;
-    assert_int_equal(weft_constant_create(F->g, t, data, sizeof data, &c), WEFT_OK);
+    assert_non_null(c = weft_constant_create(F->g, t, data, sizeof data));
     assert_int_equal(weft_var_set_name(c, "c"), WEFT_OK);
     return c;
 }
@@ -690,7 +690,7 @@ static void test_destroy_two_views_on_one_input_are_tracked(void **s)
     (void)s;
     weft_var_t *in[1] = {F->x};
     weft_apply_t *sv;
-    assert_int_equal(weft_apply_create(F->g, F->ops.tv2, 1, in, &sv), WEFT_OK);
+    assert_non_null(sv = weft_apply_create(F->g, F->ops.tv2, 1, in));
     weft_var_t *v0 = weft_apply_output(sv, 0), *v1 = weft_apply_output(sv, 1);
     weft_var_t *a = ap2(F->ops.aip, v0, F->y);
     weft_var_t *o = ap2(F->ops.dot, a, ap1(F->ops.sig, v1));
@@ -974,7 +974,7 @@ static void test_destroy_unknown_variables_and_nodes_are_enotfound(void **s)
     const weft_type_t *t2;
     weft_var_t *foreign;
     assert_int_equal(weft_type_tensor(g2, WEFT_FLOAT64, 1, NULL, &t2), WEFT_OK);
-    assert_int_equal(weft_var_create(g2, t2, "f", &foreign), WEFT_OK);
+    assert_non_null(foreign = weft_var_create(g2, t2, "f"));
     assert_int_equal(weft_dh_root(F->fg, foreign, &p), WEFT_ENOTFOUND);
     weft_graph_destroy(g2);
     /* an unattached handler is freed through its class */

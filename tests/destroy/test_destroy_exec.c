@@ -213,8 +213,7 @@ static size_t ex_random_graph(ex_t *e, uint64_t *rs, int n, weft_var_t **outs)
             in[a] = (rng_next(rs) % 3 == 0) ? pool[rng_next(rs) % np] : pool[np - 1 - back];
         }
         weft_apply_t *node;
-        assert_int_equal(weft_apply_create(e->g, e->ops[kind], (size_t)p->arity, in, &node),
-                         WEFT_OK);
+        assert_non_null(node = weft_apply_create(e->g, e->ops[kind], (size_t)p->arity, in));
         for (size_t o = 0; o < weft_apply_n_outputs(node); o++)
             pool[np++] = weft_apply_output(node, o);
     }
@@ -472,8 +471,7 @@ static void ex_check_can_destroy(ex_t *e, int *agree)
             assert_int_equal(weft_dh_can_destroy(e->fg, list[j], i, variant, &ok), WEFT_OK);
             weft_var_t *in[2] = {weft_apply_input(list[j], 0), weft_apply_input(list[j], 1)};
             weft_var_t *old = weft_apply_output(list[j], 0), *nv;
-            assert_int_equal(weft_op_call(e->g, variant, weft_apply_n_inputs(list[j]), in, &nv),
-                             WEFT_OK);
+            assert_non_null(nv = weft_op_call(e->g, variant, weft_apply_n_inputs(list[j]), in));
             weft_status_t s = weft_fgraph_replace_validate(e->fg, old, nv, "inplace");
             if ((s == WEFT_OK) != ok) {
                 fprintf(stderr, "can_destroy said %d, replace_validate %d: %s\n", ok, s,
@@ -564,7 +562,7 @@ static void ex_check_incremental(ex_t *e, uint64_t *rs, int *edits)
         const kprops_t *p = weft_op_props(e->ops[kind]);
         weft_var_t *in[2] = {cand[rng_next(rs) % nc], cand[rng_next(rs) % nc]};
         weft_apply_t *a;
-        assert_int_equal(weft_apply_create(e->g, e->ops[kind], (size_t)p->arity, in, &a), WEFT_OK);
+        assert_non_null(a = weft_apply_create(e->g, e->ops[kind], (size_t)p->arity, in));
         weft_var_t *old = weft_apply_output(order[j], 0);
         assert_int_equal(weft_fgraph_replace(e->fg, old, weft_apply_output(a, 0), "edit"),
                          WEFT_OK);
@@ -614,7 +612,7 @@ static void ex_one_graph(uint64_t *rs, int counts[R_COUNT + 3])
     int64_t shape[1] = {L};
     assert_int_equal(weft_type_tensor(e.g, WEFT_FLOAT64, 1, shape, &t), WEFT_OK);
     for (int k = 0; k < N_INPUTS; k++) {
-        assert_int_equal(weft_var_create(e.g, t, NULL, &e.inputs[k]), WEFT_OK);
+        assert_non_null(e.inputs[k] = weft_var_create(e.g, t, NULL));
         for (int i = 0; i < L; i++)
             e.init[k][i] = ((double)(rng_next(rs) % 2000) + 0.37) / 7.3 - 15.0;
     }

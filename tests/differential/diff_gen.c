@@ -50,8 +50,9 @@ diff_val_t *gen_push(diff_gen_t *gn, weft_status_t st, weft_var_t *v, int nd,
                      const int64_t *shape)
 {
     if (gn->st != WEFT_OK) return NULL;
-    if (st != WEFT_OK || !v) {
-        gn->st = st != WEFT_OK ? st : WEFT_EINVAL;
+    if (st != WEFT_OK || !v) { /* a NULL v: the constructor's error kept on the graph */
+        weft_status_t kept = weft_graph_error(gn->g);
+        gn->st = st != WEFT_OK ? st : kept != WEFT_OK ? kept : WEFT_EINVAL;
         return NULL;
     }
     /* full, or too large to be worth it (a broadcast of two large vectors) */
@@ -84,7 +85,8 @@ static weft_var_t *input_var(diff_gen_t *gn, const diff_input_t *in, weft_status
     char name[8];
     snprintf(name, sizeof name, "x%d", gn->c->n_in);
     *st = weft_type_tensor(gn->g, in->dt, in->nd, in->stat, &t);
-    if (*st == WEFT_OK) *st = weft_var_create(gn->g, t, name, &v);
+    if (*st == WEFT_OK)
+        *st = ((v = weft_var_create(gn->g, t, name)) ? WEFT_OK : weft_graph_error(gn->g));
     return v;
 }
 
@@ -120,7 +122,7 @@ static diff_val_t *make_const(diff_gen_t *gn, weft_dtype_t dt, int nd, const int
     weft_var_t *v = NULL;
     size_t bytes = gen_count(nd, shape) * weft_dtype_size(dt);
     weft_status_t st = weft_type_tensor(gn->g, dt, nd, shape, &t);
-    if (st == WEFT_OK) st = weft_constant_create(gn->g, t, data, bytes, &v);
+    if (st == WEFT_OK) v = weft_constant_create(gn->g, t, data, bytes);
     return gen_push(gn, st, v, nd, shape);
 }
 
@@ -274,8 +276,8 @@ diff_val_t *gen_cast(diff_gen_t *gn, diff_val_t *x, weft_dtype_t dt)
 {
     if (!x || !gen_live(gn)) return NULL;
     if (gen_dt(x) == dt) return x;
-    weft_var_t *out = NULL;
-    weft_status_t st = weft_cast(gn->g, x->v, dt, &out);
+    weft_var_t *out = weft_cast(gn->g, x->v, dt);
+    weft_status_t st = WEFT_OK;
     diff_val_t *y = gen_push(gn, st, out, x->nd, x->shape);
     if (y) y->distinct = x->distinct && gen_is_float(dt);
     return y;
@@ -296,8 +298,8 @@ static diff_val_t *fit_operand(diff_gen_t *gn, weft_elemwise_kind_t k, diff_val_
 diff_val_t *gen_unary(diff_gen_t *gn, weft_elemwise_kind_t k, diff_val_t *x)
 {
     if (!x || !gen_live(gn)) return NULL;
-    weft_var_t *out = NULL;
-    weft_status_t st = weft_unary(gn->g, k, x->v, &out);
+    weft_var_t *out = weft_unary(gn->g, k, x->v);
+    weft_status_t st = WEFT_OK;
     diff_val_t *y = gen_push(gn, st, out, x->nd, x->shape);
     if (y) y->distinct = x->distinct && k != WEFT_ELEMWISE_SGN && k != WEFT_ELEMWISE_RELU;
     return y;
@@ -309,8 +311,8 @@ diff_val_t *gen_binary(diff_gen_t *gn, weft_elemwise_kind_t k, diff_val_t *a, di
     int nd = 0;
     int64_t shape[DIFF_MAX_RANK];
     if (!gen_compat(a, b, &nd, shape)) return NULL;
-    weft_var_t *out = NULL;
-    weft_status_t st = weft_binary(gn->g, k, a->v, b->v, &out);
+    weft_var_t *out = weft_binary(gn->g, k, a->v, b->v);
+    weft_status_t st = WEFT_OK;
     diff_val_t *y = gen_push(gn, st, out, nd, shape);
     if (y) y->distinct = a->distinct && b->distinct && a->nd == b->nd && nd == a->nd &&
                          memcmp(a->shape, b->shape, sizeof(int64_t) * (size_t)nd) == 0;
@@ -359,8 +361,8 @@ static void step_switch(diff_gen_t *gn)
         b = gen_const(gn, gen_random_dtype(gn), nd, shape);
     }
     if (!b || !gen_live(gn)) return;
-    weft_var_t *out = NULL;
-    weft_status_t st = weft_switch(gn->g, c->v, a->v, b->v, &out);
+    weft_var_t *out = weft_switch(gn->g, c->v, a->v, b->v);
+    weft_status_t st = WEFT_OK;
     int nd = gen_joint_shape(3, (diff_val_t *[]){ c, a, b }, shape);
     gen_push(gn, st, out, nd, shape);
 }
@@ -404,8 +406,8 @@ static void step_dimshuffle(diff_gen_t *gn)
         order[n] = fresh ? WEFT_DIMSHUFFLE_NEW : kept[k++];
         shape[n] = fresh ? 1 : x->shape[order[n]];
     }
-    weft_var_t *out = NULL;
-    weft_status_t st = weft_dimshuffle(gn->g, x->v, n, order, &out);
+    weft_var_t *out = weft_dimshuffle(gn->g, x->v, n, order);
+    weft_status_t st = WEFT_OK;
     diff_val_t *y = gen_push(gn, st, out, n, shape);
     if (y) y->distinct = x->distinct;
 }
@@ -439,8 +441,8 @@ static void step_reshape(diff_gen_t *gn)
     memcpy(spec, shape, sizeof shape);
     if (count > 0 && nd > 0 && diff_rng_chance(&gn->rng, 0.3))
         spec[diff_rng_int(&gn->rng, 0, nd - 1)] = -1;
-    weft_var_t *out = NULL;
-    weft_status_t st = weft_reshape(gn->g, x->v, nd, spec, &out);
+    weft_var_t *out = weft_reshape(gn->g, x->v, nd, spec);
+    weft_status_t st = WEFT_OK;
     diff_val_t *y = gen_push(gn, st, out, nd, shape);
     if (y) y->distinct = x->distinct;
 }
@@ -506,8 +508,8 @@ static void step_subtensor(diff_gen_t *gn)
     int nd;
     int64_t shape[DIFF_MAX_RANK];
     size_t n_idx = draw_index(gn, x, idx, &nd, shape);
-    weft_var_t *out = NULL;
-    weft_status_t st = weft_subtensor(gn->g, x->v, n_idx, idx, &out);
+    weft_var_t *out = weft_subtensor(gn->g, x->v, n_idx, idx);
+    weft_status_t st = WEFT_OK;
     diff_val_t *y = gen_push(gn, st, out, nd, shape);
     if (y) y->distinct = x->distinct;
 }
@@ -550,8 +552,11 @@ static void step_set_subtensor(diff_gen_t *gn, bool inc)
     diff_val_t *y = region_operand(gn, gen_dt(x), nd, shape);
     if (!y || !gen_live(gn)) return;
     weft_var_t *out = NULL;
-    weft_status_t st = inc ? weft_inc_subtensor(gn->g, x->v, y->v, n_idx, idx, &out)
-                           : weft_set_subtensor(gn->g, x->v, y->v, n_idx, idx, &out);
+    weft_status_t st =
+        inc ? ((out = weft_inc_subtensor(gn->g, x->v, y->v, n_idx, idx)) ? WEFT_OK
+                                                                         : weft_graph_error(gn->g))
+            : ((out = weft_set_subtensor(gn->g, x->v, y->v, n_idx, idx)) ? WEFT_OK
+                                                                         : weft_graph_error(gn->g));
     gen_push(gn, st, out, x->nd, x->shape);
 }
 
@@ -592,8 +597,10 @@ void gen_reduce(diff_gen_t *gn, weft_reduce_kind_t kind, diff_val_t *x)
         else if (keep) shape[nd++] = 1;
     }
     weft_var_t *out = NULL;
-    weft_status_t st = weft_reduce_at(gn->g, kind, x->v, (size_t)n, u < 2 ? NULL : axes, keep,
-                                      __FILE__, __LINE__, &out);
+    weft_status_t st = ((out = weft_reduce_at(gn->g, kind, x->v, (size_t)n, u < 2 ? NULL : axes,
+                                              keep, __FILE__, __LINE__))
+                            ? WEFT_OK
+                            : weft_graph_error(gn->g));
     gen_push(gn, st, out, nd, shape);
 }
 
@@ -608,8 +615,8 @@ static void step_argmax(diff_gen_t *gn, diff_val_t *x)
         if (!red) shape[nd++] = x->shape[d];
         else if (keep) shape[nd++] = 1;
     }
-    weft_var_t *out = NULL;
-    weft_status_t st = weft_argmax(gn->g, x->v, axis, keep, &out);
+    weft_var_t *out = weft_argmax(gn->g, x->v, axis, keep);
+    weft_status_t st = WEFT_OK;
     gen_push(gn, st, out, nd, shape);
 }
 

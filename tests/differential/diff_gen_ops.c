@@ -26,8 +26,8 @@ static diff_val_t *la_dot(diff_gen_t *gn, diff_val_t *x, diff_val_t *y, int nd,
                           const int64_t *shape)
 {
     if (!x || !y || !gen_live(gn)) return NULL;
-    weft_var_t *out = NULL;
-    weft_status_t st = weft_dot(gn->g, x->v, y->v, &out);
+    weft_var_t *out = weft_dot(gn->g, x->v, y->v);
+    weft_status_t st = WEFT_OK;
     return gen_push(gn, st, out, nd, shape);
 }
 
@@ -45,8 +45,8 @@ static diff_val_t *la_gemm(diff_gen_t *gn, weft_dtype_t dt, int64_t m, int64_t k
     diff_val_t *x = la_operand(gn, dt, 2, (int64_t[]){ m, k });
     diff_val_t *y = la_operand(gn, dt, 2, (int64_t[]){ k, n }), *b = la_scalar(gn, dt, true);
     if (!z || !a || !x || !y || !b || !gen_live(gn)) return NULL;
-    weft_var_t *out = NULL;
-    weft_status_t st = weft_gemm(gn->g, z->v, a->v, x->v, y->v, b->v, false, &out);
+    weft_var_t *out = weft_gemm(gn->g, z->v, a->v, x->v, y->v, b->v, false);
+    weft_status_t st = WEFT_OK;
     return gen_push(gn, st, out, 2, (int64_t[]){ m, n });
 }
 
@@ -56,8 +56,8 @@ static diff_val_t *la_gemv(diff_gen_t *gn, weft_dtype_t dt, int64_t m, int64_t n
     diff_val_t *A = la_operand(gn, dt, 2, (int64_t[]){ m, n });
     diff_val_t *x = la_operand(gn, dt, 1, &n), *b = la_scalar(gn, dt, true);
     if (!y || !a || !A || !x || !b || !gen_live(gn)) return NULL;
-    weft_var_t *out = NULL;
-    weft_status_t st = weft_gemv(gn->g, y->v, a->v, A->v, x->v, b->v, false, &out);
+    weft_var_t *out = weft_gemv(gn->g, y->v, a->v, A->v, x->v, b->v, false);
+    weft_status_t st = WEFT_OK;
     return gen_push(gn, st, out, 1, &m);
 }
 
@@ -81,8 +81,8 @@ static diff_val_t *la_gemm_pattern(diff_gen_t *gn, weft_dtype_t dt, int64_t m, i
 static diff_val_t *la_transposed(diff_gen_t *gn, diff_val_t *x)
 {
     if (!x || !gen_live(gn)) return NULL;
-    weft_var_t *out = NULL;
-    weft_status_t st = weft_transpose(gn->g, x->v, &out);
+    weft_var_t *out = weft_transpose(gn->g, x->v);
+    weft_status_t st = WEFT_OK;
     return gen_push(gn, st, out, 2, (int64_t[]){ x->shape[1], x->shape[0] });
 }
 
@@ -175,7 +175,9 @@ void gen_step_composite(diff_gen_t *gn)
     if (!gen_live(gn)) return;
     weft_var_t *vars[3], *out = NULL;
     for (int i = 0; i < n_in; i++) vars[i] = ins[i]->v;
-    weft_status_t st = weft_composite(gn->g, (size_t)n_in, vars, (size_t)n_steps, steps, &out);
+    weft_status_t st = ((out = weft_composite(gn->g, (size_t)n_in, vars, (size_t)n_steps, steps))
+                            ? WEFT_OK
+                            : weft_graph_error(gn->g));
     int64_t shape[DIFF_MAX_RANK];
     int nd = gen_joint_shape(n_in, ins, shape);
     gen_push(gn, st, out, nd, shape);
@@ -213,7 +215,7 @@ static diff_val_t *pattern_useless_cast(diff_gen_t *gn, diff_val_t *x)
     const weft_op_t *op;
     weft_var_t *out = NULL;
     weft_status_t st = weft_elemwise_op(gn->g, WEFT_ELEMWISE_CAST, -1, gen_dt(x), &op);
-    if (st == WEFT_OK) st = weft_op_call(gn->g, op, 1, &x->v, &out);
+    if (st == WEFT_OK) out = weft_op_call(gn->g, op, 1, &x->v);
     return gen_push(gn, st, out, x->nd, x->shape);
 }
 
@@ -227,11 +229,12 @@ static diff_val_t *pattern_dimshuffle2(diff_gen_t *gn, diff_val_t *x)
     }
     if (n != x->nd + 1) return x;
     weft_var_t *mid = NULL, *out = NULL;
-    weft_status_t st = weft_dimshuffle(gn->g, x->v, n, order, &mid);
+    weft_status_t st =
+        ((mid = weft_dimshuffle(gn->g, x->v, n, order)) ? WEFT_OK : weft_graph_error(gn->g));
     diff_val_t *m = gen_push(gn, st, mid, n, shape);
     if (!m) return NULL;
     for (int d = 0; d < x->nd; d++) order[d] = x->nd - d; /* back to x, without the new axis */
-    st = weft_dimshuffle(gn->g, m->v, x->nd, order, &out);
+    st = ((out = weft_dimshuffle(gn->g, m->v, x->nd, order)) ? WEFT_OK : weft_graph_error(gn->g));
     return gen_push(gn, st, out, x->nd, x->shape);
 }
 
@@ -245,7 +248,10 @@ static diff_val_t *pattern_sum_broadcastable(diff_gen_t *gn)
     if (!x) return NULL;
     weft_var_t *out = NULL;
     weft_reduce_kind_t kind = diff_rng_chance(&gn->rng, 0.5) ? WEFT_REDUCE_SUM : WEFT_REDUCE_MEAN;
-    weft_status_t st = weft_reduce_at(gn->g, kind, x->v, 2, axes, false, __FILE__, __LINE__, &out);
+    weft_status_t st =
+        ((out = weft_reduce_at(gn->g, kind, x->v, 2, axes, false, __FILE__, __LINE__))
+             ? WEFT_OK
+             : weft_graph_error(gn->g));
     return gen_push(gn, st, out, 1, &shape[1]);
 }
 

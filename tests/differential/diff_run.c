@@ -247,13 +247,10 @@ static void run_mode(case_run_t *cr, int mode, int pool)
 
 /* ---- gradients ---------------------------------------------------------------------------- */
 
-static weft_status_t grad_build(weft_graph_t *g, size_t n_in, weft_var_t *const *inputs,
-                                void *user, weft_var_t **out)
+static weft_var_t *grad_build(weft_graph_t *g, size_t n_in, weft_var_t *const *inputs, void *user)
 {
     diff_case_t c = *(const diff_case_t *)user;
-    weft_status_t st = diff_gen_case(g, &c, inputs, n_in);
-    if (st == WEFT_OK) *out = c.out_vars[0];
-    return st;
+    return diff_gen_case(g, &c, inputs, n_in) == WEFT_OK ? c.out_vars[0] : NULL;
 }
 
 static void run_grad(case_run_t *cr)

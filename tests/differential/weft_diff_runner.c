@@ -55,7 +55,7 @@ static const char *probe_fast_math_tag(weft_pool_t *pool)
     opts.exclude = &tag;
     if (weft_graph_create(NULL, &g) != WEFT_OK) return NULL;
     if (weft_type_tensor(g, WEFT_FLOAT64, 0, NULL, &t) == WEFT_OK &&
-        weft_var_create(g, t, "x", &x) == WEFT_OK && weft_exp(g, x, &y) == WEFT_OK)
+        (x = weft_var_create(g, t, "x")) != NULL && (y = weft_exp(g, x)) != NULL)
         weft_function_compile(1, &x, 1, &y, 0, NULL, &opts, &f);
     bool known = f != NULL;
     weft_function_destroy(f);

@@ -133,21 +133,21 @@ int fx_teardown(void **state)
 weft_var_t *fx_var(fx_t *f, const char *name)
 {
     weft_var_t *v = NULL;
-    assert_int_equal(weft_var_create(f->g, f->vec, name, &v), WEFT_OK);
+    assert_non_null(v = weft_var_create(f->g, f->vec, name));
     return v;
 }
 
 weft_var_t *fx_un(fx_t *f, const weft_op_t *op, weft_var_t *a)
 {
     weft_var_t *v = NULL;
-    assert_int_equal(weft_op_call(f->g, op, 1, &a, &v), WEFT_OK);
+    assert_non_null(v = weft_op_call(f->g, op, 1, &a));
     return v;
 }
 
 weft_var_t *fx_bin(fx_t *f, const weft_op_t *op, weft_var_t *a, weft_var_t *b)
 {
     weft_var_t *in[2] = {a, b}, *v = NULL;
-    assert_int_equal(weft_op_call(f->g, op, 2, in, &v), WEFT_OK);
+    assert_non_null(v = weft_op_call(f->g, op, 2, in));
     return v;
 }
 

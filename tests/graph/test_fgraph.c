@@ -140,11 +140,11 @@ static void test_fgraph_output_pseudo_clients(void **state)
 static void test_fgraph_inputs_discovered_in_order_without_constants(void **state)
 {
     fx_t *f = *state;
-    weft_var_t *a = fx_var(f, "a"), *b = fx_var(f, "b"), *c;
-    weft_constant_scalar(f->g, WEFT_FLOAT64, 1.0, &c);
+    weft_var_t *a = fx_var(f, "a"), *b = fx_var(f, "b");
+    assert_non_null(weft_constant_scalar(f->g, WEFT_FLOAT64, 1.0));
     weft_var_t *c1 = NULL;
     double d[3] = {1, 2, 3};
-    weft_constant_create(f->g, f->vec3, d, sizeof(d), &c1);
+    c1 = weft_constant_create(f->g, f->vec3, d, sizeof(d));
     weft_var_t *z = fx_bin(f, f->add, fx_bin(f, f->mul, b, c1), fx_un(f, f->exp, a));
     weft_fgraph_options_t o = WEFT_FGRAPH_OPTIONS_INIT;
     o.clone = false;
@@ -189,7 +189,7 @@ static void test_fgraph_create_bad_arguments(void **state)
 {
     fx_t *f = *state;
     weft_var_t *x = fx_var(f, "x"), *z = fx_un(f, f->neg, x), *c;
-    weft_constant_scalar(f->g, WEFT_FLOAT64, 1.0, &c);
+    c = weft_constant_scalar(f->g, WEFT_FLOAT64, 1.0);
     weft_fgraph_t *fg;
     assert_int_equal(weft_fgraph_create(NULL, 1, &x, 1, &z, NULL, NULL, &fg), WEFT_EINVAL);
     assert_int_equal(weft_fgraph_create(f->g, 1, &x, 1, &z, NULL, NULL, NULL), WEFT_EINVAL);
@@ -206,14 +206,14 @@ static void test_fgraph_create_bad_arguments(void **state)
     weft_var_t *y;
     weft_graph_create(NULL, &g2);
     weft_type_tensor(g2, WEFT_FLOAT64, 1, NULL, &t2);
-    weft_var_create(g2, t2, "alien", &y);
+    y = weft_var_create(g2, t2, "alien");
     assert_int_equal(weft_fgraph_create(f->g, 1, &x, 1, &y, NULL, NULL, &fg), WEFT_EFOREIGN);
     assert_non_null(strstr(weft_graph_last_error(f->g), "'alien'"));
     weft_graph_destroy(g2);
     const weft_type_t *nt;
     weft_var_t *nv;
     weft_type_null(f->g, &nt);
-    weft_var_create(f->g, nt, "undefined_grad", &nv);
+    nv = weft_var_create(f->g, nt, "undefined_grad");
     assert_int_equal(weft_fgraph_create(f->g, 0, NULL, 1, &nv, NULL, NULL, &fg), WEFT_ETYPE);
     assert_non_null(strstr(weft_graph_last_error(f->g), "null type"));
 }
@@ -268,10 +268,10 @@ static void test_fgraph_import_var_and_node(void **state)
 static void test_fgraph_change_node_input_checks(void **state)
 {
     fx_t *f = *state;
-    weft_var_t *x3, *y = fx_var(f, "y"), *y3, *iv;
-    weft_var_create(f->g, f->vec3, "x3", &x3);
-    weft_var_create(f->g, f->vec3, "y3", &y3);
-    weft_var_create(f->g, f->ivec, "iv", &iv);
+    weft_var_t *y = fx_var(f, "y");
+    weft_var_t *x3 = weft_var_create(f->g, f->vec3, "x3"),
+               *y3 = weft_var_create(f->g, f->vec3, "y3");
+    assert_non_null(weft_var_create(f->g, f->ivec, "iv"));
     weft_var_t *e = fx_un(f, f->exp, x3), *z = fx_un(f, f->neg, e);
     weft_var_t *in[3] = {x3, y, y3};
     weft_fgraph_t *fg = fx_fgraph(f, 3, in, 1, &z, false, 0, NULL);
@@ -323,7 +323,7 @@ static void test_fgraph_replace_rewires_all_clients_and_prunes(void **state)
     assert_int_equal(weft_fgraph_n_clients(fg, n), 4);
     assert_int_equal(weft_fgraph_check_integrity(fg), WEFT_OK);
     weft_var_t *iv;
-    weft_var_create(f->g, f->ivec, "iv", &iv);
+    iv = weft_var_create(f->g, f->ivec, "iv");
     assert_int_equal(weft_fgraph_replace(fg, n, iv, "bad"), WEFT_ETYPE);
     assert_non_null(strstr(fg_err(fg), "'iv' (int32[?]"));
     weft_var_t *w = fx_var(f, "w");
@@ -348,7 +348,7 @@ static void test_fgraph_replace_with_foreign_variable_is_eforeign(void **state)
     weft_var_t *y;
     weft_graph_create(NULL, &g2);
     weft_type_tensor(g2, WEFT_FLOAT64, 1, NULL, &t2);
-    weft_var_create(g2, t2, "alien", &y);
+    y = weft_var_create(g2, t2, "alien");
     assert_int_equal(weft_fgraph_replace(fg, z, y, "r"), WEFT_EFOREIGN);
     assert_non_null(strstr(fg_err(fg), "'alien'"));
     assert_non_null(strstr(fg_err(fg), "test_fgraph.c:"));
@@ -389,7 +389,7 @@ static void test_fgraph_inputs_and_outputs_add_and_remove(void **state)
     fx_t *f = *state;
     weft_var_t *x = fx_var(f, "x"), *y = fx_var(f, "y"), *c;
     weft_var_t *a = fx_un(f, f->exp, x), *b = fx_bin(f, f->add, x, y);
-    weft_constant_scalar(f->g, WEFT_FLOAT64, 1.0, &c);
+    c = weft_constant_scalar(f->g, WEFT_FLOAT64, 1.0);
     weft_fgraph_t *fg = fx_fgraph(f, 1, &x, 1, &a, false, 0, NULL);
     assert_int_equal(weft_fgraph_add_output(fg, b, "r"), WEFT_EMISSING_INPUT);
     assert_int_equal(weft_fgraph_n_outputs(fg), 1);
@@ -425,7 +425,7 @@ static void test_fgraph_update_pairs_follow_removals_and_clone(void **state)
 {
     fx_t *f = *state;
     weft_var_t *in[5] = {fx_var(f, "a"), fx_var(f, "b"), fx_var(f, "c"), fx_var(f, "d"), NULL};
-    assert_int_equal(weft_var_create(f->g, f->scalar, "s", &in[4]), WEFT_OK);
+    assert_non_null(in[4] = weft_var_create(f->g, f->scalar, "s"));
     weft_var_t *outs[5] = {fx_un(f, f->neg, in[0]), fx_un(f, f->exp, in[1]),
                            fx_bin(f, f->add, in[2], in[3]), fx_un(f, f->neg, in[3]),
                            fx_un(f, f->neg, in[4])};
@@ -486,7 +486,7 @@ static void test_fgraph_multi_output_siblings_are_variables(void **state)
     fx_t *f = *state;
     weft_var_t *x = fx_var(f, "x");
     weft_apply_t *s;
-    assert_int_equal(weft_apply_create(f->g, f->split, 1, &x, &s), WEFT_OK);
+    assert_non_null(s = weft_apply_create(f->g, f->split, 1, &x));
     weft_var_t *o0 = weft_apply_output(s, 0), *o1 = weft_apply_output(s, 1);
     weft_var_t *z = fx_un(f, f->neg, o0);
     weft_fgraph_t *fg = fx_fgraph(f, 1, &x, 1, &z, false, 0, NULL);
@@ -505,7 +505,7 @@ static void test_fgraph_replace_unknown_variable_is_enotfound(void **state)
     fx_t *f = *state;
     weft_var_t *x = fx_var(f, "x");
     weft_apply_t *sp;
-    assert_int_equal(weft_apply_create(f->g, f->split, 1, &x, &sp), WEFT_OK);
+    assert_non_null(sp = weft_apply_create(f->g, f->split, 1, &x));
     weft_var_t *o0 = weft_apply_output(sp, 0), *o1 = weft_apply_output(sp, 1);
     weft_var_t *e = fx_un(f, f->exp, o0), *z = fx_bin(f, f->add, e, x);
     weft_fgraph_t *fg = fx_fgraph(f, 1, &x, 1, &z, false, 0, NULL);
@@ -749,11 +749,10 @@ static bool oom_scenario(const weft_allocator_t *al)
     bool ok = weft_type_tensor(g, WEFT_FLOAT64, 1, NULL, &t) == WEFT_OK &&
               weft_op_create(g, &fx_add_class, NULL, &add) == WEFT_OK &&
               weft_op_create(g, &fx_neg_class, NULL, &neg) == WEFT_OK &&
-              weft_var_create(g, t, "x", &x) == WEFT_OK &&
-              weft_var_create(g, t, "y", &y) == WEFT_OK;
+              (x = weft_var_create(g, t, "x")) != NULL && (y = weft_var_create(g, t, "y")) != NULL;
     for (int k = 0; k < 200 && ok; k++) {
         weft_var_t *in[2] = {k ? z : x, y};
-        ok = weft_op_call(g, add, 2, in, &z) == WEFT_OK;
+        ok = (z = weft_op_call(g, add, 2, in)) != NULL;
     }
     weft_var_t *ins[2] = {x, y};
     weft_fgraph_t *fg = NULL;
@@ -767,7 +766,7 @@ static bool oom_scenario(const weft_allocator_t *al)
     else
         rec_class.destroy(&r->base);
     weft_var_t *y2 = ok ? weft_fgraph_input(fg, 1) : NULL; /* the clone of y */
-    if (ok) ok = weft_op_call(g, neg, 1, &y2, &n) == WEFT_OK;
+    if (ok) ok = (n = weft_op_call(g, neg, 1, &y2)) != NULL;
     /* may fail half-way through with ENOMEM and revert: its status is not the point */
     if (ok) (void)weft_fgraph_replace_validate(fg, weft_fgraph_input(fg, 0), n, "r");
     if (ok) ok = weft_fgraph_n_clients(fg, n) == 1; /* the first Add now reads Neg(y) */
@@ -776,7 +775,7 @@ static bool oom_scenario(const weft_allocator_t *al)
     weft_var_t *deep = n;
     for (int k = 0; k < 40 && ok; k++) {
         weft_var_t *in1 = deep;
-        ok = weft_op_call(g, neg, 1, &in1, &deep) == WEFT_OK;
+        ok = (deep = weft_op_call(g, neg, 1, &in1)) != NULL;
     }
     if (ok) (void)weft_fgraph_replace_validate(fg, n, deep, "deep");
     if (ok) ok = weft_fgraph_replace(fg, y2, weft_fgraph_output(fg, 0), "loop") == WEFT_ECYCLE;

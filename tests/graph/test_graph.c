@@ -18,7 +18,7 @@ static void test_graph_var_fields_trace_and_ids(void **state)
     size_t before = weft_graph_n_vars(f->g);
     weft_var_t *x;
     int line = __LINE__ + 1;
-    assert_int_equal(weft_var_create(f->g, f->vec, "x", &x), WEFT_OK);
+    assert_non_null(x = weft_var_create(f->g, f->vec, "x"));
     assert_ptr_equal(weft_var_type(x), f->vec);
     assert_null(weft_var_owner(x));
     assert_string_equal(weft_var_name(x), "x");
@@ -46,14 +46,17 @@ static void test_graph_var_bad_arguments(void **state)
 {
     fx_t *f = *state;
     weft_var_t *x = (weft_var_t *)1;
-    assert_int_equal(weft_var_create(NULL, f->vec, "x", &x), WEFT_EINVAL);
-    assert_int_equal(weft_var_create(f->g, NULL, "x", &x), WEFT_EINVAL);
-    assert_int_equal(weft_var_create(f->g, f->vec, "x", NULL), WEFT_EINVAL);
+    assert_null(weft_var_create(NULL, f->vec, "x"));
+    assert_null(x = weft_var_create(f->g, NULL, "x"));
+    assert_int_equal(weft_graph_error(f->g), WEFT_EINVAL);
+    weft_graph_clear_error(f->g);
     weft_graph_t *g2;
     const weft_type_t *t2;
     assert_int_equal(weft_graph_create(NULL, &g2), WEFT_OK);
     assert_int_equal(weft_type_tensor(g2, WEFT_FLOAT64, 1, NULL, &t2), WEFT_OK);
-    assert_int_equal(weft_var_create(f->g, t2, "x", &x), WEFT_EFOREIGN);
+    assert_null(x = weft_var_create(f->g, t2, "x"));
+    assert_int_equal(weft_graph_error(f->g), WEFT_EFOREIGN);
+    weft_graph_clear_error(f->g);
     assert_null(x);
     assert_non_null(strstr(weft_graph_last_error(f->g), "another graph context"));
     weft_graph_destroy(g2);
@@ -66,9 +69,9 @@ static void test_graph_constant_value_equality_and_hash(void **state)
     fx_t *f = *state;
     double d1[3] = {1, 2, 3}, d2[3] = {1, 2, 4};
     weft_var_t *a, *b, *c;
-    assert_int_equal(weft_constant_create(f->g, f->vec3, d1, sizeof(d1), &a), WEFT_OK);
-    assert_int_equal(weft_constant_create(f->g, f->vec3, d1, sizeof(d1), &b), WEFT_OK);
-    assert_int_equal(weft_constant_create(f->g, f->vec3, d2, sizeof(d2), &c), WEFT_OK);
+    assert_non_null(a = weft_constant_create(f->g, f->vec3, d1, sizeof(d1)));
+    assert_non_null(b = weft_constant_create(f->g, f->vec3, d1, sizeof(d1)));
+    assert_non_null(c = weft_constant_create(f->g, f->vec3, d2, sizeof(d2)));
     d1[0] = 99; /* data was copied */
     assert_ptr_not_equal(a, b);
     assert_true(weft_var_is_constant(a));
@@ -86,7 +89,9 @@ static void test_graph_constant_value_equality_and_hash(void **state)
     weft_var_t *x = fx_var(f, "x");
     assert_false(weft_constant_equal(a, x));
     /* an earlier error must not stand in for this one's message */
-    assert_int_equal(weft_var_create(f->g, NULL, "bad", &x), WEFT_EINVAL);
+    assert_null(x = weft_var_create(f->g, NULL, "bad"));
+    assert_int_equal(weft_graph_error(f->g), WEFT_EINVAL);
+    weft_graph_clear_error(f->g);
     x = fx_var(f, "x");
     assert_int_equal(weft_constant_data(x, &data, &nb), WEFT_EINVAL);
     assert_string_equal(msg_without_sites(weft_graph_last_error(f->g)),
@@ -99,23 +104,31 @@ static void test_graph_constant_scalar_and_bad_input(void **state)
 {
     fx_t *f = *state;
     weft_var_t *c, *d;
-    assert_int_equal(weft_constant_scalar(f->g, WEFT_INT32, 7.0, &c), WEFT_OK);
-    assert_int_equal(weft_constant_scalar(f->g, WEFT_INT32, 7.0, &d), WEFT_OK);
+    assert_non_null(c = weft_constant_scalar(f->g, WEFT_INT32, 7.0));
+    assert_non_null(d = weft_constant_scalar(f->g, WEFT_INT32, 7.0));
     assert_true(weft_constant_equal(c, d));
     char buf[32];
     weft_var_print(c, buf, sizeof(buf));
     assert_string_equal(buf, "7");
-    assert_int_equal(weft_constant_scalar(f->g, WEFT_BOOL, 2.0, &c), WEFT_OK);
+    assert_non_null(c = weft_constant_scalar(f->g, WEFT_BOOL, 2.0));
     weft_var_print(c, buf, sizeof(buf));
     assert_string_equal(buf, "true");
-    assert_int_equal(weft_constant_scalar(f->g, WEFT_INT32, 1e12, &c), WEFT_EINVAL);
-    assert_non_null(strstr(weft_graph_last_error(f->g), "not representable as int32"));
+    assert_null(c = weft_constant_scalar(f->g, WEFT_INT32, 1e12));
+    assert_int_equal(weft_graph_error(f->g), WEFT_EINVAL);
+    assert_non_null(strstr(weft_graph_error_message(f->g), "not representable as int32"));
+    weft_graph_clear_error(f->g);
     double v[2] = {1, 2};
-    assert_int_equal(weft_constant_create(f->g, f->vec, v, sizeof(v), &c), WEFT_EINVAL);
-    assert_non_null(strstr(weft_graph_last_error(f->g), "not a static tensor type"));
-    assert_int_equal(weft_constant_create(f->g, f->vec3, v, sizeof(v), &c), WEFT_ESHAPE);
-    assert_non_null(strstr(weft_graph_last_error(f->g), "16 bytes given for type float64[3]"));
-    assert_int_equal(weft_constant_create(f->g, f->vec3, NULL, 24, &c), WEFT_EINVAL);
+    assert_null(c = weft_constant_create(f->g, f->vec, v, sizeof(v)));
+    assert_int_equal(weft_graph_error(f->g), WEFT_EINVAL);
+    assert_non_null(strstr(weft_graph_error_message(f->g), "not a static tensor type"));
+    weft_graph_clear_error(f->g);
+    assert_null(c = weft_constant_create(f->g, f->vec3, v, sizeof(v)));
+    assert_int_equal(weft_graph_error(f->g), WEFT_ESHAPE);
+    assert_non_null(strstr(weft_graph_error_message(f->g), "16 bytes given for type float64[3]"));
+    weft_graph_clear_error(f->g);
+    assert_null(c = weft_constant_create(f->g, f->vec3, NULL, 24));
+    assert_int_equal(weft_graph_error(f->g), WEFT_EINVAL);
+    weft_graph_clear_error(f->g);
 }
 
 static void test_graph_apply_outputs_owner_and_default_output(void **state)
@@ -124,7 +137,7 @@ static void test_graph_apply_outputs_owner_and_default_output(void **state)
     weft_var_t *x = fx_var(f, "x"), *y = fx_var(f, "y");
     weft_var_t *in[2] = {x, y};
     weft_apply_t *a;
-    assert_int_equal(weft_apply_create(f->g, f->add, 2, in, &a), WEFT_OK);
+    assert_non_null(a = weft_apply_create(f->g, f->add, 2, in));
     assert_ptr_equal(weft_apply_op(a), f->add);
     assert_int_equal(weft_apply_n_inputs(a), 2);
     assert_ptr_equal(weft_apply_input(a, 1), y);
@@ -144,13 +157,15 @@ static void test_graph_apply_outputs_owner_and_default_output(void **state)
     assert_string_equal(buf, "Add.out");
 
     weft_apply_t *s;
-    assert_int_equal(weft_apply_create(f->g, f->split, 1, &x, &s), WEFT_OK);
+    assert_non_null(s = weft_apply_create(f->g, f->split, 1, &x));
     assert_int_equal(weft_apply_default_output(s, &d), WEFT_EINVAL);
     weft_var_print(weft_apply_output(s, 1), buf, sizeof(buf));
     assert_string_equal(buf, "Split.1");
-    assert_int_equal(weft_op_call(f->g, f->split, 1, &x, &d), WEFT_EINVAL);
-    assert_non_null(strstr(weft_graph_last_error(f->g), "no default output"));
-    assert_int_equal(weft_op_call(f->g, f->split_d, 1, &x, &d), WEFT_OK);
+    assert_null(d = weft_op_call(f->g, f->split, 1, &x));
+    assert_int_equal(weft_graph_error(f->g), WEFT_EINVAL);
+    assert_non_null(strstr(weft_graph_error_message(f->g), "no default output"));
+    weft_graph_clear_error(f->g);
+    assert_non_null(d = weft_op_call(f->g, f->split_d, 1, &x));
     assert_int_equal(weft_var_index(d), 1);
 }
 
@@ -158,28 +173,38 @@ static void test_graph_apply_errors_name_op_input_and_trace(void **state)
 {
     fx_t *f = *state;
     weft_var_t *x = fx_var(f, "x"), *i = NULL, *out = NULL;
-    assert_int_equal(weft_var_create(f->g, f->ivec, "iv", &i), WEFT_OK);
+    assert_non_null(i = weft_var_create(f->g, f->ivec, "iv"));
     int line = __LINE__ + 1;
-    assert_int_equal(weft_op_call(f->g, f->add, 1, &x, &out), WEFT_EINVAL);
+    assert_null(out = weft_op_call(f->g, f->add, 1, &x));
+    assert_int_equal(weft_graph_error(f->g), WEFT_EINVAL);
+    weft_graph_clear_error(f->g);
     char want[128];
     snprintf(want, sizeof(want), "test_graph.c:%d: Add takes 2 inputs, got 1", line);
     assert_non_null(strstr(weft_graph_last_error(f->g), "apply of Add at "));
     assert_non_null(strstr(weft_graph_last_error(f->g), want));
     weft_var_t *in[2] = {x, i};
-    assert_int_equal(weft_op_call(f->g, f->add, 2, in, &out), WEFT_ETYPE);
-    assert_non_null(strstr(weft_graph_last_error(f->g), "input 1 type int32[?] vs float64[?]"));
+    assert_null(out = weft_op_call(f->g, f->add, 2, in));
+    assert_int_equal(weft_graph_error(f->g), WEFT_ETYPE);
+    assert_non_null(strstr(weft_graph_error_message(f->g), "input 1 type int32[?] vs float64[?]"));
+    weft_graph_clear_error(f->g);
     int64_t s3 = 3, s4 = 4;
     const weft_type_t *t3, *t4;
     weft_type_tensor(f->g, WEFT_FLOAT64, 1, &s3, &t3);
     weft_type_tensor(f->g, WEFT_FLOAT64, 1, &s4, &t4);
     weft_var_t *a, *b;
-    weft_var_create(f->g, t3, "a", &a);
-    weft_var_create(f->g, t4, "b", &b);
+    a = weft_var_create(f->g, t3, "a");
+    b = weft_var_create(f->g, t4, "b");
     weft_var_t *ab[2] = {a, b};
-    assert_int_equal(weft_op_call(f->g, f->add, 2, ab, &out), WEFT_ETYPE);
+    assert_null(out = weft_op_call(f->g, f->add, 2, ab));
+    assert_int_equal(weft_graph_error(f->g), WEFT_ETYPE);
+    weft_graph_clear_error(f->g);
     in[1] = NULL;
-    assert_int_equal(weft_op_call(f->g, f->add, 2, in, &out), WEFT_EINVAL);
-    assert_int_equal(weft_op_call(f->g, NULL, 2, in, &out), WEFT_EINVAL);
+    assert_null(out = weft_op_call(f->g, f->add, 2, in));
+    assert_int_equal(weft_graph_error(f->g), WEFT_EINVAL);
+    weft_graph_clear_error(f->g);
+    assert_null(out = weft_op_call(f->g, NULL, 2, in));
+    assert_int_equal(weft_graph_error(f->g), WEFT_EINVAL);
+    weft_graph_clear_error(f->g);
     assert_null(out);
 }
 
@@ -193,15 +218,19 @@ static void test_graph_apply_of_foreign_variable_is_eforeign(void **state)
     assert_int_equal(weft_graph_create(NULL, &g2), WEFT_OK);
     weft_type_tensor(g2, WEFT_FLOAT64, 1, NULL, &t2);
     int line = __LINE__ + 1;
-    weft_var_create(g2, t2, "other", &y);
-    assert_int_equal(weft_op_call(f->g, f->neg, 1, &y, &out), WEFT_EFOREIGN);
+    y = weft_var_create(g2, t2, "other");
+    assert_null(out = weft_op_call(f->g, f->neg, 1, &y));
+    assert_int_equal(weft_graph_error(f->g), WEFT_EFOREIGN);
+    weft_graph_clear_error(f->g);
     char want[64];
     snprintf(want, sizeof(want), "test_graph.c:%d", line);
     assert_non_null(strstr(weft_graph_last_error(f->g), "'other'"));
     assert_non_null(strstr(weft_graph_last_error(f->g), want));
     assert_int_equal(weft_op_create(g2, &fx_neg_class, NULL, &neg2), WEFT_OK);
     weft_var_t *x = fx_var(f, "x");
-    assert_int_equal(weft_op_call(f->g, neg2, 1, &x, &out), WEFT_EFOREIGN);
+    assert_null(out = weft_op_call(f->g, neg2, 1, &x));
+    assert_int_equal(weft_graph_error(f->g), WEFT_EFOREIGN);
+    weft_graph_clear_error(f->g);
     weft_graph_destroy(g2);
 }
 
@@ -210,7 +239,7 @@ static void test_graph_apply_describe_names_id_op_and_site(void **state)
     fx_t *f = *state;
     weft_var_t *x = fx_var(f, "x"), *y;
     int line = __LINE__ + 1;
-    assert_int_equal(weft_op_call(f->g, f->exp, 1, &x, &y), WEFT_OK);
+    assert_non_null(y = weft_op_call(f->g, f->exp, 1, &x));
     weft_apply_t *a = weft_var_owner(y);
     char buf[256], want[256];
     weft_apply_describe(a, buf, sizeof(buf));
@@ -227,7 +256,7 @@ static void test_graph_clone_get_equiv_maps_everything(void **state)
 {
     fx_t *f = *state;
     weft_var_t *x = fx_var(f, "x"), *o = fx_var(f, "orphan"), *c;
-    assert_int_equal(weft_constant_scalar(f->g, WEFT_FLOAT64, 2.0, &c), WEFT_OK);
+    assert_non_null(c = weft_constant_scalar(f->g, WEFT_FLOAT64, 2.0));
     weft_var_t *y = fx_bin(f, f->add, fx_un(f, f->exp, x), o);
     weft_var_t *z = fx_bin(f, f->mul, y, x);
     weft_clone_map_t *m;
@@ -260,7 +289,7 @@ static void test_graph_clone_keeps_constants(void **state)
     fx_t *f = *state;
     weft_var_t *x = fx_var(f, "x"), *c;
     double d[3] = {1, 2, 3};
-    assert_int_equal(weft_constant_create(f->g, f->vec3, d, sizeof(d), &c), WEFT_OK);
+    assert_non_null(c = weft_constant_create(f->g, f->vec3, d, sizeof(d)));
     weft_var_t *z = fx_bin(f, f->add, x, c);
     weft_clone_map_t *m;
     assert_int_equal(weft_graph_clone_get_equiv(f->g, 1, &x, 1, &z, true, true, &m), WEFT_OK);
@@ -272,8 +301,8 @@ static void test_graph_clone_with_new_inputs_strict_and_rebuild(void **state)
 {
     fx_t *f = *state;
     weft_var_t *x = fx_var(f, "x"), *y = fx_var(f, "y"), *x3, *iv;
-    assert_int_equal(weft_var_create(f->g, f->vec3, "x3", &x3), WEFT_OK);
-    assert_int_equal(weft_var_create(f->g, f->ivec, "iv", &iv), WEFT_OK);
+    assert_non_null(x3 = weft_var_create(f->g, f->vec3, "x3"));
+    assert_non_null(iv = weft_var_create(f->g, f->ivec, "iv"));
     weft_apply_t *a = weft_var_owner(fx_bin(f, f->add, x, y)), *b;
     weft_var_t *in[2] = {y, x};
     assert_int_equal(weft_apply_clone_with_new_inputs(f->g, a, 2, in, true, &b), WEFT_OK);
@@ -296,9 +325,9 @@ static void test_graph_equal_computations_ops_and_constants(void **state)
 {
     fx_t *f = *state;
     weft_var_t *x = fx_var(f, "x"), *c1, *c2, *c3;
-    weft_constant_scalar(f->g, WEFT_FLOAT64, 2.0, &c1);
-    weft_constant_scalar(f->g, WEFT_FLOAT64, 2.0, &c2);
-    weft_constant_scalar(f->g, WEFT_FLOAT64, 3.0, &c3);
+    c1 = weft_constant_scalar(f->g, WEFT_FLOAT64, 2.0);
+    c2 = weft_constant_scalar(f->g, WEFT_FLOAT64, 2.0);
+    c3 = weft_constant_scalar(f->g, WEFT_FLOAT64, 3.0);
     weft_var_t *a = fx_un(f, f->exp, x), *b = fx_un(f, f->exp, x), *n = fx_un(f, f->neg, x);
     bool eq;
     assert_int_equal(weft_graph_equal_computations(1, &a, &b, 0, NULL, NULL, &eq), WEFT_OK);
@@ -347,7 +376,7 @@ static void test_graph_clone_bad_arguments(void **state)
     weft_var_t *y;
     weft_graph_create(NULL, &g2);
     weft_type_tensor(g2, WEFT_FLOAT64, 1, NULL, &t2);
-    weft_var_create(g2, t2, "y", &y);
+    y = weft_var_create(g2, t2, "y");
     assert_int_equal(weft_graph_clone_get_equiv(f->g, 1, &x, 1, &y, true, true, &m), WEFT_EFOREIGN);
     assert_null(m);
     weft_graph_destroy(g2);

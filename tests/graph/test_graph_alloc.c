@@ -30,10 +30,15 @@ static void ok(weft_status_t s)
     assert_int_equal(s, WEFT_OK);
 }
 
+static void okv(const void *p)
+{
+    assert_non_null(p);
+}
+
 static weft_var_t *call(ctx_t *c, const weft_op_t *op, weft_var_t *a, weft_var_t *b)
 {
     weft_var_t *in[2] = {a, b}, *v = NULL;
-    ok(weft_op_call(c->g, op, b ? 2 : 1, in, &v));
+    okv(v = weft_op_call(c->g, op, b ? 2 : 1, in));
     return v;
 }
 
@@ -58,10 +63,10 @@ static void exercise_graph(const weft_allocator_t *al)
     ctx_build(&c, al);
     assert_ptr_equal(weft_graph_allocator(c.g), al ? al : weft_allocator_default());
     weft_var_t *x, *y, *k;
-    ok(weft_var_create(c.g, c.vec, "x", &x));
-    ok(weft_var_create(c.g, c.vec, "y", &y));
+    okv(x = weft_var_create(c.g, c.vec, "x"));
+    okv(y = weft_var_create(c.g, c.vec, "y"));
     const double kd[3] = {1.0, 2.0, 3.0};
-    ok(weft_constant_create(c.g, c.vec3, kd, sizeof kd, &k));
+    okv(k = weft_constant_create(c.g, c.vec3, kd, sizeof kd));
     weft_var_t *a = call(&c, c.add, x, y), *b = call(&c, c.exp, a, NULL);
     weft_var_t *d = call(&c, c.mul, b, k), *v = call(&c, c.view, a, NULL);
     weft_var_t *ip = call(&c, c.add_inplace, d, x); /* destroys d: allowed */

@@ -160,7 +160,7 @@ static void test_replace_validate_failing_replace_reverts_earlier_pairs(void **s
     world_t w = build(f);
     snap_t before = take(w.fg, w.r);
     weft_var_t *iv, *q = fx_var(f, "q");
-    weft_var_create(f->g, f->ivec, "iv", &iv);
+    iv = weft_var_create(f->g, f->ivec, "iv");
     weft_var_t *olds[2] = {w.e, w.a}, *news[2] = {fx_un(f, f->neg, w.x), iv};
     assert_int_equal(weft_fgraph_replace_all_validate(w.fg, 2, olds, news, "t"), WEFT_ETYPE);
     assert_non_null(strstr(weft_fgraph_last_error(w.fg), "'iv'"));

@@ -59,7 +59,7 @@ static weft_var_t *var(weft_graph_t *g, weft_dtype_t dt, int nd, const int64_t *
     const weft_type_t *t;
     weft_var_t *v;
     assert_int_equal(weft_type_tensor(g, dt, nd, shape, &t), WEFT_OK);
-    assert_int_equal(weft_var_create(g, t, name, &v), WEFT_OK);
+    assert_non_null(v = weft_var_create(g, t, name));
     return v;
 }
 
@@ -68,6 +68,12 @@ static weft_var_t *var(weft_graph_t *g, weft_dtype_t dt, int nd, const int64_t *
         weft_status_t s_ = (call);                                                          \
         if (s_ != WEFT_OK) fprintf(stderr, "%s: %s\n", #call, weft_graph_last_error(f->g)); \
         assert_int_equal(s_, WEFT_OK);                                                      \
+    } while (0)
+
+#define OKV(expr) \
+    do { \
+        if (!(expr)) fprintf(stderr, "%s: %s\n", #expr, weft_graph_error_message(f->g)); \
+        assert_int_equal(weft_graph_error(f->g), WEFT_OK); \
     } while (0)
 
 /* Saves gr, loads the text into g2, saves again: the texts must be equal and
@@ -102,14 +108,14 @@ static void test_io_mlp_step_round_trips_and_evaluates_equal(void **state)
     int64_t xs[2] = {4, 3}, ws[2] = {3, 2}, bs[1] = {2};
     weft_var_t *x = var(f->g, WEFT_FLOAT64, 2, xs, "x"), *w = var(f->g, WEFT_FLOAT64, 2, ws, "w");
     weft_var_t *b = var(f->g, WEFT_FLOAT64, 1, bs, "b"), *h, *hb, *t, *c, *lr, *step, *w2;
-    OK(weft_dot(f->g, x, w, &h));
-    OK(weft_add(f->g, h, b, &hb));
-    OK(weft_tanh(f->g, hb, &t));
+    OKV(h = weft_dot(f->g, x, w));
+    OKV(hb = weft_add(f->g, h, b));
+    OKV(t = weft_tanh(f->g, hb));
     OK(weft_var_set_name(t, "hidden"));
-    OK(weft_mean(f->g, t, 0, NULL, false, &c));
-    OK(weft_binary_scalar(f->g, WEFT_ELEMWISE_MUL, w, 0.5, &lr));
-    OK(weft_sub(f->g, w, lr, &step));
-    OK(weft_transpose(f->g, step, &w2));
+    OKV(c = weft_mean(f->g, t, 0, NULL, false));
+    OKV(lr = weft_binary_scalar(f->g, WEFT_ELEMWISE_MUL, w, 0.5));
+    OKV(step = weft_sub(f->g, w, lr));
+    OKV(w2 = weft_transpose(f->g, step));
     weft_var_t *in[3] = {x, w, b}, *out[2] = {c, w2}, *ui[1] = {w}, *uv[1] = {step};
     bool mut[3] = {false, true, false};
     weft_graph_io_t gr = {3, in, mut, 2, out, 1, ui, uv};
@@ -157,7 +163,7 @@ static void test_io_every_builtin_op_props_round_trip(void **state)
     weft_var_t *outs[96];
     size_t n = 0;
     weft_var_t *cond;
-    OK(weft_lt(f->g, a, b, &cond));
+    OKV(cond = weft_lt(f->g, a, b));
     for (int k = 0; k < WEFT_ELEMWISE_KIND_COUNT; k++) {
         size_t ar = weft_elemwise_arity((weft_elemwise_kind_t)k);
         weft_var_t *args[3] = {ar == 3 ? cond : a, b, a};
@@ -167,7 +173,7 @@ static void test_io_every_builtin_op_props_round_trip(void **state)
             if (inpl == 0 && (cmp || k == WEFT_ELEMWISE_CAST || k == WEFT_ELEMWISE_SWITCH))
                 continue;
             OK(weft_elemwise_op(f->g, (weft_elemwise_kind_t)k, inpl, WEFT_FLOAT32, &op));
-            OK(weft_op_call(f->g, op, ar, args, &outs[n++]));
+            OKV(outs[n++] = weft_op_call(f->g, op, ar, args));
         }
     }
     int order[3] = {1, WEFT_DIMSHUFFLE_NEW, 0};
@@ -177,36 +183,36 @@ static void test_io_every_builtin_op_props_round_trip(void **state)
     weft_slice_t row[1] = {WEFT_SLICE_AT(0)};
     int ax[2] = {0, 1};
     weft_var_t *sub;
-    OK(weft_dimshuffle(f->g, m, 3, order, &outs[n++]));
-    OK(weft_reshape(f->g, m, 2, shp, &outs[n++]));
-    OK(weft_reshape_like(f->g, a, b, &outs[n++]));
-    OK(weft_subtensor(f->g, m, 2, idx, &outs[n++]));
-    OK(weft_subtensor(f->g, m, 1, row, &sub));
-    OK(weft_set_subtensor(f->g, m, a, 1, row, &outs[n++]));
-    OK(weft_inc_subtensor(f->g, m, a, 1, row, &outs[n++]));
-    OK(weft_sum(f->g, m, 1, ax, true, &outs[n++]));
-    OK(weft_mean(f->g, m, 2, ax, false, &outs[n++]));
-    OK(weft_max(f->g, m, 1, &ax[1], false, &outs[n++]));
-    OK(weft_min(f->g, m, 0, NULL, false, &outs[n++]));
-    OK(weft_prod(f->g, m, 1, ax, false, &outs[n++]));
-    OK(weft_argmax(f->g, m, 1, true, &outs[n++]));
-    OK(weft_dot(f->g, r, m, &outs[n++]));
+    OKV(outs[n++] = weft_dimshuffle(f->g, m, 3, order));
+    OKV(outs[n++] = weft_reshape(f->g, m, 2, shp));
+    OKV(outs[n++] = weft_reshape_like(f->g, a, b));
+    OKV(outs[n++] = weft_subtensor(f->g, m, 2, idx));
+    OKV(sub = weft_subtensor(f->g, m, 1, row));
+    OKV(outs[n++] = weft_set_subtensor(f->g, m, a, 1, row));
+    OKV(outs[n++] = weft_inc_subtensor(f->g, m, a, 1, row));
+    OKV(outs[n++] = weft_sum(f->g, m, 1, ax, true));
+    OKV(outs[n++] = weft_mean(f->g, m, 2, ax, false));
+    OKV(outs[n++] = weft_max(f->g, m, 1, &ax[1], false));
+    OKV(outs[n++] = weft_min(f->g, m, 0, NULL, false));
+    OKV(outs[n++] = weft_prod(f->g, m, 1, ax, false));
+    OKV(outs[n++] = weft_argmax(f->g, m, 1, true));
+    OKV(outs[n++] = weft_dot(f->g, r, m));
     weft_var_t *one, *two;
-    OK(weft_constant_scalar(f->g, WEFT_FLOAT64, 1.0, &one));
-    OK(weft_constant_scalar(f->g, WEFT_FLOAT64, 2.0, &two));
-    OK(weft_gemm(f->g, m, one, m, m, two, false, &outs[n++]));
-    OK(weft_gemv(f->g, a, one, m, b, two, false, &outs[n++]));
-    OK(weft_cholesky(f->g, m, &outs[n++]));
-    OK(weft_trsm(f->g, m, r, WEFT_TRSM_RIGHT | WEFT_TRSM_UPPER, &outs[n++]));
-    OK(weft_syrk(f->g, r, true, 0.25, &outs[n++]));
+    OKV(one = weft_constant_scalar(f->g, WEFT_FLOAT64, 1.0));
+    OKV(two = weft_constant_scalar(f->g, WEFT_FLOAT64, 2.0));
+    OKV(outs[n++] = weft_gemm(f->g, m, one, m, m, two, false));
+    OKV(outs[n++] = weft_gemv(f->g, a, one, m, b, two, false));
+    OKV(outs[n++] = weft_cholesky(f->g, m));
+    OKV(outs[n++] = weft_trsm(f->g, m, r, WEFT_TRSM_RIGHT | WEFT_TRSM_UPPER));
+    OKV(outs[n++] = weft_syrk(f->g, r, true, 0.25));
     const weft_composite_step_t prog[3] = {{WEFT_ELEMWISE_ADD, {0, 1}},
                                            {WEFT_ELEMWISE_TANH, {2, 0}},
                                            {WEFT_ELEMWISE_MUL, {3, 0}}};
     const weft_op_t *cop;
     weft_var_t *ab[2] = {a, b};
-    OK(weft_composite(f->g, 2, ab, 3, prog, &outs[n++]));
+    OKV(outs[n++] = weft_composite(f->g, 2, ab, 3, prog));
     OK(weft_composite_op(f->g, 2, 3, prog, 1, &cop));
-    OK(weft_op_call(f->g, cop, 2, ab, &outs[n++]));
+    OKV(outs[n++] = weft_op_call(f->g, cop, 2, ab));
     weft_var_t *in[4] = {a, b, m, r};
     weft_graph_io_t gr = {4, in, NULL, n, outs, 0, NULL, NULL};
     weft_graph_io_t ld;
@@ -247,8 +253,8 @@ static void test_io_constants_of_every_dtype_load_bit_exact(void **state)
     for (int i = 0; i < 5; i++) {
         const weft_type_t *t;
         OK(weft_type_tensor(f->g, dts[i], 1, &lens[i], &t));
-        OK(weft_constant_create(f->g, t, data[i], (size_t)lens[i] * weft_dtype_size(dts[i]),
-                                &cs[i]));
+        OKV(cs[i] =
+                weft_constant_create(f->g, t, data[i], (size_t)lens[i] * weft_dtype_size(dts[i])));
     }
     weft_graph_io_t gr = {0, NULL, NULL, 5, cs, 0, NULL, NULL};
     weft_graph_io_t ld;
@@ -273,8 +279,8 @@ static void test_io_opfromgraph_nested_round_trips(void **state)
     int64_t v3[1] = {3};
     weft_var_t *x = var(f->g, WEFT_FLOAT64, 1, v3, "x"), *y = var(f->g, WEFT_FLOAT64, 1, v3, "y");
     weft_var_t *xy, *e, *in[2] = {x, y};
-    OK(weft_mul(f->g, x, y, &xy));
-    OK(weft_binary_scalar(f->g, WEFT_ELEMWISE_ADD, xy, 1.0, &e));
+    OKV(xy = weft_mul(f->g, x, y));
+    OKV(e = weft_binary_scalar(f->g, WEFT_ELEMWISE_ADD, xy, 1.0));
     const weft_op_t *inner, *outer, *ovr;
     weft_ofg_options_t o = WEFT_OFG_OPTIONS_INIT;
     o.name = "inner";
@@ -282,8 +288,8 @@ static void test_io_opfromgraph_nested_round_trips(void **state)
     OK(weft_ofg_create(f->g, 2, in, 1, &e, &o, &inner));
     weft_var_t *p = var(f->g, WEFT_FLOAT64, 1, v3, "p"), *q = var(f->g, WEFT_FLOAT64, 1, v3, "q");
     weft_var_t *pq[2] = {p, q}, *r, *rt, *g3 = var(f->g, WEFT_FLOAT64, 1, v3, "g");
-    OK(weft_op_call(f->g, inner, 2, pq, &r));
-    OK(weft_tanh(f->g, r, &rt));
+    OKV(r = weft_op_call(f->g, inner, 2, pq));
+    OKV(rt = weft_tanh(f->g, r));
     weft_var_t *oin[3] = {p, q, g3}, *oo[2] = {g3, g3};
     OK(weft_ofg_create(f->g, 3, oin, 2, oo, NULL, &ovr));
     weft_ofg_options_t o2 = WEFT_OFG_OPTIONS_INIT;
@@ -291,7 +297,7 @@ static void test_io_opfromgraph_nested_round_trips(void **state)
     OK(weft_ofg_create(f->g, 2, pq, 1, &rt, &o2, &outer));
     weft_var_t *a = var(f->g, WEFT_FLOAT64, 1, v3, "a"), *b = var(f->g, WEFT_FLOAT64, 1, v3, "b");
     weft_var_t *ab[2] = {a, b}, *res;
-    OK(weft_op_call(f->g, outer, 2, ab, &res));
+    OKV(res = weft_op_call(f->g, outer, 2, ab));
     weft_graph_io_t gr = {2, ab, NULL, 1, &res, 0, NULL, NULL};
     weft_graph_io_t ld;
     char *text = round_trip(f, &gr, &ld);
@@ -308,7 +314,7 @@ static void test_io_save_file_and_load_file(void **state)
 {
     fx_t *f = *state;
     weft_var_t *x = var(f->g, WEFT_FLOAT32, 0, NULL, "x"), *e;
-    OK(weft_exp(f->g, x, &e));
+    OKV(e = weft_exp(f->g, x));
     weft_graph_io_t gr = {1, &x, NULL, 1, &e, 0, NULL, NULL}, ld;
     char path[] = "/tmp/weft_io_testXXXXXX";
     int fd = mkstemp(path);
@@ -394,8 +400,8 @@ static void test_io_user_class_registered_round_trips(void **state)
     weft_var_t *x = var(f->g, WEFT_FLOAT64, 0, NULL, "x"), *y, *z;
     OK(weft_op_create(f->g, &scale_class, &sp, &op));
     OK(weft_op_create(f->g, &old_class, NULL, &old));
-    OK(weft_op_call(f->g, op, 1, &x, &y));
-    OK(weft_op_call(f->g, old, 1, &y, &z));
+    OKV(y = weft_op_call(f->g, op, 1, &x));
+    OKV(z = weft_op_call(f->g, old, 1, &y));
     weft_graph_io_t gr = {1, &x, NULL, 1, &z, 0, NULL, NULL}, ld;
     char *text = round_trip(f, &gr, &ld);
     assert_non_null(strstr(text, "{\"op\":\"UserScale\",\"props\":{\"factor\":2.5}"));
@@ -405,7 +411,7 @@ static void test_io_user_class_registered_round_trips(void **state)
     /* a class with props and no hook cannot be saved */
     const weft_op_t *nh;
     OK(weft_op_create(f->g, &nohook_class, &sp, &nh));
-    OK(weft_op_call(f->g, nh, 1, &x, &y));
+    OKV(y = weft_op_call(f->g, nh, 1, &x));
     weft_graph_io_t g2 = {1, &x, NULL, 1, &y, 0, NULL, NULL};
     assert_int_equal(weft_graph_io_save(&g2, &text), WEFT_ENOTIMPL);
     assert_non_null(strstr(weft_graph_last_error(f->g), "NoHook"));
@@ -541,7 +547,7 @@ static void test_io_save_bad_graphs_rejected(void **state)
     weft_var_t *x = var(f->g, WEFT_FLOAT64, 0, NULL, "x"),
                *y = var(f->g, WEFT_FLOAT64, 0, NULL, "y");
     weft_var_t *e, *z = var(f->g2, WEFT_FLOAT64, 0, NULL, "z");
-    OK(weft_add(f->g, x, y, &e));
+    OKV(e = weft_add(f->g, x, y));
     char *text = NULL;
     weft_graph_io_t gr = {1, &x, NULL, 1, &e, 0, NULL, NULL};
     assert_int_equal(weft_graph_io_save(&gr, &text), WEFT_EMISSING_INPUT);

@@ -42,7 +42,7 @@ static inline weft_var_t *fx_var(weft_graph_t *g, weft_dtype_t dt, int nd, const
     const weft_type_t *t;
     weft_var_t *v;
     assert_int_equal(weft_type_tensor(g, dt, nd, shape, &t), WEFT_OK);
-    assert_int_equal(weft_var_create(g, t, NULL, &v), WEFT_OK);
+    assert_non_null(v = weft_var_create(g, t, NULL));
     return v;
 }
 
@@ -90,14 +90,28 @@ static inline void fx_expect(const weft_tensor_t *t, const double *want, size_t 
     }
 }
 
-static inline void fx_expect_error(weft_graph_t *g, weft_status_t got, weft_status_t want,
-                                   const char *substr)
+static inline void fx_expect_status(weft_graph_t *g, weft_status_t got, weft_status_t want,
+                                    const char *substr)
 {
     if (got != want || !strstr(weft_graph_last_error(g), substr))
         fprintf(stderr, "status %s, message: %s\n", weft_status_name(got),
                 weft_graph_last_error(g));
     assert_int_equal(got, want);
     assert_non_null(strstr(weft_graph_last_error(g), substr));
+}
+
+/* A constructor's failure: got is NULL, the kept error has status want and
+ * a message containing substr; then the error is cleared for the next one. */
+static inline void fx_expect_error(weft_graph_t *g, const void *got, weft_status_t want,
+                                   const char *substr)
+{
+    const char *msg = weft_graph_error_message(g);
+    if (got || weft_graph_error(g) != want || !strstr(msg, substr))
+        fprintf(stderr, "status %s, message: %s\n", weft_status_name(weft_graph_error(g)), msg);
+    assert_null(got);
+    assert_int_equal(weft_graph_error(g), want);
+    assert_non_null(strstr(msg, substr));
+    weft_graph_clear_error(g);
 }
 
 /* splitmix64: seeded, portable. */
@@ -138,7 +152,7 @@ static inline void fx_check_grad(weft_graph_t *g, weft_var_t *out, size_t n, wef
     const weft_op_class_t *cls = weft_op_class(weft_apply_op(node));
     assert_non_null(cls->grad);
     weft_var_t *gz; /* the output gradient: a root of out's type */
-    assert_int_equal(weft_var_create(g, weft_var_type(out), "gz", &gz), WEFT_OK);
+    assert_non_null(gz = weft_var_create(g, weft_var_type(out), "gz"));
     weft_var_t *grads[8] = {NULL};
     assert_int_equal(cls->grad(g, node, &gz, grads), WEFT_OK);
     weft_tensor_t *y0 = fx_eval(g, n, vars, vals, out);

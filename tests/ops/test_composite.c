@@ -32,18 +32,18 @@ static void test_composite_equals_unfused_expression(void **state)
     int64_t sx[2] = {300, 130}, sb[2] = {1, 130};
     weft_var_t *x = fx_var(g, WEFT_FLOAT64, 2, sx), *b = fx_var(g, WEFT_FLOAT64, 2, sb);
     weft_var_t *gr = fx_var(g, WEFT_FLOAT64, 2, sx), *one, *s, *h, *hh, *d, *want, *got;
-    assert_int_equal(weft_constant_scalar(g, WEFT_FLOAT64, 1.0, &one), WEFT_OK);
-    assert_int_equal(weft_pad_left(g, one, 2, &one), WEFT_OK);
-    assert_int_equal(weft_add(g, x, b, &s), WEFT_OK);
-    assert_int_equal(weft_tanh(g, s, &h), WEFT_OK);
-    assert_int_equal(weft_sqr(g, h, &hh), WEFT_OK);
-    assert_int_equal(weft_sub(g, one, hh, &d), WEFT_OK);
-    assert_int_equal(weft_mul(g, gr, d, &want), WEFT_OK);
+    assert_non_null(one = weft_constant_scalar(g, WEFT_FLOAT64, 1.0));
+    assert_non_null(one = weft_pad_left(g, one, 2));
+    assert_non_null(s = weft_add(g, x, b));
+    assert_non_null(h = weft_tanh(g, s));
+    assert_non_null(hh = weft_sqr(g, h));
+    assert_non_null(d = weft_sub(g, one, hh));
+    assert_non_null(want = weft_mul(g, gr, d));
     /* registers: x0 b1 g2 one3 | s4 h5 hh6 d7 out8 */
     const weft_composite_step_t prog[] = {S(ADD, 0, 1), S(TANH, 4, 0), S(SQR, 5, 0),
                                           S(SUB, 3, 6), S(MUL, 2, 7)};
     weft_var_t *in[4] = {x, b, gr, one};
-    assert_int_equal(weft_composite(g, 4, in, 5, prog, &got), WEFT_OK);
+    assert_non_null(got = weft_composite(g, 4, in, 5, prog));
     char text[256];
     weft_op_print(weft_apply_op(weft_var_owner(got)), text, sizeof text);
     assert_string_equal(text, "Composite{(i2 * (i3 - Sqr(Tanh((i0 + i1)))))}");
@@ -62,14 +62,14 @@ static void test_composite_strided_float32_and_in_place(void **state)
     int64_t sx[2] = {40, 70}, sy[2] = {70, 40};
     weft_var_t *x = fx_var(g, WEFT_FLOAT32, 2, sx), *y = fx_var(g, WEFT_FLOAT32, 2, sy);
     weft_var_t *xt, *d, *want, *got;
-    assert_int_equal(weft_transpose(g, x, &xt), WEFT_OK);
-    assert_int_equal(weft_sub(g, xt, y, &d), WEFT_OK);
-    assert_int_equal(weft_exp(g, d, &want), WEFT_OK);
+    assert_non_null(xt = weft_transpose(g, x));
+    assert_non_null(d = weft_sub(g, xt, y));
+    assert_non_null(want = weft_exp(g, d));
     const weft_composite_step_t prog[] = {S(SUB, 0, 1), S(EXP, 2, 0)};
     const weft_op_t *op;
     assert_int_equal(weft_composite_op(g, 2, 2, prog, 1, &op), WEFT_OK);
     weft_var_t *in[2] = {xt, y};
-    assert_int_equal(weft_op_call(g, op, 2, in, &got), WEFT_OK);
+    assert_non_null(got = weft_op_call(g, op, 2, in));
     char text[128];
     weft_op_print(op, text, sizeof text);
     assert_string_equal(text, "Composite{Exp((i0 - i1)), inplace=1}");
@@ -162,19 +162,21 @@ static void test_composite_bad_inputs_are_refused(void **state)
     weft_var_t *i64 = fx_var(g, WEFT_INT64, 1, s3), *c4 = fx_var(g, WEFT_FLOAT64, 1, s4), *out;
     const weft_composite_step_t add[] = {S(ADD, 0, 1)}, ex[] = {S(EXP, 0, 0)};
     weft_var_t *mixed[2] = {a, f32}, *wrong_len[2] = {a, c4};
-    assert_int_equal(weft_composite(g, 2, mixed, 1, add, &out), WEFT_ETYPE);
+    fx_expect_error(g, out = weft_composite(g, 2, mixed, 1, add), WEFT_ETYPE, "");
     expect_node_error(g, "Composite: input 1 is float32, input 0 float64: every input has the "
                          "output's dtype");
-    assert_int_equal(weft_composite(g, 1, &i64, 1, ex, &out), WEFT_ETYPE);
+    fx_expect_error(g, out = weft_composite(g, 1, &i64, 1, ex), WEFT_ETYPE, "");
     expect_node_error(g, "Composite: step 0 (Exp) is not defined for int64");
-    assert_int_equal(weft_composite(g, 2, wrong_len, 1, add, &out), WEFT_ESHAPE);
-    assert_int_equal(weft_composite(g, 1, &a, 1, add, &out), WEFT_EINVAL); /* reads input 1 */
+    fx_expect_error(g, out = weft_composite(g, 2, wrong_len, 1, add), WEFT_ESHAPE, "");
+    assert_null(out = weft_composite(g, 1, &a, 1, add));
+    assert_int_equal(weft_graph_error(g), WEFT_EINVAL); /* reads input 1 */
+    weft_graph_clear_error(g);
     /* in place into a broadcast input: its type differs from the output's */
     int64_t s1[1] = {1};
     weft_var_t *one = fx_var(g, WEFT_FLOAT64, 1, s1), *bc[2] = {one, a};
     const weft_op_t *op;
     assert_int_equal(weft_composite_op(g, 2, 1, add, 0, &op), WEFT_OK);
-    assert_int_equal(weft_op_call(g, op, 2, bc, &out), WEFT_ETYPE);
+    fx_expect_error(g, out = weft_op_call(g, op, 2, bc), WEFT_ETYPE, "");
     expect_node_error(g, "Composite{inplace=0}: input 0's type differs from the output type");
 }
 
@@ -186,7 +188,7 @@ static void test_composite_run_time_shape_mismatch_fails(void **state)
     weft_var_t *a = fx_var(g, WEFT_FLOAT64, 1, unk), *b = fx_var(g, WEFT_FLOAT64, 1, unk), *out;
     const weft_composite_step_t add[] = {S(ADD, 0, 1), S(SQR, 2, 0)};
     weft_var_t *in[2] = {a, b};
-    assert_int_equal(weft_composite(g, 2, in, 2, add, &out), WEFT_OK);
+    assert_non_null(out = weft_composite(g, 2, in, 2, add));
     int64_t s3[1] = {3}, s4[1] = {4};
     weft_tensor_t *va = filled(1, s3, 1), *vb = filled(1, s4, 2), *r = NULL;
     weft_tensor_t *vals[2] = {va, vb};

@@ -46,7 +46,7 @@ static weft_tensor_t *run_dot(weft_graph_t *g, weft_tensor_t *xv, weft_tensor_t 
 {
     weft_var_t *in[2] = {var_like(g, xv), var_like(g, yv)}, *z = NULL;
     weft_tensor_t *vals[2] = {xv, yv}, *r = NULL;
-    assert_int_equal(weft_dot(g, in[0], in[1], &z), WEFT_OK);
+    assert_non_null(z = weft_dot(g, in[0], in[1]));
     assert_int_equal(ck_eval(g, 2, in, vals, z, &r), WEFT_OK);
     return r;
 }
@@ -205,10 +205,11 @@ static weft_var_t *build_gemx(weft_graph_t *g, bool gemv, bool inplace, weft_var
 {
     weft_var_t *ca = NULL, *cb = NULL, *out = NULL;
     weft_dtype_t dt = weft_type_dtype(weft_var_type(z));
-    assert_int_equal(weft_constant_scalar(g, dt, a, &ca), WEFT_OK);
-    assert_int_equal(weft_constant_scalar(g, dt, b, &cb), WEFT_OK);
-    weft_status_t st = gemv ? weft_gemv(g, z, ca, x, y, cb, inplace, &out)
-                            : weft_gemm(g, z, ca, x, y, cb, inplace, &out);
+    assert_non_null(ca = weft_constant_scalar(g, dt, a));
+    assert_non_null(cb = weft_constant_scalar(g, dt, b));
+    weft_status_t st =
+        gemv ? ((out = weft_gemv(g, z, ca, x, y, cb, inplace)) ? WEFT_OK : weft_graph_error(g))
+             : ((out = weft_gemm(g, z, ca, x, y, cb, inplace)) ? WEFT_OK : weft_graph_error(g));
     assert_int_equal(st, WEFT_OK);
     return out;
 }
@@ -272,16 +273,20 @@ static void test_linalg_gemm_broadcasts_bias_row_column(void **state)
         ck_expect(r, 2, s22, want[k], 0);
         weft_tensor_release(r);
         weft_var_t *ca = NULL, *out = (weft_var_t *)1;
-        assert_int_equal(weft_constant_scalar(f->g, WEFT_FLOAT64, 1.0, &ca), WEFT_OK);
-        assert_int_equal(weft_gemm(f->g, z, ca, x, y, ca, true, &out), WEFT_ETYPE);
+        assert_non_null(ca = weft_constant_scalar(f->g, WEFT_FLOAT64, 1.0));
+        assert_null(out = weft_gemm(f->g, z, ca, x, y, ca, true));
+        assert_int_equal(weft_graph_error(f->g), WEFT_ETYPE);
+        weft_graph_clear_error(f->g);
         assert_null(out);
         assert_non_null(strstr(weft_graph_last_error(f->g), "Gemm: input 0 dim"));
     }
     /* a row of 3 does not broadcast over 2 columns */
     weft_var_t *z3 = ck_var(f->g, WEFT_FLOAT64, 2, (int64_t[]){1, 3}), *ca = NULL, *out = NULL;
-    assert_int_equal(weft_constant_scalar(f->g, WEFT_FLOAT64, 1.0, &ca), WEFT_OK);
-    assert_int_equal(weft_gemm(f->g, z3, ca, x, y, ca, false, &out), WEFT_ETYPE);
-    assert_non_null(strstr(weft_graph_last_error(f->g), "input 0 dim 1 has length 3"));
+    assert_non_null(ca = weft_constant_scalar(f->g, WEFT_FLOAT64, 1.0));
+    assert_null(out = weft_gemm(f->g, z3, ca, x, y, ca, false));
+    assert_int_equal(weft_graph_error(f->g), WEFT_ETYPE);
+    assert_non_null(strstr(weft_graph_error_message(f->g), "input 0 dim 1 has length 3"));
+    weft_graph_clear_error(f->g);
     /* z of unknown rows: one row at run time broadcasts, three rows fail */
     weft_var_t *zu = ck_var(f->g, WEFT_FLOAT64, 2, (int64_t[]){WEFT_DIM_UNKNOWN, 2}), *in[3] = {zu, x, y};
     weft_var_t *o = build_gemx(f->g, false, false, zu, 2.0, x, y, 0.5);
@@ -480,7 +485,7 @@ static void test_linalg_cholesky_exact_and_float32(void **state)
     for (int dt = WEFT_FLOAT32; dt <= WEFT_FLOAT64; dt++) {
         weft_tensor_t *av = ck_tensor((weft_dtype_t)dt, 2, s33, a), *r = NULL;
         weft_var_t *x = var_like(f->g, av), *c = NULL;
-        assert_int_equal(weft_cholesky(f->g, x, &c), WEFT_OK);
+        assert_non_null(c = weft_cholesky(f->g, x));
         assert_int_equal(ck_eval(f->g, 1, &x, &av, c, &r), WEFT_OK);
         ck_expect(r, 2, s33, l, dt == WEFT_FLOAT32 ? 1e-6 : 1e-15);
         weft_tensor_release(r);
@@ -494,7 +499,7 @@ static void test_linalg_cholesky_not_positive_definite_names_node(void **state)
     int64_t s22[2] = {2, 2};
     weft_tensor_t *av = ck_tensor(WEFT_FLOAT64, 2, s22, (double[]){1, 0, 2, 1}), *r = NULL;
     weft_var_t *x = var_like(f->g, av), *c = NULL;
-    assert_int_equal(weft_cholesky(f->g, x, &c), WEFT_OK);
+    assert_non_null(c = weft_cholesky(f->g, x));
     assert_int_equal(weft_eval(f->g, 1, &x, &av, 1, &c, &r), WEFT_ERANGE);
     assert_null(r);
     const char *msg = weft_graph_last_error(f->g);
@@ -574,7 +579,7 @@ static void test_linalg_trsm_every_flag_combination(void **state)
         weft_tensor_t *bv = ck_tensor(WEFT_FLOAT64, 2, right ? s23b : s32b, b), *r = NULL;
         weft_var_t *in[2] = {var_like(f->g, av), var_like(f->g, bv)}, *x = NULL;
         weft_tensor_t *vals[2] = {av, bv};
-        assert_int_equal(weft_trsm(f->g, in[0], in[1], fl, &x), WEFT_OK);
+        assert_non_null(x = weft_trsm(f->g, in[0], in[1], fl));
         assert_int_equal(ck_eval(f->g, 2, in, vals, x, &r), WEFT_OK);
         double want[6];
         naive_trsm(fl, 3, 2, a, b, want);
@@ -588,7 +593,7 @@ static void test_linalg_trsm_every_flag_combination(void **state)
                      WEFT_OK);
     weft_var_t *in[2] = {var_like(f->g, at), var_like(f->g, bv)}, *x = NULL;
     weft_tensor_t *vals[2] = {at, bv};
-    assert_int_equal(weft_trsm(f->g, in[0], in[1], WEFT_TRSM_UPPER, &x), WEFT_OK);
+    assert_non_null(x = weft_trsm(f->g, in[0], in[1], WEFT_TRSM_UPPER));
     assert_int_equal(ck_eval(f->g, 2, in, vals, x, &r), WEFT_OK);
     double want[6];
     naive_trsm(WEFT_TRSM_TRANS, 3, 2, a, b, want); /* upper of a^T == (lower of a)^T */
@@ -607,7 +612,7 @@ static void test_linalg_trsm_vector_rhs(void **state)
     weft_tensor_t *bv = ck_tensor(WEFT_FLOAT64, 1, (int64_t[]){2}, (double[]){4, 10}), *r = NULL;
     weft_var_t *in[2] = {var_like(f->g, av), var_like(f->g, bv)}, *x = NULL;
     weft_tensor_t *vals[2] = {av, bv};
-    assert_int_equal(weft_trsm(f->g, in[0], in[1], 0, &x), WEFT_OK);
+    assert_non_null(x = weft_trsm(f->g, in[0], in[1], 0));
     assert_int_equal(ck_eval(f->g, 2, in, vals, x, &r), WEFT_OK);
     ck_expect(r, 1, (int64_t[]){2}, (double[]){2, 2}, 0);
     weft_tensor_release(r);
@@ -620,8 +625,8 @@ static void test_linalg_syrk_both_orientations(void **state)
     fx_t *f = *state;
     weft_tensor_t *av = ck_tensor(WEFT_FLOAT64, 2, s23, (double[]){1, 2, 3, 4, 5, 6}), *r = NULL;
     weft_var_t *a = var_like(f->g, av), *c1 = NULL, *c2 = NULL;
-    assert_int_equal(weft_syrk(f->g, a, false, 2.0, &c1), WEFT_OK);
-    assert_int_equal(weft_syrk(f->g, a, true, 1.0, &c2), WEFT_OK);
+    assert_non_null(c1 = weft_syrk(f->g, a, false, 2.0));
+    assert_non_null(c2 = weft_syrk(f->g, a, true, 1.0));
     assert_int_equal(ck_eval(f->g, 1, &a, &av, c1, &r), WEFT_OK);
     ck_expect(r, 2, (int64_t[]){2, 2}, (double[]){28, 64, 64, 154}, 0);
     weft_tensor_release(r);
@@ -711,35 +716,62 @@ static void test_linalg_bad_arguments_are_rejected(void **state)
     weft_var_t *a32 = ck_var(f->g, WEFT_FLOAT32, 2, s32), *i = ck_var(f->g, WEFT_INT64, 2, s32);
     weft_var_t *t3 = ck_var(f->g, WEFT_FLOAT64, 3, (int64_t[]){2, 2, 2}), *out = (weft_var_t *)1;
     weft_var_t *s0 = NULL;
-    assert_int_equal(weft_constant_scalar(f->g, WEFT_FLOAT64, 1.0, &s0), WEFT_OK);
-    assert_int_equal(weft_dot(f->g, a, b, &out), WEFT_ETYPE);
+    assert_non_null(s0 = weft_constant_scalar(f->g, WEFT_FLOAT64, 1.0));
+    assert_null(out = weft_dot(f->g, a, b));
+    assert_int_equal(weft_graph_error(f->g), WEFT_ETYPE);
+    weft_graph_clear_error(f->g);
     assert_null(out);
     assert_non_null(strstr(weft_graph_last_error(f->g), "length 3 but input 1 dim 0 has 2"));
-    assert_int_equal(weft_dot(f->g, a, a32, &out), WEFT_ETYPE);
-    assert_non_null(strstr(weft_graph_last_error(f->g), "float32"));
-    assert_int_equal(weft_dot(f->g, i, a, &out), WEFT_ETYPE);
-    assert_int_equal(weft_dot(f->g, a, t3, &out), WEFT_ETYPE);
-    assert_int_equal(weft_dot(f->g, NULL, a, &out), WEFT_EINVAL);
-    assert_int_equal(weft_dot(f->g, a, b, NULL), WEFT_EINVAL);
-    assert_int_equal(weft_gemm(f->g, a, s0, a, b, s0, false, &out), WEFT_ETYPE);
-    assert_int_equal(weft_gemm(f->g, a, a, a, b, s0, false, &out), WEFT_ETYPE);
-    assert_int_equal(weft_gemv(f->g, a, s0, a, b, s0, false, &out), WEFT_ETYPE);
-    assert_int_equal(weft_cholesky(f->g, a, &out), WEFT_ETYPE);
-    assert_non_null(strstr(weft_graph_last_error(f->g), "Cholesky"));
-    assert_int_equal(weft_trsm(f->g, a, b, 0, &out), WEFT_ETYPE);
-    assert_int_equal(weft_trsm(f->g, a, b, 16, &out), WEFT_EINVAL);
+    assert_null(out = weft_dot(f->g, a, a32));
+    assert_int_equal(weft_graph_error(f->g), WEFT_ETYPE);
+    assert_non_null(strstr(weft_graph_error_message(f->g), "float32"));
+    weft_graph_clear_error(f->g);
+    assert_null(out = weft_dot(f->g, i, a));
+    assert_int_equal(weft_graph_error(f->g), WEFT_ETYPE);
+    weft_graph_clear_error(f->g);
+    assert_null(out = weft_dot(f->g, a, t3));
+    assert_int_equal(weft_graph_error(f->g), WEFT_ETYPE);
+    weft_graph_clear_error(f->g);
+    assert_null(out = weft_dot(f->g, NULL, a));
+    assert_int_equal(weft_graph_error(f->g), WEFT_EINVAL);
+    weft_graph_clear_error(f->g);
+    assert_null(out = weft_gemm(f->g, a, s0, a, b, s0, false));
+    assert_int_equal(weft_graph_error(f->g), WEFT_ETYPE);
+    weft_graph_clear_error(f->g);
+    assert_null(out = weft_gemm(f->g, a, a, a, b, s0, false));
+    assert_int_equal(weft_graph_error(f->g), WEFT_ETYPE);
+    weft_graph_clear_error(f->g);
+    assert_null(out = weft_gemv(f->g, a, s0, a, b, s0, false));
+    assert_int_equal(weft_graph_error(f->g), WEFT_ETYPE);
+    weft_graph_clear_error(f->g);
+    assert_null(out = weft_cholesky(f->g, a));
+    assert_int_equal(weft_graph_error(f->g), WEFT_ETYPE);
+    assert_non_null(strstr(weft_graph_error_message(f->g), "Cholesky"));
+    weft_graph_clear_error(f->g);
+    assert_null(out = weft_trsm(f->g, a, b, 0));
+    assert_int_equal(weft_graph_error(f->g), WEFT_ETYPE);
+    weft_graph_clear_error(f->g);
+    assert_null(out = weft_trsm(f->g, a, b, 16));
+    assert_int_equal(weft_graph_error(f->g), WEFT_EINVAL);
+    weft_graph_clear_error(f->g);
     weft_var_t *sq = ck_var(f->g, WEFT_FLOAT64, 2, (int64_t[]){3, 3});
     weft_var_t *v = ck_var(f->g, WEFT_FLOAT64, 1, (int64_t[]){3});
-    assert_int_equal(weft_trsm(f->g, sq, v, WEFT_TRSM_RIGHT, &out), WEFT_EINVAL);
-    assert_int_equal(weft_syrk(f->g, v, false, 1.0, &out), WEFT_ETYPE);
+    assert_null(out = weft_trsm(f->g, sq, v, WEFT_TRSM_RIGHT));
+    assert_int_equal(weft_graph_error(f->g), WEFT_EINVAL);
+    weft_graph_clear_error(f->g);
+    assert_null(out = weft_syrk(f->g, v, false, 1.0));
+    assert_int_equal(weft_graph_error(f->g), WEFT_ETYPE);
+    weft_graph_clear_error(f->g);
     weft_graph_t *g2 = NULL;
     assert_int_equal(weft_graph_create(NULL, &g2), WEFT_OK);
-    assert_int_equal(weft_dot(g2, a, a, &out), WEFT_EFOREIGN);
+    assert_null(out = weft_dot(g2, a, a));
+    assert_int_equal(weft_graph_error(g2), WEFT_EFOREIGN);
+    weft_graph_clear_error(g2);
     weft_graph_destroy(g2);
     /* Unknown static lengths: the mismatch is found at run time. */
     weft_var_t *u = ck_var(f->g, WEFT_FLOAT64, 2, (int64_t[]){WEFT_DIM_UNKNOWN, 4}), *d = NULL;
     weft_var_t *w = ck_var(f->g, WEFT_FLOAT64, 2, (int64_t[]){WEFT_DIM_UNKNOWN, 2});
-    assert_int_equal(weft_dot(f->g, u, w, &d), WEFT_OK);
+    assert_non_null(d = weft_dot(f->g, u, w));
     weft_tensor_t *uv = ck_tensor(WEFT_FLOAT64, 2, (int64_t[]){2, 4}, NULL);
     weft_tensor_t *wv = ck_tensor(WEFT_FLOAT64, 2, (int64_t[]){3, 2}, NULL), *r = NULL;
     weft_var_t *in[2] = {u, w};
@@ -773,37 +805,29 @@ typedef struct lfn {
 } lfn_t;
 
 /* Cholesky of the SPD matrix x x^T + n I, so any point is valid. */
-static weft_status_t chol_of_spd(weft_graph_t *g, weft_var_t *x, weft_var_t **out)
+static weft_var_t *chol_of_spd(weft_graph_t *g, weft_var_t *x)
 {
     int64_t n = weft_type_dim(weft_var_type(x), 0);
-    weft_var_t *s = NULL, *spd = NULL, *eye = NULL;
     double id[16] = {0};
     for (int64_t i = 0; i < n; i++) {
         id[i * n + i] = (double)n;
     }
-    const weft_type_t *t = weft_var_type(x);
-    weft_status_t st = weft_syrk(g, x, false, 1.0, &s);
-    if (st == WEFT_OK) {
-        st = weft_constant_create(g, t, id, (size_t)(n * n) * sizeof(double), &eye);
-    }
-    if (st == WEFT_OK) {
-        st = weft_add(g, s, eye, &spd);
-    }
-    return st == WEFT_OK ? weft_cholesky(g, spd, out) : st;
+    weft_var_t *eye =
+        weft_constant_create(g, weft_var_type(x), id, (size_t)(n * n) * sizeof(double));
+    return weft_cholesky(g, weft_add(g, weft_syrk(g, x, false, 1.0), eye));
 }
 
-static weft_status_t linalg_fn(weft_graph_t *g, size_t n, weft_var_t *const *in, void *user,
-                               weft_var_t **out)
+static weft_var_t *linalg_fn(weft_graph_t *g, size_t n, weft_var_t *const *in, void *user)
 {
     const lfn_t *c = user;
     (void)n;
     switch (c->kind) {
-    case L_DOT: return weft_dot(g, in[0], in[1], out);
-    case L_GEMM: return weft_gemm(g, in[0], in[1], in[2], in[3], in[4], false, out);
-    case L_GEMV: return weft_gemv(g, in[0], in[1], in[2], in[3], in[4], false, out);
-    case L_CHOL: return c->flags ? chol_of_spd(g, in[0], out) : weft_cholesky(g, in[0], out);
-    case L_TRSM: return weft_trsm(g, in[0], in[1], c->flags, out);
-    default: return weft_syrk(g, in[0], c->flags != 0, 0.5, out);
+    case L_DOT: return weft_dot(g, in[0], in[1]);
+    case L_GEMM: return weft_gemm(g, in[0], in[1], in[2], in[3], in[4], false);
+    case L_GEMV: return weft_gemv(g, in[0], in[1], in[2], in[3], in[4], false);
+    case L_CHOL: return c->flags ? chol_of_spd(g, in[0]) : weft_cholesky(g, in[0]);
+    case L_TRSM: return weft_trsm(g, in[0], in[1], c->flags);
+    default: return weft_syrk(g, in[0], c->flags != 0, 0.5);
     }
 }
 

@@ -39,8 +39,7 @@ static weft_tensor_t *run_reduce(weft_graph_t *g, weft_reduce_kind_t kind, weft_
     weft_var_t *x = ck_var(g, weft_tensor_dtype(xv), weft_tensor_ndim(xv), weft_tensor_shape(xv));
     weft_var_t *y = NULL;
     weft_tensor_t *res = NULL;
-    assert_int_equal(weft_reduce_at(g, kind, x, n_axes, axes, keepdims, __FILE__, __LINE__, &y),
-                     WEFT_OK);
+    assert_non_null(y = weft_reduce_at(g, kind, x, n_axes, axes, keepdims, __FILE__, __LINE__));
     assert_int_equal(ck_eval(g, 1, &x, &xv, y, &res), WEFT_OK);
     return res;
 }
@@ -145,7 +144,7 @@ static void test_reduce_strided_transposed_reversed_views(void **state)
     weft_tensor_t *r4 = run_reduce(f->g, WEFT_REDUCE_SUM, sv, 1, &a1, false);
     weft_tensor_t *r5 = NULL;
     weft_var_t *x = ck_var(f->g, WEFT_FLOAT64, 1, (int64_t[]){6}), *am = NULL;
-    assert_int_equal(weft_argmax(f->g, x, 0, false, &am), WEFT_OK);
+    assert_non_null(am = weft_argmax(f->g, x, 0, false));
     assert_int_equal(ck_eval(f->g, 1, &x, &rv, am, &r5), WEFT_OK);
     ck_expect(r1, 1, (int64_t[]){3}, (double[]){5, 7, 9}, 0);
     ck_expect(r2, 1, (int64_t[]){2}, (double[]){6, 120}, 0);
@@ -178,7 +177,7 @@ static void test_reduce_empty_and_length1_axes(void **state)
     /* Max over an empty axis has no identity: the node fails. */
     weft_var_t *x = ck_var(f->g, WEFT_FLOAT64, 2, s03), *y = NULL;
     weft_tensor_t *res = NULL;
-    assert_int_equal(weft_max(f->g, x, 1, &a0, false, &y), WEFT_OK);
+    assert_non_null(y = weft_max(f->g, x, 1, &a0, false));
     assert_int_equal(weft_eval(f->g, 1, &x, &e, 1, &y, &res), WEFT_ESHAPE);
     assert_null(res);
     assert_non_null(strstr(weft_graph_last_error(f->g), "Max: zero-size array to reduction "
@@ -196,9 +195,9 @@ static void test_reduce_argmax_axis_flat_ties_first(void **state)
     fx_t *f = *state;
     weft_tensor_t *xv = ck_tensor(WEFT_FLOAT64, 2, s23, (double[]){5, 9, 9, 7, 1, 7});
     weft_var_t *x = ck_var(f->g, WEFT_FLOAT64, 2, s23), *a = NULL, *b = NULL, *c = NULL;
-    assert_int_equal(weft_argmax(f->g, x, 1, false, &a), WEFT_OK);
-    assert_int_equal(weft_argmax(f->g, x, 0, true, &b), WEFT_OK);
-    assert_int_equal(weft_argmax(f->g, x, WEFT_ARGMAX_FLAT, false, &c), WEFT_OK);
+    assert_non_null(a = weft_argmax(f->g, x, 1, false));
+    assert_non_null(b = weft_argmax(f->g, x, 0, true));
+    assert_non_null(c = weft_argmax(f->g, x, WEFT_ARGMAX_FLAT, false));
     assert_int_equal(weft_type_dtype(weft_var_type(a)), WEFT_INT64);
     weft_var_t *outs[3] = {a, b, c};
     weft_tensor_t *r[3] = {NULL, NULL, NULL};
@@ -218,7 +217,7 @@ static weft_tensor_t *run_argmax(weft_graph_t *g, weft_tensor_t *xv, int axis)
     weft_var_t *x = ck_var(g, weft_tensor_dtype(xv), weft_tensor_ndim(xv), weft_tensor_shape(xv));
     weft_var_t *a = NULL;
     weft_tensor_t *r = NULL;
-    assert_int_equal(weft_argmax(g, x, axis, false, &a), WEFT_OK);
+    assert_non_null(a = weft_argmax(g, x, axis, false));
     assert_int_equal(ck_eval(g, 1, &x, &xv, a, &r), WEFT_OK);
     return r;
 }
@@ -295,11 +294,11 @@ static void test_reduce_extremes_over_empty_axis_fail_even_with_empty_output(voi
     weft_var_t *x = ck_var(f->g, WEFT_FLOAT64, 2, (int64_t[]){WEFT_DIM_UNKNOWN, WEFT_DIM_UNKNOWN});
     weft_var_t *y[5] = {NULL};
     int a0 = 0, a1 = 1;
-    assert_int_equal(weft_max(f->g, x, 1, &a0, false, &y[0]), WEFT_OK);
-    assert_int_equal(weft_min(f->g, x, 1, &a1, true, &y[1]), WEFT_OK);
-    assert_int_equal(weft_argmax(f->g, x, 0, false, &y[2]), WEFT_OK);
-    assert_int_equal(weft_argmax(f->g, x, WEFT_ARGMAX_FLAT, false, &y[3]), WEFT_OK);
-    assert_int_equal(weft_argmax(f->g, x, 1, false, &y[4]), WEFT_OK);
+    assert_non_null(y[0] = weft_max(f->g, x, 1, &a0, false));
+    assert_non_null(y[1] = weft_min(f->g, x, 1, &a1, true));
+    assert_non_null(y[2] = weft_argmax(f->g, x, 0, false));
+    assert_non_null(y[3] = weft_argmax(f->g, x, WEFT_ARGMAX_FLAT, false));
+    assert_non_null(y[4] = weft_argmax(f->g, x, 1, false));
     const char *want[4] = {
         "Max: zero-size array to reduction operation maximum which has no identity (reduced "
         "axis 0 has length 0)",
@@ -330,8 +329,8 @@ static void test_reduce_static_shape_inference(void **state)
     int64_t shape[3] = {4, WEFT_DIM_UNKNOWN, 5};
     weft_var_t *x = ck_var(f->g, WEFT_FLOAT64, 3, shape), *y = NULL, *z = NULL;
     int axes[2] = {0, 2};
-    assert_int_equal(weft_sum(f->g, x, 2, axes, false, &y), WEFT_OK);
-    assert_int_equal(weft_prod(f->g, x, 2, axes, true, &z), WEFT_OK);
+    assert_non_null(y = weft_sum(f->g, x, 2, axes, false));
+    assert_non_null(z = weft_prod(f->g, x, 2, axes, true));
     char b[64];
     weft_type_print(weft_var_type(y), b, sizeof b);
     assert_string_equal(b, "float64[?]");
@@ -348,26 +347,44 @@ static void test_reduce_bad_arguments_are_rejected(void **state)
     weft_var_t *x = ck_var(f->g, WEFT_FLOAT64, 2, s23), *y = (weft_var_t *)1;
     weft_var_t *bx = ck_var(f->g, WEFT_BOOL, 1, (int64_t[]){3});
     int bad[1] = {2}, rep[2] = {1, -1}, neg[1] = {-3};
-    assert_int_equal(weft_sum(f->g, x, 1, bad, false, &y), WEFT_EINVAL);
+    assert_null(y = weft_sum(f->g, x, 1, bad, false));
+    assert_int_equal(weft_graph_error(f->g), WEFT_EINVAL);
+    weft_graph_clear_error(f->g);
     assert_null(y);
     assert_non_null(strstr(weft_graph_last_error(f->g), "axis 2 out of range"));
     assert_non_null(strstr(weft_graph_last_error(f->g), "test_reduce.c"));
-    assert_int_equal(weft_mean(f->g, x, 2, rep, false, &y), WEFT_EINVAL);
-    assert_non_null(strstr(weft_graph_last_error(f->g), "repeated"));
-    assert_int_equal(weft_max(f->g, x, 1, neg, false, &y), WEFT_EINVAL);
-    assert_int_equal(weft_min(f->g, x, 1, NULL, false, &y), WEFT_EINVAL);
-    assert_int_equal(weft_sum(f->g, bx, 0, NULL, false, &y), WEFT_ETYPE);
-    assert_non_null(strstr(weft_graph_last_error(f->g), "bool"));
-    assert_int_equal(weft_sum(f->g, NULL, 0, NULL, false, &y), WEFT_EINVAL);
-    assert_int_equal(weft_sum(f->g, x, 0, NULL, false, NULL), WEFT_EINVAL);
-    assert_int_equal(weft_sum(NULL, x, 0, NULL, false, &y), WEFT_EINVAL);
-    assert_int_equal(weft_reduce_at(f->g, (weft_reduce_kind_t)9, x, 0, NULL, false, "f.c", 1, &y),
-                     WEFT_EINVAL);
-    assert_int_equal(weft_argmax(f->g, x, 2, false, &y), WEFT_EINVAL);
-    assert_int_equal(weft_argmax(f->g, bx, 0, false, &y), WEFT_ETYPE);
+    assert_null(y = weft_mean(f->g, x, 2, rep, false));
+    assert_int_equal(weft_graph_error(f->g), WEFT_EINVAL);
+    assert_non_null(strstr(weft_graph_error_message(f->g), "repeated"));
+    weft_graph_clear_error(f->g);
+    assert_null(y = weft_max(f->g, x, 1, neg, false));
+    assert_int_equal(weft_graph_error(f->g), WEFT_EINVAL);
+    weft_graph_clear_error(f->g);
+    assert_null(y = weft_min(f->g, x, 1, NULL, false));
+    assert_int_equal(weft_graph_error(f->g), WEFT_EINVAL);
+    weft_graph_clear_error(f->g);
+    assert_null(y = weft_sum(f->g, bx, 0, NULL, false));
+    assert_int_equal(weft_graph_error(f->g), WEFT_ETYPE);
+    assert_non_null(strstr(weft_graph_error_message(f->g), "bool"));
+    weft_graph_clear_error(f->g);
+    assert_null(y = weft_sum(f->g, NULL, 0, NULL, false));
+    assert_int_equal(weft_graph_error(f->g), WEFT_EINVAL);
+    weft_graph_clear_error(f->g);
+    assert_null(weft_sum(NULL, x, 0, NULL, false));
+    assert_null(y = weft_reduce_at(f->g, (weft_reduce_kind_t)9, x, 0, NULL, false, "f.c", 1));
+    assert_int_equal(weft_graph_error(f->g), WEFT_EINVAL);
+    weft_graph_clear_error(f->g);
+    assert_null(y = weft_argmax(f->g, x, 2, false));
+    assert_int_equal(weft_graph_error(f->g), WEFT_EINVAL);
+    weft_graph_clear_error(f->g);
+    assert_null(y = weft_argmax(f->g, bx, 0, false));
+    assert_int_equal(weft_graph_error(f->g), WEFT_ETYPE);
+    weft_graph_clear_error(f->g);
     weft_graph_t *g2 = NULL;
     assert_int_equal(weft_graph_create(NULL, &g2), WEFT_OK);
-    assert_int_equal(weft_sum(g2, x, 0, NULL, false, &y), WEFT_EFOREIGN);
+    assert_null(y = weft_sum(g2, x, 0, NULL, false));
+    assert_int_equal(weft_graph_error(g2), WEFT_EFOREIGN);
+    weft_graph_clear_error(g2);
     weft_graph_destroy(g2);
 }
 
@@ -545,13 +562,11 @@ typedef struct rcase {
     bool keepdims;
 } rcase_t;
 
-static weft_status_t reduce_fn(weft_graph_t *g, size_t n, weft_var_t *const *in, void *user,
-                               weft_var_t **out)
+static weft_var_t *reduce_fn(weft_graph_t *g, size_t n, weft_var_t *const *in, void *user)
 {
     const rcase_t *c = user;
     (void)n;
-    return weft_reduce_at(g, c->kind, in[0], c->n_axes, c->axes, c->keepdims, __FILE__, __LINE__,
-                          out);
+    return weft_reduce_at(g, c->kind, in[0], c->n_axes, c->axes, c->keepdims, __FILE__, __LINE__);
 }
 
 static void test_reduce_grads_verify_every_kind(void **state)
@@ -589,9 +604,9 @@ static void test_reduce_prod_grad_exact_with_zeros(void **state)
     fx_t *f = *state;
     weft_var_t *x = ck_var(f->g, WEFT_FLOAT64, 2, s23), *p = NULL, *c = NULL, *gx = NULL;
     int a1 = 1;
-    assert_int_equal(weft_prod(f->g, x, 1, &a1, false, &p), WEFT_OK);
-    assert_int_equal(weft_sum(f->g, p, 0, NULL, false, &c), WEFT_OK);
-    assert_int_equal(weft_grad(f->g, c, 1, &x, NULL, &gx), WEFT_OK);
+    assert_non_null(p = weft_prod(f->g, x, 1, &a1, false));
+    assert_non_null(c = weft_sum(f->g, p, 0, NULL, false));
+    assert_non_null(weft_grads(f->g, c, 1, &x, NULL, &gx));
     weft_tensor_t *xv = ck_tensor(WEFT_FLOAT64, 2, s23, (double[]){2, 0, 5, 0, 3, 0});
     weft_tensor_t *r = NULL;
     assert_int_equal(ck_eval(f->g, 1, &x, &xv, gx, &r), WEFT_OK);
@@ -610,9 +625,9 @@ static void test_reduce_max_grad_goes_to_first_argmax(void **state)
     fx_t *f = *state;
     weft_var_t *x = ck_var(f->g, WEFT_FLOAT64, 2, s23), *m = NULL, *c = NULL, *gx = NULL;
     int a1 = 1;
-    assert_int_equal(weft_max(f->g, x, 1, &a1, false, &m), WEFT_OK);
-    assert_int_equal(weft_sum(f->g, m, 0, NULL, false, &c), WEFT_OK);
-    assert_int_equal(weft_grad(f->g, c, 1, &x, NULL, &gx), WEFT_OK);
+    assert_non_null(m = weft_max(f->g, x, 1, &a1, false));
+    assert_non_null(c = weft_sum(f->g, m, 0, NULL, false));
+    assert_non_null(weft_grads(f->g, c, 1, &x, NULL, &gx));
     weft_tensor_t *xv = ck_tensor(WEFT_FLOAT64, 2, s23, (double[]){1, 7, 7, 9, 2, 3});
     weft_tensor_t *r = NULL;
     assert_int_equal(ck_eval(f->g, 1, &x, &xv, gx, &r), WEFT_OK);
@@ -628,23 +643,25 @@ static void test_reduce_second_order_sum_ok_max_enograd(void **state)
     weft_var_t *x = ck_var(f->g, WEFT_FLOAT64, 2, s23), *s = NULL, *sq = NULL, *c = NULL;
     weft_var_t *gx = NULL, *c2 = NULL, *ggx = NULL;
     int a1 = 1;
-    assert_int_equal(weft_sum(f->g, x, 1, &a1, false, &s), WEFT_OK);
-    assert_int_equal(weft_mul(f->g, s, s, &sq), WEFT_OK);
-    assert_int_equal(weft_sum(f->g, sq, 0, NULL, false, &c), WEFT_OK);
-    assert_int_equal(weft_grad(f->g, c, 1, &x, NULL, &gx), WEFT_OK); /* 2*rowsum broadcast */
-    assert_int_equal(weft_sum(f->g, gx, 0, NULL, false, &c2), WEFT_OK);
-    assert_int_equal(weft_grad(f->g, c2, 1, &x, NULL, &ggx), WEFT_OK); /* 2*3 everywhere */
+    assert_non_null(s = weft_sum(f->g, x, 1, &a1, false));
+    assert_non_null(sq = weft_mul(f->g, s, s));
+    assert_non_null(c = weft_sum(f->g, sq, 0, NULL, false));
+    assert_non_null(weft_grads(f->g, c, 1, &x, NULL, &gx)); /* 2*rowsum broadcast */
+    assert_non_null(c2 = weft_sum(f->g, gx, 0, NULL, false));
+    assert_non_null(weft_grads(f->g, c2, 1, &x, NULL, &ggx)); /* 2*3 everywhere */
     weft_tensor_t *xv = ck_tensor(WEFT_FLOAT64, 2, s23, v23), *r = NULL;
     assert_int_equal(ck_eval(f->g, 1, &x, &xv, ggx, &r), WEFT_OK);
     ck_expect(r, 2, s23, (double[]){6, 6, 6, 6, 6, 6}, 0);
     weft_tensor_release(r);
     weft_var_t *m = NULL, *mc = NULL, *gm = NULL, *gmc = NULL, *ggm = NULL;
-    assert_int_equal(weft_max(f->g, x, 0, NULL, false, &m), WEFT_OK);
-    assert_int_equal(weft_mul(f->g, m, m, &mc), WEFT_OK);
-    assert_int_equal(weft_grad(f->g, mc, 1, &x, NULL, &gm), WEFT_OK);
-    assert_int_equal(weft_sum(f->g, gm, 0, NULL, false, &gmc), WEFT_OK);
-    assert_int_equal(weft_grad(f->g, gmc, 1, &x, NULL, &ggm), WEFT_ENOGRAD);
-    assert_non_null(strstr(weft_graph_last_error(f->g), "ReduceGrad"));
+    assert_non_null(m = weft_max(f->g, x, 0, NULL, false));
+    assert_non_null(mc = weft_mul(f->g, m, m));
+    assert_non_null(weft_grads(f->g, mc, 1, &x, NULL, &gm));
+    assert_non_null(gmc = weft_sum(f->g, gm, 0, NULL, false));
+    assert_null(weft_grads(f->g, gmc, 1, &x, NULL, &ggm));
+    assert_int_equal(weft_graph_error(f->g), WEFT_ENOGRAD);
+    assert_non_null(strstr(weft_graph_error_message(f->g), "ReduceGrad"));
+    weft_graph_clear_error(f->g);
     weft_tensor_release(xv);
 }
 

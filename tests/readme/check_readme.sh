@@ -9,6 +9,6 @@ if [ "$block" != "$(cat "$src")" ]; then
   exit 1
 fi
 out=$("$bin")
-expected="WEFT_OK: 0.462117 0.462117 0.291313"
+expected=$'loss: 0.534838 0.419947 0.343525\nWEFT_OK'
 [ "$out" = "$expected" ] || { echo "example printed '$out', expected '$expected'" >&2; exit 1; }
 echo "README example ok: $out"

@@ -18,11 +18,11 @@ weft_var_t *shared_cycle_build(weft_graph_t *g, const weft_op_t *u, const weft_o
                                weft_fgraph_t **first, weft_fgraph_t **second)
 {
     weft_var_t *ux = NULL, *vy = NULL, *vvy = NULL, *out = NULL;
-    bool ok = weft_op_call(g, u, 1, &x, &ux) == WEFT_OK &&
-              weft_op_call(g, v, 1, &y, &vy) == WEFT_OK &&
-              weft_op_call(g, v, 1, &vy, &vvy) == WEFT_OK;
+    bool ok = (ux = weft_op_call(g, u, 1, &x)) != NULL &&
+              (vy = weft_op_call(g, v, 1, &y)) != NULL &&
+              (vvy = weft_op_call(g, v, 1, &vy)) != NULL;
     weft_var_t *bin[2] = {ux, vvy};
-    ok = ok && weft_op_call(g, b, 2, bin, &out) == WEFT_OK;
+    ok = ok && (out = weft_op_call(g, b, 2, bin)) != NULL;
     weft_fgraph_t *a = ok ? shared_fgraph(g, x, y, out) : NULL;
     weft_fgraph_t *c = a ? shared_fgraph(g, x, y, out) : NULL;
     ok = c && weft_fgraph_change_node_input(c, weft_var_owner(ux), 0, vvy, "shared") == WEFT_OK &&

@@ -106,7 +106,8 @@ static void build_function(const shape_t *s, weft_pool_t *pool, fn_bench_t *b)
     char *has_succ = calloc(s->n, 1);
     if (st == WEFT_OK) st = weft_op_create(b->g, &touch_class, NULL, &op);
     if (st == WEFT_OK) st = weft_type_tensor(b->g, WEFT_FLOAT64, 0, NULL, &t0);
-    if (st == WEFT_OK) st = weft_var_create(b->g, t0, "x", &x);
+    if (st == WEFT_OK)
+        st = ((x = weft_var_create(b->g, t0, "x")) ? WEFT_OK : weft_graph_error(b->g));
     for (uint32_t i = 0; st == WEFT_OK && i < s->n; i++) {
         uint32_t k = s->off[i + 1] - s->off[i];
         for (uint32_t j = 0; j < k; j++) {
@@ -114,7 +115,7 @@ static void build_function(const shape_t *s, weft_pool_t *pool, fn_bench_t *b)
             has_succ[s->pred[s->off[i] + j]] = 1;
         }
         if (i == 0) in[k++] = x;
-        st = weft_op_call(b->g, op, k, in, &v[i]);
+        st = ((v[i] = weft_op_call(b->g, op, k, in)) ? WEFT_OK : weft_graph_error(b->g));
     }
     if (st != WEFT_OK) die("building the graph", st);
     weft_var_t **outs = malloc(s->n * sizeof *outs);

@@ -98,7 +98,6 @@ void mlp_data_destroy(mlp_data_t *d)
             return s_;                                                               \
         }                                                                            \
     } while (0)
-
 static weft_status_t build_inputs(mlp_graph_t *m, int batch, int width)
 {
     const weft_type_t *tx, *tw, *tb;
@@ -106,86 +105,67 @@ static weft_status_t build_inputs(mlp_graph_t *m, int batch, int width)
     CHECK(weft_type_tensor(m->g, WEFT_FLOAT64, 2, xs, &tx));
     CHECK(weft_type_tensor(m->g, WEFT_FLOAT64, 2, ws, &tw));
     CHECK(weft_type_tensor(m->g, WEFT_FLOAT64, 1, bs, &tb));
-    CHECK(weft_var_create(m->g, tx, "x", &m->in[0]));
-    CHECK(weft_var_create(m->g, tx, "y", &m->in[1]));
+    m->in[0] = weft_var_create(m->g, tx, "x");
+    m->in[1] = weft_var_create(m->g, tx, "y");
     for (int k = 0; k < MLP_LAYERS; k++) {
         char wn[16], bn[16];
         snprintf(wn, sizeof wn, "W%d", k + 1);
         snprintf(bn, sizeof bn, "b%d", k + 1);
-        CHECK(weft_var_create(m->g, tw, wn, &m->in[2 + 2 * k]));
-        CHECK(weft_var_create(m->g, tb, bn, &m->in[3 + 2 * k]));
+        m->in[2 + 2 * k] = weft_var_create(m->g, tw, wn);
+        m->in[3 + 2 * k] = weft_var_create(m->g, tb, bn);
     }
     return WEFT_OK;
 }
 
-/* The network on rows [r0, r1) of x: its output (before the loss). */
-static weft_status_t build_net(mlp_graph_t *m, weft_var_t *x, weft_var_t **out)
+/* The network on x (rows of the batch): its output (before the loss). A
+ * construction error is kept on m->g (checked once, in mlp__graph_build). */
+static weft_var_t *build_net(mlp_graph_t *m, weft_var_t *x)
 {
-    weft_var_t *h = x, *z, *zb;
+    weft_var_t *h = x;
     for (int k = 0; k < MLP_LAYERS; k++) {
-        CHECK(weft_dot(m->g, h, m->in[2 + 2 * k], &z));
-        CHECK(weft_add(m->g, z, m->in[3 + 2 * k], &zb));
-        h = zb;
-        if (k < MLP_LAYERS - 1) CHECK(weft_tanh(m->g, zb, &h));
+        h = weft_add(m->g, weft_dot(m->g, h, m->in[2 + 2 * k]), m->in[3 + 2 * k]);
+        if (k < MLP_LAYERS - 1) h = weft_tanh(m->g, h);
     }
-    *out = h;
-    return WEFT_OK;
+    return h;
 }
 
 /* One shard: sum((net(x[r0:r1]) - y[r0:r1])^2). */
-static weft_status_t build_shard_sse(mlp_graph_t *m, int64_t r0, int64_t r1, weft_var_t **sse)
+static weft_var_t *build_shard_sse(mlp_graph_t *m, int64_t r0, int64_t r1)
 {
     weft_slice_t rows[1] = {WEFT_SLICE(r0, r1, 1)};
-    weft_var_t *xs, *ys, *out, *d, *d2;
-    CHECK(weft_subtensor(m->g, m->in[0], 1, rows, &xs));
-    CHECK(weft_subtensor(m->g, m->in[1], 1, rows, &ys));
-    weft_status_t st = build_net(m, xs, &out);
-    if (st != WEFT_OK) return st;
-    CHECK(weft_sub(m->g, out, ys, &d));
-    CHECK(weft_sqr(m->g, d, &d2));
-    CHECK(weft_sum(m->g, d2, 0, NULL, false, sse));
-    return WEFT_OK;
+    weft_var_t *xs = weft_subtensor(m->g, m->in[0], 1, rows);
+    weft_var_t *ys = weft_subtensor(m->g, m->in[1], 1, rows);
+    weft_var_t *d = weft_sub(m->g, build_net(m, xs), ys);
+    return weft_sum(m->g, weft_sqr(m->g, d), 0, NULL, false);
 }
 
 /* shards <= 1: loss = mean((net(x) - y)^2), the graph of weft-mlp-gen.
  * shards S > 1: the batch split into S row blocks, each its own forward and
  * backward chain (independent nodes a pool can run at once), loss = (sum of
  * the blocks' squared errors) / (batch width) - the same value. */
-static weft_status_t build_forward(mlp_graph_t *m, const mlp_config_t *cfg)
+static weft_var_t *build_loss(mlp_graph_t *m, const mlp_config_t *cfg)
 {
-    weft_var_t *out, *d, *d2, *total = NULL;
     int shards = cfg->shards > 1 ? cfg->shards : 1;
     if (shards == 1) {
-        weft_status_t st = build_net(m, m->in[0], &out);
-        if (st != WEFT_OK) return st;
-        CHECK(weft_sub(m->g, out, m->in[1], &d));
-        CHECK(weft_sqr(m->g, d, &d2));
-        CHECK(weft_mean(m->g, d2, 0, NULL, false, &m->loss));
-        return weft_var_set_name(m->loss, "loss");
+        weft_var_t *d = weft_sub(m->g, build_net(m, m->in[0]), m->in[1]);
+        return weft_mean(m->g, weft_sqr(m->g, d), 0, NULL, false);
     }
+    weft_var_t *total = NULL;
     for (int s = 0; s < shards; s++) {
-        weft_var_t *sse;
         int64_t r0 = (int64_t)cfg->batch * s / shards, r1 = (int64_t)cfg->batch * (s + 1) / shards;
-        weft_status_t st = build_shard_sse(m, r0, r1, &sse);
-        if (st != WEFT_OK) return st;
-        if (total) CHECK(weft_add(m->g, total, sse, &total));
-        else total = sse;
+        weft_var_t *sse = build_shard_sse(m, r0, r1);
+        total = s ? weft_add(m->g, total, sse) : sse;
     }
-    double scale = 1.0 / ((double)cfg->batch * (double)cfg->width);
-    CHECK(weft_binary_scalar(m->g, WEFT_ELEMWISE_MUL, total, scale, &m->loss));
-    return weft_var_set_name(m->loss, "loss");
+    return weft_mul_scalar(m->g, total, 1.0 / ((double)cfg->batch * (double)cfg->width));
 }
 
-static weft_status_t build_sgd(mlp_graph_t *m, double lr)
+/* news[i] = param i - lr * d loss / d param i. */
+static void build_sgd(mlp_graph_t *m, double lr)
 {
     weft_var_t *grads[MLP_N_PARAMS];
-    CHECK(weft_grad(m->g, m->loss, MLP_N_PARAMS, m->in + 2, NULL, grads));
-    for (int i = 0; i < MLP_N_PARAMS; i++) {
-        weft_var_t *step;
-        CHECK(weft_binary_scalar(m->g, WEFT_ELEMWISE_MUL, grads[i], lr, &step));
-        CHECK(weft_sub(m->g, m->in[2 + i], step, &m->news[i]));
-    }
-    return WEFT_OK;
+    weft_grads(m->g, m->loss, MLP_N_PARAMS, m->in + 2, NULL, grads);
+    for (int i = 0; i < MLP_N_PARAMS; i++)
+        m->news[i] = weft_sub(m->g, m->in[2 + i], weft_mul_scalar(m->g, grads[i], lr));
 }
 
 weft_status_t mlp__graph_build(mlp_graph_t *m, const mlp_config_t *cfg)
@@ -194,9 +174,14 @@ weft_status_t mlp__graph_build(mlp_graph_t *m, const mlp_config_t *cfg)
     weft_status_t st = weft_graph_create(NULL, &m->g);
     if (st != WEFT_OK) return st;
     st = build_inputs(m, cfg->batch, cfg->width);
-    if (st == WEFT_OK) st = build_forward(m, cfg);
-    if (st == WEFT_OK) st = build_sgd(m, cfg->lr);
-    return st;
+    if (st != WEFT_OK) return st;
+    m->loss = build_loss(m, cfg);
+    build_sgd(m, cfg->lr);
+    if (weft_graph_error(m->g) != WEFT_OK) { /* the one check of the construction */
+        fprintf(stderr, "mlp_train: %s\n", weft_graph_error_message(m->g));
+        return weft_graph_error(m->g);
+    }
+    return weft_var_set_name(m->loss, "loss");
 }
 
 weft_status_t mlp_save_graph(const mlp_config_t *cfg, const char *path)

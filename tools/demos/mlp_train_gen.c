@@ -37,7 +37,6 @@ typedef struct mlp {
             return s_;                                                                  \
         }                                                                               \
     } while (0)
-
 static weft_status_t make_inputs(mlp_t *m)
 {
     const weft_type_t *tx, *tw, *tb;
@@ -45,54 +44,45 @@ static weft_status_t make_inputs(mlp_t *m)
     CHECK(weft_type_tensor(m->g, WEFT_FLOAT64, 2, xs, &tx));
     CHECK(weft_type_tensor(m->g, WEFT_FLOAT64, 2, ws, &tw));
     CHECK(weft_type_tensor(m->g, WEFT_FLOAT64, 1, bs, &tb));
-    CHECK(weft_var_create(m->g, tx, "x", &m->x));
-    CHECK(weft_var_create(m->g, tx, "y", &m->y));
+    m->x = weft_var_create(m->g, tx, "x");
+    m->y = weft_var_create(m->g, tx, "y");
     for (int k = 0; k < LAYERS; k++) {
         char wn[8], bn[8];
         snprintf(wn, sizeof(wn), "W%d", k + 1);
         snprintf(bn, sizeof(bn), "b%d", k + 1);
-        CHECK(weft_var_create(m->g, tw, wn, &m->w[k]));
-        CHECK(weft_var_create(m->g, tb, bn, &m->b[k]));
+        m->w[k] = weft_var_create(m->g, tw, wn);
+        m->b[k] = weft_var_create(m->g, tb, bn);
     }
     return WEFT_OK;
 }
 
+/* Construction errors are kept on m->g and checked once, in build_text. */
 static weft_status_t make_forward(mlp_t *m)
 {
-    weft_var_t *h = m->x, *z, *zb, *d, *d2;
+    weft_var_t *h = m->x;
     for (int k = 0; k < LAYERS; k++) {
+        h = weft_add(m->g, weft_dot(m->g, h, m->w[k]), m->b[k]);
+        if (k == LAYERS - 1) break;
         char hn[8];
-        CHECK(weft_dot(m->g, h, m->w[k], &z));
-        CHECK(weft_add(m->g, z, m->b[k], &zb));
-        if (k == LAYERS - 1) {
-            h = zb;
-            break;
-        }
-        CHECK(weft_tanh(m->g, zb, &h));
         snprintf(hn, sizeof(hn), "h%d", k + 1);
-        CHECK(weft_var_set_name(h, hn));
+        h = weft_tanh(m->g, h);
+        if (h) CHECK(weft_var_set_name(h, hn));
     }
-    CHECK(weft_sub(m->g, h, m->y, &d));
-    CHECK(weft_sqr(m->g, d, &d2));
-    CHECK(weft_mean(m->g, d2, 0, NULL, false, &m->loss));
-    CHECK(weft_var_set_name(m->loss, "loss"));
+    m->loss = weft_mean(m->g, weft_sqr(m->g, weft_sub(m->g, h, m->y)), 0, NULL, false);
+    if (m->loss) CHECK(weft_var_set_name(m->loss, "loss"));
     return WEFT_OK;
 }
 
-static weft_status_t make_step(mlp_t *m)
+static void make_step(mlp_t *m)
 {
     weft_var_t *wrt[2 * LAYERS];
     for (int k = 0; k < LAYERS; k++) {
         wrt[2 * k] = m->w[k];
         wrt[2 * k + 1] = m->b[k];
     }
-    CHECK(weft_grad(m->g, m->loss, 2 * LAYERS, wrt, NULL, m->grads));
-    for (int i = 0; i < 2 * LAYERS; i++) {
-        weft_var_t *step;
-        CHECK(weft_binary_scalar(m->g, WEFT_ELEMWISE_MUL, m->grads[i], LR, &step));
-        CHECK(weft_sub(m->g, wrt[i], step, &m->news[i]));
-    }
-    return WEFT_OK;
+    weft_grads(m->g, m->loss, 2 * LAYERS, wrt, NULL, m->grads);
+    for (int i = 0; i < 2 * LAYERS; i++)
+        m->news[i] = weft_sub(m->g, wrt[i], weft_mul_scalar(m->g, m->grads[i], LR));
 }
 
 /* The graph as JSON text (free with weft_graph_io_free_text). */
@@ -100,8 +90,12 @@ static weft_status_t build_text(mlp_t *m, char **text)
 {
     weft_status_t s = make_inputs(m);
     if (s == WEFT_OK) s = make_forward(m);
-    if (s == WEFT_OK) s = make_step(m);
     if (s != WEFT_OK) return s;
+    make_step(m);
+    if (weft_graph_error(m->g) != WEFT_OK) { /* the one check of the construction */
+        fprintf(stderr, "weft-mlp-gen: %s\n", weft_graph_error_message(m->g));
+        return weft_graph_error(m->g);
+    }
     weft_var_t *in[2 + 2 * LAYERS] = {m->x, m->y}, *ui[2 * LAYERS];
     bool mut[2 + 2 * LAYERS] = {false, false};
     for (int k = 0; k < LAYERS; k++) {

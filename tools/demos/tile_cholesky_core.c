@@ -77,15 +77,14 @@ typedef struct builder {
             return s_;                                                                   \
         }                                                                                \
     } while (0)
-
 static weft_status_t build_inputs(builder_t *b, const chol_tiles_t *t)
 {
     CHECK(weft_op_create(b->g, &chol_potrf_class, NULL, &b->potrf));
     CHECK(weft_op_create(b->g, &chol_trtri_class, NULL, &b->trtri));
     CHECK(weft_op_create(b->g, &chol_trmm_class, NULL, &b->trmm));
     CHECK(weft_op_create(b->g, &chol_syrk_class, NULL, &b->syrk));
-    CHECK(weft_constant_scalar(b->g, WEFT_FLOAT64, -1.0, &b->minus1));
-    CHECK(weft_constant_scalar(b->g, WEFT_FLOAT64, 1.0, &b->one));
+    b->minus1 = weft_constant_scalar(b->g, WEFT_FLOAT64, -1.0);
+    b->one = weft_constant_scalar(b->g, WEFT_FLOAT64, 1.0);
     for (int i = 0; i < t->nt; i++) {
         for (int j = 0; j <= i; j++) {
             const weft_type_t *ty;
@@ -93,7 +92,7 @@ static weft_status_t build_inputs(builder_t *b, const chol_tiles_t *t)
             char name[32];
             snprintf(name, sizeof name, "A%d_%d", i, j);
             CHECK(weft_type_tensor(b->g, WEFT_FLOAT64, 2, shape, &ty));
-            CHECK(weft_var_create(b->g, ty, name, &b->in[tri(i, j)]));
+            b->in[tri(i, j)] = weft_var_create(b->g, ty, name);
             b->cur[tri(i, j)] = b->in[tri(i, j)];
         }
     }
@@ -101,37 +100,36 @@ static weft_status_t build_inputs(builder_t *b, const chol_tiles_t *t)
 }
 
 /* Step k's trailing update: syrk on the diagonal tiles, gemm below them. */
-static weft_status_t build_update(builder_t *b, int nt, int k)
+static void build_update(builder_t *b, int nt, int k)
 {
     for (int i = k + 1; i < nt; i++) {
         weft_var_t *si[2] = {b->cur[tri(i, i)], b->cur[tri(i, k)]};
-        CHECK(weft_op_call(b->g, b->syrk, 2, si, &b->cur[tri(i, i)]));
+        b->cur[tri(i, i)] = weft_op_call(b->g, b->syrk, 2, si);
         for (int j = k + 1; j < i; j++) {
             weft_var_t **c = &b->cur[tri(i, j)];
-            CHECK(weft_gemm(b->g, *c, b->minus1, b->cur[tri(i, k)], b->tr[tri(j, k)], b->one,
-                            true, c));
+            *c = weft_gemm(b->g, *c, b->minus1, b->cur[tri(i, k)], b->tr[tri(j, k)], b->one, true);
         }
     }
-    return WEFT_OK;
 }
 
+/* The factorization's nodes; a construction error is kept on b->g and
+ * reported once, here. */
 static weft_status_t build_steps(builder_t *b, int nt)
 {
     for (int k = 0; k < nt; k++) {
-        weft_var_t *akk = b->cur[tri(k, k)], *lkk;
-        CHECK(weft_op_call(b->g, b->potrf, 1, &akk, &lkk));
-        b->cur[tri(k, k)] = lkk;
-        weft_var_t *inv = NULL;
-        if (k + 1 < nt) CHECK(weft_op_call(b->g, b->trtri, 1, &lkk, &inv));
+        weft_var_t *akk = b->cur[tri(k, k)];
+        weft_var_t *lkk = b->cur[tri(k, k)] = weft_op_call(b->g, b->potrf, 1, &akk);
+        weft_var_t *inv = k + 1 < nt ? weft_op_call(b->g, b->trtri, 1, &lkk) : NULL;
         for (int i = k + 1; i < nt; i++) {
             weft_var_t *ti[2] = {inv, b->cur[tri(i, k)]};
-            CHECK(weft_op_call(b->g, b->trmm, 2, ti, &b->cur[tri(i, k)]));
-            if (i + 1 < nt) CHECK(weft_transpose(b->g, b->cur[tri(i, k)], &b->tr[tri(i, k)]));
+            b->cur[tri(i, k)] = weft_op_call(b->g, b->trmm, 2, ti);
+            if (i + 1 < nt) b->tr[tri(i, k)] = weft_transpose(b->g, b->cur[tri(i, k)]);
         }
-        weft_status_t st = build_update(b, nt, k);
-        if (st != WEFT_OK) return st;
+        build_update(b, nt, k);
     }
-    return WEFT_OK;
+    if (weft_graph_error(b->g) == WEFT_OK) return WEFT_OK;
+    fprintf(stderr, "tile_cholesky: %s\n", weft_graph_error_message(b->g));
+    return weft_graph_error(b->g);
 }
 
 static weft_status_t compile_tiles(chol_tiles_t *t, builder_t *b, weft_pool_t *pool)

@@ -117,7 +117,8 @@ static int dh_node(gb_ctx_t *c, size_t k)
     if (binary) in[1] = dh_pick(c, k, destroy ? dh_root(in[0]) : NULL);
     if (!in[1]) binary = false;
     const weft_op_t *op = view ? B.view : destroy ? B.inplace[binary] : B.pure[binary];
-    weft_status_t s = weft_op_call(B.g, op, binary ? 2 : 1, in, &B.vars[k]);
+    weft_status_t s =
+        ((B.vars[k] = weft_op_call(B.g, op, binary ? 2 : 1, in)) ? WEFT_OK : weft_graph_error(B.g));
     if (s != WEFT_OK) return dh_fail("dh build", s, weft_graph_last_error(B.g));
     B.roots[weft_var_id(B.vars[k])] = view ? dh_root(in[0]) : B.vars[k];
     if (destroy) B.dead[weft_var_id(dh_root(in[0]))] = 1;
@@ -163,7 +164,8 @@ static int dh_need(gb_ctx_t *c)
     const weft_op_t **slots[5] = {&B.pure[0], &B.pure[1], &B.view, &B.inplace[0], &B.inplace[1]};
     for (int k = 0; k < 5 && s == WEFT_OK; k++)
         s = weft_op_create(B.g, &dh_classes[k], NULL, slots[k]);
-    for (int k = 0; k < 4 && s == WEFT_OK; k++) s = weft_var_create(B.g, t, "in", &B.inputs[k]);
+    for (int k = 0; k < 4 && s == WEFT_OK; k++)
+        s = ((B.inputs[k] = weft_var_create(B.g, t, "in")) ? WEFT_OK : weft_graph_error(B.g));
     size_t nv = weft_graph_n_vars(B.g) + B.n;
     B.vars = malloc(B.n * sizeof *B.vars);
     B.roots = calloc(nv, sizeof *B.roots);
@@ -192,7 +194,9 @@ static int dh_replace_one(gb_ctx_t *c)
         if (op != B.pure[0] && op != B.pure[1]) continue;
         if (!weft_fgraph_contains_apply(B.fg, a)) continue;
         weft_var_t *in[2] = {weft_apply_input(a, 0), weft_apply_input(a, 1)}, *nv;
-        weft_status_t s = weft_op_call(B.g, op, weft_apply_n_inputs(a), in, &nv);
+        weft_status_t s =
+            ((nv = weft_op_call(B.g, op, weft_apply_n_inputs(a), in)) ? WEFT_OK
+                                                                      : weft_graph_error(B.g));
         if (s == WEFT_OK) s = weft_fgraph_replace(B.fg, v, nv, "bench");
         if (s != WEFT_OK) return dh_fail("dh replace", s, weft_fgraph_last_error(B.fg));
         return 0;

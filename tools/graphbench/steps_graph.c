@@ -98,7 +98,8 @@ static int ctx_init(gb_ctx_t *c)
     for (int k = 0; k < 4 && s == WEFT_OK; k++)
         s = weft_op_create(c->g, &op_classes[k], NULL, k < 2 ? &c->unary[k] : &c->binary[k - 2]);
     for (int k = 0; k < 4 && s == WEFT_OK; k++)
-        s = weft_var_create(c->g, c->type, "in", &c->inputs[k]);
+        s = ((c->inputs[k] = weft_var_create(c->g, c->type, "in")) ? WEFT_OK
+                                                                   : weft_graph_error(c->g));
     c->vars = malloc(c->n * sizeof(*c->vars));
     if (s != WEFT_OK || !c->vars) return fail("setup", s, c->g ? weft_graph_last_error(c->g) : "");
     return 0;
@@ -123,7 +124,9 @@ static int build_dag(gb_ctx_t *c)
         weft_var_t *in[2] = {pick(c, &rng, k), pick(c, &rng, k)};
         bool binary = (rng >> 20) & 1;
         const weft_op_t *op = binary ? c->binary[(rng >> 21) & 1] : c->unary[(rng >> 21) & 1];
-        weft_status_t s = weft_op_call(c->g, op, binary ? 2 : 1, in, &c->vars[k]);
+        weft_status_t s =
+            ((c->vars[k] = weft_op_call(c->g, op, binary ? 2 : 1, in)) ? WEFT_OK
+                                                                       : weft_graph_error(c->g));
         if (s != WEFT_OK) return fail("build", s, weft_graph_last_error(c->g));
     }
     return 0;
@@ -291,7 +294,9 @@ static int step_replace(gb_ctx_t *c, double *ns)
         weft_apply_t *a = pick_nodes[k];
         if (!weft_fgraph_contains_apply(c->fg, a)) continue; /* picked twice */
         weft_var_t *in[2] = {weft_apply_input(a, 0), weft_apply_input(a, 1)}, *nv;
-        s = weft_op_call(c->g, weft_apply_op(a), weft_apply_n_inputs(a), in, &nv);
+        s = ((nv = weft_op_call(c->g, weft_apply_op(a), weft_apply_n_inputs(a), in))
+                 ? WEFT_OK
+                 : weft_graph_error(c->g));
         if (s == WEFT_OK) s = weft_fgraph_replace(c->fg, weft_apply_output(a, 0), nv, "bench");
     }
     *ns = gb_now_ns() - t0;

@@ -70,6 +70,15 @@ static void check(weft_status_t st, const char *what, weft_graph_t *g)
     }
 }
 
+/* The one check of a graph's construction: its result, or the kept error. */
+static void check_built(const weft_var_t *v, const char *what, weft_graph_t *g)
+{
+    if (!v) {
+        fprintf(stderr, "weft-ops-bench: %s: %s\n", what, weft_graph_error_message(g));
+        exit(1);
+    }
+}
+
 static weft_tensor_t *filled(int nd, const int64_t *shape, double v)
 {
     weft_tensor_t *t = NULL;
@@ -111,12 +120,12 @@ static weft_var_t *build_add(weft_graph_t *g, weft_var_t *in[2], bool inplace)
     const int64_t shape[1] = {ADD_N};
     const weft_type_t *t = NULL;
     const weft_op_t *op = NULL;
-    weft_var_t *out = NULL;
     check(weft_type_tensor(g, WEFT_FLOAT64, 1, shape, &t), "type", g);
-    check(weft_var_create(g, t, "a", &in[0]), "var", g);
-    check(weft_var_create(g, t, "b", &in[1]), "var", g);
     check(weft_elemwise_op(g, WEFT_ELEMWISE_ADD, inplace ? 0 : -1, WEFT_FLOAT64, &op), "op", g);
-    check(weft_op_call(g, op, 2, in, &out), "apply", g);
+    in[0] = weft_var_create(g, t, "a");
+    in[1] = weft_var_create(g, t, "b");
+    weft_var_t *out = weft_op_call(g, op, 2, in);
+    check_built(out, "Add", g);
     return out;
 }
 
@@ -171,15 +180,16 @@ static void bench_gemm(int reps)
     const int64_t shape[2] = {GEMM_N, GEMM_N};
     weft_graph_t *g = NULL;
     const weft_type_t *t = NULL;
-    weft_var_t *in[3], *a = NULL, *b = NULL, *out = NULL;
+    weft_var_t *in[3];
     check(weft_graph_create(NULL, &g), "graph", NULL);
     check(weft_type_tensor(g, WEFT_FLOAT64, 2, shape, &t), "type", g);
     for (int i = 0; i < 3; i++) {
-        check(weft_var_create(g, t, NULL, &in[i]), "var", g);
+        in[i] = weft_var_create(g, t, NULL);
     }
-    check(weft_constant_scalar(g, WEFT_FLOAT64, 1.0, &a), "const", g);
-    check(weft_constant_scalar(g, WEFT_FLOAT64, 1.0, &b), "const", g);
-    check(weft_gemm(g, in[0], a, in[1], in[2], b, true, &out), "gemm", g);
+    weft_var_t *a = weft_constant_scalar(g, WEFT_FLOAT64, 1.0);
+    weft_var_t *b = weft_constant_scalar(g, WEFT_FLOAT64, 1.0);
+    weft_var_t *out = weft_gemm(g, in[0], a, in[1], in[2], b, true);
+    check_built(out, "Gemm", g);
     weft_tensor_t *vals[3] = {filled(2, shape, 0.0), filled(2, shape, 1e-3),
                               filled(2, shape, 2e-3)};
     weft_tensor_t *zref = filled(2, shape, 0.0);

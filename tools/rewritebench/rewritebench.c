@@ -51,9 +51,8 @@ static weft_var_t *input(weft_graph_t *g, built_t *b, int nd, const int64_t *sha
                          const char *name, bool mut)
 {
     const weft_type_t *t;
-    weft_var_t *v;
     CHECK(weft_type_tensor(g, WEFT_FLOAT64, nd, shape, &t));
-    CHECK(weft_var_create(g, t, name, &v));
+    weft_var_t *v = weft_var_create(g, t, name);
     b->mut[b->n_in] = mut;
     b->in[b->n_in++] = v;
     return v;
@@ -71,9 +70,7 @@ static void build_chain(weft_graph_t *g, built_t *b, int n)
     int64_t s[] = {64};
     weft_var_t *y = input(g, b, 1, s, "x", false);
     for (int i = 0; i < n; i++) {
-        CHECK(weft_binary_scalar(g, WEFT_ELEMWISE_MUL, y, 1.0001, &y));
-        CHECK(weft_binary_scalar(g, WEFT_ELEMWISE_ADD, y, 0.5, &y));
-        CHECK(weft_tanh(g, y, &y));
+        y = weft_tanh(g, weft_add_scalar(g, weft_mul_scalar(g, y, 1.0001), 0.5));
     }
     one_output(b, y);
 }
@@ -84,12 +81,8 @@ static void build_wide(weft_graph_t *g, built_t *b, int n)
     weft_var_t *x = input(g, b, 1, s, "x", false), *acc = NULL;
     for (int i = 0; i < n; i++) {
         double c = 1.0 + 0.001 * i;
-        weft_var_t *t;
-        CHECK(weft_binary_scalar(g, WEFT_ELEMWISE_MUL, x, c, &t));
-        CHECK(weft_exp(g, t, &t));
-        CHECK(weft_binary_scalar(g, WEFT_ELEMWISE_ADD, t, c, &t));
-        if (acc) CHECK(weft_add(g, acc, t, &acc));
-        else acc = t;
+        weft_var_t *t = weft_add_scalar(g, weft_exp(g, weft_mul_scalar(g, x, c)), c);
+        acc = acc ? weft_add(g, acc, t) : t;
     }
     one_output(b, acc);
 }
@@ -99,13 +92,9 @@ static void build_cse(weft_graph_t *g, built_t *b, int n)
     int64_t s[] = {64};
     weft_var_t *x = input(g, b, 1, s, "x", false), *acc = NULL;
     for (int i = 0; i < n; i++) {
-        weft_var_t *t;
-        CHECK(weft_binary_scalar(g, WEFT_ELEMWISE_MUL, x, 2.0, &t));
-        CHECK(weft_binary_scalar(g, WEFT_ELEMWISE_ADD, t, 1.0, &t));
-        CHECK(weft_exp(g, t, &t));
-        CHECK(weft_tanh(g, t, &t));
-        if (acc) CHECK(weft_add(g, acc, t, &acc));
-        else acc = t;
+        weft_var_t *t =
+            weft_tanh(g, weft_exp(g, weft_add_scalar(g, weft_mul_scalar(g, x, 2.0), 1.0)));
+        acc = acc ? weft_add(g, acc, t) : t;
     }
     one_output(b, acc);
 }
@@ -124,23 +113,14 @@ static void build_mlp(weft_graph_t *g, built_t *b)
         snprintf(nb, sizeof nb, "b%d", l);
         params[2 * l] = input(g, b, 2, sw, nw, true);
         params[2 * l + 1] = input(g, b, 1, sb, nb, true);
-        weft_var_t *z;
-        CHECK(weft_dot(g, h, params[2 * l], &z));
-        CHECK(weft_add(g, z, params[2 * l + 1], &z));
-        CHECK(weft_tanh(g, z, &h));
+        h = weft_tanh(g, weft_add(g, weft_dot(g, h, params[2 * l]), params[2 * l + 1]));
     }
-    weft_var_t *d, *loss, *grads[2 * L];
-    CHECK(weft_sub(g, h, y, &d));
-    CHECK(weft_sqr(g, d, &d));
-    CHECK(weft_mean(g, d, 0, NULL, false, &loss));
-    CHECK(weft_grad(g, loss, 2 * L, params, NULL, grads));
+    weft_var_t *loss = weft_mean(g, weft_sqr(g, weft_sub(g, h, y)), 0, NULL, false), *grads[2 * L];
+    weft_grads(g, loss, 2 * L, params, NULL, grads);
     b->out = malloc((2 * L + 1) * sizeof *b->out);
     b->out[0] = loss;
-    for (int i = 0; i < 2 * L; i++) {
-        weft_var_t *step;
-        CHECK(weft_binary_scalar(g, WEFT_ELEMWISE_MUL, grads[i], 0.01, &step));
-        CHECK(weft_sub(g, params[i], step, &b->out[1 + i]));
-    }
+    for (int i = 0; i < 2 * L; i++)
+        b->out[1 + i] = weft_sub(g, params[i], weft_mul_scalar(g, grads[i], 0.01));
     b->n_out = 2 * L + 1;
 }
 
@@ -150,6 +130,10 @@ static weft_fgraph_t *make_fgraph(weft_graph_t *g, built_t *b)
     o.clone = false;
     o.input_mutable = b->mut;
     weft_fgraph_t *fg;
+    if (weft_graph_error(g) != WEFT_OK) { /* the graph's one construction check */
+        fprintf(stderr, "weft-rewrite-bench: %s\n", weft_graph_error_message(g));
+        exit(1);
+    }
     CHECK(weft_fgraph_create(g, b->n_in, b->in, b->n_out, b->out, &o, NULL, &fg));
     return fg;
 }

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "graph/ctor_int.h"
 #include "weft/json_props.h"
 #include "ops_int.h"
 #include "weft/composite.h"
@@ -102,16 +103,17 @@ bool weft_composite_op_info(const weft_op_t *op, size_t *n_in, size_t *n_steps,
     return true;
 }
 
-weft_status_t weft_composite_at(weft_graph_t *g, size_t n_in, weft_var_t *const *inputs,
-                                size_t n_steps, const weft_composite_step_t *steps,
-                                const char *file, int line, weft_var_t **out)
+static weft_status_t composite_impl(weft_graph_t *g, size_t n_in, weft_var_t *const *inputs,
+                                    size_t n_steps, const weft_composite_step_t *steps,
+                                    const char *file, int line, weft_var_t **out)
 {
     if (out) *out = NULL;
     if (!g) return WEFT_EINVAL;
     if (!out || !inputs) return weft_graph_set_error(g, WEFT_EINVAL, "Composite: NULL argument");
     const weft_op_t *op;
     weft_status_t st = weft_composite_op(g, n_in, n_steps, steps, -1, &op);
-    return st != WEFT_OK ? st : weft_op_call_at(g, op, n_in, inputs, file, line, out);
+    return st != WEFT_OK ? st
+                         : weft__got(g, *out = weft_op_call_at(g, op, n_in, inputs, file, line));
 }
 
 /* ---- make_node ----------------------------------------------------------------------- */
@@ -416,3 +418,13 @@ const weft_op_class_t weft__composite_class = {
     .props_to_json = composite_to_json,
     .props_from_json = composite_from_json,
 };
+
+weft_var_t *weft_composite_at(weft_graph_t *g, size_t n_in, weft_var_t *const *inputs,
+                              size_t n_steps, const weft_composite_step_t *steps, const char *file,
+                              int line)
+{
+    weft_var_t *out = NULL;
+    weft__ctor_begin(g);
+    weft_status_t st = composite_impl(g, n_in, inputs, n_steps, steps, file, line, &out);
+    return weft__ctor_end(g, st, out, "weft_composite", file, line);
+}

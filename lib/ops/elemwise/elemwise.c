@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "graph/ctor_int.h"
 #include "ops_int.h"
 #include "weft/json_props.h"
 #include "weft/kernel.h"
@@ -509,71 +510,73 @@ static weft_status_t elemwise_build(weft_graph_t *g, const weft_op_t *op, size_t
     int ndim = 0;
     for (size_t i = 0; i < n_in; i++) {
         if (!inputs[i])
-            return weft_graph_set_error(g, WEFT_EINVAL, "%s: input %zu is NULL", weft_op_name(op),
-                                        i);
+            return weft_graph_set_error(g, WEFT_EINVAL, "%s at %s:%d: input %zu is NULL",
+                                        weft_op_name(op), file, line, i);
         const weft_type_t *t = weft_var_type(inputs[i]);
         if (weft_type_kind(t) != WEFT_TYPE_TENSOR)
             return weft_graph_set_error(g, WEFT_ETYPE, "%s: input %zu is not a tensor",
                                         weft_op_name(op), i);
         if (weft_type_ndim(t) > ndim) ndim = weft_type_ndim(t);
     }
-    for (size_t i = 0; i < n_in; i++) {
-        weft_status_t st = weft_pad_left_at(g, inputs[i], ndim, file, line, &padded[i]);
-        if (st != WEFT_OK) return st;
-    }
-    return weft_op_call_at(g, op, n_in, padded, file, line, out);
+    for (size_t i = 0; i < n_in; i++)
+        if (!(padded[i] = weft_pad_left_at(g, inputs[i], ndim, file, line)))
+            return weft__ctor_status(g);
+    *out = weft_op_call_at(g, op, n_in, padded, file, line);
+    return *out ? WEFT_OK : weft__ctor_status(g);
 }
 
-weft_status_t weft_elemwise_at(weft_graph_t *g, weft_elemwise_kind_t kind, size_t n_in,
-                               weft_var_t *const *inputs, const char *file, int line,
-                               weft_var_t **out)
+static weft_status_t elemwise_apply(weft_graph_t *g, weft_elemwise_kind_t kind, size_t n_in,
+                                    weft_var_t *const *inputs, const char *file, int line,
+                                    weft_var_t **out)
 {
-    if (out) *out = NULL;
-    if (!g) return WEFT_EINVAL;
     if (kind == WEFT_ELEMWISE_CAST)
         return weft_graph_set_error(g, WEFT_EINVAL, "Cast needs a dtype: use weft_cast");
     const weft_op_t *op;
     weft_status_t st = weft_elemwise_op(g, kind, -1, WEFT_BOOL, &op); /* checks kind */
     if (st != WEFT_OK) return st;
-    if (!out || !inputs)
-        return weft_graph_set_error(g, WEFT_EINVAL, "%s: NULL %s", kind_names[kind],
-                                    out ? "inputs array" : "out pointer");
+    if (!inputs)
+        return weft_graph_set_error(g, WEFT_EINVAL, "%s: NULL inputs array", kind_names[kind]);
     if (n_in != kind_arity[kind])
         return weft_graph_set_error(g, WEFT_EINVAL, "%s takes %zu inputs, got %zu",
                                     kind_names[kind], kind_arity[kind], n_in);
-    for (size_t i = 0; i < n_in; i++)
-        if (!inputs[i])
-            return weft_graph_set_error(g, WEFT_EINVAL, "%s: input %zu is NULL", kind_names[kind],
-                                        i);
     return elemwise_build(g, op, n_in, inputs, file, line, out);
 }
 
-weft_status_t weft_unary_at(weft_graph_t *g, weft_elemwise_kind_t kind, weft_var_t *x,
-                            const char *file, int line, weft_var_t **out)
+weft_var_t *weft_elemwise_at(weft_graph_t *g, weft_elemwise_kind_t kind, size_t n_in,
+                             weft_var_t *const *inputs, const char *file, int line)
 {
-    return weft_elemwise_at(g, kind, 1, &x, file, line, out);
+    weft_var_t *out = NULL;
+    weft__ctor_begin(g);
+    weft_status_t st = g ? elemwise_apply(g, kind, n_in, inputs, file, line, &out) : WEFT_EINVAL;
+    const char *name = weft_elemwise_name(kind);
+    return weft__ctor_end(g, st, out, name ? name : "weft_elemwise", file, line);
 }
 
-weft_status_t weft_binary_at(weft_graph_t *g, weft_elemwise_kind_t kind, weft_var_t *a,
-                             weft_var_t *b, const char *file, int line, weft_var_t **out)
+weft_var_t *weft_unary_at(weft_graph_t *g, weft_elemwise_kind_t kind, weft_var_t *x,
+                          const char *file, int line)
+{
+    return weft_elemwise_at(g, kind, 1, &x, file, line);
+}
+
+weft_var_t *weft_binary_at(weft_graph_t *g, weft_elemwise_kind_t kind, weft_var_t *a, weft_var_t *b,
+                           const char *file, int line)
 {
     weft_var_t *in[2] = {a, b};
-    return weft_elemwise_at(g, kind, 2, in, file, line, out);
+    return weft_elemwise_at(g, kind, 2, in, file, line);
 }
 
-weft_status_t weft_switch_at(weft_graph_t *g, weft_var_t *cond, weft_var_t *a, weft_var_t *b,
-                             const char *file, int line, weft_var_t **out)
+weft_var_t *weft_switch_at(weft_graph_t *g, weft_var_t *cond, weft_var_t *a, weft_var_t *b,
+                           const char *file, int line)
 {
     weft_var_t *in[3] = {cond, a, b};
-    return weft_elemwise_at(g, WEFT_ELEMWISE_SWITCH, 3, in, file, line, out);
+    return weft_elemwise_at(g, WEFT_ELEMWISE_SWITCH, 3, in, file, line);
 }
 
-weft_status_t weft_cast_at(weft_graph_t *g, weft_var_t *x, weft_dtype_t dtype, const char *file,
-                           int line, weft_var_t **out)
+static weft_status_t cast_build(weft_graph_t *g, weft_var_t *x, weft_dtype_t dtype,
+                                const char *file, int line, weft_var_t **out)
 {
-    if (out) *out = NULL;
-    if (!g) return WEFT_EINVAL;
-    if (!x || !out) return weft_graph_set_error(g, WEFT_EINVAL, "Cast: NULL argument");
+    if (!x)
+        return weft_graph_set_error(g, WEFT_EINVAL, "Cast at %s:%d: input 0 is NULL", file, line);
     if (weft_type_kind(weft_var_type(x)) == WEFT_TYPE_TENSOR &&
         weft_type_dtype(weft_var_type(x)) == dtype) {
         *out = x;
@@ -585,24 +588,66 @@ weft_status_t weft_cast_at(weft_graph_t *g, weft_var_t *x, weft_dtype_t dtype, c
     return elemwise_build(g, op, 1, &x, file, line, out);
 }
 
-weft_status_t weft_binary_scalar_at(weft_graph_t *g, weft_elemwise_kind_t kind, weft_var_t *x,
-                                    double value, const char *file, int line, weft_var_t **out)
+weft_var_t *weft_cast_at(weft_graph_t *g, weft_var_t *x, weft_dtype_t dtype, const char *file,
+                         int line)
 {
-    if (out) *out = NULL;
-    if (!g) return WEFT_EINVAL;
-    if (!x || !out) return weft_graph_set_error(g, WEFT_EINVAL, "elementwise: NULL argument");
-    if (weft_type_kind(weft_var_type(x)) != WEFT_TYPE_TENSOR)
-        return weft_graph_set_error(g, WEFT_ETYPE, "%s: input 0 is not a tensor",
-                                    weft_elemwise_name(kind) ? weft_elemwise_name(kind) : "?");
-    weft_var_t *c;
-    weft_status_t st =
-        weft_constant_scalar_at(g, weft_type_dtype(weft_var_type(x)), value, file, line, &c);
-    if (st != WEFT_OK) return st;
-    return weft_binary_at(g, kind, x, c, file, line, out);
+    weft_var_t *out = NULL;
+    weft__ctor_begin(g);
+    weft_status_t st = g ? cast_build(g, x, dtype, file, line, &out) : WEFT_EINVAL;
+    return weft__ctor_end(g, st, out, "Cast", file, line);
 }
 
-weft_status_t weft_zeros_like_at(weft_graph_t *g, weft_var_t *x, const char *file, int line,
-                                 weft_var_t **out)
+/* The dtype of the constant c combined with x, as NumPy promotes a Python
+ * scalar: x's dtype, except a non-integral c with an integer or bool x is
+ * float64 and an integral c with a bool x is int64. */
+static weft_dtype_t scalar_dtype(weft_dtype_t x, double c)
 {
-    return weft_binary_scalar_at(g, WEFT_ELEMWISE_SECOND, x, 0.0, file, line, out);
+    bool integral = c == (double)(int64_t)c && c > -9.3e18 && c < 9.3e18;
+    if (x == WEFT_FLOAT32 || x == WEFT_FLOAT64) return x;
+    if (!integral) return WEFT_FLOAT64;
+    return x == WEFT_BOOL ? WEFT_INT64 : x;
+}
+
+/* x kind c (c_first false) or c kind x (c_first true). */
+static weft_status_t scalar_build(weft_graph_t *g, weft_elemwise_kind_t kind, weft_var_t *x,
+                                  double c, bool c_first, const char *file, int line,
+                                  weft_var_t **out)
+{
+    const char *name = weft_elemwise_name(kind);
+    if (!x)
+        return weft_graph_set_error(g, WEFT_EINVAL, "%s at %s:%d: input %d is NULL",
+                                    name ? name : "?", file, line, c_first ? 1 : 0);
+    if (weft_type_kind(weft_var_type(x)) != WEFT_TYPE_TENSOR)
+        return weft_graph_set_error(g, WEFT_ETYPE, "%s: input %d is not a tensor",
+                                    name ? name : "?", c_first ? 1 : 0);
+    weft_dtype_t dt = weft_type_dtype(weft_var_type(x));
+    if (kind != WEFT_ELEMWISE_SECOND) dt = scalar_dtype(dt, c);
+    weft_var_t *k = weft_constant_scalar_at(g, dt, c, file, line);
+    if (!k) return weft__ctor_status(g);
+    *out = c_first ? weft_binary_at(g, kind, k, x, file, line)
+                   : weft_binary_at(g, kind, x, k, file, line);
+    return *out ? WEFT_OK : weft__ctor_status(g);
+}
+
+weft_var_t *weft_binary_scalar_at(weft_graph_t *g, weft_elemwise_kind_t kind, weft_var_t *x,
+                                  double c, const char *file, int line)
+{
+    weft_var_t *out = NULL;
+    weft__ctor_begin(g);
+    weft_status_t st = g ? scalar_build(g, kind, x, c, false, file, line, &out) : WEFT_EINVAL;
+    return weft__ctor_end(g, st, out, "weft_binary_scalar", file, line);
+}
+
+weft_var_t *weft_scalar_binary_at(weft_graph_t *g, weft_elemwise_kind_t kind, double c,
+                                  weft_var_t *x, const char *file, int line)
+{
+    weft_var_t *out = NULL;
+    weft__ctor_begin(g);
+    weft_status_t st = g ? scalar_build(g, kind, x, c, true, file, line, &out) : WEFT_EINVAL;
+    return weft__ctor_end(g, st, out, "weft_scalar_binary", file, line);
+}
+
+weft_var_t *weft_zeros_like_at(weft_graph_t *g, weft_var_t *x, const char *file, int line)
+{
+    return weft_binary_scalar_at(g, WEFT_ELEMWISE_SECOND, x, 0.0, file, line);
 }

@@ -9,6 +9,7 @@
  * disconnected), like comparisons, Sgn and the Switch condition. */
 #include <stddef.h>
 
+#include "graph/ctor_int.h"
 #include "ops_int.h"
 
 #define HERE __FILE__, __LINE__
@@ -25,30 +26,31 @@ weft_status_t weft__grad_reduce_to(weft_graph_t *g, weft_var_t *grad, weft_var_t
         weft_status_t st = weft__sum_axes(g, grad, mask, HERE, &r);
         if (st != WEFT_OK) return st;
     }
-    return weft_cast_at(g, r, weft_type_dtype(tt), HERE, out);
+    return weft__got(g, *out = weft_cast_at(g, r, weft_type_dtype(tt), HERE));
 }
 
 /* A 0-d constant of v's dtype. */
 static weft_status_t konst(weft_graph_t *g, weft_var_t *v, double value, weft_var_t **out)
 {
-    return weft_constant_scalar_at(g, weft_type_dtype(weft_var_type(v)), value, HERE, out);
+    return weft__got(
+        g, *out = weft_constant_scalar_at(g, weft_type_dtype(weft_var_type(v)), value, HERE));
 }
 
 static weft_status_t bin(weft_graph_t *g, weft_elemwise_kind_t k, weft_var_t *a, weft_var_t *b,
                          weft_var_t **o)
 {
-    return weft_binary_at(g, k, a, b, HERE, o);
+    return weft__got(g, *o = weft_binary_at(g, k, a, b, HERE));
 }
 
 static weft_status_t un(weft_graph_t *g, weft_elemwise_kind_t k, weft_var_t *a, weft_var_t **o)
 {
-    return weft_unary_at(g, k, a, HERE, o);
+    return weft__got(g, *o = weft_unary_at(g, k, a, HERE));
 }
 
 static weft_status_t scal(weft_graph_t *g, weft_elemwise_kind_t k, weft_var_t *a, double v,
                           weft_var_t **o)
 {
-    return weft_binary_scalar_at(g, k, a, v, HERE, o);
+    return weft__got(g, *o = weft_binary_scalar_at(g, k, a, v, HERE));
 }
 
 /* gz where cond holds, else 0 (the reverse when flip). */
@@ -58,8 +60,8 @@ static weft_status_t masked(weft_graph_t *g, weft_var_t *cond, weft_var_t *gz, b
     weft_var_t *zero;
     weft_status_t st = konst(g, gz, 0.0, &zero);
     if (st != WEFT_OK) return st;
-    return flip ? weft_switch_at(g, cond, zero, gz, HERE, o)
-                : weft_switch_at(g, cond, gz, zero, HERE, o);
+    *o = flip ? weft_switch_at(g, cond, zero, gz, HERE) : weft_switch_at(g, cond, gz, zero, HERE);
+    return weft__got(g, *o);
 }
 
 /* gz * d y / d x for the unary kinds (x the input, y the output). */
@@ -112,7 +114,7 @@ static weft_status_t extreme_partial(weft_graph_t *g, size_t i, weft_var_t *a, w
     weft_status_t st = bin(g, WEFT_ELEMWISE_EQ, y, i == 0 ? a : b, &own);
     if (!st) st = bin(g, WEFT_ELEMWISE_EQ, y, i == 0 ? b : a, &other);
     if (!st) st = scal(g, WEFT_ELEMWISE_MUL, gz, 0.5, &half);
-    if (!st) st = weft_switch_at(g, other, half, gz, HERE, &t);
+    if (!st) st = weft__got(g, t = weft_switch_at(g, other, half, gz, HERE));
     return st ? st : masked(g, own, t, false, o);
 }
 

@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "tensor/kernel_int.h" /* weft__kernel_scratch_copy */
+#include "graph/ctor_int.h"
 #include "linalg_int.h"
 #include "weft/elemwise.h"
 #include "weft/reduce.h"
@@ -269,7 +270,7 @@ weft_status_t weft__linalg_call(weft_graph_t *g, const weft_op_class_t *cls, con
 {
     const weft_op_t *op = NULL;
     weft_status_t st = weft_op_create(g, cls, props, &op);
-    return st == WEFT_OK ? weft_op_call_at(g, op, n_in, in, file, line, out) : st;
+    return st == WEFT_OK ? weft__got(g, *out = weft_op_call_at(g, op, n_in, in, file, line)) : st;
 }
 
 weft_status_t weft__linalg_args(weft_graph_t *g, const char *opname, size_t n,
@@ -340,33 +341,33 @@ weft_status_t weft__lg_t(weft_graph_t *g, weft_var_t *x, weft_var_t **out)
     }
     order[nd - 2] = nd - 1;
     order[nd - 1] = nd - 2;
-    return weft_dimshuffle(g, x, nd, order, out);
+    return weft__got(g, *out = weft_dimshuffle(g, x, nd, order));
 }
 
 weft_status_t weft__lg_outer(weft_graph_t *g, weft_var_t *a, weft_var_t *b, weft_var_t **out)
 {
     static const int col[2] = {0, WEFT_DIMSHUFFLE_NEW}, row[2] = {WEFT_DIMSHUFFLE_NEW, 0};
     weft_var_t *ac = NULL, *br = NULL;
-    weft_status_t st = weft_dimshuffle(g, a, 2, col, &ac);
+    weft_status_t st = weft__got(g, ac = weft_dimshuffle(g, a, 2, col));
     if (st == WEFT_OK) {
-        st = weft_dimshuffle(g, b, 2, row, &br);
+        st = weft__got(g, br = weft_dimshuffle(g, b, 2, row));
     }
-    return st == WEFT_OK ? weft_dot(g, ac, br, out) : st;
+    return st == WEFT_OK ? weft__got(g, *out = weft_dot(g, ac, br)) : st;
 }
 
 weft_status_t weft__lg_scale(weft_graph_t *g, weft_var_t *s, weft_var_t *x, weft_var_t **out)
 {
-    return weft_mul(g, s, x, out);
+    return weft__got(g, *out = weft_mul(g, s, x));
 }
 
 weft_status_t weft__lg_neg(weft_graph_t *g, weft_var_t *x, weft_var_t **out)
 {
-    return weft_neg(g, x, out);
+    return weft__got(g, *out = weft_neg(g, x));
 }
 
 weft_status_t weft__lg_sum_prod(weft_graph_t *g, weft_var_t *a, weft_var_t *b, weft_var_t **out)
 {
     weft_var_t *p = NULL;
-    weft_status_t st = weft_mul(g, a, b, &p);
-    return st == WEFT_OK ? weft_sum(g, p, 0, NULL, false, out) : st;
+    weft_status_t st = weft__got(g, p = weft_mul(g, a, b));
+    return st == WEFT_OK ? weft__got(g, *out = weft_sum(g, p, 0, NULL, false)) : st;
 }

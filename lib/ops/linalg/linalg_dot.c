@@ -4,6 +4,7 @@
  * (outer products and scalings for the vector cases). */
 #include <string.h>
 
+#include "graph/ctor_int.h"
 #include "linalg_int.h"
 #include "weft/elemwise.h"
 #include "weft/linalg.h"
@@ -203,28 +204,28 @@ static weft_status_t dot_grad(weft_graph_t *g, const weft_apply_t *node,
     int nx = weft_type_ndim(weft_var_type(x)), ny = weft_type_ndim(weft_var_type(y));
     weft_status_t st = WEFT_OK;
     if (nx == 1 && ny == 1) {
-        st = weft_mul(g, gz, y, &input_grads[0]);
-        return st == WEFT_OK ? weft_mul(g, gz, x, &input_grads[1]) : st;
+        st = weft__got(g, input_grads[0] = weft_mul(g, gz, y));
+        return st == WEFT_OK ? weft__got(g, input_grads[1] = weft_mul(g, gz, x)) : st;
     }
     if (nx == 2 && ny == 1) {
         st = weft__lg_outer(g, gz, y, &input_grads[0]);
         if (st == WEFT_OK) {
             st = weft__lg_t(g, x, &t);
         }
-        return st == WEFT_OK ? weft_dot(g, t, gz, &input_grads[1]) : st;
+        return st == WEFT_OK ? weft__got(g, input_grads[1] = weft_dot(g, t, gz)) : st;
     }
     if (nx == 1 && ny == 2) {
-        st = weft_dot(g, y, gz, &input_grads[0]);
+        st = weft__got(g, input_grads[0] = weft_dot(g, y, gz));
         return st == WEFT_OK ? weft__lg_outer(g, x, gz, &input_grads[1]) : st;
     }
     st = weft__lg_t(g, y, &t);
     if (st == WEFT_OK) {
-        st = weft_dot(g, gz, t, &input_grads[0]);
+        st = weft__got(g, input_grads[0] = weft_dot(g, gz, t));
     }
     if (st == WEFT_OK) {
         st = weft__lg_t(g, x, &t);
     }
-    return st == WEFT_OK ? weft_dot(g, t, gz, &input_grads[1]) : st;
+    return st == WEFT_OK ? weft__got(g, input_grads[1] = weft_dot(g, t, gz)) : st;
 }
 
 const weft_op_class_t weft__dot_class = {
@@ -235,11 +236,19 @@ const weft_op_class_t weft__dot_class = {
     .grad = dot_grad,
 };
 
-weft_status_t weft_dot_at(weft_graph_t *g, weft_var_t *x, weft_var_t *y, const char *file,
-                          int line, weft_var_t **out)
+static weft_status_t dot_impl(weft_graph_t *g, weft_var_t *x, weft_var_t *y, const char *file,
+                              int line, weft_var_t **out)
 {
     weft_var_t *in[2] = {x, y};
     weft_status_t st = weft__linalg_args(g, "Dot", 2, in, file, line, out);
     return st == WEFT_OK ? weft__linalg_call(g, &weft__dot_class, NULL, 2, in, file, line, out)
                          : st;
+}
+
+weft_var_t *weft_dot_at(weft_graph_t *g, weft_var_t *x, weft_var_t *y, const char *file, int line)
+{
+    weft_var_t *out = NULL;
+    weft__ctor_begin(g);
+    weft_status_t st = dot_impl(g, x, y, file, line, &out);
+    return weft__ctor_end(g, st, out, "weft_dot", file, line);
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "tensor/kernel_int.h" /* weft__kernel_scratch_copy */
+#include "graph/ctor_int.h"
 #include "linalg_int.h"
 #include "ops_int.h"
 #include "props_fields_int.h"
@@ -339,7 +340,7 @@ static weft_status_t gemx_grad(weft_graph_t *g, const weft_apply_t *node,
         st = is_gemv ? weft__lg_outer(g, gz, in[3], &p) : weft__lg_t(g, in[3], &t);
     }
     if (st == WEFT_OK && !is_gemv) {
-        st = weft_dot(g, gz, t, &p);
+        st = weft__got(g, p = weft_dot(g, gz, t));
     }
     if (st == WEFT_OK) {
         st = weft__lg_scale(g, in[1], p, &ig[2]);
@@ -348,13 +349,13 @@ static weft_status_t gemx_grad(weft_graph_t *g, const weft_apply_t *node,
         st = weft__lg_t(g, in[2], &t);
     }
     if (st == WEFT_OK) {
-        st = weft_dot(g, t, gz, &p);
+        st = weft__got(g, p = weft_dot(g, t, gz));
     }
     if (st == WEFT_OK) {
         st = weft__lg_scale(g, in[1], p, &ig[3]);
     }
     if (st == WEFT_OK) {
-        st = weft_dot(g, in[2], in[3], &xy);
+        st = weft__got(g, xy = weft_dot(g, in[2], in[3]));
     }
     if (st == WEFT_OK) {
         st = weft__lg_sum_prod(g, gz, xy, &ig[1]);
@@ -417,18 +418,20 @@ static weft_status_t gemx_build(weft_graph_t *g, const weft_op_class_t *cls, wef
     return st == WEFT_OK ? weft__linalg_call(g, cls, &p, 5, in, file, line, out) : st;
 }
 
-weft_status_t weft_gemm_at(weft_graph_t *g, weft_var_t *z, weft_var_t *a, weft_var_t *x,
-                           weft_var_t *y, weft_var_t *b, bool inplace, const char *file,
-                           int line, weft_var_t **out)
+weft_var_t *weft_gemm_at(weft_graph_t *g, weft_var_t *z, weft_var_t *a, weft_var_t *x,
+                         weft_var_t *y, weft_var_t *b, bool inplace, const char *file, int line)
 {
-    weft_var_t *in[5] = {z, a, x, y, b};
-    return gemx_build(g, &weft__gemm_class, in, inplace, file, line, out);
+    weft_var_t *out = NULL, *in[5] = {z, a, x, y, b};
+    weft__ctor_begin(g);
+    weft_status_t st = gemx_build(g, &weft__gemm_class, in, inplace, file, line, &out);
+    return weft__ctor_end(g, st, out, "weft_gemm", file, line);
 }
 
-weft_status_t weft_gemv_at(weft_graph_t *g, weft_var_t *y, weft_var_t *a, weft_var_t *A,
-                           weft_var_t *x, weft_var_t *b, bool inplace, const char *file,
-                           int line, weft_var_t **out)
+weft_var_t *weft_gemv_at(weft_graph_t *g, weft_var_t *y, weft_var_t *a, weft_var_t *A,
+                         weft_var_t *x, weft_var_t *b, bool inplace, const char *file, int line)
 {
-    weft_var_t *in[5] = {y, a, A, x, b};
-    return gemx_build(g, &weft__gemv_class, in, inplace, file, line, out);
+    weft_var_t *out = NULL, *in[5] = {y, a, A, x, b};
+    weft__ctor_begin(g);
+    weft_status_t st = gemx_build(g, &weft__gemv_class, in, inplace, file, line, &out);
+    return weft__ctor_end(g, st, out, "weft_gemv", file, line);
 }

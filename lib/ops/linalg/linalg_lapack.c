@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "graph/ctor_int.h"
 #include "linalg_int.h"
 #include "props_fields_int.h"
 #include "weft/elemwise.h"
@@ -108,22 +109,22 @@ static weft_status_t chol_grad(weft_graph_t *g, const weft_apply_t *node,
     weft_var_t *sum = NULL;
     weft_status_t st = weft__lg_t(g, l, &lt);
     if (st == WEFT_OK) {
-        st = weft_dot(g, lt, gz, &p);
+        st = weft__got(g, p = weft_dot(g, lt, gz));
     }
     if (st == WEFT_OK) {
         st = weft__trimask(g, p, true, 0.5, &phi);
     }
     if (st == WEFT_OK) { /* L^T S1 = Phi */
-        st = weft_trsm(g, l, phi, WEFT_TRSM_TRANS, &s1);
+        st = weft__got(g, s1 = weft_trsm(g, l, phi, WEFT_TRSM_TRANS));
     }
     if (st == WEFT_OK) { /* S L = S1 */
-        st = weft_trsm(g, l, s1, WEFT_TRSM_RIGHT, &s);
+        st = weft__got(g, s = weft_trsm(g, l, s1, WEFT_TRSM_RIGHT));
     }
     if (st == WEFT_OK) {
         st = weft__lg_t(g, s, &sT);
     }
     if (st == WEFT_OK) {
-        st = weft_add(g, s, sT, &sum);
+        st = weft__got(g, sum = weft_add(g, s, sT));
     }
     return st == WEFT_OK ? weft__trimask(g, sum, true, 0.5, &input_grads[0]) : st;
 }
@@ -136,8 +137,8 @@ const weft_op_class_t weft__cholesky_class = {
     .grad = chol_grad,
 };
 
-weft_status_t weft_cholesky_at(weft_graph_t *g, weft_var_t *x, const char *file, int line,
-                               weft_var_t **out)
+static weft_status_t cholesky_impl(weft_graph_t *g, weft_var_t *x, const char *file, int line,
+                                   weft_var_t **out)
 {
     weft_status_t st = weft__linalg_args(g, "Cholesky", 1, &x, file, line, out);
     return st == WEFT_OK
@@ -232,7 +233,7 @@ static weft_status_t trsm_grad_a(weft_graph_t *g, unsigned flags, weft_var_t *le
     } else {
         st = weft__lg_t(g, r, &rt);
         if (st == WEFT_OK) {
-            st = weft_dot(g, l, rt, &prod);
+            st = weft__got(g, prod = weft_dot(g, l, rt));
         }
     }
     if (st == WEFT_OK) {
@@ -251,7 +252,7 @@ static weft_status_t trsm_grad(weft_graph_t *g, const weft_apply_t *node,
     if (!gz) {
         return WEFT_OK;
     }
-    weft_status_t st = weft_trsm(g, a, gz, p->flags ^ WEFT_TRSM_TRANS, &db);
+    weft_status_t st = weft__got(g, db = weft_trsm(g, a, gz, p->flags ^ WEFT_TRSM_TRANS));
     if (st != WEFT_OK) {
         return st;
     }
@@ -296,8 +297,8 @@ const weft_op_class_t weft__trsm_class = {
     .grad = trsm_grad,
 };
 
-weft_status_t weft_trsm_at(weft_graph_t *g, weft_var_t *a, weft_var_t *b, unsigned flags,
-                           const char *file, int line, weft_var_t **out)
+static weft_status_t trsm_impl(weft_graph_t *g, weft_var_t *a, weft_var_t *b, unsigned flags,
+                               const char *file, int line, weft_var_t **out)
 {
     weft_var_t *in[2] = {a, b};
     weft_status_t st = weft__linalg_args(g, "Trsm", 2, in, file, line, out);
@@ -392,15 +393,16 @@ static weft_status_t syrk_grad(weft_graph_t *g, const weft_apply_t *node,
     }
     weft_status_t st = weft__lg_t(g, gz, &gt);
     if (st == WEFT_OK) {
-        st = weft_add(g, gz, gt, &sym);
+        st = weft__got(g, sym = weft_add(g, gz, gt));
     }
     if (st == WEFT_OK) {
-        st = p->trans ? weft_dot(g, a, sym, &prod) : weft_dot(g, sym, a, &prod);
+        st = p->trans ? weft__got(g, prod = weft_dot(g, a, sym))
+                      : weft__got(g, prod = weft_dot(g, sym, a));
     }
     if (st != WEFT_OK) {
         return st;
     }
-    return weft_binary_scalar(g, WEFT_ELEMWISE_MUL, prod, p->alpha, &input_grads[0]);
+    return weft__got(g, input_grads[0] = weft_binary_scalar(g, WEFT_ELEMWISE_MUL, prod, p->alpha));
 }
 
 static int syrk_props_print(const void *props, char *buf, size_t cap)
@@ -429,8 +431,8 @@ const weft_op_class_t weft__syrk_class = {
     .grad = syrk_grad,
 };
 
-weft_status_t weft_syrk_at(weft_graph_t *g, weft_var_t *a, bool trans, double alpha,
-                           const char *file, int line, weft_var_t **out)
+static weft_status_t syrk_impl(weft_graph_t *g, weft_var_t *a, bool trans, double alpha,
+                               const char *file, int line, weft_var_t **out)
 {
     weft_status_t st = weft__linalg_args(g, "Syrk", 1, &a, file, line, out);
     syrk_props_t p;
@@ -439,4 +441,30 @@ weft_status_t weft_syrk_at(weft_graph_t *g, weft_var_t *a, bool trans, double al
     p.trans = trans ? 1 : 0;
     return st == WEFT_OK ? weft__linalg_call(g, &weft__syrk_class, &p, 1, &a, file, line, out)
                          : st;
+}
+
+weft_var_t *weft_cholesky_at(weft_graph_t *g, weft_var_t *x, const char *file, int line)
+{
+    weft_var_t *out = NULL;
+    weft__ctor_begin(g);
+    weft_status_t st = cholesky_impl(g, x, file, line, &out);
+    return weft__ctor_end(g, st, out, "weft_cholesky", file, line);
+}
+
+weft_var_t *weft_trsm_at(weft_graph_t *g, weft_var_t *a, weft_var_t *b, unsigned flags,
+                         const char *file, int line)
+{
+    weft_var_t *out = NULL;
+    weft__ctor_begin(g);
+    weft_status_t st = trsm_impl(g, a, b, flags, file, line, &out);
+    return weft__ctor_end(g, st, out, "weft_trsm", file, line);
+}
+
+weft_var_t *weft_syrk_at(weft_graph_t *g, weft_var_t *a, bool trans, double alpha, const char *file,
+                         int line)
+{
+    weft_var_t *out = NULL;
+    weft__ctor_begin(g);
+    weft_status_t st = syrk_impl(g, a, trans, alpha, file, line, &out);
+    return weft__ctor_end(g, st, out, "weft_syrk", file, line);
 }

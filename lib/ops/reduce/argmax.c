@@ -5,6 +5,7 @@
  * connection pattern leave the input disconnected. */
 #include <string.h>
 
+#include "graph/ctor_int.h"
 #include "reduce_ops_int.h"
 
 static weft_status_t argmax_make_node(weft_graph_t *g, const weft_op_t *op, size_t n_in,
@@ -91,8 +92,8 @@ const weft_op_class_t weft__argmax_class = {
     .grad = argmax_grad,
 };
 
-weft_status_t weft_argmax_at(weft_graph_t *g, weft_var_t *x, int axis, bool keepdims,
-                             const char *file, int line, weft_var_t **out)
+static weft_status_t argmax_impl(weft_graph_t *g, weft_var_t *x, int axis, bool keepdims,
+                                 const char *file, int line, weft_var_t **out)
 {
     if (out) {
         *out = NULL;
@@ -125,5 +126,14 @@ weft_status_t weft_argmax_at(weft_graph_t *g, weft_var_t *x, int axis, bool keep
     }
     const weft_op_t *op = NULL;
     st = weft_op_create(g, &weft__argmax_class, &p, &op);
-    return st == WEFT_OK ? weft_op_call_at(g, op, 1, &x, file, line, out) : st;
+    return st == WEFT_OK ? weft__got(g, *out = weft_op_call_at(g, op, 1, &x, file, line)) : st;
+}
+
+weft_var_t *weft_argmax_at(weft_graph_t *g, weft_var_t *x, int axis, bool keepdims,
+                           const char *file, int line)
+{
+    weft_var_t *out = NULL;
+    weft__ctor_begin(g);
+    weft_status_t st = argmax_impl(g, x, axis, keepdims, file, line, &out);
+    return weft__ctor_end(g, st, out, "weft_argmax", file, line);
 }

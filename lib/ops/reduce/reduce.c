@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "graph/ctor_int.h"
 #include "reduce_ops_int.h"
 
 static const char *const reduce_names[WEFT_REDUCE_KIND_COUNT] = {"Sum", "Mean", "Max", "Min",
@@ -278,9 +279,9 @@ weft_status_t weft__reduce_input_type(weft_graph_t *g, weft_var_t *x, const char
     return WEFT_OK;
 }
 
-weft_status_t weft_reduce_at(weft_graph_t *g, weft_reduce_kind_t kind, weft_var_t *x,
-                             size_t n_axes, const int *axes, bool keepdims, const char *file,
-                             int line, weft_var_t **out)
+static weft_status_t reduce_impl(weft_graph_t *g, weft_reduce_kind_t kind, weft_var_t *x,
+                                 size_t n_axes, const int *axes, bool keepdims, const char *file,
+                                 int line, weft_var_t **out)
 {
     if (out) {
         *out = NULL;
@@ -305,5 +306,14 @@ weft_status_t weft_reduce_at(weft_graph_t *g, weft_reduce_kind_t kind, weft_var_
     if (st == WEFT_OK) {
         st = weft_op_create(g, weft__reduce_class(kind), &p, &op);
     }
-    return st == WEFT_OK ? weft_op_call_at(g, op, 1, &x, file, line, out) : st;
+    return st == WEFT_OK ? weft__got(g, *out = weft_op_call_at(g, op, 1, &x, file, line)) : st;
+}
+
+weft_var_t *weft_reduce_at(weft_graph_t *g, weft_reduce_kind_t kind, weft_var_t *x, size_t n_axes,
+                           const int *axes, bool keepdims, const char *file, int line)
+{
+    weft_var_t *out = NULL;
+    weft__ctor_begin(g);
+    weft_status_t st = reduce_impl(g, kind, x, n_axes, axes, keepdims, file, line, &out);
+    return weft__ctor_end(g, st, out, "weft_reduce", file, line);
 }

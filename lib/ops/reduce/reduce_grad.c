@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "graph/ctor_int.h"
 #include "reduce_ops_int.h"
 
 static bool rgrad_float(const weft_type_t *t)
@@ -135,7 +136,7 @@ static weft_status_t rgrad_null_var(weft_graph_t *g, const weft_apply_t *node, w
     int line;
     weft_apply_trace(node, &file, &line);
     weft_status_t st = weft_type_null(g, &t);
-    return st == WEFT_OK ? weft_var_create_at(g, t, NULL, file, line, out) : st;
+    return st == WEFT_OK ? weft__got(g, *out = weft_var_create_at(g, t, NULL, file, line)) : st;
 }
 
 static weft_status_t rgrad_grad(weft_graph_t *g, const weft_apply_t *node,
@@ -159,8 +160,9 @@ static weft_status_t rgrad_grad(weft_graph_t *g, const weft_apply_t *node,
     const char *file;
     int line;
     weft_apply_trace(node, &file, &line);
-    return weft_reduce_at(g, (weft_reduce_kind_t)p->kind, output_grads[0], (size_t)n, axes,
-                          p->keepdims != 0, file, line, &input_grads[1]);
+    return weft__got(g, input_grads[1] =
+                            weft_reduce_at(g, (weft_reduce_kind_t)p->kind, output_grads[0],
+                                           (size_t)n, axes, p->keepdims != 0, file, line));
 }
 
 static int rgrad_props_print(const void *props, char *buf, size_t cap)
@@ -191,5 +193,5 @@ weft_status_t weft__reduce_grad_build(weft_graph_t *g, const weft__reduce_props_
     const weft_op_t *op = NULL;
     weft_status_t st = weft_op_create(g, &weft__reduce_grad_class, p, &op);
     weft_var_t *in[2] = {x, gz};
-    return st == WEFT_OK ? weft_op_call_at(g, op, 2, in, file, line, out) : st;
+    return st == WEFT_OK ? weft__got(g, *out = weft_op_call_at(g, op, 2, in, file, line)) : st;
 }

@@ -5,6 +5,7 @@
  * broadcasts the output gradient back (Second(x, gz)). */
 #include <stdio.h>
 
+#include "graph/ctor_int.h"
 #include "ops_int.h"
 #include "props_fields_int.h"
 #include "weft/kernel.h"
@@ -74,8 +75,9 @@ static weft_status_t sa_grad(weft_graph_t *g, const weft_apply_t *node,
 {
     input_grads[0] = NULL;
     if (!output_grads[0]) return WEFT_OK;
-    return weft_binary_at(g, WEFT_ELEMWISE_SECOND, weft_apply_input(node, 0), output_grads[0],
-                          __FILE__, __LINE__, &input_grads[0]);
+    return weft__got(g, input_grads[0] =
+                            weft_binary_at(g, WEFT_ELEMWISE_SECOND, weft_apply_input(node, 0),
+                                           output_grads[0], __FILE__, __LINE__));
 }
 
 /* JSON props: {"axes": [0, 2]}. */
@@ -103,5 +105,5 @@ weft_status_t weft__sum_axes(weft_graph_t *g, weft_var_t *x, uint32_t mask, cons
     sum_axes_props_t p = {mask};
     const weft_op_t *op;
     weft_status_t st = weft_op_create(g, &weft__sum_axes_class, &p, &op);
-    return st ? st : weft_op_call_at(g, op, 1, &x, file, line, out);
+    return st ? st : weft__got(g, *out = weft_op_call_at(g, op, 1, &x, file, line));
 }

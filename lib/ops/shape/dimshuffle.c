@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "graph/ctor_int.h"
 #include "ops_int.h"
 #include "weft/json_props.h"
 #include "weft/kernel.h"
@@ -144,7 +145,8 @@ static weft_status_t ds_grad(weft_graph_t *g, const weft_apply_t *node,
         for (int k = 0; k < p->n; k++)
             if (p->order[k] == a) inv[a] = k;
     }
-    return weft_dimshuffle_at(g, output_grads[0], nd, inv, __FILE__, __LINE__, &input_grads[0]);
+    return weft__got(g, input_grads[0] =
+                            weft_dimshuffle_at(g, output_grads[0], nd, inv, __FILE__, __LINE__));
 }
 
 const weft_op_class_t weft__dimshuffle_class = {
@@ -160,8 +162,8 @@ const weft_op_class_t weft__dimshuffle_class = {
     .grad = ds_grad,
 };
 
-weft_status_t weft_dimshuffle_at(weft_graph_t *g, weft_var_t *x, int n_order, const int *order,
-                                 const char *file, int line, weft_var_t **out)
+static weft_status_t dimshuffle_impl(weft_graph_t *g, weft_var_t *x, int n_order, const int *order,
+                                     const char *file, int line, weft_var_t **out)
 {
     if (out) *out = NULL;
     if (!g) return WEFT_EINVAL;
@@ -177,22 +179,22 @@ weft_status_t weft_dimshuffle_at(weft_graph_t *g, weft_var_t *x, int n_order, co
     const weft_op_t *op;
     weft_status_t st = weft_op_create(g, &weft__dimshuffle_class, &p, &op);
     if (st != WEFT_OK) return st;
-    return weft_op_call_at(g, op, 1, &x, file, line, out);
+    return weft__got(g, *out = weft_op_call_at(g, op, 1, &x, file, line));
 }
 
-weft_status_t weft_transpose_at(weft_graph_t *g, weft_var_t *x, const char *file, int line,
-                                weft_var_t **out)
+static weft_status_t transpose_impl(weft_graph_t *g, weft_var_t *x, const char *file, int line,
+                                    weft_var_t **out)
 {
     if (out) *out = NULL;
     if (!g) return WEFT_EINVAL;
     if (!x || !out) return weft_graph_set_error(g, WEFT_EINVAL, "transpose: NULL argument");
     int nd = weft_type_ndim(weft_var_type(x)), order[WEFT_MAX_NDIM];
     for (int k = 0; k < nd; k++) order[k] = nd - 1 - k;
-    return weft_dimshuffle_at(g, x, nd, order, file, line, out);
+    return weft__got(g, *out = weft_dimshuffle_at(g, x, nd, order, file, line));
 }
 
-weft_status_t weft_pad_left_at(weft_graph_t *g, weft_var_t *x, int ndim, const char *file,
-                               int line, weft_var_t **out)
+static weft_status_t pad_left_impl(weft_graph_t *g, weft_var_t *x, int ndim, const char *file,
+                                   int line, weft_var_t **out)
 {
     if (out) *out = NULL;
     if (!g) return WEFT_EINVAL;
@@ -206,5 +208,30 @@ weft_status_t weft_pad_left_at(weft_graph_t *g, weft_var_t *x, int ndim, const c
     }
     for (int k = 0; k < ndim; k++)
         order[k] = k < ndim - nd ? WEFT_DIMSHUFFLE_NEW : k - (ndim - nd);
-    return weft_dimshuffle_at(g, x, ndim, order, file, line, out);
+    return weft__got(g, *out = weft_dimshuffle_at(g, x, ndim, order, file, line));
+}
+
+weft_var_t *weft_dimshuffle_at(weft_graph_t *g, weft_var_t *x, int n_order, const int *order,
+                               const char *file, int line)
+{
+    weft_var_t *out = NULL;
+    weft__ctor_begin(g);
+    weft_status_t st = dimshuffle_impl(g, x, n_order, order, file, line, &out);
+    return weft__ctor_end(g, st, out, "weft_dimshuffle", file, line);
+}
+
+weft_var_t *weft_transpose_at(weft_graph_t *g, weft_var_t *x, const char *file, int line)
+{
+    weft_var_t *out = NULL;
+    weft__ctor_begin(g);
+    weft_status_t st = transpose_impl(g, x, file, line, &out);
+    return weft__ctor_end(g, st, out, "weft_transpose", file, line);
+}
+
+weft_var_t *weft_pad_left_at(weft_graph_t *g, weft_var_t *x, int ndim, const char *file, int line)
+{
+    weft_var_t *out = NULL;
+    weft__ctor_begin(g);
+    weft_status_t st = pad_left_impl(g, x, ndim, file, line, &out);
+    return weft__ctor_end(g, st, out, "weft_pad_left", file, line);
 }

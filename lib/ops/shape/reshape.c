@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "graph/ctor_int.h"
 #include "base/base_int.h"
 #include "ops_int.h"
 #include "weft/json_props.h"
@@ -152,7 +153,8 @@ static weft_status_t rs_grad(weft_graph_t *g, const weft_apply_t *node,
     if (weft_apply_n_inputs(node) > 1) input_grads[1] = NULL;
     if (!output_grads[0] || !weft__dtype_is_float(weft_type_dtype(weft_var_type(x))))
         return WEFT_OK;
-    return weft_reshape_like_at(g, output_grads[0], x, __FILE__, __LINE__, &input_grads[0]);
+    return weft__got(g, input_grads[0] =
+                            weft_reshape_like_at(g, output_grads[0], x, __FILE__, __LINE__));
 }
 
 /* JSON props: {"shape": [..]} or {"like": true}. */
@@ -208,11 +210,11 @@ static weft_status_t reshape_build(weft_graph_t *g, const reshape_props_t *p, si
     const weft_op_t *op;
     weft_status_t st = weft_op_create(g, &weft__reshape_class, p, &op);
     if (st != WEFT_OK) return st;
-    return weft_op_call_at(g, op, n_in, in, file, line, out);
+    return weft__got(g, *out = weft_op_call_at(g, op, n_in, in, file, line));
 }
 
-weft_status_t weft_reshape_at(weft_graph_t *g, weft_var_t *x, int ndim, const int64_t *shape,
-                              const char *file, int line, weft_var_t **out)
+static weft_status_t reshape_impl(weft_graph_t *g, weft_var_t *x, int ndim, const int64_t *shape,
+                                  const char *file, int line, weft_var_t **out)
 {
     if (out) *out = NULL;
     if (!g) return WEFT_EINVAL;
@@ -238,8 +240,8 @@ weft_status_t weft_reshape_at(weft_graph_t *g, weft_var_t *x, int ndim, const in
     return reshape_build(g, &p, 1, &x, file, line, out);
 }
 
-weft_status_t weft_reshape_like_at(weft_graph_t *g, weft_var_t *x, weft_var_t *like,
-                                   const char *file, int line, weft_var_t **out)
+static weft_status_t reshape_like_impl(weft_graph_t *g, weft_var_t *x, weft_var_t *like,
+                                       const char *file, int line, weft_var_t **out)
 {
     if (out) *out = NULL;
     if (!g) return WEFT_EINVAL;
@@ -250,4 +252,22 @@ weft_status_t weft_reshape_like_at(weft_graph_t *g, weft_var_t *x, weft_var_t *l
     p.like = 1;
     weft_var_t *in[2] = {x, like};
     return reshape_build(g, &p, 2, in, file, line, out);
+}
+
+weft_var_t *weft_reshape_at(weft_graph_t *g, weft_var_t *x, int ndim, const int64_t *shape,
+                            const char *file, int line)
+{
+    weft_var_t *out = NULL;
+    weft__ctor_begin(g);
+    weft_status_t st = reshape_impl(g, x, ndim, shape, file, line, &out);
+    return weft__ctor_end(g, st, out, "weft_reshape", file, line);
+}
+
+weft_var_t *weft_reshape_like_at(weft_graph_t *g, weft_var_t *x, weft_var_t *like, const char *file,
+                                 int line)
+{
+    weft_var_t *out = NULL;
+    weft__ctor_begin(g);
+    weft_status_t st = reshape_like_impl(g, x, like, file, line, &out);
+    return weft__ctor_end(g, st, out, "weft_reshape_like", file, line);
 }

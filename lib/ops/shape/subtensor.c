@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "graph/ctor_int.h"
 #include "ops_int.h"
 #include "weft/kernel.h"
 
@@ -228,11 +229,11 @@ static weft_status_t sub_grad(weft_graph_t *g, const weft_apply_t *node,
         return WEFT_OK;
     const weft_op_t *op;
     q.inplace = 0;
-    weft_status_t st = weft_zeros_like_at(g, x, __FILE__, __LINE__, &z);
+    weft_status_t st = weft__got(g, z = weft_zeros_like_at(g, x, __FILE__, __LINE__));
     if (st == WEFT_OK) st = weft_op_create(g, &weft__inc_subtensor_class, &q, &op);
     if (st != WEFT_OK) return st;
     weft_var_t *in[2] = {z, output_grads[0]};
-    return weft_op_call_at(g, op, 2, in, __FILE__, __LINE__, &input_grads[0]);
+    return weft__got(g, input_grads[0] = weft_op_call_at(g, op, 2, in, __FILE__, __LINE__));
 }
 
 const weft_op_class_t weft__subtensor_class = {
@@ -422,18 +423,18 @@ static weft_status_t set_grad(weft_graph_t *g, const weft_apply_t *node,
     input_grads[0] = gz;
     if (!is_inc(op)) {
         int yd = weft_type_ndim(weft_var_type(y));
-        if (!(st = weft_constant_scalar_at(g, weft_type_dtype(weft_var_type(x)), 0.0, __FILE__,
-                                           __LINE__, &zero)) &&
+        if (!(st = weft__got(g, zero = weft_constant_scalar_at(g, weft_type_dtype(weft_var_type(x)),
+                                                               0.0, __FILE__, __LINE__))) &&
             !(st = weft_op_create(g, &weft__set_subtensor_class, &q, &set)) &&
-            !(st = weft_pad_left_at(g, zero, yd, __FILE__, __LINE__, &padded))) {
+            !(st = weft__got(g, padded = weft_pad_left_at(g, zero, yd, __FILE__, __LINE__)))) {
             weft_var_t *in[2] = {gz, padded};
-            st = weft_op_call_at(g, set, 2, in, __FILE__, __LINE__, &input_grads[0]);
+            st = weft__got(g, input_grads[0] = weft_op_call_at(g, set, 2, in, __FILE__, __LINE__));
         }
         if (st != WEFT_OK) return st;
     }
     if (!weft__dtype_is_float(weft_type_dtype(weft_var_type(y)))) return WEFT_OK;
     if ((st = weft_op_create(g, &weft__subtensor_class, &q, &sub)) ||
-        (st = weft_op_call_at(g, sub, 1, &gz, __FILE__, __LINE__, &gsub)))
+        (st = weft__got(g, gsub = weft_op_call_at(g, sub, 1, &gz, __FILE__, __LINE__))))
         return st;
     return weft__grad_reduce_to(g, gsub, y, &input_grads[1]);
 }
@@ -509,16 +510,16 @@ weft_status_t weft_set_subtensor_op(weft_graph_t *g, size_t n_idx, const weft_sl
                           out);
 }
 
-weft_status_t weft_subtensor_at(weft_graph_t *g, weft_var_t *x, size_t n_idx,
-                                const weft_slice_t *idx, const char *file, int line,
-                                weft_var_t **out)
+static weft_status_t subtensor_impl(weft_graph_t *g, weft_var_t *x, size_t n_idx,
+                                    const weft_slice_t *idx, const char *file, int line,
+                                    weft_var_t **out)
 {
     const weft_op_t *op;
     if (out) *out = NULL;
     if (!g) return WEFT_EINVAL;
     if (!x || !out) return weft_graph_set_error(g, WEFT_EINVAL, "Subtensor: NULL argument");
     weft_status_t st = weft_subtensor_op(g, n_idx, idx, &op);
-    return st ? st : weft_op_call_at(g, op, 1, &x, file, line, out);
+    return st ? st : weft__got(g, *out = weft_op_call_at(g, op, 1, &x, file, line));
 }
 
 static weft_status_t set_build(weft_graph_t *g, weft_var_t *x, weft_var_t *y, size_t n_idx,
@@ -539,21 +540,34 @@ static weft_status_t set_build(weft_graph_t *g, weft_var_t *x, weft_var_t *y, si
     if ((st = sub_out_type(g, name, weft_op_props(op), weft_var_type(x), &sub))) return st;
     weft_var_t *in[2] = {x, y};
     if (weft_type_ndim(weft_var_type(y)) < weft_type_ndim(sub) &&
-        (st = weft_pad_left_at(g, y, weft_type_ndim(sub), file, line, &in[1])))
+        (st = weft__got(g, in[1] = weft_pad_left_at(g, y, weft_type_ndim(sub), file, line))))
         return st;
-    return weft_op_call_at(g, op, 2, in, file, line, out);
+    return weft__got(g, *out = weft_op_call_at(g, op, 2, in, file, line));
 }
 
-weft_status_t weft_set_subtensor_at(weft_graph_t *g, weft_var_t *x, weft_var_t *y, size_t n_idx,
-                                    const weft_slice_t *idx, const char *file, int line,
-                                    weft_var_t **out)
+weft_var_t *weft_subtensor_at(weft_graph_t *g, weft_var_t *x, size_t n_idx, const weft_slice_t *idx,
+                              const char *file, int line)
 {
-    return set_build(g, x, y, n_idx, idx, false, file, line, out);
+    weft_var_t *out = NULL;
+    weft__ctor_begin(g);
+    weft_status_t st = subtensor_impl(g, x, n_idx, idx, file, line, &out);
+    return weft__ctor_end(g, st, out, "weft_subtensor", file, line);
 }
 
-weft_status_t weft_inc_subtensor_at(weft_graph_t *g, weft_var_t *x, weft_var_t *y, size_t n_idx,
-                                    const weft_slice_t *idx, const char *file, int line,
-                                    weft_var_t **out)
+weft_var_t *weft_set_subtensor_at(weft_graph_t *g, weft_var_t *x, weft_var_t *y, size_t n_idx,
+                                  const weft_slice_t *idx, const char *file, int line)
 {
-    return set_build(g, x, y, n_idx, idx, true, file, line, out);
+    weft_var_t *out = NULL;
+    weft__ctor_begin(g);
+    weft_status_t st = set_build(g, x, y, n_idx, idx, false, file, line, &out);
+    return weft__ctor_end(g, st, out, "weft_set_subtensor", file, line);
+}
+
+weft_var_t *weft_inc_subtensor_at(weft_graph_t *g, weft_var_t *x, weft_var_t *y, size_t n_idx,
+                                  const weft_slice_t *idx, const char *file, int line)
+{
+    weft_var_t *out = NULL;
+    weft__ctor_begin(g);
+    weft_status_t st = set_build(g, x, y, n_idx, idx, true, file, line, &out);
+    return weft__ctor_end(g, st, out, "weft_inc_subtensor", file, line);
 }

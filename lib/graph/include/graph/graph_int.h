@@ -16,6 +16,7 @@
 
 #include "base/base_int.h"
 #include "base/vec.h"
+#include "graph/ctor_int.h"
 #include "weft/fgraph.h"
 #include "weft/graph.h"
 #include "weft/op.h"
@@ -119,6 +120,11 @@ struct weft_graph {
     weft__marks_t amarks;       /* scratch for graph-level traversals */
     weft__marks_t vmarks;
     char err[WEFT__ERR_CAP];
+    /* The kept (first) constructor error (graph_error.c) and the status of
+     * the latest failed constructor, kept or not. */
+    weft_status_t kept_status;
+    weft_status_t ctor_status;
+    char kept[WEFT__KEPT_CAP];
 };
 
 struct weft_clone_map {
