@@ -2,7 +2,9 @@
  * weft_dag_finalize, which freezes the DAG into the CSR layout described in
  * dag_int.h (counting sort by source), refusing duplicate edges and cycles
  * (Kahn's algorithm; a cycle is then found by walking predecessors among the
- * nodes Kahn could not remove, each of which has such a predecessor). */
+ * nodes Kahn could not remove, each of which has such a predecessor).
+ * Kahn's queue is kept as the order of runs on one-worker pools unless the
+ * ids are already a topological order. */
 #define _POSIX_C_SOURCE 200809L // clock_gettime, pthreads
 
 #include <stdarg.h>
@@ -46,7 +48,8 @@ static void dag_free_frozen(weft_dag_t *dag)
     weft__free(a, dag->succ_off, (n + 1) * sizeof(uint32_t));
     weft__free(a, dag->succ, ((size_t)dag->ne + n + 1) * sizeof(uint32_t));
     weft__free(a, dag->indeg, (n + 1) * sizeof(uint32_t));
-    dag->succ_off = dag->succ = dag->indeg = NULL;
+    weft__free(a, dag->order, (n + 1) * sizeof(uint32_t));
+    dag->succ_off = dag->succ = dag->indeg = dag->order = NULL;
     dag->nsrc = 0;
 }
 
@@ -209,21 +212,25 @@ const char *weft_dag_last_error(const weft_dag_t *dag)
 
 /* ------------------------------------------------------------- finalize */
 
-/* Build succ_off/succ (unflagged) and indeg from the edge list. */
-static void dag_build_csr(weft_dag_t *dag, uint32_t *fill)
+/* Build succ_off/succ (unflagged) and indeg from the edge list. Returns
+ * whether the ids are a topological order (every edge goes to a higher id). */
+static bool dag_build_csr(weft_dag_t *dag, uint32_t *fill)
 {
     uint32_t n = dag->n;
+    bool ids_ordered = true;
     memset(dag->succ_off, 0, ((size_t)n + 1) * sizeof(uint32_t));
     memset(dag->indeg, 0, (size_t)n * sizeof(uint32_t));
     for (uint64_t e = 0; e < dag->ne; e++) {
         dag->succ_off[dag->edges[e].from + 1]++;
         dag->indeg[dag->edges[e].to]++;
+        ids_ordered &= dag->edges[e].from < dag->edges[e].to;
     }
     for (uint32_t i = 0; i < n; i++) dag->succ_off[i + 1] += dag->succ_off[i];
     memcpy(fill, dag->succ_off, (size_t)n * sizeof(uint32_t));
     for (uint64_t e = 0; e < dag->ne; e++) {
         dag->succ[fill[dag->edges[e].from]++] = dag->edges[e].to;
     }
+    return ids_ordered;
 }
 
 /* WEFT_EDUPLICATE if some edge appears twice. mark: n scratch entries. */
@@ -308,15 +315,18 @@ static void dag_flag_entries(weft_dag_t *dag)
     dag->nsrc = k;
 }
 
-static weft_status_t dag_validate(weft_dag_t *dag, uint32_t *s1, uint32_t *s2)
+/* On success, *order is s2 (Kahn's queue: a topological order) when the ids
+ * are not one, else NULL. */
+static weft_status_t dag_validate(weft_dag_t *dag, uint32_t *s1, uint32_t *s2, uint32_t **order)
 {
-    dag_build_csr(dag, s1);
+    bool ids_ordered = dag_build_csr(dag, s1);
     weft_status_t st = dag_check_duplicates(dag, s1);
     if (st != WEFT_OK) return st;
     if (dag_kahn(dag, s1, s2) != dag->n) {
         dag_report_cycle(dag, s1, s2);
         return WEFT_ECYCLE;
     }
+    *order = ids_ordered ? NULL : s2;
     return WEFT_OK;
 }
 
@@ -336,9 +346,9 @@ weft_status_t weft_dag_finalize(weft_dag_t *dag)
     if (!dag->succ_off || !dag->succ || !dag->indeg || !s1 || !s2)
         st = WEFT_ENOMEM;
     else
-        st = dag_validate(dag, s1, s2);
+        st = dag_validate(dag, s1, s2, &dag->order);
     weft__free(a, s1, (n + 1) * sizeof(uint32_t));
-    weft__free(a, s2, (n + 1) * sizeof(uint32_t));
+    if (!dag->order) weft__free(a, s2, (n + 1) * sizeof(uint32_t)); /* else kept as order */
     if (st != WEFT_OK) {
         dag_free_frozen(dag);
         return st == WEFT_ENOMEM ? dag_nomem(dag, "finalize") : st;

@@ -9,7 +9,10 @@
  *                   entry = node id | DAG_SINGLE (in-degree 1, or a source:
  *                   ready without touching a counter) | DAG_DEFER (in-degree
  *                   >= DAG_DEFER_MIN: decrements are batched per worker)
- *   indeg[n]        copied into a run's pending[] at each start */
+ *   indeg[n]        copied into a run's pending[] at each start
+ *   order[n]        a topological order, for runs on one-worker pools
+ *                   (Kahn's queue); NULL when the ids are one already
+ *                   (every edge goes to a higher id): then order[i] = i */
 #ifndef WEFT_SCHED_DAG_INT_H
 #define WEFT_SCHED_DAG_INT_H
 
@@ -56,6 +59,7 @@ struct weft_dag {
     uint32_t *succ_off;
     uint32_t *succ;
     uint32_t *indeg;
+    uint32_t *order;
     uint32_t nsrc, nsinks;
     int has_multi; // some node has in-degree >= 2 (pending[] must be reset)
     /* run objects alive; written by run create/destroy on any thread */

@@ -7,6 +7,7 @@
  *                    fan-out, or the sources at start); split in halves, the
  *                    upper half pushed for thieves
  *   RUN_COMPLETE     every sink has finished: publish completion
+ *   RUN_SEQUENTIAL   the whole run, on a one-worker pool (below)
  * After a node's body, each successor entry is "decremented": in-degree 1 is
  * ready at once; otherwise pending[s] (reset from indeg at start) is
  * decremented with acq_rel and the thread bringing it to 0 runs s. The first
@@ -20,7 +21,12 @@
  * pool. A waiter returns after a seq_cst load of `finished`.
  * Failure/cancel: the first failing node's status wins a CAS on `status` and
  * sets `stop`; later bodies are skipped after one relaxed load of stop, but
- * successors are still decremented so the run drains and completes. */
+ * successors are still decremented so the run drains and completes.
+ * One-worker pools: a run is a single RUN_SEQUENTIAL item that calls the
+ * bodies in the DAG's topological order (dag_int.h) and then completes.
+ * Nothing can run beside it (the worker and a guest exclude each other
+ * through the pool's exec token), so it needs no counters, deque traffic or
+ * wake-ups; once stop is set the remaining bodies are skipped. */
 #define _POSIX_C_SOURCE 200809L // clock_gettime, pthreads
 
 #include <string.h>
@@ -30,6 +36,7 @@
 #define RUN_MAGIC 0x72756e21u
 #define RUN_RANGE (1ull << 63)
 #define RUN_COMPLETE 0xffffffffull
+#define RUN_SEQUENTIAL 0xfffffffeull // above every node id (WEFT__DAG_MAX_NODES)
 #define RUN_RANGE_GRAIN 32u   // entries handled without splitting further
 #define RUN_FANOUT_RANGE 16u  // a node with more successors pushes a range item
 
@@ -41,9 +48,10 @@ struct weft_dag_run {
     weft_dag_t *dag;
     weft_pool_t *pool;
     void *user;
-    _Atomic uint32_t *pending; // n counters; only nodes with in-degree >= 2 use theirs
+    _Atomic uint32_t *pending; // n counters (only nodes with in-degree >= 2 use theirs);
+                               // NULL on a one-worker pool (sequential runs)
     int in_flight, waited;     // start/wait thread only
-    int solo;                  // the pool has one worker
+    int solo;                  // the pool has one worker: runs are RUN_SEQUENTIAL
     int on_caller;             // this run executes on its caller (the pool's guest)
     /* profile (NULL unless created with profile) */
     uint64_t *t_start, *t_end, *idle, *idle_base;
@@ -74,19 +82,26 @@ static void run_fail(weft_dag_run_t *run, uint32_t u, weft_status_t st)
     atomic_store_explicit(&run->stop, 1, memory_order_relaxed); // relaxed: a skip hint
 }
 
-static void run_body(weft_dag_run_t *run, const weft_task_ctx_t *ctx, uint32_t u)
+static void run_body_profiled(weft_dag_run_t *run, const weft_task_ctx_t *ctx, uint32_t u)
 {
     const weft__dag_node_t *nd = &run->dag->nodes[u];
-    if (WEFT_LIKELY(!run->t_start)) {
-        weft_status_t st = nd->fn(nd->arg, ctx);
-        if (WEFT_UNLIKELY(st != WEFT_OK)) run_fail(run, u, st);
-        return;
-    }
     run->t_start[u] = weft__now_ns();
     weft_status_t st = nd->fn(nd->arg, ctx);
     run->t_end[u] = weft__now_ns();
     run->t_worker[u] = ctx->worker;
     if (st != WEFT_OK) run_fail(run, u, st);
+}
+
+/* Small, so that both executors (run_chain, run_sequential) inline it. */
+static inline void run_body(weft_dag_run_t *run, const weft_task_ctx_t *ctx, uint32_t u)
+{
+    if (WEFT_UNLIKELY(run->t_start != NULL)) {
+        run_body_profiled(run, ctx, u);
+        return;
+    }
+    const weft__dag_node_t *nd = &run->dag->nodes[u];
+    weft_status_t st = nd->fn(nd->arg, ctx);
+    if (WEFT_UNLIKELY(st != WEFT_OK)) run_fail(run, u, st);
 }
 
 /* Apply one decrement for successor entry s; true if s is now ready. */
@@ -99,11 +114,6 @@ static inline bool run_ready(weft_dag_run_t *run, weft__worker_t *w, uint32_t s)
         weft__worker_defer(w, 0, p, (weft__item_t){ &run->task, id });
         return false;
     }
-    /* acquire: if we read 1, every other predecessor has decremented (their
-     * acq_rel RMWs form a release sequence), so s is ours and needs no RMW.
-     * Only with one worker: with several, the load would fetch the line
-     * shared and the RMW then fetch it again, exclusive. */
-    if (run->solo && atomic_load_explicit(p, memory_order_acquire) == 1) return true;
     /* acq_rel: release publishes this predecessor's effects; acquire, for
      * the last decrementer, sees every other predecessor's */
     return atomic_fetch_sub_explicit(p, 1, memory_order_acq_rel) == 1;
@@ -184,11 +194,27 @@ static void run_complete(weft_dag_run_t *run)
     if (!on_caller) weft__pool_notify_done(pool);
 }
 
+/* The whole run on a one-worker pool (see the top of this file). */
+static void run_sequential(weft_dag_run_t *run, weft__worker_t *w)
+{
+    const weft_dag_t *dag = run->dag;
+    const uint32_t *order = dag->order;
+    weft_task_ctx_t ctx = { run->user, w->index, run->pool };
+    for (uint32_t i = 0; i < dag->n; i++) {
+        /* relaxed: a skip hint (see run_fail) */
+        if (WEFT_UNLIKELY(atomic_load_explicit(&run->stop, memory_order_relaxed))) break;
+        run_body(run, &ctx, order ? order[i] : i);
+    }
+    run_complete(run);
+}
+
 static void run_exec(weft__task_t *t, uint64_t payload, weft__worker_t *w)
 {
     weft_dag_run_t *run = (weft_dag_run_t *)t;
     if (payload & RUN_RANGE)
         run_range(run, w, (uint32_t)(payload >> 32) & 0x7fffffffu, (uint32_t)payload);
+    else if (payload == RUN_SEQUENTIAL)
+        run_sequential(run, w);
     else if (payload == RUN_COMPLETE)
         run_complete(run);
     else
@@ -262,8 +288,8 @@ weft_status_t weft_dag_run_create(weft_dag_t *dag, weft_pool_t *pool,
     run->pool = pool;
     run->solo = pool->nthreads == 1;
     run->magic = RUN_MAGIC;
-    run->pending = weft__alloc(dag->alloc, (size_t)dag->n * sizeof(uint32_t) + 1);
-    weft_status_t st = run->pending ? WEFT_OK : WEFT_ENOMEM;
+    if (!run->solo) run->pending = weft__alloc(dag->alloc, (size_t)dag->n * sizeof(uint32_t) + 1);
+    weft_status_t st = run->pending || run->solo ? WEFT_OK : WEFT_ENOMEM;
     if (st == WEFT_OK && opts && opts->profile) st = run_alloc_profile(run);
     if (st != WEFT_OK) {
         run_free(run);
@@ -301,7 +327,8 @@ static void run_reset(weft_dag_run_t *run, void *user)
     /* The pending counters are plain-copied: no other thread touches this
      * run until the submit below publishes it (deque release store or the
      * injection mutex). Only nodes with in-degree >= 2 read theirs. */
-    if (dag->has_multi) memcpy((void *)run->pending, dag->indeg, (size_t)dag->n * sizeof(uint32_t));
+    if (dag->has_multi && !run->solo)
+        memcpy((void *)run->pending, dag->indeg, (size_t)dag->n * sizeof(uint32_t));
     /* relaxed (all): published by the submit, as above */
     atomic_store_explicit(&run->stop, 0, memory_order_relaxed);
     atomic_store_explicit(&run->status, WEFT_OK, memory_order_relaxed);
@@ -344,8 +371,9 @@ weft_status_t weft_dag_run_start(weft_dag_run_t *run, void *user)
         atomic_store_explicit(&run->finished, 1, memory_order_relaxed); // relaxed: same thread waits
         return WEFT_OK;
     }
-    weft__item_t src = { &run->task,
-                         run_range_payload((uint32_t)dag->ne, (uint32_t)dag->ne + dag->nsrc) };
+    weft__item_t src = { &run->task, run->solo ? RUN_SEQUENTIAL
+                                               : run_range_payload((uint32_t)dag->ne,
+                                                                   (uint32_t)dag->ne + dag->nsrc) };
     weft_status_t st = weft__pool_submit(run->pool, src);
     if (st != WEFT_OK) { /* nothing started: undo */
         run_end(run);

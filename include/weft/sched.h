@@ -201,6 +201,10 @@ WEFT_API weft_status_t weft_dag_run_destroy(weft_dag_run_t *run);
 
 /* Start a run of the DAG on the pool; returns at once. Every node body gets
  * ctx->user == user. Each start must be matched by weft_dag_run_wait.
+ * On a one-worker pool the bodies run one after the other in a topological
+ * order fixed at finalize: the ids when every edge goes to a higher id,
+ * else the order weft_dag_finalize's cycle check removed them in
+ * (docs/execution.md §3.4).
  * Errors: WEFT_EINVAL (run NULL), WEFT_EBUSY (this run object is in flight:
  * use another run object for concurrent runs), WEFT_ENOMEM (only when more
  * threads submit at once than the pool's injection queue has ever held, and
