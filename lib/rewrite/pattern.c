@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/base_int.h"
 #include "graph/ctor_int.h"
 #include "rewrite_int.h"
 #include "weft/elemwise.h"
@@ -52,15 +53,7 @@ const char *weft_rewrite_pattern_last_error(void)
     return pat_err;
 }
 
-static weft_status_t perr(weft_status_t st, const char *fmt, ...) WEFT_PRINTF(2, 3);
-static weft_status_t perr(weft_status_t st, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(pat_err, sizeof pat_err, fmt, ap);
-    va_end(ap);
-    return st;
-}
+#define perr(st, ...) weft__error_to(pat_err, sizeof pat_err, (st), __VA_ARGS__)
 
 static void pnode_free(pnode_t *n)
 {

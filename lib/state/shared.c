@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "base/base_int.h"
 #include "graph/ctor_int.h"
 #include "graph/graph_int.h"
 #include "state/shared_int.h"
@@ -31,15 +32,7 @@ const char *weft_shared_last_error(void)
     return shared_err;
 }
 
-static weft_status_t shared_error(weft_status_t st, const char *fmt, ...) WEFT_PRINTF(2, 3);
-static weft_status_t shared_error(weft_status_t st, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(shared_err, sizeof shared_err, fmt, ap);
-    va_end(ap);
-    return st;
-}
+#define shared_error(st, ...) weft__error_to(shared_err, sizeof shared_err, (st), __VA_ARGS__)
 
 /* ---- the storage ---------------------------------------------------------------- */
 

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "weft/alloc.h"
+#include "weft/export.h"
 #include "weft/status.h"
 
 #define WEFT_CACHELINE 64
@@ -26,6 +27,11 @@ void weft__assert_fail(const char *file, int line, const char *msg) __attribute_
     do {                                                                        \
         if (WEFT_UNLIKELY(!(cond))) weft__assert_fail(__FILE__, __LINE__, msg); \
     } while (0)
+
+/* Formats an error message into buf (a module's thread-local "last error"
+ * text, read back by its *_last_error function) and returns st. */
+weft_status_t weft__error_to(char *buf, size_t cap, weft_status_t st, const char *fmt, ...)
+    WEFT_PRINTF(4, 5);
 
 /* Allocation through a weft_allocator_t (never NULL here: callers resolve the
  * default at object creation). */

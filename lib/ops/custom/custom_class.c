@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/base_int.h"
 #include "custom_int.h"
 #include "graph/ctor_int.h"
 #include "ops_int.h"
@@ -20,15 +21,7 @@ const char *weft_custom_op_last_error(void)
     return custom_err;
 }
 
-static weft_status_t custom_error(weft_status_t st, const char *fmt, ...) WEFT_PRINTF(2, 3);
-static weft_status_t custom_error(weft_status_t st, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(custom_err, sizeof custom_err, fmt, ap);
-    va_end(ap);
-    return st;
-}
+#define custom_error(st, ...) weft__error_to(custom_err, sizeof custom_err, (st), __VA_ARGS__)
 
 /* ---- make_node ------------------------------------------------------------------ */
 
