@@ -177,17 +177,6 @@ static void count_down(weft__call_state_t *cs, const weft__node_slots_t *ns, boo
     }
 }
 
-/* Starts loading what the likely next node on this worker (cnode.next) will
- * touch first: its record and the tensor left in its output cell. Reading
- * that cell is race-free: it is written only by that node, a DAG successor. */
-static inline void prefetch_next(const weft__call_state_t *cs, const weft__cnode_t *n)
-{
-    if (n->next == WEFT__NO_NEXT) return;
-    __builtin_prefetch(cs->f->nodes + n->next);
-    weft_tensor_t *t = cs->cells[n->next_out];
-    if (t) __builtin_prefetch(t);
-}
-
 /* An own node's output (weft__cnode_t.own) placed by this call: it may skip the
  * reference-count reads and the output check from the next call on when it
  * is exclusive and contiguous now (nothing can reference it later). */
@@ -232,7 +221,6 @@ weft_status_t weft__node_body(void *arg, const weft_task_ctx_t *tctx)
      * reuse: start loading it while the inputs are gathered */
     weft_tensor_t *prev = *out;
     if (prev) __builtin_prefetch(prev);
-    prefetch_next(cs, n);
     /* small arities use the (hot) stack; larger ones the state's scratch */
     const weft__node_slots_t *ns = weft__cnode_slots(f, n);
     uint32_t n_in = ns->n_in;

@@ -44,11 +44,13 @@ typedef weft_status_t (*weft__perform_fn)(const weft_apply_t *node, weft_tensor_
                                           weft_tensor_t **outputs, weft_kernel_ctx_t *ctx);
 
 /* One DAG node: what its body needs on every call, resolved at compile time,
- * in 32 bytes (two per cache line: the node path is bound by cache misses on
- * large graphs, and nodes run in near-random order). Its index is its
- * position in f->nodes. Its slot lists (weft__node_slots_t) live in
- * f->slot_storage at word offset slots: weft__cnode_slots finds them; what
- * only the checks read is in f->node_out. */
+ * in 32 bytes (two per cache line; a 24-byte record straddling lines was
+ * measured slower). Nodes are laid out in the order one worker runs them
+ * (schedule_order.c), so consecutive runs stream through consecutive
+ * records. Its index is its position in f->nodes. Its slot lists
+ * (weft__node_slots_t) live in f->slot_storage at word offset slots:
+ * weft__cnode_slots finds them; what only the checks read is in
+ * f->node_out. */
 typedef struct weft__cnode {
     _Alignas(32) weft__perform_fn perform;
     const weft_apply_t *apply;
@@ -57,10 +59,6 @@ typedef struct weft__cnode {
      * and nothing aliases it): see cs->own */
     uint32_t own : 1;
     uint32_t out_base; /* output j lives in slot out_base + j */
-    /* The successor the scheduler most likely runs next on this worker (its
-     * first DAG successor: the continuation when ready) and its output slot,
-     * prefetched while this node runs; WEFT__NO_NEXT when none. */
-    uint32_t next, next_out;
 } weft__cnode_t;
 
 _Static_assert(sizeof(weft__cnode_t) == 32 && _Alignof(weft__cnode_t) == 32,
@@ -123,7 +121,6 @@ typedef enum weft__slot_kind {
 } weft__slot_kind_t;
 
 #define WEFT__KEEP_BYTES 256
-#define WEFT__NO_NEXT UINT32_MAX
 
 /* The buffer pool: exclusive tensors handed back by emptied cells, kept by
  * (dtype, shape) and handed out again by the kernels' allocation hook.

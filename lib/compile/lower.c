@@ -192,7 +192,6 @@ static weft_status_t build_node(lower_ctx_t *c, size_t i, uint32_t **slots,
      * only an unaliased kept slot is exclusive by construction */
     n->own = no->n_out == 1 && f->slot_kind[n->out_base] == WEFT__SLOT_KEPT &&
              !c->aliased[n->out_base];
-    n->next = n->next_out = WEFT__NO_NEXT;
     return WEFT_OK;
 }
 
@@ -226,16 +225,6 @@ static weft_status_t slot_lists(weft_function_t *f)
         if (f->slot_kind[s] == WEFT__SLOT_OWNED) f->owned_slots[f->n_owned++] = s;
     }
     return WEFT_OK;
-}
-
-/* Prefetch hints: the node a worker most likely runs next is the next one in the order (on
- * one worker, always: the order is its run order). */
-static void set_next(weft_function_t *f)
-{
-    for (uint32_t i = 0; i + 1 < f->n_nodes; i++) {
-        f->nodes[i].next = i + 1;
-        f->nodes[i].next_out = f->nodes[i + 1].out_base;
-    }
 }
 
 static weft_status_t build_nodes(lower_ctx_t *c)
@@ -363,7 +352,6 @@ static weft_status_t build_dag(lower_ctx_t *c)
         st = weft_dag_add_edge(f->dag, weft__edge_from(by_topo[k]), to);
     }
     free(by_topo);
-    set_next(f);
     if (st == WEFT_OK) st = weft_dag_finalize(f->dag);
     if (st != WEFT_OK)
         return weft__fn_error(NULL, st, "building the task DAG: %s",

@@ -49,13 +49,13 @@ static bool cell_reusable(const weft_tensor_t *t, weft_dtype_t dtype, int ndim,
            weft_tensor_is_exclusive(t);
 }
 
-weft_status_t weft_kernel_alloc_output(weft_kernel_ctx_t *ctx, weft_tensor_t **cell,
-                                       weft_dtype_t dtype, int ndim, const int64_t *shape)
+/* weft_kernel_alloc_output past the runtime's own-cell case. Out of line, so
+ * that case, taken by most nodes of a warm call, saves no registers. */
+static __attribute__((noinline)) weft_status_t
+alloc_output_slow(weft_kernel_ctx_t *ctx, weft_tensor_t **cell, weft_dtype_t dtype, int ndim,
+                  const int64_t *shape)
 {
     if (!ctx || !cell) return weft__tensor_error(WEFT_EINVAL, "NULL kernel context or cell");
-    /* the runtime's own exclusive tensor (kernel_int.h): an existing tensor of
-     * exactly this geometry, so the request is valid too */
-    if (cell == ctx->own_cell && same_geometry(*cell, dtype, ndim, shape)) return WEFT_OK;
     size_t count;
     weft_status_t st = weft__tensor_check_shape(dtype, ndim, shape, &count);
     if (st != WEFT_OK) return weft_kernel_error(ctx, st, "output: %s", weft_tensor_last_error());
@@ -69,6 +69,16 @@ weft_status_t weft_kernel_alloc_output(weft_kernel_ctx_t *ctx, weft_tensor_t **c
                                  weft__dtype_name(dtype), count, weft_status_str(st));
     }
     return WEFT_OK;
+}
+
+weft_status_t weft_kernel_alloc_output(weft_kernel_ctx_t *ctx, weft_tensor_t **cell,
+                                       weft_dtype_t dtype, int ndim, const int64_t *shape)
+{
+    /* the runtime's own exclusive tensor (kernel_int.h): an existing tensor of
+     * exactly this geometry, so the request is valid too */
+    if (ctx && cell && cell == ctx->own_cell && same_geometry(*cell, dtype, ndim, shape))
+        return WEFT_OK;
+    return alloc_output_slow(ctx, cell, dtype, ndim, shape);
 }
 
 weft_status_t weft_kernel_scratch(weft_kernel_ctx_t *ctx, weft_dtype_t dtype, int ndim,
