@@ -32,14 +32,15 @@ weft_status_t weft__ofg_count_bound(weft_graph_t *g, size_t n_in, const weft_ofg
     for (size_t i = 0; o->input_constants && i < n_in; i++) {
         weft_var_t *c = o->input_constants[i];
         if (!c) continue;
+        char vb[256];
+        weft_var_print(c, vb, sizeof(vb));
         if (!weft_var_is_constant(c))
-            return weft_graph_set_error(g, WEFT_EINVAL,
-                                        "weft_ofg_create: input_constants[%zu] is not a constant",
-                                        i);
+            return weft_graph_set_error(
+                g, WEFT_EINVAL, "weft_ofg_create: input_constants[%zu], %s, is not a constant", i, vb);
         if (weft_var_graph(c) != g)
             return weft_graph_set_error(
-                g, WEFT_EFOREIGN, "weft_ofg_create: input_constants[%zu] belongs to another context",
-                i);
+                g, WEFT_EFOREIGN,
+                "weft_ofg_create: input_constants[%zu], %s, belongs to another context", i, vb);
         ++*n_bound;
     }
     return WEFT_OK;
