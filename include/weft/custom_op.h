@@ -173,7 +173,9 @@ WEFT_API const char *weft_custom_op_last_error(void);
  * an earlier constructor's failure, adds none): WEFT_EINVAL
  * (NULL g/cls/inputs/entry, cls not a custom op class, wrong n_in),
  * WEFT_ETYPE (an input not a tensor), WEFT_ESHAPE (inputs that do not
- * broadcast; a shape function's error), WEFT_EFOREIGN, WEFT_ENOMEM. */
+ * broadcast; a shape function's error), WEFT_EFOREIGN (an input of another
+ * context, named), WEFT_ENOMEM.
+ * Thread: as every constructor (one thread per context). */
 #define weft_custom_call(g, cls, n_in, inputs) \
     weft_custom_call_at((g), (cls), (n_in), (inputs), __FILE__, __LINE__)
 WEFT_API weft_var_t *weft_custom_call_at(weft_graph_t *g, const weft_op_class_t *cls,

@@ -176,7 +176,9 @@ WEFT_API bool weft_ofg_is_inline(const weft_op_t *op);
 WEFT_API const char *weft_ofg_name(const weft_op_t *op);
 WEFT_API const weft_op_t *weft_ofg_grad_override(const weft_op_t *op);
 /* The declared destroy_map (as weft_op_destroy_map(op, ...)): *entries
- * borrowed, valid while the op lives; *n = 0 for another op. */
+ * borrowed, valid while the op lives; *n = 0 and *entries NULL for another
+ * op or a NULL op; NULL entries or n: that one is not written.
+ * Thread: any (op is only read). */
 WEFT_API void weft_ofg_destroy_map(const weft_op_t *op, const weft_op_alias_t **entries, size_t *n);
 
 /* Builds, in g, a copy of the inner graph of node's OpFromGraph bound to the
