@@ -460,6 +460,9 @@ static void test_history_bad_input(void **state)
     assert_int_equal(weft_fgraph_remove_feature(
                          f->fg, weft_fgraph_find_feature(f->fg, weft_history_class())),
                      WEFT_OK);
+    /* a detached History is gone: its log with it */
+    assert_int_equal(weft_history_checkpoint(f->fg, &tok), WEFT_ENOTFOUND);
+    assert_int_equal(weft_history_n_entries(f->fg), 0);
 }
 
 static void test_node_finder_bad_input(void **state)
@@ -489,6 +492,7 @@ static void test_node_finder_bad_input(void **state)
     assert_int_equal(weft_fgraph_remove_feature(
                          f->fg, weft_fgraph_find_feature(f->fg, weft_node_finder_class())),
                      WEFT_OK);
+    assert_int_equal(weft_node_finder_by_class(f->fg, cls, &nodes, &n), WEFT_ENOTFOUND);
 }
 
 /* ---- fgraph utilities, destroy readers, node costs ------------------------ */
