@@ -381,6 +381,72 @@ static void test_kernel_contiguous_bad_input(void **state)
     assert_int_equal(weft_function_destroy(fn), WEFT_OK);
 }
 
+/* A shape function that answers input 0's shape until user[1] is set, then
+ * what user[0] says: a length, or -1 for an extra axis. */
+static weft_status_t fickle_shape(void *user, size_t n_in, const int *in_ndim,
+                                  const int64_t *const *in_shape, size_t k, int *ndim,
+                                  int64_t *shape)
+{
+    (void)n_in, (void)k;
+    int64_t *mode = user;
+    *ndim = in_ndim[0];
+    for (int d = 0; d < *ndim; d++) shape[d] = in_shape[0][d];
+    if (!mode[1]) return WEFT_OK;
+    if (mode[0] >= 0) {
+        shape[0] = mode[0];
+    } else {
+        shape[*ndim] = 1;
+        ++*ndim;
+    }
+    return WEFT_OK;
+}
+
+static weft_status_t fill_kernel(weft_kernel_ctx_t *ctx, size_t n_in, weft_tensor_t *const *in,
+                                 size_t n_out, weft_tensor_t *const *out, void *user)
+{
+    (void)ctx, (void)n_in, (void)in, (void)n_out, (void)user;
+    int64_t n = weft_tensor_size(out[0]);
+    for (int64_t i = 0; i < n; i++) ((double *)weft_tensor_data(out[0]))[i] = 1.0;
+    return WEFT_OK;
+}
+
+/* A run-time shape that contradicts the static output type (another
+ * length, a negative one, another ndim) fails the call naming the op; it
+ * never reaches the consumers. */
+static void test_custom_shape_function_contradicting_the_type(void **state)
+{
+    fixture_t *f = *state;
+    static int64_t mode[2];
+    const int64_t modes[3] = {5, -7, -1};
+    const char *names[3] = {"FickleLen", "FickleNeg", "FickleNdim"};
+    for (int m = 0; m < 3; m++) {
+        mode[0] = modes[m];
+        mode[1] = 0;
+        weft_custom_op_desc_t d = WEFT_CUSTOM_OP_DESC_INIT;
+        d.name = names[m];
+        d.kernel = fill_kernel;
+        d.shape = fickle_shape;
+        d.user = mode;
+        const weft_op_class_t *cls = NULL;
+        assert_int_equal(weft_custom_op_class(&d, &cls), WEFT_OK);
+        weft_var_t *y = weft_custom_call(f->g, cls, 1, &f->x);
+        assert_non_null(y);
+        weft_var_t *z = weft_tanh(f->g, weft_add(f->g, y, f->x));
+        weft_function_options_t o = WEFT_FUNCTION_OPTIONS_INIT;
+        o.threads = 1;
+        weft_function_t *fn = NULL;
+        assert_int_equal(weft_function_compile(1, &f->x, 1, &z, 0, NULL, &o, &fn), WEFT_OK);
+        weft_tensor_t *xv = tensor(WEFT_FLOAT64, 1, 3), *zv = NULL;
+        mode[1] = 1; /* from now on the shape function contradicts the type */
+        weft_status_t st = weft_function_call(fn, 1, &xv, 1, &zv);
+        if (st == WEFT_OK) fail_msg("%s: call succeeded", names[m]);
+        expect_text(weft_function_last_error(fn), names[m]);
+        weft_tensor_release(zv);
+        weft_tensor_release(xv);
+        assert_int_equal(weft_function_destroy(fn), WEFT_OK);
+    }
+}
+
 /* ---- tensor_iter ------------------------------------------------------------ */
 
 static void count_rows(size_t n, char *const *p, const int64_t *s, void *arg)
@@ -745,6 +811,7 @@ int main(void)
         cmocka_unit_test(test_custom_op_class_bad_input),
         cmocka_unit_test(test_custom_call_bad_input),
         cmocka_unit_test(test_kernel_contiguous_bad_input),
+        cmocka_unit_test(test_custom_shape_function_contradicting_the_type),
         cmocka_unit_test(test_tensor_iter_bad_input),
         cmocka_unit_test(test_history_bad_input),
         cmocka_unit_test(test_node_finder_bad_input),
