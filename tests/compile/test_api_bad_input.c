@@ -296,38 +296,33 @@ static void test_custom_op_class_bad_input(void **state)
     d.name = "BadInputIdent";
     d.scalar = ident;
     assert_int_equal(weft_custom_op_class(&d, NULL), WEFT_EINVAL);
-    weft_custom_op_desc_t e = d;
-    e.name = NULL;
-    expect_class_error(&e, WEFT_EINVAL, "name");
-    e = d;
-    e.size = 4;
-    expect_class_error(&e, WEFT_EINVAL, "size");
-    e = d;
-    e.kernel = contig_kernel;
-    expect_class_error(&e, WEFT_EINVAL, "BadInputIdent");
-    e = d;
-    e.scalar = NULL;
-    expect_class_error(&e, WEFT_EINVAL, "BadInputIdent");
-    e = d;
-    e.n_inputs = 0;
-    expect_class_error(&e, WEFT_EINVAL, "n_inputs");
-    e = d;
-    e.n_inputs = WEFT_CUSTOM_MAX_ELEMWISE_INPUTS + 1;
-    expect_class_error(&e, WEFT_EINVAL, "n_inputs");
-    e = d;
-    e.n_outputs = 2;
-    expect_class_error(&e, WEFT_EINVAL, "n_outputs");
-    e = d;
-    e.dtype = 999;
-    expect_class_error(&e, WEFT_EINVAL, "dtype");
-    e = d;
-    e.dtype = -7;
-    expect_class_error(&e, WEFT_EINVAL, "dtype");
-    e = d;
-    e.name = "Add"; /* a built-in class */
-    expect_class_error(&e, WEFT_EALREADY, "Add");
+    /* each case: d with one field spoiled, the status, a part of the text */
+    static const struct {
+        weft_status_t st;
+        const char *part;
+    } cases[] = {{WEFT_EINVAL, "name"},      {WEFT_EINVAL, "size"},
+                 {WEFT_EINVAL, "exactly one"}, {WEFT_EINVAL, "exactly one"},
+                 {WEFT_EINVAL, "n_inputs 0"}, {WEFT_EINVAL, "n_inputs 8"},
+                 {WEFT_EINVAL, "n_outputs"}, {WEFT_EINVAL, "bad dtype 999"},
+                 {WEFT_EINVAL, "bad dtype -7"}, {WEFT_EALREADY, "Add"}};
+    for (int k = 0; k < (int)(sizeof(cases) / sizeof(cases[0])); k++) {
+        weft_custom_op_desc_t e = d;
+        switch (k) {
+        case 0: e.name = NULL; break;
+        case 1: e.size = 4; break;
+        case 2: e.kernel = contig_kernel; break;
+        case 3: e.scalar = NULL; break;
+        case 4: e.n_inputs = 0; break;
+        case 5: e.n_inputs = WEFT_CUSTOM_MAX_ELEMWISE_INPUTS + 1; break;
+        case 6: e.n_outputs = 2; break;
+        case 7: e.dtype = 999; break;
+        case 8: e.dtype = -7; break;
+        default: e.name = "Add"; /* a built-in class */
+        }
+        expect_class_error(&e, cases[k].st, cases[k].part);
+    }
     assert_int_equal(weft_custom_op_class(&d, &cls), WEFT_OK);
-    e = d;
+    weft_custom_op_desc_t e = d;
     e.user = &e; /* same name, another description */
     expect_class_error(&e, WEFT_EALREADY, "BadInputIdent");
 }
@@ -357,18 +352,27 @@ static void test_custom_call_bad_input(void **state)
                 "Tanh");
 }
 
-static void test_kernel_contiguous_bad_input(void **state)
+/* A kernel-style custom op of one input applied to f->x. */
+static weft_var_t *kernel_call(fixture_t *f, const char *name, weft_custom_kernel_fn kernel,
+                               weft_custom_shape_fn shape, void *user)
 {
-    fixture_t *f = *state;
-    static weft_status_t seen[3];
     weft_custom_op_desc_t d = WEFT_CUSTOM_OP_DESC_INIT;
-    d.name = "BadInputContig";
-    d.kernel = contig_kernel;
-    d.user = seen;
+    d.name = name;
+    d.kernel = kernel;
+    d.shape = shape;
+    d.user = user;
     const weft_op_class_t *cls = NULL;
     assert_int_equal(weft_custom_op_class(&d, &cls), WEFT_OK);
     weft_var_t *y = weft_custom_call(f->g, cls, 1, &f->x);
     assert_non_null(y);
+    return y;
+}
+
+static void test_kernel_contiguous_bad_input(void **state)
+{
+    fixture_t *f = *state;
+    static weft_status_t seen[3];
+    weft_var_t *y = kernel_call(f, "BadInputContig", contig_kernel, NULL, seen);
     weft_function_t *fn = NULL;
     assert_int_equal(weft_function_compile(1, &f->x, 1, &y, 0, NULL, NULL, &fn), WEFT_OK);
     weft_tensor_t *xv = tensor(WEFT_FLOAT64, 1, 3), *yv = NULL;
@@ -422,15 +426,7 @@ static void test_custom_shape_function_contradicting_the_type(void **state)
     for (int m = 0; m < 3; m++) {
         mode[0] = modes[m];
         mode[1] = 0;
-        weft_custom_op_desc_t d = WEFT_CUSTOM_OP_DESC_INIT;
-        d.name = names[m];
-        d.kernel = fill_kernel;
-        d.shape = fickle_shape;
-        d.user = mode;
-        const weft_op_class_t *cls = NULL;
-        assert_int_equal(weft_custom_op_class(&d, &cls), WEFT_OK);
-        weft_var_t *y = weft_custom_call(f->g, cls, 1, &f->x);
-        assert_non_null(y);
+        weft_var_t *y = kernel_call(f, names[m], fill_kernel, fickle_shape, mode);
         weft_var_t *z = weft_tanh(f->g, weft_add(f->g, y, f->x));
         weft_function_options_t o = WEFT_FUNCTION_OPTIONS_INIT;
         o.threads = 1;
