@@ -323,6 +323,11 @@ static void test_custom_op_class_bad_input(void **state)
     }
     assert_int_equal(weft_custom_op_class(&d, &cls), WEFT_OK);
     weft_custom_op_desc_t e = d;
+    e.scalar = NULL;
+    e.kernel = contig_kernel;
+    e.n_inputs = WEFT_OP_MAX_OUTPUTS + 1;
+    expect_class_error(&e, WEFT_EINVAL, "n_inputs 17 outside [1, 16]");
+    e = d;
     e.user = &e; /* same name, another description */
     expect_class_error(&e, WEFT_EALREADY, "BadInputIdent");
 }
