@@ -212,6 +212,41 @@ static void test_constructors_out_of_range(void **state)
     expect_kept(g, weft_cholesky(g, f->x), WEFT_ETYPE, "float64[3]");
 }
 
+/* weft_grads, constants and weft_var_create: NULL, sizes, dtypes. */
+static void test_grads_and_leaves_bad_input(void **state)
+{
+    fixture_t *f = *state;
+    weft_graph_t *g = f->g;
+    weft_var_t *cost = weft_sum(g, f->x, 0, NULL, false), *grads[2] = {NULL, NULL};
+    weft_var_t *wrt[2] = {f->x, f->y};
+    assert_null(weft_grads(NULL, cost, 1, wrt, NULL, grads));
+    expect_kept(g, weft_grads(g, cost, 1, wrt, NULL, NULL), WEFT_EINVAL, "grads_out");
+    expect_kept(g, weft_grads(g, cost, 1, NULL, NULL, grads), WEFT_EINVAL, "wrt");
+    weft_var_t *null_wrt[1] = {NULL};
+    expect_kept(g, weft_grads(g, cost, 1, null_wrt, NULL, grads), WEFT_EINVAL, "wrt 0 is NULL");
+    weft_grad_options_t small = WEFT_GRAD_OPTIONS_INIT;
+    small.size = 1;
+    expect_kept(g, weft_grads(g, cost, 1, wrt, &small, grads), WEFT_EINVAL, "size");
+    expect_kept(g, weft_grads(g, cost, 2, wrt, NULL, grads), WEFT_EDISCONNECTED, "y");
+    assert_null(grads[0]);
+    assert_null(grads[1]);
+    weft_var_t *k = vec(g, WEFT_INT32, "k");
+    expect_kept(g, weft_grad(g, cost, k), WEFT_ETYPE, "k");
+    expect_kept(g, weft_grad(g, f->x, f->x), WEFT_ETYPE, "float64[3]");
+
+    expect_kept(g, weft_constant_scalar(g, (weft_dtype_t)99, 1.0), WEFT_EINVAL, "99");
+    expect_kept(g, weft_constant_scalar(g, WEFT_INT32, 1e12), WEFT_EINVAL,
+                "1e+12 is not representable as int32");
+    double three[3] = {1, 2, 3};
+    const weft_type_t *t = weft_var_type(f->x);
+    expect_kept(g, weft_constant_create(g, t, three, 16), WEFT_ESHAPE, "16");
+    expect_kept(g, weft_constant_create(g, t, NULL, 24), WEFT_EINVAL, "NULL data");
+    expect_kept(g, weft_constant_create(g, NULL, three, 24), WEFT_EINVAL, "NULL type");
+    assert_null(weft_var_create(NULL, t, "v"));
+    assert_null(weft_constant_create(NULL, t, three, 24));
+    assert_null(weft_constant_scalar(NULL, WEFT_FLOAT64, 1.0));
+}
+
 /* ---- shared variables ----------------------------------------------------- */
 
 static void test_shared_bad_input(void **state)
@@ -813,6 +848,7 @@ int main(void)
         cmocka_unit_test(test_foreign_operands),
         cmocka_unit_test(test_constructors_foreign),
         cmocka_unit_test(test_constructors_out_of_range),
+        cmocka_unit_test(test_grads_and_leaves_bad_input),
         cmocka_unit_test(test_shared_bad_input),
         cmocka_unit_test(test_custom_op_class_bad_input),
         cmocka_unit_test(test_custom_call_bad_input),
