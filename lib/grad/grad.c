@@ -315,7 +315,8 @@ static weft_status_t grad_check_args(weft_graph_t *g, weft_var_t *cost, size_t n
         char vb[256];
         weft_var_print(cost, vb, sizeof(vb));
         return weft_graph_set_error(g, WEFT_EFOREIGN,
-                                    "weft_grad: the cost, %s, belongs to another graph context", vb);
+                                    "weft_grad: the cost, %s, belongs to another graph context",
+                                    vb);
     }
     if (!grad_is_float(cost) || weft_type_ndim(tc) != 0) {
         char b[64];

@@ -36,7 +36,8 @@ weft_status_t weft__ofg_count_bound(weft_graph_t *g, size_t n_in, const weft_ofg
         weft_var_print(c, vb, sizeof(vb));
         if (!weft_var_is_constant(c))
             return weft_graph_set_error(
-                g, WEFT_EINVAL, "weft_ofg_create: input_constants[%zu], %s, is not a constant", i, vb);
+                g, WEFT_EINVAL, "weft_ofg_create: input_constants[%zu], %s, is not a constant", i,
+                vb);
         if (weft_var_graph(c) != g)
             return weft_graph_set_error(
                 g, WEFT_EFOREIGN,

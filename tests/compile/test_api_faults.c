@@ -86,7 +86,8 @@ static void queries(run_t *r, double *res)
     step(r, r->st ? r->st : weft_node_finder_by_op(fg, op, &nodes, &n), weft_fgraph_last_error(fg));
     step(r, r->st ? r->st : weft_fgraph_variables(fg, &vars, &nv), weft_fgraph_last_error(fg));
     char buf[128];
-    step(r, r->st ? r->st : weft_fgraph_str(fg, buf, sizeof(buf), &len), weft_fgraph_last_error(fg));
+    step(r, r->st ? r->st : weft_fgraph_str(fg, buf, sizeof(buf), &len),
+         weft_fgraph_last_error(fg));
     uint64_t keys[64];
     step(r, r->st ? r->st : weft_fgraph_node_keys(fg, 64, keys), weft_fgraph_last_error(fg));
     uint64_t k1[1] = {keys[0]};
