@@ -138,7 +138,8 @@ WEFT_API const weft_op_class_t *weft_ofg_class(void);
  * Every root variable the outputs depend on must be among the inputs or be a
  * constant. opts may be NULL (WEFT_OFG_OPTIONS_INIT).
  * opts->size may be that of the first four fields (older callers): the
- * later ones then take their defaults.
+ * later ones then take their defaults; any other size below
+ * sizeof(weft_ofg_options_t) is WEFT_EINVAL.
  * Ownership: borrows g, inputs, outputs and opts; returns borrowed, owned by g.
  * Errors (message on g: weft_graph_last_error):
  *   WEFT_EINVAL (NULL args, n_out 0 or > WEFT_OP_MAX_OUTPUTS, opts->size too

@@ -13,10 +13,17 @@ weft_status_t weft__ofg_read_options(weft_graph_t *g, const weft_ofg_options_t *
     const weft_ofg_options_t dflt = WEFT_OFG_OPTIONS_INIT;
     *o = dflt;
     if (!in) return WEFT_OK;
-    /* The first four fields are the original struct: older callers pass that size. */
-    if (in->size < offsetof(weft_ofg_options_t, input_constants))
+    /* The first four fields are the original struct: older callers pass that size. Any
+     * other size below the current one would cut a field (a pointer) in two. */
+    size_t old = offsetof(weft_ofg_options_t, input_constants);
+    if (in->size < old)
         return weft_graph_set_error(g, WEFT_EINVAL, "weft_ofg_create: options size %zu too small",
                                     in->size);
+    if (in->size != old && in->size < sizeof(*o))
+        return weft_graph_set_error(g, WEFT_EINVAL,
+                                    "weft_ofg_create: options size %zu is neither the original "
+                                    "struct's (%zu) nor at least the current one's (%zu)",
+                                    in->size, old, sizeof(*o));
     memcpy(o, in, in->size < sizeof(*o) ? in->size : sizeof(*o));
     o->size = sizeof(*o);
     if ((unsigned)o->on_unused_input > WEFT_OFG_UNUSED_RAISE)

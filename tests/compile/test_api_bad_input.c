@@ -728,6 +728,11 @@ static void test_ofg_options_bad_input(void **state)
     o.on_unused_input = (weft_ofg_unused_t)7;
     expect_ofg(f->g, 2, in, sum, &o, WEFT_EINVAL, "on_unused_input");
 
+    /* a size that cuts input_constants in two */
+    o = (weft_ofg_options_t)WEFT_OFG_OPTIONS_INIT;
+    o.size = offsetof(weft_ofg_options_t, input_constants) + 4;
+    expect_ofg(f->g, 2, in, sum, &o, WEFT_EINVAL, "neither the original");
+
     o = (weft_ofg_options_t)WEFT_OFG_OPTIONS_INIT;
     weft_var_t *only_x = weft_tanh(f->g, f->x);
     o.on_unused_input = WEFT_OFG_UNUSED_RAISE;
