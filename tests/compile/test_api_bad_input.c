@@ -782,6 +782,23 @@ static void test_ofg_options_bad_input(void **state)
 
 /* ---- profile writers, npy save ------------------------------------------------ */
 
+/* Option sizes: one that ends inside a pointer field is refused, one that
+ * ends between fields (an older, shorter layout) is read that far. */
+static void test_function_options_size(void **state)
+{
+    fixture_t *f = *state;
+    weft_var_t *y = weft_tanh(f->g, f->x);
+    weft_function_options_t o = WEFT_FUNCTION_OPTIONS_INIT;
+    weft_function_t *fn = (weft_function_t *)1;
+    o.size = offsetof(weft_function_options_t, rewrite_log) + 4;
+    assert_int_equal(weft_function_compile(1, &f->x, 1, &y, 0, NULL, &o, &fn), WEFT_EINVAL);
+    expect_text(weft_function_last_error(NULL), "ends inside a field");
+    o.size = offsetof(weft_function_options_t, rewrite_log);
+    o.rewrite_log = (FILE *)8; /* beyond size: never read */
+    assert_int_equal(weft_function_compile(1, &f->x, 1, &y, 0, NULL, &o, &fn), WEFT_OK);
+    assert_int_equal(weft_function_destroy(fn), WEFT_OK);
+}
+
 static void test_profile_writers_bad_input(void **state)
 {
     fixture_t *f = *state;
@@ -867,6 +884,7 @@ int main(void)
         cmocka_unit_test(test_node_cost_bad_input),
         cmocka_unit_test(test_op_clone_bad_input),
         cmocka_unit_test(test_ofg_options_bad_input),
+        cmocka_unit_test(test_function_options_size),
         cmocka_unit_test(test_profile_writers_bad_input),
         cmocka_unit_test(test_npy_save_bad_input),
     };
