@@ -48,8 +48,8 @@ WEFT_API weft_status_t weft_fgraph_node_keys(weft_fgraph_t *fg, size_t cap, uint
 
 /* Gives fg measured node costs: key keys[k] costs ns[k] nanoseconds (k < n;
  * a key given twice takes the mean). Replaces costs given earlier; n == 0
- * removes them. Ownership: borrows keys and ns (copied). The table is copied into a feature attached to fg (freed
- * with fg, not carried to clones).
+ * removes them. Ownership: borrows keys and ns; the table is copied into a
+ * feature attached to fg (freed with fg, not carried to clones).
  * Errors: WEFT_EINVAL (NULL fg, NULL arrays with n > 0, a negative or NaN
  * cost: the message on fg names its position), WEFT_ENOMEM. */
 WEFT_API weft_status_t weft_fgraph_set_node_costs(weft_fgraph_t *fg, size_t n,
