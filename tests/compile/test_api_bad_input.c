@@ -514,6 +514,10 @@ static void test_tensor_iter_bad_input(void **state)
     weft_tensor_t *mismatch[2] = {a, b};
     assert_int_equal(weft_tensor_iter_rows(2, mismatch, count_rows, &calls), WEFT_ESHAPE);
     expect_text(weft_tensor_last_error(), "4");
+    weft_tensor_t *m = tensor(WEFT_FLOAT64, 2, 3);
+    weft_tensor_t *more_axes[2] = {a, m}; /* an input with more axes than the output */
+    assert_int_equal(weft_tensor_iter_rows(2, more_axes, count_rows, &calls), WEFT_ESHAPE);
+    weft_tensor_release(m);
     assert_int_equal(calls, 0);
 
     int nd = -1;
