@@ -122,7 +122,7 @@ typedef weft_status_t (*weft_custom_grad_fn)(weft_graph_t *g, size_t n_in,
 typedef struct weft_custom_op_desc {
     size_t size;      /* sizeof(weft_custom_op_desc_t) */
     const char *name; /* required: the class name (registry, JSON, profiles) */
-    size_t n_inputs;  /* required, >= 1 (elementwise: at most 7) */
+    size_t n_inputs;  /* required, >= 1 (elementwise: at most 7; kernel: 16) */
     /* Exactly one of the three. */
     weft_custom_scalar_fn scalar;
     weft_custom_chunk_fn chunk;
@@ -150,7 +150,8 @@ typedef struct weft_custom_op_desc {
  * user pointer and counts) returns the same class.
  * Ownership: borrows desc; *out is borrowed, valid until the process exits.
  * Errors: WEFT_EINVAL (NULL desc/out/name, size too small, not exactly one
- * of scalar/chunk/kernel, n_inputs 0 or above 7 for the elementwise style,
+ * of scalar/chunk/kernel, n_inputs 0, above 7 for the elementwise style or
+ * above WEFT_OP_MAX_OUTPUTS (16) for the kernel style,
  * n_outputs above 1 for it or above WEFT_OP_MAX_OUTPUTS, a shape function
  * without a kernel, a bad dtype), WEFT_EALREADY (another class has that
  * name: a built-in, or a custom op with another description), WEFT_ENOMEM;
@@ -173,7 +174,9 @@ WEFT_API const char *weft_custom_op_last_error(void);
  * an earlier constructor's failure, adds none): WEFT_EINVAL
  * (NULL g/cls/inputs/entry, cls not a custom op class, wrong n_in),
  * WEFT_ETYPE (an input not a tensor), WEFT_ESHAPE (inputs that do not
- * broadcast; a shape function's error), WEFT_EFOREIGN, WEFT_ENOMEM. */
+ * broadcast; a shape function's error), WEFT_EFOREIGN (an input of another
+ * context, named), WEFT_ENOMEM.
+ * Thread: as every constructor (one thread per context). */
 #define weft_custom_call(g, cls, n_in, inputs) \
     weft_custom_call_at((g), (cls), (n_in), (inputs), __FILE__, __LINE__)
 WEFT_API weft_var_t *weft_custom_call_at(weft_graph_t *g, const weft_op_class_t *cls,

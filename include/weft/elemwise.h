@@ -163,7 +163,13 @@ WEFT_API weft_var_t *weft_cast_at(weft_graph_t *g, weft_var_t *x, weft_dtype_t d
  * float64) and an integral c with a bool x an int64 one. A c not
  * representable in an integer dtype is WEFT_EINVAL. The per-kind helpers
  * below are weft_X_scalar(g, x, c) = x X c and weft_scalar_X(g, c, x) =
- * c X x, e.g. weft_scalar_sub(g, 1.0, x) is 1 - x. */
+ * c X x, e.g. weft_scalar_sub(g, 1.0, x) is 1 - x.
+ * Ownership: borrows; returns borrowed, owned by g.
+ * Errors: a constructor (weft/graph.h "Errors": NULL, the first error kept
+ * on g): WEFT_EINVAL (NULL x: "input K is NULL" with K its operand position;
+ * an unknown kind; c not representable), WEFT_EFOREIGN (x of another
+ * context, named), and weft_binary's for the pair; NULL g: NULL.
+ * Thread: as g. */
 WEFT_API weft_var_t *weft_binary_scalar_at(weft_graph_t *g, weft_elemwise_kind_t kind,
                                            weft_var_t *x, double c, const char *file, int line);
 WEFT_API weft_var_t *weft_scalar_binary_at(weft_graph_t *g, weft_elemwise_kind_t kind, double c,

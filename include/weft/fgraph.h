@@ -341,7 +341,9 @@ WEFT_API weft_status_t weft_fgraph_set_replace_log(weft_fgraph_t *fg, FILE *f);
  * weft_apply_describe ("apply 7 (Mul, built at model.c:17)"); a variable
  * without owner is written " with x (created at model.c:12)" instead of
  * " of NODE"; a NULL reason reads "?". snprintf-like (returns the full
- * length). Ownership: borrows everything. */
+ * length; buf may be NULL when cap is 0; NULL buf with cap > 0: -1, nothing
+ * written). Ownership: borrows everything. Thread: any (the variables'
+ * context not edited meanwhile). */
 WEFT_API int weft_fgraph_replace_line(const char *reason, const weft_var_t *old_var,
                                       const weft_var_t *new_var, char *buf, size_t cap);
 

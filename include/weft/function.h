@@ -200,9 +200,10 @@ typedef struct weft_function_options {
  * Errors (message: weft_function_last_error(NULL) on this thread, naming the
  * variable or node and its creation site):
  *   WEFT_EINVAL (NULL out, NULL arrays with a count > 0, NULL entries,
- *     n_out + n_updates == 0, opts->size too small, an input with an owner or
- *     constant, an input listed twice, a shared variable listed as an input,
- *     an update var that is not an input nor shared, or updated twice,
+ *     n_out + n_updates == 0, opts->size too small or ending inside a field,
+ *     an input with an owner or constant, an input listed twice, a shared
+ *     variable listed as an input, an update var that is not an input nor
+ *     shared, or updated twice,
  *     unknown mode, threads < 0 or not matching the pool,
  *     node_threads < 0,
  *     in-place ops without accept_inplace: "Graph must not contain inplace

@@ -48,8 +48,8 @@ WEFT_API weft_status_t weft_fgraph_node_keys(weft_fgraph_t *fg, size_t cap, uint
 
 /* Gives fg measured node costs: key keys[k] costs ns[k] nanoseconds (k < n;
  * a key given twice takes the mean). Replaces costs given earlier; n == 0
- * removes them. The table is copied into a feature attached to fg (freed
- * with fg, not carried to clones).
+ * removes them. Ownership: borrows keys and ns; the table is copied into a
+ * feature attached to fg (freed with fg, not carried to clones).
  * Errors: WEFT_EINVAL (NULL fg, NULL arrays with n > 0, a negative or NaN
  * cost: the message on fg names its position), WEFT_ENOMEM. */
 WEFT_API weft_status_t weft_fgraph_set_node_costs(weft_fgraph_t *fg, size_t n,
@@ -57,7 +57,7 @@ WEFT_API weft_status_t weft_fgraph_set_node_costs(weft_fgraph_t *fg, size_t n,
 
 /* node's cost as the inplace rewrite sees it: the measured cost of key (as
  * given to weft_fgraph_set_node_costs on fg) when there is one, else
- * weft_node_cost_estimate(node). NULL fg: the estimate. Thread: any, while fg
+ * weft_node_cost_estimate(node). NULL fg: the estimate; NULL node: 0. Thread: any, while fg
  * is not edited. */
 WEFT_API double weft_fgraph_node_cost(const weft_fgraph_t *fg, const weft_apply_t *node,
                                       uint64_t key);

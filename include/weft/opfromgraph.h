@@ -138,7 +138,8 @@ WEFT_API const weft_op_class_t *weft_ofg_class(void);
  * Every root variable the outputs depend on must be among the inputs or be a
  * constant. opts may be NULL (WEFT_OFG_OPTIONS_INIT).
  * opts->size may be that of the first four fields (older callers): the
- * later ones then take their defaults.
+ * later ones then take their defaults; any other size below
+ * sizeof(weft_ofg_options_t) is WEFT_EINVAL.
  * Ownership: borrows g, inputs, outputs and opts; returns borrowed, owned by g.
  * Errors (message on g: weft_graph_last_error):
  *   WEFT_EINVAL (NULL args, n_out 0 or > WEFT_OP_MAX_OUTPUTS, opts->size too
@@ -176,7 +177,9 @@ WEFT_API bool weft_ofg_is_inline(const weft_op_t *op);
 WEFT_API const char *weft_ofg_name(const weft_op_t *op);
 WEFT_API const weft_op_t *weft_ofg_grad_override(const weft_op_t *op);
 /* The declared destroy_map (as weft_op_destroy_map(op, ...)): *entries
- * borrowed, valid while the op lives; *n = 0 for another op. */
+ * borrowed, valid while the op lives; *n = 0 and *entries NULL for another
+ * op or a NULL op; NULL entries or n: that one is not written.
+ * Thread: any (op is only read). */
 WEFT_API void weft_ofg_destroy_map(const weft_op_t *op, const weft_op_alias_t **entries, size_t *n);
 
 /* Builds, in g, a copy of the inner graph of node's OpFromGraph bound to the

@@ -23,6 +23,21 @@ typedef struct compile_args {
 #define OPT_FIELD_END(f) \
     (offsetof(weft_function_options_t, f) + sizeof(((weft_function_options_t *)0)->f))
 
+/* The fields after size, in order (keep in step with weft/function.h). */
+#define OPT_FIELDS(X)                                                                       \
+    X(mode) X(n_include) X(include) X(n_exclude) X(exclude) X(pool) X(threads)              \
+    X(input_mutable) X(accept_inplace) X(profile) X(nan_check) X(name) X(node_threads)      \
+    X(rewrite_log) X(rewrite_hook) X(rewrite_hook_user) X(cost_profile)
+#define OPT_CUT(f) \
+    (size > offsetof(weft_function_options_t, f) && size < OPT_FIELD_END(f)) ||
+
+/* Whether a caller's size ends inside a field: copying that far would take
+ * part of a pointer. */
+static bool size_cuts_a_field(size_t size)
+{
+    return OPT_FIELDS(OPT_CUT) false;
+}
+
 /* Copies the caller's options, field by field as far as their size reaches. */
 static weft_status_t read_options(const weft_function_options_t *in, weft_function_options_t *o)
 {
@@ -31,6 +46,11 @@ static weft_status_t read_options(const weft_function_options_t *in, weft_functi
     if (!in) return WEFT_OK;
     if (in->size < OPT_FIELD_END(mode))
         return weft__fn_error(NULL, WEFT_EINVAL, "options: size %zu too small", in->size);
+    if (size_cuts_a_field(in->size))
+        return weft__fn_error(NULL, WEFT_EINVAL,
+                              "options: size %zu ends inside a field (not the size of any "
+                              "version of weft_function_options_t)",
+                              in->size);
     memcpy(o, in, in->size < sizeof *o ? in->size : sizeof *o);
     o->size = sizeof *o;
     return WEFT_OK;

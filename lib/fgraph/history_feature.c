@@ -126,10 +126,10 @@ static weft_status_t get(weft_fgraph_t *fg, const char *fn, history_t **h)
 
 weft_status_t weft_history_checkpoint(weft_fgraph_t *fg, uint64_t *token)
 {
+    if (fg && !token) return weft__fg_err(fg, WEFT_EINVAL, "weft_history_checkpoint: NULL token");
     history_t *h;
     weft_status_t s = get(fg, "weft_history_checkpoint", &h);
     if (s != WEFT_OK) return s;
-    if (!token) return weft__fg_err(fg, WEFT_EINVAL, "weft_history_checkpoint: NULL token");
     *token = h->pos ? h->log[h->pos - 1].e.token : h->origin;
     return WEFT_OK;
 }

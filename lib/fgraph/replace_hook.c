@@ -44,6 +44,7 @@ static int where(const weft_var_t *v, char *buf, size_t cap)
 int weft_fgraph_replace_line(const char *reason, const weft_var_t *old_var,
                              const weft_var_t *new_var, char *buf, size_t cap)
 {
+    if (!buf && cap) return -1; /* snprintf would write through NULL */
     char ob[800], nb[800];
     where(old_var, ob, sizeof(ob));
     where(new_var, nb, sizeof(nb));

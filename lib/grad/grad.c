@@ -312,8 +312,11 @@ static weft_status_t grad_check_args(weft_graph_t *g, weft_var_t *cost, size_t n
     }
     const weft_type_t *tc = weft_var_type(cost);
     if (weft_var_graph(cost) != g) {
-        return weft_graph_set_error(g, WEFT_EFOREIGN, "weft_grad: the cost belongs to another "
-                                    "graph context");
+        char vb[256];
+        weft_var_print(cost, vb, sizeof(vb));
+        return weft_graph_set_error(g, WEFT_EFOREIGN,
+                                    "weft_grad: the cost, %s, belongs to another graph context",
+                                    vb);
     }
     if (!grad_is_float(cost) || weft_type_ndim(tc) != 0) {
         char b[64];
@@ -331,8 +334,11 @@ static weft_status_t grad_check_args(weft_graph_t *g, weft_var_t *cost, size_t n
             return weft_graph_set_error(g, WEFT_EINVAL, "weft_grad: wrt %zu is NULL", i);
         }
         if (weft_var_graph(wrt[i]) != g) {
-            return weft_graph_set_error(g, WEFT_EFOREIGN, "weft_grad: wrt %zu belongs to "
-                                        "another graph context", i);
+            char vb[256];
+            weft_var_print(wrt[i], vb, sizeof(vb));
+            return weft_graph_set_error(g, WEFT_EFOREIGN,
+                                        "weft_grad: wrt %zu, %s, belongs to another graph context",
+                                        i, vb);
         }
         if (!grad_is_float(wrt[i])) {
             char d[256];

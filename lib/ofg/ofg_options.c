@@ -13,10 +13,17 @@ weft_status_t weft__ofg_read_options(weft_graph_t *g, const weft_ofg_options_t *
     const weft_ofg_options_t dflt = WEFT_OFG_OPTIONS_INIT;
     *o = dflt;
     if (!in) return WEFT_OK;
-    /* The first four fields are the original struct: older callers pass that size. */
-    if (in->size < offsetof(weft_ofg_options_t, input_constants))
+    /* The first four fields are the original struct: older callers pass that size. Any
+     * other size below the current one would cut a field (a pointer) in two. */
+    size_t old = offsetof(weft_ofg_options_t, input_constants);
+    if (in->size < old)
         return weft_graph_set_error(g, WEFT_EINVAL, "weft_ofg_create: options size %zu too small",
                                     in->size);
+    if (in->size != old && in->size < sizeof(*o))
+        return weft_graph_set_error(g, WEFT_EINVAL,
+                                    "weft_ofg_create: options size %zu is neither the original "
+                                    "struct's (%zu) nor at least the current one's (%zu)",
+                                    in->size, old, sizeof(*o));
     memcpy(o, in, in->size < sizeof(*o) ? in->size : sizeof(*o));
     o->size = sizeof(*o);
     if ((unsigned)o->on_unused_input > WEFT_OFG_UNUSED_RAISE)
@@ -32,14 +39,16 @@ weft_status_t weft__ofg_count_bound(weft_graph_t *g, size_t n_in, const weft_ofg
     for (size_t i = 0; o->input_constants && i < n_in; i++) {
         weft_var_t *c = o->input_constants[i];
         if (!c) continue;
+        char vb[256];
+        weft_var_print(c, vb, sizeof(vb));
         if (!weft_var_is_constant(c))
-            return weft_graph_set_error(g, WEFT_EINVAL,
-                                        "weft_ofg_create: input_constants[%zu] is not a constant",
-                                        i);
+            return weft_graph_set_error(
+                g, WEFT_EINVAL, "weft_ofg_create: input_constants[%zu], %s, is not a constant", i,
+                vb);
         if (weft_var_graph(c) != g)
             return weft_graph_set_error(
-                g, WEFT_EFOREIGN, "weft_ofg_create: input_constants[%zu] belongs to another context",
-                i);
+                g, WEFT_EFOREIGN,
+                "weft_ofg_create: input_constants[%zu], %s, belongs to another context", i, vb);
         ++*n_bound;
     }
     return WEFT_OK;

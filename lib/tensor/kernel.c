@@ -112,7 +112,8 @@ weft_status_t weft_kernel_contiguous(weft_kernel_ctx_t *ctx, weft_tensor_t *t,
 {
     if (out) *out = NULL;
     if (!ctx || !t || !out) {
-        weft_status_t st = weft__tensor_error(WEFT_EINVAL, "contiguous: NULL ctx, tensor or out");
+        weft_status_t st = weft__tensor_error(WEFT_EINVAL, "weft_kernel_contiguous: NULL %s",
+                                              !ctx ? "ctx" : !t ? "t" : "out");
         return ctx ? weft_kernel_error(ctx, st, "%s", weft_tensor_last_error()) : st;
     }
     if (weft_tensor_is_contiguous(t)) {

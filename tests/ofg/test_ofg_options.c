@@ -113,7 +113,7 @@ static void test_ofg_constant_input_errors_name_the_entry(void **state)
     const weft_op_t *op = NULL;
     assert_int_equal(weft_ofg_create(f->g, 2, in, 1, &y, &o, &op), WEFT_EINVAL);
     assert_string_equal(weft_graph_last_error(f->g),
-                        "weft_ofg_create: input_constants[1] is not a constant");
+                        "weft_ofg_create: input_constants[1], not_constant, is not a constant");
     assert_null(op);
     bind[1] = cst(f, f->vec3f, 1, 2, 3); /* float32 where float64 is expected */
     assert_int_equal(weft_ofg_create(f->g, 2, in, 1, &y, &o, &op), WEFT_ETYPE);

@@ -248,9 +248,13 @@ static weft_status_t custom_apply(weft_graph_t *g, const weft_op_class_t *cls, s
                                   weft_var_t *const *inputs, const char *file, int line,
                                   weft_var_t **out)
 {
-    if (!cls || !is_custom_class(cls) || (n_in && !inputs))
-        return weft_graph_set_error(g, WEFT_EINVAL, "weft_custom_call: NULL inputs, or %s is "
-                                    "not a custom op class", cls ? cls->name : "NULL");
+    if (!cls) return weft_graph_set_error(g, WEFT_EINVAL, "weft_custom_call: NULL cls");
+    if (!is_custom_class(cls))
+        return weft_graph_set_error(g, WEFT_EINVAL,
+                                    "weft_custom_call: cls %s is not a custom op class "
+                                    "(weft_custom_op_class)", cls->name);
+    if (n_in && !inputs)
+        return weft_graph_set_error(g, WEFT_EINVAL, "%s: NULL inputs", cls->name);
     const weft__custom_class_t *c = (const weft__custom_class_t *)cls;
     if (n_in != c->d.n_inputs)
         return weft_graph_set_error(g, WEFT_EINVAL, "%s takes %zu inputs, got %zu", cls->name,

@@ -293,8 +293,11 @@ weft_status_t weft__linalg_args(weft_graph_t *g, const char *opname, size_t n,
                                         file, line, i);
         }
         if (weft_var_graph(in[i]) != g) {
-            return weft_graph_set_error(g, WEFT_EFOREIGN, "%s (at %s:%d): input %zu belongs to "
-                                        "another graph context", opname, file, line, i);
+            char vb[256];
+            weft_var_print(in[i], vb, sizeof(vb));
+            return weft_graph_set_error(g, WEFT_EFOREIGN,
+                                        "%s (at %s:%d): input %zu, %s, belongs to another graph "
+                                        "context", opname, file, line, i, vb);
         }
     }
     return WEFT_OK;

@@ -264,8 +264,11 @@ weft_status_t weft__reduce_input_type(weft_graph_t *g, weft_var_t *x, const char
                                       const char *file, int line, int *ndim)
 {
     if (weft_var_graph(x) != g) {
-        return weft_graph_set_error(g, WEFT_EFOREIGN, "%s (at %s:%d): input belongs to "
-                                    "another graph context", opname, file, line);
+        char vb[256];
+        weft_var_print(x, vb, sizeof(vb));
+        return weft_graph_set_error(g, WEFT_EFOREIGN,
+                                    "%s (at %s:%d): input %s belongs to another graph context",
+                                    opname, file, line, vb);
     }
     const weft_type_t *t = weft_var_type(x);
     if (weft_type_kind(t) != WEFT_TYPE_TENSOR || !weft__reduce_dtype_ok(weft_type_dtype(t))) {
