@@ -213,8 +213,10 @@ weft_status_t weft__arena_analyze(weft_function_t *f, const bool *is_output)
     free(root);
     free(bad);
     if (st != WEFT_OK || f->mp.n == 0) return st;
+    /* a one-worker pool has one schedule, node id order (weft/sched.h) */
+    bool sequential = weft_pool_thread_count(f->pool) == 1;
     st = weft__memplan_conflicts(f->n_nodes, f->edges, f->n_edges, f->mp.n, f->mp.vals,
-                                 &f->mp.conflict);
+                                 sequential, &f->mp.conflict);
     if (st == WEFT_ERANGE) { /* too large to plan: the pool serves every value */
         f->mp.n = 0;
         return WEFT_OK;

@@ -443,10 +443,13 @@ void weft__bufpool_put(weft__bufpool_t *bp, weft_tensor_t *t);
 /* ---- static memory plan (memplan.c, arena.c) ------------------------------------ */
 /* The conflict matrix of n values of a DAG of n_nodes (edges as f->edges):
  * bit j of row i set when values i and j may be live at once under some
- * schedule. *out NULL for n 0. Errors: WEFT_ENOMEM, WEFT_ERANGE (over
+ * schedule. sequential: the only schedule is node id order (a one-worker
+ * pool runs the nodes so, weft/sched.h), and lifetimes are id intervals.
+ * *out NULL for n 0. Errors: WEFT_ENOMEM, WEFT_ERANGE (over
  * WEFT__MP_MAX_VALUES or WEFT__MP_MAX_BITS: no plan). */
 weft_status_t weft__memplan_conflicts(uint32_t n_nodes, const uint64_t *edges, size_t ne,
-                                      size_t n, const weft__mp_value_t *v, uint64_t **out);
+                                      size_t n, const weft__mp_value_t *v, bool sequential,
+                                      uint64_t **out);
 /* Offsets (64-byte aligned) for the values of known size (bytes[i] !=
  * WEFT__MP_NONE; the others get WEFT__MP_NONE) such that conflicting values
  * get disjoint ranges: largest first, best fit. Errors: WEFT_ENOMEM. */

@@ -87,12 +87,48 @@ static bool all_before(const weft__mp_value_t *a, const weft__mp_value_t *b, con
     return true;
 }
 
+/* The last node (in id order) that uses a: its readers follow its writer,
+ * and a value without readers lists its writer. */
+static uint32_t last_use(const weft__mp_value_t *a)
+{
+    uint32_t last = a->writer;
+    for (uint32_t r = 0; r < a->n_readers; r++)
+        if (a->readers[r] > last) last = a->readers[r];
+    return last;
+}
+
+/* One worker runs the nodes in id order: a value is live from its writer
+ * to its last use, and two values conflict when those intervals meet. */
+static weft_status_t sequential_conflicts(size_t n, const weft__mp_value_t *v, uint64_t **out)
+{
+    size_t cw = weft__memplan_words(n);
+    uint64_t *m = calloc(n * cw + 1, sizeof *m);
+    uint32_t *last = malloc((n + 1) * sizeof *last);
+    if (!m || !last) {
+        free(m);
+        free(last);
+        return WEFT_ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++) last[i] = last_use(&v[i]);
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i + 1; j < n; j++) {
+            if (last[i] < v[j].writer || last[j] < v[i].writer) continue;
+            bit_set(m + i * cw, (uint32_t)j);
+            bit_set(m + j * cw, (uint32_t)i);
+        }
+    free(last);
+    *out = m;
+    return WEFT_OK;
+}
+
 weft_status_t weft__memplan_conflicts(uint32_t n_nodes, const uint64_t *edges, size_t ne,
-                                      size_t n, const weft__mp_value_t *v, uint64_t **out)
+                                      size_t n, const weft__mp_value_t *v, bool sequential,
+                                      uint64_t **out)
 {
     *out = NULL;
     if (n == 0) return WEFT_OK;
     if (n > WEFT__MP_MAX_VALUES) return WEFT_ERANGE;
+    if (sequential) return sequential_conflicts(n, v, out);
     uint32_t *col = malloc(((size_t)n_nodes + 1) * sizeof *col);
     if (!col) return WEFT_ENOMEM;
     size_t w = (reader_columns(n_nodes, n, v, col) + 63) / 64;

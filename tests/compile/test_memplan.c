@@ -92,11 +92,16 @@ static bool before(const rand_plan_t *p, const uint8_t *reach, size_t a, size_t 
     return true;
 }
 
-/* Checks one plan; returns the overlapping pairs. */
-static size_t check_plan(const rand_plan_t *p, const uint64_t *conflict, uint64_t arena)
+/* Checks one plan; returns the overlapping pairs. sequential: the plan is
+ * for the one schedule of a one-worker pool, node id order. */
+static size_t check_plan(const rand_plan_t *p, const uint64_t *conflict, uint64_t arena,
+                         bool sequential)
 {
     static uint8_t reach[52 * 52];
     memplan_check_reach(p->n_nodes, p->edges, p->ne, reach);
+    if (sequential)
+        for (uint32_t a = 0; a < p->n_nodes; a++)
+            for (uint32_t b = 0; b < p->n_nodes; b++) reach[a * p->n_nodes + b] = a < b;
     size_t cw = weft__memplan_words(p->nv), pairs = 0;
     for (size_t a = 0; a < p->nv; a++) {
         if (p->bytes[a] == WEFT__MP_NONE) {
@@ -125,13 +130,15 @@ static void test_memplan_random_dags_match_brute_force(void **state)
     (void)state;
     static rand_plan_t p;
     size_t pairs = 0, smaller = 0;
-    for (int t = 0; t < 2000; t++) {
-        random_plan(&p);
+    for (int t = 0; t < 4000; t++) {
+        bool sequential = t % 2; /* odd rounds: the one-worker plan */
+        if (!sequential) random_plan(&p);
         uint64_t *conflict = NULL, arena = 0, sum = 0;
-        assert_int_equal(weft__memplan_conflicts(p.n_nodes, p.edges, p.ne, p.nv, p.v, &conflict),
+        assert_int_equal(weft__memplan_conflicts(p.n_nodes, p.edges, p.ne, p.nv, p.v, sequential,
+                                                 &conflict),
                          WEFT_OK);
         assert_int_equal(weft__memplan_place(p.nv, p.bytes, conflict, p.off, &arena), WEFT_OK);
-        pairs += check_plan(&p, conflict, arena);
+        pairs += check_plan(&p, conflict, arena, sequential);
         for (size_t i = 0; i < p.nv; i++)
             if (p.bytes[i] != WEFT__MP_NONE) sum += (p.bytes[i] + 63) / 64 * 64;
         assert_true(arena <= sum);
@@ -194,6 +201,38 @@ static void test_memplan_parallel_branches_never_share(void **state)
     size_t pairs = 1;
     assert_int_equal(memplan_check_function(f, &pairs), 0);
     assert_int_equal(pairs, 0);
+    weft_tensor_release(tx);
+    weft_tensor_release(ty);
+    weft_function_destroy(f);
+}
+
+/* The same graph on one worker: the pool runs the nodes in id order (a, b,
+ * c, d, e), its only schedule, so the plan may follow it: d takes a's
+ * memory, 3 buffers, the sequential peak. Checked against id order. */
+static void test_memplan_one_worker_plans_its_one_order(void **state)
+{
+    (void)state;
+    weft_var_t *x = ct_var(g, "x", 1, S64);
+    weft_var_t *a = ct_call(g, &ct_twice_class, NULL, 1, x, NULL);
+    weft_var_t *b = ct_call(g, &ct_twice_class, NULL, 1, x, NULL);
+    weft_var_t *c = ct_call(g, &ct_twice_class, NULL, 1, a, NULL);
+    weft_var_t *d = ct_call(g, &ct_twice_class, NULL, 1, b, NULL);
+    weft_var_t *e = ct_call(g, &ct_add_class, NULL, 2, c, d);
+    weft_function_t *f = compile(1, x, &e, 1, true);
+    weft_tensor_t *tx = ct_tensor(1, S64, 0.0), *ty = ct_tensor(1, S64, 0.0);
+    for (int r = 0; r < REPS; r++) {
+        set_elem(tx, 0, (double)r);
+        assert_int_equal(weft_function_call(f, 1, &tx, 1, &ty), WEFT_OK);
+        assert_true(weft_tensor_flat_get(ty, 0) == 8.0 * r);
+        assert_true(weft_tensor_flat_get(ty, 63) == 8.0 * 63);
+    }
+    uint64_t arena, seq;
+    plan_sizes(f, &arena, &seq);
+    assert_int_equal(arena, 3 * 512);
+    assert_int_equal(seq, 3 * 512);
+    size_t pairs = 0;
+    assert_int_equal(memplan_check_function(f, &pairs), 0);
+    assert_true(pairs > 0);
     weft_tensor_release(tx);
     weft_tensor_release(ty);
     weft_function_destroy(f);
@@ -401,6 +440,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_memplan_random_dags_match_brute_force),
         T(test_memplan_parallel_branches_never_share),
+        T(test_memplan_one_worker_plans_its_one_order),
         T(test_memplan_chain_with_side_branch_shares_safely),
         T(test_memplan_opfromgraph_warm_calls_allocate_nothing_t1),
         T(test_memplan_opfromgraph_warm_calls_allocate_nothing_t2),
