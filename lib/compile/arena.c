@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/base_int.h"
 #include "compile_int.h"
 
 #define NONE32 UINT32_MAX
@@ -213,8 +214,13 @@ weft_status_t weft__arena_analyze(weft_function_t *f, const bool *is_output)
     free(root);
     free(bad);
     if (st != WEFT_OK || f->mp.n == 0) return st;
-    /* a one-worker pool has one schedule, node id order (weft/sched.h) */
+    /* a one-worker pool has one schedule, node id order (weft/sched.h): it
+     * runs the bodies in id order when every edge goes to a higher id, as
+     * lowering lays the nodes out in a topological order */
     bool sequential = weft_pool_thread_count(f->pool) == 1;
+    for (size_t k = 0; sequential && k < f->n_edges; k++)
+        WEFT_ASSERT(weft__edge_from(f->edges[k]) < weft__edge_to(f->edges[k]),
+                    "task DAG edges go to higher node ids");
     st = weft__memplan_conflicts(f->n_nodes, f->edges, f->n_edges, f->mp.n, f->mp.vals,
                                  sequential, &f->mp.conflict);
     if (st == WEFT_ERANGE) { /* too large to plan: the pool serves every value */
