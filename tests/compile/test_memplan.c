@@ -172,21 +172,17 @@ static void plan_sizes(weft_function_t *f, uint64_t *arena, uint64_t *seq)
     weft_profile_destroy(p);
 }
 
-/* a = 2x, b = 2x, c = 2a, d = 2b, e = c + d. One worker runs a, c, b, d, e:
- * freeing after last use, d could take a's memory (3 buffers). But on two
- * workers d may run while c still reads a: no two of a, b, c, d are
- * ordered, so the plan keeps them apart (4 buffers). Called REPS times on 2
- * workers, every result exact. */
-static void test_memplan_parallel_branches_never_share(void **state)
+/* a = 2x, b = 2x, c = 2a, d = 2b, e = c + d, compiled on `threads` workers
+ * and called REPS times, every result exact. Returns the function. */
+static weft_function_t *branches_run(int threads)
 {
-    (void)state;
     weft_var_t *x = ct_var(g, "x", 1, S64);
     weft_var_t *a = ct_call(g, &ct_twice_class, NULL, 1, x, NULL);
     weft_var_t *b = ct_call(g, &ct_twice_class, NULL, 1, x, NULL);
     weft_var_t *c = ct_call(g, &ct_twice_class, NULL, 1, a, NULL);
     weft_var_t *d = ct_call(g, &ct_twice_class, NULL, 1, b, NULL);
     weft_var_t *e = ct_call(g, &ct_add_class, NULL, 2, c, d);
-    weft_function_t *f = compile(1, x, &e, 2, true);
+    weft_function_t *f = compile(1, x, &e, threads, true);
     weft_tensor_t *tx = ct_tensor(1, S64, 0.0), *ty = ct_tensor(1, S64, 0.0);
     for (int r = 0; r < REPS; r++) {
         set_elem(tx, 0, (double)r);
@@ -194,6 +190,19 @@ static void test_memplan_parallel_branches_never_share(void **state)
         assert_true(weft_tensor_flat_get(ty, 0) == 8.0 * r);
         assert_true(weft_tensor_flat_get(ty, 63) == 8.0 * 63);
     }
+    weft_tensor_release(tx);
+    weft_tensor_release(ty);
+    return f;
+}
+
+/* One worker runs a, b, c, d, e (id order): freeing after last use, d
+ * could take a's memory (3 buffers). But on two workers d may run while c
+ * still reads a: no two of a, b, c, d are ordered, so the plan keeps them
+ * apart (4 buffers). */
+static void test_memplan_parallel_branches_never_share(void **state)
+{
+    (void)state;
+    weft_function_t *f = branches_run(2);
     uint64_t arena, seq;
     plan_sizes(f, &arena, &seq);
     assert_int_equal(arena, 4 * 512);
@@ -201,31 +210,16 @@ static void test_memplan_parallel_branches_never_share(void **state)
     size_t pairs = 1;
     assert_int_equal(memplan_check_function(f, &pairs), 0);
     assert_int_equal(pairs, 0);
-    weft_tensor_release(tx);
-    weft_tensor_release(ty);
     weft_function_destroy(f);
 }
 
-/* The same graph on one worker: the pool runs the nodes in id order (a, b,
- * c, d, e), its only schedule, so the plan may follow it: d takes a's
- * memory, 3 buffers, the sequential peak. Checked against id order. */
+/* The same graph on one worker: the pool runs the nodes in id order, its
+ * only schedule, so the plan may follow it: d takes a's memory, 3 buffers,
+ * the sequential peak. Checked against id order. */
 static void test_memplan_one_worker_plans_its_one_order(void **state)
 {
     (void)state;
-    weft_var_t *x = ct_var(g, "x", 1, S64);
-    weft_var_t *a = ct_call(g, &ct_twice_class, NULL, 1, x, NULL);
-    weft_var_t *b = ct_call(g, &ct_twice_class, NULL, 1, x, NULL);
-    weft_var_t *c = ct_call(g, &ct_twice_class, NULL, 1, a, NULL);
-    weft_var_t *d = ct_call(g, &ct_twice_class, NULL, 1, b, NULL);
-    weft_var_t *e = ct_call(g, &ct_add_class, NULL, 2, c, d);
-    weft_function_t *f = compile(1, x, &e, 1, true);
-    weft_tensor_t *tx = ct_tensor(1, S64, 0.0), *ty = ct_tensor(1, S64, 0.0);
-    for (int r = 0; r < REPS; r++) {
-        set_elem(tx, 0, (double)r);
-        assert_int_equal(weft_function_call(f, 1, &tx, 1, &ty), WEFT_OK);
-        assert_true(weft_tensor_flat_get(ty, 0) == 8.0 * r);
-        assert_true(weft_tensor_flat_get(ty, 63) == 8.0 * 63);
-    }
+    weft_function_t *f = branches_run(1);
     uint64_t arena, seq;
     plan_sizes(f, &arena, &seq);
     assert_int_equal(arena, 3 * 512);
@@ -233,8 +227,6 @@ static void test_memplan_one_worker_plans_its_one_order(void **state)
     size_t pairs = 0;
     assert_int_equal(memplan_check_function(f, &pairs), 0);
     assert_true(pairs > 0);
-    weft_tensor_release(tx);
-    weft_tensor_release(ty);
     weft_function_destroy(f);
 }
 
