@@ -1,5 +1,5 @@
 /* weft-callbench's small-node lines: the cost of one small elementwise node
- * in a compiled function (CLARIFICATIONS "small-node target"):
+ * in a compiled function (docs/performance-notes.md, the weft-callbench rows):
  *
  *   callbench graph=tanh_chain n=N len=1 threads=T mode=M ns_per_node=X
  *   callbench graph=random_small n=N len=1 threads=T mode=M ns_per_node=X
