@@ -111,7 +111,31 @@ extern "C" {
     X(GE, "Ge", 2)             \
     X(EQ, "Eq", 2)             \
     X(NE, "Ne", 2)             \
-    X(SWITCH, "Switch", 3)
+    X(SWITCH, "Switch", 3)     \
+    /* rounding, integer, logical (issue 17) */ \
+    X(FLOOR, "Floor", 1)                         \
+    X(CEIL, "Ceil", 1)                           \
+    X(TRUNC, "Trunc", 1)                         \
+    X(ROUND, "Round", 1)                         \
+    X(RINT, "Rint", 1)                           \
+    X(ISNAN, "IsNan", 1)                         \
+    X(ISINF, "IsInf", 1)                         \
+    X(ISFINITE, "IsFinite", 1)                   \
+    X(LOGICAL_NOT, "LogicalNot", 1)              \
+    X(INVERT, "Invert", 1)                       \
+    X(NAN_TO_NUM, "NanToNum", 1)                 \
+    X(MOD, "Mod", 2)                             \
+    X(FLOOR_DIVIDE, "FloorDivide", 2)            \
+    X(FMOD, "Fmod", 2)                           \
+    X(LOGICAL_AND, "LogicalAnd", 2)              \
+    X(LOGICAL_OR, "LogicalOr", 2)                \
+    X(LOGICAL_XOR, "LogicalXor", 2)              \
+    X(BITWISE_AND, "BitwiseAnd", 2)              \
+    X(BITWISE_OR, "BitwiseOr", 2)                \
+    X(BITWISE_XOR, "BitwiseXor", 2)              \
+    X(LEFT_SHIFT, "LeftShift", 2)                \
+    X(RIGHT_SHIFT, "RightShift", 2)              \
+    X(CLIP, "Clip", 3)
 
 /* The elementwise kinds. Second(a, b) is b broadcast to the common shape (its
  * value ignores a; zeros_like is Second(x, 0)). Switch(c, a, b) is
@@ -152,6 +176,9 @@ WEFT_API weft_var_t *weft_binary_at(weft_graph_t *g, weft_elemwise_kind_t kind, 
                                     weft_var_t *b, const char *file, int line);
 WEFT_API weft_var_t *weft_switch_at(weft_graph_t *g, weft_var_t *cond, weft_var_t *a, weft_var_t *b,
                                     const char *file, int line);
+/* np.clip(x, lo, hi): Clip of the three, broadcast together. */
+WEFT_API weft_var_t *weft_clip_at(weft_graph_t *g, weft_var_t *x, weft_var_t *lo, weft_var_t *hi,
+                                  const char *file, int line);
 /* x converted to dtype (x itself when it already has that dtype). */
 WEFT_API weft_var_t *weft_cast_at(weft_graph_t *g, weft_var_t *x, weft_dtype_t dtype,
                                   const char *file, int line);
@@ -220,6 +247,47 @@ WEFT_API weft_var_t *weft_zeros_like_at(weft_graph_t *g, weft_var_t *x, const ch
 #define weft_ge(g, a, b) weft_binary_at((g), WEFT_ELEMWISE_GE, (a), (b), __FILE__, __LINE__)
 #define weft_eq(g, a, b) weft_binary_at((g), WEFT_ELEMWISE_EQ, (a), (b), __FILE__, __LINE__)
 #define weft_ne(g, a, b) weft_binary_at((g), WEFT_ELEMWISE_NE, (a), (b), __FILE__, __LINE__)
+
+/* rounding, integer, logical (issue 17): NumPy's names */
+#define weft_sign(g, x) weft_unary_at((g), WEFT_ELEMWISE_SGN, (x), __FILE__, __LINE__)
+#define weft_floor(g, x) weft_unary_at((g), WEFT_ELEMWISE_FLOOR, (x), __FILE__, __LINE__)
+#define weft_ceil(g, x) weft_unary_at((g), WEFT_ELEMWISE_CEIL, (x), __FILE__, __LINE__)
+#define weft_trunc(g, x) weft_unary_at((g), WEFT_ELEMWISE_TRUNC, (x), __FILE__, __LINE__)
+#define weft_round(g, x) weft_unary_at((g), WEFT_ELEMWISE_ROUND, (x), __FILE__, __LINE__)
+#define weft_rint(g, x) weft_unary_at((g), WEFT_ELEMWISE_RINT, (x), __FILE__, __LINE__)
+#define weft_isnan(g, x) weft_unary_at((g), WEFT_ELEMWISE_ISNAN, (x), __FILE__, __LINE__)
+#define weft_isinf(g, x) weft_unary_at((g), WEFT_ELEMWISE_ISINF, (x), __FILE__, __LINE__)
+#define weft_isfinite(g, x) weft_unary_at((g), WEFT_ELEMWISE_ISFINITE, (x), __FILE__, __LINE__)
+#define weft_logical_not(g, x) \
+    weft_unary_at((g), WEFT_ELEMWISE_LOGICAL_NOT, (x), __FILE__, __LINE__)
+#define weft_invert(g, x) weft_unary_at((g), WEFT_ELEMWISE_INVERT, (x), __FILE__, __LINE__)
+#define weft_bitwise_not(g, x) weft_unary_at((g), WEFT_ELEMWISE_INVERT, (x), __FILE__, __LINE__)
+#define weft_nan_to_num(g, x) \
+    weft_unary_at((g), WEFT_ELEMWISE_NAN_TO_NUM, (x), __FILE__, __LINE__)
+#define weft_mod(g, a, b) weft_binary_at((g), WEFT_ELEMWISE_MOD, (a), (b), __FILE__, __LINE__)
+#define weft_remainder(g, a, b) \
+    weft_binary_at((g), WEFT_ELEMWISE_MOD, (a), (b), __FILE__, __LINE__)
+#define weft_floor_divide(g, a, b) \
+    weft_binary_at((g), WEFT_ELEMWISE_FLOOR_DIVIDE, (a), (b), __FILE__, __LINE__)
+#define weft_fmod(g, a, b) weft_binary_at((g), WEFT_ELEMWISE_FMOD, (a), (b), __FILE__, __LINE__)
+#define weft_logical_and(g, a, b) \
+    weft_binary_at((g), WEFT_ELEMWISE_LOGICAL_AND, (a), (b), __FILE__, __LINE__)
+#define weft_logical_or(g, a, b) \
+    weft_binary_at((g), WEFT_ELEMWISE_LOGICAL_OR, (a), (b), __FILE__, __LINE__)
+#define weft_logical_xor(g, a, b) \
+    weft_binary_at((g), WEFT_ELEMWISE_LOGICAL_XOR, (a), (b), __FILE__, __LINE__)
+#define weft_bitwise_and(g, a, b) \
+    weft_binary_at((g), WEFT_ELEMWISE_BITWISE_AND, (a), (b), __FILE__, __LINE__)
+#define weft_bitwise_or(g, a, b) \
+    weft_binary_at((g), WEFT_ELEMWISE_BITWISE_OR, (a), (b), __FILE__, __LINE__)
+#define weft_bitwise_xor(g, a, b) \
+    weft_binary_at((g), WEFT_ELEMWISE_BITWISE_XOR, (a), (b), __FILE__, __LINE__)
+#define weft_left_shift(g, a, b) \
+    weft_binary_at((g), WEFT_ELEMWISE_LEFT_SHIFT, (a), (b), __FILE__, __LINE__)
+#define weft_right_shift(g, a, b) \
+    weft_binary_at((g), WEFT_ELEMWISE_RIGHT_SHIFT, (a), (b), __FILE__, __LINE__)
+/* np.clip(x, lo, hi): the three broadcast together. */
+#define weft_clip(g, x, lo, hi) weft_clip_at((g), (x), (lo), (hi), __FILE__, __LINE__)
 
 /* x X c (weft_X_scalar) and c X x (weft_scalar_X), c a double. */
 #define weft_add_scalar(g, x, c) \

@@ -25,7 +25,8 @@ extern const weft_op_class_t weft__composite_class;
 static bool kind_allowed(weft_elemwise_kind_t k)
 {
     return (unsigned)k < WEFT_ELEMWISE_KIND_COUNT && k != WEFT_ELEMWISE_CAST &&
-           !(k >= WEFT_ELEMWISE_LT && k <= WEFT_ELEMWISE_NE) && weft_elemwise_arity(k) <= 2;
+           !(k >= WEFT_ELEMWISE_LT && k <= WEFT_ELEMWISE_NE) && !weft__ew_int_is_predicate(k) &&
+           weft_elemwise_arity(k) <= 2;
 }
 
 /* ---- program checks ---------------------------------------------------------------- */
