@@ -31,6 +31,36 @@
  *     Mul Maximum Minimum Second (a bool input is converted when another
  *     input is numeric; an all-bool input list is WEFT_ETYPE);
  *   any dtype: comparisons (Lt Le Gt Ge Eq Ne), Cast, Switch branches.
+ * The rounding, integer and logical kinds follow NumPy 1.24 (the common
+ * input dtype as above; a bool input converted when another is numeric):
+ *   Floor Ceil Trunc Rint: float stays, an integer gives float64 (NumPy's
+ *     integer loop), bool is WEFT_ETYPE (NumPy: float16, not in weft);
+ *   Round: numeric, dtype kept (an integer is returned as it is);
+ *   Mod FloorDivide Fmod Clip: numeric, dtype kept;
+ *   Abs also takes bool (bool result: x itself); NanToNum any dtype, kept;
+ *   IsNan IsInf IsFinite LogicalNot LogicalAnd LogicalOr LogicalXor: any
+ *     dtype in (computed in the common dtype; nonzero is true, NaN too),
+ *     bool out; an integer or bool is never NaN or infinite;
+ *   Invert BitwiseAnd BitwiseOr BitwiseXor: integer or bool, kept (float is
+ *     WEFT_ETYPE "bitwise ops need integer or bool inputs");
+ *   LeftShift RightShift: integer, kept (float or bool is WEFT_ETYPE "shifts
+ *     need an integer input"; NumPy gives int8 for bool, not in weft).
+ * Their values are NumPy's bit for bit:
+ *   Mod (np.remainder) has the divisor's sign: -7 mod 3 = 2, 7 mod -3 = -2;
+ *   FloorDivide rounds down: -7 // 3 = -3; Fmod (C fmod, np.fmod) has the
+ *   dividend's sign: fmod(-7, 3) = -1. Integer division by zero gives 0
+ *   (NumPy also warns), MIN // -1 wraps to MIN and MIN mod -1 is 0. On
+ *   floats NumPy's npy_divmod: x mod 0 and inf mod y are NaN, x // 0 is
+ *   x / 0, -1 mod inf is inf, 0 mod -3 is -0.0, -1 // inf is -1.
+ *   Round and Rint round half to even (round(2.5) = 2, round(-0.5) = -0.0).
+ *   Sgn is np.sign (weft_sign). Shifts by a negative count or by the
+ *   width or more give 0, a right shift of a negative value -1 (NumPy on
+ *   x86-64); a left shift wraps.
+ *   Clip(x, lo, hi) is minimum(maximum(x, lo), hi) with NaN propagating
+ *   from any of the three; lo > hi gives hi; clip(0.0, -0.0, 1) is -0.0.
+ *   NanToNum: NaN -> 0, +inf -> the dtype's largest, -inf -> its lowest
+ *   (np.nan_to_num's defaults). Other replacement values are not props:
+ *   build them as weft_where(g, weft_isnan(g, x), c, x) and so on.
  * Integer overflow wraps as in two's complement (computed in unsigned).
  * Cast and the implicit conversions convert as weft/tensor.h's
  * "Conversions" says: a float that is NaN, infinite or outside the target
@@ -49,8 +79,14 @@
  *
  * Gradients. Every kind has a grad hook built from these constructors;
  * gradients are summed over broadcast axes and cast back to the input dtype.
- * Comparisons, Sgn and the switch condition have no gradient (their
- * input_grads are left NULL: disconnected), as do bool/integer inputs.
+ * Comparisons, predicates, the bitwise kinds and the switch condition have
+ * no gradient (their input_grads are left NULL: disconnected), as do
+ * bool/integer inputs. Step functions - Sgn, Floor, Ceil, Trunc, Round,
+ * Rint and both inputs of FloorDivide - get zeros (connected, as
+ * PyTensor). Mod: gz to x, -floor_divide(x, y) gz to y; Fmod: gz to x,
+ * -trunc(x / y) gz to y. Clip, PyTensor's rule: x gets gz where
+ * lo <= x <= hi (both bounds included), lo where x < lo, hi where x > hi.
+ * NanToNum passes gz where x is finite, 0 where it was replaced.
  * Maximum and Minimum send gz to the input equal to the result and split a
  * tie, gz/2 to each input (none where the result is NaN): maximum(x, x)
  * gets gz in all, and a tie between two variables gets the symmetric
@@ -137,8 +173,12 @@ extern "C" {
     X(RIGHT_SHIFT, "RightShift", 2)              \
     X(CLIP, "Clip", 3)
 
-/* The elementwise kinds. Second(a, b) is b broadcast to the common shape (its
- * value ignores a; zeros_like is Second(x, 0)). Switch(c, a, b) is
+/* The elementwise kinds. Clip takes (x, lo, hi). Every kind except Cast, the
+ * comparisons, the bool-valued kinds (IsNan ... LogicalXor) and the
+ * ternary ones (Switch, Clip) may be a Composite step (weft/composite.h), so
+ * the fusion rewrite fuses the rounding and integer kinds with arithmetic
+ * whose operands have one dtype. Second(a, b) is b broadcast to the common
+ * shape (its value ignores a; zeros_like is Second(x, 0)). Switch(c, a, b) is
  * c ? a : b. Sgn is -1, +0.0 or 1 (NaN stays NaN; sign(-0.0) is +0.0, as
  * NumPy). Relu is x > 0 ? x : 0. */
 typedef enum weft_elemwise_kind {

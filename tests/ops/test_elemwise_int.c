@@ -305,7 +305,7 @@ static void test_int_dtype_errors_name_the_kind_and_the_rule(void **state)
     const weft_op_t *op;
     weft_composite_step_t st[1] = {{WEFT_ELEMWISE_ISNAN, {0, 0}}};
     assert_int_equal(weft_composite_op(g, 1, 1, st, -1, &op), WEFT_EINVAL);
-    assert_non_null(strstr(weft_graph_last_error(g), "is not a unary or binary arithmetic kind"));
+    assert_non_null(strstr(weft_graph_last_error(g), "is not an arithmetic kind of one dtype"));
     weft_graph_clear_error(g);
 }
 
@@ -506,12 +506,13 @@ static void test_int_kinds_fuse_like_arithmetic(void **state)
     weft_var_t *f = weft_sub(g, weft_floor(g, weft_mul(g, weft_mod(g, x, y), x)),
                              weft_fmod(g, x, y));
     f = weft_add(g, f, weft_floor_divide(g, weft_trunc(g, x), y));
+    f = weft_clip(g, f, weft_neg(g, y), y); /* a ternary step */
     assert_non_null(f);
     weft_tensor_t *fv[2] = {fx_random(WEFT_FLOAT64, 1, s, -9, 9, 0, &seed),
                             fx_random(WEFT_FLOAT64, 1, s, -3, 3, 0.2, &seed)};
     check_fused(2, (weft_var_t *[]){x, y}, fv,  f,
-                "Composite{((Floor((Mod(i0, i1) * i0)) - Fmod(i0, i1)) + "
-                "FloorDivide(Trunc(i0), i1))}(<float64[300]>, <float64[300]>)");
+                "Composite{Clip(((Floor((Mod(i0, i1) * i0)) - Fmod(i0, i1)) + "
+                "FloorDivide(Trunc(i0), i1)), Neg(i1), i1)}(<float64[300]>, <float64[300]>)");
     for (int k = 0; k < 2; k++) weft_tensor_release(fv[k]);
     /* integers: (i << j) & ~i ^ (i >> j), rounded and mod */
     weft_var_t *i = fx_var(g, WEFT_INT64, 1, s), *j = fx_var(g, WEFT_INT64, 1, s);
@@ -546,6 +547,8 @@ static void test_int_kinds_json_round_trip(void **state)
         weft_logical_xor(g, weft_isnan(g, x), weft_isinf(g, i)),
         weft_right_shift(g, weft_bitwise_or(g, i, i), weft_floor_divide(g, i, i)),
         weft_nan_to_num(g, weft_round(g, x)),
+        weft_composite(g, 3, ((weft_var_t *[]){x, x, x}), 2, ((weft_composite_step_t[]){
+                           {WEFT_ELEMWISE_CLIP, {0, 1, 2}}, {WEFT_ELEMWISE_MOD, {3, 0, 0}}})),
     };
     for (size_t k = 0; k < N_OF(outs); k++) assert_non_null(outs[k]);
     weft_var_t *in[2] = {x, i};
@@ -554,7 +557,7 @@ static void test_int_kinds_json_round_trip(void **state)
     assert_int_equal(weft_graph_io_save(&gr, &text), WEFT_OK);
     const char *names[] = {"\"Mod\"", "\"Clip\"", "\"LogicalXor\"", "\"IsNan\"", "\"IsInf\"",
                            "\"RightShift\"", "\"BitwiseOr\"", "\"FloorDivide\"", "\"NanToNum\"",
-                           "\"Round\""};
+                           "\"Round\"", "\"steps\":\"Clip(0,1,2) Mod(3,0)\""};
     for (size_t k = 0; k < N_OF(names); k++) assert_non_null(strstr(text, names[k]));
     assert_int_equal(weft_graph_create(NULL, &g2), WEFT_OK);
     weft_graph_io_t ld;
