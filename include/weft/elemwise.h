@@ -60,7 +60,7 @@
  *   from any of the three; lo > hi gives hi; clip(0.0, -0.0, 1) is -0.0.
  *   NanToNum: NaN -> 0, +inf -> the dtype's largest, -inf -> its lowest
  *   (np.nan_to_num's defaults). Other replacement values are not props:
- *   build them as weft_where(g, weft_isnan(g, x), c, x) and so on.
+ *   weft_nan_to_num_values composes them from IsNan, Eq and Switch.
  * Integer overflow wraps as in two's complement (computed in unsigned).
  * Cast and the implicit conversions convert as weft/tensor.h's
  * "Conversions" says: a float that is NaN, infinite or outside the target
@@ -219,6 +219,15 @@ WEFT_API weft_var_t *weft_switch_at(weft_graph_t *g, weft_var_t *cond, weft_var_
 /* np.clip(x, lo, hi): Clip of the three, broadcast together. */
 WEFT_API weft_var_t *weft_clip_at(weft_graph_t *g, weft_var_t *x, weft_var_t *lo, weft_var_t *hi,
                                   const char *file, int line);
+/* np.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf): float x with
+ * NaN, +inf and -inf replaced by those values (converted to x's dtype), as
+ * Switch(IsNan(x), nan, Switch(Eq(x, inf), posinf, Switch(Eq(x, -inf),
+ * neginf, x))); an integer or bool x gives NanToNum(x) (x's values).
+ * Ownership and errors: as weft_elemwise (a NULL x: WEFT_EINVAL "input 0 is
+ * NULL" unless an earlier error is kept). */
+WEFT_API weft_var_t *weft_nan_to_num_values_at(weft_graph_t *g, weft_var_t *x, double nan,
+                                               double posinf, double neginf, const char *file,
+                                               int line);
 /* x converted to dtype (x itself when it already has that dtype). */
 WEFT_API weft_var_t *weft_cast_at(weft_graph_t *g, weft_var_t *x, weft_dtype_t dtype,
                                   const char *file, int line);
@@ -304,6 +313,8 @@ WEFT_API weft_var_t *weft_zeros_like_at(weft_graph_t *g, weft_var_t *x, const ch
 #define weft_bitwise_not(g, x) weft_unary_at((g), WEFT_ELEMWISE_INVERT, (x), __FILE__, __LINE__)
 #define weft_nan_to_num(g, x) \
     weft_unary_at((g), WEFT_ELEMWISE_NAN_TO_NUM, (x), __FILE__, __LINE__)
+#define weft_nan_to_num_values(g, x, nan, posinf, neginf) \
+    weft_nan_to_num_values_at((g), (x), (nan), (posinf), (neginf), __FILE__, __LINE__)
 #define weft_mod(g, a, b) weft_binary_at((g), WEFT_ELEMWISE_MOD, (a), (b), __FILE__, __LINE__)
 #define weft_remainder(g, a, b) \
     weft_binary_at((g), WEFT_ELEMWISE_MOD, (a), (b), __FILE__, __LINE__)

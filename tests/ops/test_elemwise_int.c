@@ -254,6 +254,19 @@ static void test_int_nan_to_num_uses_the_dtype_extremes(void **state)
     un(g, WEFT_ELEMWISE_NAN_TO_NUM, WEFT_INT32, 2, (double[]){-7, 7}, WEFT_INT32,
        (double[]){-7, 7});
     un(g, WEFT_ELEMWISE_NAN_TO_NUM, WEFT_BOOL, 2, (double[]){1, 0}, WEFT_BOOL, (double[]){1, 0});
+    /* other replacement values, composed */
+    int64_t s5[1] = {5};
+    weft_var_t *v = fx_var(g, WEFT_FLOAT32, 1, s5), *y, *iv = fx_var(g, WEFT_INT32, 1, s5);
+    assert_non_null(y = weft_nan_to_num_values(g, v, -1, 7, -8));
+    assert_int_equal(weft_type_dtype(weft_var_type(y)), WEFT_FLOAT32);
+    weft_tensor_t *t = fx_tensor(WEFT_FLOAT32, 1, s5, x), *r = fx_eval(g, 1, &v, &t, y);
+    expect_exact(r, (double[]){-1, 7, -8, 1.5, -0.0}, 5);
+    weft_tensor_release(r);
+    weft_tensor_release(t);
+    assert_non_null(y = weft_nan_to_num_values(g, iv, -1, 7, -8));
+    assert_string_equal(weft_op_name(weft_apply_op(weft_var_owner(y))), "NanToNum");
+    fx_expect_error(g, weft_nan_to_num_values(g, NULL, 0, 1, -1), WEFT_EINVAL,
+                    "NanToNum at ");
 }
 
 /* NaN anywhere gives NaN; lo > hi gives hi; signed zeros as NumPy's

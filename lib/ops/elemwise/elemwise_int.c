@@ -2,6 +2,8 @@
  * dtype rules (NumPy 1.24's, within weft's dtypes), which of them read any
  * dtype and write bool, and the Clip constructor. Kernels:
  * elemwise_int_kernels.c; gradients: elemwise_grad.c. */
+#include <math.h>
+
 #include "graph/ctor_int.h"
 #include "ops_int.h"
 
@@ -90,4 +92,41 @@ weft_var_t *weft_clip_at(weft_graph_t *g, weft_var_t *x, weft_var_t *lo, weft_va
 {
     weft_var_t *in[3] = {x, lo, hi};
     return weft_elemwise_at(g, WEFT_ELEMWISE_CLIP, 3, in, file, line);
+}
+
+/* where(x == v, c, y) with v, c 0-d constants of x's dtype. */
+static weft_var_t *replace_value(weft_graph_t *g, weft_var_t *x, double v, double c,
+                                 weft_var_t *y, const char *file, int line)
+{
+    weft_dtype_t dt = weft_type_dtype(weft_var_type(x));
+    weft_var_t *hit = weft_binary_scalar_at(g, WEFT_ELEMWISE_EQ, x, v, file, line);
+    return weft_switch_at(g, hit, weft_constant_scalar_at(g, dt, c, file, line), y, file, line);
+}
+
+static weft_status_t nan_to_num_build(weft_graph_t *g, weft_var_t *x, double nan, double posinf,
+                                      double neginf, const char *file, int line,
+                                      weft_var_t **out)
+{
+    if (!x)
+        return weft_graph_set_error(g, WEFT_EINVAL, "NanToNum at %s:%d: input 0 is NULL", file,
+                                    line);
+    const weft_type_t *t = weft_var_type(x);
+    if (weft_type_kind(t) == WEFT_TYPE_TENSOR && !weft__dtype_is_float(weft_type_dtype(t)))
+        return weft__got(g, *out = weft_unary_at(g, WEFT_ELEMWISE_NAN_TO_NUM, x, file, line));
+    weft_var_t *y = replace_value(g, x, -INFINITY, neginf, x, file, line);
+    y = replace_value(g, x, INFINITY, posinf, y, file, line);
+    weft_var_t *isnan_x = weft_unary_at(g, WEFT_ELEMWISE_ISNAN, x, file, line);
+    weft_var_t *c = isnan_x ? weft_constant_scalar_at(g, weft_type_dtype(t), nan, file, line)
+                            : NULL;
+    return weft__got(g, *out = weft_switch_at(g, isnan_x, c, y, file, line));
+}
+
+weft_var_t *weft_nan_to_num_values_at(weft_graph_t *g, weft_var_t *x, double nan, double posinf,
+                                      double neginf, const char *file, int line)
+{
+    weft_var_t *out = NULL;
+    weft__ctor_begin(g);
+    weft_status_t st =
+        g ? nan_to_num_build(g, x, nan, posinf, neginf, file, line, &out) : WEFT_EINVAL;
+    return weft__ctor_end(g, st, out, "weft_nan_to_num_values", file, line);
 }
