@@ -547,6 +547,40 @@ static void test_int_kinds_fuse_like_arithmetic(void **state)
     for (int k = 0; k < 2; k++) weft_tensor_release(ic[k]);
 }
 
+/* Large loops split over 2 workers (fixed blocks) give the sequential
+ * evaluator's values exactly: Mod and Clip (float64), shifts (int64) and
+ * IsNan. */
+static void test_int_kinds_split_over_workers_match_sequential(void **state)
+{
+    weft_graph_t *g = *state;
+    int64_t s[2] = {400, 500};
+    uint64_t seed = 23;
+    weft_var_t *x = fx_var(g, WEFT_FLOAT64, 2, s), *y = fx_var(g, WEFT_FLOAT64, 2, s);
+    weft_var_t *i = weft_cast(g, x, WEFT_INT64), *j = weft_cast(g, y, WEFT_INT64);
+    weft_var_t *outs[4] = {weft_mod(g, x, y), weft_clip(g, x, y, weft_abs(g, y)),
+                           weft_left_shift(g, i, j), weft_isnan(g, weft_fmod(g, x, y))};
+    weft_tensor_t *v[2] = {fx_random(WEFT_FLOAT64, 2, s, -1e3, 1e3, 0, &seed),
+                           fx_random(WEFT_FLOAT64, 2, s, -70, 70, 0, &seed)};
+    weft_function_options_t o = WEFT_FUNCTION_OPTIONS_INIT;
+    o.mode = "none";
+    o.threads = 2;
+    weft_function_t *fn = NULL;
+    assert_int_equal(weft_function_compile(2, (weft_var_t *[]){x, y}, 4, outs, 0, NULL, &o, &fn),
+                     WEFT_OK);
+    weft_tensor_t *got[4] = {NULL};
+    assert_int_equal(weft_function_call(fn, 2, v, 4, got), WEFT_OK);
+    for (int k = 0; k < 4; k++) {
+        weft_tensor_t *want = fx_eval(g, 2, (weft_var_t *[]){x, y}, v, outs[k]);
+        for (size_t e = 0; e < weft_tensor_size(want); e++)
+            assert_true(same_value(weft_tensor_flat_get(got[k], e),
+                                   weft_tensor_flat_get(want, e)));
+        weft_tensor_release(want);
+        weft_tensor_release(got[k]);
+    }
+    weft_function_destroy(fn);
+    for (int k = 0; k < 2; k++) weft_tensor_release(v[k]);
+}
+
 /* Save and load: the class names round-trip and the loaded graph computes
  * the same values. */
 static void test_int_kinds_json_round_trip(void **state)
@@ -614,6 +648,7 @@ int main(void)
         T(test_int_step_functions_have_zero_gradient_and_clip_includes_bounds),
         T(test_int_inplace_variants_write_into_their_input),
         T(test_int_kinds_fuse_like_arithmetic),
+        T(test_int_kinds_split_over_workers_match_sequential),
         T(test_int_kinds_json_round_trip),
 #undef T
     };
