@@ -210,7 +210,8 @@ static bool int_partial(weft_graph_t *g, weft_elemwise_kind_t k, size_t i,
         if (!*st && !(*st = bin(g, WEFT_ELEMWISE_MUL, q, gz, &t)))
             *st = un(g, WEFT_ELEMWISE_NEG, t, o);
         return true;
-    default: return false; /* predicates, bitwise, NanToNum: bool/integer or no gradient */
+    default: return false; /* the others: unary_partial / binary_partial; the bool or
+                             * integer-valued kinds never get here (float_out) */
     }
 }
 
