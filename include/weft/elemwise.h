@@ -1,5 +1,6 @@
 /* Elementwise ops: unary math, binary arithmetic, comparisons, switch, cast,
- * with numpy broadcasting.
+ * rounding, integer division, bitwise and logical kinds, clip, with numpy
+ * broadcasting.
  *
  * Each kind is its own op class, named as in the table below ("Add", "Exp",
  * ...; weft/ops.h finds a class by name). Props: the in-place input (-1: none)
