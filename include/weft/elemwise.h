@@ -1,5 +1,6 @@
 /* Elementwise ops: unary math, binary arithmetic, comparisons, switch, cast,
- * with numpy broadcasting.
+ * rounding, integer division, bitwise and logical kinds, clip, with numpy
+ * broadcasting.
  *
  * Each kind is its own op class, named as in the table below ("Add", "Exp",
  * ...; weft/ops.h finds a class by name). Props: the in-place input (-1: none)
@@ -31,6 +32,36 @@
  *     Mul Maximum Minimum Second (a bool input is converted when another
  *     input is numeric; an all-bool input list is WEFT_ETYPE);
  *   any dtype: comparisons (Lt Le Gt Ge Eq Ne), Cast, Switch branches.
+ * The rounding, integer and logical kinds follow NumPy 1.24 (the common
+ * input dtype as above; a bool input converted when another is numeric):
+ *   Floor Ceil Trunc Rint: float stays, an integer gives float64 (NumPy's
+ *     integer loop), bool is WEFT_ETYPE (NumPy: float16, not in weft);
+ *   Round: numeric, dtype kept (an integer is returned as it is);
+ *   Mod FloorDivide Fmod Clip: numeric, dtype kept;
+ *   Abs also takes bool (bool result: x itself); NanToNum any dtype, kept;
+ *   IsNan IsInf IsFinite LogicalNot LogicalAnd LogicalOr LogicalXor: any
+ *     dtype in (computed in the common dtype; nonzero is true, NaN too),
+ *     bool out; an integer or bool is never NaN or infinite;
+ *   Invert BitwiseAnd BitwiseOr BitwiseXor: integer or bool, kept (float is
+ *     WEFT_ETYPE "bitwise ops need integer or bool inputs");
+ *   LeftShift RightShift: integer, kept (float or bool is WEFT_ETYPE "shifts
+ *     need an integer input"; NumPy gives int8 for bool, not in weft).
+ * Their values are NumPy's bit for bit:
+ *   Mod (np.remainder) has the divisor's sign: -7 mod 3 = 2, 7 mod -3 = -2;
+ *   FloorDivide rounds down: -7 // 3 = -3; Fmod (C fmod, np.fmod) has the
+ *   dividend's sign: fmod(-7, 3) = -1. Integer division by zero gives 0
+ *   (NumPy also warns), MIN // -1 wraps to MIN and MIN mod -1 is 0. On
+ *   floats NumPy's npy_divmod: x mod 0 and inf mod y are NaN, x // 0 is
+ *   x / 0, -1 mod inf is inf, 0 mod -3 is -0.0, -1 // inf is -1.
+ *   Round and Rint round half to even (round(2.5) = 2, round(-0.5) = -0.0).
+ *   Sgn is np.sign (weft_sign). Shifts by a negative count or by the
+ *   width or more give 0, a right shift of a negative value -1 (NumPy on
+ *   x86-64); a left shift wraps.
+ *   Clip(x, lo, hi) is minimum(maximum(x, lo), hi) with NaN propagating
+ *   from any of the three; lo > hi gives hi; clip(0.0, -0.0, 1) is -0.0.
+ *   NanToNum: NaN -> 0, +inf -> the dtype's largest, -inf -> its lowest
+ *   (np.nan_to_num's defaults). Other replacement values are not props:
+ *   weft_nan_to_num_values composes them from IsNan, Eq and Switch.
  * Integer overflow wraps as in two's complement (computed in unsigned).
  * Cast and the implicit conversions convert as weft/tensor.h's
  * "Conversions" says: a float that is NaN, infinite or outside the target
@@ -49,8 +80,14 @@
  *
  * Gradients. Every kind has a grad hook built from these constructors;
  * gradients are summed over broadcast axes and cast back to the input dtype.
- * Comparisons, Sgn and the switch condition have no gradient (their
- * input_grads are left NULL: disconnected), as do bool/integer inputs.
+ * Comparisons, predicates, the bitwise kinds and the switch condition have
+ * no gradient (their input_grads are left NULL: disconnected), as do
+ * bool/integer inputs. Step functions - Sgn, Floor, Ceil, Trunc, Round,
+ * Rint and both inputs of FloorDivide - get zeros (connected, as
+ * PyTensor). Mod: gz to x, -floor_divide(x, y) gz to y; Fmod: gz to x,
+ * -trunc(x / y) gz to y. Clip, PyTensor's rule: x gets gz where
+ * lo <= x <= hi (both bounds included), lo where x < lo, hi where x > hi.
+ * NanToNum passes gz where x is finite, 0 where it was replaced.
  * Maximum and Minimum send gz to the input equal to the result and split a
  * tie, gz/2 to each input (none where the result is NaN): maximum(x, x)
  * gets gz in all, and a tie between two variables gets the symmetric
@@ -111,10 +148,38 @@ extern "C" {
     X(GE, "Ge", 2)             \
     X(EQ, "Eq", 2)             \
     X(NE, "Ne", 2)             \
-    X(SWITCH, "Switch", 3)
+    X(SWITCH, "Switch", 3)     \
+    /* rounding, integer, logical (issue 17) */ \
+    X(FLOOR, "Floor", 1)                         \
+    X(CEIL, "Ceil", 1)                           \
+    X(TRUNC, "Trunc", 1)                         \
+    X(ROUND, "Round", 1)                         \
+    X(RINT, "Rint", 1)                           \
+    X(ISNAN, "IsNan", 1)                         \
+    X(ISINF, "IsInf", 1)                         \
+    X(ISFINITE, "IsFinite", 1)                   \
+    X(LOGICAL_NOT, "LogicalNot", 1)              \
+    X(INVERT, "Invert", 1)                       \
+    X(NAN_TO_NUM, "NanToNum", 1)                 \
+    X(MOD, "Mod", 2)                             \
+    X(FLOOR_DIVIDE, "FloorDivide", 2)            \
+    X(FMOD, "Fmod", 2)                           \
+    X(LOGICAL_AND, "LogicalAnd", 2)              \
+    X(LOGICAL_OR, "LogicalOr", 2)                \
+    X(LOGICAL_XOR, "LogicalXor", 2)              \
+    X(BITWISE_AND, "BitwiseAnd", 2)              \
+    X(BITWISE_OR, "BitwiseOr", 2)                \
+    X(BITWISE_XOR, "BitwiseXor", 2)              \
+    X(LEFT_SHIFT, "LeftShift", 2)                \
+    X(RIGHT_SHIFT, "RightShift", 2)              \
+    X(CLIP, "Clip", 3)
 
-/* The elementwise kinds. Second(a, b) is b broadcast to the common shape (its
- * value ignores a; zeros_like is Second(x, 0)). Switch(c, a, b) is
+/* The elementwise kinds. Clip takes (x, lo, hi). Every kind except Cast, the
+ * comparisons, the bool-valued kinds (IsNan ... LogicalXor) and the
+ * ternary ones (Switch, Clip) may be a Composite step (weft/composite.h), so
+ * the fusion rewrite fuses the rounding and integer kinds with arithmetic
+ * whose operands have one dtype. Second(a, b) is b broadcast to the common
+ * shape (its value ignores a; zeros_like is Second(x, 0)). Switch(c, a, b) is
  * c ? a : b. Sgn is -1, +0.0 or 1 (NaN stays NaN; sign(-0.0) is +0.0, as
  * NumPy). Relu is x > 0 ? x : 0. */
 typedef enum weft_elemwise_kind {
@@ -152,6 +217,18 @@ WEFT_API weft_var_t *weft_binary_at(weft_graph_t *g, weft_elemwise_kind_t kind, 
                                     weft_var_t *b, const char *file, int line);
 WEFT_API weft_var_t *weft_switch_at(weft_graph_t *g, weft_var_t *cond, weft_var_t *a, weft_var_t *b,
                                     const char *file, int line);
+/* np.clip(x, lo, hi): Clip of the three, broadcast together. */
+WEFT_API weft_var_t *weft_clip_at(weft_graph_t *g, weft_var_t *x, weft_var_t *lo, weft_var_t *hi,
+                                  const char *file, int line);
+/* np.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf): float x with
+ * NaN, +inf and -inf replaced by those values (converted to x's dtype), as
+ * Switch(IsNan(x), nan, Switch(Eq(x, inf), posinf, Switch(Eq(x, -inf),
+ * neginf, x))); an integer or bool x gives NanToNum(x) (x's values).
+ * Ownership and errors: as weft_elemwise (a NULL x: WEFT_EINVAL "input 0 is
+ * NULL" unless an earlier error is kept). */
+WEFT_API weft_var_t *weft_nan_to_num_values_at(weft_graph_t *g, weft_var_t *x, double nan,
+                                               double posinf, double neginf, const char *file,
+                                               int line);
 /* x converted to dtype (x itself when it already has that dtype). */
 WEFT_API weft_var_t *weft_cast_at(weft_graph_t *g, weft_var_t *x, weft_dtype_t dtype,
                                   const char *file, int line);
@@ -220,6 +297,49 @@ WEFT_API weft_var_t *weft_zeros_like_at(weft_graph_t *g, weft_var_t *x, const ch
 #define weft_ge(g, a, b) weft_binary_at((g), WEFT_ELEMWISE_GE, (a), (b), __FILE__, __LINE__)
 #define weft_eq(g, a, b) weft_binary_at((g), WEFT_ELEMWISE_EQ, (a), (b), __FILE__, __LINE__)
 #define weft_ne(g, a, b) weft_binary_at((g), WEFT_ELEMWISE_NE, (a), (b), __FILE__, __LINE__)
+
+/* rounding, integer, logical (issue 17): NumPy's names */
+#define weft_sign(g, x) weft_unary_at((g), WEFT_ELEMWISE_SGN, (x), __FILE__, __LINE__)
+#define weft_floor(g, x) weft_unary_at((g), WEFT_ELEMWISE_FLOOR, (x), __FILE__, __LINE__)
+#define weft_ceil(g, x) weft_unary_at((g), WEFT_ELEMWISE_CEIL, (x), __FILE__, __LINE__)
+#define weft_trunc(g, x) weft_unary_at((g), WEFT_ELEMWISE_TRUNC, (x), __FILE__, __LINE__)
+#define weft_round(g, x) weft_unary_at((g), WEFT_ELEMWISE_ROUND, (x), __FILE__, __LINE__)
+#define weft_rint(g, x) weft_unary_at((g), WEFT_ELEMWISE_RINT, (x), __FILE__, __LINE__)
+#define weft_isnan(g, x) weft_unary_at((g), WEFT_ELEMWISE_ISNAN, (x), __FILE__, __LINE__)
+#define weft_isinf(g, x) weft_unary_at((g), WEFT_ELEMWISE_ISINF, (x), __FILE__, __LINE__)
+#define weft_isfinite(g, x) weft_unary_at((g), WEFT_ELEMWISE_ISFINITE, (x), __FILE__, __LINE__)
+#define weft_logical_not(g, x) \
+    weft_unary_at((g), WEFT_ELEMWISE_LOGICAL_NOT, (x), __FILE__, __LINE__)
+#define weft_invert(g, x) weft_unary_at((g), WEFT_ELEMWISE_INVERT, (x), __FILE__, __LINE__)
+#define weft_bitwise_not(g, x) weft_unary_at((g), WEFT_ELEMWISE_INVERT, (x), __FILE__, __LINE__)
+#define weft_nan_to_num(g, x) \
+    weft_unary_at((g), WEFT_ELEMWISE_NAN_TO_NUM, (x), __FILE__, __LINE__)
+#define weft_nan_to_num_values(g, x, nan, posinf, neginf) \
+    weft_nan_to_num_values_at((g), (x), (nan), (posinf), (neginf), __FILE__, __LINE__)
+#define weft_mod(g, a, b) weft_binary_at((g), WEFT_ELEMWISE_MOD, (a), (b), __FILE__, __LINE__)
+#define weft_remainder(g, a, b) \
+    weft_binary_at((g), WEFT_ELEMWISE_MOD, (a), (b), __FILE__, __LINE__)
+#define weft_floor_divide(g, a, b) \
+    weft_binary_at((g), WEFT_ELEMWISE_FLOOR_DIVIDE, (a), (b), __FILE__, __LINE__)
+#define weft_fmod(g, a, b) weft_binary_at((g), WEFT_ELEMWISE_FMOD, (a), (b), __FILE__, __LINE__)
+#define weft_logical_and(g, a, b) \
+    weft_binary_at((g), WEFT_ELEMWISE_LOGICAL_AND, (a), (b), __FILE__, __LINE__)
+#define weft_logical_or(g, a, b) \
+    weft_binary_at((g), WEFT_ELEMWISE_LOGICAL_OR, (a), (b), __FILE__, __LINE__)
+#define weft_logical_xor(g, a, b) \
+    weft_binary_at((g), WEFT_ELEMWISE_LOGICAL_XOR, (a), (b), __FILE__, __LINE__)
+#define weft_bitwise_and(g, a, b) \
+    weft_binary_at((g), WEFT_ELEMWISE_BITWISE_AND, (a), (b), __FILE__, __LINE__)
+#define weft_bitwise_or(g, a, b) \
+    weft_binary_at((g), WEFT_ELEMWISE_BITWISE_OR, (a), (b), __FILE__, __LINE__)
+#define weft_bitwise_xor(g, a, b) \
+    weft_binary_at((g), WEFT_ELEMWISE_BITWISE_XOR, (a), (b), __FILE__, __LINE__)
+#define weft_left_shift(g, a, b) \
+    weft_binary_at((g), WEFT_ELEMWISE_LEFT_SHIFT, (a), (b), __FILE__, __LINE__)
+#define weft_right_shift(g, a, b) \
+    weft_binary_at((g), WEFT_ELEMWISE_RIGHT_SHIFT, (a), (b), __FILE__, __LINE__)
+/* np.clip(x, lo, hi): the three broadcast together. */
+#define weft_clip(g, x, lo, hi) weft_clip_at((g), (x), (lo), (hi), __FILE__, __LINE__)
 
 /* x X c (weft_X_scalar) and c X x (weft_scalar_X), c a double. */
 #define weft_add_scalar(g, x, c) \

@@ -29,6 +29,19 @@ extern const weft_op_class_t weft__elemwise_classes[WEFT_ELEMWISE_KIND_COUNT];
  * here (weft__convert_fn). */
 weft__row_fn weft__elemwise_kernel(weft_elemwise_kind_t kind, weft_dtype_t dt);
 
+/* The rounding, integer and logical kinds (elemwise_int.c,
+ * elemwise_int_kernels.c). weft__ew_int_dtype: when kind's dtype rule is
+ * there (for the common input dtype dt), sets *out (or records the error on
+ * g in *st) and returns true. A predicate reads any dtype (computing in the
+ * inputs' common dtype) and writes bool, as the comparisons; costly kinds
+ * split over workers from WEFT__EW_SPLIT_COSTLY elements. The kernel lookup
+ * is weft__elemwise_kernel's for these kinds (and Abs of bool). */
+bool weft__ew_int_dtype(weft_graph_t *g, weft_elemwise_kind_t kind, weft_dtype_t dt,
+                        weft_dtype_t *out, weft_status_t *st);
+bool weft__ew_int_is_predicate(weft_elemwise_kind_t kind);
+bool weft__ew_int_is_costly(weft_elemwise_kind_t kind);
+weft__row_fn weft__elemwise_int_kernel(weft_elemwise_kind_t kind, weft_dtype_t dt);
+
 /* Shared by the elementwise classes and Composite (composite.c): make_node
  * checks (every input a tensor of one rank) and static broadcasting, and at
  * run time the input checks against the node's types and the broadcast

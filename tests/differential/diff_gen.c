@@ -380,8 +380,10 @@ void gen_step_elemwise(diff_gen_t *gn)
                                                           WEFT_ELEMWISE_NE));
     } else if (what < 85) {
         step_switch(gn);
-    } else {
+    } else if (what < 92) {
         gen_cast(gn, gen_pick(gn), gen_random_dtype(gn));
+    } else {
+        gen_step_rounding(gn);
     }
 }
 
@@ -692,6 +694,10 @@ static void step_fusable(diff_gen_t *gn)
     }
     diff_val_t *x = gen_pick(gn);
     if (!x || !gen_is_float(gen_dt(x))) x = &gn->vals[0];
+    if (diff_rng_chance(&gn->rng, 0.12)) {
+        gen_rounding_fusable(gn, x);
+        return;
+    }
     if (diff_rng_chance(&gn->rng, 0.4)) {
         gen_unary(gn, gen_unary_kinds[diff_rng_int(&gn->rng, 0, GEN_N_UNARY - 1)], x);
         return;

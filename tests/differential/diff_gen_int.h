@@ -82,6 +82,12 @@ void gen_step_elemwise(diff_gen_t *gn);
 void gen_step_shape(diff_gen_t *gn);
 void gen_step_reduce(diff_gen_t *gn);
 
+/* ---- rounding, integer, logical kinds (diff_gen_round.c) ---- */
+/* One random step of those kinds (operands converted where refused). */
+void gen_step_rounding(diff_gen_t *gn);
+/* A float-preserving one (Floor, Mod, ...) on float x: fusable. */
+void gen_rounding_fusable(diff_gen_t *gn, diff_val_t *x);
+
 /* ---- op families (diff_gen_ops.c) ---- */
 void gen_family_linalg(diff_gen_t *gn);
 void gen_step_composite(diff_gen_t *gn);

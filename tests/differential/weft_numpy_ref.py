@@ -150,7 +150,19 @@ COMPARISONS = {'Lt': np.less, 'Le': np.less_equal, 'Gt': np.greater, 'Ge': np.gr
 UNARY = {'Neg', 'Abs', 'Sgn', 'Exp', 'Log', 'Log1p', 'Sqrt', 'Sqr', 'Tanh', 'Sigmoid', 'Relu',
          'Sin', 'Cos', 'Cast'}
 BINARY = {'Add', 'Sub', 'Mul', 'Div', 'Pow', 'Maximum', 'Minimum', 'Second'} | set(COMPARISONS)
-ELEMWISE = UNARY | BINARY | {'Switch'}
+# rounding, integer, logical (issue 17); Round keeps an integer dtype, the
+# other roundings compute integers in float64 (NumPy 1.24's loops)
+ROUNDING = {'Floor': np.floor, 'Ceil': np.ceil, 'Trunc': np.trunc, 'Rint': np.rint,
+            'Round': np.round}
+PREDICATES = {'IsNan': np.isnan, 'IsInf': np.isinf, 'IsFinite': np.isfinite}
+LOGICAL = {'LogicalNot': np.logical_not, 'LogicalAnd': np.logical_and,
+           'LogicalOr': np.logical_or, 'LogicalXor': np.logical_xor}
+INTEGER = {'Mod': np.remainder, 'FloorDivide': np.floor_divide, 'Fmod': np.fmod,
+           'Invert': np.invert, 'BitwiseAnd': np.bitwise_and, 'BitwiseOr': np.bitwise_or,
+           'BitwiseXor': np.bitwise_xor, 'LeftShift': np.left_shift,
+           'RightShift': np.right_shift}
+INT_KINDS = set(ROUNDING) | set(PREDICATES) | set(LOGICAL) | set(INTEGER) | {'NanToNum', 'Clip'}
+ELEMWISE = UNARY | BINARY | {'Switch'} | INT_KINDS
 REDUCTIONS = {'Sum', 'Mean', 'Max', 'Min', 'Prod', 'Argmax'}
 
 
@@ -289,7 +301,58 @@ def switch(c, a, b):
     return finish(r, tol, [a, b])
 
 
+def _unsure(ins, shape, sure):
+    """Unchecked (inf) where an input's tolerance leaves the result in doubt:
+    sure(v, t) says where an uncertain float input is still certain."""
+    unsure = np.zeros(shape, dtype=bool)
+    for x in ins:
+        if x.tol is None:
+            continue
+        t = tol_of(x, shape)
+        v = f64(np.broadcast_to(x.v, shape))
+        ok = sure(v, t, x.v.dtype) if is_float(x.v.dtype) and sure else np.zeros(shape, bool)
+        unsure |= (t > 0) & ~ok
+    return np.where(unsure, np.inf, 0.0) if unsure.any() else None
+
+
+def _rounding(kind, x):
+    fn = ROUNDING[kind]
+    r = np.asarray(fn(x.v)).astype(x.v.dtype)
+    if x.tol is None:
+        return Val(r)
+    v, t = f64(x.v), x.tol
+    return finish(r, np.where(fn(v - t) == fn(v + t), 0.0, np.inf), [x])
+
+
+def int_kind(kind, ins):
+    """The rounding, integer and logical kinds (include/weft/elemwise.h)."""
+    dt = upcast(ins)
+    if kind in ROUNDING and kind != 'Round' and not is_float(dt):
+        dt = np.dtype(np.float64)
+    xs = [conv(x, dt) for x in ins]
+    with np.errstate(all='ignore'):
+        if kind in ROUNDING:
+            return _rounding(kind, xs[0])
+        if kind == 'NanToNum':
+            return finish(np.nan_to_num(xs[0].v), xs[0].tol, xs)
+        if kind == 'Clip':
+            r = np.asarray(np.clip(*[x.v for x in xs])).astype(dt)
+            if all(x.tol is None for x in xs):
+                return Val(r)
+            return finish(r, np.maximum.reduce([tol_of(x, r.shape) for x in xs]), xs)
+        fn = {**PREDICATES, **LOGICAL, **INTEGER}[kind]
+        r = np.asarray(fn(*[x.v for x in xs]))
+        if kind in PREDICATES:  # certain for a finite value away from overflow
+            return Val(r, _unsure(xs, r.shape,
+                                  lambda v, t, d: np.isfinite(v) & (np.abs(v) + t < fmax(d))))
+        if kind in LOGICAL:  # truth is certain away from 0
+            return Val(r, _unsure(xs, r.shape, lambda v, t, d: np.abs(v) > t))
+        return Val(r.astype(dt), _unsure(xs, r.shape, None))  # jumps: unchecked
+
+
 def elemwise(kind, ins, props):
+    if kind in INT_KINDS:
+        return int_kind(kind, ins)
     if kind == 'Cast':
         return cast(ins[0], DTYPES[props['dtype']])
     if kind in COMPARISONS:

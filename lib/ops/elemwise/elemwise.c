@@ -80,6 +80,8 @@ static weft_status_t infer_dtype(weft_graph_t *g, const weft_op_t *op, size_t n_
     weft_dtype_t dt = WEFT_BOOL;
     for (size_t i = first; i < n_in; i++)
         dt = weft__dtype_upcast(dt, weft_type_dtype(weft_var_type(inputs[i])));
+    weft_status_t st;
+    if (weft__ew_int_dtype(g, k, dt, out, &st)) return st;
     *out = kind_is_comparison(k) ? WEFT_BOOL : dt;
     if (kind_is_comparison(k) || k == WEFT_ELEMWISE_SWITCH) return WEFT_OK;
     if (kind_is_float_only(k) && !weft__dtype_is_float(dt))
@@ -309,7 +311,8 @@ weft_status_t weft__ew_loop_run(weft_kernel_ctx_t *ctx, size_t nop, weft_tensor_
 
 static bool kind_is_costly(weft_elemwise_kind_t k)
 {
-    return kind_is_float_only(k) && k != WEFT_ELEMWISE_DIV && k != WEFT_ELEMWISE_SQRT;
+    return (kind_is_float_only(k) && k != WEFT_ELEMWISE_DIV && k != WEFT_ELEMWISE_SQRT) ||
+           weft__ew_int_is_costly(k);
 }
 
 int64_t weft__ew_split_min(weft_elemwise_kind_t kind)
@@ -384,8 +387,9 @@ static weft_status_t plan_and_run(const weft_apply_t *node, weft_tensor_t *const
     if (st == WEFT_OK) st = weft__ew_runtime_shape(node, inputs, n_in, ndim, shape, ctx);
     if (st != WEFT_OK) return st;
     weft_dtype_t odt = weft_type_dtype(ot), compute = odt;
-    if (kind_is_comparison(k))
-        compute = weft__dtype_upcast(weft_tensor_dtype(inputs[0]), weft_tensor_dtype(inputs[1]));
+    if (kind_is_comparison(k) || weft__ew_int_is_predicate(k)) /* any dtype in, bool out */
+        for (size_t i = 0; i < n_in; i++)
+            compute = weft__dtype_upcast(i ? compute : WEFT_BOOL, weft_tensor_dtype(inputs[i]));
     ew_run_t r = {{NULL}, {NULL}};
     st = convert_inputs(k, compute, inputs, n_in, &r, ctx);
     if (st == WEFT_OK) st = prepare_output(op, inputs, &outputs[0], odt, ndim, shape, ctx);

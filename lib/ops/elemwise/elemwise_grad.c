@@ -6,7 +6,8 @@
  * and shape, then weft__grad_reduce_to sums it over the axes input i was
  * broadcast along (static length 1 in the input, not 1 in the output) and
  * casts it to input i's dtype. bool/integer inputs get no gradient (NULL:
- * disconnected), like comparisons, Sgn and the Switch condition. */
+ * disconnected), like comparisons, predicates and the Switch condition;
+ * step functions (Sgn, the rounding kinds, FloorDivide) get zeros. */
 #include <stddef.h>
 
 #include "graph/ctor_int.h"
@@ -153,6 +154,67 @@ static weft_status_t binary_partial(weft_graph_t *g, weft_elemwise_kind_t k, siz
     }
 }
 
+/* ---- rounding, integer, logical (issue 17) ---- */
+
+/* Zeros of x's type: the gradient of a step function (PyTensor's, and a
+ * connected one: weft_grad through Floor gives zeros, not an error). */
+static weft_status_t zero_partial(weft_graph_t *g, weft_var_t *x, weft_var_t **o)
+{
+    return weft__got(g, *o = weft_zeros_like_at(g, x, HERE));
+}
+
+/* Clip(x, lo, hi), PyTensor's rule: x gets gz where lo <= x <= hi (both
+ * bounds included), lo where x < lo, hi where x > hi. */
+static weft_status_t clip_partial(weft_graph_t *g, size_t i, const weft_apply_t *node,
+                                  weft_var_t *gz, weft_var_t **o)
+{
+    weft_var_t *x = weft_apply_input(node, 0), *lo = weft_apply_input(node, 1);
+    weft_var_t *hi = weft_apply_input(node, 2), *c = NULL, *u = NULL, *v = NULL;
+    weft_status_t st;
+    if (i == 0 && !(st = bin(g, WEFT_ELEMWISE_GE, x, lo, &u)) &&
+        !(st = bin(g, WEFT_ELEMWISE_LE, x, hi, &v)))
+        st = bin(g, WEFT_ELEMWISE_LOGICAL_AND, u, v, &c);
+    else if (i != 0)
+        st = bin(g, i == 1 ? WEFT_ELEMWISE_LT : WEFT_ELEMWISE_GT, x, i == 1 ? lo : hi, &c);
+    return st ? st : masked(g, c, gz, false, o);
+}
+
+/* Mod: gz, -floor_divide(a, b) gz; Fmod: gz, -trunc(a / b) gz (a - q b with
+ * q piecewise constant); FloorDivide and the rounding kinds: zeros. Returns
+ * false for the kinds not handled here. */
+static bool int_partial(weft_graph_t *g, weft_elemwise_kind_t k, size_t i,
+                        const weft_apply_t *node, weft_var_t *gz, weft_var_t **o,
+                        weft_status_t *st)
+{
+    weft_var_t *a = weft_apply_input(node, 0), *b = NULL, *q = NULL, *t = NULL;
+    switch (k) {
+    case WEFT_ELEMWISE_FLOOR: case WEFT_ELEMWISE_CEIL: case WEFT_ELEMWISE_TRUNC:
+    case WEFT_ELEMWISE_ROUND: case WEFT_ELEMWISE_RINT: case WEFT_ELEMWISE_SGN:
+    case WEFT_ELEMWISE_FLOOR_DIVIDE:
+        *st = zero_partial(g, weft_apply_input(node, i), o);
+        return true;
+    case WEFT_ELEMWISE_CLIP: *st = clip_partial(g, i, node, gz, o); return true;
+    case WEFT_ELEMWISE_NAN_TO_NUM: /* 1 where x is finite (kept), else 0 (replaced) */
+        *st = un(g, WEFT_ELEMWISE_ISFINITE, a, &t);
+        if (!*st) *st = masked(g, t, gz, false, o);
+        return true;
+    case WEFT_ELEMWISE_MOD:
+    case WEFT_ELEMWISE_FMOD:
+        *o = gz;
+        *st = WEFT_OK;
+        if (i == 0) return true;
+        b = weft_apply_input(node, 1);
+        if (k == WEFT_ELEMWISE_MOD) *st = bin(g, WEFT_ELEMWISE_FLOOR_DIVIDE, a, b, &q);
+        else if (!(*st = bin(g, WEFT_ELEMWISE_DIV, a, b, &t)))
+            *st = un(g, WEFT_ELEMWISE_TRUNC, t, &q);
+        if (!*st && !(*st = bin(g, WEFT_ELEMWISE_MUL, q, gz, &t)))
+            *st = un(g, WEFT_ELEMWISE_NEG, t, o);
+        return true;
+    default: return false; /* the others: unary_partial / binary_partial; the bool or
+                             * integer-valued kinds never get here (float_out) */
+    }
+}
+
 weft_status_t weft__elemwise_grad(weft_graph_t *g, const weft_apply_t *node,
                                   weft_var_t *const *output_grads, weft_var_t **input_grads)
 {
@@ -169,6 +231,8 @@ weft_status_t weft__elemwise_grad(weft_graph_t *g, const weft_apply_t *node,
         weft_status_t st;
         if (k == WEFT_ELEMWISE_SWITCH)
             st = i == 0 ? WEFT_OK : masked(g, weft_apply_input(node, 0), gz, i == 2, &p);
+        else if (int_partial(g, k, i, node, gz, &p, &st))
+            (void)0; /* a kind of the block above */
         else if (n == 1)
             st = unary_partial(g, k, x, y, gz, &p);
         else
