@@ -152,16 +152,25 @@ static void test_memplan_random_dags_match_brute_force(void **state)
 
 /* ---- compiled functions ---------------------------------------------------------- */
 
-static weft_function_t *compile(int n_out, weft_var_t *x, weft_var_t **out, int threads,
-                                bool profile)
+/* mode NULL: fast_run; exclude: a rewrite or tag left out, or NULL. */
+static weft_function_t *compile_mode(int n_out, weft_var_t *x, weft_var_t **out, int threads,
+                                     bool profile, const char *mode, const char *exclude)
 {
     weft_function_options_t o = WEFT_FUNCTION_OPTIONS_INIT;
-    o.mode = "none";
+    o.mode = mode;
     o.threads = (unsigned)threads;
     o.profile = profile;
+    o.n_exclude = exclude != NULL;
+    o.exclude = &exclude;
     weft_function_t *f = NULL;
     assert_int_equal(weft_function_compile(1, &x, (size_t)n_out, out, 0, NULL, &o, &f), WEFT_OK);
     return f;
+}
+
+static weft_function_t *compile(int n_out, weft_var_t *x, weft_var_t **out, int threads,
+                                bool profile)
+{
+    return compile_mode(n_out, x, out, threads, profile, "none", NULL);
 }
 
 static void plan_sizes(weft_function_t *f, uint64_t *arena, uint64_t *seq)
@@ -420,14 +429,7 @@ static void test_memplan_peak_counts_in_place_values(void **state)
     (void)state;
     weft_var_t *x = ct_var(g, "x", 1, S64), *t = weft_tanh(g, weft_mul_scalar(g, x, 2.0));
     weft_var_t *y = weft_add(g, t, weft_sin(g, x));
-    const char *ex[] = {"fusion"};
-    weft_function_options_t o = WEFT_FUNCTION_OPTIONS_INIT;
-    o.threads = 1;
-    o.profile = true;
-    o.n_exclude = 1;
-    o.exclude = ex;
-    weft_function_t *f = NULL;
-    assert_int_equal(weft_function_compile(1, &x, 1, &y, 0, NULL, &o, &f), WEFT_OK);
+    weft_function_t *f = compile_mode(1, x, &y, 1, true, NULL, "fusion");
     weft_tensor_t *tx = ct_tensor(1, S64, 0.25), *ty = NULL;
     assert_int_equal(weft_function_call(f, 1, &tx, 1, &ty), WEFT_OK);
     weft_profile_t *p;
