@@ -280,7 +280,7 @@ static weft_status_t random_from_json(weft_graph_t *g, const weft_op_class_t *cl
     size_t nd = 0;
     weft_status_t st = weft_json_props_get_string(in, "dtype", &dname);
     if (st == WEFT_OK && weft_dtype_parse(dname, &dt) != WEFT_OK)
-        return weft_json_props_error(in, WEFT_EPARSE, "dtype: unknown dtype '%s'", dname);
+        return weft_json_props_error(in, WEFT_ETYPE, "dtype: unknown dtype '%s'", dname);
     if (st == WEFT_OK) st = weft_json_props_get_int_array(in, "shape", p.shape, WEFT_MAX_NDIM, &nd);
     if (st != WEFT_OK) return st;
     weft__random_kind_t k = (weft__random_kind_t)(cls - weft__random_classes);
