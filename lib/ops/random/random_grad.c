@@ -9,16 +9,6 @@
 #include "ops_int.h"
 #include "random_int.h"
 
-static weft_status_t null_grad(weft_graph_t *g, const weft_apply_t *node, weft_var_t **out)
-{
-    const weft_type_t *t = NULL;
-    const char *file;
-    int line;
-    weft_apply_trace(node, &file, &line);
-    weft_status_t st = weft_type_null(g, &t);
-    return st == WEFT_OK ? weft__got(g, *out = weft_var_create_at(g, t, NULL, file, line)) : st;
-}
-
 static weft_status_t reparam_grad(weft_graph_t *g, const weft_apply_t *node,
                                   weft__random_kind_t k, weft_var_t *gz, weft_var_t **input_grads)
 {
@@ -55,7 +45,7 @@ weft_status_t weft__random_grad(weft_graph_t *g, const weft_apply_t *node,
     case WEFT__RANDOM_UNIFORM:
     case WEFT__RANDOM_NORMAL: return reparam_grad(g, node, k, gz, input_grads);
     case WEFT__RANDOM_BERNOULLI:
-    case WEFT__RANDOM_CATEGORICAL: return null_grad(g, node, &input_grads[1]);
+    case WEFT__RANDOM_CATEGORICAL: return weft__grad_null(g, node, &input_grads[1]);
     default: return WEFT_OK;
     }
 }
