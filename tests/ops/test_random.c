@@ -300,6 +300,36 @@ static void test_parameters_broadcast(void **state)
     weft_graph_destroy(g);
 }
 
+/* Empty and 0-d samples: bernoulli's and integers' parameters are checked
+ * at the elements drawn, so an empty sample never fails (docs/random.md
+ * §5); a 0-d sample is element 0. */
+static void test_empty_and_scalar_samples(void **state)
+{
+    (void)state;
+    weft_graph_t *g = new_graph();
+    const int64_t empty[2] = {0, 3};
+    weft_var_t *key = weft_random_key(g, 4);
+    weft_var_t *e[3] = {weft_random_integers(g, key, i64(g, 5), i64(g, 5), 2, empty, NULL),
+                        weft_random_bernoulli(g, key, f64(g, 2), 2, empty, NULL),
+                        weft_random_normal(g, key, f64(g, 0), f64(g, 1), WEFT_FLOAT64, 2, empty,
+                                           NULL)};
+    for (int i = 0; i < 3; i++) {
+        weft_tensor_t *r = eval1(g, e[i]);
+        assert_int_equal(weft_tensor_ndim(r), 2);
+        assert_int_equal(weft_tensor_size(r), 0);
+        weft_tensor_release(r);
+    }
+    const int64_t one = 1;
+    weft_var_t *s = weft_random_uniform(g, key, f64(g, 0), f64(g, 1), WEFT_FLOAT64, 0, NULL, NULL);
+    weft_var_t *v = weft_random_uniform(g, key, f64(g, 0), f64(g, 1), WEFT_FLOAT64, 1, &one, NULL);
+    weft_tensor_t *rs = eval1(g, s), *rv = eval1(g, v);
+    assert_int_equal(weft_tensor_ndim(rs), 0);
+    assert_true(weft_tensor_flat_get(rs, 0) == weft_tensor_flat_get(rv, 0)); /* element 0 */
+    weft_tensor_release(rs);
+    weft_tensor_release(rv);
+    weft_graph_destroy(g);
+}
+
 /* ---- errors ------------------------------------------------------------------------ */
 
 /* The kept error is exactly "<ctor> (at this file:line): <what>". */
@@ -449,6 +479,7 @@ int main(void)
         cmocka_unit_test(test_integers_unbiased_range),
         cmocka_unit_test(test_permutation_is_a_permutation),
         cmocka_unit_test(test_parameters_broadcast),
+        cmocka_unit_test(test_empty_and_scalar_samples),
         cmocka_unit_test(test_constructor_errors),
         cmocka_unit_test(test_run_time_parameter_errors),
         cmocka_unit_test(test_reparameterized_gradients),

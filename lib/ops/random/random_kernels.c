@@ -199,13 +199,12 @@ static weft_status_t check_bernoulli(weft_kernel_ctx_t *ctx, const char *name,
                                      const weft__rjob_t *job, int64_t n)
 {
     const double *p = job->par[0];
-    weft_status_t st = WEFT_OK;
     RANDOM_LOOP(job, 0, n, {
         if (!(p[o0] >= 0 && p[o0] <= 1))
             return weft_kernel_error(ctx, WEFT_EINVAL, "%s: p < 0, p > 1 or p is NaN (p = %g "
                                      "at sample element %lld)", name, p[o0], (long long)i);
     });
-    return st;
+    return WEFT_OK;
 }
 
 static weft_status_t check_integers(weft_kernel_ctx_t *ctx, const char *name,
@@ -249,6 +248,7 @@ static weft_status_t check_categorical(weft_kernel_ctx_t *ctx, const char *name,
 weft_status_t weft__random_check_params(weft_kernel_ctx_t *ctx, const char *name,
                                         const weft__rjob_t *job, int64_t n, int64_t rows)
 {
+    if (n == 0 && job->kind != WEFT__RANDOM_CATEGORICAL) return WEFT_OK; /* no element */
     switch (job->kind) {
     case WEFT__RANDOM_BERNOULLI: return check_bernoulli(ctx, name, job, n);
     case WEFT__RANDOM_INTEGERS: return check_integers(ctx, name, job, n);
