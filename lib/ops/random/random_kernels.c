@@ -25,6 +25,7 @@
             o0 += idx_[d_] * (job)->pstride[0][d_];                               \
             o1 += idx_[d_] * (job)->pstride[1][d_];                               \
         }                                                                         \
+        (void)o1; /* one-parameter bodies read o0 only */                         \
         for (int64_t i = (int64_t)(begin); i < (int64_t)(end); i++) {             \
             BODY;                                                                 \
             for (int d_ = (job)->ndim - 1; d_ >= 0; d_--) {                       \
@@ -76,16 +77,21 @@ static inline uint64_t mul_hilo(uint64_t a, uint64_t b, uint64_t *lo)
  * candidate is taken. */
 static uint64_t bounded_u64(const weft__rkey_t *key, uint64_t i, uint64_t range)
 {
-    uint64_t threshold = (0 - range) % range, lo = 0, hi = 0;
-    for (uint32_t d = 0; d < WEFT__RANDOM_MAX_DRAWS; d++) {
-        uint32_t b[4];
-        weft__rblock(key, i, d, b);
-        for (int w = 0; w < 4; w += 2) {
-            hi = mul_hilo(weft__r64(b[w], b[w + 1]), range, &lo);
-            if (lo >= threshold) return hi;
+    uint32_t b[4];
+    weft__rblock(key, i, 0, b);
+    uint64_t lo, hi = mul_hilo(weft__r64(b[0], b[1]), range, &lo);
+    if (lo >= range) return hi; /* accepted without the division (Lemire's shortcut) */
+    uint64_t threshold = (0 - range) % range;
+    for (uint32_t d = 0, w = 2;;) {
+        if (lo >= threshold) return hi;
+        if (w == 4) { /* the next block's candidates */
+            if (++d == WEFT__RANDOM_MAX_DRAWS) return hi;
+            weft__rblock(key, i, d, b);
+            w = 0;
         }
+        hi = mul_hilo(weft__r64(b[w], b[w + 1]), range, &lo);
+        w += 2;
     }
-    return hi;
 }
 
 /* Inverse CDF on one row of p (k entries, stride st, sum already checked):
