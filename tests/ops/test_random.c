@@ -411,6 +411,30 @@ static void test_run_time_parameter_errors(void **state)
     c = weft_constant_create(g, weft_var_type(p), pn, sizeof pn);
     eval_fails(g, weft_random_categorical(g, key, c, 1, &n, NULL), WEFT_EINVAL,
                "RandomCategorical: probabilities are not non-negative (p = -0.5 in row 0)");
+    /* a parameter of unknown static length must equal the sample's at run time */
+    const int64_t unknown = WEFT_DIM_UNKNOWN;
+    weft_var_t *lo = ck_var(g, WEFT_FLOAT64, 1, &unknown);
+    weft_var_t *u = weft_random_uniform(g, key, lo, f64(g, 1), WEFT_FLOAT64, 1, &n, NULL);
+    const int64_t three = 3;
+    weft_tensor_t *lv = ck_tensor(WEFT_FLOAT64, 1, &three, NULL), *r = NULL;
+    assert_int_equal(weft_eval(g, 1, &lo, &lv, 1, &u, &r), WEFT_ESHAPE);
+    assert_non_null(strstr(weft_graph_last_error(g), "RandomUniform: input 1 has length 3 in "
+                                                     "dimension 0, the sample 4"));
+    weft_tensor_release(lv);
+    weft_graph_destroy(g);
+}
+
+/* The printed op: its sample dtype and shape. */
+static void test_op_print(void **state)
+{
+    (void)state;
+    weft_graph_t *g = new_graph();
+    const int64_t shape[2] = {2, 3};
+    weft_var_t *x = weft_random_integers(g, weft_random_key(g, 0), i64(g, 0), i64(g, 9), 2, shape,
+                                         NULL);
+    char buf[128];
+    weft_op_print(weft_apply_op(weft_var_owner(x)), buf, sizeof buf);
+    assert_string_equal(buf, "RandomIntegers{dtype=int64, shape=(2,3)}");
     weft_graph_destroy(g);
 }
 
@@ -482,6 +506,7 @@ int main(void)
         cmocka_unit_test(test_empty_and_scalar_samples),
         cmocka_unit_test(test_constructor_errors),
         cmocka_unit_test(test_run_time_parameter_errors),
+        cmocka_unit_test(test_op_print),
         cmocka_unit_test(test_reparameterized_gradients),
         cmocka_unit_test(test_bernoulli_gradient_disconnected),
     };

@@ -251,14 +251,13 @@ static bool random_no_folding(const weft_apply_t *node)
 static int random_props_print(const void *props, char *buf, size_t cap)
 {
     const weft__random_props_t *p = props;
-    int n = snprintf(buf, cap, "dtype=%s, shape=(", weft_dtype_name((weft_dtype_t)p->dtype));
-    for (int a = 0; a < p->ndim && n >= 0; a++)
-        n += snprintf(buf + ((size_t)n < cap ? (size_t)n : cap), (size_t)n < cap ? cap - (size_t)n : 0,
-                      "%s%lld", a ? "," : "", (long long)p->shape[a]);
-    if (n >= 0)
-        n += snprintf(buf + ((size_t)n < cap ? (size_t)n : cap),
-                      (size_t)n < cap ? cap - (size_t)n : 0, ")");
-    return n;
+    char shape[WEFT_MAX_NDIM * 21 + 1] = ""; /* 20 digits and a comma per length */
+    size_t len = 0;
+    for (int a = 0; a < p->ndim; a++)
+        len += (size_t)snprintf(shape + len, sizeof shape - len, a ? ",%lld" : "%lld",
+                                (long long)p->shape[a]);
+    return snprintf(buf, cap, "dtype=%s, shape=(%s)", weft_dtype_name((weft_dtype_t)p->dtype),
+                    shape);
 }
 
 static weft_status_t random_to_json(const weft_op_t *op, weft_json_props_t *out)
