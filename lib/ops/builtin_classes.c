@@ -5,6 +5,7 @@
 
 #include "linalg/linalg_int.h"
 #include "ops_int.h"
+#include "random/random_int.h"
 #include "reduce/reduce_ops_int.h"
 #include "weft/ops.h"
 
@@ -33,6 +34,12 @@ static const weft_op_class_t *const registry[] = {
     &weft__syrk_class,
     &weft__trimask_class,
     &weft__composite_class,
+    &weft__random_classes[WEFT__RANDOM_UNIFORM],
+    &weft__random_classes[WEFT__RANDOM_NORMAL],
+    &weft__random_classes[WEFT__RANDOM_BERNOULLI],
+    &weft__random_classes[WEFT__RANDOM_CATEGORICAL],
+    &weft__random_classes[WEFT__RANDOM_INTEGERS],
+    &weft__random_classes[WEFT__RANDOM_PERMUTATION],
 };
 
 size_t weft_ops_n_classes(void)

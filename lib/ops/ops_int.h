@@ -187,6 +187,10 @@ static inline bool weft__dtype_is_float(weft_dtype_t d)
 weft_status_t weft__grad_reduce_to(weft_graph_t *g, weft_var_t *grad, weft_var_t *target,
                                    weft_var_t **out);
 
+/* A variable of the null type (an undefined gradient), created at node's
+ * site, into *out (elemwise_grad.c): for grad hooks of ops without one. */
+weft_status_t weft__grad_null(weft_graph_t *g, const weft_apply_t *node, weft_var_t **out);
+
 /* Sums float x over the axes in mask (bit d: axis d), keeping them with
  * length 1 (the SumAxes op, sum_axes.c). */
 weft_status_t weft__sum_axes(weft_graph_t *g, weft_var_t *x, uint32_t mask, const char *file,

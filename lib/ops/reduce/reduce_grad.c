@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "graph/ctor_int.h"
+#include "ops_int.h"
 #include "reduce_ops_int.h"
 
 static bool rgrad_float(const weft_type_t *t)
@@ -129,16 +130,6 @@ static weft_status_t rgrad_perform(const weft_apply_t *node, weft_tensor_t *cons
     return st;
 }
 
-static weft_status_t rgrad_null_var(weft_graph_t *g, const weft_apply_t *node, weft_var_t **out)
-{
-    const weft_type_t *t = NULL;
-    const char *file;
-    int line;
-    weft_apply_trace(node, &file, &line);
-    weft_status_t st = weft_type_null(g, &t);
-    return st == WEFT_OK ? weft__got(g, *out = weft_var_create_at(g, t, NULL, file, line)) : st;
-}
-
 static weft_status_t rgrad_grad(weft_graph_t *g, const weft_apply_t *node,
                                 weft_var_t *const *output_grads, weft_var_t **input_grads)
 {
@@ -147,8 +138,8 @@ static weft_status_t rgrad_grad(weft_graph_t *g, const weft_apply_t *node,
         return WEFT_OK;
     }
     if (p->kind != WEFT_REDUCE_SUM && p->kind != WEFT_REDUCE_MEAN) {
-        weft_status_t st = rgrad_null_var(g, node, &input_grads[0]);
-        return st == WEFT_OK ? rgrad_null_var(g, node, &input_grads[1]) : st;
+        weft_status_t st = weft__grad_null(g, node, &input_grads[0]);
+        return st == WEFT_OK ? weft__grad_null(g, node, &input_grads[1]) : st;
     }
     /* Linear in gz, independent of x's values: d/dgz is the same reduction. */
     int axes[WEFT_MAX_NDIM], n = 0;
