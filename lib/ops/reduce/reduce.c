@@ -232,11 +232,9 @@ const weft_op_class_t *weft__reduce_class(weft_reduce_kind_t kind)
     return (unsigned)kind < WEFT_REDUCE_KIND_COUNT ? classes[kind] : NULL;
 }
 
-/* Normalizes axes (negative from the end) into a mask, rejecting out-of-range
- * and repeated axes with a message naming the axis and the call site. */
-static weft_status_t reduce_axes_mask(weft_graph_t *g, const char *opname, int ndim,
-                                      size_t n_axes, const int *axes, const char *file,
-                                      int line, uint32_t *mask)
+weft_status_t weft__reduce_axes_mask(weft_graph_t *g, const char *opname, int ndim,
+                                     size_t n_axes, const int *axes, const char *file, int line,
+                                     uint32_t *mask)
 {
     *mask = 0;
     if (!axes) {
@@ -303,7 +301,7 @@ static weft_status_t reduce_impl(weft_graph_t *g, weft_reduce_kind_t kind, weft_
     p.ndim = ndim;
     p.keepdims = keepdims ? 1 : 0;
     if (st == WEFT_OK) {
-        st = reduce_axes_mask(g, name, ndim, n_axes, axes, file, line, &p.axes);
+        st = weft__reduce_axes_mask(g, name, ndim, n_axes, axes, file, line, &p.axes);
     }
     const weft_op_t *op = NULL;
     if (st == WEFT_OK) {
