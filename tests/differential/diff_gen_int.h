@@ -81,6 +81,8 @@ void gen_reduce(diff_gen_t *gn, weft_reduce_kind_t kind, diff_val_t *x);
 void gen_step_elemwise(diff_gen_t *gn);
 void gen_step_shape(diff_gen_t *gn);
 void gen_step_reduce(diff_gen_t *gn);
+/* Lane reductions, scans and sorting (diff_gen_reduce.c). */
+void gen_step_reduce_more(diff_gen_t *gn);
 
 /* ---- op families (diff_gen_ops.c) ---- */
 void gen_family_linalg(diff_gen_t *gn);
