@@ -205,7 +205,14 @@ static void test_errors_name_op_input_and_site(void **state)
     int bad = -3;
     assert_null(weft_lreduce_at(G, WEFT_LREDUCE_VAR, x, 1, &bad, 0.0, false, "f.c", 5));
     assert_string_equal(weft_graph_error_message(G),
-                        "Var (at f.c:5): axis -3 out of range for an input with 2 dims");
+                        "Var (at f.c:5): axis -3 out of range for input x with 2 dims "
+                        "(created at model.c:7)");
+    weft_graph_clear_error(G);
+    int rep[2] = {1, -1};
+    assert_null(weft_lreduce_at(G, WEFT_LREDUCE_NANSUM, x, 2, rep, 0.0, false, "f.c", 6));
+    assert_string_equal(weft_graph_error_message(G),
+                        "NanSum (at f.c:6): axis -1 repeated for input x with 2 dims "
+                        "(created at model.c:7)");
     weft_graph_clear_error(G);
     assert_null(weft_nanmax(G, NULL, 0, NULL, false)); /* a NULL input adds no second error */
     assert_int_equal(weft_graph_error(G), WEFT_EINVAL);

@@ -337,7 +337,18 @@ static weft_status_t lred_impl(weft_graph_t *g, weft_lreduce_kind_t kind, weft_v
     weft__lred_props_t p;
     memset(&p, 0, sizeof p);
     weft_status_t st = weft__lred_input_type(g, x, name, file, line, &ndim);
-    if (st == WEFT_OK) {
+    for (size_t i = 0; st == WEFT_OK && axes && i < n_axes; i++) {
+        int a = axes[i] < 0 ? axes[i] + ndim : axes[i];
+        bool rep = false;
+        for (size_t j = 0; j < i && a >= 0 && a < ndim; j++) {
+            rep = rep || (axes[j] < 0 ? axes[j] + ndim : axes[j]) == a;
+        }
+        if (a < 0 || a >= ndim || rep) {
+            st = weft__axis_error(g, name, x, axes[i], rep ? "repeated" : "out of range", ndim,
+                                  file, line);
+        }
+    }
+    if (st == WEFT_OK) { /* NULL axes with n_axes != 0; the mask */
         st = weft__reduce_axes_mask(g, name, ndim, n_axes, axes, file, line, &p.r.axes);
     }
     if (st != WEFT_OK) {

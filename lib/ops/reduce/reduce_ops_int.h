@@ -92,6 +92,14 @@ weft_status_t weft__lred_input_type(weft_graph_t *g, weft_var_t *x, const char *
 weft_status_t weft__lred_perform(weft_kernel_ctx_t *ctx, weft_lreduce_kind_t kind,
                                  const weft__reduce_props_t *p, double ddof,
                                  const weft_tensor_t *x, weft_tensor_t **outputs);
+/* The error of an axis argument: "NAME (at FILE:LINE): axis A WHAT for input
+ * X with N dims (created at F:L)", WEFT_EINVAL (scan.c). */
+weft_status_t weft__axis_error(weft_graph_t *g, const char *name, weft_var_t *x, int axis,
+                               const char *what, int ndim, const char *file, int line);
+/* Resolves axis (negative from the end) of x for op name: *ndim its rank,
+ * *out_axis the axis; checks x as weft__lred_input_type (scan.c). */
+weft_status_t weft__axis_arg(weft_graph_t *g, weft_var_t *x, const char *name, int axis,
+                             const char *file, int line, int *ndim, int *out_axis);
 /* Argmax (is_max) / Argmin node over mask (argmax.c). */
 weft_status_t weft__arg_build(weft_graph_t *g, bool is_max, weft_var_t *x, uint32_t mask,
                               int ndim, bool keepdims, const char *file, int line,

@@ -13,8 +13,6 @@ typedef struct scan_props {
     int32_t ndim, axis, reverse;
 } scan_props_t;
 
-extern const weft_op_class_t weft__cumsum_class, weft__cumprod_class;
-
 static bool is_prod_op(const weft_op_t *op)
 {
     return weft_op_class(op) == &weft__cumprod_class;
@@ -118,8 +116,19 @@ WEFT__PROPS_FIELDS_HOOKS(scan, scan_fields)
 SCAN_CLASS(weft__cumsum_class, "CumSum")
 SCAN_CLASS(weft__cumprod_class, "CumProd")
 
-/* Resolves axis (negative from the end) for x; *ndim its rank. Shared with
- * the sort ops (sort.c). */
+weft_status_t weft__axis_error(weft_graph_t *g, const char *name, weft_var_t *x, int axis,
+                               const char *what, int ndim, const char *file, int line)
+{
+    char vb[256];
+    weft_var_print(x, vb, sizeof vb);
+    const char *vf = NULL;
+    int vl = 0;
+    weft_var_trace(x, &vf, &vl);
+    return weft_graph_set_error(g, WEFT_EINVAL, "%s (at %s:%d): axis %d %s for input %s with "
+                                "%d dims (created at %s:%d)", name, file, line, axis, what, vb,
+                                ndim, vf ? vf : "?", vl);
+}
+
 weft_status_t weft__axis_arg(weft_graph_t *g, weft_var_t *x, const char *name, int axis,
                              const char *file, int line, int *ndim, int *out_axis)
 {
@@ -131,14 +140,7 @@ weft_status_t weft__axis_arg(weft_graph_t *g, weft_var_t *x, const char *name, i
     weft_status_t st = weft__lred_input_type(g, x, name, file, line, ndim);
     int a = axis < 0 ? axis + *ndim : axis;
     if (st == WEFT_OK && (a < 0 || a >= *ndim)) {
-        char vb[256];
-        weft_var_print(x, vb, sizeof vb);
-        const char *vf = NULL;
-        int vl = 0;
-        weft_var_trace(x, &vf, &vl);
-        return weft_graph_set_error(g, WEFT_EINVAL, "%s (at %s:%d): axis %d out of range for "
-                                    "input %s with %d dims (created at %s:%d)", name, file, line,
-                                    axis, vb, *ndim, vf ? vf : "?", vl);
+        return weft__axis_error(g, name, x, axis, "out of range", *ndim, file, line);
     }
     *out_axis = a;
     return st;

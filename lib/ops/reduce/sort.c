@@ -23,11 +23,6 @@ typedef struct sort_props {
     int32_t k;                   /* Topk: kept length (Sort/Argsort: 0) */
 } sort_props_t;
 
-extern const weft_op_class_t weft__sort_class, weft__topk_class, weft__axis_scatter_class;
-
-weft_status_t weft__axis_arg(weft_graph_t *g, weft_var_t *x, const char *name, int axis,
-                             const char *file, int line, int *ndim, int *out_axis);
-
 /* ---- kernel --------------------------------------------------------------- */
 
 /* The element at e (of dtype dt) as a double. */
