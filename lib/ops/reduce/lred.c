@@ -26,52 +26,17 @@ bool weft__lred_dtype_ok(weft_dtype_t dt)
     return dt == WEFT_BOOL || weft__reduce_dtype_ok(dt);
 }
 
-static weft_status_t type_error(weft_graph_t *g, const char *opname, const char *where,
-                                const weft_type_t *t)
-{
-    char tb[64];
-    weft_type_print(t, tb, sizeof tb);
-    return weft_graph_set_error(g, WEFT_ETYPE, "%s%s: input 0 has type %s (need a bool, int32, "
-                                "int64, float32 or float64 tensor)", opname, where, tb);
-}
-
 weft_status_t weft__lred_check_input(weft_graph_t *g, const char *opname,
                                      const weft__reduce_props_t *p, size_t n_in,
                                      weft_var_t *const *inputs)
 {
-    if (n_in != 1) {
-        return weft_graph_set_error(g, WEFT_EINVAL, "%s: takes 1 input(s), got %zu", opname,
-                                    n_in);
-    }
-    const weft_type_t *t = weft_var_type(inputs[0]);
-    if (weft_type_kind(t) != WEFT_TYPE_TENSOR || !weft__lred_dtype_ok(weft_type_dtype(t))) {
-        return type_error(g, opname, "", t);
-    }
-    if (weft_type_ndim(t) != p->ndim) {
-        return weft_graph_set_error(g, WEFT_ETYPE, "%s: input 0 has %d dims, the op was "
-                                    "built for %d", opname, weft_type_ndim(t), (int)p->ndim);
-    }
-    return WEFT_OK;
+    return weft__input_check(g, opname, p, n_in, inputs, 1, true);
 }
 
 weft_status_t weft__lred_input_type(weft_graph_t *g, weft_var_t *x, const char *opname,
                                     const char *file, int line, int *ndim)
 {
-    if (weft_var_graph(x) != g) {
-        char vb[256];
-        weft_var_print(x, vb, sizeof(vb));
-        return weft_graph_set_error(g, WEFT_EFOREIGN,
-                                    "%s (at %s:%d): input %s belongs to another graph context",
-                                    opname, file, line, vb);
-    }
-    const weft_type_t *t = weft_var_type(x);
-    if (weft_type_kind(t) != WEFT_TYPE_TENSOR || !weft__lred_dtype_ok(weft_type_dtype(t))) {
-        char where[300];
-        snprintf(where, sizeof where, " (at %s:%d)", file, line);
-        return type_error(g, opname, where, t);
-    }
-    *ndim = weft_type_ndim(t);
-    return WEFT_OK;
+    return weft__input_type_check(g, x, opname, file, line, true, ndim);
 }
 
 static bool needs_nonempty(weft_lreduce_kind_t kind)

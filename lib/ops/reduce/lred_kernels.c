@@ -4,7 +4,8 @@
  *
  * A piece's elements are converted into a buffer of the piece's domain:
  * double for float inputs and the float kinds, int64 for the exact integer
- * kinds (argmax/argmin, nansum, nanmax/nanmin, any/all of an integer x), so
+ * kinds (argmax/argmin, nansum, nanmax/nanmin of an integer x; any/all
+ * read doubles: an int64 converts to 0.0 only when it is 0), so
  * each fold is written once per domain; a unit-stride lane already in its
  * domain's type is read in place. */
 #include <math.h>
@@ -56,8 +57,7 @@ static bool int_domain(const weft__lane_job_t *job)
     weft_lreduce_kind_t k = job->kind;
     return !is_float(job->dx) &&
            (k == WEFT_LREDUCE_ARGMAX || k == WEFT_LREDUCE_ARGMIN || k == WEFT_LREDUCE_NANSUM ||
-            k == WEFT_LREDUCE_NANMAX || k == WEFT_LREDUCE_NANMIN || k == WEFT_LREDUCE_ANY ||
-            k == WEFT_LREDUCE_ALL);
+            k == WEFT_LREDUCE_NANMAX || k == WEFT_LREDUCE_NANMIN);
 }
 
 void weft__lane_job_init(weft__lane_job_t *job, weft_lreduce_kind_t kind, double ddof,
@@ -304,18 +304,6 @@ static void piece_i(weft_lreduce_kind_t kind, const int64_t *x, int64_t n, int64
         }
         st->k = x[b];
         st->i = pos + b;
-        break;
-    }
-    case WEFT_LREDUCE_ANY:
-    case WEFT_LREDUCE_ALL: {
-        bool any = kind == WEFT_LREDUCE_ANY;
-        st->k = any ? 0 : 1;
-        for (int64_t i = 0; i < n; i++) {
-            if ((x[i] != 0) == any) {
-                st->k = any ? 1 : 0;
-                break;
-            }
-        }
         break;
     }
     case WEFT_LREDUCE_NANSUM: {

@@ -56,6 +56,11 @@ int64_t weft__reduce_group_size(const weft__reduce_props_t *p, const weft_tensor
 weft_status_t weft__reduce_check_nonempty(weft_kernel_ctx_t *ctx, const char *opname,
                                           const char *operation,
                                           const weft__reduce_props_t *p, const weft_tensor_t *x);
+/* make_node check: input count, an int32/int64/float32/float64 tensor (or
+ * bool too when with_bool), rank == p->ndim. */
+weft_status_t weft__input_check(weft_graph_t *g, const char *opname,
+                                const weft__reduce_props_t *p, size_t n_in,
+                                weft_var_t *const *inputs, size_t want_in, bool with_bool);
 /* make_node check: input count, a supported tensor dtype, rank == p->ndim. */
 weft_status_t weft__reduce_check_input(weft_graph_t *g, const char *opname,
                                        const weft__reduce_props_t *p, size_t n_in,
@@ -63,6 +68,10 @@ weft_status_t weft__reduce_check_input(weft_graph_t *g, const char *opname,
 /* Run-time check: x's rank is p->ndim (WEFT_ESHAPE on ctx). */
 weft_status_t weft__reduce_check_tensor(weft_kernel_ctx_t *ctx, const char *opname,
                                         const weft__reduce_props_t *p, const weft_tensor_t *x);
+/* Constructor check of x (same context, an int32/int64/float32/float64
+ * tensor, or bool too when with_bool); sets *ndim. */
+weft_status_t weft__input_type_check(weft_graph_t *g, weft_var_t *x, const char *opname,
+                                     const char *file, int line, bool with_bool, int *ndim);
 /* Constructor check of x (same context, supported tensor type); sets *ndim. */
 weft_status_t weft__reduce_input_type(weft_graph_t *g, weft_var_t *x, const char *opname,
                                       const char *file, int line, int *ndim);
@@ -96,6 +105,11 @@ weft_status_t weft__lred_perform(weft_kernel_ctx_t *ctx, weft_lreduce_kind_t kin
  * X with N dims (created at F:L)", WEFT_EINVAL (scan.c). */
 weft_status_t weft__axis_error(weft_graph_t *g, const char *name, weft_var_t *x, int axis,
                                const char *what, int ndim, const char *file, int line);
+/* make_node of the one-axis ops (scans, sorting): one input of a supported
+ * dtype and rank ndim, axis in range; fills shape with the input's static
+ * lengths. */
+weft_status_t weft__axis_op_input(weft_graph_t *g, const weft_op_t *op, int ndim, int axis,
+                                  size_t n_in, weft_var_t *const *inputs, int64_t *shape);
 /* Resolves axis (negative from the end) of x for op name: *ndim its rank,
  * *out_axis the axis; checks x as weft__lred_input_type (scan.c). */
 weft_status_t weft__axis_arg(weft_graph_t *g, weft_var_t *x, const char *name, int axis,

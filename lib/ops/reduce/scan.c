@@ -23,23 +23,14 @@ static weft_status_t scan_make_node(weft_graph_t *g, const weft_op_t *op, size_t
                                     const weft_type_t **out_types)
 {
     const scan_props_t *p = weft_op_props(op);
-    weft__reduce_props_t r = {0, p->ndim, 0, 0};
-    weft_status_t st = weft__lred_check_input(g, weft_op_name(op), &r, n_in, inputs);
-    if (st == WEFT_OK && (p->axis < 0 || p->axis >= p->ndim)) {
-        st = weft_graph_set_error(g, WEFT_EINVAL, "%s: axis %d out of range for %d dims",
-                                  weft_op_name(op), (int)p->axis, (int)p->ndim);
-    }
+    int64_t shape[WEFT_MAX_NDIM];
+    weft_status_t st = weft__axis_op_input(g, op, p->ndim, p->axis, n_in, inputs, shape);
     if (st != WEFT_OK) {
         return st;
     }
-    const weft_type_t *t = weft_var_type(inputs[0]);
-    int64_t shape[WEFT_MAX_NDIM];
-    for (int d = 0; d < p->ndim; d++) {
-        shape[d] = weft_type_dim(t, d);
-    }
     *n_out = 1;
-    return weft_type_tensor(g, weft__scan_out_dtype(weft_type_dtype(t)), p->ndim, shape,
-                            &out_types[0]);
+    weft_dtype_t dt = weft__scan_out_dtype(weft_type_dtype(weft_var_type(inputs[0])));
+    return weft_type_tensor(g, dt, p->ndim, shape, &out_types[0]);
 }
 
 static weft_status_t scan_perform(const weft_apply_t *node, weft_tensor_t *const *inputs,
@@ -115,6 +106,21 @@ WEFT__PROPS_FIELDS_HOOKS(scan, scan_fields)
     };
 SCAN_CLASS(weft__cumsum_class, "CumSum")
 SCAN_CLASS(weft__cumprod_class, "CumProd")
+
+weft_status_t weft__axis_op_input(weft_graph_t *g, const weft_op_t *op, int ndim, int axis,
+                                  size_t n_in, weft_var_t *const *inputs, int64_t *shape)
+{
+    weft__reduce_props_t r = {0, ndim, 0, 0};
+    weft_status_t st = weft__lred_check_input(g, weft_op_name(op), &r, n_in, inputs);
+    if (st == WEFT_OK && (axis < 0 || axis >= ndim)) {
+        st = weft_graph_set_error(g, WEFT_EINVAL, "%s: axis %d out of range for %d dims",
+                                  weft_op_name(op), axis, ndim);
+    }
+    for (int d = 0; st == WEFT_OK && d < ndim; d++) {
+        shape[d] = weft_type_dim(weft_var_type(inputs[0]), d);
+    }
+    return st;
+}
 
 weft_status_t weft__axis_error(weft_graph_t *g, const char *name, weft_var_t *x, int axis,
                                const char *what, int ndim, const char *file, int line)

@@ -133,20 +133,12 @@ static weft_status_t sort_make_node(weft_graph_t *g, const weft_op_t *op, size_t
                                     const weft_type_t **out_types)
 {
     const sort_props_t *p = weft_op_props(op);
-    weft__reduce_props_t r = {0, p->ndim, 0, 0};
-    weft_status_t st = weft__lred_check_input(g, weft_op_name(op), &r, n_in, inputs);
-    if (st == WEFT_OK && (p->axis < 0 || p->axis >= p->ndim)) {
-        st = weft_graph_set_error(g, WEFT_EINVAL, "%s: axis %d out of range for %d dims",
-                                  weft_op_name(op), (int)p->axis, (int)p->ndim);
-    }
+    int64_t shape[WEFT_MAX_NDIM];
+    weft_status_t st = weft__axis_op_input(g, op, p->ndim, p->axis, n_in, inputs, shape);
     if (st != WEFT_OK) {
         return st;
     }
     const weft_type_t *t = weft_var_type(inputs[0]);
-    int64_t shape[WEFT_MAX_NDIM];
-    for (int d = 0; d < p->ndim; d++) {
-        shape[d] = weft_type_dim(t, d);
-    }
     if (is_topk(op)) {
         int64_t len = shape[p->axis];
         if (p->k < 0 || (len != WEFT_DIM_UNKNOWN && p->k > len)) {
