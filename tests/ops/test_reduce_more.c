@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -289,6 +290,63 @@ static void test_large_inputs_same_bits_at_1_2_4_workers(void **state)
     weft_tensor_release(xv);
 }
 
+/* Every new class saved to JSON and loaded back computes the same bits.
+ * WEFT_SAVED_GRAPH=path also writes the text (tests/ops/data/reduce_more.json
+ * was made so; tests/io's schema check validates it). */
+static void test_json_round_trip_of_every_new_class(void **state)
+{
+    (void)state;
+    int64_t s[2] = {2, 5};
+    weft_graph_t *g = NULL, *g2 = NULL;
+    assert_int_equal(weft_graph_create(NULL, &g), WEFT_OK);
+    const weft_type_t *t = NULL;
+    assert_int_equal(weft_type_tensor(g, WEFT_FLOAT64, 2, s, &t), WEFT_OK);
+    weft_var_t *x = weft_var_create_at(g, t, "x", __FILE__, __LINE__);
+    int a1 = 1, a01[2] = {0, 1};
+    weft_var_t *outs[17] = {
+        weft_argmax_axes(g, x, 2, a01, false), weft_argmin(g, x, 0, true),
+        weft_any(g, x, 1, &a1, false),          weft_all(g, x, 0, NULL, true),
+        weft_var(g, x, 1, &a1, 1.0, false),     weft_std(g, x, 1, &a1, 0.5, true),
+        weft_logsumexp(g, x, 1, &a1, false),    weft_nansum(g, x, 0, NULL, false),
+        weft_nanmean(g, x, 1, &a1, false),      weft_nanmax(g, x, 1, &a1, false),
+        weft_nanmin(g, x, 1, &a1, true),        weft_cumsum(g, x, 1),
+        weft_cumop_at(g, true, x, 0, true, __FILE__, __LINE__),
+        weft_sort(g, x, 1),                     weft_argsort(g, x, 0),
+        weft_topk_values(g, x, 1, 3),           weft_topk_indices(g, x, 1, 2)};
+    weft_graph_io_t io = {1, &x, NULL, 17, outs, 0, NULL}, back;
+    char *text = NULL;
+    assert_int_equal(weft_graph_io_save(&io, &text), WEFT_OK);
+    const char *path = getenv("WEFT_SAVED_GRAPH");
+    FILE *f = path ? fopen(path, "w") : NULL;
+    if (f) {
+        fputs(text, f);
+        fclose(f);
+    }
+    assert_int_equal(weft_graph_create(NULL, &g2), WEFT_OK);
+    assert_int_equal(weft_graph_io_load(g2, text, strlen(text), NULL, &back), WEFT_OK);
+    assert_int_equal(back.n_outputs, 17);
+    weft_tensor_t *xv = ck_tensor(WEFT_FLOAT64, 2, s,
+                                  (double[]){0.5, NAN, -2, 3, 3, 1, 0, -1.5, 2, 7});
+    weft_tensor_t *r1[17] = {NULL}, *r2[17] = {NULL};
+    assert_int_equal(weft_eval(g, 1, &x, &xv, 17, outs, r1), WEFT_OK);
+    assert_int_equal(weft_eval(g2, 1, back.inputs, &xv, 17, back.outputs, r2), WEFT_OK);
+    for (int i = 0; i < 17; i++) {
+        size_t bytes = weft_tensor_size(r1[i]) * weft_dtype_size(weft_tensor_dtype(r1[i]));
+        assert_int_equal(weft_tensor_dtype(r1[i]), weft_tensor_dtype(r2[i]));
+        assert_int_equal(weft_tensor_size(r1[i]), weft_tensor_size(r2[i]));
+        assert_memory_equal(weft_tensor_data(r1[i]), weft_tensor_data(r2[i]), bytes);
+        weft_tensor_release(r1[i]);
+        weft_tensor_release(r2[i]);
+    }
+    assert_non_null(strstr(text, "\"op\":\"Std\",\"props\":{\"ndim\":2,\"axes\":[1],"
+                                 "\"keepdims\":true,\"ddof\":0.5}"));
+    weft_tensor_release(xv);
+    weft_graph_io_clear(&back);
+    weft_graph_io_free_text(text);
+    weft_graph_destroy(g2);
+    weft_graph_destroy(g);
+}
+
 /* ---- gradients ----------------------------------------------------------- */
 
 typedef enum gk { G_LSE, G_VAR, G_STD, G_NANSUM, G_NANMEAN, G_NANMAX, G_NANMIN, G_CUMSUM,
@@ -340,6 +398,7 @@ int main(void)
         cmocka_unit_test(test_errors_name_op_input_and_site),
         cmocka_unit_test(test_vexp_within_2_ulp_of_libm),
         cmocka_unit_test(test_large_inputs_same_bits_at_1_2_4_workers),
+        cmocka_unit_test(test_json_round_trip_of_every_new_class),
         cmocka_unit_test(test_gradients_verify),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
