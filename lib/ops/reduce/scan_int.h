@@ -8,7 +8,8 @@
  * tree); a short sequential pass folds the totals left to right into each
  * block's carry; pass 2 scans each block from its carry. Lanes of one block
  * skip pass 1. The split depends on the shape alone: same bits at any
- * worker count. */
+ * worker count. On one worker the passes run per group of 4 blocks (pass 2
+ * then reads the group from cache): the same operations in the same order. */
 #ifndef WEFT_OPS_REDUCE_SCAN_INT_H
 #define WEFT_OPS_REDUCE_SCAN_INT_H
 

@@ -247,6 +247,40 @@ static void job_init(scan_job_t *s, bool is_prod, bool reverse, int axis, const 
     }
 }
 
+/* Turns the totals of tasks [t0, t1) of one lane into carries: each gets
+ * the fold of the totals before it (run, carried over from earlier calls
+ * for the lane; the lane's first block needs none and starts run). */
+static void to_carries(const scan_job_t *s, size_t t0, size_t t1, scan_acc_t *run)
+{
+    for (size_t t = t0; t < t1; t++) {
+        scan_acc_t tot = s->acc[t];
+        if ((int64_t)t % s->nblk == 0) {
+            *run = tot;
+            continue;
+        }
+        s->acc[t] = *run;
+        s->k.combine(run, &tot);
+    }
+}
+
+/* One worker: the same passes over groups of 4 blocks (2 MB of float64), so
+ * pass 2 reads them again from cache rather than memory; the same
+ * operations in the same order as the split passes, so the same bits. */
+static void scan_one_worker(const scan_job_t *s, int64_t lanes)
+{
+    for (int64_t j = 0; j < lanes; j++) {
+        scan_acc_t run;
+        /* block 0 alone (it has no carry), then groups of 4 (pass2_four) */
+        for (int64_t b = 0, step = 1; b < s->nblk; b += step, step = 4) {
+            size_t t0 = (size_t)(j * s->nblk + b);
+            size_t t1 = (size_t)(j * s->nblk + (b + step < s->nblk ? b + step : s->nblk));
+            pass1((void *)s, t0, t1);
+            to_carries(s, t0, t1, &run);
+            pass2((void *)s, t0, t1);
+        }
+    }
+}
+
 weft_status_t weft__scan_run(weft_kernel_ctx_t *ctx, bool is_prod, bool reverse, int axis,
                              const weft_tensor_t *x, weft_tensor_t *out)
 {
@@ -266,17 +300,17 @@ weft_status_t weft__scan_run(weft_kernel_ctx_t *ctx, bool is_prod, bool reverse,
     weft_status_t st = weft_kernel_scratch(ctx, WEFT_INT64, 1, len, &scratch);
     if (st != WEFT_OK) return st;
     s.acc = weft_tensor_data(scratch);
-    st = weft_kernel_parallel_for(ctx, tasks, 1, pass1, &s);
-    for (int64_t j = 0; st == WEFT_OK && j < lanes; j++) { /* totals -> carries */
-        scan_acc_t *a = s.acc + j * s.nblk, run = a[0];
-        for (int64_t b = 1; b < s.nblk; b++) {
-            scan_acc_t t = a[b];
-            a[b] = run;
-            s.k.combine(&run, &t);
+    if (weft_kernel_threads(ctx) == 1) {
+        scan_one_worker(&s, lanes);
+    } else {
+        st = weft_kernel_parallel_for(ctx, tasks, 1, pass1, &s);
+        for (int64_t j = 0; st == WEFT_OK && j < lanes; j++) {
+            scan_acc_t run;
+            to_carries(&s, j * s.nblk, (j + 1) * s.nblk, &run);
         }
+        /* ranges of 4 blocks, so one worker interleaves them (pass2_four) */
+        if (st == WEFT_OK) st = weft_kernel_parallel_for(ctx, tasks, 4, pass2, &s);
     }
-    /* ranges of 4 blocks, so one worker interleaves them (pass2_four) */
-    if (st == WEFT_OK) st = weft_kernel_parallel_for(ctx, tasks, 4, pass2, &s);
     weft_kernel_scratch_done(ctx, scratch);
     return st;
 }
