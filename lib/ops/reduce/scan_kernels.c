@@ -2,9 +2,16 @@
  * block scans, and the fixed-block two-pass driver. Integer scans run in
  * uint64_t (two's complement wrap, as NumPy's int64); float32 accumulates in
  * float32 and float64 in double, as NumPy does. Built with -O3. */
+#include <stdint.h>
 #include <string.h>
 
 #include "scan_int.h"
+#include WEFT_STREAM_STORE_HEADER /* selected by lib/ops/CMakeLists.txt */
+
+/* Outputs at least this large stream their full blocks (non-temporal stores
+ * skip reading the output's lines first): as the elementwise kernels, half
+ * the 32 MB L3 of the machines measured (docs/performance-notes.md §2). */
+#define SCAN_STREAM_MIN_BYTES ((int64_t)16 << 20)
 
 /* A block total or carry, in the accumulator type of the dtype. */
 typedef union scan_acc {
@@ -64,16 +71,39 @@ typedef union scan_acc {
     }
 /* Four full unit-stride blocks after the first (every one with a carry)
  * scanned in one loop: four independent chains hide the add's latency; each
- * block's chain is exactly scan_'s, so the bits are the same. */
+ * block's chain is exactly scan_'s, so the bits are the same. stream: the
+ * four outputs are 64-byte aligned; results go out a line at a time with
+ * streaming stores (the caller fences). */
 #define DEF_SCAN4(TI, sfx, DT, TA, mem, TO, opn, OP)                                         \
     static void scan4_##opn##_##sfx(const char *const *xp, char *const *op, int64_t n,       \
-                                    const scan_acc_t *carry)                                 \
+                                    const scan_acc_t *carry, bool stream)                    \
     {                                                                                        \
+        enum { L = 64 / sizeof(TO) };                                                        \
         const TI *x0 = (const TI *)xp[0], *x1 = (const TI *)xp[1], *x2 = (const TI *)xp[2],  \
                  *x3 = (const TI *)xp[3];                                                    \
         TO *o0 = (TO *)op[0], *o1 = (TO *)op[1], *o2 = (TO *)op[2], *o3 = (TO *)op[3];       \
         TA r0 = carry[0].mem, r1 = carry[1].mem, r2 = carry[2].mem, r3 = carry[3].mem;       \
-        for (int64_t i = 0; i < n; i++) {                                                    \
+        int64_t i = 0;                                                                       \
+        if (stream && WEFT__STREAM_STORES) {                                                 \
+            _Alignas(64) TO l0[L], l1[L], l2[L], l3[L];                                      \
+            for (; i + L <= n; i += L) {                                                     \
+                for (int k = 0; k < L; k++) {                                                \
+                    r0 = OP(r0, (TA)x0[i + k]);                                              \
+                    r1 = OP(r1, (TA)x1[i + k]);                                              \
+                    r2 = OP(r2, (TA)x2[i + k]);                                              \
+                    r3 = OP(r3, (TA)x3[i + k]);                                              \
+                    l0[k] = (TO)r0;                                                          \
+                    l1[k] = (TO)r1;                                                          \
+                    l2[k] = (TO)r2;                                                          \
+                    l3[k] = (TO)r3;                                                          \
+                }                                                                            \
+                weft__stream_line(o0 + i, l0);                                               \
+                weft__stream_line(o1 + i, l1);                                               \
+                weft__stream_line(o2 + i, l2);                                               \
+                weft__stream_line(o3 + i, l3);                                               \
+            }                                                                                \
+        }                                                                                    \
+        for (; i < n; i++) {                                                                 \
             r0 = OP(r0, (TA)x0[i]);                                                          \
             r1 = OP(r1, (TA)x1[i]);                                                          \
             r2 = OP(r2, (TA)x2[i]);                                                          \
@@ -96,7 +126,7 @@ typedef void (*scan_fn)(const char *x, int64_t n, int64_t sx, char *o, int64_t s
                         const scan_acc_t *carry);
 
 typedef void (*scan4_fn)(const char *const *x, char *const *o, int64_t n,
-                         const scan_acc_t *carry);
+                         const scan_acc_t *carry, bool stream);
 
 typedef struct scan_kern {
     total_fn total;
@@ -144,6 +174,7 @@ typedef struct scan_job {
     int nd;                           /* other axes */
     int64_t shape[WEFT_MAX_NDIM], xst[WEFT_MAX_NDIM], ost[WEFT_MAX_NDIM];
     int64_t nblk;
+    bool stream;     /* the output is large enough to stream (pass2_four) */
     scan_acc_t *acc; /* per (lane, block): pass 1 totals, then carries */
 } scan_job_t;
 
@@ -198,12 +229,14 @@ static void pass2_four(const scan_job_t *s, size_t t)
         xp[q] = s->x + bx + lo * s->ex;
         op[q] = s->o + bo + lo * s->eo;
     }
-    s->k.scan4(xp, op, WEFT__SCAN_BLOCK, &s->acc[t]);
+    bool aligned = true;
+    for (int q = 0; q < 4; q++) aligned = aligned && ((uintptr_t)op[q] & 63) == 0;
+    s->k.scan4(xp, op, WEFT__SCAN_BLOCK, &s->acc[t], s->stream && aligned);
 }
 
-static weft_status_t pass2(void *arg, size_t begin, size_t end)
+/* Pass 2 over tasks [begin, end): four full blocks at a time where it can. */
+static void pass2_blocks(const scan_job_t *s, size_t begin, size_t end)
 {
-    const scan_job_t *s = arg;
     for (size_t t = begin; t < end; t++) {
         if (s->nblk > 1 && four_full(s, t, end)) {
             pass2_four(s, t);
@@ -216,8 +249,18 @@ static weft_status_t pass2(void *arg, size_t begin, size_t end)
         s->k.scan(s->x + bx + lo * s->sx * s->ex, n, s->sx, s->o + bo + lo * s->so * s->eo,
                   s->so, b > 0 ? &s->acc[t] : NULL);
     }
+}
+
+static weft_status_t pass2(void *arg, size_t begin, size_t end)
+{
+    const scan_job_t *s = arg;
+    pass2_blocks(s, begin, end);
+    if (s->stream) {
+        weft__stream_fence(); /* this worker's streamed lines, before the node completes */
+    }
     return WEFT_OK;
 }
+
 
 static void job_init(scan_job_t *s, bool is_prod, bool reverse, int axis, const weft_tensor_t *x,
                      weft_tensor_t *out)
@@ -276,8 +319,11 @@ static void scan_one_worker(const scan_job_t *s, int64_t lanes)
             size_t t1 = (size_t)(j * s->nblk + (b + step < s->nblk ? b + step : s->nblk));
             pass1((void *)s, t0, t1);
             to_carries(s, t0, t1, &run);
-            pass2((void *)s, t0, t1);
+            pass2_blocks(s, t0, t1);
         }
+    }
+    if (s->stream) {
+        weft__stream_fence();
     }
 }
 
@@ -290,6 +336,7 @@ weft_status_t weft__scan_run(weft_kernel_ctx_t *ctx, bool is_prod, bool reverse,
     for (int d = 0; d < s.nd; d++) lanes *= s.shape[d];
     if (lanes == 0 || s.len == 0) return WEFT_OK;
     s.nblk = (s.len + WEFT__SCAN_BLOCK - 1) / WEFT__SCAN_BLOCK;
+    s.stream = WEFT__STREAM_STORES && lanes * s.len * s.eo >= SCAN_STREAM_MIN_BYTES;
     size_t tasks = (size_t)(lanes * s.nblk);
     if (s.nblk == 1) { /* whole lanes: about one block of elements per range */
         size_t grain = (size_t)(WEFT__SCAN_BLOCK / s.len > 0 ? WEFT__SCAN_BLOCK / s.len : 1);
