@@ -288,6 +288,14 @@ static void test_large_inputs_same_bits_at_1_2_4_workers(void **state)
     for (int i = 0; i < 14; i++) assert_non_null(outs[i]);
     run_threads(x, xv, 14, outs);
     weft_tensor_release(xv);
+    /* an output of 16.8 MB: the scans' streaming-store path */
+    int64_t n[1] = {2100000};
+    weft_tensor_t *lv = ck_random(WEFT_FLOAT64, 1, n, 0.9, 1.1, ck_seed("threads_long"));
+    weft_var_t *l = ck_var(G, WEFT_FLOAT64, 1, n);
+    weft_var_t *louts[3] = {weft_cumsum(G, l, 0), weft_cumprod(G, l, -1),
+                            weft_logsumexp(G, l, 0, NULL, false)};
+    run_threads(l, lv, 3, louts);
+    weft_tensor_release(lv);
 }
 
 /* Every new class saved to JSON and loaded back computes the same bits.
