@@ -1,4 +1,9 @@
-/* Reductions: Sum, Mean, Max, Min, Prod over any set of axes, and Argmax.
+/* Reductions: Sum, Mean, Max, Min, Prod over any set of axes, Argmax and
+ * Argmin; the lane reductions (Any, All, Var, Std, LogSumExp, NanSum,
+ * NanMean, NanMax, NanMin, Argmax/Argmin over several axes); the scans
+ * CumSum and CumProd; Sort, Argsort and Topk. The rules below (axes,
+ * ownership, errors) hold for every constructor of this header; each
+ * section adds its own.
  *
  * Axes: `axes` lists n_axes axis indices of x (negative ones count from the
  * end, -1 is the last); axes == NULL reduces every axis (n_axes must then be
@@ -32,8 +37,9 @@
  * "Errors"); a NULL variable argument (an earlier constructor's failure)
  * adds no second error.
  * Statuses: WEFT_EINVAL (NULL g/x, axes == NULL with n_axes != 0, an axis
- * out of range or repeated, bad kind), WEFT_ETYPE (bool or non-tensor x),
- * WEFT_EFOREIGN, WEFT_ENOMEM; messages name the axis and creation site.
+ * out of range or repeated, bad kind), WEFT_ETYPE (a non-tensor x, or bool
+ * x for Sum/Mean/Max/Min/Prod: the other ops take bool), WEFT_EFOREIGN,
+ * WEFT_ENOMEM; messages name the axis and creation site.
  * Thread: one thread per graph context. */
 #ifndef WEFT_REDUCE_H
 #define WEFT_REDUCE_H
@@ -121,8 +127,14 @@ WEFT_API weft_var_t *weft_argmin_at(weft_graph_t *g, weft_var_t *x, int axis, bo
  * bits at any worker count; they may differ from NumPy's pairwise sums by
  * rounding (docs/execution.md §5).
  * Gradients: VAR/STD, LOGSUMEXP (softmax * gz), NANSUM/NANMEAN (0 at NaNs),
- * NANMAX/NANMIN (gz to the first extreme, as Max); integer outputs and
- * ANY/ALL have none (disconnected). */
+ * NANMAX/NANMIN (gz to the first non-NaN extreme, as Max; an all-NaN group,
+ * whose result is NaN, sends gz to its first element); integer outputs and
+ * ANY/ALL have none (disconnected).
+ * Errors (besides the header's): an axis out of range or repeated is
+ * WEFT_EINVAL naming the op, the axis, the input and the input's creation
+ * site ("Var (at f.c:5): axis -3 out of range for input x with 2 dims
+ * (created at model.c:7)"); ddof not finite: WEFT_EINVAL; NANMAX/NANMIN/
+ * ARGMAX/ARGMIN over an empty axis fail the node with WEFT_ESHAPE. */
 typedef enum weft_lreduce_kind {
     WEFT_LREDUCE_ARGMAX = 0,
     WEFT_LREDUCE_ARGMIN = 1,
@@ -177,13 +189,15 @@ WEFT_API weft_var_t *weft_lreduce_at(weft_graph_t *g, weft_lreduce_kind_t kind, 
  * Output shape x's; dtype NumPy's: bool/int32/int64 -> int64 (wrapping),
  * float keeps its dtype (float32 accumulates in float32). Determinism: each
  * lane is cut into fixed blocks of 65536 elements; block b starts from the
- * left-to-right fold of the earlier blocks' totals (each total folded left to
- * right, in 4 interleaved chains for float sums); the rounding therefore
+ * left-to-right fold of the earlier blocks' totals (each total folded in 8
+ * interleaved chains, combined in a fixed tree); the rounding therefore
  * differs from NumPy's strictly sequential sum by a few ulps of the partial
  * sums, and is the same at any worker count.
  * Gradients: Cumsum: the reverse cumsum of gz. Cumprod: PyTensor's formula,
  * reverse_cumsum(cumprod(x) * gz) / x, which is NaN or inf where x has a zero
- * (the caveat PyTensor documents too). */
+ * (the caveat PyTensor documents too).
+ * Errors (besides the header's): axis out of range: WEFT_EINVAL naming the
+ * op, the input and its creation site. */
 WEFT_API weft_var_t *weft_cumop_at(weft_graph_t *g, bool is_prod, weft_var_t *x, int axis,
                                    bool reverse, const char *file, int line);
 #define weft_cumsum(g, x, axis) weft_cumop_at((g), false, (x), (axis), false, __FILE__, __LINE__)
@@ -200,7 +214,12 @@ WEFT_API weft_var_t *weft_cumop_at(weft_graph_t *g, bool is_prod, weft_var_t *x,
  * the length is static, else when run: WEFT_ESHAPE).
  * Gradients: Sort scatters gz back through the argsort permutation; Topk
  * values scatter gz to the chosen positions (0 elsewhere); the index outputs
- * have none. */
+ * have none. The scatter op (AxisScatter) has no gradient of its own, so
+ * second order through Sort/Topk reports WEFT_ENOGRAD.
+ * Lanes are sorted one per task (a stable merge sort, O(n log n)); one long
+ * lane is sorted by one worker.
+ * Errors (besides the header's): axis out of range: WEFT_EINVAL naming the
+ * op, the input and its creation site; k out of range: WEFT_ESHAPE. */
 WEFT_API weft_var_t *weft_sort_at(weft_graph_t *g, weft_var_t *x, int axis, bool want_indices,
                                   const char *file, int line);
 #define weft_sort(g, x, axis) weft_sort_at((g), (x), (axis), false, __FILE__, __LINE__)

@@ -265,16 +265,18 @@ static weft_status_t scat_make_node(weft_graph_t *g, const weft_op_t *op, size_t
                                     const weft_type_t **out_types)
 {
     const sort_props_t *p = weft_op_props(op);
-    (void)p;
     if (n_in != 3) {
         return weft_graph_set_error(g, WEFT_EINVAL, "AxisScatter: takes 3 inputs, got %zu", n_in);
     }
     const weft_type_t *tx = weft_var_type(inputs[0]), *ts = weft_var_type(inputs[1]),
                       *ti = weft_var_type(inputs[2]);
-    if (weft_type_dtype(tx) != weft_type_dtype(ts) || weft_type_dtype(ti) != WEFT_INT64 ||
+    weft_dtype_t dt = weft_type_dtype(tx);
+    if ((dt != WEFT_FLOAT32 && dt != WEFT_FLOAT64) || weft_type_dtype(ts) != dt ||
+        weft_type_dtype(ti) != WEFT_INT64 ||
         weft_type_ndim(tx) != p->ndim || weft_type_ndim(ts) != p->ndim ||
         weft_type_ndim(ti) != p->ndim) {
-        return weft_graph_set_error(g, WEFT_ETYPE, "AxisScatter: input types do not match");
+        return weft_graph_set_error(g, WEFT_ETYPE, "AxisScatter: needs (x, src) of one float "
+                                    "dtype and int64 indices, all of rank %d", (int)p->ndim);
     }
     *n_out = 1;
     out_types[0] = tx;
