@@ -708,7 +708,9 @@ static void step_fusable(diff_gen_t *gn)
 
 static void step_reduce_family(diff_gen_t *gn)
 {
-    if (diff_rng_chance(&gn->rng, 0.6)) gen_step_reduce(gn);
+    double u = diff_rng_unit(&gn->rng);
+    if (u < 0.4) gen_step_reduce(gn);
+    else if (u < 0.65) gen_step_reduce_more(gn);
     else gen_step_elemwise(gn);
 }
 

@@ -27,6 +27,8 @@ fast_run may legitimately give instead.
 
 import re
 
+import warnings
+
 import numpy as np
 
 DTYPES = {
@@ -163,7 +165,10 @@ INTEGER = {'Mod': np.remainder, 'FloorDivide': np.floor_divide, 'Fmod': np.fmod,
            'RightShift': np.right_shift}
 INT_KINDS = set(ROUNDING) | set(PREDICATES) | set(LOGICAL) | set(INTEGER) | {'NanToNum', 'Clip'}
 ELEMWISE = UNARY | BINARY | {'Switch'} | INT_KINDS
-REDUCTIONS = {'Sum', 'Mean', 'Max', 'Min', 'Prod', 'Argmax'}
+REDUCTIONS = {'Sum', 'Mean', 'Max', 'Min', 'Prod', 'Argmax', 'Argmin'}
+# weft_lreduce_at's classes other than Argmax/Argmin, the scans and sorting ops.
+LANE_REDUCTIONS = {'Any', 'All', 'Var', 'Std', 'LogSumExp', 'NanSum', 'NanMean', 'NanMax', 'NanMin'}
+AXIS_OPS = {'CumSum', 'CumProd', 'Sort', 'Topk'}
 
 
 def upcast(xs):
@@ -541,25 +546,38 @@ def max_min(kind, x, axes, keep):
     return finish(r, t if t.any() else None, [])
 
 
-def argmax(x, axes, keep):
+def _lanes(a, axes):
+    """a with the reduced axes moved last (in their order) and flattened:
+    PyTensor's Argmax over several axes (the flat C-order index into the
+    reduced axes' sub-block)."""
+    a = np.asarray(a)
+    kept = [d for d in range(a.ndim) if d not in axes]
+    t = np.transpose(a, kept + list(axes))
+    return t.reshape([a.shape[d] for d in kept] + [int(np.prod([a.shape[d] for d in axes]))])
+
+
+def _keep_shape(r, shape, axes, keep):
+    if not keep:
+        return r
+    return None if r is None else r.reshape([1 if d in axes else n for d, n in enumerate(shape)])
+
+
+def argmax(x, axes, keep, is_max=True):
     v = x.v
-    flat = len(axes) != 1
-    a = v.reshape(-1) if flat else np.moveaxis(v, axes[0], -1)
-    r = np.argmax(a, axis=-1).astype(np.int64)
+    a = _lanes(v, axes)
+    r = (np.argmax if is_max else np.argmin)(a, axis=-1).astype(np.int64)
     tol = None
     if x.tol is not None:
-        t = x.tol.reshape(-1) if flat else np.moveaxis(x.tol, axes[0], -1)
-        af = f64(a)
+        t = _lanes(x.tol, axes)
+        af = f64(a) if is_max else -f64(a)
         best = np.take_along_axis(af, r[..., None], -1)
         tb = np.take_along_axis(t, r[..., None], -1)
         close = (af + t >= best - tb) | np.isnan(af)
         # an unchecked element may be anything, NaN (the maximum) included
         unsure = (np.sum(close, axis=-1) > 1) | np.any(np.isinf(t), axis=-1)
         tol = np.where(unsure, np.inf, 0.0)
-    if keep:
-        shape = [1] * v.ndim if flat else [1 if d == axes[0] else n for d, n in enumerate(v.shape)]
-        r = r.reshape(shape)
-        tol = None if tol is None else tol.reshape(shape)
+    r = _keep_shape(r, v.shape, axes, keep)
+    tol = _keep_shape(tol, v.shape, axes, keep)
     return Val(np.asarray(r), tol if tol is not None and tol.any() else None)
 
 
@@ -567,16 +585,201 @@ def reduce(op, props, x):
     nd = x.v.ndim
     axes = tuple(sorted(a % nd for a in props['axes'])) if nd else ()
     keep = bool(props['keepdims'])
-    if op in ('Max', 'Min', 'Argmax') and any(x.v.shape[a] == 0 for a in axes):
+    if op in ('Max', 'Min', 'Argmax', 'Argmin', 'NanMax', 'NanMin') and any(x.v.shape[a] == 0 for a in axes):
         kept_empty = any(x.v.shape[d] == 0 for d in range(nd) if d not in axes)
         raise NumpyRaises('%s over an empty axis (zero-size array to reduction)' % op, kept_empty)
     if op in ('Sum', 'Mean'):
         return sum_mean(op, x, axes, keep)
     if op == 'Prod':
         return prod(x, axes, keep)
-    if op == 'Argmax':
-        return argmax(x, axes if nd else (), keep)
+    if op in ('Argmax', 'Argmin'):
+        return argmax(x, axes if nd else (), keep, op == 'Argmax')
     return max_min(op, x, axes, keep)
+
+
+# ---- lane reductions, scans, sorting (weft/reduce.h) ----------------------------------
+
+
+def _unsure(x, axes, keep, shape):
+    """Where a group holds an uncertain input: an order-based or exact
+    integer result there cannot be checked."""
+    if x.tol is None:
+        return None
+    t = np.where(_group_sum(x.tol, axes, keep) > 0, np.inf, 0.0)
+    return np.broadcast_to(t, shape)
+
+
+def _float_out(dt):
+    return dt if dt == np.float32 else np.dtype(np.float64)
+
+
+def _nan_ext(op, x, axes, keep):
+    v = x.v
+    if not is_float(v.dtype):
+        r = np.asarray((np.max if op == 'NanMax' else np.min)(v, axis=axes, keepdims=keep))
+        return finish(r, _unsure(x, axes, keep, r.shape), [])
+    with np.errstate(all='ignore'), warnings.catch_warnings():
+        warnings.simplefilter('ignore')
+        r = np.asarray((np.nanmax if op == 'NanMax' else np.nanmin)(v, axis=axes, keepdims=keep))
+    t = np.zeros(r.shape)
+    if x.tol is not None and v.size:
+        t = np.asarray(np.max(np.where(np.isnan(v), 0, x.tol), axis=axes, keepdims=keep), dtype=np.float64)
+    zero = v == 0
+    both = np.any(zero & np.signbit(v), axis=axes, keepdims=keep) & np.any(zero & ~np.signbit(v), axis=axes, keepdims=keep)
+    t = np.where(both & (r == 0), np.maximum(t, ulp(np.zeros((), r.dtype))), t)
+    return finish(r, t if t.any() else None, [])
+
+
+def _nan_sum_mean(op, x, axes, keep):
+    v = x.v
+    if not is_float(v.dtype):
+        if op == 'NanSum':
+            r = np.sum(v, axis=axes, keepdims=keep, dtype=np.int64)
+            return _int_reduce(np.asarray(r), x, axes, keep)
+        return sum_mean('Mean', Val(v.astype(np.float64), x.tol), axes, keep)
+    ok = ~np.isnan(v)
+    z = np.where(ok, v, 0).astype(v.dtype)
+    zt = None if x.tol is None else np.where(ok, x.tol, 0)
+    if op == 'NanSum':
+        return sum_mean('Sum', Val(z, zt), axes, keep)
+    cnt = np.sum(ok, axis=axes, keepdims=keep)
+    cnt_k = np.maximum(np.sum(ok, axis=axes, keepdims=True), 1)
+    s = sum_mean('Sum', Val(z), axes, keep)
+    with np.errstate(all='ignore'):
+        r = np.asarray(np.where(cnt > 0, f64(s.v) / np.maximum(cnt, 1), np.nan)).astype(v.dtype)
+        tol = (0 if s.tol is None else ratio(s.tol, cnt)) + 2 * ulp(r)
+        tol = np.where(cnt > 0, tol, 0.0)
+    return _reduce_tol(r, tol, None if zt is None else zt / cnt_k, np.zeros(r.shape), axes, keep)
+
+
+def _var_std(op, x, axes, keep, ddof):
+    v = x.v
+    dt = _float_out(v.dtype)
+    n = int(np.prod([v.shape[a] for a in axes])) if axes else 1
+    with np.errstate(all='ignore'):
+        a = v.astype(np.longdouble)
+        mean = np.mean(a, axis=axes, keepdims=True) if n else np.zeros([1] * v.ndim)
+        m2 = np.sum((a - mean) ** 2, axis=axes, keepdims=keep)
+        rc = max(n - ddof, 0)
+        var = m2 / rc if rc else m2 / np.longdouble(0)
+        r = np.asarray(np.sqrt(var) if op == 'Std' else var).astype(dt)
+        sq = _group_sum(f64(v) ** 2, axes, keep)
+        tv = (n + SUM_SLACK) * 4 * np.finfo(dt).eps * ratio(sq, rc)
+        tol = (tv / np.maximum(2 * np.abs(f64(r)), np.sqrt(tv)) if op == 'Std' else tv) + 2 * ulp(r)
+        bad = ~np.isfinite(sq) | (sq >= fmax(dt) / 4)
+        if x.tol is not None:
+            bad |= _group_sum(x.tol, axes, keep) > 0
+        nonfin = ~np.all(np.isfinite(v), axis=axes, keepdims=keep)
+        tol = np.where(bad & ~(nonfin & np.isnan(r)), np.inf, tol)
+    return finish(r, tol, [])
+
+
+def _logsumexp(x, axes, keep):
+    v = x.v
+    dt = _float_out(v.dtype)
+    n = int(np.prod([v.shape[a] for a in axes])) if axes else 1
+    with np.errstate(all='ignore'):
+        a = v.astype(np.longdouble)
+        if v.size == 0 or n == 0:
+            r = np.full(np.sum(a, axis=axes, keepdims=keep).shape, -np.inf)
+        else:
+            m = np.max(np.where(np.isnan(a), -np.inf, a), axis=axes, keepdims=True)
+            fin = np.isfinite(m)
+            s = np.sum(np.exp(a - np.where(fin, m, 0)), axis=axes, keepdims=True)
+            r = np.where(fin, m + np.log(s), m)
+            r = np.where(np.any(np.isnan(a), axis=axes, keepdims=True), np.nan, r)
+            r = r if keep else np.squeeze(r, axis=axes)
+        r = np.asarray(r).astype(dt)
+        ma = np.max(np.where(np.isfinite(v), np.abs(f64(v)), 0), axis=axes, keepdims=keep, initial=0)
+        tol = ((n + SUM_SLACK + 4) * np.finfo(dt).eps * (1 + ma) + 2 * ulp(r))
+    # an input's error moves the result by at most that error: the group's
+    # sum of input tolerances bounds it
+    return _reduce_tol(r, tol, x.tol, np.zeros(r.shape), axes, keep)
+
+
+def lane_reduce(op, props, x):
+    nd = x.v.ndim
+    axes = tuple(sorted(a % nd for a in props['axes'])) if nd else ()
+    keep = bool(props['keepdims'])
+    if op in ('NanMax', 'NanMin') and any(x.v.shape[a] == 0 for a in axes):
+        kept_empty = any(x.v.shape[d] == 0 for d in range(nd) if d not in axes)
+        raise NumpyRaises('%s over an empty axis (zero-size array to reduction)' % op, kept_empty)
+    if op in ('Any', 'All'):
+        r = np.asarray((np.any if op == 'Any' else np.all)(x.v != 0, axis=axes, keepdims=keep))
+        return finish(r, _unsure(x, axes, keep, r.shape), [])
+    if op in ('NanMax', 'NanMin'):
+        return _nan_ext(op, x, axes, keep)
+    if op in ('NanSum', 'NanMean'):
+        return _nan_sum_mean(op, x, axes, keep)
+    if op in ('Var', 'Std'):
+        return _var_std(op, x, axes, keep, float(props['ddof']))
+    return _logsumexp(x, axes, keep)
+
+
+def _scan(op, x, axis):
+    v = x.v
+    if not is_float(v.dtype):
+        with np.errstate(all='ignore'):
+            r = (np.cumsum if op == 'CumSum' else np.cumprod)(v.astype(np.int64), axis=axis)
+        t = None
+        if x.tol is not None:
+            t = np.where(np.cumsum(x.tol, axis=axis) > 0, np.inf, 0.0)
+        return Val(r, t if t is not None and t.any() else None)
+    dt = v.dtype
+    eps = np.finfo(dt).eps
+    with np.errstate(all='ignore'):
+        r = (np.cumsum if op == 'CumSum' else np.cumprod)(v.astype(hp(dt)), axis=axis).astype(dt)
+        i = np.arange(v.shape[axis]).reshape([-1 if d == axis else 1 for d in range(v.ndim)])
+        if op == 'CumSum':
+            mag = np.cumsum(_finite_abs(v), axis=axis)
+            tol = (i + 1 + SUM_SLACK) * eps * mag + ulp(r)
+            tol = np.where(mag >= fmax(dt) / 4, np.inf, tol)
+            if x.tol is not None:
+                tol = tol + np.cumsum(x.tol, axis=axis)
+        else:
+            vf = f64(v)
+            nz = np.isfinite(vf) & (vf != 0)
+            lg = np.where(nz, np.log2(np.where(nz, np.abs(vf), 1)), 0)
+            info = np.finfo(dt)
+            risky = (np.cumsum(np.maximum(lg, 0), axis=axis) >= info.maxexp - 2) | \
+                (np.cumsum(np.minimum(lg, 0), axis=axis) <= info.minexp - 2)
+            tol = (i + 1 + SUM_SLACK) * eps * np.abs(f64(r)) + ulp(r)
+            if x.tol is not None:
+                rel = ratio(x.tol, np.abs(vf) - x.tol)
+                tol = tol + 2 * np.abs(f64(r)) * np.cumsum(rel, axis=axis)
+                tol = np.where(np.isnan(tol), np.inf, tol)
+            tol = np.where(risky, np.inf, tol)
+    return finish(r, tol, [x])
+
+
+def _desc_order(a):
+    """Stable descending order along the last axis, NaN first (Topk)."""
+    if is_float(a.dtype):
+        key = np.where(np.isnan(a), -np.inf, -f64(a))
+        nan_first = np.where(np.isnan(a), 0, 1)
+        idx = np.argsort(key, axis=-1, kind='stable')
+        k2 = np.take_along_axis(nan_first, idx, -1)
+        return np.take_along_axis(idx, np.argsort(k2, axis=-1, kind='stable'), -1)
+    return np.argsort(~a if a.dtype != np.bool_ else ~a, axis=-1, kind='stable')
+
+
+def axis_op(op, props, x):
+    v = x.v
+    axis = int(props['axis'])
+    if op in ('CumSum', 'CumProd'):
+        return _scan(op, x, axis)
+    a = np.moveaxis(v, axis, -1)
+    if op == 'Sort':
+        idx = np.argsort(a, axis=-1, kind='stable')
+    else:
+        idx = _desc_order(a)[..., :int(props['k'])]
+    r = idx.astype(np.int64) if props['indices'] else np.take_along_axis(a, idx, -1)
+    r = np.moveaxis(r, -1, axis)
+    t = None
+    if x.tol is not None:
+        lane = np.any(np.moveaxis(x.tol, axis, -1) > 0, axis=-1, keepdims=True)
+        t = np.moveaxis(np.broadcast_to(np.where(lane, np.inf, 0.0), np.moveaxis(r, axis, -1).shape), -1, axis)
+    return Val(np.asarray(r), t if t is not None and t.any() else None)
 
 
 # ---- linear algebra ------------------------------------------------------------------
@@ -715,6 +918,10 @@ class Evaluator:
             return set_subtensor(ins[0], ins[1], parse_index(props['idx']), op == 'IncSubtensor')
         if op in REDUCTIONS:
             return reduce(op, props, ins[0])
+        if op in LANE_REDUCTIONS:
+            return lane_reduce(op, props, ins[0])
+        if op in AXIS_OPS:
+            return axis_op(op, props, ins[0])
         if op == 'Dot':
             return dot(ins[0], ins[1])
         if op in ('Gemm', 'Gemv'):
@@ -756,7 +963,7 @@ class Evaluator:
         if p and op in inverse and p['op'] == inverse[op]:
             x = self.env[p['inputs'][0]]
             return p['inputs'][0] if x.v.shape == out.v.shape and x.v.dtype == out.v.dtype else None
-        if op == 'Cast' or (op in REDUCTIONS and op != 'Argmax' and not props['axes']) or \
+        if op == 'Cast' or (op in REDUCTIONS and op not in ('Argmax', 'Argmin') and not props['axes']) or \
                 (op == 'DimShuffle' and props['order'] == list(range(ins[0].v.ndim))):
             return ids[0] if same(0) else None
         return None

@@ -47,26 +47,36 @@ int weft__reduce_out_shape(const weft__reduce_props_t *p, const int64_t *shape, 
     return k;
 }
 
-weft_status_t weft__reduce_check_input(weft_graph_t *g, const char *opname,
-                                       const weft__reduce_props_t *p, size_t n_in,
-                                       weft_var_t *const *inputs, size_t want_in)
+weft_status_t weft__input_check(weft_graph_t *g, const char *opname,
+                                const weft__reduce_props_t *p, size_t n_in,
+                                weft_var_t *const *inputs, size_t want_in, bool with_bool)
 {
     if (n_in != want_in) {
         return weft_graph_set_error(g, WEFT_EINVAL, "%s: takes %zu input(s), got %zu", opname,
                                     want_in, n_in);
     }
     const weft_type_t *t = weft_var_type(inputs[0]);
-    if (weft_type_kind(t) != WEFT_TYPE_TENSOR || !weft__reduce_dtype_ok(weft_type_dtype(t))) {
+    weft_dtype_t dt = weft_type_dtype(t);
+    if (weft_type_kind(t) != WEFT_TYPE_TENSOR ||
+        !(weft__reduce_dtype_ok(dt) || (with_bool && dt == WEFT_BOOL))) {
         char tb[64];
         weft_type_print(t, tb, sizeof tb);
-        return weft_graph_set_error(g, WEFT_ETYPE, "%s: input 0 has type %s (need an int32, "
-                                    "int64, float32 or float64 tensor)", opname, tb);
+        return weft_graph_set_error(g, WEFT_ETYPE, "%s: input 0 has type %s (need a%s int32, "
+                                    "int64, float32 or float64 tensor)", opname, tb,
+                                    with_bool ? " bool," : "n");
     }
     if (weft_type_ndim(t) != p->ndim) {
         return weft_graph_set_error(g, WEFT_ETYPE, "%s: input 0 has %d dims, the op was "
                                     "built for %d", opname, weft_type_ndim(t), (int)p->ndim);
     }
     return WEFT_OK;
+}
+
+weft_status_t weft__reduce_check_input(weft_graph_t *g, const char *opname,
+                                       const weft__reduce_props_t *p, size_t n_in,
+                                       weft_var_t *const *inputs, size_t want_in)
+{
+    return weft__input_check(g, opname, p, n_in, inputs, want_in, false);
 }
 
 static weft_status_t reduce_make_node(weft_graph_t *g, const weft_op_t *op, size_t n_in,
@@ -232,11 +242,9 @@ const weft_op_class_t *weft__reduce_class(weft_reduce_kind_t kind)
     return (unsigned)kind < WEFT_REDUCE_KIND_COUNT ? classes[kind] : NULL;
 }
 
-/* Normalizes axes (negative from the end) into a mask, rejecting out-of-range
- * and repeated axes with a message naming the axis and the call site. */
-static weft_status_t reduce_axes_mask(weft_graph_t *g, const char *opname, int ndim,
-                                      size_t n_axes, const int *axes, const char *file,
-                                      int line, uint32_t *mask)
+weft_status_t weft__reduce_axes_mask(weft_graph_t *g, const char *opname, int ndim,
+                                     size_t n_axes, const int *axes, const char *file, int line,
+                                     uint32_t *mask)
 {
     *mask = 0;
     if (!axes) {
@@ -260,8 +268,8 @@ static weft_status_t reduce_axes_mask(weft_graph_t *g, const char *opname, int n
     return WEFT_OK;
 }
 
-weft_status_t weft__reduce_input_type(weft_graph_t *g, weft_var_t *x, const char *opname,
-                                      const char *file, int line, int *ndim)
+weft_status_t weft__input_type_check(weft_graph_t *g, weft_var_t *x, const char *opname,
+                                     const char *file, int line, bool with_bool, int *ndim)
 {
     if (weft_var_graph(x) != g) {
         char vb[256];
@@ -271,15 +279,23 @@ weft_status_t weft__reduce_input_type(weft_graph_t *g, weft_var_t *x, const char
                                     opname, file, line, vb);
     }
     const weft_type_t *t = weft_var_type(x);
-    if (weft_type_kind(t) != WEFT_TYPE_TENSOR || !weft__reduce_dtype_ok(weft_type_dtype(t))) {
+    weft_dtype_t dt = weft_type_dtype(t);
+    if (weft_type_kind(t) != WEFT_TYPE_TENSOR ||
+        !(weft__reduce_dtype_ok(dt) || (with_bool && dt == WEFT_BOOL))) {
         char tb[64];
         weft_type_print(t, tb, sizeof tb);
         return weft_graph_set_error(g, WEFT_ETYPE, "%s (at %s:%d): input has type %s (need "
-                                    "an int32, int64, float32 or float64 tensor)", opname,
-                                    file, line, tb);
+                                    "a%s int32, int64, float32 or float64 tensor)", opname,
+                                    file, line, tb, with_bool ? " bool," : "n");
     }
     *ndim = weft_type_ndim(t);
     return WEFT_OK;
+}
+
+weft_status_t weft__reduce_input_type(weft_graph_t *g, weft_var_t *x, const char *opname,
+                                      const char *file, int line, int *ndim)
+{
+    return weft__input_type_check(g, x, opname, file, line, false, ndim);
 }
 
 static weft_status_t reduce_impl(weft_graph_t *g, weft_reduce_kind_t kind, weft_var_t *x,
@@ -303,7 +319,7 @@ static weft_status_t reduce_impl(weft_graph_t *g, weft_reduce_kind_t kind, weft_
     p.ndim = ndim;
     p.keepdims = keepdims ? 1 : 0;
     if (st == WEFT_OK) {
-        st = reduce_axes_mask(g, name, ndim, n_axes, axes, file, line, &p.axes);
+        st = weft__reduce_axes_mask(g, name, ndim, n_axes, axes, file, line, &p.axes);
     }
     const weft_op_t *op = NULL;
     if (st == WEFT_OK) {
