@@ -306,7 +306,7 @@ def switch(c, a, b):
     return finish(r, tol, [a, b])
 
 
-def _unsure(ins, shape, sure):
+def _ew_unsure(ins, shape, sure):
     """Unchecked (inf) where an input's tolerance leaves the result in doubt:
     sure(v, t) says where an uncertain float input is still certain."""
     unsure = np.zeros(shape, dtype=bool)
@@ -348,11 +348,11 @@ def int_kind(kind, ins):
         fn = {**PREDICATES, **LOGICAL, **INTEGER}[kind]
         r = np.asarray(fn(*[x.v for x in xs]))
         if kind in PREDICATES:  # certain for a finite value away from overflow
-            return Val(r, _unsure(xs, r.shape,
+            return Val(r, _ew_unsure(xs, r.shape,
                                   lambda v, t, d: np.isfinite(v) & (np.abs(v) + t < fmax(d))))
         if kind in LOGICAL:  # truth is certain away from 0
-            return Val(r, _unsure(xs, r.shape, lambda v, t, d: np.abs(v) > t))
-        return Val(r.astype(dt), _unsure(xs, r.shape, None))  # jumps: unchecked
+            return Val(r, _ew_unsure(xs, r.shape, lambda v, t, d: np.abs(v) > t))
+        return Val(r.astype(dt), _ew_unsure(xs, r.shape, None))  # jumps: unchecked
 
 
 def elemwise(kind, ins, props):
