@@ -111,7 +111,31 @@ extern "C" {
     X(GE, "Ge", 2)             \
     X(EQ, "Eq", 2)             \
     X(NE, "Ne", 2)             \
-    X(SWITCH, "Switch", 3)
+    X(SWITCH, "Switch", 3)     \
+    /* float math (issue 17) */ \
+    X(TAN, "Tan", 1)            \
+    X(ARCSIN, "Arcsin", 1)      \
+    X(ARCCOS, "Arccos", 1)      \
+    X(ARCTAN, "Arctan", 1)      \
+    X(ARCTAN2, "Arctan2", 2)    \
+    X(SINH, "Sinh", 1)          \
+    X(COSH, "Cosh", 1)          \
+    X(ARCSINH, "Arcsinh", 1)    \
+    X(ARCCOSH, "Arccosh", 1)    \
+    X(ARCTANH, "Arctanh", 1)    \
+    X(EXP2, "Exp2", 1)          \
+    X(EXPM1, "Expm1", 1)        \
+    X(LOG2, "Log2", 1)          \
+    X(LOG10, "Log10", 1)        \
+    X(HYPOT, "Hypot", 2)        \
+    X(ERF, "Erf", 1)            \
+    X(ERFC, "Erfc", 1)          \
+    X(ERFINV, "Erfinv", 1)      \
+    X(GAMMALN, "Gammaln", 1)    \
+    X(DIGAMMA, "Digamma", 1)    \
+    X(TRIGAMMA, "Trigamma", 1)  \
+    X(COPYSIGN, "Copysign", 2)  \
+    X(NEXTAFTER, "Nextafter", 2)
 
 /* The elementwise kinds. Second(a, b) is b broadcast to the common shape (its
  * value ignores a; zeros_like is Second(x, 0)). Switch(c, a, b) is
@@ -220,6 +244,35 @@ WEFT_API weft_var_t *weft_zeros_like_at(weft_graph_t *g, weft_var_t *x, const ch
 #define weft_ge(g, a, b) weft_binary_at((g), WEFT_ELEMWISE_GE, (a), (b), __FILE__, __LINE__)
 #define weft_eq(g, a, b) weft_binary_at((g), WEFT_ELEMWISE_EQ, (a), (b), __FILE__, __LINE__)
 #define weft_ne(g, a, b) weft_binary_at((g), WEFT_ELEMWISE_NE, (a), (b), __FILE__, __LINE__)
+
+/* float math (issue 17): NumPy's names (weft_arctan2(g, y, x) is atan2(y, x)). */
+#define weft_tan(g, x) weft_unary_at((g), WEFT_ELEMWISE_TAN, (x), __FILE__, __LINE__)
+#define weft_arcsin(g, x) weft_unary_at((g), WEFT_ELEMWISE_ARCSIN, (x), __FILE__, __LINE__)
+#define weft_arccos(g, x) weft_unary_at((g), WEFT_ELEMWISE_ARCCOS, (x), __FILE__, __LINE__)
+#define weft_arctan(g, x) weft_unary_at((g), WEFT_ELEMWISE_ARCTAN, (x), __FILE__, __LINE__)
+#define weft_arctan2(g, y, x) \
+    weft_binary_at((g), WEFT_ELEMWISE_ARCTAN2, (y), (x), __FILE__, __LINE__)
+#define weft_sinh(g, x) weft_unary_at((g), WEFT_ELEMWISE_SINH, (x), __FILE__, __LINE__)
+#define weft_cosh(g, x) weft_unary_at((g), WEFT_ELEMWISE_COSH, (x), __FILE__, __LINE__)
+#define weft_arcsinh(g, x) weft_unary_at((g), WEFT_ELEMWISE_ARCSINH, (x), __FILE__, __LINE__)
+#define weft_arccosh(g, x) weft_unary_at((g), WEFT_ELEMWISE_ARCCOSH, (x), __FILE__, __LINE__)
+#define weft_arctanh(g, x) weft_unary_at((g), WEFT_ELEMWISE_ARCTANH, (x), __FILE__, __LINE__)
+#define weft_exp2(g, x) weft_unary_at((g), WEFT_ELEMWISE_EXP2, (x), __FILE__, __LINE__)
+#define weft_expm1(g, x) weft_unary_at((g), WEFT_ELEMWISE_EXPM1, (x), __FILE__, __LINE__)
+#define weft_log2(g, x) weft_unary_at((g), WEFT_ELEMWISE_LOG2, (x), __FILE__, __LINE__)
+#define weft_log10(g, x) weft_unary_at((g), WEFT_ELEMWISE_LOG10, (x), __FILE__, __LINE__)
+#define weft_hypot(g, x1, x2) \
+    weft_binary_at((g), WEFT_ELEMWISE_HYPOT, (x1), (x2), __FILE__, __LINE__)
+#define weft_erf(g, x) weft_unary_at((g), WEFT_ELEMWISE_ERF, (x), __FILE__, __LINE__)
+#define weft_erfc(g, x) weft_unary_at((g), WEFT_ELEMWISE_ERFC, (x), __FILE__, __LINE__)
+#define weft_erfinv(g, x) weft_unary_at((g), WEFT_ELEMWISE_ERFINV, (x), __FILE__, __LINE__)
+#define weft_gammaln(g, x) weft_unary_at((g), WEFT_ELEMWISE_GAMMALN, (x), __FILE__, __LINE__)
+#define weft_digamma(g, x) weft_unary_at((g), WEFT_ELEMWISE_DIGAMMA, (x), __FILE__, __LINE__)
+#define weft_trigamma(g, x) weft_unary_at((g), WEFT_ELEMWISE_TRIGAMMA, (x), __FILE__, __LINE__)
+#define weft_copysign(g, x1, x2) \
+    weft_binary_at((g), WEFT_ELEMWISE_COPYSIGN, (x1), (x2), __FILE__, __LINE__)
+#define weft_nextafter(g, x1, x2) \
+    weft_binary_at((g), WEFT_ELEMWISE_NEXTAFTER, (x1), (x2), __FILE__, __LINE__)
 
 /* x X c (weft_X_scalar) and c X x (weft_scalar_X), c a double. */
 #define weft_add_scalar(g, x, c) \

@@ -18,133 +18,16 @@
  * two inputs (10^7-element float64 Add: 0.75 -> 1.0 of memcpy's bandwidth,
  * measured here). The line store is processor-specific
  * (WEFT_STREAM_STORE_HEADER, chosen in CMakeLists.txt).
+ * The generators (UNARY_KERNEL, BINARY_KERNEL) are in ew_kernel_gen.h, shared
+ * with elemwise_math_kernels.c (the float math kinds of issue 17).
  * Integer add/sub/mul/neg/abs/sqr wrap (computed in unsigned) so overflow is
  * defined. Maximum/Minimum propagate NaN like numpy. */
 #include <math.h>
 
+#include "ew_kernel_gen.h"
 #include "ops_int.h"
-#include WEFT_STREAM_STORE_HEADER
 
-typedef unsigned char bool_el;
-
-/* Runtime ISA dispatch: each kernel is also compiled for AVX2 and AVX-512
- * (x86-64-v4) and the loader picks the widest the processor has (an ifunc
- * per kernel, resolved once at load). The baseline x86-64 build has only
- * SSE2's 2-double vectors: a cache-resident 64x256 Composite (i0*(1-i2^2))
- * node took 36 us with them, 30 us with AVX-512 (a hand-fused loop: 8).
- * Every kind computes one IEEE operation per element (or calls libm), so the
- * clones give bit-identical results; the file is built with -ffp-contract=off
- * so no clone fuses a multiply-add. Needs glibc's ifunc. Not in sanitizer
- * builds (WEFT_SANITIZED, set by CMake for GCC and clang alike): their
- * instrumented resolvers would run before the runtime is set up (every TSan
- * test crashed at load). */
-#if defined(__x86_64__) && defined(__GNUC__) && defined(__GLIBC__) && defined(__has_attribute)
-#if __has_attribute(target_clones) && !defined(WEFT_SANITIZED)
-#define KERNEL_CLONES __attribute__((target_clones("default", "avx2", "arch=x86-64-v4")))
-#endif
-#endif
-#ifndef KERNEL_CLONES
-#define KERNEL_CLONES
-#endif
-
-/* Rows at least this large stream their output: half the 32 MB L3 of the
- * machines measured (docs/performance-notes.md §2), so smaller results stay
- * cache-resident for the node that reads them next. */
-#define STREAM_MIN_BYTES ((size_t)16 << 20)
-#define LINE(TO) (64 / sizeof(TO))
-#define STREAM_OK(arg, n, TO) (WEFT__STREAM_STORES && (arg) && (n) * sizeof(TO) >= STREAM_MIN_BYTES)
-
-/* The streaming part of a contiguous loop (see the file comment): aligns o
- * with plain stores, then streams whole lines of results computed as
- * t_[j_] = EXPR for element i + j_ (LOAD declares the operands x, y there),
- * and leaves i at the first element of the tail, which plain stores finish. */
-#define STREAM_LINES(T, TO, LOAD, EXPR)                                    \
-    for (; i < n && ((uintptr_t)(o + i) & 63); i++) {                      \
-        size_t e_ = i;                                                     \
-        LOAD(T, e_);                                                       \
-        o[i] = (TO)(EXPR);                                                 \
-    }                                                                      \
-    for (; i + LINE(TO) <= n; i += LINE(TO)) {                             \
-        _Alignas(64) TO t_[LINE(TO)];                                      \
-        for (size_t j_ = 0; j_ < LINE(TO); j_++) {                         \
-            size_t e_ = i + j_;                                            \
-            LOAD(T, e_);                                                   \
-            t_[j_] = (TO)(EXPR);                                           \
-        }                                                                  \
-        weft__stream_line(o + i, t_);                                      \
-    }                                                                      \
-    weft__stream_fence();
-
-#define LOAD_A(T, e) T x = a[e]
-#define LOAD_AB(T, e) \
-    T x = a[e];       \
-    T y = b[e]
-
-/* ---- generators ---------------------------------------------------------------- */
-
-#define UNARY_KERNEL(name, T, TO, EXPR)                                     \
-    KERNEL_CLONES static void name(size_t n, char *const *p, const int64_t *s, void *arg) \
-    {                                                                       \
-        TO *o = (TO *)p[0];                                                 \
-        const T *a = (const T *)p[1];                                       \
-        if (s[0] == 1 && s[1] == 1) {                                       \
-            size_t i = 0;                                                   \
-            if (STREAM_OK(arg, n, TO)) {                                    \
-                STREAM_LINES(T, TO, LOAD_A, EXPR)                           \
-            }                                                               \
-            WEFT_IVDEP for (; i < n; i++)                                   \
-            {                                                               \
-                T x = a[i];                                                 \
-                o[i] = (TO)(EXPR);                                          \
-            }                                                               \
-            return;                                                         \
-        }                                                                   \
-        for (size_t i = 0; i < n; i++) {                                    \
-            T x = a[(int64_t)i * s[1]];                                     \
-            o[(int64_t)i * s[0]] = (TO)(EXPR);                              \
-        }                                                                   \
-    }
-
-#define BINARY_KERNEL(name, T, TO, EXPR)                                    \
-    KERNEL_CLONES static void name(size_t n, char *const *p, const int64_t *s, void *arg) \
-    {                                                                       \
-        TO *o = (TO *)p[0];                                                 \
-        const T *a = (const T *)p[1], *b = (const T *)p[2];                 \
-        if (s[0] == 1 && s[1] == 1 && s[2] == 1) {                          \
-            size_t i = 0;                                                   \
-            if (STREAM_OK(arg, n, TO)) {                                    \
-                STREAM_LINES(T, TO, LOAD_AB, EXPR)                          \
-            }                                                               \
-            WEFT_IVDEP for (; i < n; i++)                                   \
-            {                                                               \
-                T x = a[i], y = b[i];                                       \
-                o[i] = (TO)(EXPR);                                          \
-            }                                                               \
-            return;                                                         \
-        }                                                                   \
-        if (s[0] == 1 && s[1] == 1 && s[2] == 0) {                          \
-            const T y = b[0];                                               \
-            WEFT_IVDEP for (size_t i = 0; i < n; i++)                       \
-            {                                                               \
-                T x = a[i];                                                 \
-                o[i] = (TO)(EXPR);                                          \
-            }                                                               \
-            return;                                                         \
-        }                                                                   \
-        if (s[0] == 1 && s[1] == 0 && s[2] == 1) {                          \
-            const T x = a[0];                                               \
-            WEFT_IVDEP for (size_t i = 0; i < n; i++)                       \
-            {                                                               \
-                T y = b[i];                                                 \
-                o[i] = (TO)(EXPR);                                          \
-            }                                                               \
-            return;                                                         \
-        }                                                                   \
-        for (size_t i = 0; i < n; i++) {                                    \
-            T x = a[(int64_t)i * s[1]], y = b[(int64_t)i * s[2]];           \
-            o[(int64_t)i * s[0]] = (TO)(EXPR);                              \
-        }                                                                   \
-    }
+/* ---- the kinds (generators: ew_kernel_gen.h) ---------------------------------------- */
 
 #define SWITCH_KERNEL(name, T)                                                      \
     KERNEL_CLONES static void name(size_t n, char *const *p, const int64_t *s, void *arg)         \
@@ -180,11 +63,6 @@ typedef unsigned char bool_el;
 #define EI_MAX(T, UT) E_MAX
 #define EI_MIN(T, UT) E_MIN
 #define EI_SECOND(T, UT) ((void)x, y)
-
-/* float-only kinds: name_f32 / name_f64 */
-#define FLOAT_UNARY(name, EF, ED)              \
-    UNARY_KERNEL(name##_f32, float, float, EF) \
-    UNARY_KERNEL(name##_f64, double, double, ED)
 
 FLOAT_UNARY(k_exp, expf(x), exp(x))
 FLOAT_UNARY(k_log, logf(x), log(x))
@@ -232,10 +110,6 @@ NUM_UNARY(k_sgn, E_SGN_F, E_SGN_F, EI_SGN)
 NUM_UNARY(k_sqr, x * x, x * x, E_SQR_I)
 NUM_UNARY(k_relu, (x > 0 ? x : 0), (x > 0 ? x : 0), EI_RELU)
 
-#define FLOAT_BINARY(name, EF, ED)              \
-    BINARY_KERNEL(name##_f32, float, float, EF) \
-    BINARY_KERNEL(name##_f64, double, double, ED)
-
 FLOAT_BINARY(k_div, x / y, x / y)
 FLOAT_BINARY(k_pow, powf(x, y), pow(x, y))
 
@@ -275,7 +149,6 @@ SWITCH_KERNEL(k_switch_f64, double)
 
 /* ---- dispatch table ------------------------------------------------------------------- */
 
-#define ROW_F(k) {[WEFT_FLOAT32] = k##_f32, [WEFT_FLOAT64] = k##_f64}
 #define ROW_N(k)                                                             \
     {[WEFT_INT32] = k##_i32, [WEFT_INT64] = k##_i64, [WEFT_FLOAT32] = k##_f32, \
      [WEFT_FLOAT64] = k##_f64}
@@ -304,5 +177,5 @@ weft__row_fn weft__elemwise_kernel(weft_elemwise_kind_t kind, weft_dtype_t dt)
 {
     if ((unsigned)kind >= WEFT_ELEMWISE_KIND_COUNT || (unsigned)dt >= WEFT_DTYPE_COUNT)
         return NULL;
-    return kernels[kind][dt];
+    return kernels[kind][dt] ? kernels[kind][dt] : weft__elemwise_math_kernel(kind, dt);
 }
