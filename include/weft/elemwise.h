@@ -25,8 +25,10 @@
  * bool. Switch: the condition must be bool; the branches upcast.
  * Allowed dtypes (else WEFT_ETYPE naming the input and dtype):
  *   float only (float32, float64): Exp Log Log1p Sqrt Tanh Sigmoid Sin Cos
- *     Div Pow - a bool or integer input is accepted when another input is
- *     float (it is converted), but an all-integer Div/Exp/... is WEFT_ETYPE;
+ *     Div Pow and the float math kinds (Tan .. Nextafter) - a bool or
+ *     integer input is accepted when another input is float (it is
+ *     converted), but an all-integer Div/Exp/Tan/... is WEFT_ETYPE
+ *     ("Tan: inputs are int32; a float input is required");
  *   numeric (int32, int64, float32, float64): Neg Abs Sgn Sqr Relu Add Sub
  *     Mul Maximum Minimum Second (a bool input is converted when another
  *     input is numeric; an all-bool input list is WEFT_ETYPE);
@@ -41,6 +43,20 @@
  * exp(x) / (1 + exp(x)), so it reaches the subnormals instead of dropping to
  * 0 early (sigmoid(-720) is 2.03e-313).
  *
+ * Float math kinds (issue 17; NumPy's names and values): Tan, Arcsin,
+ * Arccos, Arctan, Arctan2(y, x), Sinh, Cosh, Arcsinh, Arccosh, Arctanh,
+ * Exp2, Expm1, Log2, Log10, Hypot, Erf, Erfc, Copysign(x1, x2) and
+ * Nextafter(x1, x2) as NumPy (libm's values, except Expm1 and Arctan2:
+ * vectorized polynomials within 2 ulp, 1 ulp measured against libm);
+ * outside the domain the result is NaN (arcsin(2), arccosh(0.5),
+ * log2(-1), arccos(-2)) and at a pole +-inf (arctanh(+-1) = +-inf,
+ * log10(0) = -inf), without error. Not in NumPy (SciPy's special
+ * functions): Erfinv (NaN outside [-1, 1], +-inf at +-1), Gammaln =
+ * log|Gamma(x)| (+inf at the integers <= 0), Digamma (psi; -inf at +0,
+ * +inf at -0, NaN at the negative integers) and Trigamma (psi', +inf at
+ * the integers <= 0); float64 within about 1e-15 relative away from
+ * digamma's root near 1.4616; float32 computes these in float64.
+ *
  * In place. Every kind has variants writing into input i (destroy_map
  * {0: [i]}); make_node of such a variant requires input i's type to EQUAL the
  * output type (same dtype and static lengths), else WEFT_ETYPE - so an
@@ -50,7 +66,12 @@
  * Gradients. Every kind has a grad hook built from these constructors;
  * gradients are summed over broadcast axes and cast back to the input dtype.
  * Comparisons, Sgn and the switch condition have no gradient (their
- * input_grads are left NULL: disconnected), as do bool/integer inputs.
+ * input_grads are left NULL: disconnected), as do bool/integer inputs,
+ * Copysign's second input (a sign) and Nextafter's (a direction);
+ * Nextafter(x1, x2) sends gz to x1 (slope 1 almost everywhere), Copysign
+ * gz to x1 where the two signs agree and -gz where not. Gammaln's gradient
+ * uses Digamma, Digamma's Trigamma; Trigamma's gradient hook fails with
+ * WEFT_ENOTIMPL (polygamma(2, x) is not implemented).
  * Maximum and Minimum send gz to the input equal to the result and split a
  * tie, gz/2 to each input (none where the result is NaN): maximum(x, x)
  * gets gz in all, and a tie between two variables gets the symmetric

@@ -21,15 +21,18 @@ typedef unsigned char bool_el;
  * per kernel, resolved once at load). The baseline x86-64 build has only
  * SSE2's 2-double vectors: a cache-resident 64x256 Composite (i0*(1-i2^2))
  * node took 36 us with them, 30 us with AVX-512 (a hand-fused loop: 8).
- * Every kind computes one IEEE operation per element (or calls libm), so the
- * clones give bit-identical results; the file is built with -ffp-contract=off
- * so no clone fuses a multiply-add. Needs glibc's ifunc. Not in sanitizer
+ * Every kind computes one IEEE operation per element (or calls libm, or
+ * fma(), exactly rounded in every clone), so the clones give bit-identical
+ * results; the files are built with -ffp-contract=off so no clone fuses a
+ * multiply-add itself. The middle clone is x86-64-v3 (AVX2 with FMA, which
+ * every AVX2 processor has) so the fma() of ew_vmath.h vectorizes there. Needs glibc's ifunc. Not in sanitizer
  * builds (WEFT_SANITIZED, set by CMake for GCC and clang alike): their
  * instrumented resolvers would run before the runtime is set up (every TSan
  * test crashed at load). */
 #if defined(__x86_64__) && defined(__GNUC__) && defined(__GLIBC__) && defined(__has_attribute)
 #if __has_attribute(target_clones) && !defined(WEFT_SANITIZED)
-#define KERNEL_CLONES __attribute__((target_clones("default", "avx2", "arch=x86-64-v4")))
+#define KERNEL_CLONES \
+    __attribute__((target_clones("default", "arch=x86-64-v3", "arch=x86-64-v4")))
 #endif
 #endif
 #ifndef KERNEL_CLONES

@@ -5,7 +5,10 @@
  * specials (+-0, +-inf, NaN, subnormals, the overflow threshold) included
  * (tests/ops/test_elemwise_math.c checks >= 10^6 inputs against libm).
  * The including file is built with -ffp-contract=off, so every ISA clone
- * computes the same IEEE operations and gives the same bits.
+ * computes the same IEEE operations and gives the same bits; the
+ * polynomials use explicit fma(), exactly rounded everywhere (one
+ * instruction in the x86-64-v3/v4 clones, glibc's fma in the default one),
+ * which halves their operations.
  * float32 goes through these in float64 and rounds once at the end (at most
  * 0.5 ulp of float32 more). */
 #ifndef WEFT_OPS_EW_VMATH_H
@@ -15,6 +18,14 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+
+/* The two entry points are inlined into every loop (a row kernel has four
+ * loops per ISA clone; GCC would otherwise call one scalar copy from some). */
+#if defined(__GNUC__)
+#define VM_INLINE static inline __attribute__((always_inline))
+#else
+#define VM_INLINE static inline
+#endif
 
 static inline double vm_from_bits(uint64_t u)
 {
@@ -49,7 +60,8 @@ static inline double vm_pow2(int64_t k)
  * Cody and Waite's reduction x = k ln2 + r, |r| <= ln2/2, with ln2 split in
  * fdlibm's ln2_hi (32 significant bits, so k ln2_hi and x - k ln2_hi are
  * exact) and ln2_lo; r is kept as r_hi + r_lo. expm1(r) = r + q(r) with q
- * the Taylor series r^2/2! + ... + r^14/14! (truncation below 2^-56 of r).
+ * the Taylor series r^2/2! + ... + r^14/14! (truncation below 2^-56 of r),
+ * by Horner's rule in fma.
  * Then expm1(x) = (2^k - 1) + 2^k expm1(r), the first sum exact
  * (Knuth's two-sum), so the result is rounded about once.
  * Clamping x to [-40, 710] keeps k in [-58, 1024] and gives the right
@@ -65,22 +77,22 @@ static inline double vm_pow2(int64_t k)
 static inline double vm_expm1_tail(double r)
 {
     double p = 1.1470745597729725e-11; /* 1/14! */
-    p = p * r + 1.6059043836821613e-10;
-    p = p * r + 2.08767569878681e-09;
-    p = p * r + 2.505210838544172e-08;
-    p = p * r + 2.755731922398589e-07;
-    p = p * r + 2.7557319223985893e-06;
-    p = p * r + 2.48015873015873e-05;
-    p = p * r + 0.0001984126984126984;
-    p = p * r + 0.001388888888888889;
-    p = p * r + 0.008333333333333333;
-    p = p * r + 0.041666666666666664;
-    p = p * r + 0.16666666666666666;
-    p = p * r + 0.5;
+    p = fma(p, r, 1.6059043836821613e-10);
+    p = fma(p, r, 2.08767569878681e-09);
+    p = fma(p, r, 2.505210838544172e-08);
+    p = fma(p, r, 2.755731922398589e-07);
+    p = fma(p, r, 2.7557319223985893e-06);
+    p = fma(p, r, 2.48015873015873e-05);
+    p = fma(p, r, 0.0001984126984126984);
+    p = fma(p, r, 0.001388888888888889);
+    p = fma(p, r, 0.008333333333333333);
+    p = fma(p, r, 0.041666666666666664);
+    p = fma(p, r, 0.16666666666666666);
+    p = fma(p, r, 0.5);
     return r * r * p;
 }
 
-static inline double vm_expm1(double x)
+VM_INLINE double vm_expm1(double x)
 {
     double xc = vm_select(x < -40.0, -40.0, vm_select(x > 710.0, 710.0, x));
     double kd = xc * VM_INV_LN2 + VM_ROUND_SHIFT;
@@ -123,21 +135,19 @@ static inline double vm_expm1(double x)
 static inline double vm_atan_poly(double t)
 {
     double z = t * t, w = z * z;
-    double s1 = z * (3.33333333333329318027e-01 +
-                     w * (1.42857142725034663711e-01 +
-                          w * (9.09088713343650656196e-02 +
-                               w * (6.66107313738753120669e-02 +
-                                    w * (4.97687799461593236017e-02 +
-                                         w * 1.62858201153657823623e-02)))));
-    double s2 = w * (-1.99999999998764832476e-01 +
-                     w * (-1.11111104054623557880e-01 +
-                          w * (-7.69187620504482999495e-02 +
-                               w * (-5.83357013379057348645e-02 +
-                                    w * -3.65315727442169155270e-02))));
-    return t * (s1 + s2);
+    double s1 = fma(w, 1.62858201153657823623e-02, 4.97687799461593236017e-02);
+    s1 = fma(w, s1, 6.66107313738753120669e-02);
+    s1 = fma(w, s1, 9.09088713343650656196e-02);
+    s1 = fma(w, s1, 1.42857142725034663711e-01);
+    s1 = fma(w, s1, 3.33333333333329318027e-01);
+    double s2 = fma(w, -3.65315727442169155270e-02, -5.83357013379057348645e-02);
+    s2 = fma(w, s2, -7.69187620504482999495e-02);
+    s2 = fma(w, s2, -1.11111104054623557880e-01);
+    s2 = fma(w, s2, -1.99999999998764832476e-01);
+    return t * fma(z, s1, w * s2);
 }
 
-static inline double vm_atan2(double y, double x)
+VM_INLINE double vm_atan2(double y, double x)
 {
     double ax = fabs(x), ay = fabs(y);
     bool both0 = (ax == 0.0) & (ay == 0.0), both_inf = (ax == INFINITY) & (ay == INFINITY);
