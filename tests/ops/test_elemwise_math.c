@@ -491,6 +491,20 @@ static weft_var_t *math_chain(weft_graph_t *g, weft_var_t *x, weft_var_t *z)
     return weft_add(g, t, weft_nextafter(g, s, z));
 }
 
+/* Inputs x, z of length n, out = math_chain(x, z), and values for x (any)
+ * and z (in [0.5, 1.5)). */
+static weft_var_t *chain_setup(weft_graph_t *g, int64_t n, weft_var_t **in, weft_tensor_t **v,
+                               uint64_t seed)
+{
+    in[0] = fx_var(g, WEFT_FLOAT64, 1, &n);
+    in[1] = fx_var(g, WEFT_FLOAT64, 1, &n);
+    v[0] = fx_random(WEFT_FLOAT64, 1, &n, -3, 3, 0, &seed);
+    v[1] = fx_random(WEFT_FLOAT64, 1, &n, 0.5, 1.5, 0, &seed);
+    weft_var_t *out = math_chain(g, in[0], in[1]);
+    assert_non_null(out);
+    return out;
+}
+
 /* Compiles out = chain(x, z); returns the printed function in *text (new). */
 static weft_function_t *compile_chain(weft_var_t **in, weft_var_t *out, bool fuse, char **text)
 {
@@ -512,14 +526,9 @@ static weft_function_t *compile_chain(weft_var_t **in, weft_var_t *out, bool fus
 static void test_math_kinds_fuse_and_match_unfused(void **state)
 {
     weft_graph_t *g = *state;
-    int64_t shape[1] = {1000};
-    weft_var_t *in[2] = {fx_var(g, WEFT_FLOAT64, 1, shape), fx_var(g, WEFT_FLOAT64, 1, shape)};
-    weft_var_t *out;
-    assert_non_null(out = math_chain(g, in[0], in[1]));
-    uint64_t seed = 3;
-    weft_tensor_t *v[2] = {fx_random(WEFT_FLOAT64, 1, shape, -3, 3, 0, &seed),
-                           fx_random(WEFT_FLOAT64, 1, shape, 0.5, 1.5, 0, &seed)};
-    weft_tensor_t *r[2] = {NULL, NULL};
+    weft_var_t *in[2];
+    weft_tensor_t *v[2], *r[2] = {NULL, NULL};
+    weft_var_t *out = chain_setup(g, 1000, in, v, 3);
     for (int fuse = 0; fuse < 2; fuse++) {
         char *text = NULL;
         weft_function_t *f = compile_chain(in, out, fuse, &text);
@@ -546,10 +555,9 @@ static void test_math_kinds_fuse_and_match_unfused(void **state)
 static void test_math_json_round_trip(void **state)
 {
     weft_graph_t *g = *state;
-    int64_t shape[1] = {8};
-    weft_var_t *in[2] = {fx_var(g, WEFT_FLOAT64, 1, shape), fx_var(g, WEFT_FLOAT64, 1, shape)};
-    weft_var_t *out;
-    assert_non_null(out = math_chain(g, in[0], in[1]));
+    weft_var_t *in[2];
+    weft_tensor_t *v[2];
+    weft_var_t *out = chain_setup(g, 8, in, v, 8);
     weft_graph_io_t io = {.n_inputs = 2, .inputs = in, .n_outputs = 1, .outputs = &out};
     char *text = NULL;
     assert_int_equal(weft_graph_io_save(&io, &text), WEFT_OK);
@@ -560,9 +568,6 @@ static void test_math_json_round_trip(void **state)
     }
     weft_graph_io_t back;
     assert_int_equal(weft_graph_io_load(g, text, strlen(text), "math.json", &back), WEFT_OK);
-    uint64_t seed = 8;
-    weft_tensor_t *v[2] = {fx_random(WEFT_FLOAT64, 1, shape, -3, 3, 0, &seed),
-                           fx_random(WEFT_FLOAT64, 1, shape, 0.5, 1.5, 0, &seed)};
     weft_tensor_t *a = fx_eval(g, 2, in, v, out), *b = fx_eval(g, 2, back.inputs, v, back.outputs[0]);
     for (size_t i = 0; i < 8; i++)
         expect_same(weft_tensor_flat_get(b, i), weft_tensor_flat_get(a, i), "loaded", i);

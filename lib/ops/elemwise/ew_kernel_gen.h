@@ -50,7 +50,39 @@ typedef unsigned char bool_el;
  * with plain stores, then streams whole lines of results computed as
  * t_[j_] = EXPR for element i + j_ (LOAD declares the operands x, y there),
  * and leaves i at the first element of the tail, which plain stores finish. */
-#define STREAM_LINES(T, TO, LOAD, EXPR)                                    \
+/* Software prefetch of the inputs EW_PREFETCH_LINES lines ahead in the
+ * streamed loops, for kernels whose arithmetic per element is long enough
+ * that the hardware prefetcher falls behind (the polynomial Expm1 from
+ * memory: 19 -> 15 ms per 10^7 float64 here). A file sets EW_PREFETCH_LINES
+ * before instantiating its kernels; 0 (the default) emits nothing. */
+#ifndef EW_PREFETCH_LINES
+#define EW_PREFETCH_LINES 0
+#endif
+#define EW_PREFETCH(p, i)                                                       \
+    do {                                                                        \
+        if (EW_PREFETCH_LINES)                                                  \
+            __builtin_prefetch((p) + (i) + EW_PREFETCH_LINES * 64 / sizeof *(p)); \
+    } while (0)
+#define PREFETCH_A(i) EW_PREFETCH(a, i)
+#define PREFETCH_AB(i) \
+    EW_PREFETCH(a, i); \
+    EW_PREFETCH(b, i)
+
+/* With EW_PREFETCH_LINES set, the plain contiguous loop (an in-place or
+ * cache-sized result, not streamed) also goes a line at a time with the
+ * prefetch; otherwise this is nothing (a constant condition). */
+#define PREFETCHED_LINES(T, TO, LOAD, PREFETCH, EXPR)              \
+    if (EW_PREFETCH_LINES)                                         \
+        for (; i + LINE(TO) <= n; i += LINE(TO)) {                 \
+            PREFETCH(i);                                           \
+            WEFT_IVDEP for (size_t e_ = i; e_ < i + LINE(TO); e_++) \
+            {                                                      \
+                LOAD(T, e_);                                       \
+                o[e_] = (TO)(EXPR);                                \
+            }                                                      \
+        }
+
+#define STREAM_LINES(T, TO, LOAD, PREFETCH, EXPR)                          \
     for (; i < n && ((uintptr_t)(o + i) & 63); i++) {                      \
         size_t e_ = i;                                                     \
         LOAD(T, e_);                                                       \
@@ -58,6 +90,7 @@ typedef unsigned char bool_el;
     }                                                                      \
     for (; i + LINE(TO) <= n; i += LINE(TO)) {                             \
         _Alignas(64) TO t_[LINE(TO)];                                      \
+        PREFETCH(i);                                                       \
         for (size_t j_ = 0; j_ < LINE(TO); j_++) {                         \
             size_t e_ = i + j_;                                            \
             LOAD(T, e_);                                                   \
@@ -82,8 +115,9 @@ typedef unsigned char bool_el;
         if (s[0] == 1 && s[1] == 1) {                                       \
             size_t i = 0;                                                   \
             if (STREAM_OK(arg, n, TO)) {                                    \
-                STREAM_LINES(T, TO, LOAD_A, EXPR)                           \
+                STREAM_LINES(T, TO, LOAD_A, PREFETCH_A, EXPR)               \
             }                                                               \
+            PREFETCHED_LINES(T, TO, LOAD_A, PREFETCH_A, EXPR)               \
             WEFT_IVDEP for (; i < n; i++)                                   \
             {                                                               \
                 T x = a[i];                                                 \
@@ -105,8 +139,9 @@ typedef unsigned char bool_el;
         if (s[0] == 1 && s[1] == 1 && s[2] == 1) {                          \
             size_t i = 0;                                                   \
             if (STREAM_OK(arg, n, TO)) {                                    \
-                STREAM_LINES(T, TO, LOAD_AB, EXPR)                          \
+                STREAM_LINES(T, TO, LOAD_AB, PREFETCH_AB, EXPR)             \
             }                                                               \
+            PREFETCHED_LINES(T, TO, LOAD_AB, PREFETCH_AB, EXPR)             \
             WEFT_IVDEP for (; i < n; i++)                                   \
             {                                                               \
                 T x = a[i], y = b[i];                                       \
