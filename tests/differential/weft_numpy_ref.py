@@ -254,8 +254,9 @@ def _polygamma1(x, order):
         x += 1
     z = 1 / (x * x)
     if order == 0:
-        return acc + math.log(x) - 0.5 / x - z * (1 / 12 - z * (1 / 120 - z * (1 / 252 - z / 240)))
-    return acc + (1 + 0.5 / x + z * (1 / 6 - z * (1 / 30 - z * (1 / 42 - z / 30)))) / x
+        return acc + math.log(x) - 0.5 / x - z * (
+            1 / 12 - z * (1 / 120 - z * (1 / 252 - z * (1 / 240 - z / 132))))
+    return acc + (1 + 0.5 / x + z * (1 / 6 - z * (1 / 30 - z * (1 / 42 - z * (1 / 30 - z * 5 / 66))))) / x
 
 
 def _lgamma1(x):

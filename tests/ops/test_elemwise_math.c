@@ -568,7 +568,8 @@ static void test_math_json_round_trip(void **state)
     }
     weft_graph_io_t back;
     assert_int_equal(weft_graph_io_load(g, text, strlen(text), "math.json", &back), WEFT_OK);
-    weft_tensor_t *a = fx_eval(g, 2, in, v, out), *b = fx_eval(g, 2, back.inputs, v, back.outputs[0]);
+    weft_tensor_t *a = fx_eval(g, 2, in, v, out);
+    weft_tensor_t *b = fx_eval(g, 2, back.inputs, v, back.outputs[0]);
     for (size_t i = 0; i < 8; i++)
         expect_same(weft_tensor_flat_get(b, i), weft_tensor_flat_get(a, i), "loaded", i);
     weft_tensor_release(a);

@@ -15,7 +15,8 @@
 #define _DEFAULT_SOURCE /* lgamma_r, lgammaf_r */
 #include <math.h>
 
-/* 16 lines (1 KB) ahead: the best of 1, 4 and 16 lines for Expm1 (ew_kernel_gen.h) */
+/* 16 lines (1 KB) ahead: the best of 8, 16, 32 and 64 lines for the Expm1 loop
+ * from memory (ew_kernel_gen.h) */
 #define EW_PREFETCH_LINES 16
 #include "ew_kernel_gen.h"
 #include "ew_vmath.h"

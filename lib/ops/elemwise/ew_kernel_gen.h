@@ -16,19 +16,18 @@
 
 typedef unsigned char bool_el;
 
-/* Runtime ISA dispatch: each kernel is also compiled for AVX2 and AVX-512
- * (x86-64-v4) and the loader picks the widest the processor has (an ifunc
- * per kernel, resolved once at load). The baseline x86-64 build has only
- * SSE2's 2-double vectors: a cache-resident 64x256 Composite (i0*(1-i2^2))
- * node took 36 us with them, 30 us with AVX-512 (a hand-fused loop: 8).
- * Every kind computes one IEEE operation per element (or calls libm, or
- * fma(), exactly rounded in every clone), so the clones give bit-identical
- * results; the files are built with -ffp-contract=off so no clone fuses a
- * multiply-add itself. The middle clone is x86-64-v3 (AVX2 with FMA, which
- * every AVX2 processor has) so the fma() of ew_vmath.h vectorizes there. Needs glibc's ifunc. Not in sanitizer
- * builds (WEFT_SANITIZED, set by CMake for GCC and clang alike): their
- * instrumented resolvers would run before the runtime is set up (every TSan
- * test crashed at load). */
+/* Runtime ISA dispatch: each kernel is also compiled for x86-64-v3 (AVX2
+ * with FMA, which every AVX2 processor has) and x86-64-v4 (AVX-512), and the
+ * loader picks the widest the processor has (an ifunc per kernel, resolved
+ * once at load). The baseline x86-64 build has only SSE2's 2-double vectors:
+ * a cache-resident 64x256 Composite (i0*(1-i2^2)) node took 36 us with
+ * them, 30 us with AVX-512 (a hand-fused loop: 8). Every kind computes one
+ * IEEE operation per element (or calls libm, or fma(), exactly rounded in
+ * every clone: ew_vmath.h), so the clones give bit-identical results; the
+ * files are built with -ffp-contract=off so no clone fuses a multiply-add
+ * itself. Needs glibc's ifunc. Not in sanitizer builds (WEFT_SANITIZED, set
+ * by CMake for GCC and clang alike): their instrumented resolvers would run
+ * before the runtime is set up (every TSan test crashed at load). */
 #if defined(__x86_64__) && defined(__GNUC__) && defined(__GLIBC__) && defined(__has_attribute)
 #if __has_attribute(target_clones) && !defined(WEFT_SANITIZED)
 #define KERNEL_CLONES \
@@ -46,22 +45,21 @@ typedef unsigned char bool_el;
 #define LINE(TO) (64 / sizeof(TO))
 #define STREAM_OK(arg, n, TO) (WEFT__STREAM_STORES && (arg) && (n) * sizeof(TO) >= STREAM_MIN_BYTES)
 
-/* The streaming part of a contiguous loop (see the file comment): aligns o
- * with plain stores, then streams whole lines of results computed as
- * t_[j_] = EXPR for element i + j_ (LOAD declares the operands x, y there),
- * and leaves i at the first element of the tail, which plain stores finish. */
-/* Software prefetch of the inputs EW_PREFETCH_LINES lines ahead in the
- * streamed loops, for kernels whose arithmetic per element is long enough
- * that the hardware prefetcher falls behind (the polynomial Expm1 from
- * memory: 19 -> 15 ms per 10^7 float64 here). A file sets EW_PREFETCH_LINES
- * before instantiating its kernels; 0 (the default) emits nothing. */
+/* Software prefetch of the inputs EW_PREFETCH_LINES lines ahead, for
+ * kernels whose arithmetic per element is long enough that the hardware
+ * prefetcher falls behind (from memory, 10^7 float64 through perform here:
+ * Expm1 24 -> 14 ms, Arctan2 50 -> 22 ms). A file sets EW_PREFETCH_LINES
+ * before including this header; 0 (the default) emits nothing. */
 #ifndef EW_PREFETCH_LINES
 #define EW_PREFETCH_LINES 0
 #endif
-#define EW_PREFETCH(p, i)                                                       \
-    do {                                                                        \
-        if (EW_PREFETCH_LINES)                                                  \
-            __builtin_prefetch((p) + (i) + EW_PREFETCH_LINES * 64 / sizeof *(p)); \
+/* (the address is formed as an integer: it may lie past the operand's end,
+ * where a pointer may not point; a prefetch never faults) */
+#define EW_PREFETCH(p, i)                                                        \
+    do {                                                                         \
+        if (EW_PREFETCH_LINES)                                                   \
+            __builtin_prefetch(                                                  \
+                (const void *)((uintptr_t)((p) + (i)) + EW_PREFETCH_LINES * 64)); \
     } while (0)
 #define PREFETCH_A(i) EW_PREFETCH(a, i)
 #define PREFETCH_AB(i) \
@@ -82,6 +80,10 @@ typedef unsigned char bool_el;
             }                                                      \
         }
 
+/* The streaming part of a contiguous loop (see the file comment): aligns o
+ * with plain stores, then streams whole lines of results computed as
+ * t_[j_] = EXPR for element i + j_ (LOAD declares the operands x, y there),
+ * and leaves i at the first element of the tail, which plain stores finish. */
 #define STREAM_LINES(T, TO, LOAD, PREFETCH, EXPR)                          \
     for (; i < n && ((uintptr_t)(o + i) & 63); i++) {                      \
         size_t e_ = i;                                                     \

@@ -105,7 +105,9 @@ VM_INLINE double vm_expm1(double x)
     double t = vm_pow2(k - big), u = t - 1.0, v = t * r;
     double s = u + v, bv = s - u, err = (u - (s - bv)) + (v - bv); /* two-sum */
     double res = (s + (err + t * lo)) * vm_pow2(big);
-    return copysign(res, x); /* expm1 keeps x's sign; so -0 stays -0 (a select would not vectorize) */
+    /* expm1 keeps x's sign, so -0 stays -0 (a select on x == 0 would not
+     * vectorize in the AVX2 clone) */
+    return copysign(res, x);
 }
 
 /* ---- atan2 ---------------------------------------------------------------------------
