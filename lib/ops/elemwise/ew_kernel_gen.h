@@ -48,7 +48,7 @@ typedef unsigned char bool_el;
 /* Software prefetch of the inputs EW_PREFETCH_LINES lines ahead, for
  * kernels whose arithmetic per element is long enough that the hardware
  * prefetcher falls behind (from memory, 10^7 float64 through perform here:
- * Expm1 24 -> 14 ms, Arctan2 50 -> 22 ms). A file sets EW_PREFETCH_LINES
+ * Expm1 24 -> 14..17 ms, Arctan2 50 -> 21..23 ms). A file sets EW_PREFETCH_LINES
  * before including this header; 0 (the default) emits nothing. */
 #ifndef EW_PREFETCH_LINES
 #define EW_PREFETCH_LINES 0
