@@ -26,8 +26,10 @@
  * bool. Switch: the condition must be bool; the branches upcast.
  * Allowed dtypes (else WEFT_ETYPE naming the input and dtype):
  *   float only (float32, float64): Exp Log Log1p Sqrt Tanh Sigmoid Sin Cos
- *     Div Pow - a bool or integer input is accepted when another input is
- *     float (it is converted), but an all-integer Div/Exp/... is WEFT_ETYPE;
+ *     Div Pow and the float math kinds (Tan .. Nextafter) - a bool or
+ *     integer input is accepted when another input is float (it is
+ *     converted), but an all-integer Div/Exp/Tan/... is WEFT_ETYPE
+ *     ("Tan: inputs are int32; a float input is required");
  *   numeric (int32, int64, float32, float64): Neg Abs Sgn Sqr Relu Add Sub
  *     Mul Maximum Minimum Second (a bool input is converted when another
  *     input is numeric; an all-bool input list is WEFT_ETYPE);
@@ -72,6 +74,20 @@
  * exp(x) / (1 + exp(x)), so it reaches the subnormals instead of dropping to
  * 0 early (sigmoid(-720) is 2.03e-313).
  *
+ * Float math kinds (issue 17; NumPy's names and values): Tan, Arcsin,
+ * Arccos, Arctan, Arctan2(y, x), Sinh, Cosh, Arcsinh, Arccosh, Arctanh,
+ * Exp2, Expm1, Log2, Log10, Hypot, Erf, Erfc, Copysign(x1, x2) and
+ * Nextafter(x1, x2) as NumPy (libm's values, except Expm1 and Arctan2:
+ * vectorized polynomials within 2 ulp, 1 ulp measured against libm);
+ * outside the domain the result is NaN (arcsin(2), arccosh(0.5),
+ * log2(-1), arccos(-2)) and at a pole +-inf (arctanh(+-1) = +-inf,
+ * log10(0) = -inf), without error. Not in NumPy (SciPy's special
+ * functions): Erfinv (NaN outside [-1, 1], +-inf at +-1), Gammaln =
+ * log|Gamma(x)| (+inf at the integers <= 0), Digamma (psi; -inf at +0,
+ * +inf at -0, NaN at the negative integers) and Trigamma (psi', +inf at
+ * the integers <= 0); float64 within about 1e-15 relative away from
+ * digamma's root near 1.4616; float32 computes these in float64.
+ *
  * In place. Every kind has variants writing into input i (destroy_map
  * {0: [i]}); make_node of such a variant requires input i's type to EQUAL the
  * output type (same dtype and static lengths), else WEFT_ETYPE - so an
@@ -88,6 +104,12 @@
  * -trunc(x / y) gz to y. Clip, PyTensor's rule: x gets gz where
  * lo <= x <= hi (both bounds included), lo where x < lo, hi where x > hi.
  * NanToNum passes gz where x is finite, 0 where it was replaced.
+ * The float math kinds: Copysign's second input (a sign) and Nextafter's
+ * (a direction) get none; Nextafter(x1, x2) sends gz to x1 (slope 1 almost
+ * everywhere), Copysign gz to x1 where the two signs agree and -gz where
+ * not. Gammaln's gradient uses Digamma, Digamma's Trigamma; Trigamma's
+ * gradient hook fails with WEFT_ENOTIMPL (polygamma(2, x) is not
+ * implemented).
  * Maximum and Minimum send gz to the input equal to the result and split a
  * tie, gz/2 to each input (none where the result is NaN): maximum(x, x)
  * gets gz in all, and a tie between two variables gets the symmetric
@@ -172,7 +194,31 @@ extern "C" {
     X(BITWISE_XOR, "BitwiseXor", 2)              \
     X(LEFT_SHIFT, "LeftShift", 2)                \
     X(RIGHT_SHIFT, "RightShift", 2)              \
-    X(CLIP, "Clip", 3)
+    X(CLIP, "Clip", 3)                           \
+    /* float math (issue 17) */ \
+    X(TAN, "Tan", 1)            \
+    X(ARCSIN, "Arcsin", 1)      \
+    X(ARCCOS, "Arccos", 1)      \
+    X(ARCTAN, "Arctan", 1)      \
+    X(ARCTAN2, "Arctan2", 2)    \
+    X(SINH, "Sinh", 1)          \
+    X(COSH, "Cosh", 1)          \
+    X(ARCSINH, "Arcsinh", 1)    \
+    X(ARCCOSH, "Arccosh", 1)    \
+    X(ARCTANH, "Arctanh", 1)    \
+    X(EXP2, "Exp2", 1)          \
+    X(EXPM1, "Expm1", 1)        \
+    X(LOG2, "Log2", 1)          \
+    X(LOG10, "Log10", 1)        \
+    X(HYPOT, "Hypot", 2)        \
+    X(ERF, "Erf", 1)            \
+    X(ERFC, "Erfc", 1)          \
+    X(ERFINV, "Erfinv", 1)      \
+    X(GAMMALN, "Gammaln", 1)    \
+    X(DIGAMMA, "Digamma", 1)    \
+    X(TRIGAMMA, "Trigamma", 1)  \
+    X(COPYSIGN, "Copysign", 2)  \
+    X(NEXTAFTER, "Nextafter", 2)
 
 /* The elementwise kinds. Clip takes (x, lo, hi). Every kind except Cast, the
  * comparisons, the bool-valued kinds (IsNan ... LogicalXor) and the
@@ -340,6 +386,34 @@ WEFT_API weft_var_t *weft_zeros_like_at(weft_graph_t *g, weft_var_t *x, const ch
     weft_binary_at((g), WEFT_ELEMWISE_RIGHT_SHIFT, (a), (b), __FILE__, __LINE__)
 /* np.clip(x, lo, hi): the three broadcast together. */
 #define weft_clip(g, x, lo, hi) weft_clip_at((g), (x), (lo), (hi), __FILE__, __LINE__)
+/* float math (issue 17): NumPy's names (weft_arctan2(g, y, x) is atan2(y, x)). */
+#define weft_tan(g, x) weft_unary_at((g), WEFT_ELEMWISE_TAN, (x), __FILE__, __LINE__)
+#define weft_arcsin(g, x) weft_unary_at((g), WEFT_ELEMWISE_ARCSIN, (x), __FILE__, __LINE__)
+#define weft_arccos(g, x) weft_unary_at((g), WEFT_ELEMWISE_ARCCOS, (x), __FILE__, __LINE__)
+#define weft_arctan(g, x) weft_unary_at((g), WEFT_ELEMWISE_ARCTAN, (x), __FILE__, __LINE__)
+#define weft_arctan2(g, y, x) \
+    weft_binary_at((g), WEFT_ELEMWISE_ARCTAN2, (y), (x), __FILE__, __LINE__)
+#define weft_sinh(g, x) weft_unary_at((g), WEFT_ELEMWISE_SINH, (x), __FILE__, __LINE__)
+#define weft_cosh(g, x) weft_unary_at((g), WEFT_ELEMWISE_COSH, (x), __FILE__, __LINE__)
+#define weft_arcsinh(g, x) weft_unary_at((g), WEFT_ELEMWISE_ARCSINH, (x), __FILE__, __LINE__)
+#define weft_arccosh(g, x) weft_unary_at((g), WEFT_ELEMWISE_ARCCOSH, (x), __FILE__, __LINE__)
+#define weft_arctanh(g, x) weft_unary_at((g), WEFT_ELEMWISE_ARCTANH, (x), __FILE__, __LINE__)
+#define weft_exp2(g, x) weft_unary_at((g), WEFT_ELEMWISE_EXP2, (x), __FILE__, __LINE__)
+#define weft_expm1(g, x) weft_unary_at((g), WEFT_ELEMWISE_EXPM1, (x), __FILE__, __LINE__)
+#define weft_log2(g, x) weft_unary_at((g), WEFT_ELEMWISE_LOG2, (x), __FILE__, __LINE__)
+#define weft_log10(g, x) weft_unary_at((g), WEFT_ELEMWISE_LOG10, (x), __FILE__, __LINE__)
+#define weft_hypot(g, x1, x2) \
+    weft_binary_at((g), WEFT_ELEMWISE_HYPOT, (x1), (x2), __FILE__, __LINE__)
+#define weft_erf(g, x) weft_unary_at((g), WEFT_ELEMWISE_ERF, (x), __FILE__, __LINE__)
+#define weft_erfc(g, x) weft_unary_at((g), WEFT_ELEMWISE_ERFC, (x), __FILE__, __LINE__)
+#define weft_erfinv(g, x) weft_unary_at((g), WEFT_ELEMWISE_ERFINV, (x), __FILE__, __LINE__)
+#define weft_gammaln(g, x) weft_unary_at((g), WEFT_ELEMWISE_GAMMALN, (x), __FILE__, __LINE__)
+#define weft_digamma(g, x) weft_unary_at((g), WEFT_ELEMWISE_DIGAMMA, (x), __FILE__, __LINE__)
+#define weft_trigamma(g, x) weft_unary_at((g), WEFT_ELEMWISE_TRIGAMMA, (x), __FILE__, __LINE__)
+#define weft_copysign(g, x1, x2) \
+    weft_binary_at((g), WEFT_ELEMWISE_COPYSIGN, (x1), (x2), __FILE__, __LINE__)
+#define weft_nextafter(g, x1, x2) \
+    weft_binary_at((g), WEFT_ELEMWISE_NEXTAFTER, (x1), (x2), __FILE__, __LINE__)
 
 /* x X c (weft_X_scalar) and c X x (weft_scalar_X), c a double. */
 #define weft_add_scalar(g, x, c) \

@@ -28,6 +28,21 @@ extern const weft_op_class_t weft__elemwise_classes[WEFT_ELEMWISE_KIND_COUNT];
  * NULL when kind is not defined for dt. Operand 0 is the output. Cast is not
  * here (weft__convert_fn). */
 weft__row_fn weft__elemwise_kernel(weft_elemwise_kind_t kind, weft_dtype_t dt);
+/* The same for the float math kinds (WEFT_ELEMWISE_TAN .. NEXTAFTER, the
+ * table's contiguous "float math" block; elemwise_math_kernels.c), NULL for
+ * any other kind; weft__elemwise_kernel falls back to it. */
+weft__row_fn weft__elemwise_math_kernel(weft_elemwise_kind_t kind, weft_dtype_t dt);
+/* Whether kind is one of the float math kinds (float-only, costly). */
+static inline bool weft__elemwise_is_math(weft_elemwise_kind_t kind)
+{
+    return kind >= WEFT_ELEMWISE_TAN && kind <= WEFT_ELEMWISE_NEXTAFTER;
+}
+/* Special functions libm lacks (ew_special.c), float64: erfinv (NaN outside
+ * [-1, 1], +-inf at +-1), digamma and trigamma (poles: digamma(+-0) is -+inf,
+ * a negative integer NaN; trigamma +inf at every integer <= 0). */
+double weft__erfinv(double x);
+double weft__digamma(double x);
+double weft__trigamma(double x);
 
 /* The rounding, integer and logical kinds (elemwise_int.c,
  * elemwise_int_kernels.c). weft__ew_int_dtype: when kind's dtype rule is

@@ -264,7 +264,8 @@ static bool kind_float_only(weft_elemwise_kind_t k)
         [WEFT_ELEMWISE_SIN] = true,  [WEFT_ELEMWISE_COS] = true, [WEFT_ELEMWISE_DIV] = true,
         [WEFT_ELEMWISE_POW] = true,
     };
-    return (unsigned)k < WEFT_ELEMWISE_KIND_COUNT && float_only[k];
+    bool math = k >= WEFT_ELEMWISE_TAN && k <= WEFT_ELEMWISE_NEXTAFTER; /* issue 17's block */
+    return (unsigned)k < WEFT_ELEMWISE_KIND_COUNT && (float_only[k] || math);
 }
 
 static bool kind_is_comparison(weft_elemwise_kind_t k)
@@ -367,6 +368,59 @@ static void step_switch(diff_gen_t *gn)
     gen_push(gn, st, out, nd, shape);
 }
 
+/* ---- the float math kinds (issue 17) --------------------------------------------------- */
+
+/* Where a kind's operand is mapped first, so results stay finite: any
+ * value; tanh(x) scaled into (-0.9, 0.9) or (-8, 8) (poles and overflow
+ * stay out); tanh(x)^2 + c in [c, c + 1). */
+typedef enum { DOM_ANY, DOM_UNIT, DOM_SMALL, DOM_POS, DOM_ABOVE1 } math_dom_t;
+
+static const struct {
+    weft_elemwise_kind_t kind;
+    math_dom_t dom;
+} math_kinds[] = {
+    {WEFT_ELEMWISE_TAN, DOM_UNIT},      {WEFT_ELEMWISE_ARCSIN, DOM_UNIT},
+    {WEFT_ELEMWISE_ARCCOS, DOM_UNIT},   {WEFT_ELEMWISE_ARCTAN, DOM_ANY},
+    {WEFT_ELEMWISE_ARCTAN2, DOM_ANY},   {WEFT_ELEMWISE_SINH, DOM_SMALL},
+    {WEFT_ELEMWISE_COSH, DOM_SMALL},    {WEFT_ELEMWISE_ARCSINH, DOM_ANY},
+    {WEFT_ELEMWISE_ARCCOSH, DOM_ABOVE1}, {WEFT_ELEMWISE_ARCTANH, DOM_UNIT},
+    {WEFT_ELEMWISE_EXP2, DOM_SMALL},    {WEFT_ELEMWISE_EXPM1, DOM_SMALL},
+    {WEFT_ELEMWISE_LOG2, DOM_POS},      {WEFT_ELEMWISE_LOG10, DOM_POS},
+    {WEFT_ELEMWISE_HYPOT, DOM_ANY},     {WEFT_ELEMWISE_ERF, DOM_ANY},
+    {WEFT_ELEMWISE_ERFC, DOM_ANY},      {WEFT_ELEMWISE_ERFINV, DOM_UNIT},
+    {WEFT_ELEMWISE_GAMMALN, DOM_POS},   {WEFT_ELEMWISE_DIGAMMA, DOM_POS},
+    {WEFT_ELEMWISE_TRIGAMMA, DOM_POS},  {WEFT_ELEMWISE_COPYSIGN, DOM_ANY},
+    {WEFT_ELEMWISE_NEXTAFTER, DOM_ANY},
+};
+
+/* x (float) mapped into dom. */
+static diff_val_t *math_domain(diff_gen_t *gn, diff_val_t *x, math_dom_t dom)
+{
+    if (dom == DOM_ANY) return x;
+    weft_dtype_t dt = gen_dt(x);
+    diff_val_t *t = gen_unary(gn, WEFT_ELEMWISE_TANH, x);
+    if (dom == DOM_UNIT || dom == DOM_SMALL)
+        return gen_binary(gn, WEFT_ELEMWISE_MUL, t,
+                          gen_const_fill(gn, dt, 0, NULL, dom == DOM_UNIT ? 0.9 : 8.0));
+    return gen_binary(gn, WEFT_ELEMWISE_ADD, gen_unary(gn, WEFT_ELEMWISE_SQR, t),
+                      gen_const_fill(gn, dt, 0, NULL, dom == DOM_POS ? 0.5 : 1.5));
+}
+
+static void step_math(diff_gen_t *gn)
+{
+    int i = diff_rng_int(&gn->rng, 0, (int)(sizeof math_kinds / sizeof math_kinds[0]) - 1);
+    weft_elemwise_kind_t k = math_kinds[i].kind;
+    diff_val_t *x = math_domain(gn, fit_operand(gn, k, gen_pick(gn)), math_kinds[i].dom);
+    if (weft_elemwise_arity(k) == 1) {
+        gen_unary(gn, k, x);
+        return;
+    }
+    diff_val_t *b = x ? gen_operand_for(gn, x, -1) : NULL;
+    if (b && !gen_is_float(gen_dt(b)) && diff_rng_chance(&gn->rng, 0.5))
+        b = gen_cast(gn, b, gen_dt(x));
+    gen_binary(gn, k, x, b);
+}
+
 void gen_step_elemwise(diff_gen_t *gn)
 {
     int what = diff_rng_int(&gn->rng, 0, 99);
@@ -379,7 +433,8 @@ void gen_step_elemwise(diff_gen_t *gn)
         step_arith(gn, (weft_elemwise_kind_t)diff_rng_int(&gn->rng, WEFT_ELEMWISE_LT,
                                                           WEFT_ELEMWISE_NE));
     } else if (what < 85) {
-        step_switch(gn);
+        if (diff_rng_chance(&gn->rng, 0.5)) step_switch(gn);
+        else step_math(gn);
     } else if (what < 92) {
         gen_cast(gn, gen_pick(gn), gen_random_dtype(gn));
     } else {
@@ -690,6 +745,10 @@ static void step_fusable(diff_gen_t *gn)
 {
     if (diff_rng_chance(&gn->rng, 0.15)) {
         gen_step_composite(gn);
+        return;
+    }
+    if (diff_rng_chance(&gn->rng, 0.15)) { /* fusable too, into a domain (issue 17) */
+        step_math(gn);
         return;
     }
     diff_val_t *x = gen_pick(gn);

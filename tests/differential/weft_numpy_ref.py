@@ -25,6 +25,7 @@ log(exp x) -> x, x*y/y -> x, x/y*y -> x, x+0 -> x, a sum over length-1 axes
 fast_run may legitimately give instead.
 """
 
+import math
 import re
 
 import warnings
@@ -152,6 +153,12 @@ COMPARISONS = {'Lt': np.less, 'Le': np.less_equal, 'Gt': np.greater, 'Ge': np.gr
 UNARY = {'Neg', 'Abs', 'Sgn', 'Exp', 'Log', 'Log1p', 'Sqrt', 'Sqr', 'Tanh', 'Sigmoid', 'Relu',
          'Sin', 'Cos', 'Cast'}
 BINARY = {'Add', 'Sub', 'Mul', 'Div', 'Pow', 'Maximum', 'Minimum', 'Second'} | set(COMPARISONS)
+# the float math kinds of issue 17 (weft/elemwise.h), float-only
+MATH_UNARY = {'Tan', 'Arcsin', 'Arccos', 'Arctan', 'Sinh', 'Cosh', 'Arcsinh', 'Arccosh',
+              'Arctanh', 'Exp2', 'Expm1', 'Log2', 'Log10', 'Erf', 'Erfc', 'Erfinv', 'Gammaln',
+              'Digamma', 'Trigamma'}
+MATH_BINARY = {'Arctan2', 'Hypot', 'Copysign', 'Nextafter'}
+FLOAT_ONLY |= MATH_UNARY | MATH_BINARY
 # rounding, integer, logical (issue 17); Round keeps an integer dtype, the
 # other roundings compute integers in float64 (NumPy 1.24's loops)
 ROUNDING = {'Floor': np.floor, 'Ceil': np.ceil, 'Trunc': np.trunc, 'Rint': np.rint,
@@ -164,7 +171,7 @@ INTEGER = {'Mod': np.remainder, 'FloorDivide': np.floor_divide, 'Fmod': np.fmod,
            'BitwiseXor': np.bitwise_xor, 'LeftShift': np.left_shift,
            'RightShift': np.right_shift}
 INT_KINDS = set(ROUNDING) | set(PREDICATES) | set(LOGICAL) | set(INTEGER) | {'NanToNum', 'Clip'}
-ELEMWISE = UNARY | BINARY | {'Switch'} | INT_KINDS
+ELEMWISE = UNARY | BINARY | MATH_UNARY | MATH_BINARY | {'Switch'} | INT_KINDS
 REDUCTIONS = {'Sum', 'Mean', 'Max', 'Min', 'Prod', 'Argmax', 'Argmin'}
 # weft_lreduce_at's classes other than Argmax/Argmin, the scans and sorting ops.
 LANE_REDUCTIONS = {'Any', 'All', 'Var', 'Std', 'LogSumExp', 'NanSum', 'NanMean', 'NanMax', 'NanMin'}
@@ -211,6 +218,129 @@ def transcendental(kind, x):
             tol = _domain_tol(kind, f64(x.v), x.tol) + (ulp(r) if tol is None else tol)
             tol = np.where(np.isinf(x.tol), np.inf, tol)  # an unchecked input may be inf or nan
     return finish(r, tol, [x])
+
+
+# ---- the float math kinds (issue 17) -------------------------------------------------
+# NumPy's functions where it has them. NumPy has no erf, erfinv, gammaln,
+# digamma or trigamma: erf/erfc/gammaln are Python's math.erf/erfc/lgamma
+# per element; erfinv solves erf(y) = x by Newton steps on math.erf/erfc
+# (the inverse identity); digamma and trigamma shift x to >= 20 by the
+# recurrences (weft stops at 10) and sum their asymptotic series, in float64.
+
+def _per_element(fn):
+    v = np.vectorize(fn, otypes=[np.float64])
+    return lambda x: v(np.asarray(x, dtype=np.float64)) if np.asarray(x).size else \
+        np.asarray(x, dtype=np.float64)
+
+
+def _erfinv1(x):
+    if math.isnan(x) or abs(x) > 1:
+        return math.nan
+    if abs(x) == 1:
+        return math.copysign(math.inf, x)
+    a, y = abs(x), 0.0
+    w = -math.log((1 - a) * (1 + a))
+    y = math.copysign(math.sqrt(w) * 0.9, 1.0) if a > 0.1 else a * 0.886226925452758
+    for _ in range(60):
+        r = (math.erf(y) - a) if a <= 0.5 else ((1 - a) - math.erfc(y))
+        step = r / (2 / math.sqrt(math.pi) * math.exp(-y * y))
+        y -= step
+        if abs(step) <= 1e-17 * abs(y):
+            break
+    return math.copysign(y, x)
+
+
+def _polygamma1(x, order):
+    """digamma (order 0) or trigamma (order 1) of a float x."""
+    if math.isnan(x) or x == -math.inf:
+        return math.nan
+    if x == math.inf:
+        return math.inf if order == 0 else 0.0
+    if x <= 0 and x == math.floor(x):
+        if order == 1:
+            return math.inf
+        return math.copysign(math.inf, -x) if x == 0 else math.nan
+    if x < 0:  # reflection
+        r = x - round(x)
+        if order == 0:
+            return _polygamma1(1 - x, 0) - math.pi / math.tan(math.pi * r)
+        return (math.pi / math.sin(math.pi * r)) ** 2 - _polygamma1(1 - x, 1)
+    acc = 0.0
+    while x < 20:
+        acc += -1 / x if order == 0 else 1 / (x * x)
+        x += 1
+    z = 1 / (x * x)
+    if order == 0:
+        return acc + math.log(x) - 0.5 / x - z * (
+            1 / 12 - z * (1 / 120 - z * (1 / 252 - z * (1 / 240 - z / 132))))
+    return acc + (1 + 0.5 / x + z * (1 / 6 - z * (1 / 30 - z * (1 / 42 - z * (1 / 30 - z * 5 / 66))))) / x
+
+
+def _lgamma1(x):
+    try:
+        return math.lgamma(x)
+    except ValueError:  # a pole
+        return math.inf
+
+
+def _erf1(fn):
+    return lambda x: math.nan if math.isnan(x) else fn(x)
+
+
+MATH = {'Tan': np.tan, 'Arcsin': np.arcsin, 'Arccos': np.arccos, 'Arctan': np.arctan,
+        'Sinh': np.sinh, 'Cosh': np.cosh, 'Arcsinh': np.arcsinh, 'Arccosh': np.arccosh,
+        'Arctanh': np.arctanh, 'Exp2': np.exp2, 'Expm1': np.expm1, 'Log2': np.log2,
+        'Log10': np.log10, 'Arctan2': np.arctan2, 'Hypot': np.hypot, 'Copysign': np.copysign,
+        'Nextafter': np.nextafter, 'Erf': _per_element(_erf1(math.erf)),
+        'Erfc': _per_element(_erf1(math.erfc)), 'Erfinv': _per_element(_erfinv1),
+        'Gammaln': _per_element(_lgamma1), 'Digamma': _per_element(lambda x: _polygamma1(x, 0)),
+        'Trigamma': _per_element(lambda x: _polygamma1(x, 1))}
+MATH_IN_FLOAT64 = {'Erf', 'Erfc', 'Erfinv', 'Gammaln', 'Digamma', 'Trigamma'}
+
+
+def _math_eval(kind, vals, dt):
+    """kind of vals, computed wide (Nextafter and Copysign in dt: exact there)."""
+    wide = dt if kind in ('Nextafter', 'Copysign') else \
+        np.float64 if kind in MATH_IN_FLOAT64 else hp(dt)
+    with np.errstate(all='ignore'):
+        return np.asarray(MATH[kind](*[np.asarray(v).astype(wide) for v in vals])).astype(dt)
+
+
+def _math_own_tol(kind, xs, r):
+    """The error allowed with exact inputs: 4 ulp; Copysign and Nextafter exact;
+    digamma and gammaln near their roots an absolute part (sums of terms)."""
+    if kind in ('Copysign', 'Nextafter'):
+        return None
+    tol = TRANSCENDENTAL_ULPS * ulp(r)
+    if kind in ('Digamma', 'Gammaln'):
+        x = np.abs(f64(xs[0].v))
+        with np.errstate(all='ignore'):
+            scale = 1 + np.abs(np.log(np.where(x > 0, x, 1))) + np.where(x > 0, 1 / x, 0)
+        tol = tol + 16 * float(np.finfo(r.dtype).eps) * scale
+    return tol
+
+
+def math_kind(kind, xs):
+    """A float math kind; input errors move the result by at most twice the
+    largest change of f when one input moves by its tolerance (a first-order
+    bound: the tolerances are small); NaN there (a domain edge) is unchecked."""
+    dt = xs[0].v.dtype
+    r = _math_eval(kind, [x.v for x in xs], dt)
+    tol = _math_own_tol(kind, xs, r)
+    if all(x.tol is None for x in xs):
+        return finish(r, tol, xs)
+    tol = ulp(r) if tol is None else tol
+    base = f64(r)
+    for i, x in enumerate(xs):
+        if x.tol is None:
+            continue
+        for s in (-1, 1):
+            moved = [f64(y.v) + s * y.tol if j == i else f64(y.v) for j, y in enumerate(xs)]
+            with np.errstate(all='ignore'):
+                d = np.abs(f64(_math_eval(kind, moved, np.float64)) - base)
+            tol = tol + 2 * np.where(np.isnan(d) & ~np.isnan(base), np.inf, np.nan_to_num(d))
+        tol = np.where(np.isinf(x.tol), np.inf, tol)
+    return finish(r, tol, xs)
 
 
 def pow_(a, b):
@@ -370,6 +500,8 @@ def elemwise(kind, ins, props):
     xs = [conv(x, dt) for x in ins]
     if kind in TRANSCENDENTAL:
         return transcendental(kind, xs[0])
+    if kind in MATH:
+        return math_kind(kind, xs)
     if kind == 'Pow':
         return pow_(xs[0], xs[1])
     if kind == 'Sgn':

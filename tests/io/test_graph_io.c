@@ -192,7 +192,7 @@ static void test_io_every_builtin_op_props_round_trip(void **state)
     int64_t v3[1] = {3}, m33[2] = {3, 3}, m23[2] = {2, 3};
     weft_var_t *a = var(f->g, WEFT_FLOAT64, 1, v3, "a"), *b = var(f->g, WEFT_FLOAT64, 1, v3, "b");
     weft_var_t *m = var(f->g, WEFT_FLOAT64, 2, m33, "m"), *r = var(f->g, WEFT_FLOAT64, 2, m23, "r");
-    weft_var_t *outs[256];
+    weft_var_t *outs[2 * WEFT_ELEMWISE_KIND_COUNT + 64]; /* every elementwise op, then the others */
     size_t n = 0;
     weft_var_t *cond, *ia, *ib;
     OKV(cond = weft_lt(f->g, a, b));

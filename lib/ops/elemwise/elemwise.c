@@ -56,7 +56,7 @@ static bool kind_is_float_only(weft_elemwise_kind_t k)
     case WEFT_ELEMWISE_POW:
         return true;
     default:
-        return false;
+        return weft__elemwise_is_math(k);
     }
 }
 

@@ -225,6 +225,130 @@ static bool int_partial(weft_graph_t *g, weft_elemwise_kind_t k, size_t i,
     }
 }
 
+/* ---- the float math kinds (issue 17) -------------------------------------------------- */
+
+#define LN2 0.69314718055994530942
+#define LN10 2.30258509299404568402
+#define TWO_OVER_SQRT_PI 1.12837916709551257390
+#define SQRT_PI_OVER_2 0.88622692545275801365
+
+/* c - x^2 (neg) or x^2 + c. */
+static weft_status_t quad(weft_graph_t *g, weft_var_t *x, double c, bool neg, weft_var_t **o)
+{
+    weft_var_t *x2 = NULL;
+    weft_status_t st = un(g, WEFT_ELEMWISE_SQR, x, &x2);
+    if (st) return st;
+    if (neg) return weft__got(g, *o = weft_scalar_binary_at(g, WEFT_ELEMWISE_SUB, c, x2, HERE));
+    return scal(g, WEFT_ELEMWISE_ADD, x2, c, o);
+}
+
+/* sqrt(c - x^2) or sqrt(x^2 + c) */
+static weft_status_t quad_sqrt(weft_graph_t *g, weft_var_t *x, double c, bool neg,
+                               weft_var_t **o)
+{
+    weft_var_t *q = NULL;
+    weft_status_t st = quad(g, x, c, neg, &q);
+    return st ? st : un(g, WEFT_ELEMWISE_SQRT, q, o);
+}
+
+/* k * exp(s v^2), s = +-1 (erf and erfc: -x^2; erfinv: +y^2). */
+static weft_status_t gauss(weft_graph_t *g, weft_var_t *v, bool neg, double k, weft_var_t **o)
+{
+    weft_var_t *v2 = NULL, *e = NULL, *n = NULL;
+    weft_status_t st = un(g, WEFT_ELEMWISE_SQR, v, &v2);
+    if (!st && neg) st = un(g, WEFT_ELEMWISE_NEG, v2, &n);
+    if (!st) st = un(g, WEFT_ELEMWISE_EXP, neg ? n : v2, &e);
+    return st ? st : scal(g, WEFT_ELEMWISE_MUL, e, k, o);
+}
+
+/* The derivative of unary kind k as t, with *divide set when it is 1/t. */
+static weft_status_t math_unary_factor(weft_graph_t *g, weft_elemwise_kind_t k, weft_var_t *x,
+                                       weft_var_t *y, weft_var_t **t, bool *divide)
+{
+    *divide = true;
+    switch (k) {
+    case WEFT_ELEMWISE_ARCSIN:
+    case WEFT_ELEMWISE_ARCCOS: return quad_sqrt(g, x, 1.0, true, t);
+    case WEFT_ELEMWISE_ARCTAN: return quad(g, x, 1.0, false, t);
+    case WEFT_ELEMWISE_ARCSINH: return quad_sqrt(g, x, 1.0, false, t);
+    case WEFT_ELEMWISE_ARCCOSH: return quad_sqrt(g, x, -1.0, false, t);
+    case WEFT_ELEMWISE_ARCTANH: return quad(g, x, 1.0, true, t);
+    case WEFT_ELEMWISE_LOG2: return scal(g, WEFT_ELEMWISE_MUL, x, LN2, t);
+    case WEFT_ELEMWISE_LOG10: return scal(g, WEFT_ELEMWISE_MUL, x, LN10, t);
+    default: break;
+    }
+    *divide = false;
+    switch (k) {
+    case WEFT_ELEMWISE_TAN: return quad(g, y, 1.0, false, t);
+    case WEFT_ELEMWISE_SINH: return un(g, WEFT_ELEMWISE_COSH, x, t);
+    case WEFT_ELEMWISE_COSH: return un(g, WEFT_ELEMWISE_SINH, x, t);
+    case WEFT_ELEMWISE_EXP2: return scal(g, WEFT_ELEMWISE_MUL, y, LN2, t);
+    case WEFT_ELEMWISE_EXPM1: return scal(g, WEFT_ELEMWISE_ADD, y, 1.0, t);
+    case WEFT_ELEMWISE_ERF: return gauss(g, x, true, TWO_OVER_SQRT_PI, t);
+    case WEFT_ELEMWISE_ERFC: return gauss(g, x, true, -TWO_OVER_SQRT_PI, t);
+    case WEFT_ELEMWISE_ERFINV: return gauss(g, y, false, SQRT_PI_OVER_2, t);
+    case WEFT_ELEMWISE_GAMMALN: return un(g, WEFT_ELEMWISE_DIGAMMA, x, t);
+    case WEFT_ELEMWISE_DIGAMMA: return un(g, WEFT_ELEMWISE_TRIGAMMA, x, t);
+    default:
+        return weft_graph_set_error(g, WEFT_ENOTIMPL, "%s has no gradient (its derivative, "
+                                    "polygamma(2, x), is not implemented)",
+                                    weft_elemwise_name(k));
+    }
+}
+
+/* Arctan2(a, b) = atan2(a, b): gz b / (a^2 + b^2) ; -gz a / (a^2 + b^2).
+ * Hypot: gz a / y ; gz b / y. Copysign(a, b) = |a| sign(b): gz where the
+ * signs of a and b agree, -gz where they differ. Nextafter(a, b) is a moved
+ * by one ulp: gz for a. b, only a sign (Copysign) or a direction (Nextafter),
+ * gets none (disconnected: zero almost everywhere). */
+static weft_status_t math_binary_partial(weft_graph_t *g, weft_elemwise_kind_t k, size_t i,
+                                         weft_var_t *a, weft_var_t *b, weft_var_t *y,
+                                         weft_var_t *gz, weft_var_t **o)
+{
+    weft_var_t *t = NULL, *u = NULL, *v = NULL, *one = NULL;
+    weft_status_t st = WEFT_OK;
+    switch (k) {
+    case WEFT_ELEMWISE_ARCTAN2:
+        if (!(st = un(g, WEFT_ELEMWISE_SQR, a, &t)) && !(st = un(g, WEFT_ELEMWISE_SQR, b, &u)) &&
+            !(st = bin(g, WEFT_ELEMWISE_ADD, t, u, &v)) &&
+            !(st = bin(g, WEFT_ELEMWISE_MUL, gz, i == 0 ? b : a, &t)) &&
+            !(st = bin(g, WEFT_ELEMWISE_DIV, t, v, &u)))
+            return i == 0 ? (*o = u, WEFT_OK) : un(g, WEFT_ELEMWISE_NEG, u, o);
+        return st;
+    case WEFT_ELEMWISE_HYPOT:
+        if (!(st = bin(g, WEFT_ELEMWISE_MUL, gz, i == 0 ? a : b, &t)))
+            st = bin(g, WEFT_ELEMWISE_DIV, t, y, o);
+        return st;
+    case WEFT_ELEMWISE_COPYSIGN:
+        if (i == 1) break;
+        if (!(st = konst(g, a, 1.0, &one)) && !(st = bin(g, WEFT_ELEMWISE_COPYSIGN, one, a, &t)) &&
+            !(st = bin(g, WEFT_ELEMWISE_COPYSIGN, one, b, &u)) &&
+            !(st = bin(g, WEFT_ELEMWISE_MUL, t, u, &v)))
+            st = bin(g, WEFT_ELEMWISE_MUL, gz, v, o);
+        return st;
+    case WEFT_ELEMWISE_NEXTAFTER:
+        *o = i == 0 ? gz : NULL; /* a plus one ulp: slope 1 almost everywhere */
+        return WEFT_OK;
+    default: break;
+    }
+    *o = NULL;
+    return WEFT_OK;
+}
+
+/* gz * d y / d in_i for the float math kinds. */
+static weft_status_t math_partial(weft_graph_t *g, weft_elemwise_kind_t k, size_t i,
+                                  const weft_apply_t *node, weft_var_t *gz, weft_var_t **o)
+{
+    weft_var_t *x = weft_apply_input(node, 0), *y = weft_apply_output(node, 0), *t = NULL;
+    if (weft_elemwise_arity(k) == 2)
+        return math_binary_partial(g, k, i, x, weft_apply_input(node, 1), y, gz, o);
+    bool divide = false;
+    weft_status_t st = math_unary_factor(g, k, x, y, &t, &divide);
+    if (!st) st = bin(g, divide ? WEFT_ELEMWISE_DIV : WEFT_ELEMWISE_MUL, gz, t, o);
+    if (!st && k == WEFT_ELEMWISE_ARCCOS) st = un(g, WEFT_ELEMWISE_NEG, *o, o);
+    return st;
+}
+
 weft_status_t weft__elemwise_grad(weft_graph_t *g, const weft_apply_t *node,
                                   weft_var_t *const *output_grads, weft_var_t **input_grads)
 {
@@ -243,6 +367,8 @@ weft_status_t weft__elemwise_grad(weft_graph_t *g, const weft_apply_t *node,
             st = i == 0 ? WEFT_OK : masked(g, weft_apply_input(node, 0), gz, i == 2, &p);
         else if (int_partial(g, k, i, node, gz, &p, &st))
             (void)0; /* a kind of the block above */
+        else if (weft__elemwise_is_math(k))
+            st = math_partial(g, k, i, node, gz, &p);
         else if (n == 1)
             st = unary_partial(g, k, x, y, gz, &p);
         else

@@ -15,11 +15,11 @@
  *   minimum (NumPy's _NPY_MAX/_NPY_MIN): clip(0.0, -0.0, 1) is -0.0;
  * - Round and Rint are rint in the default rounding mode: half to even.
  * The file is built like elemwise_kernels.c (-O3, -ffp-contract=off, the
- * ISA clones of elemwise_kernel_gen.h). */
+ * ISA clones of ew_kernel_gen.h). */
 #include <float.h>
 #include <tgmath.h>
 
-#include "elemwise_kernel_gen.h"
+#include "ew_kernel_gen.h"
 
 /* X(k, E, T, UT, s, D): kernel k##_##s on type T (UT its unsigned twin;
  * T itself for floats and bool) of weft dtype D; expression E(T, UT, s). */

@@ -18,12 +18,14 @@
  * two inputs (10^7-element float64 Add: 0.75 -> 1.0 of memcpy's bandwidth,
  * measured here). The line store is processor-specific
  * (WEFT_STREAM_STORE_HEADER, chosen in CMakeLists.txt).
+ * The generators (UNARY_KERNEL, BINARY_KERNEL) are in ew_kernel_gen.h, shared
+ * with elemwise_math_kernels.c (the float math kinds of issue 17).
  * Integer add/sub/mul/neg/abs/sqr wrap (computed in unsigned) so overflow is
  * defined. Maximum/Minimum propagate NaN like numpy. */
 #include <math.h>
 
+#include "ew_kernel_gen.h"
 #include "ops_int.h"
-#include "elemwise_kernel_gen.h"
 
 /* ---- expressions (x, y: the operands) ------------------------------------------- */
 
@@ -43,11 +45,6 @@
 #define EI_MAX(T, UT) E_MAX
 #define EI_MIN(T, UT) E_MIN
 #define EI_SECOND(T, UT) ((void)x, y)
-
-/* float-only kinds: name_f32 / name_f64 */
-#define FLOAT_UNARY(name, EF, ED)              \
-    UNARY_KERNEL(name##_f32, float, float, EF) \
-    UNARY_KERNEL(name##_f64, double, double, ED)
 
 FLOAT_UNARY(k_exp, expf(x), exp(x))
 FLOAT_UNARY(k_log, logf(x), log(x))
@@ -95,10 +92,6 @@ NUM_UNARY(k_sgn, E_SGN_F, E_SGN_F, EI_SGN)
 NUM_UNARY(k_sqr, x * x, x * x, E_SQR_I)
 NUM_UNARY(k_relu, (x > 0 ? x : 0), (x > 0 ? x : 0), EI_RELU)
 
-#define FLOAT_BINARY(name, EF, ED)              \
-    BINARY_KERNEL(name##_f32, float, float, EF) \
-    BINARY_KERNEL(name##_f64, double, double, ED)
-
 FLOAT_BINARY(k_div, x / y, x / y)
 FLOAT_BINARY(k_pow, powf(x, y), pow(x, y))
 
@@ -138,7 +131,6 @@ SWITCH_KERNEL(k_switch_f64, double)
 
 /* ---- dispatch table ------------------------------------------------------------------- */
 
-#define ROW_F(k) {[WEFT_FLOAT32] = k##_f32, [WEFT_FLOAT64] = k##_f64}
 #define ROW_N(k)                                                             \
     {[WEFT_INT32] = k##_i32, [WEFT_INT64] = k##_i64, [WEFT_FLOAT32] = k##_f32, \
      [WEFT_FLOAT64] = k##_f64}
@@ -167,5 +159,7 @@ weft__row_fn weft__elemwise_kernel(weft_elemwise_kind_t kind, weft_dtype_t dt)
 {
     if ((unsigned)kind >= WEFT_ELEMWISE_KIND_COUNT || (unsigned)dt >= WEFT_DTYPE_COUNT)
         return NULL;
-    return kernels[kind][dt] ? kernels[kind][dt] : weft__elemwise_int_kernel(kind, dt);
+    if (kernels[kind][dt]) return kernels[kind][dt];
+    weft__row_fn k = weft__elemwise_int_kernel(kind, dt);
+    return k ? k : weft__elemwise_math_kernel(kind, dt);
 }

@@ -1,11 +1,14 @@
-/* Elementwise row-kernel generators, shared by the kernel files
- * (elemwise_kernels.c, elemwise_int_kernels.c): ISA clones, streaming stores
- * and the unary, binary and switch loops (the kernel files' comments say how
- * they are used). Included only by kernel files built with -O3 and
- * WEFT_STREAM_STORE_HEADER (CMakeLists.txt). */
-#ifndef WEFT_OPS_ELEMWISE_KERNEL_GEN_H
-#define WEFT_OPS_ELEMWISE_KERNEL_GEN_H
+/* Elementwise row-kernel generators (private to the kernel files
+ * elemwise_kernels.c, elemwise_int_kernels.c and elemwise_math_kernels.c):
+ * UNARY_KERNEL and BINARY_KERNEL define one row kernel for an expression of x (and y), with
+ * the fast paths and streaming stores described in elemwise_kernels.c's
+ * comment, compiled in ISA clones (KERNEL_CLONES). A file including this
+ * must be built with -O3 -ffp-contract=off and WEFT_STREAM_STORE_HEADER
+ * defined (lib/ops/CMakeLists.txt). */
+#ifndef WEFT_OPS_EW_KERNEL_GEN_H
+#define WEFT_OPS_EW_KERNEL_GEN_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "ops_int.h"
@@ -13,20 +16,22 @@
 
 typedef unsigned char bool_el;
 
-/* Runtime ISA dispatch: each kernel is also compiled for AVX2 and AVX-512
- * (x86-64-v4) and the loader picks the widest the processor has (an ifunc
- * per kernel, resolved once at load). The baseline x86-64 build has only
- * SSE2's 2-double vectors: a cache-resident 64x256 Composite (i0*(1-i2^2))
- * node took 36 us with them, 30 us with AVX-512 (a hand-fused loop: 8).
- * Every kind computes one IEEE operation per element (or calls libm), so the
- * clones give bit-identical results; the file is built with -ffp-contract=off
- * so no clone fuses a multiply-add. Needs glibc's ifunc. Not in sanitizer
- * builds (WEFT_SANITIZED, set by CMake for GCC and clang alike): their
- * instrumented resolvers would run before the runtime is set up (every TSan
- * test crashed at load). */
+/* Runtime ISA dispatch: each kernel is also compiled for x86-64-v3 (AVX2
+ * with FMA, which every AVX2 processor has) and x86-64-v4 (AVX-512), and the
+ * loader picks the widest the processor has (an ifunc per kernel, resolved
+ * once at load). The baseline x86-64 build has only SSE2's 2-double vectors:
+ * a cache-resident 64x256 Composite (i0*(1-i2^2)) node took 36 us with
+ * them, 30 us with AVX-512 (a hand-fused loop: 8). Every kind computes one
+ * IEEE operation per element (or calls libm, or fma(), exactly rounded in
+ * every clone: ew_vmath.h), so the clones give bit-identical results; the
+ * files are built with -ffp-contract=off so no clone fuses a multiply-add
+ * itself. Needs glibc's ifunc. Not in sanitizer builds (WEFT_SANITIZED, set
+ * by CMake for GCC and clang alike): their instrumented resolvers would run
+ * before the runtime is set up (every TSan test crashed at load). */
 #if defined(__x86_64__) && defined(__GNUC__) && defined(__GLIBC__) && defined(__has_attribute)
 #if __has_attribute(target_clones) && !defined(WEFT_SANITIZED)
-#define KERNEL_CLONES __attribute__((target_clones("default", "avx2", "arch=x86-64-v4")))
+#define KERNEL_CLONES \
+    __attribute__((target_clones("default", "arch=x86-64-v3", "arch=x86-64-v4")))
 #endif
 #endif
 #ifndef KERNEL_CLONES
@@ -40,11 +45,46 @@ typedef unsigned char bool_el;
 #define LINE(TO) (64 / sizeof(TO))
 #define STREAM_OK(arg, n, TO) (WEFT__STREAM_STORES && (arg) && (n) * sizeof(TO) >= STREAM_MIN_BYTES)
 
+/* Software prefetch of the inputs EW_PREFETCH_LINES lines ahead, for
+ * kernels whose arithmetic per element is long enough that the hardware
+ * prefetcher falls behind (from memory, 10^7 float64 through perform here:
+ * Expm1 24 -> 14..17 ms, Arctan2 50 -> 21..23 ms). A file sets EW_PREFETCH_LINES
+ * before including this header; 0 (the default) emits nothing. */
+#ifndef EW_PREFETCH_LINES
+#define EW_PREFETCH_LINES 0
+#endif
+/* (the address is formed as an integer: it may lie past the operand's end,
+ * where a pointer may not point; a prefetch never faults) */
+#define EW_PREFETCH(p, i)                                                        \
+    do {                                                                         \
+        if (EW_PREFETCH_LINES)                                                   \
+            __builtin_prefetch(                                                  \
+                (const void *)((uintptr_t)((p) + (i)) + EW_PREFETCH_LINES * 64)); \
+    } while (0)
+#define PREFETCH_A(i) EW_PREFETCH(a, i)
+#define PREFETCH_AB(i) \
+    EW_PREFETCH(a, i); \
+    EW_PREFETCH(b, i)
+
+/* With EW_PREFETCH_LINES set, the plain contiguous loop (an in-place or
+ * cache-sized result, not streamed) also goes a line at a time with the
+ * prefetch; otherwise this is nothing (a constant condition). */
+#define PREFETCHED_LINES(T, TO, LOAD, PREFETCH, EXPR)              \
+    if (EW_PREFETCH_LINES)                                         \
+        for (; i + LINE(TO) <= n; i += LINE(TO)) {                 \
+            PREFETCH(i);                                           \
+            WEFT_IVDEP for (size_t e_ = i; e_ < i + LINE(TO); e_++) \
+            {                                                      \
+                LOAD(T, e_);                                       \
+                o[e_] = (TO)(EXPR);                                \
+            }                                                      \
+        }
+
 /* The streaming part of a contiguous loop (see the file comment): aligns o
  * with plain stores, then streams whole lines of results computed as
  * t_[j_] = EXPR for element i + j_ (LOAD declares the operands x, y there),
  * and leaves i at the first element of the tail, which plain stores finish. */
-#define STREAM_LINES(T, TO, LOAD, EXPR)                                    \
+#define STREAM_LINES(T, TO, LOAD, PREFETCH, EXPR)                          \
     for (; i < n && ((uintptr_t)(o + i) & 63); i++) {                      \
         size_t e_ = i;                                                     \
         LOAD(T, e_);                                                       \
@@ -52,6 +92,7 @@ typedef unsigned char bool_el;
     }                                                                      \
     for (; i + LINE(TO) <= n; i += LINE(TO)) {                             \
         _Alignas(64) TO t_[LINE(TO)];                                      \
+        PREFETCH(i);                                                       \
         for (size_t j_ = 0; j_ < LINE(TO); j_++) {                         \
             size_t e_ = i + j_;                                            \
             LOAD(T, e_);                                                   \
@@ -76,8 +117,9 @@ typedef unsigned char bool_el;
         if (s[0] == 1 && s[1] == 1) {                                       \
             size_t i = 0;                                                   \
             if (STREAM_OK(arg, n, TO)) {                                    \
-                STREAM_LINES(T, TO, LOAD_A, EXPR)                           \
+                STREAM_LINES(T, TO, LOAD_A, PREFETCH_A, EXPR)               \
             }                                                               \
+            PREFETCHED_LINES(T, TO, LOAD_A, PREFETCH_A, EXPR)               \
             WEFT_IVDEP for (; i < n; i++)                                   \
             {                                                               \
                 T x = a[i];                                                 \
@@ -99,8 +141,9 @@ typedef unsigned char bool_el;
         if (s[0] == 1 && s[1] == 1 && s[2] == 1) {                          \
             size_t i = 0;                                                   \
             if (STREAM_OK(arg, n, TO)) {                                    \
-                STREAM_LINES(T, TO, LOAD_AB, EXPR)                          \
+                STREAM_LINES(T, TO, LOAD_AB, PREFETCH_AB, EXPR)             \
             }                                                               \
+            PREFETCHED_LINES(T, TO, LOAD_AB, PREFETCH_AB, EXPR)             \
             WEFT_IVDEP for (; i < n; i++)                                   \
             {                                                               \
                 T x = a[i], y = b[i];                                       \
@@ -132,6 +175,7 @@ typedef unsigned char bool_el;
         }                                                                   \
     }
 
+/* c ? a : b, c bool */
 #define SWITCH_KERNEL(name, T)                                                      \
     KERNEL_CLONES static void name(size_t n, char *const *p, const int64_t *s, void *arg)         \
     {                                                                               \
@@ -148,4 +192,13 @@ typedef unsigned char bool_el;
                 c[(int64_t)i * s[1]] ? a[(int64_t)i * s[2]] : b[(int64_t)i * s[3]]; \
     }
 
-#endif /* WEFT_OPS_ELEMWISE_KERNEL_GEN_H */
+/* float-only kinds: name_f32 / name_f64, and their dispatch-table row */
+#define FLOAT_UNARY(name, EF, ED)              \
+    UNARY_KERNEL(name##_f32, float, float, EF) \
+    UNARY_KERNEL(name##_f64, double, double, ED)
+#define FLOAT_BINARY(name, EF, ED)              \
+    BINARY_KERNEL(name##_f32, float, float, EF) \
+    BINARY_KERNEL(name##_f64, double, double, ED)
+#define ROW_F(k) {[WEFT_FLOAT32] = k##_f32, [WEFT_FLOAT64] = k##_f64}
+
+#endif /* WEFT_OPS_EW_KERNEL_GEN_H */
