@@ -17,7 +17,7 @@ if [ "$numpy" = yes ]; then
 else
   tail="numpy_ms=na vs_numpy=na agree=na"
 fi
-head="threads=1 ms=$num gbps=$num memcpy_gbps=$num bw_ratio=$num"
+head="threads=1 ms=$num out_copy_ms=$num gbps=$num memcpy_gbps=$num bw_ratio=$num"
 
 out=$("$bench" add_bcast sum --n 2000 --reps 3 --threads 1) || fail "exit status $?"
 echo "$out"

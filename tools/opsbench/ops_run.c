@@ -1,10 +1,11 @@
 /* weft-ops-bench: one op row measured. The row's graph is compiled once
  * (rewrite mode fast_run) on the tool's pool; each repetition times one
  * call with a caller-supplied output tensor (a warm call: nothing is
- * allocated, docs/execution.md §4.5) and then one memcpy of a's bytes,
- * alternately, so that both medians see the same minute of machine
- * (docs/performance-notes.md §1). NumPy then times the same expression on
- * the same values in its own process (numpy_child.c). */
+ * allocated, docs/execution.md §4.5), one weft_tensor_copy of the result
+ * (what such a call spends delivering it into the caller's tensor) and one
+ * memcpy of a's bytes, alternately, so that the medians see the same minute
+ * of machine (docs/performance-notes.md §1). NumPy then times the same
+ * expression on the same values in its own process (numpy_child.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,28 +79,42 @@ static double time_call(weft_function_t *f, const ob_row_t *row, weft_tensor_t *
 }
 
 typedef struct row_times {
-    double op_s, memcpy_s; /* medians */
+    double op_s, out_copy_s, memcpy_s; /* medians */
 } row_times_t;
 
-/* reps alternations of a warm call and a memcpy of a; *res: the result. */
+static double time_copy(weft_tensor_t *dst, const weft_tensor_t *src)
+{
+    double t0 = ob_now_s();
+    ob_check(weft_tensor_copy(dst, src), "copy", NULL);
+    return ob_now_s() - t0;
+}
+
+/* reps alternations of a warm call, a copy of its result and a memcpy of a;
+ * *res: the result. */
 static row_times_t time_row(weft_function_t *f, const ob_row_t *row, weft_tensor_t *const *in,
                             int reps, weft_tensor_t **res)
 {
     size_t bytes = weft_tensor_size(in[0]) * sizeof(double);
     double *dst = ob_xmalloc(bytes), *t_op = ob_xmalloc((size_t)reps * sizeof *t_op);
+    double *t_out = ob_xmalloc((size_t)reps * sizeof *t_out);
     double *t_cp = ob_xmalloc((size_t)reps * sizeof *t_cp);
     memset(dst, 0, bytes); /* first touch outside the timed region */
     time_call(f, row, in, res); /* allocates the result, plans the memory */
     time_call(f, row, in, res); /* from here on, calls are warm */
+    weft_tensor_t *spare = NULL; /* the copy's destination, touched by the clone */
+    ob_check(weft_tensor_clone(*res, &spare), "clone", NULL);
     for (int r = 0; r < reps; r++) {
         t_op[r] = time_call(f, row, in, res);
+        t_out[r] = time_copy(spare, *res);
         double t0 = ob_now_s();
         memcpy(dst, weft_tensor_data(in[0]), bytes);
         t_cp[r] = ob_now_s() - t0;
     }
-    row_times_t t = {ob_median(t_op, reps), ob_median(t_cp, reps)};
+    row_times_t t = {ob_median(t_op, reps), ob_median(t_out, reps), ob_median(t_cp, reps)};
+    weft_tensor_release(spare);
     free(dst);
     free(t_op);
+    free(t_out);
     free(t_cp);
     return t;
 }
@@ -110,10 +125,11 @@ static void print_line(const ob_row_t *row, const ob_config_t *cfg, row_times_t 
     double n = (double)cfg->n, ms = 1e3 * t.op_s;
     double gbps = row->bytes_per_elem * n / t.op_s * 1e-9;
     double cp_gbps = 2.0 * 8.0 * n / t.memcpy_s * 1e-9; /* memcpy reads and writes */
-    printf("opsbench op=%s n=%lld threads=%d ms=%.3f gbps=%.2f memcpy_gbps=%.2f bw_ratio=%.3f "
-           "bound=%s ",
-           row->name, (long long)cfg->n, weft_pool_thread_count(cfg->pool), ms, gbps, cp_gbps,
-           gbps / cp_gbps, row->memory_bound ? "memory" : "compute");
+    printf("opsbench op=%s n=%lld threads=%d ms=%.3f out_copy_ms=%.3f gbps=%.2f memcpy_gbps=%.2f "
+           "bw_ratio=%.3f bound=%s ",
+           row->name, (long long)cfg->n, weft_pool_thread_count(cfg->pool), ms,
+           1e3 * t.out_copy_s, gbps, cp_gbps, gbps / cp_gbps,
+           row->memory_bound ? "memory" : "compute");
     if (have_np) {
         printf("numpy_ms=%.3f vs_numpy=%.3f agree=%s\n", np_ms, np_ms / ms, agree ? "yes" : "no");
     } else {

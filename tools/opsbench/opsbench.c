@@ -3,14 +3,16 @@
  * (docs/performance-notes.md §1: figures drift 10-20% from minute to minute,
  * so only same-run comparisons mean much).
  *
- *   opsbench op=NAME n=N threads=T ms=X gbps=G memcpy_gbps=M bw_ratio=R
- *            bound=memory|compute numpy_ms=Y vs_numpy=S agree=yes|no
+ *   opsbench op=NAME n=N threads=T ms=X out_copy_ms=C gbps=G memcpy_gbps=M
+ *            bw_ratio=R bound=memory|compute numpy_ms=Y vs_numpy=S agree=yes|no
  *     One row of the op table (ops_table.c) on N float64 elements: input a
  *     of shape (N/1000, 1000), uniform in [-1, 1) from a fixed seed, and for
  *     binary rows b of shape (1000,) broadcast against it. X: median ms of a
  *     warm call of the row's compiled function (fast_run, on a pool of T
  *     workers, caller-supplied output tensor; the call includes copying the
- *     result into that tensor, lib/compile/call.c). G: the bytes the op must
+ *     result into that tensor, lib/compile/call.c). C: median ms of that
+ *     copy alone (weft_tensor_copy of the result, one thread), so X - C
+ *     estimates the op without its delivery. G: the bytes the op must
  *     move (the row's reads + writes) / X. M: memcpy of a's bytes, counted
  *     twice (read + write), alternated with the calls. R = G / M; the issue
  *     17 target is R >= 0.8 on rows marked bound=memory only. Y: median ms of
