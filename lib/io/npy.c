@@ -202,7 +202,10 @@ static const char *npy_descr(weft_dtype_t dt)
  * starts at a multiple of 64 bytes (the format's alignment). */
 static size_t npy_header(const weft_tensor_t *t, char *h, size_t cap)
 {
-    int n = snprintf(h, cap, "\x93NUMPY\x01%c%c{'descr': '%s', 'fortran_order': False, 'shape': (",
+    /* magic, version 1.0 and two bytes of header length (set below): the
+     * three %c write zeros, which the literal cannot hold (a \x00 ends it) */
+    int n = snprintf(h, cap,
+                     "\x93NUMPY\x01%c%c%c{'descr': '%s', 'fortran_order': False, 'shape': (", 0,
                      0, 0, npy_descr(weft_tensor_dtype(t)));
     for (int d = 0; d < weft_tensor_ndim(t); d++)
         n += snprintf(h + n, cap - (size_t)n, "%lld%s", (long long)weft_tensor_shape(t)[d],

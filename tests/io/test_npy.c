@@ -1,7 +1,7 @@
 /* The .npy reader: versions 1.0 and 2.0, every supported dtype, 0-d and N-d
  * arrays, each written byte by byte by the test itself; and every refused
  * file (bad magic, version, dtype, byte order, Fortran order, shape,
- * truncation). */
+ * truncation). The writer: its bytes are the format's, exactly. */
 #define _POSIX_C_SOURCE 200809L
 #include <setjmp.h>
 #include <stdarg.h>
@@ -190,6 +190,34 @@ static void test_npy_sizes_beyond_the_file_are_refused_first(void **state)
     assert_null(t);
 }
 
+/* The writer's bytes, compared with the format: magic, version 1.0, the
+ * little-endian header length, the dict padded with spaces and a newline to
+ * a multiple of 64 bytes (here 128), then the data. */
+static void test_npy_save_writes_the_format_byte_for_byte(void **state)
+{
+    (void)state;
+    double d[6] = {1, 2, 3, 4, 5, 6.5};
+    const int64_t shape[2] = {2, 3};
+    weft_tensor_t *t = NULL;
+    assert_int_equal(weft_tensor_from_data(WEFT_FLOAT64, 2, shape, NULL, d, &t), WEFT_OK);
+    char msg[256];
+    assert_int_equal(weft_npy_save(path, t, msg, sizeof(msg)), WEFT_OK);
+    weft_tensor_release(t);
+    char want[128 + sizeof(d)];
+    const char dict[] = "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 3), }";
+    memcpy(want, "\x93NUMPY\x01\x00\x76\x00", 10); /* 118 = 128 - 10 */
+    memset(want + 10, ' ', 117);
+    memcpy(want + 10, dict, strlen(dict));
+    want[127] = '\n';
+    memcpy(want + 128, d, sizeof(d));
+    char got[sizeof(want) + 1];
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    assert_int_equal(fread(got, 1, sizeof(got), f), sizeof(want));
+    fclose(f);
+    assert_memory_equal(got, want, sizeof(want));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -198,6 +226,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_npy_unsupported_and_malformed_files_refused, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_npy_sizes_beyond_the_file_are_refused_first, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_npy_save_writes_the_format_byte_for_byte, setup,
                                         teardown),
     };
     return cmocka_run_group_tests_name("npy", tests, NULL, NULL);
