@@ -30,11 +30,7 @@ static weft_var_t *build_max(weft_graph_t *g, weft_var_t *const *in)
 }
 
 /* The issue-17 target rows (expm1, arctan2 with broadcasting, logsumexp over
- * the last axis, cumsum along it). Their constructors come from other
- * branches; build with -DWEFT_HAVE_ISSUE17_OPS once they are merged (the
- * names below are the expected ones: adjust them if the merged headers
- * differ). */
-#if defined(WEFT_HAVE_ISSUE17_OPS)
+ * the last axis, cumsum along it). */
 static weft_var_t *build_expm1(weft_graph_t *g, weft_var_t *const *in)
 {
     return weft_expm1(g, in[0]);
@@ -54,7 +50,6 @@ static weft_var_t *build_cumsum(weft_graph_t *g, weft_var_t *const *in)
 {
     return weft_cumsum(g, in[0], -1);
 }
-#endif
 
 /* NumPy has no logsumexp: the usual max-shifted form, as SciPy computes it. */
 #define NUMPY_LOGSUMEXP \
@@ -67,12 +62,10 @@ static const ob_row_t rows[] = {
     {"add_bcast", 2, build_add_bcast, "np.add(a, b, out=out)", 16.0, true},
     {"sum", 1, build_sum, "np.sum(a, axis=-1, out=out)", 8.0, true},
     {"max", 1, build_max, "np.max(a, axis=-1, out=out)", 8.0, true},
-#if defined(WEFT_HAVE_ISSUE17_OPS)
     {"expm1", 1, build_expm1, "np.expm1(a, out=out)", 16.0, false},
     {"arctan2", 2, build_arctan2, "np.arctan2(a, b, out=out)", 16.0, false},
     {"logsumexp", 1, build_logsumexp, NUMPY_LOGSUMEXP, 8.0, false},
     {"cumsum", 1, build_cumsum, "np.cumsum(a, axis=-1, out=out)", 16.0, true},
-#endif
 };
 
 const ob_row_t *ob_rows(size_t *n)

@@ -39,8 +39,8 @@
  *     each (weft's default for nodes).
  *
  * Usage: weft-ops-bench [add|gemm|ROW]... [--reps R] [--threads T] [--n N]
- *   ROW: a row name (exp, add_bcast, sum, max; expm1, arctan2, logsumexp and
- *   cumsum when built with WEFT_HAVE_ISSUE17_OPS). Default: every line, 9
+ *   ROW: a row name (exp, add_bcast, sum, max, expm1, arctan2, logsumexp,
+ *   cumsum). Default: every line, 9
  *   reps, T = weft_pool_default_threads(), N = 10^7 (rows only; a multiple
  *   of 1000). */
 #define _POSIX_C_SOURCE 200809L /* SIGPIPE */
