@@ -32,8 +32,17 @@ typedef enum weft_dtype {
     WEFT_INT64 = 2,
     WEFT_FLOAT32 = 3,
     WEFT_FLOAT64 = 4,
+    WEFT_INT8 = 5,
+    WEFT_INT16 = 6,
+    WEFT_UINT8 = 7,
+    WEFT_UINT16 = 8,
+    WEFT_UINT32 = 9,
+    WEFT_UINT64 = 10,
+    WEFT_FLOAT16 = 11, /* IEEE binary16, stored as half, computed in float32 */
+    WEFT_COMPLEX64 = 12, /* two float32: real, imaginary (C's float complex) */
+    WEFT_COMPLEX128 = 13, /* two float64 (C's double complex) */
 } weft_dtype_t;
-#define WEFT_DTYPE_COUNT 5
+#define WEFT_DTYPE_COUNT 14
 
 typedef enum weft_type_kind {
     WEFT_TYPE_TENSOR = 0,
@@ -44,7 +53,9 @@ typedef enum weft_type_kind {
 #define WEFT_DIM_UNKNOWN ((int64_t)-1)
 #define WEFT_MAX_NDIM 16
 
-/* "bool", "int32", "int64", "float32", "float64"; NULL for an invalid dtype. */
+/* NumPy's name: "bool", "int32", "int64", "float32", "float64", "int8",
+ * "int16", "uint8", "uint16", "uint32", "uint64", "float16", "complex64",
+ * "complex128"; NULL for an invalid dtype. */
 WEFT_API const char *weft_dtype_name(weft_dtype_t dtype);
 /* Bytes per element (bool is 1); 0 for an invalid dtype. */
 WEFT_API size_t weft_dtype_size(weft_dtype_t dtype);

@@ -6,9 +6,9 @@
 
 #include "graph/graph_int.h"
 
-static const char *const dtype_names[WEFT_DTYPE_COUNT] = {"bool", "int32", "int64", "float32",
-                                                          "float64"};
-static const size_t dtype_sizes[WEFT_DTYPE_COUNT] = {1, 4, 8, 4, 8};
+static const char *const dtype_names[WEFT_DTYPE_COUNT] = {
+    "bool", "int32", "int64", "float32", "float64", "int8", "int16", "uint8", "uint16", "uint32", "uint64", "float16", "complex64", "complex128"};
+static const size_t dtype_sizes[WEFT_DTYPE_COUNT] = {1, 4, 8, 4, 8, 1, 2, 1, 2, 4, 8, 2, 8, 16};
 
 static bool dtype_valid(weft_dtype_t d)
 {

@@ -50,13 +50,13 @@ static inline size_t weft__tensor_handle_bytes(int ndim)
  * weft_dtype_size/weft_dtype_name live): lib/tensor depends on weft_base only. */
 static inline size_t weft__dtype_size(weft_dtype_t d)
 {
-    static const size_t sizes[WEFT_DTYPE_COUNT] = {1, 4, 8, 4, 8};
+    static const size_t sizes[WEFT_DTYPE_COUNT] = {1, 4, 8, 4, 8, 1, 2, 1, 2, 4, 8, 2, 8, 16};
     return (unsigned)d < WEFT_DTYPE_COUNT ? sizes[d] : 0;
 }
 static inline const char *weft__dtype_name(weft_dtype_t d)
 {
-    static const char *const names[WEFT_DTYPE_COUNT] = {"bool", "int32", "int64", "float32",
-                                                        "float64"};
+    static const char *const names[WEFT_DTYPE_COUNT] = {
+        "bool", "int32", "int64", "float32", "float64", "int8", "int16", "uint8", "uint16", "uint32", "uint64", "float16", "complex64", "complex128"};
     return (unsigned)d < WEFT_DTYPE_COUNT ? names[d] : "?";
 }
 
