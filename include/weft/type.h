@@ -62,6 +62,32 @@ WEFT_API size_t weft_dtype_size(weft_dtype_t dtype);
 /* Parses a dtype name. Errors: WEFT_EINVAL (NULL), WEFT_ENOTFOUND (unknown). */
 WEFT_API weft_status_t weft_dtype_parse(const char *name, weft_dtype_t *out);
 
+/* A dtype's kind, as NumPy's dtype.kind: b, i, u, f, c. */
+typedef enum weft_dtype_kind {
+    WEFT_KIND_BOOL = 0,
+    WEFT_KIND_INT = 1,     /* signed integers */
+    WEFT_KIND_UINT = 2,    /* unsigned integers */
+    WEFT_KIND_FLOAT = 3,
+    WEFT_KIND_COMPLEX = 4,
+} weft_dtype_kind_t;
+
+/* dtype's kind; -1 for an invalid dtype. */
+WEFT_API int weft_dtype_kind(weft_dtype_t dtype);
+/* NumPy's type promotion of two operand dtypes (np.result_type on arrays,
+ * docs/dtypes.md §3): the smallest dtype both convert to safely; bool below
+ * every number; a signed and an unsigned integer give the signed one twice
+ * as wide as the unsigned (uint64 with a signed integer: float64); an
+ * integer with a float: the float at least as wide as the smallest float
+ * holding the integer exactly (8 bits: float16, 16: float32, 32 and 64:
+ * float64); complex likewise with complex64 / complex128. WEFT_DTYPE_COUNT
+ * when either is invalid. */
+WEFT_API weft_dtype_t weft_dtype_promote(weft_dtype_t a, weft_dtype_t b);
+/* The dtype a float-only function (exp, sin, true division, ...) computes a
+ * dtype in: itself for floats and complexes, else weft_dtype_promote(d,
+ * float16) (bool and 8-bit integers: float16, 16-bit: float32, wider:
+ * float64), as NumPy's ufunc loops choose. WEFT_DTYPE_COUNT when invalid. */
+WEFT_API weft_dtype_t weft_dtype_float_of(weft_dtype_t dtype);
+
 /* The tensor type (dtype, ndim, shape). shape may be NULL (every length
  * unknown); entries are >= 0 or WEFT_DIM_UNKNOWN. As in NumPy, the product of
  * the known non-zero lengths times the dtype's size must fit in int64 (a
