@@ -129,6 +129,7 @@ void diff_fill_values(diff_rng_t *r, weft_dtype_t dt, diff_values_t v, void *dst
         case WEFT_INT64: ((int64_t *)dst)[i] = draw_int(r, v, false); break;
         case WEFT_FLOAT32: ((float *)dst)[i] = (float)draw_float(r, v, true); break;
         case WEFT_FLOAT64: ((double *)dst)[i] = draw_float(r, v, false); break;
+        default: break; /* drawn by diff_fill_new_values */
         }
     }
 }

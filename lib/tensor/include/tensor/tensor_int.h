@@ -150,7 +150,8 @@ void weft__iter_rows(int ndim, const int64_t *shape, int nop, char *const *base,
 bool weft__iter_one_row(int ndim, const int64_t *shape, int nop, const int64_t *const *strides,
                         size_t *n, int64_t *s);
 
-/* The row kernel converting operand 1 (dtype src) into operand 0 (dtype dst). */
+/* The row kernel converting operand 1 (dtype src) into operand 0 (dtype dst)
+ * (convert.c; NULL for a pair it does not convert). */
 weft__row_fn weft__convert_fn(weft_dtype_t dst, weft_dtype_t src);
 
 /* Loop pragmas: tell the vectorizer the iterations are independent. Used
