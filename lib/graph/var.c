@@ -105,7 +105,7 @@ static weft_status_t constant_create(weft_graph_t *g, const weft_type_t *type, c
 
 /* Converts value to dtype into buf; false when it is not representable
  * (outside an integer dtype's range: the fraction is truncated). */
-#define SCALAR_SINT(T, UT, sn, D)                                                   \
+#define SCALAR_SINT(A_, B_, T, UT, sn, D)                                                   \
     case D: {                                                                       \
         double hi = (double)((UT)-1 / 2) + 1.0; /* 2^(bits-1), exact */             \
         if (!(value >= -hi && value < hi)) return false;                            \
@@ -113,7 +113,7 @@ static weft_status_t constant_create(weft_graph_t *g, const weft_type_t *type, c
         memcpy(buf, &x, sizeof(x));                                                 \
         return true;                                                                \
     }
-#define SCALAR_UINT(T, UT, sn, D)                                                   \
+#define SCALAR_UINT(A_, B_, T, UT, sn, D)                                                   \
     case D: {                                                                       \
         double hi = 2.0 * ((double)((UT)-1 / 2) + 1.0); /* 2^bits, exact */         \
         if (!(value >= 0.0 && value < hi)) return false;                            \
@@ -121,7 +121,7 @@ static weft_status_t constant_create(weft_graph_t *g, const weft_type_t *type, c
         memcpy(buf, &x, sizeof(x));                                                 \
         return true;                                                                \
     }
-#define SCALAR_FLOAT(T, sn, D)                                                      \
+#define SCALAR_FLOAT(A_, B_, T, sn, D)                                                      \
     case D: {                                                                       \
         T x = (T)value;                                                             \
         memcpy(buf, &x, sizeof(x));                                                 \
@@ -134,10 +134,10 @@ static bool scalar_convert(weft_dtype_t dtype, double value, unsigned char *buf)
     case WEFT_BOOL:
         buf[0] = value != 0.0;
         return true;
-    WEFT__SINT_DTYPES(SCALAR_SINT)
-    WEFT__UINT_DTYPES(SCALAR_UINT)
-    WEFT__FLOAT_DTYPES(SCALAR_FLOAT)
-    SCALAR_FLOAT(weft__f16, f16, WEFT_FLOAT16)
+    WEFT__SINT_DTYPES(SCALAR_SINT, ~, ~)
+    WEFT__UINT_DTYPES(SCALAR_UINT, ~, ~)
+    WEFT__FLOAT_DTYPES(SCALAR_FLOAT, ~, ~)
+    SCALAR_FLOAT(~, ~, weft__f16, f16, WEFT_FLOAT16)
     default:
         return false; /* complex: not a real scalar */
     }
@@ -288,19 +288,19 @@ uint64_t weft_constant_hash(const weft_var_t *c)
     return h;
 }
 
-#define PRINT_SINT(T, UT, sn, D)                              \
+#define PRINT_SINT(A_, B_, T, UT, sn, D)                              \
     case D: {                                                 \
         T x;                                                  \
         memcpy(&x, p, sizeof(x));                             \
         return snprintf(buf, cap, "%" PRId64, (int64_t)x);    \
     }
-#define PRINT_UINT(T, UT, sn, D)                              \
+#define PRINT_UINT(A_, B_, T, UT, sn, D)                              \
     case D: {                                                 \
         T x;                                                  \
         memcpy(&x, p, sizeof(x));                             \
         return snprintf(buf, cap, "%" PRIu64, (uint64_t)x);   \
     }
-#define PRINT_FLOAT(T, sn, D)                                 \
+#define PRINT_FLOAT(A_, B_, T, sn, D)                                 \
     case D: {                                                 \
         T x;                                                  \
         memcpy(&x, p, sizeof(x));                             \
@@ -313,10 +313,10 @@ static int print_scalar(const weft_var_t *c, size_t k, char *buf, size_t cap)
     switch (c->type->dtype) {
     case WEFT_BOOL:
         return snprintf(buf, cap, "%s", p[0] ? "true" : "false");
-    WEFT__SINT_DTYPES(PRINT_SINT)
-    WEFT__UINT_DTYPES(PRINT_UINT)
-    WEFT__FLOAT_DTYPES(PRINT_FLOAT)
-    PRINT_FLOAT(weft__f16, f16, WEFT_FLOAT16)
+    WEFT__SINT_DTYPES(PRINT_SINT, ~, ~)
+    WEFT__UINT_DTYPES(PRINT_UINT, ~, ~)
+    WEFT__FLOAT_DTYPES(PRINT_FLOAT, ~, ~)
+    PRINT_FLOAT(~, ~, weft__f16, f16, WEFT_FLOAT16)
     default:
         break;
     }

@@ -257,14 +257,14 @@ static bool get_u64(json_t *v, uint64_t *x)
 }
 
 /* Stores integer x into a signed / unsigned element when it fits. */
-#define PUT_SINT(T, UT, sn, D)                                                 \
+#define PUT_SINT(A_, B_, T, UT, sn, D)                                                 \
     case D:                                                                    \
         if (x < (int64_t)(T)((UT)1 << (8 * sizeof(T) - 1)) ||                 \
             x > (int64_t)(T)((UT)-1 >> 1))                                     \
             return false;                                                      \
         ((T *)data)[i] = (T)x;                                                 \
         return true;
-#define PUT_UINT(T, UT, sn, D)                                                 \
+#define PUT_UINT(A_, B_, T, UT, sn, D)                                                 \
     case D:                                                                    \
         if (x < 0 || (uint64_t)x > (uint64_t)(T)-1) return false;              \
         ((T *)data)[i] = (T)x;                                                 \
@@ -292,14 +292,14 @@ static bool put_int_elem(weft_dtype_t dt, json_t *v, void *data, size_t i)
         if (x != 0 && x != 1) return false;
         ((uint8_t *)data)[i] = (uint8_t)x;
         return true;
-    WEFT__SINT_DTYPES(PUT_SINT)
-    WEFT__UINT_DTYPES(PUT_UINT) /* uint64 returned above */
+    WEFT__SINT_DTYPES(PUT_SINT, ~, ~)
+    WEFT__UINT_DTYPES(PUT_UINT, ~, ~) /* uint64 returned above */
     default:
         return false;
     }
 }
 
-#define PUT_FLOAT(T, sn, D) \
+#define PUT_FLOAT(A_, B_, T, sn, D) \
     case D: ((T *)data)[i] = (T)x; return true;
 
 static bool put_elem(weft_dtype_t dt, json_t *v, void *data, size_t i)
@@ -318,8 +318,8 @@ static bool put_elem(weft_dtype_t dt, json_t *v, void *data, size_t i)
     else
         return false;
     switch (dt) {
-    WEFT__FLOAT_DTYPES(PUT_FLOAT)
-    PUT_FLOAT(weft__f16, f16, WEFT_FLOAT16)
+    WEFT__FLOAT_DTYPES(PUT_FLOAT, ~, ~)
+    PUT_FLOAT(~, ~, weft__f16, f16, WEFT_FLOAT16)
     default: return false;
     }
 }

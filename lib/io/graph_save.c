@@ -40,9 +40,9 @@ static json_t *shape_json(const weft_type_t *t)
  * JSON integer of the reader (int64) cannot hold: decimal strings. Floats as
  * JSON numbers (float16 and float32 exactly, as doubles), NaN and the
  * infinities as the strings "nan", "inf", "-inf" (docs/graph-format.md). */
-#define VALUE_SINT(T, UT, sn, D) \
+#define VALUE_SINT(A_, B_, T, UT, sn, D) \
     case D: return json_integer((json_int_t)((const T *)data)[i]);
-#define VALUE_FLOAT(T, sn, D) \
+#define VALUE_FLOAT(A_, B_, T, sn, D) \
     case D: v = (double)((const T *)data)[i]; break;
 
 static json_t *value_json(weft_dtype_t dt, const void *data, size_t i)
@@ -50,7 +50,7 @@ static json_t *value_json(weft_dtype_t dt, const void *data, size_t i)
     double v = 0.0;
     switch (dt) {
     case WEFT_BOOL: return json_boolean(((const uint8_t *)data)[i] != 0);
-    WEFT__SINT_DTYPES(VALUE_SINT)
+    WEFT__SINT_DTYPES(VALUE_SINT, ~, ~)
     case WEFT_UINT8: return json_integer(((const uint8_t *)data)[i]);
     case WEFT_UINT16: return json_integer(((const uint16_t *)data)[i]);
     case WEFT_UINT32: return json_integer(((const uint32_t *)data)[i]);
@@ -61,8 +61,8 @@ static json_t *value_json(weft_dtype_t dt, const void *data, size_t i)
         snprintf(buf, sizeof buf, "%" PRIu64, u);
         return json_string(buf);
     }
-    WEFT__FLOAT_DTYPES(VALUE_FLOAT)
-    VALUE_FLOAT(weft__f16, f16, WEFT_FLOAT16)
+    WEFT__FLOAT_DTYPES(VALUE_FLOAT, ~, ~)
+    VALUE_FLOAT(~, ~, weft__f16, f16, WEFT_FLOAT16)
     default: return NULL; /* complex: refused by the caller */
     }
     if (isnan(v)) return json_string("nan");

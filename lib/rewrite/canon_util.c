@@ -39,9 +39,9 @@ const weft__classes_t *weft__classes(void)
     return &classes;
 }
 
-#define ELEM_INT(T, UT, sn, D) \
+#define ELEM_INT(A_, B_, T, UT, sn, D) \
     case D: return (double)((const T *)data)[i];
-#define ELEM_FLOAT(T, sn, D) ELEM_INT(T, T, sn, D)
+#define ELEM_FLOAT(A_, B_, T, sn, D) ELEM_INT(A_, B_, T, T, sn, D)
 
 /* Element i as a double (exact for every dtype but 64-bit integers beyond
  * 2^53); NaN for a dtype without a real value. */
@@ -49,10 +49,10 @@ static double elem_at(const void *data, weft_dtype_t dt, size_t i)
 {
     switch (dt) {
     case WEFT_BOOL: return ((const unsigned char *)data)[i] != 0;
-    WEFT__SINT_DTYPES(ELEM_INT)
-    WEFT__UINT_DTYPES(ELEM_INT)
-    WEFT__FLOAT_DTYPES(ELEM_FLOAT)
-    ELEM_FLOAT(weft__f16, f16, WEFT_FLOAT16)
+    WEFT__SINT_DTYPES(ELEM_INT, ~, ~)
+    WEFT__UINT_DTYPES(ELEM_INT, ~, ~)
+    WEFT__FLOAT_DTYPES(ELEM_FLOAT, ~, ~)
+    ELEM_FLOAT(~, ~, weft__f16, f16, WEFT_FLOAT16)
     default: return NAN;
     }
 }

@@ -594,8 +594,8 @@ static void test_io_malformed_files_name_line_or_key(void **state)
            WEFT_ESHAPE, "constants[0].shape: entry 0");
     /* a node whose op rejects its input types names the node */
     expect(f,
-           HEAD "\"inputs\":[{\"id\":0,\"dtype\":\"int32\",\"shape\":[3]}],\"nodes\":[{\"op\":"
-                "\"Exp\",\"inputs\":[0],\"outputs\":[1]}],\"outputs\":[1]}",
+           HEAD "\"inputs\":[{\"id\":0,\"dtype\":\"bool\",\"shape\":[3]}],\"nodes\":[{\"op\":"
+                "\"Neg\",\"inputs\":[0],\"outputs\":[1]}],\"outputs\":[1]}",
            WEFT_ETYPE, "nodes[0]: ");
     /* NULL arguments */
     weft_graph_io_t ld;

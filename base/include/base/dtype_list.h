@@ -25,26 +25,33 @@ __extension__ typedef _Float16 weft__f16;
 
 typedef unsigned char weft__bool_el; /* bool elements: one byte, 0 or 1 */
 
-/* Signed integers: X(C type, its unsigned twin, short name, dtype). Integer
- * arithmetic is computed in the unsigned twin so it wraps as NumPy does. */
-#define WEFT__SINT_DTYPES(X)                  \
-    X(int8_t, uint8_t, i8, WEFT_INT8)         \
-    X(int16_t, uint16_t, i16, WEFT_INT16)     \
-    X(int32_t, uint32_t, i32, WEFT_INT32)     \
-    X(int64_t, uint64_t, i64, WEFT_INT64)
+/* Each list takes the callback X and two arguments A, B handed to every call
+ * unchanged (a kernel's name and expression, say; pass ~ when unused): the
+ * preprocessor offers no other way to give a list's callback more than its
+ * columns. */
+
+/* Signed integers: X(A, B, C type, its unsigned twin, short name, dtype).
+ * Integer arithmetic is computed in the unsigned twin so it wraps as NumPy's
+ * does. */
+#define WEFT__SINT_DTYPES(X, A, B)               \
+    X(A, B, int8_t, uint8_t, i8, WEFT_INT8)      \
+    X(A, B, int16_t, uint16_t, i16, WEFT_INT16)  \
+    X(A, B, int32_t, uint32_t, i32, WEFT_INT32)  \
+    X(A, B, int64_t, uint64_t, i64, WEFT_INT64)
 
 /* Unsigned integers: same columns (the twin is the type itself). */
-#define WEFT__UINT_DTYPES(X)                  \
-    X(uint8_t, uint8_t, u8, WEFT_UINT8)       \
-    X(uint16_t, uint16_t, u16, WEFT_UINT16)   \
-    X(uint32_t, uint32_t, u32, WEFT_UINT32)   \
-    X(uint64_t, uint64_t, u64, WEFT_UINT64)
+#define WEFT__UINT_DTYPES(X, A, B)                  \
+    X(A, B, uint8_t, uint8_t, u8, WEFT_UINT8)       \
+    X(A, B, uint16_t, uint16_t, u16, WEFT_UINT16)   \
+    X(A, B, uint32_t, uint32_t, u32, WEFT_UINT32)   \
+    X(A, B, uint64_t, uint64_t, u64, WEFT_UINT64)
 
-/* Floats a kernel computes in natively: X(C type, short name, dtype).
+/* Floats a kernel computes in natively: X(A, B, C type, short name, dtype).
  * float16 is not here: its kernels load into float32 and round back
- * (weft__half_rows, docs/dtypes.md §4). */
-#define WEFT__FLOAT_DTYPES(X)             \
-    X(float, f32, WEFT_FLOAT32)           \
-    X(double, f64, WEFT_FLOAT64)
+ * (weft__half_rows in lib/tensor, docs/dtypes.md §4); lists of every float
+ * add X(A, B, weft__f16, f16, WEFT_FLOAT16) themselves. */
+#define WEFT__FLOAT_DTYPES(X, A, B)       \
+    X(A, B, float, f32, WEFT_FLOAT32)     \
+    X(A, B, double, f64, WEFT_FLOAT64)
 
 #endif /* WEFT_BASE_DTYPE_LIST_H */

@@ -1,0 +1,90 @@
+/* Elementwise kinds on the new real dtypes and on mixed dtypes, against
+ * NumPy 1.24's results bit for bit (dtypes_elemwise_expected.h, generated
+ * by gen_dtypes_elemwise.py): integer wrapping, unsigned Neg/Abs, integer
+ * Pow, true division to float64, float-only kinds in weft_dtype_float_of,
+ * bool arithmetic, float16 computed in float32 and rounded; and the run-time
+ * refusal of negative integer exponents. */
+#include "ops_fixture.h"
+
+#include "dtypes_elemwise_expected.h"
+
+/* A tensor of dt with n elements from raw bits (zero-extended words). */
+static weft_tensor_t *raw_tensor(weft_dtype_t dt, const uint64_t *bits, int64_t n)
+{
+    weft_tensor_t *t;
+    assert_int_equal(weft_tensor_empty(dt, 1, &n, &t), WEFT_OK);
+    size_t es = weft_dtype_size(dt);
+    for (int64_t i = 0; i < n; i++) /* little-endian: the low bytes of the word */
+        memcpy((char *)weft_tensor_data(t) + (size_t)i * es, &bits[i], es);
+    return t;
+}
+
+static void run_case(weft_graph_t *g, size_t c)
+{
+    const ew_case_t *e = &ew_cases[c];
+    int64_t n = 6;
+    bool unary = e->b == WEFT_DTYPE_COUNT;
+    weft_var_t *in[2] = {fx_var(g, e->a, 1, &n), unary ? NULL : fx_var(g, e->b, 1, &n)};
+    weft_var_t *y = weft_elemwise(g, e->kind, unary ? 1 : 2, in);
+    if (!y) print_error("case %zu: %s\n", c, weft_graph_last_error(g));
+    assert_non_null(y);
+    assert_int_equal(weft_type_dtype(weft_var_type(y)), e->out);
+    weft_tensor_t *vals[2] = {raw_tensor(e->a, e->av, n), unary ? NULL : raw_tensor(e->b, e->bv, n)};
+    weft_tensor_t *r = fx_eval(g, unary ? 1 : 2, in, vals, y);
+    size_t es = weft_dtype_size(e->out);
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t got = 0;
+        memcpy(&got, (const char *)weft_tensor_data(r) + (size_t)i * es, es);
+        if (got != e->want[i])
+            print_error("case %zu (%s %s %s) element %lld: got 0x%llx, want 0x%llx\n", c,
+                        weft_elemwise_name(e->kind), weft_dtype_name(e->a),
+                        unary ? "" : weft_dtype_name(e->b), (long long)i,
+                        (unsigned long long)got, (unsigned long long)e->want[i]);
+        assert_true(got == e->want[i]);
+    }
+    weft_tensor_release(r);
+    weft_tensor_release(vals[0]);
+    weft_tensor_release(vals[1]);
+}
+
+static void test_dtypes_elemwise_match_numpy_bit_for_bit(void **state)
+{
+    weft_graph_t *g = *state;
+    for (size_t c = 0; c < sizeof ew_cases / sizeof ew_cases[0]; c++) run_case(g, c);
+}
+
+static void test_dtypes_negative_integer_exponent_fails_the_node(void **state)
+{
+    weft_graph_t *g = *state;
+    int64_t n = 3;
+    weft_var_t *a = fx_var(g, WEFT_INT16, 1, &n), *b = fx_var(g, WEFT_INT8, 1, &n), *y;
+    int line = __LINE__ + 1;
+    assert_non_null(y = weft_pow(g, a, b));
+    assert_int_equal(weft_type_dtype(weft_var_type(y)), WEFT_INT16);
+    weft_tensor_t *va = fx_tensor(WEFT_INT16, 1, &n, (double[]){2, 3, 4});
+    weft_tensor_t *vb = fx_tensor(WEFT_INT8, 1, &n, (double[]){1, -1, 2});
+    weft_var_t *vars[2] = {a, b};
+    weft_tensor_t *vals[2] = {va, vb}, *out = NULL;
+    weft_status_t st = weft_eval(g, 2, vars, vals, 1, &y, &out);
+    if (st != WEFT_ERANGE) print_error("%s\n", weft_graph_last_error(g));
+    assert_int_equal(st, WEFT_ERANGE);
+    char want[256];
+    snprintf(want, sizeof want,
+             "apply 0 (Pow, built at %s:%d): integers to negative integer powers are not "
+             "allowed (the int16 exponent has a negative element)",
+             __FILE__, line);
+    assert_string_equal(weft_graph_last_error(g), want);
+    weft_tensor_release(va);
+    weft_tensor_release(vb);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_dtypes_elemwise_match_numpy_bit_for_bit, fx_setup,
+                                        fx_teardown),
+        cmocka_unit_test_setup_teardown(test_dtypes_negative_integer_exponent_fails_the_node,
+                                        fx_setup, fx_teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
