@@ -5,6 +5,8 @@
  * bool arithmetic, float16 computed in float32 and rounded; and the run-time
  * refusal of negative integer exponents. */
 #include "ops_fixture.h"
+#include "weft/grad.h"
+#include "weft/reduce.h"
 
 #include "dtypes_elemwise_expected.h"
 
@@ -78,6 +80,61 @@ static void test_dtypes_negative_integer_exponent_fails_the_node(void **state)
     weft_tensor_release(vb);
 }
 
+/* v rounded to float16 (through a 0-d float16 tensor) */
+static double half(double v)
+{
+    weft_tensor_t *t;
+    assert_int_equal(weft_tensor_full(WEFT_FLOAT16, 0, NULL, v, &t), WEFT_OK);
+    double r = weft_tensor_flat_get(t, 0);
+    weft_tensor_release(t);
+    return r;
+}
+
+/* d/dx sum(x * x + sigmoid(x)) for float16 x: the gradient graph is float16
+ * (each of its nodes computed in float32 and rounded), equal to the same
+ * graph evaluated in float32 and rounded per node. */
+static void test_dtypes_float16_gradient_stays_float16(void **state)
+{
+    weft_graph_t *g = *state;
+    int64_t n = 4;
+    weft_var_t *x = fx_var(g, WEFT_FLOAT16, 1, &n), *y, *c, *dx;
+    assert_non_null(y = weft_add(g, weft_mul(g, x, x), weft_sigmoid(g, x)));
+    assert_non_null(c = weft_sum(g, y, 0, NULL, false));
+    assert_int_equal(weft_type_dtype(weft_var_type(c)), WEFT_FLOAT16);
+    assert_non_null(dx = weft_grad(g, c, x));
+    assert_int_equal(weft_type_dtype(weft_var_type(dx)), WEFT_FLOAT16);
+    weft_tensor_t *xv = fx_tensor(WEFT_FLOAT16, 1, &n, (double[]){0.5, -1.5, 3.0, 0.0});
+    weft_tensor_t *r = fx_eval(g, 1, &x, &xv, dx);
+    assert_int_equal(weft_tensor_dtype(r), WEFT_FLOAT16);
+    for (int i = 0; i < 4; i++) {
+        double v = weft_tensor_flat_get(xv, (size_t)i);
+        double s = half(1.0f / (1.0f + expf((float)-v)));
+        /* 2x (exact) + s * (1 - s), each node rounded to half */
+        double want = half(2.0 * v + half(s * half(1.0 - s)));
+        double got = weft_tensor_flat_get(r, (size_t)i);
+        if (fabs(got - want) > 0x1p-10 * fabs(want))
+            print_error("element %d: got %a, want %a\n", i, got, want);
+        assert_true(fabs(got - want) <= 0x1p-10 * fabs(want));
+    }
+    weft_tensor_release(r);
+    weft_tensor_release(xv);
+}
+
+/* Integer inputs carry no gradient (a gradient with respect to one is
+ * refused), as before. */
+static void test_dtypes_integer_input_is_disconnected(void **state)
+{
+    weft_graph_t *g = *state;
+    int64_t n = 3;
+    weft_var_t *i = fx_var(g, WEFT_INT16, 1, &n), *x = fx_var(g, WEFT_FLOAT32, 1, &n), *c;
+    assert_non_null(c = weft_sum(g, weft_mul(g, weft_exp(g, i), x), 0, NULL, false));
+    assert_int_equal(weft_type_dtype(weft_var_type(c)), WEFT_FLOAT32); /* exp(int16): float32 */
+    weft_var_t *dx;
+    assert_non_null(dx = weft_grad(g, c, x));
+    assert_int_equal(weft_type_dtype(weft_var_type(dx)), WEFT_FLOAT32);
+    fx_expect_error(g, weft_grad(g, c, i), WEFT_ETYPE, "");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -85,6 +142,10 @@ int main(void)
                                         fx_teardown),
         cmocka_unit_test_setup_teardown(test_dtypes_negative_integer_exponent_fails_the_node,
                                         fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_dtypes_float16_gradient_stays_float16, fx_setup,
+                                        fx_teardown),
+        cmocka_unit_test_setup_teardown(test_dtypes_integer_input_is_disconnected, fx_setup,
+                                        fx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
