@@ -456,7 +456,8 @@ def sum_mean(kind, x, axes, keep):
     n = int(np.prod([x.v.shape[a] for a in axes])) if axes else 1
     with np.errstate(all='ignore'):
         if not is_float(x.v.dtype) and kind == 'Sum':
-            return _int_reduce(np.sum(x.v, axis=axes, keepdims=keep, dtype=np.int64), x, axes, keep)
+            acc = np.uint64 if x.v.dtype.kind == 'u' else np.int64  # NumPy's sum dtype
+            return _int_reduce(np.sum(x.v, axis=axes, keepdims=keep, dtype=acc), x, axes, keep)
         dt = x.v.dtype if is_float(x.v.dtype) else np.dtype(np.float64)
         s = np.sum(x.v.astype(hp(dt)), axis=axes, keepdims=keep)
         r = np.asarray(s / n if kind == 'Mean' else s).astype(dt)
@@ -472,7 +473,8 @@ def prod(x, axes, keep):
     n = int(np.prod([x.v.shape[a] for a in axes])) if axes else 1
     with np.errstate(all='ignore'):
         if not is_float(x.v.dtype):
-            r = np.prod(x.v, axis=axes, keepdims=keep, dtype=np.int64)  # wraps, as weft
+            acc = np.uint64 if x.v.dtype.kind == 'u' else np.int64  # NumPy's prod dtype
+            r = np.prod(x.v, axis=axes, keepdims=keep, dtype=acc)  # wraps, as weft
             return _int_reduce(r, x, axes, keep)
         dt = x.v.dtype
         r = np.prod(x.v.astype(hp(dt)), axis=axes, keepdims=keep).astype(dt)
