@@ -329,6 +329,30 @@ static void test_io_constants_of_new_dtypes_load_bit_exact(void **state)
     weft_graph_io_free_text(text);
 }
 
+/* Cast's JSON dtype names cover the new dtypes; the loaded node computes
+ * NumPy's promotion (int8 + uint8 -> int16) and its Cast's target. */
+static void test_io_cast_to_new_dtypes_loads(void **state)
+{
+    fx_t *f = *state;
+    const char *text =
+        "{\"format\":\"weft-graph\",\"version\":1,"
+        "\"inputs\":[{\"id\":0,\"dtype\":\"int8\",\"shape\":[3]},"
+        "{\"id\":1,\"dtype\":\"uint8\",\"shape\":[3]}],"
+        "\"nodes\":[{\"op\":\"Add\",\"inputs\":[0,1],\"outputs\":[2]},"
+        "{\"op\":\"Cast\",\"props\":{\"dtype\":\"float16\"},\"inputs\":[2],\"outputs\":[3]},"
+        "{\"op\":\"Cast\",\"props\":{\"dtype\":\"uint64\"},\"inputs\":[3],\"outputs\":[4]}],"
+        "\"outputs\":[2,3,4]}";
+    weft_graph_io_t ld;
+    OK(weft_graph_io_load(f->g2, text, strlen(text), "cast.json", &ld));
+    assert_int_equal(weft_type_dtype(weft_var_type(ld.outputs[0])), WEFT_INT16);
+    assert_int_equal(weft_type_dtype(weft_var_type(ld.outputs[1])), WEFT_FLOAT16);
+    assert_int_equal(weft_type_dtype(weft_var_type(ld.outputs[2])), WEFT_UINT64);
+    char buf[64];
+    weft_op_print(weft_apply_op(weft_var_owner(ld.outputs[1])), buf, sizeof buf);
+    assert_string_equal(buf, "Cast{dtype=float16}");
+    weft_graph_io_clear(&ld);
+}
+
 static void test_io_opfromgraph_nested_round_trips(void **state)
 {
     fx_t *f = *state;
@@ -791,6 +815,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_io_every_builtin_op_props_round_trip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_io_constants_of_new_dtypes_load_bit_exact, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_io_cast_to_new_dtypes_loads, setup, teardown),
         cmocka_unit_test_setup_teardown(test_io_constants_of_every_dtype_load_bit_exact, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_io_opfromgraph_nested_round_trips, setup, teardown),

@@ -5,7 +5,9 @@
  * bool arithmetic, float16 computed in float32 and rounded; and the run-time
  * refusal of negative integer exponents. */
 #include "ops_fixture.h"
+#include "weft/composite.h"
 #include "weft/grad.h"
+#include "weft/linalg.h"
 #include "weft/reduce.h"
 
 #include "dtypes_elemwise_expected.h"
@@ -135,6 +137,54 @@ static void test_dtypes_integer_input_is_disconnected(void **state)
     fx_expect_error(g, weft_grad(g, c, i), WEFT_ETYPE, "");
 }
 
+/* A Composite (a*b - a) * b on each new dtype gives the unfused graph's
+ * bits (wrapping integers; float16 rounded after every step); integer Pow
+ * is not fused. */
+static void test_dtypes_composite_equals_unfused(void **state)
+{
+    weft_graph_t *g = *state;
+    static const weft_dtype_t dts[] = {WEFT_INT8,   WEFT_INT16,  WEFT_UINT8,  WEFT_UINT16,
+                                       WEFT_UINT32, WEFT_UINT64, WEFT_FLOAT16};
+    const weft_composite_step_t prog[3] = {
+        {WEFT_ELEMWISE_MUL, {0, 1}}, {WEFT_ELEMWISE_SUB, {2, 0}}, {WEFT_ELEMWISE_MUL, {3, 1}}};
+    int64_t n = 5;
+    for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++) {
+        weft_var_t *a = fx_var(g, dts[d], 1, &n), *b = fx_var(g, dts[d], 1, &n), *in[2] = {a, b};
+        weft_var_t *fused, *plain;
+        assert_non_null(fused = weft_composite(g, 2, in, 3, prog));
+        assert_non_null(plain = weft_mul(g, weft_sub(g, weft_mul(g, a, b), a), b));
+        weft_tensor_t *va = fx_tensor(dts[d], 1, &n, (double[]){100, 3, 0.5, 7, 250});
+        weft_tensor_t *vb = fx_tensor(dts[d], 1, &n, (double[]){99, 2, 3, 0.25, 200});
+        weft_tensor_t *vals[2] = {va, vb};
+        weft_tensor_t *rf = fx_eval(g, 2, in, vals, fused), *rp = fx_eval(g, 2, in, vals, plain);
+        assert_int_equal(weft_tensor_dtype(rf), dts[d]);
+        assert_memory_equal(weft_tensor_data(rf), weft_tensor_data(rp),
+                            (size_t)n * weft_dtype_size(dts[d]));
+        weft_tensor_release(rf);
+        weft_tensor_release(rp);
+        weft_tensor_release(va);
+        weft_tensor_release(vb);
+    }
+    weft_var_t *i8 = fx_var(g, WEFT_INT8, 1, &n), *in2[2] = {i8, i8};
+    const weft_composite_step_t pw = {WEFT_ELEMWISE_POW, {0, 1}};
+    fx_expect_error(g, weft_composite(g, 2, in2, 1, &pw), WEFT_ETYPE,
+                    "Composite: step 0 (Pow) on int8 is not fused (integer Pow refuses negative "
+                    "exponents at run time, which a program cannot)");
+}
+
+/* Dot takes float32/float64 only: NumPy's integer and float16 matmul are
+ * refused by name (docs/dtypes.md §3). */
+static void test_dtypes_dot_refuses_integers_and_float16(void **state)
+{
+    weft_graph_t *g = *state;
+    int64_t s[2] = {2, 2};
+    weft_var_t *a = fx_var(g, WEFT_INT8, 2, s), *h = fx_var(g, WEFT_FLOAT16, 2, s);
+    fx_expect_error(g, weft_dot(g, a, a), WEFT_ETYPE,
+                    "Dot: input 0 has type int8[2,2] (need a float32/float64 tensor)");
+    fx_expect_error(g, weft_dot(g, h, h), WEFT_ETYPE,
+                    "Dot: input 0 has type float16[2,2] (need a float32/float64 tensor)");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -145,6 +195,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_dtypes_float16_gradient_stays_float16, fx_setup,
                                         fx_teardown),
         cmocka_unit_test_setup_teardown(test_dtypes_integer_input_is_disconnected, fx_setup,
+                                        fx_teardown),
+        cmocka_unit_test_setup_teardown(test_dtypes_composite_equals_unfused, fx_setup,
+                                        fx_teardown),
+        cmocka_unit_test_setup_teardown(test_dtypes_dot_refuses_integers_and_float16, fx_setup,
                                         fx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -55,6 +55,13 @@ static void test_elemwise_static_shape_inference_follows_broadcast_rules(void **
     assert_null(y);
 }
 
+/* y was built and has dtype dt. */
+static void expect_dtype(const weft_var_t *y, weft_dtype_t dt)
+{
+    assert_non_null(y);
+    assert_int_equal(weft_type_dtype(weft_var_type(y)), dt);
+}
+
 static void test_elemwise_dtype_rules_and_bad_dtypes(void **state)
 {
     weft_graph_t *g = *state;
@@ -62,30 +69,21 @@ static void test_elemwise_dtype_rules_and_bad_dtypes(void **state)
     weft_var_t *f64 = fx_var(g, WEFT_FLOAT64, 1, S3), *i64 = fx_var(g, WEFT_INT64, 1, S3);
     weft_var_t *b = fx_var(g, WEFT_BOOL, 1, S3), *y;
     /* NumPy's result_type: int32 or int64 with float32 is float64 */
-    assert_non_null(y = weft_add(g, i32, f32));
-    assert_int_equal(weft_type_dtype(weft_var_type(y)), WEFT_FLOAT64);
-    assert_non_null(y = weft_add(g, i64, f32));
-    assert_int_equal(weft_type_dtype(weft_var_type(y)), WEFT_FLOAT64);
-    assert_non_null(y = weft_mul(g, f32, f64));
-    assert_int_equal(weft_type_dtype(weft_var_type(y)), WEFT_FLOAT64);
-    assert_non_null(y = weft_add(g, b, i32));
-    assert_int_equal(weft_type_dtype(weft_var_type(y)), WEFT_INT32);
-    assert_non_null(y = weft_lt(g, i32, f64));
-    assert_int_equal(weft_type_dtype(weft_var_type(y)), WEFT_BOOL);
+    expect_dtype(weft_add(g, i32, f32), WEFT_FLOAT64);
+    expect_dtype(weft_add(g, i64, f32), WEFT_FLOAT64);
+    expect_dtype(weft_mul(g, f32, f64), WEFT_FLOAT64);
+    expect_dtype(weft_add(g, b, i32), WEFT_INT32);
+    expect_dtype(weft_lt(g, i32, f64), WEFT_BOOL);
     /* float-only kinds on integers compute in float_of; true division float64 */
-    assert_non_null(y = weft_exp(g, i32));
-    assert_int_equal(weft_type_dtype(weft_var_type(y)), WEFT_FLOAT64);
-    assert_non_null(y = weft_div(g, i32, i64));
-    assert_int_equal(weft_type_dtype(weft_var_type(y)), WEFT_FLOAT64);
-    assert_non_null(y = weft_sqrt(g, b));
-    assert_int_equal(weft_type_dtype(weft_var_type(y)), WEFT_FLOAT16);
+    expect_dtype(weft_exp(g, i32), WEFT_FLOAT64);
+    expect_dtype(weft_div(g, i32, i64), WEFT_FLOAT64);
+    expect_dtype(weft_sqrt(g, b), WEFT_FLOAT16);
     /* bool arithmetic: + and * stay bool, Pow and Sqr int8, - and Neg refused */
-    assert_non_null(y = weft_add(g, b, b));
-    assert_int_equal(weft_type_dtype(weft_var_type(y)), WEFT_BOOL);
-    assert_non_null(y = weft_pow(g, b, b));
-    assert_int_equal(weft_type_dtype(weft_var_type(y)), WEFT_INT8);
-    assert_non_null(y = weft_pow(g, i32, i64));
-    assert_int_equal(weft_type_dtype(weft_var_type(y)), WEFT_INT64);
+    expect_dtype(weft_add(g, b, b), WEFT_BOOL);
+    expect_dtype(weft_mul(g, b, b), WEFT_BOOL);
+    expect_dtype(weft_sqr(g, b), WEFT_INT8);
+    expect_dtype(weft_pow(g, b, b), WEFT_INT8);
+    expect_dtype(weft_pow(g, i32, i64), WEFT_INT64);
     fx_expect_error(g, weft_sub(g, b, b), WEFT_ETYPE,
                     "Sub: bool - bool is not supported (as in NumPy): use a logical xor, or Cast "
                     "the inputs to a number");
