@@ -736,7 +736,7 @@ class Evaluator:
             return _same(conv(x, dt), lambda a: np.array(np.broadcast_to(a, shape)))
         if op in ELEMWISE and op not in ('Cast',) and op not in COMPARISONS and op != 'Switch':
             shape = np.broadcast_shapes(*[x.v.shape for x in ins])
-            dt = upcast(ins)
+            dt = out_dtype(op, upcast(ins))
         if op == 'Sub' and self.key[ids[0]] == self.key[ids[1]]:
             return Val(np.zeros(shape, dt))
         if op == 'Mul' and (self.is_const(ids[0], 0) or self.is_const(ids[1], 0)):

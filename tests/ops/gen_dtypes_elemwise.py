@@ -78,6 +78,11 @@ for x, y in MIXED:
         if x == y == "bool" and k == "DIV":
             continue
         add(k, a, b, np.asarray(BINARY[k](a, b)))
+for d in ("float16", "float32"):  # ties of zeros: float16 keeps the first, float32 the second
+    a = np.array([0.0, -0.0, 0.0, -0.0, 1.0, np.nan], dtype=d)
+    b = np.array([-0.0, 0.0, 0.0, -0.0, np.nan, 1.0], dtype=d)
+    add("MAXIMUM", a, b, np.maximum(a, b))
+    add("MINIMUM", a, b, np.minimum(a, b))
 b = np.array(VALS["bool"], dtype=bool)
 add("ABS", b, None, np.abs(b))
 add("SQR", b, None, np.square(b))

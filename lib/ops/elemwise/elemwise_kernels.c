@@ -217,11 +217,12 @@ WEFT__UINT_DTYPES(DEF_IPOW, ~, ~)
     {                                                                              \
         weft__half_rows(n, p, s, arg, 2, 3u, name##_f32);                          \
     }
-#define HALF_BINARY(name)                                                          \
+#define HALF_BINARY_VIA(name, f32)                                                 \
     static void name##_f16(size_t n, char *const *p, const int64_t *s, void *arg)  \
     {                                                                              \
-        weft__half_rows(n, p, s, arg, 3, 7u, name##_f32);                          \
+        weft__half_rows(n, p, s, arg, 3, 7u, f32);                                 \
     }
+#define HALF_BINARY(name) HALF_BINARY_VIA(name, name##_f32)
 
 /* float-only kinds: name_f32 / name_f64, and name_f16 through float32 */
 #define FLOAT_UNARY(name, EF, ED)              \
@@ -286,17 +287,32 @@ FLOAT_BINARY(k_pow, powf(x, y), pow(x, y))
 WEFT__SINT_DTYPES(BINARY_S, k_pow, EI_POW_S)
 WEFT__UINT_DTYPES(BINARY_S, k_pow, EI_POW_U)
 
-#define NUM_BINARY(name, EF, EI)                   \
-    FLOAT_BINARY(name, EF, EF)                     \
-    WEFT__SINT_DTYPES(BINARY_S, name, EI)          \
+#define INT_BINARY(name, EI)              \
+    WEFT__SINT_DTYPES(BINARY_S, name, EI) \
     WEFT__UINT_DTYPES(BINARY_S, name, EI)
+#define NUM_BINARY(name, EF, EI) \
+    FLOAT_BINARY(name, EF, EF)   \
+    INT_BINARY(name, EI)
 
 NUM_BINARY(k_add, x + y, E_ADD_I)
 NUM_BINARY(k_sub, x - y, E_SUB_I)
 NUM_BINARY(k_mul, x * y, E_MUL_I)
-NUM_BINARY(k_max, E_MAX, EI_MAX)
-NUM_BINARY(k_min, E_MIN, EI_MIN)
 NUM_BINARY(k_second, ((void)x, y), EI_SECOND)
+/* Maximum/Minimum: on equal operands (0.0 and -0.0) NumPy's float32/float64
+ * loops return the second, its float16 loop the first (npy_half_ge / _le):
+ * float16 runs a float32 kernel with the float16 tie rule. */
+#define E_MAX_HALF ((x >= y || x != x) ? x : y)
+#define E_MIN_HALF ((x <= y || x != x) ? x : y)
+BINARY_KERNEL(k_max_f32, float, float, E_MAX)
+BINARY_KERNEL(k_max_f64, double, double, E_MAX)
+BINARY_KERNEL(k_max_half_f32, float, float, E_MAX_HALF)
+HALF_BINARY_VIA(k_max, k_max_half_f32)
+INT_BINARY(k_max, EI_MAX)
+BINARY_KERNEL(k_min_f32, float, float, E_MIN)
+BINARY_KERNEL(k_min_f64, double, double, E_MIN)
+BINARY_KERNEL(k_min_half_f32, float, float, E_MIN_HALF)
+HALF_BINARY_VIA(k_min, k_min_half_f32)
+INT_BINARY(k_min, EI_MIN)
 
 /* bool arithmetic as NumPy's: + is or, * is and, maximum or, minimum and;
  * abs and relu are the identity (Sub, Neg and Sgn refuse bool in make_node). */
