@@ -525,7 +525,7 @@ static void step_subtensor(diff_gen_t *gn)
  * dtype than dt, no more axes, each axis equal or a static 1. */
 static bool fits_region(const diff_val_t *y, weft_dtype_t dt, int nd, const int64_t *shape)
 {
-    if (gen_dt(y) > dt || y->nd > nd) return false;
+    if (weft_dtype_promote(dt, gen_dt(y)) != dt || y->nd > nd) return false;
     for (int d = 0; d < y->nd; d++) {
         int64_t l = shape[d + nd - y->nd];
         if (y->shape[d] != l && !(y->shape[d] == 1 && gen_stat(y, d) == 1)) return false;
@@ -543,7 +543,10 @@ static diff_val_t *region_operand(diff_gen_t *gn, weft_dtype_t dt, int nd, const
     int64_t ys[DIFF_MAX_RANK];
     for (int d = 0; d < yn; d++)
         ys[d] = diff_rng_chance(&gn->rng, 0.3) ? 1 : shape[d + nd - yn];
-    weft_dtype_t ydt = gn->smooth ? dt : (weft_dtype_t)diff_rng_int(&gn->rng, WEFT_BOOL, (int)dt);
+    weft_dtype_t ydt = gn->smooth       ? dt
+                       : gn->all_dtypes ? gen_random_dtype(gn)
+                                        : (weft_dtype_t)diff_rng_int(&gn->rng, WEFT_BOOL, (int)dt);
+    if (weft_dtype_promote(dt, ydt) != dt) ydt = dt; /* y converts to x's dtype safely */
     return gen_const(gn, ydt, yn, ys);
 }
 
