@@ -87,22 +87,21 @@ typedef void (*keep_fn)(const char *x, int64_t n, int64_t sx, char *o, int64_t s
 #define MEANI_LOOPS(A, B, T, UT, sn, D) DEF_LOOPS(meani_##sn, T, double, double, double, SUM_F)
 #define EXTREME_LOOPS_I(A, F, T, UT, sn, D) DEF_LOOPS(A##_##sn, T, T, T, T, F)
 
-/* A kind over every real dtype: floats, float16, bool (Sum/Prod as int64,
- * Max/Min as bool) and the integer lists. */
-#define SUMPROD_ALL(k, F)                                           \
-    DEF_LOOPS(k##_f32, float, float, double, float, F)              \
+/* A kind over every real dtype: floats (float32 folding in facc), float16
+ * (in float32), bool (output bo, accumulator ba) and the integer lists
+ * through the generators GS / GU. */
+#define LOOPS_ALL(k, F, facc, bo, ba, GS, GU)                       \
+    DEF_LOOPS(k##_f32, float, float, facc, float, F)                \
     DEF_LOOPS(k##_f64, double, double, double, double, F)           \
     DEF_LOOPS(k##_f16, weft__f16, weft__f16, float, float, F)       \
-    DEF_LOOPS(k##_b, weft__bool_el, int64_t, uint64_t, uint64_t, F) \
-    WEFT__SINT_DTYPES(SUMPROD_LOOPS_S, k, F)                        \
-    WEFT__UINT_DTYPES(SUMPROD_LOOPS_U, k, F)
-#define EXTREME_ALL(k, F)                                                           \
-    DEF_LOOPS(k##_f32, float, float, float, float, F)                               \
-    DEF_LOOPS(k##_f64, double, double, double, double, F)                           \
-    DEF_LOOPS(k##_f16, weft__f16, weft__f16, float, float, F)                       \
-    DEF_LOOPS(k##_b, weft__bool_el, weft__bool_el, weft__bool_el, weft__bool_el, F) \
-    WEFT__SINT_DTYPES(EXTREME_LOOPS_I, k, F)                                        \
-    WEFT__UINT_DTYPES(EXTREME_LOOPS_I, k, F)
+    DEF_LOOPS(k##_b, weft__bool_el, bo, ba, ba, F)                  \
+    WEFT__SINT_DTYPES(GS, k, F)                                     \
+    WEFT__UINT_DTYPES(GU, k, F)
+/* Sum/Prod: bool as int64; Max/Min: bool as bool */
+#define SUMPROD_ALL(k, F) \
+    LOOPS_ALL(k, F, double, int64_t, uint64_t, SUMPROD_LOOPS_S, SUMPROD_LOOPS_U)
+#define EXTREME_ALL(k, F) \
+    LOOPS_ALL(k, F, float, weft__bool_el, weft__bool_el, EXTREME_LOOPS_I, EXTREME_LOOPS_I)
 
 SUMPROD_ALL(sum, SUM_F)
 SUMPROD_ALL(prod, PROD_F)
