@@ -12,7 +12,10 @@
  * Program. Registers 0..n_in-1 hold the inputs; step s computes kind(arg[0]
  * [, arg[1]]) into register n_in + s, each argument an input or an earlier
  * step; the result is the last step. Every input has the output's dtype
- * (float32/float64, or int32/int64 for kinds defined on integers) and rank;
+ * (a float, or an integer for kinds defined on integers; not bool, and no
+ * integer Pow, whose run-time check of negative exponents a program does
+ * not make) and rank; float16 steps each round to half, as the unfused
+ * nodes do;
  * inputs broadcast as for elementwise ops (weft/elemwise.h). Allowed kinds:
  * every kind except Cast, the comparisons and the other bool-valued kinds
  * (IsNan ... LogicalXor: their dtype differs from their inputs') and Switch

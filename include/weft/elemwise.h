@@ -19,25 +19,33 @@
  * else the node fails with WEFT_ESHAPE) - so gradients can sum over exactly
  * the statically broadcast axes.
  *
- * Dtypes. The result dtype of arithmetic ops is the largest input dtype in
- * the order bool < int32 < int64 < float32 < float64 (so int64 + float32 is
- * float32, unlike numpy's float64); inputs of a smaller dtype are converted
- * before computing. Comparisons compute in that common dtype and return
- * bool. Switch: the condition must be bool; the branches upcast.
- * Allowed dtypes (else WEFT_ETYPE naming the input and dtype):
- *   float only (float32, float64): Exp Log Log1p Sqrt Tanh Sigmoid Sin Cos
- *     Div Pow and the float math kinds (Tan .. Nextafter) - a bool or
- *     integer input is accepted when another input is float (it is
- *     converted), but an all-integer Div/Exp/Tan/... is WEFT_ETYPE
- *     ("Tan: inputs are int32; a float input is required");
- *   numeric (int32, int64, float32, float64): Neg Abs Sgn Sqr Relu Add Sub
- *     Mul Maximum Minimum Second (a bool input is converted when another
- *     input is numeric; an all-bool input list is WEFT_ETYPE);
- *   any dtype: comparisons (Lt Le Gt Ge Eq Ne), Cast, Switch branches.
- * The rounding, integer and logical kinds follow NumPy 1.24 (the common
- * input dtype as above; a bool input converted when another is numeric):
- *   Floor Ceil Trunc Rint: float stays, an integer gives float64 (NumPy's
- *     integer loop), bool is WEFT_ETYPE (NumPy: float16, not in weft);
+ * Dtypes (docs/dtypes.md §3, §4). Inputs of different dtypes promote as
+ * NumPy's result_type on arrays (weft_dtype_promote: int64 + float32 is
+ * float64, int8 + uint8 is int16, uint64 + int64 is float64); an input of
+ * another dtype is converted to the compute dtype before computing. The
+ * output dtype is then NumPy's ufunc loop's:
+ *   comparisons (Lt Le Gt Ge Eq Ne): compute in the promoted dtype, bool out;
+ *   Div (true division): float64 for integer and bool inputs, else the float;
+ *   Exp Log Log1p Sqrt Tanh Sigmoid Sin Cos and the float math kinds (Tan ..
+ *     Nextafter): weft_dtype_float_of (bool and
+ *     8-bit integers float16, 16-bit float32, 32- and 64-bit float64);
+ *   Pow: integers compute in integers (wrapping; a negative exponent fails
+ *     the node at run time with WEFT_ERANGE, "integers to negative integer
+ *     powers are not allowed", as NumPy refuses); bool Pow and Sqr: int8;
+ *   Add Mul Maximum Minimum Abs Relu Second on bool: bool (+ is or, * and);
+ *     Sub and Neg of bool are WEFT_ETYPE (as in NumPy), Sgn of bool too;
+ *   everything else: the promoted dtype. Switch: the condition must be bool,
+ *   the branches promote.
+ * A kind with no kernel for the dtype is WEFT_ETYPE "<dtype> is not
+ * supported by <Kind>". float16 is stored as IEEE half and computed in
+ * float32, each result rounded to half (to nearest even), as NumPy does on
+ * processors without half arithmetic. Integer arithmetic wraps as in two's
+ * complement (computed in unsigned); Abs of the minimum signed value is
+ * itself, Neg of an unsigned x is 2^bits - x, both as in NumPy.
+ * The rounding, integer and logical kinds follow NumPy 1.24 (the promoted
+ * input dtype as above):
+ *   Floor Ceil Trunc Rint: a float stays, bool and integers compute in
+ *     weft_dtype_float_of (as the float-only kinds);
  *   Round: numeric, dtype kept (an integer is returned as it is);
  *   Mod FloorDivide Fmod Clip: numeric, dtype kept;
  *   Abs also takes bool (bool result: x itself); NanToNum any dtype, kept;
@@ -46,8 +54,8 @@
  *     bool out; an integer or bool is never NaN or infinite;
  *   Invert BitwiseAnd BitwiseOr BitwiseXor: integer or bool, kept (float is
  *     WEFT_ETYPE "bitwise ops need integer or bool inputs");
- *   LeftShift RightShift: integer, kept (float or bool is WEFT_ETYPE "shifts
- *     need an integer input"; NumPy gives int8 for bool, not in weft).
+ *   LeftShift RightShift: integer, kept (a float is WEFT_ETYPE "shifts need
+ *     an integer input"; bool computes in int8, as NumPy).
  * Their values are NumPy's bit for bit:
  *   Mod (np.remainder) has the divisor's sign: -7 mod 3 = 2, 7 mod -3 = -2;
  *   FloorDivide rounds down: -7 // 3 = -3; Fmod (C fmod, np.fmod) has the
@@ -64,10 +72,8 @@
  *   NanToNum: NaN -> 0, +inf -> the dtype's largest, -inf -> its lowest
  *   (np.nan_to_num's defaults). Other replacement values are not props:
  *   weft_nan_to_num_values composes them from IsNan, Eq and Switch.
- * Integer overflow wraps as in two's complement (computed in unsigned).
  * Cast and the implicit conversions convert as weft/tensor.h's
- * "Conversions" says: a float that is NaN, infinite or outside the target
- * integer's range becomes that integer's minimum (as NumPy on x86-64).
+ * "Conversions" says (NumPy's results on x86-64).
  *
  * Sigmoid is numpy's 1 / (1 + exp(-x)), bit for bit, wherever exp(-x) is
  * finite; below that (x < -88.72 float32, < -709.78 float64) it is
@@ -281,10 +287,12 @@ WEFT_API weft_var_t *weft_cast_at(weft_graph_t *g, weft_var_t *x, weft_dtype_t d
 /* Scalars mixed in: weft_binary_scalar(g, kind, x, c) is `x kind c` and
  * weft_scalar_binary(g, kind, c, x) is `c kind x` (the operand order is the
  * argument order), with c a 0-d constant. The constant's dtype follows
- * NumPy's rule for a Python scalar: x's dtype, except that a non-integral c
- * with an integer or bool x gives a float64 constant (so int32 x * 2.5 is
- * float64) and an integral c with a bool x an int64 one. A c not
- * representable in an integer dtype is WEFT_EINVAL. The per-kind helpers
+ * NumPy's rule for a Python scalar (NEP 50, docs/dtypes.md §3): x's dtype
+ * (float16 x + 0.1 is float16), except that a non-integral c with an
+ * integer or bool x gives a float64 constant (so int32 x * 2.5 is float64)
+ * and an integral c with a bool x an int64 one. A c not representable in an
+ * integer dtype is WEFT_EINVAL (uint8 x + 300, uint8 x - 1: NumPy 2 raises
+ * too; NumPy 1.24's value-based casting would widen instead). The per-kind helpers
  * below are weft_X_scalar(g, x, c) = x X c and weft_scalar_X(g, c, x) =
  * c X x, e.g. weft_scalar_sub(g, 1.0, x) is 1 - x.
  * Ownership: borrows; returns borrowed, owned by g.

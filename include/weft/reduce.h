@@ -10,11 +10,17 @@
  * 0); an empty list (axes != NULL, n_axes == 0) reduces nothing (the op then
  * copies x). keepdims keeps each reduced axis as a length-1 axis.
  *
- * dtypes: float32, float64, int32, int64 (bool is rejected with WEFT_ETYPE).
- * Sum and Prod of an integer tensor give int64; Mean of an integer tensor
- * gives float64; otherwise the output has x's dtype. float32 Sum/Mean/Prod
- * accumulate in double when the reduced axis is the innermost one. Max/Min
- * propagate NaN. Sum and Prod over an empty axis give 0 and 1, Mean gives
+ * dtypes: every real dtype (docs/dtypes.md §3); a complex x is WEFT_ETYPE
+ * ("complex64 is not supported by Sum"). As NumPy: Sum and Prod of bool and
+ * signed integers give int64, of unsigned integers uint64 (wrapping); Mean
+ * of integers and bool gives float64, the sum divided by the count (not
+ * multiplied by its inverse: NumPy's bits); otherwise the output has x's
+ * dtype (Max/Min of bool is bool, Mean of float16 float16). float32
+ * Sum/Mean/Prod accumulate in double when the reduced axis is the innermost
+ * one, float16 in float32 (rounded to half once per output element there,
+ * after each step along a kept inner axis, as NumPy's half loops). Max/Min
+ * propagate NaN. Argmax takes every real dtype (64-bit integers compared
+ * exactly). Sum and Prod over an empty axis give 0 and 1, Mean gives
  * NaN; Max/Min/Argmax over an empty axis fail the node with WEFT_ESHAPE
  * ("zero-size array to reduction operation maximum which has no identity",
  * naming the axis), even when the output is empty too (shape (0,0) over axis

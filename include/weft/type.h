@@ -32,8 +32,17 @@ typedef enum weft_dtype {
     WEFT_INT64 = 2,
     WEFT_FLOAT32 = 3,
     WEFT_FLOAT64 = 4,
+    WEFT_INT8 = 5,
+    WEFT_INT16 = 6,
+    WEFT_UINT8 = 7,
+    WEFT_UINT16 = 8,
+    WEFT_UINT32 = 9,
+    WEFT_UINT64 = 10,
+    WEFT_FLOAT16 = 11, /* IEEE binary16, stored as half, computed in float32 */
+    WEFT_COMPLEX64 = 12, /* two float32: real, imaginary (C's float complex) */
+    WEFT_COMPLEX128 = 13, /* two float64 (C's double complex) */
 } weft_dtype_t;
-#define WEFT_DTYPE_COUNT 5
+#define WEFT_DTYPE_COUNT 14
 
 typedef enum weft_type_kind {
     WEFT_TYPE_TENSOR = 0,
@@ -44,12 +53,40 @@ typedef enum weft_type_kind {
 #define WEFT_DIM_UNKNOWN ((int64_t)-1)
 #define WEFT_MAX_NDIM 16
 
-/* "bool", "int32", "int64", "float32", "float64"; NULL for an invalid dtype. */
+/* NumPy's name: "bool", "int32", "int64", "float32", "float64", "int8",
+ * "int16", "uint8", "uint16", "uint32", "uint64", "float16", "complex64",
+ * "complex128"; NULL for an invalid dtype. */
 WEFT_API const char *weft_dtype_name(weft_dtype_t dtype);
 /* Bytes per element (bool is 1); 0 for an invalid dtype. */
 WEFT_API size_t weft_dtype_size(weft_dtype_t dtype);
 /* Parses a dtype name. Errors: WEFT_EINVAL (NULL), WEFT_ENOTFOUND (unknown). */
 WEFT_API weft_status_t weft_dtype_parse(const char *name, weft_dtype_t *out);
+
+/* A dtype's kind, as NumPy's dtype.kind: b, i, u, f, c. */
+typedef enum weft_dtype_kind {
+    WEFT_KIND_BOOL = 0,
+    WEFT_KIND_INT = 1,     /* signed integers */
+    WEFT_KIND_UINT = 2,    /* unsigned integers */
+    WEFT_KIND_FLOAT = 3,
+    WEFT_KIND_COMPLEX = 4,
+} weft_dtype_kind_t;
+
+/* dtype's kind; -1 for an invalid dtype. */
+WEFT_API int weft_dtype_kind(weft_dtype_t dtype);
+/* NumPy's type promotion of two operand dtypes (np.result_type on arrays,
+ * docs/dtypes.md §3): the smallest dtype both convert to safely; bool below
+ * every number; a signed and an unsigned integer give the signed one twice
+ * as wide as the unsigned (uint64 with a signed integer: float64); an
+ * integer with a float: the float at least as wide as the smallest float
+ * holding the integer exactly (8 bits: float16, 16: float32, 32 and 64:
+ * float64); complex likewise with complex64 / complex128. WEFT_DTYPE_COUNT
+ * when either is invalid. */
+WEFT_API weft_dtype_t weft_dtype_promote(weft_dtype_t a, weft_dtype_t b);
+/* The dtype a float-only function (exp, sin, true division, ...) computes a
+ * dtype in: itself for floats and complexes, else weft_dtype_promote(d,
+ * float16) (bool and 8-bit integers: float16, 16-bit: float32, wider:
+ * float64), as NumPy's ufunc loops choose. WEFT_DTYPE_COUNT when invalid. */
+WEFT_API weft_dtype_t weft_dtype_float_of(weft_dtype_t dtype);
 
 /* The tensor type (dtype, ndim, shape). shape may be NULL (every length
  * unknown); entries are >= 0 or WEFT_DIM_UNKNOWN. As in NumPy, the product of

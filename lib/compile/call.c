@@ -52,7 +52,7 @@ static weft_status_t node_fail(weft__call_state_t *cs, const weft__cnode_t *n, w
 static bool has_nan(const weft_tensor_t *t)
 {
     weft_dtype_t dt = weft_tensor_dtype(t);
-    if (dt != WEFT_FLOAT32 && dt != WEFT_FLOAT64) return false;
+    if (weft_dtype_kind(dt) != WEFT_KIND_FLOAT) return false;
     size_t n = weft_tensor_size(t);
     for (size_t i = 0; i < n; i++)
         if (!isfinite(weft_tensor_flat_get(t, i))) return true;

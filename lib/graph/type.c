@@ -6,9 +6,9 @@
 
 #include "graph/graph_int.h"
 
-static const char *const dtype_names[WEFT_DTYPE_COUNT] = {"bool", "int32", "int64", "float32",
-                                                          "float64"};
-static const size_t dtype_sizes[WEFT_DTYPE_COUNT] = {1, 4, 8, 4, 8};
+static const char *const dtype_names[WEFT_DTYPE_COUNT] = {
+    "bool", "int32", "int64", "float32", "float64", "int8", "int16", "uint8", "uint16", "uint32", "uint64", "float16", "complex64", "complex128"};
+static const size_t dtype_sizes[WEFT_DTYPE_COUNT] = {1, 4, 8, 4, 8, 1, 2, 1, 2, 4, 8, 2, 8, 16};
 
 static bool dtype_valid(weft_dtype_t d)
 {
@@ -35,6 +35,74 @@ weft_status_t weft_dtype_parse(const char *name, weft_dtype_t *out)
         }
     }
     return WEFT_ENOTFOUND;
+}
+
+/* kind and width in bits per dtype (enum order) */
+static const unsigned char dtype_kinds[WEFT_DTYPE_COUNT] = {
+    WEFT_KIND_BOOL,  WEFT_KIND_INT,   WEFT_KIND_INT,   WEFT_KIND_FLOAT, WEFT_KIND_FLOAT,
+    WEFT_KIND_INT,   WEFT_KIND_INT,   WEFT_KIND_UINT,  WEFT_KIND_UINT,  WEFT_KIND_UINT,
+    WEFT_KIND_UINT,  WEFT_KIND_FLOAT, WEFT_KIND_COMPLEX, WEFT_KIND_COMPLEX};
+
+int weft_dtype_kind(weft_dtype_t dtype)
+{
+    return dtype_valid(dtype) ? dtype_kinds[dtype] : -1;
+}
+
+static unsigned dtype_bits(weft_dtype_t d)
+{
+    return 8u * (unsigned)dtype_sizes[d];
+}
+
+/* The dtype of kind k and width bits; WEFT_DTYPE_COUNT when there is none
+ * (a signed integer wider than 64 bits). */
+static weft_dtype_t dtype_of(int k, unsigned bits)
+{
+    for (int i = 0; i < WEFT_DTYPE_COUNT; i++)
+        if (dtype_kinds[i] == k && dtype_bits((weft_dtype_t)i) == bits) return (weft_dtype_t)i;
+    return WEFT_DTYPE_COUNT;
+}
+
+/* Bits of the smallest float holding every value of integer dtype d. */
+static unsigned float_bits_for_int(weft_dtype_t d)
+{
+    unsigned b = dtype_bits(d);
+    return b <= 8 ? 16 : b <= 16 ? 32 : 64;
+}
+
+/* a and b of different kinds, ka < kb, neither bool: the promotion. */
+static weft_dtype_t promote_mixed(weft_dtype_t a, int ka, weft_dtype_t b, int kb)
+{
+    unsigned ab = dtype_bits(a), bb = dtype_bits(b);
+    if (ka == WEFT_KIND_INT && kb == WEFT_KIND_UINT) {
+        if (bb < ab) return a;
+        weft_dtype_t w = dtype_of(WEFT_KIND_INT, 2 * bb);
+        return w != WEFT_DTYPE_COUNT ? w : WEFT_FLOAT64;
+    }
+    if (kb == WEFT_KIND_FLOAT) {
+        unsigned need = ka == WEFT_KIND_FLOAT ? ab : float_bits_for_int(a);
+        return dtype_of(WEFT_KIND_FLOAT, need > bb ? need : bb);
+    }
+    /* complex: its parts as wide as the float the other operand needs */
+    unsigned part = ka == WEFT_KIND_FLOAT ? ab : float_bits_for_int(a);
+    if (part < 32) part = 32;
+    return dtype_of(WEFT_KIND_COMPLEX, 2 * part > bb ? 2 * part : bb);
+}
+
+weft_dtype_t weft_dtype_promote(weft_dtype_t a, weft_dtype_t b)
+{
+    if (!dtype_valid(a) || !dtype_valid(b)) return WEFT_DTYPE_COUNT;
+    int ka = dtype_kinds[a], kb = dtype_kinds[b];
+    if (ka == WEFT_KIND_BOOL) return b;
+    if (kb == WEFT_KIND_BOOL) return a;
+    if (ka == kb) return dtype_bits(a) >= dtype_bits(b) ? a : b;
+    return ka < kb ? promote_mixed(a, ka, b, kb) : promote_mixed(b, kb, a, ka);
+}
+
+weft_dtype_t weft_dtype_float_of(weft_dtype_t dtype)
+{
+    if (!dtype_valid(dtype)) return WEFT_DTYPE_COUNT;
+    if (dtype_kinds[dtype] >= WEFT_KIND_FLOAT) return dtype;
+    return weft_dtype_promote(dtype, WEFT_FLOAT16);
 }
 
 static uint64_t mix64(uint64_t h, uint64_t x)

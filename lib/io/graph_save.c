@@ -2,11 +2,13 @@
  * from the outputs and update values that numbers every variable, writes the
  * constants with their data and each node with its op's props, then the text
  * layout with one entry per line. */
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/dtype_list.h"
 #include "base/vec.h"
 #include "graph/graph_int.h"
 #include "graph/site.h"
@@ -34,15 +36,35 @@ static json_t *shape_json(const weft_type_t *t)
     return a;
 }
 
+/* Integers as JSON integers, except uint64 values above INT64_MAX, which a
+ * JSON integer of the reader (int64) cannot hold: decimal strings. Floats as
+ * JSON numbers (float16 and float32 exactly, as doubles), NaN and the
+ * infinities as the strings "nan", "inf", "-inf" (docs/graph-format.md). */
+#define VALUE_SINT(A_, B_, T, UT, sn, D) \
+    case D: return json_integer((json_int_t)((const T *)data)[i]);
+#define VALUE_FLOAT(A_, B_, T, sn, D) \
+    case D: v = (double)((const T *)data)[i]; break;
+
 static json_t *value_json(weft_dtype_t dt, const void *data, size_t i)
 {
+    double v = 0.0;
     switch (dt) {
     case WEFT_BOOL: return json_boolean(((const uint8_t *)data)[i] != 0);
-    case WEFT_INT32: return json_integer(((const int32_t *)data)[i]);
-    case WEFT_INT64: return json_integer(((const int64_t *)data)[i]);
-    default: break;
+    WEFT__SINT_DTYPES(VALUE_SINT, ~, ~)
+    case WEFT_UINT8: return json_integer(((const uint8_t *)data)[i]);
+    case WEFT_UINT16: return json_integer(((const uint16_t *)data)[i]);
+    case WEFT_UINT32: return json_integer(((const uint32_t *)data)[i]);
+    case WEFT_UINT64: {
+        uint64_t u = ((const uint64_t *)data)[i];
+        if (u <= (uint64_t)INT64_MAX) return json_integer((json_int_t)u);
+        char buf[24];
+        snprintf(buf, sizeof buf, "%" PRIu64, u);
+        return json_string(buf);
     }
-    double v = dt == WEFT_FLOAT32 ? (double)((const float *)data)[i] : ((const double *)data)[i];
+    WEFT__FLOAT_DTYPES(VALUE_FLOAT, ~, ~)
+    VALUE_FLOAT(~, ~, weft__f16, f16, WEFT_FLOAT16)
+    default: return NULL; /* complex: refused by the caller */
+    }
     if (isnan(v)) return json_string("nan");
     if (isinf(v)) return json_string(v > 0 ? "inf" : "-inf");
     return json_real(v);
@@ -64,6 +86,11 @@ static weft_status_t add_data_entry(io_save_t *st, const weft_var_t *v, const vo
                                     size_t n, json_t *list)
 {
     weft_dtype_t dt = weft_type_dtype(weft_var_type(v));
+    if (weft_dtype_kind(dt) == WEFT_KIND_COMPLEX)
+        return weft_graph_set_error(st->g, WEFT_ETYPE,
+                                    "weft_graph_io_save: %s is not supported by the JSON graph "
+                                    "format (variable %s)",
+                                    weft_dtype_name(dt), weft_var_name(v) ? weft_var_name(v) : "?");
     json_t *e = var_entry(v, st->next_id), *arr = json_array();
     for (size_t i = 0; arr && i < n; i++)
         if (json_array_append_new(arr, value_json(dt, data, i)) != 0) {

@@ -186,15 +186,18 @@ extern const weft_op_class_t weft__composite_class;
 weft_status_t weft__elemwise_grad(weft_graph_t *g, const weft_apply_t *node,
                                   weft_var_t *const *output_grads, weft_var_t **input_grads);
 
-/* Larger of two dtypes in bool < int32 < int64 < float32 < float64. */
-static inline weft_dtype_t weft__dtype_upcast(weft_dtype_t a, weft_dtype_t b)
-{
-    return a > b ? a : b;
-}
+/* float16, float32 or float64. (Mixed dtypes promote with
+ * weft_dtype_promote, weft/type.h.) */
 static inline bool weft__dtype_is_float(weft_dtype_t d)
 {
-    return d == WEFT_FLOAT32 || d == WEFT_FLOAT64;
+    return weft_dtype_kind(d) == WEFT_KIND_FLOAT;
 }
+
+/* Integer Pow's check before its kernel runs (pow_check.c): WEFT_ERANGE,
+ * recorded on ctx, when the exponent tensor (of a signed integer dtype) has
+ * a negative element, as NumPy refuses integers to negative integer powers;
+ * WEFT_OK for any other dtype. */
+weft_status_t weft__pow_check_exponent(const weft_tensor_t *exponent, weft_kernel_ctx_t *ctx);
 
 /* Gradient helper: grad (of a broadcast result) summed over the axes where
  * target's static length is 1 but grad's is not (keepdims), then cast to

@@ -9,7 +9,7 @@
 #include "diff_gen_int.h"
 
 static const char *const family_names[DIFF_FAM_COUNT] = {
-    "elemwise", "shape", "reduce", "linalg", "fusion", "rewrite", "mixed", "grad",
+    "elemwise", "shape", "reduce", "linalg", "fusion", "rewrite", "mixed", "grad", "dtypes",
 };
 
 const char *diff_family_name(diff_family_t f)
@@ -31,7 +31,7 @@ int64_t gen_stat(const diff_val_t *x, int d)
 
 bool gen_is_float(weft_dtype_t dt)
 {
-    return dt == WEFT_FLOAT32 || dt == WEFT_FLOAT64;
+    return weft_dtype_kind(dt) == WEFT_KIND_FLOAT;
 }
 
 size_t gen_count(int nd, const int64_t *shape)
@@ -206,6 +206,10 @@ bool gen_compat(const diff_val_t *a, const diff_val_t *b, int *nd, int64_t *shap
 
 weft_dtype_t gen_random_dtype(diff_gen_t *gn)
 {
+    static const weft_dtype_t real[] = { WEFT_BOOL,   WEFT_INT8,    WEFT_INT16,   WEFT_INT32,
+                                         WEFT_INT64,  WEFT_UINT8,   WEFT_UINT16,  WEFT_UINT32,
+                                         WEFT_UINT64, WEFT_FLOAT16, WEFT_FLOAT32, WEFT_FLOAT64 };
+    if (gn->all_dtypes && !gn->smooth) return real[diff_rng_int(&gn->rng, 0, 11)];
     static const weft_dtype_t dts[] = { WEFT_FLOAT64, WEFT_FLOAT64, WEFT_FLOAT32, WEFT_FLOAT32,
                                         WEFT_INT32, WEFT_INT64, WEFT_BOOL };
     return gn->smooth ? WEFT_FLOAT64 : dts[diff_rng_int(&gn->rng, 0, 6)];
@@ -276,6 +280,9 @@ static bool kind_is_comparison(weft_elemwise_kind_t k)
 diff_val_t *gen_cast(diff_gen_t *gn, diff_val_t *x, weft_dtype_t dt)
 {
     if (!x || !gen_live(gn)) return NULL;
+    /* NumPy's float -> uint32 of NaN or an out-of-range value depends on the
+     * array's length (docs/dtypes.md §2): not drawn */
+    if (dt == WEFT_UINT32 && gen_is_float(gen_dt(x))) dt = WEFT_UINT16;
     if (gen_dt(x) == dt) return x;
     weft_var_t *out = weft_cast(gn->g, x->v, dt);
     weft_status_t st = WEFT_OK;
@@ -575,7 +582,7 @@ static void step_subtensor(diff_gen_t *gn)
  * dtype than dt, no more axes, each axis equal or a static 1. */
 static bool fits_region(const diff_val_t *y, weft_dtype_t dt, int nd, const int64_t *shape)
 {
-    if (gen_dt(y) > dt || y->nd > nd) return false;
+    if (weft_dtype_promote(dt, gen_dt(y)) != dt || y->nd > nd) return false;
     for (int d = 0; d < y->nd; d++) {
         int64_t l = shape[d + nd - y->nd];
         if (y->shape[d] != l && !(y->shape[d] == 1 && gen_stat(y, d) == 1)) return false;
@@ -593,7 +600,10 @@ static diff_val_t *region_operand(diff_gen_t *gn, weft_dtype_t dt, int nd, const
     int64_t ys[DIFF_MAX_RANK];
     for (int d = 0; d < yn; d++)
         ys[d] = diff_rng_chance(&gn->rng, 0.3) ? 1 : shape[d + nd - yn];
-    weft_dtype_t ydt = gn->smooth ? dt : (weft_dtype_t)diff_rng_int(&gn->rng, WEFT_BOOL, (int)dt);
+    weft_dtype_t ydt = gn->smooth       ? dt
+                       : gn->all_dtypes ? gen_random_dtype(gn)
+                                        : (weft_dtype_t)diff_rng_int(&gn->rng, WEFT_BOOL, (int)dt);
+    if (weft_dtype_promote(dt, ydt) != dt) ydt = dt; /* y converts to x's dtype safely */
     return gen_const(gn, ydt, yn, ys);
 }
 
@@ -712,6 +722,8 @@ void gen_inputs(diff_gen_t *gn, int n, bool float_only)
             shape[1] = diff_rng_int(&gn->rng, 90, 120);
         } else {
             nd = draw_rank(gn);
+            /* dtypes family: 1-d and larger (NumPy 1.24 promotes 0-d operands by value) */
+            if (gn->all_dtypes && nd == 0) nd = 1;
             gen_shape(gn, nd, shape);
         }
         gen_input(gn, dt, nd, shape, gn->smooth);
@@ -817,6 +829,7 @@ static void gen_family(diff_gen_t *gn)
         break;
     case DIFF_FAM_REWRITE: gen_family_rewrite(gn); break;
     case DIFF_FAM_GRAD: gen_family_grad(gn); break;
+    case DIFF_FAM_DTYPES: gen_family_dtypes(gn); break;
     case DIFF_FAM_MIXED:
     default:
         gen_inputs(gn, diff_rng_int(&gn->rng, 1, 3), false);
@@ -840,7 +853,13 @@ weft_status_t diff_gen_case(weft_graph_t *g, diff_case_t *c, weft_var_t *const *
     diff_rng_seed(&gn.rng, c->seed);
     diff_rng_seed(&gn.vrng, c->seed ^ 0x76616c756573u);
     c->n_in = c->n_out = 0;
+    /* The dtypes family is drawn from its own stream, so every other case
+     * keeps the graph it had before the family existed (same seed, same
+     * case): about 1 case in 11 becomes a dtypes case instead. */
+    diff_rng_t frng;
+    diff_rng_seed(&frng, c->seed ^ 0x6474797065u);
     c->family = draw_family(&gn.rng);
+    if (diff_rng_chance(&frng, 0.09)) c->family = DIFF_FAM_DTYPES;
     gn.float_values = draw_float_values(&gn.rng);
     gn.smooth = c->family == DIFF_FAM_GRAD;
     gen_family(&gn);

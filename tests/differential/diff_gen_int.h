@@ -31,6 +31,7 @@ typedef struct diff_gen {
     weft_status_t st; /* first failure; later steps do nothing */
     diff_values_t float_values;
     bool smooth; /* a gradient case: differentiable ops on safe domains */
+    bool all_dtypes; /* the dtypes family: gen_random_dtype draws every real dtype */
 } diff_gen_t;
 
 /* ---- core (diff_gen.c) ---- */
@@ -95,5 +96,6 @@ void gen_family_linalg(diff_gen_t *gn);
 void gen_step_composite(diff_gen_t *gn);
 void gen_family_rewrite(diff_gen_t *gn);
 void gen_family_grad(diff_gen_t *gn);
+void gen_family_dtypes(diff_gen_t *gn);
 
 #endif /* WEFT_DIFF_GEN_INT_H */

@@ -12,9 +12,11 @@ output, the value NumPy computes together with a per-element tolerance:
   e.g. a comparison of two values that agree only within their tolerance).
 
 Semantics follow weft's documented rules where weft deliberately differs
-from NumPy (include/weft/elemwise.h: dtype promotion bool < int32 < int64 <
-float32 < float64, Relu = x > 0 ? x : 0; include/weft/linalg.h: Gemm with
-b == 0 ignores z), and NumPy everywhere else. Transcendental functions are
+from NumPy (Relu = x > 0 ? x : 0; include/weft/linalg.h: Gemm with b == 0
+ignores z), and NumPy everywhere else. Dtype promotion is NumPy's
+np.result_type on dtypes (docs/dtypes.md §3): the generator draws 1-d and
+larger arrays only, so NumPy 1.24's value-based casting of 0-d operands
+never applies. Transcendental functions are
 evaluated in extended precision (np.longdouble for float64, float64 for
 float32) and rounded, so the reference is the correctly rounded value.
 
@@ -32,11 +34,9 @@ import warnings
 
 import numpy as np
 
-DTYPES = {
-    'bool': np.dtype(np.bool_), 'int32': np.dtype(np.int32), 'int64': np.dtype(np.int64),
-    'float32': np.dtype(np.float32), 'float64': np.dtype(np.float64),
-}
-RANK = {'bool': 0, 'int32': 1, 'int64': 2, 'float32': 3, 'float64': 4}
+DTYPES = {n: np.dtype(n) for n in (
+    'bool', 'int8', 'int16', 'int32', 'int64', 'uint8', 'uint16', 'uint32', 'uint64',
+    'float16', 'float32', 'float64')}
 NAME = {v: k for k, v in DTYPES.items()}
 
 # Own error allowed for each transcendental kind, in units in the last place
@@ -71,7 +71,7 @@ def is_float(dt):
 
 def hp(dt):
     """The precision the reference computes float dtype dt in."""
-    return np.dtype(np.float64) if dt == np.float32 else np.dtype(np.longdouble)
+    return np.dtype(np.float64) if dt in (np.float16, np.float32) else np.dtype(np.longdouble)
 
 
 def ulp(r):
@@ -179,7 +179,22 @@ AXIS_OPS = {'CumSum', 'CumProd', 'Sort', 'Topk'}
 
 
 def upcast(xs):
-    return max((x.v.dtype for x in xs), key=lambda d: RANK[NAME[d]])
+    """NumPy's promotion of the operands' dtypes (weft_dtype_promote)."""
+    return np.result_type(*[x.v.dtype for x in xs])
+
+
+def out_dtype(kind, dt):
+    """The dtype weft computes kind in for inputs promoted to dt, as NumPy's
+    ufunc loops: true division of integers and bool float64, the other
+    float-only kinds the smallest float holding dt (weft_dtype_float_of),
+    Pow and Sqr of bool int8."""
+    if kind == 'Div' and not is_float(dt):
+        return np.dtype(np.float64)
+    if kind in ('Pow', 'Sqr') and dt == np.bool_:
+        return np.dtype(np.int8)
+    if kind in FLOAT_ONLY and kind != 'Pow' and not is_float(dt):
+        return np.result_type(dt, np.float16)
+    return dt
 
 
 def _sigmoid(x):
@@ -345,6 +360,11 @@ def math_kind(kind, xs):
 
 def pow_(a, b):
     dt = a.v.dtype
+    if not is_float(dt):
+        if dt.kind == 'i' and (b.v < 0).any():
+            raise NumpyRaises('Integers to negative integer powers are not allowed.')
+        with np.errstate(all='ignore'):
+            return _int_exact(np.power(a.v, b.v), [a, b])
     with np.errstate(all='ignore'):
         # float64, not long double: powl(-inf, -2**63) is inf in glibc, not +0
         r = np.power(a.v.astype(np.float64), b.v.astype(np.float64)).astype(dt)
@@ -357,6 +377,15 @@ def pow_(a, b):
             rel = np.abs(y) * ratio(ta, ax - ta) + np.abs(np.log(ax)) * tb
             tol = tol + np.where(safe, 2 * np.abs(f64(r)) * rel, np.inf)
     return finish(r, tol, [a, b])
+
+
+def _int_exact(r, ins):
+    """An integer result: exact, unchecked where an input is uncertain."""
+    if all(x.tol is None for x in ins):
+        return Val(r)
+    t = sum(np.broadcast_to(tol_of(x, r.shape), r.shape) for x in ins)
+    t = np.where(t > 0, np.inf, 0.0)
+    return Val(r, t if t.any() else None)
 
 
 def sgn(x):
@@ -496,7 +525,9 @@ def elemwise(kind, ins, props):
     if kind == 'Switch':
         dt = upcast(ins[1:])
         return switch(ins[0], conv(ins[1], dt), conv(ins[2], dt))
-    dt = upcast(ins)
+    dt = out_dtype(kind, upcast(ins))
+    if dt == np.bool_ and kind in ('Sub', 'Neg', 'Sgn'):
+        raise NumpyRaises('%s of bool' % kind)
     xs = [conv(x, dt) for x in ins]
     if kind in TRANSCENDENTAL:
         return transcendental(kind, xs[0])
@@ -625,7 +656,8 @@ def sum_mean(kind, x, axes, keep):
     n = int(np.prod([x.v.shape[a] for a in axes])) if axes else 1
     with np.errstate(all='ignore'):
         if not is_float(x.v.dtype) and kind == 'Sum':
-            return _int_reduce(np.sum(x.v, axis=axes, keepdims=keep, dtype=np.int64), x, axes, keep)
+            acc = np.uint64 if x.v.dtype.kind == 'u' else np.int64  # NumPy's sum dtype
+            return _int_reduce(np.sum(x.v, axis=axes, keepdims=keep, dtype=acc), x, axes, keep)
         dt = x.v.dtype if is_float(x.v.dtype) else np.dtype(np.float64)
         s = np.sum(x.v.astype(hp(dt)), axis=axes, keepdims=keep)
         r = np.asarray(s / n if kind == 'Mean' else s).astype(dt)
@@ -641,7 +673,8 @@ def prod(x, axes, keep):
     n = int(np.prod([x.v.shape[a] for a in axes])) if axes else 1
     with np.errstate(all='ignore'):
         if not is_float(x.v.dtype):
-            r = np.prod(x.v, axis=axes, keepdims=keep, dtype=np.int64)  # wraps, as weft
+            acc = np.uint64 if x.v.dtype.kind == 'u' else np.int64  # NumPy's prod dtype
+            r = np.prod(x.v, axis=axes, keepdims=keep, dtype=acc)  # wraps, as weft
             return _int_reduce(r, x, axes, keep)
         dt = x.v.dtype
         r = np.prod(x.v.astype(hp(dt)), axis=axes, keepdims=keep).astype(dt)
@@ -1105,7 +1138,7 @@ class Evaluator:
             return _same(conv(x, dt), lambda a: np.array(np.broadcast_to(a, shape)))
         if op in ELEMWISE and op not in ('Cast',) and op not in COMPARISONS and op != 'Switch':
             shape = np.broadcast_shapes(*[x.v.shape for x in ins])
-            dt = upcast(ins)
+            dt = out_dtype(op, upcast(ins))
         if op == 'Sub' and self.key[ids[0]] == self.key[ids[1]]:
             return Val(np.zeros(shape, dt))
         if op == 'Mul' and (self.is_const(ids[0], 0) or self.is_const(ids[1], 0)):

@@ -100,6 +100,60 @@ static void test_npy_v2_and_every_dtype_load(void **state)
     }
 }
 
+/* Every real dtype saves with NumPy's descr and loads back bit for bit
+ * (the files NumPy writes for these dtypes have these headers). */
+static void test_npy_new_dtypes_round_trip_with_numpy_descr(void **state)
+{
+    (void)state;
+    static const struct {
+        weft_dtype_t dt;
+        const char *descr;
+    } cases[] = {{WEFT_INT8, "|i1"},   {WEFT_INT16, "<i2"},  {WEFT_UINT8, "|u1"},
+                 {WEFT_UINT16, "<u2"}, {WEFT_UINT32, "<u4"}, {WEFT_UINT64, "<u8"},
+                 {WEFT_FLOAT16, "<f2"}, {WEFT_BOOL, "|b1"}};
+    unsigned char bytes[24];
+    for (size_t i = 0; i < sizeof bytes; i++) bytes[i] = (unsigned char)(i * 37 + 1);
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        int64_t n = (int64_t)(8 / weft_dtype_size(cases[c].dt));
+        int64_t shape[2] = {n, 1};
+        weft_tensor_t *t = NULL, *back = NULL;
+        assert_int_equal(weft_tensor_empty(cases[c].dt, 2, shape, &t), WEFT_OK);
+        if (cases[c].dt == WEFT_BOOL)
+            memset(weft_tensor_data(t), 1, 8);
+        else
+            memcpy(weft_tensor_data(t), bytes, 8);
+        char msg[256] = "";
+        assert_int_equal(weft_npy_save(path, t, msg, sizeof msg), WEFT_OK);
+        FILE *f = fopen(path, "rb");
+        char head[128] = {0};
+        assert_int_equal(fread(head, 1, sizeof head - 1, f), sizeof head - 1);
+        fclose(f);
+        char want[64];
+        snprintf(want, sizeof want, "{'descr': '%s', 'fortran_order': False, 'shape': (%d, 1), }",
+                 cases[c].descr, (int)n);
+        if (!strstr(head + 10, want)) fprintf(stderr, "header: %s\n", head + 10);
+        assert_non_null(strstr(head + 10, want));
+        assert_int_equal(weft_npy_load(path, &back, msg, sizeof msg), WEFT_OK);
+        assert_int_equal(weft_tensor_dtype(back), cases[c].dt);
+        assert_memory_equal(weft_tensor_data(back), weft_tensor_data(t), 8);
+        weft_tensor_release(t);
+        weft_tensor_release(back);
+    }
+}
+
+static void test_npy_complex_save_is_refused_by_name(void **state)
+{
+    (void)state;
+    weft_tensor_t *t = NULL;
+    assert_int_equal(weft_tensor_empty(WEFT_COMPLEX64, 0, NULL, &t), WEFT_OK);
+    char msg[256] = "";
+    assert_int_equal(weft_npy_save(path, t, msg, sizeof msg), WEFT_ETYPE);
+    char want[128];
+    snprintf(want, sizeof want, "%s: complex64 is not supported by the npy writer", path);
+    assert_string_equal(msg, want);
+    weft_tensor_release(t);
+}
+
 static void expect_fail(const char *dict, size_t nbytes, weft_status_t want, const char *msg_part)
 {
     double d[4] = {0};
@@ -222,6 +276,9 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_npy_v1_float64_matrix_loads, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_npy_new_dtypes_round_trip_with_numpy_descr, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_npy_complex_save_is_refused_by_name, setup, teardown),
         cmocka_unit_test_setup_teardown(test_npy_v2_and_every_dtype_load, setup, teardown),
         cmocka_unit_test_setup_teardown(test_npy_unsupported_and_malformed_files_refused, setup,
                                         teardown),

@@ -229,11 +229,11 @@ static void test_json_round_trip(void **state)
     /* a bad props object is refused, naming the node and key */
     char *bad = strstr(text, "\"dtype\":\"float32\"");
     assert_non_null(bad);
-    memcpy(bad, "\"dtype\":\"float16\"", 17);
+    memcpy(bad, "\"dtype\":\"float99\"", 17);
     weft_graph_io_t none;
     st = weft_graph_io_load(h, text, strlen(text), "bad.json", &none);
     assert_int_equal(st, WEFT_ETYPE); /* as an unknown dtype anywhere in a file */
-    assert_string_equal(weft_graph_last_error(h), "nodes[3].props: dtype: unknown dtype 'float16'");
+    assert_string_equal(weft_graph_last_error(h), "nodes[3].props: dtype: unknown dtype 'float99'");
     weft_graph_io_free_text(text);
     weft_graph_io_clear(&back);
     weft_function_destroy(f);

@@ -131,12 +131,19 @@ static weft_status_t check_dtypes(weft_graph_t *g, const composite_props_t *p,
                                         "every input has the output's dtype", i,
                                         weft_dtype_name(weft_type_dtype(weft_var_type(inputs[i]))),
                                         weft_dtype_name(*dt));
-    for (int s = 0; s < p->n_steps; s++)
+    for (int s = 0; s < p->n_steps; s++) {
+        /* integer Pow checks its exponent before its kernel: not in a program */
+        if (p->kind[s] == WEFT_ELEMWISE_POW && !weft__dtype_is_float(*dt))
+            return weft_graph_set_error(g, WEFT_ETYPE, "Composite: step %d (Pow) on %s is not "
+                                        "fused (integer Pow refuses negative exponents at run "
+                                        "time, which a program cannot)", s,
+                                        weft_dtype_name(*dt));
         if (*dt == WEFT_BOOL || !weft__elemwise_kernel((weft_elemwise_kind_t)p->kind[s], *dt))
             return weft_graph_set_error(g, WEFT_ETYPE, "Composite: step %d (%s) is not defined "
                                         "for %s", s,
                                         weft_elemwise_name((weft_elemwise_kind_t)p->kind[s]),
                                         weft_dtype_name(*dt));
+    }
     return WEFT_OK;
 }
 

@@ -27,12 +27,12 @@ bool weft__ew_int_is_costly(weft_elemwise_kind_t k)
 /* What a kind accepts: the class of its common input dtype. */
 typedef enum rule {
     RULE_NONE,     /* not a kind of this file */
-    RULE_TO_FLOAT, /* float stays, integer -> float64 (Floor Ceil Trunc Rint) */
-    RULE_NUMERIC,  /* integer or float, kept (Round Mod FloorDivide Fmod Clip) */
+    RULE_TO_FLOAT, /* float stays, else weft_dtype_float_of (Floor Ceil Trunc Rint) */
+    RULE_NUMERIC,  /* integer or float kept, bool widened (Round Mod FloorDivide Fmod Clip) */
     RULE_ANY,      /* any dtype, kept (NanToNum; Abs of bool) */
     RULE_BOOL_OUT, /* any dtype in, bool out (the predicates) */
     RULE_BITS,     /* bool or integer, kept (Invert, bitwise and/or/xor) */
-    RULE_INT,      /* integer, kept (shifts) */
+    RULE_INT,      /* integer kept, bool as int8 (shifts) */
 } rule_t;
 
 static rule_t kind_rule(weft_elemwise_kind_t k, weft_dtype_t dt)
@@ -67,18 +67,19 @@ bool weft__ew_int_dtype(weft_graph_t *g, weft_elemwise_kind_t k, weft_dtype_t dt
     case RULE_NONE: return false;
     case RULE_BOOL_OUT: *out = WEFT_BOOL; return true;
     case RULE_ANY: return true;
-    case RULE_TO_FLOAT: /* NumPy's integer loop is float64's; bool's (float16) is missing */
-        if (!is_float) *out = WEFT_FLOAT64;
-        if (dt == WEFT_BOOL) need = "a numeric input is required";
+    case RULE_TO_FLOAT: /* NumPy's loops: bool and integers as the float-only kinds */
+        *out = weft_dtype_float_of(dt);
         break;
-    case RULE_NUMERIC:
-        if (dt == WEFT_BOOL) need = "a numeric input is required";
+    case RULE_NUMERIC: /* bool: Round's loop is float16's, the others' int8's */
+        if (dt == WEFT_BOOL && k == WEFT_ELEMWISE_CLIP) need = "a numeric input is required";
+        else if (dt == WEFT_BOOL) *out = k == WEFT_ELEMWISE_ROUND ? WEFT_FLOAT16 : WEFT_INT8;
         break;
     case RULE_BITS:
         if (is_float) need = "bitwise ops need integer or bool inputs";
         break;
-    case RULE_INT:
-        if (is_float || dt == WEFT_BOOL) need = "shifts need an integer input";
+    case RULE_INT: /* bool shifts as int8, as NumPy */
+        if (is_float) need = "shifts need an integer input";
+        else if (dt == WEFT_BOOL) *out = WEFT_INT8;
         break;
     }
     if (need)

@@ -19,13 +19,22 @@
 #include <float.h>
 #include <tgmath.h>
 
+#include "base/dtype_list.h"
 #include "ew_kernel_gen.h"
+
+/* One integer expression serves the signed and the unsigned dtypes: for an
+ * unsigned type its sign tests (x < 0) are constant false, which is what
+ * they mean there; the compiler's warning about that is not a defect. */
+#if defined(__clang__)
+#pragma clang diagnostic ignored "-Wtautological-unsigned-zero-compare"
+#elif defined(__GNUC__)
+#pragma GCC diagnostic ignored "-Wtype-limits"
+#endif
 
 /* X(k, E, T, UT, s, D): kernel k##_##s on type T (UT its unsigned twin;
  * T itself for floats and bool) of weft dtype D; expression E(T, UT, s). */
 #define BOOL_TYPES(X, k, E) X(k, E, bool_el, bool_el, b, WEFT_BOOL)
-#define INT_TYPES(X, k, E) \
-    X(k, E, int32_t, uint32_t, i32, WEFT_INT32) X(k, E, int64_t, uint64_t, i64, WEFT_INT64)
+#define INT_TYPES(X, k, E) WEFT__SINT_DTYPES(X, k, E) WEFT__UINT_DTYPES(X, k, E)
 #define FLOAT_TYPES(X, k, E) \
     X(k, E, float, float, f32, WEFT_FLOAT32) X(k, E, double, double, f64, WEFT_FLOAT64)
 
@@ -212,36 +221,61 @@ INT_TYPES(GEN_BIN, k_lshift, E_LSHIFT)
 INT_TYPES(GEN_BIN, k_rshift, E_RSHIFT)
 NUM_TYPES(GEN_TER, k_clip, E_CLIP)
 
+/* float16: the float32 kernel through float32 scratch (weft__half_rows);
+ * mask: the operands that are float16 (bit 0 the output) */
+#define HALF_K(k, nop, mask)                                                     \
+    static void k##_f16(size_t n, char *const *p, const int64_t *s, void *arg)    \
+    {                                                                            \
+        weft__half_rows(n, p, s, arg, nop, mask, k##_f32);                       \
+    }
+HALF_K(k_floor, 2, 3u)
+HALF_K(k_ceil, 2, 3u)
+HALF_K(k_trunc, 2, 3u)
+HALF_K(k_rint, 2, 3u)
+HALF_K(k_nan_to_num, 2, 3u)
+HALF_K(k_isnan, 2, 2u)
+HALF_K(k_isinf, 2, 2u)
+HALF_K(k_isfinite, 2, 2u)
+HALF_K(k_lnot, 2, 2u)
+HALF_K(k_mod, 3, 7u)
+HALF_K(k_fdiv, 3, 7u)
+HALF_K(k_fmod, 3, 7u)
+HALF_K(k_land, 3, 6u)
+HALF_K(k_lor, 3, 6u)
+HALF_K(k_lxor, 3, 6u)
+HALF_K(k_clip, 4, 15u)
+
 /* ---- dispatch ------------------------------------------------------------------- */
 
 #define ROW(LIST, k) {LIST(ENTRY, k, _)}
 
 static const weft__row_fn kernels[WEFT_ELEMWISE_KIND_COUNT][WEFT_DTYPE_COUNT] = {
     [WEFT_ELEMWISE_ABS] = ROW(BOOL_TYPES, k_same),
-    [WEFT_ELEMWISE_FLOOR] = ROW(FLOAT_TYPES, k_floor),
-    [WEFT_ELEMWISE_CEIL] = ROW(FLOAT_TYPES, k_ceil),
-    [WEFT_ELEMWISE_TRUNC] = ROW(FLOAT_TYPES, k_trunc),
-    [WEFT_ELEMWISE_ROUND] = {FLOAT_TYPES(ENTRY, k_rint, _) INT_TYPES(ENTRY, k_same, _)},
-    [WEFT_ELEMWISE_RINT] = ROW(FLOAT_TYPES, k_rint),
-    [WEFT_ELEMWISE_ISNAN] = {FLOAT_TYPES(ENTRY, k_isnan, _) BITS_TYPES(ENTRY, k_false, _)},
-    [WEFT_ELEMWISE_ISINF] = {FLOAT_TYPES(ENTRY, k_isinf, _) BITS_TYPES(ENTRY, k_false, _)},
-    [WEFT_ELEMWISE_ISFINITE] = {FLOAT_TYPES(ENTRY, k_isfinite, _) BITS_TYPES(ENTRY, k_true, _)},
-    [WEFT_ELEMWISE_LOGICAL_NOT] = {NUM_TYPES(ENTRY, k_lnot, _) BOOL_TYPES(ENTRY, k_invert, _)},
+    [WEFT_ELEMWISE_FLOOR] = {FLOAT_TYPES(ENTRY, k_floor, _)[WEFT_FLOAT16] = k_floor_f16,},
+    [WEFT_ELEMWISE_CEIL] = {FLOAT_TYPES(ENTRY, k_ceil, _)[WEFT_FLOAT16] = k_ceil_f16,},
+    [WEFT_ELEMWISE_TRUNC] = {FLOAT_TYPES(ENTRY, k_trunc, _)[WEFT_FLOAT16] = k_trunc_f16,},
+    [WEFT_ELEMWISE_ROUND] = {FLOAT_TYPES(ENTRY, k_rint, _)[WEFT_FLOAT16] = k_rint_f16, INT_TYPES(ENTRY, k_same, _)},
+    [WEFT_ELEMWISE_RINT] = {FLOAT_TYPES(ENTRY, k_rint, _)[WEFT_FLOAT16] = k_rint_f16,},
+    [WEFT_ELEMWISE_ISNAN] = {FLOAT_TYPES(ENTRY, k_isnan, _)[WEFT_FLOAT16] = k_isnan_f16, BITS_TYPES(ENTRY, k_false, _)},
+    [WEFT_ELEMWISE_ISINF] = {FLOAT_TYPES(ENTRY, k_isinf, _)[WEFT_FLOAT16] = k_isinf_f16, BITS_TYPES(ENTRY, k_false, _)},
+    [WEFT_ELEMWISE_ISFINITE] = {FLOAT_TYPES(ENTRY, k_isfinite, _)[WEFT_FLOAT16] = k_isfinite_f16, BITS_TYPES(ENTRY, k_true, _)},
+    [WEFT_ELEMWISE_LOGICAL_NOT] = {NUM_TYPES(ENTRY, k_lnot, _)[WEFT_FLOAT16] = k_lnot_f16,
+                                       BOOL_TYPES(ENTRY, k_invert, _)},
     [WEFT_ELEMWISE_INVERT] = ROW(BITS_TYPES, k_invert),
-    [WEFT_ELEMWISE_NAN_TO_NUM] = {FLOAT_TYPES(ENTRY, k_nan_to_num, _)
+    [WEFT_ELEMWISE_NAN_TO_NUM] = {FLOAT_TYPES(ENTRY, k_nan_to_num, _)[WEFT_FLOAT16] = k_nan_to_num_f16,
                                       BITS_TYPES(ENTRY, k_same, _)},
-    [WEFT_ELEMWISE_MOD] = ROW(NUM_TYPES, k_mod),
-    [WEFT_ELEMWISE_FLOOR_DIVIDE] = ROW(NUM_TYPES, k_fdiv),
-    [WEFT_ELEMWISE_FMOD] = ROW(NUM_TYPES, k_fmod),
-    [WEFT_ELEMWISE_LOGICAL_AND] = ROW(ANY_TYPES, k_land),
-    [WEFT_ELEMWISE_LOGICAL_OR] = ROW(ANY_TYPES, k_lor),
-    [WEFT_ELEMWISE_LOGICAL_XOR] = ROW(ANY_TYPES, k_lxor),
+    [WEFT_ELEMWISE_MOD] = {NUM_TYPES(ENTRY, k_mod, _)[WEFT_FLOAT16] = k_mod_f16,},
+    [WEFT_ELEMWISE_FLOOR_DIVIDE] = {NUM_TYPES(ENTRY, k_fdiv, _)[WEFT_FLOAT16] = k_fdiv_f16,},
+    [WEFT_ELEMWISE_FMOD] = {NUM_TYPES(ENTRY, k_fmod, _)[WEFT_FLOAT16] = k_fmod_f16,},
+    [WEFT_ELEMWISE_LOGICAL_AND] = {ANY_TYPES(ENTRY, k_land, _)[WEFT_FLOAT16] = k_land_f16,},
+    [WEFT_ELEMWISE_LOGICAL_OR] = {ANY_TYPES(ENTRY, k_lor, _)[WEFT_FLOAT16] = k_lor_f16,},
+    [WEFT_ELEMWISE_LOGICAL_XOR] = {ANY_TYPES(ENTRY, k_lxor, _)[WEFT_FLOAT16] = k_lxor_f16,},
     [WEFT_ELEMWISE_BITWISE_AND] = ROW(BITS_TYPES, k_band),
     [WEFT_ELEMWISE_BITWISE_OR] = ROW(BITS_TYPES, k_bor),
     [WEFT_ELEMWISE_BITWISE_XOR] = ROW(BITS_TYPES, k_bxor),
     [WEFT_ELEMWISE_LEFT_SHIFT] = ROW(INT_TYPES, k_lshift),
     [WEFT_ELEMWISE_RIGHT_SHIFT] = ROW(INT_TYPES, k_rshift),
-    [WEFT_ELEMWISE_CLIP] = ROW(NUM_TYPES, k_clip),
+    [WEFT_ELEMWISE_CLIP] = {NUM_TYPES(ENTRY, k_clip, _)[WEFT_FLOAT16] = k_clip_f16,},
 };
 
 weft__row_fn weft__elemwise_int_kernel(weft_elemwise_kind_t kind, weft_dtype_t dt)

@@ -11,7 +11,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/dtype_list.h"
 #include "ops_int.h"
+#include "tensor/tensor_int.h"
 #include WEFT_STREAM_STORE_HEADER
 
 typedef unsigned char bool_el;
@@ -192,13 +194,34 @@ typedef unsigned char bool_el;
                 c[(int64_t)i * s[1]] ? a[(int64_t)i * s[2]] : b[(int64_t)i * s[3]]; \
     }
 
-/* float-only kinds: name_f32 / name_f64, and their dispatch-table row */
-#define FLOAT_UNARY(name, EF, ED)              \
-    UNARY_KERNEL(name##_f32, float, float, EF) \
-    UNARY_KERNEL(name##_f64, double, double, ED)
-#define FLOAT_BINARY(name, EF, ED)              \
-    BINARY_KERNEL(name##_f32, float, float, EF) \
-    BINARY_KERNEL(name##_f64, double, double, ED)
-#define ROW_F(k) {[WEFT_FLOAT32] = k##_f32, [WEFT_FLOAT64] = k##_f64}
+/* float16: the float32 kernel through float32 scratch (weft__half_rows,
+ * docs/dtypes.md §4). */
+#define HALF_UNARY(name)                                                           \
+    static void name##_f16(size_t n, char *const *p, const int64_t *s, void *arg)  \
+    {                                                                              \
+        weft__half_rows(n, p, s, arg, 2, 3u, name##_f32);                          \
+    }
+#define HALF_BINARY_VIA(name, f32)                                                 \
+    static void name##_f16(size_t n, char *const *p, const int64_t *s, void *arg)  \
+    {                                                                              \
+        weft__half_rows(n, p, s, arg, 3, 7u, f32);                                 \
+    }
+#define HALF_BINARY(name) HALF_BINARY_VIA(name, name##_f32)
+
+/* float-only kinds: name_f32 / name_f64, and name_f16 through float32 */
+#define FLOAT_UNARY(name, EF, ED)                \
+    UNARY_KERNEL(name##_f32, float, float, EF)   \
+    UNARY_KERNEL(name##_f64, double, double, ED) \
+    HALF_UNARY(name)
+#define FLOAT_BINARY(name, EF, ED)                \
+    BINARY_KERNEL(name##_f32, float, float, EF)   \
+    BINARY_KERNEL(name##_f64, double, double, ED) \
+    HALF_BINARY(name)
+
+/* dispatch-table cells over the float list (base/dtype_list.h) and float16;
+ * ROW_F: a float-only kind's row */
+#define CELL_F(A, B, T, sn, D) [D] = A##_##sn,
+#define CELLS_F(k) WEFT__FLOAT_DTYPES(CELL_F, k, ~)[WEFT_FLOAT16] = k##_f16,
+#define ROW_F(k) {CELLS_F(k)}
 
 #endif /* WEFT_OPS_EW_KERNEL_GEN_H */

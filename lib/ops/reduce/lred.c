@@ -23,20 +23,38 @@ static const char *const lred_names[WEFT_LREDUCE_KIND_COUNT] = {
 
 bool weft__lred_dtype_ok(weft_dtype_t dt)
 {
-    return dt == WEFT_BOOL || weft__reduce_dtype_ok(dt);
+#define LRED_DTYPE_CASE(T, sfx, DT) case DT:
+    switch (dt) {
+        WEFT__LRED_DTYPES(LRED_DTYPE_CASE)
+        return true;
+    default: return false;
+    }
+#undef LRED_DTYPE_CASE
 }
 
 weft_status_t weft__lred_check_input(weft_graph_t *g, const char *opname,
                                      const weft__reduce_props_t *p, size_t n_in,
                                      weft_var_t *const *inputs)
 {
-    return weft__input_check(g, opname, p, n_in, inputs, 1, true);
+    weft_status_t st = weft__input_check(g, opname, p, n_in, inputs, 1, true);
+    weft_dtype_t dt = st == WEFT_OK ? weft_type_dtype(weft_var_type(inputs[0])) : WEFT_BOOL;
+    if (st == WEFT_OK && !weft__lred_dtype_ok(dt))
+        return weft_graph_set_error(g, WEFT_ETYPE, "%s: input 0 is %s (%s is not supported by "
+                                    "%s)", opname, weft_dtype_name(dt), weft_dtype_name(dt),
+                                    opname);
+    return st;
 }
 
 weft_status_t weft__lred_input_type(weft_graph_t *g, weft_var_t *x, const char *opname,
                                     const char *file, int line, int *ndim)
 {
-    return weft__input_type_check(g, x, opname, file, line, true, ndim);
+    weft_status_t st = weft__input_type_check(g, x, opname, file, line, true, ndim);
+    weft_dtype_t dt = st == WEFT_OK ? weft_type_dtype(weft_var_type(x)) : WEFT_BOOL;
+    if (st == WEFT_OK && !weft__lred_dtype_ok(dt))
+        return weft_graph_set_error(g, WEFT_ETYPE, "%s (at %s:%d): input is %s (%s is not "
+                                    "supported by %s)", opname, file, line, weft_dtype_name(dt),
+                                    weft_dtype_name(dt), opname);
+    return st;
 }
 
 static bool needs_nonempty(weft_lreduce_kind_t kind)

@@ -16,11 +16,6 @@ const char *weft__reduce_kind_name(weft_reduce_kind_t kind)
     return (unsigned)kind < WEFT_REDUCE_KIND_COUNT ? reduce_names[kind] : "Reduce";
 }
 
-bool weft__reduce_dtype_ok(weft_dtype_t dt)
-{
-    return dt == WEFT_FLOAT32 || dt == WEFT_FLOAT64 || dt == WEFT_INT32 || dt == WEFT_INT64;
-}
-
 int weft__reduce_props_print(const void *props, char *buf, size_t cap)
 {
     const weft__reduce_props_t *p = props;
@@ -61,9 +56,9 @@ weft_status_t weft__input_check(weft_graph_t *g, const char *opname,
         !(weft__reduce_dtype_ok(dt) || (with_bool && dt == WEFT_BOOL))) {
         char tb[64];
         weft_type_print(t, tb, sizeof tb);
-        return weft_graph_set_error(g, WEFT_ETYPE, "%s: input 0 has type %s (need a%s int32, "
-                                    "int64, float32 or float64 tensor)", opname, tb,
-                                    with_bool ? " bool," : "n");
+        return weft_graph_set_error(g, WEFT_ETYPE, "%s: input 0 has type %s (%s is not "
+                                    "supported by %s)", opname, tb,
+                                    weft_dtype_name(weft_type_dtype(t)), opname);
     }
     if (weft_type_ndim(t) != p->ndim) {
         return weft_graph_set_error(g, WEFT_ETYPE, "%s: input 0 has %d dims, the op was "
@@ -193,7 +188,7 @@ static weft_status_t reduce_perform(const weft_apply_t *node, weft_tensor_t *con
     void *out = weft_tensor_data(outputs[0]);
     weft__reduce_run(kind, dx, weft_tensor_data(x), dout, out, n_out, &loop);
     if (kind == WEFT_REDUCE_MEAN) {
-        weft__reduce_scale(dout, out, n_out, 1.0 / (double)group); /* 0 * (1/0): NaN */
+        weft__reduce_divide(dout, out, n_out, (double)group); /* 0 / 0: NaN */
     }
     return WEFT_OK;
 }
@@ -205,7 +200,7 @@ static weft_status_t reduce_grad(weft_graph_t *g, const weft_apply_t *node,
 {
     weft_var_t *x = weft_apply_input(node, 0);
     weft_dtype_t dt = weft_type_dtype(weft_var_type(x));
-    if (!output_grads[0] || (dt != WEFT_FLOAT32 && dt != WEFT_FLOAT64)) {
+    if (!output_grads[0] || weft_dtype_kind(dt) != WEFT_KIND_FLOAT) {
         return WEFT_OK;
     }
     const weft__reduce_props_t *p = weft_op_props(weft_apply_op(node));
@@ -284,9 +279,9 @@ weft_status_t weft__input_type_check(weft_graph_t *g, weft_var_t *x, const char 
         !(weft__reduce_dtype_ok(dt) || (with_bool && dt == WEFT_BOOL))) {
         char tb[64];
         weft_type_print(t, tb, sizeof tb);
-        return weft_graph_set_error(g, WEFT_ETYPE, "%s (at %s:%d): input has type %s (need "
-                                    "a%s int32, int64, float32 or float64 tensor)", opname,
-                                    file, line, tb, with_bool ? " bool," : "n");
+        return weft_graph_set_error(g, WEFT_ETYPE, "%s (at %s:%d): input has type %s (%s is "
+                                    "not supported by %s)", opname, file, line, tb,
+                                    weft_dtype_name(weft_type_dtype(t)), opname);
     }
     *ndim = weft_type_ndim(t);
     return WEFT_OK;

@@ -15,7 +15,7 @@
 static bool rgrad_float(const weft_type_t *t)
 {
     weft_dtype_t dt = weft_type_dtype(t);
-    return weft_type_kind(t) == WEFT_TYPE_TENSOR && (dt == WEFT_FLOAT32 || dt == WEFT_FLOAT64);
+    return weft_type_kind(t) == WEFT_TYPE_TENSOR && weft_dtype_kind(dt) == WEFT_KIND_FLOAT;
 }
 
 static weft_status_t rgrad_make_node(weft_graph_t *g, const weft_op_t *op, size_t n_in,
@@ -60,7 +60,7 @@ static weft_status_t rgrad_check_gz(weft_kernel_ctx_t *ctx, const weft__reduce_p
     int64_t want[WEFT_MAX_NDIM];
     int nd = weft__reduce_out_shape(p, weft_tensor_shape(x), want);
     bool ok = gz && weft_tensor_ndim(gz) == nd && weft_tensor_dtype(gz) == weft_tensor_dtype(x)
-              && (weft_tensor_dtype(x) == WEFT_FLOAT32 || weft_tensor_dtype(x) == WEFT_FLOAT64);
+              && weft_dtype_kind(weft_tensor_dtype(x)) == WEFT_KIND_FLOAT;
     for (int d = 0; ok && d < nd; d++) {
         ok = weft_tensor_dim(gz, d) == want[d];
     }

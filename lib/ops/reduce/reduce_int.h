@@ -26,12 +26,14 @@ typedef struct weft__rloop {
 weft_dtype_t weft__reduce_out_dtype(weft_reduce_kind_t kind, weft_dtype_t in);
 
 /* Folds x into out (n_out contiguous elements, overwritten). MEAN only sums:
- * the caller then divides with weft__reduce_scale. dtypes: x one of
- * float32/64, int32/64; out as weft__reduce_out_dtype(kind, x's dtype). */
+ * the caller then divides with weft__reduce_divide. dtypes: x any real
+ * dtype; out as weft__reduce_out_dtype(kind, x's dtype). */
 void weft__reduce_run(weft_reduce_kind_t kind, weft_dtype_t dx, const void *x, weft_dtype_t dout,
                       void *out, int64_t n_out, const weft__rloop_t *loop);
-/* out[i] *= factor for a float out. */
-void weft__reduce_scale(weft_dtype_t dt, void *out, int64_t n, double factor);
+/* out[i] /= count for a float out, the division in double rounded once to
+ * out's dtype: NumPy's mean divides the sum by the count (a multiplication
+ * by 1/count can differ in the last bit: 3 * (1/5) is not 3 / 5). */
+void weft__reduce_divide(weft_dtype_t dt, void *out, int64_t n, double count);
 
 /* Argmax: out[j] (int64, n_out contiguous) = index along the reduced axes of
  * the first maximum of group j; the index counts in C order over the reduced

@@ -50,13 +50,13 @@ static inline size_t weft__tensor_handle_bytes(int ndim)
  * weft_dtype_size/weft_dtype_name live): lib/tensor depends on weft_base only. */
 static inline size_t weft__dtype_size(weft_dtype_t d)
 {
-    static const size_t sizes[WEFT_DTYPE_COUNT] = {1, 4, 8, 4, 8};
+    static const size_t sizes[WEFT_DTYPE_COUNT] = {1, 4, 8, 4, 8, 1, 2, 1, 2, 4, 8, 2, 8, 16};
     return (unsigned)d < WEFT_DTYPE_COUNT ? sizes[d] : 0;
 }
 static inline const char *weft__dtype_name(weft_dtype_t d)
 {
-    static const char *const names[WEFT_DTYPE_COUNT] = {"bool", "int32", "int64", "float32",
-                                                        "float64"};
+    static const char *const names[WEFT_DTYPE_COUNT] = {
+        "bool", "int32", "int64", "float32", "float64", "int8", "int16", "uint8", "uint16", "uint32", "uint64", "float16", "complex64", "complex128"};
     return (unsigned)d < WEFT_DTYPE_COUNT ? names[d] : "?";
 }
 
@@ -150,8 +150,19 @@ void weft__iter_rows(int ndim, const int64_t *shape, int nop, char *const *base,
 bool weft__iter_one_row(int ndim, const int64_t *shape, int nop, const int64_t *const *strides,
                         size_t *n, int64_t *s);
 
-/* The row kernel converting operand 1 (dtype src) into operand 0 (dtype dst). */
+/* The row kernel converting operand 1 (dtype src) into operand 0 (dtype dst)
+ * (convert.c; NULL for a pair it does not convert). */
 weft__row_fn weft__convert_fn(weft_dtype_t dst, weft_dtype_t src);
+
+/* Runs the float32 row kernel f32 over a row whose operands k with bit k
+ * of half_mask set are float16 (half_rows.c): chunks of those are converted
+ * to float32 scratch, f32 runs on the chunk, a float16 output (bit 0) is
+ * rounded back to nearest even. Operands without the bit are bool (a
+ * comparison's output, Switch's condition) and are passed through with
+ * their strides. In-place safe: an output chunk is written after the
+ * kernel read its inputs' chunk. */
+void weft__half_rows(size_t n, char *const *p, const int64_t *s, void *arg, int nop,
+                     unsigned half_mask, weft__row_fn f32);
 
 /* Loop pragmas: tell the vectorizer the iterations are independent. Used
  * instead of restrict because in-place kernels write exactly onto an input
