@@ -321,8 +321,10 @@ static void test_large_inputs_same_bits_at_1_2_4_workers(void **state)
 
 /* ---- Sum, Mean, Max, Min, Prod split over the pool ----------------------- */
 
-/* The plan of a C-contiguous x of shape (nd, shape) reduced over mask. */
-static int64_t plan_of(int nd, const int64_t *shape, uint32_t mask, int *axis, int64_t *grain)
+/* The plan of a C-contiguous x of shape (nd, shape) reduced over mask into
+ * eo-byte outputs. */
+static int64_t plan_of(int nd, const int64_t *shape, uint32_t mask, size_t eo, int *axis,
+                       int64_t *grain)
 {
     weft__rloop_t in, l;
     int64_t sx = 1, so = 1;
@@ -339,12 +341,12 @@ static int64_t plan_of(int nd, const int64_t *shape, uint32_t mask, int *axis, i
     assert_true(weft__rloop_prepare(&in, &l));
     *axis = -1;
     *grain = 0;
-    return weft__reduce_split_plan(&l, axis, grain);
+    return weft__reduce_split_plan(&l, eo, axis, grain);
 }
 
 /* The documented chunkings (docs/execution.md §5): at most 16 chunks of at
  * least 65536 elements; a kept axis unless a reduced one makes more than
- * twice its chunks; a kept inner axis in multiples of 16. */
+ * twice its chunks; a kept inner axis in whole 64-byte lines of the output. */
 static void test_classic_split_plan(void **state)
 {
     (void)state;
@@ -354,21 +356,27 @@ static void test_classic_split_plan(void **state)
         int nd;
         int64_t shape[2];
         uint32_t mask;
+        size_t eo;
         int64_t chunks, grain;
         int axis;
     } cases[] = {
-        {2, {4, 300001}, 2u, 16, 18751, 1},     /* trailing: 4 groups, 16 blocks of each lane */
-        {2, {1000, 10000}, 2u, 16, 63, 0},      /* trailing: the kept rows */
-        {2, {300001, 3}, 1u, 14, 21846, 0},     /* leading, 3 columns: blocks of rows */
-        {2, {10000, 1000}, 1u, 16, 64, 1},      /* leading: chunks of 64 kept columns */
-        {2, {300001, 4}, 3u, 16, 18751, 0},     /* all axes: blocks of rows */
-        {1, {10000000}, 1u, 16, 625000, 0},     /* all of a vector */
-        {2, {1000, 132}, 2u, 3, 497, 0},        /* 132000 elements: splits */
-        {2, {1000, 100}, 1u, 1, 0, -1},         /* 100000 elements: one box */
-        {1, {131071}, 1u, 1, 0, -1},
+        {2, {4, 300001}, 2u, 8, 16, 18751, 1},   /* trailing: 4 groups, 16 blocks of each lane */
+        {2, {1000, 10000}, 2u, 8, 16, 63, 0},    /* trailing: the kept rows */
+        {2, {300001, 3}, 1u, 8, 14, 21846, 0},   /* leading, 3 columns: blocks of rows */
+        {2, {10000, 1000}, 1u, 8, 16, 64, 1},    /* leading: chunks of 64 kept columns */
+        {2, {10000, 1000}, 1u, 4, 16, 64, 1},    /* float32: 16 per line */
+        {2, {2000, 1000}, 1u, 8, 16, 64, 1},     /* ceil(1000 / 16) = 63, rounded to 8s */
+        {2, {2000, 1000}, 1u, 1, 16, 64, 1},     /* a 1-byte output: 64 per line */
+        {2, {2000, 200}, 1u, 8, 5, 40, 1},       /* 33 columns (65536 / 2000 rows) to 40 */
+        {2, {300001, 4}, 3u, 8, 16, 18751, 0},   /* all axes: blocks of rows */
+        {1, {10000000}, 1u, 8, 16, 625000, 0},   /* all of a vector */
+        {2, {1000, 132}, 2u, 8, 3, 497, 0},      /* 132000 elements: splits */
+        {2, {1000, 100}, 1u, 8, 1, 0, -1},       /* 100000 elements: one box */
+        {1, {131071}, 1u, 8, 1, 0, -1},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        int64_t c = plan_of(cases[i].nd, cases[i].shape, cases[i].mask, &axis, &grain);
+        int64_t c = plan_of(cases[i].nd, cases[i].shape, cases[i].mask, cases[i].eo, &axis,
+                            &grain);
         if (c != cases[i].chunks || grain != cases[i].grain || axis != cases[i].axis) {
             print_error("case %zu: %lld chunks of %lld along %d\n", i, (long long)c,
                         (long long)grain, axis);

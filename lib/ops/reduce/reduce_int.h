@@ -37,9 +37,10 @@ weft_status_t weft__reduce_run(weft_kernel_ctx_t *ctx, weft_reduce_kind_t kind, 
                                const void *x, weft_dtype_t dout, void *out, int64_t n_out,
                                const weft__rloop_t *loop);
 /* The split of a prepared loop l (weft__rloop_prepare) that weft__reduce_run
- * makes: returns the chunk count (1: one box, axis and grain untouched),
- * else sets *axis (of l) and *grain (its indices per chunk). */
-int64_t weft__reduce_split_plan(const weft__rloop_t *l, int *axis, int64_t *grain);
+ * makes for an output of eo-byte elements: returns the chunk count (1: one
+ * box, axis and grain untouched), else sets *axis (of l) and *grain (its
+ * indices per chunk). */
+int64_t weft__reduce_split_plan(const weft__rloop_t *l, size_t eo, int *axis, int64_t *grain);
 
 /* ---- the raw kernels (reduce_kernels.c) ---- */
 /* Drops length-1 axes of in and moves the axis with the smallest x stride

@@ -27,10 +27,9 @@
 /* Loops from two lane-engine blocks of elements split; chunks hold at least
  * one block. */
 #define RSPLIT_MIN (2 * WEFT__LRED_BLOCK)
-/* Chunks of a kept inner axis are whole multiples of this many elements, so
- * two workers never write one cache line of the output (64 bytes of 4- or
- * 8-byte elements) in their inner loop. */
-#define RSPLIT_ROW_ALIGN 16
+/* Chunks of a kept inner axis are whole multiples of this many bytes of the
+ * output, so two workers never write one cache line in their inner loop. */
+#define RSPLIT_ROW_BYTES 64
 
 typedef struct rsplit {
     weft_reduce_kind_t kind;
@@ -42,17 +41,19 @@ typedef struct rsplit {
     weft__rloop_t l;
 } rsplit_t;
 
-/* Indices per chunk of axis d of l (count elements in all). */
-static int64_t rsplit_grain(const weft__rloop_t *l, int d, int64_t count)
+/* Indices per chunk of axis d of l (count elements in all; eo: the output's
+ * element size). */
+static int64_t rsplit_grain(const weft__rloop_t *l, int d, int64_t count, size_t eo)
 {
     int64_t g = (int64_t)weft__split_grain((size_t)l->shape[d], (size_t)count, RSPLIT_MIN);
+    int64_t align = eo < RSPLIT_ROW_BYTES ? RSPLIT_ROW_BYTES / (int64_t)eo : 1;
     if (d == l->ndim - 1 && l->so[d] != 0) {
-        g = (g + RSPLIT_ROW_ALIGN - 1) / RSPLIT_ROW_ALIGN * RSPLIT_ROW_ALIGN;
+        g = (g + align - 1) / align * align;
     }
     return g;
 }
 
-int64_t weft__reduce_split_plan(const weft__rloop_t *l, int *axis, int64_t *grain)
+int64_t weft__reduce_split_plan(const weft__rloop_t *l, size_t eo, int *axis, int64_t *grain)
 {
     int64_t count = 1;
     for (int d = 0; d < l->ndim; d++) {
@@ -62,7 +63,7 @@ int64_t weft__reduce_split_plan(const weft__rloop_t *l, int *axis, int64_t *grai
     int64_t chunks[2] = {1, 1}, grains[2] = {0, 0};
     for (int d = 0; count >= RSPLIT_MIN && d < l->ndim; d++) {
         int red = l->so[d] == 0;
-        int64_t g = rsplit_grain(l, d, count), c = (l->shape[d] + g - 1) / g;
+        int64_t g = rsplit_grain(l, d, count, eo), c = (l->shape[d] + g - 1) / g;
         if (c > chunks[red]) { /* the outermost on ties */
             best[red] = d;
             chunks[red] = c;
@@ -132,7 +133,7 @@ weft_status_t weft__reduce_run(weft_kernel_ctx_t *ctx, weft_reduce_kind_t kind, 
         weft__reduce_fill_identity(kind, dout, out, n_out);
         return WEFT_OK;
     }
-    int64_t chunks = weft__reduce_split_plan(&r.l, &r.axis, &r.grain);
+    int64_t chunks = weft__reduce_split_plan(&r.l, weft_dtype_size(dout), &r.axis, &r.grain);
     if (chunks > 1 && r.l.so[r.axis] == 0) {
         return rsplit_partials(ctx, &r, chunks, out);
     }
