@@ -423,6 +423,7 @@ static void test_classic_reductions_same_bits_at_1_2_4_workers(void **state)
         outs[n++] = weft_mean(G, v, 0, NULL, true);
         outs[n++] = weft_max(G, v, 1, &a0, false);
         outs[n++] = weft_min(G, v, 1, &a0, false);
+        outs[n++] = weft_sum(G, weft_transpose(G, v), 1, &a1, false); /* a strided view */
     }
     for (size_t i = 0; i < n; i++) assert_non_null(outs[i]);
     run_threads(px, pv, n, outs);
