@@ -26,6 +26,15 @@
  * naming the axis), even when the output is empty too (shape (0,0) over axis
  * 0), as NumPy raises.
  *
+ * Determinism (Sum, Mean, Max, Min, Prod): a reduction of at least 131072
+ * elements is cut along one axis into at most 16 fixed chunks (at least
+ * 65536 elements each) chosen from x's shape and strides, never from the
+ * worker count; chunks of a kept axis write disjoint outputs (the unsplit
+ * result, bit for bit), chunks of a reduced axis fold into partials merged
+ * left to right (float32 partials are float32). Results are the same at any
+ * worker count and in the evaluator; sums round differently from NumPy's
+ * pairwise sum by a few ulps of the partial sums (docs/execution.md §5).
+ *
  * Gradients (weft/grad.h): Sum broadcasts the output gradient back; Mean
  * also divides by the reduced element count; Max/Min send each group's
  * gradient to the first position holding the extreme value (the argmax in

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "ops_check.h"
+#include "reduce/reduce_int.h"
 #include "reduce/vexp_int.h"
 
 static weft_graph_t *G;
@@ -244,9 +245,27 @@ static void test_vexp_within_2_ulp_of_libm(void **state)
 
 /* ---- same bits at 1, 2 and 4 workers ----------------------------------- */
 
+#define RUN_MAX_OUTS 40
+
+/* Asserts that a and b hold the same bytes (same size and dtype). */
+static void expect_same_bits(const weft_tensor_t *a, const weft_tensor_t *b, const char *what,
+                             size_t i)
+{
+    size_t bytes = weft_tensor_size(a) * weft_dtype_size(weft_tensor_dtype(a));
+    assert_int_equal(weft_tensor_dtype(b), weft_tensor_dtype(a));
+    assert_int_equal(weft_tensor_size(b), weft_tensor_size(a));
+    if (memcmp(weft_tensor_data(a), weft_tensor_data(b), bytes) != 0) {
+        print_error("output %zu differs %s\n", i, what);
+        fail();
+    }
+}
+
+/* Compiles outs (mode none) at 1, 2 and 4 workers and asserts the same bits,
+ * also against the sequential evaluator. */
 static void run_threads(weft_var_t *x, weft_tensor_t *xv, size_t n_out, weft_var_t **outs)
 {
-    weft_tensor_t *ref[16] = {NULL}, *got[16] = {NULL};
+    weft_tensor_t *ref[RUN_MAX_OUTS] = {NULL}, *got[RUN_MAX_OUTS] = {NULL};
+    assert_true(n_out <= RUN_MAX_OUTS);
     const size_t threads[3] = {1, 2, 4};
     for (int k = 0; k < 3; k++) {
         weft_function_options_t o = WEFT_FUNCTION_OPTIONS_INIT;
@@ -256,18 +275,20 @@ static void run_threads(weft_var_t *x, weft_tensor_t *xv, size_t n_out, weft_var
         assert_int_equal(weft_function_compile(1, &x, n_out, outs, 0, NULL, &o, &fn), WEFT_OK);
         assert_int_equal(weft_function_call(fn, 1, &xv, n_out, k ? got : ref), WEFT_OK);
         for (size_t i = 0; k && i < n_out; i++) {
-            size_t bytes = weft_tensor_size(ref[i]) * weft_dtype_size(weft_tensor_dtype(ref[i]));
-            assert_int_equal(weft_tensor_size(got[i]), weft_tensor_size(ref[i]));
-            if (memcmp(weft_tensor_data(got[i]), weft_tensor_data(ref[i]), bytes) != 0) {
-                print_error("output %zu differs at %zu workers\n", i, threads[k]);
-                fail();
-            }
+            expect_same_bits(ref[i], got[i], threads[k] == 2 ? "at 2 workers" : "at 4 workers",
+                             i);
             weft_tensor_release(got[i]);
             got[i] = NULL;
         }
         assert_int_equal(weft_function_destroy(fn), WEFT_OK);
     }
-    for (size_t i = 0; i < n_out; i++) weft_tensor_release(ref[i]);
+    for (size_t i = 0; i < n_out; i++) {
+        weft_tensor_t *ev = NULL;
+        assert_int_equal(ck_eval(G, 1, &x, &xv, outs[i], &ev), WEFT_OK);
+        expect_same_bits(ref[i], ev, "in the evaluator", i);
+        weft_tensor_release(ev);
+        weft_tensor_release(ref[i]);
+    }
 }
 
 static void test_large_inputs_same_bits_at_1_2_4_workers(void **state)
@@ -296,6 +317,160 @@ static void test_large_inputs_same_bits_at_1_2_4_workers(void **state)
                             weft_logsumexp(G, l, 0, NULL, false)};
     run_threads(l, lv, 3, louts);
     weft_tensor_release(lv);
+}
+
+/* ---- Sum, Mean, Max, Min, Prod split over the pool ----------------------- */
+
+/* The plan of a C-contiguous x of shape (nd, shape) reduced over mask into
+ * eo-byte outputs. */
+static int64_t plan_of(int nd, const int64_t *shape, uint32_t mask, size_t eo, int *axis,
+                       int64_t *grain)
+{
+    weft__rloop_t in, l;
+    int64_t sx = 1, so = 1;
+    in.ndim = nd;
+    for (int d = nd - 1; d >= 0; d--) {
+        bool red = (mask >> d) & 1u;
+        in.shape[d] = shape[d];
+        in.sx[d] = sx;
+        in.so[d] = red ? 0 : so;
+        in.sg[d] = 0;
+        sx *= shape[d];
+        so *= red ? 1 : shape[d];
+    }
+    assert_true(weft__rloop_prepare(&in, &l));
+    *axis = -1;
+    *grain = 0;
+    return weft__reduce_split_plan(&l, eo, axis, grain);
+}
+
+/* The documented chunkings (docs/execution.md §5): at most 16 chunks of at
+ * least 65536 elements; a kept axis unless a reduced one makes more than
+ * twice its chunks; a kept inner axis in whole 64-byte lines of the output. */
+static void test_classic_split_plan(void **state)
+{
+    (void)state;
+    int axis;
+    int64_t grain;
+    struct {
+        int nd;
+        int64_t shape[2];
+        uint32_t mask;
+        size_t eo;
+        int64_t chunks, grain;
+        int axis;
+    } cases[] = {
+        {2, {4, 300001}, 2u, 8, 16, 18751, 1},   /* trailing: 4 groups, 16 blocks of each lane */
+        {2, {1000, 10000}, 2u, 8, 16, 63, 0},    /* trailing: the kept rows */
+        {2, {300001, 3}, 1u, 8, 14, 21846, 0},   /* leading, 3 columns: blocks of rows */
+        {2, {10000, 1000}, 1u, 8, 16, 64, 1},    /* leading: chunks of 64 kept columns */
+        {2, {10000, 1000}, 1u, 4, 16, 64, 1},    /* float32: 16 per line */
+        {2, {2000, 1000}, 1u, 8, 16, 64, 1},     /* ceil(1000 / 16) = 63, rounded to 8s */
+        {2, {2000, 1000}, 1u, 1, 16, 64, 1},     /* a 1-byte output: 64 per line */
+        {2, {2000, 200}, 1u, 8, 5, 40, 1},       /* 33 columns (65536 / 2000 rows) to 40 */
+        {2, {300001, 4}, 3u, 8, 16, 18751, 0},   /* all axes: blocks of rows */
+        {1, {10000000}, 1u, 8, 16, 625000, 0},   /* all of a vector */
+        {2, {1000, 132}, 2u, 8, 3, 497, 0},      /* 132000 elements: splits */
+        {2, {1000, 100}, 1u, 8, 1, 0, -1},       /* 100000 elements: one box */
+        {1, {131071}, 1u, 8, 1, 0, -1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int64_t c = plan_of(cases[i].nd, cases[i].shape, cases[i].mask, cases[i].eo, &axis,
+                            &grain);
+        if (c != cases[i].chunks || grain != cases[i].grain || axis != cases[i].axis) {
+            print_error("case %zu: %lld chunks of %lld along %d\n", i, (long long)c,
+                        (long long)grain, axis);
+            fail();
+        }
+    }
+}
+
+/* Every classic kind at 4 dtypes over trailing, leading, middle and all axes
+ * of inputs a few blocks long: same bits at 1, 2, 4 workers and in the
+ * evaluator. */
+static void test_classic_reductions_same_bits_at_1_2_4_workers(void **state)
+{
+    (void)state;
+    const weft_dtype_t dts[4] = {WEFT_FLOAT64, WEFT_FLOAT32, WEFT_INT32, WEFT_INT64};
+    int a0 = 0, a1 = 1, a02[2] = {0, 2};
+    int64_t s[2] = {4, 300001}, p[2] = {300001, 3}, m[3] = {5, 30000, 3};
+    weft_tensor_t *xv = ck_random(WEFT_FLOAT64, 2, s, -1000, 1000, ck_seed("classic"));
+    weft_var_t *x = ck_var(G, WEFT_FLOAT64, 2, s), *outs[RUN_MAX_OUTS];
+    size_t n = 0;
+    for (int k = 0; k < 4; k++) {
+        weft_var_t *v = k ? weft_cast(G, x, dts[k]) : x;
+        outs[n++] = weft_sum(G, v, 1, &a1, false);  /* trailing: blocks of each lane */
+        outs[n++] = weft_mean(G, v, 1, &a0, false); /* leading: kept columns */
+        outs[n++] = weft_max(G, v, 0, NULL, false); /* all axes */
+        outs[n++] = weft_min(G, v, 1, &a1, true);
+        outs[n++] = weft_sum(G, v, 0, NULL, false);
+        outs[n++] = weft_mean(G, v, 1, &a1, false);
+        outs[n++] = weft_prod(G, weft_cast(G, weft_gt(G, v, weft_constant_scalar(G, dts[k], -990.0)),
+                                           dts[k]), 1, &a1, false);
+    }
+    for (size_t i = 0; i < n; i++) assert_non_null(outs[i]);
+    run_threads(x, xv, n, outs);
+    weft_tensor_release(xv);
+    /* leading axes over few columns: blocks of rows; products near 1 */
+    weft_tensor_t *pv = ck_random(WEFT_FLOAT64, 2, p, 0.999, 1.001, ck_seed("classic_rows"));
+    weft_var_t *px = ck_var(G, WEFT_FLOAT64, 2, p), *pf = weft_cast(G, px, WEFT_FLOAT32);
+    n = 0;
+    for (int k = 0; k < 2; k++) {
+        weft_var_t *v = k ? pf : px;
+        outs[n++] = weft_sum(G, v, 1, &a0, false);
+        outs[n++] = weft_prod(G, v, 1, &a0, false);
+        outs[n++] = weft_prod(G, v, 0, NULL, false);
+        outs[n++] = weft_mean(G, v, 0, NULL, true);
+        outs[n++] = weft_max(G, v, 1, &a0, false);
+        outs[n++] = weft_min(G, v, 1, &a0, false);
+        outs[n++] = weft_sum(G, weft_transpose(G, v), 1, &a1, false); /* a strided view */
+    }
+    for (size_t i = 0; i < n; i++) assert_non_null(outs[i]);
+    run_threads(px, pv, n, outs);
+    weft_tensor_release(pv);
+    /* a middle axis and the outer two */
+    weft_tensor_t *mv = ck_random(WEFT_FLOAT64, 3, m, -1, 1, ck_seed("classic_mid"));
+    weft_var_t *mx = ck_var(G, WEFT_FLOAT64, 3, m);
+    weft_var_t *mouts[3] = {weft_sum(G, mx, 1, &a1, false), weft_mean(G, mx, 2, a02, false),
+                            weft_prod(G, weft_cast(G, mx, WEFT_FLOAT32), 1, &a1, false)};
+    run_threads(mx, mv, 3, mouts);
+    weft_tensor_release(mv);
+}
+
+/* A reduced split folds each chunk as one box from the identity and merges
+ * the chunks left to right: the Sum of a long vector is the left fold of the
+ * Sums of its chunks (each below the split size, so one box), and within
+ * the documented bound of the exact sum. */
+static void test_classic_split_order_and_bound(void **state)
+{
+    (void)state;
+    int64_t n[1] = {300001}, g = 65536; /* 5 chunks: 4 of 65536 and 37857 */
+    weft_tensor_t *xv = ck_random(WEFT_FLOAT64, 1, n, -1, 1, ck_seed("classic_order"));
+    const double *xs = weft_tensor_data(xv);
+    weft_var_t *x = ck_var(G, WEFT_FLOAT64, 1, n);
+    weft_tensor_t *r = NULL;
+    assert_int_equal(ck_eval(G, 1, &x, &xv, weft_sum(G, x, 0, NULL, false), &r), WEFT_OK);
+    double want = 0;
+    long double exact = 0, abs_sum = 0;
+    for (int64_t lo = 0; lo < n[0]; lo += g) {
+        int64_t len[1] = {n[0] - lo < g ? n[0] - lo : g};
+        weft_tensor_t *cv = ck_tensor(WEFT_FLOAT64, 1, len, xs + lo), *cr = NULL;
+        weft_var_t *c = ck_var(G, WEFT_FLOAT64, 1, len);
+        assert_int_equal(ck_eval(G, 1, &c, &cv, weft_sum(G, c, 0, NULL, false), &cr), WEFT_OK);
+        double part = *(const double *)weft_tensor_data(cr);
+        want = lo ? want + part : part;
+        weft_tensor_release(cr);
+        weft_tensor_release(cv);
+    }
+    for (int64_t i = 0; i < n[0]; i++) {
+        exact += xs[i];
+        abs_sum += fabsl((long double)xs[i]);
+    }
+    double got = *(const double *)weft_tensor_data(r);
+    assert_memory_equal(&got, &want, sizeof got);
+    assert_true(fabsl((long double)got - exact) <= (n[0] + 2) * 0x1p-52L * abs_sum);
+    weft_tensor_release(r);
+    weft_tensor_release(xv);
 }
 
 /* Every new class saved to JSON and loaded back computes the same bits.
@@ -406,6 +581,9 @@ int main(void)
         cmocka_unit_test(test_errors_name_op_input_and_site),
         cmocka_unit_test(test_vexp_within_2_ulp_of_libm),
         cmocka_unit_test(test_large_inputs_same_bits_at_1_2_4_workers),
+        cmocka_unit_test(test_classic_split_plan),
+        cmocka_unit_test(test_classic_reductions_same_bits_at_1_2_4_workers),
+        cmocka_unit_test(test_classic_split_order_and_bound),
         cmocka_unit_test(test_json_round_trip_of_every_new_class),
         cmocka_unit_test(test_gradients_verify),
     };

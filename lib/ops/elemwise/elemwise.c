@@ -7,6 +7,7 @@
 
 #include "graph/ctor_int.h"
 #include "ops_int.h"
+#include "split_int.h"
 #include "tensor/kernel_int.h" /* ctx->out_typed */
 #include "weft/json_props.h"
 #include "weft/kernel.h"
@@ -290,21 +291,9 @@ static weft_status_t ew_loop_range(void *arg, size_t begin, size_t end)
     return WEFT_OK;
 }
 
-/* Indices of the split axis per range: about len / EW_SPLIT_BLOCKS, but at
- * least min_split / 2 elements' worth, so a loop just above the threshold
- * still makes 2 ranges and none is too small to pay for its wake-up. The
- * ranges depend on the shape alone, never on the worker count (execution.md
- * §5); every element is computed by the same row kernel in any range, so
- * splitting never changes a result anyway. */
-#define EW_SPLIT_BLOCKS 16
-
-static size_t ew_grain(size_t len, size_t count, int64_t min_split)
-{
-    size_t inner = count / len, by_blocks = (len + EW_SPLIT_BLOCKS - 1) / EW_SPLIT_BLOCKS;
-    size_t by_size = ((size_t)min_split / 2 + inner - 1) / inner;
-    return by_blocks > by_size ? by_blocks : by_size;
-}
-
+/* The split's ranges (split_int.h) depend on the shape alone, never on the
+ * worker count (execution.md §5); every element is computed by the same row
+ * kernel in any range, so splitting never changes a result anyway. */
 weft_status_t weft__ew_loop_run(weft_kernel_ctx_t *ctx, size_t nop, weft_tensor_t *const *ops,
                                 int ndim, const int64_t *shape, weft__row_fn fn, void *fn_arg,
                                 int64_t min_split)
@@ -331,7 +320,7 @@ weft_status_t weft__ew_loop_run(weft_kernel_ctx_t *ctx, size_t nop, weft_tensor_
     if (ndim == 0 || weft_kernel_threads(ctx) <= 1 || count < min_split || l.shape[l.axis] < 2)
         return ew_loop_range(&l, 0, ndim ? (size_t)l.shape[l.axis] : 1);
     size_t len = (size_t)l.shape[l.axis];
-    return weft_kernel_parallel_for(ctx, len, ew_grain(len, (size_t)count, min_split),
+    return weft_kernel_parallel_for(ctx, len, weft__split_grain(len, (size_t)count, min_split),
                                     ew_loop_range, &l);
 }
 

@@ -1,7 +1,8 @@
 /* The reduction ops Sum, Mean, Max, Min, Prod (one class each, props: axes
  * mask, rank, keepdims): constructors (weft/reduce.h), type inference,
  * perform and grad hooks. The gradient op ReduceGrad lives in reduce_grad.c,
- * Argmax in argmax.c, the strided loops in reduce_kernels.c. */
+ * Argmax in argmax.c, the split over the pool in reduce_split.c, the
+ * strided loops in reduce_kernels.c. */
 #include <stdio.h>
 #include <string.h>
 
@@ -186,11 +187,11 @@ static weft_status_t reduce_perform(const weft_apply_t *node, weft_tensor_t *con
     weft__rloop_t loop;
     weft__reduce_loop_init(p, x, out_strides, NULL, &loop);
     void *out = weft_tensor_data(outputs[0]);
-    weft__reduce_run(kind, dx, weft_tensor_data(x), dout, out, n_out, &loop);
-    if (kind == WEFT_REDUCE_MEAN) {
+    st = weft__reduce_run(ctx, kind, dx, weft_tensor_data(x), dout, out, n_out, &loop);
+    if (st == WEFT_OK && kind == WEFT_REDUCE_MEAN) {
         weft__reduce_divide(dout, out, n_out, (double)group); /* 0 / 0: NaN */
     }
-    return WEFT_OK;
+    return st;
 }
 
 /* d reduce / d x = ReduceGrad(x, gz) for float x; integer inputs carry no

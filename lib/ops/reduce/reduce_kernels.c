@@ -9,8 +9,9 @@
  * chains (a float fold cannot be reordered by the compiler). Integer sums
  * and products wrap in two's complement (computed in uint64_t, as the
  * elementwise ops do). Every table row comes from the dtype lists of
- * base/dtype_list.h. The gradient kernels and Argmax visit x in plain C
- * order so "first" means first in C order. */
+ * base/dtype_list.h. The gradient kernels visit x in plain C order so
+ * "first" means first in C order. How a large reduction is cut into boxes
+ * and how their partials merge: reduce_split.c. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -168,7 +169,7 @@ weft_dtype_t weft__reduce_out_dtype(weft_reduce_kind_t kind, weft_dtype_t in)
         for (int64_t i = 0; i < n; i++) ((T *)out)[i] = (T)fv; \
         return;
 
-static void reduce_fill_identity(weft_reduce_kind_t kind, weft_dtype_t dt, void *out, int64_t n)
+void weft__reduce_fill_identity(weft_reduce_kind_t kind, weft_dtype_t dt, void *out, int64_t n)
 {
     bool is_max = kind == WEFT_REDUCE_MAX, is_min = kind == WEFT_REDUCE_MIN;
     double fv = kind == WEFT_REDUCE_PROD ? 1.0 : is_max ? -INFINITY : is_min ? INFINITY : 0.0;
@@ -183,9 +184,7 @@ static void reduce_fill_identity(weft_reduce_kind_t kind, weft_dtype_t dt, void 
     }
 }
 
-/* Drops length-1 axes and moves the axis with the smallest x stride last.
- * Returns false when some length is 0 (nothing to fold). */
-static bool rloop_prepare(const weft__rloop_t *in, weft__rloop_t *l)
+bool weft__rloop_prepare(const weft__rloop_t *in, weft__rloop_t *l)
 {
     l->ndim = 0;
     for (int d = 0; d < in->ndim; d++) {
@@ -223,16 +222,11 @@ static bool rloop_prepare(const weft__rloop_t *in, weft__rloop_t *l)
     return true;
 }
 
-void weft__reduce_run(weft_reduce_kind_t kind, weft_dtype_t dx, const void *x, weft_dtype_t dout,
-                      void *out, int64_t n_out, const weft__rloop_t *loop)
+void weft__reduce_box(weft_reduce_kind_t kind, weft_dtype_t dx, const void *x,
+                      weft_dtype_t dout, void *out, const weft__rloop_t *l)
 {
-    reduce_fill_identity(kind, dout, out, n_out);
-    weft__rloop_t l;
-    if (!rloop_prepare(loop, &l)) {
-        return;
-    }
     int64_t ex = (int64_t)weft_dtype_size(dx), eo = (int64_t)weft_dtype_size(dout);
-    int inner = l.ndim - 1;
+    int inner = l->ndim - 1;
     red_fn red = red_table[kind][dx];
     keep_fn keep = keep_table[kind][dx];
     int64_t idx[WEFT_MAX_NDIM] = {0};
@@ -240,26 +234,35 @@ void weft__reduce_run(weft_reduce_kind_t kind, weft_dtype_t dx, const void *x, w
     for (;;) {
         const char *xp = (const char *)x + ox * ex;
         char *op = (char *)out + oo * eo;
-        if (l.so[inner] == 0) {
-            red(xp, l.shape[inner], l.sx[inner], op);
+        if (l->so[inner] == 0) {
+            red(xp, l->shape[inner], l->sx[inner], op);
         } else {
-            keep(xp, l.shape[inner], l.sx[inner], op, l.so[inner]);
+            keep(xp, l->shape[inner], l->sx[inner], op, l->so[inner]);
         }
         int d = inner - 1;
         for (; d >= 0; d--) { /* odometer over the outer axes */
-            ox += l.sx[d];
-            oo += l.so[d];
-            if (++idx[d] < l.shape[d]) {
+            ox += l->sx[d];
+            oo += l->so[d];
+            if (++idx[d] < l->shape[d]) {
                 break;
             }
-            ox -= l.sx[d] * l.shape[d];
-            oo -= l.so[d] * l.shape[d];
+            ox -= l->sx[d] * l->shape[d];
+            oo -= l->so[d] * l->shape[d];
             idx[d] = 0;
         }
         if (d < 0) {
             return;
         }
     }
+}
+
+/* The kept-axis loop of (kind, dout) folds a row of partials of the output's
+ * dtype: Sum/Mean of an integer x add int64 (wrapping) or float64 partials,
+ * as the kernels of an int64 or float64 x do. */
+void weft__reduce_merge(weft_reduce_kind_t kind, weft_dtype_t dout, void *out, const void *part,
+                        int64_t n)
+{
+    keep_table[kind][dout]((const char *)part, n, 1, (char *)out, 1);
 }
 
 void weft__reduce_divide(weft_dtype_t dt, void *out, int64_t n, double count)
@@ -319,59 +322,6 @@ static void reduce_visit(const weft__rloop_t *l, rvisit_fn fn, void *ctx)
             return;
         }
     }
-}
-
-typedef struct argmax_ctx {
-    weft_dtype_t dt;
-    const void *x;
-    int64_t *out;
-    int64_t *best_off; /* x offset of the current best per group (any sign: reversed views) */
-} argmax_ctx_t;
-
-/* Whether the element at x offset `off` beats the group's best so far at
- * `best`: greater, or the first NaN (NumPy's argmax stops at a NaN).
- * Compared in the element's own type (64-bit integers exactly). */
-#define BEATS_I(A, B, T, UT, sn, D) \
-    case D: return ((const T *)c->x)[off] > ((const T *)c->x)[best];
-#define BEATS_F(A, B, T, sn, D)                                                          \
-    case D: {                                                                            \
-        double xv = (double)((const T *)c->x)[off], bv = (double)((const T *)c->x)[best]; \
-        return !isnan(bv) && (xv > bv || isnan(xv));                                     \
-    }
-
-static bool argmax_beats(const argmax_ctx_t *c, int64_t off, int64_t best)
-{
-    switch (c->dt) {
-    WEFT__SINT_DTYPES(BEATS_I, ~, ~)
-    WEFT__UINT_DTYPES(BEATS_I, ~, ~)
-    BEATS_I(~, ~, weft__bool_el, ~, b, WEFT_BOOL)
-    WEFT__FLOAT_DTYPES(BEATS_F, ~, ~)
-    BEATS_F(~, ~, weft__f16, f16, WEFT_FLOAT16)
-    default: return false;
-    }
-}
-
-/* A group's first element in C order is the one at position 0 (every reduced
- * index 0): it starts the group, so no offset value has to mean "none yet"
- * (a reversed view's offsets are negative). */
-static void argmax_visit(void *p, const rvisit_t *v)
-{
-    argmax_ctx_t *c = p;
-    if (v->pos_in_group != 0 && !argmax_beats(c, v->ox, c->best_off[v->oo])) {
-        return;
-    }
-    c->best_off[v->oo] = v->ox;
-    c->out[v->oo] = v->pos_in_group;
-}
-
-void weft__reduce_argmax(weft_dtype_t dx, const void *x, int64_t *out, int64_t *best,
-                         int64_t n_out, const weft__rloop_t *loop)
-{
-    for (int64_t i = 0; i < n_out; i++) {
-        out[i] = 0;
-    }
-    argmax_ctx_t c = {dx, x, out, best};
-    reduce_visit(loop, argmax_visit, &c);
 }
 
 /* ---- gradient kernels ----------------------------------------------------- */
