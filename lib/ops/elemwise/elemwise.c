@@ -671,7 +671,8 @@ weft_var_t *weft_cast_at(weft_graph_t *g, weft_var_t *x, weft_dtype_t dtype, con
  * float64 and an integral c with a bool x is int64. */
 static weft_dtype_t scalar_dtype(weft_dtype_t x, double c)
 {
-    bool integral = c == (double)(int64_t)c && c > -9.3e18 && c < 9.3e18;
+    /* the range first: converting an infinite or huge c to int64 is undefined */
+    bool integral = c > -9.3e18 && c < 9.3e18 && c == (double)(int64_t)c;
     if (weft_dtype_kind(x) == WEFT_KIND_FLOAT || weft_dtype_kind(x) == WEFT_KIND_COMPLEX) return x;
     if (!integral) return WEFT_FLOAT64;
     return x == WEFT_BOOL ? WEFT_INT64 : x;
