@@ -1,0 +1,85 @@
+/* Linear algebra solvers and decompositions through LAPACKE, NumPy's
+ * np.linalg counterparts (docs/linalg.md lists them with every difference).
+ *
+ * Ops: Solve (np.linalg.solve), Inv (np.linalg.inv), Det (np.linalg.det),
+ * SLogDet (np.linalg.slogdet: two outputs, sign and logabsdet),
+ * CholeskySolve (scipy.linalg.cho_solve with a lower factor). The triangular
+ * solve with every flag (left/right, lower/upper, transposed, unit diagonal)
+ * is Trsm (weft/linalg.h).
+ *
+ * Stacks: every op takes a stack of square matrices (..., n, n) and solves
+ * each matrix on its own, as np.linalg does. Solve's and CholeskySolve's b is
+ * a vector (n,) when a is one matrix, or a stack (..., n, k) of a's rank with
+ * the same batch lengths (no broadcasting of batch axes, unlike NumPy).
+ * Gradients exist for stacks of at most one batch axis (rank <= 3; a higher
+ * rank fails weft_grad with WEFT_ENOTIMPL naming the op), and for
+ * CholeskySolve on single matrices only.
+ *
+ * Dtypes: float32 or float64, every input of one op the same; the outputs
+ * have the input dtype (NumPy computes float32 in float32 too).
+ *
+ * Run-time errors: a singular matrix fails Solve and Inv with WEFT_ERANGE,
+ * "Solve: the matrix is singular (U[k,k] = 0)" (a stack: "Solve: matrix i of
+ * the batch is singular (U[k,k] = 0)"), k the zero-based step of the LU
+ * factorization with an exactly zero pivot; the evaluator adds the node and
+ * its creation site. Det gives 0 and SLogDet (0, -inf) for a singular matrix,
+ * as NumPy. Lengths unknown until run time that do not match fail the node
+ * with WEFT_ESHAPE.
+ *
+ * Threads and bits: each matrix is one LAPACK call made with the LAPACK node
+ * kind's OpenBLAS thread setting (weft_blas_set_threads, default 1; see the
+ * oversubscription note in weft/linalg.h), so the bits do not depend on the
+ * pool's worker count.
+ *
+ * Constructors are macros recording the creation site; each builds one Apply
+ * node in g and returns its output. Ownership: borrows g and the inputs (which
+ * must belong to g); the output is borrowed, owned by g. Errors: NULL with
+ * the first error kept on g (weft_graph_error, weft_graph_error_message);
+ * WEFT_EINVAL (NULL argument), WEFT_EFOREIGN, WEFT_ETYPE (non-float or mixed
+ * dtypes, a rank below 2, non-square static lengths, static lengths of a and
+ * b that differ; the message names the op, the input and the creation site),
+ * WEFT_ENOMEM. A NULL variable argument adds no second error.
+ * Thread: like every graph-building function, one thread per context. */
+#ifndef WEFT_LINALG_LAPACK_H
+#define WEFT_LINALG_LAPACK_H
+
+#include "weft/export.h"
+#include "weft/graph.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Solve(a, b) = x with a x = b: a (..., n, n); b (n,) (a 2-D) or (..., n, k);
+ * x has b's shape. */
+#define weft_solve(g, a, b) weft_solve_at((g), (a), (b), __FILE__, __LINE__)
+WEFT_API weft_var_t *weft_solve_at(weft_graph_t *g, weft_var_t *a, weft_var_t *b,
+                                   const char *file, int line);
+
+/* Inv(a): the inverse of each matrix of a (..., n, n). */
+#define weft_inv(g, a) weft_inv_at((g), (a), __FILE__, __LINE__)
+WEFT_API weft_var_t *weft_inv_at(weft_graph_t *g, weft_var_t *a, const char *file, int line);
+
+/* Det(a): the determinant of each matrix, shape (...) (0-d for one matrix),
+ * computed as NumPy: sign * exp(sum log|u_ii|) of the LU factors. */
+#define weft_det(g, a) weft_det_at((g), (a), __FILE__, __LINE__)
+WEFT_API weft_var_t *weft_det_at(weft_graph_t *g, weft_var_t *a, const char *file, int line);
+
+/* SLogDet(a): returns logabsdet = log|det a| (shape (...)) and stores the
+ * sign (-1, 0 or 1, same shape and dtype) in *sign when sign is not NULL
+ * (NULL on error). One node with two outputs: sign is output 0, logabsdet
+ * output 1 (the default output). Only logabsdet has a gradient. */
+#define weft_slogdet(g, a, sign) weft_slogdet_at((g), (a), (sign), __FILE__, __LINE__)
+WEFT_API weft_var_t *weft_slogdet_at(weft_graph_t *g, weft_var_t *a, weft_var_t **sign,
+                                     const char *file, int line);
+
+/* CholeskySolve(l, b) = x with (l l^T) x = b, l the lower Cholesky factor
+ * (weft_cholesky), only its lower triangle read; shapes as Solve. */
+#define weft_cholesky_solve(g, l, b) weft_cholesky_solve_at((g), (l), (b), __FILE__, __LINE__)
+WEFT_API weft_var_t *weft_cholesky_solve_at(weft_graph_t *g, weft_var_t *l, weft_var_t *b,
+                                            const char *file, int line);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* WEFT_LINALG_LAPACK_H */

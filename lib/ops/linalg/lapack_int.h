@@ -1,0 +1,66 @@
+/* Internal interface of the LAPACK-backed solver ops (linalg_solve.c): the
+ * LAPACKE binding for LU, inverse and Cholesky solves (lapack_openblas.c),
+ * and the batch helpers (linalg_batch.c) that move one matrix of a stacked
+ * operand (..., rows, cols) with any strides into a contiguous buffer in
+ * row- or column-major order and back.
+ *
+ * Row-major vs column-major: the LAPACKE calls use LAPACK_COL_MAJOR on
+ * buffers this code fills, so LAPACKE never makes its own transposed copies;
+ * a row-major n x n matrix A read column-major is A^T, which the callers use
+ * (det(A^T) = det(A), inv(A^T) = inv(A)^T, an LU of A^T solves A x = b with
+ * trans 'T'). */
+#ifndef WEFT_OPS_LAPACK_INT_H
+#define WEFT_OPS_LAPACK_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "linalg_int.h"
+
+/* The op classes of linalg_solve.c (listed in builtin_classes.c). */
+extern const weft_op_class_t weft__solve_class, weft__inv_class, weft__det_class,
+    weft__slogdet_class, weft__cho_solve_class;
+
+/* The float dtypes the LAPACK kernels take: a new one is one line here and a
+ * branch in each wrapper of lapack_openblas.c. */
+#define WEFT__LAPACK_TYPES(X) X(float, WEFT_FLOAT32) X(double, WEFT_FLOAT64)
+
+/* ---- LAPACKE wrappers (column-major buffers, ld = rows; 32-bit pivots) ---- */
+
+/* LU with partial pivoting in place. Returns info: 0, k > 0 when U[k-1,k-1]
+ * is exactly zero (the factorization is complete), < 0 argument error. */
+int weft__lapack_getrf(weft_dtype_t dt, int64_t n, void *a, int32_t *ipiv);
+/* Solves op(A) X = B with getrf's factors; B is n x nrhs. trans: A^T. */
+int weft__lapack_getrs(weft_dtype_t dt, bool trans, int64_t n, int64_t nrhs, const void *lu,
+                       const int32_t *ipiv, void *b);
+/* The inverse from getrf's factors, in place. */
+int weft__lapack_getri(weft_dtype_t dt, int64_t n, void *lu, const int32_t *ipiv);
+/* Solves A X = B with A = U^T U (upper) or L L^T (lower) from potrf. */
+int weft__lapack_potrs(weft_dtype_t dt, bool lower, int64_t n, int64_t nrhs, const void *f,
+                       void *b);
+
+/* ---- batches ---------------------------------------------------------------- */
+
+/* Number of matrices in t when its last `core` axes are the matrix (or
+ * vector): the product of the leading lengths (1 for none). */
+int64_t weft__batch_count(const weft_tensor_t *t, int core);
+/* Element offset of batch entry `index` of t (its leading ndim - core axes). */
+int64_t weft__batch_offset(const weft_tensor_t *t, int core, int64_t index);
+/* Copies the rows x cols matrix at element offset off of t (strides of t's
+ * last two axes; cols == 1 with a 1-axis core: a vector) into the contiguous
+ * buffer dst, row-major or column-major (colmajor). */
+void weft__batch_load(const weft_tensor_t *t, int core, int64_t off, int64_t rows,
+                      int64_t cols, bool colmajor, void *dst);
+/* Writes the contiguous column-major rows x cols buffer src into the
+ * row-major contiguous dst (both of dtype dt). */
+void weft__batch_store_cm(weft_dtype_t dt, const void *src, int64_t rows, int64_t cols,
+                          void *dst);
+
+/* make_node check of a stack of square matrices (..., n, n), rank >= 2,
+ * float32/float64: WEFT_ETYPE naming the op and the input otherwise. */
+weft_status_t weft__batch_check_square(weft_graph_t *g, const char *opname, weft_var_t *a,
+                                       int index);
+/* The dims of a stack's static type without its last `drop` axes. */
+int weft__batch_type_dims(const weft_type_t *t, int drop, int64_t *shape);
+
+#endif /* WEFT_OPS_LAPACK_INT_H */

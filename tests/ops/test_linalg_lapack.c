@@ -1,0 +1,395 @@
+/* Tests of the LAPACK-backed solvers (weft/linalg_lapack.h): Solve, Inv, Det,
+ * SLogDet and CholeskySolve against NumPy-computed constants (float64 and
+ * float32), reconstructions (a @ inv(a) = I, a @ solve(a, b) = b), stacks of
+ * matrices, the singular-matrix node errors and the shape errors with their
+ * exact messages, every gradient through weft_verify_grad, and a JSON round
+ * trip. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "ops_check.h"
+
+typedef struct fx {
+    weft_graph_t *g;
+} fx_t;
+
+static int setup(void **state)
+{
+    static fx_t f;
+    assert_int_equal(weft_graph_create(NULL, &f.g), WEFT_OK);
+    *state = &f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fx_t *f = *state;
+    weft_graph_destroy(f->g);
+    return 0;
+}
+
+static weft_var_t *var_like(weft_graph_t *g, const weft_tensor_t *t)
+{
+    return ck_var(g, weft_tensor_dtype(t), weft_tensor_ndim(t), weft_tensor_shape(t));
+}
+
+static const int64_t s33[2] = {3, 3}, s32[2] = {3, 2}, s3[1] = {3};
+/* a = [[4,1,2],[1,5,3],[2,3,6]] (SPD), b, B; c has det -5 */
+static const double A[9] = {4, 1, 2, 1, 5, 3, 2, 3, 6};
+static const double C[9] = {0, 2, 1, 1, 1, 0, 3, 0, 1};
+static const double BV[3] = {1, 2, 3};
+static const double BM[6] = {1, 2, 0, 1, 3, -1};
+/* NumPy 1.24: np.linalg.solve(A, BV), solve(A, BM), inv(A), det(A) */
+static const double X_V[3] = {-1.3877787807814457e-17, 0.14285714285714285, 0.4285714285714286};
+static const double X_M[6] = {-1.3877787807814457e-17, 0.7000000000000001,
+                              -0.42857142857142855, 0.42857142857142855,
+                              0.7142857142857143, -0.6142857142857142};
+static const double INV_A[9] = {0.3, 0.0, -0.1, 0.0, 0.2857142857142857, -0.14285714285714282,
+                                -0.1, -0.14285714285714285, 0.2714285714285714};
+
+/* Evaluates one output of a one- or two-input graph. */
+static weft_status_t run2(weft_graph_t *g, size_t n, weft_var_t *const *in,
+                          weft_tensor_t *const *vals, weft_var_t *out, weft_tensor_t **r)
+{
+    return ck_eval(g, n, in, vals, out, r);
+}
+
+static void test_solve_inv_det_match_numpy(void **state)
+{
+    fx_t *f = *state;
+    weft_tensor_t *av = ck_tensor(WEFT_FLOAT64, 2, s33, A);
+    weft_tensor_t *bv = ck_tensor(WEFT_FLOAT64, 1, s3, BV), *bm = ck_tensor(WEFT_FLOAT64, 2, s32, BM);
+    weft_var_t *a = var_like(f->g, av), *b = var_like(f->g, bv), *B = var_like(f->g, bm);
+    weft_var_t *x = weft_solve(f->g, a, b), *X = weft_solve(f->g, a, B);
+    weft_var_t *ai = weft_inv(f->g, a), *d = weft_det(f->g, a);
+    weft_tensor_t *r = NULL, *vals[2] = {av, bv}, *valm[2] = {av, bm};
+    assert_int_equal(run2(f->g, 2, (weft_var_t *[]){a, b}, vals, x, &r), WEFT_OK);
+    ck_expect(r, 1, s3, X_V, 1e-14);
+    weft_tensor_release(r);
+    assert_int_equal(run2(f->g, 2, (weft_var_t *[]){a, B}, valm, X, &r), WEFT_OK);
+    ck_expect(r, 2, s32, X_M, 1e-14);
+    weft_tensor_release(r);
+    assert_int_equal(run2(f->g, 1, &a, &av, ai, &r), WEFT_OK);
+    ck_expect(r, 2, s33, INV_A, 1e-14);
+    weft_tensor_release(r);
+    assert_int_equal(run2(f->g, 1, &a, &av, d, &r), WEFT_OK);
+    ck_expect(r, 0, NULL, (double[]){69.99999999999996}, 1e-13);
+    weft_tensor_release(r);
+    /* reconstructions: a @ inv(a) = I and a @ x = b */
+    weft_var_t *eye = weft_dot(f->g, a, ai), *back = weft_dot(f->g, a, X);
+    assert_int_equal(run2(f->g, 1, &a, &av, eye, &r), WEFT_OK);
+    ck_expect(r, 2, s33, (double[]){1, 0, 0, 0, 1, 0, 0, 0, 1}, 1e-14);
+    weft_tensor_release(r);
+    assert_int_equal(run2(f->g, 2, (weft_var_t *[]){a, B}, valm, back, &r), WEFT_OK);
+    ck_expect(r, 2, s32, BM, 1e-14);
+    weft_tensor_release(r);
+    weft_tensor_release(av);
+    weft_tensor_release(bv);
+    weft_tensor_release(bm);
+}
+
+static void test_slogdet_det_signs_singular_and_float32(void **state)
+{
+    fx_t *f = *state;
+    weft_tensor_t *cv = ck_tensor(WEFT_FLOAT64, 2, s33, C);
+    weft_var_t *c = var_like(f->g, cv), *sign = NULL;
+    weft_var_t *l = weft_slogdet(f->g, c, &sign), *d = weft_det(f->g, c);
+    assert_non_null(l);
+    assert_non_null(sign);
+    weft_tensor_t *r[3] = {NULL};
+    weft_var_t *outs[3] = {sign, l, d};
+    assert_int_equal(weft_eval(f->g, 1, &c, &cv, 3, outs, r), WEFT_OK);
+    /* NumPy: slogdet(C) = (-1.0, 1.6094379124341003), det(C) = -4.999999999999999 */
+    ck_expect(r[0], 0, NULL, (double[]){-1}, 0);
+    ck_expect(r[1], 0, NULL, (double[]){1.6094379124341003}, 1e-14);
+    ck_expect(r[2], 0, NULL, (double[]){-4.999999999999999}, 1e-14);
+    for (int i = 0; i < 3; i++) {
+        weft_tensor_release(r[i]);
+    }
+    /* singular: det 0, slogdet (0, -inf), as NumPy */
+    weft_tensor_t *sv = ck_tensor(WEFT_FLOAT64, 2, s33, (double[]){1, 2, 3, 2, 4, 6, 0, 1, 1});
+    assert_int_equal(weft_eval(f->g, 1, &c, &sv, 3, outs, r), WEFT_OK);
+    ck_expect(r[0], 0, NULL, (double[]){0}, 0);
+    ck_expect(r[1], 0, NULL, (double[]){-INFINITY}, 0);
+    ck_expect(r[2], 0, NULL, (double[]){0}, 0);
+    for (int i = 0; i < 3; i++) {
+        weft_tensor_release(r[i]);
+    }
+    /* float32: NumPy's float32 det(A) = 70.0 (computed in float32) */
+    weft_tensor_t *af = ck_tensor(WEFT_FLOAT32, 2, s33, A), *rf = NULL;
+    weft_var_t *a32 = var_like(f->g, af), *d32 = weft_det(f->g, a32);
+    weft_var_t *x32 = weft_solve(f->g, a32, weft_inv(f->g, a32));
+    assert_int_equal(run2(f->g, 1, &a32, &af, d32, &rf), WEFT_OK);
+    assert_int_equal(weft_tensor_dtype(rf), WEFT_FLOAT32);
+    ck_expect(rf, 0, NULL, (double[]){70}, 2e-5);
+    weft_tensor_release(rf);
+    assert_int_equal(run2(f->g, 1, &a32, &af, x32, &rf), WEFT_OK);
+    /* solve(a, inv(a)) = inv(a) @ inv(a) (NumPy, float64) */
+    ck_expect(rf, 2, s33, (double[]){0.1, 0.014285714285714285, -0.05714285714285714,
+                                     0.014285714285714285, 0.1020408163265306, -0.07959183673469386,
+                                     -0.05714285714285714, -0.07959183673469387, 0.10408163265306121},
+              1e-6);
+    weft_tensor_release(rf);
+    weft_tensor_release(af);
+    weft_tensor_release(cv);
+    weft_tensor_release(sv);
+}
+
+/* cho_solve(chol(a), b) equals solve(a, b). */
+static void test_cholesky_solve_matches_solve(void **state)
+{
+    fx_t *f = *state;
+    weft_tensor_t *av = ck_tensor(WEFT_FLOAT64, 2, s33, A), *bm = ck_tensor(WEFT_FLOAT64, 2, s32, BM);
+    weft_tensor_t *bv = ck_tensor(WEFT_FLOAT64, 1, s3, BV), *r = NULL;
+    weft_var_t *a = var_like(f->g, av), *B = var_like(f->g, bm), *b = var_like(f->g, bv);
+    weft_var_t *L = weft_cholesky(f->g, a);
+    weft_var_t *X = weft_cholesky_solve(f->g, L, B), *x = weft_cholesky_solve(f->g, L, b);
+    weft_tensor_t *valm[2] = {av, bm}, *valv[2] = {av, bv};
+    assert_int_equal(run2(f->g, 2, (weft_var_t *[]){a, B}, valm, X, &r), WEFT_OK);
+    ck_expect(r, 2, s32, X_M, 1e-14);
+    weft_tensor_release(r);
+    assert_int_equal(run2(f->g, 2, (weft_var_t *[]){a, b}, valv, x, &r), WEFT_OK);
+    ck_expect(r, 1, s3, X_V, 1e-14);
+    weft_tensor_release(r);
+    weft_tensor_release(av);
+    weft_tensor_release(bm);
+    weft_tensor_release(bv);
+}
+
+/* A stack (2, 3, 3): each matrix solved on its own, as np.linalg. */
+static void test_stacks_solve_inv_det_slogdet(void **state)
+{
+    fx_t *f = *state;
+    double a2[18], b2[12];
+    memcpy(a2, A, sizeof A);
+    memcpy(a2 + 9, C, sizeof C);
+    memcpy(b2, BM, sizeof BM);
+    memcpy(b2 + 6, BM, sizeof BM);
+    int64_t sa[3] = {2, 3, 3}, sb[3] = {2, 3, 2}, s2[1] = {2};
+    weft_tensor_t *av = ck_tensor(WEFT_FLOAT64, 3, sa, a2), *bv = ck_tensor(WEFT_FLOAT64, 3, sb, b2);
+    weft_var_t *a = var_like(f->g, av), *b = var_like(f->g, bv), *sign = NULL;
+    weft_var_t *outs[5] = {weft_solve(f->g, a, b), weft_inv(f->g, a), weft_det(f->g, a),
+                           weft_slogdet(f->g, a, &sign), NULL};
+    outs[4] = sign;
+    weft_tensor_t *r[5] = {NULL}, *vals[2] = {av, bv};
+    assert_int_equal(weft_eval(f->g, 2, (weft_var_t *[]){a, b}, vals, 5, outs, r), WEFT_OK);
+    /* NumPy: solve(C, BM), inv(C) */
+    double xs[12], is[18];
+    memcpy(xs, X_M, sizeof X_M);
+    memcpy(xs + 6, (double[]){0.4, -0.2, -0.4, 1.2, 1.8, -0.4}, 6 * sizeof(double));
+    memcpy(is, INV_A, sizeof INV_A);
+    memcpy(is + 9, (double[]){-0.2, 0.4, 0.2, 0.2, 0.6, -0.2, 0.6, -1.2, 0.4}, 9 * sizeof(double));
+    ck_expect(r[0], 3, sb, xs, 1e-14);
+    ck_expect(r[1], 3, sa, is, 1e-14);
+    ck_expect(r[2], 1, s2, (double[]){69.99999999999996, -4.999999999999999}, 1e-13);
+    ck_expect(r[3], 1, s2, (double[]){4.248495242049359, 1.6094379124341003}, 1e-14);
+    ck_expect(r[4], 1, s2, (double[]){1, -1}, 0);
+    for (int i = 0; i < 5; i++) {
+        weft_tensor_release(r[i]);
+    }
+    weft_tensor_release(av);
+    weft_tensor_release(bv);
+}
+
+/* got is "<where>: <msg>" with the creation site in <where>. */
+static void expect_tail(const char *got, const char *where, const char *msg)
+{
+    size_t lg = strlen(got), lm = strlen(msg);
+    if (lg < lm || strcmp(got + lg - lm, msg) != 0 || !strstr(got, where)) {
+        print_error("message: %s\n", got);
+    }
+    assert_true(lg >= lm);
+    assert_string_equal(got + lg - lm, msg);
+    assert_non_null(strstr(got, where));
+    assert_non_null(strstr(got, "test_linalg_lapack.c:"));
+}
+
+static void expect_eval_error(weft_graph_t *g, size_t n, weft_var_t *const *in,
+                              weft_tensor_t *const *vals, weft_var_t *out, const char *msg)
+{
+    weft_tensor_t *r = NULL;
+    assert_int_equal(ck_eval(g, n, in, vals, out, &r), WEFT_ERANGE);
+    assert_null(r);
+    char where[64];
+    snprintf(where, sizeof where, "(%.*s, built at ", (int)strcspn(msg, ":"), msg);
+    expect_tail(weft_graph_last_error(g), where, msg);
+}
+
+static void test_singular_matrix_errors_name_the_node(void **state)
+{
+    fx_t *f = *state;
+    weft_tensor_t *sv = ck_tensor(WEFT_FLOAT64, 2, (int64_t[]){2, 2}, (double[]){1, 2, 2, 4});
+    weft_tensor_t *bv = ck_tensor(WEFT_FLOAT64, 1, (int64_t[]){2}, (double[]){1, 1});
+    weft_var_t *a = var_like(f->g, sv), *b = var_like(f->g, bv);
+    weft_tensor_t *vals[2] = {sv, bv};
+    expect_eval_error(f->g, 2, (weft_var_t *[]){a, b}, vals, weft_solve(f->g, a, b),
+                      "Solve: the matrix is singular (U[1,1] = 0)");
+    expect_eval_error(f->g, 1, &a, &sv, weft_inv(f->g, a),
+                      "Inv: the matrix is singular (U[1,1] = 0)");
+    /* a stack names the singular entry */
+    weft_tensor_t *st = ck_tensor(WEFT_FLOAT64, 3, (int64_t[]){2, 2, 2},
+                                  (double[]){1, 0, 0, 1, 0, 0, 0, 1});
+    weft_var_t *s = var_like(f->g, st);
+    expect_eval_error(f->g, 1, &s, &st, weft_inv(f->g, s),
+                      "Inv: matrix 1 of the batch is singular (U[0,0] = 0)");
+    weft_tensor_release(sv);
+    weft_tensor_release(bv);
+    weft_tensor_release(st);
+}
+
+static void test_shape_and_type_errors_exact(void **state)
+{
+    fx_t *f = *state;
+    weft_var_t *a23 = ck_var(f->g, WEFT_FLOAT64, 2, (int64_t[]){2, 3});
+    weft_var_t *a33 = ck_var(f->g, WEFT_FLOAT64, 2, s33);
+    weft_var_t *b2 = ck_var(f->g, WEFT_FLOAT64, 1, (int64_t[]){2});
+    weft_var_t *i33 = ck_var(f->g, WEFT_INT64, 2, s33);
+    weft_var_t *f3 = ck_var(f->g, WEFT_FLOAT32, 1, s3);
+    assert_null(weft_inv(f->g, a23));
+    assert_int_equal(weft_graph_error(f->g), WEFT_ETYPE);
+    expect_tail(weft_graph_error_message(f->g), "apply of Inv at ",
+                "Inv: input 0 has type float64[2,3]: its last two dims are not square");
+    weft_graph_clear_error(f->g);
+    assert_null(weft_solve(f->g, a33, b2));
+    expect_tail(weft_graph_error_message(f->g), "apply of Solve at ",
+                "Solve: input 0 dim 1 has length 3 but input 1 dim 0 has 2");
+    weft_graph_clear_error(f->g);
+    assert_null(weft_det(f->g, i33));
+    expect_tail(weft_graph_error_message(f->g), "apply of Det at ",
+                "Det: input 0 has type int64[3,3] (need a float32/float64 tensor of 2 or more "
+                "dims)");
+    weft_graph_clear_error(f->g);
+    assert_null(weft_solve(f->g, a33, f3));
+    expect_tail(weft_graph_error_message(f->g), "apply of Solve at ",
+                "Solve: input 1 has type float32[3] (need a float32/float64 tensor of input 0's "
+                "dtype)");
+    weft_graph_clear_error(f->g);
+    assert_null(weft_cholesky_solve(f->g, a33, NULL));
+    assert_int_equal(weft_graph_error(f->g), WEFT_EINVAL);
+    weft_graph_clear_error(f->g);
+}
+
+/* ---- gradients ------------------------------------------------------------------- */
+
+typedef enum gk { G_SOLVE, G_INV, G_DET, G_SLOGDET, G_CHO } gk_t;
+
+/* well-conditioned points: a + 3 I for a in [-1, 1) */
+static weft_var_t *shifted(weft_graph_t *g, weft_var_t *a)
+{
+    const weft_type_t *t = weft_var_type(a);
+    int nd = weft_type_ndim(t);
+    int64_t n = weft_type_dim(t, nd - 1);
+    double id[16] = {0};
+    for (int64_t i = 0; i < n; i++) {
+        id[i * n + i] = 3.0;
+    }
+    const weft_type_t *mt = NULL;
+    assert_int_equal(weft_type_tensor(g, weft_type_dtype(t), 2, (int64_t[]){n, n}, &mt), WEFT_OK);
+    return weft_add(g, a, weft_constant_create(g, mt, id, (size_t)(n * n) * sizeof(double)));
+}
+
+static weft_var_t *grad_fn(weft_graph_t *g, size_t n, weft_var_t *const *in, void *user)
+{
+    gk_t k = *(const gk_t *)user;
+    (void)n;
+    weft_var_t *a = shifted(g, in[0]);
+    switch (k) {
+    case G_SOLVE: return weft_solve(g, a, in[1]);
+    case G_INV: return weft_inv(g, a);
+    case G_DET: return weft_det(g, a);
+    case G_SLOGDET: return weft_slogdet(g, a, NULL);
+    default: return weft_cholesky_solve(g, a, in[1]); /* a's lower triangle is the factor */
+    }
+}
+
+static void verify(gk_t k, int nda, const int64_t *sa, int ndb, const int64_t *sb, uint64_t seed)
+{
+    weft_tensor_t *pts[2] = {ck_random(WEFT_FLOAT64, nda, sa, -1, 1, seed),
+                             sb ? ck_random(WEFT_FLOAT64, ndb, sb, -1, 1, seed + 1) : NULL};
+    ck_verify(grad_fn, &k, sb ? 2 : 1, pts);
+    weft_tensor_release(pts[0]);
+    weft_tensor_release(pts[1]);
+}
+
+static void test_grads_verify(void **state)
+{
+    (void)state;
+    int64_t s223[3] = {2, 3, 3}, s232[3] = {2, 3, 2};
+    verify(G_SOLVE, 2, s33, 1, s3, 1);
+    verify(G_SOLVE, 2, s33, 2, s32, 3);
+    verify(G_SOLVE, 3, s223, 3, s232, 5);
+    verify(G_INV, 2, s33, 0, NULL, 7);
+    verify(G_INV, 3, s223, 0, NULL, 8);
+    verify(G_DET, 2, s33, 0, NULL, 9);
+    verify(G_DET, 3, s223, 0, NULL, 10);
+    verify(G_SLOGDET, 2, s33, 0, NULL, 11);
+    verify(G_SLOGDET, 3, s223, 0, NULL, 12);
+    verify(G_CHO, 2, s33, 2, s32, 13);
+    verify(G_CHO, 2, s33, 1, s3, 15);
+}
+
+/* ---- JSON -------------------------------------------------------------------------- */
+
+static void test_json_round_trip(void **state)
+{
+    (void)state;
+    weft_graph_t *g = NULL, *g2 = NULL;
+    assert_int_equal(weft_graph_create(NULL, &g), WEFT_OK);
+    weft_var_t *a = ck_var(g, WEFT_FLOAT64, 2, s33), *b = ck_var(g, WEFT_FLOAT64, 2, s32);
+    weft_var_t *sign = NULL, *ld = weft_slogdet(g, a, &sign);
+    weft_var_t *outs[6] = {weft_solve(g, a, b), weft_inv(g, a), weft_det(g, a), ld, sign,
+                           weft_cholesky_solve(g, weft_cholesky(g, a), b)};
+    weft_var_t *ins[2] = {a, b};
+    weft_graph_io_t io = {2, ins, NULL, 6, outs, 0, NULL}, back;
+    char *text = NULL;
+    assert_int_equal(weft_graph_io_save(&io, &text), WEFT_OK);
+    const char *path = getenv("WEFT_SAVED_GRAPH");
+    FILE *fp = path ? fopen(path, "w") : NULL;
+    if (fp) {
+        fputs(text, fp);
+        fclose(fp);
+    }
+    assert_int_equal(weft_graph_create(NULL, &g2), WEFT_OK);
+    assert_int_equal(weft_graph_io_load(g2, text, strlen(text), NULL, &back), WEFT_OK);
+    assert_int_equal(back.n_outputs, 6);
+    weft_tensor_t *vals[2] = {ck_tensor(WEFT_FLOAT64, 2, s33, A), ck_tensor(WEFT_FLOAT64, 2, s32, BM)};
+    weft_tensor_t *r1[6] = {NULL}, *r2[6] = {NULL};
+    assert_int_equal(weft_eval(g, 2, ins, vals, 6, outs, r1), WEFT_OK);
+    assert_int_equal(weft_eval(g2, 2, back.inputs, vals, 6, back.outputs, r2), WEFT_OK);
+    for (int i = 0; i < 6; i++) {
+        size_t bytes = weft_tensor_size(r1[i]) * weft_dtype_size(weft_tensor_dtype(r1[i]));
+        assert_int_equal(weft_tensor_size(r1[i]), weft_tensor_size(r2[i]));
+        assert_memory_equal(weft_tensor_data(r1[i]), weft_tensor_data(r2[i]), bytes);
+        weft_tensor_release(r1[i]);
+        weft_tensor_release(r2[i]);
+    }
+    assert_non_null(strstr(text, "\"op\":\"SLogDet\""));
+    weft_tensor_release(vals[0]);
+    weft_tensor_release(vals[1]);
+    weft_graph_io_clear(&back);
+    weft_graph_io_free_text(text);
+    weft_graph_destroy(g2);
+    weft_graph_destroy(g);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_solve_inv_det_match_numpy, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_slogdet_det_signs_singular_and_float32, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cholesky_solve_matches_solve, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stacks_solve_inv_det_slogdet, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_singular_matrix_errors_name_the_node, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_shape_and_type_errors_exact, setup, teardown),
+        cmocka_unit_test(test_grads_verify),
+        cmocka_unit_test(test_json_round_trip),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
