@@ -33,8 +33,12 @@ int weft__lapack_getrf(weft_dtype_t dt, int64_t n, void *a, int32_t *ipiv);
 /* Solves op(A) X = B with getrf's factors; B is n x nrhs. trans: A^T. */
 int weft__lapack_getrs(weft_dtype_t dt, bool trans, int64_t n, int64_t nrhs, const void *lu,
                        const int32_t *ipiv, void *b);
-/* The inverse from getrf's factors, in place. */
-int weft__lapack_getri(weft_dtype_t dt, int64_t n, void *lu, const int32_t *ipiv);
+/* The inverse from getrf's factors, in place, with lwork elements of
+ * workspace (at least weft__lapack_getri_lwork's answer, LAPACK's optimum
+ * for n; the query reads no matrix). */
+int64_t weft__lapack_getri_lwork(weft_dtype_t dt, int64_t n);
+int weft__lapack_getri(weft_dtype_t dt, int64_t n, void *lu, const int32_t *ipiv, void *work,
+                       int64_t lwork);
 /* Solves A X = B with A = U^T U (upper) or L L^T (lower) from potrf. */
 int weft__lapack_potrs(weft_dtype_t dt, bool lower, int64_t n, int64_t nrhs, const void *f,
                        void *b);

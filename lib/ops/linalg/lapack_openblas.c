@@ -1,6 +1,8 @@
 /* The LAPACKE binding of the solver ops (lapack_int.h): LU factorization,
  * LU solves and inverse, Cholesky solves, on column-major buffers (ld = n)
- * so that LAPACKE never transposes. OpenBLAS's thread count is set by the
+ * so that LAPACKE never transposes. The _work entry points: the plain ones
+ * first scan every input for NaN (O(n^2) more reads) and refuse it with
+ * info < 0, where NumPy returns NaN results; the _work ones compute. OpenBLAS's thread count is set by the
  * calling kernel (weft__linalg_enter, one thread per node by default). */
 #include <lapacke.h>
 
@@ -14,9 +16,9 @@ int weft__lapack_getrf(weft_dtype_t dt, int64_t n, void *a, int32_t *ipiv)
 {
     lapack_int ni = (lapack_int)n;
     if (dt == WEFT_FLOAT64) {
-        return (int)LAPACKE_dgetrf(LAPACK_COL_MAJOR, ni, ni, a, ni, ipiv);
+        return (int)LAPACKE_dgetrf_work(LAPACK_COL_MAJOR, ni, ni, a, ni, ipiv);
     }
-    return (int)LAPACKE_sgetrf(LAPACK_COL_MAJOR, ni, ni, a, ni, ipiv);
+    return (int)LAPACKE_sgetrf_work(LAPACK_COL_MAJOR, ni, ni, a, ni, ipiv);
 }
 
 int weft__lapack_getrs(weft_dtype_t dt, bool trans, int64_t n, int64_t nrhs, const void *lu,
@@ -25,18 +27,32 @@ int weft__lapack_getrs(weft_dtype_t dt, bool trans, int64_t n, int64_t nrhs, con
     lapack_int ni = (lapack_int)n, nr = (lapack_int)nrhs;
     char t = trans ? 'T' : 'N';
     if (dt == WEFT_FLOAT64) {
-        return (int)LAPACKE_dgetrs(LAPACK_COL_MAJOR, t, ni, nr, lu, ni, ipiv, b, ni);
+        return (int)LAPACKE_dgetrs_work(LAPACK_COL_MAJOR, t, ni, nr, lu, ni, ipiv, b, ni);
     }
-    return (int)LAPACKE_sgetrs(LAPACK_COL_MAJOR, t, ni, nr, lu, ni, ipiv, b, ni);
+    return (int)LAPACKE_sgetrs_work(LAPACK_COL_MAJOR, t, ni, nr, lu, ni, ipiv, b, ni);
 }
 
-int weft__lapack_getri(weft_dtype_t dt, int64_t n, void *lu, const int32_t *ipiv)
+int64_t weft__lapack_getri_lwork(weft_dtype_t dt, int64_t n)
 {
-    lapack_int ni = (lapack_int)n;
+    lapack_int ni = (lapack_int)n, piv = 0;
     if (dt == WEFT_FLOAT64) {
-        return (int)LAPACKE_dgetri(LAPACK_COL_MAJOR, ni, lu, ni, ipiv);
+        double q = 0, a = 0;
+        int info = (int)LAPACKE_dgetri_work(LAPACK_COL_MAJOR, ni, &a, ni > 1 ? ni : 1, &piv, &q, -1);
+        return info == 0 && q >= 1 ? (int64_t)q : (n > 1 ? n : 1);
     }
-    return (int)LAPACKE_sgetri(LAPACK_COL_MAJOR, ni, lu, ni, ipiv);
+    float q = 0, a = 0;
+    int info = (int)LAPACKE_sgetri_work(LAPACK_COL_MAJOR, ni, &a, ni > 1 ? ni : 1, &piv, &q, -1);
+    return info == 0 && q >= 1 ? (int64_t)q : (n > 1 ? n : 1);
+}
+
+int weft__lapack_getri(weft_dtype_t dt, int64_t n, void *lu, const int32_t *ipiv, void *work,
+                       int64_t lwork)
+{
+    lapack_int ni = (lapack_int)n, lw = (lapack_int)lwork;
+    if (dt == WEFT_FLOAT64) {
+        return (int)LAPACKE_dgetri_work(LAPACK_COL_MAJOR, ni, lu, ni, ipiv, work, lw);
+    }
+    return (int)LAPACKE_sgetri_work(LAPACK_COL_MAJOR, ni, lu, ni, ipiv, work, lw);
 }
 
 int weft__lapack_potrs(weft_dtype_t dt, bool lower, int64_t n, int64_t nrhs, const void *f,
@@ -45,7 +61,7 @@ int weft__lapack_potrs(weft_dtype_t dt, bool lower, int64_t n, int64_t nrhs, con
     lapack_int ni = (lapack_int)n, nr = (lapack_int)nrhs;
     char uplo = lower ? 'L' : 'U';
     if (dt == WEFT_FLOAT64) {
-        return (int)LAPACKE_dpotrs(LAPACK_COL_MAJOR, uplo, ni, nr, f, ni, b, ni);
+        return (int)LAPACKE_dpotrs_work(LAPACK_COL_MAJOR, uplo, ni, nr, f, ni, b, ni);
     }
-    return (int)LAPACKE_spotrs(LAPACK_COL_MAJOR, uplo, ni, nr, f, ni, b, ni);
+    return (int)LAPACKE_spotrs_work(LAPACK_COL_MAJOR, uplo, ni, nr, f, ni, b, ni);
 }

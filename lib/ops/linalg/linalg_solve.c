@@ -69,8 +69,8 @@ static weft_status_t singular_error(weft_kernel_ctx_t *ctx, const char *opname, 
 
 static weft_status_t lapack_error(weft_kernel_ctx_t *ctx, const char *opname, int info)
 {
-    return weft_kernel_error(ctx, WEFT_ERANGE, "%s: LAPACK rejected the input (info %d: NaN in "
-                             "the matrix?)", opname, info);
+    return weft_kernel_error(ctx, WEFT_ERANGE, "%s: LAPACK rejected argument %d", opname,
+                             -info);
 }
 
 /* Checks a's last two lengths are equal and fit BLAS's int, and enters the
@@ -295,7 +295,8 @@ static weft_status_t inv_perform(const weft_apply_t *node, weft_tensor_t *const 
         return st;
     }
     lu_scratch_t s;
-    st = lu_scratch_get(ctx, dt, n, 0, &s);
+    int64_t lwork = weft__lapack_getri_lwork(dt, n);
+    st = lu_scratch_get(ctx, dt, n, lwork, &s); /* s.rhs: getri's workspace */
     char *y = weft_tensor_data(outputs[0]);
     int32_t *piv = st == WEFT_OK ? weft_tensor_data(s.piv) : NULL;
     for (int64_t i = 0; i < batch && st == WEFT_OK; i++) {
@@ -305,7 +306,8 @@ static weft_status_t inv_perform(const weft_apply_t *node, weft_tensor_t *const 
         int info = weft__lapack_getrf(dt, n, yi, piv);
         if (info > 0) {
             st = singular_error(ctx, "Inv", batch, i, info);
-        } else if (info < 0 || (info = weft__lapack_getri(dt, n, yi, piv)) != 0) {
+        } else if (info < 0 || (info = weft__lapack_getri(dt, n, yi, piv, weft_tensor_data(s.rhs),
+                                                               lwork)) != 0) {
             st = lapack_error(ctx, "Inv", info);
         }
     }
