@@ -43,6 +43,15 @@ int weft__lapack_getri(weft_dtype_t dt, int64_t n, void *lu, const int32_t *ipiv
 int weft__lapack_potrs(weft_dtype_t dt, bool lower, int64_t n, int64_t nrhs, const void *f,
                        void *b);
 
+/* Solves a x = b for the row-major n x k x holding b (k > 1), with lu the
+ * getrf factors of a^T (a's row-major memory read column-major): two
+ * right-side triangular solves on x read column-major (x^T) and the row
+ * interchanges, with no transposed copy of b or x. */
+void weft__lapack_lu_solve_rows(weft_dtype_t dt, int64_t n, int64_t k, const void *lu,
+                                const int32_t *ipiv, void *x);
+/* The same for a = l l^T, u being l's row-major memory (l^T read column-major). */
+void weft__lapack_cho_solve_rows(weft_dtype_t dt, int64_t n, int64_t k, const void *u, void *x);
+
 /* ---- batches ---------------------------------------------------------------- */
 
 /* Number of matrices in t when its last `core` axes are the matrix (or
@@ -55,11 +64,6 @@ int64_t weft__batch_offset(const weft_tensor_t *t, int core, int64_t index);
  * buffer dst, row-major or column-major (colmajor). */
 void weft__batch_load(const weft_tensor_t *t, int core, int64_t off, int64_t rows,
                       int64_t cols, bool colmajor, void *dst);
-/* Writes the contiguous column-major rows x cols buffer src into the
- * row-major contiguous dst (both of dtype dt). */
-void weft__batch_store_cm(weft_dtype_t dt, const void *src, int64_t rows, int64_t cols,
-                          void *dst);
-
 /* make_node check of a stack of square matrices (..., n, n), rank >= 2,
  * float32/float64: WEFT_ETYPE naming the op and the input otherwise. */
 weft_status_t weft__batch_check_square(weft_graph_t *g, const char *opname, weft_var_t *a,

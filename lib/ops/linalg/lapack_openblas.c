@@ -4,7 +4,9 @@
  * first scan every input for NaN (O(n^2) more reads) and refuse it with
  * info < 0, where NumPy returns NaN results; the _work ones compute. OpenBLAS's thread count is set by the
  * calling kernel (weft__linalg_enter, one thread per node by default). */
+#include <cblas.h>
 #include <lapacke.h>
+#include <string.h>
 
 #include "lapack_int.h"
 
@@ -64,4 +66,60 @@ int weft__lapack_potrs(weft_dtype_t dt, bool lower, int64_t n, int64_t nrhs, con
         return (int)LAPACKE_dpotrs_work(LAPACK_COL_MAJOR, uplo, ni, nr, f, ni, b, ni);
     }
     return (int)LAPACKE_spotrs_work(LAPACK_COL_MAJOR, uplo, ni, nr, f, ni, b, ni);
+}
+
+/* Swaps the k-element rows i and j of x. */
+#define LAPACK_SWAP_(ctype, dtype)                                              \
+    static void swap_rows_##ctype(ctype *x, int64_t k, int64_t i, int64_t j)    \
+    {                                                                           \
+        for (int64_t c = 0; c < k; c++) {                                       \
+            ctype t = x[i * k + c];                                             \
+            x[i * k + c] = x[j * k + c];                                        \
+            x[j * k + c] = t;                                                   \
+        }                                                                       \
+    }
+WEFT__LAPACK_TYPES(LAPACK_SWAP_)
+#undef LAPACK_SWAP_
+
+/* X^T <- X^T op(T)^-1 for the column-major k x n X^T (X's row-major memory). */
+static void trsm_right(weft_dtype_t dt, bool upper, bool trans, bool unit, int64_t n, int64_t k,
+                       const void *t, void *x)
+{
+    enum CBLAS_UPLO uplo = upper ? CblasUpper : CblasLower;
+    enum CBLAS_TRANSPOSE tr = trans ? CblasTrans : CblasNoTrans;
+    enum CBLAS_DIAG diag = unit ? CblasUnit : CblasNonUnit;
+    if (dt == WEFT_FLOAT64) {
+        cblas_dtrsm(CblasColMajor, CblasRight, uplo, tr, diag, (int)k, (int)n, 1.0, t, (int)n, x,
+                    (int)k);
+    } else {
+        cblas_strsm(CblasColMajor, CblasRight, uplo, tr, diag, (int)k, (int)n, 1.0f, t, (int)n,
+                    x, (int)k);
+    }
+}
+
+void weft__lapack_lu_solve_rows(weft_dtype_t dt, int64_t n, int64_t k, const void *lu,
+                                const int32_t *ipiv, void *x)
+{
+    /* lu: a^T = P L U. a = U^T L^T P^T, so x = P L^-T U^-T b and, on the
+     * column-major x^T: x^T = b^T U^-1 L^-1 P^T; P^T on the right applies
+     * the interchanges as column swaps of x^T (rows of x) in reverse order. */
+    trsm_right(dt, true, false, false, n, k, lu, x);
+    trsm_right(dt, false, false, true, n, k, lu, x);
+    for (int64_t i = n - 1; i >= 0; i--) {
+        int64_t p = ipiv[i] - 1;
+        if (p == i) {
+            continue;
+        }
+#define LAPACK_SWAP_CALL_(ctype, dtype) \
+    if (dt == dtype) swap_rows_##ctype(x, k, i, p);
+        WEFT__LAPACK_TYPES(LAPACK_SWAP_CALL_)
+#undef LAPACK_SWAP_CALL_
+    }
+}
+
+void weft__lapack_cho_solve_rows(weft_dtype_t dt, int64_t n, int64_t k, const void *u, void *x)
+{
+    /* a = U^T U (u: l's memory read column-major): x^T = b^T U^-1 U^-T */
+    trsm_right(dt, true, false, false, n, k, u, x);
+    trsm_right(dt, true, true, false, n, k, u, x);
 }

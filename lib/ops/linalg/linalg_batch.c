@@ -1,7 +1,7 @@
 /* Batch helpers of the LAPACK-backed ops (lapack_int.h): a stacked operand
  * (..., rows, cols) is solved one matrix at a time, each copied from its own
  * strides into a contiguous buffer in the order LAPACK wants, and the result
- * copied back. The copies are O(n^2) per matrix beside LAPACK's O(n^3). */
+ * written back. The copies are O(n^2) per matrix beside LAPACK's O(n^3). */
 #include <string.h>
 
 #include "lapack_int.h"
@@ -35,14 +35,6 @@ int64_t weft__batch_offset(const weft_tensor_t *t, int core, int64_t index)
                 dst[colmajor ? j * rows + i : i * cols + j] = src[i * s0 + j * s1];        \
             }                                                                              \
         }                                                                                  \
-    }                                                                                      \
-    static void store_cm_##ctype(const ctype *src, int64_t rows, int64_t cols, ctype *dst) \
-    {                                                                                      \
-        for (int64_t i = 0; i < rows; i++) {                                               \
-            for (int64_t j = 0; j < cols; j++) {                                           \
-                dst[i * cols + j] = src[j * rows + i];                                     \
-            }                                                                              \
-        }                                                                                  \
     }
 WEFT__LAPACK_TYPES(BATCH_LOAD_)
 #undef BATCH_LOAD_
@@ -67,15 +59,6 @@ void weft__batch_load(const weft_tensor_t *t, int core, int64_t off, int64_t row
     if (dt == dtype) load_##ctype((const ctype *)src, rows, cols, s0, s1, colmajor, dst);
     WEFT__LAPACK_TYPES(BATCH_LOAD_CALL_)
 #undef BATCH_LOAD_CALL_
-}
-
-void weft__batch_store_cm(weft_dtype_t dt, const void *src, int64_t rows, int64_t cols,
-                          void *dst)
-{
-#define BATCH_STORE_CALL_(ctype, dtype) \
-    if (dt == dtype) store_cm_##ctype(src, rows, cols, dst);
-    WEFT__LAPACK_TYPES(BATCH_STORE_CALL_)
-#undef BATCH_STORE_CALL_
 }
 
 weft_status_t weft__batch_check_square(weft_graph_t *g, const char *opname, weft_var_t *a,

@@ -190,39 +190,28 @@ static weft_status_t rhs_prepare(weft_kernel_ctx_t *ctx, const char *opname,
                          : st;
 }
 
-/* One right-hand side block of entry i: b's matrix copied column-major into
- * the rhs buffer (or straight into x for one column), solved by `solve`, and
- * stored into x row-major. */
-typedef int (*rhs_solver_fn)(weft_dtype_t dt, int64_t n, int64_t k, const lu_scratch_t *s,
-                             void *rhs);
-
-static int lu_rhs_solver(weft_dtype_t dt, int64_t n, int64_t k, const lu_scratch_t *s,
-                         void *rhs)
-{
-    /* s->lu holds the LU of a^T (a's row-major memory read column-major) */
-    return weft__lapack_getrs(dt, true, n, k, weft_tensor_data(s->lu),
-                              weft_tensor_data(s->piv), rhs);
-}
-
-static int cho_rhs_solver(weft_dtype_t dt, int64_t n, int64_t k, const lu_scratch_t *s,
-                          void *rhs)
-{
-    /* l's row-major memory read column-major is l^T, the upper factor */
-    return weft__lapack_potrs(dt, false, n, k, weft_tensor_data(s->lu), rhs);
-}
-
-static int rhs_solve(const weft_tensor_t *b, int64_t i, int64_t n, int64_t k,
-                     const lu_scratch_t *s, rhs_solver_fn solve, void *x)
+/* Entry i of b solved into x (row-major n x k): one column goes to LAPACK's
+ * ?getrs / ?potrs as it is; several are solved in place on x's row-major
+ * memory read column-major (x^T), which needs no transposed copy. */
+static int rhs_solve(const weft_tensor_t *b, int64_t i, int64_t n, int64_t k, bool cho,
+                     const lu_scratch_t *s, void *x)
 {
     int core = weft_tensor_ndim(b) == 1 ? 1 : 2;
     weft_dtype_t dt = weft_tensor_dtype(b);
-    void *rhs = k == 1 ? x : weft_tensor_data(s->rhs);
-    weft__batch_load(b, core, weft__batch_offset(b, core, i), n, k, true, rhs);
-    int info = solve(dt, n, k, s, rhs);
+    const void *lu = weft_tensor_data(s->lu);
+    const int32_t *piv = cho ? NULL : weft_tensor_data(s->piv);
+    weft__batch_load(b, core, weft__batch_offset(b, core, i), n, k, false, x);
     if (k > 1) {
-        weft__batch_store_cm(dt, rhs, n, k, x);
+        if (cho) {
+            weft__lapack_cho_solve_rows(dt, n, k, lu, x);
+        } else {
+            weft__lapack_lu_solve_rows(dt, n, k, lu, piv, x);
+        }
+        return 0;
     }
-    return info;
+    /* lu holds the LU of a^T (or l^T, the upper Cholesky factor) */
+    return cho ? weft__lapack_potrs(dt, false, n, 1, lu, x)
+               : weft__lapack_getrs(dt, true, n, 1, lu, piv, x);
 }
 
 /* Solve and CholeskySolve: factor (or load) each matrix, then solve. */
@@ -235,13 +224,13 @@ static weft_status_t solve_run(weft_kernel_ctx_t *ctx, const char *opname, bool 
     if (st == WEFT_OK) {
         st = rhs_prepare(ctx, opname, a, b, n, &k, &outputs[0]);
     }
-    int64_t batch = weft__batch_count(a, 2), rhs_len = k > 1 ? n * k : 0;
+    int64_t batch = weft__batch_count(a, 2);
     if (st != WEFT_OK || n == 0 || k == 0 || batch == 0) {
         return st;
     }
     weft_dtype_t dt = weft_tensor_dtype(a);
     lu_scratch_t s;
-    st = lu_scratch_get(ctx, dt, n, rhs_len, &s);
+    st = lu_scratch_get(ctx, dt, n, 0, &s);
     char *x = weft_tensor_data(outputs[0]);
     int64_t xstride = n * k * (int64_t)weft_dtype_size(dt);
     for (int64_t i = 0; i < batch && st == WEFT_OK; i++) {
@@ -252,8 +241,7 @@ static weft_status_t solve_run(weft_kernel_ctx_t *ctx, const char *opname, bool 
             st = singular_error(ctx, opname, batch, i, info);
             break;
         }
-        info = info < 0 ? info : rhs_solve(b, i, n, k, &s, cho ? cho_rhs_solver : lu_rhs_solver,
-                                          x + i * xstride);
+        info = info < 0 ? info : rhs_solve(b, i, n, k, cho, &s, x + i * xstride);
         if (info != 0) {
             st = lapack_error(ctx, opname, info);
         }
