@@ -3,7 +3,8 @@
  *
  * Ops: Solve (np.linalg.solve), Inv (np.linalg.inv), Det (np.linalg.det),
  * SLogDet (np.linalg.slogdet: two outputs, sign and logabsdet),
- * CholeskySolve (scipy.linalg.cho_solve with a lower factor). The triangular
+ * CholeskySolve (scipy.linalg.cho_solve with a lower factor), Svd
+ * (np.linalg.svd), Eigh (np.linalg.eigh / eigvalsh). The triangular
  * solve with every flag (left/right, lower/upper, transposed, unit diagonal)
  * is Trsm (weft/linalg.h).
  *
@@ -43,6 +44,8 @@
 #ifndef WEFT_LINALG_LAPACK_H
 #define WEFT_LINALG_LAPACK_H
 
+#include <stdbool.h>
+
 #include "weft/export.h"
 #include "weft/graph.h"
 
@@ -78,6 +81,36 @@ WEFT_API weft_var_t *weft_slogdet_at(weft_graph_t *g, weft_var_t *a, weft_var_t 
 #define weft_cholesky_solve(g, l, b) weft_cholesky_solve_at((g), (l), (b), __FILE__, __LINE__)
 WEFT_API weft_var_t *weft_cholesky_solve_at(weft_graph_t *g, weft_var_t *l, weft_var_t *b,
                                             const char *file, int line);
+
+/* Svd{full_matrices, compute_uv}(a), np.linalg.svd: returns the singular
+ * values s (..., k), k = min(m, n), descending, for a (..., m, n); with
+ * compute_uv also stores u (..., m, k) and vh (..., k, n) in *u and *vh
+ * (either may be NULL; with full_matrices (..., m, m) and (..., n, n)), so
+ * that a = u diag(s) vh. One node: outputs (u, s, vh), or (s) without
+ * compute_uv; s is the default output. An empty matrix gives identity u, vh
+ * (full_matrices), as NumPy. LAPACK failing to converge (or NaN in a) fails
+ * the node with WEFT_ERANGE ("Svd: did not converge", NumPy's LinAlgError).
+ * Gradient: of s only (da = u diag(gs) vh); a gradient reaching u or vh
+ * fails weft_grad with WEFT_ENOTIMPL. */
+#define weft_svd(g, a, full_matrices, compute_uv, u, vh) \
+    weft_svd_at((g), (a), (full_matrices), (compute_uv), (u), (vh), __FILE__, __LINE__)
+WEFT_API weft_var_t *weft_svd_at(weft_graph_t *g, weft_var_t *a, bool full_matrices,
+                                 bool compute_uv, weft_var_t **u, weft_var_t **vh,
+                                 const char *file, int line);
+
+/* Eigh{lower, compute_v}(a), np.linalg.eigh(a, UPLO='L' if lower else 'U'):
+ * the eigenvalues w (..., n) ascending of the symmetric matrices a
+ * (..., n, n), reading only the lower (or upper) triangle; *v (when not
+ * NULL) gets the eigenvectors (..., n, n), column j for w[j]. One node with
+ * outputs (w, v); w is the default output. weft_eigvalsh is the op without
+ * vectors (np.linalg.eigvalsh). Gradient (single matrices): both outputs, for
+ * distinct eigenvalues (equal ones give Inf/NaN, as the formula). */
+#define weft_eigh(g, a, lower, v) weft_eigh_at((g), (a), (lower), (v), __FILE__, __LINE__)
+WEFT_API weft_var_t *weft_eigh_at(weft_graph_t *g, weft_var_t *a, bool lower, weft_var_t **v,
+                                  const char *file, int line);
+#define weft_eigvalsh(g, a, lower) weft_eigvalsh_at((g), (a), (lower), __FILE__, __LINE__)
+WEFT_API weft_var_t *weft_eigvalsh_at(weft_graph_t *g, weft_var_t *a, bool lower,
+                                      const char *file, int line);
 
 #ifdef __cplusplus
 }

@@ -141,7 +141,8 @@ static diff_val_t *la_square(diff_gen_t *gn, weft_dtype_t dt, int nd, const int6
 }
 
 /* Solve, CholeskySolve (the lower triangle of a dominant matrix is a
- * well-conditioned factor), Inv, Det on one matrix or a stack of them. */
+ * well-conditioned factor), Inv, Det, singular values, eigenvalues on one
+ * matrix or a stack of them. */
 static diff_val_t *la_solver(diff_gen_t *gn, weft_dtype_t dt)
 {
     int64_t n = diff_rng_int(&gn->rng, 0, 6), k = diff_rng_int(&gn->rng, 0, 4);
@@ -150,7 +151,7 @@ static diff_val_t *la_solver(diff_gen_t *gn, weft_dtype_t dt)
     int nd = stack ? 3 : 2;
     int64_t sa[3] = { bt, n, n }, sb[3] = { bt, n, k };
     diff_val_t *a = la_square(gn, dt, nd, stack ? sa : sa + 1);
-    int op = diff_rng_int(&gn->rng, 0, 3);
+    int op = diff_rng_int(&gn->rng, 0, 5);
     if (!a || !gen_live(gn)) return NULL;
     weft_var_t *out = NULL;
     if (op <= 1) {
@@ -166,6 +167,12 @@ static diff_val_t *la_solver(diff_gen_t *gn, weft_dtype_t dt)
         return gen_push(gn, WEFT_OK, out, ndb, shb);
     }
     if (op == 2) return gen_push(gn, WEFT_OK, weft_inv(gn->g, a->v), nd, a->shape);
+    if (op == 4) /* singular values: sign-free, unlike the vectors */
+        return gen_push(gn, WEFT_OK, weft_svd(gn->g, a->v, false, false, NULL, NULL), nd - 1,
+                        a->shape);
+    if (op == 5) /* eigenvalues of the lower or upper triangle */
+        return gen_push(gn, WEFT_OK, weft_eigvalsh(gn->g, a->v, diff_rng_chance(&gn->rng, 0.5)),
+                        nd - 1, a->shape);
     return gen_push(gn, WEFT_OK, weft_det(gn->g, a->v), nd - 2, sa);
 }
 

@@ -818,10 +818,10 @@ def dot(x, y):
     return _linalg_val(np.asarray(p).astype(x.v.dtype), x.v.shape[-1], mag, err)
 
 
-LAPACK_OPS = ('Solve', 'CholeskySolve', 'Inv', 'Det')
+LAPACK_OPS = ('Solve', 'CholeskySolve', 'Inv', 'Det', 'Svd', 'Eigh')
 
 
-def lapack_op(op, ins):
+def lapack_op(op, ins, props=None):
     """The LAPACK solvers (include/weft/linalg_lapack.h) as np.linalg in
     float64. The generator feeds well-conditioned matrices only (diagonally
     dominant, diff_gen_ops.c la_square), so the error bound is a few ulps
@@ -838,6 +838,11 @@ def lapack_op(op, ins):
         r = np.linalg.solve(a, b) if n and b.size else np.zeros(b.shape)
     elif op == 'Inv':
         r = np.linalg.inv(a) if n else np.zeros(a.shape)
+    elif op == 'Svd':  # singular values only (compute_uv false)
+        r = np.linalg.svd(a, compute_uv=False) if n else np.zeros(a.shape[:-1])
+    elif op == 'Eigh':  # eigenvalues only (eigvalsh)
+        uplo = 'L' if props['lower'] else 'U'
+        r = np.linalg.eigvalsh(a, UPLO=uplo) if n else np.zeros(a.shape[:-1])
     else:
         r = np.linalg.det(a) if n else np.ones(a.shape[:-2])
     r = np.asarray(r)
@@ -963,7 +968,7 @@ class Evaluator:
         if op in ('Gemm', 'Gemv'):
             return gemm(*ins)
         if op in LAPACK_OPS:
-            return lapack_op(op, ins)
+            return lapack_op(op, ins, props)
         raise NotImplementedError('check_numpy has no NumPy version of op %s' % op)
 
     # -- fast_math identities (the canonicalizing rewrites) --

@@ -335,6 +335,163 @@ static void test_grads_verify(void **state)
     verify(G_CHO, 2, s33, 1, s3, 15);
 }
 
+
+/* ---- Svd, Eigh --------------------------------------------------------------------- */
+
+/* a (r x c) @ b (c x k), all row-major. */
+static void matmul(const double *a, const double *b, int r, int c, int k, double *out)
+{
+    for (int i = 0; i < r; i++) {
+        for (int j = 0; j < k; j++) {
+            double acc = 0;
+            for (int l = 0; l < c; l++) {
+                acc += a[i * c + l] * b[l * k + j];
+            }
+            out[i * k + j] = acc;
+        }
+    }
+}
+
+static void flat(const weft_tensor_t *t, double *out)
+{
+    for (size_t i = 0; i < weft_tensor_size(t); i++) {
+        out[i] = weft_tensor_flat_get(t, i);
+    }
+}
+
+static void test_svd_values_reconstruction_full(void **state)
+{
+    fx_t *f = *state;
+    int64_t s23[2] = {2, 3}, s2[1] = {2};
+    const double M[6] = {3, 1, 2, 0, 2, 1};
+    weft_tensor_t *mv = ck_tensor(WEFT_FLOAT64, 2, s23, M);
+    weft_var_t *m = var_like(f->g, mv), *u = NULL, *vh = NULL, *uf = NULL, *vhf = NULL;
+    weft_var_t *sv = weft_svd(f->g, m, false, false, NULL, NULL);
+    weft_var_t *s = weft_svd(f->g, m, false, true, &u, &vh);
+    weft_var_t *sf = weft_svd(f->g, m, true, true, &uf, &vhf);
+    weft_var_t *outs[7] = {sv, s, u, vh, sf, uf, vhf};
+    weft_tensor_t *r[7] = {NULL};
+    assert_int_equal(weft_eval(f->g, 1, &m, &mv, 7, outs, r), WEFT_OK);
+    /* NumPy: np.linalg.svd(M, compute_uv=False) */
+    const double want[2] = {3.939644310010251, 1.8652621023877185};
+    ck_expect(r[0], 1, s2, want, 1e-14);
+    ck_expect(r[1], 1, s2, want, 1e-14);
+    ck_expect(r[4], 1, s2, want, 1e-14);
+    /* u diag(s) vh = M (reduced: u 2x2, vh 2x3) */
+    double uu[4], vv[6], us[4], back[6];
+    flat(r[2], uu);
+    flat(r[3], vv);
+    for (int i = 0; i < 4; i++) {
+        us[i] = uu[i] * want[i % 2];
+    }
+    matmul(us, vv, 2, 2, 3, back);
+    weft_tensor_t *bt = ck_tensor(WEFT_FLOAT64, 2, s23, back);
+    ck_expect(bt, 2, s23, M, 1e-14);
+    /* full: vh is 3x3 orthogonal: vh vh^T = I */
+    double vf[9], vft[9], id[9];
+    assert_int_equal(weft_tensor_ndim(r[6]), 2);
+    assert_int_equal(weft_tensor_dim(r[6], 0), 3);
+    assert_int_equal(weft_tensor_dim(r[5], 1), 2);
+    flat(r[6], vf);
+    for (int i = 0; i < 3; i++) {
+        for (int j = 0; j < 3; j++) {
+            vft[j * 3 + i] = vf[i * 3 + j];
+        }
+    }
+    matmul(vf, vft, 3, 3, 3, id);
+    weft_tensor_t *it = ck_tensor(WEFT_FLOAT64, 2, s33, id);
+    ck_expect(it, 2, s33, (double[]){1, 0, 0, 0, 1, 0, 0, 0, 1}, 1e-14);
+    for (int i = 0; i < 7; i++) {
+        weft_tensor_release(r[i]);
+    }
+    weft_tensor_release(bt);
+    weft_tensor_release(it);
+    weft_tensor_release(mv);
+}
+
+static void test_svd_stack_and_eigh_values(void **state)
+{
+    fx_t *f = *state;
+    double a2[18];
+    for (int i = 0; i < 9; i++) {
+        a2[i] = A[i];
+        a2[9 + i] = 2 * A[i];
+    }
+    int64_t sa[3] = {2, 3, 3}, s23[2] = {2, 3};
+    weft_tensor_t *av = ck_tensor(WEFT_FLOAT64, 3, sa, a2), *r = NULL;
+    weft_var_t *a = var_like(f->g, av);
+    assert_int_equal(run2(f->g, 1, &a, &av, weft_svd(f->g, a, false, false, NULL, NULL), &r),
+                     WEFT_OK);
+    /* NumPy: np.linalg.svd(stack, compute_uv=False) */
+    ck_expect(r, 2, s23, (double[]){9.418832675970041, 3.386770156607549, 2.1943971674224088,
+                                    18.837665351940082, 6.773540313215098, 4.3887943348448175},
+              1e-13);
+    weft_tensor_release(r);
+    /* eigh: w as NumPy, v diag(w) v^T = A; the upper triangle is not read (UPLO='L') */
+    double garbage[9] = {4, 99, -7, 1, 5, 42, 2, 3, 6};
+    weft_tensor_t *gv = ck_tensor(WEFT_FLOAT64, 2, s33, garbage), *rw[3] = {NULL};
+    weft_var_t *x = var_like(f->g, gv), *v = NULL;
+    weft_var_t *w = weft_eigh(f->g, x, true, &v), *w2 = weft_eigvalsh(f->g, x, true);
+    weft_var_t *outs[3] = {w, v, w2};
+    assert_int_equal(weft_eval(f->g, 1, &x, &gv, 3, outs, rw), WEFT_OK);
+    const double ww[3] = {2.194397167422409, 3.3867701566075485, 9.418832675970037};
+    ck_expect(rw[0], 1, s3, ww, 1e-14);
+    ck_expect(rw[2], 1, s3, ww, 1e-14);
+    double vv[9], vw[9], vt[9], back[9];
+    flat(rw[1], vv);
+    for (int i = 0; i < 3; i++) {
+        for (int j = 0; j < 3; j++) {
+            vw[i * 3 + j] = vv[i * 3 + j] * ww[j];
+            vt[j * 3 + i] = vv[i * 3 + j];
+        }
+    }
+    matmul(vw, vt, 3, 3, 3, back);
+    weft_tensor_t *bt = ck_tensor(WEFT_FLOAT64, 2, s33, back);
+    ck_expect(bt, 2, s33, A, 1e-14);
+    for (int i = 0; i < 3; i++) {
+        weft_tensor_release(rw[i]);
+    }
+    weft_tensor_release(bt);
+    weft_tensor_release(gv);
+    weft_tensor_release(av);
+}
+
+typedef enum dk { D_SVALS, D_SVD_S, D_EIGVALS, D_EIGVECS, D_EIGVECS_UPPER } dk_t;
+
+static weft_var_t *decomp_fn(weft_graph_t *g, size_t n, weft_var_t *const *in, void *user)
+{
+    dk_t k = *(const dk_t *)user;
+    weft_var_t *v = NULL, *u = NULL, *vh = NULL;
+    (void)n;
+    switch (k) {
+    case D_SVALS: return weft_svd(g, in[0], false, false, NULL, NULL);
+    case D_SVD_S: return weft_svd(g, in[0], false, true, &u, &vh);
+    case D_EIGVALS: return weft_eigvalsh(g, in[0], true);
+    case D_EIGVECS: weft_eigh(g, in[0], true, &v); return v;
+    default: weft_eigh(g, in[0], false, &v); return v;
+    }
+}
+
+static void verify_decomp(dk_t k, int nd, const int64_t *shape, uint64_t seed)
+{
+    weft_tensor_t *pt = ck_random(WEFT_FLOAT64, nd, shape, -1, 1, seed);
+    ck_verify(decomp_fn, &k, 1, &pt);
+    weft_tensor_release(pt);
+}
+
+static void test_decomp_grads_verify(void **state)
+{
+    (void)state;
+    int64_t s32b[2] = {3, 2}, s23[2] = {2, 3}, s232[3] = {2, 3, 2};
+    verify_decomp(D_SVALS, 2, s32b, 21);
+    verify_decomp(D_SVALS, 2, s23, 22);
+    verify_decomp(D_SVD_S, 2, s33, 23);
+    verify_decomp(D_SVALS, 3, s232, 24);
+    verify_decomp(D_EIGVALS, 2, s33, 25);
+    verify_decomp(D_EIGVECS, 2, s33, 26);
+    verify_decomp(D_EIGVECS_UPPER, 2, s33, 27);
+}
+
 /* ---- JSON -------------------------------------------------------------------------- */
 
 static void test_json_round_trip(void **state)
@@ -344,10 +501,13 @@ static void test_json_round_trip(void **state)
     assert_int_equal(weft_graph_create(NULL, &g), WEFT_OK);
     weft_var_t *a = ck_var(g, WEFT_FLOAT64, 2, s33), *b = ck_var(g, WEFT_FLOAT64, 2, s32);
     weft_var_t *sign = NULL, *ld = weft_slogdet(g, a, &sign);
-    weft_var_t *outs[6] = {weft_solve(g, a, b), weft_inv(g, a), weft_det(g, a), ld, sign,
-                           weft_cholesky_solve(g, weft_cholesky(g, a), b)};
+    weft_var_t *u = NULL, *vh = NULL, *v = NULL;
+    weft_var_t *outs[11] = {weft_solve(g, a, b), weft_inv(g, a), weft_det(g, a), ld, sign,
+                            weft_cholesky_solve(g, weft_cholesky(g, a), b),
+                            weft_svd(g, b, true, true, &u, &vh), u, vh,
+                            weft_eigh(g, a, false, &v), v};
     weft_var_t *ins[2] = {a, b};
-    weft_graph_io_t io = {2, ins, NULL, 6, outs, 0, NULL}, back;
+    weft_graph_io_t io = {2, ins, NULL, 11, outs, 0, NULL}, back;
     char *text = NULL;
     assert_int_equal(weft_graph_io_save(&io, &text), WEFT_OK);
     const char *path = getenv("WEFT_SAVED_GRAPH");
@@ -358,12 +518,12 @@ static void test_json_round_trip(void **state)
     }
     assert_int_equal(weft_graph_create(NULL, &g2), WEFT_OK);
     assert_int_equal(weft_graph_io_load(g2, text, strlen(text), NULL, &back), WEFT_OK);
-    assert_int_equal(back.n_outputs, 6);
+    assert_int_equal(back.n_outputs, 11);
     weft_tensor_t *vals[2] = {ck_tensor(WEFT_FLOAT64, 2, s33, A), ck_tensor(WEFT_FLOAT64, 2, s32, BM)};
-    weft_tensor_t *r1[6] = {NULL}, *r2[6] = {NULL};
-    assert_int_equal(weft_eval(g, 2, ins, vals, 6, outs, r1), WEFT_OK);
-    assert_int_equal(weft_eval(g2, 2, back.inputs, vals, 6, back.outputs, r2), WEFT_OK);
-    for (int i = 0; i < 6; i++) {
+    weft_tensor_t *r1[11] = {NULL}, *r2[11] = {NULL};
+    assert_int_equal(weft_eval(g, 2, ins, vals, 11, outs, r1), WEFT_OK);
+    assert_int_equal(weft_eval(g2, 2, back.inputs, vals, 11, back.outputs, r2), WEFT_OK);
+    for (int i = 0; i < 11; i++) {
         size_t bytes = weft_tensor_size(r1[i]) * weft_dtype_size(weft_tensor_dtype(r1[i]));
         assert_int_equal(weft_tensor_size(r1[i]), weft_tensor_size(r2[i]));
         assert_memory_equal(weft_tensor_data(r1[i]), weft_tensor_data(r2[i]), bytes);
@@ -371,6 +531,10 @@ static void test_json_round_trip(void **state)
         weft_tensor_release(r2[i]);
     }
     assert_non_null(strstr(text, "\"op\":\"SLogDet\""));
+    assert_non_null(strstr(text, "\"op\":\"Svd\",\"props\":{\"full_matrices\":true,"
+                                 "\"compute_uv\":true}"));
+    assert_non_null(strstr(text, "\"op\":\"Eigh\",\"props\":{\"lower\":false,"
+                                 "\"compute_v\":true}"));
     weft_tensor_release(vals[0]);
     weft_tensor_release(vals[1]);
     weft_graph_io_clear(&back);
@@ -389,6 +553,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_singular_matrix_errors_name_the_node, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shape_and_type_errors_exact, setup, teardown),
         cmocka_unit_test(test_grads_verify),
+        cmocka_unit_test_setup_teardown(test_svd_values_reconstruction_full, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_svd_stack_and_eigh_values, setup, teardown),
+        cmocka_unit_test(test_decomp_grads_verify),
         cmocka_unit_test(test_json_round_trip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
