@@ -45,6 +45,8 @@
 #define WEFT_LINALG_LAPACK_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "weft/export.h"
 #include "weft/graph.h"
@@ -111,6 +113,47 @@ WEFT_API weft_var_t *weft_eigh_at(weft_graph_t *g, weft_var_t *a, bool lower, we
 #define weft_eigvalsh(g, a, lower) weft_eigvalsh_at((g), (a), (lower), __FILE__, __LINE__)
 WEFT_API weft_var_t *weft_eigvalsh_at(weft_graph_t *g, weft_var_t *a, bool lower,
                                       const char *file, int line);
+
+/* ---- compositions (no op of their own: Dot, Inv, Svd, reductions and
+ * elementwise ops; their gradients, JSON form and fusion are the parts') ---- */
+
+/* np.linalg.matrix_power(a, p) for a (n, n) or (b, n, n): binary powering
+ * with Dot in NumPy's order; p < 0 powers inv(a) (a singular a fails the
+ * Inv node); p == 0 gives the identity (needs a static n: WEFT_ETYPE
+ * otherwise). Errors: common ones; WEFT_ETYPE for rank > 3. */
+#define weft_matrix_power(g, a, p) weft_matrix_power_at((g), (a), (p), __FILE__, __LINE__)
+WEFT_API weft_var_t *weft_matrix_power_at(weft_graph_t *g, weft_var_t *a, int64_t p,
+                                          const char *file, int line);
+
+/* np.linalg.vector_norm(x, axis=axes, keepdims, ord): ord +-INFINITY (max /
+ * min |x|), 0 (count of non-zeros, in x's dtype), 1, 2, or any other p
+ * ((sum |x|^p)^(1/p)); n_axes 0: every axis. float32/float64 only.
+ * Errors: common ones; WEFT_EINVAL for a NaN ord or bad axes. */
+#define weft_vector_norm(g, x, ord, n_axes, axes, keepdims) \
+    weft_vector_norm_at((g), (x), (ord), (n_axes), (axes), (keepdims), __FILE__, __LINE__)
+WEFT_API weft_var_t *weft_vector_norm_at(weft_graph_t *g, weft_var_t *x, double ord,
+                                         size_t n_axes, const int *axes, bool keepdims,
+                                         const char *file, int line);
+
+/* The orders of np.linalg.matrix_norm. */
+typedef enum weft_matrix_norm {
+    WEFT_NORM_FRO = 0,       /* 'fro': sqrt(sum x^2) */
+    WEFT_NORM_NUC = 1,       /* 'nuc': sum of singular values */
+    WEFT_NORM_ONE = 2,       /* 1: max column sum of |x| */
+    WEFT_NORM_MINUS_ONE = 3, /* -1: min column sum */
+    WEFT_NORM_TWO = 4,       /* 2: largest singular value */
+    WEFT_NORM_MINUS_TWO = 5, /* -2: smallest singular value */
+    WEFT_NORM_INF = 6,       /* inf: max row sum of |x| */
+    WEFT_NORM_MINUS_INF = 7, /* -inf: min row sum */
+} weft_matrix_norm_t;
+
+/* np.linalg.matrix_norm(x, keepdims, ord) over the last two axes of x
+ * (..., m, n). Gradients: those of the parts (nuc, 2, -2 through Svd's
+ * singular values). Errors: common ones; WEFT_EINVAL for an unknown ord. */
+#define weft_matrix_norm(g, x, ord, keepdims) \
+    weft_matrix_norm_at((g), (x), (ord), (keepdims), __FILE__, __LINE__)
+WEFT_API weft_var_t *weft_matrix_norm_at(weft_graph_t *g, weft_var_t *x, weft_matrix_norm_t ord,
+                                         bool keepdims, const char *file, int line);
 
 #ifdef __cplusplus
 }

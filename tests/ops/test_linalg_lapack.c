@@ -492,6 +492,110 @@ static void test_decomp_grads_verify(void **state)
     verify_decomp(D_EIGVECS_UPPER, 2, s33, 27);
 }
 
+
+/* ---- matrix_power, norms ---------------------------------------------------------- */
+
+static void test_matrix_power_and_norms_match_numpy(void **state)
+{
+    fx_t *f = *state;
+    weft_tensor_t *cv = ck_tensor(WEFT_FLOAT64, 2, s33, C), *av = ck_tensor(WEFT_FLOAT64, 2, s33, A);
+    weft_var_t *c = var_like(f->g, cv), *r0 = NULL;
+    weft_tensor_t *r = NULL;
+    assert_int_equal(run2(f->g, 1, &c, &cv, weft_matrix_power(f->g, c, 5), &r), WEFT_OK);
+    ck_expect(r, 2, s33, (double[]){55, 82, 41, 41, 39, 19, 123, 114, 58}, 0); /* NumPy */
+    weft_tensor_release(r);
+    assert_int_equal(run2(f->g, 1, &c, &av, weft_matrix_power(f->g, c, -2), &r), WEFT_OK);
+    ck_expect(r, 2, s33, (double[]){0.1, 0.014285714285714285, -0.05714285714285714,
+                                    0.014285714285714285, 0.1020408163265306, -0.07959183673469386,
+                                    -0.05714285714285714, -0.07959183673469387, 0.10408163265306121},
+              1e-15);
+    weft_tensor_release(r);
+    assert_non_null(r0 = weft_matrix_power(f->g, c, 0));
+    assert_int_equal(run2(f->g, 1, &c, &cv, r0, &r), WEFT_OK);
+    ck_expect(r, 2, s33, (double[]){1, 0, 0, 0, 1, 0, 0, 0, 1}, 0);
+    weft_tensor_release(r);
+    /* matrix norms of M = [[3,-1,2],[0,2,-4]], NumPy's np.linalg.norm(M, ord) */
+    int64_t s23[2] = {2, 3};
+    weft_tensor_t *mv = ck_tensor(WEFT_FLOAT64, 2, s23, (double[]){3, -1, 2, 0, 2, -4});
+    weft_var_t *m = var_like(f->g, mv);
+    const double want[8] = {5.830951894845301, 7.799539456275445, 6.0, 3.0, 5.23834959781328,
+                            2.5611898584621655, 6.0, 6.0};
+    for (int o = 0; o < 8; o++) {
+        assert_int_equal(run2(f->g, 1, &m, &mv, weft_matrix_norm(f->g, m, (weft_matrix_norm_t)o,
+                                                                 false), &r), WEFT_OK);
+        ck_expect(r, 0, NULL, &want[o], 1e-14);
+        weft_tensor_release(r);
+        assert_int_equal(run2(f->g, 1, &m, &mv, weft_matrix_norm(f->g, m, (weft_matrix_norm_t)o,
+                                                                 true), &r), WEFT_OK);
+        ck_expect(r, 2, (int64_t[]){1, 1}, &want[o], 1e-14);
+        weft_tensor_release(r);
+    }
+    /* vector norms of v = [3,-4,0,1] */
+    int64_t s4[1] = {4};
+    weft_tensor_t *vv = ck_tensor(WEFT_FLOAT64, 1, s4, (double[]){3, -4, 0, 1});
+    weft_var_t *v = var_like(f->g, vv);
+    const double ords[7] = {INFINITY, -INFINITY, 0, 1, 2, 3, 0.5};
+    const double vw[7] = {4, 0, 3, 8, 5.0990195135927845, 4.514357435474001, 22.392304845413257};
+    for (int o = 0; o < 7; o++) {
+        assert_int_equal(run2(f->g, 1, &v, &vv, weft_vector_norm(f->g, v, ords[o], 0, NULL, false),
+                              &r), WEFT_OK);
+        ck_expect(r, 0, NULL, &vw[o], 1e-14);
+        weft_tensor_release(r);
+    }
+    /* over one axis: np.linalg.norm(M, 1, axis=0) */
+    int ax0 = 0;
+    assert_int_equal(run2(f->g, 1, &m, &mv, weft_vector_norm(f->g, m, 1.0, 1, &ax0, false), &r),
+                     WEFT_OK);
+    ck_expect(r, 1, s3, (double[]){3, 3, 6}, 0);
+    weft_tensor_release(r);
+    /* errors */
+    weft_var_t *iv = ck_var(f->g, WEFT_INT64, 1, s4);
+    assert_null(weft_vector_norm(f->g, iv, 2.0, 0, NULL, false));
+    const char *msg = weft_graph_error_message(f->g);
+    const char *want_msg = "VectorNorm: input 0 has type int64[4] (need float32 or float64) "
+                           "(weft_vector_norm at ";
+    assert_int_equal(strncmp(msg, want_msg, strlen(want_msg)), 0);
+    assert_non_null(strstr(msg, "test_linalg_lapack.c:"));
+    weft_graph_clear_error(f->g);
+    assert_null(weft_matrix_norm(f->g, v, WEFT_NORM_FRO, false));
+    assert_int_equal(weft_graph_error(f->g), WEFT_ETYPE);
+    weft_graph_clear_error(f->g);
+    weft_tensor_release(mv);
+    weft_tensor_release(vv);
+    weft_tensor_release(cv);
+    weft_tensor_release(av);
+}
+
+typedef enum nk { N_POW3, N_POWM2, N_FRO, N_NUC, N_TWO, N_ONE, N_VEC2, N_VEC3 } nk_t;
+
+static weft_var_t *norm_fn(weft_graph_t *g, size_t n, weft_var_t *const *in, void *user)
+{
+    nk_t k = *(const nk_t *)user;
+    (void)n;
+    switch (k) {
+    case N_POW3: return weft_matrix_power(g, in[0], 3);
+    case N_POWM2: return weft_matrix_power(g, shifted(g, in[0]), -2);
+    case N_FRO: return weft_matrix_norm(g, in[0], WEFT_NORM_FRO, false);
+    case N_NUC: return weft_matrix_norm(g, in[0], WEFT_NORM_NUC, false);
+    case N_TWO: return weft_matrix_norm(g, in[0], WEFT_NORM_TWO, true);
+    case N_ONE: return weft_matrix_norm(g, in[0], WEFT_NORM_ONE, false);
+    case N_VEC2: return weft_vector_norm(g, in[0], 2.0, 0, NULL, false);
+    default: return weft_vector_norm(g, in[0], 3.0, 1, (int[]){1}, false);
+    }
+}
+
+static void test_power_and_norm_grads_verify(void **state)
+{
+    (void)state;
+    int64_t s23[2] = {2, 3};
+    for (int k = N_POW3; k <= N_VEC3; k++) {
+        nk_t kk = (nk_t)k;
+        weft_tensor_t *pt = ck_random(WEFT_FLOAT64, 2, k <= N_POWM2 ? s33 : s23, 0.2, 1, 40 + k);
+        ck_verify(norm_fn, &kk, 1, &pt);
+        weft_tensor_release(pt);
+    }
+}
+
 /* ---- JSON -------------------------------------------------------------------------- */
 
 static void test_json_round_trip(void **state)
@@ -556,6 +660,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_svd_values_reconstruction_full, setup, teardown),
         cmocka_unit_test_setup_teardown(test_svd_stack_and_eigh_values, setup, teardown),
         cmocka_unit_test(test_decomp_grads_verify),
+        cmocka_unit_test_setup_teardown(test_matrix_power_and_norms_match_numpy, setup, teardown),
+        cmocka_unit_test(test_power_and_norm_grads_verify),
         cmocka_unit_test(test_json_round_trip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
