@@ -114,6 +114,15 @@ WEFT_API weft_var_t *weft_eigh_at(weft_graph_t *g, weft_var_t *a, bool lower, we
 WEFT_API weft_var_t *weft_eigvalsh_at(weft_graph_t *g, weft_var_t *a, bool lower,
                                       const char *file, int line);
 
+/* Qr(a), np.linalg.qr(a, mode='reduced'): returns q (..., m, k) and stores
+ * r (..., k, n) (upper triangular) in *r when not NULL, k = min(m, n),
+ * a = q r. One node, outputs (q, r); q is the default output. Signs as
+ * LAPACK's ?geqrf (NumPy's routine too). Gradient: one matrix with static
+ * m >= n (PyTensor's formula); otherwise weft_grad fails with WEFT_ENOTIMPL. */
+#define weft_qr(g, a, r) weft_qr_at((g), (a), (r), __FILE__, __LINE__)
+WEFT_API weft_var_t *weft_qr_at(weft_graph_t *g, weft_var_t *a, weft_var_t **r, const char *file,
+                                int line);
+
 /* ---- compositions (no op of their own: Dot, Inv, Svd, reductions and
  * elementwise ops; their gradients, JSON form and fusion are the parts') ---- */
 

@@ -596,6 +596,59 @@ static void test_power_and_norm_grads_verify(void **state)
     }
 }
 
+
+/* ---- Qr ------------------------------------------------------------------------------ */
+
+static void test_qr_matches_numpy_both_shapes(void **state)
+{
+    fx_t *f = *state;
+    int64_t s32b[2] = {3, 2}, s22[2] = {2, 2}, s23[2] = {2, 3};
+    weft_tensor_t *tv = ck_tensor(WEFT_FLOAT64, 2, s32b, (double[]){3, 1, 0, 2, 4, -1});
+    weft_tensor_t *wv = ck_tensor(WEFT_FLOAT64, 2, s23, (double[]){3, 1, 2, 0, 2, 1});
+    weft_var_t *t = var_like(f->g, tv), *w = var_like(f->g, wv), *r = NULL, *r2 = NULL;
+    weft_var_t *q = weft_qr(f->g, t, &r), *q2 = weft_qr(f->g, w, &r2);
+    weft_var_t *outs[3] = {q, r, weft_dot(f->g, q, r)};
+    weft_tensor_t *res[3] = {NULL};
+    assert_int_equal(weft_eval(f->g, 1, &t, &tv, 3, outs, res), WEFT_OK);
+    /* NumPy: np.linalg.qr(M) (same LAPACK routine, same signs) */
+    ck_expect(res[0], 2, s32b, (double[]){-0.6, -0.4587698754906626, 0, -0.8192319205190404, -0.8,
+                                          0.3440774066179969}, 1e-15);
+    ck_expect(res[1], 2, s22, (double[]){-5, 0.2, 0, -2.4413111231467406}, 1e-14);
+    ck_expect(res[2], 2, s32b, (double[]){3, 1, 0, 2, 4, -1}, 1e-14);
+    for (int i = 0; i < 3; i++) {
+        weft_tensor_release(res[i]);
+    }
+    weft_var_t *outs2[2] = {q2, r2};
+    assert_int_equal(weft_eval(f->g, 1, &w, &wv, 2, outs2, res), WEFT_OK);
+    ck_expect(res[0], 2, s22, (double[]){1, 0, 0, 1}, 0);
+    ck_expect(res[1], 2, s23, (double[]){3, 1, 2, 0, 2, 1}, 0);
+    weft_tensor_release(res[0]);
+    weft_tensor_release(res[1]);
+    weft_tensor_release(tv);
+    weft_tensor_release(wv);
+}
+
+static weft_var_t *qr_fn(weft_graph_t *g, size_t n, weft_var_t *const *in, void *user)
+{
+    weft_var_t *r = NULL, *q = weft_qr(g, in[0], &r);
+    (void)n;
+    return *(const int *)user ? r : q;
+}
+
+static void test_qr_grads_verify(void **state)
+{
+    (void)state;
+    int64_t s32b[2] = {3, 2};
+    for (int which = 0; which < 2; which++) {
+        weft_tensor_t *p1 = ck_random(WEFT_FLOAT64, 2, s32b, -1, 1, 60 + which);
+        weft_tensor_t *p2 = ck_random(WEFT_FLOAT64, 2, s33, -1, 1, 62 + which);
+        ck_verify(qr_fn, &which, 1, &p1);
+        ck_verify(qr_fn, &which, 1, &p2);
+        weft_tensor_release(p1);
+        weft_tensor_release(p2);
+    }
+}
+
 /* ---- JSON -------------------------------------------------------------------------- */
 
 static void test_json_round_trip(void **state)
@@ -606,12 +659,14 @@ static void test_json_round_trip(void **state)
     weft_var_t *a = ck_var(g, WEFT_FLOAT64, 2, s33), *b = ck_var(g, WEFT_FLOAT64, 2, s32);
     weft_var_t *sign = NULL, *ld = weft_slogdet(g, a, &sign);
     weft_var_t *u = NULL, *vh = NULL, *v = NULL;
-    weft_var_t *outs[11] = {weft_solve(g, a, b), weft_inv(g, a), weft_det(g, a), ld, sign,
+    weft_var_t *outs[12] = {weft_solve(g, a, b), weft_inv(g, a), weft_det(g, a), ld, sign,
                             weft_cholesky_solve(g, weft_cholesky(g, a), b),
                             weft_svd(g, b, true, true, &u, &vh), u, vh,
-                            weft_eigh(g, a, false, &v), v};
+                            weft_eigh(g, a, false, &v), v, NULL};
+    weft_var_t *qr_r = NULL;
+    outs[11] = weft_qr(g, b, &qr_r);
     weft_var_t *ins[2] = {a, b};
-    weft_graph_io_t io = {2, ins, NULL, 11, outs, 0, NULL}, back;
+    weft_graph_io_t io = {2, ins, NULL, 12, outs, 0, NULL}, back;
     char *text = NULL;
     assert_int_equal(weft_graph_io_save(&io, &text), WEFT_OK);
     const char *path = getenv("WEFT_SAVED_GRAPH");
@@ -622,12 +677,12 @@ static void test_json_round_trip(void **state)
     }
     assert_int_equal(weft_graph_create(NULL, &g2), WEFT_OK);
     assert_int_equal(weft_graph_io_load(g2, text, strlen(text), NULL, &back), WEFT_OK);
-    assert_int_equal(back.n_outputs, 11);
+    assert_int_equal(back.n_outputs, 12);
     weft_tensor_t *vals[2] = {ck_tensor(WEFT_FLOAT64, 2, s33, A), ck_tensor(WEFT_FLOAT64, 2, s32, BM)};
-    weft_tensor_t *r1[11] = {NULL}, *r2[11] = {NULL};
-    assert_int_equal(weft_eval(g, 2, ins, vals, 11, outs, r1), WEFT_OK);
-    assert_int_equal(weft_eval(g2, 2, back.inputs, vals, 11, back.outputs, r2), WEFT_OK);
-    for (int i = 0; i < 11; i++) {
+    weft_tensor_t *r1[12] = {NULL}, *r2[12] = {NULL};
+    assert_int_equal(weft_eval(g, 2, ins, vals, 12, outs, r1), WEFT_OK);
+    assert_int_equal(weft_eval(g2, 2, back.inputs, vals, 12, back.outputs, r2), WEFT_OK);
+    for (int i = 0; i < 12; i++) {
         size_t bytes = weft_tensor_size(r1[i]) * weft_dtype_size(weft_tensor_dtype(r1[i]));
         assert_int_equal(weft_tensor_size(r1[i]), weft_tensor_size(r2[i]));
         assert_memory_equal(weft_tensor_data(r1[i]), weft_tensor_data(r2[i]), bytes);
@@ -662,6 +717,8 @@ int main(void)
         cmocka_unit_test(test_decomp_grads_verify),
         cmocka_unit_test_setup_teardown(test_matrix_power_and_norms_match_numpy, setup, teardown),
         cmocka_unit_test(test_power_and_norm_grads_verify),
+        cmocka_unit_test_setup_teardown(test_qr_matches_numpy_both_shapes, setup, teardown),
+        cmocka_unit_test(test_qr_grads_verify),
         cmocka_unit_test(test_json_round_trip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

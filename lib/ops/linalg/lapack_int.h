@@ -21,7 +21,7 @@
 extern const weft_op_class_t weft__solve_class, weft__inv_class, weft__det_class,
     weft__slogdet_class, weft__cho_solve_class;
 /* The classes of linalg_decomp.c. */
-extern const weft_op_class_t weft__svd_class, weft__eigh_class;
+extern const weft_op_class_t weft__svd_class, weft__eigh_class, weft__qr_class;
 
 /* The float dtypes the LAPACK kernels take: a new one is one line here and a
  * branch in each wrapper of lapack_openblas.c. */

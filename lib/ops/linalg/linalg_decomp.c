@@ -5,12 +5,15 @@
  *   our vh and its vt our u with no transposed copy;
  * - Eigh{lower, compute_v}(a) -> (w, v) or (w): ?syevd, eigenvalues
  *   ascending, reading a's lower (or upper) triangle as NumPy's UPLO.
+ * - Qr(a) -> (q, r), np.linalg.qr(a, mode='reduced'): ?geqrf + ?orgqr on a
+ *   column-major copy;
  * Gradients (Giles 2008; Murray 2016 for the triangle read):
  * - Svd, singular values: da = u diag(gs) vh (reduced u, vh; a Svd node of
  *   its own when the op computes no vectors); u/vh gradients: not yet;
  * - Eigh: G = v (diag(gw) + F o (v^T gv)) v^T with F_ij = 1/(w_j - w_i)
  *   (i != j, 0 on the diagonal; distinct eigenvalues), da = the read
- *   triangle of G + G^T with the diagonal halved. Single matrices only. */
+ *   triangle of G + G^T with the diagonal halved. Single matrices only;
+ * - Qr (m >= n, one matrix): PyTensor's QRGrad (see qr_grad). */
 #include <lapacke.h>
 #include <stdio.h>
 #include <string.h>
@@ -55,6 +58,17 @@ static int lp_syevd(weft_dtype_t dt, bool vectors, char uplo, int64_t n, void *a
     return (int)LAPACKE_ssyevd(LAPACK_COL_MAJOR, jobz, uplo, ni, a, ni, w);
 }
 
+static int lp_geqrf_orgqr(weft_dtype_t dt, bool q, int64_t m, int64_t n, void *a, void *tau)
+{
+    lapack_int mi = (lapack_int)m, ni = (lapack_int)n, k = mi < ni ? mi : ni;
+    if (dt == WEFT_FLOAT64) {
+        return (int)(q ? LAPACKE_dorgqr(LAPACK_COL_MAJOR, mi, k, k, a, mi, tau)
+                       : LAPACKE_dgeqrf(LAPACK_COL_MAJOR, mi, ni, a, mi, tau));
+    }
+    return (int)(q ? LAPACKE_sorgqr(LAPACK_COL_MAJOR, mi, k, k, a, mi, tau)
+                   : LAPACKE_sgeqrf(LAPACK_COL_MAJOR, mi, ni, a, mi, tau));
+}
+
 /* Transposes the contiguous n x n src into dst; fills an r x c identity. */
 #define DECOMP_HELPERS_(ctype, dtype)                                                    \
     static void transpose_##ctype(const ctype *src, int64_t n, ctype *dst)               \
@@ -72,6 +86,28 @@ static int lp_syevd(weft_dtype_t dt, bool vectors, char uplo, int64_t n, void *a
         }                                                                                \
     }
 WEFT__LAPACK_TYPES(DECOMP_HELPERS_)
+#undef DECOMP_HELPERS_
+
+/* From the column-major m x n geqrf result a: r (k x n, row-major) its upper
+ * triangle; after orgqr, q (m x k, row-major) its first k columns. */
+#define DECOMP_QR_(ctype, dtype)                                                          \
+    static void qr_r_##ctype(const ctype *a, int64_t m, int64_t n, int64_t k, ctype *r)   \
+    {                                                                                     \
+        for (int64_t i = 0; i < k; i++) {                                                 \
+            for (int64_t j = 0; j < n; j++) {                                             \
+                r[i * n + j] = j >= i ? a[j * m + i] : (ctype)0;                          \
+            }                                                                             \
+        }                                                                                 \
+    }                                                                                     \
+    static void qr_q_##ctype(const ctype *a, int64_t m, int64_t k, ctype *q)              \
+    {                                                                                     \
+        for (int64_t i = 0; i < m; i++) {                                                 \
+            for (int64_t j = 0; j < k; j++) {                                             \
+                q[i * k + j] = a[j * m + i];                                              \
+            }                                                                             \
+        }                                                                                 \
+    }
+WEFT__LAPACK_TYPES(DECOMP_QR_)
 #undef DECOMP_HELPERS_
 
 static void transpose_sq(weft_dtype_t dt, const void *src, int64_t n, void *dst)
@@ -474,6 +510,160 @@ const weft_op_class_t weft__eigh_class = {
     .grad = eigh_grad,
 };
 
+/* ---- Qr ------------------------------------------------------------------------------ */
+
+static weft_status_t qr_make_node(weft_graph_t *g, const weft_op_t *op, size_t n_in,
+                                  weft_var_t *const *in, size_t *n_out,
+                                  const weft_type_t **out_types)
+{
+    svd_props_t sp = {0, 1}; /* Qr's shapes are reduced Svd's u and vh */
+    (void)op;
+    static const int any[1] = {-1};
+    weft_dtype_t dt;
+    weft_status_t st = weft__linalg_check(g, "Qr", n_in, in, 1, any, &dt);
+    if (st == WEFT_OK && weft_type_ndim(weft_var_type(in[0])) < 2) {
+        return weft_graph_set_error(g, WEFT_ETYPE, "Qr: input 0 has %d dims (need 2 or more)",
+                                    weft_type_ndim(weft_var_type(in[0])));
+    }
+    if (st != WEFT_OK) {
+        return st;
+    }
+    int64_t shape[WEFT_MAX_NDIM];
+    int nd = weft__batch_type_dims(weft_var_type(in[0]), 0, shape);
+    svd_shapes_t o;
+    svd_shapes(&sp, nd, shape, &o);
+    *n_out = 2;
+    st = weft_type_tensor(g, dt, nd, o.u, &out_types[0]);
+    return st == WEFT_OK ? weft_type_tensor(g, dt, nd, o.vh, &out_types[1]) : st;
+}
+
+static weft_status_t qr_perform(const weft_apply_t *node, weft_tensor_t *const *in,
+                                weft_tensor_t **outputs, weft_kernel_ctx_t *ctx)
+{
+    (void)node;
+    const weft_tensor_t *a = in[0];
+    int nd = weft_tensor_ndim(a);
+    int64_t m = weft_tensor_dim(a, nd - 2), n = weft_tensor_dim(a, nd - 1), k = m < n ? m : n;
+    int64_t dims[2] = {m, n}, batch = weft__batch_count(a, 2);
+    weft_dtype_t dt = weft_tensor_dtype(a);
+    int64_t es = (int64_t)weft_dtype_size(dt);
+    svd_props_t sp = {0, 1};
+    svd_shapes_t o;
+    svd_shapes(&sp, nd, weft_tensor_shape(a), &o);
+    weft_status_t st = weft__linalg_fit(ctx, "Qr", 2, dims);
+    if (st == WEFT_OK) {
+        st = weft__linalg_enter(ctx, "Qr", WEFT_BLAS_KIND_LAPACK);
+    }
+    if (st == WEFT_OK) {
+        st = weft_kernel_alloc_output(ctx, &outputs[0], dt, nd, o.u);
+    }
+    if (st == WEFT_OK) {
+        st = weft_kernel_alloc_output(ctx, &outputs[1], dt, nd, o.vh);
+    }
+    if (st != WEFT_OK || batch == 0 || k == 0) {
+        return st;
+    }
+    int64_t mn = m * n, kk = k;
+    weft_tensor_t *buf = NULL, *tau = NULL;
+    st = weft_kernel_scratch(ctx, dt, 1, &mn, &buf);
+    if (st == WEFT_OK) {
+        st = weft_kernel_scratch(ctx, dt, 1, &kk, &tau);
+    }
+    char *qd = weft_tensor_data(outputs[0]), *rd = weft_tensor_data(outputs[1]);
+    for (int64_t i = 0; i < batch && st == WEFT_OK; i++) {
+        void *w = weft_tensor_data(buf), *t = weft_tensor_data(tau);
+        weft__batch_load(a, 2, weft__batch_offset(a, 2, i), m, n, true, w);
+        int info = lp_geqrf_orgqr(dt, false, m, n, w, t);
+        if (info == 0) {
+#define QR_R_CALL_(ctype, dtype) \
+    if (dt == dtype) qr_r_##ctype(w, m, n, k, (ctype *)(void *)(rd + i * k * n * es));
+            WEFT__LAPACK_TYPES(QR_R_CALL_)
+#undef QR_R_CALL_
+            info = lp_geqrf_orgqr(dt, true, m, n, w, t);
+        }
+        if (info != 0) {
+            st = weft_kernel_error(ctx, WEFT_ERANGE, "Qr: LAPACK rejected the input (info %d: "
+                                   "NaN in the matrix?)", info);
+            break;
+        }
+#define QR_Q_CALL_(ctype, dtype) \
+    if (dt == dtype) qr_q_##ctype(w, m, k, (ctype *)(void *)(qd + i * m * k * es));
+        WEFT__LAPACK_TYPES(QR_Q_CALL_)
+#undef QR_Q_CALL_
+    }
+    weft_kernel_scratch_done(ctx, buf);
+    weft_kernel_scratch_done(ctx, tau);
+    return st;
+}
+
+/* PyTensor's QR gradient (m >= n): M = R gR^T - gQ^T Q,
+ * dA = (gQ + Q copyltu(M)) R^-T, copyltu(M) = tril(M) + tril(M, -1)^T. */
+static weft_status_t qr_grad(weft_graph_t *g, const weft_apply_t *node,
+                             weft_var_t *const *output_grads, weft_var_t **input_grads)
+{
+    weft_var_t *a = weft_apply_input(node, 0), *q = weft_apply_output(node, 0);
+    weft_var_t *r = weft_apply_output(node, 1), *gq = output_grads[0], *gr = output_grads[1];
+    if (!gq && !gr) {
+        return WEFT_OK;
+    }
+    const weft_type_t *t = weft_var_type(a);
+    int64_t m = weft_type_dim(t, 0), n = weft_type_dim(t, 1);
+    if (weft_type_ndim(t) != 2 || m == WEFT_DIM_UNKNOWN || n == WEFT_DIM_UNKNOWN || m < n) {
+        return weft_graph_set_error(g, WEFT_ENOTIMPL, "Qr: gradient only for one matrix with "
+                                    "static lengths m >= n");
+    }
+    weft_var_t *mm = NULL, *tmp = NULL, *t1 = NULL, *lo = NULL, *slo = NULL, *slot = NULL;
+    weft_var_t *cl = NULL, *qc = NULL, *b = NULL;
+    weft_status_t st = WEFT_OK;
+    if (gr) { /* R gR^T */
+        st = weft__lg_t(g, gr, &tmp);
+        if (st == WEFT_OK) {
+            st = weft__got(g, mm = weft_dot(g, r, tmp));
+        }
+    }
+    if (st == WEFT_OK && gq) { /* - gQ^T Q */
+        st = weft__lg_t(g, gq, &tmp);
+        if (st == WEFT_OK) {
+            st = weft__got(g, t1 = weft_dot(g, tmp, q));
+        }
+        if (st == WEFT_OK) {
+            st = weft__got(g, mm = mm ? weft_sub(g, mm, t1) : weft_neg(g, t1));
+        }
+    }
+    if (st == WEFT_OK) {
+        st = weft__trimask(g, mm, true, 1.0, &lo);
+    }
+    if (st == WEFT_OK) {
+        st = weft__trimask(g, mm, true, 0.0, &slo);
+    }
+    if (st == WEFT_OK) {
+        st = weft__lg_t(g, slo, &slot);
+    }
+    if (st == WEFT_OK) {
+        st = weft__got(g, cl = weft_add(g, lo, slot));
+    }
+    if (st == WEFT_OK) {
+        st = weft__got(g, qc = weft_dot(g, q, cl));
+    }
+    if (st == WEFT_OK) {
+        st = weft__got(g, b = gq ? weft_add(g, gq, qc) : qc);
+    }
+    /* X R^T = b: a right-side solve with the transposed upper R */
+    return st == WEFT_OK ? weft__got(g, input_grads[0] = weft_trsm(g, r, b, WEFT_TRSM_RIGHT |
+                                                                    WEFT_TRSM_UPPER |
+                                                                    WEFT_TRSM_TRANS))
+                         : st;
+}
+
+const weft_op_class_t weft__qr_class = {
+    .size = sizeof(weft_op_class_t),
+    .name = "Qr",
+    .make_node = qr_make_node,
+    .perform = qr_perform,
+    .default_output = eigh_default_output, /* q */
+    .grad = qr_grad,
+};
+
 /* ---- constructors ------------------------------------------------------------------ */
 
 /* Builds cls{props} on a; *o1, *o2 get outputs i1, i2 of the node (when asked). */
@@ -517,6 +707,12 @@ weft_var_t *weft_eigh_at(weft_graph_t *g, weft_var_t *a, bool lower, weft_var_t 
     p.lower = lower ? 1 : 0;
     p.compute_v = 1;
     return decomp_ctor(g, &weft__eigh_class, &p, "weft_eigh", a, v, 1, NULL, 0, file, line);
+}
+
+weft_var_t *weft_qr_at(weft_graph_t *g, weft_var_t *a, weft_var_t **r, const char *file,
+                       int line)
+{
+    return decomp_ctor(g, &weft__qr_class, NULL, "weft_qr", a, r, 1, NULL, 0, file, line);
 }
 
 weft_var_t *weft_eigvalsh_at(weft_graph_t *g, weft_var_t *a, bool lower, const char *file,
