@@ -92,8 +92,10 @@ WEFT_API weft_var_t *weft_cholesky_solve_at(weft_graph_t *g, weft_var_t *l, weft
  * compute_uv; s is the default output. An empty matrix gives identity u, vh
  * (full_matrices), as NumPy. LAPACK failing to converge (or NaN in a) fails
  * the node with WEFT_ERANGE ("Svd: did not converge", NumPy's LinAlgError).
- * Gradient: of s only (da = u diag(gs) vh); a gradient reaching u or vh
- * fails weft_grad with WEFT_ENOTIMPL. */
+ * Gradient: of s (da = u diag(gs) vh), and of u and vh for one matrix
+ * without full_matrices (Townsend 2016; distinct non-zero singular values);
+ * a gradient reaching a full u or vh, or the vectors of a stack, fails
+ * weft_grad with WEFT_ENOTIMPL. */
 #define weft_svd(g, a, full_matrices, compute_uv, u, vh) \
     weft_svd_at((g), (a), (full_matrices), (compute_uv), (u), (vh), __FILE__, __LINE__)
 WEFT_API weft_var_t *weft_svd_at(weft_graph_t *g, weft_var_t *a, bool full_matrices,
@@ -143,6 +145,15 @@ WEFT_API weft_var_t *weft_matrix_power_at(weft_graph_t *g, weft_var_t *a, int64_
 WEFT_API weft_var_t *weft_vector_norm_at(weft_graph_t *g, weft_var_t *x, double ord,
                                          size_t n_axes, const int *axes, bool keepdims,
                                          const char *file, int line);
+
+/* np.linalg.pinv(a, rcond) for a (m, n) or (b, m, n): from the reduced Svd,
+ * singular values <= rcond * max(s) count as zero (NumPy's default rcond is
+ * 1e-15). Gradient: through Svd's u, s and vh (one matrix, distinct
+ * non-zero singular values). Errors: common ones; WEFT_EINVAL for a
+ * negative or NaN rcond; WEFT_ETYPE for other ranks. */
+#define weft_pinv(g, a, rcond) weft_pinv_at((g), (a), (rcond), __FILE__, __LINE__)
+WEFT_API weft_var_t *weft_pinv_at(weft_graph_t *g, weft_var_t *a, double rcond, const char *file,
+                                  int line);
 
 /* The orders of np.linalg.matrix_norm. */
 typedef enum weft_matrix_norm {

@@ -649,6 +649,73 @@ static void test_qr_grads_verify(void **state)
     }
 }
 
+
+/* ---- pinv, Svd vector gradients -------------------------------------------------------- */
+
+static void test_pinv_matches_numpy(void **state)
+{
+    fx_t *f = *state;
+    int64_t s32b[2] = {3, 2}, s23[2] = {2, 3}, s22[2] = {2, 2};
+    weft_tensor_t *mv = ck_tensor(WEFT_FLOAT64, 2, s32b, (double[]){3, 1, 0, 2, 4, -1}), *r = NULL;
+    weft_var_t *m = var_like(f->g, mv);
+    assert_int_equal(run2(f->g, 1, &m, &mv, weft_pinv(f->g, m, 1e-15), &r), WEFT_OK);
+    /* NumPy: np.linalg.pinv(M) */
+    ck_expect(r, 2, s23, (double[]){0.12751677852349003, 0.013422818791946307, 0.15436241610738263,
+                                    0.18791946308724833, 0.3355704697986578, -0.14093959731543626},
+              1e-15);
+    weft_tensor_release(r);
+    /* rank 1: the zero singular value is cut */
+    weft_tensor_t *rv = ck_tensor(WEFT_FLOAT64, 2, s22, (double[]){1, 2, 2, 4});
+    weft_var_t *rk = var_like(f->g, rv);
+    assert_int_equal(run2(f->g, 1, &rk, &rv, weft_pinv(f->g, rk, 1e-15), &r), WEFT_OK);
+    ck_expect(r, 2, s22, (double[]){0.04, 0.08, 0.08, 0.16}, 1e-15);
+    weft_tensor_release(r);
+    assert_null(weft_pinv(f->g, rk, -1.0));
+    assert_int_equal(weft_graph_error(f->g), WEFT_EINVAL);
+    weft_graph_clear_error(f->g);
+    weft_tensor_release(mv);
+    weft_tensor_release(rv);
+}
+
+typedef enum uk { U_PINV, U_U, U_VH, U_ALL } uk_t;
+
+static weft_var_t *svd_vec_fn(weft_graph_t *g, size_t n, weft_var_t *const *in, void *user)
+{
+    uk_t k = *(const uk_t *)user;
+    weft_var_t *u = NULL, *vh = NULL, *s = NULL;
+    (void)n;
+    if (k == U_PINV) {
+        return weft_pinv(g, in[0], 1e-15);
+    }
+    s = weft_svd(g, in[0], false, true, &u, &vh);
+    if (k == U_U) {
+        return u;
+    }
+    if (k == U_VH) {
+        return vh;
+    }
+    /* all three outputs reach the cost */
+    return weft_add(g, weft_dot(g, weft_mul(g, u, u), vh), weft_sum(g, s, 0, NULL, false));
+}
+
+static void test_svd_vectors_and_pinv_grads_verify(void **state)
+{
+    (void)state;
+    int64_t s32b[2] = {3, 2}, s23[2] = {2, 3};
+    for (int k = U_PINV; k <= U_ALL; k++) {
+        uk_t kk = (uk_t)k;
+        weft_tensor_t *p1 = ck_random(WEFT_FLOAT64, 2, s32b, -1, 1, 70 + k);
+        weft_tensor_t *p2 = ck_random(WEFT_FLOAT64, 2, s23, -1, 1, 80 + k);
+        weft_tensor_t *p3 = ck_random(WEFT_FLOAT64, 2, s33, -1, 1, 90 + k);
+        ck_verify(svd_vec_fn, &kk, 1, &p1);
+        ck_verify(svd_vec_fn, &kk, 1, &p2);
+        ck_verify(svd_vec_fn, &kk, 1, &p3);
+        weft_tensor_release(p1);
+        weft_tensor_release(p2);
+        weft_tensor_release(p3);
+    }
+}
+
 /* ---- JSON -------------------------------------------------------------------------- */
 
 static void test_json_round_trip(void **state)
@@ -719,6 +786,8 @@ int main(void)
         cmocka_unit_test(test_power_and_norm_grads_verify),
         cmocka_unit_test_setup_teardown(test_qr_matches_numpy_both_shapes, setup, teardown),
         cmocka_unit_test(test_qr_grads_verify),
+        cmocka_unit_test_setup_teardown(test_pinv_matches_numpy, setup, teardown),
+        cmocka_unit_test(test_svd_vectors_and_pinv_grads_verify),
         cmocka_unit_test(test_json_round_trip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

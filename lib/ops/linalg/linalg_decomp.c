@@ -9,7 +9,8 @@
  *   column-major copy;
  * Gradients (Giles 2008; Murray 2016 for the triangle read):
  * - Svd, singular values: da = u diag(gs) vh (reduced u, vh; a Svd node of
- *   its own when the op computes no vectors); u/vh gradients: not yet;
+ *   its own when the op computes no vectors); through u and vh (reduced, one
+ *   matrix): Townsend 2016 (svd_grad_uv);
  * - Eigh: G = v (diag(gw) + F o (v^T gv)) v^T with F_ij = 1/(w_j - w_i)
  *   (i != j, 0 on the diagonal; distinct eigenvalues), da = the read
  *   triangle of G + G^T with the diagonal halved. Single matrices only;
@@ -264,25 +265,173 @@ static weft_status_t as_row(weft_graph_t *g, weft_var_t *x, weft_var_t **out)
     return weft__got(g, *out = weft_dimshuffle(g, x, nb + 2, order));
 }
 
+/* x[:, None]: a vector as a column, to scale the rows of a matrix. */
+static weft_status_t as_col(weft_graph_t *g, weft_var_t *x, weft_var_t **out)
+{
+    static const int col[2] = {0, WEFT_DIMSHUFFLE_NEW};
+    return weft__got(g, *out = weft_dimshuffle(g, x, 2, col));
+}
+
+static weft_status_t eigh_f_times(weft_graph_t *g, weft_var_t *w, weft_var_t *x,
+                                  weft_var_t **out);
+
+/* (F o (y - y^T)) with F_ij = 1/(s_j^2 - s_i^2), y = p^T q. */
+static weft_status_t svd_f_skew(weft_graph_t *g, weft_var_t *s2, weft_var_t *p, weft_var_t *q,
+                                weft_var_t **out)
+{
+    weft_var_t *pt = NULL, *y = NULL, *yt = NULL, *d = NULL;
+    weft_status_t st = weft__lg_t(g, p, &pt);
+    if (st == WEFT_OK) {
+        st = weft__got(g, y = weft_dot(g, pt, q));
+    }
+    if (st == WEFT_OK) {
+        st = weft__lg_t(g, y, &yt);
+    }
+    if (st == WEFT_OK) {
+        st = weft__got(g, d = weft_sub(g, y, yt));
+    }
+    return st == WEFT_OK ? eigh_f_times(g, s2, d, out) : st;
+}
+
+/* (x - a (b x)) scaled: the part of x outside the span of a (a b = the
+ * projector), the projection removed: x - a @ (b @ x). */
+static weft_status_t svd_reject(weft_graph_t *g, weft_var_t *x, weft_var_t *a, weft_var_t *b,
+                                weft_var_t **out)
+{
+    weft_var_t *bx = NULL, *abx = NULL;
+    weft_status_t st = weft__got(g, bx = weft_dot(g, b, x));
+    if (st == WEFT_OK) {
+        st = weft__got(g, abx = weft_dot(g, a, bx));
+    }
+    return st == WEFT_OK ? weft__got(g, *out = weft_sub(g, x, abx)) : st;
+}
+
+/* Townsend 2016 ("Differentiating the singular value decomposition"), real,
+ * reduced: da = u [(F o (u^T gu - gu^T u)) S + diag(gs) + S (F o (v^T gv -
+ * gv^T v))] v^T + (I - u u^T) gu S^-1 v^T + u S^-1 gv^T (I - v v^T), with
+ * v = vh^T, gv = gvh^T, F_ij = 1/(s_j^2 - s_i^2) (distinct, non-zero s). */
+static weft_status_t svd_grad_uv(weft_graph_t *g, weft_var_t *u, weft_var_t *s, weft_var_t *vh,
+                                 weft_var_t *gu, weft_var_t *gs, weft_var_t *gvh,
+                                 weft_var_t **out)
+{
+    weft_var_t *s2 = NULL, *srow = NULL, *scol = NULL, *inv = NULL, *irow = NULL, *icol = NULL;
+    weft_var_t *inner = NULL, *t = NULL, *f = NULL, *v = NULL, *gv = NULL, *ut = NULL;
+    weft_var_t *main = NULL, *ex = NULL, *rej = NULL, *sum = NULL;
+    weft_status_t st = weft__got(g, s2 = weft_mul(g, s, s));
+    if (st == WEFT_OK) {
+        st = as_row(g, s, &srow);
+    }
+    if (st == WEFT_OK) {
+        st = as_col(g, s, &scol);
+    }
+    if (st == WEFT_OK) {
+        st = weft__got(g, inv = weft_scalar_binary(g, WEFT_ELEMWISE_DIV, 1.0, s));
+    }
+    if (st == WEFT_OK) {
+        st = as_row(g, inv, &irow);
+    }
+    if (st == WEFT_OK) {
+        st = as_col(g, inv, &icol);
+    }
+    if (st == WEFT_OK) {
+        st = weft__lg_t(g, vh, &v);
+    }
+    if (st == WEFT_OK) {
+        st = weft__lg_t(g, u, &ut);
+    }
+    if (st == WEFT_OK && gs) { /* diag(gs) as the columns of u scaled, below */
+        st = as_row(g, gs, &t);
+        if (st == WEFT_OK) {
+            st = weft__got(g, main = weft_mul(g, u, t));
+        }
+    }
+    if (st == WEFT_OK && gu) {
+        st = svd_f_skew(g, s2, u, gu, &f);
+        if (st == WEFT_OK) {
+            st = weft__got(g, inner = weft_mul(g, f, srow));
+        }
+        if (st == WEFT_OK) { /* (I - u u^T) gu S^-1 v^T */
+            st = svd_reject(g, gu, u, ut, &rej);
+        }
+        if (st == WEFT_OK) {
+            st = weft__got(g, ex = weft_mul(g, rej, irow));
+        }
+    }
+    if (st == WEFT_OK && gvh) {
+        st = weft__lg_t(g, gvh, &gv);
+        if (st == WEFT_OK) {
+            st = svd_f_skew(g, s2, v, gv, &f);
+        }
+        if (st == WEFT_OK) {
+            st = weft__got(g, t = weft_mul(g, scol, f));
+        }
+        if (st == WEFT_OK) {
+            st = weft__got(g, inner = inner ? weft_add(g, inner, t) : t);
+        }
+    }
+    if (st == WEFT_OK && inner) { /* u inner (v^T applied below) */
+        st = weft__got(g, t = weft_dot(g, u, inner));
+        if (st == WEFT_OK) {
+            st = weft__got(g, main = main ? weft_add(g, main, t) : t);
+        }
+    }
+    if (st == WEFT_OK && ex) {
+        st = weft__got(g, main = main ? weft_add(g, main, ex) : ex);
+    }
+    if (st == WEFT_OK) {
+        st = weft__got(g, sum = weft_dot(g, main, vh));
+    }
+    if (st == WEFT_OK && gvh) { /* u S^-1 gvh (I - v v^T) = u (S^-1 (gvh - (gvh v) vh)) */
+        weft_var_t *gvv = NULL, *r2 = NULL, *sc = NULL, *ur = NULL;
+        st = weft__got(g, gvv = weft_dot(g, gvh, v));
+        if (st == WEFT_OK) {
+            st = weft__got(g, r2 = weft_sub(g, gvh, weft_dot(g, gvv, vh)));
+        }
+        if (st == WEFT_OK) {
+            st = weft__got(g, sc = weft_mul(g, icol, r2));
+        }
+        if (st == WEFT_OK) {
+            st = weft__got(g, ur = weft_dot(g, u, sc));
+        }
+        if (st == WEFT_OK) {
+            st = weft__got(g, sum = weft_add(g, sum, ur));
+        }
+    }
+    *out = sum;
+    return st;
+}
+
 static weft_status_t svd_grad(weft_graph_t *g, const weft_apply_t *node,
                               weft_var_t *const *output_grads, weft_var_t **input_grads)
 {
     const svd_props_t *p = weft_op_props(weft_apply_op(node));
     weft_var_t *gs = output_grads[p->compute_uv ? 1 : 0], *a = weft_apply_input(node, 0);
-    if (p->compute_uv && (output_grads[0] || output_grads[2])) {
-        return weft_graph_set_error(g, WEFT_ENOTIMPL, "Svd: no gradient through u or vh yet "
-                                    "(only the singular values have one)");
-    }
-    if (!gs) {
+    weft_var_t *gu = p->compute_uv ? output_grads[0] : NULL;
+    weft_var_t *gvh = p->compute_uv ? output_grads[2] : NULL;
+    if (!gs && !gu && !gvh) {
         return WEFT_OK;
     }
-    if (weft_type_ndim(weft_var_type(a)) > 3) {
+    int nd = weft_type_ndim(weft_var_type(a));
+    if ((gu || gvh) && (p->full_matrices || nd != 2)) {
+        return weft_graph_set_error(g, WEFT_ENOTIMPL, "Svd: the gradient through u or vh needs "
+                                    "full_matrices false and one matrix");
+    }
+    if (nd > 3) {
         return weft_graph_set_error(g, WEFT_ENOTIMPL, "Svd: no gradient for stacks of more than "
                                     "one batch axis");
     }
-    weft_var_t *u = NULL, *vh = NULL, *row = NULL, *us = NULL;
-    weft_var_t *s = weft_svd(g, a, false, true, &u, &vh);
+    weft_var_t *u = NULL, *vh = NULL, *s = NULL, *row = NULL, *us = NULL;
+    if (p->compute_uv && !p->full_matrices) {
+        u = weft_apply_output(node, 0);
+        s = weft_apply_output(node, 1);
+        vh = weft_apply_output(node, 2);
+    } else {
+        s = weft_svd(g, a, false, true, &u, &vh);
+    }
     weft_status_t st = weft__got(g, s);
+    if (st == WEFT_OK && (gu || gvh)) {
+        return svd_grad_uv(g, u, s, vh, gu, gs, gvh, &input_grads[0]);
+    }
     if (st == WEFT_OK) {
         st = as_row(g, gs, &row);
     }

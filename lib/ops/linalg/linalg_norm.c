@@ -245,3 +245,77 @@ weft_var_t *weft_matrix_norm_at(weft_graph_t *g, weft_var_t *x, weft_matrix_norm
     }
     return weft__ctor_end(g, st, out, "weft_matrix_norm", file, line);
 }
+
+/* ---- pinv -------------------------------------------------------------------------- */
+
+/* np.linalg.pinv: u, s, vh = svd(a, full_matrices=False); s^-1 where s >
+ * rcond * max(s), else 0; vh^T @ (s^-1[..., None] * u^T). */
+static weft_status_t pinv_impl(weft_graph_t *g, weft_var_t *a, double rcond, weft_var_t **out)
+{
+    int nd = weft_type_ndim(weft_var_type(a));
+    if (nd < 2 || nd > 3) {
+        return weft_graph_set_error(g, WEFT_ETYPE, "Pinv: input 0 has %d dims (need 2, or 3 for "
+                                    "one batch axis)", nd);
+    }
+    int last = nd - 2, order[3] = {0, 1, WEFT_DIMSHUFFLE_NEW};
+    if (nd == 3) {
+        order[1] = 1;
+        order[2] = WEFT_DIMSHUFFLE_NEW;
+    } else {
+        order[1] = WEFT_DIMSHUFFLE_NEW;
+    }
+    weft_var_t *u = NULL, *vh = NULL, *mx = NULL, *cut = NULL, *big = NULL, *inv = NULL;
+    weft_var_t *zero = NULL, *sinv = NULL, *col = NULL, *ut = NULL, *v = NULL, *sc = NULL;
+    weft_var_t *s = weft_svd(g, a, false, true, &u, &vh);
+    weft_status_t st = weft__got(g, s);
+    if (st == WEFT_OK) {
+        st = weft__got(g, mx = weft_max(g, s, 1, &last, true));
+    }
+    if (st == WEFT_OK) {
+        st = weft__got(g, cut = weft_binary_scalar(g, WEFT_ELEMWISE_MUL, mx, rcond));
+    }
+    if (st == WEFT_OK) {
+        st = weft__got(g, big = weft_gt(g, s, cut));
+    }
+    if (st == WEFT_OK) {
+        st = weft__got(g, inv = weft_scalar_binary(g, WEFT_ELEMWISE_DIV, 1.0, s));
+    }
+    if (st == WEFT_OK) {
+        st = weft__got(g, zero = weft_zeros_like(g, s));
+    }
+    if (st == WEFT_OK) {
+        st = weft__got(g, sinv = weft_switch(g, big, inv, zero));
+    }
+    if (st == WEFT_OK) {
+        st = weft__got(g, col = weft_dimshuffle(g, sinv, nd, order));
+    }
+    if (st == WEFT_OK) {
+        st = weft__lg_t(g, u, &ut);
+    }
+    if (st == WEFT_OK) {
+        st = weft__lg_t(g, vh, &v);
+    }
+    if (st == WEFT_OK) {
+        st = weft__got(g, sc = weft_mul(g, col, ut));
+    }
+    return st == WEFT_OK ? weft__got(g, *out = weft_dot(g, v, sc)) : st;
+}
+
+weft_var_t *weft_pinv_at(weft_graph_t *g, weft_var_t *a, double rcond, const char *file,
+                         int line)
+{
+    weft_var_t *out = NULL;
+    weft__ctor_begin(g);
+    weft_status_t st = weft__linalg_args(g, "Pinv", 1, &a, file, line, &out);
+    if (st == WEFT_OK && !(rcond >= 0.0)) {
+        st = weft_graph_set_error(g, WEFT_EINVAL, "Pinv (at %s:%d): rcond %g is negative or NaN",
+                                  file, line, rcond);
+    }
+    if (st == WEFT_OK) {
+        st = norm_float(g, "Pinv", a);
+    }
+    if (st == WEFT_OK) {
+        st = pinv_impl(g, a, rcond, &out);
+    }
+    return weft__ctor_end(g, st, out, "weft_pinv", file, line);
+}
