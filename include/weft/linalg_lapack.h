@@ -116,6 +116,17 @@ WEFT_API weft_var_t *weft_eigh_at(weft_graph_t *g, weft_var_t *a, bool lower, we
 WEFT_API weft_var_t *weft_eigvalsh_at(weft_graph_t *g, weft_var_t *a, bool lower,
                                       const char *file, int line);
 
+/* Lstsq{rcond}(a, b), np.linalg.lstsq(a, b, rcond)[0]: the minimum-norm
+ * least-squares solution x (n,) or (n, k) for one matrix a (m, n) and b
+ * (m,) or (m, k) (?gelsd; like NumPy, no stacks). Only x: NumPy's
+ * residuals, rank and singular values are not outputs (rank and s: use
+ * weft_svd). rcond < 0 (or NaN): NumPy's default eps * max(m, n); singular
+ * values <= rcond * s_max count as zero. Gradient: for full column rank
+ * (m >= n, rank n): da = (b - a x) z^T - a z x^T, db = a z, z = (a^T a)^-1 gx. */
+#define weft_lstsq(g, a, b, rcond) weft_lstsq_at((g), (a), (b), (rcond), __FILE__, __LINE__)
+WEFT_API weft_var_t *weft_lstsq_at(weft_graph_t *g, weft_var_t *a, weft_var_t *b, double rcond,
+                                   const char *file, int line);
+
 /* Qr(a), np.linalg.qr(a, mode='reduced'): returns q (..., m, k) and stores
  * r (..., k, n) (upper triangular) in *r when not NULL, k = min(m, n),
  * a = q r. One node, outputs (q, r); q is the default output. Signs as

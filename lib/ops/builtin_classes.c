@@ -57,6 +57,7 @@ static const weft_op_class_t *const registry[] = {
     &weft__svd_class,
     &weft__eigh_class,
     &weft__qr_class,
+    &weft__lstsq_class,
     &weft__composite_class,
     &weft__random_classes[WEFT__RANDOM_UNIFORM],
     &weft__random_classes[WEFT__RANDOM_NORMAL],

@@ -716,6 +716,68 @@ static void test_svd_vectors_and_pinv_grads_verify(void **state)
     }
 }
 
+
+/* ---- Lstsq ----------------------------------------------------------------------------- */
+
+static void test_lstsq_matches_numpy(void **state)
+{
+    fx_t *f = *state;
+    int64_t s32b[2] = {3, 2}, s23[2] = {2, 3}, s2[1] = {2}, s22[2] = {2, 2};
+    weft_tensor_t *mv = ck_tensor(WEFT_FLOAT64, 2, s32b, (double[]){3, 1, 0, 2, 4, -1});
+    weft_tensor_t *bv = ck_tensor(WEFT_FLOAT64, 1, s3, BV);
+    weft_tensor_t *bm = ck_tensor(WEFT_FLOAT64, 2, s32b, (double[]){1, 0, 2, 1, 3, -1});
+    weft_tensor_t *wv = ck_tensor(WEFT_FLOAT64, 2, s23, (double[]){3, 1, 2, 0, 2, 1});
+    weft_tensor_t *cv = ck_tensor(WEFT_FLOAT64, 1, s2, (double[]){1, 2}), *r = NULL;
+    weft_var_t *m = var_like(f->g, mv), *b = var_like(f->g, bv), *B = var_like(f->g, bm);
+    weft_var_t *w = var_like(f->g, wv), *c = var_like(f->g, cv);
+    weft_tensor_t *v1[2] = {mv, bv}, *v2[2] = {mv, bm}, *v3[2] = {wv, cv};
+    /* NumPy: np.linalg.lstsq(a, b, rcond=None)[0] */
+    assert_int_equal(run2(f->g, 2, (weft_var_t *[]){m, b}, v1, weft_lstsq(f->g, m, b, -1), &r),
+                     WEFT_OK);
+    ck_expect(r, 1, s2, (double[]){0.6174496644295304, 0.4362416107382552}, 1e-15);
+    weft_tensor_release(r);
+    assert_int_equal(run2(f->g, 2, (weft_var_t *[]){m, B}, v2, weft_lstsq(f->g, m, B, -1), &r),
+                     WEFT_OK);
+    ck_expect(r, 2, s22, (double[]){0.6174496644295304, -0.1409395973154363, 0.4362416107382552,
+                                    0.47651006711409405}, 1e-15);
+    weft_tensor_release(r);
+    /* underdetermined: the minimum-norm solution */
+    assert_int_equal(run2(f->g, 2, (weft_var_t *[]){w, c}, v3, weft_lstsq(f->g, w, c, -1), &r),
+                     WEFT_OK);
+    ck_expect(r, 1, s3, (double[]){-0.16666666666666638, 0.833333333333333, 0.33333333333333326},
+              1e-15);
+    weft_tensor_release(r);
+    assert_null(weft_lstsq(f->g, m, c, -1));
+    expect_tail(weft_graph_error_message(f->g), "apply of Lstsq at ",
+                "Lstsq: input 0 dim 0 has length 3 but input 1 dim 0 has 2");
+    weft_graph_clear_error(f->g);
+    weft_tensor_t *ts[5] = {mv, bv, bm, wv, cv};
+    for (int i = 0; i < 5; i++) {
+        weft_tensor_release(ts[i]);
+    }
+}
+
+static weft_var_t *lstsq_fn(weft_graph_t *g, size_t n, weft_var_t *const *in, void *user)
+{
+    (void)n;
+    (void)user;
+    return weft_lstsq(g, in[0], in[1], -1);
+}
+
+static void test_lstsq_grads_verify(void **state)
+{
+    (void)state;
+    int64_t s42[2] = {4, 2}, s4[1] = {4}, s43[2] = {4, 3};
+    weft_tensor_t *pa = ck_random(WEFT_FLOAT64, 2, s42, -1, 1, 100);
+    weft_tensor_t *pv[2] = {pa, ck_random(WEFT_FLOAT64, 1, s4, -1, 1, 101)};
+    weft_tensor_t *pm[2] = {pa, ck_random(WEFT_FLOAT64, 2, s43, -1, 1, 102)};
+    ck_verify(lstsq_fn, NULL, 2, pv);
+    ck_verify(lstsq_fn, NULL, 2, pm);
+    weft_tensor_release(pa);
+    weft_tensor_release(pv[1]);
+    weft_tensor_release(pm[1]);
+}
+
 /* ---- JSON -------------------------------------------------------------------------- */
 
 static void test_json_round_trip(void **state)
@@ -726,14 +788,15 @@ static void test_json_round_trip(void **state)
     weft_var_t *a = ck_var(g, WEFT_FLOAT64, 2, s33), *b = ck_var(g, WEFT_FLOAT64, 2, s32);
     weft_var_t *sign = NULL, *ld = weft_slogdet(g, a, &sign);
     weft_var_t *u = NULL, *vh = NULL, *v = NULL;
-    weft_var_t *outs[12] = {weft_solve(g, a, b), weft_inv(g, a), weft_det(g, a), ld, sign,
+    weft_var_t *outs[13] = {weft_solve(g, a, b), weft_inv(g, a), weft_det(g, a), ld, sign,
                             weft_cholesky_solve(g, weft_cholesky(g, a), b),
                             weft_svd(g, b, true, true, &u, &vh), u, vh,
-                            weft_eigh(g, a, false, &v), v, NULL};
+                            weft_eigh(g, a, false, &v), v, NULL, NULL};
     weft_var_t *qr_r = NULL;
     outs[11] = weft_qr(g, b, &qr_r);
+    outs[12] = weft_lstsq(g, b, a, 0.25);
     weft_var_t *ins[2] = {a, b};
-    weft_graph_io_t io = {2, ins, NULL, 12, outs, 0, NULL}, back;
+    weft_graph_io_t io = {2, ins, NULL, 13, outs, 0, NULL}, back;
     char *text = NULL;
     assert_int_equal(weft_graph_io_save(&io, &text), WEFT_OK);
     const char *path = getenv("WEFT_SAVED_GRAPH");
@@ -744,12 +807,12 @@ static void test_json_round_trip(void **state)
     }
     assert_int_equal(weft_graph_create(NULL, &g2), WEFT_OK);
     assert_int_equal(weft_graph_io_load(g2, text, strlen(text), NULL, &back), WEFT_OK);
-    assert_int_equal(back.n_outputs, 12);
+    assert_int_equal(back.n_outputs, 13);
     weft_tensor_t *vals[2] = {ck_tensor(WEFT_FLOAT64, 2, s33, A), ck_tensor(WEFT_FLOAT64, 2, s32, BM)};
-    weft_tensor_t *r1[12] = {NULL}, *r2[12] = {NULL};
-    assert_int_equal(weft_eval(g, 2, ins, vals, 12, outs, r1), WEFT_OK);
-    assert_int_equal(weft_eval(g2, 2, back.inputs, vals, 12, back.outputs, r2), WEFT_OK);
-    for (int i = 0; i < 12; i++) {
+    weft_tensor_t *r1[13] = {NULL}, *r2[13] = {NULL};
+    assert_int_equal(weft_eval(g, 2, ins, vals, 13, outs, r1), WEFT_OK);
+    assert_int_equal(weft_eval(g2, 2, back.inputs, vals, 13, back.outputs, r2), WEFT_OK);
+    for (int i = 0; i < 13; i++) {
         size_t bytes = weft_tensor_size(r1[i]) * weft_dtype_size(weft_tensor_dtype(r1[i]));
         assert_int_equal(weft_tensor_size(r1[i]), weft_tensor_size(r2[i]));
         assert_memory_equal(weft_tensor_data(r1[i]), weft_tensor_data(r2[i]), bytes);
@@ -757,6 +820,7 @@ static void test_json_round_trip(void **state)
         weft_tensor_release(r2[i]);
     }
     assert_non_null(strstr(text, "\"op\":\"SLogDet\""));
+    assert_non_null(strstr(text, "\"op\":\"Lstsq\",\"props\":{\"rcond\":0.25}"));
     assert_non_null(strstr(text, "\"op\":\"Svd\",\"props\":{\"full_matrices\":true,"
                                  "\"compute_uv\":true}"));
     assert_non_null(strstr(text, "\"op\":\"Eigh\",\"props\":{\"lower\":false,"
@@ -788,6 +852,8 @@ int main(void)
         cmocka_unit_test(test_qr_grads_verify),
         cmocka_unit_test_setup_teardown(test_pinv_matches_numpy, setup, teardown),
         cmocka_unit_test(test_svd_vectors_and_pinv_grads_verify),
+        cmocka_unit_test_setup_teardown(test_lstsq_matches_numpy, setup, teardown),
+        cmocka_unit_test(test_lstsq_grads_verify),
         cmocka_unit_test(test_json_round_trip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

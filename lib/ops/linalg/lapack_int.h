@@ -19,7 +19,7 @@
 
 /* The op classes of linalg_solve.c (listed in builtin_classes.c). */
 extern const weft_op_class_t weft__solve_class, weft__inv_class, weft__det_class,
-    weft__slogdet_class, weft__cho_solve_class;
+    weft__slogdet_class, weft__cho_solve_class, weft__lstsq_class;
 /* The classes of linalg_decomp.c. */
 extern const weft_op_class_t weft__svd_class, weft__eigh_class, weft__qr_class;
 
@@ -53,6 +53,19 @@ void weft__lapack_lu_solve_rows(weft_dtype_t dt, int64_t n, int64_t k, const voi
                                 const int32_t *ipiv, void *x);
 /* The same for a = l l^T, u being l's row-major memory (l^T read column-major). */
 void weft__lapack_cho_solve_rows(weft_dtype_t dt, int64_t n, int64_t k, const void *u, void *x);
+
+/* Minimum-norm least squares (?gelsd) of the column-major m x n a and the
+ * column-major ld x k b (ld = max(m, n)); x is b's first n rows. s gets
+ * min(m, n) singular values. */
+int weft__lapack_gelsd(weft_dtype_t dt, int64_t m, int64_t n, int64_t k, void *a, void *b,
+                       int64_t ld, void *s, double rcond);
+/* t's rows x cols matrix (a vector: cols 1) into the column-major buffer
+ * dst with leading dimension ld; the column-major ld-strided src's first
+ * rows x cols into the row-major contiguous dst. */
+void weft__lapack_load_cm(const weft_tensor_t *t, int64_t rows, int64_t cols, int64_t ld,
+                          void *dst);
+void weft__lapack_store_cm(weft_dtype_t dt, const void *src, int64_t rows, int64_t cols,
+                           int64_t ld, void *dst);
 
 /* ---- batches ---------------------------------------------------------------- */
 

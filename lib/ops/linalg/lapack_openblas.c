@@ -123,3 +123,44 @@ void weft__lapack_cho_solve_rows(weft_dtype_t dt, int64_t n, int64_t k, const vo
     trsm_right(dt, true, false, false, n, k, u, x);
     trsm_right(dt, true, true, false, n, k, u, x);
 }
+
+int weft__lapack_gelsd(weft_dtype_t dt, int64_t m, int64_t n, int64_t k, void *a, void *b,
+                       int64_t ld, void *s, double rcond)
+{
+    lapack_int mi = (lapack_int)m, ni = (lapack_int)n, ki = (lapack_int)k, rank = 0;
+    if (dt == WEFT_FLOAT64) {
+        return (int)LAPACKE_dgelsd(LAPACK_COL_MAJOR, mi, ni, ki, a, mi, b, (lapack_int)ld, s,
+                                   rcond, &rank);
+    }
+    return (int)LAPACKE_sgelsd(LAPACK_COL_MAJOR, mi, ni, ki, a, mi, b, (lapack_int)ld, s,
+                               (float)rcond, &rank);
+}
+
+void weft__lapack_load_cm(const weft_tensor_t *t, int64_t rows, int64_t cols, int64_t ld,
+                          void *dst)
+{
+    int nd = weft_tensor_ndim(t);
+    int64_t s0 = weft_tensor_stride(t, 0), s1 = nd == 2 ? weft_tensor_stride(t, 1) : 0;
+    for (int64_t i = 0; i < rows; i++) {
+        for (int64_t j = 0; j < cols; j++) {
+#define LAPACK_LOAD_CM_(ctype, dtype)                                                        \
+    if (weft_tensor_dtype(t) == dtype)                                                       \
+        ((ctype *)dst)[j * ld + i] = ((const ctype *)weft_tensor_data(t))[i * s0 + j * s1];
+            WEFT__LAPACK_TYPES(LAPACK_LOAD_CM_)
+#undef LAPACK_LOAD_CM_
+        }
+    }
+}
+
+void weft__lapack_store_cm(weft_dtype_t dt, const void *src, int64_t rows, int64_t cols,
+                           int64_t ld, void *dst)
+{
+    for (int64_t i = 0; i < rows; i++) {
+        for (int64_t j = 0; j < cols; j++) {
+#define LAPACK_STORE_CM_(ctype, dtype) \
+    if (dt == dtype) ((ctype *)dst)[i * cols + j] = ((const ctype *)src)[j * ld + i];
+            WEFT__LAPACK_TYPES(LAPACK_STORE_CM_)
+#undef LAPACK_STORE_CM_
+        }
+    }
+}

@@ -13,6 +13,8 @@
  * - Inv: da = -y^T g y^T;
  * - Det: da = g det(a) inv(a)^T; SLogDet: da = g_logabsdet inv(a)^T (sign:
  *   piecewise constant, no gradient);
+ * - Lstsq (?gelsd, one matrix): full column rank, z = (a^T a)^-1 gx,
+ *   da = (b - a x) z^T - a z x^T, db = a z;
  * - CholeskySolve: db = cho_solve(l, g), dA = -db x^T, dl = tril((dA + dA^T)
  *   tril(l)) (only l's lower triangle is read). */
 #include <math.h>
@@ -21,6 +23,7 @@
 
 #include "graph/ctor_int.h"
 #include "lapack_int.h"
+#include "props_fields_int.h"
 #include "weft/elemwise.h"
 #include "weft/linalg.h"
 #include "weft/linalg_lapack.h"
@@ -627,4 +630,169 @@ weft_var_t *weft_slogdet_at(weft_graph_t *g, weft_var_t *a, weft_var_t **sign,
         *sign = logdet ? weft_apply_output(weft_var_owner(logdet), 0) : NULL;
     }
     return logdet;
+}
+
+/* ---- Lstsq --------------------------------------------------------------------------- */
+
+/* Lstsq{rcond}(a, b): the minimum-norm least-squares x of a x ~ b (?gelsd),
+ * a (m, n), b (m,) or (m, k); rcond < 0: NumPy's default eps * max(m, n). */
+typedef struct lstsq_props {
+    double rcond;
+} lstsq_props_t;
+
+static weft_status_t lstsq_make_node(weft_graph_t *g, const weft_op_t *op, size_t n_in,
+                                     weft_var_t *const *in, size_t *n_out,
+                                     const weft_type_t **out_types)
+{
+    static const int ranks[2] = {2, -1};
+    weft_dtype_t dt;
+    (void)op;
+    weft_status_t st = weft__linalg_check(g, "Lstsq", n_in, in, 2, ranks, &dt);
+    if (st != WEFT_OK) {
+        return st;
+    }
+    const weft_type_t *tb = weft_var_type(in[1]);
+    int nb = weft_type_ndim(tb);
+    if (nb != 1 && nb != 2) {
+        return weft_graph_set_error(g, WEFT_ETYPE, "Lstsq: input 1 has %d dims (need 1 or 2)",
+                                    nb);
+    }
+    st = weft__linalg_match(g, "Lstsq", in, 0, 0, 1, 0);
+    if (st != WEFT_OK) {
+        return st;
+    }
+    int64_t shape[2] = {weft_type_dim(weft_var_type(in[0]), 1), nb == 2 ? weft_type_dim(tb, 1) : 0};
+    *n_out = 1;
+    return weft_type_tensor(g, dt, nb, shape, &out_types[0]);
+}
+
+static weft_status_t lstsq_perform(const weft_apply_t *node, weft_tensor_t *const *in,
+                                   weft_tensor_t **outputs, weft_kernel_ctx_t *ctx)
+{
+    const lstsq_props_t *p = weft_op_props(weft_apply_op(node));
+    const weft_tensor_t *a = in[0], *b = in[1];
+    int nb = weft_tensor_ndim(b);
+    int64_t m = weft_tensor_dim(a, 0), n = weft_tensor_dim(a, 1);
+    int64_t k = nb == 2 ? weft_tensor_dim(b, 1) : 1, ld = m > n ? m : n;
+    int64_t dims[3] = {m, n, k}, xs[2] = {n, k};
+    weft_dtype_t dt = weft_tensor_dtype(a);
+    if (weft_tensor_dim(b, 0) != m) {
+        return weft__linalg_shape_error(ctx, "Lstsq", "b's length differs from a's rows");
+    }
+    weft_status_t st = weft__linalg_fit(ctx, "Lstsq", 3, dims);
+    if (st == WEFT_OK) {
+        st = weft__linalg_enter(ctx, "Lstsq", WEFT_BLAS_KIND_LAPACK);
+    }
+    if (st == WEFT_OK) {
+        st = weft_kernel_alloc_output(ctx, &outputs[0], dt, nb, xs);
+    }
+    if (st != WEFT_OK || n == 0 || k == 0) {
+        return st;
+    }
+    if (m == 0) { /* no equations: the minimum-norm solution is 0 */
+        return weft_tensor_fill(outputs[0], 0.0);
+    }
+    int64_t la = m * n, lb = ld * k, mn = m < n ? m : n;
+    weft_tensor_t *aw = NULL, *bw = NULL, *sv = NULL;
+    st = weft_kernel_scratch(ctx, dt, 1, &la, &aw);
+    if (st == WEFT_OK) {
+        st = weft_kernel_scratch(ctx, dt, 1, &lb, &bw);
+    }
+    if (st == WEFT_OK) {
+        st = weft_kernel_scratch(ctx, dt, 1, &mn, &sv);
+    }
+    if (st == WEFT_OK) {
+        weft__batch_load(a, 2, 0, m, n, true, weft_tensor_data(aw));
+        /* b column-major with leading dimension max(m, n) (the rows past m are output room) */
+        weft__lapack_load_cm(b, m, k, ld, weft_tensor_data(bw));
+        double rcond = p->rcond >= 0 ? p->rcond
+                       : (dt == WEFT_FLOAT64 ? 2.220446049250313e-16 : 1.1920929e-07) * (double)ld;
+        int info = weft__lapack_gelsd(dt, m, n, k, weft_tensor_data(aw), weft_tensor_data(bw), ld,
+                                      weft_tensor_data(sv), rcond);
+        if (info != 0) {
+            st = weft_kernel_error(ctx, WEFT_ERANGE, info > 0 ? "Lstsq: the SVD did not converge "
+                                   "(info %d)" : "Lstsq: LAPACK rejected the input (info %d: NaN "
+                                   "in the matrix?)", info);
+        } else {
+            weft__lapack_store_cm(dt, weft_tensor_data(bw), n, k, ld,
+                                  weft_tensor_data(outputs[0]));
+        }
+    }
+    weft_kernel_scratch_done(ctx, aw);
+    weft_kernel_scratch_done(ctx, bw);
+    weft_kernel_scratch_done(ctx, sv);
+    return st;
+}
+
+/* Full column rank (m >= n): z = (a^T a)^-1 gx, r = b - a x;
+ * da = r z^T - a z x^T, db = a z. */
+static weft_status_t lstsq_grad(weft_graph_t *g, const weft_apply_t *node,
+                                weft_var_t *const *output_grads, weft_var_t **input_grads)
+{
+    weft_var_t *gx = output_grads[0], *a = weft_apply_input(node, 0), *b = weft_apply_input(node, 1);
+    weft_var_t *x = weft_apply_output(node, 0);
+    if (!gx) {
+        return WEFT_OK;
+    }
+    weft_var_t *ata = NULL, *z = NULL, *az = NULL, *r = NULL, *t1 = NULL, *t2 = NULL;
+    weft_status_t st = weft__got(g, ata = weft_syrk(g, a, true, 1.0));
+    if (st == WEFT_OK) {
+        st = weft__got(g, z = weft_solve(g, ata, gx));
+    }
+    if (st == WEFT_OK) {
+        st = weft__got(g, az = weft_dot(g, a, z));
+    }
+    if (st == WEFT_OK) {
+        st = weft__got(g, r = weft_sub(g, b, weft_dot(g, a, x)));
+    }
+    if (st == WEFT_OK) {
+        st = grad_lhs(g, "Lstsq", az, x, &t2); /* -a z x^T */
+    }
+    if (st == WEFT_OK) {
+        st = grad_lhs(g, "Lstsq", r, z, &t1); /* -r z^T */
+    }
+    if (st == WEFT_OK) {
+        st = weft__got(g, input_grads[0] = weft_sub(g, t2, t1));
+    }
+    input_grads[1] = az;
+    return st;
+}
+
+static int lstsq_props_print(const void *props, char *buf, size_t cap)
+{
+    return snprintf(buf, cap, "rcond=%g", ((const lstsq_props_t *)props)->rcond);
+}
+
+/* JSON props: {"rcond": -1} (negative: NumPy's default). */
+static const weft__props_fields_t lstsq_fields = {
+    sizeof(lstsq_props_t),
+    {WEFT__PROPS_FIELD("rcond", WEFT__FIELD_F64, lstsq_props_t, rcond)},
+};
+WEFT__PROPS_FIELDS_HOOKS(lstsq, lstsq_fields)
+
+const weft_op_class_t weft__lstsq_class = {
+    .size = sizeof(weft_op_class_t),
+    .name = "Lstsq",
+    .props_size = sizeof(lstsq_props_t),
+    .props_print = lstsq_props_print,
+    .props_to_json = lstsq_to_json,
+    .props_from_json = lstsq_from_json,
+    .make_node = lstsq_make_node,
+    .perform = lstsq_perform,
+    .grad = lstsq_grad,
+};
+
+weft_var_t *weft_lstsq_at(weft_graph_t *g, weft_var_t *a, weft_var_t *b, double rcond,
+                          const char *file, int line)
+{
+    weft_var_t *in[2] = {a, b}, *out = NULL;
+    lstsq_props_t p;
+    memset(&p, 0, sizeof p);
+    p.rcond = rcond < 0 || isnan(rcond) ? -1.0 : rcond;
+    weft__ctor_begin(g);
+    weft_status_t st = weft__linalg_args(g, "Lstsq", 2, in, file, line, &out);
+    if (st == WEFT_OK) {
+        st = weft__linalg_call(g, &weft__lstsq_class, &p, 2, in, file, line, &out);
+    }
+    return weft__ctor_end(g, st, out, "weft_lstsq", file, line);
 }
