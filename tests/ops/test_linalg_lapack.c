@@ -15,25 +15,7 @@
 #include <cmocka.h>
 
 #include "ops_check.h"
-
-typedef struct fx {
-    weft_graph_t *g;
-} fx_t;
-
-static int setup(void **state)
-{
-    static fx_t f;
-    assert_int_equal(weft_graph_create(NULL, &f.g), WEFT_OK);
-    *state = &f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fx_t *f = *state;
-    weft_graph_destroy(f->g);
-    return 0;
-}
+#include "ops_fixture.h" /* fx_setup, fx_teardown: *state is the graph */
 
 static weft_var_t *var_like(weft_graph_t *g, const weft_tensor_t *t)
 {
@@ -63,31 +45,32 @@ static weft_status_t run2(weft_graph_t *g, size_t n, weft_var_t *const *in,
 
 static void test_solve_inv_det_match_numpy(void **state)
 {
-    fx_t *f = *state;
+    weft_graph_t *g = *state;
     weft_tensor_t *av = ck_tensor(WEFT_FLOAT64, 2, s33, A);
-    weft_tensor_t *bv = ck_tensor(WEFT_FLOAT64, 1, s3, BV), *bm = ck_tensor(WEFT_FLOAT64, 2, s32, BM);
-    weft_var_t *a = var_like(f->g, av), *b = var_like(f->g, bv), *B = var_like(f->g, bm);
-    weft_var_t *x = weft_solve(f->g, a, b), *X = weft_solve(f->g, a, B);
-    weft_var_t *ai = weft_inv(f->g, a), *d = weft_det(f->g, a);
+    weft_tensor_t *bv = ck_tensor(WEFT_FLOAT64, 1, s3, BV);
+    weft_tensor_t *bm = ck_tensor(WEFT_FLOAT64, 2, s32, BM);
+    weft_var_t *a = var_like(g, av), *b = var_like(g, bv), *B = var_like(g, bm);
+    weft_var_t *x = weft_solve(g, a, b), *X = weft_solve(g, a, B);
+    weft_var_t *ai = weft_inv(g, a), *d = weft_det(g, a);
     weft_tensor_t *r = NULL, *vals[2] = {av, bv}, *valm[2] = {av, bm};
-    assert_int_equal(run2(f->g, 2, (weft_var_t *[]){a, b}, vals, x, &r), WEFT_OK);
+    assert_int_equal(run2(g, 2, (weft_var_t *[]){a, b}, vals, x, &r), WEFT_OK);
     ck_expect(r, 1, s3, X_V, 1e-14);
     weft_tensor_release(r);
-    assert_int_equal(run2(f->g, 2, (weft_var_t *[]){a, B}, valm, X, &r), WEFT_OK);
+    assert_int_equal(run2(g, 2, (weft_var_t *[]){a, B}, valm, X, &r), WEFT_OK);
     ck_expect(r, 2, s32, X_M, 1e-14);
     weft_tensor_release(r);
-    assert_int_equal(run2(f->g, 1, &a, &av, ai, &r), WEFT_OK);
+    assert_int_equal(run2(g, 1, &a, &av, ai, &r), WEFT_OK);
     ck_expect(r, 2, s33, INV_A, 1e-14);
     weft_tensor_release(r);
-    assert_int_equal(run2(f->g, 1, &a, &av, d, &r), WEFT_OK);
+    assert_int_equal(run2(g, 1, &a, &av, d, &r), WEFT_OK);
     ck_expect(r, 0, NULL, (double[]){69.99999999999996}, 1e-13);
     weft_tensor_release(r);
     /* reconstructions: a @ inv(a) = I and a @ x = b */
-    weft_var_t *eye = weft_dot(f->g, a, ai), *back = weft_dot(f->g, a, X);
-    assert_int_equal(run2(f->g, 1, &a, &av, eye, &r), WEFT_OK);
+    weft_var_t *eye = weft_dot(g, a, ai), *back = weft_dot(g, a, X);
+    assert_int_equal(run2(g, 1, &a, &av, eye, &r), WEFT_OK);
     ck_expect(r, 2, s33, (double[]){1, 0, 0, 0, 1, 0, 0, 0, 1}, 1e-14);
     weft_tensor_release(r);
-    assert_int_equal(run2(f->g, 2, (weft_var_t *[]){a, B}, valm, back, &r), WEFT_OK);
+    assert_int_equal(run2(g, 2, (weft_var_t *[]){a, B}, valm, back, &r), WEFT_OK);
     ck_expect(r, 2, s32, BM, 1e-14);
     weft_tensor_release(r);
     weft_tensor_release(av);
@@ -97,15 +80,15 @@ static void test_solve_inv_det_match_numpy(void **state)
 
 static void test_slogdet_det_signs_singular_and_float32(void **state)
 {
-    fx_t *f = *state;
+    weft_graph_t *g = *state;
     weft_tensor_t *cv = ck_tensor(WEFT_FLOAT64, 2, s33, C);
-    weft_var_t *c = var_like(f->g, cv), *sign = NULL;
-    weft_var_t *l = weft_slogdet(f->g, c, &sign), *d = weft_det(f->g, c);
+    weft_var_t *c = var_like(g, cv), *sign = NULL;
+    weft_var_t *l = weft_slogdet(g, c, &sign), *d = weft_det(g, c);
     assert_non_null(l);
     assert_non_null(sign);
     weft_tensor_t *r[3] = {NULL};
     weft_var_t *outs[3] = {sign, l, d};
-    assert_int_equal(weft_eval(f->g, 1, &c, &cv, 3, outs, r), WEFT_OK);
+    assert_int_equal(weft_eval(g, 1, &c, &cv, 3, outs, r), WEFT_OK);
     /* NumPy: slogdet(C) = (-1.0, 1.6094379124341003), det(C) = -4.999999999999999 */
     ck_expect(r[0], 0, NULL, (double[]){-1}, 0);
     ck_expect(r[1], 0, NULL, (double[]){1.6094379124341003}, 1e-14);
@@ -115,7 +98,7 @@ static void test_slogdet_det_signs_singular_and_float32(void **state)
     }
     /* singular: det 0, slogdet (0, -inf), as NumPy */
     weft_tensor_t *sv = ck_tensor(WEFT_FLOAT64, 2, s33, (double[]){1, 2, 3, 2, 4, 6, 0, 1, 1});
-    assert_int_equal(weft_eval(f->g, 1, &c, &sv, 3, outs, r), WEFT_OK);
+    assert_int_equal(weft_eval(g, 1, &c, &sv, 3, outs, r), WEFT_OK);
     ck_expect(r[0], 0, NULL, (double[]){0}, 0);
     ck_expect(r[1], 0, NULL, (double[]){-INFINITY}, 0);
     ck_expect(r[2], 0, NULL, (double[]){0}, 0);
@@ -124,17 +107,18 @@ static void test_slogdet_det_signs_singular_and_float32(void **state)
     }
     /* float32: NumPy's float32 det(A) = 70.0 (computed in float32) */
     weft_tensor_t *af = ck_tensor(WEFT_FLOAT32, 2, s33, A), *rf = NULL;
-    weft_var_t *a32 = var_like(f->g, af), *d32 = weft_det(f->g, a32);
-    weft_var_t *x32 = weft_solve(f->g, a32, weft_inv(f->g, a32));
-    assert_int_equal(run2(f->g, 1, &a32, &af, d32, &rf), WEFT_OK);
+    weft_var_t *a32 = var_like(g, af), *d32 = weft_det(g, a32);
+    weft_var_t *x32 = weft_solve(g, a32, weft_inv(g, a32));
+    assert_int_equal(run2(g, 1, &a32, &af, d32, &rf), WEFT_OK);
     assert_int_equal(weft_tensor_dtype(rf), WEFT_FLOAT32);
     ck_expect(rf, 0, NULL, (double[]){70}, 2e-5);
     weft_tensor_release(rf);
-    assert_int_equal(run2(f->g, 1, &a32, &af, x32, &rf), WEFT_OK);
+    assert_int_equal(run2(g, 1, &a32, &af, x32, &rf), WEFT_OK);
     /* solve(a, inv(a)) = inv(a) @ inv(a) (NumPy, float64) */
     ck_expect(rf, 2, s33, (double[]){0.1, 0.014285714285714285, -0.05714285714285714,
                                      0.014285714285714285, 0.1020408163265306, -0.07959183673469386,
-                                     -0.05714285714285714, -0.07959183673469387, 0.10408163265306121},
+                                     -0.05714285714285714, -0.07959183673469387,
+                                     0.10408163265306121},
               1e-6);
     weft_tensor_release(rf);
     weft_tensor_release(af);
@@ -145,17 +129,18 @@ static void test_slogdet_det_signs_singular_and_float32(void **state)
 /* cho_solve(chol(a), b) equals solve(a, b). */
 static void test_cholesky_solve_matches_solve(void **state)
 {
-    fx_t *f = *state;
-    weft_tensor_t *av = ck_tensor(WEFT_FLOAT64, 2, s33, A), *bm = ck_tensor(WEFT_FLOAT64, 2, s32, BM);
+    weft_graph_t *g = *state;
+    weft_tensor_t *av = ck_tensor(WEFT_FLOAT64, 2, s33, A);
+    weft_tensor_t *bm = ck_tensor(WEFT_FLOAT64, 2, s32, BM);
     weft_tensor_t *bv = ck_tensor(WEFT_FLOAT64, 1, s3, BV), *r = NULL;
-    weft_var_t *a = var_like(f->g, av), *B = var_like(f->g, bm), *b = var_like(f->g, bv);
-    weft_var_t *L = weft_cholesky(f->g, a);
-    weft_var_t *X = weft_cholesky_solve(f->g, L, B), *x = weft_cholesky_solve(f->g, L, b);
+    weft_var_t *a = var_like(g, av), *B = var_like(g, bm), *b = var_like(g, bv);
+    weft_var_t *L = weft_cholesky(g, a);
+    weft_var_t *X = weft_cholesky_solve(g, L, B), *x = weft_cholesky_solve(g, L, b);
     weft_tensor_t *valm[2] = {av, bm}, *valv[2] = {av, bv};
-    assert_int_equal(run2(f->g, 2, (weft_var_t *[]){a, B}, valm, X, &r), WEFT_OK);
+    assert_int_equal(run2(g, 2, (weft_var_t *[]){a, B}, valm, X, &r), WEFT_OK);
     ck_expect(r, 2, s32, X_M, 1e-14);
     weft_tensor_release(r);
-    assert_int_equal(run2(f->g, 2, (weft_var_t *[]){a, b}, valv, x, &r), WEFT_OK);
+    assert_int_equal(run2(g, 2, (weft_var_t *[]){a, b}, valv, x, &r), WEFT_OK);
     ck_expect(r, 1, s3, X_V, 1e-14);
     weft_tensor_release(r);
     weft_tensor_release(av);
@@ -166,20 +151,21 @@ static void test_cholesky_solve_matches_solve(void **state)
 /* A stack (2, 3, 3): each matrix solved on its own, as np.linalg. */
 static void test_stacks_solve_inv_det_slogdet(void **state)
 {
-    fx_t *f = *state;
+    weft_graph_t *g = *state;
     double a2[18], b2[12];
     memcpy(a2, A, sizeof A);
     memcpy(a2 + 9, C, sizeof C);
     memcpy(b2, BM, sizeof BM);
     memcpy(b2 + 6, BM, sizeof BM);
     int64_t sa[3] = {2, 3, 3}, sb[3] = {2, 3, 2}, s2[1] = {2};
-    weft_tensor_t *av = ck_tensor(WEFT_FLOAT64, 3, sa, a2), *bv = ck_tensor(WEFT_FLOAT64, 3, sb, b2);
-    weft_var_t *a = var_like(f->g, av), *b = var_like(f->g, bv), *sign = NULL;
-    weft_var_t *outs[5] = {weft_solve(f->g, a, b), weft_inv(f->g, a), weft_det(f->g, a),
-                           weft_slogdet(f->g, a, &sign), NULL};
+    weft_tensor_t *av = ck_tensor(WEFT_FLOAT64, 3, sa, a2);
+    weft_tensor_t *bv = ck_tensor(WEFT_FLOAT64, 3, sb, b2);
+    weft_var_t *a = var_like(g, av), *b = var_like(g, bv), *sign = NULL;
+    weft_var_t *outs[5] = {weft_solve(g, a, b), weft_inv(g, a), weft_det(g, a),
+                           weft_slogdet(g, a, &sign), NULL};
     outs[4] = sign;
     weft_tensor_t *r[5] = {NULL}, *vals[2] = {av, bv};
-    assert_int_equal(weft_eval(f->g, 2, (weft_var_t *[]){a, b}, vals, 5, outs, r), WEFT_OK);
+    assert_int_equal(weft_eval(g, 2, (weft_var_t *[]){a, b}, vals, 5, outs, r), WEFT_OK);
     /* NumPy: solve(C, BM), inv(C) */
     double xs[12], is[18];
     memcpy(xs, X_M, sizeof X_M);
@@ -224,20 +210,20 @@ static void expect_eval_error(weft_graph_t *g, size_t n, weft_var_t *const *in,
 
 static void test_singular_matrix_errors_name_the_node(void **state)
 {
-    fx_t *f = *state;
+    weft_graph_t *g = *state;
     weft_tensor_t *sv = ck_tensor(WEFT_FLOAT64, 2, (int64_t[]){2, 2}, (double[]){1, 2, 2, 4});
     weft_tensor_t *bv = ck_tensor(WEFT_FLOAT64, 1, (int64_t[]){2}, (double[]){1, 1});
-    weft_var_t *a = var_like(f->g, sv), *b = var_like(f->g, bv);
+    weft_var_t *a = var_like(g, sv), *b = var_like(g, bv);
     weft_tensor_t *vals[2] = {sv, bv};
-    expect_eval_error(f->g, 2, (weft_var_t *[]){a, b}, vals, weft_solve(f->g, a, b),
+    expect_eval_error(g, 2, (weft_var_t *[]){a, b}, vals, weft_solve(g, a, b),
                       "Solve: the matrix is singular (U[1,1] = 0)");
-    expect_eval_error(f->g, 1, &a, &sv, weft_inv(f->g, a),
+    expect_eval_error(g, 1, &a, &sv, weft_inv(g, a),
                       "Inv: the matrix is singular (U[1,1] = 0)");
     /* a stack names the singular entry */
     weft_tensor_t *st = ck_tensor(WEFT_FLOAT64, 3, (int64_t[]){2, 2, 2},
                                   (double[]){1, 0, 0, 1, 0, 0, 0, 1});
-    weft_var_t *s = var_like(f->g, st);
-    expect_eval_error(f->g, 1, &s, &st, weft_inv(f->g, s),
+    weft_var_t *s = var_like(g, st);
+    expect_eval_error(g, 1, &s, &st, weft_inv(g, s),
                       "Inv: matrix 1 of the batch is singular (U[0,0] = 0)");
     weft_tensor_release(sv);
     weft_tensor_release(bv);
@@ -246,34 +232,34 @@ static void test_singular_matrix_errors_name_the_node(void **state)
 
 static void test_shape_and_type_errors_exact(void **state)
 {
-    fx_t *f = *state;
-    weft_var_t *a23 = ck_var(f->g, WEFT_FLOAT64, 2, (int64_t[]){2, 3});
-    weft_var_t *a33 = ck_var(f->g, WEFT_FLOAT64, 2, s33);
-    weft_var_t *b2 = ck_var(f->g, WEFT_FLOAT64, 1, (int64_t[]){2});
-    weft_var_t *i33 = ck_var(f->g, WEFT_INT64, 2, s33);
-    weft_var_t *f3 = ck_var(f->g, WEFT_FLOAT32, 1, s3);
-    assert_null(weft_inv(f->g, a23));
-    assert_int_equal(weft_graph_error(f->g), WEFT_ETYPE);
-    expect_tail(weft_graph_error_message(f->g), "apply of Inv at ",
+    weft_graph_t *g = *state;
+    weft_var_t *a23 = ck_var(g, WEFT_FLOAT64, 2, (int64_t[]){2, 3});
+    weft_var_t *a33 = ck_var(g, WEFT_FLOAT64, 2, s33);
+    weft_var_t *b2 = ck_var(g, WEFT_FLOAT64, 1, (int64_t[]){2});
+    weft_var_t *i33 = ck_var(g, WEFT_INT64, 2, s33);
+    weft_var_t *f3 = ck_var(g, WEFT_FLOAT32, 1, s3);
+    assert_null(weft_inv(g, a23));
+    assert_int_equal(weft_graph_error(g), WEFT_ETYPE);
+    expect_tail(weft_graph_error_message(g), "apply of Inv at ",
                 "Inv: input 0 has type float64[2,3]: its last two dims are not square");
-    weft_graph_clear_error(f->g);
-    assert_null(weft_solve(f->g, a33, b2));
-    expect_tail(weft_graph_error_message(f->g), "apply of Solve at ",
+    weft_graph_clear_error(g);
+    assert_null(weft_solve(g, a33, b2));
+    expect_tail(weft_graph_error_message(g), "apply of Solve at ",
                 "Solve: input 0 dim 1 has length 3 but input 1 dim 0 has 2");
-    weft_graph_clear_error(f->g);
-    assert_null(weft_det(f->g, i33));
-    expect_tail(weft_graph_error_message(f->g), "apply of Det at ",
+    weft_graph_clear_error(g);
+    assert_null(weft_det(g, i33));
+    expect_tail(weft_graph_error_message(g), "apply of Det at ",
                 "Det: input 0 has type int64[3,3] (need a float32/float64 tensor of 2 or more "
                 "dims)");
-    weft_graph_clear_error(f->g);
-    assert_null(weft_solve(f->g, a33, f3));
-    expect_tail(weft_graph_error_message(f->g), "apply of Solve at ",
+    weft_graph_clear_error(g);
+    assert_null(weft_solve(g, a33, f3));
+    expect_tail(weft_graph_error_message(g), "apply of Solve at ",
                 "Solve: input 1 has type float32[3] (need a float32/float64 tensor of input 0's "
                 "dtype)");
-    weft_graph_clear_error(f->g);
-    assert_null(weft_cholesky_solve(f->g, a33, NULL));
-    assert_int_equal(weft_graph_error(f->g), WEFT_EINVAL);
-    weft_graph_clear_error(f->g);
+    weft_graph_clear_error(g);
+    assert_null(weft_cholesky_solve(g, a33, NULL));
+    assert_int_equal(weft_graph_error(g), WEFT_EINVAL);
+    weft_graph_clear_error(g);
 }
 
 /* ---- gradients ------------------------------------------------------------------- */
@@ -361,17 +347,17 @@ static void flat(const weft_tensor_t *t, double *out)
 
 static void test_svd_values_reconstruction_full(void **state)
 {
-    fx_t *f = *state;
+    weft_graph_t *g = *state;
     int64_t s23[2] = {2, 3}, s2[1] = {2};
     const double M[6] = {3, 1, 2, 0, 2, 1};
     weft_tensor_t *mv = ck_tensor(WEFT_FLOAT64, 2, s23, M);
-    weft_var_t *m = var_like(f->g, mv), *u = NULL, *vh = NULL, *uf = NULL, *vhf = NULL;
-    weft_var_t *sv = weft_svd(f->g, m, false, false, NULL, NULL);
-    weft_var_t *s = weft_svd(f->g, m, false, true, &u, &vh);
-    weft_var_t *sf = weft_svd(f->g, m, true, true, &uf, &vhf);
+    weft_var_t *m = var_like(g, mv), *u = NULL, *vh = NULL, *uf = NULL, *vhf = NULL;
+    weft_var_t *sv = weft_svd(g, m, false, false, NULL, NULL);
+    weft_var_t *s = weft_svd(g, m, false, true, &u, &vh);
+    weft_var_t *sf = weft_svd(g, m, true, true, &uf, &vhf);
     weft_var_t *outs[7] = {sv, s, u, vh, sf, uf, vhf};
     weft_tensor_t *r[7] = {NULL};
-    assert_int_equal(weft_eval(f->g, 1, &m, &mv, 7, outs, r), WEFT_OK);
+    assert_int_equal(weft_eval(g, 1, &m, &mv, 7, outs, r), WEFT_OK);
     /* NumPy: np.linalg.svd(M, compute_uv=False) */
     const double want[2] = {3.939644310010251, 1.8652621023877185};
     ck_expect(r[0], 1, s2, want, 1e-14);
@@ -411,7 +397,7 @@ static void test_svd_values_reconstruction_full(void **state)
 
 static void test_svd_stack_and_eigh_values(void **state)
 {
-    fx_t *f = *state;
+    weft_graph_t *g = *state;
     double a2[18];
     for (int i = 0; i < 9; i++) {
         a2[i] = A[i];
@@ -419,8 +405,8 @@ static void test_svd_stack_and_eigh_values(void **state)
     }
     int64_t sa[3] = {2, 3, 3}, s23[2] = {2, 3};
     weft_tensor_t *av = ck_tensor(WEFT_FLOAT64, 3, sa, a2), *r = NULL;
-    weft_var_t *a = var_like(f->g, av);
-    assert_int_equal(run2(f->g, 1, &a, &av, weft_svd(f->g, a, false, false, NULL, NULL), &r),
+    weft_var_t *a = var_like(g, av);
+    assert_int_equal(run2(g, 1, &a, &av, weft_svd(g, a, false, false, NULL, NULL), &r),
                      WEFT_OK);
     /* NumPy: np.linalg.svd(stack, compute_uv=False) */
     ck_expect(r, 2, s23, (double[]){9.418832675970041, 3.386770156607549, 2.1943971674224088,
@@ -430,10 +416,10 @@ static void test_svd_stack_and_eigh_values(void **state)
     /* eigh: w as NumPy, v diag(w) v^T = A; the upper triangle is not read (UPLO='L') */
     double garbage[9] = {4, 99, -7, 1, 5, 42, 2, 3, 6};
     weft_tensor_t *gv = ck_tensor(WEFT_FLOAT64, 2, s33, garbage), *rw[3] = {NULL};
-    weft_var_t *x = var_like(f->g, gv), *v = NULL;
-    weft_var_t *w = weft_eigh(f->g, x, true, &v), *w2 = weft_eigvalsh(f->g, x, true);
+    weft_var_t *x = var_like(g, gv), *v = NULL;
+    weft_var_t *w = weft_eigh(g, x, true, &v), *w2 = weft_eigvalsh(g, x, true);
     weft_var_t *outs[3] = {w, v, w2};
-    assert_int_equal(weft_eval(f->g, 1, &x, &gv, 3, outs, rw), WEFT_OK);
+    assert_int_equal(weft_eval(g, 1, &x, &gv, 3, outs, rw), WEFT_OK);
     const double ww[3] = {2.194397167422409, 3.3867701566075485, 9.418832675970037};
     ck_expect(rw[0], 1, s3, ww, 1e-14);
     ck_expect(rw[2], 1, s3, ww, 1e-14);
@@ -497,35 +483,37 @@ static void test_decomp_grads_verify(void **state)
 
 static void test_matrix_power_and_norms_match_numpy(void **state)
 {
-    fx_t *f = *state;
-    weft_tensor_t *cv = ck_tensor(WEFT_FLOAT64, 2, s33, C), *av = ck_tensor(WEFT_FLOAT64, 2, s33, A);
-    weft_var_t *c = var_like(f->g, cv), *r0 = NULL;
+    weft_graph_t *g = *state;
+    weft_tensor_t *cv = ck_tensor(WEFT_FLOAT64, 2, s33, C);
+    weft_tensor_t *av = ck_tensor(WEFT_FLOAT64, 2, s33, A);
+    weft_var_t *c = var_like(g, cv), *r0 = NULL;
     weft_tensor_t *r = NULL;
-    assert_int_equal(run2(f->g, 1, &c, &cv, weft_matrix_power(f->g, c, 5), &r), WEFT_OK);
+    assert_int_equal(run2(g, 1, &c, &cv, weft_matrix_power(g, c, 5), &r), WEFT_OK);
     ck_expect(r, 2, s33, (double[]){55, 82, 41, 41, 39, 19, 123, 114, 58}, 0); /* NumPy */
     weft_tensor_release(r);
-    assert_int_equal(run2(f->g, 1, &c, &av, weft_matrix_power(f->g, c, -2), &r), WEFT_OK);
+    assert_int_equal(run2(g, 1, &c, &av, weft_matrix_power(g, c, -2), &r), WEFT_OK);
     ck_expect(r, 2, s33, (double[]){0.1, 0.014285714285714285, -0.05714285714285714,
                                     0.014285714285714285, 0.1020408163265306, -0.07959183673469386,
-                                    -0.05714285714285714, -0.07959183673469387, 0.10408163265306121},
+                                    -0.05714285714285714, -0.07959183673469387,
+                                    0.10408163265306121},
               1e-15);
     weft_tensor_release(r);
-    assert_non_null(r0 = weft_matrix_power(f->g, c, 0));
-    assert_int_equal(run2(f->g, 1, &c, &cv, r0, &r), WEFT_OK);
+    assert_non_null(r0 = weft_matrix_power(g, c, 0));
+    assert_int_equal(run2(g, 1, &c, &cv, r0, &r), WEFT_OK);
     ck_expect(r, 2, s33, (double[]){1, 0, 0, 0, 1, 0, 0, 0, 1}, 0);
     weft_tensor_release(r);
     /* matrix norms of M = [[3,-1,2],[0,2,-4]], NumPy's np.linalg.norm(M, ord) */
     int64_t s23[2] = {2, 3};
     weft_tensor_t *mv = ck_tensor(WEFT_FLOAT64, 2, s23, (double[]){3, -1, 2, 0, 2, -4});
-    weft_var_t *m = var_like(f->g, mv);
+    weft_var_t *m = var_like(g, mv);
     const double want[8] = {5.830951894845301, 7.799539456275445, 6.0, 3.0, 5.23834959781328,
                             2.5611898584621655, 6.0, 6.0};
     for (int o = 0; o < 8; o++) {
-        assert_int_equal(run2(f->g, 1, &m, &mv, weft_matrix_norm(f->g, m, (weft_matrix_norm_t)o,
+        assert_int_equal(run2(g, 1, &m, &mv, weft_matrix_norm(g, m, (weft_matrix_norm_t)o,
                                                                  false), &r), WEFT_OK);
         ck_expect(r, 0, NULL, &want[o], 1e-14);
         weft_tensor_release(r);
-        assert_int_equal(run2(f->g, 1, &m, &mv, weft_matrix_norm(f->g, m, (weft_matrix_norm_t)o,
+        assert_int_equal(run2(g, 1, &m, &mv, weft_matrix_norm(g, m, (weft_matrix_norm_t)o,
                                                                  true), &r), WEFT_OK);
         ck_expect(r, 2, (int64_t[]){1, 1}, &want[o], 1e-14);
         weft_tensor_release(r);
@@ -533,33 +521,33 @@ static void test_matrix_power_and_norms_match_numpy(void **state)
     /* vector norms of v = [3,-4,0,1] */
     int64_t s4[1] = {4};
     weft_tensor_t *vv = ck_tensor(WEFT_FLOAT64, 1, s4, (double[]){3, -4, 0, 1});
-    weft_var_t *v = var_like(f->g, vv);
+    weft_var_t *v = var_like(g, vv);
     const double ords[7] = {INFINITY, -INFINITY, 0, 1, 2, 3, 0.5};
     const double vw[7] = {4, 0, 3, 8, 5.0990195135927845, 4.514357435474001, 22.392304845413257};
     for (int o = 0; o < 7; o++) {
-        assert_int_equal(run2(f->g, 1, &v, &vv, weft_vector_norm(f->g, v, ords[o], 0, NULL, false),
+        assert_int_equal(run2(g, 1, &v, &vv, weft_vector_norm(g, v, ords[o], 0, NULL, false),
                               &r), WEFT_OK);
         ck_expect(r, 0, NULL, &vw[o], 1e-14);
         weft_tensor_release(r);
     }
     /* over one axis: np.linalg.norm(M, 1, axis=0) */
     int ax0 = 0;
-    assert_int_equal(run2(f->g, 1, &m, &mv, weft_vector_norm(f->g, m, 1.0, 1, &ax0, false), &r),
+    assert_int_equal(run2(g, 1, &m, &mv, weft_vector_norm(g, m, 1.0, 1, &ax0, false), &r),
                      WEFT_OK);
     ck_expect(r, 1, s3, (double[]){3, 3, 6}, 0);
     weft_tensor_release(r);
     /* errors */
-    weft_var_t *iv = ck_var(f->g, WEFT_INT64, 1, s4);
-    assert_null(weft_vector_norm(f->g, iv, 2.0, 0, NULL, false));
-    const char *msg = weft_graph_error_message(f->g);
+    weft_var_t *iv = ck_var(g, WEFT_INT64, 1, s4);
+    assert_null(weft_vector_norm(g, iv, 2.0, 0, NULL, false));
+    const char *msg = weft_graph_error_message(g);
     const char *want_msg = "VectorNorm: input 0 has type int64[4] (need float32 or float64) "
                            "(weft_vector_norm at ";
     assert_int_equal(strncmp(msg, want_msg, strlen(want_msg)), 0);
     assert_non_null(strstr(msg, "test_linalg_lapack.c:"));
-    weft_graph_clear_error(f->g);
-    assert_null(weft_matrix_norm(f->g, v, WEFT_NORM_FRO, false));
-    assert_int_equal(weft_graph_error(f->g), WEFT_ETYPE);
-    weft_graph_clear_error(f->g);
+    weft_graph_clear_error(g);
+    assert_null(weft_matrix_norm(g, v, WEFT_NORM_FRO, false));
+    assert_int_equal(weft_graph_error(g), WEFT_ETYPE);
+    weft_graph_clear_error(g);
     weft_tensor_release(mv);
     weft_tensor_release(vv);
     weft_tensor_release(cv);
@@ -601,15 +589,15 @@ static void test_power_and_norm_grads_verify(void **state)
 
 static void test_qr_matches_numpy_both_shapes(void **state)
 {
-    fx_t *f = *state;
+    weft_graph_t *g = *state;
     int64_t s32b[2] = {3, 2}, s22[2] = {2, 2}, s23[2] = {2, 3};
     weft_tensor_t *tv = ck_tensor(WEFT_FLOAT64, 2, s32b, (double[]){3, 1, 0, 2, 4, -1});
     weft_tensor_t *wv = ck_tensor(WEFT_FLOAT64, 2, s23, (double[]){3, 1, 2, 0, 2, 1});
-    weft_var_t *t = var_like(f->g, tv), *w = var_like(f->g, wv), *r = NULL, *r2 = NULL;
-    weft_var_t *q = weft_qr(f->g, t, &r), *q2 = weft_qr(f->g, w, &r2);
-    weft_var_t *outs[3] = {q, r, weft_dot(f->g, q, r)};
+    weft_var_t *t = var_like(g, tv), *w = var_like(g, wv), *r = NULL, *r2 = NULL;
+    weft_var_t *q = weft_qr(g, t, &r), *q2 = weft_qr(g, w, &r2);
+    weft_var_t *outs[3] = {q, r, weft_dot(g, q, r)};
     weft_tensor_t *res[3] = {NULL};
-    assert_int_equal(weft_eval(f->g, 1, &t, &tv, 3, outs, res), WEFT_OK);
+    assert_int_equal(weft_eval(g, 1, &t, &tv, 3, outs, res), WEFT_OK);
     /* NumPy: np.linalg.qr(M) (same LAPACK routine, same signs) */
     ck_expect(res[0], 2, s32b, (double[]){-0.6, -0.4587698754906626, 0, -0.8192319205190404, -0.8,
                                           0.3440774066179969}, 1e-15);
@@ -619,7 +607,7 @@ static void test_qr_matches_numpy_both_shapes(void **state)
         weft_tensor_release(res[i]);
     }
     weft_var_t *outs2[2] = {q2, r2};
-    assert_int_equal(weft_eval(f->g, 1, &w, &wv, 2, outs2, res), WEFT_OK);
+    assert_int_equal(weft_eval(g, 1, &w, &wv, 2, outs2, res), WEFT_OK);
     ck_expect(res[0], 2, s22, (double[]){1, 0, 0, 1}, 0);
     ck_expect(res[1], 2, s23, (double[]){3, 1, 2, 0, 2, 1}, 0);
     weft_tensor_release(res[0]);
@@ -654,11 +642,11 @@ static void test_qr_grads_verify(void **state)
 
 static void test_pinv_matches_numpy(void **state)
 {
-    fx_t *f = *state;
+    weft_graph_t *g = *state;
     int64_t s32b[2] = {3, 2}, s23[2] = {2, 3}, s22[2] = {2, 2};
     weft_tensor_t *mv = ck_tensor(WEFT_FLOAT64, 2, s32b, (double[]){3, 1, 0, 2, 4, -1}), *r = NULL;
-    weft_var_t *m = var_like(f->g, mv);
-    assert_int_equal(run2(f->g, 1, &m, &mv, weft_pinv(f->g, m, 1e-15), &r), WEFT_OK);
+    weft_var_t *m = var_like(g, mv);
+    assert_int_equal(run2(g, 1, &m, &mv, weft_pinv(g, m, 1e-15), &r), WEFT_OK);
     /* NumPy: np.linalg.pinv(M) */
     ck_expect(r, 2, s23, (double[]){0.12751677852349003, 0.013422818791946307, 0.15436241610738263,
                                     0.18791946308724833, 0.3355704697986578, -0.14093959731543626},
@@ -666,13 +654,13 @@ static void test_pinv_matches_numpy(void **state)
     weft_tensor_release(r);
     /* rank 1: the zero singular value is cut */
     weft_tensor_t *rv = ck_tensor(WEFT_FLOAT64, 2, s22, (double[]){1, 2, 2, 4});
-    weft_var_t *rk = var_like(f->g, rv);
-    assert_int_equal(run2(f->g, 1, &rk, &rv, weft_pinv(f->g, rk, 1e-15), &r), WEFT_OK);
+    weft_var_t *rk = var_like(g, rv);
+    assert_int_equal(run2(g, 1, &rk, &rv, weft_pinv(g, rk, 1e-15), &r), WEFT_OK);
     ck_expect(r, 2, s22, (double[]){0.04, 0.08, 0.08, 0.16}, 1e-15);
     weft_tensor_release(r);
-    assert_null(weft_pinv(f->g, rk, -1.0));
-    assert_int_equal(weft_graph_error(f->g), WEFT_EINVAL);
-    weft_graph_clear_error(f->g);
+    assert_null(weft_pinv(g, rk, -1.0));
+    assert_int_equal(weft_graph_error(g), WEFT_EINVAL);
+    weft_graph_clear_error(g);
     weft_tensor_release(mv);
     weft_tensor_release(rv);
 }
@@ -721,36 +709,36 @@ static void test_svd_vectors_and_pinv_grads_verify(void **state)
 
 static void test_lstsq_matches_numpy(void **state)
 {
-    fx_t *f = *state;
+    weft_graph_t *g = *state;
     int64_t s32b[2] = {3, 2}, s23[2] = {2, 3}, s2[1] = {2}, s22[2] = {2, 2};
     weft_tensor_t *mv = ck_tensor(WEFT_FLOAT64, 2, s32b, (double[]){3, 1, 0, 2, 4, -1});
     weft_tensor_t *bv = ck_tensor(WEFT_FLOAT64, 1, s3, BV);
     weft_tensor_t *bm = ck_tensor(WEFT_FLOAT64, 2, s32b, (double[]){1, 0, 2, 1, 3, -1});
     weft_tensor_t *wv = ck_tensor(WEFT_FLOAT64, 2, s23, (double[]){3, 1, 2, 0, 2, 1});
     weft_tensor_t *cv = ck_tensor(WEFT_FLOAT64, 1, s2, (double[]){1, 2}), *r = NULL;
-    weft_var_t *m = var_like(f->g, mv), *b = var_like(f->g, bv), *B = var_like(f->g, bm);
-    weft_var_t *w = var_like(f->g, wv), *c = var_like(f->g, cv);
+    weft_var_t *m = var_like(g, mv), *b = var_like(g, bv), *B = var_like(g, bm);
+    weft_var_t *w = var_like(g, wv), *c = var_like(g, cv);
     weft_tensor_t *v1[2] = {mv, bv}, *v2[2] = {mv, bm}, *v3[2] = {wv, cv};
     /* NumPy: np.linalg.lstsq(a, b, rcond=None)[0] */
-    assert_int_equal(run2(f->g, 2, (weft_var_t *[]){m, b}, v1, weft_lstsq(f->g, m, b, -1), &r),
+    assert_int_equal(run2(g, 2, (weft_var_t *[]){m, b}, v1, weft_lstsq(g, m, b, -1), &r),
                      WEFT_OK);
     ck_expect(r, 1, s2, (double[]){0.6174496644295304, 0.4362416107382552}, 1e-15);
     weft_tensor_release(r);
-    assert_int_equal(run2(f->g, 2, (weft_var_t *[]){m, B}, v2, weft_lstsq(f->g, m, B, -1), &r),
+    assert_int_equal(run2(g, 2, (weft_var_t *[]){m, B}, v2, weft_lstsq(g, m, B, -1), &r),
                      WEFT_OK);
     ck_expect(r, 2, s22, (double[]){0.6174496644295304, -0.1409395973154363, 0.4362416107382552,
                                     0.47651006711409405}, 1e-15);
     weft_tensor_release(r);
     /* underdetermined: the minimum-norm solution */
-    assert_int_equal(run2(f->g, 2, (weft_var_t *[]){w, c}, v3, weft_lstsq(f->g, w, c, -1), &r),
+    assert_int_equal(run2(g, 2, (weft_var_t *[]){w, c}, v3, weft_lstsq(g, w, c, -1), &r),
                      WEFT_OK);
     ck_expect(r, 1, s3, (double[]){-0.16666666666666638, 0.833333333333333, 0.33333333333333326},
               1e-15);
     weft_tensor_release(r);
-    assert_null(weft_lstsq(f->g, m, c, -1));
-    expect_tail(weft_graph_error_message(f->g), "apply of Lstsq at ",
+    assert_null(weft_lstsq(g, m, c, -1));
+    expect_tail(weft_graph_error_message(g), "apply of Lstsq at ",
                 "Lstsq: input 0 dim 0 has length 3 but input 1 dim 0 has 2");
-    weft_graph_clear_error(f->g);
+    weft_graph_clear_error(g);
     weft_tensor_t *ts[5] = {mv, bv, bm, wv, cv};
     for (int i = 0; i < 5; i++) {
         weft_tensor_release(ts[i]);
@@ -776,6 +764,61 @@ static void test_lstsq_grads_verify(void **state)
     weft_tensor_release(pa);
     weft_tensor_release(pv[1]);
     weft_tensor_release(pm[1]);
+}
+
+
+/* ---- same bits at any worker count ------------------------------------------------- */
+
+/* A stack of 6 matrices of order 40 through Solve, Inv, SLogDet, Svd, Eigh and
+ * Qr in compiled functions on 1, 2 and 4 workers: one one-thread LAPACK call
+ * per matrix, so every output has the same bytes. */
+static void test_same_bits_at_1_2_4_workers(void **state)
+{
+    (void)state;
+    int64_t sa[3] = {6, 40, 40}, sb[3] = {6, 40, 3};
+    weft_graph_t *g = NULL;
+    assert_int_equal(weft_graph_create(NULL, &g), WEFT_OK);
+    weft_var_t *in[2] = {ck_var(g, WEFT_FLOAT64, 3, sa), ck_var(g, WEFT_FLOAT64, 3, sb)};
+    weft_var_t *sign = NULL, *u = NULL, *vh = NULL, *v = NULL, *r = NULL;
+    weft_var_t *outs[10] = {weft_solve(g, in[0], in[1]), weft_inv(g, in[0]),
+                            weft_slogdet(g, in[0], &sign), NULL,
+                            weft_svd(g, in[0], false, true, &u, &vh), NULL, NULL,
+                            weft_eigh(g, in[0], true, &v), NULL, weft_qr(g, in[1], &r)};
+    outs[3] = sign;
+    outs[5] = u;
+    outs[6] = vh;
+    outs[8] = v;
+    weft_tensor_t *vals[2] = {ck_random(WEFT_FLOAT64, 3, sa, -1, 1, 200),
+                              ck_random(WEFT_FLOAT64, 3, sb, -1, 1, 201)};
+    weft_tensor_t *ref[10] = {NULL};
+    const int threads[3] = {1, 2, 4};
+    for (int t = 0; t < 3; t++) {
+        weft_function_options_t o;
+        memset(&o, 0, sizeof o);
+        o.size = sizeof o;
+        o.threads = threads[t];
+        weft_function_t *fn = NULL;
+        assert_int_equal(weft_function_compile(2, in, 10, outs, 0, NULL, &o, &fn), WEFT_OK);
+        weft_tensor_t *res[10] = {NULL};
+        assert_int_equal(weft_function_call(fn, 2, vals, 10, res), WEFT_OK);
+        for (int i = 0; i < 10; i++) {
+            if (t == 0) {
+                ref[i] = res[i];
+                continue;
+            }
+            size_t bytes = weft_tensor_size(res[i]) * sizeof(double);
+            assert_int_equal(weft_tensor_size(res[i]), weft_tensor_size(ref[i]));
+            assert_memory_equal(weft_tensor_data(res[i]), weft_tensor_data(ref[i]), bytes);
+            weft_tensor_release(res[i]);
+        }
+        weft_function_destroy(fn);
+    }
+    for (int i = 0; i < 10; i++) {
+        weft_tensor_release(ref[i]);
+    }
+    weft_tensor_release(vals[0]);
+    weft_tensor_release(vals[1]);
+    weft_graph_destroy(g);
 }
 
 /* ---- JSON -------------------------------------------------------------------------- */
@@ -808,7 +851,8 @@ static void test_json_round_trip(void **state)
     assert_int_equal(weft_graph_create(NULL, &g2), WEFT_OK);
     assert_int_equal(weft_graph_io_load(g2, text, strlen(text), NULL, &back), WEFT_OK);
     assert_int_equal(back.n_outputs, 13);
-    weft_tensor_t *vals[2] = {ck_tensor(WEFT_FLOAT64, 2, s33, A), ck_tensor(WEFT_FLOAT64, 2, s32, BM)};
+    weft_tensor_t *vals[2] = {ck_tensor(WEFT_FLOAT64, 2, s33, A),
+                              ck_tensor(WEFT_FLOAT64, 2, s32, BM)};
     weft_tensor_t *r1[13] = {NULL}, *r2[13] = {NULL};
     assert_int_equal(weft_eval(g, 2, ins, vals, 13, outs, r1), WEFT_OK);
     assert_int_equal(weft_eval(g2, 2, back.inputs, vals, 13, back.outputs, r2), WEFT_OK);
@@ -833,28 +877,31 @@ static void test_json_round_trip(void **state)
     weft_graph_destroy(g);
 }
 
+#define T(name) cmocka_unit_test_setup_teardown(name, fx_setup, fx_teardown)
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_solve_inv_det_match_numpy, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_slogdet_det_signs_singular_and_float32, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_cholesky_solve_matches_solve, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_stacks_solve_inv_det_slogdet, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_singular_matrix_errors_name_the_node, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_shape_and_type_errors_exact, setup, teardown),
+        T(test_solve_inv_det_match_numpy),
+        T(test_slogdet_det_signs_singular_and_float32),
+        T(test_cholesky_solve_matches_solve),
+        T(test_stacks_solve_inv_det_slogdet),
+        T(test_singular_matrix_errors_name_the_node),
+        T(test_shape_and_type_errors_exact),
         cmocka_unit_test(test_grads_verify),
-        cmocka_unit_test_setup_teardown(test_svd_values_reconstruction_full, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_svd_stack_and_eigh_values, setup, teardown),
+        T(test_svd_values_reconstruction_full),
+        T(test_svd_stack_and_eigh_values),
         cmocka_unit_test(test_decomp_grads_verify),
-        cmocka_unit_test_setup_teardown(test_matrix_power_and_norms_match_numpy, setup, teardown),
+        T(test_matrix_power_and_norms_match_numpy),
         cmocka_unit_test(test_power_and_norm_grads_verify),
-        cmocka_unit_test_setup_teardown(test_qr_matches_numpy_both_shapes, setup, teardown),
+        T(test_qr_matches_numpy_both_shapes),
         cmocka_unit_test(test_qr_grads_verify),
-        cmocka_unit_test_setup_teardown(test_pinv_matches_numpy, setup, teardown),
+        T(test_pinv_matches_numpy),
         cmocka_unit_test(test_svd_vectors_and_pinv_grads_verify),
-        cmocka_unit_test_setup_teardown(test_lstsq_matches_numpy, setup, teardown),
+        T(test_lstsq_matches_numpy),
         cmocka_unit_test(test_lstsq_grads_verify),
         cmocka_unit_test(test_json_round_trip),
+        cmocka_unit_test(test_same_bits_at_1_2_4_workers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,8 +2,11 @@
  * LU solves and inverse, Cholesky solves, on column-major buffers (ld = n)
  * so that LAPACKE never transposes. The _work entry points: the plain ones
  * first scan every input for NaN (O(n^2) more reads) and refuse it with
- * info < 0, where NumPy returns NaN results; the _work ones compute. OpenBLAS's thread count is set by the
- * calling kernel (weft__linalg_enter, one thread per node by default). */
+ * info < 0, where NumPy returns NaN results; the _work ones compute (gelsd,
+ * whose workspace query is long, keeps the plain entry point). OpenBLAS's
+ * thread count is set by the calling kernel (weft__linalg_enter, one thread
+ * per node by default). Also the right-side triangular solves that let
+ * Solve work on x's row-major memory without transposed copies. */
 #include <cblas.h>
 #include <lapacke.h>
 #include <string.h>
@@ -39,7 +42,8 @@ int64_t weft__lapack_getri_lwork(weft_dtype_t dt, int64_t n)
     lapack_int ni = (lapack_int)n, piv = 0;
     if (dt == WEFT_FLOAT64) {
         double q = 0, a = 0;
-        int info = (int)LAPACKE_dgetri_work(LAPACK_COL_MAJOR, ni, &a, ni > 1 ? ni : 1, &piv, &q, -1);
+        int info =
+            (int)LAPACKE_dgetri_work(LAPACK_COL_MAJOR, ni, &a, ni > 1 ? ni : 1, &piv, &q, -1);
         return info == 0 && q >= 1 ? (int64_t)q : (n > 1 ? n : 1);
     }
     float q = 0, a = 0;

@@ -43,7 +43,8 @@ void weft__batch_load(const weft_tensor_t *t, int core, int64_t off, int64_t row
                       int64_t cols, bool colmajor, void *dst)
 {
     int nd = weft_tensor_ndim(t);
-    int64_t s0 = weft_tensor_stride(t, nd - core), s1 = core == 2 ? weft_tensor_stride(t, nd - 1) : 0;
+    int64_t s0 = weft_tensor_stride(t, nd - core);
+    int64_t s1 = core == 2 ? weft_tensor_stride(t, nd - 1) : 0;
     weft_dtype_t dt = weft_tensor_dtype(t);
     size_t es = weft_dtype_size(dt);
     const char *src = (const char *)weft_tensor_data(t) + off * (int64_t)es;
@@ -51,7 +52,8 @@ void weft__batch_load(const weft_tensor_t *t, int core, int64_t off, int64_t row
         return;
     }
     /* the common case, a contiguous row-major matrix (or a vector) */
-    if ((s1 == 1 || cols == 1) && (s0 == cols || rows == 1) && (!colmajor || cols == 1 || rows == 1)) {
+    if ((s1 == 1 || cols == 1) && (s0 == cols || rows == 1) &&
+        (!colmajor || cols == 1 || rows == 1)) {
         memcpy(dst, src, (size_t)(rows * cols) * es);
         return;
     }

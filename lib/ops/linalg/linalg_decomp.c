@@ -220,7 +220,8 @@ static weft_status_t svd_perform(const weft_apply_t *node, weft_tensor_t *const 
     if (st != WEFT_OK || batch == 0) {
         return st;
     }
-    int64_t uc = p->full_matrices ? m : k, vr = p->full_matrices ? n : k, mn = m * n > 0 ? m * n : 1;
+    int64_t uc = p->full_matrices ? m : k, vr = p->full_matrices ? n : k;
+    int64_t mn = m * n > 0 ? m * n : 1;
     weft_tensor_t *buf = NULL;
     st = weft_kernel_scratch(ctx, dt, 1, &mn, &buf);
     char *ud = p->compute_uv ? weft_tensor_data(outputs[0]) : NULL;
@@ -529,7 +530,8 @@ static weft_status_t eigh_perform(const weft_apply_t *node, weft_tensor_t *const
     int64_t nn = n * n;
     weft_tensor_t *buf = NULL;
     st = weft_kernel_scratch(ctx, dt, 1, &nn, &buf);
-    char *wd = weft_tensor_data(outputs[0]), *vd = p->compute_v ? weft_tensor_data(outputs[1]) : NULL;
+    char *wd = weft_tensor_data(outputs[0]);
+    char *vd = p->compute_v ? weft_tensor_data(outputs[1]) : NULL;
     /* a row-major, read column-major, is a^T: its upper triangle is a's lower */
     char uplo = p->lower ? 'U' : 'L';
     for (int64_t i = 0; i < batch && st == WEFT_OK; i++) {

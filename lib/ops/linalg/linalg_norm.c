@@ -42,8 +42,8 @@ static weft_status_t mp_identity(weft_graph_t *g, weft_var_t *a, weft_var_t **ou
     }
     weft_var_t *c = NULL, *z = NULL;
     if (st == WEFT_OK) {
-        st = weft__got(g, c = weft_constant_create(g, et, weft_tensor_data(eye),
-                                                    (size_t)(n * n) * weft_dtype_size(weft_type_dtype(t))));
+        size_t bytes = (size_t)(n * n) * weft_dtype_size(weft_type_dtype(t));
+        st = weft__got(g, c = weft_constant_create(g, et, weft_tensor_data(eye), bytes));
     }
     weft_tensor_release(eye);
     if (st == WEFT_OK) {

@@ -388,7 +388,8 @@ static weft_status_t det_perform(const weft_apply_t *node, weft_tensor_t *const 
             break;
         }
 #define DET_CALL_(ctype, dtype) \
-    if (dt == dtype) det_store_##ctype(info, lu, weft_tensor_data(s.piv), n, sign, logdet, i, det_only);
+    if (dt == dtype)            \
+        det_store_##ctype(info, lu, weft_tensor_data(s.piv), n, sign, logdet, i, det_only);
         WEFT__LAPACK_TYPES(DET_CALL_)
 #undef DET_CALL_
     }
@@ -729,7 +730,8 @@ static weft_status_t lstsq_perform(const weft_apply_t *node, weft_tensor_t *cons
 static weft_status_t lstsq_grad(weft_graph_t *g, const weft_apply_t *node,
                                 weft_var_t *const *output_grads, weft_var_t **input_grads)
 {
-    weft_var_t *gx = output_grads[0], *a = weft_apply_input(node, 0), *b = weft_apply_input(node, 1);
+    weft_var_t *gx = output_grads[0], *a = weft_apply_input(node, 0);
+    weft_var_t *b = weft_apply_input(node, 1);
     weft_var_t *x = weft_apply_output(node, 0);
     if (!gx) {
         return WEFT_OK;
