@@ -823,6 +823,9 @@ static void test_same_bits_at_1_2_4_workers(void **state)
 
 /* ---- JSON -------------------------------------------------------------------------- */
 
+/* WEFT_SAVED_GRAPH=path also writes the text (tests/ops/data/linalg_lapack.json
+ * was made so; tests/io's schema check validates it). */
+
 static void test_json_round_trip(void **state)
 {
     (void)state;
