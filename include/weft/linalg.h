@@ -4,7 +4,9 @@
  * (Z <- b*Z + a*X@Y), Gemv (y <- b*y + a*A@x), Cholesky (lower factor),
  * Trsm (triangular solve), Syrk (A@A^T or A^T@A). float32 and float64 only;
  * every input of one op has the same dtype (no implicit upcast: WEFT_ETYPE).
- * Each op has a reverse-mode gradient (weft/grad.h).
+ * Each op has a reverse-mode gradient (weft/grad.h). The LAPACK solvers and
+ * decompositions (solve, inv, det, qr, svd, eigh, lstsq, ...) and the norms
+ * are in weft/linalg_lapack.h (docs/linalg.md).
  *
  * Strides: a kernel hands BLAS the operand's memory as it is whenever the
  * layout allows: a row-major matrix with any row stride becomes the leading

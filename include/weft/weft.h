@@ -19,6 +19,7 @@
 #include "weft/json_props.h"
 #include "weft/kernel.h"
 #include "weft/linalg.h"
+#include "weft/linalg_lapack.h"
 #include "weft/node_cost.h"
 #include "weft/node_finder.h"
 #include "weft/npy.h"

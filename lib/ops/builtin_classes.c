@@ -3,6 +3,7 @@
  * class registry (weft_op_class_register) at load. */
 #include <string.h>
 
+#include "linalg/lapack_int.h"
 #include "linalg/linalg_int.h"
 #include "ops_int.h"
 #include "random/random_int.h"
@@ -48,6 +49,15 @@ static const weft_op_class_t *const registry[] = {
     &weft__trsm_class,
     &weft__syrk_class,
     &weft__trimask_class,
+    &weft__solve_class,
+    &weft__inv_class,
+    &weft__det_class,
+    &weft__slogdet_class,
+    &weft__cho_solve_class,
+    &weft__svd_class,
+    &weft__eigh_class,
+    &weft__qr_class,
+    &weft__lstsq_class,
     &weft__composite_class,
     &weft__random_classes[WEFT__RANDOM_UNIFORM],
     &weft__random_classes[WEFT__RANDOM_NORMAL],

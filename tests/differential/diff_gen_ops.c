@@ -115,8 +115,79 @@ static diff_val_t *la_pattern(diff_gen_t *gn, weft_dtype_t dt, int64_t m, int64_
     }
 }
 
+/* A well-conditioned square stack for the LAPACK solvers: unit values
+ * (|x| < 1) plus 2n on the diagonal, so every matrix is strictly diagonally
+ * dominant (condition number below 3) and the NumPy reference's tolerance
+ * stays a few ulps times n (weft_numpy_ref.py, lapack_op). */
+static diff_val_t *la_square(diff_gen_t *gn, weft_dtype_t dt, int nd, const int64_t *shape)
+{
+    bool smooth = gn->smooth;
+    gn->smooth = true; /* unit values for this input */
+    diff_val_t *x = gen_input(gn, dt, nd, shape, false);
+    gn->smooth = smooth;
+    int64_t n = shape[nd - 1];
+    double diag[8 * 8] = {0};
+    for (int64_t i = 0; i < n; i++) diag[i * n + i] = 2.0 * (double)n;
+    float diagf[8 * 8] = {0};
+    for (int64_t i = 0; i < n * n; i++) diagf[i] = (float)diag[i];
+    const weft_type_t *t = NULL;
+    weft_status_t st = weft_type_tensor(gn->g, dt, 2, (int64_t[]){ n, n }, &t);
+    weft_var_t *c = st == WEFT_OK ? weft_constant_create(gn->g, t, dt == WEFT_FLOAT64
+                                                         ? (const void *)diag : (const void *)diagf,
+                                                         (size_t)(n * n) * weft_dtype_size(dt))
+                                  : NULL;
+    diff_val_t *d = gen_push(gn, st, c, 2, (int64_t[]){ n, n });
+    return gen_binary(gn, WEFT_ELEMWISE_ADD, x, d);
+}
+
+/* Solve, CholeskySolve (the lower triangle of a dominant matrix is a
+ * well-conditioned factor), Inv, Det, singular values, eigenvalues on one
+ * matrix or a stack of them. */
+static diff_val_t *la_solver(diff_gen_t *gn, weft_dtype_t dt)
+{
+    int64_t n = diff_rng_int(&gn->rng, 0, 6), k = diff_rng_int(&gn->rng, 0, 4);
+    int64_t bt = diff_rng_int(&gn->rng, 1, 3);
+    bool stack = diff_rng_chance(&gn->rng, 0.3);
+    int nd = stack ? 3 : 2;
+    int64_t sa[3] = { bt, n, n }, sb[3] = { bt, n, k };
+    diff_val_t *a = la_square(gn, dt, nd, stack ? sa : sa + 1);
+    int op = diff_rng_int(&gn->rng, 0, 5);
+    if (!a || !gen_live(gn)) return NULL;
+    weft_var_t *out = NULL;
+    if (op <= 1) {
+        bool vec = !stack && diff_rng_chance(&gn->rng, 0.4);
+        int ndb = vec ? 1 : nd;
+        const int64_t *shb = vec ? &n : stack ? sb : sb + 1;
+        bool smooth = gn->smooth;
+        gn->smooth = true; /* unit values: no overflow in the reference's bound */
+        diff_val_t *b = la_operand(gn, dt, ndb, shb);
+        gn->smooth = smooth;
+        if (!b || !gen_live(gn)) return NULL;
+        out = op == 0 ? weft_solve(gn->g, a->v, b->v) : weft_cholesky_solve(gn->g, a->v, b->v);
+        return gen_push(gn, WEFT_OK, out, ndb, shb);
+    }
+    if (op == 2) return gen_push(gn, WEFT_OK, weft_inv(gn->g, a->v), nd, a->shape);
+    if (op == 4) /* singular values: sign-free, unlike the vectors */
+        return gen_push(gn, WEFT_OK, weft_svd(gn->g, a->v, false, false, NULL, NULL), nd - 1,
+                        a->shape);
+    if (op == 5) /* eigenvalues of the lower or upper triangle */
+        return gen_push(gn, WEFT_OK, weft_eigvalsh(gn->g, a->v, diff_rng_chance(&gn->rng, 0.5)),
+                        nd - 1, a->shape);
+    return gen_push(gn, WEFT_OK, weft_det(gn->g, a->v), nd - 2, sa);
+}
+
 void gen_family_linalg(diff_gen_t *gn)
 {
+    /* the solver draw comes from a copy of the stream, so the cases that do
+     * not take it see the same draws (and graphs) as before it existed */
+    diff_rng_t pick = gn->rng;
+    diff_rng_int(&pick, 0, 99);
+    if (diff_rng_int(&pick, 0, 99) < 25) {
+        if (la_solver(gn, diff_rng_chance(&gn->rng, 0.5) ? WEFT_FLOAT32 : WEFT_FLOAT64) &&
+            diff_rng_chance(&gn->rng, 0.3))
+            gen_step_elemwise(gn);
+        return;
+    }
     weft_dtype_t dt = diff_rng_chance(&gn->rng, 0.5) ? WEFT_FLOAT32 : WEFT_FLOAT64;
     bool big = diff_rng_chance(&gn->rng, 0.04); /* large enough to be split over workers */
     int64_t m = big ? diff_rng_int(&gn->rng, 60, 130) : la_len(gn);

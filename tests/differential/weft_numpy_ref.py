@@ -983,6 +983,47 @@ def dot(x, y):
     return _linalg_val(np.asarray(p).astype(x.v.dtype), x.v.shape[-1], mag, err)
 
 
+LAPACK_OPS = ('Solve', 'CholeskySolve', 'Inv', 'Det', 'Svd', 'Eigh')
+
+
+def lapack_op(op, ins, props=None):
+    """The LAPACK solvers (include/weft/linalg_lapack.h) as np.linalg in
+    float64. The generator feeds well-conditioned matrices only (diagonally
+    dominant, diff_gen_ops.c la_square), so the error bound is a few ulps
+    times the order: 32 (n + 2) eps (|r| + max|r|); Det's relative error also
+    grows with |log det| (NumPy's exp of a sum of logs, in the dtype)."""
+    a = f64(ins[0].v)
+    dt = ins[0].v.dtype
+    n = a.shape[-1]
+    if op == 'CholeskySolve':
+        lo = np.tril(a)
+        a = lo @ np.swapaxes(lo, -1, -2)
+    if op in ('Solve', 'CholeskySolve'):
+        b = f64(ins[1].v)
+        r = np.linalg.solve(a, b) if n and b.size else np.zeros(b.shape)
+    elif op == 'Inv':
+        r = np.linalg.inv(a) if n else np.zeros(a.shape)
+    elif op == 'Svd':  # singular values only (compute_uv false)
+        r = np.linalg.svd(a, compute_uv=False) if n else np.zeros(a.shape[:-1])
+    elif op == 'Eigh':  # eigenvalues only (eigvalsh)
+        uplo = 'L' if props['lower'] else 'U'
+        r = np.linalg.eigvalsh(a, UPLO=uplo) if n else np.zeros(a.shape[:-1])
+    else:
+        r = np.linalg.det(a) if n else np.ones(a.shape[:-2])
+    r = np.asarray(r)
+    eps = float(np.finfo(dt).eps)
+    mag = np.abs(r)
+    if op == 'Det':
+        with np.errstate(divide='ignore'):
+            logs = np.abs(np.log(np.where(mag > 0, mag, 1)))
+        tol = 32 * (n + 2) * eps * (1 + logs) * mag
+    else:
+        tol = 32 * (n + 2) * eps * (mag + (mag.max() if mag.size else 0))
+    r = r.astype(dt)
+    tol = np.array(np.broadcast_to(tol + ulp(r), r.shape), dtype=np.float64)
+    return Val(r, tol if tol.any() else None)
+
+
 def gemm(z, a, x, y, b):
     """b*z + a*x@y; b == 0 ignores z, as BLAS (include/weft/linalg.h)."""
     p, mag, err = _product(x, y)
@@ -1049,7 +1090,7 @@ class Evaluator:
             out = self.apply(op, props, ins)
         # a rewrite may run it in place or drop it: its result may be its
         # input's memory (only reductions over some axis and products are not)
-        fresh = op in ('Dot', 'Gemm', 'Gemv') or (op in REDUCTIONS and any(
+        fresh = op in ('Dot', 'Gemm', 'Gemv') or op in LAPACK_OPS or (op in REDUCTIONS and any(
             ins[0].v.shape[a] != 1 for a in props['axes']))
         out.neg = out.neg or (not fresh and any(x.neg for x in ins))
         if self.on_node:
@@ -1091,6 +1132,8 @@ class Evaluator:
             return dot(ins[0], ins[1])
         if op in ('Gemm', 'Gemv'):
             return gemm(*ins)
+        if op in LAPACK_OPS:
+            return lapack_op(op, ins, props)
         raise NotImplementedError('check_numpy has no NumPy version of op %s' % op)
 
     # -- fast_math identities (the canonicalizing rewrites) --
