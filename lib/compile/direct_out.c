@@ -7,7 +7,8 @@
  * Compile time (weft__direct_plan): output k qualifies when its variable is
  * output 0 of the node producing it, a fresh value (no view, no destroy
  * output, not a small kept slot), nothing views or destroys it, and no
- * earlier output nor any update is the same variable. Inputs and constants
+ * other output nor any update is the same variable (shared variables'
+ * updates are outputs of the expanded call, function_shared.c). Inputs and constants
  * given as outputs are copied by DeepCopy nodes (output_aliasing.c), whose
  * fresh result qualifies.
  *
@@ -36,10 +37,13 @@ static bool written_by_own_node(const weft_function_t *f, uint32_t s, const weft
     return false;
 }
 
-static bool slot_named_before(const weft_function_t *f, size_t k)
+/* Another output or update is the same variable (DeepCopy nodes make that
+ * rare, output_aliasing.c): a later NULL slot or a shared variable's update
+ * would receive the caller's tensor itself. */
+static bool slot_shared(const weft_function_t *f, size_t k)
 {
     for (size_t j = 0; j < f->n_out + f->n_upd; j++)
-        if (j != k && f->out_slot[j] == f->out_slot[k] && (j < k || j >= f->n_out)) return true;
+        if (j != k && f->out_slot[j] == f->out_slot[k]) return true;
     return false;
 }
 
@@ -48,7 +52,7 @@ weft_status_t weft__direct_plan(weft_function_t *f, const bool *aliased)
     for (size_t k = 0; k < f->n_out; k++) {
         uint32_t s = f->out_slot[k];
         const weft__cnode_t *prod = NULL;
-        if (f->slot_kind[s] != WEFT__SLOT_OWNED || aliased[s] || slot_named_before(f, k) ||
+        if (f->slot_kind[s] != WEFT__SLOT_OWNED || aliased[s] || slot_shared(f, k) ||
             !written_by_own_node(f, s, &prod))
             continue;
         if (!f->direct_out && !(f->direct_out = calloc(f->n_out, 1)))

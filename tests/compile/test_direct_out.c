@@ -7,6 +7,7 @@
  * the copy. Values are checked in every case; wrong shapes and dtypes fail
  * exactly as before. */
 #include <math.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -252,6 +253,42 @@ static void test_direct_output_shared_with_update(void **state)
     weft_function_destroy(f);
 }
 
+/* A shared variable updated with the output's value: the update is an
+ * output of the expanded call with the same variable, so one of them
+ * becomes a DeepCopy (output_aliasing.c); the output is written in place
+ * and the shared value never lives in the caller's tensor. */
+static void test_direct_output_is_shared_update(void **state)
+{
+    (void)state;
+    weft_tensor_t *v0 = ct_tensor(1, S4, 1.0), *tx = ct_tensor(1, S4, 0.0),
+                  *o = ct_tensor(1, S4, 0.0), *sv = NULL;
+    weft_var_t *x = ct_var(g, "x", 1, S4), *sh = weft_shared(g, v0, "s");
+    assert_non_null(sh);
+    memset(weft_tensor_data(tx), 0, N * sizeof(double)); /* y = 2 (s + 0) */
+    weft_var_t *y = ct_call(g, &spy_class, NULL, 1, ct_call(g, &ct_add_class, NULL, 2, sh, x),
+                            NULL);
+    weft_update_t u = {sh, y};
+    weft_function_t *f = compile(1, x, &y, 1, &u, false);
+    assert_int_equal(weft_function_call(f, 1, &tx, 1, &o), WEFT_OK);
+    assert_twice(o, 1.0);
+    assert_int_equal(weft_shared_get(sh, &sv), WEFT_OK);
+    assert_true(weft_tensor_data(sv) != weft_tensor_data(o));
+    assert_twice(sv, 1.0);
+    weft_tensor_release(sv);
+    assert_int_equal(weft_function_call(f, 1, &tx, 1, &o), WEFT_OK);
+    for (size_t i = 0; i < N; i++) assert_true(weft_tensor_flat_get(o, i) == 4.0 * (1.0 + (double)i));
+    ((double *)weft_tensor_data(o))[0] = -1.0; /* the caller's: the shared value keeps 4 */
+    assert_int_equal(weft_shared_get(sh, &sv), WEFT_OK);
+    assert_true(weft_tensor_flat_get(sv, 0) == 4.0);
+    assert_int_equal(weft_tensor_refcount(o), 1);
+    assert_delivered(f, 0, 2);
+    weft_tensor_release(sv);
+    weft_tensor_release(o);
+    weft_tensor_release(tx);
+    weft_tensor_release(v0);
+    weft_function_destroy(f);
+}
+
 /* A non-contiguous caller tensor, and a cancelable call: copied. */
 static void test_direct_strided_and_cancelable_copied(void **state)
 {
@@ -315,6 +352,44 @@ static void test_direct_wrong_shape_and_dtype(void **state)
     weft_function_destroy(f);
 }
 
+/* Two threads calling one function at once, each with its own input and
+ * output tensors (two call states): each output written in place, values
+ * right (TSan in the sanitizer build). */
+typedef struct caller {
+    weft_function_t *f;
+    double base;
+    int bad;
+} caller_t;
+
+static void *call_loop(void *arg)
+{
+    caller_t *c = arg;
+    weft_tensor_t *tx = ct_tensor(1, S4, c->base), *o = ct_tensor(1, S4, 0.0);
+    for (int r = 0; r < 200; r++) {
+        if (weft_function_call(c->f, 1, &tx, 1, &o) != WEFT_OK) c->bad++;
+        for (size_t i = 0; i < N; i++)
+            if (weft_tensor_flat_get(o, i) != 2.0 * (c->base + (double)i)) c->bad++;
+    }
+    weft_tensor_release(tx);
+    weft_tensor_release(o);
+    return NULL;
+}
+
+static void test_direct_concurrent_callers(void **state)
+{
+    (void)state;
+    weft_var_t *x = ct_var(g, "x", 1, S4);
+    weft_var_t *y = ct_call(g, &ct_twice_class, NULL, 1, x, NULL);
+    weft_function_t *f = compile(1, x, &y, 0, NULL, false);
+    caller_t c[2] = {{f, 1.0, 0}, {f, 100.0, 0}};
+    pthread_t th[2];
+    for (int i = 0; i < 2; i++) assert_int_equal(pthread_create(&th[i], NULL, call_loop, &c[i]), 0);
+    for (int i = 0; i < 2; i++) assert_int_equal(pthread_join(th[i], NULL), 0);
+    assert_int_equal(c[0].bad + c[1].bad, 0);
+    assert_delivered(f, 0, 400);
+    weft_function_destroy(f);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -326,8 +401,10 @@ int main(void)
         T(test_direct_duplicate_output),
         T(test_direct_inplace_chain_copied),
         T(test_direct_output_shared_with_update),
+        T(test_direct_output_is_shared_update),
         T(test_direct_strided_and_cancelable_copied),
         T(test_direct_wrong_shape_and_dtype),
+        T(test_direct_concurrent_callers),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);
