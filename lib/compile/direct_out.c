@@ -25,16 +25,17 @@
 
 #include "compile_int.h"
 
-static bool written_by_own_node(const weft_function_t *f, uint32_t s, const weft__cnode_t **prod)
+/* The node writing slot s (NULL: none), when s is its output 0 and a fresh
+ * value (fresh_mask: no view, destroy output or kept slot). */
+static weft__cnode_t *fresh_first_output(weft_function_t *f, uint32_t s)
 {
     for (uint32_t i = 0; i < f->n_nodes; i++) {
-        const weft__cnode_t *n = &f->nodes[i];
+        weft__cnode_t *n = &f->nodes[i];
         const weft__cnode_out_t *no = &f->node_out[i];
         if (s < n->out_base || s >= n->out_base + no->n_out) continue;
-        *prod = n;
-        return s == n->out_base && (no->fresh_mask & 1u) && !n->own;
+        return s == n->out_base && (no->fresh_mask & 1u) && !n->own ? n : NULL;
     }
-    return false;
+    return NULL;
 }
 
 /* Another output or update is the same variable (DeepCopy nodes make that
@@ -51,14 +52,13 @@ weft_status_t weft__direct_plan(weft_function_t *f, const bool *aliased)
 {
     for (size_t k = 0; k < f->n_out; k++) {
         uint32_t s = f->out_slot[k];
-        const weft__cnode_t *prod = NULL;
-        if (f->slot_kind[s] != WEFT__SLOT_OWNED || aliased[s] || slot_shared(f, k) ||
-            !written_by_own_node(f, s, &prod))
-            continue;
+        if (f->slot_kind[s] != WEFT__SLOT_OWNED || aliased[s] || slot_shared(f, k)) continue;
+        weft__cnode_t *prod = fresh_first_output(f, s);
+        if (!prod) continue;
         if (!f->direct_out && !(f->direct_out = calloc(f->n_out, 1)))
             return weft__fn_error(NULL, WEFT_ENOMEM, "out of memory planning the outputs");
         f->direct_out[k] = 1;
-        ((weft__cnode_t *)prod)->direct = 1;
+        prod->direct = 1;
     }
     return WEFT_OK;
 }
