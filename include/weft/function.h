@@ -237,7 +237,12 @@ WEFT_API weft_status_t weft_function_destroy(weft_function_t *f);
  * count; shared variables are not passed); outputs has n_out == the output
  * count entries (updates are not outputs). For each k:
  *   outputs[k] != NULL: a caller-supplied tensor of exactly the output's dtype
- *     and shape (any strides); the value is copied into it;
+ *     and shape (any strides); the value is copied into it, or written
+ *     straight into it by the node producing it when the tensor is
+ *     contiguous, overlaps no input and no other supplied output, the call
+ *     has no cancellation token and the output is a fresh value
+ *     (docs/execution.md §4.7) - either way it is the same value, and the
+ *     function keeps no reference to the tensor after the call;
  *   outputs[k] == NULL: receives a new tensor the caller owns (release with
  *     weft_tensor_release); it shares memory with no input and no other
  *     output.

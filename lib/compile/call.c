@@ -172,6 +172,7 @@ static void track_alloc(weft__call_state_t *cs, const weft__cnode_t *n)
             continue;
         }
         if (!(no->fresh_mask & (1u << k))) continue;
+        if (k == 0 && n->direct && cs->own[s]) continue; /* the caller's memory */
         const weft_tensor_t *t = cs->cells[s];
         int64_t b = (int64_t)(weft_tensor_size(t) * weft_dtype_size(weft_tensor_dtype(t)));
         cs->slot_bytes[s] = b;
@@ -274,7 +275,8 @@ weft_status_t weft__node_body(void *arg, const weft_task_ctx_t *tctx)
     kctx.n_out = ns->n_out;
     kctx.plan = cs->plans + node_index(cs, n);
     kctx.plan_builds = &f->plan_builds;
-    bool own = n->own && cs->own[n->out_base];
+    /* own: a kept exclusive tensor, or the caller's output (direct_out.c) */
+    bool own = (n->own || n->direct) && cs->own[n->out_base];
     if (own) kctx.own_cell = out;
     weft_status_t st = n->perform(n->apply, argv, out, &kctx);
     if (own && *out != prev) { /* perform replaced it */
@@ -496,6 +498,12 @@ static weft_status_t deliver(weft_function_t *f, weft__call_state_t *cs,
     for (size_t k = 0; st == WEFT_OK && k < f->n_out; k++) {
         uint32_t s = f->out_slot[k];
         if (outputs[k]) {
+            /* relaxed: statistics */
+            if (weft__direct_written(cs, k, outputs[k])) {
+                atomic_fetch_add_explicit(&f->out_direct, 1, memory_order_relaxed);
+                continue;
+            }
+            atomic_fetch_add_explicit(&f->out_copies, 1, memory_order_relaxed);
             st = weft_tensor_copy(outputs[k], cs->cells[s]);
         } else {
             /* hand over: no other output or input aliases it; a kept slot
@@ -519,6 +527,7 @@ static weft_status_t deliver(weft_function_t *f, weft__call_state_t *cs,
 /* Leaves the state empty: owned cells back to the pool, inputs forgotten. */
 static void cleanup(weft_function_t *f, weft__call_state_t *cs)
 {
+    weft__direct_clear(cs); /* first: the caller's tensors never go to the pool */
     for (uint32_t i = 0; i < f->n_owned; i++)
         if (cs->cells[f->owned_slots[i]]) cell_empty(cs, f->owned_slots[i]);
     for (size_t k = 0; k < f->n_in; k++) cs->cells[f->in_slot[k]] = NULL;
@@ -528,9 +537,11 @@ static void cleanup(weft_function_t *f, weft__call_state_t *cs)
     weft__arena_settle(cs);
 }
 
-static void prepare(weft_function_t *f, weft__call_state_t *cs, weft_tensor_t *const *inputs)
+static void prepare(weft_function_t *f, weft__call_state_t *cs, weft_tensor_t *const *inputs,
+                    weft_tensor_t *const *outputs)
 {
     weft__arena_prepare(cs, inputs);
+    weft__direct_place(cs, inputs, outputs);
     for (size_t k = 0; k < f->n_in; k++) cs->cells[f->in_slot[k]] = inputs[k];
     for (uint32_t i = 0; i < f->n_cd; i++) {
         uint32_t s = f->cd_slots[i];
@@ -564,7 +575,7 @@ static weft_status_t call_with_state(weft_function_t *f, weft__call_state_t *cs,
                                      weft_tensor_t *const *inputs, weft_tensor_t **outputs,
                                      uint64_t t0)
 {
-    prepare(f, cs, inputs);
+    prepare(f, cs, inputs, outputs);
     weft__compile_blas_enter();
     weft_status_t st = weft_dag_run_execute(cs->run, cs);
     weft__compile_blas_exit();

@@ -26,6 +26,7 @@ static void state_free(weft__call_state_t *cs)
     free(cs->countdown);
     free(cs->argv);
     free(cs->own);
+    free(cs->direct);
     free(cs->slot_bytes);
     free(cs->deferred);
     pthread_mutex_destroy(&cs->err_lock);
@@ -47,13 +48,14 @@ static weft_status_t state_create(weft_function_t *f, weft__call_state_t **out)
     cs->argv = calloc(f->n_argv + 1, sizeof *cs->argv);
     cs->plans = calloc(f->n_nodes + 1, sizeof *cs->plans);
     cs->own = calloc(f->n_slots + 1, sizeof *cs->own);
+    cs->direct = calloc(f->n_out + 1, sizeof *cs->direct);
     cs->slot_bytes = calloc(f->n_slots + 1, sizeof *cs->slot_bytes);
     cs->deferred = calloc(f->n_slots + 1, sizeof *cs->deferred);
     atomic_init(&cs->n_deferred, 0);
     atomic_init(&cs->phase, WEFT__PHASE_OPEN);
     weft_dag_run_options_t ro = WEFT_DAG_RUN_OPTIONS_INIT;
     ro.profile = f->profile;
-    weft_status_t st = (!cs->cells || !cs->stash || !cs->countdown || !cs->argv || !cs->plans || !cs->own || !cs->slot_bytes ||
+    weft_status_t st = (!cs->cells || !cs->stash || !cs->countdown || !cs->argv || !cs->plans || !cs->own || !cs->direct || !cs->slot_bytes ||
                             !cs->deferred)
                            ? WEFT_ENOMEM
                            : weft__arena_state_init(cs);

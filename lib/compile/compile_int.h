@@ -54,10 +54,13 @@ typedef weft_status_t (*weft__perform_fn)(const weft_apply_t *node, weft_tensor_
 typedef struct weft__cnode {
     _Alignas(32) weft__perform_fn perform;
     const weft_apply_t *apply;
-    uint32_t slots : 31; /* word offset of the slot lists in f->slot_storage */
+    uint32_t slots : 30; /* word offset of the slot lists in f->slot_storage */
     /* output 0 is the only output and an exclusive kept slot (WEFT__SLOT_KEPT
      * and nothing aliases it): see cs->own */
     uint32_t own : 1;
+    /* output 0 is a graph output the node may write straight into the
+     * caller's tensor (direct_out.c): see cs->own */
+    uint32_t direct : 1;
     uint32_t out_base; /* output j lives in slot out_base + j */
 } weft__cnode_t;
 
@@ -65,7 +68,7 @@ _Static_assert(sizeof(weft__cnode_t) == 32 && _Alignof(weft__cnode_t) == 32,
                "weft__cnode_t: two per 64-byte cache line");
 
 /* Bound on f->slot_storage's length in words: offsets fit weft__cnode_t.slots. */
-#define WEFT__SLOT_STORAGE_MAX (1u << 31)
+#define WEFT__SLOT_STORAGE_MAX (1u << 30)
 
 /* A node's slot lists: this header and, right after it, n_in input slots
  * then n_dec slots to count down after running (each distinct freeable
@@ -278,6 +281,12 @@ struct weft_function {
     weft_var_t **out_vars;       /* fgraph outputs, user's then updates' */
     uint32_t *upd_input;         /* update u writes input upd_input[u] */
     bool *in_mutable;            /* declared mutable or updated */
+    /* per user output: its producer may write it into the caller's tensor
+     * (direct_out.c); NULL when no output may */
+    uint8_t *direct_out;
+    /* caller-supplied outputs delivered by a copy / written in place by
+     * their producer, every call state together (relaxed: statistics) */
+    _Atomic uint64_t out_copies, out_direct;
     bool any_mutable;
     uint32_t *in_slot, *out_slot;
     /* program */
@@ -348,8 +357,13 @@ struct weft__call_state {
      * checked exclusive, contiguous and of its variable's type when it was
      * placed. Nothing else can reference it since (no alias of the slot
      * exists), so the next calls reuse it without reading reference counts
-     * and skip its output check while perform leaves it in place. */
+     * and skip its output check while perform leaves it in place. For
+     * direct nodes (weft__cnode_t.direct): 1 while the cell holds the
+     * caller's output tensor for this call (direct_out.c). */
     uint8_t *own;
+    /* per user output: the caller's tensor put in its cell for this call
+     * (one reference held by the state), or NULL (direct_out.c) */
+    weft_tensor_t **direct;
     weft_dag_run_t *run;
     /* cancellation (call_cancel.c): the call's token (NULL: not cancelable;
      * set by the calling thread before the run) and its phase (WEFT__PHASE_*),
@@ -540,6 +554,20 @@ static inline bool weft__arena_holds(const weft__call_state_t *cs, uint32_t s,
 /* A measuring call records the geometry of the value in slot s (t) when its
  * cell is emptied. */
 void weft__arena_measure(weft__call_state_t *cs, uint32_t s, const weft_tensor_t *t);
+
+/* ---- outputs written into the caller's tensors (direct_out.c) ------------------- */
+/* Compile time, after the nodes are built: marks the user outputs whose
+ * producer may write into the caller's tensor (f->direct_out, cnode.direct).
+ * aliased: by slot, as lower.c. Errors: WEFT_ENOMEM. */
+weft_status_t weft__direct_plan(weft_function_t *f, const bool *aliased);
+/* Before a run: puts each eligible caller-supplied output in its cell. */
+void weft__direct_place(weft__call_state_t *cs, weft_tensor_t *const *inputs,
+                        weft_tensor_t *const *outputs);
+/* Whether output k's value already lies in outputs[k] (no copy needed). */
+bool weft__direct_written(const weft__call_state_t *cs, size_t k, const weft_tensor_t *o);
+/* After a run (delivered or failed): takes the caller's tensors out of
+ * their cells and drops the state's references. */
+void weft__direct_clear(weft__call_state_t *cs);
 
 /* ---- calls (call.c, call_state.c) ---------------------------------------------------- */
 weft_status_t weft__state_acquire(weft_function_t *f, weft__call_state_t **out);

@@ -435,6 +435,7 @@ weft_status_t weft__compile_lower(weft_function_t *f)
     if (st == WEFT_OK) st = classify_slots(&c);
     if (st == WEFT_OK) mark_kept(&c);
     if (st == WEFT_OK) st = build_nodes(&c);
+    if (st == WEFT_OK) st = weft__direct_plan(f, c.aliased);
     if (st == WEFT_OK) st = build_dag(&c);
     if (st == WEFT_OK) st = weft__arena_analyze(f, c.is_output);
     free(c.order);
@@ -464,4 +465,5 @@ void weft__compile_free_program(weft_function_t *f)
     free(f->slot_storage);
     free(f->nodes);
     free(f->node_out);
+    free(f->direct_out);
 }

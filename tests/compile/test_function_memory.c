@@ -66,8 +66,8 @@ static weft_var_t *var_of(weft_dtype_t dtype, int ndim, const int64_t *shape, co
 
 /* A chain frees each intermediate after its reader: 2 live buffers at most.
  * The memory plan puts the 7 intermediates in an arena of 2 buffers (every
- * schedule of a chain is the sequential one); the pool allocates only the
- * output's buffer, once, and serves it again to each later call. */
+ * schedule of a chain is the sequential one); the output's producer writes
+ * into the caller's y (docs/execution.md §4.7): the pool allocates nothing. */
 static void test_memory_chain_frees_intermediates_after_last_reader(void **state)
 {
     (void)state;
@@ -81,8 +81,8 @@ static void test_memory_chain_frees_intermediates_after_last_reader(void **state
     stats(f, &st);
     assert_int_equal(st.calls, 5);
     assert_int_equal(st.peak_live_buffers, 2);
-    assert_int_equal(st.buffers_allocated, 1);
-    assert_int_equal(st.buffers_reused, 5 - 1);
+    assert_int_equal(st.buffers_allocated, 0);
+    assert_int_equal(st.buffers_reused, 0);
     assert_int_equal(st.call_states, 1);
     weft_profile_t *p;
     assert_int_equal(weft_profile_create(f, WEFT_PROFILE_TOTAL, &p), WEFT_OK);
@@ -98,7 +98,7 @@ static void test_memory_chain_frees_intermediates_after_last_reader(void **state
 /* a = Twice(x), b = Twice(a), c = Add(a, b), d = Twice(c): a lives until c
  * ran, so a, b and c are alive together while c is computed - the sequential
  * peak, 3 buffers. The memory plan's arena holds exactly a, b and c (d is
- * the output: the pool serves it). */
+ * the output: written into the caller's ty, it takes no buffer). */
 static void test_memory_diamond_peak_matches_sequential_run(void **state)
 {
     (void)state;
@@ -119,7 +119,7 @@ static void test_memory_diamond_peak_matches_sequential_run(void **state)
     weft_function_stats_t st;
     stats(f, &st);
     assert_int_equal(st.peak_live_buffers, 3); /* a, b and c while c is computed */
-    assert_int_equal(st.buffers_allocated, 1);
+    assert_int_equal(st.buffers_allocated, 0);
     weft_profile_t *p;
     assert_int_equal(weft_profile_create(f, WEFT_PROFILE_LAST_CALL, &p), WEFT_OK);
     assert_int_equal(p->arena_bytes, 3 * 512);
