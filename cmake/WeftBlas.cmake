@@ -22,10 +22,10 @@ endif()
 # lib/io/CMakeLists.txt as a GLOBAL imported target; names resolve at generate
 # time.
 set(WEFT_LINK_DEPS Threads::Threads PkgConfig::HWLOC ${WEFT_LAPACKE} ${WEFT_BLAS} m
-  PkgConfig::JANSSON)
+  PkgConfig::JANSSON ${WEFT_HALF_RT})
 set(WEFT_LINK_DEPS_INTERFACE
   Threads::Threads "$<LINK_ONLY:-lhwloc>" "$<LINK_ONLY:-llapacke>"
-  "$<LINK_ONLY:-lopenblas>" "$<LINK_ONLY:m>" "$<LINK_ONLY:-ljansson>")
+  "$<LINK_ONLY:-lopenblas>" "$<LINK_ONLY:m>" "$<LINK_ONLY:-ljansson>" ${WEFT_HALF_RT})
 
 if(WEFT_BUILD_TESTS)
   pkg_check_modules(CMOCKA IMPORTED_TARGET cmocka)
