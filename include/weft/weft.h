@@ -20,6 +20,7 @@
 #include "weft/kernel.h"
 #include "weft/linalg.h"
 #include "weft/node_cost.h"
+#include "weft/nn.h"
 #include "weft/node_finder.h"
 #include "weft/npy.h"
 #include "weft/op.h"
