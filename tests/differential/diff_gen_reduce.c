@@ -1,7 +1,8 @@
 /* Differential steps of the lane reductions, scans and sorting ops
  * (weft/reduce.h: Argmax/Argmin over several axes, Any, All, Var, Std,
  * LogSumExp, NanSum, NanMean, NanMax, NanMin, CumSum, CumProd, Sort,
- * Argsort, Topk), drawn by the reduce family. */
+ * Argsort, Topk) and Softmax/LogSoftmax (weft/nn.h), drawn by the reduce
+ * family. */
 #include "diff_gen_int.h"
 
 /* Drawn axes of x (none, some, or NULL: all); fills the result shape. */
@@ -62,6 +63,17 @@ static void step_axis_op(diff_gen_t *gn, diff_val_t *x)
     }
     }
     gen_push(gn, out ? WEFT_OK : weft_graph_error(gn->g), out, x->nd, shape);
+}
+
+/* Softmax / LogSoftmax (weft/nn.h) of a float value along a drawn axis. */
+void gen_step_softmax(diff_gen_t *gn)
+{
+    diff_val_t *x = gen_pick(gn);
+    if (!x || !gen_live(gn) || x->nd == 0 || !gen_is_float(gen_dt(x))) return;
+    int axis = diff_rng_int(&gn->rng, -x->nd, x->nd - 1);
+    weft_var_t *out = weft_softmax_op_at(gn->g, diff_rng_chance(&gn->rng, 0.5), x->v, axis,
+                                         __FILE__, __LINE__);
+    gen_push(gn, out ? WEFT_OK : weft_graph_error(gn->g), out, x->nd, x->shape);
 }
 
 void gen_step_reduce_more(diff_gen_t *gn)

@@ -169,6 +169,7 @@ REDUCTIONS = {'Sum', 'Mean', 'Max', 'Min', 'Prod', 'Argmax', 'Argmin'}
 # weft_lreduce_at's classes other than Argmax/Argmin, the scans and sorting ops.
 LANE_REDUCTIONS = {'Any', 'All', 'Var', 'Std', 'LogSumExp', 'NanSum', 'NanMean', 'NanMax', 'NanMin'}
 AXIS_OPS = {'CumSum', 'CumProd', 'Sort', 'Topk'}
+SOFTMAX_OPS = {'Softmax', 'LogSoftmax'}
 
 
 def upcast(xs):
@@ -782,6 +783,35 @@ def axis_op(op, props, x):
     return Val(np.asarray(r), t if t is not None and t.any() else None)
 
 
+def softmax_op(op, props, x):
+    """NumPy's max-shifted softmax / log_softmax along the axis, in hp. weft's
+    exp is within 2 ulp and its sum is blocked; float64 softmax results below
+    3.3e-308 are flushed to 0; x - m is rounded to the dtype, as in NumPy,
+    an error exp scales by |x - m|. An input error t moves log_softmax_i by at most
+    t_i + max t over the lane, softmax_i by that factor (exp(.) - 1)."""
+    v = x.v
+    axis = int(props['axis'])
+    n = v.shape[axis]
+    eps = np.finfo(v.dtype).eps
+    with np.errstate(all='ignore'):
+        a = v.astype(hp(v.dtype))
+        m = np.max(a, axis=axis, keepdims=True) if v.size else a
+        s = np.sum(np.exp(a - m), axis=axis, keepdims=True)
+        d = a - m
+        r = (np.exp(d) / s if op == 'Softmax' else d - np.log(s)).astype(v.dtype)
+        if op == 'Softmax':
+            # x - m is rounded (as in NumPy): exp turns its error eps |d| relative
+            tol = (n + 8) * eps * np.abs(f64(r)) * (1 + np.abs(f64(d))) + 4 * ulp(r)
+            if v.dtype == np.float64:
+                tol = tol + 3.4e-308
+        else:
+            tol = (n + 8) * eps * (1 + np.abs(f64(d))) + 4 * ulp(r)
+        if x.tol is not None and v.size:
+            lane = x.tol + np.max(x.tol, axis=axis, keepdims=True)
+            tol = tol + (np.abs(f64(r)) * np.expm1(lane) if op == 'Softmax' else lane)
+    return finish(r, tol, [])
+
+
 # ---- linear algebra ------------------------------------------------------------------
 
 def _product(x, y):
@@ -922,6 +952,8 @@ class Evaluator:
             return lane_reduce(op, props, ins[0])
         if op in AXIS_OPS:
             return axis_op(op, props, ins[0])
+        if op in SOFTMAX_OPS:
+            return softmax_op(op, props, ins[0])
         if op == 'Dot':
             return dot(ins[0], ins[1])
         if op in ('Gemm', 'Gemv'):
