@@ -21,7 +21,9 @@ float32) and rounded, so the reference is the correctly rounded value.
 With fast_math=True the evaluator applies the IEEE-changing identities that
 fast_run's canonicalizing rewrites use (x-x -> 0, x*0 -> 0, exp(log x) -> x,
 log(exp x) -> x, x*y/y -> x, x/y*y -> x, x+0 -> x, a sum over length-1 axes
--> x), each where weft's rewrite fires (docs/rewrites.md): the values
+-> x) and the stabilizing ones (log(1+x) -> log1p(x), log(sigmoid x),
+log(softmax x), log(sum(exp x)) -> logsumexp), each where weft's rewrite
+fires (docs/rewrites.md): the values
 fast_run may legitimately give instead.
 """
 
@@ -1000,6 +1002,35 @@ class Evaluator:
             return ids[0] if same(0) else None
         return None
 
+    def stabilized_log(self, vid, shape, dt):
+        """log(v) as fast_run's stabilize group computes it (docs/rewrites.md
+        §5.1) when v's producer makes a rewrite fire, else None."""
+        p = self.producer.get(vid)
+        if not p:
+            return None
+        xs = [self.env[i] for i in p['inputs']]
+        fits = xs[0].v.shape == shape and xs[0].v.dtype == dt
+        if p['op'] == 'Add':
+            for i in (0, 1):
+                x = xs[1 - i]
+                if self.is_const(p['inputs'][i], 1) and x.v.shape == shape and x.v.dtype == dt:
+                    return self.apply('Log1p', {}, [x])
+        if p['op'] == 'Sigmoid' and fits:
+            x = xs[0]
+            with np.errstate(all='ignore'):
+                r = np.asarray(-np.logaddexp(0, -x.v.astype(hp(dt)))).astype(dt)
+            return finish(r, 4 * ulp(r) + tol_of(x), [x])
+        if p['op'] == 'Softmax' and fits:
+            return softmax_op('LogSoftmax', p['props'], xs[0])
+        if p['op'] == 'Sum':
+            e = self.producer.get(p['inputs'][0])
+            if e and e['op'] == 'Exp':
+                x = self.env[e['inputs'][0]]
+                r = lane_reduce('LogSumExp', p['props'], x)
+                if r.v.shape == shape and r.v.dtype == dt:
+                    return r
+        return None
+
     def fast_math_identity(self, op, props, ids, ins):
         def like(x, shape, dt):
             return _same(conv(x, dt), lambda a: np.array(np.broadcast_to(a, shape)))
@@ -1021,6 +1052,10 @@ class Evaluator:
             if p and p['op'] == ('Log' if op == 'Exp' else 'Exp') and \
                     self.env[p['inputs'][0]].v.dtype == dt:
                 return self.env[p['inputs'][0]]
+        if op == 'Log':
+            r = self.stabilized_log(ids[0], shape, dt)
+            if r is not None:
+                return r
         if op == 'Div':
             p = self.producer.get(ids[0])
             if p and p['op'] == 'Mul':
