@@ -414,6 +414,21 @@ static void test_json_round_trip(void **state)
     weft_graph_destroy(g2);
 }
 
+/* The composed activations run as one fused loop in fast_run. */
+static void test_activations_fuse_into_one_node(void **state)
+{
+    (void)state;
+    weft_var_t *x = ck_var(G, WEFT_FLOAT64, 1, (int64_t[]){8});
+    for (int a = WEFT_ACT_SOFTPLUS; a <= WEFT_ACT_GELU_TANH; a++) {
+        if (a == WEFT_ACT_GELU && !weft_ops_find_class("Erf")) continue;
+        weft_var_t *y = weft_activation_at(G, (weft_activation_t)a, x, __FILE__, __LINE__);
+        weft_function_t *fn = NULL;
+        assert_int_equal(weft_function_compile(1, &x, 1, &y, 0, NULL, NULL, &fn), WEFT_OK);
+        assert_int_equal(weft_function_n_nodes(fn), 1);
+        assert_int_equal(weft_function_destroy(fn), WEFT_OK);
+    }
+}
+
 /* ---- stabilization rewrites (fast_run) ---------------------------------- */
 
 /* Compiles out(x) in fast_run (exclude: NULL or one name/tag), logging the
@@ -568,6 +583,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_large_softmax_same_bits_at_1_2_4_workers, setup,
                                         teardown),
         cmocka_unit_test(test_json_round_trip),
+        cmocka_unit_test_setup_teardown(test_activations_fuse_into_one_node, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rewrite_log_sigmoid, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rewrite_log1p, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rewrite_log_softmax, setup, teardown),
