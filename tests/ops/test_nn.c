@@ -394,8 +394,8 @@ static void test_json_round_trip(void **state)
     weft_graph_io_t io = {1, &x, NULL, 2, outs, 0, NULL}, back;
     char *text = NULL;
     assert_int_equal(weft_graph_io_save(&io, &text), WEFT_OK);
-    assert_non_null(strstr(text, "{\"op\":\"Softmax\",\"props\":{\"ndim\":2,\"axis\":0}"));
-    assert_non_null(strstr(text, "\"LogSoftmax\",\"props\":{\"ndim\":2,\"axis\":1}"));
+    assert_non_null(strstr(text, "{\"op\":\"Softmax\",\"props\":{\"ndim\":2,\"axis\":0,\"inplace\":false}"));
+    assert_non_null(strstr(text, "\"LogSoftmax\",\"props\":{\"ndim\":2,\"axis\":1,\"inplace\":false}"));
     assert_int_equal(weft_graph_create(NULL, &g2), WEFT_OK);
     assert_int_equal(weft_graph_io_load(g2, text, strlen(text), NULL, &back), WEFT_OK);
     weft_tensor_t *xv = ck_tensor(WEFT_FLOAT64, 2, s, (double[]){0.5, -2, 3, 7, 1, -1});
@@ -412,6 +412,43 @@ static void test_json_round_trip(void **state)
     weft_graph_io_free_text(text);
     weft_graph_destroy(g);
     weft_graph_destroy(g2);
+}
+
+/* fast_run makes Softmax/LogSoftmax of an intermediate in place (into the
+ * buffer of x * 2), with mode none's bits, along the last and a middle axis. */
+static void test_softmax_in_place(void **state)
+{
+    (void)state;
+    int64_t s[3] = {3, 70, 5};
+    weft_tensor_t *xv = ck_random(WEFT_FLOAT64, 3, s, -300, 300, ck_seed("nn_inplace"));
+    weft_var_t *x = ck_var(G, WEFT_FLOAT64, 3, s);
+    for (int k = 0; k < 4; k++) {
+        weft_var_t *y = weft_softmax_op_at(G, k & 1, weft_mul_scalar(G, x, 2.0), k < 2 ? -1 : 1,
+                                           __FILE__, __LINE__);
+        weft_tensor_t *r[2] = {NULL, NULL};
+        for (int m = 0; m < 2; m++) {
+            weft_function_options_t o = WEFT_FUNCTION_OPTIONS_INIT;
+            o.mode = m ? "fast_run" : "none";
+            weft_function_t *fn = NULL;
+            assert_int_equal(weft_function_compile(1, &x, 1, &y, 0, NULL, &o, &fn), WEFT_OK);
+            char *prog = NULL;
+            size_t n = 0;
+            FILE *pf = open_memstream(&prog, &n);
+            assert_int_equal(weft_function_print(fn, pf), WEFT_OK);
+            fclose(pf);
+            bool in_place = strstr(prog, "Softmax{axis=2, inplace=0}") ||
+                            strstr(prog, "Softmax{axis=1, inplace=0}");
+            assert_true(in_place == (m == 1));
+            free(prog);
+            assert_int_equal(weft_function_call(fn, 1, &xv, 1, &r[m]), WEFT_OK);
+            assert_int_equal(weft_function_destroy(fn), WEFT_OK);
+        }
+        assert_memory_equal(weft_tensor_data(r[0]), weft_tensor_data(r[1]),
+                            weft_tensor_size(r[0]) * sizeof(double));
+        weft_tensor_release(r[0]);
+        weft_tensor_release(r[1]);
+    }
+    weft_tensor_release(xv);
 }
 
 /* The composed activations run as one fused loop in fast_run. */
@@ -583,6 +620,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_large_softmax_same_bits_at_1_2_4_workers, setup,
                                         teardown),
         cmocka_unit_test(test_json_round_trip),
+        cmocka_unit_test_setup_teardown(test_softmax_in_place, setup, teardown),
         cmocka_unit_test_setup_teardown(test_activations_fuse_into_one_node, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rewrite_log_sigmoid, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rewrite_log1p, setup, teardown),

@@ -1,6 +1,8 @@
-/* Softmax / LogSoftmax{ndim, axis} (weft/nn.h): constructors, type
- * inference, perform (softmax_kernels.c), JSON props and gradients (composed
- * from existing ops, so they have gradients of their own). */
+/* Softmax / LogSoftmax{ndim, axis, inplace} (weft/nn.h): constructors, type
+ * inference, perform (softmax_kernels.c), the in-place variants (destroy_map
+ * {0: [0]}: the kernel reads each element before writing it, so x may be
+ * its own output), JSON props and gradients (composed from existing ops, so
+ * they have gradients of their own). */
 #include <stdio.h>
 #include <string.h>
 
@@ -12,7 +14,7 @@
 #include "weft/nn.h"
 
 typedef struct smax_props {
-    int32_t ndim, axis;
+    int32_t ndim, axis, inplace;
 } smax_props_t;
 
 static bool is_log_op(const weft_op_t *op)
@@ -57,6 +59,8 @@ static weft_status_t smax_make_node(weft_graph_t *g, const weft_op_t *op, size_t
     return weft_type_tensor(g, dt, p->ndim, shape, &out_types[0]);
 }
 
+/* In place: the kernel runs on x itself, or on a contiguous copy copied
+ * back; the output cell then holds x. */
 static weft_status_t smax_perform(const weft_apply_t *node, weft_tensor_t *const *inputs,
                                   weft_tensor_t **outputs, weft_kernel_ctx_t *ctx)
 {
@@ -68,12 +72,37 @@ static weft_status_t smax_perform(const weft_apply_t *node, weft_tensor_t *const
                                  "dtype, expected %d dims", weft_op_name(op),
                                  x ? weft_tensor_ndim(x) : -1, (int)p->ndim);
     }
-    weft_status_t st = weft_kernel_alloc_output(ctx, &outputs[0], weft_tensor_dtype(x), p->ndim,
-                                                weft_tensor_shape(x));
+    weft_status_t st = WEFT_OK;
+    if (!p->inplace)
+        st = weft_kernel_alloc_output(ctx, &outputs[0], weft_tensor_dtype(x), p->ndim,
+                                      weft_tensor_shape(x));
     if (st == WEFT_OK) st = weft_kernel_contiguous(ctx, x, &xc);
-    if (st == WEFT_OK) st = weft__softmax_run(ctx, is_log_op(op), p->axis, xc, outputs[0]);
+    weft_tensor_t *y = p->inplace ? xc : outputs[0];
+    if (st == WEFT_OK) st = weft__softmax_run(ctx, is_log_op(op), p->axis, xc, y);
+    if (st == WEFT_OK && p->inplace && xc != x) st = weft_tensor_copy(x, xc);
     weft_kernel_contiguous_done(ctx, x, xc);
+    if (st == WEFT_OK && p->inplace) weft_kernel_set_output(ctx, &outputs[0], weft_tensor_retain(x));
     return st;
+}
+
+static size_t smax_destroy_map(const weft_op_t *op, weft_op_alias_t *out, size_t cap)
+{
+    const smax_props_t *p = weft_op_props(op);
+    if (!p->inplace || cap < 1) return 0;
+    out[0].output = 0;
+    out[0].input = 0;
+    return 1;
+}
+
+static weft_status_t smax_inplace_variant(weft_graph_t *g, const weft_op_t *op, size_t input,
+                                          const weft_op_t **out)
+{
+    smax_props_t q = *(const smax_props_t *)weft_op_props(op);
+    if (input != 0 || q.inplace)
+        return weft_graph_set_error(g, WEFT_ENOTIMPL, "%s: no in-place variant for input %zu",
+                                    weft_op_name(op), input);
+    q.inplace = 1;
+    return weft_op_create(g, weft_op_class(op), &q, out);
 }
 
 /* Softmax: y (gz - sum(gz y)); LogSoftmax: gz - exp(y) sum(gz); the sums
@@ -98,14 +127,15 @@ static weft_status_t smax_grad(weft_graph_t *g, const weft_apply_t *node,
 static int smax_props_print(const void *props, char *buf, size_t cap)
 {
     const smax_props_t *p = props;
-    return snprintf(buf, cap, "axis=%d", (int)p->axis);
+    return snprintf(buf, cap, p->inplace ? "axis=%d, inplace=0" : "axis=%d", (int)p->axis);
 }
 
-/* JSON props: {"ndim": 2, "axis": 1}. */
+/* JSON props: {"ndim": 2, "axis": 1, "inplace": false}. */
 static const weft__props_fields_t smax_fields = {
     sizeof(smax_props_t),
     {WEFT__PROPS_FIELD("ndim", WEFT__FIELD_I32, smax_props_t, ndim),
-     WEFT__PROPS_FIELD("axis", WEFT__FIELD_I32, smax_props_t, axis)},
+     WEFT__PROPS_FIELD("axis", WEFT__FIELD_I32, smax_props_t, axis),
+     WEFT__PROPS_FIELD("inplace", WEFT__FIELD_I32_BOOL, smax_props_t, inplace)},
 };
 WEFT__PROPS_FIELDS_HOOKS(smax, smax_fields)
 
@@ -119,6 +149,8 @@ WEFT__PROPS_FIELDS_HOOKS(smax, smax_fields)
         .props_from_json = smax_from_json,        \
         .make_node = smax_make_node,              \
         .perform = smax_perform,                  \
+        .destroy_map = smax_destroy_map,          \
+        .inplace_variant = smax_inplace_variant,  \
         .grad = smax_grad,                        \
     };
 SMAX_CLASS(weft__softmax_class, "Softmax")
@@ -129,7 +161,7 @@ static weft_status_t smax_impl(weft_graph_t *g, bool is_log, weft_var_t *x, int 
 {
     *out = NULL;
     const char *name = is_log ? "LogSoftmax" : "Softmax";
-    smax_props_t p = {0, 0};
+    smax_props_t p = {0, 0, 0};
     weft_status_t st = weft__axis_arg(g, x, name, axis, file, line, &p.ndim, &p.axis);
     if (st == WEFT_OK && !is_float(weft_type_dtype(weft_var_type(x))))
         st = weft__nn_float_error(g, name, file, line, x);
