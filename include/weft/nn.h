@@ -7,7 +7,9 @@
  *     ndim and axis; weft/ops.h finds them by name) with their own kernel
  *     and gradient: max-shifted, so no element overflows; each lane (the
  *     elements along the axis at one position of the other axes) is computed
- *     by one worker, so results are the same bits at any worker count.
+ *     by one worker, so results are the same bits at any worker count. Their
+ *     in-place variants (props inplace; destroy_map {0: [0]}) overwrite x
+ *     and are chosen by the inplace rewrite.
  *   The others are built from existing ops in stable forms, and the fusion
  *     rewrite (docs/rewrites.md §5) runs each elementwise chain as one
  *     Composite loop:
