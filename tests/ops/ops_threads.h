@@ -1,5 +1,6 @@
 /* Same bits at 1, 2 and 4 workers (tests of ops that split their work over
- * the pool: test_reduce_more.c, test_nn.c). Needs lib/compile. */
+ * the pool: test_nn.c; test_reduce_more.c has its own copy, which can switch
+ * to this one). Needs lib/compile. */
 #ifndef WEFT_TESTS_OPS_THREADS_H
 #define WEFT_TESTS_OPS_THREADS_H
 
