@@ -21,6 +21,7 @@
 #include "weft/linalg.h"
 #include "weft/linalg_lapack.h"
 #include "weft/node_cost.h"
+#include "weft/nn.h"
 #include "weft/node_finder.h"
 #include "weft/npy.h"
 #include "weft/op.h"

@@ -5,6 +5,7 @@
 
 #include "linalg/lapack_int.h"
 #include "linalg/linalg_int.h"
+#include "nn/nn_int.h"
 #include "ops_int.h"
 #include "random/random_int.h"
 #include "reduce/reduce_ops_int.h"
@@ -59,6 +60,8 @@ static const weft_op_class_t *const registry[] = {
     &weft__qr_class,
     &weft__lstsq_class,
     &weft__composite_class,
+    &weft__softmax_class,
+    &weft__log_softmax_class,
     &weft__random_classes[WEFT__RANDOM_UNIFORM],
     &weft__random_classes[WEFT__RANDOM_NORMAL],
     &weft__random_classes[WEFT__RANDOM_BERNOULLI],

@@ -27,6 +27,7 @@ weft_status_t weft_rewriter_builtin_create(const char *name, weft_rewriter_t **o
         if (strcmp(weft__builtin_nodes[i].name, name) == 0)
             return node_builtin(&weft__builtin_nodes[i], out);
     if (weft__pattern_builtin_exists(name)) return weft__pattern_builtin_create(name, out);
+    if (weft__stabilize_create(name, out) == WEFT_OK) return WEFT_OK;
     if (strcmp(name, "constant_folding") == 0)
         return weft_rewriter_constant_folding_create(name, out);
     if (strcmp(name, "constant_dimshuffle") == 0)
@@ -145,6 +146,19 @@ static weft_status_t reg_specialize(weft_rewrite_db_t *db)
     return st == WEFT_OK ? reg_fold_merge(db, "specialize") : st;
 }
 
+/* Between canonicalize and specialize (PyTensor's stabilize position): the
+ * stable forms (stabilize.c), each changing results (§6.5). */
+static weft_status_t reg_stabilize(weft_rewrite_db_t *db)
+{
+    weft_status_t st = weft_rewrite_db_register_group(
+        db, "stabilize", WEFT_REWRITE_GROUP_EQUILIBRIUM, 1.5, 0, TAGS("fast_run"));
+    for (size_t i = 0; st == WEFT_OK && i < weft__stabilize_count(); i++) {
+        member_t m = {weft__stabilize_name(i), {FAST_MATH}};
+        st = reg_member(db, "stabilize", &m, WEFT_REWRITE_ROLE_NODE, (double)i, NULL);
+    }
+    return st == WEFT_OK ? reg_fold_merge(db, "stabilize") : st;
+}
+
 /* Elementwise fusion after the algebraic rewrites (which match single
  * elementwise nodes, local_gemm included) and before inplace (which then
  * picks in-place Composites), walked output to input so each chain is fused
@@ -191,6 +205,7 @@ weft_status_t weft_rewrite_db_add_builtins(weft_rewrite_db_t *db)
     if (st == WEFT_OK) st = reg_merge(db, "merge_useless", 0.65);
     if (st == WEFT_OK) st = reg_canonicalize(db);
     if (st == WEFT_OK) st = reg_merge(db, "merge_canon", 1.2);
+    if (st == WEFT_OK) st = reg_stabilize(db);
     if (st == WEFT_OK) st = reg_specialize(db);
     if (st == WEFT_OK) st = reg_fusion(db);
     if (st == WEFT_OK) st = reg_merge(db, "merge2", 49);

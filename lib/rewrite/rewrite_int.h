@@ -200,6 +200,11 @@ weft_status_t weft__cp_accept(weft__cp_t *cp, const weft_apply_t *node, const we
                               size_t n_rd, weft_apply_t *const *rd);
 double weft__cp_length(const weft__cp_t *cp, bool initial);
 /* Pattern-based built-ins (canon_pattern.c). */
+/* The stabilization rewrites (stabilize.c), by index and by name
+ * (WEFT_ENOTFOUND for another name). */
+size_t weft__stabilize_count(void);
+const char *weft__stabilize_name(size_t i);
+weft_status_t weft__stabilize_create(const char *name, weft_rewriter_t **out);
 weft_status_t weft__pattern_builtin_create(const char *name, weft_rewriter_t **out);
 bool weft__pattern_builtin_exists(const char *name);
 

@@ -782,6 +782,7 @@ static void step_reduce_family(diff_gen_t *gn)
     double u = diff_rng_unit(&gn->rng);
     if (u < 0.4) gen_step_reduce(gn);
     else if (u < 0.65) gen_step_reduce_more(gn);
+    else if (u < 0.75) gen_step_nn(gn);
     else gen_step_elemwise(gn);
 }
 

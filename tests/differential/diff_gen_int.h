@@ -84,6 +84,8 @@ void gen_step_shape(diff_gen_t *gn);
 void gen_step_reduce(diff_gen_t *gn);
 /* Lane reductions, scans and sorting (diff_gen_reduce.c). */
 void gen_step_reduce_more(diff_gen_t *gn);
+/* An nn step on a float value (diff_gen_reduce.c). */
+void gen_step_nn(diff_gen_t *gn);
 
 /* ---- rounding, integer, logical kinds (diff_gen_round.c) ---- */
 /* One random step of those kinds (operands converted where refused). */

@@ -1,7 +1,9 @@
 /* Differential steps of the lane reductions, scans and sorting ops
  * (weft/reduce.h: Argmax/Argmin over several axes, Any, All, Var, Std,
  * LogSumExp, NanSum, NanMean, NanMax, NanMin, CumSum, CumProd, Sort,
- * Argsort, Topk), drawn by the reduce family. */
+ * Argsort, Topk) and the nn steps (weft/nn.h: Softmax/LogSoftmax, the
+ * activations, the naive logs fast_run stabilizes), drawn by the reduce
+ * family. */
 #include "diff_gen_int.h"
 
 /* Drawn axes of x (none, some, or NULL: all); fills the result shape. */
@@ -62,6 +64,53 @@ static void step_axis_op(diff_gen_t *gn, diff_val_t *x)
     }
     }
     gen_push(gn, out ? WEFT_OK : weft_graph_error(gn->g), out, x->nd, shape);
+}
+
+/* The naive spellings fast_run's stabilize group rewrites (docs/rewrites.md
+ * §5.1): log(1 + x), log(sigmoid(x)), log(softmax(x)), log(sum(exp(x))). */
+static weft_var_t *naive_log(diff_gen_t *gn, diff_val_t *x, int axis, int64_t *shape, int *nd)
+{
+    weft_graph_t *g = gn->g;
+    switch (diff_rng_int(&gn->rng, 0, 3)) {
+    case 0: return weft_log(g, weft_scalar_add(g, 1.0, x->v));
+    case 1: return weft_log(g, weft_sigmoid(g, x->v));
+    case 2: return weft_log(g, weft_softmax(g, x->v, axis));
+    default: {
+        bool keep = diff_rng_chance(&gn->rng, 0.5);
+        int a = axis < 0 ? axis + x->nd : axis;
+        if (!keep) {
+            for (int d = a; d + 1 < x->nd; d++) shape[d] = shape[d + 1];
+            (*nd)--;
+        } else {
+            shape[a] = 1;
+        }
+        return weft_log(g, weft_sum(g, weft_exp(g, x->v), 1, &axis, keep));
+    }
+    }
+}
+
+/* An nn step (weft/nn.h) on a float value: Softmax / LogSoftmax along a
+ * drawn axis, an activation (composed of elementwise ops), or a naive log
+ * that fast_run stabilizes. */
+void gen_step_nn(diff_gen_t *gn)
+{
+    diff_val_t *x = gen_pick(gn);
+    if (!x || !gen_live(gn) || x->nd == 0 || !gen_is_float(gen_dt(x))) return;
+    int axis = diff_rng_int(&gn->rng, -x->nd, x->nd - 1), nd = x->nd;
+    int64_t shape[DIFF_MAX_RANK];
+    for (int d = 0; d < x->nd; d++) shape[d] = x->shape[d];
+    double u = diff_rng_unit(&gn->rng);
+    weft_var_t *out;
+    if (u < 0.5) {
+        out = weft_softmax_op_at(gn->g, u < 0.25, x->v, axis, __FILE__, __LINE__);
+    } else if (u < 0.75) {
+        weft_activation_t act = (weft_activation_t)diff_rng_int(&gn->rng, 0, 4);
+        if (act == WEFT_ACT_GELU && !weft_ops_find_class("Erf")) act = WEFT_ACT_GELU_TANH;
+        out = weft_activation_at(gn->g, act, x->v, __FILE__, __LINE__);
+    } else {
+        out = naive_log(gn, x, axis, shape, &nd);
+    }
+    gen_push(gn, out ? WEFT_OK : weft_graph_error(gn->g), out, nd, shape);
 }
 
 void gen_step_reduce_more(diff_gen_t *gn)

@@ -23,7 +23,9 @@ float32) and rounded, so the reference is the correctly rounded value.
 With fast_math=True the evaluator applies the IEEE-changing identities that
 fast_run's canonicalizing rewrites use (x-x -> 0, x*0 -> 0, exp(log x) -> x,
 log(exp x) -> x, x*y/y -> x, x/y*y -> x, x+0 -> x, a sum over length-1 axes
--> x), each where weft's rewrite fires (docs/rewrites.md): the values
+-> x) and the stabilizing ones (log(1+x) -> log1p(x), log(sigmoid x),
+log(softmax x), log(sum(exp x)) -> logsumexp), each where weft's rewrite
+fires (docs/rewrites.md): the values
 fast_run may legitimately give instead.
 """
 
@@ -176,6 +178,7 @@ REDUCTIONS = {'Sum', 'Mean', 'Max', 'Min', 'Prod', 'Argmax', 'Argmin'}
 # weft_lreduce_at's classes other than Argmax/Argmin, the scans and sorting ops.
 LANE_REDUCTIONS = {'Any', 'All', 'Var', 'Std', 'LogSumExp', 'NanSum', 'NanMean', 'NanMax', 'NanMin'}
 AXIS_OPS = {'CumSum', 'CumProd', 'Sort', 'Topk'}
+SOFTMAX_OPS = {'Softmax', 'LogSoftmax'}
 
 
 def upcast(xs):
@@ -947,6 +950,35 @@ def axis_op(op, props, x):
     return Val(np.asarray(r), t if t is not None and t.any() else None)
 
 
+def softmax_op(op, props, x):
+    """NumPy's max-shifted softmax / log_softmax along the axis, in hp. weft's
+    exp is within 2 ulp and its sum is blocked; float64 softmax results below
+    3.3e-308 are flushed to 0; x - m is rounded to the dtype, as in NumPy,
+    an error exp scales by |x - m|. An input error t moves log_softmax_i by at most
+    t_i + max t over the lane, softmax_i by that factor (exp(.) - 1)."""
+    v = x.v
+    axis = int(props['axis'])
+    n = v.shape[axis]
+    eps = np.finfo(v.dtype).eps
+    with np.errstate(all='ignore'):
+        a = v.astype(hp(v.dtype))
+        m = np.max(a, axis=axis, keepdims=True) if v.size else a
+        s = np.sum(np.exp(a - m), axis=axis, keepdims=True)
+        d = a - m
+        r = (np.exp(d) / s if op == 'Softmax' else d - np.log(s)).astype(v.dtype)
+        if op == 'Softmax':
+            # x - m is rounded (as in NumPy): exp turns its error eps |d| relative
+            tol = (n + 8) * eps * np.abs(f64(r)) * (1 + np.abs(f64(d))) + 4 * ulp(r)
+            if v.dtype == np.float64:
+                tol = tol + 3.4e-308
+        else:
+            tol = (n + 8) * eps * (1 + np.abs(f64(d))) + 4 * ulp(r)
+        if x.tol is not None and v.size:
+            lane = x.tol + np.max(x.tol, axis=axis, keepdims=True)
+            tol = tol + (np.abs(f64(r)) * np.expm1(lane) if op == 'Softmax' else lane)
+    return finish(r, tol, [])
+
+
 # ---- linear algebra ------------------------------------------------------------------
 
 def _product(x, y):
@@ -1128,6 +1160,8 @@ class Evaluator:
             return lane_reduce(op, props, ins[0])
         if op in AXIS_OPS:
             return axis_op(op, props, ins[0])
+        if op in SOFTMAX_OPS:
+            return softmax_op(op, props, ins[0])
         if op == 'Dot':
             return dot(ins[0], ins[1])
         if op in ('Gemm', 'Gemv'):
@@ -1176,6 +1210,35 @@ class Evaluator:
             return ids[0] if same(0) else None
         return None
 
+    def stabilized_log(self, vid, shape, dt):
+        """log(v) as fast_run's stabilize group computes it (docs/rewrites.md
+        §5.1) when v's producer makes a rewrite fire, else None."""
+        p = self.producer.get(vid)
+        if not p:
+            return None
+        xs = [self.env[i] for i in p['inputs']]
+        fits = xs[0].v.shape == shape and xs[0].v.dtype == dt
+        if p['op'] == 'Add':
+            for i in (0, 1):
+                x = xs[1 - i]
+                if self.is_const(p['inputs'][i], 1) and x.v.shape == shape and x.v.dtype == dt:
+                    return self.apply('Log1p', {}, [x])
+        if p['op'] == 'Sigmoid' and fits:
+            x = xs[0]
+            with np.errstate(all='ignore'):
+                r = np.asarray(-np.logaddexp(0, -x.v.astype(hp(dt)))).astype(dt)
+            return finish(r, 4 * ulp(r) + tol_of(x), [x])
+        if p['op'] == 'Softmax' and fits:
+            return softmax_op('LogSoftmax', p['props'], xs[0])
+        if p['op'] == 'Sum':
+            e = self.producer.get(p['inputs'][0])
+            if e and e['op'] == 'Exp':
+                x = self.env[e['inputs'][0]]
+                r = lane_reduce('LogSumExp', p['props'], x)
+                if r.v.shape == shape and r.v.dtype == dt:
+                    return r
+        return None
+
     def fast_math_identity(self, op, props, ids, ins):
         def like(x, shape, dt):
             return _same(conv(x, dt), lambda a: np.array(np.broadcast_to(a, shape)))
@@ -1197,6 +1260,10 @@ class Evaluator:
             if p and p['op'] == ('Log' if op == 'Exp' else 'Exp') and \
                     self.env[p['inputs'][0]].v.dtype == dt:
                 return self.env[p['inputs'][0]]
+        if op == 'Log':
+            r = self.stabilized_log(ids[0], shape, dt)
+            if r is not None:
+                return r
         if op == 'Div':
             p = self.producer.get(ids[0])
             if p and p['op'] == 'Mul':
