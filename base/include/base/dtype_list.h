@@ -12,16 +12,23 @@
 
 #include "weft/type.h"
 
-/* float16 is IEEE binary16. GCC (12 and later) and clang provide _Float16 on
- * x86-64 (with SSE2) and aarch64; its conversions round to nearest even and
- * keep subnormals, infinities and NaN (libgcc's soft-float routines where
- * the processor has no half instructions), which is what NumPy's
- * npy_float_to_half / npy_double_to_half do. __extension__: ISO C11 has no
- * _Float16, and -Wpedantic would say so. */
-#if !defined(__FLT16_MAX__)
-#error "weft needs the _Float16 type (GCC >= 12 or clang on x86-64 or aarch64) for float16"
-#endif
+/* float16 is IEEE binary16. GCC (12 and later) and clang 15 and later
+ * provide _Float16 on x86-64 (with SSE2) and aarch64; its conversions round
+ * to nearest even and keep subnormals, infinities and NaN (libgcc's
+ * soft-float routines where the processor has no half instructions), which
+ * is what NumPy's npy_float_to_half / npy_double_to_half do. Older clang
+ * (Debian 12's clang 14, which the sanitizer builds use) has only __fp16
+ * there: the same storage, with arithmetic done in float and the same
+ * correctly rounded conversions (the same runtime routines); weft only
+ * loads, stores and converts half values, so the two behave alike.
+ * __extension__: ISO C11 has neither, and -Wpedantic would say so. */
+#if defined(__FLT16_MAX__)
 __extension__ typedef _Float16 weft__f16;
+#elif defined(__clang__)
+__extension__ typedef __fp16 weft__f16;
+#else
+#error "weft needs a half type (_Float16: GCC >= 12, clang >= 15; __fp16: older clang) for float16"
+#endif
 
 typedef unsigned char weft__bool_el; /* bool elements: one byte, 0 or 1 */
 
