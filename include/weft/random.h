@@ -78,8 +78,9 @@ WEFT_API weft_status_t weft_random_key_tensor(uint64_t seed, weft_tensor_t **out
 WEFT_API weft_var_t *weft_random_key_at(weft_graph_t *g, uint64_t seed, const char *file,
                                         int line);
 
-/* low + (high - low) * u, u uniform on [0, 1) from 53 random bits (float64)
- * or 24 (float32); dtype float32 or float64, low and high converted to it.
+/* low + (high - low) * u, u uniform on [0, 1) from 53 random bits (float64),
+ * 24 (float32) or 11 (float16, computed in float32 and rounded to half);
+ * dtype float16, float32 or float64, low and high converted to it.
  * As NumPy, the result may round to high. Gradients: d/dlow = 1 - u,
  * d/dhigh = u (reparameterized; the key gets none). */
 #define weft_random_uniform(g, key, low, high, dtype, ndim, shape, new_key)                 \
@@ -91,7 +92,8 @@ WEFT_API weft_var_t *weft_random_uniform_at(weft_graph_t *g, weft_var_t *key, we
                                             const char *file, int line);
 
 /* mean + std * z, z standard normal by Box-Muller (docs/random.md §4); dtype
- * float32 or float64, mean and std converted to it. std is not checked (a
+ * float16 (the float32 sample rounded to half), float32 or float64, mean and
+ * std converted to it. std is not checked (a
  * negative std flips the sign, as mean + std * z). Gradients: d/dmean = 1,
  * d/dstd = z. */
 #define weft_random_normal(g, key, mean, std, dtype, ndim, shape, new_key)                 \
@@ -126,8 +128,10 @@ WEFT_API weft_var_t *weft_random_categorical_at(weft_graph_t *g, weft_var_t *key
                                                 int line);
 
 /* int64 sample uniform on [low, high) (NumPy's Generator.integers), without
- * bias (Lemire's method). low and high are integer tensors (converted to
- * int64). Run time: low >= high fails the node (WEFT_EINVAL). No gradient. */
+ * bias (Lemire's method). low and high are tensors of any integer dtype
+ * (converted to int64; uint64 read exactly). Run time: low >= high, or a
+ * uint64 low above 2^63 - 1 or high above 2^63 (out of bounds for int64),
+ * fails the node (WEFT_EINVAL). No gradient. */
 #define weft_random_integers(g, key, low, high, ndim, shape, new_key)                 \
     weft_random_integers_at((g), (key), (low), (high), (ndim), (shape), (new_key), \
                             __FILE__, __LINE__)

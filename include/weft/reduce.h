@@ -116,8 +116,8 @@ WEFT_API weft_var_t *weft_argmin_at(weft_graph_t *g, weft_var_t *x, int axis, bo
 /* ---- More reductions (lib/ops/reduce/lred*.c) ------------------------------
  *
  * Axes and keepdims as for weft_reduce_at (axes NULL with n_axes 0: every
- * axis; an empty list: none). Every dtype (bool, int32, int64, float32,
- * float64) is accepted. Output dtypes (NumPy's):
+ * axis; an empty list: none). Every real dtype is accepted (a complex x is
+ * WEFT_ETYPE). Output dtypes (NumPy's):
  *   ARGMAX, ARGMIN   int64: the flat C-order index into the reduced axes'
  *                    sub-block (PyTensor's Argmax over several axes: the
  *                    reduced axes moved last, in their order, and flattened);
@@ -125,16 +125,22 @@ WEFT_API weft_var_t *weft_argmin_at(weft_graph_t *g, weft_var_t *x, int axis, bo
  *                    the first NaN counts as the extreme. Empty reduced axis:
  *                    the node fails with WEFT_ESHAPE.
  *   ANY, ALL         bool (x != 0; NaN is true). Empty: false / true.
- *   VAR, STD         float32 for float32 x, else float64; divisor
- *                    max(n - ddof, 0) (NumPy: 0 divisor gives inf or NaN).
- *   LOGSUMEXP        float32 for float32 x, else float64; max-shifted:
+ *   VAR, STD         float16/float32 for float16/float32 x, else float64;
+ *                    divisor max(n - ddof, 0) (NumPy: 0 divisor gives inf
+ *                    or NaN).
+ *   LOGSUMEXP        as VAR (scipy's dtypes); max-shifted:
  *                    every term -inf (or no term) -> -inf, a +inf term ->
  *                    +inf, a NaN -> NaN.
- *   NANSUM           NaNs count as 0; integer/bool x -> int64 (wrapping).
- *   NANMEAN          NaNs skipped; all-NaN or empty -> NaN; int -> float64.
+ *   NANSUM           NaNs count as 0; bool and signed x -> int64, unsigned
+ *                    -> uint64 (wrapping); a float keeps its dtype.
+ *   NANMEAN          NaNs skipped; all-NaN or empty -> NaN; dtypes as VAR.
  *   NANMAX, NANMIN   NaNs skipped; all-NaN -> NaN (NumPy warns, weft does
  *                    not); x's dtype; empty reduced axis: WEFT_ESHAPE.
- * Float results are computed in double (float32 rounded once at the end).
+ * Float results are computed in double (float16/float32 rounded once at the
+ * end: NumPy rounds float16 var/std/nanmean after each step, float32 ones in
+ * float32 arithmetic, so they may differ by an ulp). Integer folds
+ * (argmax/argmin, nansum, nanmax/nanmin) are exact for every integer dtype,
+ * uint64 beyond 2^63 included.
  * Determinism: each group's elements (its lane, C order over the reduced
  * axes) are cut into fixed blocks of 65536 elements, each block into pieces
  * of 1024; pieces fold left to right within a block, block results left to
@@ -201,8 +207,11 @@ WEFT_API weft_var_t *weft_lreduce_at(weft_graph_t *g, weft_lreduce_kind_t kind, 
  *
  * Cumsum / Cumprod along one axis (negative from the end); reverse scans
  * from the end of the axis (used by the gradient; NumPy has no such flag).
- * Output shape x's; dtype NumPy's: bool/int32/int64 -> int64 (wrapping),
- * float keeps its dtype (float32 accumulates in float32). Determinism: each
+ * Output shape x's; dtype NumPy's: bool and signed integers -> int64,
+ * unsigned -> uint64 (wrapping), a float keeps its dtype (float32
+ * accumulates in float32; float16 rounds every partial result to half, in
+ * float32 arithmetic, strictly left to right as NumPy: NumPy's bits, and
+ * each float16 lane is one block, scanned by one worker). Determinism: each
  * lane is cut into fixed blocks of 65536 elements; block b starts from the
  * left-to-right fold of the earlier blocks' totals (each total folded in 8
  * interleaved chains, combined in a fixed tree); the rounding therefore
@@ -221,15 +230,17 @@ WEFT_API weft_var_t *weft_cumop_at(weft_graph_t *g, bool is_prod, weft_var_t *x,
 /* ---- Sorting (lib/ops/reduce/sort*.c) --------------------------------------
  *
  * Sort and Argsort along one axis, ascending, stable (equal keys keep their
- * order; -0.0 and 0.0 are equal), NaN last (NumPy's order). Sort keeps x's
- * dtype, Argsort gives int64 indices. Topk: the k largest along the axis,
+ * order; -0.0 and 0.0 are equal), NaN last (NumPy's order). Every real dtype;
+ * keys compare exactly (int64 and uint64 as integers, uint64 beyond 2^63
+ * included). Sort keeps x's dtype, Argsort gives int64 indices. Topk: the k largest along the axis,
  * as TWO ops on the same input (weft_topk_values: x's dtype, weft_topk_indices:
  * int64), sorted descending, equal values by lower index first, NaN counted
  * largest (first); k must be 0..length of the axis (checked at build time when
  * the length is static, else when run: WEFT_ESHAPE).
  * Gradients: Sort scatters gz back through the argsort permutation; Topk
  * values scatter gz to the chosen positions (0 elsewhere); the index outputs
- * have none. The scatter op (AxisScatter) has no gradient of its own, so
+ * have none (float16, float32 and float64 inputs; float16 gradients are
+ * float16). The scatter op (AxisScatter) has no gradient of its own, so
  * second order through Sort/Topk reports WEFT_ENOGRAD.
  * Lanes are sorted one per task (a stable merge sort, O(n log n)); one long
  * lane is sorted by one worker.

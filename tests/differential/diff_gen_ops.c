@@ -475,7 +475,7 @@ static void dtypes_step_unary(diff_gen_t *gn)
 
 static void dtypes_step(diff_gen_t *gn)
 {
-    switch (diff_rng_int(&gn->rng, 0, 9)) {
+    switch (diff_rng_int(&gn->rng, 0, 10)) {
     case 0: case 1: case 2: case 3: dtypes_step_binary(gn); break;
     case 4: case 5: dtypes_step_unary(gn); break;
     case 6: case 7: {
@@ -491,6 +491,7 @@ static void dtypes_step(diff_gen_t *gn)
         break;
     }
     case 8: gen_cast(gn, gen_pick(gn), gen_random_dtype(gn)); break;
+    case 9: gen_step_reduce_more(gn); break; /* lane reductions, scans, sorts */
     default: gen_step_elemwise(gn); break;
     }
 }

@@ -99,6 +99,11 @@ void gen_step_rounding(diff_gen_t *gn)
         diff_val_t *a = fit(gn, k, gen_pick(gn), false);
         diff_val_t *b = a ? fit(gn, k, gen_operand_for(gn, a, -1), false) : NULL;
         if (a && b && gen_dt(a) == WEFT_BOOL && gen_dt(b) == WEFT_BOOL) a = fit(gn, k, a, true);
+        /* uint64 with a signed integer promotes to float64 (NumPy refuses the
+         * bitwise kinds and shifts there too): make b a's dtype */
+        bool bits = kind_is_bits(k) || kind_is_shift(k);
+        if (a && b && bits && gen_is_float(weft_dtype_promote(gen_dt(a), gen_dt(b))))
+            b = gen_cast(gn, b, gen_dt(a));
         not_distinct(gen_binary(gn, k, a, b));
     } else {
         step_clip(gn);

@@ -495,7 +495,7 @@ def int_kind(kind, ins):
     """The rounding, integer and logical kinds (include/weft/elemwise.h)."""
     dt = upcast(ins)
     if kind in ROUNDING and kind != 'Round' and not is_float(dt):
-        dt = np.dtype(np.float64)
+        dt = ROUNDING[kind](np.zeros(1, dt)).dtype  # NumPy's float for it (uint8: float16)
     xs = [conv(x, dt) for x in ins]
     with np.errstate(all='ignore'):
         if kind in ROUNDING:
@@ -778,7 +778,7 @@ def _unsure(x, axes, keep, shape):
 
 
 def _float_out(dt):
-    return dt if dt == np.float32 else np.dtype(np.float64)
+    return dt if dt in (np.float16, np.float32) else np.dtype(np.float64)
 
 
 def _nan_ext(op, x, axes, keep):
@@ -802,7 +802,8 @@ def _nan_sum_mean(op, x, axes, keep):
     v = x.v
     if not is_float(v.dtype):
         if op == 'NanSum':
-            r = np.sum(v, axis=axes, keepdims=keep, dtype=np.int64)
+            acc = np.uint64 if v.dtype.kind == 'u' else np.int64  # NumPy's sum dtype
+            r = np.sum(v, axis=axes, keepdims=keep, dtype=acc)
             return _int_reduce(np.asarray(r), x, axes, keep)
         return sum_mean('Mean', Val(v.astype(np.float64), x.tol), axes, keep)
     ok = ~np.isnan(v)
@@ -888,7 +889,8 @@ def _scan(op, x, axis):
     v = x.v
     if not is_float(v.dtype):
         with np.errstate(all='ignore'):
-            r = (np.cumsum if op == 'CumSum' else np.cumprod)(v.astype(np.int64), axis=axis)
+            acc = np.uint64 if v.dtype.kind == 'u' else np.int64  # NumPy's scan dtype
+            r = (np.cumsum if op == 'CumSum' else np.cumprod)(v.astype(acc), axis=axis)
         t = None
         if x.tol is not None:
             t = np.where(np.cumsum(x.tol, axis=axis) > 0, np.inf, 0.0)

@@ -379,7 +379,7 @@ static void test_large_softmax_same_bits_at_1_2_4_workers(void **state)
     weft_var_t *x = ck_var(G, WEFT_FLOAT64, 3, s);
     weft_var_t *outs[4] = {weft_softmax(G, x, -1), weft_log_softmax(G, x, 1),
                            weft_softmax(G, x, 0), weft_log_softmax(G, x, 2)};
-    ck_same_bits_1_2_4(x, xv, 4, outs);
+    ck_same_bits_at_1_2_4(G, x, xv, 4, outs);
     weft_tensor_release(xv);
 }
 

@@ -357,7 +357,8 @@ static void test_constructor_errors(void **state)
     expect_kept(g, WEFT_EINVAL, "weft_random_uniform", line, "NULL key");
     line = __LINE__ + 1;
     assert_null(weft_random_normal(g, key, zero, one, WEFT_INT32, 1, &n, NULL));
-    expect_kept(g, WEFT_ETYPE, "weft_random_normal", line, "dtype: must be float32 or float64");
+    expect_kept(g, WEFT_ETYPE, "weft_random_normal", line,
+                "dtype: must be float16, float32 or float64");
     line = __LINE__ + 1;
     assert_null(weft_random_bernoulli(g, key, one, 2, bad, NULL));
     expect_kept(g, WEFT_EINVAL, "weft_random_bernoulli", line, "shape: a negative length");

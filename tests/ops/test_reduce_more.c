@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "ops_check.h"
+#include "ops_threads.h"
 #include "reduce/reduce_int.h"
 #include "reduce/vexp_int.h"
 
@@ -245,52 +246,6 @@ static void test_vexp_within_2_ulp_of_libm(void **state)
 
 /* ---- same bits at 1, 2 and 4 workers ----------------------------------- */
 
-#define RUN_MAX_OUTS 40
-
-/* Asserts that a and b hold the same bytes (same size and dtype). */
-static void expect_same_bits(const weft_tensor_t *a, const weft_tensor_t *b, const char *what,
-                             size_t i)
-{
-    size_t bytes = weft_tensor_size(a) * weft_dtype_size(weft_tensor_dtype(a));
-    assert_int_equal(weft_tensor_dtype(b), weft_tensor_dtype(a));
-    assert_int_equal(weft_tensor_size(b), weft_tensor_size(a));
-    if (memcmp(weft_tensor_data(a), weft_tensor_data(b), bytes) != 0) {
-        print_error("output %zu differs %s\n", i, what);
-        fail();
-    }
-}
-
-/* Compiles outs (mode none) at 1, 2 and 4 workers and asserts the same bits,
- * also against the sequential evaluator. */
-static void run_threads(weft_var_t *x, weft_tensor_t *xv, size_t n_out, weft_var_t **outs)
-{
-    weft_tensor_t *ref[RUN_MAX_OUTS] = {NULL}, *got[RUN_MAX_OUTS] = {NULL};
-    assert_true(n_out <= RUN_MAX_OUTS);
-    const size_t threads[3] = {1, 2, 4};
-    for (int k = 0; k < 3; k++) {
-        weft_function_options_t o = WEFT_FUNCTION_OPTIONS_INIT;
-        o.mode = "none";
-        o.threads = threads[k];
-        weft_function_t *fn = NULL;
-        assert_int_equal(weft_function_compile(1, &x, n_out, outs, 0, NULL, &o, &fn), WEFT_OK);
-        assert_int_equal(weft_function_call(fn, 1, &xv, n_out, k ? got : ref), WEFT_OK);
-        for (size_t i = 0; k && i < n_out; i++) {
-            expect_same_bits(ref[i], got[i], threads[k] == 2 ? "at 2 workers" : "at 4 workers",
-                             i);
-            weft_tensor_release(got[i]);
-            got[i] = NULL;
-        }
-        assert_int_equal(weft_function_destroy(fn), WEFT_OK);
-    }
-    for (size_t i = 0; i < n_out; i++) {
-        weft_tensor_t *ev = NULL;
-        assert_int_equal(ck_eval(G, 1, &x, &xv, outs[i], &ev), WEFT_OK);
-        expect_same_bits(ref[i], ev, "in the evaluator", i);
-        weft_tensor_release(ev);
-        weft_tensor_release(ref[i]);
-    }
-}
-
 static void test_large_inputs_same_bits_at_1_2_4_workers(void **state)
 {
     (void)state;
@@ -307,7 +262,7 @@ static void test_large_inputs_same_bits_at_1_2_4_workers(void **state)
         weft_cumsum(G, x, 1),                weft_cumprod(G, x, 0),
         weft_argsort(G, x, 1),               weft_topk_values(G, x, 1, 5)};
     for (int i = 0; i < 14; i++) assert_non_null(outs[i]);
-    run_threads(x, xv, 14, outs);
+    ck_same_bits_at_1_2_4(G, x, xv, 14, outs);
     weft_tensor_release(xv);
     /* an output of 16.8 MB: the scans' streaming-store path */
     int64_t n[1] = {2100000};
@@ -315,7 +270,7 @@ static void test_large_inputs_same_bits_at_1_2_4_workers(void **state)
     weft_var_t *l = ck_var(G, WEFT_FLOAT64, 1, n);
     weft_var_t *louts[3] = {weft_cumsum(G, l, 0), weft_cumprod(G, l, -1),
                             weft_logsumexp(G, l, 0, NULL, false)};
-    run_threads(l, lv, 3, louts);
+    ck_same_bits_at_1_2_4(G, l, lv, 3, louts);
     weft_tensor_release(lv);
 }
 
@@ -395,7 +350,7 @@ static void test_classic_reductions_same_bits_at_1_2_4_workers(void **state)
     int a0 = 0, a1 = 1, a02[2] = {0, 2};
     int64_t s[2] = {4, 300001}, p[2] = {300001, 3}, m[3] = {5, 30000, 3};
     weft_tensor_t *xv = ck_random(WEFT_FLOAT64, 2, s, -1000, 1000, ck_seed("classic"));
-    weft_var_t *x = ck_var(G, WEFT_FLOAT64, 2, s), *outs[RUN_MAX_OUTS];
+    weft_var_t *x = ck_var(G, WEFT_FLOAT64, 2, s), *outs[CK_THREADS_MAX_OUTS];
     size_t n = 0;
     for (int k = 0; k < 4; k++) {
         weft_var_t *v = k ? weft_cast(G, x, dts[k]) : x;
@@ -409,7 +364,7 @@ static void test_classic_reductions_same_bits_at_1_2_4_workers(void **state)
                                            dts[k]), 1, &a1, false);
     }
     for (size_t i = 0; i < n; i++) assert_non_null(outs[i]);
-    run_threads(x, xv, n, outs);
+    ck_same_bits_at_1_2_4(G, x, xv, n, outs);
     weft_tensor_release(xv);
     /* leading axes over few columns: blocks of rows; products near 1 */
     weft_tensor_t *pv = ck_random(WEFT_FLOAT64, 2, p, 0.999, 1.001, ck_seed("classic_rows"));
@@ -426,14 +381,14 @@ static void test_classic_reductions_same_bits_at_1_2_4_workers(void **state)
         outs[n++] = weft_sum(G, weft_transpose(G, v), 1, &a1, false); /* a strided view */
     }
     for (size_t i = 0; i < n; i++) assert_non_null(outs[i]);
-    run_threads(px, pv, n, outs);
+    ck_same_bits_at_1_2_4(G, px, pv, n, outs);
     weft_tensor_release(pv);
     /* a middle axis and the outer two */
     weft_tensor_t *mv = ck_random(WEFT_FLOAT64, 3, m, -1, 1, ck_seed("classic_mid"));
     weft_var_t *mx = ck_var(G, WEFT_FLOAT64, 3, m);
     weft_var_t *mouts[3] = {weft_sum(G, mx, 1, &a1, false), weft_mean(G, mx, 2, a02, false),
                             weft_prod(G, weft_cast(G, mx, WEFT_FLOAT32), 1, &a1, false)};
-    run_threads(mx, mv, 3, mouts);
+    ck_same_bits_at_1_2_4(G, mx, mv, 3, mouts);
     weft_tensor_release(mv);
 }
 

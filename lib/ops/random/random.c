@@ -10,12 +10,13 @@
 
 static bool dtype_is_int(weft_dtype_t d)
 {
-    return d == WEFT_INT32 || d == WEFT_INT64;
+    return weft_dtype_kind(d) == WEFT_KIND_INT || weft_dtype_kind(d) == WEFT_KIND_UINT;
 }
 
 /* Parameter j (input j + 1) padded to the rank the op reads and converted
- * to its dtype. Integers takes integer parameters only; the others any
- * numeric (not bool) one. */
+ * to its dtype. Integers takes integer parameters of any integer dtype
+ * (converted to int64 exactly; uint64 kept, since int64 cannot hold its
+ * values above 2^63 - 1); the others any numeric (not bool) one. */
 static weft_status_t prep_param(weft_graph_t *g, const char *ctor, weft__random_kind_t k,
                                 const weft__random_props_t *p, size_t j, weft_var_t *v,
                                 const char *file, int line, weft_var_t **out)
@@ -38,7 +39,8 @@ static weft_status_t prep_param(weft_graph_t *g, const char *ctor, weft__random_
                                     weft_type_ndim(t) < 1 ? "p needs a category axis"
                                                           : "more dims than the sample");
     weft_var_t *r = weft_pad_left_at(g, v, nd, file, line);
-    if (r && have != want) r = weft_cast_at(g, r, want, file, line);
+    bool keep = k == WEFT__RANDOM_INTEGERS && have == WEFT_UINT64;
+    if (r && have != want && !keep) r = weft_cast_at(g, r, want, file, line);
     return weft__got(g, *out = r);
 }
 

@@ -128,6 +128,7 @@ typedef struct weft__rjob {
     weft_dtype_t dtype;
     void *out;
     const void *par[2];
+    bool par_u64[2]; /* integers: the parameter is uint64 (else int64) */
     int64_t pstride[2][WEFT_MAX_NDIM];
     int64_t ncat, cat_stride;
 } weft__rjob_t;

@@ -8,10 +8,16 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "base/dtype_list.h"
 #include "random_int.h"
 
-/* The float sample dtypes of uniform and normal: C type, suffix, dtype. */
-#define RANDOM_FLOAT_TYPES(X) X(double, f64, WEFT_FLOAT64) X(float, f32, WEFT_FLOAT32)
+/* The float sample dtypes of uniform and normal: C type, the type the
+ * sample is computed in (float16: float32, rounded to half once), suffix,
+ * dtype. */
+#define RANDOM_FLOAT_TYPES(X)                  \
+    X(double, double, f64, WEFT_FLOAT64)       \
+    X(float, float, f32, WEFT_FLOAT32)         \
+    X(weft__f16, float, f16, WEFT_FLOAT16)
 
 /* Loop over elements [begin, end) of job's sample in C order with i the
  * element index and o0 / o1 the offsets of the two parameters. */
@@ -41,7 +47,9 @@
 
 /* ---- per-element draws ----------------------------------------------------- */
 
-/* uniform on [0, 1): 53 bits of words 0-1 (float64), 24 of word 0 (float32) */
+/* uniform on [0, 1): 53 bits of words 0-1 (float64), 24 of word 0
+ * (float32), 11 of word 0 (float16: every value exact in half, the largest
+ * 1 - 2^-11) */
 static inline double u01_f64(const uint32_t b[4])
 {
     return weft__r53(b[0], b[1]);
@@ -49,6 +57,10 @@ static inline double u01_f64(const uint32_t b[4])
 static inline float u01_f32(const uint32_t b[4])
 {
     return (float)(b[0] >> 8) * 0x1.0p-24f;
+}
+static inline float u01_f16(const uint32_t b[4])
+{
+    return (float)(b[0] >> 21) * 0x1.0p-11f;
 }
 
 /* Box-Muller's first output: u1 in (0, 1] from words 0-1, u2 in [0, 1) from
@@ -114,7 +126,7 @@ static int64_t categorical_pick(const double *p, int64_t k, int64_t st, double u
 
 /* ---- loops per distribution ---------------------------------------------------- */
 
-#define UNIFORM_LOOP(T, sfx, DT)                                                          \
+#define UNIFORM_LOOP(T, CT, sfx, DT)                                                      \
     static void uniform_##sfx(const weft__rjob_t *job, size_t begin, size_t end)          \
     {                                                                                     \
         const T *lo = job->par[0], *hi = job->par[1];                                     \
@@ -122,7 +134,8 @@ static int64_t categorical_pick(const double *p, int64_t k, int64_t st, double u
         RANDOM_LOOP(job, begin, end, {                                                    \
             uint32_t b[4];                                                                \
             weft__rblock(&job->key, (uint64_t)i, 0, b);                                   \
-            out[i] = lo[o0] + (hi[o1] - lo[o0]) * (T)u01_##sfx(b);                        \
+            CT l = (CT)lo[o0];                                                            \
+            out[i] = (T)(l + ((CT)hi[o1] - l) * (CT)u01_##sfx(b));                        \
         });                                                                               \
     }                                                                                     \
     static void normal_##sfx(const weft__rjob_t *job, size_t begin, size_t end)           \
@@ -132,7 +145,7 @@ static int64_t categorical_pick(const double *p, int64_t k, int64_t st, double u
         RANDOM_LOOP(job, begin, end, {                                                    \
             uint32_t b[4];                                                                \
             weft__rblock(&job->key, (uint64_t)i, 0, b);                                   \
-            out[i] = mean[o0] + sd[o1] * (T)std_normal(b);                                \
+            out[i] = (T)((CT)mean[o0] + (CT)sd[o1] * (CT)std_normal(b));                  \
         });                                                                               \
     }
 RANDOM_FLOAT_TYPES(UNIFORM_LOOP)
@@ -175,7 +188,7 @@ weft_status_t weft__random_fill(void *arg, size_t begin, size_t end)
 {
     const weft__rjob_t *job = arg;
     switch (job->kind) {
-#define FLOAT_CASE(T, sfx, DT)                         \
+#define FLOAT_CASE(T, CT, sfx, DT)                     \
     case DT:                                           \
         if (job->kind == WEFT__RANDOM_UNIFORM)         \
             uniform_##sfx(job, begin, end);            \
@@ -213,15 +226,34 @@ static weft_status_t check_bernoulli(weft_kernel_ctx_t *ctx, const char *name,
     return WEFT_OK;
 }
 
+/* A uint64 parameter (par_u64) is read exactly: low must be at most
+ * INT64_MAX and high (exclusive) at most 2^63, as NumPy's bounds for an
+ * int64 sample; high = 2^63 is held as INT64_MIN's bits, and the draw's
+ * range, high - low, is computed modulo 2^64 (integers_run), so it is exact. */
+static weft_status_t check_int_pair(weft_kernel_ctx_t *ctx, const char *name,
+                                    const weft__rjob_t *job, int64_t lo, int64_t hi, int64_t i)
+{
+    const uint64_t top = UINT64_C(1) << 63;
+    uint64_t ul = (uint64_t)lo, uh = (uint64_t)hi;
+    bool lo_big = job->par_u64[0] && ul >= top, hi_top = job->par_u64[1] && uh == top;
+    if (lo_big || (job->par_u64[1] && uh > top))
+        return weft_kernel_error(ctx, WEFT_EINVAL, "%s: %s = %llu is out of bounds for int64 "
+                                 "(at sample element %lld)", name, lo_big ? "low" : "high",
+                                 (unsigned long long)(lo_big ? ul : uh), (long long)i);
+    if (!hi_top && lo >= hi)
+        return weft_kernel_error(ctx, WEFT_EINVAL, "%s: low >= high (low = %lld, high = %lld "
+                                 "at sample element %lld)", name, (long long)lo, (long long)hi,
+                                 (long long)i);
+    return WEFT_OK;
+}
+
 static weft_status_t check_integers(weft_kernel_ctx_t *ctx, const char *name,
                                     const weft__rjob_t *job, int64_t n)
 {
     const int64_t *lo = job->par[0], *hi = job->par[1];
     RANDOM_LOOP(job, 0, n, {
-        if (lo[o0] >= hi[o1])
-            return weft_kernel_error(ctx, WEFT_EINVAL, "%s: low >= high (low = %lld, high = "
-                                     "%lld at sample element %lld)", name, (long long)lo[o0],
-                                     (long long)hi[o1], (long long)i);
+        weft_status_t st = check_int_pair(ctx, name, job, lo[o0], hi[o1], i);
+        if (st != WEFT_OK) return st;
     });
     return WEFT_OK;
 }

@@ -18,7 +18,7 @@
 typedef struct kind_info {
     int n_par;
     weft_dtype_t par_dtype; /* -1: the sample's dtype */
-    weft_dtype_t out_dtype; /* -1: the props' dtype (float32 or float64) */
+    weft_dtype_t out_dtype; /* -1: the props' dtype (float16, float32 or float64) */
 } kind_info_t;
 
 static const kind_info_t kinds[WEFT__RANDOM_KIND_COUNT] = {
@@ -91,7 +91,9 @@ static weft_status_t check_param_type(weft_graph_t *g, const char *name,
     weft_dtype_t want = weft__random_par_dtype(k, (weft_dtype_t)p->dtype);
     char d[WEFT__SITE_CAP + 64], tb[128];
     describe_input(d, sizeof d, i, v);
-    if (weft_type_kind(t) != WEFT_TYPE_TENSOR || weft_type_dtype(t) != want ||
+    /* Integers keeps a uint64 parameter as it is (random_kernels.c) */
+    bool u64_ok = k == WEFT__RANDOM_INTEGERS && weft_type_dtype(t) == WEFT_UINT64;
+    if (weft_type_kind(t) != WEFT_TYPE_TENSOR || (weft_type_dtype(t) != want && !u64_ok) ||
         weft_type_ndim(t) != nd) {
         weft_type_print(t, tb, sizeof tb);
         return weft_graph_set_error(g, WEFT_ETYPE, "%s: %s has type %s (need %s with %d dims)",
@@ -201,6 +203,7 @@ static weft_status_t run_draw(weft_kernel_ctx_t *ctx, const weft_apply_t *node,
         weft_status_t st = param_strides(ctx, name, p, ty, (size_t)j, c[j], job->pstride[j]);
         if (st != WEFT_OK) return st;
         job->par[j] = weft_tensor_data(c[j]);
+        job->par_u64[j] = weft_tensor_dtype(c[j]) == WEFT_UINT64;
     }
     if (job->kind == WEFT__RANDOM_CATEGORICAL) {
         job->ncat = weft_tensor_dim(c[0], p->ndim);
@@ -293,9 +296,10 @@ static weft_status_t random_from_json(weft_graph_t *g, const weft_op_class_t *cl
 const char *weft__random_props_check(weft__random_kind_t k, const weft__random_props_t *p)
 {
     weft_dtype_t dt = (weft_dtype_t)p->dtype;
-    if (kinds[k].out_dtype == (weft_dtype_t)-1 ? dt != WEFT_FLOAT32 && dt != WEFT_FLOAT64
-                                                : dt != kinds[k].out_dtype)
-        return kinds[k].out_dtype == (weft_dtype_t)-1 ? "dtype: must be float32 or float64"
+    bool fl = dt == WEFT_FLOAT16 || dt == WEFT_FLOAT32 || dt == WEFT_FLOAT64;
+    if (kinds[k].out_dtype == (weft_dtype_t)-1 ? !fl : dt != kinds[k].out_dtype)
+        return kinds[k].out_dtype == (weft_dtype_t)-1 ? "dtype: must be float16, float32 or "
+                                                        "float64"
                                                       : "dtype: not this op's sample dtype";
     if (p->ndim < 0 || p->ndim > WEFT_MAX_NDIM) return "shape: too many dims";
     if (k == WEFT__RANDOM_PERMUTATION && p->ndim != 1) return "shape: a permutation is 1-d";

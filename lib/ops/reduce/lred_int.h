@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "base/dtype_list.h"
 #include "weft/kernel.h"
 #include "weft/reduce.h"
 #include "weft/tensor.h"
@@ -22,12 +23,19 @@
 #define WEFT__LRED_PIECE 1024
 #define WEFT__LRED_BLOCK 65536
 
-/* The dtypes the lane kernels handle (C type, suffix, dtype); a new dtype is
- * one more X line here (and in scan/sort lists: see those files). */
+/* The dtypes the lane kernels handle (C type, suffix, dtype): every real
+ * dtype (base/include/base/dtype_list.h); a new dtype is one more X line. */
 #define WEFT__LRED_DTYPES(X)            \
     X(uint8_t, b, WEFT_BOOL)            \
+    X(int8_t, i8, WEFT_INT8)            \
+    X(int16_t, i16, WEFT_INT16)         \
     X(int32_t, i32, WEFT_INT32)         \
     X(int64_t, i64, WEFT_INT64)         \
+    X(uint8_t, u8, WEFT_UINT8)          \
+    X(uint16_t, u16, WEFT_UINT16)       \
+    X(uint32_t, u32, WEFT_UINT32)       \
+    X(uint64_t, u64, WEFT_UINT64)       \
+    X(weft__f16, f16, WEFT_FLOAT16)     \
     X(float, f32, WEFT_FLOAT32)         \
     X(double, f64, WEFT_FLOAT64)
 
@@ -44,6 +52,7 @@ typedef struct weft__lane_job {
     int64_t rshape[WEFT_MAX_NDIM], rsx[WEFT_MAX_NDIM];
     int64_t n_out, lane; /* groups, elements per group */
     bool contig;         /* every lane is unit-stride (rsx describes C order) */
+    uint64_t flip;       /* XORed into uint64 values so that int64 order is theirs */
 } weft__lane_job_t;
 
 /* Output dtype of kind over an x of dtype dx (weft/reduce.h). */

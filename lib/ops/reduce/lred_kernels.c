@@ -7,7 +7,11 @@
  * kinds (argmax/argmin, nansum, nanmax/nanmin of an integer x; any/all
  * read doubles: an int64 converts to 0.0 only when it is 0), so
  * each fold is written once per domain; a unit-stride lane already in its
- * domain's type is read in place. */
+ * domain's type is read in place. uint64 values enter the int64 domain with
+ * their top bit flipped (job->flip) for the ordered kinds, so signed order
+ * is their unsigned order and values above INT64_MAX stay exact; sums need
+ * no flip (two's complement wraps alike). float16 converts exactly to
+ * double, and float16 results round from double once (docs/dtypes.md §4). */
 #include <math.h>
 #include <string.h>
 
@@ -34,7 +38,12 @@ typedef struct lstate {
 
 static bool is_float(weft_dtype_t dt)
 {
-    return dt == WEFT_FLOAT32 || dt == WEFT_FLOAT64;
+    return dt == WEFT_FLOAT16 || dt == WEFT_FLOAT32 || dt == WEFT_FLOAT64;
+}
+
+static bool is_unsigned(weft_dtype_t dt)
+{
+    return dt == WEFT_UINT8 || dt == WEFT_UINT16 || dt == WEFT_UINT32 || dt == WEFT_UINT64;
 }
 
 weft_dtype_t weft__lred_out_dtype(weft_lreduce_kind_t kind, weft_dtype_t dx)
@@ -44,10 +53,10 @@ weft_dtype_t weft__lred_out_dtype(weft_lreduce_kind_t kind, weft_dtype_t dx)
     case WEFT_LREDUCE_ARGMIN: return WEFT_INT64;
     case WEFT_LREDUCE_ANY:
     case WEFT_LREDUCE_ALL: return WEFT_BOOL;
-    case WEFT_LREDUCE_NANSUM: return is_float(dx) ? dx : WEFT_INT64;
+    case WEFT_LREDUCE_NANSUM: return is_float(dx) ? dx : is_unsigned(dx) ? WEFT_UINT64 : WEFT_INT64;
     case WEFT_LREDUCE_NANMAX:
     case WEFT_LREDUCE_NANMIN: return dx;
-    default: return dx == WEFT_FLOAT32 ? WEFT_FLOAT32 : WEFT_FLOAT64;
+    default: return dx == WEFT_FLOAT32 || dx == WEFT_FLOAT16 ? dx : WEFT_FLOAT64;
     }
 }
 
@@ -86,6 +95,8 @@ void weft__lane_job_init(weft__lane_job_t *job, weft_lreduce_kind_t kind, double
             job->ksx[job->nk++] = st;
         }
     }
+    bool ordered = kind != WEFT_LREDUCE_NANSUM;
+    job->flip = job->dx == WEFT_UINT64 && ordered ? UINT64_C(1) << 63 : 0;
     int64_t want = 1;
     job->contig = true;
     for (int d = job->nr - 1; d >= 0; d--) {
@@ -390,6 +401,9 @@ static void block_state(const weft__lane_job_t *job, int64_t j, int64_t lo, int6
         if (ints) {
             const int64_t *v = in_place ? (const int64_t *)job->x + base + p : buf.i;
             if (!in_place) conv_i(job->dx)(job->x, base + p, op, n, buf.i);
+            for (int64_t i = 0; job->flip && i < n; i++) {
+                buf.i[i] = (int64_t)((uint64_t)buf.i[i] ^ job->flip);
+            }
             piece_i(job->kind, v, n, p, &ps);
         } else {
             const double *v = in_place ? (const double *)job->x + base + p : buf.d;
@@ -403,7 +417,8 @@ static void block_state(const weft__lane_job_t *job, int64_t j, int64_t lo, int6
 
 static void store_float(weft_dtype_t dt, void *out, int64_t j, double v)
 {
-    if (dt == WEFT_FLOAT32) ((float *)out)[j] = (float)v;
+    if (dt == WEFT_FLOAT16) ((weft__f16 *)out)[j] = (weft__f16)v;
+    else if (dt == WEFT_FLOAT32) ((float *)out)[j] = (float)v;
     else ((double *)out)[j] = v;
 }
 
@@ -449,7 +464,7 @@ static void finalize(const weft__lane_job_t *job, int64_t j, const lstate_t *st)
         store_float(dt, job->out, j, st->i ? st->s / (double)st->i : NAN);
         break;
     default: /* NANMAX, NANMIN */
-        if (int_domain(job)) store_int(dt, job->out, j, st->k);
+        if (int_domain(job)) store_int(dt, job->out, j, (int64_t)((uint64_t)st->k ^ job->flip));
         else store_float(dt, job->out, j, st->i ? st->m : NAN);
         break;
     }

@@ -62,7 +62,7 @@ static weft_status_t scan_grad(weft_graph_t *g, const weft_apply_t *node,
     weft_var_t *x = weft_apply_input(node, 0), *gz = output_grads[0];
     weft_dtype_t dt = weft_type_dtype(weft_var_type(x));
     input_grads[0] = NULL;
-    if (!gz || (dt != WEFT_FLOAT32 && dt != WEFT_FLOAT64)) {
+    if (!gz || (dt != WEFT_FLOAT16 && dt != WEFT_FLOAT32 && dt != WEFT_FLOAT64)) {
         return WEFT_OK;
     }
     const char *file;

@@ -1,10 +1,14 @@
 /* Kernels of CumSum / CumProd (scan_int.h): per-dtype block totals and
  * block scans, and the fixed-block two-pass driver. Integer scans run in
- * uint64_t (two's complement wrap, as NumPy's int64); float32 accumulates in
- * float32 and float64 in double, as NumPy does. Built with -O3. */
+ * uint64_t (two's complement wrap, as NumPy's int64 and uint64); float32
+ * accumulates in float32 and float64 in double, as NumPy does; float16
+ * rounds every partial result to half (float32 arithmetic, as NumPy's half
+ * loops), strictly left to right: its lanes are one block each, so the bits
+ * are NumPy's. Built with -O3. */
 #include <stdint.h>
 #include <string.h>
 
+#include "base/dtype_list.h"
 #include "scan_int.h"
 #include WEFT_STREAM_STORE_HEADER /* selected by lib/ops/CMakeLists.txt */
 
@@ -16,7 +20,7 @@
 /* A block total or carry, in the accumulator type of the dtype. */
 typedef union scan_acc {
     uint64_t u;
-    float f;
+    float f; /* float32, and float16 (a half value held in float) */
     double d;
 } scan_acc_t;
 
@@ -24,13 +28,23 @@ typedef union scan_acc {
  * output type); a new dtype is one more line. */
 #define SCAN_DTYPES(X)                                        \
     X(uint8_t, b, WEFT_BOOL, uint64_t, u, int64_t)            \
+    X(int8_t, i8, WEFT_INT8, uint64_t, u, int64_t)            \
+    X(int16_t, i16, WEFT_INT16, uint64_t, u, int64_t)         \
     X(int32_t, i32, WEFT_INT32, uint64_t, u, int64_t)         \
     X(int64_t, i64, WEFT_INT64, uint64_t, u, int64_t)         \
+    X(uint8_t, u8, WEFT_UINT8, uint64_t, u, uint64_t)         \
+    X(uint16_t, u16, WEFT_UINT16, uint64_t, u, uint64_t)      \
+    X(uint32_t, u32, WEFT_UINT32, uint64_t, u, uint64_t)      \
+    X(uint64_t, u64, WEFT_UINT64, uint64_t, u, uint64_t)      \
     X(float, f32, WEFT_FLOAT32, float, f, float)              \
     X(double, f64, WEFT_FLOAT64, double, d, double)
+/* float16: the same columns, its own (half-rounding) operations. */
+#define SCAN_HALF(X) X(weft__f16, f16, WEFT_FLOAT16, float, f, weft__f16)
 
 #define SCAN_ADD(a, b) ((a) + (b))
 #define SCAN_MUL(a, b) ((a) * (b))
+#define SCAN_HADD(a, b) ((float)(weft__f16)((a) + (b)))
+#define SCAN_HMUL(a, b) ((float)(weft__f16)((a) * (b)))
 
 /* total: the fold of n elements at stride sx; scan: o[i*so] = running fold
  * from carry (or from x[0] when !has_carry). */
@@ -114,12 +128,25 @@ typedef union scan_acc {
             o3[i] = (TO)r3;                                                                  \
         }                                                                                    \
     }
-#define DEF_SCAN_BOTH(TI, sfx, DT, TA, mem, TO)            \
-    DEF_SCAN(TI, sfx, DT, TA, mem, TO, sum, SCAN_ADD, 0)    \
-    DEF_SCAN(TI, sfx, DT, TA, mem, TO, prod, SCAN_MUL, 1)   \
-    DEF_SCAN4(TI, sfx, DT, TA, mem, TO, sum, SCAN_ADD)      \
-    DEF_SCAN4(TI, sfx, DT, TA, mem, TO, prod, SCAN_MUL)
+#define DEF_SCAN_OPS(TI, sfx, DT, TA, mem, TO, ADD, MUL) \
+    DEF_SCAN(TI, sfx, DT, TA, mem, TO, sum, ADD, 0)      \
+    DEF_SCAN(TI, sfx, DT, TA, mem, TO, prod, MUL, 1)     \
+    DEF_SCAN4(TI, sfx, DT, TA, mem, TO, sum, ADD)        \
+    DEF_SCAN4(TI, sfx, DT, TA, mem, TO, prod, MUL)       \
+    static void comb_sum_##sfx(scan_acc_t *a, const scan_acc_t *b)  \
+    {                                                    \
+        a->mem = ADD(a->mem, b->mem);                    \
+    }                                                    \
+    static void comb_prod_##sfx(scan_acc_t *a, const scan_acc_t *b) \
+    {                                                    \
+        a->mem = MUL(a->mem, b->mem);                    \
+    }
+#define DEF_SCAN_BOTH(TI, sfx, DT, TA, mem, TO) \
+    DEF_SCAN_OPS(TI, sfx, DT, TA, mem, TO, SCAN_ADD, SCAN_MUL)
+#define DEF_SCAN_HALF(TI, sfx, DT, TA, mem, TO) \
+    DEF_SCAN_OPS(TI, sfx, DT, TA, mem, TO, SCAN_HADD, SCAN_HMUL)
 SCAN_DTYPES(DEF_SCAN_BOTH)
+SCAN_HALF(DEF_SCAN_HALF)
 
 typedef void (*total_fn)(const char *x, int64_t n, int64_t sx, scan_acc_t *out);
 typedef void (*scan_fn)(const char *x, int64_t n, int64_t sx, char *o, int64_t so,
@@ -135,17 +162,6 @@ typedef struct scan_kern {
     void (*combine)(scan_acc_t *a, const scan_acc_t *b); /* a = a op b */
 } scan_kern_t;
 
-#define DEF_COMBINE(TI, sfx, DT, TA, mem, TO)                                   \
-    static void comb_sum_##sfx(scan_acc_t *a, const scan_acc_t *b)             \
-    {                                                                          \
-        a->mem = a->mem + b->mem;                                              \
-    }                                                                          \
-    static void comb_prod_##sfx(scan_acc_t *a, const scan_acc_t *b)            \
-    {                                                                          \
-        a->mem = a->mem * b->mem;                                              \
-    }
-SCAN_DTYPES(DEF_COMBINE)
-
 static scan_kern_t scan_kern(weft_dtype_t dt, bool is_prod)
 {
 #define SCAN_KERN_CASE(TI, sfx, DT, TA, mem, TO)                                          \
@@ -156,13 +172,23 @@ static scan_kern_t scan_kern(weft_dtype_t dt, bool is_prod)
                                        comb_sum_##sfx};
     switch (dt) {
         SCAN_DTYPES(SCAN_KERN_CASE)
+        SCAN_HALF(SCAN_KERN_CASE)
     default: return (scan_kern_t){total_sum_f64, scan_sum_f64, scan4_sum_f64, comb_sum_f64};
     }
 }
 
 weft_dtype_t weft__scan_out_dtype(weft_dtype_t dx)
 {
-    return dx == WEFT_FLOAT32 || dx == WEFT_FLOAT64 ? dx : WEFT_INT64;
+    switch (dx) {
+    case WEFT_FLOAT16:
+    case WEFT_FLOAT32:
+    case WEFT_FLOAT64: return dx;
+    case WEFT_UINT8:
+    case WEFT_UINT16:
+    case WEFT_UINT32:
+    case WEFT_UINT64: return WEFT_UINT64;
+    default: return WEFT_INT64;
+    }
 }
 
 typedef struct scan_job {
@@ -173,7 +199,7 @@ typedef struct scan_job {
     int64_t len, sx, so;              /* lane length and strides (elements; signed) */
     int nd;                           /* other axes */
     int64_t shape[WEFT_MAX_NDIM], xst[WEFT_MAX_NDIM], ost[WEFT_MAX_NDIM];
-    int64_t nblk;
+    int64_t blk, nblk; /* block length (float16: the whole lane), blocks per lane */
     bool stream;     /* the output is large enough to stream (pass2_four) */
     scan_acc_t *acc; /* per (lane, block): pass 1 totals, then carries */
 } scan_job_t;
@@ -194,8 +220,8 @@ static void lane_base(const scan_job_t *s, int64_t j, int64_t *bx, int64_t *bo)
 
 static void block_range(const scan_job_t *s, int64_t b, int64_t *lo, int64_t *n)
 {
-    *lo = b * WEFT__SCAN_BLOCK;
-    *n = s->len - *lo < WEFT__SCAN_BLOCK ? s->len - *lo : WEFT__SCAN_BLOCK;
+    *lo = b * s->blk;
+    *n = s->len - *lo < s->blk ? s->len - *lo : s->blk;
 }
 
 static weft_status_t pass1(void *arg, size_t begin, size_t end)
@@ -335,7 +361,8 @@ weft_status_t weft__scan_run(weft_kernel_ctx_t *ctx, bool is_prod, bool reverse,
     int64_t lanes = 1;
     for (int d = 0; d < s.nd; d++) lanes *= s.shape[d];
     if (lanes == 0 || s.len == 0) return WEFT_OK;
-    s.nblk = (s.len + WEFT__SCAN_BLOCK - 1) / WEFT__SCAN_BLOCK;
+    s.blk = weft_tensor_dtype(x) == WEFT_FLOAT16 ? s.len : WEFT__SCAN_BLOCK;
+    s.nblk = (s.len + s.blk - 1) / s.blk;
     s.stream = WEFT__STREAM_STORES && lanes * s.len * s.eo >= SCAN_STREAM_MIN_BYTES;
     size_t tasks = (size_t)(lanes * s.nblk);
     if (s.nblk == 1) { /* whole lanes: about one block of elements per range */

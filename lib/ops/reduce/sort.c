@@ -6,8 +6,10 @@
  * axes) is sorted on its own by a stable merge sort of indices; lanes run
  * over the pool in ranges fixed by the shape, and a lane's result does not
  * depend on the others, so the bits are the same at any worker count (one
- * long lane is sorted by one worker). Keys are compared as double, or as
- * int64 for an int64 input (exact). */
+ * long lane is sorted by one worker). Keys are compared as double (exact for
+ * every dtype up to 32 bits and float16), or as int64 for an int64 or
+ * uint64 input (exact; uint64 keys with their top bit flipped, so that
+ * signed order is their unsigned order). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,7 +93,9 @@ static weft_status_t sort_range(void *arg, size_t begin, size_t end)
     size_t esz = weft_dtype_size(dt);
     int64_t *idx = malloc((size_t)(3 * n + 1) * sizeof(int64_t));
     if (!idx) return WEFT_ENOMEM;
-    int64_t *tmp = idx + n, *ki = dt == WEFT_INT64 ? tmp + n : NULL;
+    bool wide = dt == WEFT_INT64 || dt == WEFT_UINT64;
+    uint64_t flip = dt == WEFT_UINT64 ? UINT64_C(1) << 63 : 0;
+    int64_t *tmp = idx + n, *ki = wide ? tmp + n : NULL;
     double *kd = ki ? NULL : (double *)(tmp + n);
     for (size_t lane = begin; lane < end; lane++) {
         int64_t bx = 0, bo = 0, j = (int64_t)lane; /* lane bases over the other axes */
@@ -106,8 +110,14 @@ static weft_status_t sort_range(void *arg, size_t begin, size_t end)
         for (int64_t i = 0; i < n; i++) {
             idx[i] = i;
             const char *e = xp + (bx + i * sx) * (int64_t)esz;
-            if (ki) memcpy(&ki[i], e, sizeof(int64_t));
-            else kd[i] = load_d(dt, e);
+            uint64_t u;
+            if (ki) {
+                memcpy(&u, e, sizeof u);
+                u ^= flip;
+                memcpy(&ki[i], &u, sizeof u);
+            } else {
+                kd[i] = load_d(dt, e);
+            }
         }
         merge_sort(idx, tmp, n, kd, ki, s->desc);
         char *op = weft_tensor_data(s->out);
@@ -184,6 +194,12 @@ static weft_status_t sort_perform(const weft_apply_t *node, weft_tensor_t *const
     return st == WEFT_OK ? st : weft_kernel_error(ctx, st, "%s: out of memory", name);
 }
 
+/* The dtypes AxisScatter (the gradients' scatter) takes: the floats. */
+static bool scat_dtype(weft_dtype_t dt)
+{
+    return dt == WEFT_FLOAT16 || dt == WEFT_FLOAT32 || dt == WEFT_FLOAT64;
+}
+
 /* Sort: gz scattered back through argsort(x); Topk values: gz scattered to
  * the chosen positions, 0 elsewhere; index outputs: none (disconnected). */
 static weft_status_t sort_grad(weft_graph_t *g, const weft_apply_t *node,
@@ -194,7 +210,7 @@ static weft_status_t sort_grad(weft_graph_t *g, const weft_apply_t *node,
     weft_var_t *x = weft_apply_input(node, 0), *gz = output_grads[0];
     weft_dtype_t dt = weft_type_dtype(weft_var_type(x));
     input_grads[0] = NULL;
-    if (!gz || p->indices || (dt != WEFT_FLOAT32 && dt != WEFT_FLOAT64)) {
+    if (!gz || p->indices || !scat_dtype(dt)) {
         return WEFT_OK;
     }
     const char *file;
@@ -271,7 +287,7 @@ static weft_status_t scat_make_node(weft_graph_t *g, const weft_op_t *op, size_t
     const weft_type_t *tx = weft_var_type(inputs[0]), *ts = weft_var_type(inputs[1]),
                       *ti = weft_var_type(inputs[2]);
     weft_dtype_t dt = weft_type_dtype(tx);
-    if ((dt != WEFT_FLOAT32 && dt != WEFT_FLOAT64) || weft_type_dtype(ts) != dt ||
+    if (!scat_dtype(dt) || weft_type_dtype(ts) != dt ||
         weft_type_dtype(ti) != WEFT_INT64 ||
         weft_type_ndim(tx) != p->ndim || weft_type_ndim(ts) != p->ndim ||
         weft_type_ndim(ti) != p->ndim) {
@@ -289,12 +305,25 @@ typedef struct scat {
     int axis;
 } scat_t;
 
+/* out[o] += src[si] in dt (float16: in float32, rounded to half, as NumPy). */
+static void scat_add(weft_dtype_t dt, void *out, int64_t o, const void *src, int64_t si)
+{
+    if (dt == WEFT_FLOAT16) {
+        weft__f16 *h = out;
+        h[o] = (weft__f16)((float)h[o] + (float)((const weft__f16 *)src)[si]);
+    } else if (dt == WEFT_FLOAT32) {
+        ((float *)out)[o] += ((const float *)src)[si];
+    } else {
+        ((double *)out)[o] += ((const double *)src)[si];
+    }
+}
+
 static weft_status_t scat_range(void *arg, size_t begin, size_t end)
 {
     const scat_t *c = arg;
     int nd = weft_tensor_ndim(c->src);
     int64_t n = weft_tensor_dim(c->src, c->axis), len = weft_tensor_dim(c->out, c->axis);
-    bool f32 = weft_tensor_dtype(c->out) == WEFT_FLOAT32;
+    weft_dtype_t dt = weft_tensor_dtype(c->out);
     for (size_t lane = begin; lane < end; lane++) {
         int64_t bs = 0, bi = 0, bo = 0, j = (int64_t)lane;
         for (int d = nd - 1; d >= 0; d--) {
@@ -311,10 +340,7 @@ static weft_status_t scat_range(void *arg, size_t begin, size_t end)
             if (t < 0 || t >= len) return WEFT_ERANGE;
             int64_t o = bo + t * weft_tensor_stride(c->out, c->axis);
             int64_t si = bs + i * weft_tensor_stride(c->src, c->axis);
-            if (f32) ((float *)weft_tensor_data(c->out))[o] +=
-                ((const float *)weft_tensor_data(c->src))[si];
-            else ((double *)weft_tensor_data(c->out))[o] +=
-                ((const double *)weft_tensor_data(c->src))[si];
+            scat_add(dt, weft_tensor_data(c->out), o, weft_tensor_data(c->src), si);
         }
     }
     return WEFT_OK;
@@ -326,7 +352,7 @@ static weft_status_t scat_perform(const weft_apply_t *node, weft_tensor_t *const
     const sort_props_t *p = weft_op_props(weft_apply_op(node));
     const weft_tensor_t *x = inputs[0], *src = inputs[1], *idx = inputs[2];
     weft_dtype_t dt = weft_tensor_dtype(x);
-    bool ok = (dt == WEFT_FLOAT32 || dt == WEFT_FLOAT64) && weft_tensor_dtype(src) == dt &&
+    bool ok = scat_dtype(dt) && weft_tensor_dtype(src) == dt &&
               weft_tensor_dtype(idx) == WEFT_INT64 && weft_tensor_ndim(x) == p->ndim &&
               weft_tensor_ndim(src) == p->ndim && weft_tensor_ndim(idx) == p->ndim;
     for (int d = 0; ok && d < p->ndim; d++) {
