@@ -41,10 +41,18 @@ static void function_die(const char *what, const char *row, weft_status_t st,
     exit(1);
 }
 
-/* The row's graph on a (rows, OB_COLS) and b (OB_COLS,), compiled on pool. */
+/* a's shape for row at n elements (ob_row_t.rows, .cols) and b's. */
+static void row_shapes(const ob_row_t *row, int64_t n, int64_t shape_a[2], int64_t shape_b[1])
+{
+    shape_a[0] = row->rows ? row->rows : n / OB_COLS;
+    shape_a[1] = shape_b[0] = row->rows ? row->cols : OB_COLS;
+}
+
+/* The row's graph on a and b (row_shapes), compiled on pool. */
 static weft_function_t *compile_row(const ob_row_t *row, int64_t n, weft_pool_t *pool)
 {
-    const int64_t shape_a[2] = {n / OB_COLS, OB_COLS}, shape_b[1] = {OB_COLS};
+    int64_t shape_a[2], shape_b[1];
+    row_shapes(row, n, shape_a, shape_b);
     weft_graph_t *g = NULL;
     const weft_type_t *ta = NULL, *tb = NULL;
     ob_check(weft_graph_create(NULL, &g), "graph", NULL);
@@ -119,15 +127,15 @@ static row_times_t time_row(weft_function_t *f, const ob_row_t *row, weft_tensor
     return t;
 }
 
-static void print_line(const ob_row_t *row, const ob_config_t *cfg, row_times_t t, bool have_np,
-                       double np_ms, bool agree)
+static void print_line(const ob_row_t *row, int64_t n_elems, const ob_config_t *cfg,
+                       row_times_t t, bool have_np, double np_ms, bool agree)
 {
-    double n = (double)cfg->n, ms = 1e3 * t.op_s;
+    double n = (double)n_elems, ms = 1e3 * t.op_s;
     double gbps = row->bytes_per_elem * n / t.op_s * 1e-9;
     double cp_gbps = 2.0 * 8.0 * n / t.memcpy_s * 1e-9; /* memcpy reads and writes */
     printf("opsbench op=%s n=%lld threads=%d ms=%.3f out_copy_ms=%.3f gbps=%.2f memcpy_gbps=%.2f "
            "bw_ratio=%.3f bound=%s ",
-           row->name, (long long)cfg->n, weft_pool_thread_count(cfg->pool), ms,
+           row->name, (long long)n_elems, weft_pool_thread_count(cfg->pool), ms,
            1e3 * t.out_copy_s, gbps, cp_gbps, gbps / cp_gbps,
            row->memory_bound ? "memory" : "compute");
     if (have_np) {
@@ -140,7 +148,8 @@ static void print_line(const ob_row_t *row, const ob_config_t *cfg, row_times_t 
 
 void ob_run_row(const ob_row_t *row, const ob_config_t *cfg)
 {
-    const int64_t shape_a[2] = {cfg->n / OB_COLS, OB_COLS}, shape_b[1] = {OB_COLS};
+    int64_t shape_a[2], shape_b[1];
+    row_shapes(row, cfg->n, shape_a, shape_b);
     weft_tensor_t *in[2] = {uniform_input(2, shape_a, 42), uniform_input(1, shape_b, 43)};
     weft_function_t *f = compile_row(row, cfg->n, cfg->pool);
     weft_tensor_t *res = NULL;
@@ -148,7 +157,7 @@ void ob_run_row(const ob_row_t *row, const ob_config_t *cfg)
     double np_ms = 0.0;
     bool agree = false;
     bool have_np = cfg->numpy && ob_numpy_time(cfg->numpy, row, in, res, cfg->reps, &np_ms, &agree);
-    print_line(row, cfg, t, have_np, np_ms, agree);
+    print_line(row, shape_a[0] * shape_a[1], cfg, t, have_np, np_ms, agree);
     ob_check(weft_function_destroy(f), "destroy", NULL);
     weft_tensor_release(res);
     weft_tensor_release(in[0]);

@@ -51,6 +51,27 @@ static weft_var_t *build_cumsum(weft_graph_t *g, weft_var_t *const *in)
     return weft_cumsum(g, in[0], -1);
 }
 
+/* Issue 18's rows: softmax over the last axis of (4096, 1024); solve with
+ * one right-hand side and the singular values at n = 512. */
+static weft_var_t *build_softmax(weft_graph_t *g, weft_var_t *const *in)
+{
+    return weft_softmax(g, in[0], -1);
+}
+
+static weft_var_t *build_solve(weft_graph_t *g, weft_var_t *const *in)
+{
+    return weft_solve(g, in[0], in[1]);
+}
+
+static weft_var_t *build_svd(weft_graph_t *g, weft_var_t *const *in)
+{
+    return weft_svd(g, in[0], false, false, NULL, NULL);
+}
+
+#define NUMPY_SOFTMAX \
+    "(lambda e: np.divide(e, e.sum(axis=-1, keepdims=True), out=out))" \
+    "(np.exp(a - a.max(axis=-1, keepdims=True)))"
+
 /* NumPy has no logsumexp: the usual max-shifted form, as SciPy computes it. */
 #define NUMPY_LOGSUMEXP \
     "(lambda m: np.log(np.sum(np.exp(a - m[:, None]), axis=-1)) + m)(np.max(a, axis=-1))"
@@ -58,14 +79,17 @@ static weft_var_t *build_cumsum(weft_graph_t *g, weft_var_t *const *in)
 /* bytes_per_elem: 8 per float64 read of a plus 8 per element written at a's
  * size; b (8 KB) and reduced outputs (n / OB_COLS elements) are left out. */
 static const ob_row_t rows[] = {
-    {"exp", 1, build_exp, "np.exp(a, out=out)", 16.0, false},
-    {"add_bcast", 2, build_add_bcast, "np.add(a, b, out=out)", 16.0, true},
-    {"sum", 1, build_sum, "np.sum(a, axis=-1, out=out)", 8.0, true},
-    {"max", 1, build_max, "np.max(a, axis=-1, out=out)", 8.0, true},
-    {"expm1", 1, build_expm1, "np.expm1(a, out=out)", 16.0, false},
-    {"arctan2", 2, build_arctan2, "np.arctan2(a, b, out=out)", 16.0, false},
-    {"logsumexp", 1, build_logsumexp, NUMPY_LOGSUMEXP, 8.0, false},
-    {"cumsum", 1, build_cumsum, "np.cumsum(a, axis=-1, out=out)", 16.0, true},
+    {"exp", 1, build_exp, "np.exp(a, out=out)", 16.0, false, 0, 0},
+    {"add_bcast", 2, build_add_bcast, "np.add(a, b, out=out)", 16.0, true, 0, 0},
+    {"sum", 1, build_sum, "np.sum(a, axis=-1, out=out)", 8.0, true, 0, 0},
+    {"max", 1, build_max, "np.max(a, axis=-1, out=out)", 8.0, true, 0, 0},
+    {"expm1", 1, build_expm1, "np.expm1(a, out=out)", 16.0, false, 0, 0},
+    {"arctan2", 2, build_arctan2, "np.arctan2(a, b, out=out)", 16.0, false, 0, 0},
+    {"logsumexp", 1, build_logsumexp, NUMPY_LOGSUMEXP, 8.0, false, 0, 0},
+    {"cumsum", 1, build_cumsum, "np.cumsum(a, axis=-1, out=out)", 16.0, true, 0, 0},
+    {"softmax", 1, build_softmax, NUMPY_SOFTMAX, 16.0, false, 4096, 1024},
+    {"solve", 2, build_solve, "np.linalg.solve(a, b)", 8.0, false, 512, 512},
+    {"svd", 1, build_svd, "np.linalg.svd(a, compute_uv=False)", 8.0, false, 512, 512},
 };
 
 const ob_row_t *ob_rows(size_t *n)

@@ -6,13 +6,14 @@
  *   opsbench op=NAME n=N threads=T ms=X out_copy_ms=C gbps=G memcpy_gbps=M
  *            bw_ratio=R bound=memory|compute numpy_ms=Y vs_numpy=S agree=yes|no
  *     One row of the op table (ops_table.c) on N float64 elements: input a
- *     of shape (N/1000, 1000), uniform in [-1, 1) from a fixed seed, and for
- *     binary rows b of shape (1000,) broadcast against it. X: median ms of a
- *     warm call of the row's compiled function (fast_run, on a pool of T
- *     workers, caller-supplied output tensor; the call includes copying the
- *     result into that tensor, lib/compile/call.c). C: median ms of that
- *     copy alone (weft_tensor_copy of the result, one thread), so X - C
- *     estimates the op without its delivery. G: the bytes the op must
+ *     of shape (N/1000, 1000) or the row's fixed shape (softmax, solve,
+ *     svd), uniform in [-1, 1) from a fixed seed, and for binary rows b of
+ *     shape (a's columns,) broadcast against it. X: median ms of a warm call
+ *     of the row's compiled function (fast_run, on a pool of T workers,
+ *     caller-supplied output tensor, which the producing node writes
+ *     directly where it can: docs/execution.md §4.7). C: median ms of a
+ *     copy of the result (weft_tensor_copy, one thread): what delivering it
+ *     by a copy would add. G: the bytes the op must
  *     move (the row's reads + writes) / X. M: memcpy of a's bytes, counted
  *     twice (read + write), alternated with the calls. R = G / M; the issue
  *     17 target is R >= 0.8 on rows marked bound=memory only. Y: median ms of
@@ -33,14 +34,17 @@
  *     the out-of-place Add with an empty cell each call (a fresh 80 MB output
  *     and its first-touch page faults): what a runtime without buffer reuse
  *     would pay, shown for comparison.
+ *   opsbench op=solve_ref n=512 ms=X ref=lapacke_dgesv ref_ms=Y ratio=R
+ *     The compiled Solve against LAPACKE_dgesv on copies of the same a and
+ *     b (solve_ref.c), one BLAS thread each; R = X / Y.
  *   opsbench op=gemm n=1024 gflops=X ref=cblas ref_gflops=Y ratio=R
  *     The in-place Gemm op (z <- 1*z + 1*x@y, float64) through weft_eval
  *     against a direct cblas_dgemm with the same arguments, one BLAS thread
  *     each (weft's default for nodes).
  *
- * Usage: weft-ops-bench [add|gemm|ROW]... [--reps R] [--threads T] [--n N]
+ * Usage: weft-ops-bench [add|gemm|solve_ref|ROW]... [--reps R] [--threads T] [--n N]
  *   ROW: a row name (exp, add_bcast, sum, max, expm1, arctan2, logsumexp,
- *   cumsum). Default: every line, 9
+ *   cumsum, softmax, solve, svd). Default: every line, 9
  *   reps, T = weft_pool_default_threads(), N = 10^7 (rows only; a multiple
  *   of 1000). */
 #define _POSIX_C_SOURCE 200809L /* SIGPIPE */
@@ -208,7 +212,7 @@ typedef struct args {
     int reps;
     int threads;
     int64_t n;
-    bool add, gemm, rows;
+    bool add, gemm, solve_ref, rows;
     const ob_row_t *only[32]; /* rows named on the command line */
     size_t n_only;
 } args_t;
@@ -237,6 +241,8 @@ static bool parse_word(args_t *a, const char *w)
         a->add = true;
     } else if (strcmp(w, "gemm") == 0) {
         a->gemm = true;
+    } else if (strcmp(w, "solve_ref") == 0) {
+        a->solve_ref = true;
     } else if (row && a->n_only < sizeof a->only / sizeof a->only[0]) {
         a->only[a->n_only++] = row;
     } else {
@@ -257,8 +263,8 @@ static bool parse_args(args_t *a, int argc, char **argv)
     if (a->reps < 1) {
         a->reps = 1;
     }
-    if (!a->add && !a->gemm && a->n_only == 0) {
-        a->add = a->gemm = a->rows = true;
+    if (!a->add && !a->gemm && !a->solve_ref && a->n_only == 0) {
+        a->add = a->gemm = a->solve_ref = a->rows = true;
     }
     return a->threads > 0 && a->n >= OB_COLS && a->n % OB_COLS == 0;
 }
@@ -284,7 +290,7 @@ int main(int argc, char **argv)
 {
     args_t a = {.reps = 9, .threads = weft_pool_default_threads(), .n = 10000000};
     if (!parse_args(&a, argc, argv)) {
-        fprintf(stderr, "usage: weft-ops-bench [add|gemm|ROW]... [--reps R] [--threads T>0] "
+        fprintf(stderr, "usage: weft-ops-bench [add|gemm|solve_ref|ROW]... [--reps R] [--threads T>0] "
                         "[--n N, a multiple of %d]\n  ROW:",
                 OB_COLS);
         size_t n_rows;
@@ -303,6 +309,9 @@ int main(int argc, char **argv)
     }
     if (a.gemm) {
         bench_gemm(a.reps);
+    }
+    if (a.solve_ref) {
+        ob_bench_solve_ref(a.reps);
     }
     run_rows(&a);
     return 0;

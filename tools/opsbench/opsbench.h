@@ -24,8 +24,10 @@ void ob_check_built(const weft_var_t *v, const char *what, weft_graph_t *g);
 void *ob_xmalloc(size_t bytes);
 
 /* ---- the op table (ops_table.c) ---- */
-/* Every row's input a has shape (n / OB_COLS, OB_COLS); a row with two
- * inputs also gets b of shape (OB_COLS,), broadcast along a's first axis. */
+/* A row's input a has shape (n / OB_COLS, OB_COLS), or (rows, cols) when the
+ * row fixes them (the issue's shapes: softmax on (4096, 1024), solve on
+ * 512 x 512); a row with two inputs also gets b of shape (a's columns,),
+ * broadcast along a's first axis. */
 #define OB_COLS 1000
 
 typedef weft_var_t *(*ob_build_fn)(weft_graph_t *g, weft_var_t *const *in);
@@ -37,6 +39,7 @@ typedef struct ob_row {
     const char *numpy;    /* Python expression over np, a, b and out (see opsbench_numpy.py) */
     double bytes_per_elem; /* bytes the op must move (reads + writes) per element of a */
     bool memory_bound;    /* judged against 0.8x memcpy bandwidth */
+    int64_t rows, cols;   /* a's fixed shape; 0: (n / OB_COLS, OB_COLS) */
 } ob_row_t;
 
 /* The rows, in the order of a run without arguments. */
@@ -70,5 +73,12 @@ typedef struct ob_config {
 /* Measures row (weft's compiled op alternated with memcpy, then NumPy) and
  * prints its line. Exits on weft errors. */
 void ob_run_row(const ob_row_t *row, const ob_config_t *cfg);
+
+/* ---- solve against LAPACKE_dgesv (solve_ref.c) ---- */
+/* Prints `opsbench op=solve_ref n=512 ms=X ref=lapacke_dgesv ref_ms=Y
+ * ratio=X/Y`: weft's compiled Solve (a one-worker pool, caller-supplied
+ * output) alternated with LAPACKE_dgesv on copies of the same a and b (it
+ * overwrites them), one BLAS thread each; medians of reps. */
+void ob_bench_solve_ref(int reps);
 
 #endif /* OPSBENCH_H */
