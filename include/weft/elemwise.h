@@ -111,7 +111,13 @@ extern "C" {
     X(GE, "Ge", 2)             \
     X(EQ, "Eq", 2)             \
     X(NE, "Ne", 2)             \
-    X(SWITCH, "Switch", 3)
+    X(SWITCH, "Switch", 3)     \
+    /* complex (issue 17) */   \
+    X(REAL, "Real", 1)         \
+    X(IMAG, "Imag", 1)         \
+    X(CONJ, "Conj", 1)         \
+    X(ANGLE, "Angle", 1)       \
+    X(COMPLEX, "Complex", 2)
 
 /* The elementwise kinds. Second(a, b) is b broadcast to the common shape (its
  * value ignores a; zeros_like is Second(x, 0)). Switch(c, a, b) is
@@ -190,6 +196,12 @@ WEFT_API weft_var_t *weft_zeros_like_at(weft_graph_t *g, weft_var_t *x, const ch
 #define weft_where(g, c, a, b) weft_switch_at((g), (c), (a), (b), __FILE__, __LINE__)
 #define weft_cast(g, x, dtype) weft_cast_at((g), (x), (dtype), __FILE__, __LINE__)
 
+#define weft_real(g, x) weft_unary_at((g), WEFT_ELEMWISE_REAL, (x), __FILE__, __LINE__)
+#define weft_imag(g, x) weft_unary_at((g), WEFT_ELEMWISE_IMAG, (x), __FILE__, __LINE__)
+#define weft_conj(g, x) weft_unary_at((g), WEFT_ELEMWISE_CONJ, (x), __FILE__, __LINE__)
+#define weft_angle(g, x) weft_unary_at((g), WEFT_ELEMWISE_ANGLE, (x), __FILE__, __LINE__)
+#define weft_complex(g, re, im) \
+    weft_binary_at((g), WEFT_ELEMWISE_COMPLEX, (re), (im), __FILE__, __LINE__)
 #define weft_neg(g, x) weft_unary_at((g), WEFT_ELEMWISE_NEG, (x), __FILE__, __LINE__)
 #define weft_abs(g, x) weft_unary_at((g), WEFT_ELEMWISE_ABS, (x), __FILE__, __LINE__)
 #define weft_sgn(g, x) weft_unary_at((g), WEFT_ELEMWISE_SGN, (x), __FILE__, __LINE__)

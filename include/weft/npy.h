@@ -2,7 +2,8 @@
  *
  * Supported: format versions 1.0 and 2.0, C order, little-endian (or
  * byte-order-free) dtypes '<f4' (float32), '<f8' (float64), '<i4' (int32),
- * '<i8' (int64) and '|b1' (bool), any rank up to WEFT_MAX_NDIM. Anything else
+ * '<i8' (int64), '|b1' (bool), '<c8' (complex64) and '<c16' (complex128:
+ * pairs of little-endian floats, real part first), any rank up to WEFT_MAX_NDIM. Anything else
  * is refused with a message saying what: big-endian or other dtypes, Fortran
  * order, other versions, a malformed header, a truncated file.
  *

@@ -128,8 +128,19 @@ static bool scalar_convert(weft_dtype_t dtype, double value, unsigned char *buf)
         memcpy(buf, &x, sizeof(x));
         return true;
     }
+    case WEFT_COMPLEX64: { /* value + 0j */
+        float x[2] = {(float)value, 0.0f};
+        memcpy(buf, x, sizeof(x));
+        return true;
     }
-    return false;
+    case WEFT_COMPLEX128: {
+        double x[2] = {value, 0.0};
+        memcpy(buf, x, sizeof(x));
+        return true;
+    }
+    default:
+        return false;
+    }
 }
 
 static weft_status_t constant_scalar(weft_graph_t *g, weft_dtype_t dtype, double value,
@@ -139,7 +150,7 @@ static weft_status_t constant_scalar(weft_graph_t *g, weft_dtype_t dtype, double
     const weft_type_t *t;
     weft_status_t s = weft_type_tensor(g, dtype, 0, NULL, &t);
     if (s != WEFT_OK) return s;
-    unsigned char buf[8];
+    unsigned char buf[16];
     char sb[WEFT__SITE_CAP];
     if (!scalar_convert(dtype, value, buf))
         return weft__graph_err(g, WEFT_EINVAL,
@@ -303,6 +314,18 @@ static int print_scalar(const weft_var_t *c, size_t k, char *buf, size_t cap)
         memcpy(&x, p, sizeof(x));
         return snprintf(buf, cap, "%g", x);
     }
+    case WEFT_COMPLEX64: { /* NumPy's form: (1+2j) */
+        float x[2];
+        memcpy(x, p, sizeof(x));
+        return snprintf(buf, cap, "(%g%+gj)", (double)x[0], (double)x[1]);
+    }
+    case WEFT_COMPLEX128: {
+        double x[2];
+        memcpy(x, p, sizeof(x));
+        return snprintf(buf, cap, "(%g%+gj)", x[0], x[1]);
+    }
+    default:
+        break;
     }
     return snprintf(buf, cap, "?");
 }

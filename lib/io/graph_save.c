@@ -40,6 +40,12 @@ static json_t *value_json(weft_dtype_t dt, const void *data, size_t i)
     case WEFT_BOOL: return json_boolean(((const uint8_t *)data)[i] != 0);
     case WEFT_INT32: return json_integer(((const int32_t *)data)[i]);
     case WEFT_INT64: return json_integer(((const int64_t *)data)[i]);
+    case WEFT_COMPLEX64: /* [re, im], each part as a float32 element */
+        return json_pack("[oo]", value_json(WEFT_FLOAT32, data, 2 * i),
+                         value_json(WEFT_FLOAT32, data, 2 * i + 1));
+    case WEFT_COMPLEX128:
+        return json_pack("[oo]", value_json(WEFT_FLOAT64, data, 2 * i),
+                         value_json(WEFT_FLOAT64, data, 2 * i + 1));
     default: break;
     }
     double v = dt == WEFT_FLOAT32 ? (double)((const float *)data)[i] : ((const double *)data)[i];

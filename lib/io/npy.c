@@ -48,7 +48,8 @@ static bool parse_descr(const char *v, weft_dtype_t *dt)
         const char *text;
         weft_dtype_t dt;
     } known[] = {{"'<f4'", WEFT_FLOAT32}, {"'<f8'", WEFT_FLOAT64}, {"'<i4'", WEFT_INT32},
-                 {"'<i8'", WEFT_INT64},   {"'|b1'", WEFT_BOOL},    {"'<b1'", WEFT_BOOL}};
+                 {"'<i8'", WEFT_INT64},   {"'|b1'", WEFT_BOOL},    {"'<b1'", WEFT_BOOL},
+                 {"'<c8'", WEFT_COMPLEX64}, {"'<c16'", WEFT_COMPLEX128}};
     for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
         if (strncmp(v, known[i].text, strlen(known[i].text)) == 0) {
             *dt = known[i].dt;
@@ -135,7 +136,7 @@ static weft_status_t read_header(FILE *f, const char *path, npy_header_t *h, cha
     if (s == WEFT_OK && (!d || !fo || !sh))
         s = npy_err(msg, cap, WEFT_EPARSE, path, "header lacks descr, fortran_order or shape");
     if (s == WEFT_OK && !parse_descr(d, &h->dt))
-        s = npy_err(msg, cap, WEFT_ENOTIMPL, path, "dtype %.12s (read: <f4 <f8 <i4 <i8 |b1)", d);
+        s = npy_err(msg, cap, WEFT_ENOTIMPL, path, "dtype %.12s (read: <f4 <f8 <i4 <i8 |b1 <c8 <c16)", d);
     if (s == WEFT_OK && strncmp(fo, "False", 5) != 0)
         s = npy_err(msg, cap, WEFT_ENOTIMPL, path, "Fortran-order array (only C order is read)");
     if (s == WEFT_OK && (h->ndim = parse_shape(sh, h->shape)) < 0)
@@ -194,6 +195,8 @@ static const char *npy_descr(weft_dtype_t dt)
     case WEFT_FLOAT64: return "<f8";
     case WEFT_INT32: return "<i4";
     case WEFT_INT64: return "<i8";
+    case WEFT_COMPLEX64: return "<c8";
+    case WEFT_COMPLEX128: return "<c16";
     default: return "|b1";
     }
 }

@@ -46,6 +46,17 @@ static double elem_at(const void *data, weft_dtype_t dt, size_t i)
     case WEFT_INT64: return (double)((const int64_t *)data)[i];
     case WEFT_FLOAT32: return ((const float *)data)[i];
     case WEFT_FLOAT64: return ((const double *)data)[i];
+    /* complex: the real part when the imaginary part is 0, else NaN (equal
+     * to no real value) */
+    case WEFT_COMPLEX64: {
+        const float *z = (const float *)data + 2 * i;
+        return z[1] == 0 ? z[0] : NAN;
+    }
+    case WEFT_COMPLEX128: {
+        const double *z = (const double *)data + 2 * i;
+        return z[1] == 0 ? z[0] : NAN;
+    }
+    default: break;
     }
     return NAN;
 }

@@ -186,5 +186,7 @@ static const weft__row_fn conv_table[WEFT_DTYPE_COUNT][WEFT_DTYPE_COUNT] = {
 weft__row_fn weft__convert_fn(weft_dtype_t dst, weft_dtype_t src)
 {
     if ((unsigned)dst >= WEFT_DTYPE_COUNT || (unsigned)src >= WEFT_DTYPE_COUNT) return NULL;
+    if (weft__dtype_is_complex(dst) || weft__dtype_is_complex(src))
+        return weft__convert_complex_fn(dst, src); /* convert_complex.c */
     return conv_table[dst][src];
 }

@@ -118,8 +118,8 @@ static void test_npy_unsupported_and_malformed_files_refused(void **state)
     (void)state;
     expect_fail("{'descr': '>f8', 'fortran_order': False, 'shape': (2,), }", 16, WEFT_ENOTIMPL,
                 "dtype '>f8'");
-    expect_fail("{'descr': '<c16', 'fortran_order': False, 'shape': (1,), }", 16, WEFT_ENOTIMPL,
-                "dtype '<c16'");
+    expect_fail("{'descr': '<c32', 'fortran_order': False, 'shape': (1,), }", 16, WEFT_ENOTIMPL,
+                "dtype '<c32'");
     expect_fail("{'descr': '<f8', 'fortran_order': True, 'shape': (2, 2), }", 32, WEFT_ENOTIMPL,
                 "Fortran");
     expect_fail("{'descr': '<f8', 'fortran_order': False, 'shape': (4,), }", 24, WEFT_EIO,

@@ -151,7 +151,10 @@ static weft_status_t elemwise_make_node(weft_graph_t *g, const weft_op_t *op, si
     weft_dtype_t odt = WEFT_BOOL;
     int64_t shape[WEFT_MAX_NDIM];
     weft_status_t st = weft__ew_check_inputs(g, name, n_in, inputs, &ndim);
-    if (st == WEFT_OK) st = infer_dtype(g, op, n_in, inputs, &odt);
+    if (st == WEFT_OK)
+        st = weft__ew_complex_involved(k, n_in, inputs)
+                 ? weft__ew_complex_infer(g, k, n_in, inputs, &odt) /* elemwise_complex.c */
+                 : infer_dtype(g, op, n_in, inputs, &odt);
     if (st == WEFT_OK) st = weft__ew_infer_shape(g, name, n_in, inputs, ndim, shape);
     if (st == WEFT_OK) st = weft_type_tensor(g, odt, ndim, shape, &out_types[0]);
     if (st != WEFT_OK) return st;
@@ -386,6 +389,8 @@ static weft_status_t plan_and_run(const weft_apply_t *node, weft_tensor_t *const
     weft_dtype_t odt = weft_type_dtype(ot), compute = odt;
     if (kind_is_comparison(k))
         compute = weft__dtype_upcast(weft_tensor_dtype(inputs[0]), weft_tensor_dtype(inputs[1]));
+    weft_dtype_t cx = weft__ew_complex_compute(k, inputs, n_in, odt);
+    if (cx != WEFT_DTYPE_COUNT) compute = cx; /* elemwise_complex.c */
     ew_run_t r = {{NULL}, {NULL}};
     st = convert_inputs(k, compute, inputs, n_in, &r, ctx);
     if (st == WEFT_OK) st = prepare_output(op, inputs, &outputs[0], odt, ndim, shape, ctx);
@@ -646,7 +651,8 @@ weft_var_t *weft_cast_at(weft_graph_t *g, weft_var_t *x, weft_dtype_t dtype, con
 static weft_dtype_t scalar_dtype(weft_dtype_t x, double c)
 {
     bool integral = c == (double)(int64_t)c && c > -9.3e18 && c < 9.3e18;
-    if (x == WEFT_FLOAT32 || x == WEFT_FLOAT64) return x;
+    if (x == WEFT_FLOAT32 || x == WEFT_FLOAT64 || x == WEFT_COMPLEX64 || x == WEFT_COMPLEX128)
+        return x;
     if (!integral) return WEFT_FLOAT64;
     return x == WEFT_BOOL ? WEFT_INT64 : x;
 }

@@ -153,6 +153,22 @@ bool weft__iter_one_row(int ndim, const int64_t *shape, int nop, const int64_t *
 /* The row kernel converting operand 1 (dtype src) into operand 0 (dtype dst). */
 weft__row_fn weft__convert_fn(weft_dtype_t dst, weft_dtype_t src);
 
+/* complex64 / complex128 (lib/graph's weft_dtype_kind without the
+ * dependency). */
+static inline bool weft__dtype_is_complex(weft_dtype_t d)
+{
+    return d == WEFT_COMPLEX64 || d == WEFT_COMPLEX128;
+}
+/* The address of the element at index[0..ndim) (bounds-checked; errors
+ * recorded with weft__tensor_error: WEFT_EINVAL, WEFT_ERANGE). */
+weft_status_t weft__tensor_element_ptr(const weft_tensor_t *t, const int64_t *index, char **p);
+/* weft_tensor_allclose where a or b is complex (tensor_complex.c): both
+ * parts compared, |a - b| the complex modulus. */
+weft_status_t weft__tensor_allclose_complex(const weft_tensor_t *a, const weft_tensor_t *b,
+                                            double rtol, double atol, bool *equal);
+/* weft__convert_fn for a pair with a complex side (convert_complex.c). */
+weft__row_fn weft__convert_complex_fn(weft_dtype_t dst, weft_dtype_t src);
+
 /* Loop pragmas: tell the vectorizer the iterations are independent. Used
  * instead of restrict because in-place kernels write exactly onto an input
  * (out == in, element for element), which restrict would make undefined but
