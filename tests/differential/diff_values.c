@@ -129,6 +129,15 @@ void diff_fill_values(diff_rng_t *r, weft_dtype_t dt, diff_values_t v, void *dst
         case WEFT_INT64: ((int64_t *)dst)[i] = draw_int(r, v, false); break;
         case WEFT_FLOAT32: ((float *)dst)[i] = (float)draw_float(r, v, true); break;
         case WEFT_FLOAT64: ((double *)dst)[i] = draw_float(r, v, false); break;
+        case WEFT_COMPLEX64: /* (re, im), each drawn as a float32 */
+            ((float *)dst)[2 * i] = (float)draw_float(r, v, true);
+            ((float *)dst)[2 * i + 1] = (float)draw_float(r, v, true);
+            break;
+        case WEFT_COMPLEX128:
+            ((double *)dst)[2 * i] = draw_float(r, v, false);
+            ((double *)dst)[2 * i + 1] = draw_float(r, v, false);
+            break;
+        default: break; /* dtypes the generator does not draw */
         }
     }
 }

@@ -12,6 +12,7 @@
 #include "ops_fixture.h"
 #include "weft/composite.h"
 #include "weft/graph_io.h"
+#include "weft/linalg.h"
 #include "weft/npy.h"
 
 /* NumPy's values (see the file comment): a and b are the inputs, 8
@@ -452,6 +453,97 @@ static void test_dtype_errors(void **state)
                  "Composite: step 0 (Complex) makes complex numbers");
 }
 
+/* ---- Dot: cgemm / zgemm / gemv / dotu against a naive triple loop ---------------------- */
+
+/* Deterministic complex values in [-1, 1) (a 64-bit LCG). */
+static weft_tensor_t *cx_random(weft_dtype_t dt, int nd, const int64_t *shape, uint64_t *seed)
+{
+    weft_tensor_t *t;
+    assert_int_equal(weft_tensor_empty(WEFT_COMPLEX128, nd, shape, &t), WEFT_OK);
+    double *d = weft_tensor_data(t);
+    for (size_t i = 0; i < 2 * weft_tensor_size(t); i++) {
+        *seed = *seed * 6364136223846793005ull + 1442695040888963407ull;
+        d[i] = (double)(*seed >> 11) / 4503599627370496.0 - 1.0; /* 53 bits / 2^52 - 1 */
+    }
+    weft_tensor_t *c;
+    assert_int_equal(weft_tensor_copy_as(t, dt, &c), WEFT_OK);
+    weft_tensor_release(t);
+    return c;
+}
+
+/* Element (i, j) of a 2-D tensor (a 1-D one: row i = 0 or column j = 0 as
+ * asked) as complex128. */
+static double _Complex cx_at(const weft_tensor_t *t, int64_t i, int64_t j)
+{
+    int64_t idx[2] = {i, j};
+    double re, im;
+    const int64_t *ix = weft_tensor_ndim(t) == 2 ? idx : (i ? &idx[0] : &idx[1]);
+    assert_int_equal(weft_tensor_get_complex(t, ix, &re, &im), WEFT_OK);
+    return CMPLX(re, im);
+}
+
+/* x @ y (ranks 1-2) evaluated by weft, against sum_k x[i,k] y[k,j] in
+ * long double complex, with a tolerance of the dtype's precision. */
+static void check_dot(weft_graph_t *g, weft_dtype_t dt, int nx, const int64_t *sx, int ny,
+                      const int64_t *sy, uint64_t seed)
+{
+    weft_tensor_t *t[2] = {cx_random(dt, nx, sx, &seed), cx_random(dt, ny, sy, &seed)};
+    weft_var_t *v[2] = {fx_var(g, dt, nx, sx), fx_var(g, dt, ny, sy)};
+    weft_var_t *y = weft_dot(g, v[0], v[1]);
+    assert_non_null(y);
+    assert_int_equal(weft_type_dtype(weft_var_type(y)), dt);
+    weft_tensor_t *r = fx_eval(g, 2, v, t, y);
+    int64_t m = nx == 2 ? sx[0] : 1, k = sx[nx - 1], n = ny == 2 ? sy[1] : 1;
+    double tol = (dt == WEFT_COMPLEX64 ? 1e-5 : 1e-13) * (double)k;
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++) {
+            long double _Complex want = 0;
+            for (int64_t q = 0; q < k; q++)
+                want += (long double _Complex)cx_at(t[0], nx == 2 ? i : 0, nx == 2 ? q : q) *
+                        (long double _Complex)cx_at(t[1], ny == 2 ? q : q, ny == 2 ? j : 0);
+            double _Complex got;
+            if (weft_tensor_ndim(r) == 0) {
+                double re, im;
+                assert_int_equal(weft_tensor_get_complex(r, NULL, &re, &im), WEFT_OK);
+                got = CMPLX(re, im);
+            } else if (weft_tensor_ndim(r) == 1) {
+                got = cx_at(r, nx == 2 ? i : 0, nx == 2 ? 0 : j);
+            } else {
+                got = cx_at(r, i, j);
+            }
+            if (cabs(got - (double _Complex)want) > tol)
+                fail_msg("(%lld, %lld): got %g%+gj, want %Lg%+Lgj", (long long)i, (long long)j,
+                         creal(got), cimag(got), creall(want), cimagl(want));
+        }
+    weft_tensor_release(r);
+    weft_tensor_release(t[0]);
+    weft_tensor_release(t[1]);
+}
+
+static void test_dot(void **state)
+{
+    weft_graph_t *g = *state;
+    for (int c = 0; c < 2; c++) {
+        weft_dtype_t dt = c ? WEFT_COMPLEX128 : WEFT_COMPLEX64;
+        check_dot(g, dt, 2, (const int64_t[]){3, 5}, 2, (const int64_t[]){5, 4}, 1); /* gemm */
+        check_dot(g, dt, 2, (const int64_t[]){3, 5}, 1, (const int64_t[]){5}, 2);    /* gemv */
+        check_dot(g, dt, 1, (const int64_t[]){5}, 2, (const int64_t[]){5, 4}, 3);    /* gemv^T */
+        check_dot(g, dt, 1, (const int64_t[]){7}, 1, (const int64_t[]){7}, 4);       /* dotu */
+        check_dot(g, dt, 2, (const int64_t[]){3, 0}, 2, (const int64_t[]){0, 2}, 5); /* k = 0 */
+    }
+    /* large enough to be cut into blocks (run inline by the evaluator) */
+    check_dot(g, WEFT_COMPLEX128, 2, (const int64_t[]){200, 64}, 2, (const int64_t[]){64, 150}, 6);
+    /* mixed and refused dtypes */
+    int64_t s2[2] = {2, 2};
+    weft_var_t *c = fx_var(g, WEFT_COMPLEX128, 2, s2), *f = fx_var(g, WEFT_FLOAT64, 2, s2);
+    assert_null(weft_dot(g, c, f));
+    assert_int_equal(weft_graph_error(g), WEFT_ETYPE);
+    assert_non_null(strstr(weft_graph_error_message(g),
+                           "Dot: input 1 has type float64[2,2] (need a "
+                           "float32/float64/complex64/complex128 tensor of input 0's dtype)"));
+    weft_graph_clear_error(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -465,6 +557,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_complex_family_real, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_promotion, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_dtype_errors, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_dot, fx_setup, fx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -22,7 +22,9 @@ bool weft__blas_dims_fit(int n, const int64_t *dims);
  * differs. Called at the start of every BLAS-backed perform. */
 weft_status_t weft__blas_enter(weft_blas_kind_t kind);
 
-/* C <- alpha*op(A)@op(B) + beta*C; op(A) is m x k, op(B) k x n, C m x n.
+/* The kernels take float32, float64 and (gemm, gemv; alpha and beta real)
+ * complex64 / complex128 (cgemm/zgemm, cgemv/zgemv) data.
+ * C <- alpha*op(A)@op(B) + beta*C; op(A) is m x k, op(B) k x n, C m x n.
  * Any length may be 0: then OpenBLAS is not called, A and B are not read
  * (their pointers may be NULL) and C becomes beta*C (zeros for beta 0). */
 void weft__blas_gemm(weft_dtype_t dt, bool ta, bool tb, int64_t m, int64_t n, int64_t k,
@@ -37,6 +39,10 @@ void weft__blas_gemv(weft_dtype_t dt, bool ta, int64_t m, int64_t n, double alph
  * 0 for n == 0 without reading x or y. */
 double weft__blas_dot(weft_dtype_t dt, int64_t n, const void *x, int64_t incx, const void *y,
                       int64_t incy);
+/* *out <- sum x[i*incx]*y[i*incy] for complex64 / complex128 (cdotu/zdotu:
+ * no conjugation, NumPy's dot); 0 for n == 0 without reading x or y. */
+void weft__blas_dotu(weft_dtype_t dt, int64_t n, const void *x, int64_t incx, const void *y,
+                     int64_t incy, void *out);
 /* C <- alpha*A@A^T + beta*C (trans: A^T@A), one triangle of C (lower or upper). */
 void weft__blas_syrk(weft_dtype_t dt, bool lower, bool trans, int64_t n, int64_t k,
                      double alpha, const void *a, int64_t lda, double beta, void *c,

@@ -5,6 +5,7 @@
 #include <cblas.h>
 #include <lapacke.h>
 #include <limits.h>
+#include <string.h>
 
 #include "blas_int.h"
 
@@ -91,11 +92,23 @@ static enum CBLAS_TRANSPOSE blas_tr(bool t)
     return t ? CblasTrans : CblasNoTrans;
 }
 
+/* The real dtype of a complex dtype's parts. */
+static weft_dtype_t part_dtype(weft_dtype_t cx)
+{
+    return cx == WEFT_COMPLEX64 ? WEFT_FLOAT32 : WEFT_FLOAT64;
+}
+
 /* C <- beta*C for the m x n row-major matrix at c (beta 0: zeros, C not read,
  * as BLAS): a product over an empty inner length. */
 static void blas_scale(weft_dtype_t dt, int64_t m, int64_t n, double beta, void *c, int64_t ldc)
 {
     if (beta == 1.0) {
+        return;
+    }
+    if (dt == WEFT_COMPLEX64 || dt == WEFT_COMPLEX128) { /* a row of 2n parts */
+        for (int64_t i = 0; i < m; i++) {
+            blas_scale(part_dtype(dt), 1, 2 * n, beta, (char *)c + i * ldc * (int64_t)weft_dtype_size(dt), 0);
+        }
         return;
     }
     for (int64_t i = 0; i < m; i++) {
@@ -111,6 +124,51 @@ static void blas_scale(weft_dtype_t dt, int64_t m, int64_t n, double beta, void 
     }
 }
 
+/* complex64 / complex128 (cgemm / zgemm, cgemv / zgemv): alpha and beta
+ * are real here, passed as complex numbers with imaginary part 0. */
+static void blas_cgemm(weft_dtype_t dt, bool ta, bool tb, int64_t m, int64_t n, int64_t k,
+                       double alpha, const void *a, int64_t lda, const void *b, int64_t ldb,
+                       double beta, void *c, int64_t ldc)
+{
+    if (dt == WEFT_COMPLEX128) {
+        double al[2] = {alpha, 0}, be[2] = {beta, 0};
+        cblas_zgemm(CblasRowMajor, blas_tr(ta), blas_tr(tb), (int)m, (int)n, (int)k, al, a,
+                    (int)lda, b, (int)ldb, be, c, (int)ldc);
+    } else {
+        float al[2] = {(float)alpha, 0}, be[2] = {(float)beta, 0};
+        cblas_cgemm(CblasRowMajor, blas_tr(ta), blas_tr(tb), (int)m, (int)n, (int)k, al, a,
+                    (int)lda, b, (int)ldb, be, c, (int)ldc);
+    }
+}
+
+static void blas_cgemv(weft_dtype_t dt, bool ta, int64_t m, int64_t n, double alpha,
+                       const void *a, int64_t lda, const void *x, int64_t incx, double beta,
+                       void *y, int64_t incy)
+{
+    if (dt == WEFT_COMPLEX128) {
+        double al[2] = {alpha, 0}, be[2] = {beta, 0};
+        cblas_zgemv(CblasRowMajor, blas_tr(ta), (int)m, (int)n, al, a, (int)lda, x, (int)incx,
+                    be, y, (int)incy);
+    } else {
+        float al[2] = {(float)alpha, 0}, be[2] = {(float)beta, 0};
+        cblas_cgemv(CblasRowMajor, blas_tr(ta), (int)m, (int)n, al, a, (int)lda, x, (int)incx,
+                    be, y, (int)incy);
+    }
+}
+
+void weft__blas_dotu(weft_dtype_t dt, int64_t n, const void *x, int64_t incx, const void *y,
+                     int64_t incy, void *out)
+{
+    size_t es = weft_dtype_size(dt);
+    if (n == 0) { /* the empty sum */
+        memset(out, 0, es);
+    } else if (dt == WEFT_COMPLEX128) {
+        cblas_zdotu_sub((int)n, x, (int)incx, y, (int)incy, out);
+    } else {
+        cblas_cdotu_sub((int)n, x, (int)incx, y, (int)incy, out);
+    }
+}
+
 /* OpenBLAS never sees an empty length: an empty operand may have NULL data
  * (weft_tensor_from_data allows it), and with k == 0 its kernels still read
  * A and B (NaN behind them propagated, NULL crashed). An empty inner length
@@ -123,7 +181,9 @@ void weft__blas_gemm(weft_dtype_t dt, bool ta, bool tb, int64_t m, int64_t n, in
         blas_scale(dt, m, n, beta, c, ldc);
         return;
     }
-    if (dt == WEFT_FLOAT64) {
+    if (dt == WEFT_COMPLEX64 || dt == WEFT_COMPLEX128) {
+        blas_cgemm(dt, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    } else if (dt == WEFT_FLOAT64) {
         cblas_dgemm(CblasRowMajor, blas_tr(ta), blas_tr(tb), (int)m, (int)n, (int)k, alpha, a,
                     (int)lda, b, (int)ldb, beta, c, (int)ldc);
     } else {
@@ -141,7 +201,9 @@ void weft__blas_gemv(weft_dtype_t dt, bool ta, int64_t m, int64_t n, double alph
         blas_scale(dt, ylen, 1, beta, y, incy < 0 ? -incy : incy);
         return;
     }
-    if (dt == WEFT_FLOAT64) {
+    if (dt == WEFT_COMPLEX64 || dt == WEFT_COMPLEX128) {
+        blas_cgemv(dt, ta, m, n, alpha, a, lda, x, incx, beta, y, incy);
+    } else if (dt == WEFT_FLOAT64) {
         cblas_dgemv(CblasRowMajor, blas_tr(ta), (int)m, (int)n, alpha, a, (int)lda, x,
                     (int)incx, beta, y, (int)incy);
     } else {

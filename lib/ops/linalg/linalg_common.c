@@ -223,6 +223,13 @@ weft_status_t weft__linalg_check(weft_graph_t *g, const char *opname, size_t n_i
                                  weft_var_t *const *inputs, size_t want_in, const int *ranks,
                                  weft_dtype_t *dt)
 {
+    return weft__linalg_check_dtypes(g, opname, n_in, inputs, want_in, ranks, false, dt);
+}
+
+weft_status_t weft__linalg_check_dtypes(weft_graph_t *g, const char *opname, size_t n_in,
+                                        weft_var_t *const *inputs, size_t want_in,
+                                        const int *ranks, bool complex_ok, weft_dtype_t *dt)
+{
     if (n_in != want_in) {
         return weft_graph_set_error(g, WEFT_EINVAL, "%s: takes %zu inputs, got %zu", opname,
                                     want_in, n_in);
@@ -231,13 +238,16 @@ weft_status_t weft__linalg_check(weft_graph_t *g, const char *opname, size_t n_i
         const weft_type_t *t = weft_var_type(inputs[i]);
         weft_dtype_t d = weft_type_dtype(t);
         bool ok = weft_type_kind(t) == WEFT_TYPE_TENSOR &&
-                  (d == WEFT_FLOAT32 || d == WEFT_FLOAT64) && (i == 0 || d == *dt) &&
+                  (d == WEFT_FLOAT32 || d == WEFT_FLOAT64 ||
+                   (complex_ok && (d == WEFT_COMPLEX64 || d == WEFT_COMPLEX128))) &&
+                  (i == 0 || d == *dt) &&
                   (ranks[i] < 0 || weft_type_ndim(t) == ranks[i]);
         if (!ok) {
             char tb[64];
             weft_type_print(t, tb, sizeof tb);
             return weft_graph_set_error(g, WEFT_ETYPE, "%s: input %zu has type %s (need a "
-                                        "float32/float64 tensor%s%s)", opname, i, tb,
+                                        "float32/float64%s tensor%s%s)", opname, i, tb,
+                                        complex_ok ? "/complex64/complex128" : "",
                                         i ? " of input 0's dtype" : "",
                                         ranks[i] == 0   ? ", 0-d"
                                         : ranks[i] == 1 ? ", 1-d"

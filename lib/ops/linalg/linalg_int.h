@@ -80,6 +80,11 @@ double weft__scalar_value(const weft_tensor_t *t);
 weft_status_t weft__linalg_check(weft_graph_t *g, const char *opname, size_t n_in,
                                  weft_var_t *const *inputs, size_t want_in, const int *ranks,
                                  weft_dtype_t *dt);
+/* As weft__linalg_check; complex_ok also accepts complex64 / complex128
+ * (the ops with a complex kernel: Dot). */
+weft_status_t weft__linalg_check_dtypes(weft_graph_t *g, const char *opname, size_t n_in,
+                                        weft_var_t *const *inputs, size_t want_in,
+                                        const int *ranks, bool complex_ok, weft_dtype_t *dt);
 /* Two static lengths (input ia, dim da) and (ib, db) must agree when both are
  * known. WEFT_ETYPE naming them. */
 weft_status_t weft__linalg_match(weft_graph_t *g, const char *opname, weft_var_t *const *in,
