@@ -14,6 +14,7 @@
 #include "weft/graph_io.h"
 #include "weft/linalg.h"
 #include "weft/npy.h"
+#include "weft/reduce.h"
 
 /* NumPy's values (see the file comment): a and b are the inputs, 8
  * complex128 elements as (re, im) pairs; want_X is np.X(a[, b]). */
@@ -544,6 +545,57 @@ static void test_dot(void **state)
     weft_graph_clear_error(g);
 }
 
+/* ---- reductions ------------------------------------------------------------------- */
+
+static void test_reductions(void **state)
+{
+    weft_graph_t *g = *state;
+    int64_t shape[2] = {2, 3};
+    /* [[1+2j, -3j, 0.5], [2, 1+1j, -1-1j]] */
+    static const double x[] = {1, 2, 0, -3, 0.5, 0, 2, 0, 1, 1, -1, -1};
+    weft_var_t *v = fx_var(g, WEFT_COMPLEX128, 2, shape);
+    weft_tensor_t *t;
+    assert_int_equal(weft_tensor_empty(WEFT_COMPLEX128, 2, shape, &t), WEFT_OK);
+    memcpy(weft_tensor_data(t), x, sizeof x);
+    static const struct {
+        weft_reduce_kind_t k;
+        int axis; /* -1: all */
+        size_t n;
+        double want[6];
+    } cases[] = {
+        {WEFT_REDUCE_SUM, -1, 1, {3.5, -1, 0, 0, 0, 0}},
+        {WEFT_REDUCE_SUM, 1, 2, {1.5, -1, 2, 0, 0, 0}},
+        {WEFT_REDUCE_MEAN, 0, 3, {1.5, 1, 0.5, -1, -0.25, -0.5}},
+        /* (1+2j)(-3j)(0.5) = (3-1.5j); 2(1+j)(-1-j) = -4j */
+        {WEFT_REDUCE_PROD, 1, 2, {3, -1.5, 0, -4, 0, 0}},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        weft_var_t *y = weft_reduce_at(g, cases[c].k, v, cases[c].axis >= 0,
+                                       cases[c].axis >= 0 ? &cases[c].axis : NULL, false,
+                                       __FILE__, __LINE__);
+        assert_non_null(y);
+        assert_int_equal(weft_type_dtype(weft_var_type(y)), WEFT_COMPLEX128);
+        weft_tensor_t *r = fx_eval(g, 1, &v, &t, y);
+        expect_cx(r, cases[c].want, cases[c].n);
+        weft_tensor_release(r);
+    }
+    weft_tensor_t *t64;
+    assert_int_equal(weft_tensor_copy_as(t, WEFT_COMPLEX64, &t64), WEFT_OK);
+    weft_var_t *v64 = fx_var(g, WEFT_COMPLEX64, 2, shape);
+    weft_var_t *y64 = weft_mean(g, v64, 0, NULL, false);
+    assert_int_equal(weft_type_dtype(weft_var_type(y64)), WEFT_COMPLEX64);
+    weft_tensor_t *r = fx_eval(g, 1, &v64, &t64, y64);
+    expect_cx(r, (const double[]){(float)(3.5 * (1.0 / 6)), (float)(-1.0 * (1.0 / 6))}, 1);
+    weft_tensor_release(r);
+    weft_tensor_release(t64);
+    weft_tensor_release(t);
+    expect_error(g, weft_max(g, v, 0, NULL, false),
+                 "Max: input 0 has type complex128[2,3] (complex numbers have no order in weft; "
+                 "reduce their Real or Abs)");
+    expect_error(g, weft_argmax(g, v, 1, false),
+                 "Argmax: input 0 has type complex128[2,3] (complex numbers have no order");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -558,6 +610,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_promotion, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_dtype_errors, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_dot, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_reductions, fx_setup, fx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

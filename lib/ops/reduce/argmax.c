@@ -14,6 +14,9 @@ static weft_status_t argmax_make_node(weft_graph_t *g, const weft_op_t *op, size
 {
     const weft__reduce_props_t *p = weft_op_props(op);
     weft_status_t st = weft__reduce_check_input(g, "Argmax", p, n_in, inputs, 1);
+    if (st == WEFT_OK) {
+        st = weft__reduce_check_complex(g, "Argmax", true, weft_var_type(inputs[0]));
+    }
     if (st != WEFT_OK) {
         return st;
     }

@@ -18,7 +18,8 @@ const char *weft__reduce_kind_name(weft_reduce_kind_t kind)
 
 bool weft__reduce_dtype_ok(weft_dtype_t dt)
 {
-    return dt == WEFT_FLOAT32 || dt == WEFT_FLOAT64 || dt == WEFT_INT32 || dt == WEFT_INT64;
+    return dt == WEFT_FLOAT32 || dt == WEFT_FLOAT64 || dt == WEFT_INT32 || dt == WEFT_INT64 ||
+           weft__reduce_is_complex(dt); /* Max/Min/Argmax refuse it in make_node */
 }
 
 int weft__reduce_props_print(const void *props, char *buf, size_t cap)
@@ -60,7 +61,7 @@ weft_status_t weft__reduce_check_input(weft_graph_t *g, const char *opname,
         char tb[64];
         weft_type_print(t, tb, sizeof tb);
         return weft_graph_set_error(g, WEFT_ETYPE, "%s: input 0 has type %s (need an int32, "
-                                    "int64, float32 or float64 tensor)", opname, tb);
+                                    "int64, float32, float64, complex64 or complex128 tensor)", opname, tb);
     }
     if (weft_type_ndim(t) != p->ndim) {
         return weft_graph_set_error(g, WEFT_ETYPE, "%s: input 0 has %d dims, the op was "
@@ -75,6 +76,10 @@ static weft_status_t reduce_make_node(weft_graph_t *g, const weft_op_t *op, size
 {
     const weft__reduce_props_t *p = weft_op_props(op);
     weft_status_t st = weft__reduce_check_input(g, weft_op_name(op), p, n_in, inputs, 1);
+    if (st == WEFT_OK) {
+        st = weft__reduce_check_complex(g, weft_op_name(op), p->kind == WEFT_REDUCE_MAX ||
+                                        p->kind == WEFT_REDUCE_MIN, weft_var_type(inputs[0]));
+    }
     if (st != WEFT_OK) {
         return st;
     }
@@ -275,7 +280,8 @@ weft_status_t weft__reduce_input_type(weft_graph_t *g, weft_var_t *x, const char
         char tb[64];
         weft_type_print(t, tb, sizeof tb);
         return weft_graph_set_error(g, WEFT_ETYPE, "%s (at %s:%d): input has type %s (need "
-                                    "an int32, int64, float32 or float64 tensor)", opname,
+                                    "an int32, int64, float32, float64, complex64 or "
+                                    "complex128 tensor)", opname,
                                     file, line, tb);
     }
     *ndim = weft_type_ndim(t);

@@ -30,7 +30,12 @@ weft_dtype_t weft__reduce_out_dtype(weft_reduce_kind_t kind, weft_dtype_t in);
  * float32/64, int32/64; out as weft__reduce_out_dtype(kind, x's dtype). */
 void weft__reduce_run(weft_reduce_kind_t kind, weft_dtype_t dx, const void *x, weft_dtype_t dout,
                       void *out, int64_t n_out, const weft__rloop_t *loop);
-/* out[i] *= factor for a float out. */
+/* weft__reduce_run for complex64 / complex128 x (Sum, Mean's sum, Prod;
+ * reduce_complex.c). */
+void weft__reduce_run_complex(weft_reduce_kind_t kind, weft_dtype_t dt, const void *x, void *out,
+                              int64_t n_out, const weft__rloop_t *loop);
+bool weft__reduce_is_complex(weft_dtype_t dt);
+/* out[i] *= factor for a float (or complex: each part) out. */
 void weft__reduce_scale(weft_dtype_t dt, void *out, int64_t n, double factor);
 
 /* Argmax: out[j] (int64, n_out contiguous) = index along the reduced axes of

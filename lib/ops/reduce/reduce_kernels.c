@@ -184,6 +184,10 @@ static bool rloop_prepare(const weft__rloop_t *in, weft__rloop_t *l)
 void weft__reduce_run(weft_reduce_kind_t kind, weft_dtype_t dx, const void *x, weft_dtype_t dout,
                       void *out, int64_t n_out, const weft__rloop_t *loop)
 {
+    if (weft__reduce_is_complex(dx)) { /* reduce_complex.c */
+        weft__reduce_run_complex(kind, dx, x, out, n_out, loop);
+        return;
+    }
     reduce_fill_identity(kind, dout, out, n_out);
     weft__rloop_t l;
     if (!rloop_prepare(loop, &l)) {
@@ -222,6 +226,10 @@ void weft__reduce_run(weft_reduce_kind_t kind, weft_dtype_t dx, const void *x, w
 
 void weft__reduce_scale(weft_dtype_t dt, void *out, int64_t n, double factor)
 {
+    if (weft__reduce_is_complex(dt)) { /* each part */
+        weft__reduce_scale(dt == WEFT_COMPLEX64 ? WEFT_FLOAT32 : WEFT_FLOAT64, out, 2 * n, factor);
+        return;
+    }
     for (int64_t i = 0; i < n; i++) {
         if (dt == WEFT_FLOAT32) {
             ((float *)out)[i] = (float)((double)((float *)out)[i] * factor);
