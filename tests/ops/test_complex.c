@@ -545,6 +545,87 @@ static void test_dot(void **state)
     weft_graph_clear_error(g);
 }
 
+/* ---- LAPACK / BLAS-3: Cholesky (Hermitian), Trsm, Syrk ---------------------------------- */
+
+/* Element (i, j) of a contiguous n x n complex128 tensor. */
+static double _Complex m_at(const weft_tensor_t *t, int64_t n, int64_t i, int64_t j)
+{
+    const double *d = weft_tensor_data(t);
+    return CMPLX(d[2 * (i * n + j)], d[2 * (i * n + j) + 1]);
+}
+
+static void test_cholesky_trsm_syrk(void **state)
+{
+    weft_graph_t *g = *state;
+    enum { N = 5 };
+    int64_t shape[2] = {N, N};
+    uint64_t seed = 11;
+    weft_tensor_t *b = cx_random(WEFT_COMPLEX128, 2, shape, &seed), *a;
+    /* A = B B^H + N I: Hermitian positive definite */
+    assert_int_equal(weft_tensor_empty(WEFT_COMPLEX128, 2, shape, &a), WEFT_OK);
+    double *ad = weft_tensor_data(a);
+    for (int64_t i = 0; i < N; i++)
+        for (int64_t j = 0; j < N; j++) {
+            double _Complex s = i == j ? N : 0;
+            for (int64_t q = 0; q < N; q++) s += m_at(b, N, i, q) * conj(m_at(b, N, j, q));
+            ad[2 * (i * N + j)] = creal(s);
+            ad[2 * (i * N + j) + 1] = i == j ? 0.0 : cimag(s);
+        }
+    weft_var_t *va = fx_var(g, WEFT_COMPLEX128, 2, shape), *vb = fx_var(g, WEFT_COMPLEX128, 2, shape);
+    weft_var_t *l = weft_cholesky(g, va);
+    assert_non_null(l);
+    assert_int_equal(weft_type_dtype(weft_var_type(l)), WEFT_COMPLEX128);
+    weft_tensor_t *lt = fx_eval(g, 1, &va, &a, l);
+    for (int64_t i = 0; i < N; i++) {
+        assert_true(cimag(m_at(lt, N, i, i)) == 0 && creal(m_at(lt, N, i, i)) > 0);
+        for (int64_t j = 0; j < N; j++) {
+            if (j > i) assert_true(m_at(lt, N, i, j) == 0); /* strictly upper: zeros */
+            double _Complex s = 0; /* (L L^H)[i, j] */
+            for (int64_t q = 0; q < N; q++) s += m_at(lt, N, i, q) * conj(m_at(lt, N, j, q));
+            if (cabs(s - m_at(a, N, i, j)) > 1e-12)
+                fail_msg("L L^H [%lld, %lld] = %g%+gj, A %g%+gj", (long long)i, (long long)j,
+                         creal(s), cimag(s), creal(m_at(a, N, i, j)), cimag(m_at(a, N, i, j)));
+        }
+    }
+    /* Trsm: L X = B; then L X reproduces B */
+    weft_var_t *vl = fx_var(g, WEFT_COMPLEX128, 2, shape), *in2[2] = {vl, vb};
+    weft_var_t *x = weft_trsm(g, vl, vb, 0);
+    weft_tensor_t *vals[2] = {lt, b}, *xt = fx_eval(g, 2, in2, vals, x);
+    for (int64_t i = 0; i < N; i++)
+        for (int64_t j = 0; j < N; j++) {
+            double _Complex s = 0;
+            for (int64_t q = 0; q < N; q++) s += m_at(lt, N, i, q) * m_at(xt, N, q, j);
+            assert_true(cabs(s - m_at(b, N, i, j)) < 1e-12);
+        }
+    /* Syrk: 2 B B^T (plain transpose) */
+    weft_var_t *sy = weft_syrk(g, vb, false, 2.0);
+    weft_tensor_t *st = fx_eval(g, 1, &vb, &b, sy);
+    for (int64_t i = 0; i < N; i++)
+        for (int64_t j = 0; j < N; j++) {
+            double _Complex s = 0;
+            for (int64_t q = 0; q < N; q++) s += 2 * m_at(b, N, i, q) * m_at(b, N, j, q);
+            assert_true(cabs(s - m_at(st, N, i, j)) < 1e-12);
+        }
+    weft_tensor_release(st);
+    weft_tensor_release(xt);
+    weft_tensor_release(lt);
+    /* not positive definite: the named error, not a crash */
+    ad[0] = -1;
+    weft_tensor_t *r = NULL;
+    assert_int_equal(weft_eval(g, 1, &va, &a, 1, &l, &r), WEFT_ERANGE);
+    assert_non_null(strstr(weft_graph_last_error(g), "the matrix is not positive definite"));
+    assert_null(r);
+    weft_tensor_release(a);
+    weft_tensor_release(b);
+    /* Gemm refuses complex (its alpha and beta are real today) */
+    weft_var_t *z0 = fx_var(g, WEFT_COMPLEX128, 0, NULL);
+    assert_null(weft_gemm(g, va, z0, va, va, z0, false));
+    assert_int_equal(weft_graph_error(g), WEFT_ETYPE);
+    assert_non_null(strstr(weft_graph_error_message(g), "complex128[5,5] (need a float32/float64 "
+                                                        "tensor"));
+    weft_graph_clear_error(g);
+}
+
 /* ---- reductions ------------------------------------------------------------------- */
 
 static void test_reductions(void **state)
@@ -611,6 +692,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_dtype_errors, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_dot, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_reductions, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_cholesky_trsm_syrk, fx_setup, fx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -22,8 +22,10 @@ bool weft__blas_dims_fit(int n, const int64_t *dims);
  * differs. Called at the start of every BLAS-backed perform. */
 weft_status_t weft__blas_enter(weft_blas_kind_t kind);
 
-/* The kernels take float32, float64 and (gemm, gemv; alpha and beta real)
- * complex64 / complex128 (cgemm/zgemm, cgemv/zgemv) data.
+/* The kernels take float32, float64 and (gemm, gemv, trsm, syrk, potrf;
+ * alpha and beta real) complex64 / complex128 data (cgemm/zgemm, ...;
+ * transposes are plain, never conjugate; potrf factors a Hermitian matrix,
+ * A = L L^H).
  * C <- alpha*op(A)@op(B) + beta*C; op(A) is m x k, op(B) k x n, C m x n.
  * Any length may be 0: then OpenBLAS is not called, A and B are not read
  * (their pointers may be NULL) and C becomes beta*C (zeros for beta 0). */

@@ -229,7 +229,15 @@ void weft__blas_syrk(weft_dtype_t dt, bool lower, bool trans, int64_t n, int64_t
                      int64_t ldc)
 {
     enum CBLAS_UPLO uplo = lower ? CblasLower : CblasUpper;
-    if (dt == WEFT_FLOAT64) {
+    if (dt == WEFT_COMPLEX128) { /* A A^T, no conjugation (zsyrk, not zherk) */
+        double al[2] = {alpha, 0}, be[2] = {beta, 0};
+        cblas_zsyrk(CblasRowMajor, uplo, blas_tr(trans), (int)n, (int)k, al, a, (int)lda, be, c,
+                    (int)ldc);
+    } else if (dt == WEFT_COMPLEX64) {
+        float al[2] = {(float)alpha, 0}, be[2] = {(float)beta, 0};
+        cblas_csyrk(CblasRowMajor, uplo, blas_tr(trans), (int)n, (int)k, al, a, (int)lda, be, c,
+                    (int)ldc);
+    } else if (dt == WEFT_FLOAT64) {
         cblas_dsyrk(CblasRowMajor, uplo, blas_tr(trans), (int)n, (int)k, alpha, a, (int)lda,
                     beta, c, (int)ldc);
     } else {
@@ -245,7 +253,15 @@ void weft__blas_trsm(weft_dtype_t dt, bool right, bool lower, bool trans, bool u
     enum CBLAS_SIDE side = right ? CblasRight : CblasLeft;
     enum CBLAS_UPLO uplo = lower ? CblasLower : CblasUpper;
     enum CBLAS_DIAG diag = unit ? CblasUnit : CblasNonUnit;
-    if (dt == WEFT_FLOAT64) {
+    if (dt == WEFT_COMPLEX128) { /* trans: the plain transpose, no conjugation */
+        double al[2] = {alpha, 0};
+        cblas_ztrsm(CblasRowMajor, side, uplo, blas_tr(trans), diag, (int)m, (int)n, al, a,
+                    (int)lda, b, (int)ldb);
+    } else if (dt == WEFT_COMPLEX64) {
+        float al[2] = {(float)alpha, 0};
+        cblas_ctrsm(CblasRowMajor, side, uplo, blas_tr(trans), diag, (int)m, (int)n, al, a,
+                    (int)lda, b, (int)ldb);
+    } else if (dt == WEFT_FLOAT64) {
         cblas_dtrsm(CblasRowMajor, side, uplo, blas_tr(trans), diag, (int)m, (int)n, alpha, a,
                     (int)lda, b, (int)ldb);
     } else {
@@ -260,6 +276,15 @@ int weft__lapack_potrf(weft_dtype_t dt, bool lower, int64_t n, void *a, int64_t 
      * same memory: calling the column-major routine with the other triangle
      * avoids LAPACKE's row-major transpose copies. */
     char uplo = lower ? 'U' : 'L';
+    /* Complex: the column-major view of a Hermitian A is A^T = conj(A),
+     * Hermitian too, and its factor U = L^T (A^T = U^H U), so the same
+     * memory trick gives L with A = L L^H. */
+    if (dt == WEFT_COMPLEX128) {
+        return (int)LAPACKE_zpotrf(LAPACK_COL_MAJOR, uplo, (lapack_int)n, a, (lapack_int)lda);
+    }
+    if (dt == WEFT_COMPLEX64) {
+        return (int)LAPACKE_cpotrf(LAPACK_COL_MAJOR, uplo, (lapack_int)n, a, (lapack_int)lda);
+    }
     if (dt == WEFT_FLOAT64) {
         return (int)LAPACKE_dpotrf(LAPACK_COL_MAJOR, uplo, (lapack_int)n, a, (lapack_int)lda);
     }

@@ -80,8 +80,13 @@ double weft__scalar_value(const weft_tensor_t *t);
 weft_status_t weft__linalg_check(weft_graph_t *g, const char *opname, size_t n_in,
                                  weft_var_t *const *inputs, size_t want_in, const int *ranks,
                                  weft_dtype_t *dt);
+/* Whether v's dtype is complex64 / complex128. */
+static inline bool weft__lg_is_complex(const weft_var_t *v)
+{
+    return weft_dtype_kind(weft_type_dtype(weft_var_type(v))) == WEFT_KIND_COMPLEX;
+}
 /* As weft__linalg_check; complex_ok also accepts complex64 / complex128
- * (the ops with a complex kernel: Dot). */
+ * (the ops with a complex kernel: Dot, Cholesky, Trsm, Syrk). */
 weft_status_t weft__linalg_check_dtypes(weft_graph_t *g, const char *opname, size_t n_in,
                                         weft_var_t *const *inputs, size_t want_in,
                                         const int *ranks, bool complex_ok, weft_dtype_t *dt);
