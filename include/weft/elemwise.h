@@ -36,6 +36,21 @@
  * "Conversions" says: a float that is NaN, infinite or outside the target
  * integer's range becomes that integer's minimum (as NumPy on x86-64).
  *
+ * Complex numbers (complex64, complex128; docs/dtypes.md "Complex numbers"):
+ * a node with a complex input takes NumPy's promotion (weft_dtype_promote:
+ * float64 + complex64 is complex128). Allowed on complex: Neg Add Sub Mul
+ * Div (Smith's algorithm, as NumPy) Sqr Exp Log Sqrt Pow Sin Cos Tanh (C's
+ * cexp ...), Abs (a real result: complex64 -> float32, complex128 ->
+ * float64), Eq Ne, Second, Switch branches, Cast, Real Imag Conj Angle.
+ * Refused (WEFT_ETYPE naming the op, input and dtype): Lt Le Gt Ge Maximum
+ * Minimum ("complex numbers have no order in weft"), Sgn Log1p Sigmoid Relu
+ * ("... is not defined for complex numbers"). The complex kinds: Real(x),
+ * Imag(x) (the parts, real; a real x: x, zeros), Conj(x), Angle(x)
+ * (atan2(im, re), real; a real x: 0 or pi in its float dtype) and
+ * Complex(re, im) = re + 1j im (real inputs; complex64 for float32 parts,
+ * else complex128). No kind has an in-place variant that changes dtype
+ * (Complex, and Real/Imag/Abs/Angle of a complex input, have none).
+ *
  * Sigmoid is numpy's 1 / (1 + exp(-x)), bit for bit, wherever exp(-x) is
  * finite; below that (x < -88.72 float32, < -709.78 float64) it is
  * exp(x) / (1 + exp(x)), so it reaches the subnormals instead of dropping to
@@ -51,6 +66,10 @@
  * gradients are summed over broadcast axes and cast back to the input dtype.
  * Comparisons, Sgn and the switch condition have no gradient (their
  * input_grads are left NULL: disconnected), as do bool/integer inputs.
+ * Complex intermediates carry gradients for Real, Imag, Complex, Conj, Abs,
+ * Add, Sub, Neg, Mul, Second, Switch and Cast (PyTensor's convention,
+ * docs/dtypes.md "Complex numbers"); any other kind on a complex input
+ * returns an undefined gradient (weft_grad: WEFT_ENOGRAD naming the node).
  * Maximum and Minimum send gz to the input equal to the result and split a
  * tie, gz/2 to each input (none where the result is NaN): maximum(x, x)
  * gets gz in all, and a tie between two variables gets the symmetric

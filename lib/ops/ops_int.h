@@ -42,6 +42,11 @@ weft_status_t weft__ew_complex_infer(weft_graph_t *g, weft_elemwise_kind_t k, si
  * dtype odt; WEFT_DTYPE_COUNT when the node is not complex-involved. */
 weft_dtype_t weft__ew_complex_compute(weft_elemwise_kind_t k, weft_tensor_t *const *in,
                                       size_t n_in, weft_dtype_t odt);
+/* Gradients (elemwise_complex_grad.c): whether the node is complex-family
+ * or has a complex input or output, and its grad hook. */
+bool weft__ew_complex_grad_applies(const weft_apply_t *node);
+weft_status_t weft__ew_complex_grad(weft_graph_t *g, const weft_apply_t *node,
+                                    weft_var_t *const *output_grads, weft_var_t **input_grads);
 /* weft__elemwise_kernel for a complex compute dtype or a complex-family kind. */
 weft__row_fn weft__elemwise_complex_kernel(weft_elemwise_kind_t kind, weft_dtype_t dt);
 

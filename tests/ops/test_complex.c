@@ -11,6 +11,7 @@
 
 #include "ops_fixture.h"
 #include "weft/composite.h"
+#include "weft/grad.h"
 #include "weft/graph_io.h"
 #include "weft/linalg.h"
 #include "weft/npy.h"
@@ -626,6 +627,56 @@ static void test_cholesky_trsm_syrk(void **state)
     weft_graph_clear_error(g);
 }
 
+/* ---- gradients (PyTensor's convention, docs/dtypes.md) ------------------------------- */
+
+/* |complex(x, y) * complex(y, x) + complex(x, x)|: Complex, Mul, Add, Abs */
+static weft_var_t *cost_abs(weft_graph_t *g, size_t n, weft_var_t *const *in, void *user)
+{
+    (void)n;
+    (void)user;
+    weft_var_t *z = weft_complex(g, in[0], in[1]), *w = weft_complex(g, in[1], in[0]);
+    return weft_abs(g, weft_add(g, weft_mul(g, z, w), weft_complex(g, in[0], in[0])));
+}
+
+/* imag(z - (-w)) + real(conj(z) * cast(y, complex128)) * 0.5: Imag, Sub,
+ * Neg, Real, Conj, Cast, Mul with a real-valued complex */
+static weft_var_t *cost_parts(weft_graph_t *g, size_t n, weft_var_t *const *in, void *user)
+{
+    (void)n;
+    (void)user;
+    weft_var_t *z = weft_complex(g, in[0], in[1]), *w = weft_complex(g, in[1], in[0]);
+    weft_var_t *a = weft_imag(g, weft_sub(g, z, weft_neg(g, w)));
+    weft_var_t *b = weft_real(g, weft_mul(g, weft_conj(g, z), weft_cast(g, in[1], WEFT_COMPLEX128)));
+    return weft_add(g, a, weft_mul_scalar(g, b, 0.5));
+}
+
+static void test_gradients(void **state)
+{
+    (void)state;
+    int64_t shape[1] = {4};
+    weft_tensor_t *pts[2];
+    assert_int_equal(weft_verify_grad_random(WEFT_FLOAT64, 1, shape, 0.5, 2, 1, &pts[0]), WEFT_OK);
+    assert_int_equal(weft_verify_grad_random(WEFT_FLOAT64, 1, shape, -2, -0.5, 2, &pts[1]), WEFT_OK);
+    weft_verify_grad_fn fns[2] = {cost_abs, cost_parts};
+    for (int f = 0; f < 2; f++) {
+        weft_verify_grad_result_t r;
+        weft_status_t st = weft_verify_grad(fns[f], NULL, 2, pts, NULL, &r);
+        if (st != WEFT_OK) fail_msg("cost %d: %s", f, r.message);
+        assert_true(r.n_evals > 0);
+    }
+    weft_tensor_release(pts[0]);
+    weft_tensor_release(pts[1]);
+    /* Exp of a complex number has no gradient here: WEFT_ENOGRAD naming it */
+    weft_graph_t *g;
+    assert_int_equal(weft_graph_create(NULL, &g), WEFT_OK);
+    weft_var_t *x = fx_var(g, WEFT_FLOAT64, 1, shape), *gx = NULL;
+    weft_var_t *c = weft_sum(g, weft_real(g, weft_exp(g, weft_complex(g, x, x))), 0, NULL, false);
+    assert_null(weft_grads(g, c, 1, &x, NULL, &gx));
+    assert_int_equal(weft_graph_error(g), WEFT_ENOGRAD);
+    assert_non_null(strstr(weft_graph_error_message(g), "it stops at apply 1 (Exp, built at "));
+    weft_graph_destroy(g);
+}
+
 /* ---- reductions ------------------------------------------------------------------- */
 
 static void test_reductions(void **state)
@@ -693,6 +744,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_dot, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_reductions, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_cholesky_trsm_syrk, fx_setup, fx_teardown),
+        cmocka_unit_test(test_gradients),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
