@@ -8,8 +8,8 @@
  * transpose is plain, never conjugate). Every input of one op has the same
  * dtype (no implicit upcast: WEFT_ETYPE).
  * Each op has a reverse-mode gradient (weft/grad.h), except on complex
- * inputs (Cholesky, Trsm, Syrk: none, disconnected; Dot: PyTensor's
- * formulas, unconjugated).
+ * inputs (Cholesky, Trsm, Syrk: none, disconnected; Dot: dX = G conj(Y)^T,
+ * dY = conj(X)^T G, PyTensor's complex convention).
  *
  * Strides: a kernel hands BLAS the operand's memory as it is whenever the
  * layout allows: a row-major matrix with any row stride becomes the leading

@@ -650,6 +650,14 @@ static weft_var_t *cost_parts(weft_graph_t *g, size_t n, weft_var_t *const *in, 
     return weft_add(g, a, weft_mul_scalar(g, b, 0.5));
 }
 
+/* |complex(A, B) @ complex(B, A)|: Dot's gradient (conjugated operands) */
+static weft_var_t *cost_dot(weft_graph_t *g, size_t n, weft_var_t *const *in, void *user)
+{
+    (void)n;
+    (void)user;
+    return weft_abs(g, weft_dot(g, weft_complex(g, in[0], in[1]), weft_complex(g, in[1], in[0])));
+}
+
 static void test_gradients(void **state)
 {
     (void)state;
@@ -664,6 +672,13 @@ static void test_gradients(void **state)
         if (st != WEFT_OK) fail_msg("cost %d: %s", f, r.message);
         assert_true(r.n_evals > 0);
     }
+    weft_tensor_release(pts[0]);
+    weft_tensor_release(pts[1]);
+    int64_t sq[2] = {3, 3};
+    assert_int_equal(weft_verify_grad_random(WEFT_FLOAT64, 2, sq, -1, 1, 3, &pts[0]), WEFT_OK);
+    assert_int_equal(weft_verify_grad_random(WEFT_FLOAT64, 2, sq, -1, 1, 4, &pts[1]), WEFT_OK);
+    weft_verify_grad_result_t r;
+    if (weft_verify_grad(cost_dot, NULL, 2, pts, NULL, &r) != WEFT_OK) fail_msg("Dot: %s", r.message);
     weft_tensor_release(pts[0]);
     weft_tensor_release(pts[1]);
     /* Exp of a complex number has no gradient here: WEFT_ENOGRAD naming it */

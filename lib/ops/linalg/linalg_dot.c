@@ -208,6 +208,13 @@ static weft_status_t dot_grad(weft_graph_t *g, const weft_apply_t *node,
     }
     int nx = weft_type_ndim(weft_var_type(x)), ny = weft_type_ndim(weft_var_type(y));
     weft_status_t st = WEFT_OK;
+    if (weft__lg_is_complex(x)) { /* d/dx of x@y sends gz conj(y) (docs/dtypes.md): each
+                                   * formula below multiplies gz by the other operand */
+        weft_var_t *xc = weft_conj(g, x), *yc = weft_conj(g, y);
+        if ((st = weft__got(g, xc)) != WEFT_OK || (st = weft__got(g, yc)) != WEFT_OK) return st;
+        x = xc;
+        y = yc;
+    }
     if (nx == 1 && ny == 1) {
         st = weft__got(g, input_grads[0] = weft_mul(g, gz, y));
         return st == WEFT_OK ? weft__got(g, input_grads[1] = weft_mul(g, gz, x)) : st;
