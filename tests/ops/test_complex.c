@@ -13,6 +13,10 @@
 #include "weft/composite.h"
 #include "weft/grad.h"
 #include "weft/graph_io.h"
+#include "weft/fgraph.h"
+#include "weft/function.h"
+#include "weft/rewrite.h"
+#include "weft/rewrite_db.h"
 #include "weft/linalg.h"
 #include "weft/npy.h"
 #include "weft/reduce.h"
@@ -692,6 +696,59 @@ static void test_gradients(void **state)
     weft_graph_destroy(g);
 }
 
+/* ---- fusion: the rewrite leaves complex nodes alone ------------------------------------ */
+
+static void test_fusion_skips_complex(void **state)
+{
+    weft_graph_t *g = *state;
+    int64_t shape[1] = {8};
+    weft_var_t *z = fx_var(g, WEFT_COMPLEX128, 1, shape), *x = fx_var(g, WEFT_FLOAT64, 1, shape);
+    weft_var_t *zc = weft_mul(g, weft_exp(g, weft_neg(g, z)), z); /* complex chain */
+    weft_var_t *xr = weft_mul(g, weft_tanh(g, weft_neg(g, x)), x); /* the same, real */
+    weft_var_t *in[2] = {z, x}, *outs[2] = {zc, xr};
+    weft_fgraph_options_t o = WEFT_FGRAPH_OPTIONS_INIT;
+    o.clone = false;
+    weft_fgraph_t *fg;
+    assert_int_equal(weft_fgraph_create(g, 2, in, 2, outs, &o, NULL, &fg), WEFT_OK);
+    weft_rewriter_t *node, *walk;
+    assert_int_equal(weft_rewriter_builtin_create("local_elemwise_fusion", &node), WEFT_OK);
+    assert_int_equal(weft_rewriter_walk_create("w", WEFT_WALK_OUT2IN, true, 1, &node, &walk),
+                     WEFT_OK);
+    weft_rewrite_stats_t *stats;
+    assert_int_equal(weft_rewrite_stats_create(&stats), WEFT_OK);
+    assert_int_equal(weft_rewriter_apply(walk, fg, stats), WEFT_OK);
+    uint64_t applied = 0, failed = 0;
+    assert_int_equal(weft_rewrite_stats_get(stats, "local_elemwise_fusion", &applied, &failed, NULL),
+                     WEFT_OK);
+    assert_int_equal(applied, 1); /* the real chain only */
+    assert_int_equal(failed, 0);
+    assert_int_equal(weft_graph_error(g), WEFT_OK); /* and no error left behind */
+    weft_rewrite_stats_destroy(stats);
+    weft_rewriter_release(walk);
+    char a[64], b[64];
+    weft_op_print(weft_apply_op(weft_var_owner(weft_fgraph_output(fg, 0))), a, sizeof a);
+    weft_op_print(weft_apply_op(weft_var_owner(weft_fgraph_output(fg, 1))), b, sizeof b);
+    assert_string_equal(a, "Mul");                      /* complex: not fused */
+    assert_string_equal(b, "Composite{(Tanh(Neg(i0)) * i0)}"); /* real: fused */
+    weft_fgraph_destroy(fg);
+    /* the whole default pipeline (fusion, in-place) computes what eval does */
+    weft_function_t *f;
+    assert_int_equal(weft_function_compile(2, in, 2, outs, 0, NULL, NULL, &f), WEFT_OK);
+    weft_tensor_t *vals[2] = {cx_tensor(WEFT_COMPLEX128, 8, want_a), NULL}, *got[2] = {NULL, NULL};
+    assert_int_equal(weft_tensor_full(WEFT_FLOAT64, 1, shape, 0.5, &vals[1]), WEFT_OK);
+    assert_int_equal(weft_function_call(f, 2, vals, 2, got), WEFT_OK);
+    weft_tensor_t *ref = fx_eval(g, 2, in, vals, zc);
+    bool eq = false;
+    assert_int_equal(weft_tensor_allclose(got[0], ref, 0, 0, &eq), WEFT_OK);
+    assert_true(eq);
+    weft_tensor_release(ref);
+    weft_tensor_release(got[0]);
+    weft_tensor_release(got[1]);
+    weft_tensor_release(vals[0]);
+    weft_tensor_release(vals[1]);
+    assert_int_equal(weft_function_destroy(f), WEFT_OK);
+}
+
 /* ---- reductions ------------------------------------------------------------------- */
 
 static void test_reductions(void **state)
@@ -760,6 +817,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_reductions, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_cholesky_trsm_syrk, fx_setup, fx_teardown),
         cmocka_unit_test(test_gradients),
+        cmocka_unit_test_setup_teardown(test_fusion_skips_complex, fx_setup, fx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
