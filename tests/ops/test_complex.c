@@ -622,13 +622,60 @@ static void test_cholesky_trsm_syrk(void **state)
     assert_null(r);
     weft_tensor_release(a);
     weft_tensor_release(b);
-    /* Gemm refuses complex (its alpha and beta are real today) */
-    weft_var_t *z0 = fx_var(g, WEFT_COMPLEX128, 0, NULL);
-    assert_null(weft_gemm(g, va, z0, va, va, z0, false));
+    /* gradients are with respect to real variables */
+    assert_null(weft_grad(g, weft_real(g, weft_sum(g, weft_cholesky(g, va), 0, NULL, false)),
+                          va));
     assert_int_equal(weft_graph_error(g), WEFT_ETYPE);
-    assert_non_null(strstr(weft_graph_error_message(g), "complex128[5,5] (need a float32/float64 "
-                                                        "tensor"));
+    assert_non_null(strstr(weft_graph_error_message(g), "'<complex128[5,5]>' (created at "));
+    assert_non_null(strstr(weft_graph_error_message(g), ") is not a float tensor"));
     weft_graph_clear_error(g);
+}
+
+/* Gemm(z, a, x, y, b) = b z + a x@y and Gemv with complex a and b (zgemm /
+ * zgemv take them as they are), z a broadcast row, against a naive loop. */
+static void test_gemm_gemv(void **state)
+{
+    weft_graph_t *g = *state;
+    uint64_t seed = 21;
+    int64_t sz[2] = {1, 4}, sx[2] = {3, 5}, sy[2] = {5, 4}, sv[1] = {5}, sw[1] = {3};
+    weft_tensor_t *t[5] = {cx_random(WEFT_COMPLEX128, 2, sz, &seed), NULL,
+                           cx_random(WEFT_COMPLEX128, 2, sx, &seed),
+                           cx_random(WEFT_COMPLEX128, 2, sy, &seed), NULL};
+    assert_int_equal(weft_tensor_empty(WEFT_COMPLEX128, 0, NULL, &t[1]), WEFT_OK);
+    assert_int_equal(weft_tensor_empty(WEFT_COMPLEX128, 0, NULL, &t[4]), WEFT_OK);
+    assert_int_equal(weft_tensor_set_complex(t[1], NULL, 0.5, -2), WEFT_OK); /* a */
+    assert_int_equal(weft_tensor_set_complex(t[4], NULL, -1, 0.25), WEFT_OK); /* b */
+    weft_var_t *v[5] = {fx_var(g, WEFT_COMPLEX128, 2, sz), fx_var(g, WEFT_COMPLEX128, 0, NULL),
+                        fx_var(g, WEFT_COMPLEX128, 2, sx), fx_var(g, WEFT_COMPLEX128, 2, sy),
+                        fx_var(g, WEFT_COMPLEX128, 0, NULL)};
+    weft_var_t *y = weft_gemm(g, v[0], v[1], v[2], v[3], v[4], false);
+    assert_non_null(y);
+    weft_tensor_t *r = fx_eval(g, 5, v, t, y);
+    double _Complex a = CMPLX(0.5, -2), b = CMPLX(-1, 0.25);
+    for (int64_t i = 0; i < 3; i++)
+        for (int64_t j = 0; j < 4; j++) {
+            double _Complex want = b * cx_at(t[0], 0, j);
+            for (int64_t q = 0; q < 5; q++) want += a * cx_at(t[2], i, q) * cx_at(t[3], q, j);
+            assert_true(cabs(cx_at(r, i, j) - want) < 1e-13);
+        }
+    weft_tensor_release(r);
+    /* Gemv: b w + a x@u */
+    weft_tensor_t *u = cx_random(WEFT_COMPLEX128, 1, sv, &seed), *w = cx_random(WEFT_COMPLEX128, 1, sw, &seed);
+    weft_var_t *vu = fx_var(g, WEFT_COMPLEX128, 1, sv), *vw = fx_var(g, WEFT_COMPLEX128, 1, sw);
+    weft_var_t *gv = weft_gemv(g, vw, v[1], v[2], vu, v[4], false);
+    assert_non_null(gv);
+    weft_var_t *iv[5] = {vw, v[1], v[2], vu, v[4]};
+    weft_tensor_t *it[5] = {w, t[1], t[2], u, t[4]};
+    r = fx_eval(g, 5, iv, it, gv);
+    for (int64_t i = 0; i < 3; i++) {
+        double _Complex want = b * cx_at(w, i, 0);
+        for (int64_t q = 0; q < 5; q++) want += a * cx_at(t[2], i, q) * cx_at(u, q, 0);
+        assert_true(cabs(cx_at(r, i, 0) - want) < 1e-13);
+    }
+    weft_tensor_release(r);
+    weft_tensor_release(u);
+    weft_tensor_release(w);
+    for (int k = 0; k < 5; k++) weft_tensor_release(t[k]);
 }
 
 /* ---- gradients (PyTensor's convention, docs/dtypes.md) ------------------------------- */
@@ -816,6 +863,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_dot, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_reductions, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_cholesky_trsm_syrk, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_gemm_gemv, fx_setup, fx_teardown),
         cmocka_unit_test(test_gradients),
         cmocka_unit_test_setup_teardown(test_fusion_skips_complex, fx_setup, fx_teardown),
     };

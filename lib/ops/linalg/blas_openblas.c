@@ -2,6 +2,8 @@
  * lapacke.h. Owns the per-node-kind BLAS thread settings (weft/linalg.h) and
  * raw row-major kernels for float32/float64 (blas_int.h) that the linalg ops
  * call after resolving tensor strides into leading dimensions and flags. */
+#include <complex.h>
+
 #include <cblas.h>
 #include <lapacke.h>
 #include <limits.h>
@@ -92,65 +94,77 @@ static enum CBLAS_TRANSPOSE blas_tr(bool t)
     return t ? CblasTrans : CblasNoTrans;
 }
 
-/* The real dtype of a complex dtype's parts. */
-static weft_dtype_t part_dtype(weft_dtype_t cx)
+/* blas_scale for complex C: each element times beta (beta 0: zeros). */
+static void blas_cscale(weft_dtype_t dt, int64_t m, int64_t n, weft__blas_scalar_t beta, void *c,
+                        int64_t ldc)
 {
-    return cx == WEFT_COMPLEX64 ? WEFT_FLOAT32 : WEFT_FLOAT64;
+    for (int64_t i = 0; i < m; i++) {
+        for (int64_t j = 0; j < n; j++) {
+            if (dt == WEFT_COMPLEX128) {
+                double _Complex *p = (double _Complex *)c + i * ldc + j;
+                *p = beta == 0.0 ? 0.0 : beta * *p;
+            } else {
+                float _Complex *p = (float _Complex *)c + i * ldc + j;
+                *p = beta == 0.0 ? 0.0f : (float _Complex)beta * *p;
+            }
+        }
+    }
 }
 
 /* C <- beta*C for the m x n row-major matrix at c (beta 0: zeros, C not read,
  * as BLAS): a product over an empty inner length. */
-static void blas_scale(weft_dtype_t dt, int64_t m, int64_t n, double beta, void *c, int64_t ldc)
+static void blas_scale(weft_dtype_t dt, int64_t m, int64_t n, weft__blas_scalar_t beta, void *c,
+                       int64_t ldc)
 {
     if (beta == 1.0) {
         return;
     }
-    if (dt == WEFT_COMPLEX64 || dt == WEFT_COMPLEX128) { /* a row of 2n parts */
-        for (int64_t i = 0; i < m; i++) {
-            blas_scale(part_dtype(dt), 1, 2 * n, beta, (char *)c + i * ldc * (int64_t)weft_dtype_size(dt), 0);
-        }
+    if (dt == WEFT_COMPLEX64 || dt == WEFT_COMPLEX128) {
+        blas_cscale(dt, m, n, beta, c, ldc);
         return;
     }
     for (int64_t i = 0; i < m; i++) {
         for (int64_t j = 0; j < n; j++) {
             if (dt == WEFT_FLOAT64) {
                 double *p = (double *)c + i * ldc + j;
-                *p = beta == 0.0 ? 0.0 : beta * *p;
+                *p = beta == 0.0 ? 0.0 : creal(beta) * *p;
             } else {
                 float *p = (float *)c + i * ldc + j;
-                *p = beta == 0.0 ? 0.0f : (float)beta * *p;
+                *p = beta == 0.0 ? 0.0f : (float)creal(beta) * *p;
             }
         }
     }
 }
 
 /* complex64 / complex128 (cgemm / zgemm, cgemv / zgemv): alpha and beta
- * are real here, passed as complex numbers with imaginary part 0. */
+ * passed as (re, im) pairs. */
 static void blas_cgemm(weft_dtype_t dt, bool ta, bool tb, int64_t m, int64_t n, int64_t k,
-                       double alpha, const void *a, int64_t lda, const void *b, int64_t ldb,
-                       double beta, void *c, int64_t ldc)
+                       weft__blas_scalar_t alpha, const void *a, int64_t lda, const void *b,
+                       int64_t ldb, weft__blas_scalar_t beta, void *c, int64_t ldc)
 {
     if (dt == WEFT_COMPLEX128) {
-        double al[2] = {alpha, 0}, be[2] = {beta, 0};
+        double al[2] = {creal(alpha), cimag(alpha)}, be[2] = {creal(beta), cimag(beta)};
         cblas_zgemm(CblasRowMajor, blas_tr(ta), blas_tr(tb), (int)m, (int)n, (int)k, al, a,
                     (int)lda, b, (int)ldb, be, c, (int)ldc);
     } else {
-        float al[2] = {(float)alpha, 0}, be[2] = {(float)beta, 0};
+        float al[2] = {(float)creal(alpha), (float)cimag(alpha)};
+        float be[2] = {(float)creal(beta), (float)cimag(beta)};
         cblas_cgemm(CblasRowMajor, blas_tr(ta), blas_tr(tb), (int)m, (int)n, (int)k, al, a,
                     (int)lda, b, (int)ldb, be, c, (int)ldc);
     }
 }
 
-static void blas_cgemv(weft_dtype_t dt, bool ta, int64_t m, int64_t n, double alpha,
-                       const void *a, int64_t lda, const void *x, int64_t incx, double beta,
-                       void *y, int64_t incy)
+static void blas_cgemv(weft_dtype_t dt, bool ta, int64_t m, int64_t n,
+                       weft__blas_scalar_t alpha, const void *a, int64_t lda, const void *x,
+                       int64_t incx, weft__blas_scalar_t beta, void *y, int64_t incy)
 {
     if (dt == WEFT_COMPLEX128) {
-        double al[2] = {alpha, 0}, be[2] = {beta, 0};
+        double al[2] = {creal(alpha), cimag(alpha)}, be[2] = {creal(beta), cimag(beta)};
         cblas_zgemv(CblasRowMajor, blas_tr(ta), (int)m, (int)n, al, a, (int)lda, x, (int)incx,
                     be, y, (int)incy);
     } else {
-        float al[2] = {(float)alpha, 0}, be[2] = {(float)beta, 0};
+        float al[2] = {(float)creal(alpha), (float)cimag(alpha)};
+        float be[2] = {(float)creal(beta), (float)cimag(beta)};
         cblas_cgemv(CblasRowMajor, blas_tr(ta), (int)m, (int)n, al, a, (int)lda, x, (int)incx,
                     be, y, (int)incy);
     }
@@ -174,8 +188,8 @@ void weft__blas_dotu(weft_dtype_t dt, int64_t n, const void *x, int64_t incx, co
  * A and B (NaN behind them propagated, NULL crashed). An empty inner length
  * is beta*C here, read from nothing else. */
 void weft__blas_gemm(weft_dtype_t dt, bool ta, bool tb, int64_t m, int64_t n, int64_t k,
-                     double alpha, const void *a, int64_t lda, const void *b, int64_t ldb,
-                     double beta, void *c, int64_t ldc)
+                     weft__blas_scalar_t alpha, const void *a, int64_t lda, const void *b,
+                     int64_t ldb, weft__blas_scalar_t beta, void *c, int64_t ldc)
 {
     if (m == 0 || n == 0 || k == 0) {
         blas_scale(dt, m, n, beta, c, ldc);
@@ -184,17 +198,18 @@ void weft__blas_gemm(weft_dtype_t dt, bool ta, bool tb, int64_t m, int64_t n, in
     if (dt == WEFT_COMPLEX64 || dt == WEFT_COMPLEX128) {
         blas_cgemm(dt, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
     } else if (dt == WEFT_FLOAT64) {
-        cblas_dgemm(CblasRowMajor, blas_tr(ta), blas_tr(tb), (int)m, (int)n, (int)k, alpha, a,
-                    (int)lda, b, (int)ldb, beta, c, (int)ldc);
+        cblas_dgemm(CblasRowMajor, blas_tr(ta), blas_tr(tb), (int)m, (int)n, (int)k,
+                    creal(alpha), a, (int)lda, b, (int)ldb, creal(beta), c, (int)ldc);
     } else {
         cblas_sgemm(CblasRowMajor, blas_tr(ta), blas_tr(tb), (int)m, (int)n, (int)k,
-                    (float)alpha, a, (int)lda, b, (int)ldb, (float)beta, c, (int)ldc);
+                    (float)creal(alpha), a, (int)lda, b, (int)ldb, (float)creal(beta), c,
+                    (int)ldc);
     }
 }
 
-void weft__blas_gemv(weft_dtype_t dt, bool ta, int64_t m, int64_t n, double alpha,
-                     const void *a, int64_t lda, const void *x, int64_t incx, double beta,
-                     void *y, int64_t incy)
+void weft__blas_gemv(weft_dtype_t dt, bool ta, int64_t m, int64_t n, weft__blas_scalar_t alpha,
+                     const void *a, int64_t lda, const void *x, int64_t incx,
+                     weft__blas_scalar_t beta, void *y, int64_t incy)
 {
     int64_t ylen = ta ? n : m, inner = ta ? m : n;
     if (ylen == 0 || inner == 0) { /* as weft__blas_gemm: y <- beta*y */
@@ -204,11 +219,11 @@ void weft__blas_gemv(weft_dtype_t dt, bool ta, int64_t m, int64_t n, double alph
     if (dt == WEFT_COMPLEX64 || dt == WEFT_COMPLEX128) {
         blas_cgemv(dt, ta, m, n, alpha, a, lda, x, incx, beta, y, incy);
     } else if (dt == WEFT_FLOAT64) {
-        cblas_dgemv(CblasRowMajor, blas_tr(ta), (int)m, (int)n, alpha, a, (int)lda, x,
-                    (int)incx, beta, y, (int)incy);
+        cblas_dgemv(CblasRowMajor, blas_tr(ta), (int)m, (int)n, creal(alpha), a, (int)lda, x,
+                    (int)incx, creal(beta), y, (int)incy);
     } else {
-        cblas_sgemv(CblasRowMajor, blas_tr(ta), (int)m, (int)n, (float)alpha, a, (int)lda, x,
-                    (int)incx, (float)beta, y, (int)incy);
+        cblas_sgemv(CblasRowMajor, blas_tr(ta), (int)m, (int)n, (float)creal(alpha), a,
+                    (int)lda, x, (int)incx, (float)creal(beta), y, (int)incy);
     }
 }
 

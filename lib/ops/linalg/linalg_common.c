@@ -6,6 +6,8 @@
 
 #include "tensor/kernel_int.h" /* weft__kernel_scratch_copy */
 #include "graph/ctor_int.h"
+#include <complex.h>
+
 #include "linalg_int.h"
 #include "weft/elemwise.h"
 #include "weft/reduce.h"
@@ -84,8 +86,8 @@ void weft__bvec_fini(weft_kernel_ctx_t *ctx, weft__bvec_t *v)
     v->copy = NULL;
 }
 
-void weft__bmat_gemm(weft_dtype_t dt, double alpha, const weft__bmat_t *a, const weft__bmat_t *b,
-                     double beta, const weft__bmat_t *c)
+void weft__bmat_gemm(weft_dtype_t dt, weft__blas_scalar_t alpha, const weft__bmat_t *a,
+                     const weft__bmat_t *b, weft__blas_scalar_t beta, const weft__bmat_t *c)
 {
     if (!c->trans) {
         weft__blas_gemm(dt, a->trans, b->trans, c->rows, c->cols, a->cols, alpha, a->data, a->ld,
@@ -128,7 +130,7 @@ void weft__bmat_gemm(weft_dtype_t dt, double alpha, const weft__bmat_t *a, const
 
 typedef struct gemm_split {
     weft_dtype_t dt;
-    double alpha, beta;
+    weft__blas_scalar_t alpha, beta;
     weft__bmat_t a, b, c;
     bool by_rows;  /* blocks are rows of C (and A), else columns of C (and B) */
     int64_t block; /* rows (columns) per block; the last block takes the rest */
@@ -184,8 +186,9 @@ static int64_t gemm_block_len(int64_t len, int64_t other)
     return (b + 31) / 32 * 32;
 }
 
-weft_status_t weft__bmat_gemm_par(weft_kernel_ctx_t *ctx, weft_dtype_t dt, double alpha,
-                                  const weft__bmat_t *a, const weft__bmat_t *b, double beta,
+weft_status_t weft__bmat_gemm_par(weft_kernel_ctx_t *ctx, weft_dtype_t dt,
+                                  weft__blas_scalar_t alpha, const weft__bmat_t *a,
+                                  const weft__bmat_t *b, weft__blas_scalar_t beta,
                                   const weft__bmat_t *c)
 {
     int64_t m = c->rows, n = c->cols, k = a->cols;
@@ -205,8 +208,8 @@ weft_status_t weft__bmat_gemm_par(weft_kernel_ctx_t *ctx, weft_dtype_t dt, doubl
     return weft_kernel_parallel_for(ctx, (size_t)len, (size_t)sp.block, gemm_split_range, &sp);
 }
 
-void weft__bmat_gemv(weft_dtype_t dt, double alpha, const weft__bmat_t *a, const weft__bvec_t *x,
-                     double beta, const weft__bvec_t *y)
+void weft__bmat_gemv(weft_dtype_t dt, weft__blas_scalar_t alpha, const weft__bmat_t *a,
+                     const weft__bvec_t *x, weft__blas_scalar_t beta, const weft__bvec_t *y)
 {
     /* gemv takes the matrix as stored: rows x cols row-major, or its transpose. */
     int64_t m = a->trans ? a->cols : a->rows, n = a->trans ? a->rows : a->cols;
@@ -217,6 +220,14 @@ void weft__bmat_gemv(weft_dtype_t dt, double alpha, const weft__bmat_t *a, const
 double weft__scalar_value(const weft_tensor_t *t)
 {
     return weft_tensor_flat_get(t, 0);
+}
+
+weft__blas_scalar_t weft__scalar_value_cx(const weft_tensor_t *t)
+{
+    int64_t idx[WEFT_MAX_NDIM] = {0}; /* element [0, ..., 0] */
+    double re = 0, im = 0;
+    weft_tensor_get_complex(t, idx, &re, &im);
+    return re + im * I;
 }
 
 weft_status_t weft__linalg_check(weft_graph_t *g, const char *opname, size_t n_in,
