@@ -189,6 +189,9 @@ static inline bool weft__dtype_is_float(weft_dtype_t d)
     return d == WEFT_FLOAT32 || d == WEFT_FLOAT64;
 }
 
+/* An undefined gradient (a variable of the null type) created at node's
+ * site: weft_grad then fails with WEFT_ENOGRAD naming node (elemwise_grad.c). */
+weft_status_t weft__grad_undefined(weft_graph_t *g, const weft_apply_t *node, weft_var_t **out);
 /* Gradient helper: grad (of a broadcast result) summed over the axes where
  * target's static length is 1 but grad's is not (keepdims), then cast to
  * target's dtype. grad and target have the same ndim. */

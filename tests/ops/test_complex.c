@@ -263,42 +263,50 @@ static weft_tensor_t *run_kind(weft_graph_t *g, weft_elemwise_kind_t k, weft_dty
     return r;
 }
 
+/* kind on (a[, b]) of dtype dt against want: complex pairs, or reals
+ * (real_out: Abs, Real, Imag, Angle; bool for Eq/Ne). */
+typedef struct kind_case {
+    weft_elemwise_kind_t k;
+    weft_dtype_t dt;
+    const double *a, *b, *want;
+    bool real_out;
+} kind_case_t;
+
+static void check_kinds(weft_graph_t *g, const kind_case_t *cases, size_t n)
+{
+    for (size_t c = 0; c < n; c++) {
+        weft_tensor_t *r = run_kind(g, cases[c].k, cases[c].dt, cases[c].a, cases[c].b);
+        if (cases[c].real_out)
+            expect_real(r, cases[c].want, 8);
+        else
+            expect_cx(r, cases[c].want, 8);
+        weft_tensor_release(r);
+    }
+}
+
 static void test_binary_kinds(void **state)
 {
     weft_graph_t *g = *state;
-    static const struct {
-        weft_elemwise_kind_t k;
-        const double *want;
-    } cases[] = {{WEFT_ELEMWISE_ADD, want_add}, {WEFT_ELEMWISE_SUB, want_sub},
-                 {WEFT_ELEMWISE_MUL, want_mul}, {WEFT_ELEMWISE_DIV, want_div},
-                 {WEFT_ELEMWISE_POW, want_pow}};
-    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-        weft_tensor_t *r = run_kind(g, cases[c].k, WEFT_COMPLEX128, want_a, want_b);
-        assert_int_equal(weft_tensor_dtype(r), WEFT_COMPLEX128);
-        expect_cx(r, cases[c].want, 8);
-        weft_tensor_release(r);
-    }
     static const double z12[16] = {1, 2, 1, 2, 1, 2, 1, 2, 1, 2, 1, 2, 1, 2, 1, 2};
-    weft_tensor_t *r = run_kind(g, WEFT_ELEMWISE_POW, WEFT_COMPLEX128, z12, want_pz); /* integral exponents */
-    expect_cx(r, want_powint, 8);
-    weft_tensor_release(r);
-    r = run_kind(g, WEFT_ELEMWISE_EQ, WEFT_COMPLEX128, want_a, want_b);
-    assert_int_equal(weft_tensor_dtype(r), WEFT_BOOL);
-    expect_real(r, want_eq, 8);
-    weft_tensor_release(r);
-    r = run_kind(g, WEFT_ELEMWISE_NE, WEFT_COMPLEX128, want_a, want_b);
-    expect_real(r, want_ne, 8);
-    weft_tensor_release(r);
-    r = run_kind(g, WEFT_ELEMWISE_NE, WEFT_COMPLEX128, want_a, want_a);
     static const double ne_self[] = {0, 0, 0, 0, 0, 1, 0, 0}; /* NaN != NaN */
-    expect_real(r, ne_self, 8);
-    weft_tensor_release(r);
-    /* complex64: computed in float32 (Smith's division in float: 1e300 is inf there) */
-    r = run_kind(g, WEFT_ELEMWISE_DIV, WEFT_COMPLEX64, want_a, want_b);
-    expect_cx(r, want_div64, 8);
-    weft_tensor_release(r);
-    r = run_kind(g, WEFT_ELEMWISE_MUL, WEFT_COMPLEX64, want_a, want_b);
-    expect_cx(r, want_mul64, 8);
+    const weft_dtype_t C128 = WEFT_COMPLEX128, C64 = WEFT_COMPLEX64;
+    const kind_case_t cases[] = {
+        {WEFT_ELEMWISE_ADD, C128, want_a, want_b, want_add, false},
+        {WEFT_ELEMWISE_SUB, C128, want_a, want_b, want_sub, false},
+        {WEFT_ELEMWISE_MUL, C128, want_a, want_b, want_mul, false},
+        {WEFT_ELEMWISE_DIV, C128, want_a, want_b, want_div, false},
+        {WEFT_ELEMWISE_POW, C128, want_a, want_b, want_pow, false},
+        {WEFT_ELEMWISE_POW, C128, z12, want_pz, want_powint, false}, /* integral exponents */
+        {WEFT_ELEMWISE_EQ, C128, want_a, want_b, want_eq, true},
+        {WEFT_ELEMWISE_NE, C128, want_a, want_b, want_ne, true},
+        {WEFT_ELEMWISE_NE, C128, want_a, want_a, ne_self, true},
+        /* complex64: computed in float32 (Smith's division in float: 1e300 is inf there) */
+        {WEFT_ELEMWISE_DIV, C64, want_a, want_b, want_div64, false},
+        {WEFT_ELEMWISE_MUL, C64, want_a, want_b, want_mul64, false},
+    };
+    check_kinds(g, cases, sizeof cases / sizeof cases[0]);
+    weft_tensor_t *r = run_kind(g, WEFT_ELEMWISE_EQ, C128, want_a, want_b);
+    assert_int_equal(weft_tensor_dtype(r), WEFT_BOOL);
     weft_tensor_release(r);
 }
 
@@ -322,29 +330,30 @@ static void test_smith_division(void **state)
 static void test_unary_kinds(void **state)
 {
     weft_graph_t *g = *state;
-    static const struct {
-        weft_elemwise_kind_t k;
-        const double *want;
-        bool real_out;
-    } cases[] = {{WEFT_ELEMWISE_NEG, want_neg, false},   {WEFT_ELEMWISE_SQR, want_sqr, false},
-                 {WEFT_ELEMWISE_EXP, want_exp, false},   {WEFT_ELEMWISE_LOG, want_log, false},
-                 {WEFT_ELEMWISE_SQRT, want_sqrt, false}, {WEFT_ELEMWISE_SIN, want_sin, false},
-                 {WEFT_ELEMWISE_COS, want_cos, false},   {WEFT_ELEMWISE_TANH, want_tanh, false},
-                 {WEFT_ELEMWISE_CONJ, want_conj, false}, {WEFT_ELEMWISE_ABS, want_abs, true},
-                 {WEFT_ELEMWISE_REAL, want_real, true},  {WEFT_ELEMWISE_IMAG, want_imag, true},
-                 {WEFT_ELEMWISE_ANGLE, want_angle, true}};
-    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-        weft_tensor_t *r = run_kind(g, cases[c].k, WEFT_COMPLEX128, want_a, NULL);
-        assert_int_equal(weft_tensor_dtype(r), cases[c].real_out ? WEFT_FLOAT64 : WEFT_COMPLEX128);
-        if (cases[c].real_out)
-            expect_real(r, cases[c].want, 8);
-        else
-            expect_cx(r, cases[c].want, 8);
-        weft_tensor_release(r);
-    }
+    const weft_dtype_t C128 = WEFT_COMPLEX128;
+    const kind_case_t cases[] = {
+        {WEFT_ELEMWISE_NEG, C128, want_a, NULL, want_neg, false},
+        {WEFT_ELEMWISE_SQR, C128, want_a, NULL, want_sqr, false},
+        {WEFT_ELEMWISE_EXP, C128, want_a, NULL, want_exp, false},
+        {WEFT_ELEMWISE_LOG, C128, want_a, NULL, want_log, false},
+        {WEFT_ELEMWISE_SQRT, C128, want_a, NULL, want_sqrt, false},
+        {WEFT_ELEMWISE_SIN, C128, want_a, NULL, want_sin, false},
+        {WEFT_ELEMWISE_COS, C128, want_a, NULL, want_cos, false},
+        {WEFT_ELEMWISE_TANH, C128, want_a, NULL, want_tanh, false},
+        {WEFT_ELEMWISE_CONJ, C128, want_a, NULL, want_conj, false},
+        {WEFT_ELEMWISE_ABS, C128, want_a, NULL, want_abs, true},
+        {WEFT_ELEMWISE_REAL, C128, want_a, NULL, want_real, true},
+        {WEFT_ELEMWISE_IMAG, C128, want_a, NULL, want_imag, true},
+        {WEFT_ELEMWISE_ANGLE, C128, want_a, NULL, want_angle, true},
+        {WEFT_ELEMWISE_ABS, WEFT_COMPLEX64, want_a, NULL, want_abs64, true},
+    };
+    check_kinds(g, cases, sizeof cases / sizeof cases[0]);
+    /* the real results have the parts' dtype */
     weft_tensor_t *r = run_kind(g, WEFT_ELEMWISE_ABS, WEFT_COMPLEX64, want_a, NULL);
     assert_int_equal(weft_tensor_dtype(r), WEFT_FLOAT32);
-    expect_real(r, want_abs64, 8);
+    weft_tensor_release(r);
+    r = run_kind(g, WEFT_ELEMWISE_ANGLE, C128, want_a, NULL);
+    assert_int_equal(weft_tensor_dtype(r), WEFT_FLOAT64);
     weft_tensor_release(r);
 }
 

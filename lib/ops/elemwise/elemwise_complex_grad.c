@@ -35,17 +35,6 @@ bool weft__ew_complex_grad_applies(const weft_apply_t *node)
     return false;
 }
 
-/* An undefined gradient (the null type) created at the node's site. */
-static weft_status_t undefined(weft_graph_t *g, const weft_apply_t *node, weft_var_t **out)
-{
-    const weft_type_t *t = NULL;
-    const char *file;
-    int line;
-    weft_apply_trace(node, &file, &line);
-    weft_status_t st = weft_type_null(g, &t);
-    return st == WEFT_OK ? weft__got(g, *out = weft_var_create_at(g, t, NULL, file, line)) : st;
-}
-
 /* complex(v, 0) (v_is_re) or complex(0, v). */
 static weft_var_t *with_zero(weft_graph_t *g, weft_var_t *v, bool v_is_re)
 {
@@ -114,7 +103,7 @@ weft_status_t weft__ew_complex_grad(weft_graph_t *g, const weft_apply_t *node,
         weft_var_t *p = partial(g, node, k, i, gz, &none);
         weft_status_t st = WEFT_OK;
         if (none)
-            st = undefined(g, node, &input_grads[i]);
+            st = weft__grad_undefined(g, node, &input_grads[i]);
         else if (p)
             st = weft__grad_reduce_to(g, p, x, &input_grads[i]);
         else if (!may_be_none(k, i))

@@ -29,6 +29,16 @@ weft_status_t weft__grad_reduce_to(weft_graph_t *g, weft_var_t *grad, weft_var_t
     return weft__got(g, *out = weft_cast_at(g, r, weft_type_dtype(tt), HERE));
 }
 
+weft_status_t weft__grad_undefined(weft_graph_t *g, const weft_apply_t *node, weft_var_t **out)
+{
+    const weft_type_t *t = NULL;
+    const char *file;
+    int line;
+    weft_apply_trace(node, &file, &line);
+    weft_status_t st = weft_type_null(g, &t);
+    return st == WEFT_OK ? weft__got(g, *out = weft_var_create_at(g, t, NULL, file, line)) : st;
+}
+
 /* A 0-d constant of v's dtype. */
 static weft_status_t konst(weft_graph_t *g, weft_var_t *v, double value, weft_var_t **out)
 {

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "graph/ctor_int.h"
+#include "ops_int.h" /* weft__grad_undefined */
 #include "reduce_ops_int.h"
 
 static bool rgrad_float(const weft_type_t *t)
@@ -131,12 +132,7 @@ static weft_status_t rgrad_perform(const weft_apply_t *node, weft_tensor_t *cons
 
 static weft_status_t rgrad_null_var(weft_graph_t *g, const weft_apply_t *node, weft_var_t **out)
 {
-    const weft_type_t *t = NULL;
-    const char *file;
-    int line;
-    weft_apply_trace(node, &file, &line);
-    weft_status_t st = weft_type_null(g, &t);
-    return st == WEFT_OK ? weft__got(g, *out = weft_var_create_at(g, t, NULL, file, line)) : st;
+    return weft__grad_undefined(g, node, out); /* elemwise_grad.c */
 }
 
 static weft_status_t rgrad_grad(weft_graph_t *g, const weft_apply_t *node,
