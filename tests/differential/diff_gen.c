@@ -9,7 +9,7 @@
 #include "diff_gen_int.h"
 
 static const char *const family_names[DIFF_FAM_COUNT] = {
-    "elemwise", "shape", "reduce", "linalg", "fusion", "rewrite", "mixed", "grad",
+    "elemwise", "shape", "reduce", "linalg", "fusion", "rewrite", "mixed", "grad", "complex",
 };
 
 const char *diff_family_name(diff_family_t f)
@@ -750,6 +750,7 @@ static void gen_family(diff_gen_t *gn)
         break;
     case DIFF_FAM_REWRITE: gen_family_rewrite(gn); break;
     case DIFF_FAM_GRAD: gen_family_grad(gn); break;
+    case DIFF_FAM_COMPLEX: gen_family_complex(gn); break;
     case DIFF_FAM_MIXED:
     default:
         gen_inputs(gn, diff_rng_int(&gn->rng, 1, 3), false);
@@ -774,6 +775,7 @@ weft_status_t diff_gen_case(weft_graph_t *g, diff_case_t *c, weft_var_t *const *
     diff_rng_seed(&gn.vrng, c->seed ^ 0x76616c756573u);
     c->n_in = c->n_out = 0;
     c->family = draw_family(&gn.rng);
+    if (diff_gen_complex_drawn(c->seed)) c->family = DIFF_FAM_COMPLEX;
     gn.float_values = draw_float_values(&gn.rng);
     gn.smooth = c->family == DIFF_FAM_GRAD;
     gen_family(&gn);
