@@ -212,7 +212,8 @@ WEFT_API weft_status_t weft_tensor_set(weft_tensor_t *t, const int64_t *index, d
  * reads with im 0; writing a real element stores re and drops im, as
  * NumPy's complex-to-real cast; a bool element stores re != 0 || im != 0).
  * weft_tensor_get on a complex element reads its real part.
- * Errors: WEFT_EINVAL (NULL args), WEFT_ERANGE (an index out of bounds). */
+ * Errors: WEFT_EINVAL (NULL args), WEFT_ERANGE (an index out of bounds),
+ * WEFT_ETYPE (t's dtype has no conversion to complex128 yet, named). */
 WEFT_API weft_status_t weft_tensor_get_complex(const weft_tensor_t *t, const int64_t *index,
                                                double *re, double *im);
 WEFT_API weft_status_t weft_tensor_set_complex(weft_tensor_t *t, const int64_t *index, double re,
@@ -225,7 +226,8 @@ WEFT_API double weft_tensor_flat_get(const weft_tensor_t *t, size_t i);
 WEFT_API weft_status_t weft_tensor_to_f64(const weft_tensor_t *t, double *dst);
 /* Element-wise |a - b| <= atol + rtol * |b| over equal shapes (any dtypes;
  * where one is complex, |.| is the complex modulus); NaNs equal NaNs (a
- * complex value is NaN when either part is). *equal false for different shapes.
+ * complex value is NaN when either part is). WEFT_ETYPE when one is complex
+ * and the other's dtype has no conversion to complex128 yet. *equal false for different shapes.
  * Errors: WEFT_EINVAL (NULL args). */
 WEFT_API weft_status_t weft_tensor_allclose(const weft_tensor_t *a, const weft_tensor_t *b,
                                             double rtol, double atol, bool *equal);

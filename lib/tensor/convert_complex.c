@@ -96,12 +96,21 @@ DEF_CX_FROM_REAL(cx64_from_real, float)
 DEF_CX_FROM_REAL(cx128_from_real, double)
 
 /* One row function per (complex dtype, real dtype) pair and direction,
- * since a row kernel's arg belongs to its caller: the real dtypes, one line
- * each - a real dtype added to weft gets its complex conversions from one
- * line here. X(short name, dtype). */
+ * since a row kernel's arg belongs to its caller: every real dtype but bool,
+ * one line each. A pair is offered only when the real kernel it goes
+ * through exists (weft__convert_complex_fn), so a real dtype gets its
+ * complex conversions as soon as it has its float32/float64 ones.
+ * X(short name, dtype). */
 #define CX_REAL_DTYPES(X)  \
+    X(i8, WEFT_INT8)       \
+    X(i16, WEFT_INT16)     \
     X(i32, WEFT_INT32)     \
     X(i64, WEFT_INT64)     \
+    X(u8, WEFT_UINT8)      \
+    X(u16, WEFT_UINT16)    \
+    X(u32, WEFT_UINT32)    \
+    X(u64, WEFT_UINT64)    \
+    X(f16, WEFT_FLOAT16)   \
     X(f32, WEFT_FLOAT32)   \
     X(f64, WEFT_FLOAT64)
 
@@ -147,8 +156,18 @@ static const weft__row_fn cx_table[WEFT_DTYPE_COUNT][WEFT_DTYPE_COUNT] = {
     [WEFT_COMPLEX128][WEFT_COMPLEX128] = conv_c128_c128,
 };
 
+/* The real dtype of a complex dtype's parts. */
+static weft_dtype_t part_of(weft_dtype_t cx)
+{
+    return cx == WEFT_COMPLEX64 ? WEFT_FLOAT32 : WEFT_FLOAT64;
+}
+
 weft__row_fn weft__convert_complex_fn(weft_dtype_t dst, weft_dtype_t src)
 {
     if ((unsigned)dst >= WEFT_DTYPE_COUNT || (unsigned)src >= WEFT_DTYPE_COUNT) return NULL;
+    bool cd = weft__dtype_is_complex(dst), cs = weft__dtype_is_complex(src);
+    /* a real side needs the real kernel the pair goes through */
+    if (cs && !cd && dst != WEFT_BOOL && !weft__convert_fn(dst, part_of(src))) return NULL;
+    if (cd && !cs && !weft__convert_fn(part_of(dst), src)) return NULL;
     return cx_table[dst][src];
 }

@@ -5,7 +5,8 @@
 
 #include "tensor/tensor_int.h"
 
-/* One element at p of dtype dt converted to complex128 (any dtype). */
+/* One element at p of dtype dt converted to complex128 (dt has a
+ * conversion: has_c128). */
 static double _Complex load_c128(weft_dtype_t dt, const char *p)
 {
     double parts[2];
@@ -15,12 +16,22 @@ static double _Complex load_c128(weft_dtype_t dt, const char *p)
     return CMPLX(parts[0], parts[1]);
 }
 
+/* Whether dt converts to and from complex128; else the error, naming it. */
+static weft_status_t has_c128(weft_dtype_t dt)
+{
+    if (weft__convert_fn(WEFT_COMPLEX128, dt) && weft__convert_fn(dt, WEFT_COMPLEX128))
+        return WEFT_OK;
+    return weft__tensor_error(WEFT_ETYPE, "no conversion between %s and complex128",
+                              weft__dtype_name(dt));
+}
+
 weft_status_t weft_tensor_get_complex(const weft_tensor_t *t, const int64_t *index, double *re,
                                       double *im)
 {
     char *p;
     if (!re || !im) return weft__tensor_error(WEFT_EINVAL, "NULL re or im");
     weft_status_t st = weft__tensor_element_ptr(t, index, &p);
+    if (st == WEFT_OK) st = has_c128(t->dtype);
     if (st != WEFT_OK) return st;
     double _Complex z = load_c128(t->dtype, p);
     *re = creal(z);
@@ -33,6 +44,7 @@ weft_status_t weft_tensor_set_complex(weft_tensor_t *t, const int64_t *index, do
 {
     char *p;
     weft_status_t st = weft__tensor_element_ptr(t, index, &p);
+    if (st == WEFT_OK) st = has_c128(t->dtype);
     if (st != WEFT_OK) return st;
     double parts[2] = {re, im};
     char *base[2] = {p, (char *)parts};
@@ -60,6 +72,9 @@ static bool cx_isnan(double _Complex z)
 weft_status_t weft__tensor_allclose_complex(const weft_tensor_t *a, const weft_tensor_t *b,
                                             double rtol, double atol, bool *equal)
 {
+    weft_status_t st = has_c128(a->dtype);
+    if (st == WEFT_OK) st = has_c128(b->dtype);
+    if (st != WEFT_OK) return st;
     size_t n = weft_tensor_size(a);
     *equal = true;
     for (size_t i = 0; i < n && *equal; i++) {
