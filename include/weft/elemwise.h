@@ -67,7 +67,7 @@
  * Comparisons, Sgn and the switch condition have no gradient (their
  * input_grads are left NULL: disconnected), as do bool/integer inputs.
  * Complex intermediates carry gradients for Real, Imag, Complex, Conj, Abs,
- * Add, Sub, Neg, Mul, Second, Switch and Cast (PyTensor's convention,
+ * Angle, Add, Sub, Neg, Mul, Second, Switch and Cast (PyTensor's convention,
  * docs/dtypes.md "Complex numbers"); any other kind on a complex input
  * returns an undefined gradient (weft_grad: WEFT_ENOGRAD naming the node).
  * Maximum and Minimum send gz to the input equal to the result and split a

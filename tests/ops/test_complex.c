@@ -718,6 +718,16 @@ static weft_var_t *cost_dot(weft_graph_t *g, size_t n, weft_var_t *const *in, vo
     return weft_abs(g, weft_dot(g, weft_complex(g, in[0], in[1]), weft_complex(g, in[1], in[0])));
 }
 
+/* angle(complex(x, y) * complex(y, x)) + angle(x): Angle of a complex and a
+ * real input */
+static weft_var_t *cost_angle(weft_graph_t *g, size_t n, weft_var_t *const *in, void *user)
+{
+    (void)n;
+    (void)user;
+    weft_var_t *z = weft_mul(g, weft_complex(g, in[0], in[1]), weft_complex(g, in[1], in[0]));
+    return weft_add(g, weft_angle(g, z), weft_angle(g, in[0]));
+}
+
 static void test_gradients(void **state)
 {
     (void)state;
@@ -725,8 +735,8 @@ static void test_gradients(void **state)
     weft_tensor_t *pts[2];
     assert_int_equal(weft_verify_grad_random(WEFT_FLOAT64, 1, shape, 0.5, 2, 1, &pts[0]), WEFT_OK);
     assert_int_equal(weft_verify_grad_random(WEFT_FLOAT64, 1, shape, -2, -0.5, 2, &pts[1]), WEFT_OK);
-    weft_verify_grad_fn fns[2] = {cost_abs, cost_parts};
-    for (int f = 0; f < 2; f++) {
+    weft_verify_grad_fn fns[3] = {cost_abs, cost_parts, cost_angle};
+    for (int f = 0; f < 3; f++) {
         weft_verify_grad_result_t r;
         weft_status_t st = weft_verify_grad(fns[f], NULL, 2, pts, NULL, &r);
         if (st != WEFT_OK) fail_msg("cost %d: %s", f, r.message);

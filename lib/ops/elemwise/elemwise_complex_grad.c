@@ -4,13 +4,14 @@
  * cost C with respect to a complex z is dC/d re(z) + i dC/d im(z). So:
  *   Real(x): complex(gz, 0); Imag(x): complex(0, gz) (a real x: zeros);
  *   Complex(x, y): real(gz), imag(gz); Conj(x): conj(gz);
- *   Abs(x), x complex: gz x / |x| (NaN at 0, as PyTensor);
+ *   Abs(x), x complex: gz x / |x| (NaN at 0, as PyTensor); Angle(x), x
+ *   complex: gz (-im(x) + i re(x)) / |x|^2 (PyTensor's), a real x: zeros;
  *   Add, Sub, Neg: gz, -gz as for reals; Mul(a, b): gz conj(b), gz conj(a)
  *   (PyTensor's Mul); Second, Switch branches, Cast: as for reals;
  * and every input's partial is summed over broadcast axes and cast to the
  * input's dtype (complex to real keeps the real part: d C / d x for a real
  * x feeding a complex node). Every other kind on complex numbers (Exp, Log,
- * Div, Pow, Sqrt, Sin, Cos, Tanh, Sqr, Angle) has no gradient here: its
+ * Div, Pow, Sqrt, Sin, Cos, Tanh, Sqr) has no gradient here: its
  * inputs get the null type, so weft_grad fails with WEFT_ENOGRAD naming the
  * node (or a zero with WEFT_GRAD_MISSING_ZERO). Comparisons: none, as for
  * reals. */
@@ -58,6 +59,19 @@ static weft_var_t *partial(weft_graph_t *g, const weft_apply_t *node, weft_elemw
     case WEFT_ELEMWISE_CONJ: return cx ? weft_unary_at(g, WEFT_ELEMWISE_CONJ, gz, HERE) : gz;
     case WEFT_ELEMWISE_COMPLEX:
         return weft_unary_at(g, i == 0 ? WEFT_ELEMWISE_REAL : WEFT_ELEMWISE_IMAG, gz, HERE);
+    case WEFT_ELEMWISE_ANGLE: { /* complex x: gz (-im + i re) / |x|^2; real x: 0 a.e. */
+        if (!cx) return weft_zeros_like_at(g, gz, HERE);
+        weft_var_t *iz = weft_binary_at(g, WEFT_ELEMWISE_COMPLEX,
+                                        weft_unary_at(g, WEFT_ELEMWISE_NEG,
+                                                      weft_unary_at(g, WEFT_ELEMWISE_IMAG, x,
+                                                                    HERE),
+                                                      HERE),
+                                        weft_unary_at(g, WEFT_ELEMWISE_REAL, x, HERE), HERE);
+        weft_var_t *r2 = weft_unary_at(g, WEFT_ELEMWISE_SQR,
+                                       weft_unary_at(g, WEFT_ELEMWISE_ABS, x, HERE), HERE);
+        return weft_binary_at(g, WEFT_ELEMWISE_MUL, gz,
+                              weft_binary_at(g, WEFT_ELEMWISE_DIV, iz, r2, HERE), HERE);
+    }
     case WEFT_ELEMWISE_ABS: /* gz x / |x| */
         return weft_binary_at(g, WEFT_ELEMWISE_MUL, gz,
                               weft_binary_at(g, WEFT_ELEMWISE_DIV, x, y, HERE), HERE);
