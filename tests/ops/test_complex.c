@@ -718,13 +718,13 @@ static weft_var_t *cost_dot(weft_graph_t *g, size_t n, weft_var_t *const *in, vo
     return weft_abs(g, weft_dot(g, weft_complex(g, in[0], in[1]), weft_complex(g, in[1], in[0])));
 }
 
-/* angle(complex(x, y) * complex(y, x)) + angle(x): Angle of a complex and a
- * real input */
+/* angle(complex(x, y) * complex(y, y)) + angle(x): Angle of a complex and a
+ * real input (complex(x, y) * complex(y, x) would have a constant angle) */
 static weft_var_t *cost_angle(weft_graph_t *g, size_t n, weft_var_t *const *in, void *user)
 {
     (void)n;
     (void)user;
-    weft_var_t *z = weft_mul(g, weft_complex(g, in[0], in[1]), weft_complex(g, in[1], in[0]));
+    weft_var_t *z = weft_mul(g, weft_complex(g, in[0], in[1]), weft_complex(g, in[1], in[1]));
     return weft_add(g, weft_angle(g, z), weft_angle(g, in[0]));
 }
 
