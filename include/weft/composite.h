@@ -12,10 +12,14 @@
  * Program. Registers 0..n_in-1 hold the inputs; step s computes kind(arg[0]
  * [, arg[1]]) into register n_in + s, each argument an input or an earlier
  * step; the result is the last step. Every input has the output's dtype
- * (float32/float64, or int32/int64 for kinds defined on integers) and rank;
+ * (a float, or an integer for kinds defined on integers; not bool, and no
+ * integer Pow, whose run-time check of negative exponents a program does
+ * not make) and rank; float16 steps each round to half, as the unfused
+ * nodes do;
  * inputs broadcast as for elementwise ops (weft/elemwise.h). Allowed kinds:
- * every unary and binary kind except Cast and the comparisons (their dtype
- * differs from their inputs'); Switch is ternary and not allowed.
+ * every kind except Cast, the comparisons and the other bool-valued kinds
+ * (IsNan ... LogicalXor: their dtype differs from their inputs') and Switch
+ * (its condition is bool); Clip is a ternary step.
  *
  * Evaluation runs each step's elementwise kernel on blocks of 128 elements
  * held in registers on the stack, so every value is computed exactly as the
@@ -57,13 +61,13 @@ extern "C" {
 
 typedef struct weft_composite_step {
     weft_elemwise_kind_t kind;
-    uint8_t arg[2]; /* registers; arg[1] unused for unary kinds */
+    uint8_t arg[3]; /* registers; those past the kind's arity unused */
 } weft_composite_step_t;
 
 /* The Composite op of the program (n_in inputs, steps[0..n_steps)) writing
  * in place into input inplace_input (-1: a new output).
  * Errors: WEFT_EINVAL (NULL args, n_in not in 1..7, n_steps not in 1..16, a
- * kind not allowed, an argument that is not an input or an earlier step, an
+ * kind not allowed ("kind K is not an arithmetic kind of one dtype"), an argument that is not an input or an earlier step, an
  * unused input, inplace_input not in [-1, n_in)), WEFT_ENOMEM. Message on g
  * names the step. */
 WEFT_API weft_status_t weft_composite_op(weft_graph_t *g, size_t n_in, size_t n_steps,

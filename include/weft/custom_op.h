@@ -132,8 +132,8 @@ typedef struct weft_custom_op_desc {
     size_t n_outputs;
     weft_custom_shape_fn shape;
     /* Output dtype (every output), a weft_dtype_t or WEFT_CUSTOM_DTYPE_AUTO:
-     * elementwise - the largest input dtype (bool < int32 < int64 < float32 <
-     * float64, as weft's elementwise ops); kernel - input 0's. The compute
+     * elementwise - the inputs' dtypes promoted as weft's elementwise ops do
+     * (weft_dtype_promote, NumPy's result_type); kernel - input 0's. The compute
      * dtype of a chunk function is the output dtype; a scalar function
      * computes in double. */
     int dtype;

@@ -54,7 +54,7 @@ typedef struct weft_grad_options {
     {sizeof(weft_grad_options_t), WEFT_GRAD_MISSING_ERROR, WEFT_GRAD_MISSING_ERROR, NULL}
 
 /* Builds grads_out[i] = d cost / d wrt[i] (same type family as wrt[i]: dtype
- * and ndim). cost must be a 0-d float32/float64 tensor variable; each wrt a
+ * and ndim). cost must be a 0-d float tensor variable (float16/32/64); each wrt a
  * float tensor variable of g (an input, or any intermediate variable of the
  * cost's graph). A wrt listed twice gets the same gradient twice.
  * options may be NULL (WEFT_GRAD_OPTIONS_INIT).

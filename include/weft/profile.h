@@ -83,6 +83,11 @@ typedef struct weft_profile_apply {
                               * overwritten inputs allocate none; 0 when a length
                               * is unknown before run time */
     int destroys;            /* the input it overwrites in place, or -1 */
+    /* The input whose memory the static memory plan gives this node's
+     * output, or -1 (docs/execution.md §4.6, slot reuse): the node is that
+     * input's last reader in every schedule the plan covers and writes over
+     * it element for element, with no ordering added (unlike destroys). */
+    int reuses_input;
 } weft_profile_apply_t;
 
 /* One rewriter of the compile's rewrite mode (weft_rewrite_stats_t). */

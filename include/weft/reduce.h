@@ -1,19 +1,41 @@
-/* Reductions: Sum, Mean, Max, Min, Prod over any set of axes, and Argmax.
+/* Reductions: Sum, Mean, Max, Min, Prod over any set of axes, Argmax and
+ * Argmin; the lane reductions (Any, All, Var, Std, LogSumExp, NanSum,
+ * NanMean, NanMax, NanMin, Argmax/Argmin over several axes); the scans
+ * CumSum and CumProd; Sort, Argsort and Topk. The rules below (axes,
+ * ownership, errors) hold for every constructor of this header; each
+ * section adds its own.
  *
  * Axes: `axes` lists n_axes axis indices of x (negative ones count from the
  * end, -1 is the last); axes == NULL reduces every axis (n_axes must then be
  * 0); an empty list (axes != NULL, n_axes == 0) reduces nothing (the op then
  * copies x). keepdims keeps each reduced axis as a length-1 axis.
  *
- * dtypes: float32, float64, int32, int64 (bool is rejected with WEFT_ETYPE).
- * Sum and Prod of an integer tensor give int64; Mean of an integer tensor
- * gives float64; otherwise the output has x's dtype. float32 Sum/Mean/Prod
- * accumulate in double when the reduced axis is the innermost one. Max/Min
- * propagate NaN. Sum and Prod over an empty axis give 0 and 1, Mean gives
+ * dtypes: every real dtype (docs/dtypes.md §3); complex64/complex128 for
+ * Sum, Mean and Prod (keeping x's dtype; a C-order fold, not split over the
+ * pool), refused by Max, Min, Argmax and Argmin (WEFT_ETYPE, "complex
+ * numbers have no order in weft"; docs/dtypes.md "Complex numbers"). As NumPy: Sum and Prod of bool and
+ * signed integers give int64, of unsigned integers uint64 (wrapping); Mean
+ * of integers and bool gives float64, the sum divided by the count (not
+ * multiplied by its inverse: NumPy's bits); otherwise the output has x's
+ * dtype (Max/Min of bool is bool, Mean of float16 float16). float32
+ * Sum/Mean/Prod accumulate in double when the reduced axis is the innermost
+ * one, float16 in float32 (rounded to half once per output element there,
+ * after each step along a kept inner axis, as NumPy's half loops). Max/Min
+ * propagate NaN. Argmax takes every real dtype (64-bit integers compared
+ * exactly). Sum and Prod over an empty axis give 0 and 1, Mean gives
  * NaN; Max/Min/Argmax over an empty axis fail the node with WEFT_ESHAPE
  * ("zero-size array to reduction operation maximum which has no identity",
  * naming the axis), even when the output is empty too (shape (0,0) over axis
  * 0), as NumPy raises.
+ *
+ * Determinism (Sum, Mean, Max, Min, Prod): a reduction of at least 131072
+ * elements is cut along one axis into at most 16 fixed chunks (at least
+ * 65536 elements each) chosen from x's shape and strides, never from the
+ * worker count; chunks of a kept axis write disjoint outputs (the unsplit
+ * result, bit for bit), chunks of a reduced axis fold into partials merged
+ * left to right (float32 partials are float32). Results are the same at any
+ * worker count and in the evaluator; sums round differently from NumPy's
+ * pairwise sum by a few ulps of the partial sums (docs/execution.md §5).
  *
  * Gradients (weft/grad.h): Sum broadcasts the output gradient back; Mean
  * also divides by the reduced element count; Max/Min send each group's
@@ -22,7 +44,7 @@
  * a group the gradient is g*prod/x, with exactly one zero only that position
  * gets g*(product of the others), with two or more zeros it is 0. The
  * gradient nodes themselves have gradients only for Sum and Mean (second
- * order through Max/Min/Prod reports WEFT_ENOGRAD). Argmax has no gradient
+ * order through Max/Min/Prod reports WEFT_ENOGRAD). Argmax and Argmin have no gradient
  * (its output is integer; weft_grad treats it as disconnected).
  *
  * Constructors are macros recording the creation site (__FILE__/__LINE__).
@@ -32,14 +54,16 @@
  * "Errors"); a NULL variable argument (an earlier constructor's failure)
  * adds no second error.
  * Statuses: WEFT_EINVAL (NULL g/x, axes == NULL with n_axes != 0, an axis
- * out of range or repeated, bad kind), WEFT_ETYPE (bool or non-tensor x),
- * WEFT_EFOREIGN, WEFT_ENOMEM; messages name the axis and creation site.
+ * out of range or repeated, bad kind), WEFT_ETYPE (a non-tensor x, or bool
+ * x for Sum/Mean/Max/Min/Prod: the other ops take bool), WEFT_EFOREIGN,
+ * WEFT_ENOMEM; messages name the axis and creation site.
  * Thread: one thread per graph context. */
 #ifndef WEFT_REDUCE_H
 #define WEFT_REDUCE_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "weft/export.h"
 #include "weft/graph.h"
@@ -84,6 +108,145 @@ WEFT_API weft_var_t *weft_reduce_at(weft_graph_t *g, weft_reduce_kind_t kind, we
     weft_argmax_at((g), (x), (axis), (keepdims), __FILE__, __LINE__)
 WEFT_API weft_var_t *weft_argmax_at(weft_graph_t *g, weft_var_t *x, int axis, bool keepdims,
                                     const char *file, int line);
+
+/* Argmin: as Argmax with the first minimum (a NaN counts as the minimum). */
+#define weft_argmin(g, x, axis, keepdims) \
+    weft_argmin_at((g), (x), (axis), (keepdims), __FILE__, __LINE__)
+WEFT_API weft_var_t *weft_argmin_at(weft_graph_t *g, weft_var_t *x, int axis, bool keepdims,
+                                    const char *file, int line);
+
+/* ---- More reductions (lib/ops/reduce/lred*.c) ------------------------------
+ *
+ * Axes and keepdims as for weft_reduce_at (axes NULL with n_axes 0: every
+ * axis; an empty list: none). Every dtype (bool, int32, int64, float32,
+ * float64) is accepted. Output dtypes (NumPy's):
+ *   ARGMAX, ARGMIN   int64: the flat C-order index into the reduced axes'
+ *                    sub-block (PyTensor's Argmax over several axes: the
+ *                    reduced axes moved last, in their order, and flattened);
+ *                    one axis: the position along it; the first extreme wins,
+ *                    the first NaN counts as the extreme. Empty reduced axis:
+ *                    the node fails with WEFT_ESHAPE.
+ *   ANY, ALL         bool (x != 0; NaN is true). Empty: false / true.
+ *   VAR, STD         float32 for float32 x, else float64; divisor
+ *                    max(n - ddof, 0) (NumPy: 0 divisor gives inf or NaN).
+ *   LOGSUMEXP        float32 for float32 x, else float64; max-shifted:
+ *                    every term -inf (or no term) -> -inf, a +inf term ->
+ *                    +inf, a NaN -> NaN.
+ *   NANSUM           NaNs count as 0; integer/bool x -> int64 (wrapping).
+ *   NANMEAN          NaNs skipped; all-NaN or empty -> NaN; int -> float64.
+ *   NANMAX, NANMIN   NaNs skipped; all-NaN -> NaN (NumPy warns, weft does
+ *                    not); x's dtype; empty reduced axis: WEFT_ESHAPE.
+ * Float results are computed in double (float32 rounded once at the end).
+ * Determinism: each group's elements (its lane, C order over the reduced
+ * axes) are cut into fixed blocks of 65536 elements, each block into pieces
+ * of 1024; pieces fold left to right within a block, block results left to
+ * right within the lane. Blocks run on any worker, so results are the same
+ * bits at any worker count; they may differ from NumPy's pairwise sums by
+ * rounding (docs/execution.md §5).
+ * Gradients: VAR/STD, LOGSUMEXP (softmax * gz), NANSUM/NANMEAN (0 at NaNs),
+ * NANMAX/NANMIN (gz to the first non-NaN extreme, as Max; an all-NaN group,
+ * whose result is NaN, sends gz to its first element); integer outputs and
+ * ANY/ALL have none (disconnected).
+ * Errors (besides the header's): an axis out of range or repeated is
+ * WEFT_EINVAL naming the op, the axis, the input and the input's creation
+ * site ("Var (at f.c:5): axis -3 out of range for input x with 2 dims
+ * (created at model.c:7)"); ddof not finite: WEFT_EINVAL; NANMAX/NANMIN/
+ * ARGMAX/ARGMIN over an empty axis fail the node with WEFT_ESHAPE. */
+typedef enum weft_lreduce_kind {
+    WEFT_LREDUCE_ARGMAX = 0,
+    WEFT_LREDUCE_ARGMIN = 1,
+    WEFT_LREDUCE_ANY = 2,
+    WEFT_LREDUCE_ALL = 3,
+    WEFT_LREDUCE_VAR = 4,
+    WEFT_LREDUCE_STD = 5,
+    WEFT_LREDUCE_LOGSUMEXP = 6,
+    WEFT_LREDUCE_NANSUM = 7,
+    WEFT_LREDUCE_NANMEAN = 8,
+    WEFT_LREDUCE_NANMAX = 9,
+    WEFT_LREDUCE_NANMIN = 10,
+} weft_lreduce_kind_t;
+#define WEFT_LREDUCE_KIND_COUNT 11
+
+/* The general constructor; ddof is used by VAR and STD only (0 otherwise). */
+WEFT_API weft_var_t *weft_lreduce_at(weft_graph_t *g, weft_lreduce_kind_t kind, weft_var_t *x,
+                                     size_t n_axes, const int *axes, double ddof, bool keepdims,
+                                     const char *file, int line);
+
+#define WEFT__LRED(k, g, x, n, a, keep) \
+    weft_lreduce_at((g), (k), (x), (n), (a), 0.0, (keep), __FILE__, __LINE__)
+#define weft_argmax_axes(g, x, n_axes, axes, keepdims) \
+    WEFT__LRED(WEFT_LREDUCE_ARGMAX, g, x, n_axes, axes, keepdims)
+#define weft_argmin_axes(g, x, n_axes, axes, keepdims) \
+    WEFT__LRED(WEFT_LREDUCE_ARGMIN, g, x, n_axes, axes, keepdims)
+#define weft_any(g, x, n_axes, axes, keepdims) \
+    WEFT__LRED(WEFT_LREDUCE_ANY, g, x, n_axes, axes, keepdims)
+#define weft_all(g, x, n_axes, axes, keepdims) \
+    WEFT__LRED(WEFT_LREDUCE_ALL, g, x, n_axes, axes, keepdims)
+#define weft_logsumexp(g, x, n_axes, axes, keepdims) \
+    WEFT__LRED(WEFT_LREDUCE_LOGSUMEXP, g, x, n_axes, axes, keepdims)
+#define weft_nansum(g, x, n_axes, axes, keepdims) \
+    WEFT__LRED(WEFT_LREDUCE_NANSUM, g, x, n_axes, axes, keepdims)
+#define weft_nanmean(g, x, n_axes, axes, keepdims) \
+    WEFT__LRED(WEFT_LREDUCE_NANMEAN, g, x, n_axes, axes, keepdims)
+#define weft_nanmax(g, x, n_axes, axes, keepdims) \
+    WEFT__LRED(WEFT_LREDUCE_NANMAX, g, x, n_axes, axes, keepdims)
+#define weft_nanmin(g, x, n_axes, axes, keepdims) \
+    WEFT__LRED(WEFT_LREDUCE_NANMIN, g, x, n_axes, axes, keepdims)
+#define weft_var(g, x, n_axes, axes, ddof, keepdims)                                        \
+    weft_lreduce_at((g), WEFT_LREDUCE_VAR, (x), (n_axes), (axes), (ddof), (keepdims), __FILE__, \
+                    __LINE__)
+#define weft_std(g, x, n_axes, axes, ddof, keepdims)                                        \
+    weft_lreduce_at((g), WEFT_LREDUCE_STD, (x), (n_axes), (axes), (ddof), (keepdims), __FILE__, \
+                    __LINE__)
+
+/* ---- Scans (lib/ops/reduce/scan*.c) ----------------------------------------
+ *
+ * Cumsum / Cumprod along one axis (negative from the end); reverse scans
+ * from the end of the axis (used by the gradient; NumPy has no such flag).
+ * Output shape x's; dtype NumPy's: bool/int32/int64 -> int64 (wrapping),
+ * float keeps its dtype (float32 accumulates in float32). Determinism: each
+ * lane is cut into fixed blocks of 65536 elements; block b starts from the
+ * left-to-right fold of the earlier blocks' totals (each total folded in 8
+ * interleaved chains, combined in a fixed tree); the rounding therefore
+ * differs from NumPy's strictly sequential sum by a few ulps of the partial
+ * sums, and is the same at any worker count.
+ * Gradients: Cumsum: the reverse cumsum of gz. Cumprod: PyTensor's formula,
+ * reverse_cumsum(cumprod(x) * gz) / x, which is NaN or inf where x has a zero
+ * (the caveat PyTensor documents too).
+ * Errors (besides the header's): axis out of range: WEFT_EINVAL naming the
+ * op, the input and its creation site. */
+WEFT_API weft_var_t *weft_cumop_at(weft_graph_t *g, bool is_prod, weft_var_t *x, int axis,
+                                   bool reverse, const char *file, int line);
+#define weft_cumsum(g, x, axis) weft_cumop_at((g), false, (x), (axis), false, __FILE__, __LINE__)
+#define weft_cumprod(g, x, axis) weft_cumop_at((g), true, (x), (axis), false, __FILE__, __LINE__)
+
+/* ---- Sorting (lib/ops/reduce/sort*.c) --------------------------------------
+ *
+ * Sort and Argsort along one axis, ascending, stable (equal keys keep their
+ * order; -0.0 and 0.0 are equal), NaN last (NumPy's order). Sort keeps x's
+ * dtype, Argsort gives int64 indices. Topk: the k largest along the axis,
+ * as TWO ops on the same input (weft_topk_values: x's dtype, weft_topk_indices:
+ * int64), sorted descending, equal values by lower index first, NaN counted
+ * largest (first); k must be 0..length of the axis (checked at build time when
+ * the length is static, else when run: WEFT_ESHAPE).
+ * Gradients: Sort scatters gz back through the argsort permutation; Topk
+ * values scatter gz to the chosen positions (0 elsewhere); the index outputs
+ * have none. The scatter op (AxisScatter) has no gradient of its own, so
+ * second order through Sort/Topk reports WEFT_ENOGRAD.
+ * Lanes are sorted one per task (a stable merge sort, O(n log n)); one long
+ * lane is sorted by one worker.
+ * Errors (besides the header's): axis out of range: WEFT_EINVAL naming the
+ * op, the input and its creation site; k out of range: WEFT_ESHAPE. */
+WEFT_API weft_var_t *weft_sort_at(weft_graph_t *g, weft_var_t *x, int axis, bool want_indices,
+                                  const char *file, int line);
+#define weft_sort(g, x, axis) weft_sort_at((g), (x), (axis), false, __FILE__, __LINE__)
+#define weft_argsort(g, x, axis) weft_sort_at((g), (x), (axis), true, __FILE__, __LINE__)
+WEFT_API weft_var_t *weft_topk_at(weft_graph_t *g, weft_var_t *x, int axis, int64_t k,
+                                  bool want_indices, const char *file, int line);
+#define weft_topk_values(g, x, axis, k) \
+    weft_topk_at((g), (x), (axis), (k), false, __FILE__, __LINE__)
+#define weft_topk_indices(g, x, axis, k) \
+    weft_topk_at((g), (x), (axis), (k), true, __FILE__, __LINE__)
 
 #ifdef __cplusplus
 }

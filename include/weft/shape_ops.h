@@ -118,11 +118,12 @@ WEFT_API weft_var_t *weft_subtensor_at(weft_graph_t *g, weft_var_t *x, size_t n_
 /* A copy of x with x[idx] replaced by y (set) or increased by y (inc); y is
  * broadcast to the shape of x[idx] (lower-rank y is left-padded; then each of
  * y's dimensions must have static length 1 or match). y is converted to x's
- * dtype (y's dtype must not be larger than x's).
+ * dtype, which must hold y's safely: weft_dtype_promote(x's, y's) is x's
+ * (int8 into int16 or float16; not int64 into float32, uint8 into int8).
  * Errors: as weft_subtensor, plus WEFT_ESHAPE (y does not broadcast to x[idx];
  * at run time: y's length differs and its static length is not 1),
- * WEFT_ETYPE (y's dtype larger than x's, y's ndim larger than x[idx]'s, a
- * bool x for IncSubtensor). */
+ * WEFT_ETYPE (y's dtype larger than x's by that rule, y's ndim larger than
+ * x[idx]'s, a bool x for IncSubtensor). */
 #define weft_set_subtensor(g, x, y, n_idx, idx) \
     weft_set_subtensor_at((g), (x), (y), (n_idx), (idx), __FILE__, __LINE__)
 WEFT_API weft_var_t *weft_set_subtensor_at(weft_graph_t *g, weft_var_t *x, weft_var_t *y,

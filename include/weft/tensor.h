@@ -26,12 +26,20 @@
  * Cast op and every implicit upcast of weft/elemwise.h) follow one rule, the
  * one NumPy follows on x86-64 (docs/dtypes.md):
  * - to bool: value != 0 (NaN is true);
- * - float to int32/int64: truncation toward zero when the result fits the
- *   target; NaN, +-inf and values out of its range give the target's
- *   minimum, INT32_MIN / INT64_MIN ("integer indefinite": Cast of log(-1) to
- *   int32 is -2147483648, of 3e9 to int32 too, of 3e9 to int64 3000000000);
- * - int64 to int32: the low 32 bits (wraps); integer to float: rounded to
- *   nearest; float64 to float32: rounded to nearest, out of range -> +-inf;
+ * - float to an integer: truncation toward zero when the result fits the
+ *   target; NaN, +-inf and values out of its range give what NumPy 1.24
+ *   gives there (docs/dtypes.md §2): int32/int64 their minimum
+ *   ("integer indefinite": Cast of log(-1) to int32 is -2147483648, of 3e9
+ *   to int32 too, of 3e9 to int64 3000000000); int8/int16/uint8/uint16 the
+ *   int32 result modulo 2^bits (300.0 to int8: 44); uint32 the int64 result
+ *   modulo 2^32; uint64 the int64 result modulo 2^64 below 2^63, above it
+ *   that of x - 2^63 plus 2^63 (NaN: 2^63, +inf: 0);
+ * - integer to integer: modulo 2^bits of the target (wraps); integer to
+ *   float: rounded to nearest even; float to a narrower float (float16 is
+ *   IEEE binary16): rounded to nearest even, subnormals kept, out of range
+ *   -> +-inf. get/set/fill/full/flat_get/to_f64 go through double (exact for
+ *   every dtype but 64-bit integers beyond 2^53; a complex element's real
+ *   part);
  * - complex (complex64: two float32, complex128: two float64, real part
  *   first, as C's float/double _Complex and NumPy): to bool, re != 0 ||
  *   im != 0; to another real dtype, the real part converted as a float32 /

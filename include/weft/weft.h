@@ -28,6 +28,7 @@
 #include "weft/ops.h"
 #include "weft/plugin.h"
 #include "weft/profile.h"
+#include "weft/random.h"
 #include "weft/reduce.h"
 #include "weft/rewrite.h"
 #include "weft/rewrite_db.h"

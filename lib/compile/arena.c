@@ -201,26 +201,34 @@ static weft_status_t plan_static(weft_function_t *f)
     return st == WEFT_OK ? WEFT_OK : analyze_oom();
 }
 
+/* A one-worker pool has one schedule, node id order (weft/sched.h): it runs
+ * the bodies in id order when every edge goes to a higher id, as lowering
+ * lays the nodes out in a topological order. */
+static bool plan_sequential(const weft_function_t *f)
+{
+    bool sequential = weft_pool_thread_count(f->pool) == 1;
+    for (size_t k = 0; sequential && k < f->n_edges; k++)
+        WEFT_ASSERT(weft__edge_from(f->edges[k]) < weft__edge_to(f->edges[k]),
+                    "task DAG edges go to higher node ids");
+    return sequential;
+}
+
 weft_status_t weft__arena_analyze(weft_function_t *f, const bool *is_output)
 {
     uint32_t *root = malloc((f->n_slots + 1) * sizeof *root);
     bool *bad = calloc(f->n_slots + 1, sizeof *bad);
+    bool sequential = plan_sequential(f);
     weft_status_t st = root && bad ? WEFT_OK : analyze_oom();
     if (st == WEFT_OK) {
         alias_roots(f, root, bad);
         st = pick_values(f, root, bad, is_output);
     }
     if (st == WEFT_OK) st = collect_readers(f, root);
+    if (st == WEFT_OK && f->mp.n && weft__arena_reuse(f, root, sequential) != WEFT_OK)
+        st = analyze_oom();
     free(root);
     free(bad);
     if (st != WEFT_OK || f->mp.n == 0) return st;
-    /* a one-worker pool has one schedule, node id order (weft/sched.h): it
-     * runs the bodies in id order when every edge goes to a higher id, as
-     * lowering lays the nodes out in a topological order */
-    bool sequential = weft_pool_thread_count(f->pool) == 1;
-    for (size_t k = 0; sequential && k < f->n_edges; k++)
-        WEFT_ASSERT(weft__edge_from(f->edges[k]) < weft__edge_to(f->edges[k]),
-                    "task DAG edges go to higher node ids");
     st = weft__memplan_conflicts(f->n_nodes, f->edges, f->n_edges, f->mp.n, f->mp.vals,
                                  sequential, &f->mp.conflict);
     if (st == WEFT_ERANGE) { /* too large to plan: the pool serves every value */
@@ -237,6 +245,8 @@ void weft__arena_free_plan(weft_function_t *f)
     free(mp->slot);
     free(mp->reader_storage);
     free(mp->value_of_slot);
+    free(mp->next_member);
+    free(mp->reuse_in);
     free(mp->conflict);
     free(mp->type_geom);
     free(mp->static_off);
@@ -257,18 +267,25 @@ weft_status_t weft__arena_state_init(weft__call_state_t *cs)
     return WEFT_OK;
 }
 
+/* The slot after s in its planned value's chain of slots (memplan_reuse.c),
+ * or NONE32. */
+static uint32_t next_slot(const weft__memplan_t *mp, uint32_t s)
+{
+    return mp->next_member ? mp->next_member[s] : NONE32;
+}
+
 /* Takes every handle back from its cell and frees the arena. */
 static void arena_drop(weft__call_state_t *cs)
 {
     const weft__memplan_t *mp = &cs->f->mp;
-    for (uint32_t v = 0; cs->arena_h && v < mp->n; v++) {
-        uint32_t s = mp->slot[v];
-        weft_tensor_t *h = cs->arena_h[s];
-        if (!h) continue;
-        cs->arena_h[s] = NULL;
-        if (cs->cells[s] == h) cs->cells[s] = NULL;
-        weft_tensor_release(h);
-    }
+    for (uint32_t v = 0; cs->arena_h && v < mp->n; v++)
+        for (uint32_t s = mp->slot[v]; s != NONE32; s = next_slot(mp, s)) {
+            weft_tensor_t *h = cs->arena_h[s];
+            if (!h) continue;
+            cs->arena_h[s] = NULL;
+            if (cs->cells[s] == h) cs->cells[s] = NULL;
+            weft_tensor_release(h);
+        }
     free(cs->arena);
     cs->arena = NULL;
     cs->arena_bytes = cs->seq_peak_bytes = 0;
@@ -317,19 +334,21 @@ static weft_status_t plan_offsets(weft__call_state_t *cs, uint64_t *bytes, uint6
     return st;
 }
 
-/* A handle per placed value, in its cell. */
+/* A handle per slot of each placed value, in its cell (the slots of a
+ * chain share the value's range and geometry). */
 static weft_status_t arena_handles(weft__call_state_t *cs, const uint64_t *off)
 {
     const weft__memplan_t *mp = &cs->f->mp;
     for (uint32_t v = 0; v < mp->n; v++) {
         if (off[v] == WEFT__MP_NONE) continue;
         const weft__mp_geom_t *g = plan_geom(cs, v);
-        uint32_t s = mp->slot[v];
-        weft_tensor_t *h = NULL;
-        weft_status_t st = weft_tensor_from_data(g->dtype, g->ndim, g->shape, NULL,
-                                                 (char *)cs->arena + off[v], &h);
-        if (st != WEFT_OK) return st;
-        cs->arena_h[s] = cs->cells[s] = h;
+        for (uint32_t s = mp->slot[v]; s != NONE32; s = next_slot(mp, s)) {
+            weft_tensor_t *h = NULL;
+            weft_status_t st = weft_tensor_from_data(g->dtype, g->ndim, g->shape, NULL,
+                                                     (char *)cs->arena + off[v], &h);
+            if (st != WEFT_OK) return st;
+            cs->arena_h[s] = cs->cells[s] = h;
+        }
     }
     return WEFT_OK;
 }
@@ -385,7 +404,8 @@ void weft__arena_prepare(weft__call_state_t *cs, weft_tensor_t *const *inputs)
 void weft__arena_measure(weft__call_state_t *cs, uint32_t s, const weft_tensor_t *t)
 {
     uint32_t v = cs->f->mp.value_of_slot[s];
-    if (v == NONE32 || !t || cs->arena_h[s]) return;
+    /* a chain's later slots have its static geometry: nothing to measure */
+    if (v == NONE32 || !t || cs->arena_h[s] || cs->f->mp.slot[v] != s) return;
     weft__mp_geom_t *g = &cs->mp_geom[v];
     g->dtype = weft_tensor_dtype(t);
     g->ndim = weft_tensor_ndim(t);
@@ -398,13 +418,14 @@ void weft__arena_settle(weft__call_state_t *cs)
     for (uint32_t v = 0; v < mp->n; v++) {
         uint32_t s = mp->slot[v];
         weft_tensor_t *h = cs->arena_h[s];
-        /* the producer released the handle (weft_kernel_alloc_output found
+        /* a producer released its handle (weft_kernel_alloc_output found
          * another geometry, or the kernel set a tensor of its own) */
-        if (h && cs->cells[s] != h) {
-            cs->arena_h[s] = NULL;
-            cs->mp_excluded[v] = 1;
-            cs->mp_dirty = true;
-        }
+        for (uint32_t m = s; m != NONE32; m = next_slot(mp, m))
+            if (cs->arena_h[m] && cs->cells[m] != cs->arena_h[m]) {
+                cs->arena_h[m] = NULL;
+                cs->mp_excluded[v] = 1;
+                cs->mp_dirty = true;
+            }
         /* a value the pool served was measured: place it from the next call on */
         if (!h && cs->mp_measure && !cs->mp_excluded[v] && cs->mp_geom[v].ndim >= 0)
             cs->mp_dirty = true;

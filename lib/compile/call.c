@@ -52,7 +52,7 @@ static weft_status_t node_fail(weft__call_state_t *cs, const weft__cnode_t *n, w
 static bool has_nan(const weft_tensor_t *t)
 {
     weft_dtype_t dt = weft_tensor_dtype(t);
-    if (dt != WEFT_FLOAT32 && dt != WEFT_FLOAT64) return false;
+    if (weft_dtype_kind(dt) != WEFT_KIND_FLOAT) return false;
     size_t n = weft_tensor_size(t);
     for (size_t i = 0; i < n; i++)
         if (!isfinite(weft_tensor_flat_get(t, i))) return true;
@@ -130,20 +130,55 @@ static void counter_max(atomic_llong *peak, long long v)
     }
 }
 
-/* Profiling only: fresh outputs count as live intermediate memory. */
+/* The input slot whose counted bytes output k of node n takes over, or
+ * UINT32_MAX: a destroy output lives in its destroyed input's buffer, and an
+ * output the memory plan put over its input's memory (slot reuse,
+ * docs/execution.md §4.6) lives in that input's arena range when both cells
+ * hold their arena handles this call. Either way the node is the input's
+ * last reader: no other thread counts that input down. */
+static uint32_t bytes_from(const weft__call_state_t *cs, const weft__cnode_t *n, uint32_t k)
+{
+    const weft_function_t *f = cs->f;
+    const uint32_t *in = weft__node_slots_in(weft__cnode_slots(f, n));
+    uint32_t i = node_index(cs, n), s;
+    if (f->mp.reuse_in && f->mp.reuse_in[i] != UINT32_MAX) {
+        s = in[f->mp.reuse_in[i]];
+        bool held = weft__arena_holds(cs, s, cs->cells[s]) &&
+                    weft__arena_holds(cs, n->out_base, cs->cells[n->out_base]);
+        return held ? s : UINT32_MAX;
+    }
+    const weft_op_alias_t *dm;
+    size_t nd;
+    weft_op_destroy_map(weft_apply_op(n->apply), &dm, &nd);
+    for (size_t e = 0; e < nd; e++)
+        if (dm[e].output == k) return in[dm[e].input];
+    return UINT32_MAX;
+}
+
+/* Profiling only: fresh outputs count as live intermediate memory. An
+ * output living in its input's memory (bytes_from) adds none: the input's
+ * counted bytes pass to it, and are counted down with it. */
 static void track_alloc(weft__call_state_t *cs, const weft__cnode_t *n)
 {
     long long bytes = 0, bufs = 0;
     const weft__cnode_out_t *no = &cs->f->node_out[node_index(cs, n)];
     for (uint32_t k = 0; k < no->n_out && k < 32; k++) {
+        uint32_t from = bytes_from(cs, n, k), s = n->out_base + k;
+        if (from != UINT32_MAX) {
+            if (cs->slot_bytes[from]) { /* 0: not counted (an input, a view, a kept value) */
+                cs->slot_bytes[s] = cs->slot_bytes[from];
+                cs->slot_bytes[from] = 0;
+            }
+            continue;
+        }
         if (!(no->fresh_mask & (1u << k))) continue;
-        const weft_tensor_t *t = cs->cells[n->out_base + k];
+        const weft_tensor_t *t = cs->cells[s];
         int64_t b = (int64_t)(weft_tensor_size(t) * weft_dtype_size(weft_tensor_dtype(t)));
-        cs->slot_bytes[n->out_base + k] = b;
+        cs->slot_bytes[s] = b;
         bytes += b;
         bufs++;
     }
-    if (bufs == 0) return; /* views, in-place and kept outputs: nothing to count */
+    if (bufs == 0) return; /* views, in-place and kept outputs: nothing new to count */
     /* relaxed: statistics only (a countdown-style counter; its peak is a hint) */
     counter_max(&cs->peak_bytes, atomic_fetch_add_explicit(&cs->live_bytes, bytes,
                                                            memory_order_relaxed) + bytes);

@@ -173,12 +173,40 @@ typedef struct weft__memplan {
     uint32_t *slot;           /* per value: its slot */
     uint32_t *reader_storage;
     uint32_t *value_of_slot;  /* per slot: value index, or UINT32_MAX */
+    /* Slot reuse (memplan_reuse.c): a planned value may be a chain of
+     * slots, each written by the last reader of the one before over its
+     * memory. next_member[s]: the slot after s in its value's chain
+     * (UINT32_MAX: none; NULL: no chains); reuse_in[node]: the input whose
+     * memory the node's output takes, or UINT32_MAX (NULL: none does). */
+    uint32_t *next_member;
+    uint32_t *reuse_in;
     uint64_t *conflict;       /* n rows of weft__memplan_words(n) words: conflict bits */
     weft__mp_geom_t *type_geom; /* per value: from its type (ndim -1: not static) */
     bool all_static;
     /* the compile-time plan of the statically sized values */
     uint64_t *static_off, static_arena, static_seq_peak;
 } weft__memplan_t;
+
+/* Strict-ancestor sets of a DAG's nodes among its "reader" nodes (those
+ * reading some planned value): col[node] is its column (UINT32_MAX: not a
+ * reader), row x of anc (w words) holds the columns of x's strict ancestors. */
+typedef struct weft__mp_reach {
+    uint32_t *col;
+    uint64_t *anc;
+    size_t w;
+} weft__mp_reach_t;
+
+static inline bool weft__mp_bit_get(const uint64_t *row, uint32_t i)
+{
+    return (row[i >> 6] >> (i & 63)) & 1u;
+}
+
+/* Reader node a is a strict ancestor of node x: a finishes before x starts
+ * in every schedule. */
+static inline bool weft__mp_reach_before(const weft__mp_reach_t *r, uint32_t a, uint32_t x)
+{
+    return weft__mp_bit_get(r->anc + (size_t)x * r->w, r->col[a]);
+}
 
 /* Words of one row of a conflict matrix of n values. */
 static inline size_t weft__memplan_words(size_t n)
@@ -450,6 +478,28 @@ void weft__bufpool_put(weft__bufpool_t *bp, weft_tensor_t *t);
 weft_status_t weft__memplan_conflicts(uint32_t n_nodes, const uint64_t *edges, size_t ne,
                                       size_t n, const weft__mp_value_t *v, bool sequential,
                                       uint64_t **out);
+/* The strict-ancestor sets among the reader nodes of values v (freed with
+ * weft__memplan_reach_free). Errors: WEFT_ENOMEM, WEFT_ERANGE (over
+ * WEFT__MP_MAX_BITS). */
+weft_status_t weft__memplan_reach(uint32_t n_nodes, const uint64_t *edges, size_t ne, size_t n,
+                                  const weft__mp_value_t *v, weft__mp_reach_t *r);
+void weft__memplan_reach_free(weft__mp_reach_t *r);
+/* A candidate for slot reuse (memplan_reuse.c): node `node` reads value
+ * `in` and may write its fresh value `out`, of in's exact geometry, element
+ * for element over in's memory. */
+typedef struct weft__mp_reuse {
+    uint32_t node, in, out;
+} weft__mp_reuse_t;
+/* Decides the candidates c (in node id order): prev[out] = in for each one
+ * taken, WEFT__MP_NO_PREV elsewhere. Taken when no value took in's memory
+ * yet, out takes none yet, and every other node using in's memory (its
+ * readers) finishes before node starts in every schedule the DAG allows
+ * (sequential: in node id order). Errors: WEFT_ENOMEM, WEFT_ERANGE (too
+ * large: nothing taken). */
+#define WEFT__MP_NO_PREV UINT32_MAX
+weft_status_t weft__memplan_reuse(uint32_t n_nodes, const uint64_t *edges, size_t ne, size_t n,
+                                  const weft__mp_value_t *v, bool sequential, size_t nc,
+                                  const weft__mp_reuse_t *c, uint32_t *prev);
 /* Offsets (64-byte aligned) for the values of known size (bytes[i] !=
  * WEFT__MP_NONE; the others get WEFT__MP_NONE) such that conflicting values
  * get disjoint ranges: largest first, best fit. Errors: WEFT_ENOMEM. */
@@ -463,6 +513,12 @@ uint64_t weft__memplan_seq_peak(uint32_t n_nodes, size_t n, const weft__mp_value
  * and the plan of the statically sized ones (is_output: by slot, graph
  * outputs and updates). Errors: WEFT_ENOMEM (with a message). */
 weft_status_t weft__arena_analyze(weft_function_t *f, const bool *is_output);
+/* Slot reuse (memplan_reuse.c): with the per-value plan values made
+ * (mp->vals over one slot each), decides which nodes write their output
+ * over an input's memory and folds each chain of such values into one
+ * planned value (mp->next_member, mp->reuse_in). root: alias roots by slot.
+ * Errors: WEFT_ENOMEM. */
+weft_status_t weft__arena_reuse(weft_function_t *f, const uint32_t *root, bool sequential);
 void weft__arena_free_plan(weft_function_t *f);
 /* Per call state: allocation of its arrays, and release. */
 weft_status_t weft__arena_state_init(weft__call_state_t *cs);

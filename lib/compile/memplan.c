@@ -24,11 +24,6 @@
 
 #define ALIGN 64u
 
-static inline bool bit_get(const uint64_t *row, uint32_t i)
-{
-    return (row[i >> 6] >> (i & 63)) & 1u;
-}
-
 static inline void bit_set(uint64_t *row, uint32_t i)
 {
     row[i >> 6] |= (uint64_t)1 << (i & 63);
@@ -78,13 +73,37 @@ static bool ancestor_rows(uint32_t n_nodes, const uint64_t *edges, size_t ne, co
 }
 
 /* Every reader of a is a strict ancestor of b's writer. */
-static bool all_before(const weft__mp_value_t *a, const weft__mp_value_t *b, const uint32_t *col,
-                       const uint64_t *anc, size_t w)
+static bool all_before(const weft__mp_value_t *a, const weft__mp_value_t *b,
+                       const weft__mp_reach_t *r)
 {
-    const uint64_t *row = anc + (size_t)b->writer * w;
-    for (uint32_t r = 0; r < a->n_readers; r++)
-        if (!bit_get(row, col[a->readers[r]])) return false;
+    for (uint32_t k = 0; k < a->n_readers; k++)
+        if (!weft__mp_reach_before(r, a->readers[k], b->writer)) return false;
     return true;
+}
+
+void weft__memplan_reach_free(weft__mp_reach_t *r)
+{
+    free(r->col);
+    free(r->anc);
+    r->col = NULL;
+    r->anc = NULL;
+}
+
+weft_status_t weft__memplan_reach(uint32_t n_nodes, const uint64_t *edges, size_t ne, size_t n,
+                                  const weft__mp_value_t *v, weft__mp_reach_t *r)
+{
+    r->anc = NULL;
+    r->col = malloc(((size_t)n_nodes + 1) * sizeof *r->col);
+    if (!r->col) return WEFT_ENOMEM;
+    r->w = (reader_columns(n_nodes, n, v, r->col) + 63) / 64;
+    if ((size_t)n_nodes * r->w * 64 > WEFT__MP_MAX_BITS) {
+        weft__memplan_reach_free(r);
+        return WEFT_ERANGE;
+    }
+    r->anc = calloc((size_t)n_nodes * r->w + 1, sizeof *r->anc);
+    if (r->anc && ancestor_rows(n_nodes, edges, ne, r->col, r->w, r->anc)) return WEFT_OK;
+    weft__memplan_reach_free(r);
+    return WEFT_ENOMEM;
 }
 
 /* The last node (in id order) that uses a: its readers follow its writer,
@@ -129,30 +148,19 @@ weft_status_t weft__memplan_conflicts(uint32_t n_nodes, const uint64_t *edges, s
     if (n == 0) return WEFT_OK;
     if (n > WEFT__MP_MAX_VALUES) return WEFT_ERANGE;
     if (sequential) return sequential_conflicts(n, v, out);
-    uint32_t *col = malloc(((size_t)n_nodes + 1) * sizeof *col);
-    if (!col) return WEFT_ENOMEM;
-    size_t w = (reader_columns(n_nodes, n, v, col) + 63) / 64;
-    if ((size_t)n_nodes * w * 64 > WEFT__MP_MAX_BITS) {
-        free(col);
-        return WEFT_ERANGE;
-    }
+    weft__mp_reach_t r;
+    weft_status_t st = weft__memplan_reach(n_nodes, edges, ne, n, v, &r);
+    if (st != WEFT_OK) return st;
     size_t cw = weft__memplan_words(n);
-    uint64_t *anc = calloc((size_t)n_nodes * w + 1, sizeof *anc);
     uint64_t *m = calloc(n * cw + 1, sizeof *m);
-    bool ok = anc && m && ancestor_rows(n_nodes, edges, ne, col, w, anc);
-    for (size_t i = 0; ok && i < n; i++)
+    for (size_t i = 0; m && i < n; i++)
         for (size_t j = i + 1; j < n; j++) {
-            if (all_before(&v[i], &v[j], col, anc, w) || all_before(&v[j], &v[i], col, anc, w))
-                continue;
+            if (all_before(&v[i], &v[j], &r) || all_before(&v[j], &v[i], &r)) continue;
             bit_set(m + i * cw, (uint32_t)j);
             bit_set(m + j * cw, (uint32_t)i);
         }
-    free(col);
-    free(anc);
-    if (!ok) {
-        free(m);
-        return WEFT_ENOMEM;
-    }
+    weft__memplan_reach_free(&r);
+    if (!m) return WEFT_ENOMEM;
     *out = m;
     return WEFT_OK;
 }
@@ -222,7 +230,7 @@ weft_status_t weft__memplan_place(size_t n, const uint64_t *bytes, const uint64_
         size_t ns = 0;
         for (size_t j = 0; j < k; j++) {
             uint32_t p = order[j].i;
-            if (bit_get(conflict + (size_t)i * cw, p))
+            if (weft__mp_bit_get(conflict + (size_t)i * cw, p))
                 s[ns++] = (span_t){offset[p], offset[p] + round_up(bytes[p])};
         }
         qsort(s, ns, sizeof *s, cmp_span);

@@ -64,6 +64,8 @@ static void copy_locked(const weft_function_t *f, weft_profile_scope_t scope, sn
         r->key = a->node_key[i];
         r->inplace_bytes = a->inplace_bytes[i];
         r->inplace_orderings = a->inplace_ord[i];
+        uint32_t reuse = f->mp.reuse_in ? f->mp.reuse_in[i] : UINT32_MAX;
+        r->reuses_input = reuse == UINT32_MAX ? -1 : (int)reuse;
     }
 }
 

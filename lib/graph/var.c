@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/dtype_list.h"
+
 #include "graph/graph_int.h"
 #include "graph/site.h"
 
@@ -101,33 +103,41 @@ static weft_status_t constant_create(weft_graph_t *g, const weft_type_t *type, c
     return WEFT_OK;
 }
 
-/* Converts value to dtype into buf; false when it is not representable. */
+/* Converts value to dtype into buf; false when it is not representable
+ * (outside an integer dtype's range: the fraction is truncated). */
+#define SCALAR_SINT(A_, B_, T, UT, sn, D)                                                   \
+    case D: {                                                                       \
+        double hi = (double)((UT)-1 / 2) + 1.0; /* 2^(bits-1), exact */             \
+        if (!(value >= -hi && value < hi)) return false;                            \
+        T x = (T)value;                                                             \
+        memcpy(buf, &x, sizeof(x));                                                 \
+        return true;                                                                \
+    }
+#define SCALAR_UINT(A_, B_, T, UT, sn, D)                                                   \
+    case D: {                                                                       \
+        double hi = 2.0 * ((double)((UT)-1 / 2) + 1.0); /* 2^bits, exact */         \
+        if (!(value >= 0.0 && value < hi)) return false;                            \
+        T x = (T)value;                                                             \
+        memcpy(buf, &x, sizeof(x));                                                 \
+        return true;                                                                \
+    }
+#define SCALAR_FLOAT(A_, B_, T, sn, D)                                                      \
+    case D: {                                                                       \
+        T x = (T)value;                                                             \
+        memcpy(buf, &x, sizeof(x));                                                 \
+        return true;                                                                \
+    }
+
 static bool scalar_convert(weft_dtype_t dtype, double value, unsigned char *buf)
 {
     switch (dtype) {
     case WEFT_BOOL:
         buf[0] = value != 0.0;
         return true;
-    case WEFT_FLOAT32: {
-        float f = (float)value;
-        memcpy(buf, &f, sizeof(f));
-        return true;
-    }
-    case WEFT_FLOAT64:
-        memcpy(buf, &value, sizeof(value));
-        return true;
-    case WEFT_INT32: {
-        if (!(value >= -2147483648.0 && value <= 2147483647.0)) return false;
-        int32_t x = (int32_t)value;
-        memcpy(buf, &x, sizeof(x));
-        return true;
-    }
-    case WEFT_INT64: {
-        if (!(value >= -9223372036854775808.0 && value < 9223372036854775808.0)) return false;
-        int64_t x = (int64_t)value;
-        memcpy(buf, &x, sizeof(x));
-        return true;
-    }
+    WEFT__SINT_DTYPES(SCALAR_SINT, ~, ~)
+    WEFT__UINT_DTYPES(SCALAR_UINT, ~, ~)
+    WEFT__FLOAT_DTYPES(SCALAR_FLOAT, ~, ~)
+    SCALAR_FLOAT(~, ~, weft__f16, f16, WEFT_FLOAT16)
     case WEFT_COMPLEX64: { /* value + 0j */
         float x[2] = {(float)value, 0.0f};
         memcpy(buf, x, sizeof(x));
@@ -288,32 +298,35 @@ uint64_t weft_constant_hash(const weft_var_t *c)
     return h;
 }
 
+#define PRINT_SINT(A_, B_, T, UT, sn, D)                              \
+    case D: {                                                 \
+        T x;                                                  \
+        memcpy(&x, p, sizeof(x));                             \
+        return snprintf(buf, cap, "%" PRId64, (int64_t)x);    \
+    }
+#define PRINT_UINT(A_, B_, T, UT, sn, D)                              \
+    case D: {                                                 \
+        T x;                                                  \
+        memcpy(&x, p, sizeof(x));                             \
+        return snprintf(buf, cap, "%" PRIu64, (uint64_t)x);   \
+    }
+#define PRINT_FLOAT(A_, B_, T, sn, D)                                 \
+    case D: {                                                 \
+        T x;                                                  \
+        memcpy(&x, p, sizeof(x));                             \
+        return snprintf(buf, cap, "%g", (double)x);           \
+    }
+
 static int print_scalar(const weft_var_t *c, size_t k, char *buf, size_t cap)
 {
     const unsigned char *p = (const unsigned char *)c->data + k * weft_dtype_size(c->type->dtype);
     switch (c->type->dtype) {
     case WEFT_BOOL:
         return snprintf(buf, cap, "%s", p[0] ? "true" : "false");
-    case WEFT_INT32: {
-        int32_t x;
-        memcpy(&x, p, sizeof(x));
-        return snprintf(buf, cap, "%" PRId32, x);
-    }
-    case WEFT_INT64: {
-        int64_t x;
-        memcpy(&x, p, sizeof(x));
-        return snprintf(buf, cap, "%" PRId64, x);
-    }
-    case WEFT_FLOAT32: {
-        float x;
-        memcpy(&x, p, sizeof(x));
-        return snprintf(buf, cap, "%g", (double)x);
-    }
-    case WEFT_FLOAT64: {
-        double x;
-        memcpy(&x, p, sizeof(x));
-        return snprintf(buf, cap, "%g", x);
-    }
+    WEFT__SINT_DTYPES(PRINT_SINT, ~, ~)
+    WEFT__UINT_DTYPES(PRINT_UINT, ~, ~)
+    WEFT__FLOAT_DTYPES(PRINT_FLOAT, ~, ~)
+    PRINT_FLOAT(~, ~, weft__f16, f16, WEFT_FLOAT16)
     case WEFT_COMPLEX64: { /* NumPy's form: (1+2j) */
         float x[2];
         memcpy(x, p, sizeof(x));

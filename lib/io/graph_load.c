@@ -2,6 +2,7 @@
  * its line and column), then inputs, constants, nodes (op by registry name,
  * props through the class's props_from_json hook), outputs and updates, with
  * every error naming the key path at fault. */
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -9,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/dtype_list.h"
 #include "base/vec.h"
 #include "graph/ctor_int.h"
 #include "graph/input_prep.h"
@@ -236,28 +238,69 @@ static weft_status_t load_inputs(io_load_t *ld, json_t *arr, weft_graph_io_t *ou
     return WEFT_OK;
 }
 
+/* A uint64 element: a JSON integer >= 0 or a decimal string (values above
+ * INT64_MAX, which a JSON integer here cannot hold). */
+static bool get_u64(json_t *v, uint64_t *x)
+{
+    const char *s = json_string_value(v);
+    if (json_is_integer(v) && json_integer_value(v) >= 0) {
+        *x = (uint64_t)json_integer_value(v);
+        return true;
+    }
+    if (!s || *s < '0' || *s > '9') return false;
+    char *end;
+    errno = 0;
+    unsigned long long u = strtoull(s, &end, 10);
+    if (errno || *end) return false;
+    *x = (uint64_t)u;
+    return true;
+}
+
+/* Stores integer x into a signed / unsigned element when it fits. */
+#define PUT_SINT(A_, B_, T, UT, sn, D)                                                 \
+    case D:                                                                    \
+        if (x < (int64_t)(T)((UT)1 << (8 * sizeof(T) - 1)) ||                 \
+            x > (int64_t)(T)((UT)-1 >> 1))                                     \
+            return false;                                                      \
+        ((T *)data)[i] = (T)x;                                                 \
+        return true;
+#define PUT_UINT(A_, B_, T, UT, sn, D)                                                 \
+    case D:                                                                    \
+        if (x < 0 || (uint64_t)x > (uint64_t)(T)-1) return false;              \
+        ((T *)data)[i] = (T)x;                                                 \
+        return true;
+
 /* Converts one data element; false when it has the wrong JSON type or does
  * not fit the dtype. */
 static bool put_int_elem(weft_dtype_t dt, json_t *v, void *data, size_t i)
 {
     int64_t x;
+    if (dt == WEFT_UINT64) {
+        uint64_t u;
+        if (!get_u64(v, &u)) return false;
+        ((uint64_t *)data)[i] = u;
+        return true;
+    }
     if (json_is_boolean(v))
         x = json_is_true(v);
     else if (json_is_integer(v))
         x = (int64_t)json_integer_value(v);
     else
         return false;
-    if (dt == WEFT_BOOL) {
+    switch (dt) {
+    case WEFT_BOOL:
         if (x != 0 && x != 1) return false;
         ((uint8_t *)data)[i] = (uint8_t)x;
-    } else if (dt == WEFT_INT32) {
-        if (x < INT32_MIN || x > INT32_MAX) return false;
-        ((int32_t *)data)[i] = (int32_t)x;
-    } else {
-        ((int64_t *)data)[i] = x;
+        return true;
+    WEFT__SINT_DTYPES(PUT_SINT, ~, ~)
+    WEFT__UINT_DTYPES(PUT_UINT, ~, ~) /* uint64 returned above */
+    default:
+        return false;
     }
-    return true;
 }
+
+#define PUT_FLOAT(A_, B_, T, sn, D) \
+    case D: ((T *)data)[i] = (T)x; return true;
 
 static bool put_elem(weft_dtype_t dt, json_t *v, void *data, size_t i)
 {
@@ -267,7 +310,7 @@ static bool put_elem(weft_dtype_t dt, json_t *v, void *data, size_t i)
                put_elem(part, json_array_get(v, 0), data, 2 * i) &&
                put_elem(part, json_array_get(v, 1), data, 2 * i + 1);
     }
-    if (dt != WEFT_FLOAT32 && dt != WEFT_FLOAT64) return put_int_elem(dt, v, data, i);
+    if (weft_dtype_kind(dt) != WEFT_KIND_FLOAT) return put_int_elem(dt, v, data, i);
     double x;
     const char *s = json_string_value(v);
     if (json_is_number(v))
@@ -280,11 +323,11 @@ static bool put_elem(weft_dtype_t dt, json_t *v, void *data, size_t i)
         x = -INFINITY;
     else
         return false;
-    if (dt == WEFT_FLOAT32)
-        ((float *)data)[i] = (float)x;
-    else
-        ((double *)data)[i] = x;
-    return true;
+    switch (dt) {
+    WEFT__FLOAT_DTYPES(PUT_FLOAT, ~, ~)
+    PUT_FLOAT(~, ~, weft__f16, f16, WEFT_FLOAT16)
+    default: return false;
+    }
 }
 
 /* An entry with a static type and its elements (constants, shared): *buf is

@@ -2,11 +2,13 @@
  * from the outputs and update values that numbers every variable, writes the
  * constants with their data and each node with its op's props, then the text
  * layout with one entry per line. */
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/dtype_list.h"
 #include "base/vec.h"
 #include "graph/graph_int.h"
 #include "graph/site.h"
@@ -34,21 +36,41 @@ static json_t *shape_json(const weft_type_t *t)
     return a;
 }
 
+/* Integers as JSON integers, except uint64 values above INT64_MAX, which a
+ * JSON integer of the reader (int64) cannot hold: decimal strings. Floats as
+ * JSON numbers (float16 and float32 exactly, as doubles), NaN and the
+ * infinities as the strings "nan", "inf", "-inf" (docs/graph-format.md). */
+#define VALUE_SINT(A_, B_, T, UT, sn, D) \
+    case D: return json_integer((json_int_t)((const T *)data)[i]);
+#define VALUE_FLOAT(A_, B_, T, sn, D) \
+    case D: v = (double)((const T *)data)[i]; break;
+
 static json_t *value_json(weft_dtype_t dt, const void *data, size_t i)
 {
+    double v = 0.0;
     switch (dt) {
     case WEFT_BOOL: return json_boolean(((const uint8_t *)data)[i] != 0);
-    case WEFT_INT32: return json_integer(((const int32_t *)data)[i]);
-    case WEFT_INT64: return json_integer(((const int64_t *)data)[i]);
+    WEFT__SINT_DTYPES(VALUE_SINT, ~, ~)
+    case WEFT_UINT8: return json_integer(((const uint8_t *)data)[i]);
+    case WEFT_UINT16: return json_integer(((const uint16_t *)data)[i]);
+    case WEFT_UINT32: return json_integer(((const uint32_t *)data)[i]);
+    case WEFT_UINT64: {
+        uint64_t u = ((const uint64_t *)data)[i];
+        if (u <= (uint64_t)INT64_MAX) return json_integer((json_int_t)u);
+        char buf[24];
+        snprintf(buf, sizeof buf, "%" PRIu64, u);
+        return json_string(buf);
+    }
+    WEFT__FLOAT_DTYPES(VALUE_FLOAT, ~, ~)
+    VALUE_FLOAT(~, ~, weft__f16, f16, WEFT_FLOAT16)
     case WEFT_COMPLEX64: /* [re, im], each part as a float32 element */
         return json_pack("[oo]", value_json(WEFT_FLOAT32, data, 2 * i),
                          value_json(WEFT_FLOAT32, data, 2 * i + 1));
     case WEFT_COMPLEX128:
         return json_pack("[oo]", value_json(WEFT_FLOAT64, data, 2 * i),
                          value_json(WEFT_FLOAT64, data, 2 * i + 1));
-    default: break;
+    default: return NULL;
     }
-    double v = dt == WEFT_FLOAT32 ? (double)((const float *)data)[i] : ((const double *)data)[i];
     if (isnan(v)) return json_string("nan");
     if (isinf(v)) return json_string(v > 0 ? "inf" : "-inf");
     return json_real(v);

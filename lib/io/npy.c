@@ -42,19 +42,27 @@ static const char *dict_value(const char *hdr, const char *key)
     return p;
 }
 
+/* NumPy's little-endian descr of each dtype (bool's byte order is "|";
+ * "<b1" is also read; complex: pairs of floats, real part first). */
+static const struct {
+    const char *text;
+    weft_dtype_t dt;
+} npy_descrs[] = {{"|b1", WEFT_BOOL},   {"|i1", WEFT_INT8},     {"<i2", WEFT_INT16},
+                  {"<i4", WEFT_INT32},  {"<i8", WEFT_INT64},    {"|u1", WEFT_UINT8},
+                  {"<u2", WEFT_UINT16}, {"<u4", WEFT_UINT32},   {"<u8", WEFT_UINT64},
+                  {"<f2", WEFT_FLOAT16}, {"<f4", WEFT_FLOAT32}, {"<f8", WEFT_FLOAT64},
+                  {"<c8", WEFT_COMPLEX64}, {"<c16", WEFT_COMPLEX128},
+                  {"<b1", WEFT_BOOL},   {"<i1", WEFT_INT8},     {"<u1", WEFT_UINT8}};
+
 static bool parse_descr(const char *v, weft_dtype_t *dt)
 {
-    static const struct {
-        const char *text;
-        weft_dtype_t dt;
-    } known[] = {{"'<f4'", WEFT_FLOAT32}, {"'<f8'", WEFT_FLOAT64}, {"'<i4'", WEFT_INT32},
-                 {"'<i8'", WEFT_INT64},   {"'|b1'", WEFT_BOOL},    {"'<b1'", WEFT_BOOL},
-                 {"'<c8'", WEFT_COMPLEX64}, {"'<c16'", WEFT_COMPLEX128}};
-    for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
-        if (strncmp(v, known[i].text, strlen(known[i].text)) == 0) {
-            *dt = known[i].dt;
+    for (size_t i = 0; i < sizeof(npy_descrs) / sizeof(npy_descrs[0]); i++) {
+        size_t n = strlen(npy_descrs[i].text);
+        if (v[0] == '\'' && strncmp(v + 1, npy_descrs[i].text, n) == 0 && v[n + 1] == '\'') {
+            *dt = npy_descrs[i].dt;
             return true;
         }
+    }
     return false;
 }
 
@@ -136,7 +144,7 @@ static weft_status_t read_header(FILE *f, const char *path, npy_header_t *h, cha
     if (s == WEFT_OK && (!d || !fo || !sh))
         s = npy_err(msg, cap, WEFT_EPARSE, path, "header lacks descr, fortran_order or shape");
     if (s == WEFT_OK && !parse_descr(d, &h->dt))
-        s = npy_err(msg, cap, WEFT_ENOTIMPL, path, "dtype %.12s (read: <f4 <f8 <i4 <i8 |b1 <c8 <c16)", d);
+        s = npy_err(msg, cap, WEFT_ENOTIMPL, path, "dtype %.12s (read: |b1 |i1 <i2 <i4 <i8 |u1 <u2 <u4 <u8 <f2 <f4 <f8 <c8 <c16)", d);
     if (s == WEFT_OK && strncmp(fo, "False", 5) != 0)
         s = npy_err(msg, cap, WEFT_ENOTIMPL, path, "Fortran-order array (only C order is read)");
     if (s == WEFT_OK && (h->ndim = parse_shape(sh, h->shape)) < 0)
@@ -190,23 +198,18 @@ weft_status_t weft_npy_load(const char *path, weft_tensor_t **out, char *msg, si
 
 static const char *npy_descr(weft_dtype_t dt)
 {
-    switch (dt) {
-    case WEFT_FLOAT32: return "<f4";
-    case WEFT_FLOAT64: return "<f8";
-    case WEFT_INT32: return "<i4";
-    case WEFT_INT64: return "<i8";
-    case WEFT_COMPLEX64: return "<c8";
-    case WEFT_COMPLEX128: return "<c16";
-    default: return "|b1";
-    }
+    for (size_t i = 0; i < sizeof(npy_descrs) / sizeof(npy_descrs[0]); i++)
+        if (npy_descrs[i].dt == dt) return npy_descrs[i].text;
+    return NULL;
 }
 
 /* The version 1.0 header, padded with spaces and a newline so the data
  * starts at a multiple of 64 bytes (the format's alignment). */
 static size_t npy_header(const weft_tensor_t *t, char *h, size_t cap)
 {
-    int n = snprintf(h, cap, "\x93NUMPY\x01%c%c{'descr': '%s', 'fortran_order': False, 'shape': (",
-                     0, 0, npy_descr(weft_tensor_dtype(t)));
+    /* magic, version 1.0, then the header length's two bytes (set below) */
+    int n = snprintf(h, cap, "\x93NUMPY\x01%c%c%c{'descr': '%s', 'fortran_order': False, 'shape': (",
+                     0, 0, 0, npy_descr(weft_tensor_dtype(t)));
     for (int d = 0; d < weft_tensor_ndim(t); d++)
         n += snprintf(h + n, cap - (size_t)n, "%lld%s", (long long)weft_tensor_shape(t)[d],
                       weft_tensor_ndim(t) == 1 || d + 1 < weft_tensor_ndim(t) ? ", " : "");
@@ -222,6 +225,9 @@ static size_t npy_header(const weft_tensor_t *t, char *h, size_t cap)
 weft_status_t weft_npy_save(const char *path, weft_tensor_t *t, char *msg, size_t msg_cap)
 {
     if (!path || !t) return WEFT_EINVAL;
+    if (!npy_descr(weft_tensor_dtype(t)))
+        return npy_err(msg, msg_cap, WEFT_ETYPE, path, "%s is not supported by the npy writer",
+                       weft_dtype_name(weft_tensor_dtype(t)));
     weft_tensor_t *c = NULL;
     if (weft_tensor_contiguous(t, &c) != WEFT_OK)
         return npy_err(msg, msg_cap, WEFT_ENOMEM, path, "out of memory");

@@ -40,7 +40,7 @@ static bool is_float(const weft_var_t *v)
 {
     const weft_type_t *t = weft_var_type(v);
     weft_dtype_t dt = weft_type_dtype(t);
-    return weft_type_kind(t) == WEFT_TYPE_TENSOR && (dt == WEFT_FLOAT32 || dt == WEFT_FLOAT64);
+    return weft_type_kind(t) == WEFT_TYPE_TENSOR && weft_dtype_kind(dt) == WEFT_KIND_FLOAT;
 }
 
 /* The override applied to (inputs, output gradients; zeros where NULL). */

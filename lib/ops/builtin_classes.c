@@ -5,6 +5,7 @@
 
 #include "linalg/linalg_int.h"
 #include "ops_int.h"
+#include "random/random_int.h"
 #include "reduce/reduce_ops_int.h"
 #include "weft/ops.h"
 
@@ -25,6 +26,21 @@ static const weft_op_class_t *const registry[] = {
     &weft__reduce_class_prod,
     &weft__reduce_grad_class,
     &weft__argmax_class,
+    &weft__argmin_class,
+    &weft__lred_classes[0],
+    &weft__lred_classes[1],
+    &weft__lred_classes[2],
+    &weft__lred_classes[3],
+    &weft__lred_classes[4],
+    &weft__lred_classes[5],
+    &weft__lred_classes[6],
+    &weft__lred_classes[7],
+    &weft__lred_classes[8],
+    &weft__cumsum_class,
+    &weft__cumprod_class,
+    &weft__sort_class,
+    &weft__topk_class,
+    &weft__axis_scatter_class,
     &weft__dot_class,
     &weft__gemm_class,
     &weft__gemv_class,
@@ -33,6 +49,12 @@ static const weft_op_class_t *const registry[] = {
     &weft__syrk_class,
     &weft__trimask_class,
     &weft__composite_class,
+    &weft__random_classes[WEFT__RANDOM_UNIFORM],
+    &weft__random_classes[WEFT__RANDOM_NORMAL],
+    &weft__random_classes[WEFT__RANDOM_BERNOULLI],
+    &weft__random_classes[WEFT__RANDOM_CATEGORICAL],
+    &weft__random_classes[WEFT__RANDOM_INTEGERS],
+    &weft__random_classes[WEFT__RANDOM_PERMUTATION],
 };
 
 size_t weft_ops_n_classes(void)

@@ -28,6 +28,34 @@ extern const weft_op_class_t weft__elemwise_classes[WEFT_ELEMWISE_KIND_COUNT];
  * NULL when kind is not defined for dt. Operand 0 is the output. Cast is not
  * here (weft__convert_fn). */
 weft__row_fn weft__elemwise_kernel(weft_elemwise_kind_t kind, weft_dtype_t dt);
+/* The same for the float math kinds (WEFT_ELEMWISE_TAN .. NEXTAFTER, the
+ * table's contiguous "float math" block; elemwise_math_kernels.c), NULL for
+ * any other kind; weft__elemwise_kernel falls back to it. */
+weft__row_fn weft__elemwise_math_kernel(weft_elemwise_kind_t kind, weft_dtype_t dt);
+/* Whether kind is one of the float math kinds (float-only, costly). */
+static inline bool weft__elemwise_is_math(weft_elemwise_kind_t kind)
+{
+    return kind >= WEFT_ELEMWISE_TAN && kind <= WEFT_ELEMWISE_NEXTAFTER;
+}
+/* Special functions libm lacks (ew_special.c), float64: erfinv (NaN outside
+ * [-1, 1], +-inf at +-1), digamma and trigamma (poles: digamma(+-0) is -+inf,
+ * a negative integer NaN; trigamma +inf at every integer <= 0). */
+double weft__erfinv(double x);
+double weft__digamma(double x);
+double weft__trigamma(double x);
+
+/* The rounding, integer and logical kinds (elemwise_int.c,
+ * elemwise_int_kernels.c). weft__ew_int_dtype: when kind's dtype rule is
+ * there (for the common input dtype dt), sets *out (or records the error on
+ * g in *st) and returns true. A predicate reads any dtype (computing in the
+ * inputs' common dtype) and writes bool, as the comparisons; costly kinds
+ * split over workers from WEFT__EW_SPLIT_COSTLY elements. The kernel lookup
+ * is weft__elemwise_kernel's for these kinds (and Abs of bool). */
+bool weft__ew_int_dtype(weft_graph_t *g, weft_elemwise_kind_t kind, weft_dtype_t dt,
+                        weft_dtype_t *out, weft_status_t *st);
+bool weft__ew_int_is_predicate(weft_elemwise_kind_t kind);
+bool weft__ew_int_is_costly(weft_elemwise_kind_t kind);
+weft__row_fn weft__elemwise_int_kernel(weft_elemwise_kind_t kind, weft_dtype_t dt);
 
 /* Complex numbers (elemwise_complex.c). The kinds Real, Imag, Conj, Angle,
  * Complex ("the complex family"), and any kind with a complex input except
@@ -35,7 +63,8 @@ weft__row_fn weft__elemwise_kernel(weft_elemwise_kind_t kind, weft_dtype_t dt);
 bool weft__ew_kind_is_complex_family(weft_elemwise_kind_t k);
 /* Whether make_node of kind k on inputs goes through weft__ew_complex_infer. */
 bool weft__ew_complex_involved(weft_elemwise_kind_t k, size_t n_in, weft_var_t *const *inputs);
-/* The output dtype (errors name the op, the input and its dtype). */
+/* The output dtype (errors name the op, the input and its dtype; a compute
+ * dtype with no kernel, e.g. Angle of float16, is WEFT_ETYPE too). */
 weft_status_t weft__ew_complex_infer(weft_graph_t *g, weft_elemwise_kind_t k, size_t n_in,
                                      weft_var_t *const *inputs, weft_dtype_t *out);
 /* The dtype a node of kind k computes in, for input tensors in and output
@@ -179,24 +208,28 @@ extern const weft_op_class_t weft__composite_class;
 weft_status_t weft__elemwise_grad(weft_graph_t *g, const weft_apply_t *node,
                                   weft_var_t *const *output_grads, weft_var_t **input_grads);
 
-/* Larger of two dtypes in bool < int32 < int64 < float32 < float64. */
-static inline weft_dtype_t weft__dtype_upcast(weft_dtype_t a, weft_dtype_t b)
-{
-    return a > b ? a : b;
-}
+/* float16, float32 or float64. (Mixed dtypes promote with
+ * weft_dtype_promote, weft/type.h.) */
 static inline bool weft__dtype_is_float(weft_dtype_t d)
 {
-    return d == WEFT_FLOAT32 || d == WEFT_FLOAT64;
+    return weft_dtype_kind(d) == WEFT_KIND_FLOAT;
 }
 
-/* An undefined gradient (a variable of the null type) created at node's
- * site: weft_grad then fails with WEFT_ENOGRAD naming node (elemwise_grad.c). */
-weft_status_t weft__grad_undefined(weft_graph_t *g, const weft_apply_t *node, weft_var_t **out);
+/* Integer Pow's check before its kernel runs (pow_check.c): WEFT_ERANGE,
+ * recorded on ctx, when the exponent tensor (of a signed integer dtype) has
+ * a negative element, as NumPy refuses integers to negative integer powers;
+ * WEFT_OK for any other dtype. */
+weft_status_t weft__pow_check_exponent(const weft_tensor_t *exponent, weft_kernel_ctx_t *ctx);
+
 /* Gradient helper: grad (of a broadcast result) summed over the axes where
  * target's static length is 1 but grad's is not (keepdims), then cast to
  * target's dtype. grad and target have the same ndim. */
 weft_status_t weft__grad_reduce_to(weft_graph_t *g, weft_var_t *grad, weft_var_t *target,
                                    weft_var_t **out);
+
+/* A variable of the null type (an undefined gradient), created at node's
+ * site, into *out (elemwise_grad.c): for grad hooks of ops without one. */
+weft_status_t weft__grad_null(weft_graph_t *g, const weft_apply_t *node, weft_var_t **out);
 
 /* Sums float x over the axes in mask (bit d: axis d), keeping them with
  * length 1 (the SumAxes op, sum_axes.c). */

@@ -29,7 +29,7 @@ typedef struct weft__props_field {
     size_t off;
 } weft__props_field_t;
 
-#define WEFT__PROPS_FIELDS_MAX 3
+#define WEFT__PROPS_FIELDS_MAX 4
 
 /* A props layout: its size (the class's props_size) and its fields in the
  * order they are written, the unused entries zero (key NULL). */

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/dtype_list.h"
 #include "graph/ctor_int.h"
 #include "rewrite_int.h"
 #include "weft/elemwise.h"
@@ -38,14 +39,20 @@ const weft__classes_t *weft__classes(void)
     return &classes;
 }
 
+#define ELEM_INT(A_, B_, T, UT, sn, D) \
+    case D: return (double)((const T *)data)[i];
+#define ELEM_FLOAT(A_, B_, T, sn, D) ELEM_INT(A_, B_, T, T, sn, D)
+
+/* Element i as a double (exact for every dtype but 64-bit integers beyond
+ * 2^53); NaN for a dtype without a real value. */
 static double elem_at(const void *data, weft_dtype_t dt, size_t i)
 {
     switch (dt) {
     case WEFT_BOOL: return ((const unsigned char *)data)[i] != 0;
-    case WEFT_INT32: return ((const int32_t *)data)[i];
-    case WEFT_INT64: return (double)((const int64_t *)data)[i];
-    case WEFT_FLOAT32: return ((const float *)data)[i];
-    case WEFT_FLOAT64: return ((const double *)data)[i];
+    WEFT__SINT_DTYPES(ELEM_INT, ~, ~)
+    WEFT__UINT_DTYPES(ELEM_INT, ~, ~)
+    WEFT__FLOAT_DTYPES(ELEM_FLOAT, ~, ~)
+    ELEM_FLOAT(~, ~, weft__f16, f16, WEFT_FLOAT16)
     /* complex: the real part when the imaginary part is 0, else NaN (equal
      * to no real value) */
     case WEFT_COMPLEX64: {
@@ -56,9 +63,8 @@ static double elem_at(const void *data, weft_dtype_t dt, size_t i)
         const double *z = (const double *)data + 2 * i;
         return z[1] == 0 ? z[0] : NAN;
     }
-    default: break;
+    default: return NAN;
     }
-    return NAN;
 }
 
 bool weft__is_const_value(const weft_var_t *v, double value)

@@ -29,7 +29,7 @@ typedef struct fusion {
 static bool kind_fusable(weft_elemwise_kind_t k)
 {
     return k != WEFT_ELEMWISE_CAST && !(k >= WEFT_ELEMWISE_LT && k <= WEFT_ELEMWISE_NE) &&
-           weft_elemwise_arity(k) <= 2;
+           k != WEFT_ELEMWISE_SWITCH; /* bool-valued kinds fail node_fusable's dtype test */
 }
 
 /* An out-of-place elementwise node or Composite computing in its output's
@@ -44,8 +44,10 @@ static bool node_fusable(const weft_apply_t *node)
                                               && ip < 0))
         return false;
     weft_dtype_t dt = weft_type_dtype(weft_var_type(weft_apply_output(node, 0)));
-    if (dt == WEFT_BOOL || weft_dtype_kind(dt) == WEFT_KIND_COMPLEX) return false; /* Composite
-                                                                 computes no complex numbers */
+    /* Composite refuses bool, complex (docs/dtypes.md) and integer Pow
+     * (weft/composite.h) */
+    if (dt == WEFT_BOOL || weft_dtype_kind(dt) == WEFT_KIND_COMPLEX) return false;
+    if (ew && k == WEFT_ELEMWISE_POW && weft_dtype_kind(dt) != WEFT_KIND_FLOAT) return false;
     for (size_t i = 0; i < weft_apply_n_inputs(node); i++)
         if (weft_type_dtype(weft_var_type(weft_apply_input(node, i))) != dt) return false;
     return true;
@@ -75,7 +77,7 @@ static bool input_reg(fusion_t *fu, weft_var_t *v, uint8_t *reg)
 static bool add_step(fusion_t *fu, weft_elemwise_kind_t k, const uint8_t *args, uint8_t *reg)
 {
     if (fu->n_steps == WEFT_COMPOSITE_MAX_STEPS) return false;
-    fu->steps[fu->n_steps] = (weft_composite_step_t){k, {args[0], args[1]}};
+    fu->steps[fu->n_steps] = (weft_composite_step_t){k, {args[0], args[1], args[2]}};
     *reg = (uint8_t)(0x80 | fu->n_steps++); /* step registers are renumbered at the end */
     return true;
 }
@@ -98,7 +100,7 @@ static bool compile_node(fusion_t *fu, weft_apply_t *node, uint8_t *reg)
     weft_composite_op_info(weft_apply_op(node), &c_in, &c_steps, cs, NULL);
     memcpy(map, args, c_in);
     for (size_t s = 0; s < c_steps; s++) {
-        uint8_t a[2] = {map[cs[s].arg[0]], map[cs[s].arg[1]]};
+        uint8_t a[3] = {map[cs[s].arg[0]], map[cs[s].arg[1]], map[cs[s].arg[2]]};
         if (!add_step(fu, cs[s].kind, a, &map[c_in + s])) return false;
     }
     *reg = map[c_in + c_steps - 1];
@@ -142,7 +144,7 @@ static bool compile_var(fusion_t *fu, weft_var_t *v, uint8_t *reg)
 static void renumber(fusion_t *fu)
 {
     for (size_t s = 0; s < fu->n_steps; s++)
-        for (int j = 0; j < 2; j++) {
+        for (int j = 0; j < 3; j++) {
             uint8_t *r = &fu->steps[s].arg[j];
             if (*r & 0x80) *r = (uint8_t)(fu->n_in + (*r & 0x7f));
         }

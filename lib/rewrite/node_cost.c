@@ -48,7 +48,10 @@ static double kind_rate(weft_elemwise_kind_t k)
     case WEFT_ELEMWISE_POW: return 8.0;
     case WEFT_ELEMWISE_SQRT:
     case WEFT_ELEMWISE_DIV: return 2.0;
-    default: return 1.0;
+    case WEFT_ELEMWISE_COPYSIGN:
+    case WEFT_ELEMWISE_NEXTAFTER: return 1.0;
+    default: /* the float math block (weft/elemwise.h): libm-like calls */
+        return k >= WEFT_ELEMWISE_TAN && k <= WEFT_ELEMWISE_NEXTAFTER ? 8.0 : 1.0;
     }
 }
 

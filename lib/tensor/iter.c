@@ -1,6 +1,6 @@
 /* The N-d strided iterator: collapses a broadcast/strided geometry to the
- * fewest dimensions and drives a row kernel over the innermost one; and the
- * dtype conversion row kernels.
+ * fewest dimensions and drives a row kernel over the innermost one (the
+ * dtype conversion row kernels: convert.c).
  *
  * Collapsing: length-1 axes are dropped (their stride never matters); then,
  * walking from the outermost axis inwards, axis d merges into the previous
@@ -128,65 +128,4 @@ bool weft__iter_one_row(int ndim, const int64_t *shape, int nop, const int64_t *
     for (int k = 0; k < nop && g.nd == 1; k++) s[k] = g.st[k][0];
     *n = g.nd == 1 ? (size_t)g.len[0] : 1;
     return true;
-}
-
-/* ---- dtype conversion kernels: operand 0 <- operand 1 --------------------- */
-
-typedef unsigned char bool_el;
-
-#define CONV_TO_BOOL(x) ((x) != 0)
-#define CONV_PLAIN(x) (x)
-/* Float to int32/int64 (docs/dtypes.md §2): truncation toward
- * zero when the result fits; NaN, infinities and values out of range give
- * the target's minimum, as x86-64's conversion instructions (and NumPy
- * there) do. The range is tested before converting: a conversion that does
- * not fit is undefined in C. The bounds are exact in the source type (-2^31
- * - 1 is not a float: every float above -2^31 - 1 is at least -2^31), and
- * the select still vectorizes. */
-#define CONV_F32_I32(x) ((x) >= -0x1p31f && (x) < 0x1p31f ? (int32_t)(x) : INT32_MIN)
-#define CONV_F64_I32(x) ((x) > -0x1.00000002p31 && (x) < 0x1p31 ? (int32_t)(x) : INT32_MIN)
-#define CONV_F32_I64(x) ((x) >= -0x1p63f && (x) < 0x1p63f ? (int64_t)(x) : INT64_MIN)
-#define CONV_F64_I64(x) ((x) >= -0x1p63 && (x) < 0x1p63 ? (int64_t)(x) : INT64_MIN)
-
-#define DEF_CONV(name, TD, TS, EXPR)                                                     \
-    static void name(size_t n, char *const *p, const int64_t *s, void *arg)              \
-    {                                                                                    \
-        (void)arg;                                                                       \
-        TD *o = (TD *)p[0];                                                              \
-        const TS *a = (const TS *)p[1];                                                  \
-        if (s[0] == 1 && s[1] == 1) {                                                    \
-            WEFT_IVDEP for (size_t i = 0; i < n; i++) o[i] = (TD)EXPR(a[i]);             \
-            return;                                                                      \
-        }                                                                                \
-        for (size_t i = 0; i < n; i++) o[(int64_t)i * s[0]] = (TD)EXPR(a[(int64_t)i * s[1]]); \
-    }
-
-/* One destination dtype, every source dtype (weft_dtype_t order): EXPR from
- * the integer dtypes, EF32 / EF64 from float32 / float64. */
-#define DEF_CONV_ROW(dn, TD, EXPR, EF32, EF64)   \
-    DEF_CONV(conv_##dn##_b, TD, bool_el, EXPR)   \
-    DEF_CONV(conv_##dn##_i32, TD, int32_t, EXPR) \
-    DEF_CONV(conv_##dn##_i64, TD, int64_t, EXPR) \
-    DEF_CONV(conv_##dn##_f32, TD, float, EF32)   \
-    DEF_CONV(conv_##dn##_f64, TD, double, EF64)
-
-DEF_CONV_ROW(b, bool_el, CONV_TO_BOOL, CONV_TO_BOOL, CONV_TO_BOOL)
-DEF_CONV_ROW(i32, int32_t, CONV_PLAIN, CONV_F32_I32, CONV_F64_I32)
-DEF_CONV_ROW(i64, int64_t, CONV_PLAIN, CONV_F32_I64, CONV_F64_I64)
-DEF_CONV_ROW(f32, float, CONV_PLAIN, CONV_PLAIN, CONV_PLAIN)
-DEF_CONV_ROW(f64, double, CONV_PLAIN, CONV_PLAIN, CONV_PLAIN)
-
-#define CONV_FNS(dn) \
-    {conv_##dn##_b, conv_##dn##_i32, conv_##dn##_i64, conv_##dn##_f32, conv_##dn##_f64}
-
-static const weft__row_fn conv_table[WEFT_DTYPE_COUNT][WEFT_DTYPE_COUNT] = {
-    CONV_FNS(b), CONV_FNS(i32), CONV_FNS(i64), CONV_FNS(f32), CONV_FNS(f64),
-};
-
-weft__row_fn weft__convert_fn(weft_dtype_t dst, weft_dtype_t src)
-{
-    if ((unsigned)dst >= WEFT_DTYPE_COUNT || (unsigned)src >= WEFT_DTYPE_COUNT) return NULL;
-    if (weft__dtype_is_complex(dst) || weft__dtype_is_complex(src))
-        return weft__convert_complex_fn(dst, src); /* convert_complex.c */
-    return conv_table[dst][src];
 }

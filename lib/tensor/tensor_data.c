@@ -101,6 +101,10 @@ static void fill_row(size_t n, char *const *p, const int64_t *s, void *arg)
     if (v->isz == 1) {
         unsigned char *o = (unsigned char *)p[0];
         for (size_t i = 0; i < n; i++) o[(int64_t)i * s[0]] = v->bytes[0];
+    } else if (v->isz == 2) {
+        uint16_t x, *o = (uint16_t *)p[0];
+        memcpy(&x, v->bytes, 2);
+        for (size_t i = 0; i < n; i++) o[(int64_t)i * s[0]] = x;
     } else if (v->isz == 4) {
         uint32_t x, *o = (uint32_t *)p[0];
         memcpy(&x, v->bytes, 4);

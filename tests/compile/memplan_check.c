@@ -68,19 +68,74 @@ static bool is_reader(const weft__mp_value_t *val, uint32_t node)
     return false;
 }
 
-/* Violations: a node using value v's memory that v's reader list lacks. */
+/* The slot after s in its value's chain (slot reuse), or UINT32_MAX. */
+static uint32_t next_slot(const weft__memplan_t *mp, uint32_t s)
+{
+    return mp->next_member ? mp->next_member[s] : UINT32_MAX;
+}
+
+/* Whether node i reads slot s's memory (through s or an alias of it). */
+static bool uses(const weft_function_t *f, const uint32_t *producer, uint32_t i, uint32_t s)
+{
+    const weft__node_slots_t *ns = weft__cnode_slots(f, &f->nodes[i]);
+    for (uint32_t k = 0; k < ns->n_in; k++)
+        if (lives_in(f, producer, weft__node_slots_in(ns)[k], s)) return true;
+    return false;
+}
+
+/* Violations: a node using the memory of one of value v's slots that v's
+ * reader list lacks. */
 static size_t check_readers(const weft_function_t *f, const uint32_t *producer, uint32_t v)
 {
     size_t bad = 0;
     const weft__memplan_t *mp = &f->mp;
-    for (uint32_t i = 0; i < f->n_nodes; i++) {
-        const weft__node_slots_t *ns = weft__cnode_slots(f, &f->nodes[i]);
-        for (uint32_t k = 0; k < ns->n_in; k++)
-            if (lives_in(f, producer, weft__node_slots_in(ns)[k], mp->slot[v]) &&
-                !is_reader(&mp->vals[v], i))
-                bad++;
+    for (uint32_t s = mp->slot[v]; s != UINT32_MAX; s = next_slot(mp, s))
+        for (uint32_t i = 0; i < f->n_nodes; i++)
+            bad += uses(f, producer, i, s) && !is_reader(&mp->vals[v], i);
+    return bad;
+}
+
+/* Violations of slot reuse in value v's chain: slot m written over slot p
+ * by node w, which must read p itself (no other alias of p), have p's
+ * exact type, and be the last user of p's memory: every other node using
+ * it reaches w. */
+static size_t check_chain(const weft_function_t *f, const uint32_t *producer, const uint8_t *reach,
+                          uint32_t v)
+{
+    size_t bad = 0;
+    const weft__memplan_t *mp = &f->mp;
+    for (uint32_t p = mp->slot[v], m; (m = next_slot(mp, p)) != UINT32_MAX; p = m) {
+        uint32_t w = producer[m];
+        const weft__node_slots_t *ns = weft__cnode_slots(f, &f->nodes[w]);
+        const weft_apply_t *a = f->nodes[w].apply;
+        bool reads_p = false;
+        for (uint32_t k = 0; k < ns->n_in; k++) {
+            uint32_t s = weft__node_slots_in(ns)[k];
+            if (s == p)
+                reads_p = weft_type_equal(weft_var_type(weft_apply_input(a, k)),
+                                          f->node_out[w].out_types[m - f->nodes[w].out_base]);
+            else
+                bad += lives_in(f, producer, s, p);
+        }
+        bad += !reads_p;
+        for (uint32_t i = 0; i < f->n_nodes; i++)
+            bad += i != w && uses(f, producer, i, p) && !reach[(size_t)i * f->n_nodes + w];
     }
     return bad;
+}
+
+/* The arena handle of state cs for value v (NULL: none); the slots of a
+ * chain must hold handles on one range (else *bad grows). */
+static const weft_tensor_t *value_handle(const weft__call_state_t *cs, uint32_t v, size_t *bad)
+{
+    const weft__memplan_t *mp = &cs->f->mp;
+    const weft_tensor_t *h = cs->arena_h[mp->slot[v]];
+    for (uint32_t s = next_slot(mp, mp->slot[v]); s != UINT32_MAX; s = next_slot(mp, s)) {
+        const weft_tensor_t *t = cs->arena_h[s];
+        *bad += t && (!h || weft_tensor_data(t) != weft_tensor_data(h) ||
+                      weft_tensor_size(t) != weft_tensor_size(h));
+    }
+    return h;
 }
 
 /* Every node using a's memory finishes before b's writer starts. */
@@ -100,6 +155,13 @@ static bool overlap(const weft_tensor_t *a, const weft_tensor_t *b)
     return na && nb && pa < pb + nb && pb < pa + na;
 }
 
+size_t memplan_check_reuses(const weft_function_t *f)
+{
+    size_t n = 0;
+    for (uint32_t i = 0; f->mp.reuse_in && i < f->n_nodes; i++) n += f->mp.reuse_in[i] != UINT32_MAX;
+    return n;
+}
+
 size_t memplan_check_function(const weft_function_t *f, size_t *pairs_out)
 {
     const weft__memplan_t *mp = &f->mp;
@@ -115,21 +177,24 @@ size_t memplan_check_function(const weft_function_t *f, size_t *pairs_out)
         for (uint32_t a = 0; a < n; a++)
             for (uint32_t b = 0; b < n; b++) reach[(size_t)a * n + b] = a < b;
     for (uint32_t a = 0; a < mp->n; a++) {
-        bad += check_readers(f, producer, a);
+        bad += check_readers(f, producer, a) + check_chain(f, producer, reach, a);
         for (uint32_t b = 0; b < mp->n; b++) {
             if (a == b) continue;
             bool conflict = (mp->conflict[a * cw + b / 64] >> (b % 64)) & 1;
             bad += conflict == (ordered(f, reach, a, b) || ordered(f, reach, b, a));
         }
     }
-    for (const weft__call_state_t *cs = f->all_states; cs; cs = cs->next_all)
+    const weft_tensor_t **h = malloc((mp->n + 1) * sizeof *h);
+    for (const weft__call_state_t *cs = f->all_states; cs; cs = cs->next_all) {
+        for (uint32_t a = 0; a < mp->n; a++) h[a] = value_handle(cs, a, &bad);
         for (uint32_t a = 0; a < mp->n; a++)
             for (uint32_t b = a + 1; b < mp->n; b++) {
-                const weft_tensor_t *ta = cs->arena_h[mp->slot[a]], *tb = cs->arena_h[mp->slot[b]];
-                if (!ta || !tb || !overlap(ta, tb)) continue;
+                if (!h[a] || !h[b] || !overlap(h[a], h[b])) continue;
                 pairs++;
                 if (!ordered(f, reach, a, b) && !ordered(f, reach, b, a)) bad++;
             }
+    }
+    free(h);
     free(reach);
     free(producer);
     if (pairs_out) *pairs_out = pairs;

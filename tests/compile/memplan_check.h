@@ -24,4 +24,8 @@ void memplan_check_reach(uint32_t n, const uint64_t *edges, size_t ne, uint8_t *
  * pairs seen (so a test can tell sharing happened at all). */
 size_t memplan_check_function(const weft_function_t *f, size_t *pairs_out);
 
+/* Nodes of f whose output the plan puts over an input's memory (slot
+ * reuse), so a test can tell reuse happened at all. */
+size_t memplan_check_reuses(const weft_function_t *f);
+
 #endif

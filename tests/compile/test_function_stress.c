@@ -11,7 +11,9 @@
  * and the pool under every aliasing pattern the generator reaches, under
  * TSan and ASan in the suite. Each function's memory plan is also checked
  * by brute force (memplan_check.h): values sharing arena memory are ordered
- * in every schedule. The seed is printed; WEFT_SEED overrides it. */
+ * in every schedule, and a node writing over its input (slot reuse) is that
+ * input's last reader in every one. The seed is printed; WEFT_SEED
+ * overrides it. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -40,6 +42,7 @@ static const int NDIMS[5] = {2, 2, 2, 2, 1};
 
 static uint64_t rng;
 static size_t shared_pairs; /* arena overlaps seen, over all graphs */
+static size_t slot_reuses;  /* nodes writing over an input (slot reuse), over all graphs */
 
 static unsigned pick(unsigned n)
 {
@@ -175,6 +178,7 @@ static void run_case(case_t *c, weft_pool_t *pool, int kind)
     size_t pairs = 0;
     assert_int_equal(memplan_check_function(f, &pairs), 0);
     shared_pairs += pairs;
+    slot_reuses += memplan_check_reuses(f);
     for (int k = 0; k < N_IN; k++) weft_tensor_release(args[k]);
     assert_int_equal(weft_function_destroy(f), WEFT_OK);
 }
@@ -194,9 +198,11 @@ static void test_function_stress_random_view_graphs_match_evaluator(void **state
         weft_graph_destroy(c.g);
     }
     assert_int_equal(weft_pool_destroy(pool), WEFT_OK);
-    printf("test_function_stress arena_overlaps=%zu\n", shared_pairs);
+    printf("test_function_stress arena_overlaps=%zu slot_reuses=%zu\n", shared_pairs,
+           slot_reuses);
 #ifndef WEFT_SANITIZED /* 100 graphs (sanitized) may all be too wide to share */
     assert_true(shared_pairs > 0); /* 20 with the default seed */
+    assert_true(slot_reuses > 0); /* 62 with the default seed */
 #endif
 }
 

@@ -6,6 +6,7 @@
  * inlining included) at 1 and 2 workers, re-planning when input shapes
  * change, and the pool fallback for values whose size only their kernel
  * knows. The random seed is printed; WEFT_SEED overrides it. */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -151,16 +152,25 @@ static void test_memplan_random_dags_match_brute_force(void **state)
 
 /* ---- compiled functions ---------------------------------------------------------- */
 
-static weft_function_t *compile(int n_out, weft_var_t *x, weft_var_t **out, int threads,
-                                bool profile)
+/* mode NULL: fast_run; exclude: a rewrite or tag left out, or NULL. */
+static weft_function_t *compile_mode(int n_out, weft_var_t *x, weft_var_t **out, int threads,
+                                     bool profile, const char *mode, const char *exclude)
 {
     weft_function_options_t o = WEFT_FUNCTION_OPTIONS_INIT;
-    o.mode = "none";
+    o.mode = mode;
     o.threads = (unsigned)threads;
     o.profile = profile;
+    o.n_exclude = exclude != NULL;
+    o.exclude = &exclude;
     weft_function_t *f = NULL;
     assert_int_equal(weft_function_compile(1, &x, (size_t)n_out, out, 0, NULL, &o, &f), WEFT_OK);
     return f;
+}
+
+static weft_function_t *compile(int n_out, weft_var_t *x, weft_var_t **out, int threads,
+                                bool profile)
+{
+    return compile_mode(n_out, x, out, threads, profile, "none", NULL);
 }
 
 static void plan_sizes(weft_function_t *f, uint64_t *arena, uint64_t *seq)
@@ -259,6 +269,176 @@ static void test_memplan_chain_with_side_branch_shares_safely(void **state)
     assert_int_equal(seq, 3 * 512);
     weft_tensor_release(tx);
     weft_tensor_release(ty);
+    weft_function_destroy(f);
+}
+
+/* ---- slot reuse: the last reader writes over its input ------------------------------- */
+
+/* reuses_input of the profile row of the (only) node of class cls. */
+static int reuses(weft_function_t *f, const char *cls)
+{
+    weft_profile_t *p;
+    int r = -2;
+    assert_int_equal(weft_profile_create(f, WEFT_PROFILE_LAST_CALL, &p), WEFT_OK);
+    for (size_t i = 0; i < p->n_applies; i++)
+        if (strcmp(p->applies[i].op_class, cls) == 0) r = p->applies[i].reuses_input;
+    weft_profile_destroy(p);
+    return r;
+}
+
+/* Calls f (one output) and ref (n_ref outputs, the first f's) REPS times
+ * with x[0] = r / 1000, checking that f's result has ref's bits. */
+static void same_bits(weft_function_t *f, weft_function_t *ref, size_t n_ref)
+{
+    weft_tensor_t *tx = ct_tensor(1, S64, 0.25), *ty = NULL, *tr[2] = {NULL, NULL};
+    for (int r = 0; r < REPS; r++) {
+        set_elem(tx, 0, 0.001 * r);
+        assert_int_equal(weft_function_call(f, 1, &tx, 1, &ty), WEFT_OK);
+        assert_int_equal(weft_function_call(ref, 1, &tx, n_ref, tr), WEFT_OK);
+        assert_memory_equal(weft_tensor_data(ty), weft_tensor_data(tr[0]), 512);
+        weft_tensor_release(ty);
+        ty = NULL;
+        for (size_t k = 0; k < n_ref; k++) {
+            weft_tensor_release(tr[k]);
+            tr[k] = NULL;
+        }
+    }
+    weft_tensor_release(tx);
+}
+
+/* h = 2x read by Tanh and Exp, y = Tanh(h) + Exp(h). On one worker Exp
+ * runs after Tanh (id order), so it is h's last reader and writes over h:
+ * 2 buffers (h/Exp, Tanh) instead of 3. On two workers Tanh and Exp may
+ * run at once: neither may write over h (3 buffers). Same bits either way. */
+static void test_memplan_reuse_fanout_one_worker_not_two(void **state)
+{
+    (void)state;
+    weft_var_t *x = ct_var(g, "x", 1, S64), *h = weft_mul_scalar(g, x, 2.0);
+    weft_var_t *y = weft_add(g, weft_tanh(g, h), weft_exp(g, h));
+    weft_function_t *f1 = compile(1, x, &y, 1, true), *f2 = compile(1, x, &y, 2, true);
+    same_bits(f1, f2, 1);
+    uint64_t arena, seq;
+    plan_sizes(f1, &arena, &seq);
+    assert_int_equal(arena, 2 * 512);
+    assert_int_equal(seq, 2 * 512);
+    assert_int_equal(reuses(f1, "Exp"), 0);
+    assert_int_equal(reuses(f1, "Tanh"), -1);
+    plan_sizes(f2, &arena, &seq);
+    assert_int_equal(arena, 3 * 512);
+    assert_int_equal(reuses(f2, "Exp"), -1);
+    assert_int_equal(reuses(f2, "Tanh"), -1);
+    size_t pairs = 0;
+    assert_int_equal(memplan_check_function(f1, &pairs), 0);
+    assert_int_equal(memplan_check_function(f2, &pairs), 0);
+    weft_function_destroy(f1);
+    weft_function_destroy(f2);
+}
+
+/* h = 2x, a = Tanh(h), c = h + a, y = Exp(c): Add reads h after Tanh in
+ * every schedule (it reads a), so even on two workers c goes over h (its
+ * first candidate input): 2 buffers instead of 3. Run REPS times on 2
+ * workers (TSan in the suite) against the same graph with h also an output,
+ * where c goes over a instead. */
+static void test_memplan_reuse_two_workers_when_last_reader_descends(void **state)
+{
+    (void)state;
+    weft_var_t *x = ct_var(g, "x", 1, S64), *h = weft_mul_scalar(g, x, 2.0);
+    weft_var_t *y = weft_exp(g, weft_add(g, h, weft_tanh(g, h)));
+    weft_var_t *outs[2] = {y, h};
+    weft_function_t *f = compile(1, x, &y, 2, true), *ref = compile(2, x, outs, 2, true);
+    same_bits(f, ref, 2);
+    uint64_t arena, seq;
+    plan_sizes(f, &arena, &seq);
+    assert_int_equal(arena, 2 * 512);
+    assert_int_equal(reuses(f, "Add"), 0);
+    /* h is an output there, never overwritten: Add takes a's memory */
+    assert_int_equal(reuses(ref, "Add"), 1);
+    plan_sizes(ref, &arena, &seq);
+    assert_int_equal(arena, 512);
+    assert_int_equal(memplan_check_function(f, NULL), 0);
+    assert_int_equal(memplan_check_function(ref, NULL), 0);
+    weft_function_destroy(f);
+    weft_function_destroy(ref);
+}
+
+/* What is never overwritten, each case a wrong value if it were: a
+ * function input (Tanh(x) on one worker, x read by nothing later), a
+ * function output (h = 2x returned, Exp(h) its last reader), a value a
+ * later node reads through a view (Exp(h^T) after Tanh(h)), and a value the
+ * node itself also reads through a view (h + h^T: element (i, j) of the
+ * result would overwrite h[i, j] before (j, i) reads it). A function
+ * output is never written over an input either: only planned values are
+ * (the last Mul of each graph keeps Exp's result an intermediate). */
+static void test_memplan_reuse_never_inputs_outputs_or_views(void **state)
+{
+    (void)state;
+    static const int64_t S88[2] = {8, 8};
+    weft_var_t *x = ct_var(g, "x", 2, S88), *h = weft_mul_scalar(g, x, 2.0);
+    weft_var_t *outs[4] = {weft_mul_scalar(g, weft_exp(g, weft_tanh(g, x)), 3.0), h,
+                           weft_mul_scalar(g, weft_exp(g, h), 3.0), NULL};
+    weft_function_t *fi = compile(1, x, &outs[0], 1, true), *fo = compile(2, x, &outs[1], 1, true);
+    weft_var_t *t = weft_tanh(g, h), *e = weft_exp(g, weft_transpose(g, h));
+    outs[3] = weft_add(g, t, e);
+    weft_var_t *sym = weft_mul_scalar(g, weft_exp(g, weft_add(g, h, weft_transpose(g, h))), 3.0);
+    weft_function_t *fv = compile(1, x, &outs[3], 1, true), *fs = compile(1, x, &sym, 1, true);
+    weft_tensor_t *tx = ct_tensor(2, S88, 0.25), *ty[2] = {NULL, NULL};
+    for (int i = 0; i < 64; i++) set_elem(tx, (size_t)i, 0.01 * i);
+    assert_int_equal(weft_function_call(fi, 1, &tx, 1, ty), WEFT_OK);
+    for (int i = 0; i < 64; i++) assert_true(weft_tensor_flat_get(tx, (size_t)i) == 0.01 * i);
+    assert_int_equal(reuses(fi, "Tanh"), -1);
+    assert_int_equal(reuses(fi, "Exp"), 0); /* over Tanh's result */
+    weft_tensor_release(ty[0]);
+    ty[0] = NULL;
+    assert_int_equal(weft_function_call(fo, 1, &tx, 2, ty), WEFT_OK);
+    for (int i = 0; i < 64; i++) assert_true(weft_tensor_flat_get(ty[0], (size_t)i) == 0.02 * i);
+    assert_int_equal(reuses(fo, "Exp"), -1);
+    weft_tensor_release(ty[0]);
+    weft_tensor_release(ty[1]);
+    ty[0] = ty[1] = NULL;
+    assert_int_equal(weft_function_call(fv, 1, &tx, 1, ty), WEFT_OK);
+    for (int i = 0; i < 8; i++)
+        for (int j = 0; j < 8; j++)
+            assert_true(weft_tensor_flat_get(ty[0], (size_t)(8 * i + j)) ==
+                        tanh(0.02 * (8 * i + j)) + exp(0.02 * (8 * j + i)));
+    assert_int_equal(reuses(fv, "Tanh"), -1);
+    weft_tensor_release(ty[0]);
+    ty[0] = NULL;
+    assert_int_equal(weft_function_call(fs, 1, &tx, 1, ty), WEFT_OK);
+    for (int i = 0; i < 8; i++)
+        for (int j = 0; j < 8; j++)
+            assert_true(weft_tensor_flat_get(ty[0], (size_t)(8 * i + j)) ==
+                        3.0 * exp(0.02 * (8 * i + j) + 0.02 * (8 * j + i)));
+    assert_int_equal(reuses(fs, "Add"), -1);
+    assert_int_equal(reuses(fs, "Exp"), 0);
+    weft_tensor_release(ty[0]);
+    weft_tensor_release(tx);
+    weft_function_t *fs_[4] = {fi, fo, fv, fs};
+    for (int k = 0; k < 4; k++) {
+        assert_int_equal(memplan_check_function(fs_[k], NULL), 0);
+        weft_function_destroy(fs_[k]);
+    }
+}
+
+/* The profile's peak of intermediates counts an in-place value until its
+ * last alias is done: h = 2x, t = Tanh(h) in place over h, s = Sin(x),
+ * y = t + s (fast_run without fusion, one worker). t lives in h's buffer
+ * while s is written: 2 buffers at once, as the arena says; counting the
+ * destroyed h down at Tanh (the count before) said 1. */
+static void test_memplan_peak_counts_in_place_values(void **state)
+{
+    (void)state;
+    weft_var_t *x = ct_var(g, "x", 1, S64), *t = weft_tanh(g, weft_mul_scalar(g, x, 2.0));
+    weft_var_t *y = weft_add(g, t, weft_sin(g, x));
+    weft_function_t *f = compile_mode(1, x, &y, 1, true, NULL, "fusion");
+    weft_tensor_t *tx = ct_tensor(1, S64, 0.25), *ty = NULL;
+    assert_int_equal(weft_function_call(f, 1, &tx, 1, &ty), WEFT_OK);
+    weft_profile_t *p;
+    assert_int_equal(weft_profile_create(f, WEFT_PROFILE_LAST_CALL, &p), WEFT_OK);
+    assert_string_equal(p->applies[1].name, "Tanh(Mul.out#0) destroys input 0");
+    assert_int_equal(p->peak_bytes, 2 * 512);
+    weft_profile_destroy(p);
+    weft_tensor_release(ty);
+    weft_tensor_release(tx);
     weft_function_destroy(f);
 }
 
@@ -434,6 +614,10 @@ int main(void)
         T(test_memplan_parallel_branches_never_share),
         T(test_memplan_one_worker_plans_its_one_order),
         T(test_memplan_chain_with_side_branch_shares_safely),
+        T(test_memplan_reuse_fanout_one_worker_not_two),
+        T(test_memplan_reuse_two_workers_when_last_reader_descends),
+        T(test_memplan_reuse_never_inputs_outputs_or_views),
+        T(test_memplan_peak_counts_in_place_values),
         T(test_memplan_opfromgraph_warm_calls_allocate_nothing_t1),
         T(test_memplan_opfromgraph_warm_calls_allocate_nothing_t2),
         T(test_memplan_dynamic_shapes_replan_t1),

@@ -9,7 +9,8 @@
 #include "diff_gen_int.h"
 
 static const char *const family_names[DIFF_FAM_COUNT] = {
-    "elemwise", "shape", "reduce", "linalg", "fusion", "rewrite", "mixed", "grad", "complex",
+    "elemwise", "shape", "reduce", "linalg", "fusion", "rewrite", "mixed", "grad", "dtypes",
+    "complex",
 };
 
 const char *diff_family_name(diff_family_t f)
@@ -31,7 +32,7 @@ int64_t gen_stat(const diff_val_t *x, int d)
 
 bool gen_is_float(weft_dtype_t dt)
 {
-    return dt == WEFT_FLOAT32 || dt == WEFT_FLOAT64;
+    return weft_dtype_kind(dt) == WEFT_KIND_FLOAT;
 }
 
 size_t gen_count(int nd, const int64_t *shape)
@@ -206,6 +207,10 @@ bool gen_compat(const diff_val_t *a, const diff_val_t *b, int *nd, int64_t *shap
 
 weft_dtype_t gen_random_dtype(diff_gen_t *gn)
 {
+    static const weft_dtype_t real[] = { WEFT_BOOL,   WEFT_INT8,    WEFT_INT16,   WEFT_INT32,
+                                         WEFT_INT64,  WEFT_UINT8,   WEFT_UINT16,  WEFT_UINT32,
+                                         WEFT_UINT64, WEFT_FLOAT16, WEFT_FLOAT32, WEFT_FLOAT64 };
+    if (gn->all_dtypes && !gn->smooth) return real[diff_rng_int(&gn->rng, 0, 11)];
     static const weft_dtype_t dts[] = { WEFT_FLOAT64, WEFT_FLOAT64, WEFT_FLOAT32, WEFT_FLOAT32,
                                         WEFT_INT32, WEFT_INT64, WEFT_BOOL };
     return gn->smooth ? WEFT_FLOAT64 : dts[diff_rng_int(&gn->rng, 0, 6)];
@@ -264,7 +269,8 @@ static bool kind_float_only(weft_elemwise_kind_t k)
         [WEFT_ELEMWISE_SIN] = true,  [WEFT_ELEMWISE_COS] = true, [WEFT_ELEMWISE_DIV] = true,
         [WEFT_ELEMWISE_POW] = true,
     };
-    return (unsigned)k < WEFT_ELEMWISE_KIND_COUNT && float_only[k];
+    bool math = k >= WEFT_ELEMWISE_TAN && k <= WEFT_ELEMWISE_NEXTAFTER; /* issue 17's block */
+    return (unsigned)k < WEFT_ELEMWISE_KIND_COUNT && (float_only[k] || math);
 }
 
 static bool kind_is_comparison(weft_elemwise_kind_t k)
@@ -275,6 +281,9 @@ static bool kind_is_comparison(weft_elemwise_kind_t k)
 diff_val_t *gen_cast(diff_gen_t *gn, diff_val_t *x, weft_dtype_t dt)
 {
     if (!x || !gen_live(gn)) return NULL;
+    /* NumPy's float -> uint32 of NaN or an out-of-range value depends on the
+     * array's length (docs/dtypes.md §2): not drawn */
+    if (dt == WEFT_UINT32 && gen_is_float(gen_dt(x))) dt = WEFT_UINT16;
     if (gen_dt(x) == dt) return x;
     weft_var_t *out = weft_cast(gn->g, x->v, dt);
     weft_status_t st = WEFT_OK;
@@ -367,6 +376,59 @@ static void step_switch(diff_gen_t *gn)
     gen_push(gn, st, out, nd, shape);
 }
 
+/* ---- the float math kinds (issue 17) --------------------------------------------------- */
+
+/* Where a kind's operand is mapped first, so results stay finite: any
+ * value; tanh(x) scaled into (-0.9, 0.9) or (-8, 8) (poles and overflow
+ * stay out); tanh(x)^2 + c in [c, c + 1). */
+typedef enum { DOM_ANY, DOM_UNIT, DOM_SMALL, DOM_POS, DOM_ABOVE1 } math_dom_t;
+
+static const struct {
+    weft_elemwise_kind_t kind;
+    math_dom_t dom;
+} math_kinds[] = {
+    {WEFT_ELEMWISE_TAN, DOM_UNIT},      {WEFT_ELEMWISE_ARCSIN, DOM_UNIT},
+    {WEFT_ELEMWISE_ARCCOS, DOM_UNIT},   {WEFT_ELEMWISE_ARCTAN, DOM_ANY},
+    {WEFT_ELEMWISE_ARCTAN2, DOM_ANY},   {WEFT_ELEMWISE_SINH, DOM_SMALL},
+    {WEFT_ELEMWISE_COSH, DOM_SMALL},    {WEFT_ELEMWISE_ARCSINH, DOM_ANY},
+    {WEFT_ELEMWISE_ARCCOSH, DOM_ABOVE1}, {WEFT_ELEMWISE_ARCTANH, DOM_UNIT},
+    {WEFT_ELEMWISE_EXP2, DOM_SMALL},    {WEFT_ELEMWISE_EXPM1, DOM_SMALL},
+    {WEFT_ELEMWISE_LOG2, DOM_POS},      {WEFT_ELEMWISE_LOG10, DOM_POS},
+    {WEFT_ELEMWISE_HYPOT, DOM_ANY},     {WEFT_ELEMWISE_ERF, DOM_ANY},
+    {WEFT_ELEMWISE_ERFC, DOM_ANY},      {WEFT_ELEMWISE_ERFINV, DOM_UNIT},
+    {WEFT_ELEMWISE_GAMMALN, DOM_POS},   {WEFT_ELEMWISE_DIGAMMA, DOM_POS},
+    {WEFT_ELEMWISE_TRIGAMMA, DOM_POS},  {WEFT_ELEMWISE_COPYSIGN, DOM_ANY},
+    {WEFT_ELEMWISE_NEXTAFTER, DOM_ANY},
+};
+
+/* x (float) mapped into dom. */
+static diff_val_t *math_domain(diff_gen_t *gn, diff_val_t *x, math_dom_t dom)
+{
+    if (dom == DOM_ANY) return x;
+    weft_dtype_t dt = gen_dt(x);
+    diff_val_t *t = gen_unary(gn, WEFT_ELEMWISE_TANH, x);
+    if (dom == DOM_UNIT || dom == DOM_SMALL)
+        return gen_binary(gn, WEFT_ELEMWISE_MUL, t,
+                          gen_const_fill(gn, dt, 0, NULL, dom == DOM_UNIT ? 0.9 : 8.0));
+    return gen_binary(gn, WEFT_ELEMWISE_ADD, gen_unary(gn, WEFT_ELEMWISE_SQR, t),
+                      gen_const_fill(gn, dt, 0, NULL, dom == DOM_POS ? 0.5 : 1.5));
+}
+
+static void step_math(diff_gen_t *gn)
+{
+    int i = diff_rng_int(&gn->rng, 0, (int)(sizeof math_kinds / sizeof math_kinds[0]) - 1);
+    weft_elemwise_kind_t k = math_kinds[i].kind;
+    diff_val_t *x = math_domain(gn, fit_operand(gn, k, gen_pick(gn)), math_kinds[i].dom);
+    if (weft_elemwise_arity(k) == 1) {
+        gen_unary(gn, k, x);
+        return;
+    }
+    diff_val_t *b = x ? gen_operand_for(gn, x, -1) : NULL;
+    if (b && !gen_is_float(gen_dt(b)) && diff_rng_chance(&gn->rng, 0.5))
+        b = gen_cast(gn, b, gen_dt(x));
+    gen_binary(gn, k, x, b);
+}
+
 void gen_step_elemwise(diff_gen_t *gn)
 {
     int what = diff_rng_int(&gn->rng, 0, 99);
@@ -379,9 +441,12 @@ void gen_step_elemwise(diff_gen_t *gn)
         step_arith(gn, (weft_elemwise_kind_t)diff_rng_int(&gn->rng, WEFT_ELEMWISE_LT,
                                                           WEFT_ELEMWISE_NE));
     } else if (what < 85) {
-        step_switch(gn);
-    } else {
+        if (diff_rng_chance(&gn->rng, 0.5)) step_switch(gn);
+        else step_math(gn);
+    } else if (what < 92) {
         gen_cast(gn, gen_pick(gn), gen_random_dtype(gn));
+    } else {
+        gen_step_rounding(gn);
     }
 }
 
@@ -518,7 +583,7 @@ static void step_subtensor(diff_gen_t *gn)
  * dtype than dt, no more axes, each axis equal or a static 1. */
 static bool fits_region(const diff_val_t *y, weft_dtype_t dt, int nd, const int64_t *shape)
 {
-    if (gen_dt(y) > dt || y->nd > nd) return false;
+    if (weft_dtype_promote(dt, gen_dt(y)) != dt || y->nd > nd) return false;
     for (int d = 0; d < y->nd; d++) {
         int64_t l = shape[d + nd - y->nd];
         if (y->shape[d] != l && !(y->shape[d] == 1 && gen_stat(y, d) == 1)) return false;
@@ -536,7 +601,10 @@ static diff_val_t *region_operand(diff_gen_t *gn, weft_dtype_t dt, int nd, const
     int64_t ys[DIFF_MAX_RANK];
     for (int d = 0; d < yn; d++)
         ys[d] = diff_rng_chance(&gn->rng, 0.3) ? 1 : shape[d + nd - yn];
-    weft_dtype_t ydt = gn->smooth ? dt : (weft_dtype_t)diff_rng_int(&gn->rng, WEFT_BOOL, (int)dt);
+    weft_dtype_t ydt = gn->smooth       ? dt
+                       : gn->all_dtypes ? gen_random_dtype(gn)
+                                        : (weft_dtype_t)diff_rng_int(&gn->rng, WEFT_BOOL, (int)dt);
+    if (weft_dtype_promote(dt, ydt) != dt) ydt = dt; /* y converts to x's dtype safely */
     return gen_const(gn, ydt, yn, ys);
 }
 
@@ -655,6 +723,8 @@ void gen_inputs(diff_gen_t *gn, int n, bool float_only)
             shape[1] = diff_rng_int(&gn->rng, 90, 120);
         } else {
             nd = draw_rank(gn);
+            /* dtypes family: 1-d and larger (NumPy 1.24 promotes 0-d operands by value) */
+            if (gn->all_dtypes && nd == 0) nd = 1;
             gen_shape(gn, nd, shape);
         }
         gen_input(gn, dt, nd, shape, gn->smooth);
@@ -690,8 +760,16 @@ static void step_fusable(diff_gen_t *gn)
         gen_step_composite(gn);
         return;
     }
+    if (diff_rng_chance(&gn->rng, 0.15)) { /* fusable too, into a domain (issue 17) */
+        step_math(gn);
+        return;
+    }
     diff_val_t *x = gen_pick(gn);
     if (!x || !gen_is_float(gen_dt(x))) x = &gn->vals[0];
+    if (diff_rng_chance(&gn->rng, 0.12)) {
+        gen_rounding_fusable(gn, x);
+        return;
+    }
     if (diff_rng_chance(&gn->rng, 0.4)) {
         gen_unary(gn, gen_unary_kinds[diff_rng_int(&gn->rng, 0, GEN_N_UNARY - 1)], x);
         return;
@@ -702,7 +780,9 @@ static void step_fusable(diff_gen_t *gn)
 
 static void step_reduce_family(diff_gen_t *gn)
 {
-    if (diff_rng_chance(&gn->rng, 0.6)) gen_step_reduce(gn);
+    double u = diff_rng_unit(&gn->rng);
+    if (u < 0.4) gen_step_reduce(gn);
+    else if (u < 0.65) gen_step_reduce_more(gn);
     else gen_step_elemwise(gn);
 }
 
@@ -750,6 +830,7 @@ static void gen_family(diff_gen_t *gn)
         break;
     case DIFF_FAM_REWRITE: gen_family_rewrite(gn); break;
     case DIFF_FAM_GRAD: gen_family_grad(gn); break;
+    case DIFF_FAM_DTYPES: gen_family_dtypes(gn); break;
     case DIFF_FAM_COMPLEX: gen_family_complex(gn); break;
     case DIFF_FAM_MIXED:
     default:
@@ -774,7 +855,15 @@ weft_status_t diff_gen_case(weft_graph_t *g, diff_case_t *c, weft_var_t *const *
     diff_rng_seed(&gn.rng, c->seed);
     diff_rng_seed(&gn.vrng, c->seed ^ 0x76616c756573u);
     c->n_in = c->n_out = 0;
+    /* The dtypes family is drawn from its own stream, so every other case
+     * keeps the graph it had before the family existed (same seed, same
+     * case): about 1 case in 11 becomes a dtypes case instead. */
+    diff_rng_t frng;
+    diff_rng_seed(&frng, c->seed ^ 0x6474797065u);
     c->family = draw_family(&gn.rng);
+    if (diff_rng_chance(&frng, 0.09)) c->family = DIFF_FAM_DTYPES;
+    /* the complex family, from a stream of its own too (diff_gen_complex.c):
+     * 1 case in 16, taken from any family (dtypes included) */
     if (diff_gen_complex_drawn(c->seed)) c->family = DIFF_FAM_COMPLEX;
     gn.float_values = draw_float_values(&gn.rng);
     gn.smooth = c->family == DIFF_FAM_GRAD;

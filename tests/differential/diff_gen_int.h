@@ -31,6 +31,7 @@ typedef struct diff_gen {
     weft_status_t st; /* first failure; later steps do nothing */
     diff_values_t float_values;
     bool smooth; /* a gradient case: differentiable ops on safe domains */
+    bool all_dtypes; /* the dtypes family: gen_random_dtype draws every real dtype */
 } diff_gen_t;
 
 /* ---- core (diff_gen.c) ---- */
@@ -81,12 +82,21 @@ void gen_reduce(diff_gen_t *gn, weft_reduce_kind_t kind, diff_val_t *x);
 void gen_step_elemwise(diff_gen_t *gn);
 void gen_step_shape(diff_gen_t *gn);
 void gen_step_reduce(diff_gen_t *gn);
+/* Lane reductions, scans and sorting (diff_gen_reduce.c). */
+void gen_step_reduce_more(diff_gen_t *gn);
+
+/* ---- rounding, integer, logical kinds (diff_gen_round.c) ---- */
+/* One random step of those kinds (operands converted where refused). */
+void gen_step_rounding(diff_gen_t *gn);
+/* A float-preserving one (Floor, Mod, ...) on float x: fusable. */
+void gen_rounding_fusable(diff_gen_t *gn, diff_val_t *x);
 
 /* ---- op families (diff_gen_ops.c) ---- */
 void gen_family_linalg(diff_gen_t *gn);
 void gen_step_composite(diff_gen_t *gn);
 void gen_family_rewrite(diff_gen_t *gn);
 void gen_family_grad(diff_gen_t *gn);
+void gen_family_dtypes(diff_gen_t *gn);
 
 /* ---- complex numbers (diff_gen_complex.c) ---- */
 /* Whether case seed is a complex case (a stream of its own). */

@@ -366,3 +366,67 @@ void gen_family_grad(diff_gen_t *gn)
     gen_inputs(gn, diff_rng_int(&gn->rng, 1, 2), true);
     gen_run_steps(gn, 1, 5, smooth_step);
 }
+
+/* ---- the dtypes family ---------------------------------------------------------------- */
+
+/* Kinds applied straight to operands of any real dtypes (no operand fitted
+ * to them: weft promotes as NumPy, float-only kinds compute integers in
+ * weft_dtype_float_of, Div of integers gives float64). */
+static const weft_elemwise_kind_t dtypes_binary[] = {
+    WEFT_ELEMWISE_ADD,     WEFT_ELEMWISE_SUB,     WEFT_ELEMWISE_MUL, WEFT_ELEMWISE_DIV,
+    WEFT_ELEMWISE_MAXIMUM, WEFT_ELEMWISE_MINIMUM, WEFT_ELEMWISE_LT,  WEFT_ELEMWISE_EQ,
+    WEFT_ELEMWISE_GE,
+};
+static const weft_elemwise_kind_t dtypes_unary[] = {
+    WEFT_ELEMWISE_NEG,  WEFT_ELEMWISE_ABS, WEFT_ELEMWISE_SQR, WEFT_ELEMWISE_SQRT,
+    WEFT_ELEMWISE_EXP,  WEFT_ELEMWISE_SGN, WEFT_ELEMWISE_RELU, WEFT_ELEMWISE_SIN,
+};
+
+static void dtypes_step_binary(diff_gen_t *gn)
+{
+    diff_val_t *a = gen_pick(gn), *b = a ? gen_operand_for(gn, a, -1) : NULL;
+    if (!b) return;
+    weft_elemwise_kind_t k = dtypes_binary[diff_rng_int(&gn->rng, 0, 8)];
+    bool both_bool = gen_dt(a) == WEFT_BOOL && gen_dt(b) == WEFT_BOOL;
+    if (k == WEFT_ELEMWISE_SUB && both_bool) k = WEFT_ELEMWISE_ADD; /* bool - bool: refused */
+    gen_binary(gn, k, a, b);
+}
+
+static void dtypes_step_unary(diff_gen_t *gn)
+{
+    diff_val_t *x = gen_pick(gn);
+    if (!x) return;
+    weft_elemwise_kind_t k = dtypes_unary[diff_rng_int(&gn->rng, 0, 7)];
+    bool refused = k == WEFT_ELEMWISE_NEG || k == WEFT_ELEMWISE_SGN; /* for bool */
+    if (gen_dt(x) == WEFT_BOOL && refused) k = WEFT_ELEMWISE_ABS;
+    gen_unary(gn, k, x);
+}
+
+static void dtypes_step(diff_gen_t *gn)
+{
+    switch (diff_rng_int(&gn->rng, 0, 9)) {
+    case 0: case 1: case 2: case 3: dtypes_step_binary(gn); break;
+    case 4: case 5: dtypes_step_unary(gn); break;
+    case 6: case 7: {
+        diff_val_t *x = gen_pick(gn); /* bool too: Sum of bool is int64 */
+        if (!x) break;
+        weft_reduce_kind_t k = (weft_reduce_kind_t)diff_rng_int(&gn->rng, 0, 4);
+        /* Max/Min of an empty axis fails; the reference evaluates every node,
+         * so a fast_math rewrite (x*y/y) dropping that node would read as a
+         * mismatch. The reduce family covers the failure. */
+        bool extreme = k == WEFT_REDUCE_MAX || k == WEFT_REDUCE_MIN;
+        if (extreme && gen_count(x->nd, x->shape) == 0) k = WEFT_REDUCE_SUM;
+        gen_reduce(gn, k, x);
+        break;
+    }
+    case 8: gen_cast(gn, gen_pick(gn), gen_random_dtype(gn)); break;
+    default: gen_step_elemwise(gn); break;
+    }
+}
+
+void gen_family_dtypes(diff_gen_t *gn)
+{
+    gn->all_dtypes = true;
+    gen_inputs(gn, diff_rng_int(&gn->rng, 2, 3), false);
+    gen_run_steps(gn, 1, 6, dtypes_step);
+}

@@ -120,8 +120,55 @@ static int64_t draw_int(diff_rng_t *r, diff_values_t v, bool i32)
     }
 }
 
+/* The new integer dtypes and float16 are drawn as int64 / uint64 / double
+ * values in their range, then converted with weft's conversion (exact:
+ * every drawn value is representable, float16 rounds). */
+static void fill_converted(diff_rng_t *r, weft_dtype_t dt, diff_values_t v, void *dst, size_t n)
+{
+    int kind = weft_dtype_kind(dt);
+    size_t bits = 8 * weft_dtype_size(dt);
+    weft_dtype_t via = kind == WEFT_KIND_FLOAT ? WEFT_FLOAT64
+                       : kind == WEFT_KIND_UINT ? WEFT_UINT64 : WEFT_INT64;
+    uint64_t *tmp = malloc(n * 8 + 8);
+    if (!tmp) return;
+    for (size_t i = 0; i < n; i++) {
+        if (kind == WEFT_KIND_FLOAT) {
+            double x = draw_float(r, v, true);
+            memcpy(&tmp[i], &x, 8);
+        } else if (v == DIFF_VAL_WIDE || (v == DIFF_VAL_SPECIAL && diff_rng_chance(r, 0.35))) {
+            /* any value of the dtype (the special pool's extremes included) */
+            uint64_t u = diff_rng_next(r), top = bits == 64 ? ~0ull : (1ull << bits) - 1;
+            if (v == DIFF_VAL_SPECIAL) {
+                const uint64_t pool[] = { 0, 1, top, top - 1, top >> 1, (top >> 1) + 1 };
+                u = pool[diff_rng_int(r, 0, 5)];
+            }
+            u &= top;
+            if (kind == WEFT_KIND_INT && bits < 64 && (u >> (bits - 1)))
+                u |= ~top; /* sign-extend into int64 */
+            tmp[i] = u;
+        } else {
+            int64_t x = v == DIFF_VAL_POSITIVE ? diff_rng_int(r, 1, 6)
+                        : kind == WEFT_KIND_UINT ? diff_rng_int(r, 0, 9) : diff_rng_int(r, -5, 5);
+            memcpy(&tmp[i], &x, 8);
+        }
+    }
+    int64_t len = (int64_t)n;
+    weft_tensor_t *s = NULL, *d = NULL;
+    if (weft_tensor_from_data(via, 1, &len, NULL, tmp, &s) == WEFT_OK &&
+        weft_tensor_from_data(dt, 1, &len, NULL, dst, &d) == WEFT_OK)
+        weft_tensor_copy(d, s);
+    weft_tensor_release(s);
+    weft_tensor_release(d);
+    free(tmp);
+}
+
 void diff_fill_values(diff_rng_t *r, weft_dtype_t dt, diff_values_t v, void *dst, size_t n)
 {
+    switch (dt) {
+    case WEFT_BOOL: case WEFT_INT32: case WEFT_INT64: case WEFT_FLOAT32: case WEFT_FLOAT64:
+    case WEFT_COMPLEX64: case WEFT_COMPLEX128: break;
+    default: fill_converted(r, dt, v, dst, n); return;
+    }
     for (size_t i = 0; i < n; i++) {
         switch (dt) {
         case WEFT_BOOL: ((unsigned char *)dst)[i] = (unsigned char)diff_rng_int(r, 0, 1); break;
@@ -137,7 +184,7 @@ void diff_fill_values(diff_rng_t *r, weft_dtype_t dt, diff_values_t v, void *dst
             ((double *)dst)[2 * i] = draw_float(r, v, false);
             ((double *)dst)[2 * i + 1] = draw_float(r, v, false);
             break;
-        default: break; /* dtypes the generator does not draw */
+        default: break; /* dtypes drawn by fill_converted */
         }
     }
 }

@@ -12,9 +12,11 @@ output, the value NumPy computes together with a per-element tolerance:
   e.g. a comparison of two values that agree only within their tolerance).
 
 Semantics follow weft's documented rules where weft deliberately differs
-from NumPy (include/weft/elemwise.h: dtype promotion bool < int32 < int64 <
-float32 < float64, Relu = x > 0 ? x : 0; include/weft/linalg.h: Gemm with
-b == 0 ignores z), and NumPy everywhere else. Transcendental functions are
+from NumPy (Relu = x > 0 ? x : 0; include/weft/linalg.h: Gemm with b == 0
+ignores z), and NumPy everywhere else. Dtype promotion is NumPy's
+np.result_type on dtypes (docs/dtypes.md §3): the generator draws 1-d and
+larger arrays only, so NumPy 1.24's value-based casting of 0-d operands
+never applies. Transcendental functions are
 evaluated in extended precision (np.longdouble for float64, float64 for
 float32) and rounded, so the reference is the correctly rounded value.
 
@@ -25,16 +27,16 @@ log(exp x) -> x, x*y/y -> x, x/y*y -> x, x+0 -> x, a sum over length-1 axes
 fast_run may legitimately give instead.
 """
 
+import math
 import re
+
+import warnings
 
 import numpy as np
 
-DTYPES = {
-    'bool': np.dtype(np.bool_), 'int32': np.dtype(np.int32), 'int64': np.dtype(np.int64),
-    'float32': np.dtype(np.float32), 'float64': np.dtype(np.float64),
-    'complex64': np.dtype(np.complex64), 'complex128': np.dtype(np.complex128),
-}
-RANK = {'bool': 0, 'int32': 1, 'int64': 2, 'float32': 3, 'float64': 4}
+DTYPES = {n: np.dtype(n) for n in (
+    'bool', 'int8', 'int16', 'int32', 'int64', 'uint8', 'uint16', 'uint32', 'uint64',
+    'float16', 'float32', 'float64', 'complex64', 'complex128')}
 NAME = {v: k for k, v in DTYPES.items()}
 
 # Own error allowed for each transcendental kind, in units in the last place
@@ -69,7 +71,7 @@ def is_float(dt):
 
 def hp(dt):
     """The precision the reference computes float dtype dt in."""
-    return np.dtype(np.float64) if dt == np.float32 else np.dtype(np.longdouble)
+    return np.dtype(np.float64) if dt in (np.float16, np.float32) else np.dtype(np.longdouble)
 
 
 def ulp(r):
@@ -151,14 +153,49 @@ COMPARISONS = {'Lt': np.less, 'Le': np.less_equal, 'Gt': np.greater, 'Ge': np.gr
 UNARY = {'Neg', 'Abs', 'Sgn', 'Exp', 'Log', 'Log1p', 'Sqrt', 'Sqr', 'Tanh', 'Sigmoid', 'Relu',
          'Sin', 'Cos', 'Cast'}
 BINARY = {'Add', 'Sub', 'Mul', 'Div', 'Pow', 'Maximum', 'Minimum', 'Second'} | set(COMPARISONS)
-ELEMWISE = UNARY | BINARY | {'Switch', 'Real', 'Imag', 'Conj', 'Angle', 'Complex'}
-REDUCTIONS = {'Sum', 'Mean', 'Max', 'Min', 'Prod', 'Argmax'}
+# the float math kinds of issue 17 (weft/elemwise.h), float-only
+MATH_UNARY = {'Tan', 'Arcsin', 'Arccos', 'Arctan', 'Sinh', 'Cosh', 'Arcsinh', 'Arccosh',
+              'Arctanh', 'Exp2', 'Expm1', 'Log2', 'Log10', 'Erf', 'Erfc', 'Erfinv', 'Gammaln',
+              'Digamma', 'Trigamma'}
+MATH_BINARY = {'Arctan2', 'Hypot', 'Copysign', 'Nextafter'}
+FLOAT_ONLY |= MATH_UNARY | MATH_BINARY
+# rounding, integer, logical (issue 17); Round keeps an integer dtype, the
+# other roundings compute integers in float64 (NumPy 1.24's loops)
+ROUNDING = {'Floor': np.floor, 'Ceil': np.ceil, 'Trunc': np.trunc, 'Rint': np.rint,
+            'Round': np.round}
+PREDICATES = {'IsNan': np.isnan, 'IsInf': np.isinf, 'IsFinite': np.isfinite}
+LOGICAL = {'LogicalNot': np.logical_not, 'LogicalAnd': np.logical_and,
+           'LogicalOr': np.logical_or, 'LogicalXor': np.logical_xor}
+INTEGER = {'Mod': np.remainder, 'FloorDivide': np.floor_divide, 'Fmod': np.fmod,
+           'Invert': np.invert, 'BitwiseAnd': np.bitwise_and, 'BitwiseOr': np.bitwise_or,
+           'BitwiseXor': np.bitwise_xor, 'LeftShift': np.left_shift,
+           'RightShift': np.right_shift}
+INT_KINDS = set(ROUNDING) | set(PREDICATES) | set(LOGICAL) | set(INTEGER) | {'NanToNum', 'Clip'}
+ELEMWISE = (UNARY | BINARY | MATH_UNARY | MATH_BINARY | {'Switch'} | INT_KINDS |
+            {'Real', 'Imag', 'Conj', 'Angle', 'Complex'})
+REDUCTIONS = {'Sum', 'Mean', 'Max', 'Min', 'Prod', 'Argmax', 'Argmin'}
+# weft_lreduce_at's classes other than Argmax/Argmin, the scans and sorting ops.
+LANE_REDUCTIONS = {'Any', 'All', 'Var', 'Std', 'LogSumExp', 'NanSum', 'NanMean', 'NanMax', 'NanMin'}
+AXIS_OPS = {'CumSum', 'CumProd', 'Sort', 'Topk'}
 
 
 def upcast(xs):
-    if any(x.v.dtype.kind == 'c' for x in xs):  # NumPy's promotion (docs/dtypes.md)
-        return np.result_type(*[x.v.dtype for x in xs])
-    return max((x.v.dtype for x in xs), key=lambda d: RANK[NAME[d]])
+    """NumPy's promotion of the operands' dtypes (weft_dtype_promote)."""
+    return np.result_type(*[x.v.dtype for x in xs])
+
+
+def out_dtype(kind, dt):
+    """The dtype weft computes kind in for inputs promoted to dt, as NumPy's
+    ufunc loops: true division of integers and bool float64, the other
+    float-only kinds the smallest float holding dt (weft_dtype_float_of),
+    Pow and Sqr of bool int8."""
+    if kind == 'Div' and not is_float(dt):
+        return np.dtype(np.float64)
+    if kind in ('Pow', 'Sqr') and dt == np.bool_:
+        return np.dtype(np.int8)
+    if kind in FLOAT_ONLY and kind != 'Pow' and not is_float(dt):
+        return np.result_type(dt, np.float16)
+    return dt
 
 
 def _sigmoid(x):
@@ -199,8 +236,136 @@ def transcendental(kind, x):
     return finish(r, tol, [x])
 
 
+# ---- the float math kinds (issue 17) -------------------------------------------------
+# NumPy's functions where it has them. NumPy has no erf, erfinv, gammaln,
+# digamma or trigamma: erf/erfc/gammaln are Python's math.erf/erfc/lgamma
+# per element; erfinv solves erf(y) = x by Newton steps on math.erf/erfc
+# (the inverse identity); digamma and trigamma shift x to >= 20 by the
+# recurrences (weft stops at 10) and sum their asymptotic series, in float64.
+
+def _per_element(fn):
+    v = np.vectorize(fn, otypes=[np.float64])
+    return lambda x: v(np.asarray(x, dtype=np.float64)) if np.asarray(x).size else \
+        np.asarray(x, dtype=np.float64)
+
+
+def _erfinv1(x):
+    if math.isnan(x) or abs(x) > 1:
+        return math.nan
+    if abs(x) == 1:
+        return math.copysign(math.inf, x)
+    a, y = abs(x), 0.0
+    w = -math.log((1 - a) * (1 + a))
+    y = math.copysign(math.sqrt(w) * 0.9, 1.0) if a > 0.1 else a * 0.886226925452758
+    for _ in range(60):
+        r = (math.erf(y) - a) if a <= 0.5 else ((1 - a) - math.erfc(y))
+        step = r / (2 / math.sqrt(math.pi) * math.exp(-y * y))
+        y -= step
+        if abs(step) <= 1e-17 * abs(y):
+            break
+    return math.copysign(y, x)
+
+
+def _polygamma1(x, order):
+    """digamma (order 0) or trigamma (order 1) of a float x."""
+    if math.isnan(x) or x == -math.inf:
+        return math.nan
+    if x == math.inf:
+        return math.inf if order == 0 else 0.0
+    if x <= 0 and x == math.floor(x):
+        if order == 1:
+            return math.inf
+        return math.copysign(math.inf, -x) if x == 0 else math.nan
+    if x < 0:  # reflection
+        r = x - round(x)
+        if order == 0:
+            return _polygamma1(1 - x, 0) - math.pi / math.tan(math.pi * r)
+        return (math.pi / math.sin(math.pi * r)) ** 2 - _polygamma1(1 - x, 1)
+    acc = 0.0
+    while x < 20:
+        acc += -1 / x if order == 0 else 1 / (x * x)
+        x += 1
+    z = 1 / (x * x)
+    if order == 0:
+        return acc + math.log(x) - 0.5 / x - z * (
+            1 / 12 - z * (1 / 120 - z * (1 / 252 - z * (1 / 240 - z / 132))))
+    return acc + (1 + 0.5 / x + z * (1 / 6 - z * (1 / 30 - z * (1 / 42 - z * (1 / 30 - z * 5 / 66))))) / x
+
+
+def _lgamma1(x):
+    try:
+        return math.lgamma(x)
+    except ValueError:  # a pole
+        return math.inf
+
+
+def _erf1(fn):
+    return lambda x: math.nan if math.isnan(x) else fn(x)
+
+
+MATH = {'Tan': np.tan, 'Arcsin': np.arcsin, 'Arccos': np.arccos, 'Arctan': np.arctan,
+        'Sinh': np.sinh, 'Cosh': np.cosh, 'Arcsinh': np.arcsinh, 'Arccosh': np.arccosh,
+        'Arctanh': np.arctanh, 'Exp2': np.exp2, 'Expm1': np.expm1, 'Log2': np.log2,
+        'Log10': np.log10, 'Arctan2': np.arctan2, 'Hypot': np.hypot, 'Copysign': np.copysign,
+        'Nextafter': np.nextafter, 'Erf': _per_element(_erf1(math.erf)),
+        'Erfc': _per_element(_erf1(math.erfc)), 'Erfinv': _per_element(_erfinv1),
+        'Gammaln': _per_element(_lgamma1), 'Digamma': _per_element(lambda x: _polygamma1(x, 0)),
+        'Trigamma': _per_element(lambda x: _polygamma1(x, 1))}
+MATH_IN_FLOAT64 = {'Erf', 'Erfc', 'Erfinv', 'Gammaln', 'Digamma', 'Trigamma'}
+
+
+def _math_eval(kind, vals, dt):
+    """kind of vals, computed wide (Nextafter and Copysign in dt: exact there)."""
+    wide = dt if kind in ('Nextafter', 'Copysign') else \
+        np.float64 if kind in MATH_IN_FLOAT64 else hp(dt)
+    with np.errstate(all='ignore'):
+        return np.asarray(MATH[kind](*[np.asarray(v).astype(wide) for v in vals])).astype(dt)
+
+
+def _math_own_tol(kind, xs, r):
+    """The error allowed with exact inputs: 4 ulp; Copysign and Nextafter exact;
+    digamma and gammaln near their roots an absolute part (sums of terms)."""
+    if kind in ('Copysign', 'Nextafter'):
+        return None
+    tol = TRANSCENDENTAL_ULPS * ulp(r)
+    if kind in ('Digamma', 'Gammaln'):
+        x = np.abs(f64(xs[0].v))
+        with np.errstate(all='ignore'):
+            scale = 1 + np.abs(np.log(np.where(x > 0, x, 1))) + np.where(x > 0, 1 / x, 0)
+        tol = tol + 16 * float(np.finfo(r.dtype).eps) * scale
+    return tol
+
+
+def math_kind(kind, xs):
+    """A float math kind; input errors move the result by at most twice the
+    largest change of f when one input moves by its tolerance (a first-order
+    bound: the tolerances are small); NaN there (a domain edge) is unchecked."""
+    dt = xs[0].v.dtype
+    r = _math_eval(kind, [x.v for x in xs], dt)
+    tol = _math_own_tol(kind, xs, r)
+    if all(x.tol is None for x in xs):
+        return finish(r, tol, xs)
+    tol = ulp(r) if tol is None else tol
+    base = f64(r)
+    for i, x in enumerate(xs):
+        if x.tol is None:
+            continue
+        for s in (-1, 1):
+            moved = [f64(y.v) + s * y.tol if j == i else f64(y.v) for j, y in enumerate(xs)]
+            with np.errstate(all='ignore'):
+                d = np.abs(f64(_math_eval(kind, moved, np.float64)) - base)
+            tol = tol + 2 * np.where(np.isnan(d) & ~np.isnan(base), np.inf, np.nan_to_num(d))
+        tol = np.where(np.isinf(x.tol), np.inf, tol)
+    return finish(r, tol, xs)
+
+
 def pow_(a, b):
     dt = a.v.dtype
+    if not is_float(dt):
+        if dt.kind == 'i' and (b.v < 0).any():
+            raise NumpyRaises('Integers to negative integer powers are not allowed.')
+        with np.errstate(all='ignore'):
+            return _int_exact(np.power(a.v, b.v), [a, b])
     with np.errstate(all='ignore'):
         # float64, not long double: powl(-inf, -2**63) is inf in glibc, not +0
         r = np.power(a.v.astype(np.float64), b.v.astype(np.float64)).astype(dt)
@@ -213,6 +378,15 @@ def pow_(a, b):
             rel = np.abs(y) * ratio(ta, ax - ta) + np.abs(np.log(ax)) * tb
             tol = tol + np.where(safe, 2 * np.abs(f64(r)) * rel, np.inf)
     return finish(r, tol, [a, b])
+
+
+def _int_exact(r, ins):
+    """An integer result: exact, unchecked where an input is uncertain."""
+    if all(x.tol is None for x in ins):
+        return Val(r)
+    t = sum(np.broadcast_to(tol_of(x, r.shape), r.shape) for x in ins)
+    t = np.where(t > 0, np.inf, 0.0)
+    return Val(r, t if t.any() else None)
 
 
 def sgn(x):
@@ -293,9 +467,60 @@ def switch(c, a, b):
     return finish(r, tol, [a, b])
 
 
+def _ew_unsure(ins, shape, sure):
+    """Unchecked (inf) where an input's tolerance leaves the result in doubt:
+    sure(v, t) says where an uncertain float input is still certain."""
+    unsure = np.zeros(shape, dtype=bool)
+    for x in ins:
+        if x.tol is None:
+            continue
+        t = tol_of(x, shape)
+        v = f64(np.broadcast_to(x.v, shape))
+        ok = sure(v, t, x.v.dtype) if is_float(x.v.dtype) and sure else np.zeros(shape, bool)
+        unsure |= (t > 0) & ~ok
+    return np.where(unsure, np.inf, 0.0) if unsure.any() else None
+
+
+def _rounding(kind, x):
+    fn = ROUNDING[kind]
+    r = np.asarray(fn(x.v)).astype(x.v.dtype)
+    if x.tol is None:
+        return Val(r)
+    v, t = f64(x.v), x.tol
+    return finish(r, np.where(fn(v - t) == fn(v + t), 0.0, np.inf), [x])
+
+
+def int_kind(kind, ins):
+    """The rounding, integer and logical kinds (include/weft/elemwise.h)."""
+    dt = upcast(ins)
+    if kind in ROUNDING and kind != 'Round' and not is_float(dt):
+        dt = np.dtype(np.float64)
+    xs = [conv(x, dt) for x in ins]
+    with np.errstate(all='ignore'):
+        if kind in ROUNDING:
+            return _rounding(kind, xs[0])
+        if kind == 'NanToNum':
+            return finish(np.nan_to_num(xs[0].v), xs[0].tol, xs)
+        if kind == 'Clip':
+            r = np.asarray(np.clip(*[x.v for x in xs])).astype(dt)
+            if all(x.tol is None for x in xs):
+                return Val(r)
+            return finish(r, np.maximum.reduce([tol_of(x, r.shape) for x in xs]), xs)
+        fn = {**PREDICATES, **LOGICAL, **INTEGER}[kind]
+        r = np.asarray(fn(*[x.v for x in xs]))
+        if kind in PREDICATES:  # certain for a finite value away from overflow
+            return Val(r, _ew_unsure(xs, r.shape,
+                                  lambda v, t, d: np.isfinite(v) & (np.abs(v) + t < fmax(d))))
+        if kind in LOGICAL:  # truth is certain away from 0
+            return Val(r, _ew_unsure(xs, r.shape, lambda v, t, d: np.abs(v) > t))
+        return Val(r.astype(dt), _ew_unsure(xs, r.shape, None))  # jumps: unchecked
+
+
 def elemwise(kind, ins, props):
     if kind in COMPLEX_KINDS or (kind != 'Cast' and any(x.v.dtype.kind == 'c' for x in ins)):
         return complex_elemwise(kind, ins)
+    if kind in INT_KINDS:
+        return int_kind(kind, ins)
     if kind == 'Cast':
         return cast(ins[0], DTYPES[props['dtype']])
     if kind in COMPARISONS:
@@ -304,10 +529,14 @@ def elemwise(kind, ins, props):
     if kind == 'Switch':
         dt = upcast(ins[1:])
         return switch(ins[0], conv(ins[1], dt), conv(ins[2], dt))
-    dt = upcast(ins)
+    dt = out_dtype(kind, upcast(ins))
+    if dt == np.bool_ and kind in ('Sub', 'Neg', 'Sgn'):
+        raise NumpyRaises('%s of bool' % kind)
     xs = [conv(x, dt) for x in ins]
     if kind in TRANSCENDENTAL:
         return transcendental(kind, xs[0])
+    if kind in MATH:
+        return math_kind(kind, xs)
     if kind == 'Pow':
         return pow_(xs[0], xs[1])
     if kind == 'Sgn':
@@ -533,7 +762,8 @@ def sum_mean(kind, x, axes, keep):
     n = int(np.prod([x.v.shape[a] for a in axes])) if axes else 1
     with np.errstate(all='ignore'):
         if not is_float(x.v.dtype) and kind == 'Sum':
-            return _int_reduce(np.sum(x.v, axis=axes, keepdims=keep, dtype=np.int64), x, axes, keep)
+            acc = np.uint64 if x.v.dtype.kind == 'u' else np.int64  # NumPy's sum dtype
+            return _int_reduce(np.sum(x.v, axis=axes, keepdims=keep, dtype=acc), x, axes, keep)
         dt = x.v.dtype if is_float(x.v.dtype) else np.dtype(np.float64)
         s = np.sum(x.v.astype(hp(dt)), axis=axes, keepdims=keep)
         r = np.asarray(s / n if kind == 'Mean' else s).astype(dt)
@@ -549,7 +779,8 @@ def prod(x, axes, keep):
     n = int(np.prod([x.v.shape[a] for a in axes])) if axes else 1
     with np.errstate(all='ignore'):
         if not is_float(x.v.dtype):
-            r = np.prod(x.v, axis=axes, keepdims=keep, dtype=np.int64)  # wraps, as weft
+            acc = np.uint64 if x.v.dtype.kind == 'u' else np.int64  # NumPy's prod dtype
+            r = np.prod(x.v, axis=axes, keepdims=keep, dtype=acc)  # wraps, as weft
             return _int_reduce(r, x, axes, keep)
         dt = x.v.dtype
         r = np.prod(x.v.astype(hp(dt)), axis=axes, keepdims=keep).astype(dt)
@@ -586,25 +817,38 @@ def max_min(kind, x, axes, keep):
     return finish(r, t if t.any() else None, [])
 
 
-def argmax(x, axes, keep):
+def _lanes(a, axes):
+    """a with the reduced axes moved last (in their order) and flattened:
+    PyTensor's Argmax over several axes (the flat C-order index into the
+    reduced axes' sub-block)."""
+    a = np.asarray(a)
+    kept = [d for d in range(a.ndim) if d not in axes]
+    t = np.transpose(a, kept + list(axes))
+    return t.reshape([a.shape[d] for d in kept] + [int(np.prod([a.shape[d] for d in axes]))])
+
+
+def _keep_shape(r, shape, axes, keep):
+    if not keep:
+        return r
+    return None if r is None else r.reshape([1 if d in axes else n for d, n in enumerate(shape)])
+
+
+def argmax(x, axes, keep, is_max=True):
     v = x.v
-    flat = len(axes) != 1
-    a = v.reshape(-1) if flat else np.moveaxis(v, axes[0], -1)
-    r = np.argmax(a, axis=-1).astype(np.int64)
+    a = _lanes(v, axes)
+    r = (np.argmax if is_max else np.argmin)(a, axis=-1).astype(np.int64)
     tol = None
     if x.tol is not None:
-        t = x.tol.reshape(-1) if flat else np.moveaxis(x.tol, axes[0], -1)
-        af = f64(a)
+        t = _lanes(x.tol, axes)
+        af = f64(a) if is_max else -f64(a)
         best = np.take_along_axis(af, r[..., None], -1)
         tb = np.take_along_axis(t, r[..., None], -1)
         close = (af + t >= best - tb) | np.isnan(af)
         # an unchecked element may be anything, NaN (the maximum) included
         unsure = (np.sum(close, axis=-1) > 1) | np.any(np.isinf(t), axis=-1)
         tol = np.where(unsure, np.inf, 0.0)
-    if keep:
-        shape = [1] * v.ndim if flat else [1 if d == axes[0] else n for d, n in enumerate(v.shape)]
-        r = r.reshape(shape)
-        tol = None if tol is None else tol.reshape(shape)
+    r = _keep_shape(r, v.shape, axes, keep)
+    tol = _keep_shape(tol, v.shape, axes, keep)
     return Val(np.asarray(r), tol if tol is not None and tol.any() else None)
 
 
@@ -614,16 +858,201 @@ def reduce(op, props, x):
     nd = x.v.ndim
     axes = tuple(sorted(a % nd for a in props['axes'])) if nd else ()
     keep = bool(props['keepdims'])
-    if op in ('Max', 'Min', 'Argmax') and any(x.v.shape[a] == 0 for a in axes):
+    if op in ('Max', 'Min', 'Argmax', 'Argmin', 'NanMax', 'NanMin') and any(x.v.shape[a] == 0 for a in axes):
         kept_empty = any(x.v.shape[d] == 0 for d in range(nd) if d not in axes)
         raise NumpyRaises('%s over an empty axis (zero-size array to reduction)' % op, kept_empty)
     if op in ('Sum', 'Mean'):
         return sum_mean(op, x, axes, keep)
     if op == 'Prod':
         return prod(x, axes, keep)
-    if op == 'Argmax':
-        return argmax(x, axes if nd else (), keep)
+    if op in ('Argmax', 'Argmin'):
+        return argmax(x, axes if nd else (), keep, op == 'Argmax')
     return max_min(op, x, axes, keep)
+
+
+# ---- lane reductions, scans, sorting (weft/reduce.h) ----------------------------------
+
+
+def _unsure(x, axes, keep, shape):
+    """Where a group holds an uncertain input: an order-based or exact
+    integer result there cannot be checked."""
+    if x.tol is None:
+        return None
+    t = np.where(_group_sum(x.tol, axes, keep) > 0, np.inf, 0.0)
+    return np.broadcast_to(t, shape)
+
+
+def _float_out(dt):
+    return dt if dt == np.float32 else np.dtype(np.float64)
+
+
+def _nan_ext(op, x, axes, keep):
+    v = x.v
+    if not is_float(v.dtype):
+        r = np.asarray((np.max if op == 'NanMax' else np.min)(v, axis=axes, keepdims=keep))
+        return finish(r, _unsure(x, axes, keep, r.shape), [])
+    with np.errstate(all='ignore'), warnings.catch_warnings():
+        warnings.simplefilter('ignore')
+        r = np.asarray((np.nanmax if op == 'NanMax' else np.nanmin)(v, axis=axes, keepdims=keep))
+    t = np.zeros(r.shape)
+    if x.tol is not None and v.size:
+        t = np.asarray(np.max(np.where(np.isnan(v), 0, x.tol), axis=axes, keepdims=keep), dtype=np.float64)
+    zero = v == 0
+    both = np.any(zero & np.signbit(v), axis=axes, keepdims=keep) & np.any(zero & ~np.signbit(v), axis=axes, keepdims=keep)
+    t = np.where(both & (r == 0), np.maximum(t, ulp(np.zeros((), r.dtype))), t)
+    return finish(r, t if t.any() else None, [])
+
+
+def _nan_sum_mean(op, x, axes, keep):
+    v = x.v
+    if not is_float(v.dtype):
+        if op == 'NanSum':
+            r = np.sum(v, axis=axes, keepdims=keep, dtype=np.int64)
+            return _int_reduce(np.asarray(r), x, axes, keep)
+        return sum_mean('Mean', Val(v.astype(np.float64), x.tol), axes, keep)
+    ok = ~np.isnan(v)
+    z = np.where(ok, v, 0).astype(v.dtype)
+    zt = None if x.tol is None else np.where(ok, x.tol, 0)
+    if op == 'NanSum':
+        return sum_mean('Sum', Val(z, zt), axes, keep)
+    cnt = np.sum(ok, axis=axes, keepdims=keep)
+    cnt_k = np.maximum(np.sum(ok, axis=axes, keepdims=True), 1)
+    s = sum_mean('Sum', Val(z), axes, keep)
+    with np.errstate(all='ignore'):
+        r = np.asarray(np.where(cnt > 0, f64(s.v) / np.maximum(cnt, 1), np.nan)).astype(v.dtype)
+        tol = (0 if s.tol is None else ratio(s.tol, cnt)) + 2 * ulp(r)
+        tol = np.where(cnt > 0, tol, 0.0)
+    return _reduce_tol(r, tol, None if zt is None else zt / cnt_k, np.zeros(r.shape), axes, keep)
+
+
+def _var_std(op, x, axes, keep, ddof):
+    v = x.v
+    dt = _float_out(v.dtype)
+    n = int(np.prod([v.shape[a] for a in axes])) if axes else 1
+    with np.errstate(all='ignore'):
+        a = v.astype(np.longdouble)
+        mean = np.mean(a, axis=axes, keepdims=True) if n else np.zeros([1] * v.ndim)
+        m2 = np.sum((a - mean) ** 2, axis=axes, keepdims=keep)
+        rc = max(n - ddof, 0)
+        var = m2 / rc if rc else m2 / np.longdouble(0)
+        r = np.asarray(np.sqrt(var) if op == 'Std' else var).astype(dt)
+        sq = _group_sum(f64(v) ** 2, axes, keep)
+        tv = (n + SUM_SLACK) * 4 * np.finfo(dt).eps * ratio(sq, rc)
+        tol = (tv / np.maximum(2 * np.abs(f64(r)), np.sqrt(tv)) if op == 'Std' else tv) + 2 * ulp(r)
+        bad = ~np.isfinite(sq) | (sq >= fmax(dt) / 4)
+        if x.tol is not None:
+            bad |= _group_sum(x.tol, axes, keep) > 0
+        nonfin = ~np.all(np.isfinite(v), axis=axes, keepdims=keep)
+        tol = np.where(bad & ~(nonfin & np.isnan(r)), np.inf, tol)
+    return finish(r, tol, [])
+
+
+def _logsumexp(x, axes, keep):
+    v = x.v
+    dt = _float_out(v.dtype)
+    n = int(np.prod([v.shape[a] for a in axes])) if axes else 1
+    with np.errstate(all='ignore'):
+        a = v.astype(np.longdouble)
+        if v.size == 0 or n == 0:
+            r = np.full(np.sum(a, axis=axes, keepdims=keep).shape, -np.inf)
+        else:
+            m = np.max(np.where(np.isnan(a), -np.inf, a), axis=axes, keepdims=True)
+            fin = np.isfinite(m)
+            s = np.sum(np.exp(a - np.where(fin, m, 0)), axis=axes, keepdims=True)
+            r = np.where(fin, m + np.log(s), m)
+            r = np.where(np.any(np.isnan(a), axis=axes, keepdims=True), np.nan, r)
+            r = r if keep else np.squeeze(r, axis=axes)
+        r = np.asarray(r).astype(dt)
+        ma = np.max(np.where(np.isfinite(v), np.abs(f64(v)), 0), axis=axes, keepdims=keep, initial=0)
+        tol = ((n + SUM_SLACK + 4) * np.finfo(dt).eps * (1 + ma) + 2 * ulp(r))
+    # an input's error moves the result by at most that error: the group's
+    # sum of input tolerances bounds it
+    return _reduce_tol(r, tol, x.tol, np.zeros(r.shape), axes, keep)
+
+
+def lane_reduce(op, props, x):
+    nd = x.v.ndim
+    axes = tuple(sorted(a % nd for a in props['axes'])) if nd else ()
+    keep = bool(props['keepdims'])
+    if op in ('NanMax', 'NanMin') and any(x.v.shape[a] == 0 for a in axes):
+        kept_empty = any(x.v.shape[d] == 0 for d in range(nd) if d not in axes)
+        raise NumpyRaises('%s over an empty axis (zero-size array to reduction)' % op, kept_empty)
+    if op in ('Any', 'All'):
+        r = np.asarray((np.any if op == 'Any' else np.all)(x.v != 0, axis=axes, keepdims=keep))
+        return finish(r, _unsure(x, axes, keep, r.shape), [])
+    if op in ('NanMax', 'NanMin'):
+        return _nan_ext(op, x, axes, keep)
+    if op in ('NanSum', 'NanMean'):
+        return _nan_sum_mean(op, x, axes, keep)
+    if op in ('Var', 'Std'):
+        return _var_std(op, x, axes, keep, float(props['ddof']))
+    return _logsumexp(x, axes, keep)
+
+
+def _scan(op, x, axis):
+    v = x.v
+    if not is_float(v.dtype):
+        with np.errstate(all='ignore'):
+            r = (np.cumsum if op == 'CumSum' else np.cumprod)(v.astype(np.int64), axis=axis)
+        t = None
+        if x.tol is not None:
+            t = np.where(np.cumsum(x.tol, axis=axis) > 0, np.inf, 0.0)
+        return Val(r, t if t is not None and t.any() else None)
+    dt = v.dtype
+    eps = np.finfo(dt).eps
+    with np.errstate(all='ignore'):
+        r = (np.cumsum if op == 'CumSum' else np.cumprod)(v.astype(hp(dt)), axis=axis).astype(dt)
+        i = np.arange(v.shape[axis]).reshape([-1 if d == axis else 1 for d in range(v.ndim)])
+        if op == 'CumSum':
+            mag = np.cumsum(_finite_abs(v), axis=axis)
+            tol = (i + 1 + SUM_SLACK) * eps * mag + ulp(r)
+            tol = np.where(mag >= fmax(dt) / 4, np.inf, tol)
+            if x.tol is not None:
+                tol = tol + np.cumsum(x.tol, axis=axis)
+        else:
+            vf = f64(v)
+            nz = np.isfinite(vf) & (vf != 0)
+            lg = np.where(nz, np.log2(np.where(nz, np.abs(vf), 1)), 0)
+            info = np.finfo(dt)
+            risky = (np.cumsum(np.maximum(lg, 0), axis=axis) >= info.maxexp - 2) | \
+                (np.cumsum(np.minimum(lg, 0), axis=axis) <= info.minexp - 2)
+            tol = (i + 1 + SUM_SLACK) * eps * np.abs(f64(r)) + ulp(r)
+            if x.tol is not None:
+                rel = ratio(x.tol, np.abs(vf) - x.tol)
+                tol = tol + 2 * np.abs(f64(r)) * np.cumsum(rel, axis=axis)
+                tol = np.where(np.isnan(tol), np.inf, tol)
+            tol = np.where(risky, np.inf, tol)
+    return finish(r, tol, [x])
+
+
+def _desc_order(a):
+    """Stable descending order along the last axis, NaN first (Topk)."""
+    if is_float(a.dtype):
+        key = np.where(np.isnan(a), -np.inf, -f64(a))
+        nan_first = np.where(np.isnan(a), 0, 1)
+        idx = np.argsort(key, axis=-1, kind='stable')
+        k2 = np.take_along_axis(nan_first, idx, -1)
+        return np.take_along_axis(idx, np.argsort(k2, axis=-1, kind='stable'), -1)
+    return np.argsort(~a if a.dtype != np.bool_ else ~a, axis=-1, kind='stable')
+
+
+def axis_op(op, props, x):
+    v = x.v
+    axis = int(props['axis'])
+    if op in ('CumSum', 'CumProd'):
+        return _scan(op, x, axis)
+    a = np.moveaxis(v, axis, -1)
+    if op == 'Sort':
+        idx = np.argsort(a, axis=-1, kind='stable')
+    else:
+        idx = _desc_order(a)[..., :int(props['k'])]
+    r = idx.astype(np.int64) if props['indices'] else np.take_along_axis(a, idx, -1)
+    r = np.moveaxis(r, -1, axis)
+    t = None
+    if x.tol is not None:
+        lane = np.any(np.moveaxis(x.tol, axis, -1) > 0, axis=-1, keepdims=True)
+        t = np.moveaxis(np.broadcast_to(np.where(lane, np.inf, 0.0), np.moveaxis(r, axis, -1).shape), -1, axis)
+    return Val(np.asarray(r), t if t is not None and t.any() else None)
 
 
 # ---- linear algebra ------------------------------------------------------------------
@@ -769,6 +1198,10 @@ class Evaluator:
             return set_subtensor(ins[0], ins[1], parse_index(props['idx']), op == 'IncSubtensor')
         if op in REDUCTIONS:
             return reduce(op, props, ins[0])
+        if op in LANE_REDUCTIONS:
+            return lane_reduce(op, props, ins[0])
+        if op in AXIS_OPS:
+            return axis_op(op, props, ins[0])
         if op == 'Dot':
             return dot(ins[0], ins[1])
         if op in ('Gemm', 'Gemv'):
@@ -810,7 +1243,7 @@ class Evaluator:
         if p and op in inverse and p['op'] == inverse[op]:
             x = self.env[p['inputs'][0]]
             return p['inputs'][0] if x.v.shape == out.v.shape and x.v.dtype == out.v.dtype else None
-        if op == 'Cast' or (op in REDUCTIONS and op != 'Argmax' and not props['axes']) or \
+        if op == 'Cast' or (op in REDUCTIONS and op not in ('Argmax', 'Argmin') and not props['axes']) or \
                 (op == 'DimShuffle' and props['order'] == list(range(ins[0].v.ndim))):
             return ids[0] if same(0) else None
         return None
@@ -820,7 +1253,7 @@ class Evaluator:
             return _same(conv(x, dt), lambda a: np.array(np.broadcast_to(a, shape)))
         if op in ELEMWISE and op not in ('Cast',) and op not in COMPARISONS and op != 'Switch':
             shape = np.broadcast_shapes(*[x.v.shape for x in ins])
-            dt = upcast(ins)
+            dt = out_dtype(op, upcast(ins))
         if op == 'Sub' and self.key[ids[0]] == self.key[ids[1]]:
             return Val(np.zeros(shape, dt))
         if op == 'Mul' and (self.is_const(ids[0], 0) or self.is_const(ids[1], 0)):

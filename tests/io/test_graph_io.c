@@ -169,6 +169,21 @@ static void test_io_mlp_step_round_trips_and_evaluates_equal(void **state)
     weft_graph_io_free_text(text);
 }
 
+/* Whether kind k refuses float64 inputs (the bitwise kinds and shifts: they
+ * take integers). */
+static bool kind_refuses_float64(weft_graph_t *g, weft_elemwise_kind_t k)
+{
+    int64_t v3[1] = {3};
+    weft_var_t *x = var(g, WEFT_FLOAT64, 1, v3, NULL), *in[3] = {x, x, x};
+    const weft_op_t *op;
+    if (k == WEFT_ELEMWISE_SWITCH || k == WEFT_ELEMWISE_CAST) return false;
+    assert_int_equal(weft_elemwise_op(g, k, -1, WEFT_FLOAT32, &op), WEFT_OK);
+    if (weft_op_call(g, op, weft_elemwise_arity(k), in)) return false;
+    assert_int_equal(weft_graph_error(g), WEFT_ETYPE);
+    weft_graph_clear_error(g);
+    return true;
+}
+
 /* Applies every elementwise kind (with and without in-place variants and
  * Cast) and every shape, reduction and linear algebra op once. */
 static void test_io_every_builtin_op_props_round_trip(void **state)
@@ -177,18 +192,21 @@ static void test_io_every_builtin_op_props_round_trip(void **state)
     int64_t v3[1] = {3}, m33[2] = {3, 3}, m23[2] = {2, 3};
     weft_var_t *a = var(f->g, WEFT_FLOAT64, 1, v3, "a"), *b = var(f->g, WEFT_FLOAT64, 1, v3, "b");
     weft_var_t *m = var(f->g, WEFT_FLOAT64, 2, m33, "m"), *r = var(f->g, WEFT_FLOAT64, 2, m23, "r");
-    weft_var_t *outs[96];
+    weft_var_t *outs[2 * WEFT_ELEMWISE_KIND_COUNT + 64]; /* every elementwise op, then the others */
     size_t n = 0;
-    weft_var_t *cond;
+    weft_var_t *cond, *ia, *ib;
     OKV(cond = weft_lt(f->g, a, b));
+    OKV(ia = weft_cast(f->g, a, WEFT_INT64));
+    OKV(ib = weft_cast(f->g, b, WEFT_INT64));
     for (int k = 0; k < WEFT_ELEMWISE_KIND_COUNT; k++) {
         size_t ar = weft_elemwise_arity((weft_elemwise_kind_t)k);
-        weft_var_t *args[3] = {ar == 3 ? cond : a, b, a};
+        bool ints = kind_refuses_float64(f->g, (weft_elemwise_kind_t)k);
+        weft_var_t *x = ints ? ia : a, *y = ints ? ib : b;
+        weft_var_t *args[3] = {k == WEFT_ELEMWISE_SWITCH ? cond : x, y, x};
         for (int inpl = -1; inpl <= 0; inpl++) {
             const weft_op_t *op;
-            bool cmp = k >= WEFT_ELEMWISE_LT && k <= WEFT_ELEMWISE_NE;
-            if (inpl == 0 && (cmp || k == WEFT_ELEMWISE_CAST || k == WEFT_ELEMWISE_SWITCH ||
-                              k == WEFT_ELEMWISE_COMPLEX)) /* output dtype != input's */
+            /* in place only where input 0 can hold the result */
+            if (inpl == 0 && !weft_type_equal(weft_var_type(outs[n - 1]), weft_var_type(args[0])))
                 continue;
             OK(weft_elemwise_op(f->g, (weft_elemwise_kind_t)k, inpl, WEFT_FLOAT32, &op));
             OKV(outs[n++] = weft_op_call(f->g, op, ar, args));
@@ -289,6 +307,69 @@ static void test_io_constants_of_every_dtype_load_bit_exact(void **state)
     }
     weft_graph_io_clear(&ld);
     weft_graph_io_free_text(text);
+}
+
+/* The new real dtypes: integers as JSON integers (uint64 above INT64_MAX
+ * as a decimal string), float16 as its exact double. */
+static void test_io_constants_of_new_dtypes_load_bit_exact(void **state)
+{
+    fx_t *f = *state;
+    int8_t i8[2] = {-128, 127};
+    int16_t i16[2] = {-32768, 32767};
+    uint8_t u8[2] = {0, 255};
+    uint16_t u16[2] = {1, 65535};
+    uint32_t u32[2] = {7, 4294967295u};
+    uint64_t u64[2] = {9223372036854775807u, 18446744073709551615u};
+    uint16_t f16[2] = {0x3555, 0x0001}; /* 0.333251953125, the smallest subnormal */
+    const void *data[7] = {i8, i16, u8, u16, u32, u64, f16};
+    weft_dtype_t dts[7] = {WEFT_INT8,   WEFT_INT16,  WEFT_UINT8,  WEFT_UINT16,
+                           WEFT_UINT32, WEFT_UINT64, WEFT_FLOAT16};
+    weft_var_t *cs[7];
+    int64_t two = 2;
+    for (int i = 0; i < 7; i++) {
+        const weft_type_t *t;
+        OK(weft_type_tensor(f->g, dts[i], 1, &two, &t));
+        OKV(cs[i] = weft_constant_create(f->g, t, data[i], 2 * weft_dtype_size(dts[i])));
+    }
+    weft_graph_io_t gr = {0, NULL, NULL, 7, cs, 0, NULL};
+    weft_graph_io_t ld;
+    char *text = round_trip(f, &gr, &ld);
+    assert_non_null(strstr(text, "\"dtype\":\"int8\",\"shape\":[2],\"data\":[-128,127]"));
+    assert_non_null(strstr(text, "\"data\":[9223372036854775807,\"18446744073709551615\"]"));
+    assert_non_null(strstr(text, "\"data\":[0.333251953125,5.9604644775390625e-8]"));
+    for (int i = 0; i < 7; i++) {
+        const void *p;
+        size_t nb;
+        assert_int_equal(weft_constant_data(ld.outputs[i], &p, &nb), WEFT_OK);
+        assert_int_equal(nb, 2 * weft_dtype_size(dts[i]));
+        assert_memory_equal(p, data[i], nb);
+    }
+    weft_graph_io_clear(&ld);
+    weft_graph_io_free_text(text);
+}
+
+/* Cast's JSON dtype names cover the new dtypes; the loaded node computes
+ * NumPy's promotion (int8 + uint8 -> int16) and its Cast's target. */
+static void test_io_cast_to_new_dtypes_loads(void **state)
+{
+    fx_t *f = *state;
+    const char *text =
+        "{\"format\":\"weft-graph\",\"version\":1,"
+        "\"inputs\":[{\"id\":0,\"dtype\":\"int8\",\"shape\":[3]},"
+        "{\"id\":1,\"dtype\":\"uint8\",\"shape\":[3]}],"
+        "\"nodes\":[{\"op\":\"Add\",\"inputs\":[0,1],\"outputs\":[2]},"
+        "{\"op\":\"Cast\",\"props\":{\"dtype\":\"float16\"},\"inputs\":[2],\"outputs\":[3]},"
+        "{\"op\":\"Cast\",\"props\":{\"dtype\":\"uint64\"},\"inputs\":[3],\"outputs\":[4]}],"
+        "\"outputs\":[2,3,4]}";
+    weft_graph_io_t ld;
+    OK(weft_graph_io_load(f->g2, text, strlen(text), "cast.json", &ld));
+    assert_int_equal(weft_type_dtype(weft_var_type(ld.outputs[0])), WEFT_INT16);
+    assert_int_equal(weft_type_dtype(weft_var_type(ld.outputs[1])), WEFT_FLOAT16);
+    assert_int_equal(weft_type_dtype(weft_var_type(ld.outputs[2])), WEFT_UINT64);
+    char buf[64];
+    weft_op_print(weft_apply_op(weft_var_owner(ld.outputs[1])), buf, sizeof buf);
+    assert_string_equal(buf, "Cast{dtype=float16}");
+    weft_graph_io_clear(&ld);
 }
 
 static void test_io_opfromgraph_nested_round_trips(void **state)
@@ -527,6 +608,10 @@ static void test_io_malformed_files_name_line_or_key(void **state)
            WEFT_EPARSE, "nodes[0].props: missing key 'dtype'");
     /* types and shapes */
     expect(f,
+           HEAD "\"inputs\":[{\"id\":0,\"dtype\":\"bfloat16\",\"shape\":[3]}],\"nodes\":[],"
+                "\"outputs\":[0]}",
+           WEFT_ETYPE, "inputs[0].dtype: unknown dtype 'bfloat16'");
+    expect(f,
            HEAD "\"inputs\":[{\"id\":0,\"dtype\":\"float128\",\"shape\":[3]}],\"nodes\":[],"
                 "\"outputs\":[0]}",
            WEFT_ETYPE, "inputs[0].dtype: unknown dtype 'float128'");
@@ -543,13 +628,21 @@ static void test_io_malformed_files_name_line_or_key(void **state)
                 "\"data\":[1.5]}],\"nodes\":[],\"outputs\":[0]}",
            WEFT_EPARSE, "constants[0].data: value 0 is not a int32");
     expect(f,
+           HEAD "\"inputs\":[],\"constants\":[{\"id\":0,\"dtype\":\"uint8\",\"shape\":[1],"
+                "\"data\":[256]}],\"nodes\":[],\"outputs\":[0]}",
+           WEFT_EPARSE, "constants[0].data: value 0 is not a uint8");
+    expect(f,
+           HEAD "\"inputs\":[],\"constants\":[{\"id\":0,\"dtype\":\"uint64\",\"shape\":[1],"
+                "\"data\":[\"18446744073709551616\"]}],\"nodes\":[],\"outputs\":[0]}",
+           WEFT_EPARSE, "constants[0].data: value 0 is not a uint64");
+    expect(f,
            HEAD "\"inputs\":[],\"constants\":[{\"id\":0,\"dtype\":\"float64\",\"shape\":[null],"
                 "\"data\":[]}],\"nodes\":[],\"outputs\":[0]}",
            WEFT_ESHAPE, "constants[0].shape: entry 0");
     /* a node whose op rejects its input types names the node */
     expect(f,
-           HEAD "\"inputs\":[{\"id\":0,\"dtype\":\"int32\",\"shape\":[3]}],\"nodes\":[{\"op\":"
-                "\"Exp\",\"inputs\":[0],\"outputs\":[1]}],\"outputs\":[1]}",
+           HEAD "\"inputs\":[{\"id\":0,\"dtype\":\"bool\",\"shape\":[3]}],\"nodes\":[{\"op\":"
+                "\"Neg\",\"inputs\":[0],\"outputs\":[1]}],\"outputs\":[1]}",
            WEFT_ETYPE, "nodes[0]: ");
     /* NULL arguments */
     weft_graph_io_t ld;
@@ -743,6 +836,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_io_mlp_step_round_trips_and_evaluates_equal, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_io_every_builtin_op_props_round_trip, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_io_constants_of_new_dtypes_load_bit_exact, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_io_cast_to_new_dtypes_loads, setup, teardown),
         cmocka_unit_test_setup_teardown(test_io_constants_of_every_dtype_load_bit_exact, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_io_opfromgraph_nested_round_trips, setup, teardown),

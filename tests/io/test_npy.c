@@ -1,7 +1,7 @@
 /* The .npy reader: versions 1.0 and 2.0, every supported dtype, 0-d and N-d
  * arrays, each written byte by byte by the test itself; and every refused
  * file (bad magic, version, dtype, byte order, Fortran order, shape,
- * truncation). */
+ * truncation). The writer: its bytes are the format's, exactly. */
 #define _POSIX_C_SOURCE 200809L
 #include <setjmp.h>
 #include <stdarg.h>
@@ -100,6 +100,64 @@ static void test_npy_v2_and_every_dtype_load(void **state)
     }
 }
 
+/* Every real dtype saves with NumPy's descr and loads back bit for bit
+ * (the files NumPy writes for these dtypes have these headers). */
+static void test_npy_new_dtypes_round_trip_with_numpy_descr(void **state)
+{
+    (void)state;
+    static const struct {
+        weft_dtype_t dt;
+        const char *descr;
+    } cases[] = {{WEFT_INT8, "|i1"},   {WEFT_INT16, "<i2"},  {WEFT_UINT8, "|u1"},
+                 {WEFT_UINT16, "<u2"}, {WEFT_UINT32, "<u4"}, {WEFT_UINT64, "<u8"},
+                 {WEFT_FLOAT16, "<f2"}, {WEFT_BOOL, "|b1"}};
+    unsigned char bytes[24];
+    for (size_t i = 0; i < sizeof bytes; i++) bytes[i] = (unsigned char)(i * 37 + 1);
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        int64_t n = (int64_t)(8 / weft_dtype_size(cases[c].dt));
+        int64_t shape[2] = {n, 1};
+        weft_tensor_t *t = NULL, *back = NULL;
+        assert_int_equal(weft_tensor_empty(cases[c].dt, 2, shape, &t), WEFT_OK);
+        if (cases[c].dt == WEFT_BOOL)
+            memset(weft_tensor_data(t), 1, 8);
+        else
+            memcpy(weft_tensor_data(t), bytes, 8);
+        char msg[256] = "";
+        assert_int_equal(weft_npy_save(path, t, msg, sizeof msg), WEFT_OK);
+        FILE *f = fopen(path, "rb");
+        char head[128] = {0};
+        assert_int_equal(fread(head, 1, sizeof head - 1, f), sizeof head - 1);
+        fclose(f);
+        char want[64];
+        snprintf(want, sizeof want, "{'descr': '%s', 'fortran_order': False, 'shape': (%d, 1), }",
+                 cases[c].descr, (int)n);
+        if (!strstr(head + 10, want)) fprintf(stderr, "header: %s\n", head + 10);
+        assert_non_null(strstr(head + 10, want));
+        assert_int_equal(weft_npy_load(path, &back, msg, sizeof msg), WEFT_OK);
+        assert_int_equal(weft_tensor_dtype(back), cases[c].dt);
+        assert_memory_equal(weft_tensor_data(back), weft_tensor_data(t), 8);
+        weft_tensor_release(t);
+        weft_tensor_release(back);
+    }
+}
+
+static void test_npy_complex_save_round_trips(void **state)
+{
+    (void)state;
+    int64_t shape[1] = {2};
+    weft_tensor_t *t = NULL, *back = NULL;
+    assert_int_equal(weft_tensor_empty(WEFT_COMPLEX64, 1, shape, &t), WEFT_OK);
+    const float v[4] = {1.5f, -2.0f, 0.0f, 3.25f};
+    memcpy(weft_tensor_data(t), v, sizeof v);
+    char msg[256] = "";
+    assert_int_equal(weft_npy_save(path, t, msg, sizeof msg), WEFT_OK);
+    assert_int_equal(weft_npy_load(path, &back, msg, sizeof msg), WEFT_OK);
+    assert_int_equal(weft_tensor_dtype(back), WEFT_COMPLEX64);
+    assert_memory_equal(weft_tensor_data(back), v, sizeof v);
+    weft_tensor_release(t);
+    weft_tensor_release(back);
+}
+
 static void expect_fail(const char *dict, size_t nbytes, weft_status_t want, const char *msg_part)
 {
     double d[4] = {0};
@@ -190,14 +248,47 @@ static void test_npy_sizes_beyond_the_file_are_refused_first(void **state)
     assert_null(t);
 }
 
+/* The writer's bytes, compared with the format: magic, version 1.0, the
+ * little-endian header length, the dict padded with spaces and a newline to
+ * a multiple of 64 bytes (here 128), then the data. */
+static void test_npy_save_writes_the_format_byte_for_byte(void **state)
+{
+    (void)state;
+    double d[6] = {1, 2, 3, 4, 5, 6.5};
+    const int64_t shape[2] = {2, 3};
+    weft_tensor_t *t = NULL;
+    assert_int_equal(weft_tensor_from_data(WEFT_FLOAT64, 2, shape, NULL, d, &t), WEFT_OK);
+    char msg[256];
+    assert_int_equal(weft_npy_save(path, t, msg, sizeof(msg)), WEFT_OK);
+    weft_tensor_release(t);
+    char want[128 + sizeof(d)];
+    const char dict[] = "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 3), }";
+    memcpy(want, "\x93NUMPY\x01\x00\x76\x00", 10); /* 118 = 128 - 10 */
+    memset(want + 10, ' ', 117);
+    memcpy(want + 10, dict, strlen(dict));
+    want[127] = '\n';
+    memcpy(want + 128, d, sizeof(d));
+    char got[sizeof(want) + 1];
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    assert_int_equal(fread(got, 1, sizeof(got), f), sizeof(want));
+    fclose(f);
+    assert_memory_equal(got, want, sizeof(want));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_npy_v1_float64_matrix_loads, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_npy_new_dtypes_round_trip_with_numpy_descr, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_npy_complex_save_round_trips, setup, teardown),
         cmocka_unit_test_setup_teardown(test_npy_v2_and_every_dtype_load, setup, teardown),
         cmocka_unit_test_setup_teardown(test_npy_unsupported_and_malformed_files_refused, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_npy_sizes_beyond_the_file_are_refused_first, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_npy_save_writes_the_format_byte_for_byte, setup,
                                         teardown),
     };
     return cmocka_run_group_tests_name("npy", tests, NULL, NULL);

@@ -457,6 +457,24 @@ static void test_dtype_errors(void **state)
                  "Complex: input 1 (the imaginary part) is complex128; the parts must be real");
     expect_error(g, weft_angle(g, fx_var(g, WEFT_BOOL, 1, shape)),
                  "Angle: input 0 is bool; a numeric input is required");
+    expect_error(g, weft_angle(g, fx_var(g, WEFT_FLOAT16, 1, shape)),
+                 "Angle: float16 is not supported by Angle");
+    /* the rounding / integer / logical and float math kinds: refused on
+     * complex, saying whether NumPy has a complex loop */
+    expect_error(g, weft_floor(g, c), "Floor: input 0 is complex128; Floor is not defined for "
+                                      "complex numbers");
+    expect_error(g, weft_erf(g, c64), "Erf: input 0 is complex64; Erf is not defined for "
+                                      "complex numbers");
+    expect_error(g, weft_arctan2(g, f, c), "Arctan2: input 1 is complex128; Arctan2 is not "
+                                           "defined for complex numbers");
+    expect_error(g, weft_clip(g, c, f, f), "Clip: input 0 is complex128; Clip is not defined "
+                                           "for complex numbers");
+    expect_error(g, weft_tan(g, c), "Tan: input 0 is complex128; weft does not compute Tan on "
+                                    "complex numbers yet");
+    expect_error(g, weft_isnan(g, c64), "IsNan: input 0 is complex64; weft does not compute "
+                                        "IsNan on complex numbers yet");
+    expect_error(g, weft_logical_and(g, f, c), "LogicalAnd: input 1 is complex128; weft does "
+                                               "not compute LogicalAnd on complex numbers yet");
     /* Composite computes no complex numbers */
     weft_composite_step_t step = {WEFT_ELEMWISE_NEG, {0, 0}};
     expect_error(g, weft_composite(g, 1, &c, 1, &step),

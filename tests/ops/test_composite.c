@@ -129,11 +129,11 @@ static void test_composite_bad_programs_are_refused_naming_the_step(void **state
     expect_op_error(g, 2, 1, fwd, -1, "Composite: step 0 (Add): argument 1 is register 2, "
                                       "neither an input nor an earlier step");
     const weft_composite_step_t cast[] = {S(CAST, 0, 0)};
-    expect_op_error(g, 1, 1, cast, -1, "Composite: step 0: kind 13 is not a unary or binary "
-                                       "arithmetic kind");
+    expect_op_error(g, 1, 1, cast, -1, "Composite: step 0: kind 13 is not an arithmetic "
+                                       "kind of one dtype");
     const weft_composite_step_t cmp[] = {S(LT, 0, 0)};
-    expect_op_error(g, 1, 1, cmp, -1, "Composite: step 0: kind 22 is not a unary or binary "
-                                      "arithmetic kind");
+    expect_op_error(g, 1, 1, cmp, -1, "Composite: step 0: kind 22 is not an arithmetic "
+                                      "kind of one dtype");
     const weft_composite_step_t unused[] = {S(EXP, 0, 0)};
     expect_op_error(g, 2, 1, unused, -1, "Composite: input 1 is never used");
     expect_op_error(g, 1, 1, unused, 1, "Composite: in-place input 1 outside [-1, 1)");

@@ -55,27 +55,42 @@ static void test_elemwise_static_shape_inference_follows_broadcast_rules(void **
     assert_null(y);
 }
 
+/* y was built and has dtype dt. */
+static void expect_dtype(const weft_var_t *y, weft_dtype_t dt)
+{
+    assert_non_null(y);
+    assert_int_equal(weft_type_dtype(weft_var_type(y)), dt);
+}
+
 static void test_elemwise_dtype_rules_and_bad_dtypes(void **state)
 {
     weft_graph_t *g = *state;
     weft_var_t *i32 = fx_var(g, WEFT_INT32, 1, S3), *f32 = fx_var(g, WEFT_FLOAT32, 1, S3);
     weft_var_t *f64 = fx_var(g, WEFT_FLOAT64, 1, S3), *i64 = fx_var(g, WEFT_INT64, 1, S3);
     weft_var_t *b = fx_var(g, WEFT_BOOL, 1, S3), *y;
-    assert_non_null(y = weft_add(g, i32, f32));
-    assert_int_equal(weft_type_dtype(weft_var_type(y)), WEFT_FLOAT32);
-    assert_non_null(y = weft_add(g, i64, f32));
-    assert_int_equal(weft_type_dtype(weft_var_type(y)), WEFT_FLOAT32);
-    assert_non_null(y = weft_mul(g, f32, f64));
-    assert_int_equal(weft_type_dtype(weft_var_type(y)), WEFT_FLOAT64);
-    assert_non_null(y = weft_add(g, b, i32));
-    assert_int_equal(weft_type_dtype(weft_var_type(y)), WEFT_INT32);
-    assert_non_null(y = weft_lt(g, i32, f64));
-    assert_int_equal(weft_type_dtype(weft_var_type(y)), WEFT_BOOL);
-    assert_non_null(y = weft_div(g, i32, f32)); /* a float input makes it float */
-    fx_expect_error(g, weft_exp(g, i32), WEFT_ETYPE, "Exp: inputs are int32");
-    fx_expect_error(g, weft_div(g, i32, i64), WEFT_ETYPE, "Div: inputs are int64");
-    fx_expect_error(g, weft_add(g, b, b), WEFT_ETYPE, "Add: inputs are bool");
-    fx_expect_error(g, weft_neg(g, b), WEFT_ETYPE, "Neg: inputs are bool");
+    /* NumPy's result_type: int32 or int64 with float32 is float64 */
+    expect_dtype(weft_add(g, i32, f32), WEFT_FLOAT64);
+    expect_dtype(weft_add(g, i64, f32), WEFT_FLOAT64);
+    expect_dtype(weft_mul(g, f32, f64), WEFT_FLOAT64);
+    expect_dtype(weft_add(g, b, i32), WEFT_INT32);
+    expect_dtype(weft_lt(g, i32, f64), WEFT_BOOL);
+    /* float-only kinds on integers compute in float_of; true division float64 */
+    expect_dtype(weft_exp(g, i32), WEFT_FLOAT64);
+    expect_dtype(weft_div(g, i32, i64), WEFT_FLOAT64);
+    expect_dtype(weft_sqrt(g, b), WEFT_FLOAT16);
+    /* bool arithmetic: + and * stay bool, Pow and Sqr int8, - and Neg refused */
+    expect_dtype(weft_add(g, b, b), WEFT_BOOL);
+    expect_dtype(weft_mul(g, b, b), WEFT_BOOL);
+    expect_dtype(weft_sqr(g, b), WEFT_INT8);
+    expect_dtype(weft_pow(g, b, b), WEFT_INT8);
+    expect_dtype(weft_pow(g, i32, i64), WEFT_INT64);
+    fx_expect_error(g, weft_sub(g, b, b), WEFT_ETYPE,
+                    "Sub: bool - bool is not supported (as in NumPy): use a logical xor, or Cast "
+                    "the inputs to a number");
+    fx_expect_error(g, weft_neg(g, b), WEFT_ETYPE,
+                    "Neg: negating a bool is not supported (as in NumPy): use a logical not, or "
+                    "Cast to a number");
+    fx_expect_error(g, weft_sgn(g, b), WEFT_ETYPE, "bool is not supported by Sgn");
     fx_expect_error(g, weft_switch(g, f32, f32, f64), WEFT_ETYPE,
                     "condition (input 0) is float32, not bool");
     assert_non_null(y = weft_switch(g, b, i32, f64));
@@ -101,6 +116,8 @@ static void test_elemwise_bad_arguments_return_exact_statuses(void **state)
     fx_expect_status(g, weft_elemwise_op(g, WEFT_ELEMWISE_ADD, 2, WEFT_BOOL, &op), WEFT_EINVAL,
                      "in-place input 2 outside [-1, 2)");
     assert_int_equal(weft_elemwise_op(g, WEFT_ELEMWISE_CAST, -1, (weft_dtype_t)WEFT_DTYPE_COUNT, &op),
+                     WEFT_EINVAL);
+    assert_int_equal(weft_elemwise_op(g, WEFT_ELEMWISE_CAST, -1, (weft_dtype_t)99, &op),
                      WEFT_EINVAL);
     /* make_node directly with a wrong rank mix (the constructors pad, apply_create does not) */
     int64_t s23[2] = {2, 3};
@@ -189,7 +206,7 @@ static void test_elemwise_mixed_dtypes_are_converted(void **state)
                               fx_tensor(WEFT_FLOAT32, 1, S3, (double[]){4, 2, 0.5}),
                               fx_tensor(WEFT_BOOL, 1, S3, (double[]){1, 0, 1})};
     weft_tensor_t *r = fx_eval(g, 3, vars, vals, y);
-    assert_int_equal(weft_tensor_dtype(r), WEFT_FLOAT32);
+    assert_int_equal(weft_tensor_dtype(r), WEFT_FLOAT64); /* int32 / float32: float64 */
     fx_expect(r, (double[]){0.25, 1, 6}, 3, 0);
     weft_tensor_release(r);
     r = fx_eval(g, 3, vars, vals, c);
@@ -579,6 +596,18 @@ static void test_elemwise_inplace_variant_writes_into_its_input(void **state)
     for (int i = 0; i < 2; i++) weft_tensor_release(vals[i]);
 }
 
+/* Whether kind k maps float64 inputs (Switch: a bool condition) to a
+ * float64 result, so an in-place variant over float64 inputs exists (not the
+ * comparisons and predicates, nor the integer-only kinds). */
+static bool keeps_float64(weft_graph_t *g, weft_elemwise_kind_t k)
+{
+    weft_var_t *x = fx_var(g, WEFT_FLOAT64, 2, S23), *c = fx_var(g, WEFT_BOOL, 2, S23), *y;
+    weft_var_t *in[3] = {k == WEFT_ELEMWISE_SWITCH ? c : x, x, x};
+    y = weft_elemwise(g, k, weft_elemwise_arity(k), in);
+    weft_graph_clear_error(g);
+    return y && weft_type_dtype(weft_var_type(y)) == WEFT_FLOAT64;
+}
+
 static void test_elemwise_every_kind_inplace_matches_out_of_place(void **state)
 {
     weft_graph_t *g = *state;
@@ -586,9 +615,7 @@ static void test_elemwise_every_kind_inplace_matches_out_of_place(void **state)
     printf("seed=%llu\n", (unsigned long long)seed);
     for (int k = 0; k < WEFT_ELEMWISE_KIND_COUNT; k++) {
         size_t ar = weft_elemwise_arity((weft_elemwise_kind_t)k);
-        if (k == WEFT_ELEMWISE_CAST || (k >= WEFT_ELEMWISE_LT && k <= WEFT_ELEMWISE_NE) ||
-            k == WEFT_ELEMWISE_COMPLEX) /* float64 in, complex128 out: no in-place variant */
-            continue;
+        if (k == WEFT_ELEMWISE_CAST || !keeps_float64(g, (weft_elemwise_kind_t)k)) continue;
         weft_var_t *in[3];
         weft_tensor_t *v1[3], *v2[3];
         for (size_t i = 0; i < ar; i++) {

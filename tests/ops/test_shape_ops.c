@@ -340,6 +340,12 @@ static void test_shape_ops_set_subtensor_bad_inputs_return_exact_statuses(void *
     weft_slice_t idx[1] = {WEFT_SLICE_AT(0)};
     fx_expect_error(g, weft_set_subtensor(g, x, y64, 1, idx), WEFT_ETYPE,
                     "input 1 is float64, larger than input 0's float32");
+    /* NumPy's safe casting: int64 does not fit float32, uint8 not int8 */
+    weft_var_t *yi64 = fx_var(g, WEFT_INT64, 0, NULL), *x8 = fx_var(g, WEFT_INT8, 2, S34);
+    fx_expect_error(g, weft_set_subtensor(g, x, yi64, 1, idx), WEFT_ETYPE,
+                    "input 1 is int64, larger than input 0's float32");
+    fx_expect_error(g, weft_set_subtensor(g, x8, fx_var(g, WEFT_UINT8, 0, NULL), 1, idx),
+                    WEFT_ETYPE, "input 1 is uint8, larger than input 0's int8");
     fx_expect_error(g, weft_set_subtensor(g, x, y3, 1, idx), WEFT_ESHAPE,
                     "input 1 has length 3 in dimension 0, x[idx] 4");
     fx_expect_error(g, weft_inc_subtensor(g, b, b, 0, NULL), WEFT_ETYPE,

@@ -19,9 +19,15 @@ report)
   out=$("$prof" -n 2 -w 1 -t 2 --rows 5 --trace "$work/trace.json" --dot "$work/graph.dot" "$demo")
   for h in "Function profiling" "Class" "Ops" "Apply" "<% time> <sum %> <apply time>" \
            "Critical path" "Number of Apply nodes" "<bytes saved> <orderings added>" \
-           "in-place nodes save"; do
+           "in-place nodes save" "over their last-read input (memory plan)"; do
     grep -qF -- "$h" <<<"$out" || fail "report lacks '$h'"
   done
+  # without the inplace rewrite, the one-worker memory plan lets last readers write over
+  # their input (docs/execution.md §4.6, slot reuse): 8 nodes of the demo
+  reuse=$("$prof" -n 1 -t 1 -x inplace --rows 100 "$demo")
+  grep -qF "8 nodes write 1048576 bytes over their last-read input (memory plan), no orderings" \
+    <<<"$reuse" || fail "report lacks the demo's 8 slot reuses"
+  [ "$(grep -c "reuses input [01]'s memory" <<<"$reuse")" = 8 ] || fail "not 8 slot reuse rows"
   grep -q '"traceEvents"' "$work/trace.json" || fail "trace has no traceEvents"
   grep -q 'digraph' "$work/graph.dot" || fail "dot file has no digraph"
   # the first layer's bias rides on its product (local_gemm): b1's row view, then the Gemm
@@ -76,7 +82,7 @@ t = json.load(open(w + "/t.json"))
 calls = sorted({e["args"]["call"] for e in t["traceEvents"] if e["ph"] == "X"})
 assert calls == [0, 1], calls  # the last 2 of 3 calls
 rows = open(w + "/r.csv").read().splitlines()
-assert rows[0] == "id,name,op,class,calls,time_ns,percent,worker,critical,out_types,out_bytes,destroys,inplace_bytes,inplace_orderings"
+assert rows[0] == "id,name,op,class,calls,time_ns,percent,worker,critical,out_types,out_bytes,destroys,inplace_bytes,inplace_orderings,reuses_input"
 assert len(rows) == len(r["applies"]) + 1
 npy = open(w + "/out/output_0.npy", "rb").read()
 assert npy[:8] == b"\x93NUMPY\x01\x00" and b"'descr': '<f8'" in npy and len(npy) == 128 + 8, len(npy)

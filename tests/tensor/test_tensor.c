@@ -197,6 +197,9 @@ static void test_tensor_bad_arguments_return_exact_statuses(void **state)
     assert_int_equal(weft_tensor_empty((weft_dtype_t)WEFT_DTYPE_COUNT, 2, shape, &t), WEFT_EINVAL);
     assert_null(t);
     assert_non_null(strstr(weft_tensor_last_error(), "invalid dtype 14"));
+    assert_int_equal(weft_tensor_empty((weft_dtype_t)99, 2, shape, &t), WEFT_EINVAL);
+    assert_null(t);
+    assert_non_null(strstr(weft_tensor_last_error(), "invalid dtype 99"));
     assert_int_equal(weft_tensor_empty(WEFT_FLOAT64, WEFT_MAX_NDIM + 1, many, &t), WEFT_EINVAL);
     assert_int_equal(weft_tensor_empty(WEFT_FLOAT64, -1, shape, &t), WEFT_EINVAL);
     assert_int_equal(weft_tensor_empty(WEFT_FLOAT64, 2, NULL, &t), WEFT_EINVAL);

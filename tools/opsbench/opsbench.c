@@ -1,8 +1,27 @@
-/* weft-ops-bench: speed of op kernels against hardware references measured
- * in the same process, alternated, medians taken
+/* weft-ops-bench: speed of op kernels against hardware references and NumPy
+ * measured in the same process, alternated, medians taken
  * (docs/performance-notes.md §1: figures drift 10-20% from minute to minute,
  * so only same-run comparisons mean much).
  *
+ *   opsbench op=NAME n=N threads=T ms=X out_copy_ms=C gbps=G memcpy_gbps=M
+ *            bw_ratio=R bound=memory|compute numpy_ms=Y vs_numpy=S agree=yes|no
+ *     One row of the op table (ops_table.c) on N float64 elements: input a
+ *     of shape (N/1000, 1000), uniform in [-1, 1) from a fixed seed, and for
+ *     binary rows b of shape (1000,) broadcast against it. X: median ms of a
+ *     warm call of the row's compiled function (fast_run, on a pool of T
+ *     workers, caller-supplied output tensor; the call includes copying the
+ *     result into that tensor, lib/compile/call.c). C: median ms of that
+ *     copy alone (weft_tensor_copy of the result, one thread), so X - C
+ *     estimates the op without its delivery. G: the bytes the op must
+ *     move (the row's reads + writes) / X. M: memcpy of a's bytes, counted
+ *     twice (read + write), alternated with the calls. R = G / M; the issue
+ *     17 target is R >= 0.8 on rows marked bound=memory only. Y: median ms of
+ *     the row's NumPy expression on the same values (python3 with numpy in a
+ *     child process, one thread, output array preallocated where the
+ *     expression takes out=), timed after the weft calls. S = Y / X (>= 1:
+ *     weft no slower than NumPy). agree: NumPy's result equals weft's within
+ *     rtol = atol = 1e-9. Without a python3 that imports numpy: numpy_ms=na
+ *     vs_numpy=na agree=na, the weft figures still printed.
  *   opsbench op=add n=N gbps=X ref=memcpy ref_gbps=Y ratio=R
  *     Add of two float64 arrays through the op's perform, 24 bytes per
  *     element (two reads, one write), against memcpy of the same bytes
@@ -19,70 +38,34 @@
  *     against a direct cblas_dgemm with the same arguments, one BLAS thread
  *     each (weft's default for nodes).
  *
- * Usage: weft-ops-bench [add|gemm]... [--reps N]   (default: everything, 9 reps) */
-#define _POSIX_C_SOURCE 200809L /* clock_gettime */
+ * Usage: weft-ops-bench [add|gemm|ROW]... [--reps R] [--threads T] [--n N]
+ *   ROW: a row name (exp, add_bcast, sum, max, expm1, arctan2, logsumexp,
+ *   cumsum). Default: every line, 9
+ *   reps, T = weft_pool_default_threads(), N = 10^7 (rows only; a multiple
+ *   of 1000). */
+#define _POSIX_C_SOURCE 200809L /* SIGPIPE */
 
 #include <cblas.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "weft/weft.h"
 /* The kernel context layout: this benchmark calls the op's perform directly,
  * as the compiled runtime does. */
 #include "tensor/kernel_int.h"
 
+#include "opsbench.h"
+
 #define ADD_N 10000000
 #define GEMM_N 1024
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-static void die(const char *what, weft_status_t st, weft_graph_t *g)
-{
-    fprintf(stderr, "weft-ops-bench: %s: %s %s\n", what, weft_status_name(st),
-            g ? weft_graph_last_error(g) : "");
-    exit(1);
-}
-
-static void check(weft_status_t st, const char *what, weft_graph_t *g)
-{
-    if (st != WEFT_OK) {
-        die(what, st, g);
-    }
-}
-
-/* The one check of a graph's construction: its result, or the kept error. */
-static void check_built(const weft_var_t *v, const char *what, weft_graph_t *g)
-{
-    if (!v) {
-        fprintf(stderr, "weft-ops-bench: %s: %s\n", what, weft_graph_error_message(g));
-        exit(1);
-    }
-}
 
 static weft_tensor_t *filled(int nd, const int64_t *shape, double v)
 {
     weft_tensor_t *t = NULL;
-    check(weft_tensor_full(WEFT_FLOAT64, nd, shape, v, &t), "allocate", NULL);
+    ob_check(weft_tensor_full(WEFT_FLOAT64, nd, shape, v, &t), "allocate", NULL);
     return t;
 }
 
@@ -91,9 +74,9 @@ static double time_eval(weft_graph_t *g, size_t n_in, weft_var_t *const *in,
                         weft_tensor_t *const *vals, weft_var_t *out)
 {
     weft_tensor_t *r = NULL;
-    double t0 = now_s();
-    check(weft_eval(g, n_in, in, vals, 1, &out, &r), "eval", g);
-    double t = now_s() - t0;
+    double t0 = ob_now_s();
+    ob_check(weft_eval(g, n_in, in, vals, 1, &out, &r), "eval", g);
+    double t = ob_now_s() - t0;
     weft_tensor_release(r);
     return t;
 }
@@ -104,12 +87,12 @@ static double time_perform(const weft_apply_t *node, weft_tensor_t *const *vals,
 {
     weft_kernel_ctx_t ctx;
     weft__kernel_ctx_init(&ctx, NULL, NULL, NULL, 0);
-    double t0 = now_s();
+    double t0 = ob_now_s();
     weft_status_t st = weft_op_class(weft_apply_op(node))->perform(node, vals, cell, &ctx);
-    double t = now_s() - t0;
+    double t = ob_now_s() - t0;
     if (st != WEFT_OK) {
         fprintf(stderr, "weft-ops-bench: perform: %s\n", weft_kernel_message(&ctx));
-        die("perform", st, g);
+        ob_die("perform", st, g);
     }
     return t;
 }
@@ -120,12 +103,12 @@ static weft_var_t *build_add(weft_graph_t *g, weft_var_t *in[2], bool inplace)
     const int64_t shape[1] = {ADD_N};
     const weft_type_t *t = NULL;
     const weft_op_t *op = NULL;
-    check(weft_type_tensor(g, WEFT_FLOAT64, 1, shape, &t), "type", g);
-    check(weft_elemwise_op(g, WEFT_ELEMWISE_ADD, inplace ? 0 : -1, WEFT_FLOAT64, &op), "op", g);
+    ob_check(weft_type_tensor(g, WEFT_FLOAT64, 1, shape, &t), "type", g);
+    ob_check(weft_elemwise_op(g, WEFT_ELEMWISE_ADD, inplace ? 0 : -1, WEFT_FLOAT64, &op), "op", g);
     in[0] = weft_var_create(g, t, "a");
     in[1] = weft_var_create(g, t, "b");
     weft_var_t *out = weft_op_call(g, op, 2, in);
-    check_built(out, "Add", g);
+    ob_check_built(out, "Add", g);
     return out;
 }
 
@@ -138,15 +121,13 @@ static void bench_add(int reps, add_mode_t mode)
     const int64_t shape[1] = {ADD_N};
     weft_graph_t *g = NULL;
     weft_var_t *in[2];
-    check(weft_graph_create(NULL, &g), "graph", NULL);
+    ob_check(weft_graph_create(NULL, &g), "graph", NULL);
     weft_var_t *out = build_add(g, in, inplace);
     weft_tensor_t *vals[2] = {filled(1, shape, 1.0), filled(1, shape, 2.0)};
     double *src = weft_tensor_data(vals[1]);
-    double *dst = malloc((size_t)ADD_N * sizeof *dst);
-    double *t_op = malloc((size_t)reps * sizeof *t_op), *t_cp = malloc((size_t)reps * sizeof *t_cp);
-    if (!dst || !t_op || !t_cp) {
-        die("out of memory", WEFT_ENOMEM, NULL);
-    }
+    double *dst = ob_xmalloc((size_t)ADD_N * sizeof *dst);
+    double *t_op = ob_xmalloc((size_t)reps * sizeof *t_op);
+    double *t_cp = ob_xmalloc((size_t)reps * sizeof *t_cp);
     memset(dst, 0, (size_t)ADD_N * sizeof *dst);
     weft_tensor_t *cell = NULL;
     const weft_apply_t *node = weft_var_owner(out);
@@ -157,12 +138,13 @@ static void bench_add(int reps, add_mode_t mode)
         } else {
             t_op[r] = time_perform(node, vals, &cell, g);
         }
-        double t0 = now_s();
+        double t0 = ob_now_s();
         memcpy(dst, src, (size_t)ADD_N * sizeof *dst);
-        t_cp[r] = now_s() - t0;
+        t_cp[r] = ob_now_s() - t0;
     }
     double bytes_op = 24.0 * ADD_N, bytes_cp = 2.0 * 8.0 * ADD_N;
-    double gbps = bytes_op / median(t_op, reps) * 1e-9, ref = bytes_cp / median(t_cp, reps) * 1e-9;
+    double gbps = bytes_op / ob_median(t_op, reps) * 1e-9;
+    double ref = bytes_cp / ob_median(t_cp, reps) * 1e-9;
     printf("opsbench op=%s n=%d gbps=%.2f ref=memcpy ref_gbps=%.2f ratio=%.3f\n",
            names[mode], ADD_N, gbps, ref, gbps / ref);
     fflush(stdout);
@@ -181,37 +163,35 @@ static void bench_gemm(int reps)
     weft_graph_t *g = NULL;
     const weft_type_t *t = NULL;
     weft_var_t *in[3];
-    check(weft_graph_create(NULL, &g), "graph", NULL);
-    check(weft_type_tensor(g, WEFT_FLOAT64, 2, shape, &t), "type", g);
+    ob_check(weft_graph_create(NULL, &g), "graph", NULL);
+    ob_check(weft_type_tensor(g, WEFT_FLOAT64, 2, shape, &t), "type", g);
     for (int i = 0; i < 3; i++) {
         in[i] = weft_var_create(g, t, NULL);
     }
     weft_var_t *a = weft_constant_scalar(g, WEFT_FLOAT64, 1.0);
     weft_var_t *b = weft_constant_scalar(g, WEFT_FLOAT64, 1.0);
     weft_var_t *out = weft_gemm(g, in[0], a, in[1], in[2], b, true);
-    check_built(out, "Gemm", g);
+    ob_check_built(out, "Gemm", g);
     weft_tensor_t *vals[3] = {filled(2, shape, 0.0), filled(2, shape, 1e-3),
                               filled(2, shape, 2e-3)};
     weft_tensor_t *zref = filled(2, shape, 0.0);
-    double *t_op = malloc((size_t)reps * sizeof *t_op);
-    double *t_ref = malloc((size_t)reps * sizeof *t_ref);
-    if (!t_op || !t_ref) {
-        die("out of memory", WEFT_ENOMEM, NULL);
-    }
+    double *t_op = ob_xmalloc((size_t)reps * sizeof *t_op);
+    double *t_ref = ob_xmalloc((size_t)reps * sizeof *t_ref);
     weft_blas_scope_t scope;
-    check(weft_blas_scope_enter(&scope, 1), "blas threads", NULL); /* the reference: 1 thread too */
+    /* the reference: 1 thread too */
+    ob_check(weft_blas_scope_enter(&scope, 1), "blas threads", NULL);
     time_eval(g, 3, in, vals, out);
     for (int r = 0; r < reps; r++) {
         t_op[r] = time_eval(g, 3, in, vals, out);
-        double t0 = now_s();
+        double t0 = ob_now_s();
         cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, GEMM_N, GEMM_N, GEMM_N, 1.0,
                     weft_tensor_data(vals[1]), GEMM_N, weft_tensor_data(vals[2]), GEMM_N, 1.0,
                     weft_tensor_data(zref), GEMM_N);
-        t_ref[r] = now_s() - t0;
+        t_ref[r] = ob_now_s() - t0;
     }
     weft_blas_scope_exit(&scope);
     double flops = 2.0 * GEMM_N * (double)GEMM_N * GEMM_N;
-    double gf = flops / median(t_op, reps) * 1e-9, ref = flops / median(t_ref, reps) * 1e-9;
+    double gf = flops / ob_median(t_op, reps) * 1e-9, ref = flops / ob_median(t_ref, reps) * 1e-9;
     printf("opsbench op=gemm n=%d gflops=%.2f ref=cblas ref_gflops=%.2f ratio=%.3f\n", GEMM_N, gf,
            ref, gf / ref);
     fflush(stdout);
@@ -224,35 +204,106 @@ static void bench_gemm(int reps)
     weft_graph_destroy(g);
 }
 
-int main(int argc, char **argv)
+typedef struct args {
+    int reps;
+    int threads;
+    int64_t n;
+    bool add, gemm, rows;
+    const ob_row_t *only[32]; /* rows named on the command line */
+    size_t n_only;
+} args_t;
+
+static bool parse_option(args_t *a, const char *opt, const char *val)
 {
-    int reps = 9;
-    bool add = false, gemm = false;
+    if (!val) {
+        return false;
+    }
+    if (strcmp(opt, "--reps") == 0) {
+        a->reps = atoi(val);
+    } else if (strcmp(opt, "--threads") == 0) {
+        a->threads = atoi(val);
+    } else if (strcmp(opt, "--n") == 0) {
+        a->n = atoll(val);
+    } else {
+        return false;
+    }
+    return true;
+}
+
+static bool parse_word(args_t *a, const char *w)
+{
+    const ob_row_t *row = ob_row_find(w);
+    if (strcmp(w, "add") == 0) {
+        a->add = true;
+    } else if (strcmp(w, "gemm") == 0) {
+        a->gemm = true;
+    } else if (row && a->n_only < sizeof a->only / sizeof a->only[0]) {
+        a->only[a->n_only++] = row;
+    } else {
+        return false;
+    }
+    return true;
+}
+
+static bool parse_args(args_t *a, int argc, char **argv)
+{
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "add") == 0) {
-            add = true;
-        } else if (strcmp(argv[i], "gemm") == 0) {
-            gemm = true;
-        } else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc) {
-            reps = atoi(argv[++i]);
-        } else {
-            fprintf(stderr, "usage: weft-ops-bench [add|gemm]... [--reps N]\n");
-            return 2;
+        bool ok = strncmp(argv[i], "--", 2) == 0 ? parse_option(a, argv[i], argv[i + 1]) && ++i
+                                                 : parse_word(a, argv[i]);
+        if (!ok) {
+            return false;
         }
     }
-    if (reps < 1) {
-        reps = 1;
+    if (a->reps < 1) {
+        a->reps = 1;
     }
-    if (!add && !gemm) {
-        add = gemm = true;
+    if (!a->add && !a->gemm && a->n_only == 0) {
+        a->add = a->gemm = a->rows = true;
     }
-    if (add) {
-        bench_add(reps, ADD_REUSED);
-        bench_add(reps, ADD_INPLACE);
-        bench_add(reps, ADD_FRESH);
+    return a->threads > 0 && a->n >= OB_COLS && a->n % OB_COLS == 0;
+}
+
+/* The op-table rows: named ones, or all of them in a run without words. */
+static void run_rows(const args_t *a)
+{
+    size_t n_rows = a->n_only;
+    const ob_row_t *all = a->rows ? ob_rows(&n_rows) : NULL;
+    if (n_rows == 0) {
+        return;
     }
-    if (gemm) {
-        bench_gemm(reps);
+    ob_config_t cfg = {a->n, a->reps, NULL, ob_numpy_start()};
+    ob_check(weft_pool_create(a->threads, NULL, &cfg.pool), "pool", NULL);
+    for (size_t i = 0; i < n_rows; i++) {
+        ob_run_row(all ? &all[i] : a->only[i], &cfg);
     }
+    ob_numpy_stop(cfg.numpy);
+    ob_check(weft_pool_destroy(cfg.pool), "pool", NULL);
+}
+
+int main(int argc, char **argv)
+{
+    args_t a = {.reps = 9, .threads = weft_pool_default_threads(), .n = 10000000};
+    if (!parse_args(&a, argc, argv)) {
+        fprintf(stderr, "usage: weft-ops-bench [add|gemm|ROW]... [--reps R] [--threads T>0] "
+                        "[--n N, a multiple of %d]\n  ROW:",
+                OB_COLS);
+        size_t n_rows;
+        const ob_row_t *rows = ob_rows(&n_rows);
+        for (size_t i = 0; i < n_rows; i++) {
+            fprintf(stderr, " %s", rows[i].name);
+        }
+        fprintf(stderr, "\n");
+        return 2;
+    }
+    signal(SIGPIPE, SIG_IGN); /* a NumPy child that died is reported, not fatal */
+    if (a.add) {
+        bench_add(a.reps, ADD_REUSED);
+        bench_add(a.reps, ADD_INPLACE);
+        bench_add(a.reps, ADD_FRESH);
+    }
+    if (a.gemm) {
+        bench_gemm(a.reps);
+    }
+    run_rows(&a);
     return 0;
 }

@@ -33,14 +33,22 @@ static int random_input(const weft_var_t *v, uint64_t seed, weft_tensor_t **out)
         }
     }
     weft_dtype_t dt = weft_type_dtype(t);
-    weft_status_t s = dt == WEFT_FLOAT32 || dt == WEFT_FLOAT64
-                          ? weft_verify_grad_random(dt, weft_type_ndim(t), shape, -1, 1, seed, out)
+    bool is_float = weft_dtype_kind(dt) == WEFT_KIND_FLOAT;
+    /* float16: drawn in float32, then rounded */
+    weft_dtype_t draw = dt == WEFT_FLOAT16 ? WEFT_FLOAT32 : dt;
+    weft_tensor_t *drawn = NULL;
+    weft_status_t s = is_float
+                          ? weft_verify_grad_random(draw, weft_type_ndim(t), shape, -1, 1, seed, &drawn)
                           : weft_tensor_zeros(dt, weft_type_ndim(t), shape, out);
+    if (s == WEFT_OK && is_float) {
+        s = draw == dt ? (*out = drawn, WEFT_OK) : weft_tensor_copy_as(drawn, dt, out);
+        if (draw != dt) weft_tensor_release(drawn);
+    }
     if (s != WEFT_OK) {
         fprintf(stderr, "weft-prof: cannot make input data: %s\n", weft_tensor_last_error());
         return 1;
     }
-    if (dt == WEFT_FLOAT32 || dt == WEFT_FLOAT64) return 0;
+    if (is_float) return 0;
     uint64_t st = seed;
     for (size_t i = 0; i < weft_tensor_size(*out); i++) {
         int64_t idx[WEFT_MAX_NDIM];

@@ -42,14 +42,35 @@ static void print_inplace(const weft_profile_t *p, size_t rows, FILE *out)
         edges += r->inplace_orderings;
     }
     if (n > rows) fprintf(out, "   ... (%zu more in-place nodes)\n", n - rows);
-    fprintf(out, "  %zu in-place nodes save %llu bytes; %zu of them add %zu orderings\n\n", n,
+    fprintf(out, "  %zu in-place nodes save %llu bytes; %zu of them add %zu orderings\n", n,
             (unsigned long long)bytes, with_ord, edges);
+}
+
+/* The nodes whose output the memory plan puts in their last-read input's
+ * memory (docs/execution.md §4.6): no ordering, so only bytes. */
+static void print_reuse(const weft_profile_t *p, size_t rows, FILE *out)
+{
+    size_t n = 0;
+    uint64_t bytes = 0;
+    for (size_t i = 0; i < p->n_applies; i++) {
+        const weft_profile_apply_t *r = &p->applies[i];
+        if (r->reuses_input < 0) continue;
+        if (n++ < rows)
+            fprintf(out, "  %4u  %11llu  reuses input %d's memory  %s\n", r->index,
+                    (unsigned long long)r->out_bytes, r->reuses_input, r->name);
+        bytes += r->out_bytes;
+    }
+    if (n > rows) fprintf(out, "   ... (%zu more slot reuses)\n", n - rows);
+    fprintf(out, "  %zu nodes write %llu bytes over their last-read input (memory plan), "
+                 "no orderings\n\n",
+            n, (unsigned long long)bytes);
 }
 
 int prof_write_text(const prof_opts_t *o, const weft_profile_t *p)
 {
     weft_status_t s = weft_profile_print(p, (size_t)o->rows, stdout);
     if (s == WEFT_OK) print_inplace(p, (size_t)o->rows, stdout);
+    if (s == WEFT_OK) print_reuse(p, (size_t)o->rows, stdout);
     if (s != WEFT_OK) fprintf(stderr, "weft-prof: report: %s\n", weft_status_name(s));
     return s != WEFT_OK;
 }

@@ -14,7 +14,9 @@
  * profiled calls of the in-place-off function on one worker, given to the
  * rewrite as they are by options.cost_profile;
  * peak_kb_*: the profiles' peak KiB of intermediates alive at once (one
- * worker, so the depth-first order a worker runs a graph in); inplace_*:
+ * worker, so the depth-first order a worker runs a graph in; an in-place
+ * value counts until its last alias is done, docs/execution.md §9, and a
+ * node the memory plan lets write over its input adds nothing, §4.6); inplace_*:
  * nodes whose op destroys an input. Targets: ratio >= 0.98, peak_ratio <=
  * 1.10. A last line times the inplace rewrite alone on a random wide DAG of
  * WIDE_N (default 5000) nodes before fusion, with the rule and greedy:

@@ -31,7 +31,7 @@ static weft_dtype_t out_dtype(const weft__custom_class_t *c, size_t n_in,
     if (c->d.dtype != WEFT_CUSTOM_DTYPE_AUTO) return c->fixed_dtype;
     weft_dtype_t dt = weft_type_dtype(weft_var_type(inputs[0]));
     for (size_t i = 1; i < n_in && weft__custom_is_elemwise(c); i++)
-        dt = weft__dtype_upcast(dt, weft_type_dtype(weft_var_type(inputs[i])));
+        dt = weft_dtype_promote(dt, weft_type_dtype(weft_var_type(inputs[i])));
     return dt;
 }
 

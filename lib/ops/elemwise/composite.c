@@ -17,7 +17,7 @@
 /* Packed, no padding: compared and hashed bytewise. */
 typedef struct composite_props {
     int32_t n_in, n_steps, inplace, unused;
-    uint8_t kind[MAX_STEPS], a[MAX_STEPS], b[MAX_STEPS];
+    uint8_t kind[MAX_STEPS], a[MAX_STEPS], b[MAX_STEPS], c[MAX_STEPS];
 } composite_props_t;
 
 extern const weft_op_class_t weft__composite_class;
@@ -25,7 +25,8 @@ extern const weft_op_class_t weft__composite_class;
 static bool kind_allowed(weft_elemwise_kind_t k)
 {
     return (unsigned)k < WEFT_ELEMWISE_KIND_COUNT && k != WEFT_ELEMWISE_CAST &&
-           !(k >= WEFT_ELEMWISE_LT && k <= WEFT_ELEMWISE_NE) && weft_elemwise_arity(k) <= 2;
+           !(k >= WEFT_ELEMWISE_LT && k <= WEFT_ELEMWISE_NE) && !weft__ew_int_is_predicate(k) &&
+           k != WEFT_ELEMWISE_SWITCH; /* a bool condition: not one dtype */
 }
 
 /* ---- program checks ---------------------------------------------------------------- */
@@ -34,8 +35,8 @@ static weft_status_t check_step(weft_graph_t *g, size_t n_in, size_t s,
                                 const weft_composite_step_t *st, bool *used)
 {
     if (!kind_allowed(st->kind))
-        return weft_graph_set_error(g, WEFT_EINVAL, "Composite: step %zu: kind %d is not a "
-                                    "unary or binary arithmetic kind", s, (int)st->kind);
+        return weft_graph_set_error(g, WEFT_EINVAL, "Composite: step %zu: kind %d is not an "
+                                    "arithmetic kind of one dtype", s, (int)st->kind);
     for (size_t j = 0; j < weft_elemwise_arity(st->kind); j++) {
         if (st->arg[j] >= n_in + s)
             return weft_graph_set_error(g, WEFT_EINVAL, "Composite: step %zu (%s): argument %zu "
@@ -85,7 +86,8 @@ weft_status_t weft_composite_op(weft_graph_t *g, size_t n_in, size_t n_steps,
     for (size_t s = 0; s < n_steps; s++) {
         p.kind[s] = (uint8_t)steps[s].kind;
         p.a[s] = steps[s].arg[0];
-        p.b[s] = weft_elemwise_arity(steps[s].kind) == 2 ? steps[s].arg[1] : 0;
+        p.b[s] = weft_elemwise_arity(steps[s].kind) >= 2 ? steps[s].arg[1] : 0;
+        p.c[s] = weft_elemwise_arity(steps[s].kind) == 3 ? steps[s].arg[2] : 0;
     }
     return weft_op_create(g, &weft__composite_class, &p, out);
 }
@@ -99,7 +101,8 @@ bool weft_composite_op_info(const weft_op_t *op, size_t *n_in, size_t *n_steps,
     if (n_steps) *n_steps = (size_t)p->n_steps;
     if (inplace_input) *inplace_input = p->inplace;
     for (int s = 0; steps && s < p->n_steps; s++)
-        steps[s] = (weft_composite_step_t){(weft_elemwise_kind_t)p->kind[s], {p->a[s], p->b[s]}};
+        steps[s] = (weft_composite_step_t){(weft_elemwise_kind_t)p->kind[s],
+                                           {p->a[s], p->b[s], p->c[s]}};
     return true;
 }
 
@@ -137,12 +140,19 @@ static weft_status_t check_dtypes(weft_graph_t *g, const composite_props_t *p,
         if (p->kind[s] == WEFT_ELEMWISE_COMPLEX)
             return weft_graph_set_error(g, WEFT_ETYPE, "Composite: step %d (Complex) makes "
                                         "complex numbers, which Composite does not compute", s);
-    for (int s = 0; s < p->n_steps; s++)
+    for (int s = 0; s < p->n_steps; s++) {
+        /* integer Pow checks its exponent before its kernel: not in a program */
+        if (p->kind[s] == WEFT_ELEMWISE_POW && !weft__dtype_is_float(*dt))
+            return weft_graph_set_error(g, WEFT_ETYPE, "Composite: step %d (Pow) on %s is not "
+                                        "fused (integer Pow refuses negative exponents at run "
+                                        "time, which a program cannot)", s,
+                                        weft_dtype_name(*dt));
         if (*dt == WEFT_BOOL || !weft__elemwise_kernel((weft_elemwise_kind_t)p->kind[s], *dt))
             return weft_graph_set_error(g, WEFT_ETYPE, "Composite: step %d (%s) is not defined "
                                         "for %s", s,
                                         weft_elemwise_name((weft_elemwise_kind_t)p->kind[s]),
                                         weft_dtype_name(*dt));
+    }
     return WEFT_OK;
 }
 
@@ -180,7 +190,7 @@ typedef struct program {
     int n_in, n_steps;
     size_t isz;
     weft__row_fn fn[MAX_STEPS];
-    uint8_t arity[MAX_STEPS], arg[MAX_STEPS][2];
+    uint8_t arity[MAX_STEPS], arg[MAX_STEPS][3];
 } program_t;
 
 /* One row: n elements of the output p[0] and inputs p[1..n_in], strides s. */
@@ -191,8 +201,8 @@ static void composite_row(size_t n, char *const *p, const int64_t *s, void *arg)
     for (size_t off = 0; off < n; off += BLOCK) {
         size_t len = n - off < BLOCK ? n - off : BLOCK;
         for (int k = 0; k < pr->n_steps; k++) {
-            char *q[3];
-            int64_t qs[3];
+            char *q[4];
+            int64_t qs[4];
             bool last = k == pr->n_steps - 1;
             q[0] = last ? p[0] + (int64_t)off * s[0] * (int64_t)pr->isz : reg[k];
             qs[0] = last ? s[0] : 1;
@@ -230,6 +240,7 @@ static void program_load(const composite_props_t *p, weft_dtype_t dt, program_t 
         pr->arity[s] = (uint8_t)weft_elemwise_arity(k);
         pr->arg[s][0] = p->a[s];
         pr->arg[s][1] = p->b[s];
+        pr->arg[s][2] = p->c[s];
     }
 }
 
@@ -337,10 +348,10 @@ static void print_reg(const composite_props_t *p, int r, char *buf, size_t cap, 
         return;
     }
     PUT("%s(", weft_elemwise_name(k));
-    print_reg(p, p->a[s], buf, cap, n);
-    if (weft_elemwise_arity(k) == 2) {
-        PUT(", ");
-        print_reg(p, p->b[s], buf, cap, n);
+    const uint8_t args[3] = {p->a[s], p->b[s], p->c[s]};
+    for (size_t j = 0; j < weft_elemwise_arity(k); j++) {
+        if (j) PUT(", ");
+        print_reg(p, args[j], buf, cap, n);
     }
     PUT(")");
 #undef PUT
@@ -365,9 +376,9 @@ static weft_status_t composite_to_json(const weft_op_t *op, weft_json_props_t *j
     size_t n = 0;
     for (int s = 0; s < p->n_steps; s++) {
         weft_elemwise_kind_t k = (weft_elemwise_kind_t)p->kind[s];
-        n += (size_t)snprintf(text + n, sizeof text - n, weft_elemwise_arity(k) == 2
-                              ? "%s%s(%u,%u)" : "%s%s(%u)", s ? " " : "",
-                              weft_elemwise_name(k), p->a[s], p->b[s]);
+        static const char *const fmt[4] = {"", "%s%s(%u)", "%s%s(%u,%u)", "%s%s(%u,%u,%u)"};
+        n += (size_t)snprintf(text + n, sizeof text - n, fmt[weft_elemwise_arity(k)],
+                              s ? " " : "", weft_elemwise_name(k), p->a[s], p->b[s], p->c[s]);
     }
     weft_status_t st = weft_json_props_put_int(jp, "n_in", p->n_in);
     if (st == WEFT_OK) st = weft_json_props_put_string(jp, "steps", text);
@@ -387,21 +398,22 @@ static bool kind_by_name(const char *name, size_t len, weft_elemwise_kind_t *k)
     return false;
 }
 
-/* Parses "Name(a)" or "Name(a,b)" at *pos; false on a malformed step. */
+/* Parses "Name(a)", "Name(a,b)" or "Name(a,b,c)" (the kind's arity) at
+ * *pos; false on a malformed step. */
 static bool parse_step(const char **pos, weft_composite_step_t *st)
 {
     const char *s = *pos, *open = strchr(s, '(');
-    unsigned a = 0, b = 0;
-    int used = 0;
+    unsigned a = 0, b = 0, c = 0;
+    int used = 0, got;
     if (!open || !kind_by_name(s, (size_t)(open - s), &st->kind)) return false;
-    if (weft_elemwise_arity(st->kind) == 2) {
-        if (sscanf(open, "(%u,%u)%n", &a, &b, &used) != 2 || used == 0) return false;
-    } else if (sscanf(open, "(%u)%n", &a, &used) != 1 || used == 0) {
-        return false;
-    }
-    if (a > 255 || b > 255) return false;
+    size_t arity = weft_elemwise_arity(st->kind);
+    if (arity == 3) got = sscanf(open, "(%u,%u,%u)%n", &a, &b, &c, &used);
+    else if (arity == 2) got = sscanf(open, "(%u,%u)%n", &a, &b, &used);
+    else got = sscanf(open, "(%u)%n", &a, &used);
+    if (got != (int)arity || used == 0 || a > 255 || b > 255 || c > 255) return false;
     st->arg[0] = (uint8_t)a;
     st->arg[1] = (uint8_t)b;
+    st->arg[2] = (uint8_t)c;
     *pos = open + used;
     while (**pos == ' ') (*pos)++;
     return true;
@@ -424,7 +436,7 @@ static weft_status_t composite_from_json(weft_graph_t *g, const weft_op_class_t 
     while (*pos && n < MAX_STEPS)
         if (!parse_step(&pos, &steps[n++]))
             return weft_json_props_error(jp, WEFT_EPARSE, "steps: step %zu of '%s' is not "
-                                            "Kind(a) or Kind(a,b)", n - 1, text);
+                                            "Kind(a), Kind(a,b) or Kind(a,b,c)", n - 1, text);
     if (*pos || n_in < 1 || n_in > MAX_IN || inplace < -1 || inplace >= n_in)
         return weft_json_props_error(jp, WEFT_EPARSE, "n_in %lld, inplace %lld or steps '%s' "
                                         "out of range", (long long)n_in, (long long)inplace,

@@ -7,6 +7,7 @@
 
 #include "graph/ctor_int.h"
 #include "ops_int.h"
+#include "split_int.h"
 #include "tensor/kernel_int.h" /* ctx->out_typed */
 #include "weft/json_props.h"
 #include "weft/kernel.h"
@@ -56,14 +57,44 @@ static bool kind_is_float_only(weft_elemwise_kind_t k)
     case WEFT_ELEMWISE_POW:
         return true;
     default:
-        return false;
+        return weft__elemwise_is_math(k);
     }
 }
 
 /* ---- type inference --------------------------------------------------------------- */
 
-/* The dtype the kernel computes in and the output dtype (they differ only for
- * comparisons); the Switch condition (input 0) does not take part. */
+/* The output dtype of kind k on inputs promoted to dt (NumPy's ufunc loops,
+ * docs/dtypes.md §3): comparisons bool; true division of integers and bool
+ * float64; the other float-only kinds weft_dtype_float_of(dt); Pow and Sqr
+ * of bool int8; else dt. Every kind computes in its output dtype but the
+ * comparisons, which compute in dt. */
+static weft_dtype_t kind_out_dtype(weft_elemwise_kind_t k, weft_dtype_t dt)
+{
+    bool number = dt == WEFT_BOOL || weft_dtype_kind(dt) == WEFT_KIND_INT ||
+                  weft_dtype_kind(dt) == WEFT_KIND_UINT;
+    if (kind_is_comparison(k)) return WEFT_BOOL;
+    if (k == WEFT_ELEMWISE_DIV && number) return WEFT_FLOAT64;
+    if (k == WEFT_ELEMWISE_POW || k == WEFT_ELEMWISE_SQR) return dt == WEFT_BOOL ? WEFT_INT8 : dt;
+    return kind_is_float_only(k) ? weft_dtype_float_of(dt) : dt;
+}
+
+/* Why kind k has no kernel for dt: NumPy's refusals of bool arithmetic
+ * named, else "<dtype> is not supported by <kind>". */
+static weft_status_t no_kernel_error(weft_graph_t *g, weft_elemwise_kind_t k, weft_dtype_t dt)
+{
+    if (dt == WEFT_BOOL && k == WEFT_ELEMWISE_SUB)
+        return weft_graph_set_error(g, WEFT_ETYPE, "Sub: bool - bool is not supported (as in "
+                                    "NumPy): use a logical xor, or Cast the inputs to a number");
+    if (dt == WEFT_BOOL && k == WEFT_ELEMWISE_NEG)
+        return weft_graph_set_error(g, WEFT_ETYPE, "Neg: negating a bool is not supported (as "
+                                    "in NumPy): use a logical not, or Cast to a number");
+    return weft_graph_set_error(g, WEFT_ETYPE, "%s is not supported by %s", weft_dtype_name(dt),
+                                kind_names[k]);
+}
+
+/* The output dtype of a node of op on inputs: their promotion (NumPy's
+ * result_type, weft_dtype_promote; the Switch condition, input 0, does not
+ * take part) through kind_out_dtype; refused when no kernel computes it. */
 static weft_status_t infer_dtype(weft_graph_t *g, const weft_op_t *op, size_t n_in,
                                  weft_var_t *const *inputs, weft_dtype_t *out)
 {
@@ -75,21 +106,19 @@ static weft_status_t infer_dtype(weft_graph_t *g, const weft_op_t *op, size_t n_
                                     weft_dtype_name(c0));
     if (k == WEFT_ELEMWISE_CAST) {
         *out = (weft_dtype_t)(op_props(op)->cast_dtype - 1);
-        return WEFT_OK;
+        if (weft__convert_fn(*out, c0)) return WEFT_OK;
+        return weft_graph_set_error(g, WEFT_ETYPE, "Cast: %s to %s is not supported by Cast",
+                                    weft_dtype_name(c0), weft_dtype_name(*out));
     }
-    weft_dtype_t dt = WEFT_BOOL;
-    for (size_t i = first; i < n_in; i++)
-        dt = weft__dtype_upcast(dt, weft_type_dtype(weft_var_type(inputs[i])));
-    *out = kind_is_comparison(k) ? WEFT_BOOL : dt;
-    if (kind_is_comparison(k) || k == WEFT_ELEMWISE_SWITCH) return WEFT_OK;
-    if (kind_is_float_only(k) && !weft__dtype_is_float(dt))
-        return weft_graph_set_error(g, WEFT_ETYPE, "%s: inputs are %s; a float input is required",
-                                    kind_names[k], weft_dtype_name(dt));
-    if (dt == WEFT_BOOL)
-        return weft_graph_set_error(g, WEFT_ETYPE,
-                                    "%s: inputs are bool; a numeric input is required",
-                                    kind_names[k]);
-    return WEFT_OK;
+    weft_dtype_t dt = weft_type_dtype(weft_var_type(inputs[first]));
+    for (size_t i = first + 1; i < n_in; i++)
+        dt = weft_dtype_promote(dt, weft_type_dtype(weft_var_type(inputs[i])));
+    weft_status_t st;
+    if (!weft__ew_int_dtype(g, k, dt, out, &st)) *out = kind_out_dtype(k, dt);
+    else if (st != WEFT_OK) return st;
+    bool bool_out = kind_is_comparison(k) || weft__ew_int_is_predicate(k);
+    weft_dtype_t compute = bool_out ? dt : *out;
+    return weft__elemwise_kernel(k, compute) ? WEFT_OK : no_kernel_error(g, k, compute);
 }
 
 /* Per dimension: known lengths other than 1 must agree; 1 broadcasts; the
@@ -265,21 +294,9 @@ static weft_status_t ew_loop_range(void *arg, size_t begin, size_t end)
     return WEFT_OK;
 }
 
-/* Indices of the split axis per range: about len / EW_SPLIT_BLOCKS, but at
- * least min_split / 2 elements' worth, so a loop just above the threshold
- * still makes 2 ranges and none is too small to pay for its wake-up. The
- * ranges depend on the shape alone, never on the worker count (execution.md
- * §5); every element is computed by the same row kernel in any range, so
- * splitting never changes a result anyway. */
-#define EW_SPLIT_BLOCKS 16
-
-static size_t ew_grain(size_t len, size_t count, int64_t min_split)
-{
-    size_t inner = count / len, by_blocks = (len + EW_SPLIT_BLOCKS - 1) / EW_SPLIT_BLOCKS;
-    size_t by_size = ((size_t)min_split / 2 + inner - 1) / inner;
-    return by_blocks > by_size ? by_blocks : by_size;
-}
-
+/* The split's ranges (split_int.h) depend on the shape alone, never on the
+ * worker count (execution.md §5); every element is computed by the same row
+ * kernel in any range, so splitting never changes a result anyway. */
 weft_status_t weft__ew_loop_run(weft_kernel_ctx_t *ctx, size_t nop, weft_tensor_t *const *ops,
                                 int ndim, const int64_t *shape, weft__row_fn fn, void *fn_arg,
                                 int64_t min_split)
@@ -306,13 +323,14 @@ weft_status_t weft__ew_loop_run(weft_kernel_ctx_t *ctx, size_t nop, weft_tensor_
     if (ndim == 0 || weft_kernel_threads(ctx) <= 1 || count < min_split || l.shape[l.axis] < 2)
         return ew_loop_range(&l, 0, ndim ? (size_t)l.shape[l.axis] : 1);
     size_t len = (size_t)l.shape[l.axis];
-    return weft_kernel_parallel_for(ctx, len, ew_grain(len, (size_t)count, min_split),
+    return weft_kernel_parallel_for(ctx, len, weft__split_grain(len, (size_t)count, min_split),
                                     ew_loop_range, &l);
 }
 
 static bool kind_is_costly(weft_elemwise_kind_t k)
 {
-    return kind_is_float_only(k) && k != WEFT_ELEMWISE_DIV && k != WEFT_ELEMWISE_SQRT;
+    return (kind_is_float_only(k) && k != WEFT_ELEMWISE_DIV && k != WEFT_ELEMWISE_SQRT) ||
+           weft__ew_int_is_costly(k);
 }
 
 int64_t weft__ew_split_min(weft_elemwise_kind_t kind)
@@ -363,10 +381,14 @@ static void plan_spec(const weft_op_t *op, weft_dtype_t odt, weft_dtype_t comput
 static weft_status_t planned_run(const weft__ew_plan_t *p, weft_tensor_t *const *in,
                                  weft_tensor_t **out, weft_kernel_ctx_t *ctx)
 {
+    bool pow = p->kind == WEFT_ELEMWISE_POW;
+    if (!p->convert && pow && weft__pow_check_exponent(in[1], ctx) != WEFT_OK)
+        return weft_kernel_status(ctx);
     if (!p->convert) return weft__ew_plan_run(ctx, p, in, in, out);
     ew_run_t r = {{NULL}, {NULL}};
     weft_status_t st =
         convert_inputs((weft_elemwise_kind_t)p->kind, p->compute, in, p->n_in, &r, ctx);
+    if (st == WEFT_OK && pow) st = weft__pow_check_exponent(r.ops[2], ctx);
     if (st == WEFT_OK) st = weft__ew_plan_run(ctx, p, in, r.ops + 1, out);
     for (size_t i = 0; i < WEFT__ITER_MAX_OPS; i++) weft_kernel_scratch_done(ctx, r.tmp[i]);
     return st;
@@ -387,12 +409,16 @@ static weft_status_t plan_and_run(const weft_apply_t *node, weft_tensor_t *const
     if (st == WEFT_OK) st = weft__ew_runtime_shape(node, inputs, n_in, ndim, shape, ctx);
     if (st != WEFT_OK) return st;
     weft_dtype_t odt = weft_type_dtype(ot), compute = odt;
-    if (kind_is_comparison(k))
-        compute = weft__dtype_upcast(weft_tensor_dtype(inputs[0]), weft_tensor_dtype(inputs[1]));
+    if (kind_is_comparison(k) || weft__ew_int_is_predicate(k)) { /* any dtype in, bool out */
+        compute = weft_tensor_dtype(inputs[0]);
+        for (size_t i = 1; i < n_in; i++)
+            compute = weft_dtype_promote(compute, weft_tensor_dtype(inputs[i]));
+    }
     weft_dtype_t cx = weft__ew_complex_compute(k, inputs, n_in, odt);
     if (cx != WEFT_DTYPE_COUNT) compute = cx; /* elemwise_complex.c */
     ew_run_t r = {{NULL}, {NULL}};
     st = convert_inputs(k, compute, inputs, n_in, &r, ctx);
+    if (st == WEFT_OK && k == WEFT_ELEMWISE_POW) st = weft__pow_check_exponent(r.ops[2], ctx);
     if (st == WEFT_OK) st = prepare_output(op, inputs, &outputs[0], odt, ndim, shape, ctx);
     if (st == WEFT_OK) {
         weft__ew_plan_buf_t buf;
@@ -650,9 +676,9 @@ weft_var_t *weft_cast_at(weft_graph_t *g, weft_var_t *x, weft_dtype_t dtype, con
  * float64 and an integral c with a bool x is int64. */
 static weft_dtype_t scalar_dtype(weft_dtype_t x, double c)
 {
-    bool integral = c == (double)(int64_t)c && c > -9.3e18 && c < 9.3e18;
-    if (x == WEFT_FLOAT32 || x == WEFT_FLOAT64 || x == WEFT_COMPLEX64 || x == WEFT_COMPLEX128)
-        return x;
+    /* the range first: converting an infinite or huge c to int64 is undefined */
+    bool integral = c > -9.3e18 && c < 9.3e18 && c == (double)(int64_t)c;
+    if (weft_dtype_kind(x) == WEFT_KIND_FLOAT || weft_dtype_kind(x) == WEFT_KIND_COMPLEX) return x;
     if (!integral) return WEFT_FLOAT64;
     return x == WEFT_BOOL ? WEFT_INT64 : x;
 }

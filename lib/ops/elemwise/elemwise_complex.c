@@ -74,6 +74,26 @@ static bool kind_takes_complex(weft_elemwise_kind_t k)
     }
 }
 
+/* Kinds NumPy 1.24 computes on complex numbers that weft does not yet
+ * (their refusal says so, rather than "not defined"). */
+static bool kind_numpy_only(weft_elemwise_kind_t k)
+{
+    switch (k) {
+    case WEFT_ELEMWISE_SGN: case WEFT_ELEMWISE_TAN: case WEFT_ELEMWISE_ARCSIN:
+    case WEFT_ELEMWISE_ARCCOS: case WEFT_ELEMWISE_ARCTAN: case WEFT_ELEMWISE_SINH:
+    case WEFT_ELEMWISE_COSH: case WEFT_ELEMWISE_ARCSINH: case WEFT_ELEMWISE_ARCCOSH:
+    case WEFT_ELEMWISE_ARCTANH: case WEFT_ELEMWISE_EXP2: case WEFT_ELEMWISE_EXPM1:
+    case WEFT_ELEMWISE_LOG2: case WEFT_ELEMWISE_LOG10: case WEFT_ELEMWISE_ISNAN:
+    case WEFT_ELEMWISE_ISINF: case WEFT_ELEMWISE_ISFINITE: case WEFT_ELEMWISE_LOGICAL_NOT:
+    case WEFT_ELEMWISE_LOGICAL_AND: case WEFT_ELEMWISE_LOGICAL_OR:
+    case WEFT_ELEMWISE_LOGICAL_XOR: case WEFT_ELEMWISE_NAN_TO_NUM: case WEFT_ELEMWISE_RINT:
+    case WEFT_ELEMWISE_ROUND:
+        return true;
+    default:
+        return false;
+    }
+}
+
 static bool kind_is_order(weft_elemwise_kind_t k)
 {
     return k == WEFT_ELEMWISE_LT || k == WEFT_ELEMWISE_LE || k == WEFT_ELEMWISE_GT ||
@@ -110,8 +130,8 @@ static weft_status_t complex_ctor_dtype(weft_graph_t *g, weft_var_t *const *inpu
     return WEFT_OK;
 }
 
-weft_status_t weft__ew_complex_infer(weft_graph_t *g, weft_elemwise_kind_t k, size_t n_in,
-                                     weft_var_t *const *inputs, weft_dtype_t *out)
+static weft_status_t infer_out(weft_graph_t *g, weft_elemwise_kind_t k, size_t n_in,
+                               weft_var_t *const *inputs, weft_dtype_t *out)
 {
     const char *name = weft_elemwise_name(k);
     size_t first = k == WEFT_ELEMWISE_SWITCH ? 1 : 0, who = 0;
@@ -132,6 +152,10 @@ weft_status_t weft__ew_complex_infer(weft_graph_t *g, weft_elemwise_kind_t k, si
         return weft_graph_set_error(g, WEFT_ETYPE, "%s: input %zu is %s; complex numbers have no "
                                     "order in weft (compare their Real or Abs)", name, who,
                                     weft_dtype_name(w));
+    if (kind_numpy_only(k))
+        return weft_graph_set_error(g, WEFT_ETYPE, "%s: input %zu is %s; weft does not compute "
+                                    "%s on complex numbers yet", name, who, weft_dtype_name(w),
+                                    name);
     if (!kind_takes_complex(k))
         return weft_graph_set_error(g, WEFT_ETYPE, "%s: input %zu is %s; %s is not defined for "
                                     "complex numbers", name, who, weft_dtype_name(w), name);
@@ -145,19 +169,43 @@ weft_status_t weft__ew_complex_infer(weft_graph_t *g, weft_elemwise_kind_t k, si
     return WEFT_OK;
 }
 
-weft_dtype_t weft__ew_complex_compute(weft_elemwise_kind_t k, weft_tensor_t *const *in,
-                                      size_t n_in, weft_dtype_t odt)
+/* The dtype a node of kind k computes in, from its inputs' dtypes dts and
+ * its output dtype odt; WEFT_DTYPE_COUNT where elemwise.c's own rule holds. */
+static weft_dtype_t compute_dtype(weft_elemwise_kind_t k, const weft_dtype_t *dts, size_t n_in,
+                                  weft_dtype_t odt)
 {
     if (k == WEFT_ELEMWISE_CAST) return WEFT_DTYPE_COUNT;
     bool any = false;
     weft_dtype_t dt = WEFT_BOOL;
     for (size_t i = k == WEFT_ELEMWISE_SWITCH ? 1 : 0; i < n_in; i++) {
-        any |= is_cx(weft_tensor_dtype(in[i]));
-        dt = weft_dtype_promote(dt, weft_tensor_dtype(in[i]));
+        any |= is_cx(dts[i]);
+        dt = weft_dtype_promote(dt, dts[i]);
     }
     if (any) return dt;
     if (k == WEFT_ELEMWISE_COMPLEX) return part_of(odt);
     return weft__ew_kind_is_complex_family(k) ? odt : WEFT_DTYPE_COUNT;
+}
+
+weft_status_t weft__ew_complex_infer(weft_graph_t *g, weft_elemwise_kind_t k, size_t n_in,
+                                     weft_var_t *const *inputs, weft_dtype_t *out)
+{
+    weft_status_t st = infer_out(g, k, n_in, inputs, out);
+    if (st != WEFT_OK) return st;
+    weft_dtype_t dts[3];
+    for (size_t i = 0; i < n_in && i < 3; i++) dts[i] = weft_type_dtype(weft_var_type(inputs[i]));
+    weft_dtype_t c = compute_dtype(k, dts, n_in, *out);
+    if (c == WEFT_DTYPE_COUNT || weft__elemwise_complex_kernel(k, c)) return WEFT_OK;
+    /* e.g. Angle of float16: no kernel computes it */
+    return weft_graph_set_error(g, WEFT_ETYPE, "%s: %s is not supported by %s",
+                                weft_elemwise_name(k), weft_dtype_name(c), weft_elemwise_name(k));
+}
+
+weft_dtype_t weft__ew_complex_compute(weft_elemwise_kind_t k, weft_tensor_t *const *in,
+                                      size_t n_in, weft_dtype_t odt)
+{
+    weft_dtype_t dts[3];
+    for (size_t i = 0; i < n_in && i < 3; i++) dts[i] = weft_tensor_dtype(in[i]);
+    return compute_dtype(k, dts, n_in, odt);
 }
 
 /* ---- complex arithmetic as NumPy's loops ---------------------------------------------- */

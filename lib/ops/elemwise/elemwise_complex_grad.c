@@ -117,7 +117,7 @@ weft_status_t weft__ew_complex_grad(weft_graph_t *g, const weft_apply_t *node,
         weft_var_t *p = partial(g, node, k, i, gz, &none);
         weft_status_t st = WEFT_OK;
         if (none)
-            st = weft__grad_undefined(g, node, &input_grads[i]);
+            st = weft__grad_null(g, node, &input_grads[i]);
         else if (p)
             st = weft__grad_reduce_to(g, p, x, &input_grads[i]);
         else if (!may_be_none(k, i))

@@ -18,173 +18,64 @@
  * two inputs (10^7-element float64 Add: 0.75 -> 1.0 of memcpy's bandwidth,
  * measured here). The line store is processor-specific
  * (WEFT_STREAM_STORE_HEADER, chosen in CMakeLists.txt).
- * Integer add/sub/mul/neg/abs/sqr wrap (computed in unsigned) so overflow is
- * defined. Maximum/Minimum propagate NaN like numpy. */
+ * The generators (UNARY_KERNEL, BINARY_KERNEL, the float16 wrappers) are in
+ * ew_kernel_gen.h, shared with elemwise_int_kernels.c and
+ * elemwise_math_kernels.c (issue 17's kinds).
+ * Integer add/sub/mul/neg/abs/sqr/pow wrap (computed in unsigned) so overflow
+ * is defined, as NumPy's do. float16 kernels run the float32 ones through
+ * float32 scratch (weft__half_rows); every per-dtype row comes from the
+ * lists of base/dtype_list.h. Maximum/Minimum propagate NaN like numpy. */
 #include <math.h>
 
+#include "base/dtype_list.h"
+#include "ew_kernel_gen.h"
 #include "ops_int.h"
-#include WEFT_STREAM_STORE_HEADER
-
-typedef unsigned char bool_el;
-
-/* Runtime ISA dispatch: each kernel is also compiled for AVX2 and AVX-512
- * (x86-64-v4) and the loader picks the widest the processor has (an ifunc
- * per kernel, resolved once at load). The baseline x86-64 build has only
- * SSE2's 2-double vectors: a cache-resident 64x256 Composite (i0*(1-i2^2))
- * node took 36 us with them, 30 us with AVX-512 (a hand-fused loop: 8).
- * Every kind computes one IEEE operation per element (or calls libm), so the
- * clones give bit-identical results; the file is built with -ffp-contract=off
- * so no clone fuses a multiply-add. Needs glibc's ifunc. Not in sanitizer
- * builds (WEFT_SANITIZED, set by CMake for GCC and clang alike): their
- * instrumented resolvers would run before the runtime is set up (every TSan
- * test crashed at load). */
-#if defined(__x86_64__) && defined(__GNUC__) && defined(__GLIBC__) && defined(__has_attribute)
-#if __has_attribute(target_clones) && !defined(WEFT_SANITIZED)
-#define KERNEL_CLONES __attribute__((target_clones("default", "avx2", "arch=x86-64-v4")))
-#endif
-#endif
-#ifndef KERNEL_CLONES
-#define KERNEL_CLONES
-#endif
-
-/* Rows at least this large stream their output: half the 32 MB L3 of the
- * machines measured (docs/performance-notes.md §2), so smaller results stay
- * cache-resident for the node that reads them next. */
-#define STREAM_MIN_BYTES ((size_t)16 << 20)
-#define LINE(TO) (64 / sizeof(TO))
-#define STREAM_OK(arg, n, TO) (WEFT__STREAM_STORES && (arg) && (n) * sizeof(TO) >= STREAM_MIN_BYTES)
-
-/* The streaming part of a contiguous loop (see the file comment): aligns o
- * with plain stores, then streams whole lines of results computed as
- * t_[j_] = EXPR for element i + j_ (LOAD declares the operands x, y there),
- * and leaves i at the first element of the tail, which plain stores finish. */
-#define STREAM_LINES(T, TO, LOAD, EXPR)                                    \
-    for (; i < n && ((uintptr_t)(o + i) & 63); i++) {                      \
-        size_t e_ = i;                                                     \
-        LOAD(T, e_);                                                       \
-        o[i] = (TO)(EXPR);                                                 \
-    }                                                                      \
-    for (; i + LINE(TO) <= n; i += LINE(TO)) {                             \
-        _Alignas(64) TO t_[LINE(TO)];                                      \
-        for (size_t j_ = 0; j_ < LINE(TO); j_++) {                         \
-            size_t e_ = i + j_;                                            \
-            LOAD(T, e_);                                                   \
-            t_[j_] = (TO)(EXPR);                                           \
-        }                                                                  \
-        weft__stream_line(o + i, t_);                                      \
-    }                                                                      \
-    weft__stream_fence();
-
-#define LOAD_A(T, e) T x = a[e]
-#define LOAD_AB(T, e) \
-    T x = a[e];       \
-    T y = b[e]
-
-/* ---- generators ---------------------------------------------------------------- */
-
-#define UNARY_KERNEL(name, T, TO, EXPR)                                     \
-    KERNEL_CLONES static void name(size_t n, char *const *p, const int64_t *s, void *arg) \
-    {                                                                       \
-        TO *o = (TO *)p[0];                                                 \
-        const T *a = (const T *)p[1];                                       \
-        if (s[0] == 1 && s[1] == 1) {                                       \
-            size_t i = 0;                                                   \
-            if (STREAM_OK(arg, n, TO)) {                                    \
-                STREAM_LINES(T, TO, LOAD_A, EXPR)                           \
-            }                                                               \
-            WEFT_IVDEP for (; i < n; i++)                                   \
-            {                                                               \
-                T x = a[i];                                                 \
-                o[i] = (TO)(EXPR);                                          \
-            }                                                               \
-            return;                                                         \
-        }                                                                   \
-        for (size_t i = 0; i < n; i++) {                                    \
-            T x = a[(int64_t)i * s[1]];                                     \
-            o[(int64_t)i * s[0]] = (TO)(EXPR);                              \
-        }                                                                   \
-    }
-
-#define BINARY_KERNEL(name, T, TO, EXPR)                                    \
-    KERNEL_CLONES static void name(size_t n, char *const *p, const int64_t *s, void *arg) \
-    {                                                                       \
-        TO *o = (TO *)p[0];                                                 \
-        const T *a = (const T *)p[1], *b = (const T *)p[2];                 \
-        if (s[0] == 1 && s[1] == 1 && s[2] == 1) {                          \
-            size_t i = 0;                                                   \
-            if (STREAM_OK(arg, n, TO)) {                                    \
-                STREAM_LINES(T, TO, LOAD_AB, EXPR)                          \
-            }                                                               \
-            WEFT_IVDEP for (; i < n; i++)                                   \
-            {                                                               \
-                T x = a[i], y = b[i];                                       \
-                o[i] = (TO)(EXPR);                                          \
-            }                                                               \
-            return;                                                         \
-        }                                                                   \
-        if (s[0] == 1 && s[1] == 1 && s[2] == 0) {                          \
-            const T y = b[0];                                               \
-            WEFT_IVDEP for (size_t i = 0; i < n; i++)                       \
-            {                                                               \
-                T x = a[i];                                                 \
-                o[i] = (TO)(EXPR);                                          \
-            }                                                               \
-            return;                                                         \
-        }                                                                   \
-        if (s[0] == 1 && s[1] == 0 && s[2] == 1) {                          \
-            const T x = a[0];                                               \
-            WEFT_IVDEP for (size_t i = 0; i < n; i++)                       \
-            {                                                               \
-                T y = b[i];                                                 \
-                o[i] = (TO)(EXPR);                                          \
-            }                                                               \
-            return;                                                         \
-        }                                                                   \
-        for (size_t i = 0; i < n; i++) {                                    \
-            T x = a[(int64_t)i * s[1]], y = b[(int64_t)i * s[2]];           \
-            o[(int64_t)i * s[0]] = (TO)(EXPR);                              \
-        }                                                                   \
-    }
-
-#define SWITCH_KERNEL(name, T)                                                      \
-    KERNEL_CLONES static void name(size_t n, char *const *p, const int64_t *s, void *arg)         \
-    {                                                                               \
-        (void)arg;                                                                  \
-        T *o = (T *)p[0];                                                           \
-        const bool_el *c = (const bool_el *)p[1];                                   \
-        const T *a = (const T *)p[2], *b = (const T *)p[3];                         \
-        if (s[0] == 1 && s[1] == 1 && s[2] == 1 && s[3] == 1) {                     \
-            WEFT_IVDEP for (size_t i = 0; i < n; i++) o[i] = c[i] ? a[i] : b[i];    \
-            return;                                                                 \
-        }                                                                           \
-        for (size_t i = 0; i < n; i++)                                              \
-            o[(int64_t)i * s[0]] =                                                  \
-                c[(int64_t)i * s[1]] ? a[(int64_t)i * s[2]] : b[(int64_t)i * s[3]]; \
-    }
 
 /* ---- expressions (x, y: the operands) ------------------------------------------- */
 
+/* Integer arithmetic in the unsigned twin UT, so it wraps; a product starts
+ * from 1u so 8- and 16-bit operands multiply as unsigned int, not as the
+ * int they would be promoted to (which could overflow). */
 #define WRAP(T, UT, e) ((T)(UT)(e))
 #define E_NEG_I(T, UT) WRAP(T, UT, (UT)0 - (UT)x)
-#define E_ABS_I(T, UT) (x < 0 ? WRAP(T, UT, (UT)0 - (UT)x) : x)
+#define E_ABS_S(T, UT) (x < 0 ? WRAP(T, UT, (UT)0 - (UT)x) : x)
+#define E_ABS_U(T, UT) (x)
 #define E_SGN_F (x > 0 ? 1 : (x < 0 ? -1 : (x == 0 ? 0 : x))) /* NumPy: sign(-0.0) is +0.0 */
-#define E_SQR_I(T, UT) WRAP(T, UT, (UT)x * (UT)x)
+#define E_SQR_I(T, UT) WRAP(T, UT, 1u * (UT)x * (UT)x)
 #define E_ADD_I(T, UT) WRAP(T, UT, (UT)x + (UT)y)
 #define E_SUB_I(T, UT) WRAP(T, UT, (UT)x - (UT)y)
-#define E_MUL_I(T, UT) WRAP(T, UT, (UT)x * (UT)y)
+#define E_MUL_I(T, UT) WRAP(T, UT, 1u * (UT)x * (UT)y)
 /* NaN-propagating: a NaN x wins; a NaN y fails both tests and wins. */
 #define E_MAX ((x > y || x != x) ? x : y)
 #define E_MIN ((x < y || x != x) ? x : y)
-#define EI_SGN(T, UT) ((x > 0) - (x < 0))
+#define EI_SGN_S(T, UT) ((x > 0) - (x < 0))
+#define EI_SGN_U(T, UT) (x > 0)
 #define EI_RELU(T, UT) (x > 0 ? x : 0)
 #define EI_MAX(T, UT) E_MAX
 #define EI_MIN(T, UT) E_MIN
 #define EI_SECOND(T, UT) ((void)x, y)
+/* Integer power by squaring, wrapping. A negative exponent gives 0 here; the
+ * Pow node refuses one before its kernel runs (elemwise.c), as NumPy does. */
+#define EI_POW_S(T, UT) (y < 0 ? (T)0 : WRAP(T, UT, ipow_##UT((UT)x, (UT)y)))
+#define EI_POW_U(T, UT) ((T)ipow_##UT(x, y))
 
-/* float-only kinds: name_f32 / name_f64 */
-#define FLOAT_UNARY(name, EF, ED)              \
-    UNARY_KERNEL(name##_f32, float, float, EF) \
-    UNARY_KERNEL(name##_f64, double, double, ED)
+#define DEF_IPOW(A_, B_, T, UT, sn, D)                                 \
+    static inline UT ipow_##UT(UT b, UT e)                            \
+    {                                                                 \
+        UT r = 1;                                                     \
+        for (; e; e >>= 1, b = (UT)(1u * b * b))                      \
+            if (e & 1) r = (UT)(1u * r * b);                          \
+        return r;                                                     \
+    }
+WEFT__UINT_DTYPES(DEF_IPOW, ~, ~)
+
+/* Kernel generators over the dtype lists (base/dtype_list.h): A is the
+ * kind's kernel name, B its expression. Signed (S) and unsigned (U) lists
+ * take an integer expression EI(T, UT); float lists a float expression. */
+#define UNARY_S(A, B, T, UT, sn, D) UNARY_KERNEL(A##_##sn, T, T, B(T, UT))
+#define BINARY_S(A, B, T, UT, sn, D) BINARY_KERNEL(A##_##sn, T, T, B(T, UT))
+#define CMP_S(A, B, T, UT, sn, D) BINARY_KERNEL(A##_##sn, T, bool_el, B)
+#define SWITCH_S(A, B, T, UT, sn, D) SWITCH_KERNEL(A##_##sn, T)
 
 FLOAT_UNARY(k_exp, expf(x), exp(x))
 FLOAT_UNARY(k_log, logf(x), log(x))
@@ -219,46 +110,71 @@ FLOAT_UNARY(k_sigmoid, sigmoid_f32(x), sigmoid_f64(x))
 FLOAT_UNARY(k_sin, sinf(x), sin(x))
 FLOAT_UNARY(k_cos, cosf(x), cos(x))
 
-/* numeric kinds: float expression EF, integer expression EI(T, UT) */
-#define NUM_UNARY(name, EF32, EF64, EI)                                  \
-    UNARY_KERNEL(name##_f32, float, float, EF32)                         \
-    UNARY_KERNEL(name##_f64, double, double, EF64)                       \
-    UNARY_KERNEL(name##_i32, int32_t, int32_t, EI(int32_t, uint32_t))    \
-    UNARY_KERNEL(name##_i64, int64_t, int64_t, EI(int64_t, uint64_t))
+/* numeric kinds: float expressions, signed / unsigned integer expressions */
+#define NUM_UNARY(name, EF32, EF64, EIS, EIU)        \
+    UNARY_KERNEL(name##_f32, float, float, EF32)     \
+    UNARY_KERNEL(name##_f64, double, double, EF64)   \
+    HALF_UNARY(name)                                 \
+    WEFT__SINT_DTYPES(UNARY_S, name, EIS)            \
+    WEFT__UINT_DTYPES(UNARY_S, name, EIU)
 
-NUM_UNARY(k_neg, -x, -x, E_NEG_I)
-NUM_UNARY(k_abs, fabsf(x), fabs(x), E_ABS_I)
-NUM_UNARY(k_sgn, E_SGN_F, E_SGN_F, EI_SGN)
-NUM_UNARY(k_sqr, x * x, x * x, E_SQR_I)
-NUM_UNARY(k_relu, (x > 0 ? x : 0), (x > 0 ? x : 0), EI_RELU)
-
-#define FLOAT_BINARY(name, EF, ED)              \
-    BINARY_KERNEL(name##_f32, float, float, EF) \
-    BINARY_KERNEL(name##_f64, double, double, ED)
+NUM_UNARY(k_neg, -x, -x, E_NEG_I, E_NEG_I)
+NUM_UNARY(k_abs, fabsf(x), fabs(x), E_ABS_S, E_ABS_U)
+NUM_UNARY(k_sgn, E_SGN_F, E_SGN_F, EI_SGN_S, EI_SGN_U)
+NUM_UNARY(k_sqr, x * x, x * x, E_SQR_I, E_SQR_I)
+NUM_UNARY(k_relu, (x > 0 ? x : 0), (x > 0 ? x : 0), EI_RELU, EI_RELU)
 
 FLOAT_BINARY(k_div, x / y, x / y)
 FLOAT_BINARY(k_pow, powf(x, y), pow(x, y))
+WEFT__SINT_DTYPES(BINARY_S, k_pow, EI_POW_S)
+WEFT__UINT_DTYPES(BINARY_S, k_pow, EI_POW_U)
 
-#define NUM_BINARY(name, EF, EI)                                          \
-    BINARY_KERNEL(name##_f32, float, float, EF)                           \
-    BINARY_KERNEL(name##_f64, double, double, EF)                         \
-    BINARY_KERNEL(name##_i32, int32_t, int32_t, EI(int32_t, uint32_t))    \
-    BINARY_KERNEL(name##_i64, int64_t, int64_t, EI(int64_t, uint64_t))
+#define INT_BINARY(name, EI)              \
+    WEFT__SINT_DTYPES(BINARY_S, name, EI) \
+    WEFT__UINT_DTYPES(BINARY_S, name, EI)
+#define NUM_BINARY(name, EF, EI) \
+    FLOAT_BINARY(name, EF, EF)   \
+    INT_BINARY(name, EI)
 
 NUM_BINARY(k_add, x + y, E_ADD_I)
 NUM_BINARY(k_sub, x - y, E_SUB_I)
 NUM_BINARY(k_mul, x * y, E_MUL_I)
-NUM_BINARY(k_max, E_MAX, EI_MAX)
-NUM_BINARY(k_min, E_MIN, EI_MIN)
 NUM_BINARY(k_second, ((void)x, y), EI_SECOND)
+/* Maximum/Minimum: on equal operands (0.0 and -0.0) NumPy's float32/float64
+ * loops return the second, its float16 loop the first (npy_half_ge / _le):
+ * float16 runs a float32 kernel with the float16 tie rule. */
+#define E_MAX_HALF ((x >= y || x != x) ? x : y)
+#define E_MIN_HALF ((x <= y || x != x) ? x : y)
+BINARY_KERNEL(k_max_f32, float, float, E_MAX)
+BINARY_KERNEL(k_max_f64, double, double, E_MAX)
+BINARY_KERNEL(k_max_half_f32, float, float, E_MAX_HALF)
+HALF_BINARY_VIA(k_max, k_max_half_f32)
+INT_BINARY(k_max, EI_MAX)
+BINARY_KERNEL(k_min_f32, float, float, E_MIN)
+BINARY_KERNEL(k_min_f64, double, double, E_MIN)
+BINARY_KERNEL(k_min_half_f32, float, float, E_MIN_HALF)
+HALF_BINARY_VIA(k_min, k_min_half_f32)
+INT_BINARY(k_min, EI_MIN)
 
-/* comparisons: every dtype in, bool out */
-#define CMP_ALL(name, E)                           \
-    BINARY_KERNEL(name##_b, bool_el, bool_el, E)   \
-    BINARY_KERNEL(name##_i32, int32_t, bool_el, E) \
-    BINARY_KERNEL(name##_i64, int64_t, bool_el, E) \
-    BINARY_KERNEL(name##_f32, float, bool_el, E)   \
-    BINARY_KERNEL(name##_f64, double, bool_el, E)
+/* bool arithmetic as NumPy's: + is or, * is and, maximum or, minimum and;
+ * abs and relu are the identity (Sub, Neg and Sgn refuse bool in make_node). */
+UNARY_KERNEL(k_abs_b, bool_el, bool_el, x)
+UNARY_KERNEL(k_relu_b, bool_el, bool_el, x)
+BINARY_KERNEL(k_add_b, bool_el, bool_el, x | y)
+BINARY_KERNEL(k_mul_b, bool_el, bool_el, x & y)
+BINARY_KERNEL(k_max_b, bool_el, bool_el, x | y)
+BINARY_KERNEL(k_min_b, bool_el, bool_el, x & y)
+BINARY_KERNEL(k_second_b, bool_el, bool_el, ((void)x, y))
+
+/* comparisons: every real dtype in, bool out (float16 compares exactly in
+ * float32, which holds every half) */
+#define CMP_ALL(name, E)                               \
+    BINARY_KERNEL(name##_b, bool_el, bool_el, E)       \
+    BINARY_KERNEL(name##_f16, weft__f16, bool_el, E)   \
+    WEFT__FLOAT_DTYPES(CMP_F, name, E)                 \
+    WEFT__SINT_DTYPES(CMP_S, name, E)                  \
+    WEFT__UINT_DTYPES(CMP_S, name, E)
+#define CMP_F(A, B, T, sn, D) BINARY_KERNEL(A##_##sn, T, bool_el, B)
 
 CMP_ALL(k_lt, x < y)
 CMP_ALL(k_le, x <= y)
@@ -267,37 +183,37 @@ CMP_ALL(k_ge, x >= y)
 CMP_ALL(k_eq, x == y)
 CMP_ALL(k_ne, x != y)
 
+/* Switch copies elements: float16 as its 2 bytes */
+#define SWITCH_F(A, B, T, sn, D) SWITCH_KERNEL(A##_##sn, T)
 SWITCH_KERNEL(k_switch_b, bool_el)
-SWITCH_KERNEL(k_switch_i32, int32_t)
-SWITCH_KERNEL(k_switch_i64, int64_t)
-SWITCH_KERNEL(k_switch_f32, float)
-SWITCH_KERNEL(k_switch_f64, double)
+SWITCH_KERNEL(k_switch_f16, uint16_t)
+WEFT__FLOAT_DTYPES(SWITCH_F, k_switch, ~)
+WEFT__SINT_DTYPES(SWITCH_S, k_switch, ~)
+WEFT__UINT_DTYPES(SWITCH_S, k_switch, ~)
 
 /* ---- dispatch table ------------------------------------------------------------------- */
 
-#define ROW_F(k) {[WEFT_FLOAT32] = k##_f32, [WEFT_FLOAT64] = k##_f64}
-#define ROW_N(k)                                                             \
-    {[WEFT_INT32] = k##_i32, [WEFT_INT64] = k##_i64, [WEFT_FLOAT32] = k##_f32, \
-     [WEFT_FLOAT64] = k##_f64}
-#define ROW_ALL(k)                                                         \
-    {[WEFT_BOOL] = k##_b, [WEFT_INT32] = k##_i32, [WEFT_INT64] = k##_i64, \
-     [WEFT_FLOAT32] = k##_f32, [WEFT_FLOAT64] = k##_f64}
+#define CELL_I(A, B, T, UT, sn, D) [D] = A##_##sn,
+#define CELLS_I(k) WEFT__SINT_DTYPES(CELL_I, k, ~) WEFT__UINT_DTYPES(CELL_I, k, ~)
+/* numbers; numbers and bool (ROW_F, floats: ew_kernel_gen.h) */
+#define ROW_N(k) {CELLS_F(k) CELLS_I(k)}
+#define ROW_ALL(k) {CELLS_F(k) CELLS_I(k)[WEFT_BOOL] = k##_b}
 
 static const weft__row_fn kernels[WEFT_ELEMWISE_KIND_COUNT][WEFT_DTYPE_COUNT] = {
-    [WEFT_ELEMWISE_NEG] = ROW_N(k_neg),       [WEFT_ELEMWISE_ABS] = ROW_N(k_abs),
-    [WEFT_ELEMWISE_SGN] = ROW_N(k_sgn),       [WEFT_ELEMWISE_EXP] = ROW_F(k_exp),
-    [WEFT_ELEMWISE_LOG] = ROW_F(k_log),       [WEFT_ELEMWISE_LOG1P] = ROW_F(k_log1p),
-    [WEFT_ELEMWISE_SQRT] = ROW_F(k_sqrt),     [WEFT_ELEMWISE_SQR] = ROW_N(k_sqr),
-    [WEFT_ELEMWISE_TANH] = ROW_F(k_tanh),     [WEFT_ELEMWISE_SIGMOID] = ROW_F(k_sigmoid),
-    [WEFT_ELEMWISE_RELU] = ROW_N(k_relu),     [WEFT_ELEMWISE_SIN] = ROW_F(k_sin),
-    [WEFT_ELEMWISE_COS] = ROW_F(k_cos),       [WEFT_ELEMWISE_ADD] = ROW_N(k_add),
-    [WEFT_ELEMWISE_SUB] = ROW_N(k_sub),       [WEFT_ELEMWISE_MUL] = ROW_N(k_mul),
-    [WEFT_ELEMWISE_DIV] = ROW_F(k_div),       [WEFT_ELEMWISE_POW] = ROW_F(k_pow),
-    [WEFT_ELEMWISE_MAXIMUM] = ROW_N(k_max),   [WEFT_ELEMWISE_MINIMUM] = ROW_N(k_min),
-    [WEFT_ELEMWISE_SECOND] = ROW_N(k_second), [WEFT_ELEMWISE_LT] = ROW_ALL(k_lt),
-    [WEFT_ELEMWISE_LE] = ROW_ALL(k_le),       [WEFT_ELEMWISE_GT] = ROW_ALL(k_gt),
-    [WEFT_ELEMWISE_GE] = ROW_ALL(k_ge),       [WEFT_ELEMWISE_EQ] = ROW_ALL(k_eq),
-    [WEFT_ELEMWISE_NE] = ROW_ALL(k_ne),       [WEFT_ELEMWISE_SWITCH] = ROW_ALL(k_switch),
+    [WEFT_ELEMWISE_NEG] = ROW_N(k_neg),         [WEFT_ELEMWISE_ABS] = ROW_ALL(k_abs),
+    [WEFT_ELEMWISE_SGN] = ROW_N(k_sgn),         [WEFT_ELEMWISE_EXP] = ROW_F(k_exp),
+    [WEFT_ELEMWISE_LOG] = ROW_F(k_log),         [WEFT_ELEMWISE_LOG1P] = ROW_F(k_log1p),
+    [WEFT_ELEMWISE_SQRT] = ROW_F(k_sqrt),       [WEFT_ELEMWISE_SQR] = ROW_N(k_sqr),
+    [WEFT_ELEMWISE_TANH] = ROW_F(k_tanh),       [WEFT_ELEMWISE_SIGMOID] = ROW_F(k_sigmoid),
+    [WEFT_ELEMWISE_RELU] = ROW_ALL(k_relu),     [WEFT_ELEMWISE_SIN] = ROW_F(k_sin),
+    [WEFT_ELEMWISE_COS] = ROW_F(k_cos),         [WEFT_ELEMWISE_ADD] = ROW_ALL(k_add),
+    [WEFT_ELEMWISE_SUB] = ROW_N(k_sub),         [WEFT_ELEMWISE_MUL] = ROW_ALL(k_mul),
+    [WEFT_ELEMWISE_DIV] = ROW_F(k_div),         [WEFT_ELEMWISE_POW] = ROW_N(k_pow),
+    [WEFT_ELEMWISE_MAXIMUM] = ROW_ALL(k_max),   [WEFT_ELEMWISE_MINIMUM] = ROW_ALL(k_min),
+    [WEFT_ELEMWISE_SECOND] = ROW_ALL(k_second), [WEFT_ELEMWISE_LT] = ROW_ALL(k_lt),
+    [WEFT_ELEMWISE_LE] = ROW_ALL(k_le),         [WEFT_ELEMWISE_GT] = ROW_ALL(k_gt),
+    [WEFT_ELEMWISE_GE] = ROW_ALL(k_ge),         [WEFT_ELEMWISE_EQ] = ROW_ALL(k_eq),
+    [WEFT_ELEMWISE_NE] = ROW_ALL(k_ne),         [WEFT_ELEMWISE_SWITCH] = ROW_ALL(k_switch),
 };
 
 weft__row_fn weft__elemwise_kernel(weft_elemwise_kind_t kind, weft_dtype_t dt)
@@ -306,5 +222,7 @@ weft__row_fn weft__elemwise_kernel(weft_elemwise_kind_t kind, weft_dtype_t dt)
         return NULL;
     if (weft__ew_kind_is_complex_family(kind) || dt == WEFT_COMPLEX64 || dt == WEFT_COMPLEX128)
         return weft__elemwise_complex_kernel(kind, dt); /* elemwise_complex.c */
-    return kernels[kind][dt];
+    if (kernels[kind][dt]) return kernels[kind][dt];
+    weft__row_fn k = weft__elemwise_int_kernel(kind, dt);
+    return k ? k : weft__elemwise_math_kernel(kind, dt);
 }

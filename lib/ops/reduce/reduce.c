@@ -1,7 +1,8 @@
 /* The reduction ops Sum, Mean, Max, Min, Prod (one class each, props: axes
  * mask, rank, keepdims): constructors (weft/reduce.h), type inference,
  * perform and grad hooks. The gradient op ReduceGrad lives in reduce_grad.c,
- * Argmax in argmax.c, the strided loops in reduce_kernels.c. */
+ * Argmax in argmax.c, the split over the pool in reduce_split.c, the
+ * strided loops in reduce_kernels.c. */
 #include <stdio.h>
 #include <string.h>
 
@@ -14,12 +15,6 @@ static const char *const reduce_names[WEFT_REDUCE_KIND_COUNT] = {"Sum", "Mean", 
 const char *weft__reduce_kind_name(weft_reduce_kind_t kind)
 {
     return (unsigned)kind < WEFT_REDUCE_KIND_COUNT ? reduce_names[kind] : "Reduce";
-}
-
-bool weft__reduce_dtype_ok(weft_dtype_t dt)
-{
-    return dt == WEFT_FLOAT32 || dt == WEFT_FLOAT64 || dt == WEFT_INT32 || dt == WEFT_INT64 ||
-           weft__reduce_is_complex(dt); /* Max/Min/Argmax refuse it in make_node */
 }
 
 int weft__reduce_props_print(const void *props, char *buf, size_t cap)
@@ -48,26 +43,36 @@ int weft__reduce_out_shape(const weft__reduce_props_t *p, const int64_t *shape, 
     return k;
 }
 
-weft_status_t weft__reduce_check_input(weft_graph_t *g, const char *opname,
-                                       const weft__reduce_props_t *p, size_t n_in,
-                                       weft_var_t *const *inputs, size_t want_in)
+weft_status_t weft__input_check(weft_graph_t *g, const char *opname,
+                                const weft__reduce_props_t *p, size_t n_in,
+                                weft_var_t *const *inputs, size_t want_in, bool with_bool)
 {
     if (n_in != want_in) {
         return weft_graph_set_error(g, WEFT_EINVAL, "%s: takes %zu input(s), got %zu", opname,
                                     want_in, n_in);
     }
     const weft_type_t *t = weft_var_type(inputs[0]);
-    if (weft_type_kind(t) != WEFT_TYPE_TENSOR || !weft__reduce_dtype_ok(weft_type_dtype(t))) {
+    weft_dtype_t dt = weft_type_dtype(t);
+    if (weft_type_kind(t) != WEFT_TYPE_TENSOR ||
+        !(weft__reduce_dtype_ok(dt) || (with_bool && dt == WEFT_BOOL))) {
         char tb[64];
         weft_type_print(t, tb, sizeof tb);
-        return weft_graph_set_error(g, WEFT_ETYPE, "%s: input 0 has type %s (need an int32, "
-                                    "int64, float32, float64, complex64 or complex128 tensor)", opname, tb);
+        return weft_graph_set_error(g, WEFT_ETYPE, "%s: input 0 has type %s (%s is not "
+                                    "supported by %s)", opname, tb,
+                                    weft_dtype_name(weft_type_dtype(t)), opname);
     }
     if (weft_type_ndim(t) != p->ndim) {
         return weft_graph_set_error(g, WEFT_ETYPE, "%s: input 0 has %d dims, the op was "
                                     "built for %d", opname, weft_type_ndim(t), (int)p->ndim);
     }
     return WEFT_OK;
+}
+
+weft_status_t weft__reduce_check_input(weft_graph_t *g, const char *opname,
+                                       const weft__reduce_props_t *p, size_t n_in,
+                                       weft_var_t *const *inputs, size_t want_in)
+{
+    return weft__input_check(g, opname, p, n_in, inputs, want_in, false);
 }
 
 static weft_status_t reduce_make_node(weft_graph_t *g, const weft_op_t *op, size_t n_in,
@@ -186,11 +191,11 @@ static weft_status_t reduce_perform(const weft_apply_t *node, weft_tensor_t *con
     weft__rloop_t loop;
     weft__reduce_loop_init(p, x, out_strides, NULL, &loop);
     void *out = weft_tensor_data(outputs[0]);
-    weft__reduce_run(kind, dx, weft_tensor_data(x), dout, out, n_out, &loop);
-    if (kind == WEFT_REDUCE_MEAN) {
-        weft__reduce_scale(dout, out, n_out, 1.0 / (double)group); /* 0 * (1/0): NaN */
+    st = weft__reduce_run(ctx, kind, dx, weft_tensor_data(x), dout, out, n_out, &loop);
+    if (st == WEFT_OK && kind == WEFT_REDUCE_MEAN) {
+        weft__reduce_divide(dout, out, n_out, (double)group); /* 0 / 0: NaN */
     }
-    return WEFT_OK;
+    return st;
 }
 
 /* d reduce / d x = ReduceGrad(x, gz) for float x; integer inputs carry no
@@ -200,7 +205,7 @@ static weft_status_t reduce_grad(weft_graph_t *g, const weft_apply_t *node,
 {
     weft_var_t *x = weft_apply_input(node, 0);
     weft_dtype_t dt = weft_type_dtype(weft_var_type(x));
-    if (!output_grads[0] || (dt != WEFT_FLOAT32 && dt != WEFT_FLOAT64)) {
+    if (!output_grads[0] || weft_dtype_kind(dt) != WEFT_KIND_FLOAT) {
         return WEFT_OK;
     }
     const weft__reduce_props_t *p = weft_op_props(weft_apply_op(node));
@@ -237,11 +242,9 @@ const weft_op_class_t *weft__reduce_class(weft_reduce_kind_t kind)
     return (unsigned)kind < WEFT_REDUCE_KIND_COUNT ? classes[kind] : NULL;
 }
 
-/* Normalizes axes (negative from the end) into a mask, rejecting out-of-range
- * and repeated axes with a message naming the axis and the call site. */
-static weft_status_t reduce_axes_mask(weft_graph_t *g, const char *opname, int ndim,
-                                      size_t n_axes, const int *axes, const char *file,
-                                      int line, uint32_t *mask)
+weft_status_t weft__reduce_axes_mask(weft_graph_t *g, const char *opname, int ndim,
+                                     size_t n_axes, const int *axes, const char *file, int line,
+                                     uint32_t *mask)
 {
     *mask = 0;
     if (!axes) {
@@ -265,8 +268,8 @@ static weft_status_t reduce_axes_mask(weft_graph_t *g, const char *opname, int n
     return WEFT_OK;
 }
 
-weft_status_t weft__reduce_input_type(weft_graph_t *g, weft_var_t *x, const char *opname,
-                                      const char *file, int line, int *ndim)
+weft_status_t weft__input_type_check(weft_graph_t *g, weft_var_t *x, const char *opname,
+                                     const char *file, int line, bool with_bool, int *ndim)
 {
     if (weft_var_graph(x) != g) {
         char vb[256];
@@ -276,16 +279,23 @@ weft_status_t weft__reduce_input_type(weft_graph_t *g, weft_var_t *x, const char
                                     opname, file, line, vb);
     }
     const weft_type_t *t = weft_var_type(x);
-    if (weft_type_kind(t) != WEFT_TYPE_TENSOR || !weft__reduce_dtype_ok(weft_type_dtype(t))) {
+    weft_dtype_t dt = weft_type_dtype(t);
+    if (weft_type_kind(t) != WEFT_TYPE_TENSOR ||
+        !(weft__reduce_dtype_ok(dt) || (with_bool && dt == WEFT_BOOL))) {
         char tb[64];
         weft_type_print(t, tb, sizeof tb);
-        return weft_graph_set_error(g, WEFT_ETYPE, "%s (at %s:%d): input has type %s (need "
-                                    "an int32, int64, float32, float64, complex64 or "
-                                    "complex128 tensor)", opname,
-                                    file, line, tb);
+        return weft_graph_set_error(g, WEFT_ETYPE, "%s (at %s:%d): input has type %s (%s is "
+                                    "not supported by %s)", opname, file, line, tb,
+                                    weft_dtype_name(weft_type_dtype(t)), opname);
     }
     *ndim = weft_type_ndim(t);
     return WEFT_OK;
+}
+
+weft_status_t weft__reduce_input_type(weft_graph_t *g, weft_var_t *x, const char *opname,
+                                      const char *file, int line, int *ndim)
+{
+    return weft__input_type_check(g, x, opname, file, line, false, ndim);
 }
 
 static weft_status_t reduce_impl(weft_graph_t *g, weft_reduce_kind_t kind, weft_var_t *x,
@@ -309,7 +319,7 @@ static weft_status_t reduce_impl(weft_graph_t *g, weft_reduce_kind_t kind, weft_
     p.ndim = ndim;
     p.keepdims = keepdims ? 1 : 0;
     if (st == WEFT_OK) {
-        st = reduce_axes_mask(g, name, ndim, n_axes, axes, file, line, &p.axes);
+        st = weft__reduce_axes_mask(g, name, ndim, n_axes, axes, file, line, &p.axes);
     }
     const weft_op_t *op = NULL;
     if (st == WEFT_OK) {

@@ -9,13 +9,13 @@
 #include <string.h>
 
 #include "graph/ctor_int.h"
-#include "ops_int.h" /* weft__grad_undefined */
+#include "ops_int.h"
 #include "reduce_ops_int.h"
 
 static bool rgrad_float(const weft_type_t *t)
 {
     weft_dtype_t dt = weft_type_dtype(t);
-    return weft_type_kind(t) == WEFT_TYPE_TENSOR && (dt == WEFT_FLOAT32 || dt == WEFT_FLOAT64);
+    return weft_type_kind(t) == WEFT_TYPE_TENSOR && weft_dtype_kind(dt) == WEFT_KIND_FLOAT;
 }
 
 static weft_status_t rgrad_make_node(weft_graph_t *g, const weft_op_t *op, size_t n_in,
@@ -60,7 +60,7 @@ static weft_status_t rgrad_check_gz(weft_kernel_ctx_t *ctx, const weft__reduce_p
     int64_t want[WEFT_MAX_NDIM];
     int nd = weft__reduce_out_shape(p, weft_tensor_shape(x), want);
     bool ok = gz && weft_tensor_ndim(gz) == nd && weft_tensor_dtype(gz) == weft_tensor_dtype(x)
-              && (weft_tensor_dtype(x) == WEFT_FLOAT32 || weft_tensor_dtype(x) == WEFT_FLOAT64);
+              && weft_dtype_kind(weft_tensor_dtype(x)) == WEFT_KIND_FLOAT;
     for (int d = 0; ok && d < nd; d++) {
         ok = weft_tensor_dim(gz, d) == want[d];
     }
@@ -130,11 +130,6 @@ static weft_status_t rgrad_perform(const weft_apply_t *node, weft_tensor_t *cons
     return st;
 }
 
-static weft_status_t rgrad_null_var(weft_graph_t *g, const weft_apply_t *node, weft_var_t **out)
-{
-    return weft__grad_undefined(g, node, out); /* elemwise_grad.c */
-}
-
 static weft_status_t rgrad_grad(weft_graph_t *g, const weft_apply_t *node,
                                 weft_var_t *const *output_grads, weft_var_t **input_grads)
 {
@@ -143,8 +138,8 @@ static weft_status_t rgrad_grad(weft_graph_t *g, const weft_apply_t *node,
         return WEFT_OK;
     }
     if (p->kind != WEFT_REDUCE_SUM && p->kind != WEFT_REDUCE_MEAN) {
-        weft_status_t st = rgrad_null_var(g, node, &input_grads[0]);
-        return st == WEFT_OK ? rgrad_null_var(g, node, &input_grads[1]) : st;
+        weft_status_t st = weft__grad_null(g, node, &input_grads[0]);
+        return st == WEFT_OK ? weft__grad_null(g, node, &input_grads[1]) : st;
     }
     /* Linear in gz, independent of x's values: d/dgz is the same reduction. */
     int axes[WEFT_MAX_NDIM], n = 0;

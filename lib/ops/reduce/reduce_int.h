@@ -1,5 +1,7 @@
-/* Internal interface between the reduction ops (reduce.c, reduce_grad.c,
- * argmax.c) and their raw strided kernels (reduce_kernels.c).
+/* Internal interface between the reduction ops Sum, Mean, Max, Min, Prod and
+ * ReduceGrad (reduce.c, reduce_grad.c), their split over the pool
+ * (reduce_split.c) and their raw strided kernels (reduce_kernels.c).
+ * Argmax/Argmin run on the lane engine (lred_int.h).
  *
  * A loop describes x's shape with, per axis, x's stride and the output's
  * stride in elements; a reduced axis has output stride 0, so every x element
@@ -10,6 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "weft/kernel.h"
 #include "weft/reduce.h"
 #include "weft/status.h"
 #include "weft/type.h"
@@ -25,24 +28,47 @@ typedef struct weft__rloop {
 /* Output dtype of a reduction of x (see weft/reduce.h). */
 weft_dtype_t weft__reduce_out_dtype(weft_reduce_kind_t kind, weft_dtype_t in);
 
-/* Folds x into out (n_out contiguous elements, overwritten). MEAN only sums:
- * the caller then divides with weft__reduce_scale. dtypes: x one of
- * float32/64, int32/64; out as weft__reduce_out_dtype(kind, x's dtype). */
-void weft__reduce_run(weft_reduce_kind_t kind, weft_dtype_t dx, const void *x, weft_dtype_t dout,
-                      void *out, int64_t n_out, const weft__rloop_t *loop);
-/* weft__reduce_run for complex64 / complex128 x (Sum, Mean's sum, Prod;
- * reduce_complex.c). */
+/* Folds x into out (n_out contiguous elements, overwritten), split over the
+ * pool by fixed boxes when large (reduce_split.c). MEAN only sums: the
+ * caller then divides with weft__reduce_divide. dtypes: x any real dtype or
+ * complex64/complex128 (Sum, Mean, Prod only; not split: one C-order fold,
+ * weft__reduce_run_complex); out as weft__reduce_out_dtype(kind, x's dtype).
+ * Errors: WEFT_ENOMEM (scratch for partials), recorded on ctx. */
+weft_status_t weft__reduce_run(weft_kernel_ctx_t *ctx, weft_reduce_kind_t kind, weft_dtype_t dx,
+                               const void *x, weft_dtype_t dout, void *out, int64_t n_out,
+                               const weft__rloop_t *loop);
+/* The split of a prepared loop l (weft__rloop_prepare) that weft__reduce_run
+ * makes for an output of eo-byte elements: returns the chunk count (1: one
+ * box, axis and grain untouched), else sets *axis (of l) and *grain (its
+ * indices per chunk). */
+int64_t weft__reduce_split_plan(const weft__rloop_t *l, size_t eo, int *axis, int64_t *grain);
+/* The fold of weft__reduce_run for complex64 / complex128 x (Sum, Mean's
+ * sum, Prod; reduce_complex.c): out overwritten, x visited in C order over
+ * loop (unprepared). */
 void weft__reduce_run_complex(weft_reduce_kind_t kind, weft_dtype_t dt, const void *x, void *out,
                               int64_t n_out, const weft__rloop_t *loop);
 bool weft__reduce_is_complex(weft_dtype_t dt);
-/* out[i] *= factor for a float (or complex: each part) out. */
-void weft__reduce_scale(weft_dtype_t dt, void *out, int64_t n, double factor);
 
-/* Argmax: out[j] (int64, n_out contiguous) = index along the reduced axes of
- * the first maximum of group j; the index counts in C order over the reduced
- * axes only (a single axis: its position). best: n_out elements of scratch. */
-void weft__reduce_argmax(weft_dtype_t dx, const void *x, int64_t *out, int64_t *best,
-                         int64_t n_out, const weft__rloop_t *loop);
+/* ---- the raw kernels (reduce_kernels.c) ---- */
+/* Drops length-1 axes of in and moves the axis with the smallest x stride
+ * last (the inner axis). Returns false when some length is 0 (nothing to
+ * fold). */
+bool weft__rloop_prepare(const weft__rloop_t *in, weft__rloop_t *l);
+/* The fold's identity (its starting value) in n elements of out. */
+void weft__reduce_fill_identity(weft_reduce_kind_t kind, weft_dtype_t dout, void *out,
+                                int64_t n);
+/* Folds the box of x that the prepared loop l describes into out (which
+ * holds identities or partials), in the odometer's order: outer axes in
+ * order, the inner axis a 4-chain fold (reduced) or a vectorized row (kept). */
+void weft__reduce_box(weft_reduce_kind_t kind, weft_dtype_t dx, const void *x,
+                      weft_dtype_t dout, void *out, const weft__rloop_t *l);
+/* out[i] = fold(out[i], part[i]) for n partials of dtype dout. */
+void weft__reduce_merge(weft_reduce_kind_t kind, weft_dtype_t dout, void *out, const void *part,
+                        int64_t n);
+/* out[i] /= count for a float out, the division in double rounded once to
+ * out's dtype: NumPy's mean divides the sum by the count (a multiplication
+ * by 1/count can differ in the last bit: 3 * (1/5) is not 3 / 5). */
+void weft__reduce_divide(weft_dtype_t dt, void *out, int64_t n, double count);
 
 /* Gradient kernels; dx is contiguous with x's shape (loop.shape), g is read
  * through loop.sg (0 on reduced axes), loop.so is the contiguous layout of an

@@ -1,5 +1,5 @@
 /* The JSON props codec of the classes sharing the reduction props (Sum,
- * Mean, Max, Min, Prod, ReduceGrad, Argmax): {"kind": "Sum", "ndim": 2,
+ * Mean, Max, Min, Prod, ReduceGrad, Argmax, Argmin): {"kind": "Sum", "ndim": 2,
  * "axes": [0], "keepdims": true}. The kind is written by name; the other
  * fields go through the field table codec (props_fields_int.h). */
 #include <string.h>
@@ -29,7 +29,7 @@ static weft_status_t get_kind(const weft_json_props_t *p, int32_t *kind)
 
 /* The kind a class allows: a reduction class its own (a Sum node with
  * "kind": "Mean" would print as Sum and compute a mean), Argmax "Max";
- * ReduceGrad, the gradient of any kind, every kind. */
+ * Argmin "Min"; ReduceGrad, the gradient of any kind, every kind. */
 static weft_status_t check_kind(const weft_json_props_t *p, const weft_op_class_t *cls,
                                 int32_t kind)
 {
@@ -37,6 +37,7 @@ static weft_status_t check_kind(const weft_json_props_t *p, const weft_op_class_
     for (int k = 0; k < WEFT_REDUCE_KIND_COUNT; k++)
         if (strcmp(cls->name, weft__reduce_kind_name((weft_reduce_kind_t)k)) == 0) want = cls->name;
     if (strcmp(cls->name, "Argmax") == 0) want = "Max";
+    if (strcmp(cls->name, "Argmin") == 0) want = "Min";
     if (!want || strcmp(want, name) == 0) return WEFT_OK;
     return weft_json_props_error(p, WEFT_EPARSE, "kind: '%s' on a %s node (expected '%s')", name,
                                  cls->name, want);

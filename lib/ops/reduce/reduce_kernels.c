@@ -8,12 +8,15 @@
  * one vectorizes (built at -O3), the fold runs four independent accumulator
  * chains (a float fold cannot be reordered by the compiler). Integer sums
  * and products wrap in two's complement (computed in uint64_t, as the
- * elementwise ops do). The gradient kernels and Argmax visit x in plain C
- * order so "first" means first in C order. */
+ * elementwise ops do). Every table row comes from the dtype lists of
+ * base/dtype_list.h. The gradient kernels visit x in plain C order so
+ * "first" means first in C order. How a large reduction is cut into boxes
+ * and how their partials merge: reduce_split.c. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/dtype_list.h"
 #include "tensor/tensor_int.h"
 #include "reduce_int.h"
 
@@ -73,77 +76,117 @@ typedef void (*keep_fn)(const char *x, int64_t n, int64_t sx, char *o, int64_t s
         }                                                                           \
     }
 
-/* DEF_LOOPS(name, input, output, fold accumulator, kept-axis arithmetic, F) */
-DEF_LOOPS(sum_f32, float, float, double, float, SUM_F)
-DEF_LOOPS(sum_f64, double, double, double, double, SUM_F)
-DEF_LOOPS(sum_i32, int32_t, int64_t, uint64_t, uint64_t, SUM_F)
-DEF_LOOPS(sum_i64, int64_t, int64_t, uint64_t, uint64_t, SUM_F)
-DEF_LOOPS(meani_i32, int32_t, double, double, double, SUM_F)
-DEF_LOOPS(meani_i64, int64_t, double, double, double, SUM_F)
-DEF_LOOPS(prod_f32, float, float, double, float, PROD_F)
-DEF_LOOPS(prod_f64, double, double, double, double, PROD_F)
-DEF_LOOPS(prod_i32, int32_t, int64_t, uint64_t, uint64_t, PROD_F)
-DEF_LOOPS(prod_i64, int64_t, int64_t, uint64_t, uint64_t, PROD_F)
-DEF_LOOPS(max_f32, float, float, float, float, MAX_F)
-DEF_LOOPS(max_f64, double, double, double, double, MAX_F)
-DEF_LOOPS(max_i32, int32_t, int32_t, int32_t, int32_t, MAX_F)
-DEF_LOOPS(max_i64, int64_t, int64_t, int64_t, int64_t, MAX_F)
-DEF_LOOPS(min_f32, float, float, float, float, MIN_F)
-DEF_LOOPS(min_f64, double, double, double, double, MIN_F)
-DEF_LOOPS(min_i32, int32_t, int32_t, int32_t, int32_t, MIN_F)
-DEF_LOOPS(min_i64, int64_t, int64_t, int64_t, int64_t, MIN_F)
+/* DEF_LOOPS(name, input, output, fold accumulator, kept-axis arithmetic, F),
+ * per dtype list (base/dtype_list.h) through the *_LOOPS_* generators.
+ * Output dtypes (weft__reduce_out_dtype, NumPy's): Sum/Prod of bool and
+ * signed integers int64, of unsigned ones uint64 (wrapping, in uint64_t);
+ * Mean of integers and bool float64; float16 folds in float32 (as NumPy's
+ * half loops) and rounds to half once per output element; Max/Min keep
+ * the dtype. */
+#define SUMPROD_LOOPS_S(A, F, T, UT, sn, D) DEF_LOOPS(A##_##sn, T, int64_t, uint64_t, uint64_t, F)
+#define SUMPROD_LOOPS_U(A, F, T, UT, sn, D) DEF_LOOPS(A##_##sn, T, uint64_t, uint64_t, uint64_t, F)
+#define MEANI_LOOPS(A, B, T, UT, sn, D) DEF_LOOPS(meani_##sn, T, double, double, double, SUM_F)
+#define EXTREME_LOOPS_I(A, F, T, UT, sn, D) DEF_LOOPS(A##_##sn, T, T, T, T, F)
 
-/* Index: [kind (weft_reduce_kind_t order)][input dtype column: f32, f64, i32, i64].
- * MEAN sums (into float64 for integer inputs); the caller scales. */
-#define LOOP_ROW(k) {k##_f32_red, k##_f64_red, k##_i32_red, k##_i64_red}
-#define KEEP_ROW(k) {k##_f32_keep, k##_f64_keep, k##_i32_keep, k##_i64_keep}
-static const red_fn red_table[WEFT_REDUCE_KIND_COUNT][4] = {
-    LOOP_ROW(sum), {sum_f32_red, sum_f64_red, meani_i32_red, meani_i64_red}, LOOP_ROW(max),
-    LOOP_ROW(min), LOOP_ROW(prod)};
-static const keep_fn keep_table[WEFT_REDUCE_KIND_COUNT][4] = {
-    KEEP_ROW(sum), {sum_f32_keep, sum_f64_keep, meani_i32_keep, meani_i64_keep},
-    KEEP_ROW(max), KEEP_ROW(min), KEEP_ROW(prod)};
+/* A kind over every real dtype: floats (float32 folding in facc), float16
+ * (in float32), bool (output bo, accumulator ba) and the integer lists
+ * through the generators GS / GU. */
+#define LOOPS_ALL(k, F, facc, bo, ba, GS, GU)                       \
+    DEF_LOOPS(k##_f32, float, float, facc, float, F)                \
+    DEF_LOOPS(k##_f64, double, double, double, double, F)           \
+    DEF_LOOPS(k##_f16, weft__f16, weft__f16, float, float, F)       \
+    DEF_LOOPS(k##_b, weft__bool_el, bo, ba, ba, F)                  \
+    WEFT__SINT_DTYPES(GS, k, F)                                     \
+    WEFT__UINT_DTYPES(GU, k, F)
+/* Sum/Prod: bool as int64; Max/Min: bool as bool */
+#define SUMPROD_ALL(k, F) \
+    LOOPS_ALL(k, F, double, int64_t, uint64_t, SUMPROD_LOOPS_S, SUMPROD_LOOPS_U)
+#define EXTREME_ALL(k, F) \
+    LOOPS_ALL(k, F, float, weft__bool_el, weft__bool_el, EXTREME_LOOPS_I, EXTREME_LOOPS_I)
 
-static int dtype_col(weft_dtype_t dt)
+SUMPROD_ALL(sum, SUM_F)
+SUMPROD_ALL(prod, PROD_F)
+EXTREME_ALL(max, MAX_F)
+EXTREME_ALL(min, MIN_F)
+DEF_LOOPS(meani_b, weft__bool_el, double, double, double, SUM_F)
+WEFT__SINT_DTYPES(MEANI_LOOPS, ~, ~)
+WEFT__UINT_DTYPES(MEANI_LOOPS, ~, ~)
+
+/* Index: [kind (weft_reduce_kind_t order)][input dtype]; NULL: not reduced
+ * (complex). MEAN sums (floats in their dtype, integers and bool into
+ * float64); the caller scales. */
+#define RCELL_I(A, SUF, T, UT, sn, D) [D] = A##_##sn##SUF,
+#define RCELL_MI(A, SUF, T, UT, sn, D) [D] = meani_##sn##SUF,
+#define RROW(k, SUF)                                                          \
+    {[WEFT_FLOAT32] = k##_f32##SUF, [WEFT_FLOAT64] = k##_f64##SUF,             \
+     [WEFT_FLOAT16] = k##_f16##SUF, [WEFT_BOOL] = k##_b##SUF,                 \
+     WEFT__SINT_DTYPES(RCELL_I, k, SUF) WEFT__UINT_DTYPES(RCELL_I, k, SUF)}
+#define RROW_MEAN(SUF)                                                        \
+    {[WEFT_FLOAT32] = sum_f32##SUF, [WEFT_FLOAT64] = sum_f64##SUF,             \
+     [WEFT_FLOAT16] = sum_f16##SUF, [WEFT_BOOL] = meani_b##SUF,               \
+     WEFT__SINT_DTYPES(RCELL_MI, ~, SUF) WEFT__UINT_DTYPES(RCELL_MI, ~, SUF)}
+
+static const red_fn red_table[WEFT_REDUCE_KIND_COUNT][WEFT_DTYPE_COUNT] = {
+    [WEFT_REDUCE_SUM] = RROW(sum, _red),  [WEFT_REDUCE_MEAN] = RROW_MEAN(_red),
+    [WEFT_REDUCE_MAX] = RROW(max, _red),  [WEFT_REDUCE_MIN] = RROW(min, _red),
+    [WEFT_REDUCE_PROD] = RROW(prod, _red)};
+static const keep_fn keep_table[WEFT_REDUCE_KIND_COUNT][WEFT_DTYPE_COUNT] = {
+    [WEFT_REDUCE_SUM] = RROW(sum, _keep), [WEFT_REDUCE_MEAN] = RROW_MEAN(_keep),
+    [WEFT_REDUCE_MAX] = RROW(max, _keep), [WEFT_REDUCE_MIN] = RROW(min, _keep),
+    [WEFT_REDUCE_PROD] = RROW(prod, _keep)};
+
+bool weft__reduce_dtype_ok(weft_dtype_t dt)
 {
-    switch (dt) {
-    case WEFT_FLOAT32: return 0;
-    case WEFT_FLOAT64: return 1;
-    case WEFT_INT32: return 2;
-    default: return 3;
-    }
+    /* complex: Sum/Mean/Prod (reduce_complex.c); Max/Min refuse it in make_node */
+    return ((unsigned)dt < WEFT_DTYPE_COUNT && red_table[WEFT_REDUCE_SUM][dt] != NULL) ||
+           weft__reduce_is_complex(dt);
 }
 
 weft_dtype_t weft__reduce_out_dtype(weft_reduce_kind_t kind, weft_dtype_t in)
 {
-    bool is_int = in == WEFT_INT32 || in == WEFT_INT64;
-    if (!is_int || kind == WEFT_REDUCE_MAX || kind == WEFT_REDUCE_MIN) {
-        return in;
-    }
-    return kind == WEFT_REDUCE_MEAN ? WEFT_FLOAT64 : WEFT_INT64;
+    int k = weft_dtype_kind(in);
+    bool floaty = k == WEFT_KIND_FLOAT || k == WEFT_KIND_COMPLEX;
+    if (floaty || kind == WEFT_REDUCE_MAX || kind == WEFT_REDUCE_MIN) return in;
+    if (kind == WEFT_REDUCE_MEAN) return WEFT_FLOAT64;
+    return k == WEFT_KIND_UINT ? WEFT_UINT64 : WEFT_INT64;
 }
 
-/* The fold's identity (its starting value) for every output element. */
-static void reduce_fill_identity(weft_reduce_kind_t kind, weft_dtype_t dt, void *out, int64_t n)
+/* The fold's identity (its starting value) for an output of dtype dt: 0 for
+ * Sum/Mean, 1 for Prod, the dtype's lowest / highest value for Max / Min. */
+#define IDENT_S(A, B, T, UT, sn, D)                                      \
+    case D: {                                                            \
+        T lo = (T)((UT)1 << (8 * sizeof(T) - 1)), hi = (T)((UT)-1 >> 1); \
+        T v = is_max ? lo : is_min ? hi : (T)iv;                         \
+        for (int64_t i = 0; i < n; i++) ((T *)out)[i] = v;               \
+        return;                                                          \
+    }
+#define IDENT_U(A, B, T, UT, sn, D)                        \
+    case D: {                                              \
+        T v = is_max ? (T)0 : is_min ? (T)-1 : (T)iv;      \
+        for (int64_t i = 0; i < n; i++) ((T *)out)[i] = v; \
+        return;                                            \
+    }
+#define IDENT_F(A, B, T, sn, D)                                \
+    case D:                                                    \
+        for (int64_t i = 0; i < n; i++) ((T *)out)[i] = (T)fv; \
+        return;
+
+void weft__reduce_fill_identity(weft_reduce_kind_t kind, weft_dtype_t dt, void *out, int64_t n)
 {
     bool is_max = kind == WEFT_REDUCE_MAX, is_min = kind == WEFT_REDUCE_MIN;
     double fv = kind == WEFT_REDUCE_PROD ? 1.0 : is_max ? -INFINITY : is_min ? INFINITY : 0.0;
-    int64_t iv = kind == WEFT_REDUCE_PROD ? 1 : is_max ? INT64_MIN : is_min ? INT64_MAX : 0;
-    for (int64_t i = 0; i < n; i++) {
-        switch (dt) {
-        case WEFT_FLOAT32: ((float *)out)[i] = (float)fv; break;
-        case WEFT_FLOAT64: ((double *)out)[i] = fv; break;
-        case WEFT_INT32:
-            ((int32_t *)out)[i] = is_max ? INT32_MIN : is_min ? INT32_MAX : (int32_t)iv;
-            break;
-        default: ((int64_t *)out)[i] = iv; break;
-        }
+    int iv = kind == WEFT_REDUCE_PROD ? 1 : 0;
+    switch (dt) {
+    WEFT__SINT_DTYPES(IDENT_S, ~, ~)
+    WEFT__UINT_DTYPES(IDENT_U, ~, ~)
+    WEFT__FLOAT_DTYPES(IDENT_F, ~, ~)
+    IDENT_F(~, ~, weft__f16, f16, WEFT_FLOAT16)
+    case WEFT_BOOL: memset(out, is_min ? 1 : 0, (size_t)n); return;
+    default: return;
     }
 }
 
-/* Drops length-1 axes and moves the axis with the smallest x stride last.
- * Returns false when some length is 0 (nothing to fold). */
-static bool rloop_prepare(const weft__rloop_t *in, weft__rloop_t *l)
+bool weft__rloop_prepare(const weft__rloop_t *in, weft__rloop_t *l)
 {
     l->ndim = 0;
     for (int d = 0; d < in->ndim; d++) {
@@ -181,41 +224,32 @@ static bool rloop_prepare(const weft__rloop_t *in, weft__rloop_t *l)
     return true;
 }
 
-void weft__reduce_run(weft_reduce_kind_t kind, weft_dtype_t dx, const void *x, weft_dtype_t dout,
-                      void *out, int64_t n_out, const weft__rloop_t *loop)
+void weft__reduce_box(weft_reduce_kind_t kind, weft_dtype_t dx, const void *x,
+                      weft_dtype_t dout, void *out, const weft__rloop_t *l)
 {
-    if (weft__reduce_is_complex(dx)) { /* reduce_complex.c */
-        weft__reduce_run_complex(kind, dx, x, out, n_out, loop);
-        return;
-    }
-    reduce_fill_identity(kind, dout, out, n_out);
-    weft__rloop_t l;
-    if (!rloop_prepare(loop, &l)) {
-        return;
-    }
     int64_t ex = (int64_t)weft_dtype_size(dx), eo = (int64_t)weft_dtype_size(dout);
-    int inner = l.ndim - 1;
-    red_fn red = red_table[kind][dtype_col(dx)];
-    keep_fn keep = keep_table[kind][dtype_col(dx)];
+    int inner = l->ndim - 1;
+    red_fn red = red_table[kind][dx];
+    keep_fn keep = keep_table[kind][dx];
     int64_t idx[WEFT_MAX_NDIM] = {0};
     int64_t ox = 0, oo = 0;
     for (;;) {
         const char *xp = (const char *)x + ox * ex;
         char *op = (char *)out + oo * eo;
-        if (l.so[inner] == 0) {
-            red(xp, l.shape[inner], l.sx[inner], op);
+        if (l->so[inner] == 0) {
+            red(xp, l->shape[inner], l->sx[inner], op);
         } else {
-            keep(xp, l.shape[inner], l.sx[inner], op, l.so[inner]);
+            keep(xp, l->shape[inner], l->sx[inner], op, l->so[inner]);
         }
         int d = inner - 1;
         for (; d >= 0; d--) { /* odometer over the outer axes */
-            ox += l.sx[d];
-            oo += l.so[d];
-            if (++idx[d] < l.shape[d]) {
+            ox += l->sx[d];
+            oo += l->so[d];
+            if (++idx[d] < l->shape[d]) {
                 break;
             }
-            ox -= l.sx[d] * l.shape[d];
-            oo -= l.so[d] * l.shape[d];
+            ox -= l->sx[d] * l->shape[d];
+            oo -= l->so[d] * l->shape[d];
             idx[d] = 0;
         }
         if (d < 0) {
@@ -224,29 +258,29 @@ void weft__reduce_run(weft_reduce_kind_t kind, weft_dtype_t dx, const void *x, w
     }
 }
 
-void weft__reduce_scale(weft_dtype_t dt, void *out, int64_t n, double factor)
+/* The kept-axis loop of (kind, dout) folds a row of partials of the output's
+ * dtype: Sum/Mean of an integer x add int64 (wrapping) or float64 partials,
+ * as the kernels of an int64 or float64 x do. */
+void weft__reduce_merge(weft_reduce_kind_t kind, weft_dtype_t dout, void *out, const void *part,
+                        int64_t n)
+{
+    keep_table[kind][dout]((const char *)part, n, 1, (char *)out, 1);
+}
+
+void weft__reduce_divide(weft_dtype_t dt, void *out, int64_t n, double count)
 {
     if (weft__reduce_is_complex(dt)) { /* each part */
-        weft__reduce_scale(dt == WEFT_COMPLEX64 ? WEFT_FLOAT32 : WEFT_FLOAT64, out, 2 * n, factor);
+        weft__reduce_divide(dt == WEFT_COMPLEX64 ? WEFT_FLOAT32 : WEFT_FLOAT64, out, 2 * n, count);
         return;
     }
     for (int64_t i = 0; i < n; i++) {
         if (dt == WEFT_FLOAT32) {
-            ((float *)out)[i] = (float)((double)((float *)out)[i] * factor);
+            ((float *)out)[i] = (float)((double)((float *)out)[i] / count);
+        } else if (dt == WEFT_FLOAT16) {
+            ((weft__f16 *)out)[i] = (weft__f16)((double)((weft__f16 *)out)[i] / count);
         } else {
-            ((double *)out)[i] *= factor;
+            ((double *)out)[i] /= count;
         }
-    }
-}
-
-/* Element i of x (any supported dtype) as a double. */
-static double load_elem(weft_dtype_t dt, const void *x, int64_t i)
-{
-    switch (dt) {
-    case WEFT_FLOAT32: return ((const float *)x)[i];
-    case WEFT_FLOAT64: return ((const double *)x)[i];
-    case WEFT_INT32: return ((const int32_t *)x)[i];
-    default: return (double)((const int64_t *)x)[i];
     }
 }
 
@@ -296,51 +330,11 @@ static void reduce_visit(const weft__rloop_t *l, rvisit_fn fn, void *ctx)
     }
 }
 
-typedef struct argmax_ctx {
-    weft_dtype_t dt;
-    const void *x;
-    int64_t *out;
-    int64_t *best_off; /* x offset of the current best per group (any sign: reversed views) */
-} argmax_ctx_t;
-
-/* Whether the element at x offset `off` beats the group's best so far at
- * `best`: greater, or the first NaN (NumPy's argmax stops at a NaN). */
-static bool argmax_beats(const argmax_ctx_t *c, int64_t off, int64_t best)
-{
-    if (c->dt == WEFT_INT64) { /* exact: no round trip through double */
-        return ((const int64_t *)c->x)[off] > ((const int64_t *)c->x)[best];
-    }
-    double xv = load_elem(c->dt, c->x, off), bv = load_elem(c->dt, c->x, best);
-    return !isnan(bv) && (xv > bv || isnan(xv));
-}
-
-/* A group's first element in C order is the one at position 0 (every reduced
- * index 0): it starts the group, so no offset value has to mean "none yet"
- * (a reversed view's offsets are negative). */
-static void argmax_visit(void *p, const rvisit_t *v)
-{
-    argmax_ctx_t *c = p;
-    if (v->pos_in_group != 0 && !argmax_beats(c, v->ox, c->best_off[v->oo])) {
-        return;
-    }
-    c->best_off[v->oo] = v->ox;
-    c->out[v->oo] = v->pos_in_group;
-}
-
-void weft__reduce_argmax(weft_dtype_t dx, const void *x, int64_t *out, int64_t *best,
-                         int64_t n_out, const weft__rloop_t *loop)
-{
-    for (int64_t i = 0; i < n_out; i++) {
-        out[i] = 0;
-    }
-    argmax_ctx_t c = {dx, x, out, best};
-    reduce_visit(loop, argmax_visit, &c);
-}
-
 /* ---- gradient kernels ----------------------------------------------------- */
 
 static double loadf(weft_dtype_t dt, const void *p, int64_t i)
 {
+    if (dt == WEFT_FLOAT16) return (double)((const weft__f16 *)p)[i];
     return dt == WEFT_FLOAT32 ? (double)((const float *)p)[i] : ((const double *)p)[i];
 }
 
@@ -348,6 +342,8 @@ static void storef(weft_dtype_t dt, void *p, int64_t i, double v)
 {
     if (dt == WEFT_FLOAT32) {
         ((float *)p)[i] = (float)v;
+    } else if (dt == WEFT_FLOAT16) {
+        ((weft__f16 *)p)[i] = (weft__f16)v;
     } else {
         ((double *)p)[i] = v;
     }
@@ -381,6 +377,7 @@ typedef struct rgrad_ctx {
     }
 DEF_BCAST_ROW(bcast_row_f32, float)
 DEF_BCAST_ROW(bcast_row_f64, double)
+DEF_BCAST_ROW(bcast_row_f16, weft__f16)
 
 /* Through the N-d iterator (not the per-element visitor): a full reduction's
  * gradient is one fill of dx, a partial one a few strided rows. */
@@ -393,7 +390,10 @@ void weft__reduce_grad_broadcast(weft_dtype_t dt, const void *g, void *dx, doubl
     const int64_t *st[2] = {sdx, loop->sg};
     size_t isz[2] = {weft_dtype_size(dt), weft_dtype_size(dt)};
     weft__iter_rows(loop->ndim, loop->shape, 2, base, st, isz,
-                    dt == WEFT_FLOAT32 ? bcast_row_f32 : bcast_row_f64, &scale);
+                    dt == WEFT_FLOAT32   ? bcast_row_f32
+                    : dt == WEFT_FLOAT16 ? bcast_row_f16
+                                         : bcast_row_f64,
+                    &scale);
 }
 
 /* Pass 1: the first extreme position of each group (NaN counts as extreme). */

@@ -268,7 +268,8 @@ static weft_status_t set_make_node(weft_graph_t *g, const weft_op_t *op, size_t 
     if ((st = sub_out_type(g, name, weft_op_props(op), xt, &sub)) != WEFT_OK) return st;
     if (is_inc(op) && weft_type_dtype(xt) == WEFT_BOOL)
         return weft_graph_set_error(g, WEFT_ETYPE, "%s: input 0 is bool (no addition)", name);
-    if (weft_type_dtype(yt) > weft_type_dtype(xt))
+    /* y must convert to x's dtype safely: their promotion is x's dtype */
+    if (weft_dtype_promote(weft_type_dtype(xt), weft_type_dtype(yt)) != weft_type_dtype(xt))
         return weft_graph_set_error(g, WEFT_ETYPE, "%s: input 1 is %s, larger than input 0's %s",
                                     name, weft_dtype_name(weft_type_dtype(yt)),
                                     weft_dtype_name(weft_type_dtype(xt)));

@@ -150,7 +150,8 @@ void weft__iter_rows(int ndim, const int64_t *shape, int nop, char *const *base,
 bool weft__iter_one_row(int ndim, const int64_t *shape, int nop, const int64_t *const *strides,
                         size_t *n, int64_t *s);
 
-/* The row kernel converting operand 1 (dtype src) into operand 0 (dtype dst). */
+/* The row kernel converting operand 1 (dtype src) into operand 0 (dtype dst)
+ * (convert.c; NULL for a pair it does not convert). */
 weft__row_fn weft__convert_fn(weft_dtype_t dst, weft_dtype_t src);
 
 /* complex64 / complex128 (lib/graph's weft_dtype_kind without the
@@ -168,6 +169,15 @@ weft_status_t weft__tensor_allclose_complex(const weft_tensor_t *a, const weft_t
                                             double rtol, double atol, bool *equal);
 /* weft__convert_fn for a pair with a complex side (convert_complex.c). */
 weft__row_fn weft__convert_complex_fn(weft_dtype_t dst, weft_dtype_t src);
+/* Runs the float32 row kernel f32 over a row whose operands k with bit k
+ * of half_mask set are float16 (half_rows.c): chunks of those are converted
+ * to float32 scratch, f32 runs on the chunk, a float16 output (bit 0) is
+ * rounded back to nearest even. Operands without the bit are bool (a
+ * comparison's output, Switch's condition) and are passed through with
+ * their strides. In-place safe: an output chunk is written after the
+ * kernel read its inputs' chunk. */
+void weft__half_rows(size_t n, char *const *p, const int64_t *s, void *arg, int nop,
+                     unsigned half_mask, weft__row_fn f32);
 
 /* Loop pragmas: tell the vectorizer the iterations are independent. Used
  * instead of restrict because in-place kernels write exactly onto an input

@@ -1,0 +1,184 @@
+/* Branch-free expm1 and atan2 for the elementwise kernels
+ * (elemwise_math_kernels.c): straight-line code, every case a select, so
+ * GCC -O3 vectorizes the kernel loops that call them (libm's scalar calls
+ * cost about 10 ns an element). Both are within 2 ulp of the true value,
+ * specials (+-0, +-inf, NaN, subnormals, the overflow threshold) included
+ * (tests/ops/test_elemwise_math.c checks >= 10^6 inputs against libm).
+ * The including file is built with -ffp-contract=off, so every ISA clone
+ * computes the same IEEE operations and gives the same bits; the
+ * polynomials use explicit fma(), exactly rounded everywhere (one
+ * instruction in the x86-64-v3/v4 clones, glibc's fma in the default one),
+ * which halves their operations.
+ * float32 goes through these in float64 and rounds once at the end (at most
+ * 0.5 ulp of float32 more). */
+#ifndef WEFT_OPS_EW_VMATH_H
+#define WEFT_OPS_EW_VMATH_H
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+/* The two entry points are inlined into every loop (a row kernel has four
+ * loops per ISA clone; GCC would otherwise call one scalar copy from some). */
+#if defined(__GNUC__)
+#define VM_INLINE static inline __attribute__((always_inline))
+#else
+#define VM_INLINE static inline
+#endif
+
+static inline double vm_from_bits(uint64_t u)
+{
+    double d;
+    memcpy(&d, &u, sizeof d);
+    return d;
+}
+
+static inline uint64_t vm_bits(double d)
+{
+    uint64_t u;
+    memcpy(&u, &d, sizeof u);
+    return u;
+}
+
+/* c ? a : b as bit operations: a ternary on a clamped input lets GCC thread
+ * the clamp's constants into separate branches, and then the loop no longer
+ * vectorizes (seen with the AVX2 clone). */
+static inline double vm_select(bool c, double a, double b)
+{
+    uint64_t m = (uint64_t)0 - (uint64_t)c;
+    return vm_from_bits((vm_bits(a) & m) | (vm_bits(b) & ~m));
+}
+
+/* 2^k for k in [-1022, 1023] */
+static inline double vm_pow2(int64_t k)
+{
+    return vm_from_bits((uint64_t)(k + 1023) << 52);
+}
+
+/* ---- expm1 ---------------------------------------------------------------------------
+ * Cody and Waite's reduction x = k ln2 + r, |r| <= ln2/2, with ln2 split in
+ * fdlibm's ln2_hi (32 significant bits, so k ln2_hi and x - k ln2_hi are
+ * exact) and ln2_lo; r is kept as r_hi + r_lo. expm1(r) = r + q(r) with q
+ * the Taylor series r^2/2! + ... + r^14/14! (truncation below 2^-56 of r),
+ * by Horner's rule in fma.
+ * Then expm1(x) = (2^k - 1) + 2^k expm1(r), the first sum exact
+ * (Knuth's two-sum), so the result is rounded about once.
+ * Clamping x to [-40, 710] keeps k in [-58, 1024] and gives the right
+ * limits: expm1(x < -40) rounds to -1, expm1(x > 709.79) overflows to inf
+ * (2^1024 is formed as 2^1023 * 2). A NaN x fails both clamps and stays
+ * NaN through the arithmetic (its k is garbage but only ever bits). */
+#define VM_INV_LN2 1.44269504088896338700e+00
+#define VM_LN2_HI 6.93147180369123816490e-01 /* 0x3fe62e42fee00000 */
+#define VM_LN2_LO 1.90821492927058770002e-10
+#define VM_ROUND_SHIFT 0x1.8p52 /* adding it rounds to an integer in the low bits */
+
+/* e^r - 1 - r for |r| <= 0.35 (Taylor, Horner). */
+static inline double vm_expm1_tail(double r)
+{
+    double p = 1.1470745597729725e-11; /* 1/14! */
+    p = fma(p, r, 1.6059043836821613e-10);
+    p = fma(p, r, 2.08767569878681e-09);
+    p = fma(p, r, 2.505210838544172e-08);
+    p = fma(p, r, 2.755731922398589e-07);
+    p = fma(p, r, 2.7557319223985893e-06);
+    p = fma(p, r, 2.48015873015873e-05);
+    p = fma(p, r, 0.0001984126984126984);
+    p = fma(p, r, 0.001388888888888889);
+    p = fma(p, r, 0.008333333333333333);
+    p = fma(p, r, 0.041666666666666664);
+    p = fma(p, r, 0.16666666666666666);
+    p = fma(p, r, 0.5);
+    return r * r * p;
+}
+
+VM_INLINE double vm_expm1(double x)
+{
+    double xc = vm_select(x < -40.0, -40.0, vm_select(x > 710.0, 710.0, x));
+    double kd = xc * VM_INV_LN2 + VM_ROUND_SHIFT;
+    int64_t k = (int64_t)(vm_bits(kd) & ((UINT64_C(1) << 52) - 1)) - (INT64_C(1) << 51);
+    kd -= VM_ROUND_SHIFT;
+    double y = xc - kd * VM_LN2_HI, c = kd * VM_LN2_LO;
+    double r = y - c, r_lo = (y - r) - c;
+    double lo = vm_expm1_tail(r) + r_lo * (1.0 + r); /* expm1(r) = r + lo */
+    int64_t big = k > 1023;
+    double t = vm_pow2(k - big), u = t - 1.0, v = t * r;
+    double s = u + v, bv = s - u, err = (u - (s - bv)) + (v - bv); /* two-sum */
+    double res = (s + (err + t * lo)) * vm_pow2(big);
+    /* expm1 keeps x's sign, so -0 stays -0 (a select on x == 0 would not
+     * vectorize in the AVX2 clone) */
+    return copysign(res, x);
+}
+
+/* ---- atan2 ---------------------------------------------------------------------------
+ * fdlibm's atan (s_atan.c, Sun Microsystems 1993): z = |y|/|x| reduced by
+ * atan(z) = atan(c) + atan((z - c)/(1 + c z)) with c in {0, 1/2, 1, 3/2}
+ * (or pi/2 - atan(1/z) above 39/16), so |t| <= 7/16, then its odd
+ * polynomial of degree 23, with atan(c) split hi + lo. Here t is formed
+ * from |y| and |x| directly, (|y| - c|x|) / (|x| + c|y|): one division, no
+ * rounded quotient z. The quadrant as fdlibm's e_atan2.c: pi - a for a
+ * negative (or -0) x, then y's sign. Selects instead of its special-case
+ * branches: 0/0 becomes 0/1 and inf/inf 1/1 (giving +-0, +-pi, +-pi/4,
+ * +-3pi/4 as C99 Annex F), and operands above 2^1000 or both below 2^-900
+ * are scaled by a power of 2 so (|x| + 1.5|y|) cannot overflow nor lose
+ * bits. */
+#define VM_ATAN_HI_1 4.63647609000806093515e-01 /* atan(1/2) */
+#define VM_ATAN_HI_2 7.85398163397448278999e-01 /* atan(1) */
+#define VM_ATAN_HI_3 9.82793723247329054082e-01 /* atan(3/2) */
+#define VM_ATAN_HI_4 1.57079632679489655800e+00 /* atan(inf) */
+#define VM_ATAN_LO_1 2.26987774529616870924e-17
+#define VM_ATAN_LO_2 3.06161699786838301793e-17
+#define VM_ATAN_LO_3 1.39033110312309984516e-17
+#define VM_ATAN_LO_4 6.12323399573676603587e-17
+#define VM_PI_HI 3.14159265358979311600e+00
+#define VM_PI_LO 1.2246467991473531772e-16
+
+/* t * (the fdlibm polynomial in t^2) for |t| <= 7/16: atan(t) = t - this. */
+static inline double vm_atan_poly(double t)
+{
+    double z = t * t, w = z * z;
+    double s1 = fma(w, 1.62858201153657823623e-02, 4.97687799461593236017e-02);
+    s1 = fma(w, s1, 6.66107313738753120669e-02);
+    s1 = fma(w, s1, 9.09088713343650656196e-02);
+    s1 = fma(w, s1, 1.42857142725034663711e-01);
+    s1 = fma(w, s1, 3.33333333333329318027e-01);
+    double s2 = fma(w, -3.65315727442169155270e-02, -5.83357013379057348645e-02);
+    s2 = fma(w, s2, -7.69187620504482999495e-02);
+    s2 = fma(w, s2, -1.11111104054623557880e-01);
+    s2 = fma(w, s2, -1.99999999998764832476e-01);
+    return t * fma(z, s1, w * s2);
+}
+
+VM_INLINE double vm_atan2(double y, double x)
+{
+    double ax = fabs(x), ay = fabs(y);
+    bool both0 = (ax == 0.0) & (ay == 0.0), both_inf = (ax == INFINITY) & (ay == INFINITY);
+    ax = vm_select(both0 | both_inf, 1.0, ax);
+    ay = vm_select(both0, 0.0, vm_select(both_inf, 1.0, ay));
+    double m = ax > ay ? ax : ay;
+    double scale = vm_select(m > 0x1p1000, 0x1p-8, vm_select(m < 0x1p-900, 0x1p100, 1.0));
+    ax *= scale;
+    ay *= scale;
+    /* the reduction: c = 0 (z < 7/16), 1/2, 1, 3/2, or 1/z (z >= 39/16) */
+    bool g1 = ay >= 0.4375 * ax, g2 = ay >= 0.6875 * ax, g3 = ay >= 1.1875 * ax,
+         g4 = ay >= 2.4375 * ax;
+    double c = vm_select(g3, 1.5, vm_select(g2, 1.0, 0.5));
+    double hi = vm_select(g4, VM_ATAN_HI_4,
+                          vm_select(g3, VM_ATAN_HI_3,
+                                    vm_select(g2, VM_ATAN_HI_2, vm_select(g1, VM_ATAN_HI_1, 0.0))));
+    double lo = vm_select(g4, VM_ATAN_LO_4,
+                          vm_select(g3, VM_ATAN_LO_3,
+                                    vm_select(g2, VM_ATAN_LO_2, vm_select(g1, VM_ATAN_LO_1, 0.0))));
+    double num = vm_select(g4, -ax, vm_select(g1, ay - c * ax, ay));
+    double den = vm_select(g4, ay, vm_select(g1, ax + c * ay, ax));
+    double t = num / den;
+    double e = (vm_atan_poly(t) - lo) - t; /* atan(|y|/|x|) = hi - e */
+    /* x < 0 or -0: pi - (hi - e), summed as (pi_hi - hi) + (pi_lo + e) so the
+     * small part is not rounded away first (pi_hi - pi/2_hi is exact: x = -0
+     * or y = +-inf beside a finite x gives pi/2 exactly) */
+    bool neg_x = (int64_t)vm_bits(x) < 0; /* signbit(x), which does not vectorize */
+    double a = vm_select(neg_x, (VM_PI_HI - hi) + (VM_PI_LO + e), hi - e);
+    return copysign(a, y);
+}
+
+#endif /* WEFT_OPS_EW_VMATH_H */
