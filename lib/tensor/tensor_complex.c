@@ -1,8 +1,8 @@
 /* Element helpers of complex tensors: get/set an element as (re, im) and
  * allclose over complex values. Conversions: convert_complex.c. */
-#include <complex.h>
 #include <math.h>
 
+#include "base/cmplx.h" /* <complex.h>, with CMPLX under clang too */
 #include "tensor/tensor_int.h"
 
 /* One element at p of dtype dt converted to complex128 (dt has a

@@ -5,10 +5,10 @@
  * machine's Debian 12 python3-numpy), promotion, dtype errors with their
  * messages, and Composite's refusal. */
 #define _POSIX_C_SOURCE 200809L /* mkstemp */
-#include <complex.h>
 #include <stdio.h>
 #include <unistd.h>
 
+#include "base/cmplx.h" /* <complex.h>, with CMPLX under clang too */
 #include "ops_fixture.h"
 #include "weft/composite.h"
 #include "weft/grad.h"

@@ -15,10 +15,10 @@
  * NumPy calls the platform's too). Abs is NumPy's scaled hypot (cabs_*
  * below), Angle atan2(im, re), as NumPy. Built with -ffp-contract=off (CMakeLists.txt):
  * no multiply-add fusion, so the same bits as NumPy's compiled loops. */
-#include <complex.h>
 #include <math.h>
 #include <string.h>
 
+#include "base/cmplx.h" /* <complex.h>, with CMPLX under clang too */
 #include "ops_int.h"
 #include "weft/type.h"
 
