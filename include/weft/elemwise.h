@@ -75,6 +75,21 @@
  * Cast and the implicit conversions convert as weft/tensor.h's
  * "Conversions" says (NumPy's results on x86-64).
  *
+ * Complex numbers (complex64, complex128; docs/dtypes.md "Complex numbers"):
+ * a node with a complex input takes NumPy's promotion (weft_dtype_promote:
+ * float64 + complex64 is complex128). Allowed on complex: Neg Add Sub Mul
+ * Div (Smith's algorithm, as NumPy) Sqr Exp Log Sqrt Pow Sin Cos Tanh (C's
+ * cexp ...), Abs (a real result: complex64 -> float32, complex128 ->
+ * float64), Eq Ne, Second, Switch branches, Cast, Real Imag Conj Angle.
+ * Refused (WEFT_ETYPE naming the op, input and dtype): Lt Le Gt Ge Maximum
+ * Minimum ("complex numbers have no order in weft"), Sgn Log1p Sigmoid Relu
+ * ("... is not defined for complex numbers"). The complex kinds: Real(x),
+ * Imag(x) (the parts, real; a real x: x, zeros), Conj(x), Angle(x)
+ * (atan2(im, re), real; a real x: 0 or pi in its float dtype) and
+ * Complex(re, im) = re + 1j im (real inputs; complex64 for float32 parts,
+ * else complex128). No kind has an in-place variant that changes dtype
+ * (Complex, and Real/Imag/Abs/Angle of a complex input, have none).
+ *
  * Sigmoid is numpy's 1 / (1 + exp(-x)), bit for bit, wherever exp(-x) is
  * finite; below that (x < -88.72 float32, < -709.78 float64) it is
  * exp(x) / (1 + exp(x)), so it reaches the subnormals instead of dropping to
@@ -116,6 +131,10 @@
  * not. Gammaln's gradient uses Digamma, Digamma's Trigamma; Trigamma's
  * gradient hook fails with WEFT_ENOTIMPL (polygamma(2, x) is not
  * implemented).
+ * Complex intermediates carry gradients for Real, Imag, Complex, Conj, Abs,
+ * Angle, Add, Sub, Neg, Mul, Second, Switch and Cast (PyTensor's convention,
+ * docs/dtypes.md "Complex numbers"); any other kind on a complex input
+ * returns an undefined gradient (weft_grad: WEFT_ENOGRAD naming the node).
  * Maximum and Minimum send gz to the input equal to the result and split a
  * tie, gz/2 to each input (none where the result is NaN): maximum(x, x)
  * gets gz in all, and a tie between two variables gets the symmetric
@@ -224,7 +243,13 @@ extern "C" {
     X(DIGAMMA, "Digamma", 1)    \
     X(TRIGAMMA, "Trigamma", 1)  \
     X(COPYSIGN, "Copysign", 2)  \
-    X(NEXTAFTER, "Nextafter", 2)
+    X(NEXTAFTER, "Nextafter", 2) \
+    /* complex (issue 17) */    \
+    X(REAL, "Real", 1)          \
+    X(IMAG, "Imag", 1)          \
+    X(CONJ, "Conj", 1)          \
+    X(ANGLE, "Angle", 1)        \
+    X(COMPLEX, "Complex", 2)
 
 /* The elementwise kinds. Clip takes (x, lo, hi). Every kind except Cast, the
  * comparisons, the bool-valued kinds (IsNan ... LogicalXor) and the
@@ -321,6 +346,12 @@ WEFT_API weft_var_t *weft_zeros_like_at(weft_graph_t *g, weft_var_t *x, const ch
 #define weft_where(g, c, a, b) weft_switch_at((g), (c), (a), (b), __FILE__, __LINE__)
 #define weft_cast(g, x, dtype) weft_cast_at((g), (x), (dtype), __FILE__, __LINE__)
 
+#define weft_real(g, x) weft_unary_at((g), WEFT_ELEMWISE_REAL, (x), __FILE__, __LINE__)
+#define weft_imag(g, x) weft_unary_at((g), WEFT_ELEMWISE_IMAG, (x), __FILE__, __LINE__)
+#define weft_conj(g, x) weft_unary_at((g), WEFT_ELEMWISE_CONJ, (x), __FILE__, __LINE__)
+#define weft_angle(g, x) weft_unary_at((g), WEFT_ELEMWISE_ANGLE, (x), __FILE__, __LINE__)
+#define weft_complex(g, re, im) \
+    weft_binary_at((g), WEFT_ELEMWISE_COMPLEX, (re), (im), __FILE__, __LINE__)
 #define weft_neg(g, x) weft_unary_at((g), WEFT_ELEMWISE_NEG, (x), __FILE__, __LINE__)
 #define weft_abs(g, x) weft_unary_at((g), WEFT_ELEMWISE_ABS, (x), __FILE__, __LINE__)
 #define weft_sgn(g, x) weft_unary_at((g), WEFT_ELEMWISE_SGN, (x), __FILE__, __LINE__)

@@ -2,11 +2,17 @@
  *
  * Ops: Dot (matrix/vector products and batched matrix products), Gemm
  * (Z <- b*Z + a*X@Y), Gemv (y <- b*y + a*A@x), Cholesky (lower factor),
- * Trsm (triangular solve), Syrk (A@A^T or A^T@A). float32 and float64 only;
- * every input of one op has the same dtype (no implicit upcast: WEFT_ETYPE).
- * Each op has a reverse-mode gradient (weft/grad.h). The LAPACK solvers and
- * decompositions (solve, inv, det, qr, svd, eigh, lstsq, ...) and the norms
- * are in weft/linalg_lapack.h (docs/linalg.md).
+ * Trsm (triangular solve), Syrk (A@A^T or A^T@A). float32 and float64; all
+ * of them also complex64 and complex128 (docs/dtypes.md,
+ * "Complex numbers": Cholesky factors a Hermitian matrix, A = L L^H; every
+ * transpose is plain, never conjugate). Every input of one op has the same
+ * dtype (no implicit upcast: WEFT_ETYPE).
+ * Each op has a reverse-mode gradient (weft/grad.h), except on complex
+ * inputs (Gemm, Gemv, Cholesky, Trsm, Syrk: none, disconnected; Dot:
+ * dX = G conj(Y)^T, dY = conj(X)^T G, PyTensor's complex convention). The
+ * LAPACK solvers and decompositions (solve, inv, det, qr, svd, eigh, lstsq,
+ * ...) and the norms are in weft/linalg_lapack.h (docs/linalg.md; real
+ * dtypes only).
  *
  * Strides: a kernel hands BLAS the operand's memory as it is whenever the
  * layout allows: a row-major matrix with any row stride becomes the leading

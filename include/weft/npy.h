@@ -1,10 +1,12 @@
 /* Reading NumPy .npy files into tensors (inputs for tools such as weft-prof).
  *
  * Supported: format versions 1.0 and 2.0, C order, little-endian (or
- * byte-order-free) dtypes of every real weft dtype: '|b1' (bool), '|i1',
+ * byte-order-free) dtypes of every weft dtype: '|b1' (bool), '|i1',
  * '<i2', '<i4', '<i8' (int8..int64), '|u1', '<u2', '<u4', '<u8'
- * (uint8..uint64), '<f2' (float16), '<f4', '<f8' (float32, float64); '<b1',
- * '<i1' and '<u1' are also read. Any rank up to WEFT_MAX_NDIM. Anything else
+ * (uint8..uint64), '<f2' (float16), '<f4', '<f8' (float32, float64), '<c8'
+ * (complex64) and '<c16' (complex128: pairs of little-endian floats, real
+ * part first); '<b1', '<i1' and '<u1' are also read. Any rank up to
+ * WEFT_MAX_NDIM. Anything else
  * is refused with a message saying what: big-endian or other dtypes, Fortran
  * order, other versions, a malformed header, a truncated file.
  *
@@ -42,7 +44,7 @@ WEFT_API weft_status_t weft_npy_load(const char *path, weft_tensor_t **out, char
  * non-contiguous t is written in C order. msg as weft_npy_load.
  * Ownership: borrows.  Thread: any (t not written meanwhile).
  * Errors: WEFT_EINVAL (NULL path/t), WEFT_ETYPE (a dtype with no descr
- *   above: "complex64 is not supported by the npy writer"), WEFT_EIO
+ *   above, "... is not supported by the npy writer": none today), WEFT_EIO
  *   (cannot create or write the file, named), WEFT_ENOMEM. */
 WEFT_API weft_status_t weft_npy_save(const char *path, weft_tensor_t *t, char *msg,
                                      size_t msg_cap);

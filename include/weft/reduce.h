@@ -10,8 +10,10 @@
  * 0); an empty list (axes != NULL, n_axes == 0) reduces nothing (the op then
  * copies x). keepdims keeps each reduced axis as a length-1 axis.
  *
- * dtypes: every real dtype (docs/dtypes.md §3); a complex x is WEFT_ETYPE
- * ("complex64 is not supported by Sum"). As NumPy: Sum and Prod of bool and
+ * dtypes: every real dtype (docs/dtypes.md §3); complex64/complex128 for
+ * Sum, Mean and Prod (keeping x's dtype; a C-order fold, not split over the
+ * pool), refused by Max, Min, Argmax and Argmin (WEFT_ETYPE, "complex
+ * numbers have no order in weft"; docs/dtypes.md "Complex numbers"). As NumPy: Sum and Prod of bool and
  * signed integers give int64, of unsigned integers uint64 (wrapping); Mean
  * of integers and bool gives float64, the sum divided by the count (not
  * multiplied by its inverse: NumPy's bits); otherwise the output has x's

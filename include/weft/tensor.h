@@ -38,7 +38,14 @@
  *   float: rounded to nearest even; float to a narrower float (float16 is
  *   IEEE binary16): rounded to nearest even, subnormals kept, out of range
  *   -> +-inf. get/set/fill/full/flat_get/to_f64 go through double (exact for
- *   every dtype but 64-bit integers beyond 2^53).
+ *   every dtype but 64-bit integers beyond 2^53; a complex element's real
+ *   part);
+ * - complex (complex64: two float32, complex128: two float64, real part
+ *   first, as C's float/double _Complex and NumPy): to bool, re != 0 ||
+ *   im != 0; to another real dtype, the real part converted as a float32 /
+ *   float64 (the imaginary part is dropped, as NumPy does with a warning);
+ *   a real value to complex: the value as float32 / float64, imaginary +0;
+ *   complex64 <-> complex128 part by part.
  * No conversion is undefined behaviour.
  *
  * Errors: functions return a status; since they have no context object, the
@@ -208,14 +215,27 @@ WEFT_API weft_status_t weft_tensor_copy(weft_tensor_t *dst, const weft_tensor_t 
 WEFT_API weft_status_t weft_tensor_get(const weft_tensor_t *t, const int64_t *index,
                                        double *value);
 WEFT_API weft_status_t weft_tensor_set(weft_tensor_t *t, const int64_t *index, double value);
+/* Reads / writes the element at index[0..ndim) as a complex number (re, im):
+ * any dtype, converted through complex128 ("Conversions": a real element
+ * reads with im 0; writing a real element stores re and drops im, as
+ * NumPy's complex-to-real cast; a bool element stores re != 0 || im != 0).
+ * weft_tensor_get on a complex element reads its real part.
+ * Errors: WEFT_EINVAL (NULL args), WEFT_ERANGE (an index out of bounds),
+ * WEFT_ETYPE (t's dtype has no conversion to complex128 yet, named). */
+WEFT_API weft_status_t weft_tensor_get_complex(const weft_tensor_t *t, const int64_t *index,
+                                               double *re, double *im);
+WEFT_API weft_status_t weft_tensor_set_complex(weft_tensor_t *t, const int64_t *index, double re,
+                                               double im);
 /* Element i in C order (flat index over the logical shape) as a double;
  * NaN when i is out of range or t is NULL. */
 WEFT_API double weft_tensor_flat_get(const weft_tensor_t *t, size_t i);
 /* Copies the elements in C order into dst, converted to double (dst holds
  * weft_tensor_size(t) entries). Errors: WEFT_EINVAL. */
 WEFT_API weft_status_t weft_tensor_to_f64(const weft_tensor_t *t, double *dst);
-/* Element-wise |a - b| <= atol + rtol * |b| over equal shapes (any dtypes);
- * NaNs equal NaNs. *equal false for different shapes.
+/* Element-wise |a - b| <= atol + rtol * |b| over equal shapes (any dtypes;
+ * where one is complex, |.| is the complex modulus); NaNs equal NaNs (a
+ * complex value is NaN when either part is). WEFT_ETYPE when one is complex
+ * and the other's dtype has no conversion to complex128 yet. *equal false for different shapes.
  * Errors: WEFT_EINVAL (NULL args). */
 WEFT_API weft_status_t weft_tensor_allclose(const weft_tensor_t *a, const weft_tensor_t *b,
                                             double rtol, double atol, bool *equal);

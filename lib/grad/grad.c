@@ -121,6 +121,17 @@ static bool grad_is_float(const weft_var_t *v)
     return weft_type_kind(t) == WEFT_TYPE_TENSOR && weft_dtype_kind(dt) == WEFT_KIND_FLOAT;
 }
 
+/* Variables a gradient flows through: floats, and complex intermediates
+ * (docs/dtypes.md, "Complex numbers"); cost and wrt stay real. */
+static bool grad_carries(const weft_var_t *v)
+{
+    const weft_type_t *t = weft_var_type(v);
+    weft_dtype_t dt = weft_type_dtype(t);
+    return grad_is_float(v) ||
+           (weft_type_kind(t) == WEFT_TYPE_TENSOR &&
+            (dt == WEFT_COMPLEX64 || dt == WEFT_COMPLEX128));
+}
+
 static bool grad_connected(const weft_apply_t *a, size_t in, size_t out)
 {
     const weft_op_class_t *cls = weft_op_class(weft_apply_op(a));
@@ -194,7 +205,7 @@ static weft_status_t grad_collect(grad_state_t *s, const weft_apply_t *a, weft_v
 {
     for (size_t i = 0; i < weft_apply_n_inputs(a); i++) {
         weft_var_t *in = weft_apply_input(a, i);
-        if (!ig[i] || !(s->flags[weft_var_id(in)] & GRAD_RELEVANT) || !grad_is_float(in)) {
+        if (!ig[i] || !(s->flags[weft_var_id(in)] & GRAD_RELEVANT) || !grad_carries(in)) {
             continue;
         }
         weft_type_kind_t k = weft_type_kind(weft_var_type(ig[i]));
@@ -222,7 +233,7 @@ static void grad_spread_undefined(grad_state_t *s, const weft_apply_t *a,
 {
     for (size_t i = 0; i < weft_apply_n_inputs(a); i++) {
         weft_var_t *in = weft_apply_input(a, i);
-        if ((s->flags[weft_var_id(in)] & GRAD_RELEVANT) && grad_is_float(in)) {
+        if ((s->flags[weft_var_id(in)] & GRAD_RELEVANT) && grad_carries(in)) {
             grad_mark_undefined(s, in, origin);
         }
     }

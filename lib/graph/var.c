@@ -138,8 +138,18 @@ static bool scalar_convert(weft_dtype_t dtype, double value, unsigned char *buf)
     WEFT__UINT_DTYPES(SCALAR_UINT, ~, ~)
     WEFT__FLOAT_DTYPES(SCALAR_FLOAT, ~, ~)
     SCALAR_FLOAT(~, ~, weft__f16, f16, WEFT_FLOAT16)
+    case WEFT_COMPLEX64: { /* value + 0j */
+        float x[2] = {(float)value, 0.0f};
+        memcpy(buf, x, sizeof(x));
+        return true;
+    }
+    case WEFT_COMPLEX128: {
+        double x[2] = {value, 0.0};
+        memcpy(buf, x, sizeof(x));
+        return true;
+    }
     default:
-        return false; /* complex: not a real scalar */
+        return false;
     }
 }
 
@@ -150,7 +160,7 @@ static weft_status_t constant_scalar(weft_graph_t *g, weft_dtype_t dtype, double
     const weft_type_t *t;
     weft_status_t s = weft_type_tensor(g, dtype, 0, NULL, &t);
     if (s != WEFT_OK) return s;
-    unsigned char buf[8];
+    unsigned char buf[16];
     char sb[WEFT__SITE_CAP];
     if (!scalar_convert(dtype, value, buf))
         return weft__graph_err(g, WEFT_EINVAL,
@@ -317,6 +327,16 @@ static int print_scalar(const weft_var_t *c, size_t k, char *buf, size_t cap)
     WEFT__UINT_DTYPES(PRINT_UINT, ~, ~)
     WEFT__FLOAT_DTYPES(PRINT_FLOAT, ~, ~)
     PRINT_FLOAT(~, ~, weft__f16, f16, WEFT_FLOAT16)
+    case WEFT_COMPLEX64: { /* NumPy's form: (1+2j) */
+        float x[2];
+        memcpy(x, p, sizeof(x));
+        return snprintf(buf, cap, "(%g%+gj)", (double)x[0], (double)x[1]);
+    }
+    case WEFT_COMPLEX128: {
+        double x[2];
+        memcpy(x, p, sizeof(x));
+        return snprintf(buf, cap, "(%g%+gj)", x[0], x[1]);
+    }
     default:
         break;
     }

@@ -304,6 +304,12 @@ static bool put_int_elem(weft_dtype_t dt, json_t *v, void *data, size_t i)
 
 static bool put_elem(weft_dtype_t dt, json_t *v, void *data, size_t i)
 {
+    if (dt == WEFT_COMPLEX64 || dt == WEFT_COMPLEX128) { /* [re, im], parts as floats */
+        weft_dtype_t part = dt == WEFT_COMPLEX64 ? WEFT_FLOAT32 : WEFT_FLOAT64;
+        return json_is_array(v) && json_array_size(v) == 2 &&
+               put_elem(part, json_array_get(v, 0), data, 2 * i) &&
+               put_elem(part, json_array_get(v, 1), data, 2 * i + 1);
+    }
     if (weft_dtype_kind(dt) != WEFT_KIND_FLOAT) return put_int_elem(dt, v, data, i);
     double x;
     const char *s = json_string_value(v);

@@ -63,7 +63,13 @@ static json_t *value_json(weft_dtype_t dt, const void *data, size_t i)
     }
     WEFT__FLOAT_DTYPES(VALUE_FLOAT, ~, ~)
     VALUE_FLOAT(~, ~, weft__f16, f16, WEFT_FLOAT16)
-    default: return NULL; /* complex: refused by the caller */
+    case WEFT_COMPLEX64: /* [re, im], each part as a float32 element */
+        return json_pack("[oo]", value_json(WEFT_FLOAT32, data, 2 * i),
+                         value_json(WEFT_FLOAT32, data, 2 * i + 1));
+    case WEFT_COMPLEX128:
+        return json_pack("[oo]", value_json(WEFT_FLOAT64, data, 2 * i),
+                         value_json(WEFT_FLOAT64, data, 2 * i + 1));
+    default: return NULL;
     }
     if (isnan(v)) return json_string("nan");
     if (isinf(v)) return json_string(v > 0 ? "inf" : "-inf");
@@ -86,11 +92,6 @@ static weft_status_t add_data_entry(io_save_t *st, const weft_var_t *v, const vo
                                     size_t n, json_t *list)
 {
     weft_dtype_t dt = weft_type_dtype(weft_var_type(v));
-    if (weft_dtype_kind(dt) == WEFT_KIND_COMPLEX)
-        return weft_graph_set_error(st->g, WEFT_ETYPE,
-                                    "weft_graph_io_save: %s is not supported by the JSON graph "
-                                    "format (variable %s)",
-                                    weft_dtype_name(dt), weft_var_name(v) ? weft_var_name(v) : "?");
     json_t *e = var_entry(v, st->next_id), *arr = json_array();
     for (size_t i = 0; arr && i < n; i++)
         if (json_array_append_new(arr, value_json(dt, data, i)) != 0) {

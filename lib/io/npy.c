@@ -42,8 +42,8 @@ static const char *dict_value(const char *hdr, const char *key)
     return p;
 }
 
-/* NumPy's little-endian descr of each real dtype (bool's byte order is
- * "|"; "<b1" is also read). */
+/* NumPy's little-endian descr of each dtype (bool's byte order is "|";
+ * "<b1" is also read; complex: pairs of floats, real part first). */
 static const struct {
     const char *text;
     weft_dtype_t dt;
@@ -51,6 +51,7 @@ static const struct {
                   {"<i4", WEFT_INT32},  {"<i8", WEFT_INT64},    {"|u1", WEFT_UINT8},
                   {"<u2", WEFT_UINT16}, {"<u4", WEFT_UINT32},   {"<u8", WEFT_UINT64},
                   {"<f2", WEFT_FLOAT16}, {"<f4", WEFT_FLOAT32}, {"<f8", WEFT_FLOAT64},
+                  {"<c8", WEFT_COMPLEX64}, {"<c16", WEFT_COMPLEX128},
                   {"<b1", WEFT_BOOL},   {"<i1", WEFT_INT8},     {"<u1", WEFT_UINT8}};
 
 static bool parse_descr(const char *v, weft_dtype_t *dt)
@@ -143,7 +144,7 @@ static weft_status_t read_header(FILE *f, const char *path, npy_header_t *h, cha
     if (s == WEFT_OK && (!d || !fo || !sh))
         s = npy_err(msg, cap, WEFT_EPARSE, path, "header lacks descr, fortran_order or shape");
     if (s == WEFT_OK && !parse_descr(d, &h->dt))
-        s = npy_err(msg, cap, WEFT_ENOTIMPL, path, "dtype %.12s (read: |b1 |i1 <i2 <i4 <i8 |u1 <u2 <u4 <u8 <f2 <f4 <f8)", d);
+        s = npy_err(msg, cap, WEFT_ENOTIMPL, path, "dtype %.12s (read: |b1 |i1 <i2 <i4 <i8 |u1 <u2 <u4 <u8 <f2 <f4 <f8 <c8 <c16)", d);
     if (s == WEFT_OK && strncmp(fo, "False", 5) != 0)
         s = npy_err(msg, cap, WEFT_ENOTIMPL, path, "Fortran-order array (only C order is read)");
     if (s == WEFT_OK && (h->ndim = parse_shape(sh, h->shape)) < 0)

@@ -57,6 +57,28 @@ bool weft__ew_int_is_predicate(weft_elemwise_kind_t kind);
 bool weft__ew_int_is_costly(weft_elemwise_kind_t kind);
 weft__row_fn weft__elemwise_int_kernel(weft_elemwise_kind_t kind, weft_dtype_t dt);
 
+/* Complex numbers (elemwise_complex.c). The kinds Real, Imag, Conj, Angle,
+ * Complex ("the complex family"), and any kind with a complex input except
+ * Cast, are typed and dispatched there: */
+bool weft__ew_kind_is_complex_family(weft_elemwise_kind_t k);
+/* Whether make_node of kind k on inputs goes through weft__ew_complex_infer. */
+bool weft__ew_complex_involved(weft_elemwise_kind_t k, size_t n_in, weft_var_t *const *inputs);
+/* The output dtype (errors name the op, the input and its dtype; a compute
+ * dtype with no kernel, e.g. Angle of float16, is WEFT_ETYPE too). */
+weft_status_t weft__ew_complex_infer(weft_graph_t *g, weft_elemwise_kind_t k, size_t n_in,
+                                     weft_var_t *const *inputs, weft_dtype_t *out);
+/* The dtype a node of kind k computes in, for input tensors in and output
+ * dtype odt; WEFT_DTYPE_COUNT when the node is not complex-involved. */
+weft_dtype_t weft__ew_complex_compute(weft_elemwise_kind_t k, weft_tensor_t *const *in,
+                                      size_t n_in, weft_dtype_t odt);
+/* Gradients (elemwise_complex_grad.c): whether the node is complex-family
+ * or has a complex input or output, and its grad hook. */
+bool weft__ew_complex_grad_applies(const weft_apply_t *node);
+weft_status_t weft__ew_complex_grad(weft_graph_t *g, const weft_apply_t *node,
+                                    weft_var_t *const *output_grads, weft_var_t **input_grads);
+/* weft__elemwise_kernel for a complex compute dtype or a complex-family kind. */
+weft__row_fn weft__elemwise_complex_kernel(weft_elemwise_kind_t kind, weft_dtype_t dt);
+
 /* Shared by the elementwise classes and Composite (composite.c): make_node
  * checks (every input a tensor of one rank) and static broadcasting, and at
  * run time the input checks against the node's types and the broadcast

@@ -58,6 +58,10 @@ static weft_status_t local_mul_one(weft_fgraph_t *fg, weft_apply_t *node, void *
 {
     (void)fg;
     (void)user;
+    /* complex x * 1 is not x: (a + bi)(1 + 0i) has a - b*0 and a*0 + b,
+     * NaN for an infinite part, +0 for a = -0 with b < 0 (docs/dtypes.md) */
+    weft_dtype_t dt = weft_type_dtype(weft_var_type(out0(node)));
+    if (weft_dtype_kind(dt) == WEFT_KIND_COMPLEX) return WEFT_OK;
     return identity_elem(node, WEFT_ELEMWISE_MUL, 1.0, res);
 }
 

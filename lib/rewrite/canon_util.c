@@ -53,6 +53,16 @@ static double elem_at(const void *data, weft_dtype_t dt, size_t i)
     WEFT__UINT_DTYPES(ELEM_INT, ~, ~)
     WEFT__FLOAT_DTYPES(ELEM_FLOAT, ~, ~)
     ELEM_FLOAT(~, ~, weft__f16, f16, WEFT_FLOAT16)
+    /* complex: the real part when the imaginary part is 0, else NaN (equal
+     * to no real value) */
+    case WEFT_COMPLEX64: {
+        const float *z = (const float *)data + 2 * i;
+        return z[1] == 0 ? z[0] : NAN;
+    }
+    case WEFT_COMPLEX128: {
+        const double *z = (const double *)data + 2 * i;
+        return z[1] == 0 ? z[0] : NAN;
+    }
     default: return NAN;
     }
 }

@@ -44,8 +44,9 @@ static bool node_fusable(const weft_apply_t *node)
                                               && ip < 0))
         return false;
     weft_dtype_t dt = weft_type_dtype(weft_var_type(weft_apply_output(node, 0)));
-    /* Composite refuses bool and integer Pow (weft/composite.h) */
-    if (dt == WEFT_BOOL) return false;
+    /* Composite refuses bool, complex (docs/dtypes.md) and integer Pow
+     * (weft/composite.h) */
+    if (dt == WEFT_BOOL || weft_dtype_kind(dt) == WEFT_KIND_COMPLEX) return false;
     if (ew && k == WEFT_ELEMWISE_POW && weft_dtype_kind(dt) != WEFT_KIND_FLOAT) return false;
     for (size_t i = 0; i < weft_apply_n_inputs(node); i++)
         if (weft_type_dtype(weft_var_type(weft_apply_input(node, i))) != dt) return false;

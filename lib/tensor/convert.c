@@ -117,11 +117,14 @@ CONV_DSTS(DEF_CONV_ROW)
 #define CONV_CELL(TD, dn, TS, sn, CLS, ES) [ES] = conv_##dn##_##sn,
 #define CONV_ROW(TD, dn, ED) [ED] = {CONV_SRCS(CONV_CELL, TD, dn)},
 
-/* Complex rows and columns stay NULL here (not converted by this table). */
+/* Complex rows and columns stay NULL here: weft__convert_fn hands a pair
+ * with a complex side to convert_complex.c. */
 static const weft__row_fn conv_table[WEFT_DTYPE_COUNT][WEFT_DTYPE_COUNT] = {CONV_DSTS(CONV_ROW)};
 
 weft__row_fn weft__convert_fn(weft_dtype_t dst, weft_dtype_t src)
 {
     if ((unsigned)dst >= WEFT_DTYPE_COUNT || (unsigned)src >= WEFT_DTYPE_COUNT) return NULL;
+    if (weft__dtype_is_complex(dst) || weft__dtype_is_complex(src))
+        return weft__convert_complex_fn(dst, src); /* convert_complex.c */
     return conv_table[dst][src];
 }

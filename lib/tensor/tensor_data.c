@@ -92,7 +92,7 @@ weft_status_t weft_tensor_contiguous(weft_tensor_t *src, weft_tensor_t **out)
 /* arg: the element's bytes (already converted to the tensor's dtype) */
 typedef struct fill_value {
     size_t isz;
-    unsigned char bytes[8];
+    unsigned char bytes[16]; /* complex128: two doubles */
 } fill_value_t;
 
 static void fill_row(size_t n, char *const *p, const int64_t *s, void *arg)
@@ -109,10 +109,12 @@ static void fill_row(size_t n, char *const *p, const int64_t *s, void *arg)
         uint32_t x, *o = (uint32_t *)p[0];
         memcpy(&x, v->bytes, 4);
         for (size_t i = 0; i < n; i++) o[(int64_t)i * s[0]] = x;
-    } else {
+    } else if (v->isz == 8) {
         uint64_t x, *o = (uint64_t *)p[0];
         memcpy(&x, v->bytes, 8);
         for (size_t i = 0; i < n; i++) o[(int64_t)i * s[0]] = x;
+    } else { /* complex128 */
+        for (size_t i = 0; i < n; i++) memcpy(p[0] + (int64_t)i * s[0] * 16, v->bytes, 16);
     }
 }
 
@@ -131,7 +133,7 @@ weft_status_t weft_tensor_fill(weft_tensor_t *t, double value)
 
 /* ---- element access --------------------------------------------------------- */
 
-static weft_status_t element_ptr(const weft_tensor_t *t, const int64_t *index, char **p)
+weft_status_t weft__tensor_element_ptr(const weft_tensor_t *t, const int64_t *index, char **p)
 {
     if (!t || (t->ndim > 0 && !index))
         return weft__tensor_error(WEFT_EINVAL, "NULL tensor or index");
@@ -159,7 +161,7 @@ weft_status_t weft_tensor_get(const weft_tensor_t *t, const int64_t *index, doub
 {
     char *p;
     if (!value) return weft__tensor_error(WEFT_EINVAL, "NULL value");
-    weft_status_t st = element_ptr(t, index, &p);
+    weft_status_t st = weft__tensor_element_ptr(t, index, &p);
     if (st == WEFT_OK) *value = load_f64(t->dtype, p);
     return st;
 }
@@ -167,7 +169,7 @@ weft_status_t weft_tensor_get(const weft_tensor_t *t, const int64_t *index, doub
 weft_status_t weft_tensor_set(weft_tensor_t *t, const int64_t *index, double value)
 {
     char *p;
-    weft_status_t st = element_ptr(t, index, &p);
+    weft_status_t st = weft__tensor_element_ptr(t, index, &p);
     if (st != WEFT_OK) return st;
     char *base[2] = {p, (char *)&value};
     int64_t s[2] = {1, 1};
@@ -206,6 +208,8 @@ weft_status_t weft_tensor_allclose(const weft_tensor_t *a, const weft_tensor_t *
     if (a->ndim != b->ndim) return WEFT_OK;
     for (int d = 0; d < a->ndim; d++)
         if (a->shape[d] != b->shape[d]) return WEFT_OK;
+    if (weft__dtype_is_complex(a->dtype) || weft__dtype_is_complex(b->dtype))
+        return weft__tensor_allclose_complex(a, b, rtol, atol, equal); /* tensor_complex.c */
     size_t n = weft_tensor_size(a);
     *equal = true;
     for (size_t i = 0; i < n && *equal; i++) {

@@ -210,6 +210,9 @@ def mismatch_mask(got, r, any_zero_sign=False):
     """Elements of got that differ from the reference value r (a ref.Val);
     any_zero_sign: -0.0 and 0.0 match (fast_math may change the sign of zero)."""
     v, tol = r.v, r.tol
+    if got.dtype.kind == 'c':  # each part as a float, the same tolerance
+        return (mismatch_mask(got.real, ref.Val(v.real, tol), any_zero_sign) |
+                mismatch_mask(got.imag, ref.Val(v.imag, tol), any_zero_sign))
     if got.dtype.kind != 'f':
         bad = got != v
         return bad if tol is None else bad & (tol == 0)

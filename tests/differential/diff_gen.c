@@ -10,6 +10,7 @@
 
 static const char *const family_names[DIFF_FAM_COUNT] = {
     "elemwise", "shape", "reduce", "linalg", "fusion", "rewrite", "mixed", "grad", "dtypes",
+    "complex",
 };
 
 const char *diff_family_name(diff_family_t f)
@@ -831,6 +832,7 @@ static void gen_family(diff_gen_t *gn)
     case DIFF_FAM_REWRITE: gen_family_rewrite(gn); break;
     case DIFF_FAM_GRAD: gen_family_grad(gn); break;
     case DIFF_FAM_DTYPES: gen_family_dtypes(gn); break;
+    case DIFF_FAM_COMPLEX: gen_family_complex(gn); break;
     case DIFF_FAM_MIXED:
     default:
         gen_inputs(gn, diff_rng_int(&gn->rng, 1, 3), false);
@@ -861,6 +863,9 @@ weft_status_t diff_gen_case(weft_graph_t *g, diff_case_t *c, weft_var_t *const *
     diff_rng_seed(&frng, c->seed ^ 0x6474797065u);
     c->family = draw_family(&gn.rng);
     if (diff_rng_chance(&frng, 0.09)) c->family = DIFF_FAM_DTYPES;
+    /* the complex family, from a stream of its own too (diff_gen_complex.c):
+     * 1 case in 16, taken from any family (dtypes included) */
+    if (diff_gen_complex_drawn(c->seed)) c->family = DIFF_FAM_COMPLEX;
     gn.float_values = draw_float_values(&gn.rng);
     gn.smooth = c->family == DIFF_FAM_GRAD;
     gen_family(&gn);

@@ -100,4 +100,9 @@ void gen_family_rewrite(diff_gen_t *gn);
 void gen_family_grad(diff_gen_t *gn);
 void gen_family_dtypes(diff_gen_t *gn);
 
+/* ---- complex numbers (diff_gen_complex.c) ---- */
+/* Whether case seed is a complex case (a stream of its own). */
+bool diff_gen_complex_drawn(uint64_t seed);
+void gen_family_complex(diff_gen_t *gn);
+
 #endif /* WEFT_DIFF_GEN_INT_H */

@@ -165,7 +165,8 @@ static void fill_converted(diff_rng_t *r, weft_dtype_t dt, diff_values_t v, void
 void diff_fill_values(diff_rng_t *r, weft_dtype_t dt, diff_values_t v, void *dst, size_t n)
 {
     switch (dt) {
-    case WEFT_BOOL: case WEFT_INT32: case WEFT_INT64: case WEFT_FLOAT32: case WEFT_FLOAT64: break;
+    case WEFT_BOOL: case WEFT_INT32: case WEFT_INT64: case WEFT_FLOAT32: case WEFT_FLOAT64:
+    case WEFT_COMPLEX64: case WEFT_COMPLEX128: break;
     default: fill_converted(r, dt, v, dst, n); return;
     }
     for (size_t i = 0; i < n; i++) {
@@ -174,7 +175,16 @@ void diff_fill_values(diff_rng_t *r, weft_dtype_t dt, diff_values_t v, void *dst
         case WEFT_INT32: ((int32_t *)dst)[i] = (int32_t)draw_int(r, v, true); break;
         case WEFT_INT64: ((int64_t *)dst)[i] = draw_int(r, v, false); break;
         case WEFT_FLOAT32: ((float *)dst)[i] = (float)draw_float(r, v, true); break;
-        default: ((double *)dst)[i] = draw_float(r, v, false); break;
+        case WEFT_FLOAT64: ((double *)dst)[i] = draw_float(r, v, false); break;
+        case WEFT_COMPLEX64: /* (re, im), each drawn as a float32 */
+            ((float *)dst)[2 * i] = (float)draw_float(r, v, true);
+            ((float *)dst)[2 * i + 1] = (float)draw_float(r, v, true);
+            break;
+        case WEFT_COMPLEX128:
+            ((double *)dst)[2 * i] = draw_float(r, v, false);
+            ((double *)dst)[2 * i + 1] = draw_float(r, v, false);
+            break;
+        default: break; /* dtypes drawn by fill_converted */
         }
     }
 }

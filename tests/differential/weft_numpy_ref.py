@@ -38,7 +38,7 @@ import numpy as np
 
 DTYPES = {n: np.dtype(n) for n in (
     'bool', 'int8', 'int16', 'int32', 'int64', 'uint8', 'uint16', 'uint32', 'uint64',
-    'float16', 'float32', 'float64')}
+    'float16', 'float32', 'float64', 'complex64', 'complex128')}
 NAME = {v: k for k, v in DTYPES.items()}
 
 # Own error allowed for each transcendental kind, in units in the last place
@@ -173,7 +173,8 @@ INTEGER = {'Mod': np.remainder, 'FloorDivide': np.floor_divide, 'Fmod': np.fmod,
            'BitwiseXor': np.bitwise_xor, 'LeftShift': np.left_shift,
            'RightShift': np.right_shift}
 INT_KINDS = set(ROUNDING) | set(PREDICATES) | set(LOGICAL) | set(INTEGER) | {'NanToNum', 'Clip'}
-ELEMWISE = UNARY | BINARY | MATH_UNARY | MATH_BINARY | {'Switch'} | INT_KINDS
+ELEMWISE = (UNARY | BINARY | MATH_UNARY | MATH_BINARY | {'Switch'} | INT_KINDS |
+            {'Real', 'Imag', 'Conj', 'Angle', 'Complex'})
 REDUCTIONS = {'Sum', 'Mean', 'Max', 'Min', 'Prod', 'Argmax', 'Argmin'}
 # weft_lreduce_at's classes other than Argmax/Argmin, the scans and sorting ops.
 LANE_REDUCTIONS = {'Any', 'All', 'Var', 'Std', 'LogSumExp', 'NanSum', 'NanMean', 'NanMax', 'NanMin'}
@@ -404,7 +405,8 @@ def relu(x):
 
 def cast(x, dt):
     with np.errstate(all='ignore'):
-        r = x.v.astype(dt) if dt != np.bool_ else (x.v != 0)
+        v = x.v.real if x.v.dtype.kind == 'c' and dt.kind != 'c' and dt != np.bool_ else x.v
+        r = v.astype(dt) if dt != np.bool_ else (x.v != 0)
     if x.tol is None:
         return Val(r)
     v, t = f64(x.v), x.tol
@@ -518,6 +520,8 @@ def int_kind(kind, ins):
 
 
 def elemwise(kind, ins, props):
+    if kind in COMPLEX_KINDS or (kind != 'Cast' and any(x.v.dtype.kind == 'c' for x in ins)):
+        return complex_elemwise(kind, ins)
     if kind in INT_KINDS:
         return int_kind(kind, ins)
     if kind == 'Cast':
@@ -565,6 +569,108 @@ def composite(props, ins, on_step=None):
             on_step(name, step_ins, regs[-1])
     shape = np.broadcast_shapes(*[x.v.shape for x in ins])  # the output has every input's shape
     return _same(regs[-1], lambda a: np.array(np.broadcast_to(a, shape)))
+
+
+# ---- complex numbers (docs/dtypes.md "Complex numbers") ------------------------------
+#
+# NumPy computes the reference in the complex dtype itself. Neg, Add, Sub,
+# Conj, Real, Imag, Complex, Second, Switch, Eq, Ne are exact; the others
+# (Mul, Sqr, Div, Pow: weft's formulas are NumPy's, but NumPy's SIMD loops
+# may fuse multiply-adds; Exp Log Sqrt Sin Cos Tanh: both call glibc; Abs,
+# Angle) get COMPLEX_ULPS of the result's magnitude per part, unchecked when
+# an input is uncertain or the result not finite. An uncertain input makes
+# an exact kind's result uncertain by the inputs' tolerances.
+
+COMPLEX_KINDS = {'Real', 'Imag', 'Conj', 'Angle', 'Complex'}
+COMPLEX_ULPS = 8
+_CX_EXACT = {'Neg': np.negative, 'Conj': np.conj, 'Real': np.real, 'Imag': np.imag}
+_CX_INEXACT = {'Exp': np.exp, 'Log': np.log, 'Sqrt': np.sqrt, 'Sin': np.sin, 'Cos': np.cos,
+               'Tanh': np.tanh, 'Sqr': np.square, 'Abs': np.abs, 'Angle': np.angle}
+_CX_BINARY = {'Add': np.add, 'Sub': np.subtract, 'Mul': np.multiply, 'Div': np.divide,
+              'Pow': np.power}
+
+
+def _part_dtype(dt):
+    return np.dtype(np.float32) if dt in (np.complex64, np.float32) else np.dtype(np.float64)
+
+
+def _cx_inexact(r, ins):
+    """COMPLEX_ULPS of |r| in r's part precision; inf where an input is
+    uncertain or r is not finite."""
+    eps = np.finfo(_part_dtype(r.dtype)).eps
+    with np.errstate(all='ignore'):
+        mag = np.abs(r).astype(np.float64)
+        tol = COMPLEX_ULPS * eps * mag + np.finfo(_part_dtype(r.dtype)).tiny
+        tol = np.where(np.isfinite(r), tol, np.inf)
+    for x in ins:
+        if x.tol is not None:
+            tol = np.where(np.broadcast_to(x.tol, r.shape) > 0, np.inf, tol)
+    return Val(r, tol)
+
+
+def _cx_exact(r, ins):
+    if all(x.tol is None for x in ins):
+        return Val(r)
+    tol = sum(tol_of(x, r.shape) for x in ins)
+    return Val(r, np.where(np.isfinite(r), tol, np.inf))
+
+
+def complex_elemwise(kind, ins):
+    with np.errstate(all='ignore'):
+        if kind == 'Complex':
+            part = _part_dtype(np.result_type(ins[0].v.dtype, ins[1].v.dtype, np.float16))
+            shape = np.broadcast_shapes(ins[0].v.shape, ins[1].v.shape)
+            r = np.empty(shape, dtype=np.complex64 if part == np.float32 else np.complex128)
+            r.real, r.imag = ins[0].v, ins[1].v
+            return _cx_exact(r, ins)
+        if kind == 'Switch':
+            dt = upcast(ins[1:])
+            return _cx_exact(np.where(ins[0].v, ins[1].v, ins[2].v).astype(dt), ins)
+        dt = upcast(ins)
+        vs = [x.v.astype(dt) for x in ins]
+        if kind in ('Eq', 'Ne'):
+            r = COMPARISONS[kind](vs[0], vs[1])
+            unsure = any(x.tol is not None for x in ins)
+            return Val(r, np.full(r.shape, np.inf) if unsure else None)
+        if kind == 'Second':
+            return _cx_exact(np.array(np.broadcast_to(vs[1], np.broadcast_shapes(
+                vs[0].shape, vs[1].shape))), ins[1:])
+        if kind in _CX_EXACT:
+            return _cx_exact(np.asarray(_CX_EXACT[kind](vs[0])), ins)
+        if kind in _CX_INEXACT:
+            if kind == 'Angle' and dt.kind != 'c':  # atan2(0, x) in x's float dtype
+                fdt = dt if dt.kind == 'f' else np.dtype(np.float64)
+                return _cx_inexact(np.arctan2(fdt.type(0), vs[0].astype(fdt)), ins)
+            return _cx_inexact(np.asarray(_CX_INEXACT[kind](vs[0])), ins)
+        r = np.asarray(_CX_BINARY[kind](vs[0], vs[1])).astype(dt)
+        return (_cx_exact if kind in ('Add', 'Sub') else _cx_inexact)(r, ins)
+
+
+def complex_reduce(op, props, x):
+    nd = x.v.ndim
+    axes = tuple(sorted(a % nd for a in props['axes'])) if nd else ()
+    keep = bool(props['keepdims'])
+    with np.errstate(all='ignore'):
+        if op == 'Prod':
+            r = np.asarray(np.prod(x.v, axis=axes, keepdims=keep))
+        else:
+            r = np.asarray(np.sum(x.v, axis=axes, keepdims=keep))
+            if op == 'Mean':
+                n = int(np.prod([x.v.shape[a] for a in axes])) if axes else 1
+                r = np.asarray(r / n) if n else np.asarray(r * np.nan)
+        r = r.astype(x.v.dtype)
+        n = int(np.prod([x.v.shape[a] for a in axes])) if axes else 1
+        eps = np.finfo(_part_dtype(r.dtype)).eps
+        if op == 'Prod':
+            mag = np.abs(r).astype(np.float64)
+        else:
+            mag = _group_sum(np.abs(x.v).astype(np.float64), axes, keep)
+        tol = (n + SUM_SLACK) * eps * mag * 2 + np.finfo(_part_dtype(r.dtype)).tiny
+        tol = np.array(np.broadcast_to(tol, r.shape), dtype=np.float64)
+        tol[~np.isfinite(r) | ~np.isfinite(np.broadcast_to(mag, r.shape))] = np.inf
+        if x.tol is not None:
+            tol[np.broadcast_to(_group_sum(x.tol, axes, keep), r.shape) > 0] = np.inf
+    return Val(r, tol)
 
 
 # ---- shape ops ---------------------------------------------------------------------
@@ -750,6 +856,8 @@ def argmax(x, axes, keep, is_max=True):
 
 
 def reduce(op, props, x):
+    if x.v.dtype.kind == 'c':
+        return complex_reduce(op, props, x)
     nd = x.v.ndim
     axes = tuple(sorted(a % nd for a in props['axes'])) if nd else ()
     keep = bool(props['keepdims'])
@@ -1090,7 +1198,14 @@ def gemm(z, a, x, y, b):
 def _const_array(c):
     dt = DTYPES[c['dtype']]
     conv_ = {'nan': np.nan, 'inf': np.inf, '-inf': -np.inf}
-    data = [conv_.get(e, e) if isinstance(e, str) else e for e in c['data']]
+
+    def num(e):
+        return conv_.get(e, e) if isinstance(e, str) else e
+    if dt.kind == 'c':  # [re, im] pairs (docs/graph-format.md)
+        parts = np.array([[num(p) for p in e] for e in c['data']],
+                         dtype=np.float32 if dt == np.complex64 else np.float64)
+        return parts.reshape(-1, 2).view(dt).reshape(c['shape'])
+    data = [num(e) for e in c['data']]
     return np.array(data, dtype=dt).reshape(c['shape'])
 
 

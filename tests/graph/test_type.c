@@ -122,6 +122,7 @@ static void test_type_bad_arguments_return_einval(void **state)
     int64_t bad[1] = {-5};
     assert_int_equal(weft_type_tensor(NULL, WEFT_FLOAT64, 1, NULL, &t), WEFT_EINVAL);
     assert_int_equal(weft_type_tensor(f->g, WEFT_FLOAT64, 1, NULL, NULL), WEFT_EINVAL);
+    assert_int_equal(weft_type_tensor(f->g, (weft_dtype_t)WEFT_DTYPE_COUNT, 1, NULL, &t), WEFT_EINVAL);
     assert_int_equal(weft_type_tensor(f->g, (weft_dtype_t)99, 1, NULL, &t), WEFT_EINVAL);
     assert_null(t);
     assert_non_null(strstr(weft_graph_last_error(f->g), "invalid dtype"));

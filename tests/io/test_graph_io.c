@@ -612,6 +612,10 @@ static void test_io_malformed_files_name_line_or_key(void **state)
                 "\"outputs\":[0]}",
            WEFT_ETYPE, "inputs[0].dtype: unknown dtype 'bfloat16'");
     expect(f,
+           HEAD "\"inputs\":[{\"id\":0,\"dtype\":\"float128\",\"shape\":[3]}],\"nodes\":[],"
+                "\"outputs\":[0]}",
+           WEFT_ETYPE, "inputs[0].dtype: unknown dtype 'float128'");
+    expect(f,
            HEAD "\"inputs\":[{\"id\":0,\"dtype\":\"float64\",\"shape\":[-2]}],\"nodes\":[],"
                 "\"outputs\":[0]}",
            WEFT_ESHAPE, "inputs[0].shape: entry 0");

@@ -180,23 +180,31 @@ static void test_dtypes_dot_refuses_integers_and_float16(void **state)
     int64_t s[2] = {2, 2};
     weft_var_t *a = fx_var(g, WEFT_INT8, 2, s), *h = fx_var(g, WEFT_FLOAT16, 2, s);
     fx_expect_error(g, weft_dot(g, a, a), WEFT_ETYPE,
-                    "Dot: input 0 has type int8[2,2] (need a float32/float64 tensor)");
+                    "Dot: input 0 has type int8[2,2] (need a float32/float64/complex64/complex128 tensor)");
     fx_expect_error(g, weft_dot(g, h, h), WEFT_ETYPE,
-                    "Dot: input 0 has type float16[2,2] (need a float32/float64 tensor)");
+                    "Dot: input 0 has type float16[2,2] (need a float32/float64/complex64/complex128 tensor)");
 }
 
-/* complex dtypes have a slot in every table but no kernel here yet: each
- * elementwise kind and Cast refuses them by name. */
-static void test_dtypes_complex_is_refused_by_name(void **state)
+/* complex dtypes mix with the real ones as NumPy's promotion says; the
+ * orderings refuse them by name (docs/dtypes.md "Complex numbers"). */
+static void test_dtypes_complex_kinds_promote_or_refuse(void **state)
 {
     weft_graph_t *g = *state;
     int64_t n = 2;
     weft_var_t *c = fx_var(g, WEFT_COMPLEX64, 1, &n), *f = fx_var(g, WEFT_FLOAT32, 1, &n);
-    fx_expect_error(g, weft_exp(g, c), WEFT_ETYPE, "complex64 is not supported by Exp");
-    fx_expect_error(g, weft_add(g, c, f), WEFT_ETYPE, "complex64 is not supported by Add");
-    fx_expect_error(g, weft_lt(g, f, c), WEFT_ETYPE, "complex64 is not supported by Lt");
-    fx_expect_error(g, weft_cast(g, c, WEFT_FLOAT64), WEFT_ETYPE,
-                    "Cast: complex64 to float64 is not supported by Cast");
+    weft_var_t *i = fx_var(g, WEFT_INT16, 1, &n), *y;
+    assert_non_null(y = weft_exp(g, c));
+    assert_int_equal(weft_type_dtype(weft_var_type(y)), WEFT_COMPLEX64);
+    assert_non_null(y = weft_add(g, c, f));
+    assert_int_equal(weft_type_dtype(weft_var_type(y)), WEFT_COMPLEX64);
+    assert_non_null(y = weft_add(g, c, i)); /* int16 + complex64: complex64 */
+    assert_int_equal(weft_type_dtype(weft_var_type(y)), WEFT_COMPLEX64);
+    assert_non_null(y = weft_add(g, c, fx_var(g, WEFT_UINT32, 1, &n)));
+    assert_int_equal(weft_type_dtype(weft_var_type(y)), WEFT_COMPLEX128);
+    assert_non_null(y = weft_cast(g, c, WEFT_UINT8));
+    assert_int_equal(weft_type_dtype(weft_var_type(y)), WEFT_UINT8);
+    fx_expect_error(g, weft_lt(g, f, c), WEFT_ETYPE,
+                    "Lt: input 1 is complex64; complex numbers have no order");
 }
 
 int main(void)
@@ -214,7 +222,7 @@ int main(void)
                                         fx_teardown),
         cmocka_unit_test_setup_teardown(test_dtypes_dot_refuses_integers_and_float16, fx_setup,
                                         fx_teardown),
-        cmocka_unit_test_setup_teardown(test_dtypes_complex_is_refused_by_name, fx_setup,
+        cmocka_unit_test_setup_teardown(test_dtypes_complex_kinds_promote_or_refuse, fx_setup,
                                         fx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -115,6 +115,8 @@ static void test_elemwise_bad_arguments_return_exact_statuses(void **state)
     fx_expect_error(g, y = weft_elemwise(g, WEFT_ELEMWISE_CAST, 1, in), WEFT_EINVAL, "");
     fx_expect_status(g, weft_elemwise_op(g, WEFT_ELEMWISE_ADD, 2, WEFT_BOOL, &op), WEFT_EINVAL,
                      "in-place input 2 outside [-1, 2)");
+    assert_int_equal(weft_elemwise_op(g, WEFT_ELEMWISE_CAST, -1, (weft_dtype_t)WEFT_DTYPE_COUNT, &op),
+                     WEFT_EINVAL);
     assert_int_equal(weft_elemwise_op(g, WEFT_ELEMWISE_CAST, -1, (weft_dtype_t)99, &op),
                      WEFT_EINVAL);
     /* make_node directly with a wrong rank mix (the constructors pad, apply_create does not) */

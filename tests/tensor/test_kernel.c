@@ -240,6 +240,7 @@ static void test_kernel_bad_arguments_return_exact_statuses(void **state)
     assert_int_equal(weft_kernel_alloc_output(&ctx, &cell, WEFT_FLOAT64, 1, shape), WEFT_EINVAL);
     assert_non_null(strstr(weft_kernel_message(&ctx), "negative length -2"));
     weft__kernel_ctx_reset(&ctx);
+    assert_int_equal(weft_kernel_alloc_output(&ctx, &cell, (weft_dtype_t)WEFT_DTYPE_COUNT, 0, NULL), WEFT_EINVAL);
     assert_int_equal(weft_kernel_alloc_output(&ctx, &cell, (weft_dtype_t)99, 0, NULL), WEFT_EINVAL);
     assert_null(cell);
     weft_tensor_t *t;

@@ -194,6 +194,9 @@ static void test_tensor_bad_arguments_return_exact_statuses(void **state)
     int64_t many[WEFT_MAX_NDIM + 1] = {0};
     weft_tensor_t *t = (weft_tensor_t *)1;
     assert_int_equal(weft_tensor_empty(WEFT_FLOAT64, 2, shape, NULL), WEFT_EINVAL);
+    assert_int_equal(weft_tensor_empty((weft_dtype_t)WEFT_DTYPE_COUNT, 2, shape, &t), WEFT_EINVAL);
+    assert_null(t);
+    assert_non_null(strstr(weft_tensor_last_error(), "invalid dtype 14"));
     assert_int_equal(weft_tensor_empty((weft_dtype_t)99, 2, shape, &t), WEFT_EINVAL);
     assert_null(t);
     assert_non_null(strstr(weft_tensor_last_error(), "invalid dtype 99"));

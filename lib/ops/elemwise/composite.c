@@ -131,6 +131,15 @@ static weft_status_t check_dtypes(weft_graph_t *g, const composite_props_t *p,
                                         "every input has the output's dtype", i,
                                         weft_dtype_name(weft_type_dtype(weft_var_type(inputs[i]))),
                                         weft_dtype_name(*dt));
+    /* Complex values do not fit its registers (8 bytes an element); the
+     * fusion rewrite leaves complex nodes alone (docs/dtypes.md). */
+    if (weft_dtype_kind(*dt) == WEFT_KIND_COMPLEX)
+        return weft_graph_set_error(g, WEFT_ETYPE, "Composite: inputs are %s; Composite does "
+                                    "not compute complex numbers", weft_dtype_name(*dt));
+    for (int s = 0; s < p->n_steps; s++)
+        if (p->kind[s] == WEFT_ELEMWISE_COMPLEX)
+            return weft_graph_set_error(g, WEFT_ETYPE, "Composite: step %d (Complex) makes "
+                                        "complex numbers, which Composite does not compute", s);
     for (int s = 0; s < p->n_steps; s++) {
         /* integer Pow checks its exponent before its kernel: not in a program */
         if (p->kind[s] == WEFT_ELEMWISE_POW && !weft__dtype_is_float(*dt))

@@ -180,7 +180,10 @@ static weft_status_t elemwise_make_node(weft_graph_t *g, const weft_op_t *op, si
     weft_dtype_t odt = WEFT_BOOL;
     int64_t shape[WEFT_MAX_NDIM];
     weft_status_t st = weft__ew_check_inputs(g, name, n_in, inputs, &ndim);
-    if (st == WEFT_OK) st = infer_dtype(g, op, n_in, inputs, &odt);
+    if (st == WEFT_OK)
+        st = weft__ew_complex_involved(k, n_in, inputs)
+                 ? weft__ew_complex_infer(g, k, n_in, inputs, &odt) /* elemwise_complex.c */
+                 : infer_dtype(g, op, n_in, inputs, &odt);
     if (st == WEFT_OK) st = weft__ew_infer_shape(g, name, n_in, inputs, ndim, shape);
     if (st == WEFT_OK) st = weft_type_tensor(g, odt, ndim, shape, &out_types[0]);
     if (st != WEFT_OK) return st;
@@ -411,6 +414,8 @@ static weft_status_t plan_and_run(const weft_apply_t *node, weft_tensor_t *const
         for (size_t i = 1; i < n_in; i++)
             compute = weft_dtype_promote(compute, weft_tensor_dtype(inputs[i]));
     }
+    weft_dtype_t cx = weft__ew_complex_compute(k, inputs, n_in, odt);
+    if (cx != WEFT_DTYPE_COUNT) compute = cx; /* elemwise_complex.c */
     ew_run_t r = {{NULL}, {NULL}};
     st = convert_inputs(k, compute, inputs, n_in, &r, ctx);
     if (st == WEFT_OK && k == WEFT_ELEMWISE_POW) st = weft__pow_check_exponent(r.ops[2], ctx);

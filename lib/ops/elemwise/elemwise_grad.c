@@ -354,6 +354,8 @@ weft_status_t weft__elemwise_grad(weft_graph_t *g, const weft_apply_t *node,
 {
     weft_elemwise_kind_t k = WEFT_ELEMWISE_NEG;
     weft_elemwise_op_info(weft_apply_op(node), &k, NULL);
+    if (weft__ew_complex_grad_applies(node)) /* elemwise_complex_grad.c */
+        return weft__ew_complex_grad(g, node, output_grads, input_grads);
     size_t n = weft_elemwise_arity(k);
     weft_var_t *gz = output_grads[0], *y = weft_apply_output(node, 0);
     bool float_out = weft__dtype_is_float(weft_type_dtype(weft_var_type(y)));

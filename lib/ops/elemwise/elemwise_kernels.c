@@ -220,6 +220,8 @@ weft__row_fn weft__elemwise_kernel(weft_elemwise_kind_t kind, weft_dtype_t dt)
 {
     if ((unsigned)kind >= WEFT_ELEMWISE_KIND_COUNT || (unsigned)dt >= WEFT_DTYPE_COUNT)
         return NULL;
+    if (weft__ew_kind_is_complex_family(kind) || dt == WEFT_COMPLEX64 || dt == WEFT_COMPLEX128)
+        return weft__elemwise_complex_kernel(kind, dt); /* elemwise_complex.c */
     if (kernels[kind][dt]) return kernels[kind][dt];
     weft__row_fn k = weft__elemwise_int_kernel(kind, dt);
     return k ? k : weft__elemwise_math_kernel(kind, dt);

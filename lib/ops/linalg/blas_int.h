@@ -14,6 +14,10 @@
 #include "weft/status.h"
 #include "weft/type.h"
 
+/* alpha and beta of gemm / gemv: complex for complex dtypes, the real part
+ * alone used for float32 / float64 (a double converts implicitly). */
+typedef double _Complex weft__blas_scalar_t;
+
 /* True when every one of the n dims fits a BLAS integer (int). */
 bool weft__blas_dims_fit(int n, const int64_t *dims);
 
@@ -22,21 +26,29 @@ bool weft__blas_dims_fit(int n, const int64_t *dims);
  * differs. Called at the start of every BLAS-backed perform. */
 weft_status_t weft__blas_enter(weft_blas_kind_t kind);
 
-/* C <- alpha*op(A)@op(B) + beta*C; op(A) is m x k, op(B) k x n, C m x n.
+/* The kernels take float32, float64 and (gemm, gemv: alpha and beta
+ * complex; trsm, syrk: real; potrf) complex64 / complex128 data (cgemm/zgemm, ...;
+ * transposes are plain, never conjugate; potrf factors a Hermitian matrix,
+ * A = L L^H).
+ * C <- alpha*op(A)@op(B) + beta*C; op(A) is m x k, op(B) k x n, C m x n.
  * Any length may be 0: then OpenBLAS is not called, A and B are not read
  * (their pointers may be NULL) and C becomes beta*C (zeros for beta 0). */
 void weft__blas_gemm(weft_dtype_t dt, bool ta, bool tb, int64_t m, int64_t n, int64_t k,
-                     double alpha, const void *a, int64_t lda, const void *b, int64_t ldb,
-                     double beta, void *c, int64_t ldc);
+                     weft__blas_scalar_t alpha, const void *a, int64_t lda, const void *b,
+                     int64_t ldb, weft__blas_scalar_t beta, void *c, int64_t ldc);
 /* y <- alpha*op(A)@x + beta*y; A is m x n as stored. Empty lengths as for
  * weft__blas_gemm (A and x unread, y <- beta*y). */
-void weft__blas_gemv(weft_dtype_t dt, bool ta, int64_t m, int64_t n, double alpha,
-                     const void *a, int64_t lda, const void *x, int64_t incx, double beta,
-                     void *y, int64_t incy);
+void weft__blas_gemv(weft_dtype_t dt, bool ta, int64_t m, int64_t n, weft__blas_scalar_t alpha,
+                     const void *a, int64_t lda, const void *x, int64_t incx,
+                     weft__blas_scalar_t beta, void *y, int64_t incy);
 /* sum x[i*incx]*y[i*incy], accumulated by BLAS in the dtype (returned as double);
  * 0 for n == 0 without reading x or y. */
 double weft__blas_dot(weft_dtype_t dt, int64_t n, const void *x, int64_t incx, const void *y,
                       int64_t incy);
+/* *out <- sum x[i*incx]*y[i*incy] for complex64 / complex128 (cdotu/zdotu:
+ * no conjugation, NumPy's dot); 0 for n == 0 without reading x or y. */
+void weft__blas_dotu(weft_dtype_t dt, int64_t n, const void *x, int64_t incx, const void *y,
+                     int64_t incy, void *out);
 /* C <- alpha*A@A^T + beta*C (trans: A^T@A), one triangle of C (lower or upper). */
 void weft__blas_syrk(weft_dtype_t dt, bool lower, bool trans, int64_t n, int64_t k,
                      double alpha, const void *a, int64_t lda, double beta, void *c,

@@ -2,9 +2,12 @@
  * lapacke.h. Owns the per-node-kind BLAS thread settings (weft/linalg.h) and
  * raw row-major kernels for float32/float64 (blas_int.h) that the linalg ops
  * call after resolving tensor strides into leading dimensions and flags. */
+#include <complex.h>
+
 #include <cblas.h>
 #include <lapacke.h>
 #include <limits.h>
+#include <string.h>
 
 #include "blas_int.h"
 
@@ -91,23 +94,92 @@ static enum CBLAS_TRANSPOSE blas_tr(bool t)
     return t ? CblasTrans : CblasNoTrans;
 }
 
+/* blas_scale for complex C: each element times beta (beta 0: zeros). */
+static void blas_cscale(weft_dtype_t dt, int64_t m, int64_t n, weft__blas_scalar_t beta, void *c,
+                        int64_t ldc)
+{
+    for (int64_t i = 0; i < m; i++) {
+        for (int64_t j = 0; j < n; j++) {
+            if (dt == WEFT_COMPLEX128) {
+                double _Complex *p = (double _Complex *)c + i * ldc + j;
+                *p = beta == 0.0 ? 0.0 : beta * *p;
+            } else {
+                float _Complex *p = (float _Complex *)c + i * ldc + j;
+                *p = beta == 0.0 ? 0.0f : (float _Complex)beta * *p;
+            }
+        }
+    }
+}
+
 /* C <- beta*C for the m x n row-major matrix at c (beta 0: zeros, C not read,
  * as BLAS): a product over an empty inner length. */
-static void blas_scale(weft_dtype_t dt, int64_t m, int64_t n, double beta, void *c, int64_t ldc)
+static void blas_scale(weft_dtype_t dt, int64_t m, int64_t n, weft__blas_scalar_t beta, void *c,
+                       int64_t ldc)
 {
     if (beta == 1.0) {
+        return;
+    }
+    if (dt == WEFT_COMPLEX64 || dt == WEFT_COMPLEX128) {
+        blas_cscale(dt, m, n, beta, c, ldc);
         return;
     }
     for (int64_t i = 0; i < m; i++) {
         for (int64_t j = 0; j < n; j++) {
             if (dt == WEFT_FLOAT64) {
                 double *p = (double *)c + i * ldc + j;
-                *p = beta == 0.0 ? 0.0 : beta * *p;
+                *p = beta == 0.0 ? 0.0 : creal(beta) * *p;
             } else {
                 float *p = (float *)c + i * ldc + j;
-                *p = beta == 0.0 ? 0.0f : (float)beta * *p;
+                *p = beta == 0.0 ? 0.0f : (float)creal(beta) * *p;
             }
         }
+    }
+}
+
+/* complex64 / complex128 (cgemm / zgemm, cgemv / zgemv): alpha and beta
+ * passed as (re, im) pairs. */
+static void blas_cgemm(weft_dtype_t dt, bool ta, bool tb, int64_t m, int64_t n, int64_t k,
+                       weft__blas_scalar_t alpha, const void *a, int64_t lda, const void *b,
+                       int64_t ldb, weft__blas_scalar_t beta, void *c, int64_t ldc)
+{
+    if (dt == WEFT_COMPLEX128) {
+        double al[2] = {creal(alpha), cimag(alpha)}, be[2] = {creal(beta), cimag(beta)};
+        cblas_zgemm(CblasRowMajor, blas_tr(ta), blas_tr(tb), (int)m, (int)n, (int)k, al, a,
+                    (int)lda, b, (int)ldb, be, c, (int)ldc);
+    } else {
+        float al[2] = {(float)creal(alpha), (float)cimag(alpha)};
+        float be[2] = {(float)creal(beta), (float)cimag(beta)};
+        cblas_cgemm(CblasRowMajor, blas_tr(ta), blas_tr(tb), (int)m, (int)n, (int)k, al, a,
+                    (int)lda, b, (int)ldb, be, c, (int)ldc);
+    }
+}
+
+static void blas_cgemv(weft_dtype_t dt, bool ta, int64_t m, int64_t n,
+                       weft__blas_scalar_t alpha, const void *a, int64_t lda, const void *x,
+                       int64_t incx, weft__blas_scalar_t beta, void *y, int64_t incy)
+{
+    if (dt == WEFT_COMPLEX128) {
+        double al[2] = {creal(alpha), cimag(alpha)}, be[2] = {creal(beta), cimag(beta)};
+        cblas_zgemv(CblasRowMajor, blas_tr(ta), (int)m, (int)n, al, a, (int)lda, x, (int)incx,
+                    be, y, (int)incy);
+    } else {
+        float al[2] = {(float)creal(alpha), (float)cimag(alpha)};
+        float be[2] = {(float)creal(beta), (float)cimag(beta)};
+        cblas_cgemv(CblasRowMajor, blas_tr(ta), (int)m, (int)n, al, a, (int)lda, x, (int)incx,
+                    be, y, (int)incy);
+    }
+}
+
+void weft__blas_dotu(weft_dtype_t dt, int64_t n, const void *x, int64_t incx, const void *y,
+                     int64_t incy, void *out)
+{
+    size_t es = weft_dtype_size(dt);
+    if (n == 0) { /* the empty sum */
+        memset(out, 0, es);
+    } else if (dt == WEFT_COMPLEX128) {
+        cblas_zdotu_sub((int)n, x, (int)incx, y, (int)incy, out);
+    } else {
+        cblas_cdotu_sub((int)n, x, (int)incx, y, (int)incy, out);
     }
 }
 
@@ -116,37 +188,42 @@ static void blas_scale(weft_dtype_t dt, int64_t m, int64_t n, double beta, void 
  * A and B (NaN behind them propagated, NULL crashed). An empty inner length
  * is beta*C here, read from nothing else. */
 void weft__blas_gemm(weft_dtype_t dt, bool ta, bool tb, int64_t m, int64_t n, int64_t k,
-                     double alpha, const void *a, int64_t lda, const void *b, int64_t ldb,
-                     double beta, void *c, int64_t ldc)
+                     weft__blas_scalar_t alpha, const void *a, int64_t lda, const void *b,
+                     int64_t ldb, weft__blas_scalar_t beta, void *c, int64_t ldc)
 {
     if (m == 0 || n == 0 || k == 0) {
         blas_scale(dt, m, n, beta, c, ldc);
         return;
     }
-    if (dt == WEFT_FLOAT64) {
-        cblas_dgemm(CblasRowMajor, blas_tr(ta), blas_tr(tb), (int)m, (int)n, (int)k, alpha, a,
-                    (int)lda, b, (int)ldb, beta, c, (int)ldc);
+    if (dt == WEFT_COMPLEX64 || dt == WEFT_COMPLEX128) {
+        blas_cgemm(dt, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    } else if (dt == WEFT_FLOAT64) {
+        cblas_dgemm(CblasRowMajor, blas_tr(ta), blas_tr(tb), (int)m, (int)n, (int)k,
+                    creal(alpha), a, (int)lda, b, (int)ldb, creal(beta), c, (int)ldc);
     } else {
         cblas_sgemm(CblasRowMajor, blas_tr(ta), blas_tr(tb), (int)m, (int)n, (int)k,
-                    (float)alpha, a, (int)lda, b, (int)ldb, (float)beta, c, (int)ldc);
+                    (float)creal(alpha), a, (int)lda, b, (int)ldb, (float)creal(beta), c,
+                    (int)ldc);
     }
 }
 
-void weft__blas_gemv(weft_dtype_t dt, bool ta, int64_t m, int64_t n, double alpha,
-                     const void *a, int64_t lda, const void *x, int64_t incx, double beta,
-                     void *y, int64_t incy)
+void weft__blas_gemv(weft_dtype_t dt, bool ta, int64_t m, int64_t n, weft__blas_scalar_t alpha,
+                     const void *a, int64_t lda, const void *x, int64_t incx,
+                     weft__blas_scalar_t beta, void *y, int64_t incy)
 {
     int64_t ylen = ta ? n : m, inner = ta ? m : n;
     if (ylen == 0 || inner == 0) { /* as weft__blas_gemm: y <- beta*y */
         blas_scale(dt, ylen, 1, beta, y, incy < 0 ? -incy : incy);
         return;
     }
-    if (dt == WEFT_FLOAT64) {
-        cblas_dgemv(CblasRowMajor, blas_tr(ta), (int)m, (int)n, alpha, a, (int)lda, x,
-                    (int)incx, beta, y, (int)incy);
+    if (dt == WEFT_COMPLEX64 || dt == WEFT_COMPLEX128) {
+        blas_cgemv(dt, ta, m, n, alpha, a, lda, x, incx, beta, y, incy);
+    } else if (dt == WEFT_FLOAT64) {
+        cblas_dgemv(CblasRowMajor, blas_tr(ta), (int)m, (int)n, creal(alpha), a, (int)lda, x,
+                    (int)incx, creal(beta), y, (int)incy);
     } else {
-        cblas_sgemv(CblasRowMajor, blas_tr(ta), (int)m, (int)n, (float)alpha, a, (int)lda, x,
-                    (int)incx, (float)beta, y, (int)incy);
+        cblas_sgemv(CblasRowMajor, blas_tr(ta), (int)m, (int)n, (float)creal(alpha), a,
+                    (int)lda, x, (int)incx, (float)creal(beta), y, (int)incy);
     }
 }
 
@@ -167,7 +244,15 @@ void weft__blas_syrk(weft_dtype_t dt, bool lower, bool trans, int64_t n, int64_t
                      int64_t ldc)
 {
     enum CBLAS_UPLO uplo = lower ? CblasLower : CblasUpper;
-    if (dt == WEFT_FLOAT64) {
+    if (dt == WEFT_COMPLEX128) { /* A A^T, no conjugation (zsyrk, not zherk) */
+        double al[2] = {alpha, 0}, be[2] = {beta, 0};
+        cblas_zsyrk(CblasRowMajor, uplo, blas_tr(trans), (int)n, (int)k, al, a, (int)lda, be, c,
+                    (int)ldc);
+    } else if (dt == WEFT_COMPLEX64) {
+        float al[2] = {(float)alpha, 0}, be[2] = {(float)beta, 0};
+        cblas_csyrk(CblasRowMajor, uplo, blas_tr(trans), (int)n, (int)k, al, a, (int)lda, be, c,
+                    (int)ldc);
+    } else if (dt == WEFT_FLOAT64) {
         cblas_dsyrk(CblasRowMajor, uplo, blas_tr(trans), (int)n, (int)k, alpha, a, (int)lda,
                     beta, c, (int)ldc);
     } else {
@@ -183,7 +268,15 @@ void weft__blas_trsm(weft_dtype_t dt, bool right, bool lower, bool trans, bool u
     enum CBLAS_SIDE side = right ? CblasRight : CblasLeft;
     enum CBLAS_UPLO uplo = lower ? CblasLower : CblasUpper;
     enum CBLAS_DIAG diag = unit ? CblasUnit : CblasNonUnit;
-    if (dt == WEFT_FLOAT64) {
+    if (dt == WEFT_COMPLEX128) { /* trans: the plain transpose, no conjugation */
+        double al[2] = {alpha, 0};
+        cblas_ztrsm(CblasRowMajor, side, uplo, blas_tr(trans), diag, (int)m, (int)n, al, a,
+                    (int)lda, b, (int)ldb);
+    } else if (dt == WEFT_COMPLEX64) {
+        float al[2] = {(float)alpha, 0};
+        cblas_ctrsm(CblasRowMajor, side, uplo, blas_tr(trans), diag, (int)m, (int)n, al, a,
+                    (int)lda, b, (int)ldb);
+    } else if (dt == WEFT_FLOAT64) {
         cblas_dtrsm(CblasRowMajor, side, uplo, blas_tr(trans), diag, (int)m, (int)n, alpha, a,
                     (int)lda, b, (int)ldb);
     } else {
@@ -198,6 +291,15 @@ int weft__lapack_potrf(weft_dtype_t dt, bool lower, int64_t n, void *a, int64_t 
      * same memory: calling the column-major routine with the other triangle
      * avoids LAPACKE's row-major transpose copies. */
     char uplo = lower ? 'U' : 'L';
+    /* Complex: the column-major view of a Hermitian A is A^T = conj(A),
+     * Hermitian too, and its factor U = L^T (A^T = U^H U), so the same
+     * memory trick gives L with A = L L^H. */
+    if (dt == WEFT_COMPLEX128) {
+        return (int)LAPACKE_zpotrf(LAPACK_COL_MAJOR, uplo, (lapack_int)n, a, (lapack_int)lda);
+    }
+    if (dt == WEFT_COMPLEX64) {
+        return (int)LAPACKE_cpotrf(LAPACK_COL_MAJOR, uplo, (lapack_int)n, a, (lapack_int)lda);
+    }
     if (dt == WEFT_FLOAT64) {
         return (int)LAPACKE_dpotrf(LAPACK_COL_MAJOR, uplo, (lapack_int)n, a, (lapack_int)lda);
     }

@@ -6,6 +6,8 @@
 
 #include "tensor/kernel_int.h" /* weft__kernel_scratch_copy */
 #include "graph/ctor_int.h"
+#include <complex.h>
+
 #include "linalg_int.h"
 #include "weft/elemwise.h"
 #include "weft/reduce.h"
@@ -84,8 +86,8 @@ void weft__bvec_fini(weft_kernel_ctx_t *ctx, weft__bvec_t *v)
     v->copy = NULL;
 }
 
-void weft__bmat_gemm(weft_dtype_t dt, double alpha, const weft__bmat_t *a, const weft__bmat_t *b,
-                     double beta, const weft__bmat_t *c)
+void weft__bmat_gemm(weft_dtype_t dt, weft__blas_scalar_t alpha, const weft__bmat_t *a,
+                     const weft__bmat_t *b, weft__blas_scalar_t beta, const weft__bmat_t *c)
 {
     if (!c->trans) {
         weft__blas_gemm(dt, a->trans, b->trans, c->rows, c->cols, a->cols, alpha, a->data, a->ld,
@@ -128,7 +130,7 @@ void weft__bmat_gemm(weft_dtype_t dt, double alpha, const weft__bmat_t *a, const
 
 typedef struct gemm_split {
     weft_dtype_t dt;
-    double alpha, beta;
+    weft__blas_scalar_t alpha, beta;
     weft__bmat_t a, b, c;
     bool by_rows;  /* blocks are rows of C (and A), else columns of C (and B) */
     int64_t block; /* rows (columns) per block; the last block takes the rest */
@@ -184,8 +186,9 @@ static int64_t gemm_block_len(int64_t len, int64_t other)
     return (b + 31) / 32 * 32;
 }
 
-weft_status_t weft__bmat_gemm_par(weft_kernel_ctx_t *ctx, weft_dtype_t dt, double alpha,
-                                  const weft__bmat_t *a, const weft__bmat_t *b, double beta,
+weft_status_t weft__bmat_gemm_par(weft_kernel_ctx_t *ctx, weft_dtype_t dt,
+                                  weft__blas_scalar_t alpha, const weft__bmat_t *a,
+                                  const weft__bmat_t *b, weft__blas_scalar_t beta,
                                   const weft__bmat_t *c)
 {
     int64_t m = c->rows, n = c->cols, k = a->cols;
@@ -205,8 +208,8 @@ weft_status_t weft__bmat_gemm_par(weft_kernel_ctx_t *ctx, weft_dtype_t dt, doubl
     return weft_kernel_parallel_for(ctx, (size_t)len, (size_t)sp.block, gemm_split_range, &sp);
 }
 
-void weft__bmat_gemv(weft_dtype_t dt, double alpha, const weft__bmat_t *a, const weft__bvec_t *x,
-                     double beta, const weft__bvec_t *y)
+void weft__bmat_gemv(weft_dtype_t dt, weft__blas_scalar_t alpha, const weft__bmat_t *a,
+                     const weft__bvec_t *x, weft__blas_scalar_t beta, const weft__bvec_t *y)
 {
     /* gemv takes the matrix as stored: rows x cols row-major, or its transpose. */
     int64_t m = a->trans ? a->cols : a->rows, n = a->trans ? a->rows : a->cols;
@@ -219,9 +222,24 @@ double weft__scalar_value(const weft_tensor_t *t)
     return weft_tensor_flat_get(t, 0);
 }
 
+weft__blas_scalar_t weft__scalar_value_cx(const weft_tensor_t *t)
+{
+    int64_t idx[WEFT_MAX_NDIM] = {0}; /* element [0, ..., 0] */
+    double re = 0, im = 0;
+    weft_tensor_get_complex(t, idx, &re, &im);
+    return re + im * I;
+}
+
 weft_status_t weft__linalg_check(weft_graph_t *g, const char *opname, size_t n_in,
                                  weft_var_t *const *inputs, size_t want_in, const int *ranks,
                                  weft_dtype_t *dt)
+{
+    return weft__linalg_check_dtypes(g, opname, n_in, inputs, want_in, ranks, false, dt);
+}
+
+weft_status_t weft__linalg_check_dtypes(weft_graph_t *g, const char *opname, size_t n_in,
+                                        weft_var_t *const *inputs, size_t want_in,
+                                        const int *ranks, bool complex_ok, weft_dtype_t *dt)
 {
     if (n_in != want_in) {
         return weft_graph_set_error(g, WEFT_EINVAL, "%s: takes %zu inputs, got %zu", opname,
@@ -231,13 +249,16 @@ weft_status_t weft__linalg_check(weft_graph_t *g, const char *opname, size_t n_i
         const weft_type_t *t = weft_var_type(inputs[i]);
         weft_dtype_t d = weft_type_dtype(t);
         bool ok = weft_type_kind(t) == WEFT_TYPE_TENSOR &&
-                  (d == WEFT_FLOAT32 || d == WEFT_FLOAT64) && (i == 0 || d == *dt) &&
+                  (d == WEFT_FLOAT32 || d == WEFT_FLOAT64 ||
+                   (complex_ok && (d == WEFT_COMPLEX64 || d == WEFT_COMPLEX128))) &&
+                  (i == 0 || d == *dt) &&
                   (ranks[i] < 0 || weft_type_ndim(t) == ranks[i]);
         if (!ok) {
             char tb[64];
             weft_type_print(t, tb, sizeof tb);
             return weft_graph_set_error(g, WEFT_ETYPE, "%s: input %zu has type %s (need a "
-                                        "float32/float64 tensor%s%s)", opname, i, tb,
+                                        "float32/float64%s tensor%s%s)", opname, i, tb,
+                                        complex_ok ? "/complex64/complex128" : "",
                                         i ? " of input 0's dtype" : "",
                                         ranks[i] == 0   ? ", 0-d"
                                         : ranks[i] == 1 ? ", 1-d"

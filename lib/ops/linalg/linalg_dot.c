@@ -1,6 +1,8 @@
 /* Dot(x, y): numpy's dot for ranks 1-2 and a batched matrix product (3-D),
  * run through BLAS (gemm / gemv / dot) on the operands' own memory whenever
- * their strides allow (weft__bmat_from). Gradients: dX = G@Y^T, dY = X^T@G
+ * their strides allow (weft__bmat_from); float32, float64, and complex64 /
+ * complex128 through cgemm/zgemm, cgemv/zgemv, cdotu/zdotu (no
+ * conjugation, as np.dot), with the same fixed blocking. Gradients: dX = G@Y^T, dY = X^T@G
  * (outer products and scalings for the vector cases). */
 #include <string.h>
 
@@ -16,7 +18,7 @@ static weft_status_t dot_make_node(weft_graph_t *g, const weft_op_t *op, size_t 
     static const int any[2] = {-1, -1};
     weft_dtype_t dt;
     (void)op;
-    weft_status_t st = weft__linalg_check(g, "Dot", n_in, in, 2, any, &dt);
+    weft_status_t st = weft__linalg_check_dtypes(g, "Dot", n_in, in, 2, any, true, &dt);
     if (st != WEFT_OK) {
         return st;
     }
@@ -126,8 +128,11 @@ static weft_status_t dot_vv(weft_kernel_ctx_t *ctx, const weft_tensor_t *x,
         weft__bvec_fini(ctx, &a);
         return weft_kernel_error(ctx, WEFT_ENOMEM, "Dot: out of memory");
     }
-    double v = weft__blas_dot(weft_tensor_dtype(out), a.n, a.data, a.inc, b.data, b.inc);
-    weft_tensor_fill(out, v);
+    weft_dtype_t dt = weft_tensor_dtype(out);
+    if (dt == WEFT_COMPLEX64 || dt == WEFT_COMPLEX128) /* out: 0-d, contiguous */
+        weft__blas_dotu(dt, a.n, a.data, a.inc, b.data, b.inc, weft_tensor_data(out));
+    else
+        weft_tensor_fill(out, weft__blas_dot(dt, a.n, a.data, a.inc, b.data, b.inc));
     weft__bvec_fini(ctx, &a);
     weft__bvec_fini(ctx, &b);
     return WEFT_OK;
@@ -203,6 +208,13 @@ static weft_status_t dot_grad(weft_graph_t *g, const weft_apply_t *node,
     }
     int nx = weft_type_ndim(weft_var_type(x)), ny = weft_type_ndim(weft_var_type(y));
     weft_status_t st = WEFT_OK;
+    if (weft__lg_is_complex(x)) { /* d/dx of x@y sends gz conj(y) (docs/dtypes.md): each
+                                   * formula below multiplies gz by the other operand */
+        weft_var_t *xc = weft_conj(g, x), *yc = weft_conj(g, y);
+        if ((st = weft__got(g, xc)) != WEFT_OK || (st = weft__got(g, yc)) != WEFT_OK) return st;
+        x = xc;
+        y = yc;
+    }
     if (nx == 1 && ny == 1) {
         st = weft__got(g, input_grads[0] = weft_mul(g, gz, y));
         return st == WEFT_OK ? weft__got(g, input_grads[1] = weft_mul(g, gz, x)) : st;

@@ -81,7 +81,7 @@ static weft_status_t gemx_make_node(weft_graph_t *g, const char *name, size_t n_
 {
     int ranks[5] = {r0, 0, 2, r0, 0};
     weft_dtype_t dt;
-    weft_status_t st = weft__linalg_check(g, name, n_in, in, 5, ranks, &dt);
+    weft_status_t st = weft__linalg_check_dtypes(g, name, n_in, in, 5, ranks, true, &dt);
     if (st != WEFT_OK) {
         return st;
     }
@@ -171,7 +171,7 @@ static weft_status_t copy_broadcast(weft_tensor_t *out, const weft_tensor_t *z)
 /* The op's output: input 0 itself (in place) or a fresh tensor of the
  * product's shape (m, n) holding z's values, broadcast (when b != 0). */
 static weft_status_t gemx_output(weft_kernel_ctx_t *ctx, const weft_apply_t *node,
-                                 weft_tensor_t *z, int64_t m, int64_t n, double beta,
+                                 weft_tensor_t *z, int64_t m, int64_t n, weft__blas_scalar_t beta,
                                  weft_tensor_t **cell)
 {
     const gemm_props_t *p = weft_op_props(weft_apply_op(node));
@@ -182,7 +182,7 @@ static weft_status_t gemx_output(weft_kernel_ctx_t *ctx, const weft_apply_t *nod
     int64_t shape[2] = {m, n};
     weft_status_t st = weft_kernel_alloc_output(ctx, cell, weft_tensor_dtype(z),
                                                 weft_tensor_ndim(z), shape);
-    if (st == WEFT_OK && beta != 0.0) {
+    if (st == WEFT_OK && beta != 0) {
         st = weft_tensor_ndim(z) == 2 ? copy_broadcast(*cell, z) : weft_tensor_copy(*cell, z);
     }
     return st;
@@ -213,8 +213,9 @@ static weft_status_t gemm_shapes(weft_kernel_ctx_t *ctx, const weft_apply_t *nod
 }
 
 /* C (out, or a contiguous stand-in copied back) <- beta*C + alpha*X@Y. */
-static weft_status_t gemm_compute(weft_kernel_ctx_t *ctx, weft_tensor_t *out, double alpha,
-                                  const weft__bmat_t *a, const weft__bmat_t *b, double beta)
+static weft_status_t gemm_compute(weft_kernel_ctx_t *ctx, weft_tensor_t *out,
+                                  weft__blas_scalar_t alpha, const weft__bmat_t *a,
+                                  const weft__bmat_t *b, weft__blas_scalar_t beta)
 {
     weft__bmat_t c;
     weft_tensor_t *tmp = NULL;
@@ -240,7 +241,7 @@ static weft_status_t gemm_perform(const weft_apply_t *node, weft_tensor_t *const
     if (st != WEFT_OK) {
         return st;
     }
-    double alpha = weft__scalar_value(in[1]), beta = weft__scalar_value(in[4]);
+    weft__blas_scalar_t alpha = weft__scalar_value_cx(in[1]), beta = weft__scalar_value_cx(in[4]);
     st = gemx_output(ctx, node, in[0], weft_tensor_dim(in[2], 0), weft_tensor_dim(in[3], 1), beta,
                      &outputs[0]);
     if (st != WEFT_OK) {
@@ -272,8 +273,9 @@ static weft_status_t gemv_shapes(weft_kernel_ctx_t *ctx, weft_tensor_t *const *i
 }
 
 /* y (out, or a contiguous stand-in copied back) <- beta*y + alpha*A@x. */
-static weft_status_t gemv_compute(weft_kernel_ctx_t *ctx, weft_tensor_t *out, double alpha,
-                                  const weft__bmat_t *a, const weft_tensor_t *xt, double beta)
+static weft_status_t gemv_compute(weft_kernel_ctx_t *ctx, weft_tensor_t *out,
+                                  weft__blas_scalar_t alpha, const weft__bmat_t *a,
+                                  const weft_tensor_t *xt, weft__blas_scalar_t beta)
 {
     weft__bvec_t x, y;
     weft_status_t st = weft__bvec_from(ctx, xt, &x);
@@ -297,7 +299,7 @@ static weft_status_t gemv_perform(const weft_apply_t *node, weft_tensor_t *const
     if (st != WEFT_OK) {
         return st;
     }
-    double alpha = weft__scalar_value(in[1]), beta = weft__scalar_value(in[4]);
+    weft__blas_scalar_t alpha = weft__scalar_value_cx(in[1]), beta = weft__scalar_value_cx(in[4]);
     st = gemx_output(ctx, node, in[0], weft_tensor_dim(in[0], 0), 0, beta, &outputs[0]);
     if (st != WEFT_OK) {
         return st;
@@ -325,7 +327,7 @@ static weft_status_t gemx_grad(weft_graph_t *g, const weft_apply_t *node,
                                weft_var_t *const *output_grads, weft_var_t **ig, bool is_gemv)
 {
     weft_var_t *gz = output_grads[0], *in[5];
-    if (!gz) {
+    if (!gz || weft__lg_is_complex(weft_apply_output(node, 0))) { /* complex: none (docs/dtypes.md) */
         return WEFT_OK;
     }
     for (size_t i = 0; i < 5; i++) {

@@ -55,8 +55,8 @@ void weft__bvec_fini(weft_kernel_ctx_t *ctx, weft__bvec_t *v);
 
 /* C <- alpha * A@B + beta * C on resolved operands; C may be a transposed
  * layout (then the transposed product is computed). */
-void weft__bmat_gemm(weft_dtype_t dt, double alpha, const weft__bmat_t *a, const weft__bmat_t *b,
-                     double beta, const weft__bmat_t *c);
+void weft__bmat_gemm(weft_dtype_t dt, weft__blas_scalar_t alpha, const weft__bmat_t *a,
+                     const weft__bmat_t *b, weft__blas_scalar_t beta, const weft__bmat_t *c);
 /* weft__bmat_gemm in fixed blocks when the product is large: C is cut into
  * panels of rows (or of columns, when it is wider than tall) whose length
  * depends on the shape alone, one one-thread BLAS call each, spread over the
@@ -65,21 +65,34 @@ void weft__bmat_gemm(weft_dtype_t dt, double alpha, const weft__bmat_t *a, const
  * products or when LEVEL3 nodes are set to several BLAS threads. Returns a
  * range's failure (WEFT_ENOMEM when the pool cannot queue ranges); nothing
  * is recorded on ctx. */
-weft_status_t weft__bmat_gemm_par(weft_kernel_ctx_t *ctx, weft_dtype_t dt, double alpha,
-                                  const weft__bmat_t *a, const weft__bmat_t *b, double beta,
+weft_status_t weft__bmat_gemm_par(weft_kernel_ctx_t *ctx, weft_dtype_t dt,
+                                  weft__blas_scalar_t alpha, const weft__bmat_t *a,
+                                  const weft__bmat_t *b, weft__blas_scalar_t beta,
                                   const weft__bmat_t *c);
 /* y <- alpha * A@x + beta * y. */
-void weft__bmat_gemv(weft_dtype_t dt, double alpha, const weft__bmat_t *a, const weft__bvec_t *x,
-                     double beta, const weft__bvec_t *y);
+void weft__bmat_gemv(weft_dtype_t dt, weft__blas_scalar_t alpha, const weft__bmat_t *a,
+                     const weft__bvec_t *x, weft__blas_scalar_t beta, const weft__bvec_t *y);
 
 /* Value of a 0-d (or 1-element) float tensor. */
 double weft__scalar_value(const weft_tensor_t *t);
+/* Value of a 0-d (or 1-element) tensor of any dtype, as a complex number. */
+weft__blas_scalar_t weft__scalar_value_cx(const weft_tensor_t *t);
 
 /* make_node checks: every input a float32/float64 tensor of one dtype, with
  * ranks[i] dims (-1: any). Sets *dt. WEFT_ETYPE naming the op and input. */
 weft_status_t weft__linalg_check(weft_graph_t *g, const char *opname, size_t n_in,
                                  weft_var_t *const *inputs, size_t want_in, const int *ranks,
                                  weft_dtype_t *dt);
+/* Whether v's dtype is complex64 / complex128. */
+static inline bool weft__lg_is_complex(const weft_var_t *v)
+{
+    return weft_dtype_kind(weft_type_dtype(weft_var_type(v))) == WEFT_KIND_COMPLEX;
+}
+/* As weft__linalg_check; complex_ok also accepts complex64 / complex128
+ * (the ops with a complex kernel: Dot, Gemm, Gemv, Cholesky, Trsm, Syrk). */
+weft_status_t weft__linalg_check_dtypes(weft_graph_t *g, const char *opname, size_t n_in,
+                                        weft_var_t *const *inputs, size_t want_in,
+                                        const int *ranks, bool complex_ok, weft_dtype_t *dt);
 /* Two static lengths (input ia, dim da) and (ib, db) must agree when both are
  * known. WEFT_ETYPE naming them. */
 weft_status_t weft__linalg_match(weft_graph_t *g, const char *opname, weft_var_t *const *in,

@@ -7,7 +7,10 @@
  * - Trsm, op(A) X = B: dB = op(A)^-T G, d op(A) = -dB X^T (right side:
  *   X op(A) = B: dB = G op(A)^-T, d op(A) = -X^T dB), masked to the triangle
  *   that is read (strictly, for a unit diagonal);
- * - Syrk, C = alpha A A^T: dA = alpha (G + G^T) A (trans: alpha A (G + G^T)). */
+ * - Syrk, C = alpha A A^T: dA = alpha (G + G^T) A (trans: alpha A (G + G^T)).
+ * All three also take complex64 / complex128 (docs/dtypes.md, "Complex
+ * numbers": Cholesky of a Hermitian A, A = L L^H; Trsm's and Syrk's
+ * transposes are plain), without a gradient there (disconnected). */
 #include <stdio.h>
 #include <string.h>
 
@@ -35,7 +38,7 @@ static weft_status_t chol_make_node(weft_graph_t *g, const weft_op_t *op, size_t
     static const int ranks[1] = {2};
     weft_dtype_t dt;
     (void)op;
-    weft_status_t st = weft__linalg_check(g, "Cholesky", n_in, in, 1, ranks, &dt);
+    weft_status_t st = weft__linalg_check_dtypes(g, "Cholesky", n_in, in, 1, ranks, true, &dt);
     if (st == WEFT_OK) {
         st = weft__linalg_match(g, "Cholesky", in, 0, 0, 0, 1);
     }
@@ -47,17 +50,13 @@ static weft_status_t chol_make_node(weft_graph_t *g, const weft_op_t *op, size_t
     return WEFT_OK;
 }
 
-/* Zeros the strict upper triangle of the contiguous n x n matrix. */
+/* Zeros the strict upper triangle of the contiguous n x n matrix (any
+ * float or complex dtype: all-zero bytes are +0). */
 static void chol_zero_upper(weft_dtype_t dt, void *a, int64_t n)
 {
-    for (int64_t i = 0; i < n; i++) {
-        for (int64_t j = i + 1; j < n; j++) {
-            if (dt == WEFT_FLOAT64) {
-                ((double *)a)[i * n + j] = 0.0;
-            } else {
-                ((float *)a)[i * n + j] = 0.0f;
-            }
-        }
+    size_t es = weft_dtype_size(dt);
+    for (int64_t i = 0; i + 1 < n; i++) {
+        memset((char *)a + (size_t)(i * n + i + 1) * es, 0, (size_t)(n - i - 1) * es);
     }
 }
 
@@ -102,7 +101,7 @@ static weft_status_t chol_grad(weft_graph_t *g, const weft_apply_t *node,
                                weft_var_t *const *output_grads, weft_var_t **input_grads)
 {
     weft_var_t *gz = output_grads[0], *l = weft_apply_output(node, 0);
-    if (!gz) {
+    if (!gz || weft__lg_is_complex(l)) { /* no complex gradient: docs/dtypes.md */
         return WEFT_OK;
     }
     weft_var_t *lt = NULL, *p = NULL, *phi = NULL, *s1 = NULL, *s = NULL, *sT = NULL;
@@ -158,7 +157,7 @@ static weft_status_t trsm_make_node(weft_graph_t *g, const weft_op_t *op, size_t
     bool right = (p->flags & WEFT_TRSM_RIGHT) != 0;
     static const int ranks[2] = {2, -1};
     weft_dtype_t dt;
-    weft_status_t st = weft__linalg_check(g, "Trsm", n_in, in, 2, ranks, &dt);
+    weft_status_t st = weft__linalg_check_dtypes(g, "Trsm", n_in, in, 2, ranks, true, &dt);
     if (st != WEFT_OK) {
         return st;
     }
@@ -249,7 +248,7 @@ static weft_status_t trsm_grad(weft_graph_t *g, const weft_apply_t *node,
     const trsm_props_t *p = weft_op_props(weft_apply_op(node));
     weft_var_t *gz = output_grads[0], *a = weft_apply_input(node, 0);
     weft_var_t *x = weft_apply_output(node, 0), *db = NULL, *xt = NULL, *dbt = NULL;
-    if (!gz) {
+    if (!gz || weft__lg_is_complex(x)) {
         return WEFT_OK;
     }
     weft_status_t st = weft__got(g, db = weft_trsm(g, a, gz, p->flags ^ WEFT_TRSM_TRANS));
@@ -324,7 +323,7 @@ static weft_status_t syrk_make_node(weft_graph_t *g, const weft_op_t *op, size_t
     const syrk_props_t *p = weft_op_props(op);
     static const int ranks[1] = {2};
     weft_dtype_t dt;
-    weft_status_t st = weft__linalg_check(g, "Syrk", n_in, in, 1, ranks, &dt);
+    weft_status_t st = weft__linalg_check_dtypes(g, "Syrk", n_in, in, 1, ranks, true, &dt);
     if (st != WEFT_OK) {
         return st;
     }
@@ -334,16 +333,14 @@ static weft_status_t syrk_make_node(weft_graph_t *g, const weft_op_t *op, size_t
     return weft_type_tensor(g, dt, 2, shape, &out_types[0]);
 }
 
-/* Copies the lower triangle of the contiguous n x n matrix to the upper. */
+/* Copies the lower triangle of the contiguous n x n matrix to the upper
+ * (any float or complex dtype; complex: A A^T is symmetric, not Hermitian). */
 static void syrk_mirror(weft_dtype_t dt, void *c, int64_t n)
 {
+    size_t es = weft_dtype_size(dt);
     for (int64_t i = 0; i < n; i++) {
         for (int64_t j = i + 1; j < n; j++) {
-            if (dt == WEFT_FLOAT64) {
-                ((double *)c)[i * n + j] = ((double *)c)[j * n + i];
-            } else {
-                ((float *)c)[i * n + j] = ((float *)c)[j * n + i];
-            }
+            memcpy((char *)c + (size_t)(i * n + j) * es, (char *)c + (size_t)(j * n + i) * es, es);
         }
     }
 }
@@ -388,7 +385,7 @@ static weft_status_t syrk_grad(weft_graph_t *g, const weft_apply_t *node,
     const syrk_props_t *p = weft_op_props(weft_apply_op(node));
     weft_var_t *gz = output_grads[0], *a = weft_apply_input(node, 0);
     weft_var_t *gt = NULL, *sym = NULL, *prod = NULL;
-    if (!gz) {
+    if (!gz || weft__lg_is_complex(a)) {
         return WEFT_OK;
     }
     weft_status_t st = weft__lg_t(g, gz, &gt);

@@ -17,7 +17,14 @@ static weft_status_t argmax_make_node(weft_graph_t *g, const weft_op_t *op, size
                                       const weft_type_t **out_types)
 {
     const weft__reduce_props_t *p = weft_op_props(op);
-    weft_status_t st = weft__lred_check_input(g, weft_op_name(op), p, n_in, inputs);
+    /* complex first: its refusal says why (no order), not only "not supported" */
+    weft_status_t st = weft__input_check(g, weft_op_name(op), p, n_in, inputs, 1, true);
+    if (st == WEFT_OK) {
+        st = weft__reduce_check_complex(g, weft_op_name(op), true, weft_var_type(inputs[0]));
+    }
+    if (st == WEFT_OK) {
+        st = weft__lred_check_input(g, weft_op_name(op), p, n_in, inputs);
+    }
     if (st != WEFT_OK) {
         return st;
     }
@@ -103,7 +110,11 @@ static weft_status_t arg_impl(weft_graph_t *g, bool is_max, weft_var_t *x, int a
                  : WEFT_EINVAL;
     }
     int ndim = 0;
-    weft_status_t st = weft__lred_input_type(g, x, name, file, line, &ndim);
+    /* complex first: its refusal says why (no order), not only "not supported" */
+    weft_status_t st = weft__reduce_check_complex(g, name, true, weft_var_type(x));
+    if (st == WEFT_OK) {
+        st = weft__lred_input_type(g, x, name, file, line, &ndim);
+    }
     if (st != WEFT_OK) {
         return st;
     }

@@ -81,6 +81,10 @@ static weft_status_t reduce_make_node(weft_graph_t *g, const weft_op_t *op, size
 {
     const weft__reduce_props_t *p = weft_op_props(op);
     weft_status_t st = weft__reduce_check_input(g, weft_op_name(op), p, n_in, inputs, 1);
+    if (st == WEFT_OK) {
+        st = weft__reduce_check_complex(g, weft_op_name(op), p->kind == WEFT_REDUCE_MAX ||
+                                        p->kind == WEFT_REDUCE_MIN, weft_var_type(inputs[0]));
+    }
     if (st != WEFT_OK) {
         return st;
     }

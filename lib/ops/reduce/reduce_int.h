@@ -30,9 +30,10 @@ weft_dtype_t weft__reduce_out_dtype(weft_reduce_kind_t kind, weft_dtype_t in);
 
 /* Folds x into out (n_out contiguous elements, overwritten), split over the
  * pool by fixed boxes when large (reduce_split.c). MEAN only sums: the
- * caller then divides with weft__reduce_divide. dtypes: x any real dtype;
- * out as weft__reduce_out_dtype(kind, x's dtype). Errors:
- * WEFT_ENOMEM (scratch for partials), recorded on ctx. */
+ * caller then divides with weft__reduce_divide. dtypes: x any real dtype or
+ * complex64/complex128 (Sum, Mean, Prod only; not split: one C-order fold,
+ * weft__reduce_run_complex); out as weft__reduce_out_dtype(kind, x's dtype).
+ * Errors: WEFT_ENOMEM (scratch for partials), recorded on ctx. */
 weft_status_t weft__reduce_run(weft_kernel_ctx_t *ctx, weft_reduce_kind_t kind, weft_dtype_t dx,
                                const void *x, weft_dtype_t dout, void *out, int64_t n_out,
                                const weft__rloop_t *loop);
@@ -41,6 +42,12 @@ weft_status_t weft__reduce_run(weft_kernel_ctx_t *ctx, weft_reduce_kind_t kind, 
  * box, axis and grain untouched), else sets *axis (of l) and *grain (its
  * indices per chunk). */
 int64_t weft__reduce_split_plan(const weft__rloop_t *l, size_t eo, int *axis, int64_t *grain);
+/* The fold of weft__reduce_run for complex64 / complex128 x (Sum, Mean's
+ * sum, Prod; reduce_complex.c): out overwritten, x visited in C order over
+ * loop (unprepared). */
+void weft__reduce_run_complex(weft_reduce_kind_t kind, weft_dtype_t dt, const void *x, void *out,
+                              int64_t n_out, const weft__rloop_t *loop);
+bool weft__reduce_is_complex(weft_dtype_t dt);
 
 /* ---- the raw kernels (reduce_kernels.c) ---- */
 /* Drops length-1 axes of in and moves the axis with the smallest x stride

@@ -137,7 +137,9 @@ static const keep_fn keep_table[WEFT_REDUCE_KIND_COUNT][WEFT_DTYPE_COUNT] = {
 
 bool weft__reduce_dtype_ok(weft_dtype_t dt)
 {
-    return (unsigned)dt < WEFT_DTYPE_COUNT && red_table[WEFT_REDUCE_SUM][dt] != NULL;
+    /* complex: Sum/Mean/Prod (reduce_complex.c); Max/Min refuse it in make_node */
+    return ((unsigned)dt < WEFT_DTYPE_COUNT && red_table[WEFT_REDUCE_SUM][dt] != NULL) ||
+           weft__reduce_is_complex(dt);
 }
 
 weft_dtype_t weft__reduce_out_dtype(weft_reduce_kind_t kind, weft_dtype_t in)
@@ -267,6 +269,10 @@ void weft__reduce_merge(weft_reduce_kind_t kind, weft_dtype_t dout, void *out, c
 
 void weft__reduce_divide(weft_dtype_t dt, void *out, int64_t n, double count)
 {
+    if (weft__reduce_is_complex(dt)) { /* each part */
+        weft__reduce_divide(dt == WEFT_COMPLEX64 ? WEFT_FLOAT32 : WEFT_FLOAT64, out, 2 * n, count);
+        return;
+    }
     for (int64_t i = 0; i < n; i++) {
         if (dt == WEFT_FLOAT32) {
             ((float *)out)[i] = (float)((double)((float *)out)[i] / count);

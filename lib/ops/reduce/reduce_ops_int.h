@@ -65,6 +65,10 @@ weft_status_t weft__input_check(weft_graph_t *g, const char *opname,
 weft_status_t weft__reduce_check_input(weft_graph_t *g, const char *opname,
                                        const weft__reduce_props_t *p, size_t n_in,
                                        weft_var_t *const *inputs, size_t want_in);
+/* make_node check of the orderings (orders: Max, Min, Argmax): a complex
+ * input is WEFT_ETYPE naming the op and type (reduce_complex.c). */
+weft_status_t weft__reduce_check_complex(weft_graph_t *g, const char *opname, bool orders,
+                                         const weft_type_t *t);
 /* Run-time check: x's rank is p->ndim (WEFT_ESHAPE on ctx). */
 weft_status_t weft__reduce_check_tensor(weft_kernel_ctx_t *ctx, const char *opname,
                                         const weft__reduce_props_t *p, const weft_tensor_t *x);

@@ -154,6 +154,21 @@ bool weft__iter_one_row(int ndim, const int64_t *shape, int nop, const int64_t *
  * (convert.c; NULL for a pair it does not convert). */
 weft__row_fn weft__convert_fn(weft_dtype_t dst, weft_dtype_t src);
 
+/* complex64 / complex128 (lib/graph's weft_dtype_kind without the
+ * dependency). */
+static inline bool weft__dtype_is_complex(weft_dtype_t d)
+{
+    return d == WEFT_COMPLEX64 || d == WEFT_COMPLEX128;
+}
+/* The address of the element at index[0..ndim) (bounds-checked; errors
+ * recorded with weft__tensor_error: WEFT_EINVAL, WEFT_ERANGE). */
+weft_status_t weft__tensor_element_ptr(const weft_tensor_t *t, const int64_t *index, char **p);
+/* weft_tensor_allclose where a or b is complex (tensor_complex.c): both
+ * parts compared, |a - b| the complex modulus. */
+weft_status_t weft__tensor_allclose_complex(const weft_tensor_t *a, const weft_tensor_t *b,
+                                            double rtol, double atol, bool *equal);
+/* weft__convert_fn for a pair with a complex side (convert_complex.c). */
+weft__row_fn weft__convert_complex_fn(weft_dtype_t dst, weft_dtype_t src);
 /* Runs the float32 row kernel f32 over a row whose operands k with bit k
  * of half_mask set are float16 (half_rows.c): chunks of those are converted
  * to float32 scratch, f32 runs on the chunk, a float16 output (bit 0) is
