@@ -1,0 +1,79 @@
+/* Building and reshaping arrays (issue 18): concatenate, stack, split.
+ *
+ * concatenate and stack build a Join{axis, ndim} node (a new tensor: the
+ * kernel copies blocks with memcpy, by element size, so every dtype is
+ * served; large outputs are split over the pool in fixed byte ranges, the
+ * same bits at any worker count). Mixed input dtypes are cast to their
+ * promotion first (weft_dtype_promote, as np.concatenate). Join's gradient
+ * gives input i the slice of the output gradient it filled (a Subtensor),
+ * which needs each input's static length on the axis (else WEFT_ENOGRAD
+ * from weft_grad, naming the input).
+ * split returns several Subtensor views of x (no new op): their gradient is
+ * the sum of the parts' gradients each placed at its offset (IncSubtensor
+ * into zeros), a disconnected part contributing zeros.
+ *
+ * Ownership (every constructor): borrows g and the variables; the outputs
+ * are borrowed, owned by g. Errors (every constructor): returns the (first)
+ * output, or NULL with the first error kept on g (weft/graph.h "Errors"); a
+ * NULL variable argument (an earlier constructor's failure) adds no second
+ * error. Messages name the op, the input (number and variable) and the
+ * creation site.
+ * Thread: as g. */
+#ifndef WEFT_ARRAY_OPS_H
+#define WEFT_ARRAY_OPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "weft/export.h"
+#include "weft/graph.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* np.concatenate(xs[0..n), axis): inputs of one ndim >= 1 (negative axis
+ * counts from the end), equal lengths on every other axis.
+ * Errors: WEFT_EINVAL (n 0 or xs NULL, axis out of range), WEFT_ETYPE (an
+ * input not a tensor, 0-d, or of another ndim than input 0), WEFT_ESHAPE (two
+ * known lengths differ off the axis; at run time: any lengths differ),
+ * WEFT_EFOREIGN, WEFT_ENOMEM. */
+#define weft_concatenate(g, n, xs, axis) \
+    weft_concatenate_at((g), (n), (xs), (axis), __FILE__, __LINE__)
+WEFT_API weft_var_t *weft_concatenate_at(weft_graph_t *g, size_t n, weft_var_t *const *xs,
+                                         int axis, const char *file, int line);
+
+/* np.stack(xs[0..n), axis): inputs of one shape joined along a new axis
+ * (axis in [-(ndim+1), ndim]). Errors as weft_concatenate (0-d inputs
+ * allowed; WEFT_EINVAL for inputs of WEFT_MAX_NDIM dims). */
+#define weft_stack(g, n, xs, axis) weft_stack_at((g), (n), (xs), (axis), __FILE__, __LINE__)
+WEFT_API weft_var_t *weft_stack_at(weft_graph_t *g, size_t n, weft_var_t *const *xs, int axis,
+                                   const char *file, int line);
+
+/* np.split(x, n_sections, axis): writes the n_sections equal parts to
+ * outs[0..n_sections) and returns outs[0]. x needs a static length on axis
+ * that n_sections divides.
+ * Errors: WEFT_EINVAL (outs NULL, n_sections 0, axis out of range),
+ * WEFT_ESHAPE (no static length, or not divisible), WEFT_ETYPE (x not a
+ * tensor of ndim >= 1), WEFT_EFOREIGN, WEFT_ENOMEM. On error outs is
+ * unspecified. */
+#define weft_split(g, x, n_sections, axis, outs) \
+    weft_split_at((g), (x), (n_sections), (axis), (outs), __FILE__, __LINE__)
+WEFT_API weft_var_t *weft_split_at(weft_graph_t *g, weft_var_t *x, size_t n_sections, int axis,
+                                   weft_var_t **outs, const char *file, int line);
+
+/* np.split(x, indices, axis): the n_idx + 1 parts x[:i0], x[i0:i1], ...,
+ * x[i_last:] on axis (indices as slice bounds: negative from the end,
+ * clamped; a decreasing pair gives an empty part) in outs[0..n_idx].
+ * Errors as weft_split (no divisibility rule). */
+#define weft_split_indices(g, x, n_idx, indices, axis, outs) \
+    weft_split_indices_at((g), (x), (n_idx), (indices), (axis), (outs), __FILE__, __LINE__)
+WEFT_API weft_var_t *weft_split_indices_at(weft_graph_t *g, weft_var_t *x, size_t n_idx,
+                                           const int64_t *indices, int axis, weft_var_t **outs,
+                                           const char *file, int line);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* WEFT_ARRAY_OPS_H */

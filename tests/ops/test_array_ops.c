@@ -1,0 +1,296 @@
+/* Tests of the array-building ops (weft/array_ops.h): concatenate, stack and
+ * split - exact values (checked against NumPy by hand), mixed-dtype
+ * promotion, static shapes, exact error messages, JSON round trip, same bits
+ * at 1, 2 and 4 workers on an output large enough to split, and gradients
+ * through weft_verify_grad. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "ops_check.h"
+#include "ops_threads.h"
+
+static weft_graph_t *G;
+
+static int setup(void **state)
+{
+    (void)state;
+    assert_int_equal(weft_graph_create(NULL, &G), WEFT_OK);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    weft_graph_destroy(G);
+    return 0;
+}
+
+/* Evaluates y on inputs xs at vals, checks dtype, shape and values. */
+static void expect_n(size_t n, weft_var_t *const *xs, weft_tensor_t *const *vals, weft_var_t *y,
+                     weft_dtype_t dt, int nd, const int64_t *shape, const double *want)
+{
+    weft_tensor_t *r = NULL;
+    assert_non_null(y);
+    assert_int_equal(ck_eval(G, n, xs, vals, y, &r), WEFT_OK);
+    assert_int_equal(weft_tensor_dtype(r), dt);
+    ck_expect(r, nd, shape, want, 0);
+    weft_tensor_release(r);
+}
+
+static void test_concatenate_values_axes_and_promotion(void **state)
+{
+    (void)state;
+    int64_t sa[2] = {2, 2}, sb[2] = {2, 1}, sc[2] = {1, 2};
+    weft_var_t *x[3] = {ck_var(G, WEFT_FLOAT32, 2, sa), ck_var(G, WEFT_INT64, 2, sb),
+                        ck_var(G, WEFT_INT32, 2, sc)};
+    weft_tensor_t *v[3] = {ck_tensor(WEFT_FLOAT32, 2, sa, (double[]){1, 2, 3, 4}),
+                           ck_tensor(WEFT_INT64, 2, sb, (double[]){5, 6}),
+                           ck_tensor(WEFT_INT32, 2, sc, (double[]){7, 8})};
+    /* np.concatenate([f32 (2,2), i64 (2,1)], axis=1) -> float64 (2,3) */
+    weft_var_t *c1 = weft_concatenate(G, 2, x, -1);
+    const weft_type_t *t = weft_var_type(c1);
+    assert_int_equal(weft_type_dim(t, 0), 2);
+    assert_int_equal(weft_type_dim(t, 1), 3);
+    expect_n(3, x, v, c1, WEFT_FLOAT64, 2, (int64_t[]){2, 3}, (double[]){1, 2, 5, 3, 4, 6});
+    /* axis 0: f32 and i32 -> float64 (3, 2) */
+    weft_var_t *pair[2] = {x[0], x[2]};
+    expect_n(3, x, v, weft_concatenate(G, 2, pair, 0), WEFT_FLOAT64, 2, (int64_t[]){3, 2},
+             (double[]){1, 2, 3, 4, 7, 8});
+    /* one input, and an int32 + int64 pair staying integer */
+    weft_var_t *ints[2] = {x[2], x[2]};
+    expect_n(3, x, v, weft_concatenate(G, 2, ints, 1), WEFT_INT32, 2, (int64_t[]){1, 4},
+             (double[]){7, 8, 7, 8});
+    expect_n(3, x, v, weft_concatenate(G, 1, x, 0), WEFT_FLOAT32, 2, sa, (double[]){1, 2, 3, 4});
+    /* a transposed (non-contiguous) input */
+    weft_var_t *tr[2] = {weft_transpose(G, x[0]), x[0]};
+    expect_n(3, x, v, weft_concatenate(G, 2, tr, 0), WEFT_FLOAT32, 2, (int64_t[]){4, 2},
+             (double[]){1, 3, 2, 4, 1, 2, 3, 4});
+    for (int i = 0; i < 3; i++) weft_tensor_release(v[i]);
+}
+
+static void test_concatenate_unknown_lengths_and_empty(void **state)
+{
+    (void)state;
+    int64_t su[2] = {WEFT_DIM_UNKNOWN, WEFT_DIM_UNKNOWN}, s0[2] = {0, 2}, s1[2] = {1, 2};
+    weft_var_t *x[2] = {ck_var(G, WEFT_BOOL, 2, su), ck_var(G, WEFT_BOOL, 2, s1)};
+    weft_var_t *c = weft_concatenate(G, 2, x, 0);
+    assert_int_equal(weft_type_dim(weft_var_type(c), 0), WEFT_DIM_UNKNOWN);
+    assert_int_equal(weft_type_dim(weft_var_type(c), 1), 2);
+    weft_tensor_t *v[2] = {ck_tensor(WEFT_BOOL, 2, s0, NULL),
+                           ck_tensor(WEFT_BOOL, 2, s1, (double[]){1, 0})};
+    expect_n(2, x, v, c, WEFT_BOOL, 2, (int64_t[]){1, 2}, (double[]){1, 0});
+    weft_tensor_release(v[0]);
+    v[0] = ck_tensor(WEFT_BOOL, 2, (int64_t[]){1, 3}, NULL);
+    weft_tensor_t *r = NULL;
+    assert_int_equal(ck_eval(G, 2, x, v, c, &r), WEFT_ESHAPE);
+    assert_null(r);
+    for (int i = 0; i < 2; i++) weft_tensor_release(v[i]);
+}
+
+static void test_stack_values(void **state)
+{
+    (void)state;
+    int64_t s[1] = {3};
+    weft_var_t *x[2] = {ck_var(G, WEFT_INT64, 1, s), ck_var(G, WEFT_INT64, 1, s)};
+    weft_tensor_t *v[2] = {ck_tensor(WEFT_INT64, 1, s, (double[]){1, 2, 3}),
+                           ck_tensor(WEFT_INT64, 1, s, (double[]){4, 5, 6})};
+    expect_n(2, x, v, weft_stack(G, 2, x, 0), WEFT_INT64, 2, (int64_t[]){2, 3},
+             (double[]){1, 2, 3, 4, 5, 6});
+    expect_n(2, x, v, weft_stack(G, 2, x, -1), WEFT_INT64, 2, (int64_t[]){3, 2},
+             (double[]){1, 4, 2, 5, 3, 6});
+    /* 0-d inputs */
+    weft_var_t *z[2] = {ck_var(G, WEFT_FLOAT64, 0, NULL), ck_var(G, WEFT_INT32, 0, NULL)};
+    weft_tensor_t *zv[2] = {ck_tensor(WEFT_FLOAT64, 0, NULL, (double[]){2.5}),
+                            ck_tensor(WEFT_INT32, 0, NULL, (double[]){-1})};
+    expect_n(2, z, zv, weft_stack(G, 2, z, 0), WEFT_FLOAT64, 1, (int64_t[]){2},
+             (double[]){2.5, -1});
+    for (int i = 0; i < 2; i++) {
+        weft_tensor_release(v[i]);
+        weft_tensor_release(zv[i]);
+    }
+}
+
+static void test_split_sections_and_indices(void **state)
+{
+    (void)state;
+    int64_t s[2] = {2, 6};
+    weft_var_t *x = ck_var(G, WEFT_FLOAT64, 2, s);
+    weft_tensor_t *xv = ck_tensor(WEFT_FLOAT64, 2, s, (double[]){0, 1, 2, 3, 4, 5,
+                                                                  6, 7, 8, 9, 10, 11});
+    weft_var_t *o[4] = {NULL};
+    weft_var_t *first = weft_split(G, x, 3, 1, o);
+    assert_ptr_equal(first, o[0]);
+    expect_n(1, &x, &xv, o[0], WEFT_FLOAT64, 2, (int64_t[]){2, 2}, (double[]){0, 1, 6, 7});
+    expect_n(1, &x, &xv, o[2], WEFT_FLOAT64, 2, (int64_t[]){2, 2}, (double[]){4, 5, 10, 11});
+    /* np.split(x, [1, -2, 3], axis=1): [:1], [1:4], [4:3] (empty), [3:] */
+    int64_t idx[3] = {1, -2, 3};
+    assert_non_null(weft_split_indices(G, x, 3, idx, -1, o));
+    expect_n(1, &x, &xv, o[0], WEFT_FLOAT64, 2, (int64_t[]){2, 1}, (double[]){0, 6});
+    expect_n(1, &x, &xv, o[1], WEFT_FLOAT64, 2, (int64_t[]){2, 3},
+             (double[]){1, 2, 3, 7, 8, 9});
+    expect_n(1, &x, &xv, o[2], WEFT_FLOAT64, 2, (int64_t[]){2, 0}, NULL);
+    expect_n(1, &x, &xv, o[3], WEFT_FLOAT64, 2, (int64_t[]){2, 3},
+             (double[]){3, 4, 5, 9, 10, 11});
+    weft_tensor_release(xv);
+}
+
+static void test_errors_name_op_input_and_site(void **state)
+{
+    (void)state;
+    const weft_type_t *t23 = NULL, *t33 = NULL, *t0 = NULL;
+    assert_int_equal(weft_type_tensor(G, WEFT_FLOAT64, 2, (int64_t[]){2, 3}, &t23), WEFT_OK);
+    assert_int_equal(weft_type_tensor(G, WEFT_FLOAT64, 2, (int64_t[]){3, 3}, &t33), WEFT_OK);
+    assert_int_equal(weft_type_tensor(G, WEFT_FLOAT64, 0, NULL, &t0), WEFT_OK);
+    weft_var_t *x[3] = {weft_var_create_at(G, t23, "a", "model.c", 7),
+                        weft_var_create_at(G, t33, "b", "model.c", 8),
+                        weft_var_create_at(G, t0, "s", "model.c", 9)};
+    assert_null(weft_concatenate_at(G, 2, x, 1, "f.c", 3));
+    assert_int_equal(weft_graph_error(G), WEFT_ESHAPE);
+    assert_string_equal(weft_graph_error_message(G),
+                        "apply of Join at f.c:3: Join: input 1 b has length 3 on axis 0 where "
+                        "an earlier input has 2 (all but the join axis 1 must match)");
+    weft_graph_clear_error(G);
+    assert_null(weft_concatenate_at(G, 2, x, 2, "f.c", 4));
+    assert_int_equal(weft_graph_error(G), WEFT_EINVAL);
+    assert_string_equal(weft_graph_error_message(G),
+                        "concatenate (at f.c:4): axis 2 out of range for 2 dims");
+    weft_graph_clear_error(G);
+    assert_null(weft_concatenate_at(G, 2, &x[1], 0, "f.c", 5));
+    assert_int_equal(weft_graph_error(G), WEFT_ETYPE);
+    assert_string_equal(weft_graph_error_message(G),
+                        "concatenate (at f.c:5): input 1 s is not a tensor with the ndim of "
+                        "input 0 (at least 1)");
+    weft_graph_clear_error(G);
+    assert_null(weft_concatenate_at(G, 0, x, 0, "f.c", 6));
+    assert_string_equal(weft_graph_error_message(G),
+                        "concatenate (at f.c:6): needs at least one input");
+    weft_graph_clear_error(G);
+    weft_var_t *o[4];
+    assert_null(weft_split_at(G, x[0], 4, 1, o, "f.c", 7));
+    assert_int_equal(weft_graph_error(G), WEFT_ESHAPE);
+    assert_string_equal(weft_graph_error_message(G),
+                        "split (at f.c:7): length 3 on axis 1 does not divide into 4 equal "
+                        "sections");
+    weft_graph_clear_error(G);
+    assert_null(weft_stack_at(G, 2, x, 3, "f.c", 8));
+    assert_string_equal(weft_graph_error_message(G),
+                        "stack (at f.c:8): axis 3 out of range for 3 dims");
+    weft_graph_clear_error(G);
+    /* a NULL input adds no second error */
+    weft_var_t *bad[2] = {x[0], NULL};
+    assert_null(weft_concatenate_at(G, 2, bad, 0, "f.c", 9));
+    weft_graph_clear_error(G);
+}
+
+static void test_large_concatenate_same_bits_at_1_2_4_workers(void **state)
+{
+    (void)state;
+    int64_t s[2] = {300, 1001};
+    weft_tensor_t *xv = ck_random(WEFT_FLOAT64, 2, s, -3, 3, ck_seed("concat_threads"));
+    weft_var_t *x = ck_var(G, WEFT_FLOAT64, 2, s);
+    weft_var_t *parts[3] = {x, weft_transpose(G, weft_transpose(G, x)), x};
+    weft_var_t *outs[3] = {weft_concatenate(G, 3, parts, 0), weft_concatenate(G, 3, parts, 1),
+                           weft_stack(G, 3, parts, 1)};
+    ck_same_bits_at_1_2_4(G, x, xv, 3, outs);
+    weft_tensor_release(xv);
+}
+
+static void test_json_round_trip(void **state)
+{
+    (void)state;
+    weft_graph_t *g = NULL, *g2 = NULL;
+    int64_t s[2] = {2, 3};
+    assert_int_equal(weft_graph_create(NULL, &g), WEFT_OK);
+    const weft_type_t *t = NULL;
+    assert_int_equal(weft_type_tensor(g, WEFT_FLOAT64, 2, s, &t), WEFT_OK);
+    weft_var_t *x = weft_var_create_at(g, t, "x", __FILE__, __LINE__);
+    weft_var_t *xs[2] = {x, x}, *parts[3];
+    weft_var_t *outs[3] = {weft_concatenate(g, 2, xs, 1), weft_stack(g, 2, xs, 2),
+                           weft_split(g, x, 3, 1, parts)};
+    weft_graph_io_t io = {1, &x, NULL, 3, outs, 0, NULL}, back;
+    char *text = NULL;
+    assert_int_equal(weft_graph_io_save(&io, &text), WEFT_OK);
+    assert_non_null(strstr(text, "\"op\":\"Join\",\"props\":{\"axis\":1,\"ndim\":2}"));
+    assert_int_equal(weft_graph_create(NULL, &g2), WEFT_OK);
+    assert_int_equal(weft_graph_io_load(g2, text, strlen(text), NULL, &back), WEFT_OK);
+    weft_tensor_t *xv = ck_tensor(WEFT_FLOAT64, 2, s, (double[]){1, 2, 3, 4, 5, 6});
+    weft_tensor_t *r1[3] = {NULL}, *r2[3] = {NULL};
+    assert_int_equal(weft_eval(g, 1, &x, &xv, 3, outs, r1), WEFT_OK);
+    assert_int_equal(weft_eval(g2, 1, back.inputs, &xv, 3, back.outputs, r2), WEFT_OK);
+    for (int i = 0; i < 3; i++) {
+        size_t bytes = weft_tensor_size(r1[i]) * weft_dtype_size(weft_tensor_dtype(r1[i]));
+        assert_int_equal(weft_tensor_size(r1[i]), weft_tensor_size(r2[i]));
+        assert_memory_equal(weft_tensor_data(r1[i]), weft_tensor_data(r2[i]), bytes);
+        weft_tensor_release(r1[i]);
+        weft_tensor_release(r2[i]);
+    }
+    weft_tensor_release(xv);
+    weft_graph_io_clear(&back);
+    weft_graph_io_free_text(text);
+    weft_graph_destroy(g2);
+    weft_graph_destroy(g);
+}
+
+/* ---- gradients ----------------------------------------------------------- */
+
+typedef enum gk { G_CONCAT0, G_CONCAT1, G_STACK, G_SPLIT, G_SPLIT_ONE, G_COUNT } gk_t;
+
+static weft_var_t *grad_fn(weft_graph_t *g, size_t n_in, weft_var_t *const *in, void *user)
+{
+    (void)n_in;
+    weft_var_t *parts[3] = {NULL};
+    int64_t idx[2] = {1, 3};
+    switch (*(const gk_t *)user) {
+    case G_CONCAT0: return weft_concatenate(g, 2, in, 0);
+    case G_CONCAT1: {
+        weft_var_t *three[3] = {in[0], in[1], in[0]};
+        return weft_concatenate(g, 3, three, 1);
+    }
+    case G_STACK: return weft_stack(g, 2, in, 1);
+    case G_SPLIT: /* every part reaches the cost, with a different weight */
+        weft_split_indices(g, in[0], 2, idx, 1, parts);
+        return weft_add(g, weft_sum(g, weft_mul(g, parts[0], parts[0]), 0, NULL, false),
+                        weft_add(g, weft_sum(g, parts[1], 0, NULL, false),
+                                 weft_sum(g, weft_exp(g, parts[2]), 0, NULL, false)));
+    case G_SPLIT_ONE: /* parts 0 and 2 disconnected: zeros there */
+        weft_split_indices(g, in[0], 2, idx, 1, parts);
+        return weft_mul(g, parts[1], parts[1]);
+    default: return NULL;
+    }
+}
+
+static void test_gradients_verify(void **state)
+{
+    (void)state;
+    int64_t s[2] = {3, 4};
+    for (int k = 0; k < G_COUNT; k++) {
+        gk_t kind = (gk_t)k;
+        weft_tensor_t *x[2] = {ck_random(WEFT_FLOAT64, 2, s, -1, 1, 400 + (uint64_t)k),
+                               ck_random(WEFT_FLOAT64, 2, s, -1, 1, 500 + (uint64_t)k)};
+        size_t n = kind == G_SPLIT || kind == G_SPLIT_ONE ? 1 : 2;
+        ck_verify(grad_fn, &kind, n, x);
+        weft_tensor_release(x[0]);
+        weft_tensor_release(x[1]);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_concatenate_values_axes_and_promotion),
+        cmocka_unit_test(test_concatenate_unknown_lengths_and_empty),
+        cmocka_unit_test(test_stack_values),
+        cmocka_unit_test(test_split_sections_and_indices),
+        cmocka_unit_test(test_errors_name_op_input_and_site),
+        cmocka_unit_test(test_large_concatenate_same_bits_at_1_2_4_workers),
+        cmocka_unit_test(test_json_round_trip),
+        cmocka_unit_test(test_gradients_verify),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
