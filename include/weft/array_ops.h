@@ -1,4 +1,5 @@
-/* Building and reshaping arrays (issue 18): concatenate, stack, split.
+/* Building and reshaping arrays (issue 18): concatenate, stack, split,
+ * flip, roll, squeeze, expand_dims, swapaxes, moveaxis.
  *
  * concatenate and stack build a Join{axis, ndim} node (a new tensor: the
  * kernel copies blocks with memcpy, by element size, so every dtype is
@@ -11,6 +12,9 @@
  * split returns several Subtensor views of x (no new op): their gradient is
  * the sum of the parts' gradients each placed at its offset (IncSubtensor
  * into zeros), a disconnected part contributing zeros.
+ * flip, squeeze, expand_dims, swapaxes and moveaxis are views (a Subtensor
+ * with step -1, a DimShuffle): no copy, and their ops' gradients. roll is
+ * two Subtensor views joined (Join's copy and gradient).
  *
  * Ownership (every constructor): borrows g and the variables; the outputs
  * are borrowed, owned by g. Errors (every constructor): returns the (first)
@@ -71,6 +75,48 @@ WEFT_API weft_var_t *weft_split_at(weft_graph_t *g, weft_var_t *x, size_t n_sect
 WEFT_API weft_var_t *weft_split_indices_at(weft_graph_t *g, weft_var_t *x, size_t n_idx,
                                            const int64_t *indices, int axis, weft_var_t **outs,
                                            const char *file, int line);
+
+/* np.flip(x, axes): axes[0..n_axes) reversed (n_axes 0: every axis).
+ * Errors: WEFT_EINVAL (an axis out of range or repeated, axes NULL with
+ * n_axes > 0), WEFT_ETYPE, WEFT_EFOREIGN, WEFT_ENOMEM. */
+#define weft_flip(g, x, n_axes, axes) weft_flip_at((g), (x), (n_axes), (axes), __FILE__, __LINE__)
+WEFT_API weft_var_t *weft_flip_at(weft_graph_t *g, weft_var_t *x, size_t n_axes, const int *axes,
+                                  const char *file, int line);
+
+/* np.squeeze(x, axes): drops axes[0..n_axes), each of static length 1
+ * (n_axes 0: every axis of static length 1; an unknown length is kept).
+ * Errors: as weft_flip, plus WEFT_ESHAPE (a listed axis whose static length
+ * is not 1). */
+#define weft_squeeze(g, x, n_axes, axes) \
+    weft_squeeze_at((g), (x), (n_axes), (axes), __FILE__, __LINE__)
+WEFT_API weft_var_t *weft_squeeze_at(weft_graph_t *g, weft_var_t *x, size_t n_axes,
+                                     const int *axes, const char *file, int line);
+
+/* np.expand_dims(x, axis): a new length-1 axis at axis of the result
+ * (in [-(ndim+1), ndim]). np.swapaxes(x, axis1, axis2). np.moveaxis(x,
+ * source, destination) for one axis. Errors: WEFT_EINVAL (an axis out of
+ * range, a result above WEFT_MAX_NDIM dims), WEFT_ETYPE, WEFT_EFOREIGN,
+ * WEFT_ENOMEM. */
+#define weft_expand_dims(g, x, axis) weft_expand_dims_at((g), (x), (axis), __FILE__, __LINE__)
+WEFT_API weft_var_t *weft_expand_dims_at(weft_graph_t *g, weft_var_t *x, int axis,
+                                         const char *file, int line);
+#define weft_swapaxes(g, x, axis1, axis2) \
+    weft_swapaxes_at((g), (x), (axis1), (axis2), __FILE__, __LINE__)
+WEFT_API weft_var_t *weft_swapaxes_at(weft_graph_t *g, weft_var_t *x, int axis1, int axis2,
+                                      const char *file, int line);
+#define weft_moveaxis(g, x, source, destination) \
+    weft_moveaxis_at((g), (x), (source), (destination), __FILE__, __LINE__)
+WEFT_API weft_var_t *weft_moveaxis_at(weft_graph_t *g, weft_var_t *x, int source,
+                                      int destination, const char *file, int line);
+
+/* np.roll(x, shift, axis) along one axis, which needs a static length
+ * (x itself when shift is a multiple of it). np.roll's axis=None (the
+ * flattened array) is weft_reshape first.
+ * Errors: WEFT_EINVAL (axis out of range), WEFT_ESHAPE (no static length),
+ * WEFT_ETYPE (x not a tensor of ndim >= 1), WEFT_EFOREIGN, WEFT_ENOMEM. */
+#define weft_roll(g, x, shift, axis) weft_roll_at((g), (x), (shift), (axis), __FILE__, __LINE__)
+WEFT_API weft_var_t *weft_roll_at(weft_graph_t *g, weft_var_t *x, int64_t shift, int axis,
+                                  const char *file, int line);
 
 #ifdef __cplusplus
 }

@@ -188,6 +188,80 @@ static void test_errors_name_op_input_and_site(void **state)
     weft_graph_clear_error(G);
 }
 
+/* Shape of v's static type. */
+static void expect_type(weft_var_t *v, int nd, const int64_t *shape)
+{
+    assert_non_null(v);
+    const weft_type_t *t = weft_var_type(v);
+    assert_int_equal(weft_type_ndim(t), nd);
+    for (int d = 0; d < nd; d++) assert_int_equal(weft_type_dim(t, d), shape[d]);
+}
+
+static void test_views_flip_squeeze_expand_swap_move(void **state)
+{
+    (void)state;
+    int64_t s[3] = {2, 1, 3};
+    weft_var_t *x = ck_var(G, WEFT_INT32, 3, s);
+    weft_tensor_t *xv = ck_tensor(WEFT_INT32, 3, s, (double[]){1, 2, 3, 4, 5, 6});
+    int a2 = 2, am1 = -1, a1 = 1;
+    /* np.flip(x, 2), np.flip(x) */
+    expect_n(1, &x, &xv, weft_flip(G, x, 1, &a2), WEFT_INT32, 3, s, (double[]){3, 2, 1, 6, 5, 4});
+    expect_n(1, &x, &xv, weft_flip(G, x, 0, NULL), WEFT_INT32, 3, s,
+             (double[]){6, 5, 4, 3, 2, 1});
+    weft_var_t *sq = weft_squeeze(G, x, 0, NULL);
+    expect_type(sq, 2, (int64_t[]){2, 3});
+    expect_type(weft_squeeze(G, x, 1, &a1), 2, (int64_t[]){2, 3});
+    weft_var_t *e = weft_expand_dims(G, x, -1);
+    expect_type(e, 4, (int64_t[]){2, 1, 3, 1});
+    expect_type(weft_expand_dims(G, x, 0), 4, (int64_t[]){1, 2, 1, 3});
+    /* np.swapaxes(x, 0, -1): (3, 1, 2) */
+    expect_n(1, &x, &xv, weft_swapaxes(G, x, 0, am1), WEFT_INT32, 3, (int64_t[]){3, 1, 2},
+             (double[]){1, 4, 2, 5, 3, 6});
+    /* np.moveaxis(x, 0, -1): (1, 3, 2); np.moveaxis(x, 2, 0): (3, 2, 1) */
+    expect_n(1, &x, &xv, weft_moveaxis(G, x, 0, -1), WEFT_INT32, 3, (int64_t[]){1, 3, 2},
+             (double[]){1, 4, 2, 5, 3, 6});
+    expect_n(1, &x, &xv, weft_moveaxis(G, x, 2, 0), WEFT_INT32, 3, (int64_t[]){3, 2, 1},
+             (double[]){1, 4, 2, 5, 3, 6});
+    /* np.roll(x, 1, -1); np.roll(x, -4, 2) (by -1); roll by 3: x itself */
+    expect_n(1, &x, &xv, weft_roll(G, x, 1, -1), WEFT_INT32, 3, s, (double[]){3, 1, 2, 6, 4, 5});
+    expect_n(1, &x, &xv, weft_roll(G, x, -4, 2), WEFT_INT32, 3, s, (double[]){2, 3, 1, 5, 6, 4});
+    expect_n(1, &x, &xv, weft_roll(G, x, 1, 0), WEFT_INT32, 3, s, (double[]){4, 5, 6, 1, 2, 3});
+    assert_ptr_equal(weft_roll(G, x, 3, 2), x);
+    weft_tensor_release(xv);
+}
+
+static void test_view_errors(void **state)
+{
+    (void)state;
+    const weft_type_t *t = NULL;
+    assert_int_equal(weft_type_tensor(G, WEFT_FLOAT64, 2, (int64_t[]){2, WEFT_DIM_UNKNOWN}, &t),
+                     WEFT_OK);
+    weft_var_t *x = weft_var_create_at(G, t, "x", "model.c", 7);
+    int a0 = 0, twice[2] = {1, -1};
+    assert_null(weft_squeeze_at(G, x, 1, &a0, "f.c", 3));
+    assert_int_equal(weft_graph_error(G), WEFT_ESHAPE);
+    assert_string_equal(weft_graph_error_message(G),
+                        "squeeze (at f.c:3): axis 0 of input x does not have static length 1");
+    weft_graph_clear_error(G);
+    assert_null(weft_flip_at(G, x, 2, twice, "f.c", 4));
+    assert_int_equal(weft_graph_error(G), WEFT_EINVAL);
+    assert_string_equal(weft_graph_error_message(G), "flip (at f.c:4): axis -1 repeated");
+    weft_graph_clear_error(G);
+    assert_null(weft_roll_at(G, x, 1, 1, "f.c", 5));
+    assert_int_equal(weft_graph_error(G), WEFT_ESHAPE);
+    assert_string_equal(weft_graph_error_message(G),
+                        "roll (at f.c:5): input x has no static length on axis 1");
+    weft_graph_clear_error(G);
+    assert_null(weft_expand_dims_at(G, x, 3, "f.c", 6));
+    assert_string_equal(weft_graph_error_message(G),
+                        "expand_dims (at f.c:6): axis 3 out of range for 3 dims");
+    weft_graph_clear_error(G);
+    assert_null(weft_moveaxis_at(G, x, 0, -3, "f.c", 7));
+    assert_string_equal(weft_graph_error_message(G),
+                        "moveaxis (at f.c:7): axis -3 out of range for 2 dims");
+    weft_graph_clear_error(G);
+}
+
 static void test_large_concatenate_same_bits_at_1_2_4_workers(void **state)
 {
     (void)state;
@@ -239,7 +313,8 @@ static void test_json_round_trip(void **state)
 
 /* ---- gradients ----------------------------------------------------------- */
 
-typedef enum gk { G_CONCAT0, G_CONCAT1, G_STACK, G_SPLIT, G_SPLIT_ONE, G_COUNT } gk_t;
+typedef enum gk { G_CONCAT0, G_CONCAT1, G_STACK, G_SPLIT, G_SPLIT_ONE, G_ROLL, G_FLIP, G_MOVE,
+                  G_COUNT } gk_t;
 
 static weft_var_t *grad_fn(weft_graph_t *g, size_t n_in, weft_var_t *const *in, void *user)
 {
@@ -261,6 +336,9 @@ static weft_var_t *grad_fn(weft_graph_t *g, size_t n_in, weft_var_t *const *in, 
     case G_SPLIT_ONE: /* parts 0 and 2 disconnected: zeros there */
         weft_split_indices(g, in[0], 2, idx, 1, parts);
         return weft_mul(g, parts[1], parts[1]);
+    case G_ROLL: return weft_roll(g, weft_mul(g, in[0], in[0]), -5, 1);
+    case G_FLIP: return weft_exp(g, weft_flip(g, in[0], 0, NULL));
+    case G_MOVE: return weft_mul(g, weft_moveaxis(g, in[0], 0, 1), weft_swapaxes(g, in[0], 1, 0));
     default: return NULL;
     }
 }
@@ -273,7 +351,7 @@ static void test_gradients_verify(void **state)
         gk_t kind = (gk_t)k;
         weft_tensor_t *x[2] = {ck_random(WEFT_FLOAT64, 2, s, -1, 1, 400 + (uint64_t)k),
                                ck_random(WEFT_FLOAT64, 2, s, -1, 1, 500 + (uint64_t)k)};
-        size_t n = kind == G_SPLIT || kind == G_SPLIT_ONE ? 1 : 2;
+        size_t n = kind <= G_STACK ? 2 : 1;
         ck_verify(grad_fn, &kind, n, x);
         weft_tensor_release(x[0]);
         weft_tensor_release(x[1]);
@@ -288,6 +366,8 @@ int main(void)
         cmocka_unit_test(test_stack_values),
         cmocka_unit_test(test_split_sections_and_indices),
         cmocka_unit_test(test_errors_name_op_input_and_site),
+        cmocka_unit_test(test_views_flip_squeeze_expand_swap_move),
+        cmocka_unit_test(test_view_errors),
         cmocka_unit_test(test_large_concatenate_same_bits_at_1_2_4_workers),
         cmocka_unit_test(test_json_round_trip),
         cmocka_unit_test(test_gradients_verify),

@@ -3,8 +3,21 @@
 #ifndef WEFT_OPS_SHAPE_ARRAY_INT_H
 #define WEFT_OPS_SHAPE_ARRAY_INT_H
 
+#include "weft/graph.h"
 #include "weft/op.h"
 
 extern const weft_op_class_t weft__join_class;
+
+/* axis (negative from the end) normalized into *out in [0, ndim), else
+ * WEFT_EINVAL "NAME (at FILE:LINE): axis A out of range for N dims". */
+weft_status_t weft__array_norm_axis(weft_graph_t *g, const char *name, int axis, int ndim,
+                                    const char *file, int line, int *out);
+
+/* Checks that each xs[i] is a tensor of g with at least min_ndim axes and
+ * the ndim of xs[0]; sets *ndim and the promoted *dt. A NULL xs[i] returns
+ * the kept error's status (an earlier constructor's failure). */
+weft_status_t weft__array_check_inputs(weft_graph_t *g, const char *name, size_t n,
+                                       weft_var_t *const *xs, int min_ndim, const char *file,
+                                       int line, int *ndim, weft_dtype_t *dt);
 
 #endif /* WEFT_OPS_SHAPE_ARRAY_INT_H */

@@ -15,11 +15,9 @@
 #include "weft/shape_ops.h"
 
 
-/* Checks that each xs[i] is a tensor of g with at least min_ndim axes and
- * the ndim of xs[0]; sets *ndim and the promoted *dt. */
-static weft_status_t check_inputs(weft_graph_t *g, const char *name, size_t n,
-                                  weft_var_t *const *xs, int min_ndim, const char *file,
-                                  int line, int *ndim, weft_dtype_t *dt)
+weft_status_t weft__array_check_inputs(weft_graph_t *g, const char *name, size_t n,
+                                       weft_var_t *const *xs, int min_ndim, const char *file,
+                                       int line, int *ndim, weft_dtype_t *dt)
 {
     if (n == 0 || !xs) {
         return weft_graph_set_error(g, WEFT_EINVAL, "%s (at %s:%d): needs at least one input",
@@ -48,8 +46,8 @@ static weft_status_t check_inputs(weft_graph_t *g, const char *name, size_t n,
     return WEFT_OK;
 }
 
-static weft_status_t norm_axis(weft_graph_t *g, const char *name, int axis, int ndim,
-                               const char *file, int line, int *out)
+weft_status_t weft__array_norm_axis(weft_graph_t *g, const char *name, int axis, int ndim,
+                                    const char *file, int line, int *out)
 {
     *out = axis < 0 ? axis + ndim : axis;
     if (*out < 0 || *out >= ndim) {
@@ -92,9 +90,9 @@ static weft_status_t concat_impl(weft_graph_t *g, size_t n, weft_var_t *const *x
 {
     int ndim = 0, a = 0;
     weft_dtype_t dt = WEFT_BOOL;
-    weft_status_t st = check_inputs(g, "concatenate", n, xs, 1, file, line, &ndim, &dt);
+    weft_status_t st = weft__array_check_inputs(g, "concatenate", n, xs, 1, file, line, &ndim, &dt);
     if (st == WEFT_OK) {
-        st = norm_axis(g, "concatenate", axis, ndim, file, line, &a);
+        st = weft__array_norm_axis(g, "concatenate", axis, ndim, file, line, &a);
     }
     return st == WEFT_OK ? join_build(g, n, xs, a, ndim, dt, file, line, out) : st;
 }
@@ -134,13 +132,13 @@ static weft_status_t stack_impl(weft_graph_t *g, size_t n, weft_var_t *const *xs
 {
     int ndim = 0, a = 0;
     weft_dtype_t dt = WEFT_BOOL;
-    weft_status_t st = check_inputs(g, "stack", n, xs, 0, file, line, &ndim, &dt);
+    weft_status_t st = weft__array_check_inputs(g, "stack", n, xs, 0, file, line, &ndim, &dt);
     if (st == WEFT_OK && ndim >= WEFT_MAX_NDIM) {
         st = weft_graph_set_error(g, WEFT_EINVAL, "stack (at %s:%d): inputs have %d dims, "
                                   "the most is %d", file, line, ndim, WEFT_MAX_NDIM - 1);
     }
     if (st == WEFT_OK) {
-        st = norm_axis(g, "stack", axis, ndim + 1, file, line, &a);
+        st = weft__array_norm_axis(g, "stack", axis, ndim + 1, file, line, &a);
     }
     weft_var_t **parts = st == WEFT_OK ? malloc(n * sizeof *parts) : NULL;
     if (st == WEFT_OK && !parts) {
@@ -194,9 +192,9 @@ static weft_status_t split_begin(weft_graph_t *g, weft_var_t *x, int axis, const
 {
     int ndim = 0;
     weft_dtype_t dt = WEFT_BOOL;
-    weft_status_t st = check_inputs(g, "split", 1, &x, 1, file, line, &ndim, &dt);
+    weft_status_t st = weft__array_check_inputs(g, "split", 1, &x, 1, file, line, &ndim, &dt);
     if (st == WEFT_OK) {
-        st = norm_axis(g, "split", axis, ndim, file, line, a);
+        st = weft__array_norm_axis(g, "split", axis, ndim, file, line, a);
     }
     if (st == WEFT_OK && (*len = weft_type_dim(weft_var_type(x), *a)) < 0) {
         char vb[256];
