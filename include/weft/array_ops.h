@@ -1,5 +1,6 @@
 /* Building and reshaping arrays (issue 18): concatenate, stack, split,
- * flip, roll, squeeze, expand_dims, swapaxes, moveaxis.
+ * flip, roll, squeeze, expand_dims, swapaxes, moveaxis, broadcast_to /
+ * alloc, full / zeros / ones, tile, repeat, pad.
  *
  * concatenate and stack build a Join{axis, ndim} node (a new tensor: the
  * kernel copies blocks with memcpy, by element size, so every dtype is
@@ -117,6 +118,68 @@ WEFT_API weft_var_t *weft_moveaxis_at(weft_graph_t *g, weft_var_t *x, int source
 #define weft_roll(g, x, shift, axis) weft_roll_at((g), (x), (shift), (axis), __FILE__, __LINE__)
 WEFT_API weft_var_t *weft_roll_at(weft_graph_t *g, weft_var_t *x, int64_t shift, int axis,
                                   const char *file, int line);
+
+/* np.broadcast_to(x, shape) as a new tensor: an Alloc{shape} node
+ * (PyTensor's Alloc; weft_alloc is the same). x's axes align to the right of
+ * shape; each has length 1 or shape's. Alloc's kernel copies by element size
+ * (every dtype) over fixed ranges of output rows on the pool; its gradient
+ * sums gz over the new and the broadcast axes (an input axis of unknown
+ * static length is taken as not broadcast).
+ * Errors: WEFT_EINVAL (ndim outside [0, WEFT_MAX_NDIM], NULL shape, a
+ * negative length, x with more dims), WEFT_ESHAPE (a static length that does
+ * not broadcast; at run time: any), WEFT_ETYPE, WEFT_EFOREIGN, WEFT_ENOMEM. */
+#define weft_broadcast_to(g, x, ndim, shape) \
+    weft_broadcast_to_at((g), (x), (ndim), (shape), __FILE__, __LINE__)
+#define weft_alloc(g, value, ndim, shape) \
+    weft_broadcast_to_at((g), (value), (ndim), (shape), __FILE__, __LINE__)
+WEFT_API weft_var_t *weft_broadcast_to_at(weft_graph_t *g, weft_var_t *x, int ndim,
+                                          const int64_t *shape, const char *file, int line);
+
+/* np.full(shape, value, dtype), np.zeros, np.ones: a 0-d constant of dtype
+ * (value converted as weft_constant_scalar does) broadcast by Alloc.
+ * Errors: as weft_broadcast_to, plus weft_constant_scalar's. */
+#define weft_full(g, ndim, shape, value, dtype) \
+    weft_full_at((g), (ndim), (shape), (value), (dtype), __FILE__, __LINE__)
+#define weft_zeros(g, ndim, shape, dtype) \
+    weft_full_at((g), (ndim), (shape), 0.0, (dtype), __FILE__, __LINE__)
+#define weft_ones(g, ndim, shape, dtype) \
+    weft_full_at((g), (ndim), (shape), 1.0, (dtype), __FILE__, __LINE__)
+WEFT_API weft_var_t *weft_full_at(weft_graph_t *g, int ndim, const int64_t *shape, double value,
+                                  weft_dtype_t dtype, const char *file, int line);
+
+/* np.tile(x, reps[0..n_reps)) and np.repeat(x, repeats, axis) with a scalar
+ * repeats: DimShuffle, Alloc, Reshape (their gradients). x needs static
+ * lengths. Errors: WEFT_EINVAL (negative reps/repeats, axis out of range,
+ * more than WEFT_MAX_NDIM dims on the way: tile uses twice the result's),
+ * WEFT_ESHAPE (an unknown static length), WEFT_ETYPE, WEFT_EFOREIGN,
+ * WEFT_ENOMEM. */
+#define weft_tile(g, x, n_reps, reps) weft_tile_at((g), (x), (n_reps), (reps), __FILE__, __LINE__)
+WEFT_API weft_var_t *weft_tile_at(weft_graph_t *g, weft_var_t *x, int n_reps,
+                                  const int64_t *reps, const char *file, int line);
+#define weft_repeat(g, x, repeats, axis) \
+    weft_repeat_at((g), (x), (repeats), (axis), __FILE__, __LINE__)
+WEFT_API weft_var_t *weft_repeat_at(weft_graph_t *g, weft_var_t *x, int64_t repeats, int axis,
+                                    const char *file, int line);
+
+typedef enum weft_pad_mode {
+    WEFT_PAD_CONSTANT = 0, /* value, converted to x's dtype */
+    WEFT_PAD_EDGE = 1,     /* the edge element repeated */
+    WEFT_PAD_REFLECT = 2,  /* mirrored without the edge; widths below the length */
+} weft_pad_mode_t;
+
+/* np.pad(x, pad_width, mode, constant_values=value): pad_width holds
+ * n_pairs (before, after) pairs, one per axis or one for every axis. Built
+ * from Alloc / Subtensor blocks joined axis by axis (their gradients); x
+ * needs static lengths (x itself when every width is 0).
+ * Errors: WEFT_EINVAL (bad n_pairs, NULL pad_width, a negative width, an
+ * unknown mode, edge/reflect of an empty axis, a reflect width not below the
+ * length: NumPy's repeated reflection is not supported), WEFT_ESHAPE (an
+ * unknown static length), WEFT_ETYPE, WEFT_EFOREIGN, WEFT_ENOMEM. */
+#define weft_pad(g, x, n_pairs, pad_width, mode, value) \
+    weft_pad_at((g), (x), (n_pairs), (pad_width), (mode), (value), __FILE__, __LINE__)
+WEFT_API weft_var_t *weft_pad_at(weft_graph_t *g, weft_var_t *x, int n_pairs,
+                                 const int64_t *pad_width, weft_pad_mode_t mode, double value,
+                                 const char *file, int line);
 
 #ifdef __cplusplus
 }

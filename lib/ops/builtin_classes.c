@@ -22,6 +22,7 @@ static const weft_op_class_t *const registry[] = {
     &weft__set_subtensor_class,
     &weft__inc_subtensor_class,
     &weft__join_class,
+    &weft__alloc_class,
     &weft__sum_axes_class,
     &weft__reduce_class_sum,
     &weft__reduce_class_mean,

@@ -262,6 +262,75 @@ static void test_view_errors(void **state)
     weft_graph_clear_error(G);
 }
 
+static void test_alloc_full_tile_repeat_pad(void **state)
+{
+    (void)state;
+    int64_t s[2] = {2, 3};
+    weft_var_t *x = ck_var(G, WEFT_FLOAT32, 2, s);
+    weft_tensor_t *xv = ck_tensor(WEFT_FLOAT32, 2, s, (double[]){1, 2, 3, 4, 5, 6});
+    /* np.broadcast_to(x[:, :1], (2, 2, 2)) via a (2, 1) slice */
+    weft_slice_t first[2] = {WEFT_SLICE_ALL, WEFT_SLICE(0, 1, 1)};
+    weft_var_t *col = weft_subtensor(G, x, 2, first);
+    expect_n(1, &x, &xv, weft_broadcast_to(G, col, 3, ((int64_t[]){2, 2, 4})), WEFT_FLOAT32, 3,
+             (int64_t[]){2, 2, 4}, (double[]){1, 1, 1, 1, 4, 4, 4, 4, 1, 1, 1, 1, 4, 4, 4, 4});
+    expect_n(1, &x, &xv, weft_full(G, 2, ((int64_t[]){1, 3}), 2.5, WEFT_FLOAT64), WEFT_FLOAT64, 2,
+             (int64_t[]){1, 3}, (double[]){2.5, 2.5, 2.5});
+    expect_n(1, &x, &xv, weft_ones(G, 1, ((int64_t[]){2}), WEFT_INT64), WEFT_INT64, 1,
+             (int64_t[]){2}, (double[]){1, 1});
+    expect_n(1, &x, &xv, weft_zeros(G, 0, NULL, WEFT_BOOL), WEFT_BOOL, 0, NULL, (double[]){0});
+    /* np.tile(x, (2, 1)), np.tile(x, 2), np.tile(x, (2, 1, 1)) */
+    expect_n(1, &x, &xv, weft_tile(G, x, 2, ((int64_t[]){2, 1})), WEFT_FLOAT32, 2,
+             (int64_t[]){4, 3}, (double[]){1, 2, 3, 4, 5, 6, 1, 2, 3, 4, 5, 6});
+    expect_n(1, &x, &xv, weft_tile(G, x, 1, ((int64_t[]){2})), WEFT_FLOAT32, 2, (int64_t[]){2, 6},
+             (double[]){1, 2, 3, 1, 2, 3, 4, 5, 6, 4, 5, 6});
+    expect_type(weft_tile(G, x, 3, ((int64_t[]){2, 1, 1})), 3, (int64_t[]){2, 2, 3});
+    /* np.repeat(x, 2, axis=1), np.repeat(x, 2, axis=0) */
+    expect_n(1, &x, &xv, weft_repeat(G, x, 2, 1), WEFT_FLOAT32, 2, (int64_t[]){2, 6},
+             (double[]){1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6});
+    expect_n(1, &x, &xv, weft_repeat(G, x, 2, 0), WEFT_FLOAT32, 2, (int64_t[]){4, 3},
+             (double[]){1, 2, 3, 1, 2, 3, 4, 5, 6, 4, 5, 6});
+    /* np.pad(x, ((1, 0), (0, 2)), constant_values=9); edge; reflect */
+    int64_t w[4] = {1, 0, 0, 2};
+    expect_n(1, &x, &xv, weft_pad(G, x, 2, w, WEFT_PAD_CONSTANT, 9), WEFT_FLOAT32, 2,
+             (int64_t[]){3, 5}, (double[]){9, 9, 9, 9, 9, 1, 2, 3, 9, 9, 4, 5, 6, 9, 9});
+    expect_n(1, &x, &xv, weft_pad(G, x, 2, w, WEFT_PAD_EDGE, 0), WEFT_FLOAT32, 2,
+             (int64_t[]){3, 5}, (double[]){1, 2, 3, 3, 3, 1, 2, 3, 3, 3, 4, 5, 6, 6, 6});
+    /* np.pad(x, ((1, 1), (2, 1)), 'reflect') */
+    int64_t r1[4] = {1, 1, 2, 1};
+    expect_n(1, &x, &xv, weft_pad(G, x, 2, r1, WEFT_PAD_REFLECT, 0), WEFT_FLOAT32, 2,
+             (int64_t[]){4, 6},
+             (double[]){6, 5, 4, 5, 6, 5, 3, 2, 1, 2, 3, 2, 6, 5, 4, 5, 6, 5, 3, 2, 1, 2, 3, 2});
+    weft_tensor_release(xv);
+}
+
+static void test_alloc_errors(void **state)
+{
+    (void)state;
+    const weft_type_t *t = NULL;
+    assert_int_equal(weft_type_tensor(G, WEFT_FLOAT64, 2, (int64_t[]){2, 3}, &t), WEFT_OK);
+    weft_var_t *x = weft_var_create_at(G, t, "x", "model.c", 7);
+    assert_null(weft_broadcast_to_at(G, x, 2, (int64_t[]){2, 4}, "f.c", 3));
+    assert_int_equal(weft_graph_error(G), WEFT_ESHAPE);
+    assert_string_equal(weft_graph_error_message(G),
+                        "apply of Alloc at f.c:3: Alloc: input x has length 3 on axis 1, which "
+                        "does not broadcast to 4");
+    weft_graph_clear_error(G);
+    assert_null(weft_broadcast_to_at(G, x, 1, (int64_t[]){3}, "f.c", 4));
+    assert_int_equal(weft_graph_error(G), WEFT_EINVAL);
+    assert_string_equal(weft_graph_error_message(G),
+                        "broadcast_to (at f.c:4): input x has more than 1 dims");
+    weft_graph_clear_error(G);
+    int64_t w[2] = {2, 0};
+    assert_null(weft_pad_at(G, x, 1, w, WEFT_PAD_REFLECT, 0, "f.c", 5));
+    assert_string_equal(weft_graph_error_message(G),
+                        "pad (at f.c:5): axis 0 of length 2 cannot be padded by (2, 0) in this "
+                        "mode (reflect needs widths below the length)");
+    weft_graph_clear_error(G);
+    assert_null(weft_repeat_at(G, x, -1, 0, "f.c", 6));
+    assert_string_equal(weft_graph_error_message(G), "repeat (at f.c:6): repeats -1 < 0");
+    weft_graph_clear_error(G);
+}
+
 static void test_large_concatenate_same_bits_at_1_2_4_workers(void **state)
 {
     (void)state;
@@ -269,9 +338,10 @@ static void test_large_concatenate_same_bits_at_1_2_4_workers(void **state)
     weft_tensor_t *xv = ck_random(WEFT_FLOAT64, 2, s, -3, 3, ck_seed("concat_threads"));
     weft_var_t *x = ck_var(G, WEFT_FLOAT64, 2, s);
     weft_var_t *parts[3] = {x, weft_transpose(G, weft_transpose(G, x)), x};
-    weft_var_t *outs[3] = {weft_concatenate(G, 3, parts, 0), weft_concatenate(G, 3, parts, 1),
-                           weft_stack(G, 3, parts, 1)};
-    ck_same_bits_at_1_2_4(G, x, xv, 3, outs);
+    weft_var_t *outs[5] = {weft_concatenate(G, 3, parts, 0), weft_concatenate(G, 3, parts, 1),
+                           weft_stack(G, 3, parts, 1), weft_tile(G, x, 2, ((int64_t[]){2, 3})),
+                           weft_repeat(G, x, 3, 0)};
+    ck_same_bits_at_1_2_4(G, x, xv, 5, outs);
     weft_tensor_release(xv);
 }
 
@@ -285,19 +355,20 @@ static void test_json_round_trip(void **state)
     assert_int_equal(weft_type_tensor(g, WEFT_FLOAT64, 2, s, &t), WEFT_OK);
     weft_var_t *x = weft_var_create_at(g, t, "x", __FILE__, __LINE__);
     weft_var_t *xs[2] = {x, x}, *parts[3];
-    weft_var_t *outs[3] = {weft_concatenate(g, 2, xs, 1), weft_stack(g, 2, xs, 2),
-                           weft_split(g, x, 3, 1, parts)};
-    weft_graph_io_t io = {1, &x, NULL, 3, outs, 0, NULL}, back;
+    weft_var_t *outs[4] = {weft_concatenate(g, 2, xs, 1), weft_stack(g, 2, xs, 2),
+                           weft_split(g, x, 3, 1, parts), weft_repeat(g, x, 2, 0)};
+    weft_graph_io_t io = {1, &x, NULL, 4, outs, 0, NULL}, back;
     char *text = NULL;
     assert_int_equal(weft_graph_io_save(&io, &text), WEFT_OK);
     assert_non_null(strstr(text, "\"op\":\"Join\",\"props\":{\"axis\":1,\"ndim\":2}"));
+    assert_non_null(strstr(text, "\"op\":\"Alloc\",\"props\":{\"shape\":[2,2,3]}"));
     assert_int_equal(weft_graph_create(NULL, &g2), WEFT_OK);
     assert_int_equal(weft_graph_io_load(g2, text, strlen(text), NULL, &back), WEFT_OK);
     weft_tensor_t *xv = ck_tensor(WEFT_FLOAT64, 2, s, (double[]){1, 2, 3, 4, 5, 6});
-    weft_tensor_t *r1[3] = {NULL}, *r2[3] = {NULL};
-    assert_int_equal(weft_eval(g, 1, &x, &xv, 3, outs, r1), WEFT_OK);
-    assert_int_equal(weft_eval(g2, 1, back.inputs, &xv, 3, back.outputs, r2), WEFT_OK);
-    for (int i = 0; i < 3; i++) {
+    weft_tensor_t *r1[4] = {NULL}, *r2[4] = {NULL};
+    assert_int_equal(weft_eval(g, 1, &x, &xv, 4, outs, r1), WEFT_OK);
+    assert_int_equal(weft_eval(g2, 1, back.inputs, &xv, 4, back.outputs, r2), WEFT_OK);
+    for (int i = 0; i < 4; i++) {
         size_t bytes = weft_tensor_size(r1[i]) * weft_dtype_size(weft_tensor_dtype(r1[i]));
         assert_int_equal(weft_tensor_size(r1[i]), weft_tensor_size(r2[i]));
         assert_memory_equal(weft_tensor_data(r1[i]), weft_tensor_data(r2[i]), bytes);
@@ -314,7 +385,7 @@ static void test_json_round_trip(void **state)
 /* ---- gradients ----------------------------------------------------------- */
 
 typedef enum gk { G_CONCAT0, G_CONCAT1, G_STACK, G_SPLIT, G_SPLIT_ONE, G_ROLL, G_FLIP, G_MOVE,
-                  G_COUNT } gk_t;
+                  G_TILE, G_REPEAT, G_PAD_EDGE, G_PAD_REFLECT, G_BCAST, G_COUNT } gk_t;
 
 static weft_var_t *grad_fn(weft_graph_t *g, size_t n_in, weft_var_t *const *in, void *user)
 {
@@ -339,6 +410,17 @@ static weft_var_t *grad_fn(weft_graph_t *g, size_t n_in, weft_var_t *const *in, 
     case G_ROLL: return weft_roll(g, weft_mul(g, in[0], in[0]), -5, 1);
     case G_FLIP: return weft_exp(g, weft_flip(g, in[0], 0, NULL));
     case G_MOVE: return weft_mul(g, weft_moveaxis(g, in[0], 0, 1), weft_swapaxes(g, in[0], 1, 0));
+    case G_TILE: return weft_tile(g, in[0], 3, ((int64_t[]){2, 1, 2}));
+    case G_REPEAT: return weft_repeat(g, in[0], 3, -1);
+    case G_PAD_EDGE:
+        return weft_pad(g, in[0], 2, ((int64_t[]){2, 1, 0, 3}), WEFT_PAD_EDGE, 0);
+    case G_PAD_REFLECT:
+        return weft_pad(g, in[0], 1, ((int64_t[]){2, 1}), WEFT_PAD_REFLECT, 0);
+    case G_BCAST: {
+        weft_slice_t row[1] = {WEFT_SLICE(1, 2, 1)};
+        return weft_broadcast_to(g, weft_subtensor(g, in[0], 1, row), 3,
+                                 ((int64_t[]){2, 3, 4}));
+    }
     default: return NULL;
     }
 }
@@ -368,6 +450,8 @@ int main(void)
         cmocka_unit_test(test_errors_name_op_input_and_site),
         cmocka_unit_test(test_views_flip_squeeze_expand_swap_move),
         cmocka_unit_test(test_view_errors),
+        cmocka_unit_test(test_alloc_full_tile_repeat_pad),
+        cmocka_unit_test(test_alloc_errors),
         cmocka_unit_test(test_large_concatenate_same_bits_at_1_2_4_workers),
         cmocka_unit_test(test_json_round_trip),
         cmocka_unit_test(test_gradients_verify),

@@ -7,6 +7,14 @@
 #include "weft/op.h"
 
 extern const weft_op_class_t weft__join_class;
+extern const weft_op_class_t weft__alloc_class;
+
+/* Alloc's props: the target shape (zeroed past ndim: props compare bytes). */
+typedef struct weft__alloc_props {
+    int32_t ndim;
+    int32_t pad_;
+    int64_t shape[WEFT_MAX_NDIM];
+} weft__alloc_props_t;
 
 /* axis (negative from the end) normalized into *out in [0, ndim), else
  * WEFT_EINVAL "NAME (at FILE:LINE): axis A out of range for N dims". */
