@@ -220,19 +220,6 @@ weft_var_t *weft_repeat_at(weft_graph_t *g, weft_var_t *x, int64_t repeats, int 
     return weft__ctor_end(g, st, out, "weft_repeat", file, line);
 }
 
-/* x[..., from:to:step, ...] on axis a (to < 0: to the axis's start). */
-static weft_status_t axis_slice(weft_graph_t *g, weft_var_t *x, int a, int64_t from, int64_t to,
-                                int64_t step, const char *file, int line, weft_var_t **out)
-{
-    weft_slice_t idx[WEFT_MAX_NDIM];
-    for (int d = 0; d <= a; d++) {
-        weft_slice_t all = WEFT_SLICE_ALL, part = WEFT_SLICE(from, to < 0 ? WEFT_SLICE_NONE : to,
-                                                             step);
-        idx[d] = d == a ? part : all;
-    }
-    return weft__got(g, *out = weft_subtensor_at(g, x, (size_t)a + 1, idx, file, line));
-}
-
 /* The block of w elements added on one side of axis a of cur (static shape
  * s): a constant, the edge row broadcast, or the rows mirrored. */
 static weft_status_t pad_side(weft_graph_t *g, weft_var_t *cur, int nd, const int64_t *s, int a,
@@ -250,11 +237,11 @@ static weft_status_t pad_side(weft_graph_t *g, weft_var_t *cur, int nd, const in
                                                 weft_type_dtype(weft_var_type(cur)), file,
                                                 line));
     case WEFT_PAD_EDGE:
-        st = axis_slice(g, cur, a, after ? n - 1 : 0, after ? n : 1, 1, file, line, &edge);
+        st = weft__array_axis_slice(g, cur, a, after ? n - 1 : 0, after ? n : 1, 1, file, line, &edge);
         return st == WEFT_OK ? alloc_build(g, "pad", edge, nd, bs, file, line, out) : st;
     default: /* reflect: rows w..1 before, n-2..n-1-w after */
-        return after ? axis_slice(g, cur, a, n - 2, n - 2 - w, -1, file, line, out)
-                     : axis_slice(g, cur, a, w, 0, -1, file, line, out);
+        return after ? weft__array_axis_slice(g, cur, a, n - 2, n - 2 - w, -1, file, line, out)
+                     : weft__array_axis_slice(g, cur, a, w, 0, -1, file, line, out);
     }
 }
 

@@ -28,4 +28,10 @@ weft_status_t weft__array_check_inputs(weft_graph_t *g, const char *name, size_t
                                        weft_var_t *const *xs, int min_ndim, const char *file,
                                        int line, int *ndim, weft_dtype_t *dt);
 
+/* x[..., from:to:step, ...] with the slice on axis a (to < 0: past the
+ * axis's start, for a negative step), a Subtensor view. */
+weft_status_t weft__array_axis_slice(weft_graph_t *g, weft_var_t *x, int a, int64_t from,
+                                     int64_t to, int64_t step, const char *file, int line,
+                                     weft_var_t **out);
+
 #endif /* WEFT_OPS_SHAPE_ARRAY_INT_H */

@@ -17,7 +17,6 @@
 #include "weft/array_ops.h"
 #include "weft/kernel.h"
 #include "weft/tensor.h"
-#include "weft/shape_ops.h"
 
 typedef struct join_props {
     int32_t axis;
@@ -221,16 +220,13 @@ static weft_status_t join_grad(weft_graph_t *g, const weft_apply_t *node,
             return join_input_error(g, WEFT_ENOGRAD, i, x, "has no static length on the join "
                                     "axis (Join's gradient needs each input's)");
         }
-        weft_slice_t idx[WEFT_MAX_NDIM];
-        for (int d = 0; d <= p->axis; d++) {
-            weft_slice_t all = WEFT_SLICE_ALL, part = WEFT_SLICE(off, off + len, 1);
-            idx[d] = d == p->axis ? part : all;
-        }
-        input_grads[i] = output_grads[0]
-                             ? weft_subtensor(g, output_grads[0], (size_t)p->axis + 1, idx)
-                             : NULL;
-        if (output_grads[0] && !input_grads[i]) {
-            return weft__ctor_status(g);
+        weft_status_t st = output_grads[0]
+                               ? weft__array_axis_slice(g, output_grads[0], p->axis, off,
+                                                        off + len, 1, __FILE__, __LINE__,
+                                                        &input_grads[i])
+                               : WEFT_OK;
+        if (st != WEFT_OK) {
+            return st;
         }
         off += len;
     }

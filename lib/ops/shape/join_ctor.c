@@ -166,24 +166,29 @@ weft_var_t *weft_stack_at(weft_graph_t *g, size_t n, weft_var_t *const *xs, int 
     return weft__ctor_end(g, st, out, "weft_stack", file, line);
 }
 
+weft_status_t weft__array_axis_slice(weft_graph_t *g, weft_var_t *x, int a, int64_t from,
+                                     int64_t to, int64_t step, const char *file, int line,
+                                     weft_var_t **out)
+{
+    weft_slice_t idx[WEFT_MAX_NDIM];
+    for (int d = 0; d <= a; d++) {
+        weft_slice_t all = WEFT_SLICE_ALL, part = WEFT_SLICE(from, to < 0 ? WEFT_SLICE_NONE : to,
+                                                             step);
+        idx[d] = d == a ? part : all;
+    }
+    return weft__got(g, *out = weft_subtensor_at(g, x, (size_t)a + 1, idx, file, line));
+}
+
 /* outs[k] = x[..., bounds[k]:bounds[k+1]] on axis a, k < n_out. */
 static weft_status_t split_parts(weft_graph_t *g, weft_var_t *x, int a, size_t n_out,
                                  const int64_t *bounds, const char *file, int line,
                                  weft_var_t **outs)
 {
-    weft_slice_t idx[WEFT_MAX_NDIM];
-    for (size_t k = 0; k < n_out; k++) {
-        for (int d = 0; d <= a; d++) {
-            weft_slice_t all = WEFT_SLICE_ALL, part = WEFT_SLICE(bounds[k], bounds[k + 1], 1);
-            idx[d] = d == a ? part : all;
-        }
-        weft_status_t st =
-            weft__got(g, outs[k] = weft_subtensor_at(g, x, (size_t)a + 1, idx, file, line));
-        if (st != WEFT_OK) {
-            return st;
-        }
+    weft_status_t st = WEFT_OK;
+    for (size_t k = 0; st == WEFT_OK && k < n_out; k++) {
+        st = weft__array_axis_slice(g, x, a, bounds[k], bounds[k + 1], 1, file, line, &outs[k]);
     }
-    return WEFT_OK;
+    return st;
 }
 
 /* Shared by both splits: x checked, axis normalized, *len its static length. */

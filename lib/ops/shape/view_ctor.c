@@ -211,17 +211,12 @@ static weft_status_t roll_impl(weft_graph_t *g, weft_var_t *x, int64_t shift, in
         *out = x;
         return WEFT_OK;
     }
-    const int64_t from[2] = {n - s, 0}, to[2] = {n, n - s};
-    weft_slice_t idx[WEFT_MAX_NDIM];
-    for (int k = 0; k < 2; k++) {
-        for (int d = 0; d <= a; d++) {
-            weft_slice_t all = WEFT_SLICE_ALL, part = WEFT_SLICE(from[k], to[k], 1);
-            idx[d] = d == a ? part : all;
-        }
-        st = weft__got(g, parts[k] = weft_subtensor_at(g, x, (size_t)a + 1, idx, file, line));
-        if (st != WEFT_OK) {
-            return st;
-        }
+    st = weft__array_axis_slice(g, x, a, n - s, n, 1, file, line, &parts[0]);
+    if (st == WEFT_OK) {
+        st = weft__array_axis_slice(g, x, a, 0, n - s, 1, file, line, &parts[1]);
+    }
+    if (st != WEFT_OK) {
+        return st;
     }
     return weft__got(g, *out = weft_concatenate_at(g, 2, parts, a, file, line));
 }
