@@ -1,6 +1,6 @@
 /* Building and reshaping arrays (issue 18): concatenate, stack, split,
  * flip, roll, squeeze, expand_dims, swapaxes, moveaxis, broadcast_to /
- * alloc, full / zeros / ones, tile, repeat, pad.
+ * alloc, full / zeros / ones, tile, repeat, pad, arange, linspace, eye.
  *
  * concatenate and stack build a Join{axis, ndim} node (a new tensor: the
  * kernel copies blocks with memcpy, by element size, so every dtype is
@@ -27,11 +27,13 @@
 #ifndef WEFT_ARRAY_OPS_H
 #define WEFT_ARRAY_OPS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "weft/export.h"
 #include "weft/graph.h"
+#include "weft/type.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -180,6 +182,31 @@ typedef enum weft_pad_mode {
 WEFT_API weft_var_t *weft_pad_at(weft_graph_t *g, weft_var_t *x, int n_pairs,
                                  const int64_t *pad_width, weft_pad_mode_t mode, double value,
                                  const char *file, int line);
+
+/* np.arange(start, stop, step, dtype), np.linspace(start, stop, num,
+ * endpoint, dtype) and np.eye(n, m, k, dtype) with constant arguments: graph
+ * constants (static shapes) computed with NumPy's rules - arange's length
+ * ceil((stop - start) / step) (0 when negative), its values a + i * d with
+ * a = start and d = (start + step) - start both taken in the dtype (int64
+ * arange(1, 3, 0.5) is all 1s, as NumPy); linspace's start + i * step with step = (stop -
+ * start) / (num - endpoint), the endpoint exactly stop - in float64, then
+ * converted to dtype (integers truncated toward 0 as NumPy 1.x's astype;
+ * NumPy 2 floors linspace's integers). Symbolic lengths (from a run-time
+ * shape) are not supported yet.
+ * Errors: WEFT_EINVAL (step 0 or NaN, a length above 2^31 or NaN, negative
+ * sizes), WEFT_ENOMEM, and weft_constant_create's. */
+#define weft_arange(g, start, stop, step, dtype) \
+    weft_arange_at((g), (start), (stop), (step), (dtype), __FILE__, __LINE__)
+WEFT_API weft_var_t *weft_arange_at(weft_graph_t *g, double start, double stop, double step,
+                                    weft_dtype_t dtype, const char *file, int line);
+#define weft_linspace(g, start, stop, num, endpoint, dtype) \
+    weft_linspace_at((g), (start), (stop), (num), (endpoint), (dtype), __FILE__, __LINE__)
+WEFT_API weft_var_t *weft_linspace_at(weft_graph_t *g, double start, double stop, int64_t num,
+                                      bool endpoint, weft_dtype_t dtype, const char *file,
+                                      int line);
+#define weft_eye(g, n, m, k, dtype) weft_eye_at((g), (n), (m), (k), (dtype), __FILE__, __LINE__)
+WEFT_API weft_var_t *weft_eye_at(weft_graph_t *g, int64_t n, int64_t m, int64_t k,
+                                 weft_dtype_t dtype, const char *file, int line);
 
 #ifdef __cplusplus
 }

@@ -331,6 +331,46 @@ static void test_alloc_errors(void **state)
     weft_graph_clear_error(G);
 }
 
+/* Evaluates a constant-only y. */
+static void expect_c(weft_var_t *y, weft_dtype_t dt, int nd, const int64_t *shape,
+                     const double *want)
+{
+    expect_n(0, NULL, NULL, y, dt, nd, shape, want);
+}
+
+static void test_arange_linspace_eye_numpy_values(void **state)
+{
+    (void)state;
+    /* values from NumPy 1.24 (/usr/bin/python3) */
+    expect_c(weft_arange(G, 0.1, 1.0, 0.3, WEFT_FLOAT64), WEFT_FLOAT64, 1, (int64_t[]){3},
+             (double[]){0.1, 0.4, 0.7000000000000001});
+    expect_c(weft_arange(G, 10, 1, -3, WEFT_INT32), WEFT_INT32, 1, (int64_t[]){3},
+             (double[]){10, 7, 4});
+    expect_c(weft_arange(G, 1, 3, 0.5, WEFT_INT64), WEFT_INT64, 1, (int64_t[]){4},
+             (double[]){1, 1, 1, 1});
+    expect_c(weft_arange(G, 3, 1, 1, WEFT_INT64), WEFT_INT64, 1, (int64_t[]){0}, NULL);
+    expect_c(weft_linspace(G, 0, 1, 7, true, WEFT_FLOAT64), WEFT_FLOAT64, 1, (int64_t[]){7},
+             (double[]){0.0, 0.16666666666666666, 0.3333333333333333, 0.5, 0.6666666666666666,
+                        0.8333333333333333, 1.0});
+    expect_c(weft_linspace(G, -1, 2, 4, false, WEFT_FLOAT64), WEFT_FLOAT64, 1, (int64_t[]){4},
+             (double[]){-1.0, -0.25, 0.5, 1.25});
+    expect_c(weft_linspace(G, 2, 3, 1, true, WEFT_FLOAT64), WEFT_FLOAT64, 1, (int64_t[]){1},
+             (double[]){2.0});
+    expect_c(weft_linspace(G, 0, 10, 5, true, WEFT_INT32), WEFT_INT32, 1, (int64_t[]){5},
+             (double[]){0, 2, 5, 7, 10});
+    expect_c(weft_eye(G, 2, 4, 1, WEFT_FLOAT32), WEFT_FLOAT32, 2, (int64_t[]){2, 4},
+             (double[]){0, 1, 0, 0, 0, 0, 1, 0});
+    expect_c(weft_eye(G, 3, 2, -1, WEFT_BOOL), WEFT_BOOL, 2, (int64_t[]){3, 2},
+             (double[]){0, 0, 1, 0, 0, 1});
+    assert_null(weft_arange_at(G, 0, 1, 0, WEFT_FLOAT64, "f.c", 3));
+    assert_string_equal(weft_graph_error_message(G), "arange (at f.c:3): step is 0");
+    weft_graph_clear_error(G);
+    assert_null(weft_linspace_at(G, 0, 1, -2, true, WEFT_FLOAT64, "f.c", 4));
+    assert_string_equal(weft_graph_error_message(G),
+                        "linspace (at f.c:4): length -2 outside [0, 2^31] (or not a number)");
+    weft_graph_clear_error(G);
+}
+
 static void test_large_concatenate_same_bits_at_1_2_4_workers(void **state)
 {
     (void)state;
@@ -452,6 +492,7 @@ int main(void)
         cmocka_unit_test(test_view_errors),
         cmocka_unit_test(test_alloc_full_tile_repeat_pad),
         cmocka_unit_test(test_alloc_errors),
+        cmocka_unit_test(test_arange_linspace_eye_numpy_values),
         cmocka_unit_test(test_large_concatenate_same_bits_at_1_2_4_workers),
         cmocka_unit_test(test_json_round_trip),
         cmocka_unit_test(test_gradients_verify),
