@@ -1,6 +1,7 @@
 /* Building and reshaping arrays (issue 18): concatenate, stack, split,
  * flip, roll, squeeze, expand_dims, swapaxes, moveaxis, broadcast_to /
- * alloc, full / zeros / ones, tile, repeat, pad, arange, linspace, eye.
+ * alloc, full / zeros / ones, tile, repeat, pad, arange, linspace, eye,
+ * matmul.
  *
  * concatenate and stack build a Join{axis, ndim} node (a new tensor: the
  * kernel copies blocks with memcpy, by element size, so every dtype is
@@ -207,6 +208,19 @@ WEFT_API weft_var_t *weft_linspace_at(weft_graph_t *g, double start, double stop
 #define weft_eye(g, n, m, k, dtype) weft_eye_at((g), (n), (m), (k), (dtype), __FILE__, __LINE__)
 WEFT_API weft_var_t *weft_eye_at(weft_graph_t *g, int64_t n, int64_t m, int64_t k,
                                  weft_dtype_t dtype, const char *file, int line);
+
+/* np.matmul(a, b): up to 2-d on both sides, weft_dot (Dot); above, the
+ * batch axes (all but the last two) broadcast against each other (Alloc
+ * where an operand's differ), merged by Reshape into the batched Dot
+ * (b,m,k)@(b,k,n), and reshaped back; a 1-d a gains a leading and a 1-d b a
+ * trailing length-1 axis, dropped from the result (np.matmul's rules). The
+ * N-d path needs static lengths. Gradients: those of Dot, Alloc, Reshape.
+ * Errors: WEFT_ETYPE (a 0-d operand, or Dot's: dtypes, inner lengths),
+ * WEFT_ESHAPE (batch lengths that do not broadcast, an unknown length on the
+ * N-d path), WEFT_EFOREIGN, WEFT_ENOMEM. */
+#define weft_matmul(g, a, b) weft_matmul_at((g), (a), (b), __FILE__, __LINE__)
+WEFT_API weft_var_t *weft_matmul_at(weft_graph_t *g, weft_var_t *a, weft_var_t *b,
+                                    const char *file, int line);
 
 #ifdef __cplusplus
 }

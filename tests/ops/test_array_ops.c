@@ -371,6 +371,41 @@ static void test_arange_linspace_eye_numpy_values(void **state)
     weft_graph_clear_error(G);
 }
 
+static void test_matmul_batch_broadcast_and_1d(void **state)
+{
+    (void)state;
+    int64_t sa[4] = {2, 1, 2, 3}, sb[3] = {3, 3, 2};
+    double av[12], bv[18];
+    for (int i = 0; i < 12; i++) av[i] = i - 5;
+    for (int i = 0; i < 18; i++) bv[i] = i % 7 - 2;
+    weft_var_t *x[4] = {ck_var(G, WEFT_FLOAT64, 4, sa), ck_var(G, WEFT_FLOAT64, 3, sb),
+                        ck_var(G, WEFT_FLOAT64, 1, (int64_t[]){3}),
+                        ck_var(G, WEFT_FLOAT64, 1, (int64_t[]){2})};
+    weft_tensor_t *v[4] = {ck_tensor(WEFT_FLOAT64, 4, sa, av), ck_tensor(WEFT_FLOAT64, 3, sb, bv),
+                           ck_tensor(WEFT_FLOAT64, 1, (int64_t[]){3}, (double[]){1, -2, 3}),
+                           ck_tensor(WEFT_FLOAT64, 1, (int64_t[]){2}, (double[]){2, -1})};
+    /* np.matmul values (NumPy 1.24) */
+    expect_n(4, x, v, weft_matmul(G, x[0], x[1]), WEFT_FLOAT64, 4, (int64_t[]){2, 3, 2, 2},
+             (double[]){4, -8, 4, 1, -19, 4, -7, 4, -7, -19, -4, -7,
+                        4, 10, 4, 19, 5, 4, 17, 4, -1, 5, 2, 17});
+    expect_n(4, x, v, weft_matmul(G, x[2], x[1]), WEFT_FLOAT64, 2, (int64_t[]){3, 2},
+             (double[]){4, 6, 9, 4, 7, 9});
+    expect_n(4, x, v, weft_matmul(G, x[1], x[3]), WEFT_FLOAT64, 2, (int64_t[]){3, 3},
+             (double[]){-3, -1, 1, 10, -2, 0, 2, -3, -1});
+    /* 2-d and 1-d: Dot itself */
+    weft_slice_t m0[1] = {WEFT_SLICE_AT(0)};
+    weft_var_t *mat = weft_subtensor(G, x[1], 1, m0);
+    expect_n(4, x, v, weft_matmul(G, x[2], mat), WEFT_FLOAT64, 1, (int64_t[]){2},
+             (double[]){4, 6});
+    weft_var_t *three[3] = {x[1], x[1], x[1]};
+    assert_null(weft_matmul_at(G, x[0], weft_stack(G, 3, three, 0), "f.c", 3));
+    assert_int_equal(weft_graph_error(G), WEFT_ESHAPE);
+    assert_string_equal(weft_graph_error_message(G),
+                        "matmul (at f.c:3): batch lengths 2 and 3 do not broadcast (batch axis 0)");
+    weft_graph_clear_error(G);
+    for (int i = 0; i < 4; i++) weft_tensor_release(v[i]);
+}
+
 static void test_large_concatenate_same_bits_at_1_2_4_workers(void **state)
 {
     (void)state;
@@ -425,7 +460,8 @@ static void test_json_round_trip(void **state)
 /* ---- gradients ----------------------------------------------------------- */
 
 typedef enum gk { G_CONCAT0, G_CONCAT1, G_STACK, G_SPLIT, G_SPLIT_ONE, G_ROLL, G_FLIP, G_MOVE,
-                  G_TILE, G_REPEAT, G_PAD_EDGE, G_PAD_REFLECT, G_BCAST, G_COUNT } gk_t;
+                  G_TILE, G_REPEAT, G_PAD_EDGE, G_PAD_REFLECT, G_BCAST,
+                  G_MATMUL, G_MATMUL_1D, G_COUNT } gk_t;
 
 static weft_var_t *grad_fn(weft_graph_t *g, size_t n_in, weft_var_t *const *in, void *user)
 {
@@ -461,6 +497,14 @@ static weft_var_t *grad_fn(weft_graph_t *g, size_t n_in, weft_var_t *const *in, 
         return weft_broadcast_to(g, weft_subtensor(g, in[0], 1, row), 3,
                                  ((int64_t[]){2, 3, 4}));
     }
+    case G_MATMUL: /* (2, 1, 3, 4) @ (3, 4, 3): batch (2, 3) */
+        return weft_matmul(g, weft_reshape(g, in[0], 4, ((int64_t[]){2, 1, 3, 2})),
+                           weft_reshape(g, in[1], 3, ((int64_t[]){2, 2, 3})));
+    case G_MATMUL_1D: { /* (4,) @ (3, 4, 3) */
+        weft_slice_t r0[1] = {WEFT_SLICE_AT(0)};
+        return weft_matmul(g, weft_subtensor(g, in[0], 1, r0),
+                           weft_reshape(g, in[1], 3, ((int64_t[]){3, 4, 1})));
+    }
     default: return NULL;
     }
 }
@@ -473,7 +517,7 @@ static void test_gradients_verify(void **state)
         gk_t kind = (gk_t)k;
         weft_tensor_t *x[2] = {ck_random(WEFT_FLOAT64, 2, s, -1, 1, 400 + (uint64_t)k),
                                ck_random(WEFT_FLOAT64, 2, s, -1, 1, 500 + (uint64_t)k)};
-        size_t n = kind <= G_STACK ? 2 : 1;
+        size_t n = kind <= G_STACK || kind >= G_MATMUL ? 2 : 1;
         ck_verify(grad_fn, &kind, n, x);
         weft_tensor_release(x[0]);
         weft_tensor_release(x[1]);
@@ -493,6 +537,7 @@ int main(void)
         cmocka_unit_test(test_alloc_full_tile_repeat_pad),
         cmocka_unit_test(test_alloc_errors),
         cmocka_unit_test(test_arange_linspace_eye_numpy_values),
+        cmocka_unit_test(test_matmul_batch_broadcast_and_1d),
         cmocka_unit_test(test_large_concatenate_same_bits_at_1_2_4_workers),
         cmocka_unit_test(test_json_round_trip),
         cmocka_unit_test(test_gradients_verify),
