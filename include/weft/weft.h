@@ -3,6 +3,7 @@
 #define WEFT_WEFT_H
 
 #include "weft/alloc.h"
+#include "weft/array_ops.h"
 #include "weft/composite.h"
 #include "weft/custom_op.h"
 #include "weft/destroy.h"

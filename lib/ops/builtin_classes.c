@@ -9,6 +9,7 @@
 #include "ops_int.h"
 #include "random/random_int.h"
 #include "reduce/reduce_ops_int.h"
+#include "shape/array_int.h"
 #include "weft/ops.h"
 
 static const weft_op_class_t *const registry[] = {
@@ -20,6 +21,8 @@ static const weft_op_class_t *const registry[] = {
     &weft__subtensor_class,
     &weft__set_subtensor_class,
     &weft__inc_subtensor_class,
+    &weft__join_class,
+    &weft__alloc_class,
     &weft__sum_axes_class,
     &weft__reduce_class_sum,
     &weft__reduce_class_mean,

@@ -628,13 +628,41 @@ static void step_set_subtensor(diff_gen_t *gn, bool inc)
     gen_push(gn, st, out, x->nd, x->shape);
 }
 
+/* concatenate (Join) of x with itself along a random axis, given in its
+ * negative form. */
+static void step_concatenate(diff_gen_t *gn)
+{
+    diff_val_t *x = gen_pick(gn);
+    if (!x || x->nd == 0 || 2 * gen_count(x->nd, x->shape) > DIFF_MAX_ELEMS) return;
+    int axis = diff_rng_int(&gn->rng, 0, x->nd - 1);
+    weft_var_t *xs[2] = {x->v, x->v};
+    int64_t shape[DIFF_MAX_RANK];
+    memcpy(shape, x->shape, sizeof shape);
+    shape[axis] *= 2;
+    gen_push(gn, WEFT_OK, weft_concatenate(gn->g, 2, xs, axis - x->nd), x->nd, shape);
+}
+
+/* broadcast_to (Alloc) of x under a new leading axis of length 1..3. */
+static void step_broadcast_to(diff_gen_t *gn)
+{
+    diff_val_t *x = gen_pick(gn);
+    int64_t shape[DIFF_MAX_RANK];
+    if (!x || x->nd + 1 > DIFF_MAX_RANK) return;
+    shape[0] = diff_rng_int(&gn->rng, 1, 3);
+    memcpy(shape + 1, x->shape, (size_t)x->nd * sizeof *shape);
+    if (gen_count(x->nd + 1, shape) > DIFF_MAX_ELEMS) return;
+    gen_push(gn, WEFT_OK, weft_broadcast_to(gn->g, x->v, x->nd + 1, shape), x->nd + 1, shape);
+}
+
 void gen_step_shape(diff_gen_t *gn)
 {
-    switch (diff_rng_int(&gn->rng, 0, 5)) {
+    switch (diff_rng_int(&gn->rng, 0, 7)) {
     case 0: step_dimshuffle(gn); break;
     case 1: step_reshape(gn); break;
     case 2: case 3: step_subtensor(gn); break;
     case 4: step_set_subtensor(gn, false); break;
+    case 5: step_concatenate(gn); break;
+    case 6: step_broadcast_to(gn); break;
     default: step_set_subtensor(gn, true); break;
     }
 }

@@ -714,6 +714,15 @@ def subtensor(x, idx):
     return v
 
 
+def join(xs, axis):
+    """Join (np.concatenate of one dtype): values and tolerances joined."""
+    tol = None
+    if any(x.tol is not None for x in xs):
+        tol = np.concatenate([np.zeros(x.v.shape) if x.tol is None else
+                              np.broadcast_to(x.tol, x.v.shape) for x in xs], axis=axis)
+    return Val(np.concatenate([x.v for x in xs], axis=axis), tol, any(x.neg for x in xs))
+
+
 def set_subtensor(x, y, idx, inc):
     r = x.v.copy()
     yv = y.v.astype(r.dtype)
@@ -1269,6 +1278,10 @@ class Evaluator:
             return _same(ins[0], lambda a: a.reshape(shape))
         if op == 'Subtensor':
             return subtensor(ins[0], parse_index(props['idx']))
+        if op == 'Join':
+            return join(ins, props['axis'])
+        if op == 'Alloc':
+            return _same(ins[0], lambda a: np.broadcast_to(a, props['shape']).copy())
         if op in ('SetSubtensor', 'IncSubtensor'):
             return set_subtensor(ins[0], ins[1], parse_index(props['idx']), op == 'IncSubtensor')
         if op in REDUCTIONS:

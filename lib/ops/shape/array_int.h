@@ -1,0 +1,37 @@
+/* The array-building op classes (weft/array_ops.h), for the built-in class
+ * list and their constructors. Not part of the API. */
+#ifndef WEFT_OPS_SHAPE_ARRAY_INT_H
+#define WEFT_OPS_SHAPE_ARRAY_INT_H
+
+#include "weft/graph.h"
+#include "weft/op.h"
+
+extern const weft_op_class_t weft__join_class;
+extern const weft_op_class_t weft__alloc_class;
+
+/* Alloc's props: the target shape (zeroed past ndim: props compare bytes). */
+typedef struct weft__alloc_props {
+    int32_t ndim;
+    int32_t pad_;
+    int64_t shape[WEFT_MAX_NDIM];
+} weft__alloc_props_t;
+
+/* axis (negative from the end) normalized into *out in [0, ndim), else
+ * WEFT_EINVAL "NAME (at FILE:LINE): axis A out of range for N dims". */
+weft_status_t weft__array_norm_axis(weft_graph_t *g, const char *name, int axis, int ndim,
+                                    const char *file, int line, int *out);
+
+/* Checks that each xs[i] is a tensor of g with at least min_ndim axes and
+ * the ndim of xs[0]; sets *ndim and the promoted *dt. A NULL xs[i] returns
+ * the kept error's status (an earlier constructor's failure). */
+weft_status_t weft__array_check_inputs(weft_graph_t *g, const char *name, size_t n,
+                                       weft_var_t *const *xs, int min_ndim, const char *file,
+                                       int line, int *ndim, weft_dtype_t *dt);
+
+/* x[..., from:to:step, ...] with the slice on axis a (to < 0: past the
+ * axis's start, for a negative step), a Subtensor view. */
+weft_status_t weft__array_axis_slice(weft_graph_t *g, weft_var_t *x, int a, int64_t from,
+                                     int64_t to, int64_t step, const char *file, int line,
+                                     weft_var_t **out);
+
+#endif /* WEFT_OPS_SHAPE_ARRAY_INT_H */
