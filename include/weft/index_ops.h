@@ -1,0 +1,74 @@
+/* Advanced indexing along one axis: Take (NumPy's np.take(x, idx, axis), the
+ * same as x[..., idx, ...] with an integer array at position axis) and its
+ * updates AdvancedSetSubtensor / AdvancedIncSubtensor (x[..., idx, ...] = y
+ * and np.add.at(x, (..., idx, ...), y)), out of place or, as the inplace
+ * rewrite's variants (class inplace_variant hook, input 0 only), overwriting
+ * x (destroy_map {0: [0]}).
+ *
+ * Indices: a tensor of any integer dtype and any shape; Take's output has
+ * shape x.shape[:axis] + idx.shape + x.shape[axis+1:] and x's dtype. A
+ * negative index counts from the end (-1 the last); an index outside
+ * [-len, len) fails the node at run time with WEFT_ERANGE and the message
+ * "<Op>: index I is out of bounds for axis A with size N" (NumPy's
+ * IndexError). The kernels move elements by size, so every dtype works.
+ *
+ * Duplicate indices: inc_at ACCUMULATES every y slice sent to one position
+ * (np.add.at, not x[idx] += y), in index order, so the result has the same
+ * bits at any worker count (the work is split by destination rows, never by
+ * index chunks). set_at writes the LAST y slice sent to a position (NumPy's
+ * x[idx] = y, which in practice keeps the last assignment).
+ *
+ * Gradients: Take's is inc_at into zeros of x's shape for x (none for the
+ * indices); inc_at's is gz for x and take(gz) for y; set_at's is gz with the
+ * set positions zeroed for x and take(gz) for y. Limitation: with duplicate
+ * indices set_at's y gradient is take(gz) for every copy of a position,
+ * although only the last copy reaches the output (the others' true
+ * gradient is 0); inc_at and take are exact with duplicates.
+ *
+ * Ownership (every constructor): borrows g and the variables; the output is
+ * borrowed, owned by g. Errors (every constructor): returns the output, or
+ * NULL with the first error kept on g (weft_graph_error,
+ * weft_graph_error_message; weft/graph.h "Errors"); a NULL variable argument
+ * (an earlier constructor's failure) adds no second error. Messages name the
+ * op, the input and the creation site.
+ * Thread: as g. */
+#ifndef WEFT_INDEX_OPS_H
+#define WEFT_INDEX_OPS_H
+
+#include "weft/export.h"
+#include "weft/graph.h"
+#include "weft/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* np.take(x, indices, axis): axis in [-ndim, ndim) of x (rank >= 1).
+ * Errors: WEFT_EINVAL (NULL g), WEFT_ERANGE (axis out of range),
+ * WEFT_ETYPE (x or indices not a tensor, indices not of an integer dtype -
+ * bool included: use a mask op for masks), WEFT_EFOREIGN, WEFT_ENOMEM. */
+#define weft_take(g, x, indices, axis) \
+    weft_take_at((g), (x), (indices), (axis), __FILE__, __LINE__)
+WEFT_API weft_var_t *weft_take_at(weft_graph_t *g, weft_var_t *x, weft_var_t *indices, int axis,
+                                  const char *file, int line);
+
+/* A copy of x with take(x, indices, axis)'s elements replaced by y (set_at)
+ * or increased by y (inc_at, duplicates accumulating). y broadcasts to
+ * take(x, indices, axis)'s shape (NumPy rules) and is converted to x's
+ * dtype, which must hold it safely (weft_dtype_promote(x's, y's) is x's).
+ * Errors: as weft_take, plus WEFT_ETYPE (y's dtype larger than x's, a bool
+ * x for inc_at) and WEFT_ESHAPE (y does not broadcast; at run time: y's
+ * shape differs from the taken shape). */
+#define weft_set_at(g, x, indices, y, axis) \
+    weft_set_at_at((g), (x), (indices), (y), (axis), false, __FILE__, __LINE__)
+#define weft_inc_at(g, x, indices, y, axis) \
+    weft_set_at_at((g), (x), (indices), (y), (axis), true, __FILE__, __LINE__)
+WEFT_API weft_var_t *weft_set_at_at(weft_graph_t *g, weft_var_t *x, weft_var_t *indices,
+                                    weft_var_t *y, int axis, bool inc, const char *file,
+                                    int line);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* WEFT_INDEX_OPS_H */
