@@ -4,6 +4,7 @@
 #ifndef WEFT_OPS_INDEX_INT_H
 #define WEFT_OPS_INDEX_INT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "weft/index_ops.h"
@@ -20,6 +21,9 @@ typedef struct weft__take_props {
 extern const weft_op_class_t weft__take_class;
 extern const weft_op_class_t weft__adv_set_class;
 extern const weft_op_class_t weft__adv_inc_class;
+
+/* "axis=1" (+ ", inplace"): the printed props of all three classes. */
+int weft__take_props_print(const void *props, char *buf, size_t cap);
 
 /* x's geometry around axis: outer = prod(shape[:axis]), len = shape[axis],
  * inner = prod(shape[axis+1:]) (elements). */
@@ -49,5 +53,7 @@ weft_status_t weft__take_args(weft_graph_t *g, const char *name, weft_var_t *x, 
 /* Rows of at least this many bytes per pool task: fixed by the shape, never
  * by the worker count, so the blocking (and the bits) never change. */
 #define WEFT__TAKE_GRAIN_BYTES 65536
+/* Rows per pool task for rows of row_bytes (at least 1). */
+size_t weft__take_grain(size_t row_bytes);
 
 #endif /* WEFT_OPS_INDEX_INT_H */

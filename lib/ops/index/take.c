@@ -187,8 +187,7 @@ static weft_status_t gather_range(void *arg, size_t begin, size_t end)
     return WEFT_OK;
 }
 
-/* Rows per pool task for rows of row_bytes. */
-static size_t take_grain(size_t row_bytes)
+size_t weft__take_grain(size_t row_bytes)
 {
     size_t g = WEFT__TAKE_GRAIN_BYTES / (row_bytes ? row_bytes : 1);
     return g ? g : 1;
@@ -218,7 +217,7 @@ static weft_status_t take_perform(const weft_apply_t *node, weft_tensor_t *const
                       n, gm.len, (size_t)gm.inner * weft_dtype_size(weft_tensor_dtype(x))};
         size_t rows = (size_t)(gm.outer * n);
         if (rows > 0 && c.row > 0) {
-            st = weft_kernel_parallel_for(ctx, rows, take_grain(c.row), gather_range, &c);
+            st = weft_kernel_parallel_for(ctx, rows, weft__take_grain(c.row), gather_range, &c);
         }
     }
     weft_kernel_contiguous_done(ctx, x, xc);
@@ -250,7 +249,7 @@ static bool take_connected(const weft_apply_t *node, size_t in, size_t out)
     return in == 0;
 }
 
-static int take_props_print(const void *props, char *buf, size_t cap)
+int weft__take_props_print(const void *props, char *buf, size_t cap)
 {
     const weft__take_props_t *p = props;
     return snprintf(buf, cap, "axis=%d%s", (int)p->axis, p->inplace ? ", inplace" : "");
@@ -266,7 +265,7 @@ const weft_op_class_t weft__take_class = {
     .size = sizeof(weft_op_class_t),
     .name = "Take",
     .props_size = sizeof(weft__take_props_t),
-    .props_print = take_props_print,
+    .props_print = weft__take_props_print,
     .props_to_json = take_to_json,
     .props_from_json = take_from_json,
     .make_node = take_make_node,

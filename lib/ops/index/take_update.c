@@ -164,9 +164,8 @@ static weft_status_t update_perform(const weft_apply_t *node, weft_tensor_t *con
                        start + gm.len + 1, n, gm.len, gm.inner, weft_dtype_size(dt), dt,
                        is_inc(op)};
         size_t rows = (size_t)(gm.outer * gm.len), row = (size_t)gm.inner * c.esz;
-        size_t grain = WEFT__TAKE_GRAIN_BYTES / (row ? row : 1);
         if (rows > 0 && row > 0 && n > 0) {
-            st = weft_kernel_parallel_for(ctx, rows, grain ? grain : 1, scatter_range, &c);
+            st = weft_kernel_parallel_for(ctx, rows, weft__take_grain(row), scatter_range, &c);
         }
     }
     weft_kernel_contiguous_done(ctx, y, yc);
@@ -259,12 +258,6 @@ static weft_status_t update_inplace_variant(weft_graph_t *g, const weft_op_t *op
     return weft_op_create(g, weft_op_class(op), &q, out);
 }
 
-static int update_props_print(const void *props, char *buf, size_t cap)
-{
-    const weft__take_props_t *p = props;
-    return snprintf(buf, cap, "axis=%d%s", (int)p->axis, p->inplace ? ", inplace" : "");
-}
-
 /* JSON props: {"axis": 0, "inplace": false}. */
 static const weft__props_fields_t update_fields = {
     sizeof(weft__take_props_t),
@@ -277,7 +270,7 @@ WEFT__PROPS_FIELDS_HOOKS(update, update_fields)
         .size = sizeof(weft_op_class_t),                \
         .name = cname,                                  \
         .props_size = sizeof(weft__take_props_t),       \
-        .props_print = update_props_print,              \
+        .props_print = weft__take_props_print,              \
         .props_to_json = update_to_json,                \
         .props_from_json = update_from_json,            \
         .make_node = update_make_node,                  \
