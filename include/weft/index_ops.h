@@ -3,7 +3,7 @@
  * updates AdvancedSetSubtensor / AdvancedIncSubtensor (x[..., idx, ...] = y
  * and np.add.at(x, (..., idx, ...), y)), out of place or, as the inplace
  * rewrite's variants (class inplace_variant hook, input 0 only), overwriting
- * x (destroy_map {0: [0]}).
+ * x (destroy_map {0: [0]}); and, composed of those, np.put and one_hot.
  *
  * Indices: a tensor of any integer dtype and any shape; Take's output has
  * shape x.shape[:axis] + idx.shape + x.shape[axis+1:] and x's dtype. A
@@ -38,6 +38,7 @@
 #include "weft/export.h"
 #include "weft/graph.h"
 #include "weft/status.h"
+#include "weft/type.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -66,6 +67,28 @@ WEFT_API weft_var_t *weft_take_at(weft_graph_t *g, weft_var_t *x, weft_var_t *in
 WEFT_API weft_var_t *weft_set_at_at(weft_graph_t *g, weft_var_t *x, weft_var_t *indices,
                                     weft_var_t *y, int axis, bool inc, const char *file,
                                     int line);
+
+/* np.put(x, indices, v) on a copy of x: the flattened x (C order) with
+ * x.flat[indices] = v, v broadcast to indices' shape (NumPy's np.put
+ * repeats a shorter v cyclically instead: broadcast v first), duplicates:
+ * the last wins; out-of-range indices fail the node as take's (np.put's
+ * mode='raise'). A Reshape, an AdvancedSetSubtensor along axis 0 and a
+ * Reshape back. Errors: as weft_set_at. */
+#define weft_put(g, x, indices, v) weft_put_at((g), (x), (indices), (v), __FILE__, __LINE__)
+WEFT_API weft_var_t *weft_put_at(weft_graph_t *g, weft_var_t *x, weft_var_t *indices,
+                                 weft_var_t *v, const char *file, int line);
+
+/* One-hot rows: np.eye(depth, dtype=dtype)[indices], of shape indices.shape
+ * + (depth,) (a Take of a depth x depth identity constant). Negative
+ * indices count from the end (-1 is class depth - 1), others outside
+ * [-depth, depth) fail the node at run time as take's.
+ * Errors: as weft_take, plus WEFT_EINVAL (depth outside [1, 4096]: the
+ * identity constant is depth^2 elements) and WEFT_ETYPE (dtype not a real
+ * dtype). */
+#define weft_one_hot(g, indices, depth, dtype) \
+    weft_one_hot_at((g), (indices), (depth), (dtype), __FILE__, __LINE__)
+WEFT_API weft_var_t *weft_one_hot_at(weft_graph_t *g, weft_var_t *indices, int64_t depth,
+                                     weft_dtype_t dtype, const char *file, int line);
 
 #ifdef __cplusplus
 }

@@ -2,7 +2,8 @@
  * inc_at with exact values (NumPy's np.take, x[idx] = y, np.add.at;
  * duplicates and negative indices included), every index dtype, the
  * error messages, same bits at 1, 2 and 4 workers on large gathers and
- * incs, and gradients through weft_verify_grad. */
+ * incs, gradients through weft_verify_grad, the JSON round trip and the
+ * composed put / one_hot. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -320,6 +321,38 @@ static void test_json_and_inplace(void **state)
     weft_tensor_release(xv);
 }
 
+/* np.put on the flattened array (last duplicate wins, negative wraps) and
+ * np.eye(depth)[indices]. */
+static void test_put_one_hot(void **state)
+{
+    (void)state;
+    const int64_t xs[2] = {2, 3}, is[3] = {3};
+    const double x0[6] = {0, 1, 2, 3, 4, 5}, iv[3] = {-1, 1, 5}, vv[3] = {10, 20, 30};
+    weft_var_t *x = ck_var(G, WEFT_INT64, 2, xs), *ix = idx_const(WEFT_INT32, 1, is, iv);
+    weft_tensor_t *xv = ck_tensor(WEFT_INT64, 2, xs, x0), *r;
+    weft_var_t *p = weft_put(G, x, ix, idx_const(WEFT_INT64, 1, is, vv));
+    assert_int_equal(ck_eval(G, 1, &x, &xv, p, &r), WEFT_OK);
+    const double wp[6] = {0, 20, 2, 3, 4, 30};
+    ck_expect(r, 2, xs, wp, 0);
+    weft_tensor_release(r);
+    weft_tensor_release(xv);
+
+    const int64_t hs[2] = {2, 2}, os[3] = {2, 2, 3};
+    const double hv[4] = {0, 2, -1, 1};
+    weft_var_t *h = weft_one_hot(G, idx_const(WEFT_INT8, 2, hs, hv), 3, WEFT_FLOAT32);
+    assert_non_null(h);
+    assert_int_equal(weft_type_dtype(weft_var_type(h)), WEFT_FLOAT32);
+    assert_int_equal(ck_eval(G, 0, NULL, NULL, h, &r), WEFT_OK);
+    const double wh[12] = {1, 0, 0, 0, 0, 1, 0, 0, 1, 0, 1, 0};
+    ck_expect(r, 3, os, wh, 0);
+    weft_tensor_release(r);
+    assert_null(weft_one_hot_at(G, idx_const(WEFT_INT8, 2, hs, hv), 0, WEFT_FLOAT32, "m.c", 9));
+    assert_int_equal(weft_graph_error(G), WEFT_EINVAL);
+    assert_string_equal(weft_graph_error_message(G),
+                        "one_hot (at m.c:9): depth 0 outside [1, 4096]");
+    weft_graph_clear_error(G);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -328,6 +361,7 @@ int main(void)
         cmocka_unit_test(test_inc_axis1),       cmocka_unit_test(test_update_errors),
         cmocka_unit_test(test_same_bits),       cmocka_unit_test(test_grads),
         cmocka_unit_test(test_json_and_inplace),
+        cmocka_unit_test(test_put_one_hot),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
