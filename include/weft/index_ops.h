@@ -20,10 +20,9 @@
  *
  * Gradients: Take's is inc_at into zeros of x's shape for x (none for the
  * indices); inc_at's is gz for x and take(gz) for y; set_at's is gz with the
- * set positions zeroed for x and take(gz) for y. Limitation: with duplicate
- * indices set_at's y gradient is take(gz) for every copy of a position,
- * although only the last copy reaches the output (the others' true
- * gradient is 0); inc_at and take are exact with duplicates.
+ * set positions zeroed for x and take(gz) for y, zero for the y slices a
+ * later duplicate overwrites (a Take{last}: only the last copy reaches the
+ * output).
  *
  * Ownership (every constructor): borrows g and the variables; the output is
  * borrowed, owned by g. Errors (every constructor): returns the output, or

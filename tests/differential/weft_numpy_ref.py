@@ -627,10 +627,21 @@ def set_subtensor(x, y, idx, inc):
 # ---- advanced indexing (weft/index_ops.h) ---------------------------------------------
 
 def take_op(props, x, i):
-    """np.take along props['axis']; indices are exact integers."""
+    """np.take along props['axis']; indices are exact integers. last: the
+    positions a later index repeats give 0 (set_at's y gradient)."""
     axis = int(props['axis'])
-    idx = i.v.astype(np.int64)
-    return _same(x, lambda a: np.take(a, idx, axis=axis))
+    idx = i.v.astype(np.int64) % max(x.v.shape[axis], 1)
+    keep = np.ones(idx.shape, dtype=bool)
+    if props.get('last'):
+        flat = idx.ravel()
+        seen = {int(t): k for k, t in enumerate(flat)}
+        keep = np.array([seen[int(t)] == k for k, t in enumerate(flat)], dtype=bool).reshape(idx.shape)
+    m = np.expand_dims(keep, tuple(range(axis)) + tuple(range(axis + idx.ndim, axis + idx.ndim + x.v.ndim - axis - 1)))
+
+    def fn(a):
+        r = np.take(a, idx, axis=axis)
+        return np.where(m, r, np.zeros((), r.dtype)).astype(r.dtype)
+    return _same(x, fn)
 
 
 def adv_update(op, props, x, i, y):

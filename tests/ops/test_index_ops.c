@@ -244,8 +244,8 @@ static void test_same_bits(void **state)
 typedef enum { GK_TAKE, GK_INC_X, GK_INC_Y, GK_SET } gk_t;
 
 /* Duplicate and negative indices along axis 1 of a (3, 6) input (set_at:
- * distinct ones; its y gradient with duplicates is not the overwritten
- * copies' zero, weft/index_ops.h). */
+ * with distinct ones too). */
+static bool dup = true;
 static weft_var_t *grad_fn(weft_graph_t *g, size_t n_in, weft_var_t *const *in, void *user)
 {
     (void)n_in;
@@ -254,7 +254,8 @@ static weft_var_t *grad_fn(weft_graph_t *g, size_t n_in, weft_var_t *const *in, 
     int64_t iv[5] = {1, -1, 1, 0, 3}, uv[5] = {1, -1, 2, 0, -3};
     const weft_type_t *ty;
     if (weft_type_tensor(g, WEFT_INT64, 1, is, &ty) != WEFT_OK) return NULL;
-    weft_var_t *ix = weft_constant_create(g, ty, k == GK_SET ? uv : iv, sizeof iv);
+    weft_var_t *ix = weft_constant_create(g, ty, k == GK_SET && dup ? iv : k == GK_SET ? uv : iv,
+                                          sizeof iv);
     weft_var_t *out = k == GK_TAKE    ? weft_take(g, in[0], ix, 1)
                       : k == GK_SET   ? weft_set_at(g, in[0], ix, in[1], 1)
                                       : weft_inc_at(g, in[0], ix, in[1], 1);
@@ -271,6 +272,11 @@ static void test_grads(void **state)
         weft_tensor_t *pts[2] = {ck_random(WEFT_FLOAT64, 2, xs, -1, 1, 10 + (uint64_t)k),
                                  ck_random(WEFT_FLOAT64, 2, ys, -1, 1, 20 + (uint64_t)k)};
         ck_verify(grad_fn, &kind, kind == GK_TAKE ? 1 : 2, pts);
+        if (kind == GK_SET) { /* and without duplicates */
+            dup = false;
+            ck_verify(grad_fn, &kind, 2, pts);
+            dup = true;
+        }
         weft_tensor_release(pts[0]);
         weft_tensor_release(pts[1]);
     }

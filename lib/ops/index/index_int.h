@@ -16,7 +16,15 @@
 typedef struct weft__take_props {
     int32_t axis;
     int32_t inplace; /* the updates: 1 = destroys x; Take: 0 */
+    int32_t last;    /* Take: 1 = only each destination's last index copies, the
+                      * other positions get 0 (set_at's y gradient); updates: 0 */
 } weft__take_props_t;
+
+/* Take{last}: take(x, indices, axis) with the positions whose index is
+ * repeated later zeroed (set_at's y gradient: those writes are overwritten).
+ * Errors: as weft_take. */
+weft_var_t *weft__take_last_at(weft_graph_t *g, weft_var_t *x, weft_var_t *indices, int axis,
+                               const char *file, int line);
 
 extern const weft_op_class_t weft__take_class;
 extern const weft_op_class_t weft__adv_set_class;

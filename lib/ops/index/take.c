@@ -157,7 +157,8 @@ typedef struct gather {
     size_t row;     /* bytes per row */
 } gather_t;
 
-/* Rows [begin, end) of the output: row r = (o, k) is x's row (o, idx[k]). */
+/* Rows [begin, end) of the output: row r = (o, k) is x's row (o, idx[k]),
+ * or zeros where idx[k] is -1 (Take{last}'s overwritten positions). */
 static weft_status_t gather_range(void *arg, size_t begin, size_t end)
 {
     const gather_t *c = arg;
@@ -168,7 +169,7 @@ static weft_status_t gather_range(void *arg, size_t begin, size_t end)
         T *restrict os = (T *)(void *)c->out;                                       \
         for (size_t r = begin; r < end; r++) {                                      \
             int64_t o = (int64_t)r / n, k = (int64_t)r % n;                         \
-            os[r] = xs[o * c->len + c->idx[k]];                                     \
+            os[r] = c->idx[k] < 0 ? (T)0 : xs[o * c->len + c->idx[k]];              \
         }                                                                           \
         return WEFT_OK;                                                             \
     }
@@ -182,7 +183,8 @@ static weft_status_t gather_range(void *arg, size_t begin, size_t end)
 #undef GATHER_TYPED
     for (size_t r = begin; r < end; r++) {
         int64_t o = (int64_t)r / n, k = (int64_t)r % n;
-        memcpy(c->out + r * c->row, c->x + (size_t)(o * c->len + c->idx[k]) * c->row, c->row);
+        if (c->idx[k] < 0) memset(c->out + r * c->row, 0, c->row);
+        else memcpy(c->out + r * c->row, c->x + (size_t)(o * c->len + c->idx[k]) * c->row, c->row);
     }
     return WEFT_OK;
 }
@@ -191,6 +193,20 @@ size_t weft__take_grain(size_t row_bytes)
 {
     size_t g = WEFT__TAKE_GRAIN_BYTES / (row_bytes ? row_bytes : 1);
     return g ? g : 1;
+}
+
+/* Take{last}: marks -1 every index entry that a later entry repeats. */
+static weft_status_t keep_last(weft_kernel_ctx_t *ctx, weft_tensor_t *ix, int64_t len)
+{
+    weft_tensor_t *lt = NULL;
+    weft_status_t st = weft_kernel_scratch(ctx, WEFT_INT64, 1, &len, &lt);
+    if (st != WEFT_OK) return st;
+    int64_t *v = weft_tensor_data(ix), *last = weft_tensor_data(lt);
+    int64_t n = (int64_t)weft_tensor_size(ix);
+    for (int64_t k = 0; k < n; k++) last[v[k]] = k;
+    for (int64_t k = 0; k < n; k++) v[k] = last[v[k]] == k ? v[k] : -1;
+    weft_kernel_scratch_done(ctx, lt);
+    return WEFT_OK;
 }
 
 static weft_status_t take_perform(const weft_apply_t *node, weft_tensor_t *const *inputs,
@@ -208,6 +224,7 @@ static weft_status_t take_perform(const weft_apply_t *node, weft_tensor_t *const
                               p->axis, shape);
     weft__take_geom_t gm = weft__take_geom(x, p->axis);
     weft_status_t st = weft__take_indices(ctx, "Take", inputs[1], p->axis, gm.len, &ix);
+    if (st == WEFT_OK && p->last) st = keep_last(ctx, ix, gm.len);
     if (st == WEFT_OK) st = weft_kernel_alloc_output(ctx, &outputs[0], weft_tensor_dtype(x), nd,
                                                      shape);
     if (st == WEFT_OK) st = weft_kernel_contiguous(ctx, x, &xc);
@@ -225,7 +242,8 @@ static weft_status_t take_perform(const weft_apply_t *node, weft_tensor_t *const
     return st;
 }
 
-/* gx = inc_at(zeros_like(x), indices, gz, axis); the indices get none. */
+/* gx = inc_at(zeros_like(x), indices, gz, axis) (Take{last}: set_at); the
+ * indices get none. */
 static weft_status_t take_grad(weft_graph_t *g, const weft_apply_t *node,
                                weft_var_t *const *output_grads, weft_var_t **input_grads)
 {
@@ -238,8 +256,9 @@ static weft_status_t take_grad(weft_graph_t *g, const weft_apply_t *node,
     weft_apply_trace(node, &file, &line);
     weft_status_t st = weft__got(g, z = weft_zeros_like_at(g, x, file, line));
     if (st != WEFT_OK) return st;
+    /* Take{last} reads each destination once, at its last index: set_at */
     return weft__got(g, input_grads[0] = weft_set_at_at(g, z, weft_apply_input(node, 1), gz,
-                                                        p->axis, true, file, line));
+                                                        p->axis, !p->last, file, line));
 }
 
 static bool take_connected(const weft_apply_t *node, size_t in, size_t out)
@@ -252,13 +271,15 @@ static bool take_connected(const weft_apply_t *node, size_t in, size_t out)
 int weft__take_props_print(const void *props, char *buf, size_t cap)
 {
     const weft__take_props_t *p = props;
-    return snprintf(buf, cap, "axis=%d%s", (int)p->axis, p->inplace ? ", inplace" : "");
+    return snprintf(buf, cap, "axis=%d%s%s", (int)p->axis, p->inplace ? ", inplace" : "",
+                    p->last ? ", last" : "");
 }
 
-/* JSON props: {"axis": 1}. */
+/* JSON props: {"axis": 1, "last": false}. */
 static const weft__props_fields_t take_fields = {
     sizeof(weft__take_props_t),
-    {WEFT__PROPS_FIELD("axis", WEFT__FIELD_I32, weft__take_props_t, axis)}};
+    {WEFT__PROPS_FIELD("axis", WEFT__FIELD_I32, weft__take_props_t, axis),
+     WEFT__PROPS_FIELD("last", WEFT__FIELD_I32_BOOL, weft__take_props_t, last)}};
 WEFT__PROPS_FIELDS_HOOKS(take, take_fields)
 
 const weft_op_class_t weft__take_class = {
@@ -274,12 +295,12 @@ const weft_op_class_t weft__take_class = {
     .grad = take_grad,
 };
 
-weft_var_t *weft_take_at(weft_graph_t *g, weft_var_t *x, weft_var_t *indices, int axis,
-                         const char *file, int line)
+static weft_var_t *take_build(weft_graph_t *g, weft_var_t *x, weft_var_t *indices, int axis,
+                              bool last, const char *file, int line)
 {
     weft_var_t *out = NULL;
     weft__ctor_begin(g);
-    weft__take_props_t p = {0, 0};
+    weft__take_props_t p = {0, 0, last ? 1 : 0};
     const weft_op_t *op = NULL;
     weft_status_t st = (!x || !indices) ? WEFT_EINVAL
                                         : weft__take_args(g, "Take", x, indices, axis, file, line,
@@ -290,4 +311,16 @@ weft_var_t *weft_take_at(weft_graph_t *g, weft_var_t *x, weft_var_t *indices, in
         st = weft__got(g, out = weft_op_call_at(g, op, 2, in, file, line));
     }
     return weft__ctor_end(g, st, out, "weft_take", file, line);
+}
+
+weft_var_t *weft_take_at(weft_graph_t *g, weft_var_t *x, weft_var_t *indices, int axis,
+                         const char *file, int line)
+{
+    return take_build(g, x, indices, axis, false, file, line);
+}
+
+weft_var_t *weft__take_last_at(weft_graph_t *g, weft_var_t *x, weft_var_t *indices, int axis,
+                               const char *file, int line)
+{
+    return take_build(g, x, indices, axis, true, file, line);
 }

@@ -204,7 +204,8 @@ static weft_status_t update_make_node(weft_graph_t *g, const weft_op_t *op, size
     return WEFT_OK;
 }
 
-/* gx: gz (inc) or gz with the set positions zeroed (set); gy: take(gz). */
+/* gx: gz (inc) or gz with the set positions zeroed (set); gy: take(gz)
+ * (set: Take{last}, zero for the overwritten duplicates). */
 static weft_status_t update_grad(weft_graph_t *g, const weft_apply_t *node,
                                  weft_var_t *const *output_grads, weft_var_t **input_grads)
 {
@@ -228,7 +229,10 @@ static weft_status_t update_grad(weft_graph_t *g, const weft_apply_t *node,
                                                           file, line));
     }
     if (st != WEFT_OK) return st;
-    return weft__got(g, input_grads[2] = weft_take_at(g, gz, idx, p->axis, file, line));
+    /* set: only each destination's last y slice reaches the output */
+    return weft__got(g, input_grads[2] = is_inc(op) ? weft_take_at(g, gz, idx, p->axis, file, line)
+                                                    : weft__take_last_at(g, gz, idx, p->axis,
+                                                                         file, line));
 }
 
 static bool update_connected(const weft_apply_t *node, size_t in, size_t out)
@@ -336,7 +340,7 @@ weft_var_t *weft_set_at_at(weft_graph_t *g, weft_var_t *x, weft_var_t *indices, 
     const char *name = inc ? "AdvancedIncSubtensor" : "AdvancedSetSubtensor";
     weft_var_t *out = NULL;
     weft__ctor_begin(g);
-    weft__take_props_t p = {0, 0};
+    weft__take_props_t p = {0, 0, 0};
     const weft_op_t *op = NULL;
     weft_status_t st = (!x || !indices || !y)
                            ? WEFT_EINVAL
