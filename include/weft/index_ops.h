@@ -89,6 +89,26 @@ WEFT_API weft_var_t *weft_put_at(weft_graph_t *g, weft_var_t *x, weft_var_t *ind
 WEFT_API weft_var_t *weft_one_hot_at(weft_graph_t *g, weft_var_t *indices, int64_t depth,
                                      weft_dtype_t dtype, const char *file, int line);
 
+/* x[mask] for a bool mask of x's leading k dimensions (k = mask's rank,
+ * 1 .. x's rank): a tensor of shape (count,) + x.shape[k:] with the
+ * selected rows in C order (NumPy's x[mask]); count is data-dependent, its
+ * static length unknown. x's dimensions after the mask need static lengths.
+ * Composed of Nonzero (np.flatnonzero), Reshape and Take, so its gradient
+ * is an inc_at. Errors: WEFT_ETYPE (mask not bool, rank 0 or above x's),
+ * WEFT_ESHAPE (a static mask length differs from x's, naming the
+ * dimension; at run time: the lengths differ), WEFT_ENOMEM. */
+#define weft_mask_take(g, x, mask) weft_mask_take_at((g), (x), (mask), __FILE__, __LINE__)
+WEFT_API weft_var_t *weft_mask_take_at(weft_graph_t *g, weft_var_t *x, weft_var_t *mask,
+                                       const char *file, int line);
+/* x[mask] = y (set) / x[mask] += y (inc) on a copy of x: y broadcasts to
+ * x[mask]'s shape. Errors: as weft_mask_take and weft_set_at. */
+#define weft_mask_set(g, x, mask, y) \
+    weft_mask_set_at((g), (x), (mask), (y), false, __FILE__, __LINE__)
+#define weft_mask_inc(g, x, mask, y) \
+    weft_mask_set_at((g), (x), (mask), (y), true, __FILE__, __LINE__)
+WEFT_API weft_var_t *weft_mask_set_at(weft_graph_t *g, weft_var_t *x, weft_var_t *mask,
+                                      weft_var_t *y, bool inc, const char *file, int line);
+
 #ifdef __cplusplus
 }
 #endif

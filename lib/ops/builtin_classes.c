@@ -24,6 +24,7 @@ static const weft_op_class_t *const registry[] = {
     &weft__take_class,
     &weft__adv_set_class,
     &weft__adv_inc_class,
+    &weft__nonzero_class,
     &weft__sum_axes_class,
     &weft__reduce_class_sum,
     &weft__reduce_class_mean,

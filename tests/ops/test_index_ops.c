@@ -359,6 +359,54 @@ static void test_put_one_hot(void **state)
     weft_graph_clear_error(G);
 }
 
+/* x[mask] with a full and a prefix mask, mask set/inc, the shape error,
+ * and the gradient of x[mask] (an inc_at). */
+static void test_masks(void **state)
+{
+    (void)state;
+    const int64_t xs[2] = {2, 3}, ms[1] = {2};
+    const double x0[6] = {0, 1, 2, 3, 4, 5}, mf[6] = {1, 0, 1, 0, 0, 1}, mp[2] = {0, 1};
+    weft_var_t *x = ck_var(G, WEFT_FLOAT64, 2, xs);
+    weft_var_t *full = idx_const(WEFT_BOOL, 2, xs, mf), *pre = idx_const(WEFT_BOOL, 1, ms, mp);
+    weft_tensor_t *xv = ck_tensor(WEFT_FLOAT64, 2, xs, x0), *r;
+    weft_var_t *t = weft_mask_take(G, x, full);
+    assert_int_equal(weft_type_dim(weft_var_type(t), 0), WEFT_DIM_UNKNOWN);
+    assert_int_equal(ck_eval(G, 1, &x, &xv, t, &r), WEFT_OK);
+    const int64_t s3[1] = {3}, s13[2] = {1, 3};
+    const double w3[3] = {0, 2, 5}, w13[3] = {3, 4, 5};
+    ck_expect(r, 1, s3, w3, 0);
+    weft_tensor_release(r);
+    assert_int_equal(ck_eval(G, 1, &x, &xv, weft_mask_take(G, x, pre), &r), WEFT_OK);
+    ck_expect(r, 2, s13, w13, 0);
+    weft_tensor_release(r);
+    weft_var_t *ten = weft_constant_scalar(G, WEFT_FLOAT64, 10);
+    assert_int_equal(ck_eval(G, 1, &x, &xv, weft_mask_inc(G, x, full, ten), &r), WEFT_OK);
+    const double wi[6] = {10, 1, 12, 3, 4, 15}, ws[6] = {0, 1, 2, 10, 10, 10};
+    ck_expect(r, 2, xs, wi, 0);
+    weft_tensor_release(r);
+    assert_int_equal(ck_eval(G, 1, &x, &xv, weft_mask_set(G, x, pre, ten), &r), WEFT_OK);
+    ck_expect(r, 2, xs, ws, 0);
+    weft_tensor_release(r);
+    /* d sum(x[mask]) / dx is the mask */
+    weft_var_t *gx = weft_grad(G, weft_sum(G, t, 0, NULL, false), x);
+    assert_non_null(gx);
+    assert_int_equal(ck_eval(G, 1, &x, &xv, gx, &r), WEFT_OK);
+    ck_expect(r, 2, xs, mf, 0);
+    weft_tensor_release(r);
+    weft_tensor_release(xv);
+
+    const int64_t m3[1] = {3};
+    const double v3[3] = {1, 1, 1};
+    assert_null(weft_mask_take_at(G, x, idx_const(WEFT_BOOL, 1, m3, v3), "m.c", 11));
+    assert_int_equal(weft_graph_error(G), WEFT_ESHAPE);
+    assert_string_equal(weft_graph_error_message(G), "mask_take (at m.c:11): the mask has length "
+                                                     "3 in dimension 0, x 2");
+    weft_graph_clear_error(G);
+    assert_null(weft_mask_take_at(G, x, idx_const(WEFT_INT32, 1, ms, mp), "m.c", 12));
+    assert_int_equal(weft_graph_error(G), WEFT_ETYPE);
+    weft_graph_clear_error(G);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -368,6 +416,7 @@ int main(void)
         cmocka_unit_test(test_same_bits),       cmocka_unit_test(test_grads),
         cmocka_unit_test(test_json_and_inplace),
         cmocka_unit_test(test_put_one_hot),
+        cmocka_unit_test(test_masks),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -29,6 +29,7 @@ weft_var_t *weft__take_last_at(weft_graph_t *g, weft_var_t *x, weft_var_t *indic
 extern const weft_op_class_t weft__take_class;
 extern const weft_op_class_t weft__adv_set_class;
 extern const weft_op_class_t weft__adv_inc_class;
+extern const weft_op_class_t weft__nonzero_class; /* mask.c */
 
 /* "axis=1" (+ ", inplace"): the printed props of all three classes. */
 int weft__take_props_print(const void *props, char *buf, size_t cap);
