@@ -1,8 +1,8 @@
 /* Differential steps of the advanced indexing ops (weft/index_ops.h): Take
  * along a drawn axis with a constant index array (negative entries and
  * duplicates included, any integer dtype), then sometimes inc_at / set_at
- * of a drawn y at those indices (np.add.at / x[idx] = y), drawn by the
- * shape family. */
+ * of a drawn y at those indices (np.add.at / x[idx] = y), and x[mask] /
+ * mask updates with a constant mask (Nonzero), drawn by the shape family. */
 #include <stdlib.h>
 
 #include "diff_gen_int.h"
@@ -42,10 +42,42 @@ static weft_var_t *index_const(diff_gen_t *gn, int64_t len, int *ind, int64_t *i
     return out;
 }
 
+/* x[mask] with a constant mask of x's full shape, or mask inc/set of 2.
+ * The result's length is data-dependent: it is pushed as a 1-d value of
+ * the count drawn here. */
+static void step_mask(diff_gen_t *gn, diff_val_t *x)
+{
+    size_t n = gen_count(x->nd, x->shape);
+    unsigned char *m = malloc(n + 1);
+    const weft_type_t *ty;
+    if (!m) return;
+    int64_t count = 0;
+    for (size_t i = 0; i < n; i++) count += m[i] = diff_rng_chance(&gn->rng, 0.5) ? 1 : 0;
+    weft_var_t *mask = NULL;
+    if (weft_type_tensor(gn->g, WEFT_BOOL, x->nd, x->shape, &ty) == WEFT_OK) {
+        mask = weft_constant_create(gn->g, ty, m, n);
+    }
+    free(m);
+    if (!mask) return;
+    if (diff_rng_chance(&gn->rng, 0.5) || weft_dtype_kind(gen_dt(x)) == WEFT_KIND_BOOL) {
+        weft_var_t *t = weft_mask_take(gn->g, x->v, mask);
+        gen_push(gn, t ? WEFT_OK : weft_graph_error(gn->g), t, 1, &count);
+        return;
+    }
+    weft_var_t *two = weft_constant_scalar(gn->g, gen_dt(x), 2.0);
+    weft_var_t *u = diff_rng_chance(&gn->rng, 0.5) ? weft_mask_inc(gn->g, x->v, mask, two)
+                                                   : weft_mask_set(gn->g, x->v, mask, two);
+    gen_push(gn, u ? WEFT_OK : weft_graph_error(gn->g), u, x->nd, x->shape);
+}
+
 void gen_step_index(diff_gen_t *gn)
 {
     diff_val_t *x = gen_pick(gn);
     if (!x || !gen_live(gn) || x->nd == 0) return;
+    if (diff_rng_chance(&gn->rng, 0.25)) {
+        step_mask(gn, x);
+        return;
+    }
     int axis = diff_rng_int(&gn->rng, -x->nd, x->nd - 1), a = axis < 0 ? axis + x->nd : axis;
     int ind = 0;
     int64_t ishape[2], shape[DIFF_MAX_RANK + 2];

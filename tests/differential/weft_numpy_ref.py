@@ -1199,6 +1199,8 @@ class Evaluator:
             return subtensor(ins[0], parse_index(props['idx']))
         if op in ('SetSubtensor', 'IncSubtensor'):
             return set_subtensor(ins[0], ins[1], parse_index(props['idx']), op == 'IncSubtensor')
+        if op == 'Nonzero':
+            return Val(np.flatnonzero(ins[0].v).astype(np.int64))
         if op == 'Take':
             return take_op(props, ins[0], ins[1])
         if op in ('AdvancedSetSubtensor', 'AdvancedIncSubtensor'):

@@ -241,7 +241,7 @@ static void test_same_bits(void **state)
     free(iv);
 }
 
-typedef enum { GK_TAKE, GK_INC_X, GK_INC_Y, GK_SET } gk_t;
+typedef enum { GK_TAKE, GK_INC_X, GK_INC_Y, GK_SET, GK_MASK, GK_MASK_INC } gk_t;
 
 /* Duplicate and negative indices along axis 1 of a (3, 6) input (set_at:
  * with distinct ones too). */
@@ -256,6 +256,19 @@ static weft_var_t *grad_fn(weft_graph_t *g, size_t n_in, weft_var_t *const *in, 
     if (weft_type_tensor(g, WEFT_INT64, 1, is, &ty) != WEFT_OK) return NULL;
     weft_var_t *ix = weft_constant_create(g, ty, k == GK_SET && dup ? iv : k == GK_SET ? uv : iv,
                                           sizeof iv);
+    bool mv[18] = {1, 0, 1, 1, 0, 0, 0, 1, 1, 0, 1, 0, 1, 1, 1, 0, 0, 1};
+    const int64_t ms[2] = {3, 6};
+    const weft_type_t *mt;
+    if (weft_type_tensor(g, WEFT_BOOL, 2, ms, &mt) != WEFT_OK) return NULL;
+    weft_var_t *mask = weft_constant_create(g, mt, mv, sizeof mv);
+    if (k == GK_MASK) {
+        weft_var_t *m = weft_mask_take(g, in[0], mask);
+        return weft_mul(g, m, weft_sin(g, m));
+    }
+    if (k == GK_MASK_INC) {
+        weft_var_t *m = weft_mask_inc(g, in[0], mask, weft_sum(g, in[1], 0, NULL, false));
+        return weft_mul(g, m, weft_sin(g, m));
+    }
     weft_var_t *out = k == GK_TAKE    ? weft_take(g, in[0], ix, 1)
                       : k == GK_SET   ? weft_set_at(g, in[0], ix, in[1], 1)
                                       : weft_inc_at(g, in[0], ix, in[1], 1);
@@ -267,11 +280,11 @@ static void test_grads(void **state)
 {
     (void)state;
     const int64_t xs[2] = {3, 6}, ys[2] = {3, 5};
-    for (int k = GK_TAKE; k <= GK_SET; k++) {
+    for (int k = GK_TAKE; k <= GK_MASK_INC; k++) {
         gk_t kind = (gk_t)k;
         weft_tensor_t *pts[2] = {ck_random(WEFT_FLOAT64, 2, xs, -1, 1, 10 + (uint64_t)k),
                                  ck_random(WEFT_FLOAT64, 2, ys, -1, 1, 20 + (uint64_t)k)};
-        ck_verify(grad_fn, &kind, kind == GK_TAKE ? 1 : 2, pts);
+        ck_verify(grad_fn, &kind, kind == GK_TAKE || kind == GK_MASK ? 1 : 2, pts);
         if (kind == GK_SET) { /* and without duplicates */
             dup = false;
             ck_verify(grad_fn, &kind, 2, pts);
