@@ -17,6 +17,7 @@
 #include "weft/history.h"
 #include "weft/graph.h"
 #include "weft/graph_io.h"
+#include "weft/index_ops.h"
 #include "weft/json_props.h"
 #include "weft/kernel.h"
 #include "weft/linalg.h"

@@ -3,6 +3,7 @@
  * class registry (weft_op_class_register) at load. */
 #include <string.h>
 
+#include "index/index_int.h"
 #include "linalg/lapack_int.h"
 #include "linalg/linalg_int.h"
 #include "nn/nn_int.h"
@@ -23,6 +24,10 @@ static const weft_op_class_t *const registry[] = {
     &weft__inc_subtensor_class,
     &weft__join_class,
     &weft__alloc_class,
+    &weft__take_class,
+    &weft__adv_set_class,
+    &weft__adv_inc_class,
+    &weft__nonzero_class,
     &weft__sum_axes_class,
     &weft__reduce_class_sum,
     &weft__reduce_class_mean,

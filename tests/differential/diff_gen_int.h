@@ -84,6 +84,8 @@ void gen_step_shape(diff_gen_t *gn);
 void gen_step_reduce(diff_gen_t *gn);
 /* Lane reductions, scans and sorting (diff_gen_reduce.c). */
 void gen_step_reduce_more(diff_gen_t *gn);
+/* Take / inc_at / set_at along a drawn axis (diff_gen_index.c). */
+void gen_step_index(diff_gen_t *gn);
 /* An nn step on a float value (diff_gen_reduce.c). */
 void gen_step_nn(diff_gen_t *gn);
 

@@ -739,6 +739,49 @@ def set_subtensor(x, y, idx, inc):
     return finish(r, t, [x])
 
 
+# ---- advanced indexing (weft/index_ops.h) ---------------------------------------------
+
+def take_op(props, x, i):
+    """np.take along props['axis']; indices are exact integers. last: the
+    positions a later index repeats give 0 (set_at's y gradient)."""
+    axis = int(props['axis'])
+    idx = i.v.astype(np.int64) % max(x.v.shape[axis], 1)
+    keep = np.ones(idx.shape, dtype=bool)
+    if props.get('last'):
+        flat = idx.ravel()
+        seen = {int(t): k for k, t in enumerate(flat)}
+        keep = np.array([seen[int(t)] == k for k, t in enumerate(flat)], dtype=bool).reshape(idx.shape)
+    m = np.expand_dims(keep, tuple(range(axis)) + tuple(range(axis + idx.ndim, axis + idx.ndim + x.v.ndim - axis - 1)))
+
+    def fn(a):
+        r = np.take(a, idx, axis=axis)
+        return np.where(m, r, np.zeros((), r.dtype)).astype(r.dtype)
+    return _same(x, fn)
+
+
+def adv_update(op, props, x, i, y):
+    """x[..., idx, ...] = y (the last duplicate wins) or np.add.at (every
+    duplicate accumulates, in index order, as weft's kernel adds them)."""
+    axis = int(props['axis'])
+    idx = (slice(None),) * axis + (i.v.astype(np.int64),)
+    r = x.v.copy()
+    yv = np.broadcast_to(y.v.astype(r.dtype), r[idx].shape)
+    with np.errstate(all='ignore'):
+        if op == 'AdvancedIncSubtensor':
+            np.add.at(r, idx, yv)
+        else:
+            r[idx] = yv
+    if x.tol is None and y.tol is None:
+        return Val(r)
+    t = np.array(tol_of(x), dtype=np.float64)
+    ty = np.broadcast_to(tol_of(y), yv.shape)
+    if op == 'AdvancedIncSubtensor':
+        np.add.at(t, idx, ty + (ulp(r[idx]) if is_float(r.dtype) else 0))
+    else:
+        t[idx] = ty
+    return finish(r, t, [x])
+
+
 # ---- reductions ----------------------------------------------------------------------
 
 def _group_sum(a, axes, keep):
@@ -1284,6 +1327,12 @@ class Evaluator:
             return _same(ins[0], lambda a: np.broadcast_to(a, props['shape']).copy())
         if op in ('SetSubtensor', 'IncSubtensor'):
             return set_subtensor(ins[0], ins[1], parse_index(props['idx']), op == 'IncSubtensor')
+        if op == 'Nonzero':
+            return Val(np.flatnonzero(ins[0].v).astype(np.int64))
+        if op == 'Take':
+            return take_op(props, ins[0], ins[1])
+        if op in ('AdvancedSetSubtensor', 'AdvancedIncSubtensor'):
+            return adv_update(op, props, ins[0], ins[1], ins[2])
         if op in REDUCTIONS:
             return reduce(op, props, ins[0])
         if op in LANE_REDUCTIONS:
