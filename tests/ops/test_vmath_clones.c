@@ -17,7 +17,7 @@
 
 enum { N = 1 << 20 };
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(WEFT_SANITIZED)
+#if defined(__x86_64__) && defined(__GNUC__)
 #define VM_X86_CLONES 1
 #define LOOPS(SUFFIX, ATTR)                                                          \
     ATTR static void expm1_##SUFFIX(size_t n, double *o, const double *a)            \
