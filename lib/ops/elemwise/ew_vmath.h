@@ -118,9 +118,9 @@ VM_INLINE double vm_expm1(double x)
  * rounded twice), pi/2 + atan(t) with t = -|x|/|y| above 2; one division,
  * and the two constants split hi + lo. atan(t) = t - t z p(z), z = t^2,
  * p a degree-12 fit (below). The quadrant as fdlibm's e_atan2.c: pi - a
- * for a negative (or -0) x, then y's sign. Selects instead of its
- * special-case branches: 0/0 becomes 0/1 and inf/inf 1/1 (giving +-0,
- * +-pi, +-pi/4, +-3pi/4 as C99 Annex F), and operands above 2^1000 are
+ * for a negative (or -0) x, then y's sign. One select instead of its
+ * special-case branches: the NaN quotient of 0/0 and inf/inf becomes 0
+ * (giving +-0, +-pi, +-pi/4, +-3pi/4 as C99 Annex F), and operands above 2^1000 are
  * scaled by 2^-8 so |x| + |y| cannot overflow (subnormal operands need no
  * scaling: their sums, differences and 2|x| are exact). */
 #define VM_ATAN_HI_2 7.85398163397448278999e-01 /* atan(1) */
@@ -154,9 +154,6 @@ static inline double vm_atan_poly(double t)
 VM_INLINE double vm_atan2(double y, double x)
 {
     double ax = fabs(x), ay = fabs(y);
-    bool both0 = (ax == 0.0) & (ay == 0.0), both_inf = (ax == INFINITY) & (ay == INFINITY);
-    ax = vm_select(both0 | both_inf, 1.0, ax);
-    ay = vm_select(both0, 0.0, vm_select(both_inf, 1.0, ay));
     /* above 2^1000 both are scaled by 2^-8, so |x| + |y| cannot overflow */
     double m = ax > ay ? ax : ay;
     double scale = vm_select(m > 0x1p1000, 0x1p-8, 1.0);
@@ -164,12 +161,19 @@ VM_INLINE double vm_atan2(double y, double x)
     ay *= scale;
     /* the three cases; 2|y| and 2|x| are exact (an overflow to inf still
      * compares right), where 0.5|x| would round a subnormal to 0 */
-    bool gb = ay + ay >= ax, gd = ay > ax + ax;
+    /* (two zeros take case 0, two infinities case 1: their quotient is
+     * replaced below) */
+    bool gb = (ay + ay > ax) | (ay == INFINITY), gd = ay > ax + ax;
     double hi = vm_select(gd, VM_ATAN_HI_4, vm_select(gb, VM_ATAN_HI_2, 0.0));
     double lo = vm_select(gd, VM_ATAN_LO_4, vm_select(gb, VM_ATAN_LO_2, 0.0));
     double num = vm_select(gd, -ax, vm_select(gb, ay - ax, ay));
     double den = vm_select(gd, ay, vm_select(gb, ay + ax, ax));
     double t = num / den;
+    /* 0/0 (both zero, case 1) and inf/inf (both infinite, case 2) are the
+     * only NaN quotients of non-NaN operands: t = 0 there gives +-0, +-pi,
+     * +-pi/4 and +-3pi/4 as C99 Annex F */
+    bool nan_in = (x != x) | (y != y);
+    t = vm_select((t != t) & !nan_in, 0.0, t);
     double e = (vm_atan_poly(t) - lo) - t; /* atan(|y|/|x|) = hi - e */
     /* x < 0 or -0: pi - (hi - e), summed as (pi_hi - hi) + (pi_lo + e) so the
      * small part is not rounded away first (pi_hi - pi/2_hi is exact: x = -0
