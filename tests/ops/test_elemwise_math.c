@@ -301,8 +301,8 @@ static void test_math_expm1_within_2_ulp_of_libm(void **state)
 }
 
 static const double atan2_edges[] = {0.0, -0.0, INFINITY, -INFINITY, NAN, 1.0, -1.0, 0x1p-1074,
-                                     -0x1p-1074, 1e308, -1e308, 0x1p1000, 0x1p-1022, 2.4375,
-                                     0.4375, 1.1875, 0.6875};
+                                     -0x1p-1074, 1e308, -1e308, 0x1p1000, 0x1p-1022, 2.0,
+                                     0.5, 0x1.0000000000001p+1, 0x1.fffffffffffffp-2};
 
 static void test_math_arctan2_within_2_ulp_of_libm(void **state)
 {

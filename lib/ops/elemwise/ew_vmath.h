@@ -59,9 +59,8 @@ static inline double vm_pow2(int64_t k)
 /* ---- expm1 ---------------------------------------------------------------------------
  * Cody and Waite's reduction x = k ln2 + r, |r| <= ln2/2, with ln2 split in
  * fdlibm's ln2_hi (32 significant bits, so k ln2_hi and x - k ln2_hi are
- * exact) and ln2_lo; r is kept as r_hi + r_lo. expm1(r) = r + q(r) with q
- * the Taylor series r^2/2! + ... + r^14/14! (truncation below 2^-56 of r),
- * by Horner's rule in fma.
+ * exact) and ln2_lo; r is kept as r_hi + r_lo. expm1(r) = r + r^2 q(r)
+ * with q a polynomial fit (below), by Horner's rule in fma.
  * Then expm1(x) = (2^k - 1) + 2^k expm1(r), the first sum exact
  * (Knuth's two-sum), so the result is rounded about once.
  * Clamping x to [-40, 710] keeps k in [-58, 1024] and gives the right
@@ -73,22 +72,23 @@ static inline double vm_pow2(int64_t k)
 #define VM_LN2_LO 1.90821492927058770002e-10
 #define VM_ROUND_SHIFT 0x1.8p52 /* adding it rounds to an integer in the low bits */
 
-/* e^r - 1 - r for |r| <= 0.35 (Taylor, Horner). */
+/* e^r - 1 - r for |r| <= ln2/2: r^2 q(r), q the Chebyshev fit of degree 10
+ * to (e^r - 1 - r)/r^2 there (error below 0.01 ulp of expm1(r) with these
+ * rounded coefficients; two fmas fewer than the Taylor series to r^14/14!
+ * of the same accuracy), by Horner's rule. */
 static inline double vm_expm1_tail(double r)
 {
-    double p = 1.1470745597729725e-11; /* 1/14! */
-    p = fma(p, r, 1.6059043836821613e-10);
-    p = fma(p, r, 2.08767569878681e-09);
-    p = fma(p, r, 2.505210838544172e-08);
-    p = fma(p, r, 2.755731922398589e-07);
-    p = fma(p, r, 2.7557319223985893e-06);
-    p = fma(p, r, 2.48015873015873e-05);
-    p = fma(p, r, 0.0001984126984126984);
-    p = fma(p, r, 0.001388888888888889);
-    p = fma(p, r, 0.008333333333333333);
-    p = fma(p, r, 0.041666666666666664);
-    p = fma(p, r, 0.16666666666666666);
-    p = fma(p, r, 0.5);
+    double p = 2.09146793765839349e-09;
+    p = fma(p, r, 2.51052063739570109e-08);
+    p = fma(p, r, 2.75572736613486373e-07);
+    p = fma(p, r, 2.75572554257464351e-06);
+    p = fma(p, r, 2.48015873255333634e-05);
+    p = fma(p, r, 1.98412698748004929e-04);
+    p = fma(p, r, 1.38888888888837525e-03);
+    p = fma(p, r, 8.33333333332614105e-03);
+    p = fma(p, r, 4.16666666666666713e-02);
+    p = fma(p, r, 1.66666666666666713e-01);
+    p = fma(p, r, 5.00000000000000000e-01);
     return r * r * p;
 }
 
@@ -111,67 +111,69 @@ VM_INLINE double vm_expm1(double x)
 }
 
 /* ---- atan2 ---------------------------------------------------------------------------
- * fdlibm's atan (s_atan.c, Sun Microsystems 1993): z = |y|/|x| reduced by
- * atan(z) = atan(c) + atan((z - c)/(1 + c z)) with c in {0, 1/2, 1, 3/2}
- * (or pi/2 - atan(1/z) above 39/16), so |t| <= 7/16, then its odd
- * polynomial of degree 23, with atan(c) split hi + lo. Here t is formed
- * from |y| and |x| directly, (|y| - c|x|) / (|x| + c|y|): one division, no
- * rounded quotient z. The quadrant as fdlibm's e_atan2.c: pi - a for a
- * negative (or -0) x, then y's sign. Selects instead of its special-case
- * branches: 0/0 becomes 0/1 and inf/inf 1/1 (giving +-0, +-pi, +-pi/4,
- * +-3pi/4 as C99 Annex F), and operands above 2^1000 or both below 2^-900
- * are scaled by a power of 2 so (|x| + 1.5|y|) cannot overflow nor lose
- * bits. */
-#define VM_ATAN_HI_1 4.63647609000806093515e-01 /* atan(1/2) */
+ * z = |y|/|x| is reduced to |t| <= 1/2 with three cases only (fewer
+ * compares and selects than fdlibm's five, s_atan.c): atan(z) = atan(t)
+ * with t = z for z < 1/2, pi/4 + atan(t) with t = (|y| - |x|)/(|y| + |x|)
+ * for z in [1/2, 2] (the numerator exact by Sterbenz's lemma, so t is
+ * rounded twice), pi/2 + atan(t) with t = -|x|/|y| above 2; one division,
+ * and the two constants split hi + lo. atan(t) = t - t z p(z), z = t^2,
+ * p a degree-12 fit (below). The quadrant as fdlibm's e_atan2.c: pi - a
+ * for a negative (or -0) x, then y's sign. One select instead of its
+ * special-case branches: the NaN quotient of 0/0 and inf/inf becomes 0
+ * (giving +-0, +-pi, +-pi/4, +-3pi/4 as C99 Annex F), and operands above 2^1000 are
+ * scaled by 2^-8 so |x| + |y| cannot overflow (subnormal operands need no
+ * scaling: their sums, differences and 2|x| are exact). */
 #define VM_ATAN_HI_2 7.85398163397448278999e-01 /* atan(1) */
-#define VM_ATAN_HI_3 9.82793723247329054082e-01 /* atan(3/2) */
 #define VM_ATAN_HI_4 1.57079632679489655800e+00 /* atan(inf) */
-#define VM_ATAN_LO_1 2.26987774529616870924e-17
 #define VM_ATAN_LO_2 3.06161699786838301793e-17
-#define VM_ATAN_LO_3 1.39033110312309984516e-17
 #define VM_ATAN_LO_4 6.12323399573676603587e-17
 #define VM_PI_HI 3.14159265358979311600e+00
 #define VM_PI_LO 1.2246467991473531772e-16
 
-/* t * (the fdlibm polynomial in t^2) for |t| <= 7/16: atan(t) = t - this. */
+/* t z p(t^2) for |t| <= 1/2, z = t^2: atan(t) = t - this. p is the
+ * Chebyshev fit of degree 12 to (t - atan(t)) / t^3 on z in [0, 1/4]
+ * (relative error of t - t z p below 0.05 ulp with these rounded
+ * coefficients), evaluated as fdlibm does in two halves in w = z^2. */
 static inline double vm_atan_poly(double t)
 {
     double z = t * t, w = z * z;
-    double s1 = fma(w, 1.62858201153657823623e-02, 4.97687799461593236017e-02);
-    s1 = fma(w, s1, 6.66107313738753120669e-02);
-    s1 = fma(w, s1, 9.09088713343650656196e-02);
-    s1 = fma(w, s1, 1.42857142725034663711e-01);
-    s1 = fma(w, s1, 3.33333333333329318027e-01);
-    double s2 = fma(w, -3.65315727442169155270e-02, -5.83357013379057348645e-02);
-    s2 = fma(w, s2, -7.69187620504482999495e-02);
-    s2 = fma(w, s2, -1.11111104054623557880e-01);
-    s2 = fma(w, s2, -1.99999999998764832476e-01);
+    double s1 = fma(w, 9.21579204708985848e-03, 3.80665367205736613e-02);
+    s1 = fma(w, s1, 5.24009950799471311e-02);
+    s1 = fma(w, s1, 6.66643567723594760e-02);
+    s1 = fma(w, s1, 9.09090862032252284e-02);
+    s1 = fma(w, s1, 1.42857142855991881e-01);
+    s1 = fma(w, s1, 3.33333333333333315e-01);
+    double s2 = fma(w, -2.50065035664895075e-02, -4.62802486857015333e-02);
+    s2 = fma(w, s2, -5.87957842958242508e-02);
+    s2 = fma(w, s2, -7.69229471254028463e-02);
+    s2 = fma(w, s2, -1.11111111009173757e-01);
+    s2 = fma(w, s2, -1.99999999999994876e-01);
     return t * fma(z, s1, w * s2);
 }
 
 VM_INLINE double vm_atan2(double y, double x)
 {
     double ax = fabs(x), ay = fabs(y);
-    bool both0 = (ax == 0.0) & (ay == 0.0), both_inf = (ax == INFINITY) & (ay == INFINITY);
-    ax = vm_select(both0 | both_inf, 1.0, ax);
-    ay = vm_select(both0, 0.0, vm_select(both_inf, 1.0, ay));
+    /* above 2^1000 both are scaled by 2^-8, so |x| + |y| cannot overflow */
     double m = ax > ay ? ax : ay;
-    double scale = vm_select(m > 0x1p1000, 0x1p-8, vm_select(m < 0x1p-900, 0x1p100, 1.0));
+    double scale = vm_select(m > 0x1p1000, 0x1p-8, 1.0);
     ax *= scale;
     ay *= scale;
-    /* the reduction: c = 0 (z < 7/16), 1/2, 1, 3/2, or 1/z (z >= 39/16) */
-    bool g1 = ay >= 0.4375 * ax, g2 = ay >= 0.6875 * ax, g3 = ay >= 1.1875 * ax,
-         g4 = ay >= 2.4375 * ax;
-    double c = vm_select(g3, 1.5, vm_select(g2, 1.0, 0.5));
-    double hi = vm_select(g4, VM_ATAN_HI_4,
-                          vm_select(g3, VM_ATAN_HI_3,
-                                    vm_select(g2, VM_ATAN_HI_2, vm_select(g1, VM_ATAN_HI_1, 0.0))));
-    double lo = vm_select(g4, VM_ATAN_LO_4,
-                          vm_select(g3, VM_ATAN_LO_3,
-                                    vm_select(g2, VM_ATAN_LO_2, vm_select(g1, VM_ATAN_LO_1, 0.0))));
-    double num = vm_select(g4, -ax, vm_select(g1, ay - c * ax, ay));
-    double den = vm_select(g4, ay, vm_select(g1, ax + c * ay, ax));
+    /* the three cases; 2|y| and 2|x| are exact (an overflow to inf still
+     * compares right), where 0.5|x| would round a subnormal to 0 */
+    /* (two zeros take case 0, two infinities case 1: their quotient is
+     * replaced below) */
+    bool gb = (ay + ay > ax) | (ay == INFINITY), gd = ay > ax + ax;
+    double hi = vm_select(gd, VM_ATAN_HI_4, vm_select(gb, VM_ATAN_HI_2, 0.0));
+    double lo = vm_select(gd, VM_ATAN_LO_4, vm_select(gb, VM_ATAN_LO_2, 0.0));
+    double num = vm_select(gd, -ax, vm_select(gb, ay - ax, ay));
+    double den = vm_select(gd, ay, vm_select(gb, ay + ax, ax));
     double t = num / den;
+    /* 0/0 (both zero, case 1) and inf/inf (both infinite, case 2) are the
+     * only NaN quotients of non-NaN operands: t = 0 there gives +-0, +-pi,
+     * +-pi/4 and +-3pi/4 as C99 Annex F */
+    bool nan_in = (x != x) | (y != y);
+    t = vm_select((t != t) & !nan_in, 0.0, t);
     double e = (vm_atan_poly(t) - lo) - t; /* atan(|y|/|x|) = hi - e */
     /* x < 0 or -0: pi - (hi - e), summed as (pi_hi - hi) + (pi_lo + e) so the
      * small part is not rounded away first (pi_hi - pi/2_hi is exact: x = -0

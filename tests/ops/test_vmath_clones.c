@@ -1,0 +1,111 @@
+/* The branch-free Expm1 and Arctan2 of lib/ops/elemwise/ew_vmath.h give the
+ * same bits in every ISA clone of the kernels (default, x86-64-v3,
+ * x86-64-v4: ew_kernel_gen.h): the same loops compiled here for each ISA,
+ * with the kernel file's -O3 -ffp-contract=off, over 2^20 inputs (random
+ * bit patterns, the polynomial ranges, the reduction boundaries and the
+ * specials), compared bit for bit. A clone the processor cannot run is
+ * skipped. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include "elemwise/ew_vmath.h"
+
+enum { N = 1 << 20 };
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define VM_X86_CLONES 1
+#define LOOPS(SUFFIX, ATTR)                                                          \
+    ATTR static void expm1_##SUFFIX(size_t n, double *o, const double *a)            \
+    {                                                                                \
+        for (size_t i = 0; i < n; i++) o[i] = vm_expm1(a[i]);                        \
+    }                                                                                \
+    ATTR static void atan2_##SUFFIX(size_t n, double *o, const double *a, const double *b) \
+    {                                                                                \
+        for (size_t i = 0; i < n; i++) o[i] = vm_atan2(a[i], b[i]);                  \
+    }
+LOOPS(base, )
+LOOPS(v3, __attribute__((target("arch=x86-64-v3"))))
+LOOPS(v4, __attribute__((target("arch=x86-64-v4"))))
+#else
+#define VM_X86_CLONES 0
+#endif
+
+static uint64_t next_u64(uint64_t *s) /* xorshift64 */
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+static const double edges[] = {0.0,     -0.0,   INFINITY, -INFINITY, NAN,       0x1p-1074, -0x1p-1074,
+                               1e-310,  0.5,    2.0,      -0.5,      -2.0,      1.0,       -1.0,
+                               0x1p1000, 1e308, -1e308,   0x1p-1022, 709.78,    710.0,     -40.0,
+                               -745.2,  0.34657359027997264, 0x1.fffffffffffffp1023};
+
+/* a quarter random bits, a quarter in [-800, 800], a quarter in [-3, 3], a
+ * quarter of scaled copies of the other operand near the boundaries 1/2, 1
+ * and 2 of atan2's reduction; the edges first */
+static void fill(double *v, const double *other, uint64_t seed)
+{
+    for (size_t i = 0; i < N; i++) {
+        uint64_t u = next_u64(&seed);
+        double f = (double)(u >> 11) * 0x1p-53;
+        switch (i % 4) {
+        case 0: v[i] = vm_from_bits(u); break;
+        case 1: v[i] = 1600 * f - 800; break;
+        case 2: v[i] = 6 * f - 3; break;
+        default: v[i] = other ? other[i] * ((double)(1 + u % 4) * 0.5) * (1 + (f - 0.5) * 0x1p-40) : f; break;
+        }
+    }
+    size_t ne = sizeof edges / sizeof edges[0];
+    for (size_t i = 0; i < ne * ne; i++) v[i] = other ? edges[i / ne] : edges[i % ne];
+}
+
+static void test_vmath_clones_same_bits(void **state)
+{
+    (void)state;
+#if VM_X86_CLONES
+    __builtin_cpu_init();
+    bool v3 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"),
+         v4 = v3 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+              __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq");
+    if (!v3) skip();
+    double *a = malloc(N * sizeof *a), *b = malloc(N * sizeof *b), *r0 = malloc(N * sizeof *r0),
+           *r1 = malloc(N * sizeof *r1);
+    assert_true(a && b && r0 && r1);
+    fill(b, NULL, 3);
+    fill(a, b, 7);
+    expm1_base(N, r0, a);
+    expm1_v3(N, r1, a);
+    assert_memory_equal(r0, r1, N * sizeof *r0);
+    if (v4) {
+        expm1_v4(N, r1, a);
+        assert_memory_equal(r0, r1, N * sizeof *r0);
+    }
+    atan2_base(N, r0, a, b);
+    atan2_v3(N, r1, a, b);
+    assert_memory_equal(r0, r1, N * sizeof *r0);
+    if (v4) {
+        atan2_v4(N, r1, a, b);
+        assert_memory_equal(r0, r1, N * sizeof *r0);
+    }
+    free(a);
+    free(b);
+    free(r0);
+    free(r1);
+#else
+    skip();
+#endif
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_vmath_clones_same_bits)};
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
