@@ -911,7 +911,12 @@ def _scan(op, x, axis):
     dt = v.dtype
     eps = np.finfo(dt).eps
     with np.errstate(all='ignore'):
-        r = (np.cumsum if op == 'CumSum' else np.cumprod)(v.astype(hp(dt)), axis=axis).astype(dt)
+        scan = np.cumsum if op == 'CumSum' else np.cumprod
+        r = scan(v.astype(hp(dt)), axis=axis).astype(dt)
+        # NumPy scans in dt: where that overflows, a later inf of the other
+        # sign gives NaN (inf + -inf), which the wider scan never sees
+        own = scan(v, axis=axis)
+        r = np.where(np.isfinite(own), r, own)
         i = np.arange(v.shape[axis]).reshape([-1 if d == axis else 1 for d in range(v.ndim)])
         if op == 'CumSum':
             mag = np.cumsum(_finite_abs(v), axis=axis)
