@@ -112,9 +112,11 @@
  * digamma's root near 1.4616; float32 computes these in float64.
  *
  * In place. Every kind has variants writing into input i (destroy_map
- * {0: [i]}); make_node of such a variant requires input i's type to EQUAL the
- * output type (same dtype and static lengths), else WEFT_ETYPE - so an
- * in-place op never needs to grow or convert its target. The op class's
+ * {0: [i]}) when that input is C-contiguous (else into a fresh output, so a
+ * later reduction sums in the order it would without the in-place rewrite);
+ * make_node of such a variant requires input i's type to EQUAL the output
+ * type (same dtype and static lengths), else WEFT_ETYPE - so an in-place op
+ * never needs to grow or convert its target. The op class's
  * inplace_variant hook returns them; the inplace rewrite chooses.
  *
  * Gradients. Every kind has a grad hook built from these constructors;

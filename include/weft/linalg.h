@@ -116,9 +116,11 @@ WEFT_API weft_var_t *weft_dot_at(weft_graph_t *g, weft_var_t *x, weft_var_t *y, 
                                  int line);
 
 /* Gemm(z, a, x, y, b) = b*z + a*x@y with z (m,n), x (m,k), y (k,n), a and b
- * 0-d. inplace: the node overwrites z (destroy_map {0: [0]}; z must then be
- * destroyable in a FunctionGraph with a DestroyHandler); otherwise it copies
- * z first. The non-destroying op's inplace_variant hook gives the in-place
+ * 0-d. inplace: the node may overwrite z (destroy_map {0: [0]}; z must then
+ * be destroyable in a FunctionGraph with a DestroyHandler) and does when z is
+ * C-contiguous (a strided z gets a fresh output, so a later reduction sums in
+ * the order it would without the in-place rewrite); otherwise it copies z
+ * first. The non-destroying op's inplace_variant hook gives the in-place
  * one for input 0. b == 0 ignores z's values (NaN in z does not propagate),
  * as BLAS does. Any length may be 0 (an empty operand may have NULL data,
  * weft_tensor_from_data): k == 0 gives b*z (zeros for b == 0) without

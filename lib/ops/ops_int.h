@@ -186,6 +186,15 @@ const weft__ew_plan_t *weft__ew_plan_build_with(weft_kernel_ctx_t *ctx,
 weft_status_t weft__ew_plan_run(weft_kernel_ctx_t *ctx, const weft__ew_plan_t *p,
                                 weft_tensor_t *const *in, weft_tensor_t *const *loop_in,
                                 weft_tensor_t **out);
+/* The input an in-place node writes at run time: ip (its op's in-place
+ * input, -1 for none) when that input is C-contiguous, else -1 (a fresh
+ * output). A reduction's summation order follows its input's strides
+ * (reduce_kernels.c), so an output with the destroyed input's layout would
+ * give a later reduction other bits than the fresh output of the node
+ * without the in-place rewrite; excluding fast_math must give mode none's
+ * bits (docs/rewrites.md). The plan cache keys on input strides, so a plan
+ * holds the decision. */
+int weft__ew_inplace_input(int ip, weft_tensor_t *const *in);
 /* The row strides of p's operands (after the key in w[]). */
 static inline const int64_t *weft__ew_plan_row_strides(const weft__ew_plan_t *p)
 {

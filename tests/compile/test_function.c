@@ -260,7 +260,9 @@ static const overlap_layout_t overlap_layouts[] = {
     {2, {3, 2}, {1, 1}, 0},  /* windows [1,2] [2,3] [3,4] */
     {2, {2, 3}, {1, 1}, 0},  /* windows [1,2,3] [2,3,4] */
     {2, {2, 3}, {0, 1}, 1},  /* [2,3,4] broadcast over 2 rows */
-    {2, {2, 2}, {-1, 2}, 1}, /* control: [[2,4],[1,3]], no overlap */
+    /* control: [[2,3,4]], no overlap, C-contiguous (in-place kernels
+     * write only into a C-contiguous input, docs/execution.md) */
+    {2, {1, 3}, {3, 1}, 1},
 };
 #define N_OVERLAP_LAYOUTS (sizeof overlap_layouts / sizeof *overlap_layouts)
 

@@ -379,6 +379,85 @@ static void test_fast_math_excluded_gives_mode_none_bits_float32(void **state)
 }
 
 /* What the tag guards against: with it, these rewrites do change bits. */
+static weft_var_t *l_div(weft_graph_t *g, weft_var_t *x)
+{
+    return weft_div(g, weft_constant_scalar(g, WEFT_FLOAT64, 0.556543), x);
+}
+
+/* gemv(x, 1, A, v, 1) = x + A @ v, A (n, 2) and v constants (n <= 121) */
+static weft_var_t *l_gemv(weft_graph_t *g, weft_var_t *x)
+{
+    int64_t n = weft_type_dim(weft_var_type(x), 0), sa[2] = {n, 2}, sv[1] = {2};
+    double a[242], v[2] = {1.0 / 3.0, -0.7};
+    assert_true(n <= 121);
+    for (int64_t i = 0; i < 2 * n; i++) a[i] = 0.3 + 0.01 * (double)i;
+    const weft_type_t *ta, *tv;
+    OK(weft_type_tensor(g, WEFT_FLOAT64, 2, sa, &ta));
+    OK(weft_type_tensor(g, WEFT_FLOAT64, 1, sv, &tv));
+    weft_var_t *one = weft_constant_scalar(g, WEFT_FLOAT64, 1.0), *y;
+    OKV(y = weft_gemv(g, x, one, weft_constant_create(g, ta, a, (size_t)(2 * n) * sizeof *a),
+                      weft_constant_create(g, tv, v, sizeof v), one, false));
+    return y;
+}
+
+/* sum(f(x)) over a mutable x in a strided or transposed layout: the in-place
+ * rewrite may write f(x) into x, but a reduction's summation order follows
+ * its input's strides, so a result in x's layout would sum in another order
+ * than mode none's fresh C-ordered one (differential seed 6 case 13517, seed 3
+ * case 15649). */
+static void check_inplace_layout(weft_var_t *(*build)(weft_graph_t *, weft_var_t *), int nd,
+                                 const int64_t *shape, const int64_t *strides, int64_t span,
+                                 const char *what)
+{
+    weft_graph_t *g = NULL;
+    assert_int_equal(weft_graph_create(NULL, &g), WEFT_OK);
+    const weft_type_t *t;
+    assert_int_equal(weft_type_tensor(g, WEFT_FLOAT64, nd, shape, &t), WEFT_OK);
+    weft_var_t *x = weft_var_create(g, t, "x"), *out;
+    OKV(out = weft_sum(g, build(g, x), 0, NULL, false));
+    weft_function_options_t o = WEFT_FUNCTION_OPTIONS_INIT;
+    const bool mut[1] = {true};
+    const char *no_fm[] = {"fast_math", "fusion"};
+    o.input_mutable = mut;
+    weft_function_t *f[3] = {NULL, NULL, NULL};
+    for (int m = 0; m < 3; m++) {
+        o.mode = m ? "fast_run" : "none";
+        o.n_exclude = (size_t)m;
+        o.exclude = no_fm;
+        OK(weft_function_compile(1, &x, 1, &out, 0, NULL, &o, &f[m]));
+    }
+    double *buf = test_calloc((size_t)span, sizeof *buf), r[3];
+    for (int m = 0; m < 3; m++) {
+        for (int64_t i = 0; i < span; i++) buf[i] = 0.5 + (double)((i * 7919) % 2001) / 700.0;
+        weft_tensor_t *in = NULL, *res = NULL;
+        int64_t first = 0; /* element [0,..] of a view with negative strides */
+        for (int d = 0; d < nd; d++) first += strides[d] < 0 ? (shape[d] - 1) * -strides[d] : 0;
+        OK(weft_tensor_from_data(WEFT_FLOAT64, nd, shape, strides, buf + first, &in));
+        OK(weft_function_call(f[m], 1, &in, 1, &res));
+        r[m] = *(const double *)weft_tensor_data(res);
+        weft_tensor_release(res);
+        weft_tensor_release(in);
+        if (m && memcmp(&r[0], &r[m], sizeof r[0]))
+            print_message("%s, %s: none %.17g, fast_run without fast_math %.17g\n", what,
+                          m == 1 ? "fused" : "unfused", r[0], r[m]);
+        assert_memory_equal(&r[0], &r[m], sizeof r[0]);
+        OK(weft_function_destroy(f[m]));
+    }
+    test_free(buf);
+    weft_graph_destroy(g);
+}
+
+static void test_fast_math_excluded_in_place_on_strided_input_gives_mode_none_bits(void **state)
+{
+    (void)state;
+    check_inplace_layout(l_div, 2, (int64_t[]){1, 121}, (int64_t[]){242, 2}, 242,
+                         "div, every other element");
+    check_inplace_layout(l_div, 2, (int64_t[]){8, 3}, (int64_t[]){1, 8}, 24, "div, transposed");
+    check_inplace_layout(l_gemv, 1, (int64_t[]){121}, (int64_t[]){2}, 242,
+                         "gemv, every other element");
+    check_inplace_layout(l_gemv, 1, (int64_t[]){121}, (int64_t[]){-1}, 121, "gemv, reversed");
+}
+
 static void test_fast_math_rewrites_change_ieee_results(void **state)
 {
     (void)state;
@@ -424,6 +503,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fast_math_excluded_gives_mode_none_bits_float64),
         cmocka_unit_test(test_fast_math_excluded_gives_mode_none_bits_float32),
+        cmocka_unit_test(test_fast_math_excluded_in_place_on_strided_input_gives_mode_none_bits),
         cmocka_unit_test(test_fast_math_rewrites_change_ieee_results),
     };
     return cmocka_run_group_tests_name("function_fast_math", tests, NULL, NULL);

@@ -227,11 +227,23 @@ def _domain_tol(kind, x, t):
     return np.minimum(t, 2) if kind in ('Sin', 'Cos') else t  # Tanh: 1-Lipschitz
 
 
+def own_nans(r, fn, vals, dt):
+    """r with its NaNs replaced by the NaNs NumPy computes in dt itself: their
+    sign bit is visible to Copysign, and it differs by precision (x86's
+    float64 log(-inf) is -nan, long double's +nan)."""
+    nan = np.isnan(r)
+    if not nan.any():
+        return r
+    own = np.asarray(fn(*[np.asarray(v).astype(dt) for v in vals])).astype(dt)
+    return np.where(nan & np.isnan(own), own, r)
+
+
 def transcendental(kind, x):
     dt = x.v.dtype
     with np.errstate(all='ignore'):
         # sqrt is exact in its own dtype; computing it wider would round twice
         r = TRANSCENDENTAL[kind](x.v.astype(dt if kind == 'Sqrt' else hp(dt))).astype(dt)
+        r = own_nans(r, TRANSCENDENTAL[kind], [x.v], dt)
         tol = TRANSCENDENTAL_ULPS * ulp(r) if kind != 'Sqrt' else None  # sqrt: IEEE-exact
         if x.tol is not None:
             tol = _domain_tol(kind, f64(x.v), x.tol) + (ulp(r) if tol is None else tol)
@@ -322,7 +334,8 @@ def _math_eval(kind, vals, dt):
     wide = dt if kind in ('Nextafter', 'Copysign') else \
         np.float64 if kind in MATH_IN_FLOAT64 else hp(dt)
     with np.errstate(all='ignore'):
-        return np.asarray(MATH[kind](*[np.asarray(v).astype(wide) for v in vals])).astype(dt)
+        r = np.asarray(MATH[kind](*[np.asarray(v).astype(wide) for v in vals])).astype(dt)
+        return r if kind in MATH_IN_FLOAT64 else own_nans(r, MATH[kind], vals, dt)
 
 
 def _math_own_tol(kind, xs, r):
@@ -1058,7 +1071,12 @@ def _scan(op, x, axis):
     dt = v.dtype
     eps = np.finfo(dt).eps
     with np.errstate(all='ignore'):
-        r = (np.cumsum if op == 'CumSum' else np.cumprod)(v.astype(hp(dt)), axis=axis).astype(dt)
+        scan = np.cumsum if op == 'CumSum' else np.cumprod
+        r = scan(v.astype(hp(dt)), axis=axis).astype(dt)
+        # NumPy scans in dt: where that overflows, a later inf of the other
+        # sign gives NaN (inf + -inf), which the wider scan never sees
+        own = scan(v, axis=axis)
+        r = np.where(np.isfinite(own), r, own)
         i = np.arange(v.shape[axis]).reshape([-1 if d == axis else 1 for d in range(v.ndim)])
         if op == 'CumSum':
             mag = np.cumsum(_finite_abs(v), axis=axis)

@@ -270,7 +270,7 @@ static void test_int_nan_to_num_uses_the_dtype_extremes(void **state)
 }
 
 /* NaN anywhere gives NaN; lo > hi gives hi; signed zeros as NumPy's
- * maximum-then-minimum: clip(0.0, -0.0, 1) is -0.0. */
+ * maximum-then-minimum: clip(0.0, -0.0, 1) is -0.0 (float16: 0.0). */
 static void test_int_clip_matches_numpy_with_nan_and_signed_zero(void **state)
 {
     weft_graph_t *g = *state;
@@ -282,6 +282,17 @@ static void test_int_clip_matches_numpy_with_nan_and_signed_zero(void **state)
     for (weft_dtype_t dt = WEFT_FLOAT32; dt <= WEFT_FLOAT64; dt++)
         check_kind(g, WEFT_ELEMWISE_CLIP, dt, 10, (const double *const[]){x, lo, hi}, NULL, dt,
                    want);
+    /* float16 follows NumPy's half loop, which compares with >= and <=
+     * (npy_half_ge / npy_half_le): an equal bound keeps x's zero, where the
+     * float32/float64 loops (> and <) take the bound's */
+    const double zx[] = {-0.0, 0.0, -0.0, 0.0}, zlo[] = {0.0, -0.0, -1, -1};
+    const double zhi[] = {5, 5, 0.0, -0.0};
+    check_kind(g, WEFT_ELEMWISE_CLIP, WEFT_FLOAT16, 4, (const double *const[]){zx, zlo, zhi},
+               NULL, WEFT_FLOAT16, (double[]){-0.0, 0.0, -0.0, 0.0});
+    check_kind(g, WEFT_ELEMWISE_CLIP, WEFT_FLOAT32, 4, (const double *const[]){zx, zlo, zhi},
+               NULL, WEFT_FLOAT32, (double[]){0.0, -0.0, 0.0, -0.0});
+    check_kind(g, WEFT_ELEMWISE_CLIP, WEFT_FLOAT16, 10, (const double *const[]){x, lo, hi}, NULL,
+               WEFT_FLOAT16, (double[]){N, .5, 1, 0, N, 1, 0.0, -0.0, N, 1});
     /* integers, with scalar bounds (length-1 static axes: the broadcast fast path) */
     check_kind(g, WEFT_ELEMWISE_CLIP, WEFT_INT32, 4, (const double *const[]){
                    (double[]){-5, 5, 15, 10}, (double[]){0}, (double[]){10}},

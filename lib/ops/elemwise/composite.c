@@ -248,12 +248,13 @@ static weft_status_t prepare_output(const composite_props_t *p, weft_tensor_t *c
                                     weft_tensor_t **cell, weft_dtype_t dt, int ndim,
                                     const int64_t *shape, weft_kernel_ctx_t *ctx)
 {
-    if (p->inplace < 0) return weft_kernel_alloc_output(ctx, cell, dt, ndim, shape);
-    weft_tensor_t *t = in[p->inplace];
+    int ip = weft__ew_inplace_input(p->inplace, in);
+    if (ip < 0) return weft_kernel_alloc_output(ctx, cell, dt, ndim, shape);
+    weft_tensor_t *t = in[ip];
     for (int d = 0; d < ndim; d++)
         if (weft_tensor_dim(t, d) != shape[d])
             return weft_kernel_error(ctx, WEFT_ESHAPE, "in-place input %d has length %lld in "
-                                     "dimension %d, the result %lld", (int)p->inplace,
+                                     "dimension %d, the result %lld", ip,
                                      (long long)weft_tensor_dim(t, d), d, (long long)shape[d]);
     weft_kernel_set_output(ctx, cell, weft_tensor_retain(t));
     return WEFT_OK;
@@ -281,7 +282,8 @@ static weft_status_t composite_plan_and_run(const weft_apply_t *node,
     ops[0] = outputs[0];
     memcpy(ops + 1, inputs, n_in * sizeof *ops);
     weft__ew_plan_t spec = {.node = node, .n_in = (uint8_t)n_in, .ndim = (uint8_t)ndim,
-                            .inplace = (int8_t)p->inplace, .kind = -1, .odt = dt,
+                            .inplace = (int8_t)weft__ew_inplace_input(p->inplace, inputs),
+                            .kind = -1, .odt = dt,
                             .compute = dt, .fn = composite_row,
                             .min_split = program_split_min(p)};
     weft__ew_plan_buf_t buf;

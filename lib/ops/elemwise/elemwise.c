@@ -342,7 +342,7 @@ static weft_status_t prepare_output(const weft_op_t *op, weft_tensor_t *const *i
                                     weft_tensor_t **cell, weft_dtype_t odt, int ndim,
                                     const int64_t *shape, weft_kernel_ctx_t *ctx)
 {
-    int ip = op_props(op)->inplace;
+    int ip = weft__ew_inplace_input(op_props(op)->inplace, in);
     if (ip < 0) return weft_kernel_alloc_output(ctx, cell, odt, ndim, shape);
     for (int d = 0; d < ndim; d++)
         if (weft_tensor_dim(in[ip], d) != shape[d])
@@ -367,7 +367,7 @@ static void plan_spec(const weft_op_t *op, weft_dtype_t odt, weft_dtype_t comput
     weft_elemwise_kind_t k = op_kind(op);
     p->kind = (int)k;
     p->n_in = (uint8_t)kind_arity[k];
-    p->inplace = (int8_t)op_props(op)->inplace;
+    p->inplace = (int8_t)weft__ew_inplace_input(op_props(op)->inplace, in);
     p->odt = odt;
     p->compute = compute;
     p->fn = k == WEFT_ELEMWISE_CAST ? weft__convert_fn(compute, weft_tensor_dtype(in[0]))

@@ -13,6 +13,7 @@
  *   right shift of a negative value -1 (npy_lshift / npy_rshift);
  * - Clip is minimum(maximum(x, lo), hi) with NaN-propagating maximum and
  *   minimum (NumPy's _NPY_MAX/_NPY_MIN): clip(0.0, -0.0, 1) is -0.0;
+ *   float16 compares with >= and <= as NumPy's half loop does (0.0 there);
  * - Round and Rint are rint in the default rounding mode: half to even.
  * The file is built like elemwise_kernels.c (-O3, -ffp-contract=off, the
  * ISA clones of ew_kernel_gen.h). */
@@ -177,6 +178,11 @@ INT_TYPES(DEF_INT_DIVMOD, _, _)
  * elemwise_kernels.c's E_MAX / E_MIN). */
 #define CLIP_LO(x, y) ((x > y || x != x) ? x : y)
 #define E_CLIP(T, UT, s) (CLIP_LO(x, y) < z || CLIP_LO(x, y) != CLIP_LO(x, y) ? CLIP_LO(x, y) : z)
+/* float16: NumPy's half loop compares with >= and <= (npy_half_ge/le), so
+ * a bound equal to x keeps x's zero: clip(-0.0, 0.0, 1) is -0.0 there. */
+#define CLIP_LO_H(x, y) ((x >= y || x != x) ? x : y)
+#define E_CLIP_H(T, UT, s) \
+    (CLIP_LO_H(x, y) <= z || CLIP_LO_H(x, y) != CLIP_LO_H(x, y) ? CLIP_LO_H(x, y) : z)
 
 /* ---- kernels -------------------------------------------------------------------- */
 
@@ -220,6 +226,7 @@ BITS_TYPES(GEN_BIN, k_bxor, E_BXOR)
 INT_TYPES(GEN_BIN, k_lshift, E_LSHIFT)
 INT_TYPES(GEN_BIN, k_rshift, E_RSHIFT)
 NUM_TYPES(GEN_TER, k_clip, E_CLIP)
+GEN_TER(k_clip_h, E_CLIP_H, float, float, f32, WEFT_FLOAT32) /* float16's, in float32 */
 
 /* float16: the float32 kernel through float32 scratch (weft__half_rows);
  * mask: the operands that are float16 (bit 0 the output) */
@@ -243,7 +250,7 @@ HALF_K(k_fmod, 3, 7u)
 HALF_K(k_land, 3, 6u)
 HALF_K(k_lor, 3, 6u)
 HALF_K(k_lxor, 3, 6u)
-HALF_K(k_clip, 4, 15u)
+HALF_K(k_clip_h, 4, 15u)
 
 /* ---- dispatch ------------------------------------------------------------------- */
 
@@ -275,7 +282,7 @@ static const weft__row_fn kernels[WEFT_ELEMWISE_KIND_COUNT][WEFT_DTYPE_COUNT] = 
     [WEFT_ELEMWISE_BITWISE_XOR] = ROW(BITS_TYPES, k_bxor),
     [WEFT_ELEMWISE_LEFT_SHIFT] = ROW(INT_TYPES, k_lshift),
     [WEFT_ELEMWISE_RIGHT_SHIFT] = ROW(INT_TYPES, k_rshift),
-    [WEFT_ELEMWISE_CLIP] = {NUM_TYPES(ENTRY, k_clip, _)[WEFT_FLOAT16] = k_clip_f16,},
+    [WEFT_ELEMWISE_CLIP] = {NUM_TYPES(ENTRY, k_clip, _)[WEFT_FLOAT16] = k_clip_h_f16,},
 };
 
 weft__row_fn weft__elemwise_int_kernel(weft_elemwise_kind_t kind, weft_dtype_t dt)

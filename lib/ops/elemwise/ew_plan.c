@@ -144,6 +144,11 @@ weft_status_t weft__ew_plan_loop(weft_kernel_ctx_t *ctx, const weft__ew_plan_t *
     return WEFT_OK;
 }
 
+int weft__ew_inplace_input(int ip, weft_tensor_t *const *in)
+{
+    return ip >= 0 && weft_tensor_is_contiguous(in[ip]) ? ip : -1;
+}
+
 weft_status_t weft__ew_plan_run(weft_kernel_ctx_t *ctx, const weft__ew_plan_t *p,
                                 weft_tensor_t *const *in, weft_tensor_t *const *loop_in,
                                 weft_tensor_t **out)

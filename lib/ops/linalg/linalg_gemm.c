@@ -168,14 +168,17 @@ static weft_status_t copy_broadcast(weft_tensor_t *out, const weft_tensor_t *z)
     return WEFT_OK;
 }
 
-/* The op's output: input 0 itself (in place) or a fresh tensor of the
- * product's shape (m, n) holding z's values, broadcast (when b != 0). */
+/* The op's output: input 0 itself (in place, when C-contiguous) or a fresh
+ * tensor of the product's shape (m, n) holding z's values, broadcast (when
+ * b != 0). A strided z is not written in place: a later reduction sums in
+ * its input's stride order, so an output in z's layout would give other
+ * bits than mode none's fresh one (as weft__ew_inplace_input, ops_int.h). */
 static weft_status_t gemx_output(weft_kernel_ctx_t *ctx, const weft_apply_t *node,
                                  weft_tensor_t *z, int64_t m, int64_t n, weft__blas_scalar_t beta,
                                  weft_tensor_t **cell)
 {
     const gemm_props_t *p = weft_op_props(weft_apply_op(node));
-    if (p->inplace) {
+    if (p->inplace && weft_tensor_is_contiguous(z)) {
         weft_kernel_set_output(ctx, cell, weft_tensor_retain(z));
         return WEFT_OK;
     }
