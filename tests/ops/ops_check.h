@@ -23,6 +23,11 @@ weft_status_t ck_eval(weft_graph_t *g, size_t n_in, weft_var_t *const *in,
  * want (NaN matches NaN). */
 void ck_expect(const weft_tensor_t *t, int nd, const int64_t *shape, const double *want,
                double tol);
+/* Evaluates y (built on x) in g at x = xv and checks its dtype, shape and
+ * values within tol (ck_expect). */
+void ck_expect_eval(weft_graph_t *g, weft_var_t *x, weft_tensor_t *xv, weft_var_t *y,
+                    weft_dtype_t dt, int nd, const int64_t *shape, const double *want,
+                    double tol);
 /* splitmix64 and a uniform double in [lo, hi). */
 uint64_t ck_rand(uint64_t *state);
 double ck_uniform(uint64_t *state, double lo, double hi);

@@ -33,17 +33,10 @@ static int teardown(void **state)
     return 0;
 }
 
-/* Evaluates y (built on x) at xv, checks dtype, shape and values. */
-static void expect(weft_var_t *x, weft_tensor_t *xv, weft_var_t *y, weft_dtype_t dt, int nd,
-                   const int64_t *shape, const double *want, double tol)
-{
-    weft_tensor_t *r = NULL;
-    assert_non_null(y);
-    assert_int_equal(ck_eval(G, 1, &x, &xv, y, &r), WEFT_OK);
-    assert_int_equal(weft_tensor_dtype(r), dt);
-    ck_expect(r, nd, shape, want, tol);
-    weft_tensor_release(r);
-}
+/* ck_expect_eval on the file's graph */
+/* (variadic: the arguments hold compound literals, whose commas split
+ * macro arguments) */
+#define expect(...) ck_expect_eval(G, __VA_ARGS__)
 
 static void test_argmax_argmin_over_several_axes(void **state)
 {
