@@ -122,8 +122,9 @@ WEFT_API weft_var_t *weft_dot_at(weft_graph_t *g, weft_var_t *x, weft_var_t *y, 
  * the order it would without the in-place rewrite); otherwise it copies z
  * first. The non-destroying op's inplace_variant hook gives the in-place
  * one for input 0. b == 0 ignores z's values (NaN in z does not propagate),
- * as BLAS does. Any length may be 0 (an empty operand may have NULL data,
- * weft_tensor_from_data): k == 0 gives b*z (zeros for b == 0) without
+ * as BLAS does; a == 0 does not skip the product (unlike BLAS): as in
+ * NumPy's b*z + 0*(x@y), an Inf or NaN in x@y gives NaN. Any length may be
+ * 0 (an empty operand may have NULL data, weft_tensor_from_data): k == 0 gives b*z (zeros for b == 0) without
  * reading x or y; m or n == 0 an empty output. Gemv and Dot likewise (an
  * empty inner length gives b*y, or zeros). */
 #define weft_gemm(g, z, a, x, y, b, inplace) \

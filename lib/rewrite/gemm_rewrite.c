@@ -6,7 +6,8 @@
  * separate elementwise pass over the m x n result (a dense layer's
  * dot(x, W) + b becomes one node). Only when the product (and the scaling)
  * has no other client (else the matmul would be computed twice), x and y are
- * matrices, every operand has one dtype, and Gemm's output type may replace
+ * matrices, every operand has one dtype, the product cannot be the operand
+ * that broadcasts (product_spans_output), and Gemm's output type may replace
  * the old output. Dot is recognized by its registry class. */
 #include "graph/ctor_int.h"
 #include "rewrite_int.h"
@@ -88,6 +89,20 @@ static bool z_fits(const weft_var_t *z, const weft_var_t *out)
     return true;
 }
 
+/* The product x@y has the output's shape: the addition broadcasts only
+ * static length-1 axes (run-time broadcasting needs a static 1), so only a
+ * product of static length 1 against a z that is not can be the operand that
+ * broadcasts, and Gemm broadcasts z only. */
+static bool product_spans_output(const gemm_match_t *m)
+{
+    const weft_type_t *zt = weft_var_type(m->z);
+    int64_t len[2] = {weft_type_dim(weft_var_type(m->x), 0),
+                      weft_type_dim(weft_var_type(m->y), 1)};
+    for (int d = 0; d < 2; d++)
+        if (len[d] == 1 && weft_type_dim(zt, d) != 1) return false;
+    return true;
+}
+
 static bool dtypes_agree(const gemm_match_t *m, weft_dtype_t dt)
 {
     if (dt != WEFT_FLOAT32 && dt != WEFT_FLOAT64) return false;
@@ -111,7 +126,7 @@ weft_status_t weft__local_gemm(weft_fgraph_t *fg, weft_apply_t *node, void *user
     for (size_t i = first; i < 2; i++) {
         m.z = weft_apply_input(node, 1 - i);
         if (!match_product(fg, weft_apply_input(node, i), &m) || !dtypes_agree(&m, dt)) continue;
-        if (!z_fits(m.z, out)) continue;
+        if (!z_fits(m.z, out) || !product_spans_output(&m)) continue;
         weft_graph_t *g = weft_fgraph_graph(fg);
         weft_var_t *alpha, *beta, *r;
         weft_status_t st = make_alpha(g, &m, dt, &alpha);

@@ -1262,7 +1262,11 @@ def gemm(z, a, x, y, b):
         if aa * big >= fmax(dt) / 4:
             err = err + np.inf
         err = np.where(np.isnan(err), np.inf, err)
-    return _linalg_val(r, x.v.shape[-1], aa * mag, err, ab * zm, mag)
+        # a == 0: 0*(x@y) is 0 or NaN as the product overflows in dt or not
+        # (unsure where raw_mag is huge, below); 0*inf must not make the
+        # tolerance NaN
+        amag = aa * mag if aa != 0 else np.zeros_like(mag)
+    return _linalg_val(r, x.v.shape[-1], amag, err, ab * zm, mag)
 
 
 def _const_array(c):

@@ -388,6 +388,60 @@ static void test_linalg_gemv_copy_and_inplace_reversed_y(void **state)
     weft_tensor_release(yv);
 }
 
+/* a == 0 keeps NumPy's b*z + 0*(x@y): an Inf or NaN in the product gives
+ * NaN (BLAS alone would skip the product). 90x90 is larger than the kernel's
+ * stack block, so the blocks' offsets are checked too; transposed operands,
+ * b == 0 and a reversed Gemv y as well. */
+static void test_linalg_gemm_gemv_zero_a_keeps_nan_of_product(void **state)
+{
+    fx_t *f = *state;
+    enum { N = 90 };
+    int64_t sn[2] = {N, N};
+    static double xb[N * N], zb[N * N], want[N * N];
+    for (int i = 0; i < N * N; i++) {
+        xb[i] = 1.0;
+        zb[i] = (double)(i % 7) - 3.0;
+    }
+    xb[70 * N + 5] = INFINITY; /* product column 5, and row 70 (x@x) or 5 (x^T@x) */
+    weft_tensor_t *xv = ck_tensor(WEFT_FLOAT64, 2, sn, xb), *zv = ck_tensor(WEFT_FLOAT64, 2, sn, zb);
+    weft_var_t *z = var_like(f->g, zv), *x = var_like(f->g, xv), *in[2] = {z, x};
+    weft_var_t *xt = weft_transpose(f->g, x);
+    weft_var_t *o[3] = {build_gemx(f->g, false, false, z, 0.0, x, x, 2.0),
+                        build_gemx(f->g, false, false, z, 0.0, xt, x, 2.0),
+                        build_gemx(f->g, false, false, z, 0.0, x, x, 0.0)};
+    for (int c = 0; c < 3; c++) {
+        for (int i = 0; i < N * N; i++) {
+            bool hit = i % N == 5 || i / N == (c == 1 ? 5 : 70);
+            want[i] = hit ? NAN : c == 2 ? 0.0 : 2.0 * zb[i];
+        }
+        weft_tensor_t *vals[2] = {zv, xv}, *r = NULL;
+        assert_int_equal(ck_eval(f->g, 2, in, vals, o[c], &r), WEFT_OK);
+        ck_expect(r, 2, sn, want, 0);
+        weft_tensor_release(r);
+    }
+    double yb[2] = {20, 10};
+    weft_tensor_t *yv = NULL, *Av = ck_tensor(WEFT_FLOAT64, 2, s23, (double[]){1, 2, 3, 4, 5, 6});
+    weft_tensor_t *vv = ck_tensor(WEFT_FLOAT64, 1, s3, (double[]){NAN, 0, 0});
+    assert_int_equal(weft_tensor_from_data(WEFT_FLOAT64, 1, (int64_t[]){2}, (int64_t[]){-1},
+                                           yb + 1, &yv), WEFT_OK); /* y = [10, 20] */
+    weft_tensor_t *w3 = ck_tensor(WEFT_FLOAT64, 1, s3, (double[]){1, 1, -1});
+    weft_var_t *y = var_like(f->g, yv), *A = var_like(f->g, Av), *v = var_like(f->g, vv);
+    weft_var_t *gin[3] = {y, A, v};
+    weft_tensor_t *gvals[3] = {yv, Av, vv}, *r = NULL;
+    weft_var_t *gv = build_gemx(f->g, true, false, y, 0.0, A, v, 1.0);
+    assert_int_equal(ck_eval(f->g, 3, gin, gvals, gv, &r), WEFT_OK);
+    ck_expect(r, 1, (int64_t[]){2}, (double[]){NAN, NAN}, 0);
+    weft_tensor_release(r);
+    gvals[2] = w3; /* a finite product: 0*p adds nothing */
+    assert_int_equal(ck_eval(f->g, 3, gin, gvals, gv, &r), WEFT_OK);
+    ck_expect(r, 1, (int64_t[]){2}, (double[]){10, 20}, 0);
+    weft_tensor_release(r);
+    weft_tensor_t *ts[] = {xv, zv, yv, Av, vv, w3};
+    for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++) {
+        weft_tensor_release(ts[i]);
+    }
+}
+
 /* An empty tensor: NULL data (weft_tensor_from_data allows it), or a view
  * over a NaN buffer that no element of the empty shape may read. */
 static weft_tensor_t *empty(int nd, const int64_t *shape, double *nan_behind)
@@ -939,6 +993,7 @@ int main(void)
         T(test_linalg_gemm_beta0_transposed_z_and_aliasing),
         T(test_linalg_gemv_copy_and_inplace_reversed_y),
         T(test_linalg_gemm_gemv_empty_lengths_never_read_operands),
+    T(test_linalg_gemm_gemv_zero_a_keeps_nan_of_product),
         T(test_linalg_dot_of_null_data_empty_operands),
         T(test_linalg_cholesky_exact_and_float32),
         T(test_linalg_cholesky_not_positive_definite_names_node),

@@ -164,6 +164,9 @@ static const shape_case_t cases[] = {
     {"local_gemm", b_gemm, 3, {M(F64, 1, U, 1, 3), M(F64, U, U, 2, 4), M(F64, U, U, 4, 3)}, 1},
     {"local_gemm", b_gemm, 3, {M(F64, U, U, 2, 3), EMPTY(2, 0), EMPTY(0, 3)}, 1}, /* k = 0 */
     {"local_gemm", b_gemm, 3, {M(F64, U, 1, 0, 1), EMPTY(0, 2), M(F64, U, U, 2, 3)}, 1}, /* m = 0 */
+    /* a product of static length 1 that the addition broadcasts: not folded */
+    {"local_gemm", b_gemm, 3, {M(F64, U, U, 3, 2), M(F64, 1, U, 1, 4), M(F64, U, U, 4, 2)}, 0},
+    {"local_gemm", b_gemm, 3, {M(F64, 1, U, 1, 2), M(F64, 1, U, 1, 4), M(F64, U, U, 4, 2)}, 1},
     {"local_elemwise_fusion", b_tanh_add, 2, {M(F64, 1, U, 1, 4), M(F64, U, U, 3, 4)}, 1},
     {"local_div_mul_cancel", b_div_mul, 2, {V(F64, 1, 1), V(F64, U, 4)}, 0}, /* y widens x */
     {"local_div_mul_cancel", b_div_mul, 2, {V(F64, U, 4), V(F64, 1, 1)}, 1},

@@ -183,6 +183,83 @@ void weft__blas_dotu(weft_dtype_t dt, int64_t n, const void *x, int64_t incx, co
     }
 }
 
+/* a == 0: BLAS skips the product, but the op's value is NumPy's
+ * b*z + 0*(x@y), where a NaN or Inf in the product gives NaN (0*inf). The
+ * product is formed block by block in a stack buffer (no allocation, so no
+ * failure path; a == 0 is rare enough that the extra product is no concern)
+ * and only 0*product is added to beta*C. */
+#define ZERO_ALPHA_BUF_BYTES 32768
+
+/* dst += 0*p for one element, by NumPy's complex product formula (C's own
+ * complex multiply recovers infinities that NumPy leaves NaN). */
+static void blas_add_zero_times(weft_dtype_t dt, void *dst, const void *p)
+{
+    if (dt == WEFT_FLOAT64) {
+        *(double *)dst += 0.0 * *(const double *)p;
+    } else if (dt == WEFT_FLOAT32) {
+        *(float *)dst += 0.0f * *(const float *)p;
+    } else if (dt == WEFT_COMPLEX128) {
+        const double *q = p;
+        double *d = dst;
+        d[0] += 0.0 * q[0] - 0.0 * q[1];
+        d[1] += 0.0 * q[1] + 0.0 * q[0];
+    } else {
+        const float *q = p;
+        float *d = dst;
+        d[0] += 0.0f * q[0] - 0.0f * q[1];
+        d[1] += 0.0f * q[1] + 0.0f * q[0];
+    }
+}
+
+static void blas_gemm_zero_alpha(weft_dtype_t dt, bool ta, bool tb, int64_t m, int64_t n,
+                                 int64_t k, const void *a, int64_t lda, const void *b,
+                                 int64_t ldb, weft__blas_scalar_t beta, void *c, int64_t ldc)
+{
+    _Alignas(64) unsigned char buf[ZERO_ALPHA_BUF_BYTES];
+    size_t es = weft_dtype_size(dt);
+    int64_t cap = (int64_t)(sizeof buf / es), nb = n < cap ? n : cap, mb = cap / nb;
+    blas_scale(dt, m, n, beta, c, ldc);
+    for (int64_t i0 = 0; i0 < m; i0 += mb) {
+        int64_t rows = m - i0 < mb ? m - i0 : mb;
+        /* rows i0.. of op(A): rows of A, or columns of the stored A^T */
+        const char *ab = (const char *)a + (size_t)(ta ? i0 : i0 * lda) * es;
+        for (int64_t j0 = 0; j0 < n; j0 += nb) {
+            int64_t cols = n - j0 < nb ? n - j0 : nb;
+            const char *bb = (const char *)b + (size_t)(tb ? j0 * ldb : j0) * es;
+            weft__blas_gemm(dt, ta, tb, rows, cols, k, 1.0, ab, lda, bb, ldb, 0.0, buf, cols);
+            for (int64_t i = 0; i < rows; i++) {
+                for (int64_t j = 0; j < cols; j++) {
+                    char *dst = (char *)c + (size_t)((i0 + i) * ldc + j0 + j) * es;
+                    blas_add_zero_times(dt, dst, buf + (size_t)(i * cols + j) * es);
+                }
+            }
+        }
+    }
+}
+
+/* As blas_gemm_zero_alpha for y <- beta*y + 0*(op(A)@x); y's element i is
+ * where BLAS puts it (a negative incy walks y from its end). */
+static void blas_gemv_zero_alpha(weft_dtype_t dt, bool ta, int64_t m, int64_t n, const void *a,
+                                 int64_t lda, const void *x, int64_t incx,
+                                 weft__blas_scalar_t beta, void *y, int64_t incy)
+{
+    _Alignas(64) unsigned char buf[ZERO_ALPHA_BUF_BYTES];
+    size_t es = weft_dtype_size(dt);
+    int64_t ylen = ta ? n : m, cap = (int64_t)(sizeof buf / es);
+    int64_t step = incy < 0 ? -incy : incy;
+    blas_scale(dt, ylen, 1, beta, y, step);
+    for (int64_t i0 = 0; i0 < ylen; i0 += cap) {
+        int64_t len = ylen - i0 < cap ? ylen - i0 : cap;
+        const char *ab = (const char *)a + (size_t)(ta ? i0 : i0 * lda) * es;
+        weft__blas_gemv(dt, ta, ta ? m : len, ta ? len : n, 1.0, ab, lda, x, incx, 0.0, buf, 1);
+        for (int64_t i = 0; i < len; i++) {
+            int64_t at = incy < 0 ? ylen - 1 - (i0 + i) : i0 + i;
+            blas_add_zero_times(dt, (char *)y + (size_t)(at * step) * es,
+                                buf + (size_t)i * es);
+        }
+    }
+}
+
 /* OpenBLAS never sees an empty length: an empty operand may have NULL data
  * (weft_tensor_from_data allows it), and with k == 0 its kernels still read
  * A and B (NaN behind them propagated, NULL crashed). An empty inner length
@@ -193,6 +270,10 @@ void weft__blas_gemm(weft_dtype_t dt, bool ta, bool tb, int64_t m, int64_t n, in
 {
     if (m == 0 || n == 0 || k == 0) {
         blas_scale(dt, m, n, beta, c, ldc);
+        return;
+    }
+    if (alpha == 0.0) {
+        blas_gemm_zero_alpha(dt, ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc);
         return;
     }
     if (dt == WEFT_COMPLEX64 || dt == WEFT_COMPLEX128) {
@@ -214,6 +295,10 @@ void weft__blas_gemv(weft_dtype_t dt, bool ta, int64_t m, int64_t n, weft__blas_
     int64_t ylen = ta ? n : m, inner = ta ? m : n;
     if (ylen == 0 || inner == 0) { /* as weft__blas_gemm: y <- beta*y */
         blas_scale(dt, ylen, 1, beta, y, incy < 0 ? -incy : incy);
+        return;
+    }
+    if (alpha == 0.0) {
+        blas_gemv_zero_alpha(dt, ta, m, n, a, lda, x, incx, beta, y, incy);
         return;
     }
     if (dt == WEFT_COMPLEX64 || dt == WEFT_COMPLEX128) {
