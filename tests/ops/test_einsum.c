@@ -269,6 +269,57 @@ static void test_complex_matrix_product(void **state)
     weft_graph_destroy(g);
 }
 
+/* bool: or of ands (NumPy); float16 summed in float32 (NumPy too): 4096
+ * ones sum to 4096, where a float16 sum would stop at 2048. */
+static void test_bool_and_float16_direct_kernel(void **state)
+{
+    (void)state;
+    weft_graph_t *g = NULL;
+    assert_int_equal(weft_graph_create(NULL, &g), WEFT_OK);
+    int64_t s[2] = {2, 2}, n[1] = {4096};
+    weft_var_t *b[2] = {ck_var(g, WEFT_BOOL, 2, s), ck_var(g, WEFT_BOOL, 2, s)};
+    weft_var_t *h = ck_var(g, WEFT_FLOAT16, 1, n);
+    weft_var_t *yb = weft_einsum(g, "ij,jk->ik", 2, b), *yh = weft_einsum(g, "i->", 1, &h);
+    weft_tensor_t *vb[2] = {ck_tensor(WEFT_BOOL, 2, s, (double[]){1, 0, 0, 0}),
+                            ck_tensor(WEFT_BOOL, 2, s, (double[]){1, 1, 1, 0})};
+    weft_tensor_t *vh = NULL;
+    assert_int_equal(weft_tensor_full(WEFT_FLOAT16, 1, n, 1.0, &vh), WEFT_OK);
+    weft_tensor_t *r = run("fast_run", 1, 2, b, vb, yb, NULL);
+    ck_expect(r, 2, s, (double[]){1, 1, 0, 0}, 0);
+    weft_tensor_release(r);
+    r = run("fast_run", 1, 1, &h, &vh, yh, NULL);
+    ck_expect(r, 0, NULL, (double[]){4096}, 0);
+    weft_tensor_release(r);
+    for (int i = 0; i < 2; i++) {
+        weft_tensor_release(vb[i]);
+    }
+    weft_tensor_release(vh);
+    weft_graph_destroy(g);
+}
+
+/* fast_run without the "einsum" tag, or without "fast_math" (Dot sums in
+ * another order: mode none's bits), keeps the Einsum node. */
+static void test_rewrite_tags(void **state)
+{
+    (void)state;
+    weft_graph_t *g = NULL;
+    assert_int_equal(weft_graph_create(NULL, &g), WEFT_OK);
+    int64_t s[2] = {3, 3};
+    weft_var_t *in[2] = {ck_var(g, WEFT_FLOAT64, 2, s), ck_var(g, WEFT_FLOAT64, 2, s)};
+    weft_var_t *y = weft_einsum(g, "ij,jk->ik", 2, in);
+    const char *tags[3] = {"einsum", "fast_math", "local_einsum_lower"};
+    for (int t = 0; t < 4; t++) {
+        weft_function_options_t o = WEFT_FUNCTION_OPTIONS_INIT;
+        o.n_exclude = t < 3 ? 1 : 0;
+        o.exclude = t < 3 ? &tags[t] : NULL;
+        weft_function_t *f = NULL;
+        assert_int_equal(weft_function_compile(2, in, 1, &y, 0, NULL, &o, &f), WEFT_OK);
+        assert_int_equal(count_einsum(f), t < 3 ? 1 : 0);
+        weft_function_destroy(f);
+    }
+    weft_graph_destroy(g);
+}
+
 /* ---- the contraction order -------------------------------------------------- */
 
 static void expect_path(const char *subs, int n, const int *nd, const int64_t *const *dims,
@@ -478,6 +529,14 @@ static void test_json_and_merge(void **state)
     assert_true(weft_op_equal(weft_apply_op(weft_var_owner(outs[0])),
                               weft_apply_op(weft_var_owner(back.outputs[0]))));
     weft_graph_io_clear(&back);
+    weft_graph_destroy(g2);
+    /* a path that is not n - 1 valid pairs is refused at load */
+    char *p = strstr(text, "\"path\":[0,1,0,1]");
+    assert_non_null(p);
+    memcpy(p, "\"path\":[1,0,0,1]", strlen("\"path\":[1,0,0,1]"));
+    assert_int_equal(weft_graph_create(NULL, &g2), WEFT_OK);
+    assert_int_equal(weft_graph_io_load(g2, text, strlen(text), NULL, &back), WEFT_EPARSE);
+    assert_non_null(strstr(weft_graph_last_error(g2), "path: not 2 valid pairs for 3 operands"));
     weft_graph_io_free_text(text);
     weft_graph_destroy(g2);
     /* the two equal nodes merge (fast_compile merges, does not lower) */
@@ -576,6 +635,8 @@ int main(void)
         cmocka_unit_test(test_values_against_brute_force),
         cmocka_unit_test(test_integer_promotion_and_wrap),
         cmocka_unit_test(test_complex_matrix_product),
+        cmocka_unit_test(test_bool_and_float16_direct_kernel),
+        cmocka_unit_test(test_rewrite_tags),
         cmocka_unit_test(test_path_chain_order),
         cmocka_unit_test(test_greedy_beyond_eight_operands),
         cmocka_unit_test(test_errors),
