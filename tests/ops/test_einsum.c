@@ -201,6 +201,7 @@ static const ecase_t cases[] = {
     {"iij,jk->ik", 2, {3, 2}, {{2, 2, 3}, {3, 2}}, {"iij", "jk"}, "ik"},
     {"ij,j->i", 2, {2, 1}, {{3, 1}, {4}}, {"ij", "j"}, "i"},
     {"ijk,kj->i", 2, {3, 2}, {{2, 3, 4}, {4, 3}}, {"ijk", "kj"}, "i"},
+    {"i,->i", 2, {1, 0}, {{3}, {0}}, {"i", ""}, "i"},
 };
 
 static void test_values_against_brute_force(void **state)
@@ -397,6 +398,16 @@ static void expect_error(weft_graph_t *g, weft_var_t *y, weft_status_t st, const
     }
 }
 
+/* A new graph in *g holding a float64 root of shape (2, 3) named name. */
+static weft_var_t *fresh_graph_var(weft_graph_t **g, const char *name)
+{
+    int64_t s23[2] = {2, 3};
+    const weft_type_t *t = NULL;
+    assert_int_equal(weft_graph_create(NULL, g), WEFT_OK);
+    assert_int_equal(weft_type_tensor(*g, WEFT_FLOAT64, 2, s23, &t), WEFT_OK);
+    return weft_var_create(*g, t, name);
+}
+
 static void test_errors(void **state)
 {
     (void)state;
@@ -419,10 +430,7 @@ static void test_errors(void **state)
     int64_t s23[2] = {2, 3}, s45[2] = {4, 5};
     for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
         weft_graph_t *g = NULL;
-        assert_int_equal(weft_graph_create(NULL, &g), WEFT_OK);
-        const weft_type_t *t = NULL;
-        assert_int_equal(weft_type_tensor(g, WEFT_FLOAT64, 2, s23, &t), WEFT_OK);
-        weft_var_t *x = weft_var_create(g, t, "x");
+        weft_var_t *x = fresh_graph_var(&g, "x");
         weft_var_t *in[3] = {x, x, x};
         expect_error(g, weft_einsum(g, bad[k].subs, bad[k].n, in), bad[k].st, bad[k].part);
         weft_graph_destroy(g);
@@ -453,14 +461,10 @@ static void test_errors(void **state)
                  "axis 1 of a a (built at");
     assert_non_null(strstr(weft_graph_error_message(g), "has length 3 but axis 0 of b b"));
     weft_graph_destroy(g);
-    assert_int_equal(weft_graph_create(NULL, &g), WEFT_OK);
-    assert_int_equal(weft_type_tensor(g, WEFT_FLOAT64, 2, s23, &t1), WEFT_OK);
-    a = weft_var_create(g, t1, "a");
+    a = fresh_graph_var(&g, "a");
     expect_error(g, weft_tensordot_k(g, a, a, 3), WEFT_EINVAL, "axes=3 for operands of 2 and 2");
     weft_graph_destroy(g);
-    assert_int_equal(weft_graph_create(NULL, &g), WEFT_OK);
-    assert_int_equal(weft_type_tensor(g, WEFT_FLOAT64, 2, s23, &t1), WEFT_OK);
-    a = weft_var_create(g, t1, "a");
+    a = fresh_graph_var(&g, "a");
     expect_error(g, weft_tensordot(g, a, a, 2, ((int[]){0, 0}), ((int[]){0, 1})), WEFT_EINVAL,
                  "axis pair 1 (0, 1) is out of range or repeats an axis");
     weft_graph_destroy(g);

@@ -21,7 +21,7 @@
 typedef struct gterm {
     size_t n;
     weft_var_t *ops[WEFT_EINSUM_MAX_OPERANDS + WEFT_MAX_NDIM];
-    char subs[2 * WEFT_EINSUM_MAX_SUBSCRIPTS];
+    char subs[4 * WEFT_EINSUM_MAX_SUBSCRIPTS]; /* room for 48 terms; weft_einsum checks */
     size_t at;
     char letter[WEFT__EIN_LABELS];
     bool used[128];

@@ -38,6 +38,14 @@ static int label_axis(const weft__ein_term_t *t, int l)
     return -1;
 }
 
+/* An intermediate above WEFT_MAX_NDIM axes: the rewrite gives up (the
+ * Einsum node keeps its kernel); weft_einsum_lowered fails. */
+static weft_status_t too_many_axes(weft_graph_t *g, int n, const char *file, int line)
+{
+    return weft_graph_set_error(g, WEFT_EINVAL, "einsum lowering (at %s:%d): an intermediate "
+                                "of %d axes (at most %d)", file, line, n, WEFT_MAX_NDIM);
+}
+
 /* t's axes reordered as labels[0..n) (each carried by t once); new length-1
  * axes where t lacks a label and pad is set. No node when nothing moves. */
 static weft_status_t term_order(weft_graph_t *g, weft__ein_term_t *t, int n, const int8_t *labels,
@@ -45,6 +53,9 @@ static weft_status_t term_order(weft_graph_t *g, weft__ein_term_t *t, int n, con
 {
     int order[WEFT_MAX_NDIM];
     bool same = n == t->nd;
+    if (n > WEFT_MAX_NDIM) {
+        return too_many_axes(g, n, file, line);
+    }
     for (int k = 0; k < n; k++) {
         order[k] = label_axis(t, labels[k]);
         same = same && order[k] == k;
@@ -196,6 +207,9 @@ static weft_status_t contract_mul(weft_graph_t *g, weft__ein_term_t *a, weft__ei
                                   const char *file, int line, weft__ein_term_t *out)
 {
     int8_t full[WEFT__EIN_LABELS];
+    if (n_res + n_con > WEFT_MAX_NDIM) {
+        return too_many_axes(g, n_res + n_con, file, line);
+    }
     memcpy(full, res, (size_t)n_res);
     memcpy(full + n_res, con, (size_t)n_con);
     weft_status_t st = term_order(g, a, n_res + n_con, full, true, file, line);
@@ -231,6 +245,9 @@ static weft_status_t contract_dot(weft_graph_t *g, weft__ein_term_t *a, weft__ei
     memcpy(ob + cnt[0], lab[1], (size_t)cnt[1]);
     memcpy(ob + cnt[0] + cnt[1], bown, (size_t)n_bown);
     nb = cnt[0] + cnt[1] + n_bown;
+    if (cnt[0] + cnt[2] + n_bown > WEFT_MAX_NDIM) {
+        return too_many_axes(g, cnt[0] + cnt[2] + n_bown, file, line);
+    }
     int64_t bt = prod_len(lab[0], cnt[0], len), m = prod_len(lab[2], cnt[2], len);
     int64_t k = prod_len(lab[1], cnt[1], len), n = prod_len(bown, n_bown, len);
     int lead = cnt[0] ? 1 : 0;

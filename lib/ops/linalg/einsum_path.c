@@ -128,7 +128,7 @@ static void dp_subset(const ctx_t *c, dp_t *d, uint32_t s)
 
 static void path_optimal(const ctx_t *c, int32_t *path)
 {
-    static _Thread_local dp_t d;
+    dp_t d; /* 5 KiB */
     uint32_t full = (1u << c->n) - 1, list[WEFT_EINSUM_MAX_OPERANDS];
     for (uint32_t s = 1; s <= full; s++) {
         if ((s & (s - 1)) == 0) {

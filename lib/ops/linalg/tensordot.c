@@ -29,6 +29,13 @@ static weft_status_t check_operand(weft_graph_t *g, weft_var_t *v, const char *n
     return WEFT_OK;
 }
 
+static weft_status_t check_operands(weft_graph_t *g, weft_var_t *a, weft_var_t *b,
+                                    const char *file, int line)
+{
+    weft_status_t st = check_operand(g, a, "a", file, line);
+    return st == WEFT_OK ? check_operand(g, b, "b", file, line) : st;
+}
+
 /* Labels of a's and b's axes: pairs share a's; *ok false for a bad axis
  * list (message set). */
 static weft_status_t label_axes(weft_graph_t *g, weft_var_t *a, weft_var_t *b, size_t n,
@@ -168,10 +175,7 @@ weft_var_t *weft_tensordot_at(weft_graph_t *g, weft_var_t *a, weft_var_t *b, siz
         return NULL;
     }
     weft__ctor_begin(g);
-    weft_status_t st = check_operand(g, a, "a", file, line);
-    if (st == WEFT_OK) {
-        st = check_operand(g, b, "b", file, line);
-    }
+    weft_status_t st = check_operands(g, a, b, file, line);
     if (st == WEFT_OK) {
         st = tensordot_impl(g, a, b, n_axes, axes_a, axes_b, file, line, &out);
     }
@@ -186,10 +190,7 @@ weft_var_t *weft_tensordot_k_at(weft_graph_t *g, weft_var_t *a, weft_var_t *b, i
         return NULL;
     }
     weft__ctor_begin(g);
-    weft_status_t st = check_operand(g, a, "a", file, line);
-    if (st == WEFT_OK) {
-        st = check_operand(g, b, "b", file, line);
-    }
+    weft_status_t st = check_operands(g, a, b, file, line);
     int na = st == WEFT_OK ? weft_type_ndim(weft_var_type(a)) : 0;
     int nb = st == WEFT_OK ? weft_type_ndim(weft_var_type(b)) : 0;
     if (st == WEFT_OK && (k < 0 || k > na || k > nb)) {
