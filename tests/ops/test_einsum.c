@@ -318,6 +318,13 @@ static void test_rewrite_tags(void **state)
         assert_int_equal(count_einsum(f), t < 3 ? 1 : 0);
         weft_function_destroy(f);
     }
+    /* a chain lowers to two Dots, the intermediate on the left: no transposes */
+    weft_var_t *in3[3] = {in[0], in[1], in[0]};
+    weft_var_t *y3 = weft_einsum(g, "ij,jk,kl->il", 3, in3);
+    weft_function_t *f = NULL;
+    assert_int_equal(weft_function_compile(2, in, 1, &y3, 0, NULL, NULL, &f), WEFT_OK);
+    assert_int_equal(weft_function_n_nodes(f), 2);
+    weft_function_destroy(f);
     weft_graph_destroy(g);
 }
 

@@ -326,6 +326,21 @@ static void keep_of(const weft__ein_spec_t *spec, const weft__ein_term_t *list, 
     }
 }
 
+/* Where t's first label stands in the output (WEFT__EIN_LABELS: none): the
+ * term whose labels come first in the output goes left in a product, so
+ * the result's axes (batch, left's, right's) tend to be in the output's
+ * order already and need no transpose. */
+static int first_out(const weft__ein_spec_t *spec, const weft__ein_term_t *t)
+{
+    int best = WEFT__EIN_LABELS;
+    for (int a = 0; a < t->nd; a++) {
+        for (int k = 0; k < spec->n_out && k < best; k++) {
+            best = spec->out[k] == t->lab[a] ? k : best;
+        }
+    }
+    return best;
+}
+
 static weft_status_t lower(weft_graph_t *g, const weft__ein_spec_t *spec, const int64_t *len,
                            weft_var_t *const *ops, const int32_t *path, const char *file,
                            int line, weft_var_t **out)
@@ -345,9 +360,11 @@ static weft_status_t lower(weft_graph_t *g, const weft__ein_spec_t *spec, const 
     }
     for (int k = 0; st == WEFT_OK && n > 1; k++, n--) {
         int i = path[2 * k], j = path[2 * k + 1];
+        bool swap = first_out(spec, &list[j]) < first_out(spec, &list[i]);
         weft__ein_term_t r;
         keep_of(spec, list, n, i, j, keep);
-        st = weft__ein_contract(g, &list[i], &list[j], keep, len, file, line, &r);
+        st = weft__ein_contract(g, &list[swap ? j : i], &list[swap ? i : j], keep, len, file,
+                                line, &r);
         memmove(&list[j], &list[j + 1], (size_t)(n - j - 1) * sizeof *list);
         memmove(&list[i], &list[i + 1], (size_t)(n - i - 2) * sizeof *list);
         list[n - 2] = r;
