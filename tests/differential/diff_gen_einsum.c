@@ -52,6 +52,11 @@ static diff_val_t *einsum_case(diff_gen_t *gn, weft_dtype_t dt)
     int n = 0;
     const char *end = strstr(tp->subs, "->");
     size_t total = end ? (size_t)(end - tp->subs) : strlen(tp->subs);
+    /* three or more operands: unit values. weft multiplies pair by pair in
+     * the path's order, np.einsum (unoptimized) every operand at once, so
+     * inf, NaN and overflow of intermediates differ (docs/linalg.md) */
+    bool smooth = gn->smooth;
+    gn->smooth = smooth || memchr(tp->subs, ',', total) != strrchr(tp->subs, ',');
     for (const char *t = tp->subs; t < tp->subs + total; n++) {
         const char *comma = memchr(t, ',', (size_t)(tp->subs + total - t));
         size_t k = comma ? (size_t)(comma - t) : (size_t)(tp->subs + total - t);
@@ -60,10 +65,14 @@ static diff_val_t *einsum_case(diff_gen_t *gn, weft_dtype_t dt)
             shape[0] = 1; /* the ellipsis axis broadcasts */
         }
         diff_val_t *x = gen_input(gn, dt, nd, shape, false);
-        if (!x || !gen_live(gn)) return NULL;
+        if (!x || !gen_live(gn)) {
+            gn->smooth = smooth;
+            return NULL;
+        }
         ops[n] = x->v;
         t += k + 1;
     }
+    gn->smooth = smooth;
     int nd = term_shape(tp->out, strlen(tp->out), len, ell, shape);
     return gen_push(gn, WEFT_OK, weft_einsum(gn->g, tp->subs, (size_t)n, ops), nd, shape);
 }
