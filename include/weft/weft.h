@@ -7,6 +7,7 @@
 #include "weft/composite.h"
 #include "weft/custom_op.h"
 #include "weft/destroy.h"
+#include "weft/einsum.h"
 #include "weft/elemwise.h"
 #include "weft/eval.h"
 #include "weft/export.h"

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "index/index_int.h"
+#include "linalg/einsum_int.h"
 #include "linalg/lapack_int.h"
 #include "linalg/linalg_int.h"
 #include "nn/nn_int.h"
@@ -67,6 +68,7 @@ static const weft_op_class_t *const registry[] = {
     &weft__eigh_class,
     &weft__qr_class,
     &weft__lstsq_class,
+    &weft__einsum_class,
     &weft__composite_class,
     &weft__softmax_class,
     &weft__log_softmax_class,

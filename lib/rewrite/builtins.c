@@ -105,6 +105,8 @@ static const member_t canonical[] = {
 };
 /* BLAS adds z into the product block by block: another summation order */
 static const member_t gemm = {"local_gemm", {"gemm", FAST_MATH}};
+/* Dot sums in another order than the Einsum kernel */
+static const member_t einsum = {"local_einsum_lower", {FAST_MATH}};
 static const member_t folding = {"constant_folding", {"constant_folding"}};
 static const member_t merge = {"merge", {"merge"}};
 static const member_t fusion = {"local_elemwise_fusion", {NULL}};
@@ -144,6 +146,15 @@ static weft_status_t reg_specialize(weft_rewrite_db_t *db)
     if (st == WEFT_OK)
         st = reg_member(db, "specialize", &gemm, WEFT_REWRITE_ROLE_NODE, 0, NULL);
     return st == WEFT_OK ? reg_fold_merge(db, "specialize") : st;
+}
+
+/* Before canonicalize, which then tidies the DimShuffles and Reshapes
+ * of the lowered einsums (docs/linalg.md). */
+static weft_status_t reg_einsum(weft_rewrite_db_t *db)
+{
+    weft_status_t st = weft_rewrite_db_register_group(db, "einsum", WEFT_REWRITE_GROUP_IN2OUT,
+                                                      0.8, 0, TAGS("fast_run"));
+    return st == WEFT_OK ? reg_member(db, "einsum", &einsum, WEFT_REWRITE_ROLE_NODE, 0, NULL) : st;
 }
 
 /* Between canonicalize and specialize (PyTensor's stabilize position): the
@@ -203,6 +214,7 @@ weft_status_t weft_rewrite_db_add_builtins(weft_rewrite_db_t *db)
     if (st == WEFT_OK) st = reg_merge(db, "merge1", 0);
     if (st == WEFT_OK) st = reg_useless(db);
     if (st == WEFT_OK) st = reg_merge(db, "merge_useless", 0.65);
+    if (st == WEFT_OK) st = reg_einsum(db);
     if (st == WEFT_OK) st = reg_canonicalize(db);
     if (st == WEFT_OK) st = reg_merge(db, "merge_canon", 1.2);
     if (st == WEFT_OK) st = reg_stabilize(db);

@@ -299,6 +299,7 @@ const weft__builtin_node_t weft__builtin_nodes[] = {
     {"local_sum_broadcastable", local_sum_broadcastable, {"Sum", "SumAxes", NULL}},
     {"local_reduce_grad_sink", local_reduce_grad_sink, {"Mul", "Add", "Sub", "Div"}},
     {"local_gemm", weft__local_gemm, {"Add", "Sub", NULL}},
+    {"local_einsum_lower", weft__local_einsum_lower, {"Einsum", NULL}},
     {"local_elemwise_fusion", weft__local_elemwise_fusion, {NULL}}, /* every elementwise class */
 };
 const size_t weft__n_builtin_nodes = sizeof weft__builtin_nodes / sizeof weft__builtin_nodes[0];

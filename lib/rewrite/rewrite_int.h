@@ -173,6 +173,9 @@ weft_status_t weft__constant_dimshuffle_create(const char *name, weft_rewriter_t
 /* local_gemm (gemm_rewrite.c). */
 weft_status_t weft__local_gemm(weft_fgraph_t *fg, weft_apply_t *node, void *user,
                                weft_rewrite_result_t *res);
+/* local_einsum_lower (einsum_rewrite.c). */
+weft_status_t weft__local_einsum_lower(weft_fgraph_t *fg, weft_apply_t *node, void *user,
+                                       weft_rewrite_result_t *res);
 /* local_elemwise_fusion (fusion.c). */
 weft_status_t weft__local_elemwise_fusion(weft_fgraph_t *fg, weft_apply_t *node, void *user,
                                           weft_rewrite_result_t *res);

@@ -97,6 +97,8 @@ void gen_rounding_fusable(diff_gen_t *gn, diff_val_t *x);
 
 /* ---- op families (diff_gen_ops.c) ---- */
 void gen_family_linalg(diff_gen_t *gn);
+/* An einsum or tensordot of new inputs (diff_gen_einsum.c). */
+diff_val_t *gen_einsum_step(diff_gen_t *gn);
 void gen_step_composite(diff_gen_t *gn);
 void gen_family_rewrite(diff_gen_t *gn);
 void gen_family_grad(diff_gen_t *gn);

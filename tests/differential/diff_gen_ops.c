@@ -188,6 +188,10 @@ void gen_family_linalg(diff_gen_t *gn)
             gen_step_elemwise(gn);
         return;
     }
+    if (diff_rng_int(&pick, 0, 99) < 20) { /* from the copy too: other cases keep their draws */
+        if (gen_einsum_step(gn) && diff_rng_chance(&gn->rng, 0.3)) gen_step_elemwise(gn);
+        return;
+    }
     weft_dtype_t dt = diff_rng_chance(&gn->rng, 0.5) ? WEFT_FLOAT32 : WEFT_FLOAT64;
     bool big = diff_rng_chance(&gn->rng, 0.04); /* large enough to be split over workers */
     int64_t m = big ? diff_rng_int(&gn->rng, 60, 130) : la_len(gn);

@@ -1195,6 +1195,25 @@ def dot(x, y):
     return _linalg_val(np.asarray(p).astype(x.v.dtype), x.v.shape[-1], mag, err)
 
 
+def einsum_op(props, ins):
+    """np.einsum; floats in long double with dot's bound: every summed
+    product (at most the product of the summed lengths, plus the operand
+    count for the pairwise intermediates) rounds once."""
+    s = props['subscripts']
+    dt = ins[0].v.dtype
+    if not is_float(dt):  # integers wrap as NumPy's
+        return Val(np.asarray(np.einsum(s, *[x.v for x in ins])).astype(dt))
+    with np.errstate(all='ignore'):
+        p = np.einsum(s, *[x.v.astype(np.longdouble) for x in ins])
+        mag = np.einsum(s, *[_finite_abs(x.v) for x in ins])
+        err = 0
+        if any(x.tol is not None for x in ins):
+            err = np.einsum(s, *[_finite_abs(x.v) + tol_of(x) for x in ins]) - mag
+            err = np.where(np.isnan(err), np.inf, err)
+    n_terms = max(1, int(np.prod([x.v.size for x in ins], dtype=np.float64) / max(1, np.asarray(p).size)))
+    return _linalg_val(np.asarray(p).astype(dt), n_terms + len(ins), mag, err)
+
+
 LAPACK_OPS = ('Solve', 'CholeskySolve', 'Inv', 'Det', 'Svd', 'Eigh')
 
 
@@ -1313,7 +1332,7 @@ class Evaluator:
             out = self.apply(op, props, ins)
         # a rewrite may run it in place or drop it: its result may be its
         # input's memory (only reductions over some axis and products are not)
-        fresh = op in ('Dot', 'Gemm', 'Gemv') or op in LAPACK_OPS or (op in REDUCTIONS and any(
+        fresh = op in ('Dot', 'Gemm', 'Gemv', 'Einsum') or op in LAPACK_OPS or (op in REDUCTIONS and any(
             ins[0].v.shape[a] != 1 for a in props['axes']))
         out.neg = out.neg or (not fresh and any(x.neg for x in ins))
         if self.on_node:
@@ -1365,6 +1384,8 @@ class Evaluator:
             return softmax_op(op, props, ins[0])
         if op == 'Dot':
             return dot(ins[0], ins[1])
+        if op == 'Einsum':
+            return einsum_op(props, ins)
         if op in ('Gemm', 'Gemv'):
             return gemm(*ins)
         if op in LAPACK_OPS:

@@ -118,3 +118,13 @@ void ck_expect_eval(weft_graph_t *g, weft_var_t *x, weft_tensor_t *xv, weft_var_
     ck_expect(r, nd, shape, want, tol);
     weft_tensor_release(r);
 }
+
+void ck_write_saved_graph(const char *text)
+{
+    const char *path = getenv("WEFT_SAVED_GRAPH");
+    FILE *fp = path ? fopen(path, "w") : NULL;
+    if (fp) {
+        fputs(text, fp);
+        fclose(fp);
+    }
+}

@@ -40,5 +40,9 @@ void ck_verify(weft_verify_grad_fn fn, void *user, size_t n_in, weft_tensor_t *c
 /* A random float tensor (uniform [lo, hi)). */
 weft_tensor_t *ck_random(weft_dtype_t dt, int nd, const int64_t *shape, double lo, double hi,
                          uint64_t seed);
+/* Writes a saved graph's text to the file $WEFT_SAVED_GRAPH names, if set:
+ * how the graphs under tests/ops/data/ were made (tests/io's schema check
+ * validates them). */
+void ck_write_saved_graph(const char *text);
 
 #endif /* WEFT_TESTS_OPS_CHECK_H */
