@@ -61,6 +61,36 @@ extern "C" {
 WEFT_API weft_var_t *weft_solve_at(weft_graph_t *g, weft_var_t *a, weft_var_t *b,
                                    const char *file, int line);
 
+/* The op(a) of weft_solve_triangular (scipy's trans 0/'N', 1/'T', 2/'C';
+ * C is T for the real dtypes). */
+typedef enum weft_solve_trans {
+    WEFT_TRANS_N = 0,
+    WEFT_TRANS_T = 1,
+    WEFT_TRANS_C = 2,
+} weft_solve_trans_t;
+
+/* SolveTriangular{lower, trans, unit_diagonal}(a, b), scipy.linalg.
+ * solve_triangular(a, b, trans, lower, unit_diagonal) (PyTensor's
+ * SolveTriangular) on stacks: x with op(a) x = b for the triangular a
+ * (..., n, n), reading only its lower (else upper) triangle, and not its
+ * diagonal with unit_diagonal (taken as ones). b is a vector (n,), solved
+ * against every matrix of a (x: (..., n)), or a stack (..., n, k) whose
+ * batch axes broadcast against a's as NumPy's (x: broadcast batch +
+ * (n, k)). A zero on the read diagonal fails the node with WEFT_ERANGE,
+ * "SolveTriangular: the matrix is singular (a[i,i] = 0)" ("matrix j of the
+ * batch is singular (a[i,i] = 0)" for a stack; scipy raises LinAlgError).
+ * Gradient: gb = solve_triangular(a, gx) with op(a)^T; ga = -gb x^T (trans:
+ * -x gb^T) in the read triangle; each summed over the batch axes its input
+ * was broadcast along (a static length 1). Errors: common ones; WEFT_EINVAL
+ * for a trans outside the enum; WEFT_ETYPE for a 0-d b, lengths that differ
+ * or batch lengths that do not broadcast (static). */
+#define weft_solve_triangular(g, a, b, lower, trans, unit_diagonal)                      \
+    weft_solve_triangular_at((g), (a), (b), (lower), (trans), (unit_diagonal), __FILE__, \
+                             __LINE__)
+WEFT_API weft_var_t *weft_solve_triangular_at(weft_graph_t *g, weft_var_t *a, weft_var_t *b,
+                                              bool lower, weft_solve_trans_t trans,
+                                              bool unit_diagonal, const char *file, int line);
+
 /* Inv(a): the inverse of each matrix of a (..., n, n). */
 #define weft_inv(g, a) weft_inv_at((g), (a), __FILE__, __LINE__)
 WEFT_API weft_var_t *weft_inv_at(weft_graph_t *g, weft_var_t *a, const char *file, int line);

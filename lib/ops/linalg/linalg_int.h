@@ -123,6 +123,20 @@ weft_status_t weft__lg_outer(weft_graph_t *g, weft_var_t *a, weft_var_t *b, weft
 weft_status_t weft__lg_scale(weft_graph_t *g, weft_var_t *s, weft_var_t *x, weft_var_t **out);
 weft_status_t weft__lg_neg(weft_graph_t *g, weft_var_t *x, weft_var_t **out);
 weft_status_t weft__lg_sum_prod(weft_graph_t *g, weft_var_t *a, weft_var_t *b, weft_var_t **out);
+/* a @ b over the last two axes for stacks of any rank: Dot up to one batch
+ * axis (ranks <= 2, or both 3 with equal batch lengths), else weft_matmul
+ * (batch axes broadcast; it needs static lengths: WEFT_ENOTIMPL naming
+ * opname otherwise). Used by the gradients of the LAPACK ops. */
+weft_status_t weft__lg_mm(weft_graph_t *g, const char *opname, weft_var_t *a, weft_var_t *b,
+                          weft_var_t **out);
+/* The gradient grad of a broadcast operand summed back to target's shape:
+ * over grad's leading axes that target lacks, and over the axes where
+ * target's static length is 1 and grad's is not (PyTensor's rule: only a
+ * static 1 broadcasts in a gradient). */
+weft_status_t weft__lg_sum_to(weft_graph_t *g, weft_var_t *grad, weft_var_t *target,
+                              weft_var_t **out);
+/* x with a new length-1 axis at position nd (0 <= pos <= ndim(x)). */
+weft_status_t weft__lg_new_axis(weft_graph_t *g, weft_var_t *x, int pos, weft_var_t **out);
 
 /* TriMask{lower, diag_scale}(x): x's lower (or upper) triangle with the
  * diagonal multiplied by diag_scale, zeros elsewhere (linalg_tri.c). */
