@@ -12,9 +12,9 @@
  * each matrix on its own, as np.linalg does. Solve's and CholeskySolve's b is
  * a vector (n,) when a is one matrix, or a stack (..., n, k) of a's rank with
  * the same batch lengths (no broadcasting of batch axes, unlike NumPy).
- * Gradients exist for stacks of at most one batch axis (rank <= 3; a higher
- * rank fails weft_grad with WEFT_ENOTIMPL naming the op), and for
- * CholeskySolve on single matrices only.
+ * Gradients exist for stacks with any number of batch axes; with two or
+ * more, their products need static lengths (else weft_grad fails with
+ * WEFT_ENOTIMPL naming the op).
  *
  * Dtypes: float32 or float64, every input of one op the same; the outputs
  * have the input dtype (NumPy computes float32 in float32 too).
@@ -122,10 +122,11 @@ WEFT_API weft_var_t *weft_cholesky_solve_at(weft_graph_t *g, weft_var_t *l, weft
  * compute_uv; s is the default output. An empty matrix gives identity u, vh
  * (full_matrices), as NumPy. LAPACK failing to converge (or NaN in a) fails
  * the node with WEFT_ERANGE ("Svd: did not converge", NumPy's LinAlgError).
- * Gradient: of s (da = u diag(gs) vh), and of u and vh for one matrix
- * without full_matrices (Townsend 2016; distinct non-zero singular values);
- * a gradient reaching a full u or vh, or the vectors of a stack, fails
- * weft_grad with WEFT_ENOTIMPL. */
+ * Gradient: of s (da = u diag(gs) vh), and of u and vh (Townsend 2016;
+ * distinct non-zero singular values) without full_matrices, or with it for
+ * square matrices (static m == n: full = reduced); a gradient reaching the
+ * full u or vh of another shape fails weft_grad with WEFT_ENOTIMPL naming
+ * the node (docs/linalg.md). */
 #define weft_svd(g, a, full_matrices, compute_uv, u, vh) \
     weft_svd_at((g), (a), (full_matrices), (compute_uv), (u), (vh), __FILE__, __LINE__)
 WEFT_API weft_var_t *weft_svd_at(weft_graph_t *g, weft_var_t *a, bool full_matrices,
@@ -137,7 +138,7 @@ WEFT_API weft_var_t *weft_svd_at(weft_graph_t *g, weft_var_t *a, bool full_matri
  * (..., n, n), reading only the lower (or upper) triangle; *v (when not
  * NULL) gets the eigenvectors (..., n, n), column j for w[j]. One node with
  * outputs (w, v); w is the default output. weft_eigvalsh is the op without
- * vectors (np.linalg.eigvalsh). Gradient (single matrices): both outputs, for
+ * vectors (np.linalg.eigvalsh). Gradient (stacks too): both outputs, for
  * distinct eigenvalues (equal ones give Inf/NaN, as the formula). */
 #define weft_eigh(g, a, lower, v) weft_eigh_at((g), (a), (lower), (v), __FILE__, __LINE__)
 WEFT_API weft_var_t *weft_eigh_at(weft_graph_t *g, weft_var_t *a, bool lower, weft_var_t **v,
@@ -160,7 +161,7 @@ WEFT_API weft_var_t *weft_lstsq_at(weft_graph_t *g, weft_var_t *a, weft_var_t *b
 /* Qr(a), np.linalg.qr(a, mode='reduced'): returns q (..., m, k) and stores
  * r (..., k, n) (upper triangular) in *r when not NULL, k = min(m, n),
  * a = q r. One node, outputs (q, r); q is the default output. Signs as
- * LAPACK's ?geqrf (NumPy's routine too). Gradient: one matrix with static
+ * LAPACK's ?geqrf (NumPy's routine too). Gradient: stacks with static
  * m >= n (PyTensor's formula); otherwise weft_grad fails with WEFT_ENOTIMPL. */
 #define weft_qr(g, a, r) weft_qr_at((g), (a), (r), __FILE__, __LINE__)
 WEFT_API weft_var_t *weft_qr_at(weft_graph_t *g, weft_var_t *a, weft_var_t **r, const char *file,

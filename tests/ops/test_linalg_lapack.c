@@ -15,6 +15,8 @@
 #include <cmocka.h>
 
 #include "ops_check.h"
+#include "weft/array_ops.h"
+#include "weft/grad.h"
 #include "ops_fixture.h" /* fx_setup, fx_teardown: *state is the graph */
 
 static weft_var_t *var_like(weft_graph_t *g, const weft_tensor_t *t)
@@ -705,6 +707,84 @@ static void test_svd_vectors_and_pinv_grads_verify(void **state)
 }
 
 
+/* ---- two batch axes, full_matrices ---------------------------------------------------- */
+
+typedef struct svdk {
+    bool full;
+    int out; /* 0: u, 1: vh, 2: u, s and vh together */
+} svdk_t;
+
+static weft_var_t *svd_any_fn(weft_graph_t *g, size_t n, weft_var_t *const *in, void *user)
+{
+    const svdk_t *k = user;
+    weft_var_t *u = NULL, *vh = NULL, *s = weft_svd(g, in[0], k->full, true, &u, &vh);
+    (void)n;
+    if (k->out < 2) {
+        return k->out ? vh : u;
+    }
+    int nd = weft_type_ndim(weft_var_type(s));
+    return weft_matmul(g, weft_mul(g, u, u), weft_mul(g, vh, weft_expand_dims(g, s, nd)));
+}
+
+static void verify_svd(svdk_t k, int nd, const int64_t *shape, uint64_t seed)
+{
+    weft_tensor_t *pt = ck_random(WEFT_FLOAT64, nd, shape, -1, 1, seed);
+    ck_verify(svd_any_fn, &k, 1, &pt);
+    weft_tensor_release(pt);
+}
+
+/* Every batched op's gradient on stacks with two batch axes. */
+static void test_grads_two_batch_axes(void **state)
+{
+    (void)state;
+    int64_t sa[4] = {2, 2, 3, 3}, sb[4] = {2, 2, 3, 2}, sw[4] = {2, 2, 2, 3};
+    verify(G_SOLVE, 4, sa, 4, sb, 201);
+    verify(G_INV, 4, sa, 0, NULL, 203);
+    verify(G_DET, 4, sa, 0, NULL, 205);
+    verify(G_SLOGDET, 4, sa, 0, NULL, 207);
+    verify(G_CHO, 4, sa, 4, sb, 209);
+    verify_decomp(D_SVALS, 4, sb, 211);
+    verify_decomp(D_EIGVALS, 4, sa, 213);
+    verify_decomp(D_EIGVECS, 4, sa, 215);
+    verify_decomp(D_EIGVECS_UPPER, 4, sa, 217);
+    for (int which = 0; which < 2; which++) {
+        weft_tensor_t *p = ck_random(WEFT_FLOAT64, 4, sb, -1, 1, 219 + (uint64_t)which);
+        ck_verify(qr_fn, &which, 1, &p);
+        weft_tensor_release(p);
+    }
+    for (int out = 0; out < 3; out++) {
+        verify_svd((svdk_t){false, out}, 4, sb, 230 + (uint64_t)out);
+        verify_svd((svdk_t){false, out}, 4, sw, 240 + (uint64_t)out);
+    }
+}
+
+/* full_matrices: square matrices (full u, vh = the reduced ones) have the
+ * vectors' gradient; other shapes refuse it, naming the node. */
+static void test_svd_full_matrices_grads(void **state)
+{
+    weft_graph_t *g = *state;
+    int64_t s233[3] = {2, 3, 3};
+    for (int out = 0; out < 3; out++) {
+        verify_svd((svdk_t){true, out}, 2, s33, 250 + (uint64_t)out);
+        verify_svd((svdk_t){true, out}, 3, s233, 260 + (uint64_t)out);
+    }
+    /* the singular values alone: every shape */
+    weft_var_t *a = ck_var(g, WEFT_FLOAT64, 2, s32), *u = NULL, *vh = NULL;
+    weft_var_t *s = weft_svd(g, a, true, true, &u, &vh);
+    assert_non_null(weft_grad(g, weft_sum(g, s, 0, NULL, false), a));
+    assert_null(weft_grad(g, weft_sum(g, u, 0, NULL, false), a));
+    assert_int_equal(weft_graph_error(g), WEFT_ENOTIMPL);
+    const char *msg = weft_graph_error_message(g);
+    assert_non_null(strstr(msg, "Svd (built at "));
+    assert_non_null(strstr(msg, "test_linalg_lapack.c:"));
+    assert_non_null(strstr(msg, "): no gradient through u or vh with full_matrices for a matrix "
+                                "that is not square (static lengths): their extra columns / "
+                                "rows are not unique (PyTensor refuses full_matrices too) "
+                                "(weft_grad at "));
+    weft_graph_clear_error(g);
+}
+
+
 /* ---- Lstsq ----------------------------------------------------------------------------- */
 
 static void test_lstsq_matches_numpy(void **state)
@@ -901,6 +981,8 @@ int main(void)
         cmocka_unit_test(test_qr_grads_verify),
         T(test_pinv_matches_numpy),
         cmocka_unit_test(test_svd_vectors_and_pinv_grads_verify),
+        cmocka_unit_test(test_grads_two_batch_axes),
+        T(test_svd_full_matrices_grads),
         T(test_lstsq_matches_numpy),
         cmocka_unit_test(test_lstsq_grads_verify),
         cmocka_unit_test(test_json_round_trip),
