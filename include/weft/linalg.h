@@ -79,14 +79,26 @@ typedef enum weft_blas_kind {
  * refuse to run). Thread: any. */
 WEFT_API weft_status_t weft_blas_check(void);
 
-/* Sets the OpenBLAS thread count that nodes of `kind` run with (1..256) and
- * stores the previous setting in *previous (may be NULL). Takes effect at the
- * next node of that kind. See the oversubscription note above.
- * Errors: WEFT_EINVAL (bad kind, n_threads < 1 or > 256).
+/* The LAPACK kind's opt-in setting "the pool's free workers": each LAPACK
+ * node (Cholesky and the solvers of weft/linalg_lapack.h) whose matrices
+ * have order >= 256 runs OpenBLAS with 1 + the workers of its pool that are
+ * idle when it starts (weft_kernel_idle_workers, at most the pool's size);
+ * smaller ones, and nodes outside a pool (weft_eval), with 1. Not bit-
+ * reproducible: OpenBLAS's LAPACK results depend on its thread count
+ * (docs/linalg.md "Threads and bits"), and the idle count on timing. */
+#define WEFT_BLAS_THREADS_FREE (-1)
+
+/* Sets the OpenBLAS thread count that nodes of `kind` run with (1..256, or
+ * WEFT_BLAS_THREADS_FREE for WEFT_BLAS_KIND_LAPACK) and stores the previous
+ * setting in *previous (may be NULL). Takes effect at the next node of that
+ * kind. See the oversubscription note above.
+ * Errors: WEFT_EINVAL (bad kind, n_threads < 1 or > 256 other than FREE for
+ * the LAPACK kind).
  * Thread: call while no compiled function or evaluation runs. */
 WEFT_API weft_status_t weft_blas_set_threads(weft_blas_kind_t kind, int n_threads,
                                              int *previous);
-/* The setting of `kind` (1 for an invalid kind). Thread: as set_threads. */
+/* The setting of `kind` (1 for an invalid kind; WEFT_BLAS_THREADS_FREE when
+ * so set). Thread: as set_threads. */
 WEFT_API int weft_blas_get_threads(weft_blas_kind_t kind);
 
 /* Saved OpenBLAS state for a scoped change; fill with weft_blas_scope_enter. */

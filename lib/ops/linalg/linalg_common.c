@@ -352,6 +352,21 @@ weft_status_t weft__linalg_enter(weft_kernel_ctx_t *ctx, const char *opname,
                              "several threads; link the pthread build", opname);
 }
 
+weft_status_t weft__lapack_enter(weft_kernel_ctx_t *ctx, const char *opname, int64_t order)
+{
+    int want = weft_blas_get_threads(WEFT_BLAS_KIND_LAPACK);
+    if (want == WEFT_BLAS_THREADS_FREE) {
+        size_t idle = order >= WEFT__BLAS_FREE_MIN_ORDER ? weft_kernel_idle_workers(ctx) : 0;
+        size_t cap = weft_kernel_threads(ctx); /* never more threads than workers */
+        want = 1 + (int)(idle + 1 > cap ? (cap > 0 ? cap - 1 : 0) : idle);
+    }
+    if (weft__blas_enter_threads(want) == WEFT_OK) {
+        return WEFT_OK;
+    }
+    return weft_kernel_error(ctx, WEFT_ESTATE, "%s: the serial OpenBLAS build is not safe from "
+                             "several threads; link the pthread build", opname);
+}
+
 /* ---- grad-hook helpers ------------------------------------------------------ */
 
 weft_status_t weft__lg_t(weft_graph_t *g, weft_var_t *x, weft_var_t **out)

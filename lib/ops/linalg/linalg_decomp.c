@@ -213,7 +213,7 @@ static weft_status_t svd_perform(const weft_apply_t *node, weft_tensor_t *const 
     int64_t es = (int64_t)weft_dtype_size(dt);
     weft_status_t st = weft__linalg_fit(ctx, "Svd", 2, dims);
     if (st == WEFT_OK) {
-        st = weft__linalg_enter(ctx, "Svd", WEFT_BLAS_KIND_LAPACK);
+        st = weft__lapack_enter(ctx, "Svd", k);
     }
     if (st == WEFT_OK) {
         st = svd_alloc(ctx, p, a, outputs);
@@ -530,7 +530,7 @@ static weft_status_t eigh_perform(const weft_apply_t *node, weft_tensor_t *const
     }
     st = weft__linalg_fit(ctx, "Eigh", 1, &n);
     if (st == WEFT_OK) {
-        st = weft__linalg_enter(ctx, "Eigh", WEFT_BLAS_KIND_LAPACK);
+        st = weft__lapack_enter(ctx, "Eigh", n);
     }
     if (st == WEFT_OK) {
         st = weft_kernel_alloc_output(ctx, &outputs[0], dt, nd - 1, weft_tensor_shape(a));
@@ -713,7 +713,7 @@ static weft_status_t qr_perform(const weft_apply_t *node, weft_tensor_t *const *
     svd_shapes(&sp, nd, weft_tensor_shape(a), &o);
     weft_status_t st = weft__linalg_fit(ctx, "Qr", 2, dims);
     if (st == WEFT_OK) {
-        st = weft__linalg_enter(ctx, "Qr", WEFT_BLAS_KIND_LAPACK);
+        st = weft__lapack_enter(ctx, "Qr", k);
     }
     if (st == WEFT_OK) {
         st = weft_kernel_alloc_output(ctx, &outputs[0], dt, nd, o.u);

@@ -115,6 +115,11 @@ weft_status_t weft__linalg_fit(weft_kernel_ctx_t *ctx, const char *opname, int n
 /* WEFT_ESTATE on ctx when OpenBLAS is the serial build; else sets its threads. */
 weft_status_t weft__linalg_enter(weft_kernel_ctx_t *ctx, const char *opname,
                                  weft_blas_kind_t kind);
+/* weft__linalg_enter for a LAPACK node whose matrices have order `order`:
+ * the LAPACK kind's setting, or with WEFT_BLAS_THREADS_FREE, 1 + the pool's
+ * idle workers for order >= WEFT__BLAS_FREE_MIN_ORDER (1 below it). */
+#define WEFT__BLAS_FREE_MIN_ORDER 256
+weft_status_t weft__lapack_enter(weft_kernel_ctx_t *ctx, const char *opname, int64_t order);
 
 /* Grad-hook helpers: transpose of the last two axes, outer product of two
  * vectors, x scaled by the 0-d s, -x, sum of every element of a*b. */

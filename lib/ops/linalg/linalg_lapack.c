@@ -71,7 +71,7 @@ static weft_status_t chol_perform(const weft_apply_t *node, weft_tensor_t *const
     }
     weft_status_t st = weft__linalg_fit(ctx, "Cholesky", 1, &n);
     if (st == WEFT_OK) {
-        st = weft__linalg_enter(ctx, "Cholesky", WEFT_BLAS_KIND_LAPACK);
+        st = weft__lapack_enter(ctx, "Cholesky", n);
     }
     weft_dtype_t dt = weft_tensor_dtype(x);
     if (st == WEFT_OK) {

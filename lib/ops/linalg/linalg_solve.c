@@ -87,7 +87,7 @@ static weft_status_t square_enter(weft_kernel_ctx_t *ctx, const char *opname,
         return weft__linalg_shape_error(ctx, opname, "the matrices are not square");
     }
     weft_status_t st = weft__linalg_fit(ctx, opname, 1, n);
-    return st == WEFT_OK ? weft__linalg_enter(ctx, opname, WEFT_BLAS_KIND_LAPACK) : st;
+    return st == WEFT_OK ? weft__lapack_enter(ctx, opname, *n) : st;
 }
 
 /* ---- make_node ---------------------------------------------------------------- */
@@ -666,7 +666,7 @@ static weft_status_t lstsq_perform(const weft_apply_t *node, weft_tensor_t *cons
     }
     weft_status_t st = weft__linalg_fit(ctx, "Lstsq", 3, dims);
     if (st == WEFT_OK) {
-        st = weft__linalg_enter(ctx, "Lstsq", WEFT_BLAS_KIND_LAPACK);
+        st = weft__lapack_enter(ctx, "Lstsq", m < n ? m : n);
     }
     if (st == WEFT_OK) {
         st = weft_kernel_alloc_output(ctx, &outputs[0], dt, nb, xs);

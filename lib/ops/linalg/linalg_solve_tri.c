@@ -180,7 +180,7 @@ static weft_status_t tri_prepare(weft_kernel_ctx_t *ctx, const weft_tensor_t *a,
     int64_t dims[2] = {*n, *k}, shape[WEFT_MAX_NDIM];
     weft_status_t st = weft__linalg_fit(ctx, "SolveTriangular", 2, dims);
     if (st == WEFT_OK) {
-        st = weft__linalg_enter(ctx, "SolveTriangular", WEFT_BLAS_KIND_LAPACK);
+        st = weft__lapack_enter(ctx, "SolveTriangular", *n);
     }
     memcpy(shape, t->shape, (size_t)t->nbo * sizeof *shape);
     int nd = t->nbo;
