@@ -4,9 +4,9 @@
  * Ops: Solve (np.linalg.solve), Inv (np.linalg.inv), Det (np.linalg.det),
  * SLogDet (np.linalg.slogdet: two outputs, sign and logabsdet),
  * CholeskySolve (scipy.linalg.cho_solve with a lower factor), Svd
- * (np.linalg.svd), Eigh (np.linalg.eigh / eigvalsh). The triangular
- * solve with every flag (left/right, lower/upper, transposed, unit diagonal)
- * is Trsm (weft/linalg.h).
+ * (np.linalg.svd), Eigh (np.linalg.eigh / eigvalsh), SolveTriangular
+ * (scipy.linalg.solve_triangular on broadcast stacks). Trsm (weft/linalg.h)
+ * is the one-matrix BLAS triangular solve that also takes a right side.
  *
  * Stacks: every op takes a stack of square matrices (..., n, n) and solves
  * each matrix on its own, as np.linalg does. Solve's and CholeskySolve's b is

@@ -119,6 +119,18 @@ weft_status_t weft__linalg_enter(weft_kernel_ctx_t *ctx, const char *opname,
  * the LAPACK kind's setting, or with WEFT_BLAS_THREADS_FREE, 1 + the pool's
  * idle workers for order >= WEFT__BLAS_FREE_MIN_ORDER (1 below it). */
 #define WEFT__BLAS_FREE_MIN_ORDER 256
+
+/* The tile Cholesky of the Cholesky kernel (linalg_chol_tile.c): used for
+ * float32/float64 matrices of order >= WEFT__CHOL_TILE_MIN_ORDER while the
+ * LAPACK kind runs one OpenBLAS thread (weft__chol_tiled_applies). Factors
+ * the row-major n x n a (lower triangle; the upper one is not touched) in
+ * place, its tiles spread over the node's workers with bits that do not
+ * depend on their number; *info as ?potrf's. Errors: the parallel loop's
+ * (WEFT_ENOMEM), nothing recorded on ctx. */
+#define WEFT__CHOL_TILE_MIN_ORDER 1024
+bool weft__chol_tiled_applies(weft_dtype_t dt, int64_t n);
+weft_status_t weft__chol_tiled(weft_kernel_ctx_t *ctx, weft_dtype_t dt, int64_t n, void *a,
+                               int *info);
 weft_status_t weft__lapack_enter(weft_kernel_ctx_t *ctx, const char *opname, int64_t order);
 
 /* Grad-hook helpers: transpose of the last two axes, outer product of two

@@ -84,7 +84,15 @@ static weft_status_t chol_perform(const weft_apply_t *node, weft_tensor_t *const
         return st;
     }
     void *a = weft_tensor_data(outputs[0]);
-    int info = weft__lapack_potrf(dt, true, n, a, n);
+    int info = 0;
+    if (weft__chol_tiled_applies(dt, n)) {
+        st = weft__chol_tiled(ctx, dt, n, a, &info);
+        if (st != WEFT_OK) {
+            return weft_kernel_error(ctx, st, "Cholesky: the tile loop failed");
+        }
+    } else {
+        info = weft__lapack_potrf(dt, true, n, a, n);
+    }
     if (info > 0) {
         return weft_kernel_error(ctx, WEFT_ERANGE, "Cholesky: the matrix is not positive "
                                  "definite (leading minor of order %d)", info);
