@@ -155,9 +155,10 @@ WEFT_API weft_var_t *weft_gemv_at(weft_graph_t *g, weft_var_t *y, weft_var_t *a,
 /* Cholesky(x): the lower factor L (upper triangle zero) of a symmetric
  * positive definite (n,n) matrix, reading only x's lower triangle
  * (LAPACKE_?potrf; real orders >= 1024: a tile Cholesky spread over the
- * pool, the same bits at any worker count, docs/linalg.md). A matrix that is not positive definite fails the node
- * with WEFT_ERANGE, the message naming the node, its creation site and the
- * order of the failing leading minor. */
+ * pool, the same bits at any worker count, docs/linalg.md). A matrix that
+ * is not positive definite fails the node with WEFT_ERANGE, the message
+ * naming the node, its creation site and the order of the failing leading
+ * minor. */
 #define weft_cholesky(g, x) weft_cholesky_at((g), (x), __FILE__, __LINE__)
 WEFT_API weft_var_t *weft_cholesky_at(weft_graph_t *g, weft_var_t *x, const char *file, int line);
 

@@ -259,6 +259,17 @@ static void test_json_round_trip(void **state)
         weft_tensor_release(r1[i]);
         weft_tensor_release(r2[i]);
     }
+    /* a trans outside 0..2 in the text is refused by the loader */
+    char *bad = strstr(text, "\"trans\":1");
+    assert_non_null(bad);
+    bad[8] = '7';
+    weft_graph_t *g3 = NULL;
+    weft_graph_io_t back3;
+    assert_int_equal(weft_graph_create(NULL, &g3), WEFT_OK);
+    assert_int_equal(weft_graph_io_load(g3, text, strlen(text), NULL, &back3), WEFT_EINVAL);
+    assert_non_null(strstr(weft_graph_last_error(g3), "SolveTriangular: trans 7 (need 0, 1 "
+                                                         "or 2: N, T, C)"));
+    weft_graph_destroy(g3);
     weft_tensor_release(vals[0]);
     weft_tensor_release(vals[1]);
     weft_graph_io_clear(&back);

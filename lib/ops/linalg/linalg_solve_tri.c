@@ -66,15 +66,16 @@ static weft_status_t tri_solve_make_node(weft_graph_t *g, const weft_op_t *op, s
     if (st == WEFT_OK) {
         st = weft__batch_check_square(g, "SolveTriangular", in[0], 0);
     }
+    if (st != WEFT_OK) {
+        return st;
+    }
     const weft_type_t *ta = weft_var_type(in[0]), *tb = weft_var_type(in[1]);
-    int na = weft_type_ndim(ta), nb = st == WEFT_OK ? weft_type_ndim(tb) : 1;
-    if (st == WEFT_OK && nb == 0) {
+    int na = weft_type_ndim(ta), nb = weft_type_ndim(tb);
+    if (nb == 0) {
         return weft_graph_set_error(g, WEFT_ETYPE, "SolveTriangular: input 1 is 0-d (need a "
                                     "vector (n,) or a stack (..., n, k))");
     }
-    if (st == WEFT_OK) {
-        st = weft__linalg_match(g, "SolveTriangular", in, 0, na - 1, 1, nb == 1 ? 0 : nb - 2);
-    }
+    st = weft__linalg_match(g, "SolveTriangular", in, 0, na - 1, 1, nb == 1 ? 0 : nb - 2);
     int nba = na - 2, nbb = nb == 1 ? 0 : nb - 2, nbo = nba > nbb ? nba : nbb;
     int64_t shape[WEFT_MAX_NDIM];
     for (int d = 0; d < nbo && st == WEFT_OK; d++) {

@@ -1,7 +1,8 @@
 /* TriMask{lower, diag_scale}(x): the lower (or upper) triangle of a matrix
- * (of each matrix of a stack (..., r, c)) with its diagonal multiplied by diag_scale and zeros elsewhere. Internal:
- * the building block of the Cholesky and Trsm gradients (tril, and the
- * "tril with halved diagonal" Phi of the Cholesky gradient). It is linear and
+ * (of each matrix of a stack (..., r, c)) with its diagonal multiplied by
+ * diag_scale and zeros elsewhere. Internal: the building block of the
+ * Cholesky, Trsm and SolveTriangular gradients (tril, and the "tril with
+ * halved diagonal" Phi of the Cholesky gradient). It is linear and
  * self-adjoint, so its gradient is itself applied to the output gradient. */
 #include <stdio.h>
 #include <string.h>
