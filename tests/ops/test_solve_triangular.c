@@ -231,6 +231,7 @@ static void test_grads_verify(void **state)
     verify(low, 4, sa, 4, sb, 140);
     verify(up, 4, sa, 3, sb3, 142);
     verify(up, 4, (int64_t[]){2, 2, 3, 3}, 1, s3, 144);
+    verify(low, 2, s33, 3, sb3, 146); /* one matrix against a stack of b */
 }
 
 static void test_json_round_trip(void **state)
