@@ -914,15 +914,17 @@ static void test_json_round_trip(void **state)
     weft_var_t *a = ck_var(g, WEFT_FLOAT64, 2, s33), *b = ck_var(g, WEFT_FLOAT64, 2, s32);
     weft_var_t *sign = NULL, *ld = weft_slogdet(g, a, &sign);
     weft_var_t *u = NULL, *vh = NULL, *v = NULL;
-    weft_var_t *outs[13] = {weft_solve(g, a, b), weft_inv(g, a), weft_det(g, a), ld, sign,
+    weft_var_t *outs[15] = {weft_solve(g, a, b), weft_inv(g, a), weft_det(g, a), ld, sign,
                             weft_cholesky_solve(g, weft_cholesky(g, a), b),
                             weft_svd(g, b, true, true, &u, &vh), u, vh,
-                            weft_eigh(g, a, false, &v), v, NULL, NULL};
+                            weft_eigh(g, a, false, &v), v, NULL, NULL,
+                            weft_solve_triangular(g, a, b, true, WEFT_TRANS_T, false),
+                            weft_solve_triangular(g, a, b, false, WEFT_TRANS_N, true)};
     weft_var_t *qr_r = NULL;
     outs[11] = weft_qr(g, b, &qr_r);
     outs[12] = weft_lstsq(g, b, a, 0.25);
     weft_var_t *ins[2] = {a, b};
-    weft_graph_io_t io = {2, ins, NULL, 13, outs, 0, NULL}, back;
+    weft_graph_io_t io = {2, ins, NULL, 15, outs, 0, NULL}, back;
     char *text = NULL;
     assert_int_equal(weft_graph_io_save(&io, &text), WEFT_OK);
     const char *path = getenv("WEFT_SAVED_GRAPH");
@@ -933,13 +935,13 @@ static void test_json_round_trip(void **state)
     }
     assert_int_equal(weft_graph_create(NULL, &g2), WEFT_OK);
     assert_int_equal(weft_graph_io_load(g2, text, strlen(text), NULL, &back), WEFT_OK);
-    assert_int_equal(back.n_outputs, 13);
+    assert_int_equal(back.n_outputs, 15);
     weft_tensor_t *vals[2] = {ck_tensor(WEFT_FLOAT64, 2, s33, A),
                               ck_tensor(WEFT_FLOAT64, 2, s32, BM)};
-    weft_tensor_t *r1[13] = {NULL}, *r2[13] = {NULL};
-    assert_int_equal(weft_eval(g, 2, ins, vals, 13, outs, r1), WEFT_OK);
-    assert_int_equal(weft_eval(g2, 2, back.inputs, vals, 13, back.outputs, r2), WEFT_OK);
-    for (int i = 0; i < 13; i++) {
+    weft_tensor_t *r1[15] = {NULL}, *r2[15] = {NULL};
+    assert_int_equal(weft_eval(g, 2, ins, vals, 15, outs, r1), WEFT_OK);
+    assert_int_equal(weft_eval(g2, 2, back.inputs, vals, 15, back.outputs, r2), WEFT_OK);
+    for (int i = 0; i < 15; i++) {
         size_t bytes = weft_tensor_size(r1[i]) * weft_dtype_size(weft_tensor_dtype(r1[i]));
         assert_int_equal(weft_tensor_size(r1[i]), weft_tensor_size(r2[i]));
         assert_memory_equal(weft_tensor_data(r1[i]), weft_tensor_data(r2[i]), bytes);
@@ -952,6 +954,8 @@ static void test_json_round_trip(void **state)
                                  "\"compute_uv\":true}"));
     assert_non_null(strstr(text, "\"op\":\"Eigh\",\"props\":{\"lower\":false,"
                                  "\"compute_v\":true}"));
+    assert_non_null(strstr(text, "\"op\":\"SolveTriangular\",\"props\":{\"lower\":true,"
+                                 "\"trans\":1,\"unit_diagonal\":false}"));
     weft_tensor_release(vals[0]);
     weft_tensor_release(vals[1]);
     weft_graph_io_clear(&back);
