@@ -535,6 +535,14 @@ int weft_pool_thread_count(const weft_pool_t *pool)
     return pool && pool->magic == WEFT__POOL_MAGIC ? pool->nthreads : 0;
 }
 
+int weft_pool_idle_workers(const weft_pool_t *pool)
+{
+    if (!pool || pool->magic != WEFT__POOL_MAGIC) return 0;
+    /* relaxed: a hint read without ordering against the workers' tasks */
+    uint32_t w = atomic_load_explicit(&pool->work_ec.waiters, memory_order_relaxed);
+    return w > (uint32_t)pool->nthreads ? pool->nthreads : (int)w;
+}
+
 bool weft_pool_is_pinned(const weft_pool_t *pool)
 {
     return pool && pool->magic == WEFT__POOL_MAGIC && pool->pinned;

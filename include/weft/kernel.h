@@ -131,6 +131,15 @@ WEFT_API void *weft_kernel_user(const weft_kernel_ctx_t *ctx);
  * to choose how to split: see weft_kernel_parallel_for. */
 WEFT_API size_t weft_kernel_threads(const weft_kernel_ctx_t *ctx);
 
+/* Workers of the node's pool idle (asleep, waiting for work) at this moment:
+ * a hint that is stale as soon as it is read and depends on timing; 0 for
+ * the sequential evaluator or without a pool. Never base a split whose
+ * result must not depend on the worker count on it (see
+ * weft_kernel_parallel_for): weft reads it only for the opt-in
+ * WEFT_BLAS_THREADS_FREE (weft/linalg.h). Thread: the thread running the
+ * node's perform hook. */
+WEFT_API size_t weft_kernel_idle_workers(const weft_kernel_ctx_t *ctx);
+
 /* One range [begin, end) of a weft_kernel_parallel_for. Ranges run at the
  * same time on different workers: a range writes only its own part of the
  * output and must not use the kernel context (report failures through the

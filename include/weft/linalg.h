@@ -79,14 +79,26 @@ typedef enum weft_blas_kind {
  * refuse to run). Thread: any. */
 WEFT_API weft_status_t weft_blas_check(void);
 
-/* Sets the OpenBLAS thread count that nodes of `kind` run with (1..256) and
- * stores the previous setting in *previous (may be NULL). Takes effect at the
- * next node of that kind. See the oversubscription note above.
- * Errors: WEFT_EINVAL (bad kind, n_threads < 1 or > 256).
+/* The LAPACK kind's opt-in setting "the pool's free workers": each LAPACK
+ * node (Cholesky and the solvers of weft/linalg_lapack.h) whose matrices
+ * have order >= 256 runs OpenBLAS with 1 + the workers of its pool that are
+ * idle when it starts (weft_kernel_idle_workers, at most the pool's size);
+ * smaller ones, and nodes outside a pool (weft_eval), with 1. Not bit-
+ * reproducible: OpenBLAS's LAPACK results depend on its thread count
+ * (docs/linalg.md "Threads and bits"), and the idle count on timing. */
+#define WEFT_BLAS_THREADS_FREE (-1)
+
+/* Sets the OpenBLAS thread count that nodes of `kind` run with (1..256, or
+ * WEFT_BLAS_THREADS_FREE for WEFT_BLAS_KIND_LAPACK) and stores the previous
+ * setting in *previous (may be NULL). Takes effect at the next node of that
+ * kind. See the oversubscription note above.
+ * Errors: WEFT_EINVAL (bad kind, n_threads < 1 or > 256 other than FREE for
+ * the LAPACK kind).
  * Thread: call while no compiled function or evaluation runs. */
 WEFT_API weft_status_t weft_blas_set_threads(weft_blas_kind_t kind, int n_threads,
                                              int *previous);
-/* The setting of `kind` (1 for an invalid kind). Thread: as set_threads. */
+/* The setting of `kind` (1 for an invalid kind; WEFT_BLAS_THREADS_FREE when
+ * so set). Thread: as set_threads. */
 WEFT_API int weft_blas_get_threads(weft_blas_kind_t kind);
 
 /* Saved OpenBLAS state for a scoped change; fill with weft_blas_scope_enter. */
@@ -143,9 +155,11 @@ WEFT_API weft_var_t *weft_gemv_at(weft_graph_t *g, weft_var_t *y, weft_var_t *a,
 
 /* Cholesky(x): the lower factor L (upper triangle zero) of a symmetric
  * positive definite (n,n) matrix, reading only x's lower triangle
- * (LAPACKE_?potrf). A matrix that is not positive definite fails the node
- * with WEFT_ERANGE, the message naming the node, its creation site and the
- * order of the failing leading minor. */
+ * (LAPACKE_?potrf; real orders >= 1024: a tile Cholesky spread over the
+ * pool, the same bits at any worker count, docs/linalg.md). A matrix that
+ * is not positive definite fails the node with WEFT_ERANGE, the message
+ * naming the node, its creation site and the order of the failing leading
+ * minor. */
 #define weft_cholesky(g, x) weft_cholesky_at((g), (x), __FILE__, __LINE__)
 WEFT_API weft_var_t *weft_cholesky_at(weft_graph_t *g, weft_var_t *x, const char *file, int line);
 

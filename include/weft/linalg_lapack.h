@@ -4,17 +4,17 @@
  * Ops: Solve (np.linalg.solve), Inv (np.linalg.inv), Det (np.linalg.det),
  * SLogDet (np.linalg.slogdet: two outputs, sign and logabsdet),
  * CholeskySolve (scipy.linalg.cho_solve with a lower factor), Svd
- * (np.linalg.svd), Eigh (np.linalg.eigh / eigvalsh). The triangular
- * solve with every flag (left/right, lower/upper, transposed, unit diagonal)
- * is Trsm (weft/linalg.h).
+ * (np.linalg.svd), Eigh (np.linalg.eigh / eigvalsh), SolveTriangular
+ * (scipy.linalg.solve_triangular on broadcast stacks). Trsm (weft/linalg.h)
+ * is the one-matrix BLAS triangular solve that also takes a right side.
  *
  * Stacks: every op takes a stack of square matrices (..., n, n) and solves
  * each matrix on its own, as np.linalg does. Solve's and CholeskySolve's b is
  * a vector (n,) when a is one matrix, or a stack (..., n, k) of a's rank with
  * the same batch lengths (no broadcasting of batch axes, unlike NumPy).
- * Gradients exist for stacks of at most one batch axis (rank <= 3; a higher
- * rank fails weft_grad with WEFT_ENOTIMPL naming the op), and for
- * CholeskySolve on single matrices only.
+ * Gradients exist for stacks with any number of batch axes; with two or
+ * more, their products need static lengths (else weft_grad fails with
+ * WEFT_ENOTIMPL naming the op).
  *
  * Dtypes: float32 or float64, every input of one op the same; the outputs
  * have the input dtype (NumPy computes float32 in float32 too).
@@ -61,6 +61,36 @@ extern "C" {
 WEFT_API weft_var_t *weft_solve_at(weft_graph_t *g, weft_var_t *a, weft_var_t *b,
                                    const char *file, int line);
 
+/* The op(a) of weft_solve_triangular (scipy's trans 0/'N', 1/'T', 2/'C';
+ * C is T for the real dtypes). */
+typedef enum weft_solve_trans {
+    WEFT_TRANS_N = 0,
+    WEFT_TRANS_T = 1,
+    WEFT_TRANS_C = 2,
+} weft_solve_trans_t;
+
+/* SolveTriangular{lower, trans, unit_diagonal}(a, b), scipy.linalg.
+ * solve_triangular(a, b, trans, lower, unit_diagonal) (PyTensor's
+ * SolveTriangular) on stacks: x with op(a) x = b for the triangular a
+ * (..., n, n), reading only its lower (else upper) triangle, and not its
+ * diagonal with unit_diagonal (taken as ones). b is a vector (n,), solved
+ * against every matrix of a (x: (..., n)), or a stack (..., n, k) whose
+ * batch axes broadcast against a's as NumPy's (x: broadcast batch +
+ * (n, k)). A zero on the read diagonal fails the node with WEFT_ERANGE,
+ * "SolveTriangular: the matrix is singular (a[i,i] = 0)" ("matrix j of the
+ * batch is singular (a[i,i] = 0)" for a stack; scipy raises LinAlgError).
+ * Gradient: gb = solve_triangular(a, gx) with op(a)^T; ga = -gb x^T (trans:
+ * -x gb^T) in the read triangle; each summed over the batch axes its input
+ * was broadcast along (a static length 1). Errors: common ones; WEFT_EINVAL
+ * for a trans outside the enum; WEFT_ETYPE for a 0-d b, lengths that differ
+ * or batch lengths that do not broadcast (static). */
+#define weft_solve_triangular(g, a, b, lower, trans, unit_diagonal)                      \
+    weft_solve_triangular_at((g), (a), (b), (lower), (trans), (unit_diagonal), __FILE__, \
+                             __LINE__)
+WEFT_API weft_var_t *weft_solve_triangular_at(weft_graph_t *g, weft_var_t *a, weft_var_t *b,
+                                              bool lower, weft_solve_trans_t trans,
+                                              bool unit_diagonal, const char *file, int line);
+
 /* Inv(a): the inverse of each matrix of a (..., n, n). */
 #define weft_inv(g, a) weft_inv_at((g), (a), __FILE__, __LINE__)
 WEFT_API weft_var_t *weft_inv_at(weft_graph_t *g, weft_var_t *a, const char *file, int line);
@@ -92,10 +122,11 @@ WEFT_API weft_var_t *weft_cholesky_solve_at(weft_graph_t *g, weft_var_t *l, weft
  * compute_uv; s is the default output. An empty matrix gives identity u, vh
  * (full_matrices), as NumPy. LAPACK failing to converge (or NaN in a) fails
  * the node with WEFT_ERANGE ("Svd: did not converge", NumPy's LinAlgError).
- * Gradient: of s (da = u diag(gs) vh), and of u and vh for one matrix
- * without full_matrices (Townsend 2016; distinct non-zero singular values);
- * a gradient reaching a full u or vh, or the vectors of a stack, fails
- * weft_grad with WEFT_ENOTIMPL. */
+ * Gradient: of s (da = u diag(gs) vh), and of u and vh (Townsend 2016;
+ * distinct non-zero singular values) without full_matrices, or with it for
+ * square matrices (static m == n: full = reduced); a gradient reaching the
+ * full u or vh of another shape fails weft_grad with WEFT_ENOTIMPL naming
+ * the node (docs/linalg.md). */
 #define weft_svd(g, a, full_matrices, compute_uv, u, vh) \
     weft_svd_at((g), (a), (full_matrices), (compute_uv), (u), (vh), __FILE__, __LINE__)
 WEFT_API weft_var_t *weft_svd_at(weft_graph_t *g, weft_var_t *a, bool full_matrices,
@@ -107,7 +138,7 @@ WEFT_API weft_var_t *weft_svd_at(weft_graph_t *g, weft_var_t *a, bool full_matri
  * (..., n, n), reading only the lower (or upper) triangle; *v (when not
  * NULL) gets the eigenvectors (..., n, n), column j for w[j]. One node with
  * outputs (w, v); w is the default output. weft_eigvalsh is the op without
- * vectors (np.linalg.eigvalsh). Gradient (single matrices): both outputs, for
+ * vectors (np.linalg.eigvalsh). Gradient (stacks too): both outputs, for
  * distinct eigenvalues (equal ones give Inf/NaN, as the formula). */
 #define weft_eigh(g, a, lower, v) weft_eigh_at((g), (a), (lower), (v), __FILE__, __LINE__)
 WEFT_API weft_var_t *weft_eigh_at(weft_graph_t *g, weft_var_t *a, bool lower, weft_var_t **v,
@@ -130,7 +161,7 @@ WEFT_API weft_var_t *weft_lstsq_at(weft_graph_t *g, weft_var_t *a, weft_var_t *b
 /* Qr(a), np.linalg.qr(a, mode='reduced'): returns q (..., m, k) and stores
  * r (..., k, n) (upper triangular) in *r when not NULL, k = min(m, n),
  * a = q r. One node, outputs (q, r); q is the default output. Signs as
- * LAPACK's ?geqrf (NumPy's routine too). Gradient: one matrix with static
+ * LAPACK's ?geqrf (NumPy's routine too). Gradient: stacks with static
  * m >= n (PyTensor's formula); otherwise weft_grad fails with WEFT_ENOTIMPL. */
 #define weft_qr(g, a, r) weft_qr_at((g), (a), (r), __FILE__, __LINE__)
 WEFT_API weft_var_t *weft_qr_at(weft_graph_t *g, weft_var_t *a, weft_var_t **r, const char *file,

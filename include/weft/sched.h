@@ -85,6 +85,11 @@ WEFT_API weft_status_t weft_pool_destroy(weft_pool_t *pool);
 /* Number of workers; 0 for NULL.  Ownership: borrows.  Thread: any. */
 WEFT_API int weft_pool_thread_count(const weft_pool_t *pool);
 
+/* Workers asleep waiting for work at this moment (0 for NULL): a hint, stale
+ * as soon as it is read (weft_kernel_idle_workers).  Ownership: borrows.
+ * Thread: any. */
+WEFT_API int weft_pool_idle_workers(const weft_pool_t *pool);
+
 /* Whether every worker is bound to a core; false for policy NONE, an
  * unreadable topology, a refused binding, or a NULL pool.  Ownership: borrows.
  * Thread: any. */

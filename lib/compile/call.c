@@ -243,6 +243,13 @@ static weft_status_t kernel_loop_run(void *pool, size_t n, size_t grain, weft_ke
     return weft_pool_parallel_for(pool, 0, n, grain, kernel_loop_range, &kl);
 }
 
+/* The pool's idle workers for weft_kernel_idle_workers. */
+static size_t kernel_idle(void *pool)
+{
+    int n = weft_pool_idle_workers(pool);
+    return n > 0 ? (size_t)n : 0;
+}
+
 weft_status_t weft__node_body(void *arg, const weft_task_ctx_t *tctx)
 {
     const weft__cnode_t *n = arg;
@@ -269,6 +276,7 @@ weft_status_t weft__node_body(void *arg, const weft_task_ctx_t *tctx)
     kctx.give_back = weft__bufpool_give_back;
     kctx.pfor = kernel_loop_run;
     kctx.pfor_user = tctx->pool;
+    kctx.idle = kernel_idle;
     kctx.threads = f->node_threads;
     kctx.out_cells = out;
     kctx.stash = cs->stash + n->out_base;

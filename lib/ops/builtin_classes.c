@@ -64,6 +64,7 @@ static const weft_op_class_t *const registry[] = {
     &weft__det_class,
     &weft__slogdet_class,
     &weft__cho_solve_class,
+    &weft__solve_tri_class,
     &weft__svd_class,
     &weft__eigh_class,
     &weft__qr_class,

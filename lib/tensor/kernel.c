@@ -205,6 +205,11 @@ size_t weft_kernel_threads(const weft_kernel_ctx_t *ctx)
     return ctx && ctx->pfor ? ctx->threads : 1;
 }
 
+size_t weft_kernel_idle_workers(const weft_kernel_ctx_t *ctx)
+{
+    return ctx && ctx->idle ? ctx->idle(ctx->pfor_user) : 0;
+}
+
 /* Ranges a grain of 0 cuts a loop into (weft/kernel.h). */
 #define KERNEL_DEFAULT_RANGES 16
 

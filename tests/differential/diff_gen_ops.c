@@ -140,6 +140,34 @@ static diff_val_t *la_square(diff_gen_t *gn, weft_dtype_t dt, int nd, const int6
     return gen_binary(gn, WEFT_ELEMWISE_ADD, x, d);
 }
 
+/* SolveTriangular with random flags on a's triangle (a dominant diagonal,
+ * so well conditioned): b a vector, or a stack whose batch axis is
+ * broadcast (length 1, or absent) against a's. */
+static diff_val_t *la_solve_triangular(diff_gen_t *gn, weft_dtype_t dt, diff_val_t *a,
+                                       int64_t n, int64_t k, int64_t bt, bool stack)
+{
+    int form = diff_rng_int(&gn->rng, 0, 2); /* vector b, b of a's rank, b with batch 1 */
+    int64_t sb[3] = { form == 2 ? 1 : bt, n, k };
+    int ndb = form == 0 ? 1 : stack ? 3 : 2;
+    const int64_t *shb = form == 0 ? &n : stack ? sb : sb + 1;
+    bool smooth = gn->smooth, lower = diff_rng_chance(&gn->rng, 0.5);
+    bool unit = diff_rng_chance(&gn->rng, 0.3);
+    weft_solve_trans_t trans = (weft_solve_trans_t)diff_rng_int(&gn->rng, 0, 2);
+    gn->smooth = true;
+    diff_val_t *b = la_operand(gn, dt, ndb, shb);
+    gn->smooth = smooth;
+    if (!b || !gen_live(gn)) return NULL;
+    int64_t so[3] = { bt, n, k };
+    int ndo = (stack ? 3 : 2) - (form == 0);
+    const int64_t *sho = stack ? so : so + 1;
+    if (form == 0) { /* x: a's batch + (n,) */
+        so[1] = n;
+        sho = stack ? so : &n;
+    }
+    weft_var_t *out = weft_solve_triangular(gn->g, a->v, b->v, lower, trans, unit);
+    return gen_push(gn, WEFT_OK, out, ndo, sho);
+}
+
 /* Solve, CholeskySolve (the lower triangle of a dominant matrix is a
  * well-conditioned factor), Inv, Det, singular values, eigenvalues on one
  * matrix or a stack of them. */
@@ -151,9 +179,10 @@ static diff_val_t *la_solver(diff_gen_t *gn, weft_dtype_t dt)
     int nd = stack ? 3 : 2;
     int64_t sa[3] = { bt, n, n }, sb[3] = { bt, n, k };
     diff_val_t *a = la_square(gn, dt, nd, stack ? sa : sa + 1);
-    int op = diff_rng_int(&gn->rng, 0, 5);
+    int op = diff_rng_int(&gn->rng, 0, 6);
     if (!a || !gen_live(gn)) return NULL;
     weft_var_t *out = NULL;
+    if (op == 6) return la_solve_triangular(gn, dt, a, n, k, bt, stack);
     if (op <= 1) {
         bool vec = !stack && diff_rng_chance(&gn->rng, 0.4);
         int ndb = vec ? 1 : nd;

@@ -1214,7 +1214,24 @@ def einsum_op(props, ins):
     return _linalg_val(np.asarray(p).astype(dt), n_terms + len(ins), mag, err)
 
 
-LAPACK_OPS = ('Solve', 'CholeskySolve', 'Inv', 'Det', 'Svd', 'Eigh')
+def solve_triangular(a, b, props):
+    """scipy.linalg.solve_triangular on broadcast stacks (weft_solve_triangular):
+    a vector b is solved against every matrix of a."""
+    n = a.shape[-1]
+    t = np.tril(a) if props['lower'] else np.triu(a)
+    if props['unit_diagonal']:
+        t = t - t * np.eye(n) + np.eye(n)
+    if props['trans']:
+        t = np.swapaxes(t, -1, -2)
+    vec = b.ndim == 1
+    if vec:
+        b = np.broadcast_to(b[:, None], a.shape[:-2] + (n, 1))
+    shape = np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + b.shape[-2:]
+    r = np.linalg.solve(t, b) if n and b.size else np.zeros(shape)
+    return r[..., 0] if vec else r
+
+
+LAPACK_OPS = ('Solve', 'CholeskySolve', 'Inv', 'Det', 'Svd', 'Eigh', 'SolveTriangular')
 
 
 def lapack_op(op, ins, props=None):
@@ -1229,7 +1246,9 @@ def lapack_op(op, ins, props=None):
     if op == 'CholeskySolve':
         lo = np.tril(a)
         a = lo @ np.swapaxes(lo, -1, -2)
-    if op in ('Solve', 'CholeskySolve'):
+    if op == 'SolveTriangular':
+        r = solve_triangular(a, f64(ins[1].v), props)
+    elif op in ('Solve', 'CholeskySolve'):
         b = f64(ins[1].v)
         r = np.linalg.solve(a, b) if n and b.size else np.zeros(b.shape)
     elif op == 'Inv':

@@ -15,6 +15,8 @@
 #include <cmocka.h>
 
 #include "ops_check.h"
+#include "weft/array_ops.h"
+#include "weft/grad.h"
 #include "ops_fixture.h" /* fx_setup, fx_teardown: *state is the graph */
 
 static weft_var_t *var_like(weft_graph_t *g, const weft_tensor_t *t)
@@ -705,6 +707,84 @@ static void test_svd_vectors_and_pinv_grads_verify(void **state)
 }
 
 
+/* ---- two batch axes, full_matrices ---------------------------------------------------- */
+
+typedef struct svdk {
+    bool full;
+    int out; /* 0: u, 1: vh, 2: u, s and vh together */
+} svdk_t;
+
+static weft_var_t *svd_any_fn(weft_graph_t *g, size_t n, weft_var_t *const *in, void *user)
+{
+    const svdk_t *k = user;
+    weft_var_t *u = NULL, *vh = NULL, *s = weft_svd(g, in[0], k->full, true, &u, &vh);
+    (void)n;
+    if (k->out < 2) {
+        return k->out ? vh : u;
+    }
+    int nd = weft_type_ndim(weft_var_type(s));
+    return weft_matmul(g, weft_mul(g, u, u), weft_mul(g, vh, weft_expand_dims(g, s, nd)));
+}
+
+static void verify_svd(svdk_t k, int nd, const int64_t *shape, uint64_t seed)
+{
+    weft_tensor_t *pt = ck_random(WEFT_FLOAT64, nd, shape, -1, 1, seed);
+    ck_verify(svd_any_fn, &k, 1, &pt);
+    weft_tensor_release(pt);
+}
+
+/* Every batched op's gradient on stacks with two batch axes. */
+static void test_grads_two_batch_axes(void **state)
+{
+    (void)state;
+    int64_t sa[4] = {2, 2, 3, 3}, sb[4] = {2, 2, 3, 2}, sw[4] = {2, 2, 2, 3};
+    verify(G_SOLVE, 4, sa, 4, sb, 201);
+    verify(G_INV, 4, sa, 0, NULL, 203);
+    verify(G_DET, 4, sa, 0, NULL, 205);
+    verify(G_SLOGDET, 4, sa, 0, NULL, 207);
+    verify(G_CHO, 4, sa, 4, sb, 209);
+    verify_decomp(D_SVALS, 4, sb, 211);
+    verify_decomp(D_EIGVALS, 4, sa, 213);
+    verify_decomp(D_EIGVECS, 4, sa, 215);
+    verify_decomp(D_EIGVECS_UPPER, 4, sa, 217);
+    for (int which = 0; which < 2; which++) {
+        weft_tensor_t *p = ck_random(WEFT_FLOAT64, 4, sb, -1, 1, 219 + (uint64_t)which);
+        ck_verify(qr_fn, &which, 1, &p);
+        weft_tensor_release(p);
+    }
+    for (int out = 0; out < 3; out++) {
+        verify_svd((svdk_t){false, out}, 4, sb, 230 + (uint64_t)out);
+        verify_svd((svdk_t){false, out}, 4, sw, 240 + (uint64_t)out);
+    }
+}
+
+/* full_matrices: square matrices (full u, vh = the reduced ones) have the
+ * vectors' gradient; other shapes refuse it, naming the node. */
+static void test_svd_full_matrices_grads(void **state)
+{
+    weft_graph_t *g = *state;
+    int64_t s233[3] = {2, 3, 3};
+    for (int out = 0; out < 3; out++) {
+        verify_svd((svdk_t){true, out}, 2, s33, 250 + (uint64_t)out);
+        verify_svd((svdk_t){true, out}, 3, s233, 260 + (uint64_t)out);
+    }
+    /* the singular values alone: every shape */
+    weft_var_t *a = ck_var(g, WEFT_FLOAT64, 2, s32), *u = NULL, *vh = NULL;
+    weft_var_t *s = weft_svd(g, a, true, true, &u, &vh);
+    assert_non_null(weft_grad(g, weft_sum(g, s, 0, NULL, false), a));
+    assert_null(weft_grad(g, weft_sum(g, u, 0, NULL, false), a));
+    assert_int_equal(weft_graph_error(g), WEFT_ENOTIMPL);
+    const char *msg = weft_graph_error_message(g);
+    assert_non_null(strstr(msg, "Svd (built at "));
+    assert_non_null(strstr(msg, "test_linalg_lapack.c:"));
+    assert_non_null(strstr(msg, "): no gradient through u or vh with full_matrices for a matrix "
+                                "that is not square (static lengths): their extra columns / "
+                                "rows are not unique (PyTensor refuses full_matrices too) "
+                                "(weft_grad at "));
+    weft_graph_clear_error(g);
+}
+
+
 /* ---- Lstsq ----------------------------------------------------------------------------- */
 
 static void test_lstsq_matches_numpy(void **state)
@@ -834,15 +914,17 @@ static void test_json_round_trip(void **state)
     weft_var_t *a = ck_var(g, WEFT_FLOAT64, 2, s33), *b = ck_var(g, WEFT_FLOAT64, 2, s32);
     weft_var_t *sign = NULL, *ld = weft_slogdet(g, a, &sign);
     weft_var_t *u = NULL, *vh = NULL, *v = NULL;
-    weft_var_t *outs[13] = {weft_solve(g, a, b), weft_inv(g, a), weft_det(g, a), ld, sign,
+    weft_var_t *outs[15] = {weft_solve(g, a, b), weft_inv(g, a), weft_det(g, a), ld, sign,
                             weft_cholesky_solve(g, weft_cholesky(g, a), b),
                             weft_svd(g, b, true, true, &u, &vh), u, vh,
-                            weft_eigh(g, a, false, &v), v, NULL, NULL};
+                            weft_eigh(g, a, false, &v), v, NULL, NULL,
+                            weft_solve_triangular(g, a, b, true, WEFT_TRANS_T, false),
+                            weft_solve_triangular(g, a, b, false, WEFT_TRANS_N, true)};
     weft_var_t *qr_r = NULL;
     outs[11] = weft_qr(g, b, &qr_r);
     outs[12] = weft_lstsq(g, b, a, 0.25);
     weft_var_t *ins[2] = {a, b};
-    weft_graph_io_t io = {2, ins, NULL, 13, outs, 0, NULL}, back;
+    weft_graph_io_t io = {2, ins, NULL, 15, outs, 0, NULL}, back;
     char *text = NULL;
     assert_int_equal(weft_graph_io_save(&io, &text), WEFT_OK);
     const char *path = getenv("WEFT_SAVED_GRAPH");
@@ -853,13 +935,13 @@ static void test_json_round_trip(void **state)
     }
     assert_int_equal(weft_graph_create(NULL, &g2), WEFT_OK);
     assert_int_equal(weft_graph_io_load(g2, text, strlen(text), NULL, &back), WEFT_OK);
-    assert_int_equal(back.n_outputs, 13);
+    assert_int_equal(back.n_outputs, 15);
     weft_tensor_t *vals[2] = {ck_tensor(WEFT_FLOAT64, 2, s33, A),
                               ck_tensor(WEFT_FLOAT64, 2, s32, BM)};
-    weft_tensor_t *r1[13] = {NULL}, *r2[13] = {NULL};
-    assert_int_equal(weft_eval(g, 2, ins, vals, 13, outs, r1), WEFT_OK);
-    assert_int_equal(weft_eval(g2, 2, back.inputs, vals, 13, back.outputs, r2), WEFT_OK);
-    for (int i = 0; i < 13; i++) {
+    weft_tensor_t *r1[15] = {NULL}, *r2[15] = {NULL};
+    assert_int_equal(weft_eval(g, 2, ins, vals, 15, outs, r1), WEFT_OK);
+    assert_int_equal(weft_eval(g2, 2, back.inputs, vals, 15, back.outputs, r2), WEFT_OK);
+    for (int i = 0; i < 15; i++) {
         size_t bytes = weft_tensor_size(r1[i]) * weft_dtype_size(weft_tensor_dtype(r1[i]));
         assert_int_equal(weft_tensor_size(r1[i]), weft_tensor_size(r2[i]));
         assert_memory_equal(weft_tensor_data(r1[i]), weft_tensor_data(r2[i]), bytes);
@@ -872,6 +954,8 @@ static void test_json_round_trip(void **state)
                                  "\"compute_uv\":true}"));
     assert_non_null(strstr(text, "\"op\":\"Eigh\",\"props\":{\"lower\":false,"
                                  "\"compute_v\":true}"));
+    assert_non_null(strstr(text, "\"op\":\"SolveTriangular\",\"props\":{\"lower\":true,"
+                                 "\"trans\":1,\"unit_diagonal\":false}"));
     weft_tensor_release(vals[0]);
     weft_tensor_release(vals[1]);
     weft_graph_io_clear(&back);
@@ -901,6 +985,8 @@ int main(void)
         cmocka_unit_test(test_qr_grads_verify),
         T(test_pinv_matches_numpy),
         cmocka_unit_test(test_svd_vectors_and_pinv_grads_verify),
+        cmocka_unit_test(test_grads_two_batch_axes),
+        T(test_svd_full_matrices_grads),
         T(test_lstsq_matches_numpy),
         cmocka_unit_test(test_lstsq_grads_verify),
         cmocka_unit_test(test_json_round_trip),

@@ -46,6 +46,21 @@ static void row_shapes(const ob_row_t *row, int64_t n, int64_t shape_a[2], int64
 {
     shape_a[0] = row->rows ? row->rows : n / OB_COLS;
     shape_a[1] = shape_b[0] = row->rows ? row->cols : OB_COLS;
+    if (row->b_indices) {
+        shape_b[0] = shape_a[0];
+    }
+}
+
+/* int64 indices (len,) uniform in [0, bound) drawn from seed. */
+static weft_tensor_t *index_input(int64_t len, int64_t bound, uint64_t seed)
+{
+    weft_tensor_t *t = NULL;
+    ob_check(weft_tensor_empty(WEFT_INT64, 1, &len, &t), "allocate", NULL);
+    int64_t *d = weft_tensor_data(t);
+    for (int64_t i = 0; i < len; i++) {
+        d[i] = (int64_t)(splitmix64(&seed) % (uint64_t)bound);
+    }
+    return t;
 }
 
 /* The row's graph on a and b (row_shapes), compiled on pool. */
@@ -57,7 +72,8 @@ static weft_function_t *compile_row(const ob_row_t *row, int64_t n, weft_pool_t 
     const weft_type_t *ta = NULL, *tb = NULL;
     ob_check(weft_graph_create(NULL, &g), "graph", NULL);
     ob_check(weft_type_tensor(g, WEFT_FLOAT64, 2, shape_a, &ta), "type", g);
-    ob_check(weft_type_tensor(g, WEFT_FLOAT64, 1, shape_b, &tb), "type", g);
+    ob_check(weft_type_tensor(g, row->b_indices ? WEFT_INT64 : WEFT_FLOAT64, 1, shape_b, &tb),
+             "type", g);
     weft_var_t *in[2] = {weft_var_create(g, ta, "a"), weft_var_create(g, tb, "b")};
     weft_var_t *out = row->build(g, in);
     ob_check_built(out, row->name, g);
@@ -150,7 +166,9 @@ void ob_run_row(const ob_row_t *row, const ob_config_t *cfg)
 {
     int64_t shape_a[2], shape_b[1];
     row_shapes(row, cfg->n, shape_a, shape_b);
-    weft_tensor_t *in[2] = {uniform_input(2, shape_a, 42), uniform_input(1, shape_b, 43)};
+    weft_tensor_t *in[2] = {uniform_input(2, shape_a, 42),
+                            row->b_indices ? index_input(shape_b[0], shape_a[0], 43)
+                                           : uniform_input(1, shape_b, 43)};
     weft_function_t *f = compile_row(row, cfg->n, cfg->pool);
     weft_tensor_t *res = NULL;
     row_times_t t = time_row(f, row, in, cfg->reps, &res);

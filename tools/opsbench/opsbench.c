@@ -7,8 +7,11 @@
  *            bw_ratio=R bound=memory|compute numpy_ms=Y vs_numpy=S agree=yes|no
  *     One row of the op table (ops_table.c) on N float64 elements: input a
  *     of shape (N/1000, 1000) or the row's fixed shape (softmax, solve,
- *     svd), uniform in [-1, 1) from a fixed seed, and for binary rows b of
- *     shape (a's columns,) broadcast against it. X: median ms of a warm call
+ *     svd, take, concat8), uniform in [-1, 1) from a fixed seed, and for
+ *     binary rows b of shape (a's columns,) broadcast against it, or for
+ *     take 10^6 random int64 row indices of a (10^6, 16) (np.take(a, b,
+ *     axis=0)); concat8 joins the 8 rows (1250000,) of a (8, 1250000)
+ *     (np.concatenate(list(a))). X: median ms of a warm call
  *     of the row's compiled function (fast_run, on a pool of T workers,
  *     caller-supplied output tensor, which the producing node writes
  *     directly where it can: docs/execution.md §4.7). C: median ms of a
@@ -44,7 +47,7 @@
  *
  * Usage: weft-ops-bench [add|gemm|solve_ref|ROW]... [--reps R] [--threads T] [--n N]
  *   ROW: a row name (exp, add_bcast, sum, max, expm1, arctan2, logsumexp,
- *   cumsum, softmax, solve, svd). Default: every line, 9
+ *   cumsum, softmax, solve, svd, take, concat8). Default: every line, 9
  *   reps, T = weft_pool_default_threads(), N = 10^7 (rows only; a multiple
  *   of 1000). */
 #define _POSIX_C_SOURCE 200809L /* SIGPIPE */

@@ -27,7 +27,7 @@ void *ob_xmalloc(size_t bytes);
 /* A row's input a has shape (n / OB_COLS, OB_COLS), or (rows, cols) when the
  * row fixes them (the issue's shapes: softmax on (4096, 1024), solve on
  * 512 x 512); a row with two inputs also gets b of shape (a's columns,),
- * broadcast along a's first axis. */
+ * broadcast along a's first axis, or (b_indices) int64 row indices of a. */
 #define OB_COLS 1000
 
 typedef weft_var_t *(*ob_build_fn)(weft_graph_t *g, weft_var_t *const *in);
@@ -40,6 +40,7 @@ typedef struct ob_row {
     double bytes_per_elem; /* bytes the op must move (reads + writes) per element of a */
     bool memory_bound;    /* judged against 0.8x memcpy bandwidth */
     int64_t rows, cols;   /* a's fixed shape; 0: (n / OB_COLS, OB_COLS) */
+    bool b_indices;       /* b: int64 indices (rows,) uniform in [0, rows) instead */
 } ob_row_t;
 
 /* The rows, in the order of a run without arguments. */

@@ -82,8 +82,14 @@ weft_status_t weft__take_indices(weft_kernel_ctx_t *ctx, const char *op, const w
     weft_status_t st = weft_kernel_scratch(ctx, WEFT_INT64, 1, &n, out);
     if (st != WEFT_OK) return st;
     int64_t *v = weft_tensor_data(*out);
+    /* contiguous int64 indices (the common case) are read directly rather
+     * than through index_at's per-element stride walk and dtype switch */
+    const int64_t *direct = weft_tensor_dtype(idx) == WEFT_INT64 &&
+                                    weft_tensor_is_contiguous(idx)
+                                ? weft_tensor_data(idx)
+                                : NULL;
     for (int64_t i = 0; i < n; i++) {
-        int64_t t = index_at(idx, i);
+        int64_t t = direct ? direct[i] : index_at(idx, i);
         if (t < -len || t >= len) {
             weft_kernel_scratch_done(ctx, *out);
             *out = NULL;
@@ -181,10 +187,16 @@ static weft_status_t gather_range(void *arg, size_t begin, size_t end)
     default: break;
     }
 #undef GATHER_TYPED
+    /* wider rows: (o, k) advanced without a division per row */
+    int64_t o = (int64_t)begin / n, k = (int64_t)begin % n;
+    const char *xo = c->x + (size_t)(o * c->len) * c->row;
     for (size_t r = begin; r < end; r++) {
-        int64_t o = (int64_t)r / n, k = (int64_t)r % n;
         if (c->idx[k] < 0) memset(c->out + r * c->row, 0, c->row);
-        else memcpy(c->out + r * c->row, c->x + (size_t)(o * c->len + c->idx[k]) * c->row, c->row);
+        else memcpy(c->out + r * c->row, xo + (size_t)c->idx[k] * c->row, c->row);
+        if (++k == n) {
+            k = 0;
+            xo += (size_t)c->len * c->row;
+        }
     }
     return WEFT_OK;
 }

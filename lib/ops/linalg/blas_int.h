@@ -25,6 +25,8 @@ bool weft__blas_dims_fit(int n, const int64_t *dims);
  * (WEFT_ESTATE) and sets the global thread count to the kind's setting when it
  * differs. Called at the start of every BLAS-backed perform. */
 weft_status_t weft__blas_enter(weft_blas_kind_t kind);
+/* The same with an explicit count (1..256). */
+weft_status_t weft__blas_enter_threads(int n_threads);
 
 /* The kernels take float32, float64 and (gemm, gemv: alpha and beta
  * complex; trsm, syrk: real; potrf) complex64 / complex128 data (cgemm/zgemm, ...;

@@ -35,8 +35,9 @@ weft_status_t weft_blas_check(void)
 
 weft_status_t weft_blas_set_threads(weft_blas_kind_t kind, int n_threads, int *previous)
 {
-    if ((unsigned)kind >= WEFT_BLAS_KIND_COUNT || n_threads < 1 ||
-        n_threads > BLAS_MAX_THREADS) {
+    bool free_ok = kind == WEFT_BLAS_KIND_LAPACK && n_threads == WEFT_BLAS_THREADS_FREE;
+    if ((unsigned)kind >= WEFT_BLAS_KIND_COUNT ||
+        (!free_ok && (n_threads < 1 || n_threads > BLAS_MAX_THREADS))) {
         return WEFT_EINVAL;
     }
     if (previous) {
@@ -77,10 +78,15 @@ void weft_blas_scope_exit(weft_blas_scope_t *scope)
 
 weft_status_t weft__blas_enter(weft_blas_kind_t kind)
 {
+    int want = weft_blas_get_threads(kind);
+    return weft__blas_enter_threads(want < 1 ? 1 : want); /* FREE without an order: 1 */
+}
+
+weft_status_t weft__blas_enter_threads(int want)
+{
     if (weft_blas_check() != WEFT_OK) {
         return WEFT_ESTATE;
     }
-    int want = weft_blas_get_threads(kind);
     /* Only change the global when it differs: with every kind at its default
      * of 1 this sets it once per process and never again. */
     if (openblas_get_num_threads() != want) {

@@ -20,6 +20,8 @@
 /* The op classes of linalg_solve.c (listed in builtin_classes.c). */
 extern const weft_op_class_t weft__solve_class, weft__inv_class, weft__det_class,
     weft__slogdet_class, weft__cho_solve_class, weft__lstsq_class;
+/* SolveTriangular (linalg_solve_tri.c). */
+extern const weft_op_class_t weft__solve_tri_class;
 /* The classes of linalg_decomp.c. */
 extern const weft_op_class_t weft__svd_class, weft__eigh_class, weft__qr_class;
 

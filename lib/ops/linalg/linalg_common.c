@@ -12,6 +12,8 @@
 #include "weft/elemwise.h"
 #include "weft/reduce.h"
 #include "weft/shape_ops.h"
+#include "weft/array_ops.h"
+#include "ops_int.h"
 
 static int64_t max1(int64_t v)
 {
@@ -350,6 +352,21 @@ weft_status_t weft__linalg_enter(weft_kernel_ctx_t *ctx, const char *opname,
                              "several threads; link the pthread build", opname);
 }
 
+weft_status_t weft__lapack_enter(weft_kernel_ctx_t *ctx, const char *opname, int64_t order)
+{
+    int want = weft_blas_get_threads(WEFT_BLAS_KIND_LAPACK);
+    if (want == WEFT_BLAS_THREADS_FREE) {
+        size_t idle = order >= WEFT__BLAS_FREE_MIN_ORDER ? weft_kernel_idle_workers(ctx) : 0;
+        size_t cap = weft_kernel_threads(ctx); /* never more threads than workers */
+        want = 1 + (int)(idle + 1 > cap ? (cap > 0 ? cap - 1 : 0) : idle);
+    }
+    if (weft__blas_enter_threads(want) == WEFT_OK) {
+        return WEFT_OK;
+    }
+    return weft_kernel_error(ctx, WEFT_ESTATE, "%s: the serial OpenBLAS build is not safe from "
+                             "several threads; link the pthread build", opname);
+}
+
 /* ---- grad-hook helpers ------------------------------------------------------ */
 
 weft_status_t weft__lg_t(weft_graph_t *g, weft_var_t *x, weft_var_t **out)
@@ -394,4 +411,52 @@ weft_status_t weft__lg_sum_prod(weft_graph_t *g, weft_var_t *a, weft_var_t *b, w
     weft_var_t *p = NULL;
     weft_status_t st = weft__got(g, p = weft_mul(g, a, b));
     return st == WEFT_OK ? weft__got(g, *out = weft_sum(g, p, 0, NULL, false)) : st;
+}
+
+weft_status_t weft__lg_mm(weft_graph_t *g, const char *opname, weft_var_t *a, weft_var_t *b,
+                          weft_var_t **out)
+{
+    const weft_type_t *ta = weft_var_type(a), *tb = weft_var_type(b);
+    int na = weft_type_ndim(ta), nb = weft_type_ndim(tb);
+    int64_t la = na == 3 ? weft_type_dim(ta, 0) : 0, lb = nb == 3 ? weft_type_dim(tb, 0) : 0;
+    /* Dot's batched product: one batch axis of equal lengths (unknown ones
+     * are checked by its kernel) */
+    bool same3 = na == 3 && nb == 3 &&
+                 (la == lb || la == WEFT_DIM_UNKNOWN || lb == WEFT_DIM_UNKNOWN);
+    if ((na <= 2 && nb <= 2) || same3) {
+        return weft__got(g, *out = weft_dot(g, a, b));
+    }
+    for (int d = 0; d < na || d < nb; d++) {
+        if ((d < na && weft_type_dim(ta, d) == WEFT_DIM_UNKNOWN) ||
+            (d < nb && weft_type_dim(tb, d) == WEFT_DIM_UNKNOWN)) {
+            return weft_graph_set_error(g, WEFT_ENOTIMPL, "%s: the gradient of a stack with "
+                                        "more than one batch axis (or broadcast batch axes) "
+                                        "needs static lengths", opname);
+        }
+    }
+    return weft__got(g, *out = weft_matmul(g, a, b));
+}
+
+weft_status_t weft__lg_sum_to(weft_graph_t *g, weft_var_t *grad, weft_var_t *target,
+                              weft_var_t **out)
+{
+    int ng = weft_type_ndim(weft_var_type(grad)), nt = weft_type_ndim(weft_var_type(target));
+    weft_status_t st = WEFT_OK;
+    if (ng > nt) {
+        int axes[WEFT_MAX_NDIM];
+        for (int d = 0; d < ng - nt; d++) {
+            axes[d] = d;
+        }
+        st = weft__got(g, grad = weft_sum(g, grad, (size_t)(ng - nt), axes, false));
+    }
+    return st == WEFT_OK ? weft__grad_reduce_to(g, grad, target, out) : st;
+}
+
+weft_status_t weft__lg_new_axis(weft_graph_t *g, weft_var_t *x, int pos, weft_var_t **out)
+{
+    int nd = weft_type_ndim(weft_var_type(x)), order[WEFT_MAX_NDIM];
+    for (int d = 0, s = 0; d <= nd; d++) {
+        order[d] = d == pos ? WEFT_DIMSHUFFLE_NEW : s++;
+    }
+    return weft__got(g, *out = weft_dimshuffle(g, x, nd + 1, order));
 }

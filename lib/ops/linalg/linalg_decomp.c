@@ -9,12 +9,13 @@
  *   column-major copy;
  * Gradients (Giles 2008; Murray 2016 for the triangle read):
  * - Svd, singular values: da = u diag(gs) vh (reduced u, vh; a Svd node of
- *   its own when the op computes no vectors); through u and vh (reduced, one
- *   matrix): Townsend 2016 (svd_grad_uv);
+ *   its own when the op computes no vectors); through u and vh (reduced, or
+ *   full on square matrices): Townsend 2016 (svd_grad_uv);
  * - Eigh: G = v (diag(gw) + F o (v^T gv)) v^T with F_ij = 1/(w_j - w_i)
  *   (i != j, 0 on the diagonal; distinct eigenvalues), da = the read
- *   triangle of G + G^T with the diagonal halved. Single matrices only;
- * - Qr (m >= n, one matrix): PyTensor's QRGrad (see qr_grad). */
+ *   triangle of G + G^T with the diagonal halved;
+ * - Qr (m >= n): PyTensor's QRGrad (see qr_grad).
+ * Every gradient takes stacks with any number of batch axes (weft__lg_mm). */
 #include <lapacke.h>
 #include <stdio.h>
 #include <string.h>
@@ -212,7 +213,7 @@ static weft_status_t svd_perform(const weft_apply_t *node, weft_tensor_t *const 
     int64_t es = (int64_t)weft_dtype_size(dt);
     weft_status_t st = weft__linalg_fit(ctx, "Svd", 2, dims);
     if (st == WEFT_OK) {
-        st = weft__linalg_enter(ctx, "Svd", WEFT_BLAS_KIND_LAPACK);
+        st = weft__lapack_enter(ctx, "Svd", k);
     }
     if (st == WEFT_OK) {
         st = svd_alloc(ctx, p, a, outputs);
@@ -266,11 +267,16 @@ static weft_status_t as_row(weft_graph_t *g, weft_var_t *x, weft_var_t **out)
     return weft__got(g, *out = weft_dimshuffle(g, x, nb + 2, order));
 }
 
-/* x[:, None]: a vector as a column, to scale the rows of a matrix. */
+/* x[..., :, None]: a stack of vectors as columns, to scale the rows of a matrix. */
 static weft_status_t as_col(weft_graph_t *g, weft_var_t *x, weft_var_t **out)
 {
-    static const int col[2] = {0, WEFT_DIMSHUFFLE_NEW};
-    return weft__got(g, *out = weft_dimshuffle(g, x, 2, col));
+    return weft__lg_new_axis(g, x, weft_type_ndim(weft_var_type(x)), out);
+}
+
+/* a @ b of the gradients (any number of batch axes). */
+static weft_status_t mm(weft_graph_t *g, weft_var_t *a, weft_var_t *b, weft_var_t **out)
+{
+    return weft__lg_mm(g, "the decompositions' gradient", a, b, out);
 }
 
 static weft_status_t eigh_f_times(weft_graph_t *g, weft_var_t *w, weft_var_t *x,
@@ -283,7 +289,7 @@ static weft_status_t svd_f_skew(weft_graph_t *g, weft_var_t *s2, weft_var_t *p, 
     weft_var_t *pt = NULL, *y = NULL, *yt = NULL, *d = NULL;
     weft_status_t st = weft__lg_t(g, p, &pt);
     if (st == WEFT_OK) {
-        st = weft__got(g, y = weft_dot(g, pt, q));
+        st = mm(g, pt, q, &y);
     }
     if (st == WEFT_OK) {
         st = weft__lg_t(g, y, &yt);
@@ -300,9 +306,9 @@ static weft_status_t svd_reject(weft_graph_t *g, weft_var_t *x, weft_var_t *a, w
                                 weft_var_t **out)
 {
     weft_var_t *bx = NULL, *abx = NULL;
-    weft_status_t st = weft__got(g, bx = weft_dot(g, b, x));
+    weft_status_t st = mm(g, b, x, &bx);
     if (st == WEFT_OK) {
-        st = weft__got(g, abx = weft_dot(g, a, bx));
+        st = mm(g, a, bx, &abx);
     }
     return st == WEFT_OK ? weft__got(g, *out = weft_sub(g, x, abx)) : st;
 }
@@ -371,7 +377,7 @@ static weft_status_t svd_grad_uv(weft_graph_t *g, weft_var_t *u, weft_var_t *s, 
         }
     }
     if (st == WEFT_OK && inner) { /* u inner (v^T applied below) */
-        st = weft__got(g, t = weft_dot(g, u, inner));
+        st = mm(g, u, inner, &t);
         if (st == WEFT_OK) {
             st = weft__got(g, main = main ? weft_add(g, main, t) : t);
         }
@@ -380,19 +386,22 @@ static weft_status_t svd_grad_uv(weft_graph_t *g, weft_var_t *u, weft_var_t *s, 
         st = weft__got(g, main = main ? weft_add(g, main, ex) : ex);
     }
     if (st == WEFT_OK) {
-        st = weft__got(g, sum = weft_dot(g, main, vh));
+        st = mm(g, main, vh, &sum);
     }
     if (st == WEFT_OK && gvh) { /* u S^-1 gvh (I - v v^T) = u (S^-1 (gvh - (gvh v) vh)) */
-        weft_var_t *gvv = NULL, *r2 = NULL, *sc = NULL, *ur = NULL;
-        st = weft__got(g, gvv = weft_dot(g, gvh, v));
+        weft_var_t *gvv = NULL, *gvvv = NULL, *r2 = NULL, *sc = NULL, *ur = NULL;
+        st = mm(g, gvh, v, &gvv);
         if (st == WEFT_OK) {
-            st = weft__got(g, r2 = weft_sub(g, gvh, weft_dot(g, gvv, vh)));
+            st = mm(g, gvv, vh, &gvvv);
+        }
+        if (st == WEFT_OK) {
+            st = weft__got(g, r2 = weft_sub(g, gvh, gvvv));
         }
         if (st == WEFT_OK) {
             st = weft__got(g, sc = weft_mul(g, icol, r2));
         }
         if (st == WEFT_OK) {
-            st = weft__got(g, ur = weft_dot(g, u, sc));
+            st = mm(g, u, sc, &ur);
         }
         if (st == WEFT_OK) {
             st = weft__got(g, sum = weft_add(g, sum, ur));
@@ -412,17 +421,22 @@ static weft_status_t svd_grad(weft_graph_t *g, const weft_apply_t *node,
     if (!gs && !gu && !gvh) {
         return WEFT_OK;
     }
-    int nd = weft_type_ndim(weft_var_type(a));
-    if ((gu || gvh) && (p->full_matrices || nd != 2)) {
-        return weft_graph_set_error(g, WEFT_ENOTIMPL, "Svd: the gradient through u or vh needs "
-                                    "full_matrices false and one matrix");
-    }
-    if (nd > 3) {
-        return weft_graph_set_error(g, WEFT_ENOTIMPL, "Svd: no gradient for stacks of more than "
-                                    "one batch axis");
+    const weft_type_t *ta = weft_var_type(a);
+    int nd = weft_type_ndim(ta);
+    int64_t m = weft_type_dim(ta, nd - 2), n = weft_type_dim(ta, nd - 1);
+    bool square = m == n && m != WEFT_DIM_UNKNOWN; /* full u, vh are the reduced ones */
+    if ((gu || gvh) && p->full_matrices && !square) {
+        const char *file = "?";
+        int line = 0;
+        weft_apply_trace(node, &file, &line);
+        return weft_graph_set_error(g, WEFT_ENOTIMPL, "Svd (built at %s:%d): no gradient "
+                                    "through u or vh with full_matrices for a matrix that is "
+                                    "not square (static lengths): their extra columns / rows "
+                                    "are not unique (PyTensor refuses full_matrices too)", file,
+                                    line);
     }
     weft_var_t *u = NULL, *vh = NULL, *s = NULL, *row = NULL, *us = NULL;
-    if (p->compute_uv && !p->full_matrices) {
+    if (p->compute_uv && (!p->full_matrices || square)) {
         u = weft_apply_output(node, 0);
         s = weft_apply_output(node, 1);
         vh = weft_apply_output(node, 2);
@@ -439,7 +453,7 @@ static weft_status_t svd_grad(weft_graph_t *g, const weft_apply_t *node,
     if (st == WEFT_OK) {
         st = weft__got(g, us = weft_mul(g, u, row));
     }
-    return st == WEFT_OK ? weft__got(g, input_grads[0] = weft_dot(g, us, vh)) : st;
+    return st == WEFT_OK ? mm(g, us, vh, &input_grads[0]) : st;
 }
 
 static int svd_default_output(const weft_op_t *op)
@@ -516,7 +530,7 @@ static weft_status_t eigh_perform(const weft_apply_t *node, weft_tensor_t *const
     }
     st = weft__linalg_fit(ctx, "Eigh", 1, &n);
     if (st == WEFT_OK) {
-        st = weft__linalg_enter(ctx, "Eigh", WEFT_BLAS_KIND_LAPACK);
+        st = weft__lapack_enter(ctx, "Eigh", n);
     }
     if (st == WEFT_OK) {
         st = weft_kernel_alloc_output(ctx, &outputs[0], dt, nd - 1, weft_tensor_shape(a));
@@ -554,11 +568,10 @@ static weft_status_t eigh_perform(const weft_apply_t *node, weft_tensor_t *const
 static weft_status_t eigh_f_times(weft_graph_t *g, weft_var_t *w, weft_var_t *x,
                                   weft_var_t **out)
 {
-    static const int col[2] = {0, WEFT_DIMSHUFFLE_NEW}, row[2] = {WEFT_DIMSHUFFLE_NEW, 0};
     weft_var_t *wc = NULL, *wr = NULL, *d = NULL, *r = NULL, *lo = NULL, *up = NULL, *f = NULL;
-    weft_status_t st = weft__got(g, wc = weft_dimshuffle(g, w, 2, col));
+    weft_status_t st = as_col(g, w, &wc);
     if (st == WEFT_OK) {
-        st = weft__got(g, wr = weft_dimshuffle(g, w, 2, row));
+        st = as_row(g, w, &wr);
     }
     if (st == WEFT_OK) {
         st = weft__got(g, d = weft_sub(g, wr, wc));
@@ -587,9 +600,6 @@ static weft_status_t eigh_grad(weft_graph_t *g, const weft_apply_t *node,
     if (!gw && !gv) {
         return WEFT_OK;
     }
-    if (weft_type_ndim(weft_var_type(a)) != 2) {
-        return weft_graph_set_error(g, WEFT_ENOTIMPL, "Eigh: no gradient for stacks of matrices");
-    }
     weft_var_t *v = NULL, *w = weft_eigh(g, a, p->lower != 0, &v);
     weft_var_t *inner = NULL, *vt = NULL, *m = NULL, *fm = NULL, *vi = NULL, *gm = NULL;
     weft_var_t *gt = NULL, *sym = NULL, *row = NULL;
@@ -604,19 +614,19 @@ static weft_status_t eigh_grad(weft_graph_t *g, const weft_apply_t *node,
         st = weft__lg_t(g, v, &vt);
     }
     if (st == WEFT_OK && gv) { /* + v (F o (v^T gv)) */
-        st = weft__got(g, m = weft_dot(g, vt, gv));
+        st = mm(g, vt, gv, &m);
         if (st == WEFT_OK) {
             st = eigh_f_times(g, w, m, &fm);
         }
         if (st == WEFT_OK) {
-            st = weft__got(g, vi = weft_dot(g, v, fm));
+            st = mm(g, v, fm, &vi);
         }
         if (st == WEFT_OK) {
             st = weft__got(g, inner = inner ? weft_add(g, inner, vi) : vi);
         }
     }
     if (st == WEFT_OK) {
-        st = weft__got(g, gm = weft_dot(g, inner, vt));
+        st = mm(g, inner, vt, &gm);
     }
     if (st == WEFT_OK) {
         st = weft__lg_t(g, gm, &gt);
@@ -703,7 +713,7 @@ static weft_status_t qr_perform(const weft_apply_t *node, weft_tensor_t *const *
     svd_shapes(&sp, nd, weft_tensor_shape(a), &o);
     weft_status_t st = weft__linalg_fit(ctx, "Qr", 2, dims);
     if (st == WEFT_OK) {
-        st = weft__linalg_enter(ctx, "Qr", WEFT_BLAS_KIND_LAPACK);
+        st = weft__lapack_enter(ctx, "Qr", k);
     }
     if (st == WEFT_OK) {
         st = weft_kernel_alloc_output(ctx, &outputs[0], dt, nd, o.u);
@@ -758,34 +768,35 @@ static weft_status_t qr_grad(weft_graph_t *g, const weft_apply_t *node,
         return WEFT_OK;
     }
     const weft_type_t *t = weft_var_type(a);
-    int64_t m = weft_type_dim(t, 0), n = weft_type_dim(t, 1);
-    if (weft_type_ndim(t) != 2 || m == WEFT_DIM_UNKNOWN || n == WEFT_DIM_UNKNOWN || m < n) {
-        return weft_graph_set_error(g, WEFT_ENOTIMPL, "Qr: gradient only for one matrix with "
+    int nd = weft_type_ndim(t);
+    int64_t m = weft_type_dim(t, nd - 2), n = weft_type_dim(t, nd - 1);
+    if (m == WEFT_DIM_UNKNOWN || n == WEFT_DIM_UNKNOWN || m < n) {
+        return weft_graph_set_error(g, WEFT_ENOTIMPL, "Qr: gradient only for matrices with "
                                     "static lengths m >= n");
     }
-    weft_var_t *mm = NULL, *tmp = NULL, *t1 = NULL, *lo = NULL, *slo = NULL, *slot = NULL;
+    weft_var_t *mr = NULL, *tmp = NULL, *t1 = NULL, *lo = NULL, *slo = NULL, *slot = NULL;
     weft_var_t *cl = NULL, *qc = NULL, *b = NULL;
     weft_status_t st = WEFT_OK;
     if (gr) { /* R gR^T */
         st = weft__lg_t(g, gr, &tmp);
         if (st == WEFT_OK) {
-            st = weft__got(g, mm = weft_dot(g, r, tmp));
+            st = mm(g, r, tmp, &mr);
         }
     }
     if (st == WEFT_OK && gq) { /* - gQ^T Q */
         st = weft__lg_t(g, gq, &tmp);
         if (st == WEFT_OK) {
-            st = weft__got(g, t1 = weft_dot(g, tmp, q));
+            st = mm(g, tmp, q, &t1);
         }
         if (st == WEFT_OK) {
-            st = weft__got(g, mm = mm ? weft_sub(g, mm, t1) : weft_neg(g, t1));
+            st = weft__got(g, mr = mr ? weft_sub(g, mr, t1) : weft_neg(g, t1));
         }
     }
     if (st == WEFT_OK) {
-        st = weft__trimask(g, mm, true, 1.0, &lo);
+        st = weft__trimask(g, mr, true, 1.0, &lo);
     }
     if (st == WEFT_OK) {
-        st = weft__trimask(g, mm, true, 0.0, &slo);
+        st = weft__trimask(g, mr, true, 0.0, &slo);
     }
     if (st == WEFT_OK) {
         st = weft__lg_t(g, slo, &slot);
@@ -794,16 +805,20 @@ static weft_status_t qr_grad(weft_graph_t *g, const weft_apply_t *node,
         st = weft__got(g, cl = weft_add(g, lo, slot));
     }
     if (st == WEFT_OK) {
-        st = weft__got(g, qc = weft_dot(g, q, cl));
+        st = mm(g, q, cl, &qc);
     }
     if (st == WEFT_OK) {
         st = weft__got(g, b = gq ? weft_add(g, gq, qc) : qc);
     }
-    /* X R^T = b: a right-side solve with the transposed upper R */
-    return st == WEFT_OK ? weft__got(g, input_grads[0] = weft_trsm(g, r, b, WEFT_TRSM_RIGHT |
-                                                                    WEFT_TRSM_UPPER |
-                                                                    WEFT_TRSM_TRANS))
-                         : st;
+    /* X R^T = b, i.e. R X^T = b^T: the upper triangular solve on each matrix */
+    weft_var_t *bt = NULL, *xt = NULL;
+    if (st == WEFT_OK) {
+        st = weft__lg_t(g, b, &bt);
+    }
+    if (st == WEFT_OK) {
+        st = weft__got(g, xt = weft_solve_triangular(g, r, bt, false, WEFT_TRANS_N, false));
+    }
+    return st == WEFT_OK ? weft__lg_t(g, xt, &input_grads[0]) : st;
 }
 
 const weft_op_class_t weft__qr_class = {

@@ -115,6 +115,23 @@ weft_status_t weft__linalg_fit(weft_kernel_ctx_t *ctx, const char *opname, int n
 /* WEFT_ESTATE on ctx when OpenBLAS is the serial build; else sets its threads. */
 weft_status_t weft__linalg_enter(weft_kernel_ctx_t *ctx, const char *opname,
                                  weft_blas_kind_t kind);
+/* weft__linalg_enter for a LAPACK node whose matrices have order `order`:
+ * the LAPACK kind's setting, or with WEFT_BLAS_THREADS_FREE, 1 + the pool's
+ * idle workers for order >= WEFT__BLAS_FREE_MIN_ORDER (1 below it). */
+#define WEFT__BLAS_FREE_MIN_ORDER 256
+
+/* The tile Cholesky of the Cholesky kernel (linalg_chol_tile.c): used for
+ * float32/float64 matrices of order >= WEFT__CHOL_TILE_MIN_ORDER while the
+ * LAPACK kind runs one OpenBLAS thread (weft__chol_tiled_applies). Factors
+ * the row-major n x n a (lower triangle; the upper one is not touched) in
+ * place, its tiles spread over the node's workers with bits that do not
+ * depend on their number; *info as ?potrf's. Errors: the parallel loop's
+ * (WEFT_ENOMEM), nothing recorded on ctx. */
+#define WEFT__CHOL_TILE_MIN_ORDER 1024
+bool weft__chol_tiled_applies(weft_dtype_t dt, int64_t n);
+weft_status_t weft__chol_tiled(weft_kernel_ctx_t *ctx, weft_dtype_t dt, int64_t n, void *a,
+                               int *info);
+weft_status_t weft__lapack_enter(weft_kernel_ctx_t *ctx, const char *opname, int64_t order);
 
 /* Grad-hook helpers: transpose of the last two axes, outer product of two
  * vectors, x scaled by the 0-d s, -x, sum of every element of a*b. */
@@ -123,6 +140,20 @@ weft_status_t weft__lg_outer(weft_graph_t *g, weft_var_t *a, weft_var_t *b, weft
 weft_status_t weft__lg_scale(weft_graph_t *g, weft_var_t *s, weft_var_t *x, weft_var_t **out);
 weft_status_t weft__lg_neg(weft_graph_t *g, weft_var_t *x, weft_var_t **out);
 weft_status_t weft__lg_sum_prod(weft_graph_t *g, weft_var_t *a, weft_var_t *b, weft_var_t **out);
+/* a @ b over the last two axes for stacks of any rank: Dot up to one batch
+ * axis (ranks <= 2, or both 3 with equal batch lengths), else weft_matmul
+ * (batch axes broadcast; it needs static lengths: WEFT_ENOTIMPL naming
+ * opname otherwise). Used by the gradients of the LAPACK ops. */
+weft_status_t weft__lg_mm(weft_graph_t *g, const char *opname, weft_var_t *a, weft_var_t *b,
+                          weft_var_t **out);
+/* The gradient grad of a broadcast operand summed back to target's shape:
+ * over grad's leading axes that target lacks, and over the axes where
+ * target's static length is 1 and grad's is not (PyTensor's rule: only a
+ * static 1 broadcasts in a gradient). */
+weft_status_t weft__lg_sum_to(weft_graph_t *g, weft_var_t *grad, weft_var_t *target,
+                              weft_var_t **out);
+/* x with a new length-1 axis at position nd (0 <= pos <= ndim(x)). */
+weft_status_t weft__lg_new_axis(weft_graph_t *g, weft_var_t *x, int pos, weft_var_t **out);
 
 /* TriMask{lower, diag_scale}(x): x's lower (or upper) triangle with the
  * diagonal multiplied by diag_scale, zeros elsewhere (linalg_tri.c). */

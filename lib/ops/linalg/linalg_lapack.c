@@ -71,7 +71,7 @@ static weft_status_t chol_perform(const weft_apply_t *node, weft_tensor_t *const
     }
     weft_status_t st = weft__linalg_fit(ctx, "Cholesky", 1, &n);
     if (st == WEFT_OK) {
-        st = weft__linalg_enter(ctx, "Cholesky", WEFT_BLAS_KIND_LAPACK);
+        st = weft__lapack_enter(ctx, "Cholesky", n);
     }
     weft_dtype_t dt = weft_tensor_dtype(x);
     if (st == WEFT_OK) {
@@ -84,7 +84,15 @@ static weft_status_t chol_perform(const weft_apply_t *node, weft_tensor_t *const
         return st;
     }
     void *a = weft_tensor_data(outputs[0]);
-    int info = weft__lapack_potrf(dt, true, n, a, n);
+    int info = 0;
+    if (weft__chol_tiled_applies(dt, n)) {
+        st = weft__chol_tiled(ctx, dt, n, a, &info);
+        if (st != WEFT_OK) {
+            return weft_kernel_error(ctx, st, "Cholesky: the tile loop failed");
+        }
+    } else {
+        info = weft__lapack_potrf(dt, true, n, a, n);
+    }
     if (info > 0) {
         return weft_kernel_error(ctx, WEFT_ERANGE, "Cholesky: the matrix is not positive "
                                  "definite (leading minor of order %d)", info);

@@ -87,7 +87,7 @@ static weft_status_t square_enter(weft_kernel_ctx_t *ctx, const char *opname,
         return weft__linalg_shape_error(ctx, opname, "the matrices are not square");
     }
     weft_status_t st = weft__linalg_fit(ctx, opname, 1, n);
-    return st == WEFT_OK ? weft__linalg_enter(ctx, opname, WEFT_BLAS_KIND_LAPACK) : st;
+    return st == WEFT_OK ? weft__lapack_enter(ctx, opname, *n) : st;
 }
 
 /* ---- make_node ---------------------------------------------------------------- */
@@ -405,18 +405,6 @@ static int slogdet_default_output(const weft_op_t *op)
 
 /* ---- gradients --------------------------------------------------------------------- */
 
-/* a @ b for stacks of rank 2 or 3 (Dot's batched product); higher ranks have
- * no gradient yet (WEFT_ENOTIMPL naming the op). */
-static weft_status_t lg_mm(weft_graph_t *g, const char *opname, weft_var_t *a, weft_var_t *b,
-                           weft_var_t **out)
-{
-    if (weft_type_ndim(weft_var_type(a)) > 3 || weft_type_ndim(weft_var_type(b)) > 3) {
-        return weft_graph_set_error(g, WEFT_ENOTIMPL, "%s: no gradient for stacks of more than "
-                                    "one batch axis", opname);
-    }
-    return weft__got(g, *out = weft_dot(g, a, b));
-}
-
 /* -db x^T (vector b: -outer(db, x)): the gradient of a in a x = b. */
 static weft_status_t grad_lhs(weft_graph_t *g, const char *opname, weft_var_t *db,
                               weft_var_t *x, weft_var_t **out)
@@ -428,7 +416,7 @@ static weft_status_t grad_lhs(weft_graph_t *g, const char *opname, weft_var_t *d
     } else {
         st = weft__lg_t(g, x, &xt);
         if (st == WEFT_OK) {
-            st = lg_mm(g, opname, db, xt, &prod);
+            st = weft__lg_mm(g, opname, db, xt, &prod);
         }
     }
     return st == WEFT_OK ? weft__lg_neg(g, prod, out) : st;
@@ -460,10 +448,10 @@ static weft_status_t inv_grad(weft_graph_t *g, const weft_apply_t *node,
     }
     weft_status_t st = weft__lg_t(g, y, &yt);
     if (st == WEFT_OK) {
-        st = lg_mm(g, "Inv", yt, gz, &p);
+        st = weft__lg_mm(g, "Inv", yt, gz, &p);
     }
     if (st == WEFT_OK) {
-        st = lg_mm(g, "Inv", p, yt, &q);
+        st = weft__lg_mm(g, "Inv", p, yt, &q);
     }
     return st == WEFT_OK ? weft__lg_neg(g, q, &input_grads[0]) : st;
 }
@@ -519,10 +507,6 @@ static weft_status_t cho_solve_grad(weft_graph_t *g, const weft_apply_t *node,
     if (!gz) {
         return WEFT_OK;
     }
-    if (weft_type_ndim(weft_var_type(l)) != 2) {
-        return weft_graph_set_error(g, WEFT_ENOTIMPL, "CholeskySolve: no gradient for stacks "
-                                    "of matrices");
-    }
     weft_status_t st = weft__got(g, input_grads[1] = weft_cholesky_solve(g, l, gz));
     if (st == WEFT_OK) {
         st = grad_lhs(g, "CholeskySolve", input_grads[1], weft_apply_output(node, 0), &da);
@@ -537,7 +521,7 @@ static weft_status_t cho_solve_grad(weft_graph_t *g, const weft_apply_t *node,
         st = weft__trimask(g, l, true, 1.0, &lt);
     }
     if (st == WEFT_OK) {
-        st = weft__got(g, p = weft_dot(g, sym, lt));
+        st = weft__lg_mm(g, "CholeskySolve", sym, lt, &p);
     }
     return st == WEFT_OK ? weft__trimask(g, p, true, 1.0, &input_grads[0]) : st;
 }
@@ -682,7 +666,7 @@ static weft_status_t lstsq_perform(const weft_apply_t *node, weft_tensor_t *cons
     }
     weft_status_t st = weft__linalg_fit(ctx, "Lstsq", 3, dims);
     if (st == WEFT_OK) {
-        st = weft__linalg_enter(ctx, "Lstsq", WEFT_BLAS_KIND_LAPACK);
+        st = weft__lapack_enter(ctx, "Lstsq", m < n ? m : n);
     }
     if (st == WEFT_OK) {
         st = weft_kernel_alloc_output(ctx, &outputs[0], dt, nb, xs);

@@ -1,12 +1,13 @@
 /* TriMask{lower, diag_scale}(x): the lower (or upper) triangle of a matrix
- * with its diagonal multiplied by diag_scale and zeros elsewhere. Internal:
- * the building block of the Cholesky and Trsm gradients (tril, and the
- * "tril with halved diagonal" Phi of the Cholesky gradient). It is linear and
+ * (of each matrix of a stack (..., r, c)) with its diagonal multiplied by
+ * diag_scale and zeros elsewhere. Internal: the building block of the
+ * Cholesky, Trsm and SolveTriangular gradients (tril, and the "tril with
+ * halved diagonal" Phi of the Cholesky gradient). It is linear and
  * self-adjoint, so its gradient is itself applied to the output gradient. */
 #include <stdio.h>
 #include <string.h>
 
-#include "linalg_int.h"
+#include "lapack_int.h"
 #include "props_fields_int.h"
 
 typedef struct tri_props {
@@ -18,12 +19,16 @@ static weft_status_t tri_make_node(weft_graph_t *g, const weft_op_t *op, size_t 
                                    weft_var_t *const *in, size_t *n_out,
                                    const weft_type_t **out_types)
 {
-    static const int ranks[1] = {2};
+    static const int ranks[1] = {-1};
     weft_dtype_t dt;
     (void)op;
     weft_status_t st = weft__linalg_check(g, "TriMask", n_in, in, 1, ranks, &dt);
     if (st != WEFT_OK) {
         return st;
+    }
+    if (weft_type_ndim(weft_var_type(in[0])) < 2) {
+        return weft_graph_set_error(g, WEFT_ETYPE, "TriMask: input 0 has %d dims (need 2 or "
+                                    "more)", weft_type_ndim(weft_var_type(in[0])));
     }
     *n_out = 1;
     out_types[0] = weft_var_type(in[0]);
@@ -38,20 +43,10 @@ static double tri_factor(const tri_props_t *p, int64_t i, int64_t j)
     return (p->lower ? j < i : j > i) ? 1.0 : 0.0;
 }
 
-static weft_status_t tri_perform(const weft_apply_t *node, weft_tensor_t *const *in,
-                                 weft_tensor_t **outputs, weft_kernel_ctx_t *ctx)
+/* One matrix: xd (strides s0, s1) masked into the contiguous o. */
+static void tri_matrix(const tri_props_t *p, weft_dtype_t dt, const void *xd, int64_t r,
+                       int64_t c, int64_t s0, int64_t s1, void *o)
 {
-    const tri_props_t *p = weft_op_props(weft_apply_op(node));
-    const weft_tensor_t *x = in[0];
-    weft_dtype_t dt = weft_tensor_dtype(x);
-    weft_status_t st = weft_kernel_alloc_output(ctx, &outputs[0], dt, 2, weft_tensor_shape(x));
-    if (st != WEFT_OK) {
-        return st;
-    }
-    int64_t r = weft_tensor_dim(x, 0), c = weft_tensor_dim(x, 1);
-    int64_t s0 = weft_tensor_stride(x, 0), s1 = weft_tensor_stride(x, 1);
-    void *o = weft_tensor_data(outputs[0]);
-    const void *xd = weft_tensor_data(x);
     for (int64_t i = 0; i < r; i++) {
         for (int64_t j = 0; j < c; j++) {
             double f = tri_factor(p, i, j); /* f == 0: a true zero, even for Inf/NaN */
@@ -63,6 +58,28 @@ static weft_status_t tri_perform(const weft_apply_t *node, weft_tensor_t *const 
                 ((float *)o)[i * c + j] = f == 0.0 ? 0.0f : (float)(f * v);
             }
         }
+    }
+}
+
+static weft_status_t tri_perform(const weft_apply_t *node, weft_tensor_t *const *in,
+                                 weft_tensor_t **outputs, weft_kernel_ctx_t *ctx)
+{
+    const tri_props_t *p = weft_op_props(weft_apply_op(node));
+    const weft_tensor_t *x = in[0];
+    weft_dtype_t dt = weft_tensor_dtype(x);
+    int nd = weft_tensor_ndim(x);
+    weft_status_t st = weft_kernel_alloc_output(ctx, &outputs[0], dt, nd, weft_tensor_shape(x));
+    if (st != WEFT_OK) {
+        return st;
+    }
+    int64_t r = weft_tensor_dim(x, nd - 2), c = weft_tensor_dim(x, nd - 1);
+    int64_t s0 = weft_tensor_stride(x, nd - 2), s1 = weft_tensor_stride(x, nd - 1);
+    size_t es = weft_dtype_size(dt);
+    char *o = weft_tensor_data(outputs[0]);
+    const char *xd = weft_tensor_data(x);
+    for (int64_t b = 0, count = weft__batch_count(x, 2); b < count; b++) {
+        tri_matrix(p, dt, xd + weft__batch_offset(x, 2, b) * (int64_t)es, r, c, s0, s1,
+                   o + b * r * c * (int64_t)es);
     }
     return WEFT_OK;
 }

@@ -45,6 +45,9 @@ struct weft_kernel_ctx {
     weft__kernel_pfor_fn pfor;
     void *pfor_user;
     size_t threads;
+    /* The pool's idle workers now (weft_kernel_idle_workers), given
+     * pfor_user; NULL: 0. Set with pfor. */
+    size_t (*idle)(void *pfor_user);
     /* Recycled view handles (weft_kernel_view_output): out_cells[k] is the
      * node's output cell k and stash[k] the raw handle (tensor_int.h) the
      * runtime kept from that slot's last view, or NULL. n_out 0: none. */
@@ -98,6 +101,7 @@ static inline void weft__kernel_ctx_init(weft_kernel_ctx_t *ctx, weft__kernel_al
     ctx->own_cell = NULL;
     ctx->pfor = NULL;
     ctx->pfor_user = NULL;
+    ctx->idle = NULL;
     ctx->threads = 1;
     ctx->out_cells = ctx->stash = NULL;
     ctx->n_out = 0;
