@@ -15,6 +15,7 @@
 #include "base/clock.h"
 #include "base/vec.h"
 #include "compile_int.h"
+#include "graph/ifelse_id.h"
 #include "graph/site.h"
 #include "tensor/tensor_int.h" /* weft__tensor_is_block_base */
 
@@ -243,6 +244,37 @@ static weft_status_t kernel_loop_run(void *pool, size_t n, size_t grain, weft_ke
     return weft_pool_parallel_for(pool, 0, n, grain, kernel_loop_range, &kl);
 }
 
+bool weft__guard_holds(const weft__call_state_t *cs, uint32_t off)
+{
+    const uint32_t *w = cs->f->guards + off;
+    uint32_t nt = *w++;
+    for (uint32_t t = 0; t < nt; t++) {
+        uint32_t len = *w++;
+        bool all = true;
+        /* left to right: a literal is read only when those before it hold
+         * (guard.c: its condition was computed then) */
+        for (uint32_t k = 0; k < len && all; k++) {
+            const weft_tensor_t *c = cs->cells[w[k] >> 1];
+            all = c && weft__ifelse_cond_true(weft_tensor_flat_get(c, 0)) != (w[k] & 1u);
+        }
+        if (all) return true;
+        w += len;
+    }
+    return false;
+}
+
+/* A guarded node whose guard is false this call: it neither runs nor
+ * allocates, and counts down as if it had run, so the values it would have
+ * read are still freed by their last reader. Its outputs stay as they are
+ * (empty, or a planned value's arena handle): every node that reads them is
+ * skipped too, or an IfElse reading its other branch. */
+static weft_status_t node_skip(weft__call_state_t *cs, const weft__cnode_t *n)
+{
+    cs->skipped[node_index(cs, n)] = 1;
+    count_down(cs, weft__cnode_slots(cs->f, n), cs->f->profile);
+    return WEFT_OK;
+}
+
 weft_status_t weft__node_body(void *arg, const weft_task_ctx_t *tctx)
 {
     const weft__cnode_t *n = arg;
@@ -251,6 +283,10 @@ weft_status_t weft__node_body(void *arg, const weft_task_ctx_t *tctx)
      * test of a field on a line the node reads anyway */
     if (WEFT_UNLIKELY(cs->token != NULL) && weft__call_stop(cs, node_index(cs, n)))
         return WEFT_ECANCELED;
+    if (WEFT_UNLIKELY(n->guard != 0)) {
+        if (!weft__guard_holds(cs, n->guard)) return node_skip(cs, n);
+        cs->skipped[node_index(cs, n)] = 0;
+    }
     weft_function_t *f = cs->f;
     weft_tensor_t **out = cs->cells + n->out_base;
     /* the output cell usually holds last call's tensor, which perform will

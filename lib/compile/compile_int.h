@@ -62,6 +62,9 @@ typedef struct weft__cnode {
      * caller's tensor (direct_out.c): see cs->own */
     uint32_t direct : 1;
     uint32_t out_base; /* output j lives in slot out_base + j */
+    /* word offset of the node's guard in f->guards (guard.c,
+     * docs/control-flow.md §2): it runs only when the guard holds; 0: always */
+    uint32_t guard;
 } weft__cnode_t;
 
 _Static_assert(sizeof(weft__cnode_t) == 32 && _Alignof(weft__cnode_t) == 32,
@@ -223,6 +226,8 @@ typedef struct weft__call_state weft__call_state_t;
 typedef struct weft__prof_acc {
     uint64_t calls, call_ns, run_ns, node_ns, peak_bytes;
     uint64_t *node_time, *node_calls; /* per node */
+    uint64_t *node_skips;             /* per node: calls that skipped it (guard false) */
+    uint8_t *last_skipped;            /* per node: the last call skipped it */
     uint32_t *node_worker;
     uint64_t *worker_idle, *worker_busy;
     /* the last call */
@@ -305,6 +310,9 @@ struct weft_function {
      * destroyed value aliases a mutable input); its start commits a
      * cancelable call (call_cancel.c). NULL when no node does. */
     uint8_t *writes_caller;
+    /* the guards of lazy IfElse branches (weft__cnode_t.guard; NULL: none) */
+    uint32_t *guards;
+    uint32_t n_guarded;
     weft_dag_t *dag;
     uint64_t *edges;  /* DAG edges (weft__edge_pack), sorted, unique: critical path */
     size_t n_edges;
@@ -340,6 +348,10 @@ struct weft__call_state {
     weft__call_state_t *next_free, *next_all;
     weft_function_t *f;
     weft_tensor_t **cells;
+    /* per node, guarded nodes only: 1 when this call skipped it (its guard
+     * was false), written by the worker deciding, read by the profile after
+     * the run; NULL when the function has no guard */
+    uint8_t *skipped;
     /* per slot: the raw handle (tensor/tensor_int.h) of the view the
      * slot's cell held when it was last emptied, or NULL; its producer
      * rebuilds its next view in it (weft_kernel_view_output), so views cost
@@ -462,6 +474,28 @@ weft_status_t weft__check_protected(weft_function_t *f, const bool *mutable_in);
 /* ---- lowering (lower.c) ----------------------------------------------------- */
 weft_status_t weft__compile_lower(weft_function_t *f);
 void weft__compile_free_program(weft_function_t *f);
+
+/* ---- guards of lazy IfElse branches (guard.c) ------------------------------------- */
+/* Per toposort index, the offset of its guard in words (0: runs always).
+ * A guard is [n_terms, then per term: len, len literals]; it holds when
+ * some term's literals all do, a literal (x << 1 | negated) being condition
+ * x true (or false). x is a variable id in the plan and a slot once
+ * lowered. */
+typedef struct weft__guard_plan {
+    uint32_t *off;
+    uint32_t *words;
+    size_t n_words, n_guarded;
+} weft__guard_plan_t;
+/* Guards of the n nodes of a toposort (apply_idx: toposort index by apply
+ * id) and *edges (sorted, distinct, between toposort indices) extended by
+ * the edges from each guard's condition producers (sorted; may repeat).
+ * Nothing (gp zeroed) when the graph has no IfElse. Errors: WEFT_ENOMEM. */
+weft_status_t weft__guard_plan(const weft_function_t *f, weft_apply_t *const *order, size_t n,
+                               const uint32_t *apply_idx, uint64_t **edges, size_t *ne,
+                               weft__guard_plan_t *gp);
+void weft__guard_plan_free(weft__guard_plan_t *gp);
+/* The guard at word offset off holds in this call's cells. */
+bool weft__guard_holds(const weft__call_state_t *cs, uint32_t off);
 
 /* ---- node order (schedule_order.c) ------------------------------------------ */
 /* rank[i]: the position of node i when one worker runs the DAG of n nodes

@@ -27,6 +27,7 @@ typedef struct lower_ctx {
     size_t n_edges;
     bool *is_output;      /* by slot */
     bool *aliased;        /* by slot: some other variable views or destroys it */
+    weft__guard_plan_t gp; /* guards by toposort index (guard.c) */
     uint32_t n_consumers_total;
 } lower_ctx_t;
 
@@ -371,6 +372,10 @@ static weft_status_t order_by_schedule(lower_ctx_t *c)
     weft_status_t st = collect_edges(c, &c->topo_edges, &c->n_edges);
     if (st != WEFT_OK) return st;
     c->n_edges = dedupe_edges(c->topo_edges, c->n_edges);
+    st = weft__guard_plan(c->f, c->order, c->n_order, c->apply_idx, &c->topo_edges, &c->n_edges,
+                          &c->gp);
+    if (st != WEFT_OK) return weft__fn_error(NULL, st, "planning the IfElse guards");
+    c->n_edges = dedupe_edges(c->topo_edges, c->n_edges);
     c->rank = malloc((c->n_order + 1) * sizeof *c->rank);
     weft_apply_t **order = malloc((c->n_order + 1) * sizeof *order);
     st = c->rank && order
@@ -386,6 +391,26 @@ static weft_status_t order_by_schedule(lower_ctx_t *c)
     free(order);
     return st == WEFT_OK ? WEFT_OK : weft__fn_error(NULL, st, "ordering the nodes: %s",
                                                     weft_status_str(st));
+}
+
+/* Moves the guards to the program: node records get their offsets (by
+ * node index: rank maps the toposort), literals their condition's slot. */
+static void place_guards(lower_ctx_t *c)
+{
+    weft_function_t *f = c->f;
+    if (!c->gp.n_guarded) return;
+    for (size_t i = 0; i < c->n_order; i++) f->nodes[c->rank[i]].guard = c->gp.off[i];
+    for (size_t i = 0; i < c->n_order; i++) {
+        if (!c->gp.off[i]) continue;
+        uint32_t *w = c->gp.words + c->gp.off[i], nt = *w++;
+        for (uint32_t t = 0; t < nt; t++) {
+            uint32_t len = *w++;
+            for (uint32_t k = 0; k < len; k++, w++) w[0] = c->var_slot[w[0] >> 1] << 1 | (w[0] & 1u);
+        }
+    }
+    f->guards = c->gp.words;
+    f->n_guarded = (uint32_t)c->gp.n_guarded;
+    c->gp.words = NULL;
 }
 
 static weft_status_t lower_alloc(lower_ctx_t *c, size_t nv)
@@ -435,6 +460,7 @@ weft_status_t weft__compile_lower(weft_function_t *f)
     if (st == WEFT_OK) st = classify_slots(&c);
     if (st == WEFT_OK) mark_kept(&c);
     if (st == WEFT_OK) st = build_nodes(&c);
+    if (st == WEFT_OK) place_guards(&c);
     if (st == WEFT_OK) st = weft__direct_plan(f, c.aliased);
     if (st == WEFT_OK) st = build_dag(&c);
     if (st == WEFT_OK) st = weft__arena_analyze(f, c.is_output);
@@ -445,6 +471,7 @@ weft_status_t weft__compile_lower(weft_function_t *f)
     free(c.apply_idx);
     free(c.is_output);
     free(c.aliased);
+    weft__guard_plan_free(&c.gp);
     return st;
 }
 
@@ -466,4 +493,5 @@ void weft__compile_free_program(weft_function_t *f)
     free(f->nodes);
     free(f->node_out);
     free(f->direct_out);
+    free(f->guards);
 }

@@ -70,9 +70,9 @@ static void json_apply(const weft_profile_apply_t *a, FILE *out)
     json_str(a->out_types, out);
     fprintf(out,
             ", \"out_bytes\": %llu, \"destroys\": %d, \"inplace_bytes\": %llu, "
-            "\"inplace_orderings\": %u, \"reuses_input\": %d}",
+            "\"inplace_orderings\": %u, \"reuses_input\": %d, \"skips\": %llu}",
             (unsigned long long)a->out_bytes, a->destroys, (unsigned long long)a->inplace_bytes,
-            a->inplace_orderings, a->reuses_input);
+            a->inplace_orderings, a->reuses_input, (unsigned long long)a->skips);
 }
 
 static void json_groups(const char *key, const weft_profile_group_t *g, size_t n, FILE *out)
