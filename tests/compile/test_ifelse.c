@@ -360,9 +360,15 @@ static void test_errors(void **state)
     assert_null(weft_ifelse(g, c, 1, NULL, ev, out));
     assert_int_equal(weft_graph_error(g), WEFT_EINVAL);
     weft_graph_clear_error(g);
-    /* a NULL input from an earlier failure adds no second error */
+    /* a NULL input: EINVAL named; after an earlier failure, that one stays */
     assert_null(weft_ifelse1(g, NULL, x, x));
-    assert_int_equal(weft_graph_error(g), WEFT_OK);
+    assert_int_equal(weft_graph_error(g), WEFT_EINVAL);
+    assert_non_null(strstr(weft_graph_error_message(g), "NULL condition"));
+    weft_graph_clear_error(g);
+    assert_null(weft_ifelse1(g, x, x, x));
+    assert_null(weft_ifelse1(g, c, x, NULL));
+    assert_int_equal(weft_graph_error(g), WEFT_ETYPE);
+    weft_graph_clear_error(g);
     /* static lengths unify; several pairs */
     static const int64_t s3[1] = {3}, s4[1] = {4};
     weft_var_t *p = ct_var(g, "p", 1, s3), *q = ct_var(g, "q", 1, s4);

@@ -209,9 +209,13 @@ static weft_status_t ifelse_args(weft_graph_t *g, weft_var_t *cond, size_t n,
     if (n == 0 || n > WEFT_IFELSE_MAX)
         return weft_graph_set_error(g, WEFT_EINVAL, "n is %zu, must be 1..%d", n,
                                     WEFT_IFELSE_MAX);
-    if (!cond) return weft__ctor_status(g);
+    /* a NULL input is usually an earlier constructor's failure, whose error
+     * stays the first one kept (weft/graph.h "Errors") */
+    if (!cond) return weft_graph_set_error(g, WEFT_EINVAL, "NULL condition");
     for (size_t i = 0; i < n; i++)
-        if (!tv[i] || !ev[i]) return weft__ctor_status(g);
+        if (!tv[i] || !ev[i])
+            return weft_graph_set_error(g, WEFT_EINVAL, "NULL %s value %zu",
+                                        tv[i] ? "else" : "then", i);
     return WEFT_OK;
 }
 
