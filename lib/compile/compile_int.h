@@ -310,9 +310,14 @@ struct weft_function {
      * destroyed value aliases a mutable input); its start commits a
      * cancelable call (call_cancel.c). NULL when no node does. */
     uint8_t *writes_caller;
-    /* the guards of lazy IfElse branches (weft__cnode_t.guard; NULL: none) */
+    /* the guards of lazy IfElse branches (weft__cnode_t.guard; NULL: none);
+     * per slot, the guard of its producer (0: none or not guarded); per
+     * node, on a one-worker pool, the first node id after its run of
+     * consecutive nodes with the same guard (NULL when not used) */
     uint32_t *guards;
-    uint32_t n_guarded;
+    uint32_t n_guarded, n_guard_memo;
+    uint32_t *slot_guard;
+    uint32_t *skip_end;
     weft_dag_t *dag;
     uint64_t *edges;  /* DAG edges (weft__edge_pack), sorted, unique: critical path */
     size_t n_edges;
@@ -352,6 +357,10 @@ struct weft__call_state {
      * was false), written by the worker deciding, read by the profile after
      * the run; NULL when the function has no guard */
     uint8_t *skipped;
+    /* per distinct guard (memo id): 0 not evaluated yet this call, 1 false,
+     * 2 true; reset before each run (relaxed atomics: workers evaluating one
+     * guard at once compute the same value from the same conditions) */
+    _Atomic uint8_t *guard_memo;
     /* per slot: the raw handle (tensor/tensor_int.h) of the view the
      * slot's cell held when it was last emptied, or NULL; its producer
      * rebuilds its next view in it (weft_kernel_view_output), so views cost
@@ -477,14 +486,19 @@ void weft__compile_free_program(weft_function_t *f);
 
 /* ---- guards of lazy IfElse branches (guard.c) ------------------------------------- */
 /* Per toposort index, the offset of its guard in words (0: runs always).
- * A guard is [n_terms, then per term: len, len literals]; it holds when
- * some term's literals all do, a literal (x << 1 | negated) being condition
- * x true (or false). x is a variable id in the plan and a slot once
- * lowered. */
+ * A guard is [memo id, n_terms, then per term: len, len literals]; it
+ * holds when some term's literals all do, a literal (x << 1 | negated)
+ * being condition x true (or false). x is a variable id in the plan and a
+ * slot once lowered. Equal guards share one encoding (the first
+ * GUARD_DEDUPE distinct ones are compared), so equal offsets mean equal
+ * guards; memo ids number the encodings (a call evaluates each once). */
 typedef struct weft__guard_plan {
     uint32_t *off;
     uint32_t *words;
     size_t n_words, n_guarded;
+    uint32_t *distinct; /* offsets of the distinct encodings */
+    size_t *len;        /* their lengths in words, past the memo id */
+    size_t n_distinct;
 } weft__guard_plan_t;
 /* Guards of the n nodes of a toposort (apply_idx: toposort index by apply
  * id) and *edges (sorted, distinct, between toposort indices) extended by

@@ -312,8 +312,8 @@ static void guard_ctx_free(guard_ctx_t *c)
     free(c->g);
 }
 
-/* Encodes node i's guard into words: [n_terms, (len, lit...)...], a literal
- * being (cond var id << 1 | negated) until slots are known. */
+/* Encodes node i's guard into words: [n_terms, (len, lit...)...], a
+ * literal being (cond var id << 1 | negated) until slots are known. */
 static size_t encode(const guard_ctx_t *c, size_t i, uint32_t *w)
 {
     const guard_t *g = &c->g[i];
@@ -329,20 +329,46 @@ static size_t encode(const guard_ctx_t *c, size_t i, uint32_t *w)
     return m;
 }
 
+/* Distinct guards compared for sharing one encoding (and so one offset and
+ * one per-call memo entry); beyond, a guard gets its own. */
+#define GUARD_DEDUPE 64
+
+/* The offset of an encoding equal to w[0..m) among the first ones, or 0. */
+static uint32_t find_equal(const weft__guard_plan_t *gp, const uint32_t *w, size_t m)
+{
+    for (size_t k = 0; k < gp->n_distinct && k < GUARD_DEDUPE; k++) {
+        uint32_t o = gp->distinct[k];
+        if (gp->len[k] == m && memcmp(gp->words + o + 1, w, m * sizeof *w) == 0) return o;
+    }
+    return 0;
+}
+
+/* Each guard once: [memo id, n_terms, terms...]; node i's offset in off[i]. */
 static weft_status_t encode_all(const guard_ctx_t *c, weft__guard_plan_t *gp)
 {
     size_t words = 1;
     for (size_t i = 0; i < c->n; i++)
-        if (!c->g[i].eager) words += 1 + c->g[i].n_terms * (1 + GUARD_LITS);
+        if (!c->g[i].eager) words += 2 + c->g[i].n_terms * (1 + GUARD_LITS);
     gp->off = calloc(c->n + 1, sizeof *gp->off);
     gp->words = malloc(words * sizeof *gp->words);
-    if (!gp->off || !gp->words) return WEFT_ENOMEM;
+    gp->distinct = malloc((c->n + 1) * sizeof *gp->distinct);
+    gp->len = malloc((c->n + 1) * sizeof *gp->len);
+    if (!gp->off || !gp->words || !gp->distinct || !gp->len) return WEFT_ENOMEM;
     size_t m = 1; /* offset 0: no guard */
     for (size_t i = 0; i < c->n; i++) {
         if (c->g[i].eager) continue;
-        gp->off[i] = (uint32_t)m;
-        m += encode(c, i, gp->words + m);
         gp->n_guarded++;
+        size_t len = encode(c, i, gp->words + m + 1);
+        uint32_t same = find_equal(gp, gp->words + m + 1, len);
+        if (same) {
+            gp->off[i] = same;
+            continue;
+        }
+        gp->words[m] = (uint32_t)gp->n_distinct;
+        gp->off[i] = (uint32_t)m;
+        gp->len[gp->n_distinct] = len;
+        gp->distinct[gp->n_distinct++] = (uint32_t)m;
+        m += 1 + len;
     }
     gp->n_words = m;
     return WEFT_OK;
@@ -389,5 +415,7 @@ void weft__guard_plan_free(weft__guard_plan_t *gp)
 {
     free(gp->off);
     free(gp->words);
+    free(gp->distinct);
+    free(gp->len);
     memset(gp, 0, sizeof *gp);
 }
