@@ -6,7 +6,9 @@
  * in mode none; within 1e-12 in fast_run, whose fusion may reassociate
  * nothing but is not promised bitwise). Under ThreadSanitizer a skipped
  * node that still touched memory, or a guard read before its condition was
- * written, is a data race. The seed is printed; WEFT_SEED replays one. */
+ * written, is a data race. Each function's memory plan is checked by brute
+ * force as well (memplan_check.h): skipping nodes must not need another
+ * plan. The seed is printed; WEFT_SEED replays one. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,9 +18,10 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "compile/memplan_check.h"
 #include "weft/weft.h"
 
-#define LEN 16
+#define LEN 64 /* 512 bytes: planned in the arena, not kept in cells */
 #define MAX_POOL 96
 
 typedef struct rng {
@@ -116,6 +119,8 @@ static void compare(const weft_tensor_t *got, const weft_tensor_t *want, bool ex
 }
 
 /* Every (c0, c1) in {-1, 0, 1}^2 with random x0, x1, compiled vs eval. */
+static size_t shared_pairs, slot_reuses;
+
 static void check_graph(gen_t *q, weft_var_t *const *outs, size_t n_out)
 {
     static const char *modes[2] = {"none", "fast_run"};
@@ -148,6 +153,10 @@ static void check_graph(gen_t *q, weft_var_t *const *outs, size_t n_out)
                 weft_tensor_release(vals[2]);
                 weft_tensor_release(vals[3]);
             }
+            size_t pairs = 0;
+            assert_int_equal(memplan_check_function(f, &pairs), 0);
+            shared_pairs += pairs;
+            slot_reuses += memplan_check_reuses(f);
             weft_function_destroy(f);
         }
     weft_tensor_release(vals[0]);
@@ -173,6 +182,9 @@ static void test_random_ifelse_graphs(void **state)
         check_graph(&q, outs, n_out);
         weft_graph_destroy(q.g);
     }
+    printf("test_ifelse_stress: %zu arena sharings, %zu slot reuses checked\n", shared_pairs,
+           slot_reuses);
+    if (!env) assert_true(shared_pairs > 0 && slot_reuses > 0);
 }
 
 int main(void)
