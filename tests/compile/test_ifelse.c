@@ -217,6 +217,66 @@ static void test_nested(void **state)
     weft_tensor_release(xv);
 }
 
+/* The guard cap (docs/control-flow.md §2): a node read by the then sides
+ * of IfElses on k distinct conditions has a guard of k terms; up to 4 it is
+ * lazy, with 5 it runs eagerly (still correct). All conditions false: the
+ * node is needed by none. */
+static void test_guard_cap(void **state)
+{
+    (void)state;
+    for (int k = 4; k <= 5; k++) {
+        weft_var_t *x = ct_var(g, "x", 1, S64), *in[6] = {x}, *outs[5];
+        weft_var_t *shared = ct_call(g, &ct_counted_class, NULL, 1, x, NULL);
+        for (int j = 0; j < k; j++) {
+            in[1 + j] = cond_var("c");
+            outs[j] = weft_ifelse1(g, in[1 + j], shared, x);
+        }
+        weft_function_t *f = compile(1 + (size_t)k, in, (size_t)k, outs, 2, "none", false);
+        weft_tensor_t *xv = ct_tensor(1, S64, 1.0), *cv = scalar(0.0), *args[6] = {xv};
+        weft_tensor_t *got[5] = {0};
+        for (int j = 0; j < k; j++) args[1 + j] = cv;
+        atomic_store(&ct_counted_runs, 0);
+        assert_int_equal(weft_function_call(f, 1 + (size_t)k, args, (size_t)k, got), WEFT_OK);
+        assert_int_equal(atomic_load(&ct_counted_runs), k == 4 ? 0 : 1);
+        for (int j = 0; j < k; j++) {
+            expect_ramp(got[j], 1.0, 1.0);
+            weft_tensor_release(got[j]);
+        }
+        weft_tensor_release(xv);
+        weft_tensor_release(cv);
+        weft_function_destroy(f);
+    }
+}
+
+/* A node that feeds the condition of an IfElse it is a branch of (through
+ * another IfElse): an edge from that condition to it would close a cycle,
+ * so it runs eagerly, and the values are right. */
+static void test_guard_cycle_eager(void **state)
+{
+    (void)state;
+    weft_var_t *k = cond_var("k"), *e = cond_var("e"), *k2 = cond_var("k2");
+    weft_var_t *x = ct_call(g, &ct_counted_class, NULL, 1, k, NULL);
+    weft_var_t *c = weft_ifelse1(g, e, x, k2);
+    weft_var_t *y = weft_ifelse1(g, c, x, k), *in[3] = {k, e, k2};
+    for (int w = 0; w < 3; w++) {
+        weft_function_t *f = compile(3, in, 1, &y, WORKERS[w], "none", false);
+        for (int ev = 0; ev < 2; ev++)
+            for (int k2v = 0; k2v < 2; k2v++) {
+                weft_tensor_t *kv = scalar(7.0), *evv = scalar(ev), *k2t = scalar(k2v);
+                weft_tensor_t *args[3] = {kv, evv, k2t}, *got = NULL;
+                atomic_store(&ct_counted_runs, 0);
+                assert_int_equal(weft_function_call(f, 3, args, 1, &got), WEFT_OK);
+                assert_int_equal(atomic_load(&ct_counted_runs), 1); /* eager */
+                assert_true(weft_tensor_flat_get(got, 0) == 7.0);
+                weft_tensor_release(got);
+                weft_tensor_release(kv);
+                weft_tensor_release(evv);
+                weft_tensor_release(k2t);
+            }
+        weft_function_destroy(f);
+    }
+}
+
 /* A warm call allocates nothing, whichever branch, and a large branch not
  * taken allocates nothing either (its buffers never materialize). */
 static void test_untaken_allocates_nothing(void **state)
@@ -385,6 +445,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_eval_lazy, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shared_runs_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_nested, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_guard_cap, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_guard_cycle_eager, setup, teardown),
         cmocka_unit_test_setup_teardown(test_untaken_allocates_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_inplace_in_branch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_profile_skips, setup, teardown),
