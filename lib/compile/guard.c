@@ -198,13 +198,14 @@ static void check_cycle(guard_ctx_t *c, size_t i, bool all)
 {
     guard_t *g = &c->g[i];
     if (g->eager) return;
-    for (size_t k = 0; k < c->n_conds && !g->eager; k++) {
-        if (!weft__mp_bit_get(c->anc + k * c->w, (uint32_t)i)) continue;
-        bool mine = all;
-        for (size_t t = 0; t < g->n_terms && !mine; t++)
-            mine = term_has(g, t, (uint16_t)(k << 1)) || term_has(g, t, (uint16_t)(k << 1 | 1));
-        if (mine) g->eager = true;
+    if (all) {
+        for (size_t k = 0; k < c->n_conds && !g->eager; k++)
+            g->eager = weft__mp_bit_get(c->anc + k * c->w, (uint32_t)i);
+        return;
     }
+    for (size_t t = 0; t < g->n_terms && !g->eager; t++)
+        for (size_t j = 0; j < g->len[t] && !g->eager; j++)
+            g->eager = weft__mp_bit_get(c->anc + (size_t)(g->lit[t][j] >> 1) * c->w, (uint32_t)i);
 }
 
 /* Guards in reverse toposort order: each node's guard is final when its
@@ -229,13 +230,19 @@ static void compute_guards(guard_ctx_t *c, const weft_function_t *f, bool all)
     }
 }
 
-/* Whether node i's guard mentions cond k. */
-static bool uses_cond(const guard_t *g, size_t k)
+/* The distinct conditions node i's guard reads, into k[] (at most
+ * GUARD_TERMS * GUARD_LITS); returns their count. */
+static size_t guard_conds(const guard_t *g, uint32_t *k)
 {
+    size_t m = 0;
     for (size_t t = 0; t < g->n_terms; t++)
-        if (term_has(g, t, (uint16_t)(k << 1)) || term_has(g, t, (uint16_t)(k << 1 | 1)))
-            return true;
-    return false;
+        for (size_t j = 0; j < g->len[t]; j++) {
+            uint32_t x = g->lit[t][j] >> 1;
+            bool seen = false;
+            for (size_t q = 0; q < m && !seen; q++) seen = k[q] == x;
+            if (!seen) k[m++] = x;
+        }
+    return m;
 }
 
 /* The guard edges: producer of each condition of a guard -> the node;
@@ -243,11 +250,13 @@ static bool uses_cond(const guard_t *g, size_t k)
 static size_t guard_edges(const guard_ctx_t *c, uint64_t *out)
 {
     size_t m = 0;
+    uint32_t k[GUARD_TERMS * GUARD_LITS];
     for (size_t i = 0; i < c->n; i++) {
         if (c->g[i].eager) continue;
-        for (size_t k = 0; k < c->n_conds; k++) {
-            weft_apply_t *p = weft_var_owner(c->conds[k]);
-            if (!p || !uses_cond(&c->g[i], k)) continue;
+        size_t nk = guard_conds(&c->g[i], k);
+        for (size_t q = 0; q < nk; q++) {
+            weft_apply_t *p = weft_var_owner(c->conds[k[q]]);
+            if (!p) continue;
             if (out) out[m] = weft__edge_pack(c->apply_idx[weft_apply_id(p)], (uint32_t)i);
             m++;
         }
