@@ -105,6 +105,25 @@ static void test_json_round_trip(void **state)
     assert_non_null(strstr(text, "{\"op\":\"IfElse\",\"props\":{\"n\":2,\"as_view\":true}"));
     weft_graph_io_t back = {0};
     assert_int_equal(weft_graph_io_load(h, text, strlen(text), NULL, &back), WEFT_OK);
+    /* bad props: n that does not match the inputs, an unknown key */
+    static const char *bad[] = {"\"n\":3,\"as_view\":true", "\"n\":2,\"as_view\":true,\"x\":1"};
+    const char *good = "\"n\":2,\"as_view\":true";
+    for (int b = 0; b < 2; b++) {
+        char *t2 = malloc(strlen(text) + 64);
+        const char *at = strstr(text, good);
+        memcpy(t2, text, (size_t)(at - text));
+        strcpy(t2 + (at - text), bad[b]);
+        strcat(t2, at + strlen(good));
+        weft_graph_t *k = NULL;
+        weft_graph_io_t tmp = {0};
+        assert_int_equal(weft_graph_create(NULL, &k), WEFT_OK);
+        weft_status_t st = weft_graph_io_load(k, t2, strlen(t2), "bad.json", &tmp);
+        assert_int_equal(st, b == 0 ? WEFT_EINVAL : WEFT_EPARSE);
+        assert_non_null(strstr(weft_graph_last_error(k), b == 0 ? "IfElse{n=3} takes 1 + 2n inputs"
+                                                                 : "unknown key 'x'"));
+        weft_graph_destroy(k);
+        free(t2);
+    }
     const double xs[3] = {1.0, -2.0, 0.5};
     weft_tensor_t *xv = ck_tensor(WEFT_FLOAT64, 1, s, xs);
     for (int taken = 0; taken < 2; taken++) {
