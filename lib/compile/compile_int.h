@@ -513,7 +513,9 @@ bool weft__guard_holds(const weft__call_state_t *cs, uint32_t off);
 
 /* ---- node order (schedule_order.c) ------------------------------------------ */
 /* rank[i]: the position of node i when one worker runs the DAG of n nodes
- * with edges (weft__edge_pack; sorted, distinct, from < to) by the pool's
+ * with edges (weft__edge_pack; sorted by source; a repeated edge counts
+ * once per copy on both ends, and edges may go from a higher index to a
+ * lower one: guard.c adds such) by the pool's
  * policy (continuation to the first ready successor, the other ready ones
  * last in first out). Errors: WEFT_ENOMEM, WEFT_EINCONSISTENT (a cycle). */
 weft_status_t weft__schedule_order(uint32_t n, const uint64_t *edges, size_t ne, uint32_t *rank);

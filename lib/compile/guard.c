@@ -264,34 +264,15 @@ static size_t guard_edges(const guard_ctx_t *c, uint64_t *out)
     return m;
 }
 
-/* Kahn's algorithm over n nodes and ne edges sorted by source: true when
- * acyclic. */
-static bool acyclic(size_t n, const uint64_t *e, size_t ne)
+/* Whether n nodes and edges e (sorted by source) form a DAG: the
+ * one-worker replay (schedule_order.c) reaches every node only then. */
+static bool acyclic(size_t n, const uint64_t *e, size_t ne, weft_status_t *st)
 {
-    uint32_t *indeg = calloc(n + 1, sizeof *indeg), *stack = malloc((n + 1) * sizeof *stack);
-    size_t *first = calloc(n + 2, sizeof *first);
-    bool ok = false;
-    if (indeg && stack && first) {
-        for (size_t k = 0; k < ne; k++) {
-            indeg[weft__edge_to(e[k])]++;
-            first[weft__edge_from(e[k]) + 1]++;
-        }
-        for (size_t i = 0; i < n; i++) first[i + 1] += first[i];
-        size_t sp = 0, seen = 0;
-        for (size_t i = 0; i < n; i++)
-            if (!indeg[i]) stack[sp++] = (uint32_t)i;
-        while (sp) {
-            uint32_t x = stack[--sp];
-            seen++;
-            for (size_t k = first[x]; k < first[x + 1]; k++)
-                if (--indeg[weft__edge_to(e[k])] == 0) stack[sp++] = weft__edge_to(e[k]);
-        }
-        ok = seen == n;
-    }
-    free(indeg);
-    free(stack);
-    free(first);
-    return ok;
+    uint32_t *rank = malloc((n + 1) * sizeof *rank);
+    weft_status_t s = rank ? weft__schedule_order((uint32_t)n, e, ne, rank) : WEFT_ENOMEM;
+    free(rank);
+    if (s == WEFT_ENOMEM) *st = s;
+    return s == WEFT_OK;
 }
 
 static int cmp_edge(const void *a, const void *b)
@@ -401,7 +382,7 @@ weft_status_t weft__guard_plan(const weft_function_t *f, weft_apply_t *const *or
         compute_guards(&c, f, pass == 1);
         all = with_guard_edges(&c, &m);
         if (!all) st = WEFT_ENOMEM;
-        else if (!acyclic(n, all, m)) {
+        else if (!acyclic(n, all, m, &st)) {
             free(all);
             all = NULL;
         }
