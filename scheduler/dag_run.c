@@ -133,7 +133,7 @@ static inline uint64_t run_range_payload(uint32_t lo, uint32_t hi)
 static void run_chain(weft_dag_run_t *run, weft__worker_t *w, uint32_t u)
 {
     const uint32_t *off = run->dag->succ_off, *succ = run->dag->succ;
-    weft_task_ctx_t ctx = { run->user, w->index, run->pool };
+    weft_task_ctx_t ctx = { run->user, w->index, run->pool, NULL };
     for (;;) {
         /* relaxed: a skip hint (see run_fail) */
         if (WEFT_LIKELY(!atomic_load_explicit(&run->stop, memory_order_relaxed)))
@@ -199,11 +199,14 @@ static void run_sequential(weft_dag_run_t *run, weft__worker_t *w)
 {
     const weft_dag_t *dag = run->dag;
     const uint32_t *order = dag->order;
-    weft_task_ctx_t ctx = { run->user, w->index, run->pool };
+    /* a body may ask to jump ahead (weft_task_ctx_t.skip_to), in id order only */
+    uint32_t skip = 0;
+    weft_task_ctx_t ctx = { run->user, w->index, run->pool, order ? NULL : &skip };
     for (uint32_t i = 0; i < dag->n; i++) {
         /* relaxed: a skip hint (see run_fail) */
         if (WEFT_UNLIKELY(atomic_load_explicit(&run->stop, memory_order_relaxed))) break;
         run_body(run, &ctx, order ? order[i] : i);
+        if (WEFT_UNLIKELY(skip > i + 1)) i = skip - 1;
     }
     run_complete(run);
 }

@@ -88,6 +88,12 @@ typedef struct weft_profile_apply {
      * input's last reader in every schedule the plan covers and writes over
      * it element for element, with no ordering added (unlike destroys). */
     int reuses_input;
+    /* Calls that skipped the node: it lies in an IfElse branch not taken
+     * (its guard was false, docs/control-flow.md §2), so it neither ran nor
+     * allocated. A skip is not a run: it adds nothing to calls, time_ns or
+     * the worker's busy time; a last-call row of a skipped node has calls 0
+     * and skips 1. */
+    uint64_t skips;
 } weft_profile_apply_t;
 
 /* One rewriter of the compile's rewrite mode (weft_rewrite_stats_t). */

@@ -59,6 +59,13 @@ typedef struct weft_task_ctx {
     void *user;          /* the run's user pointer (NULL inside parallel-for) */
     unsigned worker;     /* index of the executing worker, 0..T-1 */
     weft_pool_t *pool;   /* the pool running it (for nested parallel-for) */
+    /* Non-NULL only in a sequential run (one-worker pool) walking node ids
+     * in order: a body may store a node id k there to have the bodies of
+     * the nodes after it, up to k (exclusive), not called in this run (a
+     * compiled function skips an IfElse branch not taken so,
+     * docs/control-flow.md §2). Those nodes count as completed; the caller
+     * vouches that nothing they would do is needed. NULL elsewhere. */
+    uint32_t *skip_to;
 } weft_task_ctx_t;
 
 /* The number of cores hwloc reports for this process (its allowed cpuset);

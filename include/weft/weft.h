@@ -16,6 +16,7 @@
 #include "weft/function.h"
 #include "weft/grad.h"
 #include "weft/history.h"
+#include "weft/ifelse.h"
 #include "weft/graph.h"
 #include "weft/graph_io.h"
 #include "weft/index_ops.h"

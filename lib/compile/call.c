@@ -15,6 +15,7 @@
 #include "base/clock.h"
 #include "base/vec.h"
 #include "compile_int.h"
+#include "graph/ifelse_id.h"
 #include "graph/site.h"
 #include "tensor/tensor_int.h" /* weft__tensor_is_block_base */
 
@@ -250,6 +251,69 @@ static size_t kernel_idle(void *pool)
     return n > 0 ? (size_t)n : 0;
 }
 
+/* Evaluates the guard at word offset off: term by term, literal by
+ * literal, left to right - a literal is read only when those before it
+ * hold (guard.c: its condition was computed then). */
+static bool guard_eval(const weft__call_state_t *cs, uint32_t off)
+{
+    const uint32_t *w = cs->f->guards + off + 1;
+    uint32_t nt = *w++;
+    for (uint32_t t = 0; t < nt; t++) {
+        uint32_t len = *w++;
+        bool all = true;
+        for (uint32_t k = 0; k < len && all; k++) {
+            const weft_tensor_t *c = cs->cells[w[k] >> 1];
+            all = c && weft__ifelse_cond_true(weft_tensor_flat_get(c, 0)) != (w[k] & 1u);
+        }
+        if (all) return true;
+        w += len;
+    }
+    return false;
+}
+
+bool weft__guard_holds(const weft__call_state_t *cs, uint32_t off)
+{
+    _Atomic uint8_t *memo = &cs->guard_memo[cs->f->guards[off]];
+    /* relaxed: nodes sharing a guard wait for the same conditions, so any
+     * worker evaluating it gets the same answer; the memo only saves work */
+    uint8_t m = atomic_load_explicit(memo, memory_order_relaxed);
+    if (m) return m == 2;
+    bool v = guard_eval(cs, off);
+    atomic_store_explicit(memo, v ? 2 : 1, memory_order_relaxed);
+    return v;
+}
+
+/* A guarded node whose guard is false this call: it neither runs nor
+ * allocates (docs/control-flow.md §2). It counts down the values it would
+ * have read, so their last reader still frees them - except values made by
+ * a node of the same guard, skipped too (nothing to free; the count is
+ * reset by the next call). On a one-worker pool the nodes right after it
+ * with the same guard are not even called (weft_task_ctx_t.skip_to),
+ * unless profiling (which reports each skip): the values they would have
+ * counted down are then freed at the end of the call instead. Its outputs
+ * stay as they are (empty, or a planned value's arena handle): every node
+ * that reads them is skipped too, or an IfElse reading its other side. */
+static weft_status_t node_skip(weft__call_state_t *cs, const weft__cnode_t *n,
+                               const weft_task_ctx_t *tctx)
+{
+    const weft_function_t *f = cs->f;
+    uint32_t i = node_index(cs, n);
+    cs->skipped[i] = 1;
+    const weft__node_slots_t *ns = weft__cnode_slots(f, n);
+    const uint32_t *dec = weft__node_slots_dec(ns);
+    for (uint32_t k = 0; k < ns->n_dec; k++) {
+        uint32_t s = dec[k];
+        if (f->slot_guard[s] == n->guard) continue;
+        /* acq_rel: as count_down */
+        if (atomic_fetch_sub_explicit(&cs->countdown[s], 1, memory_order_acq_rel) == 1) {
+            if (f->profile && cs->slot_bytes[s]) track_free(cs, s);
+            cell_empty(cs, s);
+        }
+    }
+    if (tctx->skip_to && f->skip_end && !f->profile) *tctx->skip_to = f->skip_end[i];
+    return WEFT_OK;
+}
+
 weft_status_t weft__node_body(void *arg, const weft_task_ctx_t *tctx)
 {
     const weft__cnode_t *n = arg;
@@ -258,6 +322,10 @@ weft_status_t weft__node_body(void *arg, const weft_task_ctx_t *tctx)
      * test of a field on a line the node reads anyway */
     if (WEFT_UNLIKELY(cs->token != NULL) && weft__call_stop(cs, node_index(cs, n)))
         return WEFT_ECANCELED;
+    if (WEFT_UNLIKELY(n->guard != 0)) {
+        if (!weft__guard_holds(cs, n->guard)) return node_skip(cs, n, tctx);
+        cs->skipped[node_index(cs, n)] = 0;
+    }
     weft_function_t *f = cs->f;
     weft_tensor_t **out = cs->cells + n->out_base;
     /* the output cell usually holds last call's tensor, which perform will
@@ -559,6 +627,8 @@ static void prepare(weft_function_t *f, weft__call_state_t *cs, weft_tensor_t *c
     cs->failed = false;
     /* relaxed: published by weft_dag_run_start like the countdowns */
     atomic_store_explicit(&cs->phase, WEFT__PHASE_OPEN, memory_order_relaxed);
+    for (uint32_t k = 0; k < f->n_guard_memo; k++)
+        atomic_store_explicit(&cs->guard_memo[k], 0, memory_order_relaxed); /* as above */
     if (!f->profile) return;
     memset(cs->slot_bytes, 0, f->n_slots * sizeof *cs->slot_bytes);
     /* relaxed: published by weft_dag_run_start like the countdowns */

@@ -29,6 +29,8 @@ static void state_free(weft__call_state_t *cs)
     free(cs->direct);
     free(cs->slot_bytes);
     free(cs->deferred);
+    free(cs->skipped);
+    free((void *)cs->guard_memo);
     pthread_mutex_destroy(&cs->err_lock);
     free(cs);
 }
@@ -51,12 +53,14 @@ static weft_status_t state_create(weft_function_t *f, weft__call_state_t **out)
     cs->direct = calloc(f->n_out + 1, sizeof *cs->direct);
     cs->slot_bytes = calloc(f->n_slots + 1, sizeof *cs->slot_bytes);
     cs->deferred = calloc(f->n_slots + 1, sizeof *cs->deferred);
+    cs->skipped = f->guards ? calloc(f->n_nodes + 1, 1) : NULL;
+    cs->guard_memo = f->guards ? calloc(f->n_guard_memo + 1, sizeof *cs->guard_memo) : NULL;
     atomic_init(&cs->n_deferred, 0);
     atomic_init(&cs->phase, WEFT__PHASE_OPEN);
     weft_dag_run_options_t ro = WEFT_DAG_RUN_OPTIONS_INIT;
     ro.profile = f->profile;
     weft_status_t st = (!cs->cells || !cs->stash || !cs->countdown || !cs->argv || !cs->plans || !cs->own || !cs->direct || !cs->slot_bytes ||
-                            !cs->deferred)
+                            !cs->deferred || (f->guards && (!cs->skipped || !cs->guard_memo)))
                            ? WEFT_ENOMEM
                            : weft__arena_state_init(cs);
     if (st == WEFT_OK) st = weft_dag_run_create(f->dag, f->pool, &ro, &cs->run);

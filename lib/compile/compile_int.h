@@ -62,6 +62,9 @@ typedef struct weft__cnode {
      * caller's tensor (direct_out.c): see cs->own */
     uint32_t direct : 1;
     uint32_t out_base; /* output j lives in slot out_base + j */
+    /* word offset of the node's guard in f->guards (guard.c,
+     * docs/control-flow.md §2): it runs only when the guard holds; 0: always */
+    uint32_t guard;
 } weft__cnode_t;
 
 _Static_assert(sizeof(weft__cnode_t) == 32 && _Alignof(weft__cnode_t) == 32,
@@ -223,6 +226,8 @@ typedef struct weft__call_state weft__call_state_t;
 typedef struct weft__prof_acc {
     uint64_t calls, call_ns, run_ns, node_ns, peak_bytes;
     uint64_t *node_time, *node_calls; /* per node */
+    uint64_t *node_skips;             /* per node: calls that skipped it (guard false) */
+    uint8_t *last_skipped;            /* per node: the last call skipped it */
     uint32_t *node_worker;
     uint64_t *worker_idle, *worker_busy;
     /* the last call */
@@ -305,6 +310,14 @@ struct weft_function {
      * destroyed value aliases a mutable input); its start commits a
      * cancelable call (call_cancel.c). NULL when no node does. */
     uint8_t *writes_caller;
+    /* the guards of lazy IfElse branches (weft__cnode_t.guard; NULL: none);
+     * per slot, the guard of its producer (0: none or not guarded); per
+     * node, on a one-worker pool, the first node id after its run of
+     * consecutive nodes with the same guard (NULL when not used) */
+    uint32_t *guards;
+    uint32_t n_guarded, n_guard_memo;
+    uint32_t *slot_guard;
+    uint32_t *skip_end;
     weft_dag_t *dag;
     uint64_t *edges;  /* DAG edges (weft__edge_pack), sorted, unique: critical path */
     size_t n_edges;
@@ -340,6 +353,14 @@ struct weft__call_state {
     weft__call_state_t *next_free, *next_all;
     weft_function_t *f;
     weft_tensor_t **cells;
+    /* per node, guarded nodes only: 1 when this call skipped it (its guard
+     * was false), written by the worker deciding, read by the profile after
+     * the run; NULL when the function has no guard */
+    uint8_t *skipped;
+    /* per distinct guard (memo id): 0 not evaluated yet this call, 1 false,
+     * 2 true; reset before each run (relaxed atomics: workers evaluating one
+     * guard at once compute the same value from the same conditions) */
+    _Atomic uint8_t *guard_memo;
     /* per slot: the raw handle (tensor/tensor_int.h) of the view the
      * slot's cell held when it was last emptied, or NULL; its producer
      * rebuilds its next view in it (weft_kernel_view_output), so views cost
@@ -463,9 +484,38 @@ weft_status_t weft__check_protected(weft_function_t *f, const bool *mutable_in);
 weft_status_t weft__compile_lower(weft_function_t *f);
 void weft__compile_free_program(weft_function_t *f);
 
+/* ---- guards of lazy IfElse branches (guard.c) ------------------------------------- */
+/* Per toposort index, the offset of its guard in words (0: runs always).
+ * A guard is [memo id, n_terms, then per term: len, len literals]; it
+ * holds when some term's literals all do, a literal (x << 1 | negated)
+ * being condition x true (or false). x is a variable id in the plan and a
+ * slot once lowered. Equal guards share one encoding (the first
+ * GUARD_DEDUPE distinct ones are compared), so equal offsets mean equal
+ * guards; memo ids number the encodings (a call evaluates each once). */
+typedef struct weft__guard_plan {
+    uint32_t *off;
+    uint32_t *words;
+    size_t n_words, n_guarded;
+    uint32_t *distinct; /* offsets of the distinct encodings */
+    size_t *len;        /* their lengths in words, past the memo id */
+    size_t n_distinct;
+} weft__guard_plan_t;
+/* Guards of the n nodes of a toposort (apply_idx: toposort index by apply
+ * id) and *edges (sorted, distinct, between toposort indices) extended by
+ * the edges from each guard's condition producers (sorted; may repeat).
+ * Nothing (gp zeroed) when the graph has no IfElse. Errors: WEFT_ENOMEM. */
+weft_status_t weft__guard_plan(const weft_function_t *f, weft_apply_t *const *order, size_t n,
+                               const uint32_t *apply_idx, uint64_t **edges, size_t *ne,
+                               weft__guard_plan_t *gp);
+void weft__guard_plan_free(weft__guard_plan_t *gp);
+/* The guard at word offset off holds in this call's cells. */
+bool weft__guard_holds(const weft__call_state_t *cs, uint32_t off);
+
 /* ---- node order (schedule_order.c) ------------------------------------------ */
 /* rank[i]: the position of node i when one worker runs the DAG of n nodes
- * with edges (weft__edge_pack; sorted, distinct, from < to) by the pool's
+ * with edges (weft__edge_pack; sorted by source; a repeated edge counts
+ * once per copy on both ends, and edges may go from a higher index to a
+ * lower one: guard.c adds such) by the pool's
  * policy (continuation to the first ready successor, the other ready ones
  * last in first out). Errors: WEFT_ENOMEM, WEFT_EINCONSISTENT (a cycle). */
 weft_status_t weft__schedule_order(uint32_t n, const uint64_t *edges, size_t ne, uint32_t *rank);

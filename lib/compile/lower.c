@@ -27,6 +27,7 @@ typedef struct lower_ctx {
     size_t n_edges;
     bool *is_output;      /* by slot */
     bool *aliased;        /* by slot: some other variable views or destroys it */
+    weft__guard_plan_t gp; /* guards by toposort index (guard.c) */
     uint32_t n_consumers_total;
 } lower_ctx_t;
 
@@ -371,6 +372,10 @@ static weft_status_t order_by_schedule(lower_ctx_t *c)
     weft_status_t st = collect_edges(c, &c->topo_edges, &c->n_edges);
     if (st != WEFT_OK) return st;
     c->n_edges = dedupe_edges(c->topo_edges, c->n_edges);
+    st = weft__guard_plan(c->f, c->order, c->n_order, c->apply_idx, &c->topo_edges, &c->n_edges,
+                          &c->gp);
+    if (st != WEFT_OK) return weft__fn_error(NULL, st, "planning the IfElse guards");
+    c->n_edges = dedupe_edges(c->topo_edges, c->n_edges);
     c->rank = malloc((c->n_order + 1) * sizeof *c->rank);
     weft_apply_t **order = malloc((c->n_order + 1) * sizeof *order);
     st = c->rank && order
@@ -386,6 +391,52 @@ static weft_status_t order_by_schedule(lower_ctx_t *c)
     free(order);
     return st == WEFT_OK ? WEFT_OK : weft__fn_error(NULL, st, "ordering the nodes: %s",
                                                     weft_status_str(st));
+}
+
+/* Rewrites each distinct guard's literals from variable ids to slots. */
+static void guard_slots(lower_ctx_t *c)
+{
+    for (size_t k = 0; k < c->gp.n_distinct; k++) {
+        uint32_t *w = c->gp.words + c->gp.distinct[k] + 1, nt = *w++;
+        for (uint32_t t = 0; t < nt; t++) {
+            uint32_t len = *w++;
+            for (uint32_t j = 0; j < len; j++, w++) w[0] = c->var_slot[w[0] >> 1] << 1 | (w[0] & 1u);
+        }
+    }
+}
+
+/* Per slot, its producer's guard; on a one-worker pool, per node, the end
+ * of its run of consecutive nodes with one guard (call.c skips it whole). */
+static weft_status_t guard_tables(weft_function_t *f)
+{
+    f->slot_guard = calloc(f->n_slots + 1, sizeof *f->slot_guard);
+    if (!f->slot_guard) return lower_oom();
+    for (uint32_t i = 0; i < f->n_nodes; i++)
+        for (uint32_t k = 0; k < f->node_out[i].n_out; k++)
+            f->slot_guard[f->nodes[i].out_base + k] = f->nodes[i].guard;
+    if (weft_pool_thread_count(f->pool) != 1) return WEFT_OK;
+    f->skip_end = malloc((f->n_nodes + 1) * sizeof *f->skip_end);
+    if (!f->skip_end) return lower_oom();
+    for (uint32_t i = f->n_nodes; i-- > 0;) {
+        bool same = i + 1 < f->n_nodes && f->nodes[i + 1].guard == f->nodes[i].guard;
+        f->skip_end[i] = same ? f->skip_end[i + 1] : i + 1;
+    }
+    return WEFT_OK;
+}
+
+/* Moves the guards to the program: node records get their offsets (by
+ * node index: rank maps the toposort), literals their condition's slot. */
+static weft_status_t place_guards(lower_ctx_t *c)
+{
+    weft_function_t *f = c->f;
+    if (!c->gp.n_guarded) return WEFT_OK;
+    for (size_t i = 0; i < c->n_order; i++) f->nodes[c->rank[i]].guard = c->gp.off[i];
+    guard_slots(c);
+    f->guards = c->gp.words;
+    f->n_guarded = (uint32_t)c->gp.n_guarded;
+    f->n_guard_memo = (uint32_t)c->gp.n_distinct;
+    c->gp.words = NULL;
+    return guard_tables(f);
 }
 
 static weft_status_t lower_alloc(lower_ctx_t *c, size_t nv)
@@ -435,6 +486,7 @@ weft_status_t weft__compile_lower(weft_function_t *f)
     if (st == WEFT_OK) st = classify_slots(&c);
     if (st == WEFT_OK) mark_kept(&c);
     if (st == WEFT_OK) st = build_nodes(&c);
+    if (st == WEFT_OK) st = place_guards(&c);
     if (st == WEFT_OK) st = weft__direct_plan(f, c.aliased);
     if (st == WEFT_OK) st = build_dag(&c);
     if (st == WEFT_OK) st = weft__arena_analyze(f, c.is_output);
@@ -445,6 +497,7 @@ weft_status_t weft__compile_lower(weft_function_t *f)
     free(c.apply_idx);
     free(c.is_output);
     free(c.aliased);
+    weft__guard_plan_free(&c.gp);
     return st;
 }
 
@@ -466,4 +519,7 @@ void weft__compile_free_program(weft_function_t *f)
     free(f->nodes);
     free(f->node_out);
     free(f->direct_out);
+    free(f->guards);
+    free(f->slot_guard);
+    free(f->skip_end);
 }

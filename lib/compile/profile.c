@@ -29,7 +29,9 @@ weft_status_t weft__prof_init(weft_function_t *f)
     a->node_key = calloc(n, sizeof *a->node_key);
     a->inplace_bytes = calloc(n, sizeof *a->inplace_bytes);
     a->inplace_ord = calloc(n, sizeof *a->inplace_ord);
-    bool ok = a->node_time && a->node_calls && a->node_worker && a->last_start && a->last_end &&
+    a->node_skips = calloc(n, sizeof *a->node_skips);
+    a->last_skipped = calloc(n, sizeof *a->last_skipped);
+    bool ok = a->node_skips && a->last_skipped && a->node_time && a->node_calls && a->node_worker && a->last_start && a->last_end &&
               a->last_worker && a->worker_idle && a->worker_busy && a->last_idle && a->last_busy &&
               a->node_key && a->inplace_bytes && a->inplace_ord;
     return ok ? weft__prof_node_info(f) : WEFT_ENOMEM;
@@ -51,13 +53,17 @@ void weft__prof_fini(weft_function_t *f)
     free(a->node_key);
     free(a->inplace_bytes);
     free(a->inplace_ord);
+    free(a->node_skips);
+    free(a->last_skipped);
     memset(a, 0, sizeof *a);
     weft_rewrite_stats_destroy(f->rewrite_stats);
     f->rewrite_stats = NULL;
 }
 
-/* Under prof_lock. */
-static void record_nodes(weft_function_t *f, const weft_dag_profile_t *p)
+/* Under prof_lock. A node the call skipped (its IfElse guard was false,
+ * docs/control-flow.md §2) counts as a skip, not as a run: no time, no
+ * call, no worker. */
+static void record_nodes(weft_function_t *f, const uint8_t *skipped, const weft_dag_profile_t *p)
 {
     weft__prof_acc_t *a = &f->acc;
     uint64_t sum = 0;
@@ -65,6 +71,13 @@ static void record_nodes(weft_function_t *f, const weft_dag_profile_t *p)
     for (uint32_t i = 0; i < p->nodes && i < f->n_nodes; i++) {
         uint64_t s = p->node_start_ns[i], e = p->node_end_ns[i];
         unsigned w = p->node_worker[i] < f->workers ? p->node_worker[i] : 0;
+        bool skip = skipped && skipped[i];
+        a->last_skipped[i] = skip;
+        if (skip) {
+            a->node_skips[i]++;
+            a->last_start[i] = a->last_end[i] = 0;
+            continue;
+        }
         bool ran = s != 0 || e != 0;
         uint64_t dt = ran && e > s ? e - s : 0;
         a->last_start[i] = ran ? s - p->run_start_ns : 0;
@@ -111,7 +124,7 @@ void weft__prof_record(weft_function_t *f, weft__call_state_t *cs, uint64_t call
         a->arena_bytes = cs->arena_bytes;
         a->seq_peak_bytes = cs->seq_peak_bytes;
     }
-    if (have) record_nodes(f, &p);
+    if (have) record_nodes(f, cs->skipped, &p);
     a->have_last = true;
     pthread_mutex_unlock(&f->prof_lock);
 }
@@ -133,6 +146,7 @@ weft_status_t weft_profile_reset(weft_function_t *f)
     size_t n = f->n_nodes, w = f->workers;
     memset(a->node_time, 0, n * sizeof *a->node_time);
     memset(a->node_calls, 0, n * sizeof *a->node_calls);
+    memset(a->node_skips, 0, n * sizeof *a->node_skips);
     memset(a->worker_idle, 0, w * sizeof *a->worker_idle);
     memset(a->worker_busy, 0, w * sizeof *a->worker_busy);
     a->calls = a->call_ns = a->run_ns = a->node_ns = a->peak_bytes = 0;

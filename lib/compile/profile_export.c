@@ -70,9 +70,9 @@ static void json_apply(const weft_profile_apply_t *a, FILE *out)
     json_str(a->out_types, out);
     fprintf(out,
             ", \"out_bytes\": %llu, \"destroys\": %d, \"inplace_bytes\": %llu, "
-            "\"inplace_orderings\": %u, \"reuses_input\": %d}",
+            "\"inplace_orderings\": %u, \"reuses_input\": %d, \"skips\": %llu}",
             (unsigned long long)a->out_bytes, a->destroys, (unsigned long long)a->inplace_bytes,
-            a->inplace_orderings, a->reuses_input);
+            a->inplace_orderings, a->reuses_input, (unsigned long long)a->skips);
 }
 
 static void json_groups(const char *key, const weft_profile_group_t *g, size_t n, FILE *out)
@@ -137,7 +137,7 @@ weft_status_t weft_profile_write_csv(const weft_profile_t *p, FILE *out)
 {
     if (!p || !out) return WEFT_EINVAL;
     fprintf(out, "id,name,op,class,calls,time_ns,percent,worker,critical,out_types,out_bytes,"
-                 "destroys,inplace_bytes,inplace_orderings,reuses_input\n");
+                 "destroys,inplace_bytes,inplace_orderings,reuses_input,skips\n");
     for (size_t i = 0; i < p->n_applies; i++) {
         const weft_profile_apply_t *a = &p->applies[i];
         fprintf(out, "%u,", a->index);
@@ -149,8 +149,9 @@ weft_status_t weft_profile_write_csv(const weft_profile_t *p, FILE *out)
         fprintf(out, ",%llu,%llu,%.6g,%u,%d,", (unsigned long long)a->calls,
                 (unsigned long long)a->time_ns, a->percent, a->worker, a->on_critical_path);
         csv_str(a->out_types, out);
-        fprintf(out, ",%llu,%d,%llu,%u,%d\n", (unsigned long long)a->out_bytes, a->destroys,
-                (unsigned long long)a->inplace_bytes, a->inplace_orderings, a->reuses_input);
+        fprintf(out, ",%llu,%d,%llu,%u,%d,%llu\n", (unsigned long long)a->out_bytes, a->destroys,
+                (unsigned long long)a->inplace_bytes, a->inplace_orderings, a->reuses_input,
+                (unsigned long long)a->skips);
     }
     return ferror(out) ? WEFT_EIO : WEFT_OK;
 }

@@ -145,6 +145,26 @@ static void print_applies(const weft_profile_t *p, size_t rows, FILE *out)
     free(r);
 }
 
+/* Nodes of IfElse branches not taken: skipped, not run (no time, no
+ * allocation); listed apart so they never read as zero-time runs. */
+static void print_skipped(const weft_profile_t *p, size_t rows, FILE *out)
+{
+    size_t n = 0, shown = 0;
+    for (size_t i = 0; i < p->n_applies; i++) n += p->applies[i].skips != 0;
+    if (n == 0) return;
+    fprintf(out, "Skipped (IfElse branches not taken)\n-----------------------------------\n"
+                 "<#skipped> <#call> <id> <Apply name>\n");
+    for (size_t i = 0; i < p->n_applies && shown < rows; i++) {
+        const weft_profile_apply_t *a = &p->applies[i];
+        if (!a->skips) continue;
+        fprintf(out, "  %9llu  %6llu  %4u  %s\n", (unsigned long long)a->skips,
+                (unsigned long long)a->calls, a->index, a->name);
+        shown++;
+    }
+    if (n > shown) fprintf(out, "   ... (%zu more skipped nodes)\n", n - shown);
+    fprintf(out, "\n");
+}
+
 static void print_critical(const weft_profile_t *p, size_t rows, FILE *out)
 {
     fprintf(out, "Critical path\n-------------\n<id> <apply time> <Apply name>\n");
@@ -177,6 +197,7 @@ weft_status_t weft_profile_print(const weft_profile_t *p, size_t max_rows, FILE 
     print_groups(p, p->classes, p->n_classes, rows, "Class", "Class", out);
     print_groups(p, p->ops, p->n_ops, rows, "Ops", "Op", out);
     print_applies(p, rows, out);
+    print_skipped(p, rows, out);
     print_critical(p, rows, out);
     print_rewrites(p, rows, out);
     return ferror(out) ? WEFT_EIO : WEFT_OK;

@@ -66,6 +66,7 @@ static void copy_locked(const weft_function_t *f, weft_profile_scope_t scope, sn
         r->inplace_orderings = a->inplace_ord[i];
         uint32_t reuse = f->mp.reuse_in ? f->mp.reuse_in[i] : UINT32_MAX;
         r->reuses_input = reuse == UINT32_MAX ? -1 : (int)reuse;
+        r->skips = last ? a->last_skipped[i] : a->node_skips[i];
     }
 }
 

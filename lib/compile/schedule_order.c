@@ -27,7 +27,7 @@ static void replay_free(replay_t *r)
     free(r->stack);
 }
 
-/* edges: weft__edge_pack keys, sorted and distinct, from < to. */
+/* edges: weft__edge_pack keys, sorted by source (see compile_int.h). */
 static bool replay_init(replay_t *r, uint32_t n, const uint64_t *edges, size_t ne)
 {
     r->n = n;

@@ -1,9 +1,12 @@
 /* The sequential reference evaluator (weft/eval.h): a depth-first walk from
  * the outputs that runs each apply node once its inputs have values, with
- * values kept per variable id until the end of the call. */
+ * values kept per variable id until the end of the call. An IfElse node
+ * (weft/ifelse.h) is lazy: its condition is evaluated first, then only the
+ * inputs of the branch taken (docs/control-flow.md §1). */
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph/ifelse_id.h"
 #include "graph/site.h"
 #include "tensor/kernel_int.h"
 #include "weft/eval.h"
@@ -14,7 +17,8 @@ enum { NODE_NEW = 0, NODE_ON_STACK = 1, NODE_DONE = 2 };
 
 typedef struct eval_frame {
     weft_apply_t *node;
-    size_t next; /* next input to look at */
+    size_t next;   /* next input to look at */
+    size_t pairs;  /* IfElse: its (then, else) pairs; 0 for any other node */
 } eval_frame_t;
 
 typedef struct eval_state {
@@ -183,9 +187,22 @@ static weft_status_t want(eval_state_t *ev, weft_var_t *v, bool *pushed)
     if (ev->state[weft_apply_id(a)] == NODE_ON_STACK)
         return node_error(ev, a, WEFT_ECYCLE, "the node depends on itself");
     ev->state[weft_apply_id(a)] = NODE_ON_STACK;
-    ev->stack[ev->sp++] = (eval_frame_t){a, 0};
+    ev->stack[ev->sp++] = (eval_frame_t){a, 0, weft__ifelse_pairs(a)};
     *pushed = true;
     return WEFT_OK;
+}
+
+/* An IfElse frame whose condition has its value skips the inputs of the
+ * branch not taken. */
+static void skip_untaken(eval_state_t *ev, eval_frame_t *f)
+{
+    if (f->pairs == 0 || f->next == 0) return;
+    weft_tensor_t *c = ev->vals[weft_var_id(weft_apply_input(f->node, 0))];
+    bool taken = weft__ifelse_cond_true(weft_tensor_flat_get(c, 0));
+    size_t n = f->pairs;
+    while (f->next < 1 + 2 * n &&
+           (taken ? weft__ifelse_is_else(n, f->next) : weft__ifelse_is_then(n, f->next)))
+        f->next++;
 }
 
 static weft_status_t eval_output(eval_state_t *ev, weft_var_t *out)
@@ -194,6 +211,7 @@ static weft_status_t eval_output(eval_state_t *ev, weft_var_t *out)
     weft_status_t st = want(ev, out, &pushed);
     while (st == WEFT_OK && ev->sp > 0) {
         eval_frame_t *f = &ev->stack[ev->sp - 1];
+        skip_untaken(ev, f);
         if (f->next < weft_apply_n_inputs(f->node)) {
             st = want(ev, weft_apply_input(f->node, f->next++), &pushed);
             continue;

@@ -5,6 +5,7 @@
 
 #include "index/index_int.h"
 #include "linalg/einsum_int.h"
+#include "control/ifelse_int.h"
 #include "linalg/lapack_int.h"
 #include "linalg/linalg_int.h"
 #include "nn/nn_int.h"
@@ -79,6 +80,7 @@ static const weft_op_class_t *const registry[] = {
     &weft__random_classes[WEFT__RANDOM_CATEGORICAL],
     &weft__random_classes[WEFT__RANDOM_INTEGERS],
     &weft__random_classes[WEFT__RANDOM_PERMUTATION],
+    &weft__ifelse_class,
 };
 
 size_t weft_ops_n_classes(void)

@@ -26,6 +26,9 @@ weft_status_t weft_rewriter_builtin_create(const char *name, weft_rewriter_t **o
     for (size_t i = 0; i < weft__n_builtin_nodes; i++)
         if (strcmp(weft__builtin_nodes[i].name, name) == 0)
             return node_builtin(&weft__builtin_nodes[i], out);
+    for (size_t i = 0; i < weft__n_ifelse_nodes; i++)
+        if (strcmp(weft__ifelse_nodes[i].name, name) == 0)
+            return node_builtin(&weft__ifelse_nodes[i], out);
     if (weft__pattern_builtin_exists(name)) return weft__pattern_builtin_create(name, out);
     if (weft__stabilize_create(name, out) == WEFT_OK) return WEFT_OK;
     if (strcmp(name, "constant_folding") == 0)
@@ -102,6 +105,11 @@ static const member_t canonical[] = {
     {"local_mul_div_cancel", {FAST_MATH, "shape_unsafe"}},   /* as above */
     {"local_sum_broadcastable", {FAST_MATH}},                /* a sum of -0.0 is +0.0 */
     {"local_reduce_grad_sink", {NULL}},
+    /* IfElse (docs/control-flow.md §3): no value changes */
+    {"ifelse_constant_cond", {NULL}},
+    {"ifelse_same_branches", {NULL}},
+    {"ifelse_merge", {NULL}},
+    {"ifelse_lift_elemwise", {NULL}},
 };
 /* BLAS adds z into the product block by block: another summation order */
 static const member_t gemm = {"local_gemm", {"gemm", FAST_MATH}};

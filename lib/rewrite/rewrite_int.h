@@ -167,6 +167,9 @@ typedef struct weft__builtin_node {
 } weft__builtin_node_t;
 extern const weft__builtin_node_t weft__builtin_nodes[];
 extern const size_t weft__n_builtin_nodes;
+/* The IfElse rewrites (ifelse_rewrites.c, docs/control-flow.md §3). */
+extern const weft__builtin_node_t weft__ifelse_nodes[];
+extern const size_t weft__n_ifelse_nodes;
 /* constant_dimshuffle (fold.c): a graph rewriter folding padding DimShuffles
  * of constants in one transaction. */
 weft_status_t weft__constant_dimshuffle_create(const char *name, weft_rewriter_t **out);

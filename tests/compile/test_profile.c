@@ -225,9 +225,9 @@ static void test_profile_rows_name_destroyed_input_types_and_bytes(void **state)
     assert_true(p->n_rewrites > 0);
     const char *csv = written(weft_profile_write_csv, p);
     assert_non_null(strstr(csv, "id,name,op,class,calls,time_ns,percent,worker,critical,"
-                                "out_types,out_bytes,destroys,inplace_bytes,inplace_orderings,reuses_input\n0,\"Sleep(x)\",\"Sleep\","
+                                "out_types,out_bytes,destroys,inplace_bytes,inplace_orderings,reuses_input,skips\n0,\"Sleep(x)\",\"Sleep\","
                                 "\"Sleep\",1,"));
-    assert_non_null(strstr(csv, ",\"float64[8]\",0,0,64,0,-1\n"));
+    assert_non_null(strstr(csv, ",\"float64[8]\",0,0,64,0,-1,0\n"));
     const char *json = written(weft_profile_write_json, p);
     assert_non_null(strstr(json, "\"name\": \"AddInplace(Sleep.out#0, x) destroys input 0\""));
     assert_non_null(strstr(json, "\"format\": \"weft-profile\""));

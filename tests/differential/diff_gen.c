@@ -768,6 +768,7 @@ void gen_run_steps(diff_gen_t *gn, int lo, int hi, void (*step)(diff_gen_t *))
 static void step_shape_or_elemwise(diff_gen_t *gn)
 {
     if (diff_rng_chance(&gn->rng, 0.1)) gen_step_index(gn);
+    else if (diff_rng_chance(&gn->rng, 0.05)) gen_step_ifelse(gn);
     else if (diff_rng_chance(&gn->rng, 0.55)) gen_step_shape(gn);
     else gen_step_elemwise(gn);
 }

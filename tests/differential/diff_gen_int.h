@@ -86,6 +86,8 @@ void gen_step_reduce(diff_gen_t *gn);
 void gen_step_reduce_more(diff_gen_t *gn);
 /* Take / inc_at / set_at along a drawn axis (diff_gen_index.c). */
 void gen_step_index(diff_gen_t *gn);
+/* IfElse of two values of one type on a 0-d condition (diff_gen_ifelse.c). */
+void gen_step_ifelse(diff_gen_t *gn);
 /* An nn step on a float value (diff_gen_reduce.c). */
 void gen_step_nn(diff_gen_t *gn);
 

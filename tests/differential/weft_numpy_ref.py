@@ -473,6 +473,20 @@ def compare(kind, a, b):
     return Val(r, np.where(unsure, np.inf, 0.0) if unsure.any() else None)
 
 
+def ifelse_op(props, ins):
+    """IfElse (docs/control-flow.md): the then side when the 0-d condition is
+    nonzero (NaN included), else the else side; unchecked when the
+    condition's own tolerance leaves its truth open."""
+    if props['n'] != 1:
+        raise NotImplementedError('check_numpy has no NumPy version of IfElse with n > 1')
+    c, t, e = ins
+    r = t if c.v != 0 else e
+    tc = float(np.max(tol_of(c))) if c.tol is not None else 0.0
+    if tc > 0 and not abs(f64(c.v)) > tc:
+        return Val(r.v.copy(), np.full(r.v.shape, np.inf), r.neg)
+    return Val(r.v.copy(), r.tol, r.neg)
+
+
 def switch(c, a, b):
     r = np.where(c.v, a.v, b.v).astype(a.v.dtype)
     if c.tol is None and a.tol is None and b.tol is None:
@@ -1393,6 +1407,8 @@ class Evaluator:
             return take_op(props, ins[0], ins[1])
         if op in ('AdvancedSetSubtensor', 'AdvancedIncSubtensor'):
             return adv_update(op, props, ins[0], ins[1], ins[2])
+        if op == 'IfElse':
+            return ifelse_op(props, ins)
         if op in REDUCTIONS:
             return reduce(op, props, ins[0])
         if op in LANE_REDUCTIONS:

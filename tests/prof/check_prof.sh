@@ -82,7 +82,7 @@ t = json.load(open(w + "/t.json"))
 calls = sorted({e["args"]["call"] for e in t["traceEvents"] if e["ph"] == "X"})
 assert calls == [0, 1], calls  # the last 2 of 3 calls
 rows = open(w + "/r.csv").read().splitlines()
-assert rows[0] == "id,name,op,class,calls,time_ns,percent,worker,critical,out_types,out_bytes,destroys,inplace_bytes,inplace_orderings,reuses_input"
+assert rows[0] == "id,name,op,class,calls,time_ns,percent,worker,critical,out_types,out_bytes,destroys,inplace_bytes,inplace_orderings,reuses_input,skips"
 assert len(rows) == len(r["applies"]) + 1
 npy = open(w + "/out/output_0.npy", "rb").read()
 assert npy[:8] == b"\x93NUMPY\x01\x00" and b"'descr': '<f8'" in npy and len(npy) == 128 + 8, len(npy)
