@@ -167,6 +167,9 @@ typedef struct weft__builtin_node {
 } weft__builtin_node_t;
 extern const weft__builtin_node_t weft__builtin_nodes[];
 extern const size_t weft__n_builtin_nodes;
+/* The symbolic-shape canonicalizations (shape_rewrite.c). */
+extern const weft__builtin_node_t weft__shape_nodes[];
+extern const size_t weft__n_shape_nodes;
 /* constant_dimshuffle (fold.c): a graph rewriter folding padding DimShuffles
  * of constants in one transaction. */
 weft_status_t weft__constant_dimshuffle_create(const char *name, weft_rewriter_t **out);

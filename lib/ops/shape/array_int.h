@@ -9,10 +9,12 @@
 extern const weft_op_class_t weft__join_class;
 extern const weft_op_class_t weft__alloc_class;
 
-/* Alloc's props: the target shape (zeroed past ndim: props compare bytes). */
+/* Alloc's props: the target shape (zeroed past ndim: props compare bytes),
+ * or, when sym is 1, ndim alone: the sizes are inputs 1..ndim (integer 0-d
+ * tensors, weft/symshape.h) and shape is all zeros. */
 typedef struct weft__alloc_props {
     int32_t ndim;
-    int32_t pad_;
+    int32_t sym;
     int64_t shape[WEFT_MAX_NDIM];
 } weft__alloc_props_t;
 
