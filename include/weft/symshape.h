@@ -136,6 +136,25 @@ WEFT_API weft_var_t *weft_linspace_sym_at(weft_graph_t *g, weft_var_t *start, we
 WEFT_API weft_var_t *weft_eye_sym_at(weft_graph_t *g, weft_var_t *n, weft_var_t *m, weft_var_t *k,
                                      weft_dtype_t dtype, const char *file, int line);
 
+/* ---- Repeat with per-element counts -------------------------------------------- */
+
+/* np.repeat(x, repeats, axis) with repeats a 1-d integer tensor of x's
+ * length on axis, or of length 1 (then every element that many times):
+ * Take of x with the source indices AxisIndex{repeat_vec} builds from the
+ * counts at run time. The output's length on axis is static only when
+ * repeats is a constant (and x's length static); gradient: Take's, the sum
+ * of each element's copies. At run time: WEFT_ESHAPE for a negative count
+ * or a length that is neither x's nor 1. (weft_tile, weft_repeat, weft_pad
+ * and weft_roll of weft/array_ops.h take x with unknown lengths the same
+ * way; docs/shapes.md §4.)
+ * Errors: WEFT_EINVAL (axis out of range), WEFT_ETYPE (x not a tensor of
+ * ndim >= 1, repeats not a 1-d integer tensor), WEFT_ESHAPE (static lengths
+ * that differ, neither being 1), WEFT_EFOREIGN, WEFT_ENOMEM. */
+#define weft_repeat_vec(g, x, repeats, axis) \
+    weft_repeat_vec_at((g), (x), (repeats), (axis), __FILE__, __LINE__)
+WEFT_API weft_var_t *weft_repeat_vec_at(weft_graph_t *g, weft_var_t *x, weft_var_t *repeats,
+                                        int axis, const char *file, int line);
+
 /* ---- Queries for rewrites (docs/shapes.md) --------------------------------------- */
 
 /* Whether op is Shape (*i = -1) or Shape_i (*i its axis). i may be NULL. */

@@ -381,6 +381,148 @@ static void test_ranges_sym(void **state)
     release_all(1, &nv);
 }
 
+
+/* ---- tile, repeat, pad, roll over unknown lengths ----------------------------- */
+
+static void test_unknown_length_builders(void **state)
+{
+    (void)state;
+    weft_var_t *m = ck_var(G, WEFT_FLOAT64, 2, (int64_t[]){U, U});
+    weft_tensor_t *mv = ck_tensor(WEFT_FLOAT64, 2, (int64_t[]){2, 2}, (double[]){1, 2, 3, 4});
+    /* np.tile([[1,2],[3,4]], (2,1,2)) */
+    weft_var_t *t = weft_tile(G, m, 3, ((int64_t[]){2, 1, 2}));
+    expect_type(t, "float64[2,?,?]");
+    expect_n(1, &m, &mv, t, WEFT_FLOAT64, 3, (int64_t[]){2, 2, 4},
+             (double[]){1, 2, 1, 2, 3, 4, 3, 4, 1, 2, 1, 2, 3, 4, 3, 4});
+    /* np.pad(m, 1, constant_values=9) */
+    expect_n(1, &m, &mv, weft_pad(G, m, 1, ((int64_t[]){1, 1}), WEFT_PAD_CONSTANT, 9),
+             WEFT_FLOAT64, 2, (int64_t[]){4, 4},
+             (double[]){9, 9, 9, 9, 9, 1, 2, 9, 9, 3, 4, 9, 9, 9, 9, 9});
+    weft_var_t *x = ck_var(G, WEFT_INT32, 1, (int64_t[]){U});
+    weft_tensor_t *xv = ck_tensor(WEFT_INT32, 1, (int64_t[]){3}, (double[]){1, 2, 3});
+    expect_n(1, &x, &xv, weft_repeat(G, x, 2, 0), WEFT_INT32, 1, (int64_t[]){6},
+             (double[]){1, 1, 2, 2, 3, 3});
+    expect_n(1, &x, &xv, weft_pad(G, x, 1, ((int64_t[]){2, 1}), WEFT_PAD_CONSTANT, 9), WEFT_INT32,
+             1, (int64_t[]){6}, (double[]){9, 9, 1, 2, 3, 9});
+    expect_n(1, &x, &xv, weft_pad(G, x, 1, ((int64_t[]){2, 1}), WEFT_PAD_EDGE, 0), WEFT_INT32, 1,
+             (int64_t[]){6}, (double[]){1, 1, 1, 2, 3, 3});
+    expect_n(1, &x, &xv, weft_pad(G, x, 1, ((int64_t[]){2, 2}), WEFT_PAD_REFLECT, 0), WEFT_INT32,
+             1, (int64_t[]){7}, (double[]){3, 2, 1, 2, 3, 2, 1});
+    /* NumPy's repeated reflection for widths above the length */
+    expect_n(1, &x, &xv, weft_pad(G, x, 1, ((int64_t[]){5, 5}), WEFT_PAD_REFLECT, 0), WEFT_INT32,
+             1, (int64_t[]){13}, (double[]){2, 1, 2, 3, 2, 1, 2, 3, 2, 1, 2, 3, 2});
+    weft_tensor_t *one = ck_tensor(WEFT_INT32, 1, (int64_t[]){1}, (double[]){7});
+    expect_n(1, &x, &one, weft_pad(G, x, 1, ((int64_t[]){2, 1}), WEFT_PAD_REFLECT, 0), WEFT_INT32,
+             1, (int64_t[]){4}, (double[]){7, 7, 7, 7});
+    /* np.roll by 2 and by -7 (= 3 mod 5), an empty axis */
+    weft_tensor_t *x5 = ck_tensor(WEFT_INT32, 1, (int64_t[]){5}, (double[]){1, 2, 3, 4, 5});
+    expect_n(1, &x, &x5, weft_roll(G, x, 2, 0), WEFT_INT32, 1, (int64_t[]){5},
+             (double[]){4, 5, 1, 2, 3});
+    expect_n(1, &x, &x5, weft_roll(G, x, -7, 0), WEFT_INT32, 1, (int64_t[]){5},
+             (double[]){3, 4, 5, 1, 2});
+    weft_tensor_t *x0 = ck_tensor(WEFT_INT32, 1, (int64_t[]){0}, NULL), *res = NULL;
+    expect_n(1, &x, &x0, weft_roll(G, x, 2, 0), WEFT_INT32, 1, (int64_t[]){0}, NULL);
+    expect_n(1, &x, &x0, weft_tile(G, x, 1, (int64_t[]){3}), WEFT_INT32, 1, (int64_t[]){0}, NULL);
+    /* edge padding of an empty axis fails at run time */
+    weft_var_t *pe = weft_pad(G, x, 1, ((int64_t[]){1, 0}), WEFT_PAD_EDGE, 0);
+    assert_int_equal(weft_eval(G, 1, &x, &x0, 1, &pe, &res), WEFT_ESHAPE);
+    assert_non_null(strstr(weft_graph_last_error(G), "AxisIndex{edge}: axis of length 0: an "
+                                                     "empty axis cannot be padded in this mode"));
+    weft_graph_clear_error(G);
+    release_all(1, &mv);
+    release_all(1, &xv);
+    release_all(1, &one);
+    release_all(1, &x5);
+    release_all(1, &x0);
+}
+
+static void test_repeat_vec(void **state)
+{
+    (void)state;
+    weft_var_t *x = ck_var(G, WEFT_FLOAT32, 2, (int64_t[]){2, U});
+    weft_var_t *r = ck_var(G, WEFT_INT64, 1, (int64_t[]){U}), *in[2] = {x, r};
+    weft_tensor_t *v[2] = {ck_tensor(WEFT_FLOAT32, 2, (int64_t[]){2, 3},
+                                     (double[]){1, 2, 3, 4, 5, 6}),
+                           ck_tensor(WEFT_INT64, 1, (int64_t[]){3}, (double[]){1, 0, 2})};
+    weft_var_t *y = weft_repeat_vec(G, x, r, 1);
+    expect_type(y, "float32[2,?]");
+    expect_n(2, in, v, y, WEFT_FLOAT32, 2, (int64_t[]){2, 3}, (double[]){1, 3, 3, 4, 6, 6});
+    /* one count for every element; a constant repeats vector: static */
+    weft_tensor_t *w[2] = {v[0], ck_tensor(WEFT_INT64, 1, (int64_t[]){1}, (double[]){2})};
+    expect_n(2, in, w, weft_repeat_vec(G, x, r, 0), WEFT_FLOAT32, 2, (int64_t[]){4, 3},
+             (double[]){1, 2, 3, 1, 2, 3, 4, 5, 6, 4, 5, 6});
+    int64_t c[2] = {3, 1};
+    const weft_type_t *ct;
+    assert_int_equal(weft_type_tensor(G, WEFT_INT64, 1, (int64_t[]){2}, &ct), WEFT_OK);
+    weft_var_t *cr = weft_constant_create(G, ct, c, sizeof c);
+    expect_type(weft_repeat_vec(G, x, cr, 0), "float32[4,?]");
+    /* errors: static lengths, run-time negative count and wrong length */
+    int line = __LINE__ + 1;
+    assert_null(weft_repeat_vec(G, ck_var(G, WEFT_FLOAT32, 1, (int64_t[]){3}), cr, 0));
+    char msg[512];
+    snprintf(msg, sizeof msg, "repeat_vec (at %s:%d): 2 repeats for an axis of length 3", __FILE__,
+             line);
+    expect_error(WEFT_ESHAPE, msg);
+    line = __LINE__ + 1;
+    assert_null(weft_repeat_vec(G, x, x, 0));
+    snprintf(msg, sizeof msg, "repeat_vec (at %s:%d): input 1 <float32[2,?]> is not a 1-d integer "
+             "tensor", __FILE__, line);
+    expect_error(WEFT_ETYPE, msg);
+    weft_tensor_t *bad[2] = {v[0], ck_tensor(WEFT_INT64, 1, (int64_t[]){3}, (double[]){1, -1, 2})};
+    weft_tensor_t *res = NULL;
+    assert_int_equal(weft_eval(G, 2, in, bad, 1, &y, &res), WEFT_ESHAPE);
+    assert_non_null(strstr(weft_graph_last_error(G), "AxisIndex{repeat_vec}: axis of length 3: a "
+                                                     "repeat count is negative"));
+    weft_tensor_t *bad2[2] = {v[0], ck_tensor(WEFT_INT64, 1, (int64_t[]){2}, (double[]){1, 1})};
+    assert_int_equal(weft_eval(G, 2, in, bad2, 1, &y, &res), WEFT_ESHAPE);
+    assert_non_null(strstr(weft_graph_last_error(G), "the repeats' length is neither the axis "
+                                                     "length nor 1"));
+    weft_graph_clear_error(G);
+    release_all(2, v);
+    release_all(1, &w[1]);
+    release_all(1, &bad[1]);
+    release_all(1, &bad2[1]);
+}
+
+/* x with its static lengths hidden (a reshape to sizes joined at run time). */
+static weft_var_t *hide(weft_graph_t *g, weft_var_t *x)
+{
+    weft_var_t *sz[2] = {weft_shape_i(g, x, 0), weft_shape_i(g, x, 1)};
+    return weft_reshape_sym(g, x, weft_stack(g, 2, sz, 0));
+}
+
+static weft_var_t *grad_builders(weft_graph_t *g, size_t n, weft_var_t *const *in, void *user)
+{
+    (void)n;
+    weft_var_t *x = hide(g, in[0]), *y;
+    int64_t c[3] = {2, 0, 3};
+    const weft_type_t *ct;
+    switch (*(const int *)user) {
+    case 0: y = weft_tile(g, x, 2, ((int64_t[]){2, 3})); break;
+    case 1: y = weft_repeat(g, x, 3, 1); break;
+    case 2: y = weft_pad(g, x, 2, ((int64_t[]){1, 2, 0, 3}), WEFT_PAD_REFLECT, 0); break;
+    case 3: y = weft_pad(g, x, 1, ((int64_t[]){2, 1}), WEFT_PAD_EDGE, 0); break;
+    case 4: y = weft_pad(g, x, 1, ((int64_t[]){2, 1}), WEFT_PAD_CONSTANT, 5); break;
+    case 5: y = weft_roll(g, x, -4, 1); break;
+    default:
+        if (weft_type_tensor(g, WEFT_INT64, 1, (int64_t[]){3}, &ct) != WEFT_OK) return NULL;
+        y = weft_repeat_vec(g, x, weft_constant_create(g, ct, c, sizeof c), 1);
+        break;
+    }
+    return weft_mul(g, y, y);
+}
+
+static void test_unknown_length_gradients(void **state)
+{
+    (void)state;
+    weft_tensor_t *p = ck_random(WEFT_FLOAT64, 2, (int64_t[]){2, 3}, -1, 1, 21);
+    for (int k = 0; k < 7; k++) {
+        print_message("builder %d\n", k);
+        ck_verify(grad_builders, &k, 1, &p);
+    }
+    weft_tensor_release(p);
+}
+
 static void test_json_round_trip(void **state)
 {
     (void)state;
@@ -438,6 +580,9 @@ int main(void)
         cmocka_unit_test(test_gradients),
         cmocka_unit_test(test_alloc_sym),
         cmocka_unit_test(test_ranges_sym),
+        cmocka_unit_test(test_unknown_length_builders),
+        cmocka_unit_test(test_repeat_vec),
+        cmocka_unit_test(test_unknown_length_gradients),
         cmocka_unit_test(test_json_round_trip),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

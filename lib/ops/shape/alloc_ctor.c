@@ -1,7 +1,7 @@
 /* Constructors over Alloc (alloc.c): broadcast_to / alloc, full / zeros /
  * ones (a 0-d constant broadcast), and, composed with DimShuffle, Reshape,
- * Subtensor and Join, tile, repeat and pad. Each needs the static lengths it
- * reshapes or pads (Alloc's target shape is a constant). */
+ * Subtensor and Join, tile, repeat and pad over static lengths; an input
+ * with an unknown length goes through symshape_ops.c (AxisIndex + Take). */
 #include <string.h>
 
 #include "array_int.h"
@@ -133,7 +133,10 @@ static weft_status_t tile_impl(weft_graph_t *g, weft_var_t *x, int n_reps, const
 {
     int nd = 0;
     int64_t s[WEFT_MAX_NDIM], r[WEFT_MAX_NDIM];
-    weft_status_t st = static_shape(g, "tile", x, file, line, &nd, s);
+    bool dyn = x && weft__has_unknown_dim(x);
+    weft_status_t st = dyn ? weft__array_check_inputs(g, "tile", 1, &x, 0, file, line, &nd,
+                                                      &(weft_dtype_t){WEFT_BOOL})
+                           : static_shape(g, "tile", x, file, line, &nd, s);
     if (st == WEFT_OK && (n_reps < 0 || n_reps > WEFT_MAX_NDIM || (n_reps > 0 && !reps))) {
         st = weft_graph_set_error(g, WEFT_EINVAL, "tile (at %s:%d): bad reps", file, line);
     }
@@ -149,6 +152,9 @@ static weft_status_t tile_impl(weft_graph_t *g, weft_var_t *x, int n_reps, const
             return weft_graph_set_error(g, WEFT_EINVAL, "tile (at %s:%d): reps[%d] is %lld",
                                         file, line, ri, (long long)r[d]);
         }
+    }
+    if (dyn) {
+        return weft__tile_dyn(g, x, d_out, r, file, line, out);
     }
     weft_var_t *xp = NULL;
     st = weft__got(g, xp = weft_pad_left_at(g, x, d_out, file, line));
@@ -172,7 +178,10 @@ static weft_status_t repeat_impl(weft_graph_t *g, weft_var_t *x, int64_t repeats
 {
     int nd = 0, a = 0;
     int64_t s[WEFT_MAX_NDIM];
-    weft_status_t st = static_shape(g, "repeat", x, file, line, &nd, s);
+    bool dyn = x && weft__has_unknown_dim(x);
+    weft_status_t st = dyn ? weft__array_check_inputs(g, "repeat", 1, &x, 0, file, line, &nd,
+                                                      &(weft_dtype_t){WEFT_BOOL})
+                           : static_shape(g, "repeat", x, file, line, &nd, s);
     if (st == WEFT_OK) {
         st = weft__array_norm_axis(g, "repeat", axis, nd, file, line, &a);
     }
@@ -180,8 +189,8 @@ static weft_status_t repeat_impl(weft_graph_t *g, weft_var_t *x, int64_t repeats
         st = weft_graph_set_error(g, WEFT_EINVAL, "repeat (at %s:%d): repeats %lld < 0", file,
                                   line, (long long)repeats);
     }
-    if (st != WEFT_OK) {
-        return st;
+    if (st != WEFT_OK || dyn) {
+        return st == WEFT_OK ? weft__repeat_dyn(g, x, repeats, a, file, line, out) : st;
     }
     /* only axis a gets a new axis: the others are merged with a length 1 */
     int order[WEFT_MAX_NDIM], k = 0;
@@ -287,7 +296,10 @@ static weft_status_t pad_impl(weft_graph_t *g, weft_var_t *x, int n, const int64
 {
     int nd = 0;
     int64_t s[WEFT_MAX_NDIM];
-    weft_status_t st = static_shape(g, "pad", x, file, line, &nd, s);
+    bool dyn = x && weft__has_unknown_dim(x);
+    weft_status_t st = dyn ? weft__array_check_inputs(g, "pad", 1, &x, 0, file, line, &nd,
+                                                      &(weft_dtype_t){WEFT_BOOL})
+                           : static_shape(g, "pad", x, file, line, &nd, s);
     if (st == WEFT_OK && (!widths || (n != nd && n != 1) || (unsigned)mode > WEFT_PAD_REFLECT)) {
         st = weft_graph_set_error(g, WEFT_EINVAL, "pad (at %s:%d): needs 1 or %d (before, "
                                   "after) pairs and a known mode, got %d pairs", file, line, nd,
@@ -298,6 +310,9 @@ static weft_status_t pad_impl(weft_graph_t *g, weft_var_t *x, int n, const int64
             st = weft_graph_set_error(g, WEFT_EINVAL, "pad (at %s:%d): width %lld < 0", file,
                                       line, (long long)widths[i]);
         }
+    }
+    if (st == WEFT_OK && dyn) {
+        return weft__pad_dyn(g, x, nd, widths, n == 1 ? 0 : 2, mode, value, file, line, out);
     }
     *out = x;
     for (int d = 0; st == WEFT_OK && d < nd; d++) {

@@ -81,10 +81,13 @@ static void fill(const weft__axis_index_props_t *p, int64_t n, const weft_tensor
                  int64_t len, int64_t *out)
 {
     int64_t k = 0;
+    if (len == 0) return; /* n may be 0: no modulo by it */
     switch ((weft__axis_index_mode_t)p->mode) {
-    case WEFT__AXIS_ROLL:
-        for (int64_t i = 0; i < len; i++) out[i] = ((i - p->a) % n + n) % n;
+    case WEFT__AXIS_ROLL: {
+        int64_t s = (p->a % n + n) % n; /* no overflow for any shift */
+        for (int64_t i = 0; i < len; i++) out[i] = (i - s + n) % n;
         break;
+    }
     case WEFT__AXIS_EDGE:
         for (int64_t i = 0; i < len; i++)
             out[i] = i < p->a ? 0 : i - p->a >= n ? n - 1 : i - p->a;
