@@ -523,6 +523,63 @@ static void test_unknown_length_gradients(void **state)
     weft_tensor_release(p);
 }
 
+
+/* The compiled graph printed (weft_function_print) into buf. */
+static void function_text(weft_function_t *f, char *buf, size_t cap)
+{
+    FILE *tf = tmpfile();
+    assert_non_null(tf);
+    assert_int_equal(weft_function_print(f, tf), WEFT_OK);
+    rewind(tf);
+    size_t n = fread(buf, 1, cap - 1, tf);
+    buf[n] = '\0';
+    fclose(tf);
+}
+
+static weft_function_t *compile(size_t n_in, weft_var_t *const *in, weft_var_t *out,
+                                const char *mode)
+{
+    weft_function_options_t o = WEFT_FUNCTION_OPTIONS_INIT;
+    o.mode = mode;
+    o.threads = 1;
+    weft_function_t *f = NULL;
+    assert_int_equal(weft_function_compile(n_in, in, 1, &out, 0, NULL, &o, &f), WEFT_OK);
+    return f;
+}
+
+static void test_fast_run(void **state)
+{
+    (void)state;
+    /* over static lengths the shape graph folds away: Reshape{static} */
+    weft_var_t *x = ck_var(G, WEFT_FLOAT64, 2, (int64_t[]){2, 3});
+    weft_var_t *sz[2] = {weft_shape_i(G, x, 1), weft_shape_i(G, x, 0)};
+    weft_var_t *y = weft_reshape_sym(G, x, weft_stack(G, 2, sz, 0));
+    weft_function_t *f = compile(1, &x, y, "fast_run");
+    char buf[4096];
+    function_text(f, buf, sizeof buf);
+    assert_null(strstr(buf, "Shape"));
+    assert_non_null(strstr(buf, "Reshape{shape=(3,2)}"));
+    weft_function_destroy(f);
+    /* a view of a protected input is never destroyed by an in-place op */
+    weft_var_t *u = ck_var(G, WEFT_FLOAT64, 2, (int64_t[]){2, U});
+    weft_var_t *su[2] = {weft_shape_i(G, u, 1), weft_shape_i(G, u, 0)};
+    weft_var_t *v = weft_reshape_sym(G, u, weft_stack(G, 2, su, 0));
+    weft_var_t *w = weft_add(G, weft_exp(G, v), weft_constant_scalar(G, WEFT_FLOAT64, 1));
+    weft_tensor_t *uv = ck_tensor(WEFT_FLOAT64, 2, (int64_t[]){2, 3},
+                                  (double[]){0, 0, 0, 0, 0, 0});
+    const char *modes[2] = {"none", "fast_run"};
+    for (int m = 0; m < 2; m++) {
+        weft_function_t *g = compile(1, &u, w, modes[m]);
+        weft_tensor_t *r = NULL;
+        assert_int_equal(weft_function_call(g, 1, &uv, 1, &r), WEFT_OK);
+        ck_expect(r, 2, (int64_t[]){3, 2}, (double[]){2, 2, 2, 2, 2, 2}, 0);
+        ck_expect(uv, 2, (int64_t[]){2, 3}, (double[]){0, 0, 0, 0, 0, 0}, 0);
+        weft_tensor_release(r);
+        weft_function_destroy(g);
+    }
+    weft_tensor_release(uv);
+}
+
 static void test_json_round_trip(void **state)
 {
     (void)state;
@@ -583,6 +640,7 @@ int main(void)
         cmocka_unit_test(test_unknown_length_builders),
         cmocka_unit_test(test_repeat_vec),
         cmocka_unit_test(test_unknown_length_gradients),
+        cmocka_unit_test(test_fast_run),
         cmocka_unit_test(test_json_round_trip),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
