@@ -43,7 +43,7 @@ extern "C" {
 
 /* ---- Shape, Shape_i ---------------------------------------------------------- */
 
-/* x.shape as an int64[ndim] vector (a constant length-0 vector for 0-d x).
+/* x.shape as an int64[ndim] vector (int64[0] for a 0-d x).
  * Errors: WEFT_ETYPE (x not a tensor), WEFT_EFOREIGN, WEFT_ENOMEM. */
 #define weft_shape(g, x) weft_shape_at((g), (x), __FILE__, __LINE__)
 WEFT_API weft_var_t *weft_shape_at(weft_graph_t *g, weft_var_t *x, const char *file, int line);

@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "ops_check.h"
+#include "ops_threads.h"
 
 #define U WEFT_DIM_UNKNOWN
 
@@ -34,16 +35,11 @@ static int teardown(void **state)
     return 0;
 }
 
-/* Evaluates y on inputs xs at vals; checks dtype, shape and values. */
+/* Evaluates y on inputs xs at vals; checks dtype, shape and exact values. */
 static void expect_n(size_t n, weft_var_t *const *xs, weft_tensor_t *const *vals, weft_var_t *y,
                      weft_dtype_t dt, int nd, const int64_t *shape, const double *want)
 {
-    weft_tensor_t *r = NULL;
-    assert_non_null(y);
-    assert_int_equal(ck_eval(G, n, xs, vals, y, &r), WEFT_OK);
-    assert_int_equal(weft_tensor_dtype(r), dt);
-    ck_expect(r, nd, shape, want, 0);
-    weft_tensor_release(r);
+    ck_expect_eval_n(G, n, xs, vals, y, dt, nd, shape, want, 0);
 }
 
 /* y's static type printed. */
@@ -580,6 +576,26 @@ static void test_fast_run(void **state)
     weft_tensor_release(uv);
 }
 
+/* ARange / Linspace of 300001 elements (several fixed ranges), and a large
+ * symbolic Alloc, have the same bits at 1, 2 and 4 workers. */
+static void test_same_bits_at_1_2_4_workers(void **state)
+{
+    (void)state;
+    weft_var_t *n = iscalar();
+    weft_tensor_t *nv = ival(300001);
+    weft_var_t *third = weft_constant_scalar(G, WEFT_FLOAT64, 1.0 / 3);
+    weft_var_t *sz[2] = {n, i64(3)};
+    weft_var_t *outs[4] = {
+        weft_arange_sym(G, i64(-5), n, third, WEFT_FLOAT32),
+        weft_arange_sym(G, i64(0), n, i64(1), WEFT_FLOAT64),
+        weft_linspace_sym(G, third, weft_constant_scalar(G, WEFT_FLOAT64, 7.25), n, true,
+                          WEFT_FLOAT64),
+        weft_full_sym(G, 2, sz, 0.5, WEFT_FLOAT16),
+    };
+    ck_same_bits_at_1_2_4(G, n, nv, 4, outs);
+    weft_tensor_release(nv);
+}
+
 static void test_json_round_trip(void **state)
 {
     (void)state;
@@ -641,6 +657,7 @@ int main(void)
         cmocka_unit_test(test_repeat_vec),
         cmocka_unit_test(test_unknown_length_gradients),
         cmocka_unit_test(test_fast_run),
+        cmocka_unit_test(test_same_bits_at_1_2_4_workers),
         cmocka_unit_test(test_json_round_trip),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

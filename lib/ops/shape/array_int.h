@@ -39,6 +39,13 @@ weft_status_t weft__array_axis_slice(weft_graph_t *g, weft_var_t *x, int a, int6
                                      int64_t to, int64_t step, const char *file, int line,
                                      weft_var_t **out);
 
+/* Alloc of v to shape[0..ndim) (static form; sizes NULL) or to the size
+ * variables sizes[0..ndim) (symbolic form, shape unused), with the
+ * constructor's checks; name and the site go into the messages. */
+weft_status_t weft__alloc_build(weft_graph_t *g, const char *name, weft_var_t *v, int ndim,
+                                const int64_t *shape, weft_var_t *const *sizes,
+                                const char *file, int line, weft_var_t **out);
+
 /* The same constructions over axes without static lengths (symshape_ops.c,
  * docs/shapes.md §4), for tile / repeat / pad / roll when x has an unknown
  * length. Arguments are validated by the callers: tile's r[0..d_out) per

@@ -11,6 +11,7 @@
 #include "graph/ctor_int.h"
 #include "base/base_int.h"
 #include "ops_int.h"
+#include "shape/array_int.h"
 #include "shape/symshape_int.h"
 #include "weft/json_props.h"
 #include "weft/kernel.h"
@@ -324,11 +325,12 @@ static weft_status_t reshape_sym_impl(weft_graph_t *g, weft_var_t *x, weft_var_t
                                       const char *file, int line, weft_var_t **out)
 {
     weft_var_t *in[2] = {x, shape};
-    for (size_t i = 0; i < 2; i++) {
-        if (!in[i]) return weft__ctor_status(g) != WEFT_OK ? weft__ctor_status(g) : WEFT_EINVAL;
-        if (weft_var_graph(in[i]) != g)
-            return weft_graph_set_error(g, WEFT_EFOREIGN, "reshape_sym (at %s:%d): input %zu "
-                                        "belongs to another graph context", file, line, i);
+    int nd;
+    weft_dtype_t dt;
+    for (size_t i = 0; i < 2; i++) { /* shape's own type: make_node */
+        weft_status_t st = weft__array_check_inputs(g, "reshape_sym", 1, &in[i], 0, file, line,
+                                                    &nd, &dt);
+        if (st != WEFT_OK) return st;
     }
     reshape_props_t p;
     memset(&p, 0, sizeof p);

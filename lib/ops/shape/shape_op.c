@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "array_int.h"
 #include "graph/ctor_int.h"
 #include "ops_int.h"
 #include "symshape_int.h"
@@ -141,20 +142,13 @@ const weft_op_class_t weft__shape_i_class = {
     .grad = no_grad,
 };
 
-/* x checked as a tensor of g (the messages of weft/symshape.h). */
+/* x checked as a tensor of g (weft__array_check_inputs's messages). */
 static weft_status_t check_x(weft_graph_t *g, const char *name, weft_var_t *x, const char *file,
                              int line)
 {
-    if (!x) return weft__ctor_status(g) != WEFT_OK ? weft__ctor_status(g) : WEFT_EINVAL;
-    char vb[256];
-    weft_var_print(x, vb, sizeof vb);
-    if (weft_var_graph(x) != g)
-        return weft_graph_set_error(g, WEFT_EFOREIGN, "%s (at %s:%d): input 0 %s belongs to "
-                                    "another graph context", name, file, line, vb);
-    if (weft_type_kind(weft_var_type(x)) != WEFT_TYPE_TENSOR)
-        return weft_graph_set_error(g, WEFT_ETYPE, "%s (at %s:%d): input 0 %s is not a tensor",
-                                    name, file, line, vb);
-    return WEFT_OK;
+    int nd;
+    weft_dtype_t dt;
+    return weft__array_check_inputs(g, name, 1, &x, 0, file, line, &nd, &dt);
 }
 
 weft_var_t *weft_shape_at(weft_graph_t *g, weft_var_t *x, const char *file, int line)

@@ -15,35 +15,10 @@ static weft_status_t alloc_sym_build(weft_graph_t *g, const char *name, weft_var
                                      weft_var_t *const *shape, const char *file, int line,
                                      weft_var_t **out)
 {
-    weft_var_t *in[WEFT_MAX_NDIM + 1] = {v};
-    if (n < 0 || n > WEFT_MAX_NDIM || (n > 0 && !shape))
-        return weft_graph_set_error(g, WEFT_EINVAL, "%s (at %s:%d): n %d outside [0, %d] or NULL "
-                                    "shape", name, file, line, n, WEFT_MAX_NDIM);
-    int nd = 0;
-    weft_dtype_t dt;
-    weft_status_t st = weft__array_check_inputs(g, name, 1, &v, 0, file, line, &nd, &dt);
-    for (int d = 0; st == WEFT_OK && d < n; d++) {
-        st = weft__check_size_input(g, name, (size_t)d + 1, shape[d], true, file, line);
-        int64_t c;
-        if (st == WEFT_OK && weft__const_int_at(shape[d], 0, &c) && c < 0)
-            st = weft_graph_set_error(g, WEFT_EINVAL, "%s (at %s:%d): size %d is %lld", name,
-                                      file, line, d, (long long)c);
-        in[d + 1] = shape[d];
-    }
-    if (st == WEFT_OK && nd > n) {
-        char vb[256];
-        weft_var_print(v, vb, sizeof vb);
-        st = weft_graph_set_error(g, WEFT_EINVAL, "%s (at %s:%d): input %s has more than %d "
-                                  "dims", name, file, line, vb, n);
-    }
-    weft__alloc_props_t p;
-    memset(&p, 0, sizeof p);
-    p.ndim = n;
-    p.sym = 1;
-    const weft_op_t *op = NULL;
-    if (st == WEFT_OK) st = weft_op_create(g, &weft__alloc_class, &p, &op);
-    if (st == WEFT_OK) st = weft__got(g, *out = weft_op_call_at(g, op, (size_t)n + 1, in, file, line));
-    return st;
+    if (n > 0 && !shape)
+        return weft_graph_set_error(g, WEFT_EINVAL, "%s (at %s:%d): NULL shape", name, file,
+                                    line);
+    return weft__alloc_build(g, name, v, n, NULL, shape, file, line, out);
 }
 
 weft_var_t *weft_alloc_sym_at(weft_graph_t *g, weft_var_t *value, int n, weft_var_t *const *shape,
