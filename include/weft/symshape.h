@@ -62,9 +62,11 @@ WEFT_API weft_var_t *weft_shape_i_at(weft_graph_t *g, weft_var_t *x, int i, cons
  * ndim; one entry may be -1 (inferred from the element count). The op is
  * Reshape in its "shape input" form: a view when the strides allow it, else
  * a copy (as weft_reshape); its gradient reshapes gz to x's run-time shape.
- * Static output lengths: from a constant shape (the whole target), else
- * unknown. At run time: WEFT_ESHAPE when the counts differ, an entry is
- * below -1, two are -1, or a -1 cannot be inferred.
+ * Static output lengths: from a constant shape (the whole target) or a
+ * weft_shape(g, y) shape (y's static lengths), else unknown. At run time:
+ * WEFT_EINVAL for an entry below -1 or two -1 entries, WEFT_ESHAPE when the
+ * counts differ or a -1 cannot be inferred, WEFT_EOVERFLOW for a target too
+ * big.
  * Errors: WEFT_ETYPE (x not a tensor, shape not a 1-d integer tensor),
  * WEFT_ESHAPE (shape's length is not static or above WEFT_MAX_NDIM; a
  * constant shape that does not fit x's static element count),

@@ -158,6 +158,12 @@ static void test_reshape_sym_values_and_types(void **state)
     /* the shape of another variable: its static lengths */
     weft_var_t *y = ck_var(G, WEFT_FLOAT32, 2, (int64_t[]){3, U});
     expect_type(weft_reshape_sym(G, x, weft_shape(G, y)), "float64[3,?]");
+    /* sizes stacked: static where the sizes are (-1 inferred when all are) */
+    weft_var_t *m1 = i64(-1), *p1[2] = {weft_shape_i(G, xs, 1), m1}, *p2[2] = {m1, i64(2)};
+    weft_var_t *p3[2] = {weft_shape_i(G, x, 1), weft_mul(G, i64(2), i64(1))};
+    expect_type(weft_reshape_sym(G, xs, weft_stack(G, 2, p1, 0)), "float64[3,2]");
+    expect_type(weft_reshape_sym(G, x, weft_stack(G, 2, p2, 0)), "float64[?,2]");
+    expect_type(weft_reshape_sym(G, x, weft_stack(G, 2, p3, 0)), "float64[?,?]");
     /* a shape built from sizes */
     weft_var_t *parts[2] = {weft_shape_i(G, x, 1), weft_shape_i(G, x, 0)};
     weft_var_t *st = weft_stack(G, 2, parts, 0);
@@ -480,10 +486,13 @@ static void test_repeat_vec(void **state)
     release_all(1, &bad2[1]);
 }
 
-/* x with its static lengths hidden (a reshape to sizes joined at run time). */
+/* x with its static lengths hidden: a reshape to sizes computed at run time
+ * (shape_i * 1: no static value). */
 static weft_var_t *hide(weft_graph_t *g, weft_var_t *x)
 {
-    weft_var_t *sz[2] = {weft_shape_i(g, x, 0), weft_shape_i(g, x, 1)};
+    weft_var_t *one = weft_constant_scalar(g, WEFT_INT64, 1);
+    weft_var_t *sz[2] = {weft_mul(g, weft_shape_i(g, x, 0), one),
+                         weft_mul(g, weft_shape_i(g, x, 1), one)};
     return weft_reshape_sym(g, x, weft_stack(g, 2, sz, 0));
 }
 

@@ -73,8 +73,10 @@ static weft_status_t target_static_shape(weft_graph_t *g, const reshape_props_t 
 }
 
 /* Form "shape input": input 1 is an integer vector of static length (the
- * output's ndim). Static lengths come from a constant input 1 (checked as a
- * constant target) or from a Shape(y) input 1 (y's), else are unknown. */
+ * output's ndim). Static lengths come from the entries the graph fixes
+ * (weft__shape_entry_static: a constant, sizes stacked; all of them: checked
+ * as a constant target, a -1 inferred) or from a Shape(y) input 1 (y's),
+ * else are unknown. */
 static weft_status_t sym_static_shape(weft_graph_t *g, weft_var_t *const *inputs,
                                       int64_t x_count, int *ndim, int64_t *shape)
 {
@@ -87,22 +89,23 @@ static weft_status_t sym_static_shape(weft_graph_t *g, weft_var_t *const *inputs
         return weft_graph_set_error(g, WEFT_ESHAPE, "Reshape: input 1 (the shape) needs a static "
                                     "length in [0, %d], not %lld", WEFT_MAX_NDIM, (long long)n);
     *ndim = (int)n;
-    for (int d = 0; d < *ndim; d++) shape[d] = WEFT_DIM_UNKNOWN;
     reshape_props_t q;
     memset(&q, 0, sizeof q);
     q.ndim = (int32_t)n;
-    int minus = 0;
+    int minus = 0, known = 0;
     for (int d = 0; d < *ndim; d++) {
-        if (!weft__const_int_at(inputs[1], d, &q.shape[d])) break;
+        shape[d] = WEFT_DIM_UNKNOWN;
+        if (!weft__shape_entry_static(inputs[1], d, &q.shape[d])) continue;
+        known++;
         minus += q.shape[d] == -1;
         if (q.shape[d] < -1 || minus > 1)
-            return weft_graph_set_error(g, WEFT_ESHAPE, "Reshape: constant shape entry %d is "
-                                        "%lld%s", d, (long long)q.shape[d],
-                                        minus > 1 ? " (a second -1)" : "");
-        if (d == *ndim - 1)
-            return target_static_shape(g, &q, weft_type_dtype(weft_var_type(inputs[0])), x_count,
-                                       shape);
+            return weft_graph_set_error(g, WEFT_ESHAPE, "Reshape: shape entry %d is %lld%s", d,
+                                        (long long)q.shape[d], minus > 1 ? " (a second -1)" : "");
+        if (q.shape[d] >= 0) shape[d] = q.shape[d];
     }
+    if (known == *ndim)
+        return target_static_shape(g, &q, weft_type_dtype(weft_var_type(inputs[0])), x_count,
+                                   shape);
     weft_apply_t *own = weft_var_owner(inputs[1]);
     int axis;
     if (own && weft_shape_op_info(weft_apply_op(own), &axis) && axis < 0) {

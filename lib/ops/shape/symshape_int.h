@@ -60,6 +60,10 @@ bool weft__const_int_at(const weft_var_t *v, int64_t i, int64_t *out);
  * Shape_i's static length, else WEFT_DIM_UNKNOWN (also for a negative
  * constant, which the kernel rejects). */
 int64_t weft__size_static(const weft_var_t *v);
+/* Entry d of shape vector v (weft_reshape_sym) when the graph fixes it: an
+ * element of a constant v, or of a v built by weft_stack from 0-d sizes the
+ * size's static value (a constant, possibly -1, or a static Shape_i). */
+bool weft__shape_entry_static(const weft_var_t *v, int64_t d, int64_t *out);
 /* Checks that v is a 0-d tensor of g (integer dtype when ints, else any real
  * dtype): WEFT_ETYPE / WEFT_EFOREIGN "NAME (at FILE:LINE): input I V is ...";
  * a NULL v returns the kept error's status. */

@@ -5,7 +5,10 @@
 #include "symshape_int.h"
 
 #include "base/dtype_list.h"
+#include "array_int.h"
 #include "graph/ctor_int.h"
+#include "weft/op_info.h"
+#include "weft/shape_ops.h"
 #include "weft/symshape.h"
 
 bool weft__dtype_is_int(weft_dtype_t dt)
@@ -55,6 +58,32 @@ int64_t weft__size_static(const weft_var_t *v)
     if (own && weft_shape_op_info(weft_apply_op(own), &i) && i >= 0)
         return weft_type_dim(weft_var_type(weft_apply_input(own, 0)), i);
     return WEFT_DIM_UNKNOWN;
+}
+
+/* The 0-d size stacked as entry d of v when v is weft_stack's Join of
+ * DimShuffle{(-1)}s of 0-d sizes; NULL otherwise. */
+static const weft_var_t *stacked_size(const weft_var_t *v, int64_t d)
+{
+    weft_apply_t *own = weft_var_owner(v);
+    if (!own || weft_op_class(weft_apply_op(own)) != &weft__join_class ||
+        (int64_t)weft_apply_n_inputs(own) != weft_type_dim(weft_var_type(v), 0))
+        return NULL;
+    weft_var_t *e = weft_apply_input(own, (size_t)d);
+    weft_apply_t *ds = weft_var_owner(e);
+    int order[WEFT_MAX_NDIM], n = 0;
+    if (!ds || weft_dimshuffle_op_info(weft_apply_op(ds), order, &n) != WEFT_OK || n != 1 ||
+        order[0] != WEFT_DIMSHUFFLE_NEW)
+        return NULL;
+    return weft_apply_input(ds, 0);
+}
+
+bool weft__shape_entry_static(const weft_var_t *v, int64_t d, int64_t *out)
+{
+    if (weft__const_int_at(v, d, out)) return true;
+    const weft_var_t *s = stacked_size(v, d);
+    if (!s) return false;
+    if (weft__const_int_at(s, 0, out)) return true;
+    return (*out = weft__size_static(s)) >= 0;
 }
 
 weft_status_t weft__check_size_input(weft_graph_t *g, const char *name, size_t i, weft_var_t *v,
