@@ -120,7 +120,10 @@ WEFT_API weft_var_t *weft_full_sym_at(weft_graph_t *g, int n, weft_var_t *const 
  * a negative num, a length above 2^31.
  * np.eye(n, m, k, dtype) with integer 0-d n, m, k: (arange(n)[:, None] + k
  * == arange(m)[None, :]) cast to dtype.
- * None is differentiable (no grad hook: an integer-valued construction).
+ * Gradients (float outputs), the length held fixed: arange's wrt start
+ * sum(gz) and step sum(i gz), linspace's wrt start sum((1 - t) gz) and stop
+ * sum(t gz) with t = i / max(num - endpoint, 1); arange's stop and num have
+ * none (disconnected). eye has none (integer arithmetic, then Cast).
  * Errors: WEFT_ETYPE (an argument not a 0-d real tensor; num, n, m, k not
  * integers; a bad dtype), WEFT_EFOREIGN, WEFT_ENOMEM. */
 #define weft_arange_sym(g, start, stop, step, dtype) \

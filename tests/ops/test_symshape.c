@@ -260,7 +260,8 @@ static void test_alloc_sym(void **state)
     weft_var_t *sz[2] = {n, i64(3)};
     weft_var_t *a = weft_alloc_sym(G, v, 2, sz), *in[2] = {n, v};
     expect_type(a, "int32[?,3]");
-    weft_tensor_t *vals[2] = {ival(2), ck_tensor(WEFT_INT32, 1, (int64_t[]){3}, (double[]){1, 2, 3})};
+    weft_tensor_t *vals[2] = {ival(2),
+                              ck_tensor(WEFT_INT32, 1, (int64_t[]){3}, (double[]){1, 2, 3})};
     expect_n(2, in, vals, a, WEFT_INT32, 2, (int64_t[]){2, 3}, (double[]){1, 2, 3, 1, 2, 3});
     /* zeros / ones / full, a size of another int dtype, size 0 */
     weft_var_t *n8 = ck_var(G, WEFT_UINT8, 0, NULL);
@@ -605,6 +606,40 @@ static void test_same_bits_at_1_2_4_workers(void **state)
     weft_tensor_release(nv);
 }
 
+/* arange(start, 5, step) and linspace(start, stop, 5 / 1) in float64,
+ * weighted by their index so every element's gradient differs. */
+static weft_var_t *grad_range(weft_graph_t *g, size_t n, weft_var_t *const *in, void *user)
+{
+    (void)n;
+    int k = *(const int *)user;
+    weft_var_t *five = weft_constant_scalar(g, WEFT_INT64, k == 3 ? 1 : 5), *y;
+    if (k == 0)
+        y = weft_arange_sym(g, in[0], weft_constant_scalar(g, WEFT_FLOAT64, 5), in[1],
+                            WEFT_FLOAT64);
+    else
+        y = weft_linspace_sym(g, in[0], in[1], five, k != 2, WEFT_FLOAT64);
+    weft_var_t *one = weft_constant_scalar(g, WEFT_INT64, 1);
+    weft_var_t *w = weft_arange_sym(g, one, weft_add(g, weft_shape_i(g, y, 0), one), one,
+                                    WEFT_FLOAT64);
+    return weft_mul(g, y, w);
+}
+
+static void test_range_gradients(void **state)
+{
+    (void)state;
+    weft_tensor_t *p[2] = {ck_tensor(WEFT_FLOAT64, 0, NULL, (double[]){0.3}),
+                           ck_tensor(WEFT_FLOAT64, 0, NULL, (double[]){0.7})};
+    for (int k = 0; k < 4; k++) ck_verify(grad_range, &k, 2, p);
+    /* the length is disconnected: grad wrt stop of arange alone */
+    weft_var_t *a = ck_var(G, WEFT_FLOAT64, 0, NULL), *b = ck_var(G, WEFT_FLOAT64, 0, NULL);
+    weft_var_t *r = weft_arange_sym(G, weft_constant_scalar(G, WEFT_FLOAT64, 0), b, a,
+                                    WEFT_FLOAT64);
+    assert_null(weft_grad(G, weft_sum(G, r, 0, NULL, false), b));
+    assert_int_equal(weft_graph_error(G), WEFT_EDISCONNECTED);
+    weft_graph_clear_error(G);
+    release_all(2, p);
+}
+
 static void test_json_round_trip(void **state)
 {
     (void)state;
@@ -667,6 +702,7 @@ int main(void)
         cmocka_unit_test(test_unknown_length_gradients),
         cmocka_unit_test(test_fast_run),
         cmocka_unit_test(test_same_bits_at_1_2_4_workers),
+        cmocka_unit_test(test_range_gradients),
         cmocka_unit_test(test_json_round_trip),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

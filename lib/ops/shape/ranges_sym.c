@@ -5,7 +5,12 @@
  * to the dtype. The output is split over the pool in ranges of a fixed
  * RANGE_GRAIN elements (the same bits at any worker count: each element's
  * value depends on its index alone). With constant inputs the length is
- * static and constant folding makes the node a constant. */
+ * static and constant folding makes the node a constant.
+ * Gradients (float outputs, float inputs), the length held fixed: ARange's
+ * value start + i step gives start sum(gz) and step sum(i gz); Linspace's
+ * start (1 - t_i) + stop t_i, t_i = i / max(num - endpoint, 1), gives
+ * start sum((1 - t) gz) and stop sum(t gz). stop (ARange) and num have
+ * none (disconnected). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -14,7 +19,9 @@
 #include "ops_int.h"
 #include "symshape_int.h"
 #include "weft/json_props.h"
+#include "weft/elemwise.h"
 #include "weft/kernel.h"
+#include "weft/reduce.h"
 #include "weft/symshape.h"
 
 #define RANGE_GRAIN ((size_t)1 << 16)
@@ -190,6 +197,63 @@ static weft_status_t range_from_json(weft_graph_t *g, const weft_op_class_t *cls
     return st == WEFT_OK ? weft_op_create(g, cls, &p, out) : st;
 }
 
+
+static bool range_connected(const weft_apply_t *node, size_t in, size_t out)
+{
+    (void)out;
+    return weft_op_class(weft_apply_op(node)) == &weft__linspace_class ? in < 2 : in != 1;
+}
+
+/* sum(gz * w) (w NULL: sum(gz)) cast to input k's dtype, when that is a float. */
+static weft_status_t grad_of(weft_graph_t *g, const weft_apply_t *node, size_t k,
+                             weft_var_t *gz, weft_var_t *w, const char *file, int line,
+                             weft_var_t **out)
+{
+    weft_dtype_t dt = weft_type_dtype(weft_var_type(weft_apply_input(node, k)));
+    if (!weft__dtype_is_float(dt)) return WEFT_OK;
+    weft_var_t *p = gz, *sum;
+    weft_status_t st = w ? weft__got(g, p = weft_binary_at(g, WEFT_ELEMWISE_MUL, gz, w, file, line))
+                         : WEFT_OK;
+    if (st == WEFT_OK)
+        st = weft__got(g, sum = weft_reduce_at(g, WEFT_REDUCE_SUM, p, 0, NULL, false, file, line));
+    return st == WEFT_OK ? weft__got(g, *out = weft_cast_at(g, sum, dt, file, line)) : st;
+}
+
+static weft_status_t range_grad(weft_graph_t *g, const weft_apply_t *node,
+                                weft_var_t *const *output_grads, weft_var_t **input_grads)
+{
+    range_args_t a;
+    args_of(weft_apply_op(node), &a);
+    input_grads[0] = input_grads[1] = input_grads[2] = NULL;
+    weft_var_t *out = weft_apply_output(node, 0), *gz = output_grads[0], *i, *t, *zero, *one;
+    if (!gz || !weft__dtype_is_float(a.dtype)) return WEFT_OK;
+    const char *file;
+    int line;
+    weft_apply_trace(node, &file, &line);
+    weft_status_t st = weft__got(g, gz = weft_cast_at(g, gz, WEFT_FLOAT64, file, line));
+    if (st == WEFT_OK)
+        st = weft__got(g, zero = weft_constant_scalar_at(g, WEFT_INT64, 0, file, line));
+    if (st == WEFT_OK)
+        st = weft__got(g, one = weft_constant_scalar_at(g, WEFT_INT64, 1, file, line));
+    if (st == WEFT_OK)
+        st = weft__got(g, i = weft_arange_sym_at(g, zero, weft_shape_i_at(g, out, 0, file, line),
+                                                 one, WEFT_FLOAT64, file, line));
+    if (st != WEFT_OK) return st;
+    if (!a.linspace) {
+        st = grad_of(g, node, 0, gz, NULL, file, line, &input_grads[0]);
+        return st == WEFT_OK ? grad_of(g, node, 2, gz, i, file, line, &input_grads[2]) : st;
+    }
+    weft_var_t *div = weft_cast_at(g, weft_apply_input(node, 2), WEFT_FLOAT64, file, line);
+    div = weft_binary_scalar_at(g, WEFT_ELEMWISE_SUB, div, a.endpoint ? 1 : 0, file, line);
+    div = weft_binary_scalar_at(g, WEFT_ELEMWISE_MAXIMUM, div, 1, file, line);
+    weft_var_t *s = NULL;
+    st = weft__got(g, t = weft_binary_at(g, WEFT_ELEMWISE_DIV, i, div, file, line));
+    if (st == WEFT_OK)
+        st = weft__got(g, s = weft_scalar_binary_at(g, WEFT_ELEMWISE_SUB, 1, t, file, line));
+    if (st == WEFT_OK) st = grad_of(g, node, 1, gz, t, file, line, &input_grads[1]);
+    return st == WEFT_OK ? grad_of(g, node, 0, gz, s, file, line, &input_grads[0]) : st;
+}
+
 #define RANGE_CLASS(cname)                   \
     {                                        \
         .size = sizeof(weft_op_class_t),     \
@@ -200,6 +264,8 @@ static weft_status_t range_from_json(weft_graph_t *g, const weft_op_class_t *cls
         .props_from_json = range_from_json,  \
         .make_node = range_make_node,        \
         .perform = range_perform,            \
+        .connection_pattern = range_connected, \
+        .grad = range_grad,                  \
     }
 const weft_op_class_t weft__arange_class = RANGE_CLASS("ARange");
 const weft_op_class_t weft__linspace_class = RANGE_CLASS("Linspace");

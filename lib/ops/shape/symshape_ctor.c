@@ -49,7 +49,8 @@ static weft_status_t index_axis(weft_graph_t *g, weft_var_t *n, int new_axis, co
 {
     weft_var_t *zero, *one, *r;
     weft_status_t st = weft__got(g, zero = weft_constant_scalar_at(g, WEFT_INT64, 0, file, line));
-    if (st == WEFT_OK) st = weft__got(g, one = weft_constant_scalar_at(g, WEFT_INT64, 1, file, line));
+    if (st == WEFT_OK)
+        st = weft__got(g, one = weft_constant_scalar_at(g, WEFT_INT64, 1, file, line));
     if (st == WEFT_OK)
         st = weft__got(g, r = weft_arange_sym_at(g, zero, n, one, WEFT_INT64, file, line));
     int order[2] = {0, 0};

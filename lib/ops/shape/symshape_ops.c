@@ -37,7 +37,9 @@ static weft_status_t size_of(weft_graph_t *g, weft_var_t *x, int d, int64_t add,
     weft_status_t st = weft__got(g, s = weft_shape_i_at(g, x, d, file, line));
     if (st != WEFT_OK || add == 0) return st == WEFT_OK ? (*out = s, WEFT_OK) : st;
     st = weft__got(g, c = weft_constant_scalar_at(g, WEFT_INT64, (double)add, file, line));
-    return st == WEFT_OK ? weft__got(g, *out = weft_binary_at(g, WEFT_ELEMWISE_ADD, s, c, file, line)) : st;
+    return st == WEFT_OK
+               ? weft__got(g, *out = weft_binary_at(g, WEFT_ELEMWISE_ADD, s, c, file, line))
+               : st;
 }
 
 /* take(x, AxisIndex{mode, a, b}(len(x, axis)[, reps]), axis). */
