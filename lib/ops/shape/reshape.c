@@ -161,11 +161,11 @@ static weft_status_t rs_perform(const weft_apply_t *node, weft_tensor_t *const *
     int ndim = p->like ? weft_tensor_ndim(inputs[1]) : p->ndim;
     const int64_t *shape = p->like ? weft_tensor_shape(inputs[1]) : p->shape;
     int64_t values[WEFT_MAX_NDIM];
-    if (p->like == RS_SYM) { /* the values of input 1, a vector */
-        ndim = (int)weft_tensor_dim(inputs[1], 0);
-        if (weft_tensor_ndim(inputs[1]) != 1 || ndim > WEFT_MAX_NDIM)
+    if (p->like == RS_SYM) { /* the values of input 1, a vector of the output's ndim */
+        ndim = weft_type_ndim(weft_var_type(weft_apply_output(node, 0)));
+        if (weft_tensor_ndim(inputs[1]) != 1 || weft_tensor_dim(inputs[1], 0) != ndim)
             return weft_kernel_error(ctx, WEFT_ESHAPE, "Reshape: the shape input is not a "
-                                     "vector of at most %d entries", WEFT_MAX_NDIM);
+                                     "vector of %d entries", ndim);
         for (int d = 0; d < ndim; d++) values[d] = weft__tensor_int_at(inputs[1], d);
         shape = values;
     }
