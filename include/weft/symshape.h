@@ -62,14 +62,17 @@ WEFT_API weft_var_t *weft_shape_i_at(weft_graph_t *g, weft_var_t *x, int i, cons
  * ndim; one entry may be -1 (inferred from the element count). The op is
  * Reshape in its "shape input" form: a view when the strides allow it, else
  * a copy (as weft_reshape); its gradient reshapes gz to x's run-time shape.
- * Static output lengths: from a constant shape (the whole target) or a
- * weft_shape(g, y) shape (y's static lengths), else unknown. At run time:
+ * Static output lengths: per entry of a constant shape or of sizes joined
+ * by weft_stack (constants, static Shape_i lengths; a -1 inferred when the
+ * rest is static), or from a weft_shape(g, y) shape (y's static lengths),
+ * else unknown (docs/shapes.md §2). At run time:
  * WEFT_EINVAL for an entry below -1 or two -1 entries, WEFT_ESHAPE when the
  * counts differ or a -1 cannot be inferred, WEFT_EOVERFLOW for a target too
  * big.
  * Errors: WEFT_ETYPE (x not a tensor, shape not a 1-d integer tensor),
  * WEFT_ESHAPE (shape's length is not static or above WEFT_MAX_NDIM; a
- * constant shape that does not fit x's static element count),
+ * static entry below -1 or a second -1; static entries that do not fit x's
+ * static element count),
  * WEFT_EFOREIGN, WEFT_ENOMEM. */
 #define weft_reshape_sym(g, x, shape) weft_reshape_sym_at((g), (x), (shape), __FILE__, __LINE__)
 WEFT_API weft_var_t *weft_reshape_sym_at(weft_graph_t *g, weft_var_t *x, weft_var_t *shape,
