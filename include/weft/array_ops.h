@@ -113,11 +113,11 @@ WEFT_API weft_var_t *weft_swapaxes_at(weft_graph_t *g, weft_var_t *x, int axis1,
 WEFT_API weft_var_t *weft_moveaxis_at(weft_graph_t *g, weft_var_t *x, int source,
                                       int destination, const char *file, int line);
 
-/* np.roll(x, shift, axis) along one axis, which needs a static length
- * (x itself when shift is a multiple of it). np.roll's axis=None (the
- * flattened array) is weft_reshape first.
- * Errors: WEFT_EINVAL (axis out of range), WEFT_ESHAPE (no static length),
- * WEFT_ETYPE (x not a tensor of ndim >= 1), WEFT_EFOREIGN, WEFT_ENOMEM. */
+/* np.roll(x, shift, axis) along one axis (x itself when shift is a multiple
+ * of its static length); an axis of unknown length is read through the
+ * index map of docs/shapes.md §4 (AxisIndex + Take). np.roll's axis=None
+ * (the flattened array) is weft_reshape first.
+ * Errors: WEFT_EINVAL (axis out of range), WEFT_ETYPE (x not a tensor of ndim >= 1), WEFT_EFOREIGN, WEFT_ENOMEM. */
 #define weft_roll(g, x, shift, axis) weft_roll_at((g), (x), (shift), (axis), __FILE__, __LINE__)
 WEFT_API weft_var_t *weft_roll_at(weft_graph_t *g, weft_var_t *x, int64_t shift, int axis,
                                   const char *file, int line);
@@ -151,11 +151,13 @@ WEFT_API weft_var_t *weft_full_at(weft_graph_t *g, int ndim, const int64_t *shap
                                   weft_dtype_t dtype, const char *file, int line);
 
 /* np.tile(x, reps[0..n_reps)) and np.repeat(x, repeats, axis) with a scalar
- * repeats: DimShuffle, Alloc, Reshape (their gradients). x needs static
- * lengths. Errors: WEFT_EINVAL (negative reps/repeats, axis out of range,
- * more than WEFT_MAX_NDIM dims on the way: tile uses twice the result's),
- * WEFT_ESHAPE (an unknown static length), WEFT_ETYPE, WEFT_EFOREIGN,
- * WEFT_ENOMEM. */
+ * repeats: DimShuffle, Alloc, Reshape (their gradients) over static
+ * lengths; when x has an unknown length, Take along each repeated axis with
+ * the index map of docs/shapes.md §4 (Take's gradient: the sum of the
+ * copies). A repeats vector: weft_repeat_vec (weft/symshape.h).
+ * Errors: WEFT_EINVAL (negative reps/repeats, axis out of range, more than
+ * WEFT_MAX_NDIM dims on the way: the static tile uses twice the result's),
+ * WEFT_ETYPE, WEFT_EFOREIGN, WEFT_ENOMEM. */
 #define weft_tile(g, x, n_reps, reps) weft_tile_at((g), (x), (n_reps), (reps), __FILE__, __LINE__)
 WEFT_API weft_var_t *weft_tile_at(weft_graph_t *g, weft_var_t *x, int n_reps,
                                   const int64_t *reps, const char *file, int line);
@@ -172,12 +174,16 @@ typedef enum weft_pad_mode {
 
 /* np.pad(x, pad_width, mode, constant_values=value): pad_width holds
  * n_pairs (before, after) pairs, one per axis or one for every axis. Built
- * from Alloc / Subtensor blocks joined axis by axis (their gradients); x
- * needs static lengths (x itself when every width is 0).
+ * from Alloc / Subtensor blocks joined axis by axis (their gradients) over
+ * static lengths (x itself when every width is 0); when x has an unknown
+ * length, constant mode sets x into a weft_full_sym block and edge /
+ * reflect read x through the index map of docs/shapes.md §4 (which does
+ * NumPy's repeated reflection for wide widths; at run time WEFT_ESHAPE for
+ * edge/reflect of an empty axis).
  * Errors: WEFT_EINVAL (bad n_pairs, NULL pad_width, a negative width, an
- * unknown mode, edge/reflect of an empty axis, a reflect width not below the
- * length: NumPy's repeated reflection is not supported), WEFT_ESHAPE (an
- * unknown static length), WEFT_ETYPE, WEFT_EFOREIGN, WEFT_ENOMEM. */
+ * unknown mode, with static lengths: edge/reflect of an empty axis, a
+ * reflect width not below the length), WEFT_ETYPE, WEFT_EFOREIGN,
+ * WEFT_ENOMEM. */
 #define weft_pad(g, x, n_pairs, pad_width, mode, value) \
     weft_pad_at((g), (x), (n_pairs), (pad_width), (mode), (value), __FILE__, __LINE__)
 WEFT_API weft_var_t *weft_pad_at(weft_graph_t *g, weft_var_t *x, int n_pairs,

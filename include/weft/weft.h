@@ -43,6 +43,7 @@
 #include "weft/shared.h"
 #include "weft/shape_ops.h"
 #include "weft/status.h"
+#include "weft/symshape.h"
 #include "weft/supervisor.h"
 #include "weft/tensor.h"
 #include "weft/tensor_iter.h"

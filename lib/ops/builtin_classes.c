@@ -13,6 +13,7 @@
 #include "random/random_int.h"
 #include "reduce/reduce_ops_int.h"
 #include "shape/array_int.h"
+#include "shape/symshape_int.h"
 #include "weft/ops.h"
 
 static const weft_op_class_t *const registry[] = {
@@ -26,6 +27,11 @@ static const weft_op_class_t *const registry[] = {
     &weft__inc_subtensor_class,
     &weft__join_class,
     &weft__alloc_class,
+    &weft__shape_class,
+    &weft__shape_i_class,
+    &weft__arange_class,
+    &weft__linspace_class,
+    &weft__axis_index_class,
     &weft__take_class,
     &weft__adv_set_class,
     &weft__adv_inc_class,

@@ -29,6 +29,9 @@ weft_status_t weft_rewriter_builtin_create(const char *name, weft_rewriter_t **o
     for (size_t i = 0; i < weft__n_ifelse_nodes; i++)
         if (strcmp(weft__ifelse_nodes[i].name, name) == 0)
             return node_builtin(&weft__ifelse_nodes[i], out);
+    for (size_t i = 0; i < weft__n_shape_nodes; i++)
+        if (strcmp(weft__shape_nodes[i].name, name) == 0)
+            return node_builtin(&weft__shape_nodes[i], out);
     if (weft__pattern_builtin_exists(name)) return weft__pattern_builtin_create(name, out);
     if (weft__stabilize_create(name, out) == WEFT_OK) return WEFT_OK;
     if (strcmp(name, "constant_folding") == 0)
@@ -144,6 +147,10 @@ static weft_status_t reg_canonicalize(weft_rewrite_db_t *db)
         st = reg_member(db, "canonicalize", &useless[i], WEFT_REWRITE_ROLE_NODE, pos++, "useless");
     for (size_t i = 0; st == WEFT_OK && i < sizeof canonical / sizeof *canonical; i++)
         st = reg_member(db, "canonicalize", &canonical[i], WEFT_REWRITE_ROLE_NODE, pos++, NULL);
+    for (size_t i = 0; st == WEFT_OK && i < weft__n_shape_nodes; i++) {
+        member_t m = {weft__shape_nodes[i].name, {"shape"}}; /* docs/shapes.md §3 */
+        st = reg_member(db, "canonicalize", &m, WEFT_REWRITE_ROLE_NODE, pos++, NULL);
+    }
     return st == WEFT_OK ? reg_fold_merge(db, "canonicalize") : st;
 }
 

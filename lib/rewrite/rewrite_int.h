@@ -170,6 +170,9 @@ extern const size_t weft__n_builtin_nodes;
 /* The IfElse rewrites (ifelse_rewrites.c, docs/control-flow.md §3). */
 extern const weft__builtin_node_t weft__ifelse_nodes[];
 extern const size_t weft__n_ifelse_nodes;
+/* The symbolic-shape canonicalizations (shape_rewrite.c). */
+extern const weft__builtin_node_t weft__shape_nodes[];
+extern const size_t weft__n_shape_nodes;
 /* constant_dimshuffle (fold.c): a graph rewriter folding padding DimShuffles
  * of constants in one transaction. */
 weft_status_t weft__constant_dimshuffle_create(const char *name, weft_rewriter_t **out);

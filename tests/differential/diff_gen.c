@@ -767,7 +767,8 @@ void gen_run_steps(diff_gen_t *gn, int lo, int hi, void (*step)(diff_gen_t *))
 
 static void step_shape_or_elemwise(diff_gen_t *gn)
 {
-    if (diff_rng_chance(&gn->rng, 0.1)) gen_step_index(gn);
+    if (gen_symshape_drawn(gn)) gen_step_symshape(gn);
+    else if (diff_rng_chance(&gn->rng, 0.1)) gen_step_index(gn);
     else if (diff_rng_chance(&gn->rng, 0.05)) gen_step_ifelse(gn);
     else if (diff_rng_chance(&gn->rng, 0.55)) gen_step_shape(gn);
     else gen_step_elemwise(gn);
@@ -885,6 +886,7 @@ weft_status_t diff_gen_case(weft_graph_t *g, diff_case_t *c, weft_var_t *const *
     diff_gen_t gn = { .g = g, .c = c, .given = given, .n_given = n_given };
     diff_rng_seed(&gn.rng, c->seed);
     diff_rng_seed(&gn.vrng, c->seed ^ 0x76616c756573u);
+    diff_rng_seed(&gn.srng, c->seed ^ 0x73796d736870u);
     c->n_in = c->n_out = 0;
     /* The dtypes family is drawn from its own stream, so every other case
      * keeps the graph it had before the family existed (same seed, same

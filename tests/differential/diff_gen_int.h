@@ -24,6 +24,7 @@ typedef struct diff_gen {
     diff_case_t *c;
     diff_rng_t rng;  /* structure */
     diff_rng_t vrng; /* constants' values */
+    diff_rng_t srng; /* whether a step is a symbolic-shape one (diff_gen_symshape.c) */
     weft_var_t *const *given;
     size_t n_given;
     diff_val_t vals[DIFF_MAX_VALS];
@@ -88,6 +89,10 @@ void gen_step_reduce_more(diff_gen_t *gn);
 void gen_step_index(diff_gen_t *gn);
 /* IfElse of two values of one type on a 0-d condition (diff_gen_ifelse.c). */
 void gen_step_ifelse(diff_gen_t *gn);
+/* Symbolic shapes (diff_gen_symshape.c): whether to take such a step (its
+ * own stream), and one step. */
+bool gen_symshape_drawn(diff_gen_t *gn);
+void gen_step_symshape(diff_gen_t *gn);
 /* An nn step on a float value (diff_gen_reduce.c). */
 void gen_step_nn(diff_gen_t *gn);
 

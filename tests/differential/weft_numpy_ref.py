@@ -768,6 +768,27 @@ def set_subtensor(x, y, idx, inc):
 
 # ---- advanced indexing (weft/index_ops.h) ---------------------------------------------
 
+def axis_index(props, n, reps):
+    """AxisIndex (docs/shapes.md §4): the source indices along an axis of
+    length n, NumPy's np.roll / np.pad / np.tile / np.repeat read."""
+    mode, a, b = props['mode'], int(props['a']), int(props['b'])
+    n = int(n)
+    if mode == 'roll':
+        idx = (np.arange(n) - a) % max(n, 1)
+    elif mode == 'edge':
+        idx = np.clip(np.arange(-a, n + b), 0, n - 1)
+    elif mode == 'reflect':
+        # np.pad's reflect of arange(n) (NumPy extends a length-1 axis by its edge)
+        idx = np.pad(np.arange(n), (a, b), 'edge' if n == 1 else 'reflect')
+    elif mode == 'tile':
+        idx = np.tile(np.arange(n), a)
+    elif mode == 'repeat':
+        idx = np.repeat(np.arange(n), a)
+    else:
+        idx = np.repeat(np.arange(n), reps.astype(np.int64))
+    return Val(np.asarray(idx, dtype=np.int64))
+
+
 def take_op(props, x, i):
     """np.take along props['axis']; indices are exact integers. last: the
     positions a later index repeats give 0 (set_at's y gradient)."""
@@ -1391,14 +1412,30 @@ class Evaluator:
         if op == 'DimShuffle':
             return dimshuffle(ins[0], props['order'])
         if op == 'Reshape':
-            shape = ins[1].v.shape if props.get('like') else props['shape']
+            if props.get('shape_input'):
+                shape = [int(t) for t in ins[1].v]
+            else:
+                shape = ins[1].v.shape if props.get('like') else props['shape']
             return _same(ins[0], lambda a: a.reshape(shape))
+        if op == 'Shape':
+            return Val(np.array(ins[0].v.shape, dtype=np.int64))
+        if op == 'Shape_i':
+            return Val(np.array(ins[0].v.shape[props['i']], dtype=np.int64))
+        if op == 'ARange':
+            a, b, c = (x.v.item() for x in ins)
+            return Val(np.arange(a, b, c, dtype=props['dtype']))
+        if op == 'Linspace':
+            a, b, c = (x.v.item() for x in ins)
+            return Val(np.linspace(a, b, int(c), endpoint=props['endpoint']).astype(props['dtype']))
+        if op == 'AxisIndex':
+            return axis_index(props, ins[0].v, ins[1].v if len(ins) > 1 else None)
         if op == 'Subtensor':
             return subtensor(ins[0], parse_index(props['idx']))
         if op == 'Join':
             return join(ins, props['axis'])
         if op == 'Alloc':
-            return _same(ins[0], lambda a: np.broadcast_to(a, props['shape']).copy())
+            shape = [int(x.v) for x in ins[1:]] if 'shape_inputs' in props else props['shape']
+            return _same(ins[0], lambda a: np.broadcast_to(a, shape).copy())
         if op in ('SetSubtensor', 'IncSubtensor'):
             return set_subtensor(ins[0], ins[1], parse_index(props['idx']), op == 'IncSubtensor')
         if op == 'Nonzero':

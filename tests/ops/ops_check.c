@@ -107,13 +107,13 @@ weft_tensor_t *ck_random(weft_dtype_t dt, int nd, const int64_t *shape, double l
     return t;
 }
 
-void ck_expect_eval(weft_graph_t *g, weft_var_t *x, weft_tensor_t *xv, weft_var_t *y,
-                    weft_dtype_t dt, int nd, const int64_t *shape, const double *want,
-                    double tol)
+void ck_expect_eval_n(weft_graph_t *g, size_t n, weft_var_t *const *xs,
+                      weft_tensor_t *const *vals, weft_var_t *y, weft_dtype_t dt, int nd,
+                      const int64_t *shape, const double *want, double tol)
 {
     weft_tensor_t *r = NULL;
     assert_non_null(y);
-    assert_int_equal(ck_eval(g, 1, &x, &xv, y, &r), WEFT_OK);
+    assert_int_equal(ck_eval(g, n, xs, vals, y, &r), WEFT_OK);
     assert_int_equal(weft_tensor_dtype(r), dt);
     ck_expect(r, nd, shape, want, tol);
     weft_tensor_release(r);
@@ -127,4 +127,11 @@ void ck_write_saved_graph(const char *text)
         fputs(text, fp);
         fclose(fp);
     }
+}
+
+void ck_expect_eval(weft_graph_t *g, weft_var_t *x, weft_tensor_t *xv, weft_var_t *y,
+                    weft_dtype_t dt, int nd, const int64_t *shape, const double *want,
+                    double tol)
+{
+    ck_expect_eval_n(g, 1, &x, &xv, y, dt, nd, shape, want, tol);
 }

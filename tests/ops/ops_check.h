@@ -28,6 +28,10 @@ void ck_expect(const weft_tensor_t *t, int nd, const int64_t *shape, const doubl
 void ck_expect_eval(weft_graph_t *g, weft_var_t *x, weft_tensor_t *xv, weft_var_t *y,
                     weft_dtype_t dt, int nd, const int64_t *shape, const double *want,
                     double tol);
+/* The same on inputs xs[0..n) at vals. */
+void ck_expect_eval_n(weft_graph_t *g, size_t n, weft_var_t *const *xs,
+                      weft_tensor_t *const *vals, weft_var_t *y, weft_dtype_t dt, int nd,
+                      const int64_t *shape, const double *want, double tol);
 /* splitmix64 and a uniform double in [lo, hi). */
 uint64_t ck_rand(uint64_t *state);
 double ck_uniform(uint64_t *state, double lo, double hi);

@@ -1,12 +1,13 @@
 /* Constructors over Alloc (alloc.c): broadcast_to / alloc, full / zeros /
  * ones (a 0-d constant broadcast), and, composed with DimShuffle, Reshape,
- * Subtensor and Join, tile, repeat and pad. Each needs the static lengths it
- * reshapes or pads (Alloc's target shape is a constant). */
+ * Subtensor and Join, tile, repeat and pad over static lengths; an input
+ * with an unknown length goes through symshape_ops.c (AxisIndex + Take). */
 #include <string.h>
 
 #include "array_int.h"
 #include "graph/ctor_int.h"
 #include "ops_int.h"
+#include "symshape_int.h"
 #include "weft/array_ops.h"
 #include "weft/shape_ops.h"
 
@@ -26,15 +27,40 @@ static weft_status_t check_shape(weft_graph_t *g, const char *name, int ndim,
     return WEFT_OK;
 }
 
-static weft_status_t alloc_build(weft_graph_t *g, const char *name, weft_var_t *v, int ndim,
-                                 const int64_t *shape, const char *file, int line,
-                                 weft_var_t **out)
+/* The sizes of the symbolic form: integer 0-d variables, none a negative
+ * constant. */
+static weft_status_t check_sizes(weft_graph_t *g, const char *name, int ndim,
+                                 weft_var_t *const *sizes, const char *file, int line)
+{
+    for (int d = 0; d < ndim; d++) {
+        int64_t c;
+        weft_status_t st = weft__check_size_input(g, name, (size_t)d + 1, sizes[d], true, file,
+                                                  line);
+        if (st == WEFT_OK && weft__const_int_at(sizes[d], 0, &c) && c < 0) {
+            st = weft_graph_set_error(g, WEFT_EINVAL, "%s (at %s:%d): size %d is %lld", name,
+                                      file, line, d, (long long)c);
+        }
+        if (st != WEFT_OK) {
+            return st;
+        }
+    }
+    return WEFT_OK;
+}
+
+weft_status_t weft__alloc_build(weft_graph_t *g, const char *name, weft_var_t *v, int ndim,
+                                const int64_t *shape, weft_var_t *const *sizes,
+                                const char *file, int line, weft_var_t **out)
 {
     int nd = 0;
     weft_dtype_t dt = WEFT_BOOL;
     weft_status_t st = weft__array_check_inputs(g, name, 1, &v, 0, file, line, &nd, &dt);
     if (st == WEFT_OK) {
-        st = check_shape(g, name, ndim, shape, file, line);
+        st = sizes ? (ndim < 0 || ndim > WEFT_MAX_NDIM
+                          ? weft_graph_set_error(g, WEFT_EINVAL, "%s (at %s:%d): ndim %d "
+                                                 "outside [0, %d]", name, file, line, ndim,
+                                                 WEFT_MAX_NDIM)
+                          : check_sizes(g, name, ndim, sizes, file, line))
+                   : check_shape(g, name, ndim, shape, file, line);
     }
     if (st == WEFT_OK && nd > ndim) {
         char vb[256];
@@ -45,14 +71,28 @@ static weft_status_t alloc_build(weft_graph_t *g, const char *name, weft_var_t *
     weft__alloc_props_t p;
     memset(&p, 0, sizeof p);
     p.ndim = ndim;
-    if (st == WEFT_OK && ndim > 0) {
-        memcpy(p.shape, shape, (size_t)ndim * sizeof *shape);
+    p.sym = sizes != NULL;
+    weft_var_t *in[WEFT_MAX_NDIM + 1] = {v};
+    for (int d = 0; st == WEFT_OK && d < ndim; d++) {
+        if (sizes) {
+            in[d + 1] = sizes[d];
+        } else {
+            p.shape[d] = shape[d];
+        }
     }
     const weft_op_t *op = NULL;
     if (st == WEFT_OK) {
         st = weft_op_create(g, &weft__alloc_class, &p, &op);
     }
-    return st == WEFT_OK ? weft__got(g, *out = weft_op_call_at(g, op, 1, &v, file, line)) : st;
+    size_t n_in = sizes ? (size_t)ndim + 1 : 1;
+    return st == WEFT_OK ? weft__got(g, *out = weft_op_call_at(g, op, n_in, in, file, line)) : st;
+}
+
+static weft_status_t alloc_build(weft_graph_t *g, const char *name, weft_var_t *v, int ndim,
+                                 const int64_t *shape, const char *file, int line,
+                                 weft_var_t **out)
+{
+    return weft__alloc_build(g, name, v, ndim, shape, NULL, file, line, out);
 }
 
 weft_var_t *weft_broadcast_to_at(weft_graph_t *g, weft_var_t *x, int ndim, const int64_t *shape,
@@ -133,7 +173,10 @@ static weft_status_t tile_impl(weft_graph_t *g, weft_var_t *x, int n_reps, const
 {
     int nd = 0;
     int64_t s[WEFT_MAX_NDIM], r[WEFT_MAX_NDIM];
-    weft_status_t st = static_shape(g, "tile", x, file, line, &nd, s);
+    bool dyn = x && weft__has_unknown_dim(x);
+    weft_status_t st = dyn ? weft__array_check_inputs(g, "tile", 1, &x, 0, file, line, &nd,
+                                                      &(weft_dtype_t){WEFT_BOOL})
+                           : static_shape(g, "tile", x, file, line, &nd, s);
     if (st == WEFT_OK && (n_reps < 0 || n_reps > WEFT_MAX_NDIM || (n_reps > 0 && !reps))) {
         st = weft_graph_set_error(g, WEFT_EINVAL, "tile (at %s:%d): bad reps", file, line);
     }
@@ -149,6 +192,9 @@ static weft_status_t tile_impl(weft_graph_t *g, weft_var_t *x, int n_reps, const
             return weft_graph_set_error(g, WEFT_EINVAL, "tile (at %s:%d): reps[%d] is %lld",
                                         file, line, ri, (long long)r[d]);
         }
+    }
+    if (dyn) {
+        return weft__tile_dyn(g, x, d_out, r, file, line, out);
     }
     weft_var_t *xp = NULL;
     st = weft__got(g, xp = weft_pad_left_at(g, x, d_out, file, line));
@@ -172,7 +218,10 @@ static weft_status_t repeat_impl(weft_graph_t *g, weft_var_t *x, int64_t repeats
 {
     int nd = 0, a = 0;
     int64_t s[WEFT_MAX_NDIM];
-    weft_status_t st = static_shape(g, "repeat", x, file, line, &nd, s);
+    bool dyn = x && weft__has_unknown_dim(x);
+    weft_status_t st = dyn ? weft__array_check_inputs(g, "repeat", 1, &x, 0, file, line, &nd,
+                                                      &(weft_dtype_t){WEFT_BOOL})
+                           : static_shape(g, "repeat", x, file, line, &nd, s);
     if (st == WEFT_OK) {
         st = weft__array_norm_axis(g, "repeat", axis, nd, file, line, &a);
     }
@@ -180,8 +229,8 @@ static weft_status_t repeat_impl(weft_graph_t *g, weft_var_t *x, int64_t repeats
         st = weft_graph_set_error(g, WEFT_EINVAL, "repeat (at %s:%d): repeats %lld < 0", file,
                                   line, (long long)repeats);
     }
-    if (st != WEFT_OK) {
-        return st;
+    if (st != WEFT_OK || dyn) {
+        return st == WEFT_OK ? weft__repeat_dyn(g, x, repeats, a, file, line, out) : st;
     }
     /* only axis a gets a new axis: the others are merged with a length 1 */
     int order[WEFT_MAX_NDIM], k = 0;
@@ -287,7 +336,10 @@ static weft_status_t pad_impl(weft_graph_t *g, weft_var_t *x, int n, const int64
 {
     int nd = 0;
     int64_t s[WEFT_MAX_NDIM];
-    weft_status_t st = static_shape(g, "pad", x, file, line, &nd, s);
+    bool dyn = x && weft__has_unknown_dim(x);
+    weft_status_t st = dyn ? weft__array_check_inputs(g, "pad", 1, &x, 0, file, line, &nd,
+                                                      &(weft_dtype_t){WEFT_BOOL})
+                           : static_shape(g, "pad", x, file, line, &nd, s);
     if (st == WEFT_OK && (!widths || (n != nd && n != 1) || (unsigned)mode > WEFT_PAD_REFLECT)) {
         st = weft_graph_set_error(g, WEFT_EINVAL, "pad (at %s:%d): needs 1 or %d (before, "
                                   "after) pairs and a known mode, got %d pairs", file, line, nd,
@@ -298,6 +350,9 @@ static weft_status_t pad_impl(weft_graph_t *g, weft_var_t *x, int n, const int64
             st = weft_graph_set_error(g, WEFT_EINVAL, "pad (at %s:%d): width %lld < 0", file,
                                       line, (long long)widths[i]);
         }
+    }
+    if (st == WEFT_OK && dyn) {
+        return weft__pad_dyn(g, x, nd, widths, n == 1 ? 0 : 2, mode, value, file, line, out);
     }
     *out = x;
     for (int d = 0; st == WEFT_OK && d < nd; d++) {

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "graph/ctor_int.h"
+#include "symshape_int.h"
 #include "weft/array_ops.h"
 #include "weft/tensor.h"
 
@@ -41,7 +42,7 @@ static weft_status_t constant_of(weft_graph_t *g, const char *name, weft_dtype_t
 
 /* The most elements a constructor here builds (a larger constant is a
  * mistake more often than a wish: 2^31 float64s are 16 GiB). */
-#define RANGE_MAX_LEN ((int64_t)1 << 31)
+#define RANGE_MAX_LEN WEFT__RANGE_MAX_LEN
 
 static weft_status_t length_ok(weft_graph_t *g, const char *name, double len, const char *file,
                                int line)
@@ -53,6 +54,44 @@ static weft_status_t length_ok(weft_graph_t *g, const char *name, double len, co
     return WEFT_OK;
 }
 
+double weft__arange_len(double start, double stop, double step)
+{
+    double n = ceil((stop - start) / step);
+    return n < 0 ? 0 : n;
+}
+
+void weft__arange_fill(double start, double step, weft_dtype_t dtype, int64_t from, int64_t n,
+                       double *v)
+{
+    /* NumPy stores the first two values in the dtype and fills with their
+     * difference in the dtype's arithmetic: integers (1, 3, 0.5 as int64:
+     * all 1), float32 in float, the rest in double */
+    int kind = weft_dtype_kind(dtype);
+    bool ints = kind == WEFT_KIND_INT || kind == WEFT_KIND_UINT || kind == WEFT_KIND_BOOL;
+    double a = ints ? trunc(start) : start, delta = (ints ? trunc(start + step) : start + step) - a;
+    float af = (float)start, df = (float)(start + step) - af;
+    for (int64_t k = 0; k < n; k++) {
+        int64_t i = from + k;
+        v[k] = dtype == WEFT_FLOAT32 ? (double)(af + (float)i * df) : a + (double)i * delta;
+    }
+}
+
+void weft__linspace_fill(double start, double stop, int64_t num, bool endpoint, int64_t from,
+                         int64_t n, double *v)
+{
+    /* NumPy: y = arange(num) * step + start (step = delta / div), or
+     * (arange(num) / div) * delta when step underflows to 0; the endpoint is
+     * stop exactly */
+    int64_t div = endpoint ? num - 1 : num;
+    double delta = stop - start, step = div > 0 ? delta / (double)div : NAN;
+    for (int64_t k = 0; k < n; k++) {
+        int64_t i = from + k;
+        double y = div > 0 && step == 0 ? (double)i / (double)div * delta
+                                        : (double)i * (div > 0 ? step : delta);
+        v[k] = endpoint && num > 1 && i == num - 1 ? stop : y + start;
+    }
+}
+
 static weft_status_t arange_impl(weft_graph_t *g, double start, double stop, double step,
                                  weft_dtype_t dtype, const char *file, int line,
                                  weft_var_t **out)
@@ -61,22 +100,14 @@ static weft_status_t arange_impl(weft_graph_t *g, double start, double stop, dou
         return weft_graph_set_error(g, WEFT_EINVAL, "arange (at %s:%d): step is %g", file, line,
                                     step);
     }
-    double n = ceil((stop - start) / step);
-    n = n < 0 ? 0 : n;
+    double n = weft__arange_len(start, stop, step);
     weft_status_t st = length_ok(g, "arange", n, file, line);
     double *v = st == WEFT_OK ? malloc(((size_t)n + 1) * sizeof *v) : NULL;
     if (st == WEFT_OK && !v) {
         return weft_graph_set_error(g, WEFT_ENOMEM, "arange: out of memory");
     }
-    /* NumPy stores the first two values in the dtype and fills with their
-     * difference in the dtype's arithmetic: integers (1, 3, 0.5 as int64:
-     * all 1), float32 in float, the rest in double */
-    int kind = weft_dtype_kind(dtype);
-    bool ints = kind == WEFT_KIND_INT || kind == WEFT_KIND_UINT || kind == WEFT_KIND_BOOL;
-    double a = ints ? trunc(start) : start, delta = (ints ? trunc(start + step) : start + step) - a;
-    float af = (float)start, df = (float)(start + step) - af;
-    for (int64_t i = 0; st == WEFT_OK && i < (int64_t)n; i++) {
-        v[i] = dtype == WEFT_FLOAT32 ? (double)(af + (float)i * df) : a + (double)i * delta;
+    if (st == WEFT_OK) {
+        weft__arange_fill(start, step, dtype, 0, (int64_t)n, v);
     }
     int64_t shape[1] = {(int64_t)n};
     return st == WEFT_OK ? constant_of(g, "arange", dtype, 1, shape, v, file, line, out) : st;
@@ -103,18 +134,8 @@ static weft_status_t linspace_impl(weft_graph_t *g, double start, double stop, i
     if (st == WEFT_OK && !v) {
         return weft_graph_set_error(g, WEFT_ENOMEM, "linspace: out of memory");
     }
-    /* NumPy: y = arange(num) * step + start (step = delta / div), or
-     * (arange(num) / div) * delta when step underflows to 0; the endpoint is
-     * stop exactly */
-    int64_t div = endpoint ? num - 1 : num;
-    double delta = stop - start, step = div > 0 ? delta / (double)div : NAN;
-    for (int64_t i = 0; st == WEFT_OK && i < num; i++) {
-        double y = div > 0 && step == 0 ? (double)i / (double)div * delta
-                                        : (double)i * (div > 0 ? step : delta);
-        v[i] = y + start;
-    }
-    if (st == WEFT_OK && endpoint && num > 1) {
-        v[num - 1] = stop;
+    if (st == WEFT_OK) {
+        weft__linspace_fill(start, stop, num, endpoint, 0, num, v);
     }
     int64_t shape[1] = {num};
     return st == WEFT_OK ? constant_of(g, "linspace", dtype, 1, shape, v, file, line, out) : st;

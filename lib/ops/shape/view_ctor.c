@@ -186,7 +186,8 @@ weft_var_t *weft_moveaxis_at(weft_graph_t *g, weft_var_t *x, int source, int des
     return weft__ctor_end(g, st, out, "weft_moveaxis", file, line);
 }
 
-/* np.roll along one axis of static length n: x[n-s:] then x[:n-s]. */
+/* np.roll along one axis of static length n: x[n-s:] then x[:n-s]; of
+ * unknown length, AxisIndex + Take. */
 static weft_status_t roll_impl(weft_graph_t *g, weft_var_t *x, int64_t shift, int axis,
                                const char *file, int line, weft_var_t **out)
 {
@@ -196,11 +197,8 @@ static weft_status_t roll_impl(weft_graph_t *g, weft_var_t *x, int64_t shift, in
         st = weft__array_norm_axis(g, "roll", axis, nd, file, line, &a);
     }
     int64_t n = st == WEFT_OK ? weft_type_dim(weft_var_type(x), a) : 0;
-    if (st == WEFT_OK && n < 0) {
-        char vb[256];
-        weft_var_print(x, vb, sizeof vb);
-        st = weft_graph_set_error(g, WEFT_ESHAPE, "roll (at %s:%d): input %s has no static "
-                                  "length on axis %d", file, line, vb, a);
+    if (st == WEFT_OK && n < 0) { /* the length at run time: symshape_ops.c */
+        return weft__roll_dyn(g, x, shift, a, file, line, out);
     }
     if (st != WEFT_OK) {
         return st;
