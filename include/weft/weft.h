@@ -29,6 +29,7 @@
 #include "weft/op.h"
 #include "weft/op_info.h"
 #include "weft/opfromgraph.h"
+#include "weft/scan.h"
 #include "weft/ops.h"
 #include "weft/plugin.h"
 #include "weft/profile.h"

@@ -269,6 +269,7 @@ weft_status_t weft__node_body(void *arg, const weft_task_ctx_t *tctx)
     kctx.give_back = weft__bufpool_give_back;
     kctx.pfor = kernel_loop_run;
     kctx.pfor_user = tctx->pool;
+    kctx.pool = tctx->pool;
     kctx.threads = f->node_threads;
     kctx.out_cells = out;
     kctx.stash = cs->stash + n->out_base;
