@@ -36,16 +36,15 @@
  * Running: the inner graph is compiled as a weft_function_t (fast_run
  * rewrites, DestroyHandler, static memory plan) on the pool running the
  * outer node, once per call state of the outer function (at its first
- * call), and each step is one node-parallel run of it on that pool (a
+ * call: the pool is known to the node only then), and each step is one node-parallel run of it on that pool (a
  * nested run: the waiting worker keeps executing ready work, so this does
  * not deadlock, even on one worker). Each step writes straight into its row
  * of the stacked output (or into one of the L + 1 saved states), so a
  * carried state is never copied. In the sequential evaluator (weft/eval.h)
  * the inner function is compiled for the call on the default pool.
  *
- * Gradient: reverse mode through the loop for outputs with taps {-1} or
- * none, sequences with taps {0} and no until: a reverse Scan over the stored
- * states (docs/control-flow.md). Other scans report WEFT_ENOGRAD (named).
+ * Gradient: not implemented yet; weft_grad through a Scan reports
+ * WEFT_ENOGRAD naming the node.
  *
  * JSON: the op's props carry the inner graph and the layout
  * (docs/graph-format.md, "Scan").

@@ -80,7 +80,8 @@ static weft_status_t row_view(weft_kernel_ctx_t *ctx, weft_tensor_t **h, weft_te
     const int64_t *shape = weft_tensor_shape(base) + 1, *strides = weft_tensor_strides(base) + 1;
     int64_t off = row * weft_tensor_stride(base, 0);
     if (*h && weft_tensor_ndim(*h) == nd && weft__tensor_handle_alone(*h)) {
-        char *data = (char *)weft_tensor_data(base) + off * (int64_t)weft_dtype_size(weft_tensor_dtype(base));
+        size_t item = weft_dtype_size(weft_tensor_dtype(base));
+        char *data = (char *)weft_tensor_data(base) + off * (int64_t)item;
         weft__tensor_repoint(*h, base, shape, strides, data);
         return WEFT_OK;
     }
@@ -220,9 +221,7 @@ static bool state_shape(const run_t *r, size_t o, int *nd, int64_t *shape)
 /* Allocates output o's storage for states of shape (nd, shape). */
 static weft_status_t make_storage(run_t *r, size_t o, int nd, const int64_t *shape)
 {
-    weft_dtype_t dt = weft_var_type(weft_fgraph_output(r->p->core->fg, o)) ?
-                          weft_type_dtype(weft_var_type(weft_fgraph_output(r->p->core->fg, o))) :
-                          WEFT_FLOAT64;
+    weft_dtype_t dt = weft_type_dtype(weft_var_type(weft_fgraph_output(r->p->core->fg, o)));
     weft_status_t s;
     if (is_last(r, o)) {
         r->period[o] = weft__scan_lag(r->l, o) + 1;
@@ -248,7 +247,10 @@ static weft_status_t shape_error(run_t *r, size_t o, const weft_tensor_t *got, i
     weft__scan_describe_var(weft_apply_input(r->node, r->init_pos[o]), ib, sizeof ib);
     weft_tensor_print_type(got, gb, sizeof gb);
     int len = 0;
-    for (int d = 0; d < nd; d++) len += snprintf(wb + len, sizeof wb - (size_t)len, "%s%lld", d ? ", " : "", (long long)want[d]);
+    wb[0] = '\0';
+    for (int d = 0; d < nd && (size_t)len < sizeof wb; d++)
+        len += snprintf(wb + len, sizeof wb - (size_t)len, "%s%lld", d ? ", " : "",
+                        (long long)want[d]);
     return weft_kernel_error(r->ctx, WEFT_ESHAPE,
                              "%s: output %zu: the update (%s) is %s at step 0, but the carried "
                              "state (initial value %s) has shape (%s)",
@@ -264,11 +266,10 @@ static weft_status_t place_first(run_t *r)
         weft_tensor_t *v = r->res[o];
         int nd = 0;
         int64_t shape[WEFT_MAX_NDIM];
-        bool known = state_shape(r, o, &nd, shape);
-        if (r->l->out_ntaps[o] &&
-            (nd != weft_tensor_ndim(v) || memcmp(shape, weft_tensor_shape(v), (size_t)nd * sizeof *shape)))
+        if (r->l->out_ntaps[o] && state_shape(r, o, &nd, shape) &&
+            (nd != weft_tensor_ndim(v) ||
+             memcmp(shape, weft_tensor_shape(v), (size_t)nd * sizeof *shape)))
             return shape_error(r, o, v, nd, shape);
-        (void)known;
         s = make_storage(r, o, weft_tensor_ndim(v), weft_tensor_shape(v));
         weft_tensor_t *dst = NULL;
         if (s == WEFT_OK) s = storage(r, o, 0, &r->rt->out_view[o], &dst);
