@@ -43,8 +43,10 @@
  * carried state is never copied. In the sequential evaluator (weft/eval.h)
  * the inner function is compiled for the call on the default pool.
  *
- * Gradient: not implemented yet; weft_grad through a Scan reports
- * WEFT_ENOGRAD naming the node.
+ * Gradient: backpropagation through time as a reverse Scan over the stored
+ * states (docs/control-flow.md "Gradient") for sequence taps {0}, carried
+ * taps {-1} or none, no until and sequences of exactly n_steps rows; other
+ * scans report WEFT_ENOGRAD naming the node and why.
  *
  * JSON: the op's props carry the inner graph and the layout
  * (docs/graph-format.md, "Scan").
@@ -105,9 +107,14 @@ typedef struct weft_scan_spec {
     weft_var_t *n_steps_var;         /* int64 0-d outer variable, or NULL */
     weft_var_t *until;               /* inner 0-d condition, or NULL */
     const char *name;                /* for printing (copied, cut to 31 bytes); NULL: none */
+    /* Step t reads the sequences at row n_steps - 1 - t (plus its taps)
+     * instead of t: the loop walks the sequences backwards (the gradient's
+     * reverse scan). Outputs are stacked in step order. */
+    bool reverse;
 } weft_scan_spec_t;
 
-#define WEFT_SCAN_SPEC_INIT {sizeof(weft_scan_spec_t), 0, NULL, 0, NULL, 0, NULL, NULL, -1, NULL, NULL, NULL}
+#define WEFT_SCAN_SPEC_INIT \
+    {sizeof(weft_scan_spec_t), 0, NULL, 0, NULL, 0, NULL, NULL, -1, NULL, NULL, NULL, false}
 
 /* Builds one Scan node and stores its n_outputs results in outputs[]
  * (stacked, see above). Returns outputs[0], or NULL on error with the first

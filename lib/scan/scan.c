@@ -161,10 +161,10 @@ static int scan_props_print(const void *pv, char *buf, size_t cap)
 {
     const weft__scan_props_t *p = pv;
     const weft__scan_layout_t *l = &p->core->lay;
-    return snprintf(buf, cap, "%s%s%zu seqs, %u outputs (%zu carried), %u non-seqs%s%s",
+    return snprintf(buf, cap, "%s%s%zu seqs, %u outputs (%zu carried), %u non-seqs%s%s%s",
                     p->name[0] ? p->name : "", p->name[0] ? ": " : "", (size_t)l->n_seq, l->n_out,
                     p->core->n_carry, l->n_nonseq, l->has_until ? ", until" : "",
-                    p->last_mask ? ", last-state outputs" : "");
+                    l->reverse ? ", reverse" : "", p->last_mask ? ", last-state outputs" : "");
 }
 
 /* An outer value fits its placeholder: same dtype, the placeholder's rank

@@ -150,6 +150,7 @@ static weft_status_t scan_build(weft_graph_t *g, const weft_scan_spec_t *sp, wef
     if (s == WEFT_OK) s = add_seqs(g, sp, &b);
     if (s == WEFT_OK) s = add_outputs(g, sp, &b);
     if (s == WEFT_OK) s = add_rest(g, sp, &b);
+    b.lay.reverse = sp->reverse;
     const weft__scan_core_t *core = NULL;
     const weft_op_t *op = NULL;
     if (s == WEFT_OK) s = weft__scan_core_make(g, &b.lay, b.inner_in, b.inner_out, &core);

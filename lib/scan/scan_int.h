@@ -24,6 +24,7 @@
  * output order), the non-sequences. */
 typedef struct weft__scan_layout {
     uint32_t n_seq, n_out, n_nonseq, has_until;
+    uint32_t reverse; /* step t reads sequence row n - 1 - t (spec.reverse) */
     uint32_t seq_ntaps[WEFT_SCAN_MAX_SEQS];
     int64_t seq_taps[WEFT_SCAN_MAX_SEQS][WEFT_SCAN_MAX_TAPS];
     uint32_t out_ntaps[WEFT_OP_MAX_OUTPUTS]; /* 0: not carried */

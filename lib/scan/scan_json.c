@@ -46,6 +46,7 @@ weft_status_t weft__scan_to_json(const weft_op_t *op, weft_json_props_t *p)
                                           flatten(l->n_out, l->out_ntaps, l->out_taps, flat));
     if (s == WEFT_OK) s = weft_json_props_put_int(p, "n_nonseqs", l->n_nonseq);
     if (s == WEFT_OK) s = weft_json_props_put_bool(p, "until", l->has_until != 0);
+    if (s == WEFT_OK && l->reverse) s = weft_json_props_put_bool(p, "reverse", true);
     if (s == WEFT_OK) s = weft_json_props_put_int(p, "last_mask", sp->last_mask);
     return s;
 }
@@ -82,6 +83,9 @@ static weft_status_t read_layout(const weft_json_props_t *p, weft__scan_layout_t
     if (s == WEFT_OK) s = weft_json_props_get_int(p, "n_nonseqs", &nn);
     if (s == WEFT_OK) s = weft_json_props_get_bool(p, "until", &until);
     if (s == WEFT_OK) s = weft_json_props_get_int(p, "last_mask", mask);
+    bool rev = false;
+    if (s == WEFT_OK && weft_json_props_has(p, "reverse")) s = weft_json_props_get_bool(p, "reverse", &rev);
+    l->reverse = rev;
     if (s != WEFT_OK) return s;
     if (nn < 0 || nn > WEFT_SCAN_MAX_NONSEQS || *mask < 0 || *mask >= (INT64_C(1) << l->n_out))
         return weft_json_props_error(p, WEFT_EPARSE, "n_nonseqs or last_mask out of range");

@@ -178,7 +178,7 @@ static weft_status_t gather(run_t *r, int64_t t)
     for (uint32_t q = 0; q < l->n_seq; q++)
         for (uint32_t k = 0; k < l->seq_ntaps[q] && s == WEFT_OK; k++, a++) {
             s = row_view(r->ctx, &r->rt->in_view[a], r->in[1 + q],
-                         t + l->seq_taps[q][k] - l->seq_taps[q][0]);
+                         (l->reverse ? r->n - 1 - t : t) + l->seq_taps[q][k] - l->seq_taps[q][0]);
             r->args[a] = r->rt->in_view[a];
         }
     for (uint32_t o = 0; o < l->n_out; o++)

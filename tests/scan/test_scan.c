@@ -18,6 +18,7 @@
 #include "weft/elemwise.h"
 #include "weft/eval.h"
 #include "weft/function.h"
+#include "weft/grad.h"
 #include "weft/graph.h"
 #include "weft/graph_io.h"
 #include "weft/linalg.h"
@@ -46,6 +47,21 @@ static weft_tensor_t *tens(int nd, const int64_t *shape, const double *data)
 static double *dptr(const weft_tensor_t *t)
 {
     return weft_tensor_data(t);
+}
+
+/* Replaces each t[k] by a C-contiguous copy (views with negative strides
+ * are read element by element). */
+static void contig(size_t n, weft_tensor_t **t)
+{
+    for (size_t k = 0; k < n; k++) {
+        weft_tensor_t *c = NULL;
+        assert_int_equal(weft_tensor_empty(weft_tensor_dtype(t[k]), weft_tensor_ndim(t[k]),
+                                           weft_tensor_shape(t[k]), &c),
+                         WEFT_OK);
+        assert_int_equal(weft_tensor_copy(c, t[k]), WEFT_OK);
+        weft_tensor_release(t[k]);
+        t[k] = c;
+    }
 }
 
 /* Compiles (mode fast_run) on a private pool of `threads` workers and calls
@@ -623,6 +639,164 @@ static void test_json(void **state)
     weft_graph_destroy(r.g);
 }
 
+
+/* ---- gradients ------------------------------------------------------------------ */
+
+/* cumsum of x from init: the scan's gradient against finite differences. */
+static weft_var_t *cumsum_fn(weft_graph_t *g, size_t n_in, weft_var_t *const *in, void *user)
+{
+    (void)n_in;
+    (void)user;
+    const weft_type_t *sc = NULL;
+    weft_type_tensor(g, WEFT_FLOAT64, 0, NULL, &sc);
+    weft_var_t *xt = weft_var_create(g, sc, "x_t"), *acc = weft_var_create(g, sc, "acc");
+    weft_scan_seq_t seq = {in[0], 0, NULL, &xt};
+    weft_scan_output_t out = {weft_add(g, weft_mul(g, acc, acc), xt), in[1], 0, NULL, &acc};
+    weft_scan_spec_t sp = WEFT_SCAN_SPEC_INIT;
+    sp.n_seqs = 1;
+    sp.seqs = &seq;
+    sp.n_outputs = 1;
+    sp.outputs = &out;
+    weft_var_t *y = NULL;
+    return weft_scan(g, &sp, &y);
+}
+
+static void test_grad_cumsum(void **state)
+{
+    (void)state;
+    int64_t n = 6;
+    weft_tensor_t *pts[2] = {NULL, NULL};
+    assert_int_equal(weft_verify_grad_random(WEFT_FLOAT64, 1, &n, -0.5, 0.5, 11, &pts[0]), WEFT_OK);
+    assert_int_equal(weft_verify_grad_random(WEFT_FLOAT64, 0, NULL, -0.5, 0.5, 12, &pts[1]), WEFT_OK);
+    weft_verify_grad_result_t res;
+    weft_status_t s = weft_verify_grad(cumsum_fn, NULL, 2, pts, NULL, &res);
+    if (s != WEFT_OK) fprintf(stderr, "verify_grad: %s\n", res.message);
+    assert_int_equal(s, WEFT_OK);
+    assert_true(res.max_abs_err < 1e-7);
+    weft_tensor_release(pts[0]);
+    weft_tensor_release(pts[1]);
+}
+
+/* The RNN with a second, pure output y_t = sum over h_prev * x_t's first
+ * columns: gradients with respect to x, W, U and h0. */
+static weft_var_t *rnn_fn(weft_graph_t *g, size_t n_in, weft_var_t *const *in, void *user)
+{
+    (void)n_in;
+    (void)user;
+    int64_t sx[2] = {RB, RI}, sw[2] = {RI, RH}, su[2] = {RH, RH}, sh[2] = {RB, RH};
+    const weft_type_t *tx = NULL, *tw = NULL, *tu = NULL, *th = NULL;
+    weft_type_tensor(g, WEFT_FLOAT64, 2, sx, &tx);
+    weft_type_tensor(g, WEFT_FLOAT64, 2, sw, &tw);
+    weft_type_tensor(g, WEFT_FLOAT64, 2, su, &tu);
+    weft_type_tensor(g, WEFT_FLOAT64, 2, sh, &th);
+    weft_var_t *xt = weft_var_create(g, tx, "x_t"), *hp = weft_var_create(g, th, "h_prev");
+    weft_var_t *wi = weft_var_create(g, tw, "W_in"), *ui = weft_var_create(g, tu, "U_in");
+    weft_var_t *hn = weft_tanh(g, weft_add(g, weft_dot(g, xt, wi), weft_dot(g, hp, ui)));
+    weft_var_t *yt = weft_sum(g, weft_mul(g, hp, hp), 0, NULL, false);
+    weft_scan_seq_t seq = {in[0], 0, NULL, &xt};
+    weft_scan_output_t outs[2] = {{hn, in[3], 0, NULL, &hp}, {yt, NULL, 0, NULL, NULL}};
+    weft_var_t *ns_out[2] = {in[1], in[2]}, *ns_in[2] = {wi, ui};
+    weft_scan_spec_t sp = WEFT_SCAN_SPEC_INIT;
+    sp.n_seqs = 1;
+    sp.seqs = &seq;
+    sp.n_outputs = 2;
+    sp.outputs = outs;
+    sp.n_nonseqs = 2;
+    sp.nonseq_outer = ns_out;
+    sp.nonseq_inner = ns_in;
+    weft_var_t *r[2] = {NULL, NULL};
+    if (!weft_scan(g, &sp, r)) return NULL;
+    /* both outputs reach the cost */
+    weft_var_t *ysum = weft_sum(g, r[1], 0, NULL, false);
+    return weft_add(g, weft_mul(g, r[0], r[0]), ysum);
+}
+
+static void test_grad_rnn(void **state)
+{
+    (void)state;
+    int64_t sx[3] = {RT, RB, RI}, sw[2] = {RI, RH}, su[2] = {RH, RH}, sh[2] = {RB, RH};
+    weft_tensor_t *pts[4] = {NULL, NULL, NULL, NULL};
+    assert_int_equal(weft_verify_grad_random(WEFT_FLOAT64, 3, sx, -1, 1, 21, &pts[0]), WEFT_OK);
+    assert_int_equal(weft_verify_grad_random(WEFT_FLOAT64, 2, sw, -0.5, 0.5, 22, &pts[1]), WEFT_OK);
+    assert_int_equal(weft_verify_grad_random(WEFT_FLOAT64, 2, su, -0.5, 0.5, 23, &pts[2]), WEFT_OK);
+    assert_int_equal(weft_verify_grad_random(WEFT_FLOAT64, 2, sh, -0.5, 0.5, 24, &pts[3]), WEFT_OK);
+    weft_verify_grad_result_t res;
+    weft_status_t s = weft_verify_grad(rnn_fn, NULL, 4, pts, NULL, &res);
+    if (s != WEFT_OK) fprintf(stderr, "verify_grad: %s\n", res.message);
+    assert_int_equal(s, WEFT_OK);
+    assert_true(res.max_abs_err < 1e-6);
+    for (int k = 0; k < 4; k++) weft_tensor_release(pts[k]);
+}
+
+/* The gradient compiled (fast_run) gives the same bits at 1, 2 and 4
+ * workers, and an until scan reports WEFT_ENOGRAD naming the node. */
+static void test_grad_compiled(void **state)
+{
+    (void)state;
+    weft_graph_t *g = NULL;
+    assert_int_equal(weft_graph_create(NULL, &g), WEFT_OK);
+    int64_t sx[3] = {RT, RB, RI}, sw[2] = {RI, RH}, su[2] = {RH, RH}, sh[2] = {RB, RH};
+    weft_var_t *in[4] = {weft_var_create(g, ttype(g, WEFT_FLOAT64, 3, sx), "x"),
+                         weft_var_create(g, ttype(g, WEFT_FLOAT64, 2, sw), "W"),
+                         weft_var_create(g, ttype(g, WEFT_FLOAT64, 2, su), "U"),
+                         weft_var_create(g, ttype(g, WEFT_FLOAT64, 2, sh), "h0")};
+    weft_var_t *y = rnn_fn(g, 4, in, NULL);
+    weft_var_t *cost = weft_sum(g, y, 0, NULL, false), *gr[4];
+    assert_non_null(weft_grads(g, cost, 4, in, NULL, gr));
+    weft_tensor_t *v[4] = {NULL, NULL, NULL, NULL};
+    weft_verify_grad_random(WEFT_FLOAT64, 3, sx, -1, 1, 31, &v[0]);
+    weft_verify_grad_random(WEFT_FLOAT64, 2, sw, -0.5, 0.5, 32, &v[1]);
+    weft_verify_grad_random(WEFT_FLOAT64, 2, su, -0.5, 0.5, 33, &v[2]);
+    weft_verify_grad_random(WEFT_FLOAT64, 2, sh, -0.5, 0.5, 34, &v[3]);
+    weft_tensor_t *ref[4], *r[4];
+    assert_int_equal(run_fn(1, 4, in, v, 4, gr, ref, NULL, 0), WEFT_OK);
+    weft_tensor_t *ev[4];
+    assert_int_equal(weft_eval(g, 4, in, v, 4, gr, ev), WEFT_OK);
+    contig(4, ref); /* the gradient of x is a flipped view */
+    contig(4, ev);
+    for (int k = 0; k < 4; k++) {
+        for (size_t i = 0; i < weft_tensor_size(ref[k]); i++)
+            assert_true(fabs(dptr(ref[k])[i] - dptr(ev[k])[i]) < 1e-12);
+        weft_tensor_release(ev[k]);
+    }
+    for (int threads = 2; threads <= 4; threads *= 2) {
+        assert_int_equal(run_fn(threads, 4, in, v, 4, gr, r, NULL, 0), WEFT_OK);
+        contig(4, r);
+        for (int k = 0; k < 4; k++) {
+            assert_memory_equal(dptr(r[k]), dptr(ref[k]), weft_tensor_size(r[k]) * sizeof(double));
+            weft_tensor_release(r[k]);
+        }
+    }
+    for (int k = 0; k < 4; k++) {
+        weft_tensor_release(ref[k]);
+        weft_tensor_release(v[k]);
+    }
+    weft_graph_destroy(g);
+}
+
+static void test_grad_until_refused(void **state)
+{
+    (void)state;
+    weft_graph_t *g = NULL;
+    assert_int_equal(weft_graph_create(NULL, &g), WEFT_OK);
+    weft_var_t *v0 = weft_var_create(g, ttype(g, WEFT_FLOAT64, 0, NULL), "v0");
+    weft_var_t *v = weft_var_create(g, ttype(g, WEFT_FLOAT64, 0, NULL), "v");
+    weft_var_t *vn = weft_mul(g, v, v);
+    weft_scan_output_t out = {vn, v0, 0, NULL, &v};
+    weft_scan_spec_t sp = WEFT_SCAN_SPEC_INIT;
+    sp.n_outputs = 1;
+    sp.outputs = &out;
+    sp.n_steps = 4;
+    sp.until = weft_lt(g, vn, weft_constant_scalar(g, WEFT_FLOAT64, 0.5));
+    weft_var_t *y = NULL;
+    assert_non_null(weft_scan(g, &sp, &y));
+    assert_null(weft_grad(g, weft_sum(g, y, 0, NULL, false), v0));
+    assert_int_equal(weft_graph_error(g), WEFT_ENOGRAD);
+    assert_non_null(strstr(weft_graph_error_message(g), "has no gradient: until conditions"));
+    assert_non_null(strstr(weft_graph_error_message(g), "test_scan.c:"));
+    weft_graph_destroy(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -630,7 +804,9 @@ int main(void)
         cmocka_unit_test(test_rnn_forward),   cmocka_unit_test(test_rk4),
         cmocka_unit_test(test_power_iteration), cmocka_unit_test(test_nested),
         cmocka_unit_test(test_taps),          cmocka_unit_test(test_errors),
-        cmocka_unit_test(test_json),
+        cmocka_unit_test(test_json),          cmocka_unit_test(test_grad_cumsum),
+        cmocka_unit_test(test_grad_rnn),      cmocka_unit_test(test_grad_compiled),
+        cmocka_unit_test(test_grad_until_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
