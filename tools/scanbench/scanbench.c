@@ -3,11 +3,15 @@
  *     0-d float64 values (10^4 steps), caller-supplied output;
  *   rnn_forward T=1 / T=2: ms per call of h_t = tanh(x_t W + h_{t-1} U + b),
  *     hidden 256, batch 32, input 256, 100 steps, float64, against the same
- *     loop written in C with cblas_dgemm (one thread).
+ *     loop written in C with cblas_dgemm (one thread);
+ *   rnn_fwd_bwd T=1 / T=2: the same plus the gradient of sum(H) with
+ *     respect to W, U and b (weft_grad: a reverse Scan), against
+ *     hand-written BPTT with cblas_dgemm.
  * Best of 5 repetitions; OPENBLAS_NUM_THREADS=1 is advised. */
 #define _POSIX_C_SOURCE 200809L
 #include <cblas.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,7 +114,29 @@ static void rnn_c(const double *x, const double *w, const double *u, const doubl
     }
 }
 
-static weft_function_t *rnn_weft(int threads, weft_graph_t **gp, weft_var_t **in)
+/* Backward of cost = sum(H) for W, U, b (BPTT), given the forward states. */
+static void rnn_c_backward(const double *x, const double *u, const double *h0, const double *hs,
+                           double *gw, double *gu, double *gb, double *dz, double *lam)
+{
+    memset(gw, 0, sizeof(double) * NI * NH);
+    memset(gu, 0, sizeof(double) * NH * NH);
+    memset(gb, 0, sizeof(double) * NH);
+    memset(lam, 0, sizeof(double) * NB * NH);
+    for (int t = NT - 1; t >= 0; t--) {
+        const double *h = hs + (size_t)t * NB * NH, *hp = t ? h - NB * NH : h0;
+        for (int k = 0; k < NB * NH; k++) dz[k] = (1.0 + lam[k]) * (1.0 - h[k] * h[k]);
+        for (int r = 0; r < NB; r++)
+            for (int j = 0; j < NH; j++) gb[j] += dz[r * NH + j];
+        cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, NI, NH, NB, 1.0,
+                    x + (size_t)t * NB * NI, NI, dz, NH, 1.0, gw, NH);
+        cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, NH, NH, NB, 1.0, hp, NH, dz, NH, 1.0,
+                    gu, NH);
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, NB, NH, NH, 1.0, dz, NH, u, NH, 0.0,
+                    lam, NH);
+    }
+}
+
+static weft_function_t *rnn_weft(int threads, bool backward, weft_graph_t **gp, weft_var_t **in)
 {
     weft_graph_t *g = NULL;
     weft_graph_create(NULL, &g);
@@ -143,10 +169,20 @@ static weft_function_t *rnn_weft(int threads, weft_graph_t **gp, weft_var_t **in
         fprintf(stderr, "scan: %s\n", weft_graph_error_message(g));
         exit(1);
     }
+    weft_var_t *outs[4] = {y, NULL, NULL, NULL};
+    size_t n_out = 1;
+    if (backward) {
+        weft_var_t *cost = weft_sum(g, y, 0, NULL, false);
+        if (!weft_grads(g, cost, 3, in + 1, NULL, outs + 1)) {
+            fprintf(stderr, "grad: %s\n", weft_graph_error_message(g));
+            exit(1);
+        }
+        n_out = 4;
+    }
     weft_function_options_t o = WEFT_FUNCTION_OPTIONS_INIT;
     o.threads = threads;
     weft_function_t *f = NULL;
-    if (weft_function_compile(5, in, 1, &y, 0, NULL, &o, &f) != WEFT_OK) {
+    if (weft_function_compile(5, in, n_out, outs, 0, NULL, &o, &f) != WEFT_OK) {
         fprintf(stderr, "compile: %s\n", weft_function_last_error(NULL));
         exit(1);
     }
@@ -154,46 +190,101 @@ static weft_function_t *rnn_weft(int threads, weft_graph_t **gp, weft_var_t **in
     return f;
 }
 
-static void rnn_forward(void)
+static double best_time(double (*fn)(void *), void *arg)
 {
-    int64_t sx[3] = {NT, NB, NI}, sw[2] = {NI, NH}, su[2] = {NH, NH}, sb[1] = {NH}, sh[2] = {NB, NH},
-            sy[3] = {NT, NB, NH};
+    double best = 1e30;
+    for (int r = 0; r < 5; r++) {
+        double t = fn(arg);
+        if (t < best) best = t;
+    }
+    return best;
+}
+
+typedef struct cargs {
+    weft_tensor_t **v;
+    double *hs, *gw, *gu, *gb, *dz, *lam;
+    bool backward;
+} cargs_t;
+
+static double c_once(void *p)
+{
+    cargs_t *a = p;
+    double t0 = now_s();
+    rnn_c(weft_tensor_data(a->v[0]), weft_tensor_data(a->v[1]), weft_tensor_data(a->v[2]),
+          weft_tensor_data(a->v[3]), weft_tensor_data(a->v[4]), a->hs);
+    if (a->backward)
+        rnn_c_backward(weft_tensor_data(a->v[0]), weft_tensor_data(a->v[2]),
+                       weft_tensor_data(a->v[4]), a->hs, a->gw, a->gu, a->gb, a->dz, a->lam);
+    return now_s() - t0;
+}
+
+/* Max |weft - C| over the outputs compared (H, and gW, gU, gb when backward). */
+static double max_diff(weft_tensor_t **r, size_t n, const cargs_t *a)
+{
+    const double *ref[4] = {a->hs, a->gw, a->gu, a->gb};
+    double err = 0;
+    for (size_t k = 0; k < n; k++) {
+        weft_tensor_t *c = NULL;
+        weft_tensor_contiguous(r[k], &c);
+        const double *d = weft_tensor_data(c);
+        for (size_t i = 0; i < weft_tensor_size(c); i++) err = fmax(err, fabs(d[i] - ref[k][i]));
+        weft_tensor_release(c);
+    }
+    return err;
+}
+
+static void rnn_bench(bool backward)
+{
+    int64_t sx[3] = {NT, NB, NI}, sw[2] = {NI, NH}, su[2] = {NH, NH}, sb[1] = {NH}, sh[2] = {NB, NH};
     weft_tensor_t *v[5] = {filled(3, sx, 1.0), filled(2, sw, 0.05), filled(2, su, 0.05),
                            filled(1, sb, 0.1), filled(2, sh, 0.5)};
-    weft_tensor_t *yv = NULL;
-    weft_tensor_empty(WEFT_FLOAT64, 3, sy, &yv);
-    double *ref = malloc(sizeof(double) * NT * NB * NH), best_c = 1e30;
-    for (int r = 0; r < 5; r++) {
-        double t0 = now_s();
-        rnn_c(weft_tensor_data(v[0]), weft_tensor_data(v[1]), weft_tensor_data(v[2]),
-              weft_tensor_data(v[3]), weft_tensor_data(v[4]), ref);
-        double dt = now_s() - t0;
-        if (dt < best_c) best_c = dt;
-    }
-    double t1 = 0;
+    cargs_t a = {v, malloc(sizeof(double) * NT * NB * NH), malloc(sizeof(double) * NI * NH),
+                 malloc(sizeof(double) * NH * NH), malloc(sizeof(double) * NH),
+                 malloc(sizeof(double) * NB * NH), malloc(sizeof(double) * NB * NH), backward};
+    double best_c = best_time(c_once, &a), t1 = 0;
+    size_t n_out = backward ? 4 : 1;
     for (int threads = 1; threads <= 2; threads++) {
         weft_graph_t *g = NULL;
         weft_var_t *in[5];
-        weft_function_t *f = rnn_weft(threads, &g, in);
-        double t = time_calls(f, 5, v, yv, 3);
-        double err = 0;
-        for (size_t k = 0; k < (size_t)NT * NB * NH; k++)
-            err = fmax(err, fabs(((double *)weft_tensor_data(yv))[k] - ref[k]));
-        if (threads == 1) t1 = t;
-        printf("rnn_forward T=%d hidden=%d batch=%d steps=%d ms=%.3f c_cblas_ms=%.3f "
+        weft_function_t *f = rnn_weft(threads, backward, &g, in);
+        double best = 1e30;
+        weft_tensor_t *r[4] = {NULL, NULL, NULL, NULL};
+        for (int rep = 0; rep < 6; rep++) { /* the first call compiles the inner graphs */
+            for (size_t k = 0; k < n_out; k++) {
+                weft_tensor_release(r[k]);
+                r[k] = NULL;
+            }
+            double t0 = now_s();
+            if (weft_function_call(f, 5, v, n_out, r) != WEFT_OK) {
+                fprintf(stderr, "call: %s\n", weft_function_last_error(f));
+                exit(1);
+            }
+            double dt = now_s() - t0;
+            if (rep && dt < best) best = dt;
+        }
+        double err = max_diff(r, n_out, &a);
+        for (size_t k = 0; k < n_out; k++) weft_tensor_release(r[k]);
+        if (threads == 1) t1 = best;
+        printf("rnn_%s T=%d hidden=%d batch=%d steps=%d ms=%.3f c_cblas_ms=%.3f "
                "ratio_vs_c=%.2f speedup_vs_T1=%.2f max_abs_diff=%.1e\n",
-               threads, NH, NB, NT, t * 1e3, best_c * 1e3, t / best_c, t1 / t, err);
+               backward ? "fwd_bwd" : "forward", threads, NH, NB, NT, best * 1e3, best_c * 1e3,
+               best / best_c, t1 / best, err);
         weft_function_destroy(f);
         weft_graph_destroy(g);
     }
-    free(ref);
+    free(a.hs);
+    free(a.gw);
+    free(a.gu);
+    free(a.gb);
+    free(a.dz);
+    free(a.lam);
     for (int k = 0; k < 5; k++) weft_tensor_release(v[k]);
-    weft_tensor_release(yv);
 }
 
 int main(void)
 {
     step_overhead();
-    rnn_forward();
+    rnn_bench(false);
+    rnn_bench(true);
     return 0;
 }
