@@ -41,6 +41,7 @@ typedef struct bptt {
     weft_var_t *fo[WEFT_OP_MAX_OUTPUTS]; /* forward outputs on them */
     weft_var_t *lam[WEFT_OP_MAX_OUTPUTS], *gh[WEFT_OP_MAX_OUTPUTS], *gy[WEFT_OP_MAX_OUTPUTS];
     weft_var_t *acc[WEFT_SCAN_MAX_NONSEQS];
+    weft_var_t *hs[WEFT_OP_MAX_OUTPUTS]; /* the stored h_s (replaces its recomputation) */
     weft_var_t *d[MAXV];       /* d cost_s / d placeholder (float ones) */
     size_t init_pos[WEFT_OP_MAX_OUTPUTS];
 } bptt_t;
@@ -201,6 +202,7 @@ static weft_status_t backward_spec(bptt_t *b, weft_var_t *const *ograds, bspec_t
     for (uint32_t o = 0; o < l->n_out && st == WEFT_OK; o++) {
         if (l->out_ntaps[o]) st = add_seq(b, s, states_read(b, o), b->ph[hp++]);
         if (st == WEFT_OK && b->gh[o]) st = add_seq(b, s, ograds[o], b->gh[o]);
+        if (st == WEFT_OK && b->hs[o]) st = add_seq(b, s, weft_apply_output(b->node, o), b->hs[o]);
     }
     hp = l->n_seq;
     for (uint32_t o = 0; o < l->n_out && st == WEFT_OK; o++) {
@@ -250,6 +252,48 @@ static weft_status_t collect(bptt_t *b, const bspec_t *s, weft_var_t *const *out
     return WEFT_OK;
 }
 
+/* The gradient expressions read h_s = f(...) (tanh's gradient reads its
+ * output): they read the forward pass's stored row instead, so the reverse
+ * scan does not recompute the step (the forward nodes left unread are
+ * dropped with the copy). An in-place edit of the backward graph through a
+ * FunctionGraph over it (clone = false): these nodes are the hook's own. */
+static weft_status_t use_stored_states(bptt_t *b)
+{
+    weft_var_t *upd[MAXV], *in[MAXV + 3 * WEFT_OP_MAX_OUTPUTS];
+    size_t n = 0, n_in = 0, map[MAXV];
+    weft_status_t st = WEFT_OK;
+    for (size_t k = 0; k < b->n_in; k++) {
+        in[n_in++] = b->ph[k];
+        if (b->d[k]) {
+            map[n] = k;
+            upd[n++] = b->d[k];
+        }
+    }
+    for (uint32_t o = 0; o < b->l->n_out && st == WEFT_OK; o++) {
+        if (b->gh[o]) in[n_in++] = b->gh[o];
+        if (!b->lam[o]) continue;
+        in[n_in++] = b->lam[o];
+        st = weft__got(b->g, b->hs[o] = like(b, b->fo[o], "h_t"));
+        in[n_in++] = b->hs[o];
+    }
+    if (!n || st != WEFT_OK) return st;
+    weft_fgraph_options_t fo = WEFT_FGRAPH_OPTIONS_INIT;
+    fo.clone = false;
+    weft_fgraph_t *fg = NULL;
+    st = weft_fgraph_create(b->g, n_in, in, n, upd, &fo, NULL, &fg);
+    for (uint32_t o = 0; o < b->l->n_out && st == WEFT_OK; o++) {
+        if (!b->hs[o]) continue;
+        if (weft_fgraph_contains_var(fg, b->fo[o]))
+            st = weft_fgraph_replace(fg, b->fo[o], b->hs[o], "scan_grad_stored");
+        else
+            b->hs[o] = NULL; /* the gradient does not read h_s */
+    }
+    for (size_t i = 0; i < n && st == WEFT_OK; i++) b->d[map[i]] = weft_fgraph_output(fg, i);
+    if (st != WEFT_OK && fg) weft_graph_set_error(b->g, st, "%s", weft_fgraph_last_error(fg));
+    weft_fgraph_destroy(fg);
+    return st;
+}
+
 static weft_status_t bptt_build(bptt_t *b, weft_var_t *const *ograds, weft_var_t **input_grads)
 {
     weft_status_t st = check_supported(b);
@@ -257,6 +301,8 @@ static weft_status_t bptt_build(bptt_t *b, weft_var_t *const *ograds, weft_var_t
     if (st == WEFT_OK) st = copy_forward(b);
     if (st == WEFT_OK) st = step_grads(b, ograds, &any);
     if (st != WEFT_OK || !any) return st;
+    st = use_stored_states(b);
+    if (st != WEFT_OK) return st;
     bspec_t *s = calloc(1, sizeof *s);
     if (!s) return weft_graph_set_error(b->g, WEFT_ENOMEM, "Scan gradient: out of memory");
     st = backward_spec(b, ograds, s);
