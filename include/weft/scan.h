@@ -144,6 +144,11 @@ typedef struct weft_rewrite_db weft_rewrite_db_t;
 /* Name of the save-memory rewrite (in2out walk, tags "fast_run", "scan"):
  * a Scan output read only as y[-1] is computed as its last state alone. */
 #define WEFT_SCAN_SAVE_MEM_REWRITE "scan_save_mem"
+/* Name of the one-step inlining rewrite (in2out walk, tags "fast_run",
+ * "scan"): a Scan whose n_steps is the constant 1 is replaced by its inner
+ * graph applied to the sequences' rows, the initial states and the
+ * non-sequences (the stacked outputs get their leading axis of length 1). */
+#define WEFT_SCAN_INLINE_REWRITE "scan_inline_one_step"
 
 /* Registers the Scan rewrites in db; WEFT_OK when already there. The default
  * database has them. Errors: WEFT_EINVAL (NULL db), WEFT_ENOMEM. */

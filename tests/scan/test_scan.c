@@ -797,6 +797,64 @@ static void test_grad_until_refused(void **state)
     weft_graph_destroy(g);
 }
 
+/* A scan of one static step is replaced by its inner graph (no Scan node
+ * left), with the same values; excluding the rewrite keeps the node. */
+static size_t count_class(weft_function_t *f, const char *cls)
+{
+    weft_profile_t *p = NULL;
+    assert_int_equal(weft_profile_create(f, WEFT_PROFILE_LAST_CALL, &p), WEFT_OK);
+    size_t n = 0;
+    for (size_t k = 0; k < p->n_applies; k++) n += !strcmp(p->applies[k].op_class, cls);
+    weft_profile_destroy(p);
+    return n;
+}
+
+static void test_inline_one_step(void **state)
+{
+    (void)state;
+    weft_graph_t *g = NULL;
+    assert_int_equal(weft_graph_create(NULL, &g), WEFT_OK);
+    int64_t s2[2] = {3, 2}, two = 2;
+    weft_var_t *x = weft_var_create(g, ttype(g, WEFT_FLOAT64, 2, s2), "x");
+    weft_var_t *h0 = weft_var_create(g, ttype(g, WEFT_FLOAT64, 1, &two), "h0");
+    weft_var_t *xt = weft_var_create(g, ttype(g, WEFT_FLOAT64, 1, &two), "x_t");
+    weft_var_t *h = weft_var_create(g, ttype(g, WEFT_FLOAT64, 1, &two), "h");
+    weft_scan_seq_t seq = {x, 0, NULL, &xt};
+    weft_scan_output_t out = {weft_mul(g, weft_add(g, h, xt), xt), h0, 0, NULL, &h};
+    weft_scan_spec_t sp = WEFT_SCAN_SPEC_INIT;
+    sp.n_seqs = 1;
+    sp.seqs = &seq;
+    sp.n_outputs = 1;
+    sp.outputs = &out;
+    sp.n_steps = 1;
+    weft_var_t *y = NULL, *ins[2] = {x, h0};
+    assert_non_null(weft_scan(g, &sp, &y));
+    double xv[6] = {1, 2, 3, 4, 5, 6}, hv[2] = {0.5, -1}, want[2] = {1.5 * 1, 1 * 2};
+    weft_tensor_t *v[2] = {tens(2, s2, xv), tens(1, &two, hv)};
+    const char *ex[1] = {WEFT_SCAN_INLINE_REWRITE};
+    for (int with = 0; with < 2; with++) {
+        weft_function_options_t o = WEFT_FUNCTION_OPTIONS_INIT;
+        o.threads = 1;
+        o.profile = true;
+        o.exclude = ex;
+        o.n_exclude = with ? 0 : 1;
+        weft_function_t *f = NULL;
+        assert_int_equal(weft_function_compile(2, ins, 1, &y, 0, NULL, &o, &f), WEFT_OK);
+        weft_tensor_t *r = NULL;
+        assert_int_equal(weft_function_call(f, 2, v, 1, &r), WEFT_OK);
+        contig(1, &r);
+        assert_int_equal(weft_tensor_ndim(r), 2);
+        assert_int_equal(weft_tensor_dim(r, 0), 1);
+        assert_memory_equal(dptr(r), want, sizeof want);
+        assert_int_equal(count_class(f, "Scan"), with ? 0 : 1);
+        weft_tensor_release(r);
+        weft_function_destroy(f);
+    }
+    weft_tensor_release(v[0]);
+    weft_tensor_release(v[1]);
+    weft_graph_destroy(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -806,7 +864,7 @@ int main(void)
         cmocka_unit_test(test_taps),          cmocka_unit_test(test_errors),
         cmocka_unit_test(test_json),          cmocka_unit_test(test_grad_cumsum),
         cmocka_unit_test(test_grad_rnn),      cmocka_unit_test(test_grad_compiled),
-        cmocka_unit_test(test_grad_until_refused),
+        cmocka_unit_test(test_grad_until_refused), cmocka_unit_test(test_inline_one_step),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
