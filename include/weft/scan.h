@@ -149,6 +149,10 @@ typedef struct weft_rewrite_db weft_rewrite_db_t;
  * graph applied to the sequences' rows, the initial states and the
  * non-sequences (the stacked outputs get their leading axis of length 1). */
 #define WEFT_SCAN_INLINE_REWRITE "scan_inline_one_step"
+/* Name of the invariant code motion rewrite (in2out walk, tags "fast_run",
+ * "scan"): inner values that depend on no sequence and no carried state are
+ * computed once before the loop and passed in as non-sequences. */
+#define WEFT_SCAN_PUSH_OUT_REWRITE "scan_push_out_non_seq"
 
 /* Registers the Scan rewrites in db; WEFT_OK when already there. The default
  * database has them. Errors: WEFT_EINVAL (NULL db), WEFT_ENOMEM. */

@@ -57,6 +57,20 @@ void weft__scan_describe_var(const weft_var_t *v, char *buf, size_t cap)
     snprintf(buf, cap, "%s, created at %s:%d", nb, file ? file : "?", line);
 }
 
+weft_var_t *weft__scan_placeholder_like(weft_graph_t *g, const weft_var_t *v, const char *name,
+                                        const char *file, int line)
+{
+    const weft_type_t *t = weft_var_type(v), *nt = NULL;
+    int64_t shape[WEFT_MAX_NDIM];
+    for (int d = 0; d < weft_type_ndim(t); d++) shape[d] = weft_type_dim(t, d);
+    weft_status_t s = weft_type_tensor(g, weft_type_dtype(t), weft_type_ndim(t), shape, &nt);
+    if (s != WEFT_OK) {
+        weft_graph_set_error(g, s, "Scan: cannot copy a placeholder's type");
+        return NULL;
+    }
+    return weft_var_create_at(g, nt, name, file, line);
+}
+
 /* ---- interning ------------------------------------------------------------------ */
 
 static pthread_mutex_t intern_lock = PTHREAD_MUTEX_INITIALIZER;

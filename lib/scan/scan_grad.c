@@ -77,12 +77,7 @@ static weft_status_t check_supported(bptt_t *b)
 /* A placeholder in g of the type (dtype, rank, static lengths) of v. */
 static weft_var_t *like(bptt_t *b, const weft_var_t *v, const char *name)
 {
-    const weft_type_t *t = weft_var_type(v), *nt = NULL;
-    int64_t shape[WEFT_MAX_NDIM];
-    for (int d = 0; d < weft_type_ndim(t); d++) shape[d] = weft_type_dim(t, d);
-    if (weft_type_tensor(b->g, weft_type_dtype(t), weft_type_ndim(t), shape, &nt) != WEFT_OK)
-        return NULL;
-    return weft_var_create_at(b->g, nt, name, b->file, b->line);
+    return weft__scan_placeholder_like(b->g, v, name, b->file, b->line);
 }
 
 /* The forward inner graph copied onto fresh placeholders of g. */

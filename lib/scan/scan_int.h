@@ -80,6 +80,17 @@ weft_status_t weft__scan_from_json(weft_graph_t *g, const weft_op_class_t *cls,
 weft_status_t weft__scan_grad(weft_graph_t *g, const weft_apply_t *node,
                               weft_var_t *const *output_grads, weft_var_t **input_grads);
 
+/* The node rewrite of scan_push_out_non_seq (scan_pushout.c). */
+typedef struct weft_rewrite_result weft_rewrite_result_t;
+typedef weft_status_t (*weft__scan_node_rewrite_fn)(weft_fgraph_t *fg, weft_apply_t *node,
+                                                    void *user, weft_rewrite_result_t *res);
+weft__scan_node_rewrite_fn weft__scan_push_out_fn(void);
+
+/* A new root variable of g with v's type (v of any context), named name.
+ * NULL on error (kept on g). */
+weft_var_t *weft__scan_placeholder_like(weft_graph_t *g, const weft_var_t *v, const char *name,
+                                        const char *file, int line);
+
 /* "NAME (created at FILE:LINE)" of v into buf. */
 void weft__scan_describe_var(const weft_var_t *v, char *buf, size_t cap);
 

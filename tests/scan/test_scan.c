@@ -855,6 +855,58 @@ static void test_inline_one_step(void **state)
     weft_graph_destroy(g);
 }
 
+/* h_t = tanh(h_{t-1} * x_t + exp(c) * 2): exp(c) * 2 is computed once
+ * outside the loop by scan_push_out_non_seq (an Exp node appears in the
+ * outer function), with the same values as the loop in C. */
+static void test_push_out(void **state)
+{
+    (void)state;
+    weft_graph_t *g = NULL;
+    assert_int_equal(weft_graph_create(NULL, &g), WEFT_OK);
+    int64_t n = 5;
+    const weft_type_t *sc = ttype(g, WEFT_FLOAT64, 0, NULL);
+    weft_var_t *x = weft_var_create(g, ttype(g, WEFT_FLOAT64, 1, &n), "x");
+    weft_var_t *c = weft_var_create(g, sc, "c"), *h0 = weft_var_create(g, sc, "h0");
+    weft_var_t *xt = weft_var_create(g, sc, "x_t"), *h = weft_var_create(g, sc, "h");
+    weft_var_t *ci = weft_var_create(g, sc, "c_in");
+    weft_var_t *inv = weft_mul(g, weft_exp(g, ci), weft_constant_scalar(g, WEFT_FLOAT64, 2.0));
+    weft_var_t *upd = weft_tanh(g, weft_add(g, weft_mul(g, h, xt), inv));
+    weft_scan_seq_t seq = {x, 0, NULL, &xt};
+    weft_scan_output_t out = {upd, h0, 0, NULL, &h};
+    weft_scan_spec_t sp = WEFT_SCAN_SPEC_INIT;
+    sp.n_seqs = 1;
+    sp.seqs = &seq;
+    sp.n_outputs = 1;
+    sp.outputs = &out;
+    sp.n_nonseqs = 1;
+    sp.nonseq_outer = &c;
+    sp.nonseq_inner = &ci;
+    weft_var_t *y = NULL, *ins[3] = {x, c, h0};
+    assert_non_null(weft_scan(g, &sp, &y));
+    double xv[5] = {0.5, -1, 2, 0.25, -0.75}, cv = -1.5, hv = 0.3, want[5], hh = hv;
+    for (int t = 0; t < 5; t++) want[t] = hh = tanh(hh * xv[t] + exp(cv) * 2.0);
+    weft_tensor_t *v[3] = {tens(1, &n, xv), tens(0, NULL, &cv), tens(0, NULL, &hv)};
+    const char *ex[1] = {WEFT_SCAN_PUSH_OUT_REWRITE};
+    for (int with = 0; with < 2; with++) {
+        weft_function_options_t o = WEFT_FUNCTION_OPTIONS_INIT;
+        o.threads = 2;
+        o.profile = true;
+        o.exclude = ex;
+        o.n_exclude = with ? 0 : 1;
+        weft_function_t *f = NULL;
+        assert_int_equal(weft_function_compile(3, ins, 1, &y, 0, NULL, &o, &f), WEFT_OK);
+        weft_tensor_t *r = NULL;
+        assert_int_equal(weft_function_call(f, 3, v, 1, &r), WEFT_OK);
+        for (int t = 0; t < 5; t++) assert_true(fabs(dptr(r)[t] - want[t]) < 1e-15);
+        assert_int_equal(count_class(f, "Scan"), 1);
+        assert_true((count_class(f, "Exp") + count_class(f, "Composite") > 0) == (with == 1));
+        weft_tensor_release(r);
+        weft_function_destroy(f);
+    }
+    for (int k = 0; k < 3; k++) weft_tensor_release(v[k]);
+    weft_graph_destroy(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -865,6 +917,7 @@ int main(void)
         cmocka_unit_test(test_json),          cmocka_unit_test(test_grad_cumsum),
         cmocka_unit_test(test_grad_rnn),      cmocka_unit_test(test_grad_compiled),
         cmocka_unit_test(test_grad_until_refused), cmocka_unit_test(test_inline_one_step),
+        cmocka_unit_test(test_push_out),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,290 @@
+/* scan_push_out_non_seq (PyTensor's scan_push_out_non_seq): invariant code
+ * motion. An inner node whose inputs depend on no sequence and no carried
+ * state computes the same value at every step; the maximal such values that
+ * the rest of the step reads (the "frontier") are computed once outside the
+ * loop and passed in as new non-sequences (an RNN's b * 2, a weight's
+ * transpose, ...).
+ *
+ * The rewrite works on a copy of the inner graph in the outer context (the
+ * interned inner graph is never edited), on fresh placeholders P. The
+ * frontier's outer values are its invariant subgraph rebuilt with the
+ * non-sequence placeholders replaced by the node's outer non-sequences;
+ * the new inner graph is the step's variant nodes rebuilt with each
+ * frontier value replaced by a fresh placeholder Q. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph/ctor_int.h"
+#include "scan_int.h"
+#include "weft/opfromgraph.h"
+#include "weft/rewrite.h"
+
+#define MAX_IN \
+    (WEFT_SCAN_MAX_SEQS * WEFT_SCAN_MAX_TAPS + WEFT_OP_MAX_OUTPUTS * WEFT_SCAN_MAX_TAPS + \
+     WEFT_SCAN_MAX_NONSEQS)
+
+typedef struct push {
+    weft_graph_t *g;
+    const weft_apply_t *node;
+    const weft__scan_props_t *p;
+    const weft__scan_layout_t *l;
+    const char *file;
+    int line;
+    size_t n_in, n_out, n_var_in; /* inner inputs, inner outputs, seq + carry taps */
+    weft_var_t *ph[MAX_IN], *out[WEFT_OP_MAX_OUTPUTS + 1];
+    weft_var_t **variant; /* variables known to vary per step */
+    size_t n_variant;
+    weft_var_t *front[WEFT_SCAN_MAX_NONSEQS];
+    size_t n_front;
+    weft_apply_t *const *order; /* copy's toposort (borrowed from its fgraph) */
+    size_t n_order;
+} push_t;
+
+/* old -> new variables, linear (inner graphs are small). */
+typedef struct vmap {
+    weft_var_t **k, **v;
+    size_t n;
+} vmap_t;
+
+static weft_var_t *vmap_get(const vmap_t *m, weft_var_t *x)
+{
+    for (size_t i = 0; i < m->n; i++)
+        if (m->k[i] == x) return m->v[i];
+    return x;
+}
+
+static bool is_variant(const push_t *s, const weft_var_t *v)
+{
+    for (size_t i = 0; i < s->n_variant; i++)
+        if (s->variant[i] == v) return true;
+    return false;
+}
+
+/* Copy B: the inner graph on fresh placeholders of g. */
+static weft_status_t copy_inner(push_t *s)
+{
+    const weft__scan_core_t *c = s->p->core;
+    weft_status_t st = WEFT_OK;
+    for (size_t k = 0; k < c->n_in && st == WEFT_OK; k++) {
+        const weft_var_t *v = weft_fgraph_input(c->fg, k);
+        st = weft__got(s->g, s->ph[k] = weft__scan_placeholder_like(s->g, v, weft_var_name(v),
+                                                                     s->file, s->line));
+    }
+    const weft_op_t *ofg = NULL;
+    weft_apply_t *a = NULL;
+    if (st == WEFT_OK) st = weft_op_clone(s->g, c->ofg, &ofg);
+    if (st == WEFT_OK)
+        st = weft__got(s->g, a = weft_apply_create_at(s->g, ofg, c->n_in, s->ph, s->file, s->line));
+    if (st == WEFT_OK) st = weft_ofg_expand(s->g, a, s->out);
+    return st;
+}
+
+/* Whether some client of v (in fg) varies per step or is an output. */
+static bool read_by_loop(const push_t *s, weft_fgraph_t *fg, const weft_var_t *v)
+{
+    const weft_client_t *cl = NULL;
+    size_t n = 0;
+    if (weft_fgraph_clients(fg, v, &cl, &n) != WEFT_OK) return false;
+    for (size_t i = 0; i < n; i++) {
+        if (weft_apply_is_output_slot(cl[i].node)) return true;
+        if (is_variant(s, weft_apply_output(cl[i].node, 0))) return true;
+    }
+    return false;
+}
+
+/* Marks the variant variables (toposort order) and collects the frontier. */
+static weft_status_t analyse(push_t *s, weft_fgraph_t *fg)
+{
+    weft_apply_t *const *order = NULL;
+    size_t n = 0;
+    weft_status_t st = weft_fgraph_toposort(fg, &order, &n);
+    if (st != WEFT_OK) return st;
+    s->order = order;
+    s->n_order = n;
+    s->variant = calloc(s->n_var_in + 1 + n * WEFT_OP_MAX_OUTPUTS, sizeof *s->variant);
+    if (!s->variant) return WEFT_ENOMEM;
+    for (size_t k = 0; k < s->n_var_in; k++) s->variant[s->n_variant++] = s->ph[k];
+    for (size_t j = 0; j < n; j++) {
+        bool var = false;
+        for (size_t i = 0; i < weft_apply_n_inputs(order[j]) && !var; i++)
+            var = is_variant(s, weft_apply_input(order[j], i));
+        for (size_t o = 0; var && o < weft_apply_n_outputs(order[j]); o++)
+            s->variant[s->n_variant++] = weft_apply_output(order[j], o);
+    }
+    for (size_t j = 0; j < n; j++)
+        for (size_t o = 0; o < weft_apply_n_outputs(order[j]); o++) {
+            weft_var_t *v = weft_apply_output(order[j], o);
+            if (is_variant(s, v) || !read_by_loop(s, fg, v)) continue;
+            if (s->l->n_nonseq + s->n_front == WEFT_SCAN_MAX_NONSEQS) return WEFT_OK;
+            s->front[s->n_front++] = v;
+        }
+    return WEFT_OK;
+}
+
+/* Rebuilds, in order, the applies of one kind (variant or invariant) that
+ * read a mapped variable, extending the map with their outputs. */
+static weft_status_t rebuild(push_t *s, bool variant, vmap_t *m)
+{
+    for (size_t j = 0; j < s->n_order; j++) {
+        weft_apply_t *a = s->order[j], *na = NULL;
+        if (is_variant(s, weft_apply_output(a, 0)) != variant) continue;
+        size_t n_in = weft_apply_n_inputs(a);
+        weft_var_t *in[64];
+        bool changed = false;
+        if (n_in > 64) return WEFT_ENOTIMPL;
+        for (size_t i = 0; i < n_in; i++) {
+            in[i] = vmap_get(m, weft_apply_input(a, i));
+            changed = changed || in[i] != weft_apply_input(a, i);
+        }
+        if (!changed) continue;
+        weft_status_t st = weft_apply_clone_with_new_inputs(s->g, a, n_in, in, false, &na);
+        if (st != WEFT_OK) return st;
+        for (size_t o = 0; o < weft_apply_n_outputs(a); o++) {
+            m->k[m->n] = weft_apply_output(a, o);
+            m->v[m->n++] = weft_apply_output(na, o);
+        }
+    }
+    return WEFT_OK;
+}
+
+static weft_status_t map_init(vmap_t *m, size_t cap)
+{
+    m->k = calloc(cap, sizeof *m->k);
+    m->v = calloc(cap, sizeof *m->v);
+    m->n = 0;
+    return m->k && m->v ? WEFT_OK : WEFT_ENOMEM;
+}
+
+static void map_free(vmap_t *m)
+{
+    free(m->k);
+    free(m->v);
+}
+
+typedef struct newscan {
+    weft_scan_seq_t seqs[WEFT_SCAN_MAX_SEQS];
+    weft_scan_output_t outs[WEFT_OP_MAX_OUTPUTS];
+    weft_var_t *ns_outer[WEFT_SCAN_MAX_NONSEQS], *ns_inner[WEFT_SCAN_MAX_NONSEQS];
+    weft_var_t *upd[WEFT_OP_MAX_OUTPUTS + 1];
+} newscan_t;
+
+/* The new Scan: same sequences and states, the frontier as extra
+ * non-sequences (outer values vals, placeholders q). */
+static weft_status_t build_scan(push_t *s, newscan_t *ns, weft_var_t *const *vals,
+                                weft_var_t *const *q, weft_var_t **outs)
+{
+    const weft__scan_layout_t *l = s->l;
+    size_t a = 0, pos = 1;
+    for (uint32_t k = 0; k < l->n_seq; k++) {
+        ns->seqs[k] = (weft_scan_seq_t){weft_apply_input(s->node, pos++), l->seq_ntaps[k],
+                                        l->seq_taps[k], s->ph + a};
+        a += l->seq_ntaps[k];
+    }
+    for (uint32_t o = 0; o < l->n_out; o++) {
+        ns->outs[o] = (weft_scan_output_t){ns->upd[o], NULL, 0, NULL, NULL};
+        if (!l->out_ntaps[o]) continue;
+        ns->outs[o].init = weft_apply_input(s->node, pos++);
+        ns->outs[o].n_taps = l->out_ntaps[o];
+        ns->outs[o].taps = l->out_taps[o];
+        ns->outs[o].inner = s->ph + a;
+        a += l->out_ntaps[o];
+    }
+    size_t n_ns = 0;
+    for (uint32_t k = 0; k < l->n_nonseq; k++, n_ns++) {
+        ns->ns_outer[n_ns] = weft_apply_input(s->node, pos++);
+        ns->ns_inner[n_ns] = s->ph[a++];
+    }
+    for (size_t i = 0; i < s->n_front; i++, n_ns++) {
+        ns->ns_outer[n_ns] = vals[i];
+        ns->ns_inner[n_ns] = q[i];
+    }
+    weft_scan_spec_t sp = WEFT_SCAN_SPEC_INIT;
+    sp.n_seqs = l->n_seq;
+    sp.seqs = ns->seqs;
+    sp.n_outputs = l->n_out;
+    sp.outputs = ns->outs;
+    sp.n_nonseqs = n_ns;
+    sp.nonseq_outer = ns->ns_outer;
+    sp.nonseq_inner = ns->ns_inner;
+    sp.n_steps_var = weft_apply_input(s->node, 0);
+    sp.until = l->has_until ? ns->upd[l->n_out] : NULL;
+    sp.name = s->p->name[0] ? s->p->name : NULL;
+    sp.reverse = l->reverse != 0;
+    return weft__got(s->g, weft_scan_at(s->g, &sp, outs, s->file, s->line));
+}
+
+static weft_status_t push_out(push_t *s, weft_var_t **outs, bool *done)
+{
+    weft_status_t st = copy_inner(s);
+    weft_fgraph_t *fg = NULL;
+    weft_fgraph_options_t fo = WEFT_FGRAPH_OPTIONS_INIT;
+    fo.clone = false;
+    if (st == WEFT_OK) st = weft_fgraph_create(s->g, s->n_in, s->ph, s->n_out, s->out, &fo, NULL, &fg);
+    if (st == WEFT_OK) st = analyse(s, fg);
+    if (st != WEFT_OK || !s->n_front) {
+        weft_fgraph_destroy(fg);
+        return st;
+    }
+    vmap_t m = {0};
+    newscan_t *ns = calloc(1, sizeof *ns);
+    weft_var_t *vals[WEFT_SCAN_MAX_NONSEQS], *q[WEFT_SCAN_MAX_NONSEQS];
+    size_t cap = s->n_in + s->n_front + s->n_order * WEFT_OP_MAX_OUTPUTS + 1;
+    st = ns ? map_init(&m, cap) : WEFT_ENOMEM;
+    /* outside: the non-sequence placeholders are the outer non-sequences */
+    size_t ns0 = 1 + s->l->n_seq + weft__scan_n_carry(s->l);
+    for (uint32_t k = 0; k < s->l->n_nonseq && st == WEFT_OK; k++) {
+        m.k[m.n] = s->ph[s->n_var_in + k];
+        m.v[m.n++] = weft_apply_input(s->node, ns0 + k);
+    }
+    if (st == WEFT_OK) st = rebuild(s, false, &m);
+    for (size_t i = 0; i < s->n_front && st == WEFT_OK; i++) {
+        vals[i] = vmap_get(&m, s->front[i]);
+        st = weft__got(s->g, q[i] = weft__scan_placeholder_like(s->g, s->front[i],
+                                                                 weft_var_name(s->front[i]),
+                                                                 s->file, s->line));
+    }
+    /* inside: the frontier values are the new placeholders */
+    m.n = 0;
+    for (size_t i = 0; i < s->n_front && st == WEFT_OK; i++) {
+        m.k[m.n] = s->front[i];
+        m.v[m.n++] = q[i];
+    }
+    if (st == WEFT_OK) st = rebuild(s, true, &m);
+    for (size_t k = 0; k < s->n_out && st == WEFT_OK; k++) ns->upd[k] = vmap_get(&m, s->out[k]);
+    weft_fgraph_destroy(fg); /* s->order is not read after this */
+    if (st == WEFT_OK) st = build_scan(s, ns, vals, q, outs);
+    *done = st == WEFT_OK;
+    map_free(&m);
+    free(ns);
+    return st;
+}
+
+static weft_status_t push_out_transform(weft_fgraph_t *fg, weft_apply_t *node, void *user,
+                                        weft_rewrite_result_t *res)
+{
+    (void)user;
+    const weft__scan_props_t *p = weft__scan_get(weft_apply_op(node));
+    if (!p || p->last_mask) return WEFT_OK;
+    push_t *s = calloc(1, sizeof *s);
+    if (!s) return WEFT_ENOMEM;
+    s->g = weft_fgraph_graph(fg);
+    s->node = node;
+    s->p = p;
+    s->l = &p->core->lay;
+    s->n_in = p->core->n_in;
+    s->n_out = p->core->n_inner_out;
+    s->n_var_in = weft__scan_n_seq_taps(s->l) + weft__scan_n_carry_taps(s->l);
+    weft_apply_trace(node, &s->file, &s->line);
+    weft_var_t *outs[WEFT_OP_MAX_OUTPUTS];
+    bool done = false;
+    weft_status_t st = push_out(s, outs, &done);
+    free(s->variant);
+    free(s);
+    if (st != WEFT_OK || !done) return st;
+    return weft_rewrite_result_outputs(res, p->core->lay.n_out, outs);
+}
+
+weft__scan_node_rewrite_fn weft__scan_push_out_fn(void)
+{
+    return push_out_transform;
+}
