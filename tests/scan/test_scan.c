@@ -44,6 +44,18 @@ static weft_tensor_t *tens(int nd, const int64_t *shape, const double *data)
     return t;
 }
 
+static weft_graph_t *new_graph(void)
+{
+    weft_graph_t *g = NULL;
+    assert_int_equal(weft_graph_create(NULL, &g), WEFT_OK);
+    return g;
+}
+
+static void release_n(size_t n, weft_tensor_t **t)
+{
+    for (size_t k = 0; k < n; k++) weft_tensor_release(t[k]);
+}
+
 static double *dptr(const weft_tensor_t *t)
 {
     return weft_tensor_data(t);
@@ -87,6 +99,27 @@ static weft_status_t run_fn(int threads, size_t n_in, weft_var_t *const *in,
     return s;
 }
 
+/* A spec of at most one sequence (NULL: none) and n_out outputs, and its
+ * non-sequences. */
+static weft_scan_spec_t spec_of(const weft_scan_seq_t *seq, size_t n_out,
+                                const weft_scan_output_t *outs)
+{
+    weft_scan_spec_t sp = WEFT_SCAN_SPEC_INIT;
+    sp.n_seqs = seq ? 1 : 0;
+    sp.seqs = seq;
+    sp.n_outputs = n_out;
+    sp.outputs = outs;
+    return sp;
+}
+
+static void with_nonseqs(weft_scan_spec_t *sp, size_t n, weft_var_t *const *outer,
+                         weft_var_t *const *inner)
+{
+    sp->n_nonseqs = n;
+    sp->nonseq_outer = outer;
+    sp->nonseq_inner = inner;
+}
+
 /* ---- cumulative sum ------------------------------------------------------------ */
 
 typedef struct cumsum {
@@ -104,11 +137,7 @@ static void build_cumsum(cumsum_t *c)
     weft_var_t *zero = weft_constant_scalar(c->g, WEFT_FLOAT64, 0.0);
     weft_scan_seq_t seq = {c->x, 0, NULL, &xt};
     weft_scan_output_t out = {weft_add(c->g, acc, xt), zero, 0, NULL, &acc};
-    weft_scan_spec_t sp = WEFT_SCAN_SPEC_INIT;
-    sp.n_seqs = 1;
-    sp.seqs = &seq;
-    sp.n_outputs = 1;
-    sp.outputs = &out;
+    weft_scan_spec_t sp = spec_of(&seq, 1, &out);
     assert_non_null(weft_scan(c->g, &sp, &c->y));
 }
 
@@ -141,8 +170,7 @@ static void test_cumsum(void **state)
 static void test_save_mem(void **state)
 {
     (void)state;
-    weft_graph_t *g = NULL;
-    assert_int_equal(weft_graph_create(NULL, &g), WEFT_OK);
+    weft_graph_t *g = new_graph();
     int64_t n = 1000;
     weft_var_t *x = weft_var_create(g, ttype(g, WEFT_FLOAT64, 1, &n), "x");
     weft_var_t *xt = weft_var_create(g, ttype(g, WEFT_FLOAT64, 0, NULL), "x_t");
@@ -150,11 +178,7 @@ static void test_save_mem(void **state)
     weft_scan_seq_t seq = {x, 0, NULL, &xt};
     weft_scan_output_t out = {weft_add(g, acc, xt), weft_constant_scalar(g, WEFT_FLOAT64, 0), 0,
                               NULL, &acc};
-    weft_scan_spec_t sp = WEFT_SCAN_SPEC_INIT;
-    sp.n_seqs = 1;
-    sp.seqs = &seq;
-    sp.n_outputs = 1;
-    sp.outputs = &out;
+    weft_scan_spec_t sp = spec_of(&seq, 1, &out);
     sp.n_steps = n;
     weft_var_t *y = NULL;
     assert_non_null(weft_scan(g, &sp, &y));
@@ -221,14 +245,8 @@ static void build_rnn(rnn_t *r)
     weft_scan_seq_t seq = {r->in[0], 0, NULL, &xt};
     weft_scan_output_t out = {hn, r->in[3], 0, NULL, &hp};
     weft_var_t *ns_out[2] = {r->in[1], r->in[2]}, *ns_in[2] = {wi, ui};
-    weft_scan_spec_t sp = WEFT_SCAN_SPEC_INIT;
-    sp.n_seqs = 1;
-    sp.seqs = &seq;
-    sp.n_outputs = 1;
-    sp.outputs = &out;
-    sp.n_nonseqs = 2;
-    sp.nonseq_outer = ns_out;
-    sp.nonseq_inner = ns_in;
+    weft_scan_spec_t sp = spec_of(&seq, 1, &out);
+    with_nonseqs(&sp, 2, ns_out, ns_in);
     sp.name = "rnn";
     assert_non_null(weft_scan(g, &sp, &r->h));
 }
@@ -285,7 +303,7 @@ static void test_rnn_forward(void **state)
         }
     }
     weft_tensor_release(first);
-    for (int k = 0; k < 4; k++) weft_tensor_release(v[k]);
+    release_n(4, v);
     weft_graph_destroy(r.g);
 }
 
@@ -319,8 +337,7 @@ static weft_var_t *rk_f(weft_graph_t *g, weft_var_t *y, weft_var_t *at)
 static void test_rk4(void **state)
 {
     (void)state;
-    weft_graph_t *g = NULL;
-    assert_int_equal(weft_graph_create(NULL, &g), WEFT_OK);
+    weft_graph_t *g = new_graph();
     int64_t two = 2, s22[2] = {2, 2};
     weft_var_t *y0 = weft_var_create(g, ttype(g, WEFT_FLOAT64, 1, &two), "y0");
     weft_var_t *at = weft_var_create(g, ttype(g, WEFT_FLOAT64, 2, s22), "At");
@@ -338,12 +355,8 @@ static void test_rk4(void **state)
                                weft_add(g, weft_mul(g, c2, k3), k4));
     weft_var_t *yn = weft_add(g, y, weft_mul(g, h6, sum));
     weft_scan_output_t out = {yn, y0, 0, NULL, &y};
-    weft_scan_spec_t sp = WEFT_SCAN_SPEC_INIT;
-    sp.n_outputs = 1;
-    sp.outputs = &out;
-    sp.n_nonseqs = 1;
-    sp.nonseq_outer = &at;
-    sp.nonseq_inner = &ati;
+    weft_scan_spec_t sp = spec_of(NULL, 1, &out);
+    with_nonseqs(&sp, 1, &at, &ati);
     sp.n_steps = 200;
     weft_var_t *ys = NULL;
     assert_non_null(weft_scan(g, &sp, &ys));
@@ -355,8 +368,7 @@ static void test_rk4(void **state)
     assert_int_equal(weft_tensor_dim(r, 0), 200);
     for (int i = 0; i < 400; i++) assert_true(fabs(dptr(r)[i] - want[i]) < 1e-13);
     weft_tensor_release(r);
-    weft_tensor_release(v[0]);
-    weft_tensor_release(v[1]);
+    release_n(2, v);
     weft_graph_destroy(g);
 }
 
@@ -365,8 +377,7 @@ static void test_rk4(void **state)
 static void test_power_iteration(void **state)
 {
     (void)state;
-    weft_graph_t *g = NULL;
-    assert_int_equal(weft_graph_create(NULL, &g), WEFT_OK);
+    weft_graph_t *g = new_graph();
     int64_t three = 3, s33[2] = {3, 3};
     weft_var_t *a = weft_var_create(g, ttype(g, WEFT_FLOAT64, 2, s33), "A");
     weft_var_t *v0 = weft_var_create(g, ttype(g, WEFT_FLOAT64, 1, &three), "v0");
@@ -379,12 +390,8 @@ static void test_power_iteration(void **state)
     weft_var_t *diff = weft_sum(g, weft_mul(g, d, d), 0, NULL, false);
     weft_var_t *until = weft_lt(g, diff, weft_constant_scalar(g, WEFT_FLOAT64, 1e-20));
     weft_scan_output_t out = {vn, v0, 0, NULL, &v};
-    weft_scan_spec_t sp = WEFT_SCAN_SPEC_INIT;
-    sp.n_outputs = 1;
-    sp.outputs = &out;
-    sp.n_nonseqs = 1;
-    sp.nonseq_outer = &a;
-    sp.nonseq_inner = &ai;
+    weft_scan_spec_t sp = spec_of(NULL, 1, &out);
+    with_nonseqs(&sp, 1, &a, &ai);
     sp.n_steps = 1000;
     sp.until = until;
     weft_var_t *vs = NULL;
@@ -413,8 +420,7 @@ static void test_power_iteration(void **state)
     assert_int_equal(weft_tensor_dim(r, 0), steps);
     for (int i = 0; i < 3; i++) assert_true(fabs(dptr(r)[(steps - 1) * 3 + i] - cur[i]) < 1e-12);
     weft_tensor_release(r);
-    weft_tensor_release(vals[0]);
-    weft_tensor_release(vals[1]);
+    release_n(2, vals);
     weft_graph_destroy(g);
 }
 
@@ -425,8 +431,7 @@ static void test_power_iteration(void **state)
 static void test_nested(void **state)
 {
     (void)state;
-    weft_graph_t *g = NULL;
-    assert_int_equal(weft_graph_create(NULL, &g), WEFT_OK);
+    weft_graph_t *g = new_graph();
     int64_t sm[2] = {4, 5};
     weft_var_t *m = weft_var_create(g, ttype(g, WEFT_FLOAT64, 2, sm), "M");
     weft_var_t *row = weft_var_create(g, ttype(g, WEFT_FLOAT64, 1, sm + 1), "row");
@@ -435,20 +440,12 @@ static void test_nested(void **state)
     weft_scan_seq_t iseq = {row, 0, NULL, &xt};
     weft_scan_output_t iout = {weft_add(g, acc, xt), weft_constant_scalar(g, WEFT_FLOAT64, 0), 0,
                                NULL, &acc};
-    weft_scan_spec_t isp = WEFT_SCAN_SPEC_INIT;
-    isp.n_seqs = 1;
-    isp.seqs = &iseq;
-    isp.n_outputs = 1;
-    isp.outputs = &iout;
+    weft_scan_spec_t isp = spec_of(&iseq, 1, &iout);
     weft_var_t *rowsum = NULL;
     assert_non_null(weft_scan(g, &isp, &rowsum));
     weft_scan_seq_t oseq = {m, 0, NULL, &row};
     weft_scan_output_t oout = {rowsum, NULL, 0, NULL, NULL};
-    weft_scan_spec_t osp = WEFT_SCAN_SPEC_INIT;
-    osp.n_seqs = 1;
-    osp.seqs = &oseq;
-    osp.n_outputs = 1;
-    osp.outputs = &oout;
+    weft_scan_spec_t osp = spec_of(&oseq, 1, &oout);
     weft_var_t *res = NULL;
     assert_non_null(weft_scan(g, &osp, &res));
     double mv[20], want[20];
@@ -477,8 +474,7 @@ static void test_nested(void **state)
 static void test_taps(void **state)
 {
     (void)state;
-    weft_graph_t *g = NULL;
-    assert_int_equal(weft_graph_create(NULL, &g), WEFT_OK);
+    weft_graph_t *g = new_graph();
     int64_t unk = WEFT_DIM_UNKNOWN, two = 2;
     const weft_type_t *sc = ttype(g, WEFT_FLOAT64, 0, NULL);
     weft_var_t *x = weft_var_create(g, ttype(g, WEFT_FLOAT64, 1, &unk), "x");
@@ -490,11 +486,7 @@ static void test_taps(void **state)
     weft_scan_seq_t seq = {x, 2, stap, xin};
     weft_scan_output_t out = {weft_add(g, weft_add(g, fm2, fm1), weft_mul(g, x0, x1)), init, 2,
                               otap, fin};
-    weft_scan_spec_t sp = WEFT_SCAN_SPEC_INIT;
-    sp.n_seqs = 1;
-    sp.seqs = &seq;
-    sp.n_outputs = 1;
-    sp.outputs = &out;
+    weft_scan_spec_t sp = spec_of(&seq, 1, &out);
     weft_var_t *f = NULL;
     assert_non_null(weft_scan(g, &sp, &f));
     double xv[6] = {1, 2, 3, 4, 5, 6}, iv[2] = {0, 1}, want[5], a = 0, b = 1;
@@ -510,8 +502,7 @@ static void test_taps(void **state)
     assert_int_equal(weft_tensor_dim(r, 0), 5); /* 6 rows, taps 0..1 */
     assert_memory_equal(dptr(r), want, sizeof want);
     weft_tensor_release(r);
-    weft_tensor_release(vals[0]);
-    weft_tensor_release(vals[1]);
+    release_n(2, vals);
     weft_graph_destroy(g);
 }
 
@@ -520,8 +511,7 @@ static void test_taps(void **state)
 static void test_errors(void **state)
 {
     (void)state;
-    weft_graph_t *g = NULL;
-    assert_int_equal(weft_graph_create(NULL, &g), WEFT_OK);
+    weft_graph_t *g = new_graph();
     int64_t unk = WEFT_DIM_UNKNOWN, three = 3;
     const weft_type_t *vec = ttype(g, WEFT_FLOAT64, 1, &unk);
     weft_var_t *h0 = weft_var_create(g, vec, "h0");
@@ -530,9 +520,7 @@ static void test_errors(void **state)
     weft_var_t *hh[2] = {h, h};
     weft_var_t *upd = weft_concatenate(g, 2, hh, 0);
     weft_scan_output_t out = {upd, h0, 0, NULL, &h};
-    weft_scan_spec_t sp = WEFT_SCAN_SPEC_INIT;
-    sp.n_outputs = 1;
-    sp.outputs = &out;
+    weft_scan_spec_t sp = spec_of(NULL, 1, &out);
     sp.n_steps = 3;
     weft_var_t *y = NULL;
     assert_non_null(weft_scan(g, &sp, &y));
@@ -564,11 +552,7 @@ static void test_errors(void **state)
     weft_var_t *xt = weft_var_create(g, ttype(g, WEFT_FLOAT64, 0, NULL), "xt");
     weft_scan_seq_t seq = {xi, 0, NULL, &xt};
     weft_scan_output_t pure = {weft_mul(g, xt, xt), NULL, 0, NULL, NULL};
-    weft_scan_spec_t sp2 = WEFT_SCAN_SPEC_INIT;
-    sp2.n_seqs = 1;
-    sp2.seqs = &seq;
-    sp2.n_outputs = 1;
-    sp2.outputs = &pure;
+    weft_scan_spec_t sp2 = spec_of(&seq, 1, &pure);
     assert_null(weft_scan(g, &sp2, &y));
     assert_int_equal(weft_graph_error(g), WEFT_ETYPE);
     assert_non_null(strstr(weft_graph_error_message(g), "sequence 0 (xi, created at"));
@@ -632,7 +616,7 @@ static void test_json(void **state)
     assert_memory_equal(dptr(a), dptr(b), RT * RB * RH * sizeof(double));
     weft_tensor_release(a);
     weft_tensor_release(b);
-    for (int k = 0; k < 4; k++) weft_tensor_release(v[k]);
+    release_n(4, v);
     weft_graph_io_clear(&back);
     weft_graph_io_free_text(text);
     weft_graph_destroy(g2);
@@ -652,11 +636,7 @@ static weft_var_t *cumsum_fn(weft_graph_t *g, size_t n_in, weft_var_t *const *in
     weft_var_t *xt = weft_var_create(g, sc, "x_t"), *acc = weft_var_create(g, sc, "acc");
     weft_scan_seq_t seq = {in[0], 0, NULL, &xt};
     weft_scan_output_t out = {weft_add(g, weft_mul(g, acc, acc), xt), in[1], 0, NULL, &acc};
-    weft_scan_spec_t sp = WEFT_SCAN_SPEC_INIT;
-    sp.n_seqs = 1;
-    sp.seqs = &seq;
-    sp.n_outputs = 1;
-    sp.outputs = &out;
+    weft_scan_spec_t sp = spec_of(&seq, 1, &out);
     weft_var_t *y = NULL;
     return weft_scan(g, &sp, &y);
 }
@@ -673,8 +653,7 @@ static void test_grad_cumsum(void **state)
     if (s != WEFT_OK) fprintf(stderr, "verify_grad: %s\n", res.message);
     assert_int_equal(s, WEFT_OK);
     assert_true(res.max_abs_err < 1e-7);
-    weft_tensor_release(pts[0]);
-    weft_tensor_release(pts[1]);
+    release_n(2, pts);
 }
 
 /* The RNN with a second, pure output y_t = sum over h_prev * x_t's first
@@ -696,14 +675,8 @@ static weft_var_t *rnn_fn(weft_graph_t *g, size_t n_in, weft_var_t *const *in, v
     weft_scan_seq_t seq = {in[0], 0, NULL, &xt};
     weft_scan_output_t outs[2] = {{hn, in[3], 0, NULL, &hp}, {yt, NULL, 0, NULL, NULL}};
     weft_var_t *ns_out[2] = {in[1], in[2]}, *ns_in[2] = {wi, ui};
-    weft_scan_spec_t sp = WEFT_SCAN_SPEC_INIT;
-    sp.n_seqs = 1;
-    sp.seqs = &seq;
-    sp.n_outputs = 2;
-    sp.outputs = outs;
-    sp.n_nonseqs = 2;
-    sp.nonseq_outer = ns_out;
-    sp.nonseq_inner = ns_in;
+    weft_scan_spec_t sp = spec_of(&seq, 2, outs);
+    with_nonseqs(&sp, 2, ns_out, ns_in);
     weft_var_t *r[2] = {NULL, NULL};
     if (!weft_scan(g, &sp, r)) return NULL;
     /* both outputs reach the cost */
@@ -725,7 +698,7 @@ static void test_grad_rnn(void **state)
     if (s != WEFT_OK) fprintf(stderr, "verify_grad: %s\n", res.message);
     assert_int_equal(s, WEFT_OK);
     assert_true(res.max_abs_err < 1e-6);
-    for (int k = 0; k < 4; k++) weft_tensor_release(pts[k]);
+    release_n(4, pts);
 }
 
 /* The gradient compiled (fast_run) gives the same bits at 1, 2 and 4
@@ -733,8 +706,7 @@ static void test_grad_rnn(void **state)
 static void test_grad_compiled(void **state)
 {
     (void)state;
-    weft_graph_t *g = NULL;
-    assert_int_equal(weft_graph_create(NULL, &g), WEFT_OK);
+    weft_graph_t *g = new_graph();
     int64_t sx[3] = {RT, RB, RI}, sw[2] = {RI, RH}, su[2] = {RH, RH}, sh[2] = {RB, RH};
     weft_var_t *in[4] = {weft_var_create(g, ttype(g, WEFT_FLOAT64, 3, sx), "x"),
                          weft_var_create(g, ttype(g, WEFT_FLOAT64, 2, sw), "W"),
@@ -777,15 +749,12 @@ static void test_grad_compiled(void **state)
 static void test_grad_until_refused(void **state)
 {
     (void)state;
-    weft_graph_t *g = NULL;
-    assert_int_equal(weft_graph_create(NULL, &g), WEFT_OK);
+    weft_graph_t *g = new_graph();
     weft_var_t *v0 = weft_var_create(g, ttype(g, WEFT_FLOAT64, 0, NULL), "v0");
     weft_var_t *v = weft_var_create(g, ttype(g, WEFT_FLOAT64, 0, NULL), "v");
     weft_var_t *vn = weft_mul(g, v, v);
     weft_scan_output_t out = {vn, v0, 0, NULL, &v};
-    weft_scan_spec_t sp = WEFT_SCAN_SPEC_INIT;
-    sp.n_outputs = 1;
-    sp.outputs = &out;
+    weft_scan_spec_t sp = spec_of(NULL, 1, &out);
     sp.n_steps = 4;
     sp.until = weft_lt(g, vn, weft_constant_scalar(g, WEFT_FLOAT64, 0.5));
     weft_var_t *y = NULL;
@@ -812,8 +781,7 @@ static size_t count_class(weft_function_t *f, const char *cls)
 static void test_inline_one_step(void **state)
 {
     (void)state;
-    weft_graph_t *g = NULL;
-    assert_int_equal(weft_graph_create(NULL, &g), WEFT_OK);
+    weft_graph_t *g = new_graph();
     int64_t s2[2] = {3, 2}, two = 2;
     weft_var_t *x = weft_var_create(g, ttype(g, WEFT_FLOAT64, 2, s2), "x");
     weft_var_t *h0 = weft_var_create(g, ttype(g, WEFT_FLOAT64, 1, &two), "h0");
@@ -821,11 +789,7 @@ static void test_inline_one_step(void **state)
     weft_var_t *h = weft_var_create(g, ttype(g, WEFT_FLOAT64, 1, &two), "h");
     weft_scan_seq_t seq = {x, 0, NULL, &xt};
     weft_scan_output_t out = {weft_mul(g, weft_add(g, h, xt), xt), h0, 0, NULL, &h};
-    weft_scan_spec_t sp = WEFT_SCAN_SPEC_INIT;
-    sp.n_seqs = 1;
-    sp.seqs = &seq;
-    sp.n_outputs = 1;
-    sp.outputs = &out;
+    weft_scan_spec_t sp = spec_of(&seq, 1, &out);
     sp.n_steps = 1;
     weft_var_t *y = NULL, *ins[2] = {x, h0};
     assert_non_null(weft_scan(g, &sp, &y));
@@ -850,8 +814,7 @@ static void test_inline_one_step(void **state)
         weft_tensor_release(r);
         weft_function_destroy(f);
     }
-    weft_tensor_release(v[0]);
-    weft_tensor_release(v[1]);
+    release_n(2, v);
     weft_graph_destroy(g);
 }
 
@@ -861,8 +824,7 @@ static void test_inline_one_step(void **state)
 static void test_push_out(void **state)
 {
     (void)state;
-    weft_graph_t *g = NULL;
-    assert_int_equal(weft_graph_create(NULL, &g), WEFT_OK);
+    weft_graph_t *g = new_graph();
     int64_t n = 5;
     const weft_type_t *sc = ttype(g, WEFT_FLOAT64, 0, NULL);
     weft_var_t *x = weft_var_create(g, ttype(g, WEFT_FLOAT64, 1, &n), "x");
@@ -873,14 +835,8 @@ static void test_push_out(void **state)
     weft_var_t *upd = weft_tanh(g, weft_add(g, weft_mul(g, h, xt), inv));
     weft_scan_seq_t seq = {x, 0, NULL, &xt};
     weft_scan_output_t out = {upd, h0, 0, NULL, &h};
-    weft_scan_spec_t sp = WEFT_SCAN_SPEC_INIT;
-    sp.n_seqs = 1;
-    sp.seqs = &seq;
-    sp.n_outputs = 1;
-    sp.outputs = &out;
-    sp.n_nonseqs = 1;
-    sp.nonseq_outer = &c;
-    sp.nonseq_inner = &ci;
+    weft_scan_spec_t sp = spec_of(&seq, 1, &out);
+    with_nonseqs(&sp, 1, &c, &ci);
     weft_var_t *y = NULL, *ins[3] = {x, c, h0};
     assert_non_null(weft_scan(g, &sp, &y));
     double xv[5] = {0.5, -1, 2, 0.25, -0.75}, cv = -1.5, hv = 0.3, want[5], hh = hv;
@@ -903,7 +859,7 @@ static void test_push_out(void **state)
         weft_tensor_release(r);
         weft_function_destroy(f);
     }
-    for (int k = 0; k < 3; k++) weft_tensor_release(v[k]);
+    release_n(3, v);
     weft_graph_destroy(g);
 }
 
