@@ -153,6 +153,11 @@ typedef struct weft_rewrite_db weft_rewrite_db_t;
  * "scan"): inner values that depend on no sequence and no carried state are
  * computed once before the loop and passed in as non-sequences. */
 #define WEFT_SCAN_PUSH_OUT_REWRITE "scan_push_out_non_seq"
+/* Name of the map split (in2out walk, tags "fast_run", "scan"): the inner
+ * values that depend on the sequences and non-sequences but on no carried
+ * state (an RNN's x_t @ W) move to a map scan of their own, whose steps run
+ * in parallel; the carried loop reads them as sequences. */
+#define WEFT_SCAN_SPLIT_MAP_REWRITE "scan_split_map"
 
 /* Registers the Scan rewrites in db; WEFT_OK when already there. The default
  * database has them. Errors: WEFT_EINVAL (NULL db), WEFT_ENOMEM. */

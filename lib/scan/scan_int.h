@@ -85,6 +85,8 @@ typedef struct weft_rewrite_result weft_rewrite_result_t;
 typedef weft_status_t (*weft__scan_node_rewrite_fn)(weft_fgraph_t *fg, weft_apply_t *node,
                                                     void *user, weft_rewrite_result_t *res);
 weft__scan_node_rewrite_fn weft__scan_push_out_fn(void);
+/* The node rewrite of scan_split_map (scan_pushout.c). */
+weft__scan_node_rewrite_fn weft__scan_split_map_fn(void);
 
 /* A new root variable of g with v's type (v of any context), named name.
  * NULL on error (kept on g). */

@@ -11,11 +11,13 @@
  * non-sequence placeholders replaced by the node's outer non-sequences;
  * the new inner graph is the step's variant nodes rebuilt with each
  * frontier value replaced by a fresh placeholder Q. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "graph/ctor_int.h"
 #include "scan_int.h"
+#include "weft/array_ops.h"
 #include "weft/opfromgraph.h"
 #include "weft/rewrite.h"
 
@@ -38,6 +40,11 @@ typedef struct push {
     size_t n_front;
     weft_apply_t *const *order; /* copy's toposort (borrowed from its fgraph) */
     size_t n_order;
+    /* What varies: the placeholders ph[root_lo, root_hi) and what depends on
+     * them; output slots count as readers of the frontier when outputs_read;
+     * at most max_front frontier values. */
+    size_t root_lo, root_hi, max_front;
+    bool outputs_read;
 } push_t;
 
 /* old -> new variables, linear (inner graphs are small). */
@@ -86,7 +93,10 @@ static bool read_by_loop(const push_t *s, weft_fgraph_t *fg, const weft_var_t *v
     size_t n = 0;
     if (weft_fgraph_clients(fg, v, &cl, &n) != WEFT_OK) return false;
     for (size_t i = 0; i < n; i++) {
-        if (weft_apply_is_output_slot(cl[i].node)) return true;
+        if (weft_apply_is_output_slot(cl[i].node)) {
+            if (s->outputs_read) return true;
+            continue;
+        }
         if (is_variant(s, weft_apply_output(cl[i].node, 0))) return true;
     }
     return false;
@@ -103,7 +113,7 @@ static weft_status_t analyse(push_t *s, weft_fgraph_t *fg)
     s->n_order = n;
     s->variant = calloc(s->n_var_in + 1 + n * WEFT_OP_MAX_OUTPUTS, sizeof *s->variant);
     if (!s->variant) return WEFT_ENOMEM;
-    for (size_t k = 0; k < s->n_var_in; k++) s->variant[s->n_variant++] = s->ph[k];
+    for (size_t k = s->root_lo; k < s->root_hi; k++) s->variant[s->n_variant++] = s->ph[k];
     for (size_t j = 0; j < n; j++) {
         bool var = false;
         for (size_t i = 0; i < weft_apply_n_inputs(order[j]) && !var; i++)
@@ -115,7 +125,7 @@ static weft_status_t analyse(push_t *s, weft_fgraph_t *fg)
         for (size_t o = 0; o < weft_apply_n_outputs(order[j]); o++) {
             weft_var_t *v = weft_apply_output(order[j], o);
             if (is_variant(s, v) || !read_by_loop(s, fg, v)) continue;
-            if (s->l->n_nonseq + s->n_front == WEFT_SCAN_MAX_NONSEQS) return WEFT_OK;
+            if (s->n_front == s->max_front) return WEFT_OK;
             s->front[s->n_front++] = v;
         }
     return WEFT_OK;
@@ -166,20 +176,25 @@ typedef struct newscan {
     weft_scan_output_t outs[WEFT_OP_MAX_OUTPUTS];
     weft_var_t *ns_outer[WEFT_SCAN_MAX_NONSEQS], *ns_inner[WEFT_SCAN_MAX_NONSEQS];
     weft_var_t *upd[WEFT_OP_MAX_OUTPUTS + 1];
+    /* added sequences (one tap {0}) and non-sequences */
+    size_t n_xseq, n_xns;
+    weft_var_t *xseq_outer[WEFT_SCAN_MAX_SEQS], *xseq_inner[WEFT_SCAN_MAX_SEQS];
+    weft_var_t *xns_outer[WEFT_SCAN_MAX_NONSEQS], *xns_inner[WEFT_SCAN_MAX_NONSEQS];
 } newscan_t;
 
-/* The new Scan: same sequences and states, the frontier as extra
- * non-sequences (outer values vals, placeholders q). */
-static weft_status_t build_scan(push_t *s, newscan_t *ns, weft_var_t *const *vals,
-                                weft_var_t *const *q, weft_var_t **outs)
+/* The rewritten Scan: the node's sequences, states and non-sequences, the
+ * updates ns->upd, plus ns's added sequences and non-sequences. */
+static weft_status_t build_scan(push_t *s, newscan_t *ns, weft_var_t **outs)
 {
     const weft__scan_layout_t *l = s->l;
-    size_t a = 0, pos = 1;
-    for (uint32_t k = 0; k < l->n_seq; k++) {
-        ns->seqs[k] = (weft_scan_seq_t){weft_apply_input(s->node, pos++), l->seq_ntaps[k],
-                                        l->seq_taps[k], s->ph + a};
+    size_t a = 0, pos = 1, n_seq = 0;
+    for (uint32_t k = 0; k < l->n_seq; k++, n_seq++) {
+        ns->seqs[n_seq] = (weft_scan_seq_t){weft_apply_input(s->node, pos++), l->seq_ntaps[k],
+                                            l->seq_taps[k], s->ph + a};
         a += l->seq_ntaps[k];
     }
+    for (size_t k = 0; k < ns->n_xseq; k++, n_seq++)
+        ns->seqs[n_seq] = (weft_scan_seq_t){ns->xseq_outer[k], 0, NULL, &ns->xseq_inner[k]};
     for (uint32_t o = 0; o < l->n_out; o++) {
         ns->outs[o] = (weft_scan_output_t){ns->upd[o], NULL, 0, NULL, NULL};
         if (!l->out_ntaps[o]) continue;
@@ -194,12 +209,12 @@ static weft_status_t build_scan(push_t *s, newscan_t *ns, weft_var_t *const *val
         ns->ns_outer[n_ns] = weft_apply_input(s->node, pos++);
         ns->ns_inner[n_ns] = s->ph[a++];
     }
-    for (size_t i = 0; i < s->n_front; i++, n_ns++) {
-        ns->ns_outer[n_ns] = vals[i];
-        ns->ns_inner[n_ns] = q[i];
+    for (size_t i = 0; i < ns->n_xns; i++, n_ns++) {
+        ns->ns_outer[n_ns] = ns->xns_outer[i];
+        ns->ns_inner[n_ns] = ns->xns_inner[i];
     }
     weft_scan_spec_t sp = WEFT_SCAN_SPEC_INIT;
-    sp.n_seqs = l->n_seq;
+    sp.n_seqs = n_seq;
     sp.seqs = ns->seqs;
     sp.n_outputs = l->n_out;
     sp.outputs = ns->outs;
@@ -213,21 +228,45 @@ static weft_status_t build_scan(push_t *s, newscan_t *ns, weft_var_t *const *val
     return weft__got(s->g, weft_scan_at(s->g, &sp, outs, s->file, s->line));
 }
 
-static weft_status_t push_out(push_t *s, weft_var_t **outs, bool *done)
+/* Copies the inner graph, builds its FunctionGraph and finds the frontier;
+ * *fg is the caller's to destroy. */
+static weft_status_t prepare(push_t *s, weft_fgraph_t **fg)
 {
     weft_status_t st = copy_inner(s);
-    weft_fgraph_t *fg = NULL;
     weft_fgraph_options_t fo = WEFT_FGRAPH_OPTIONS_INIT;
     fo.clone = false;
-    if (st == WEFT_OK) st = weft_fgraph_create(s->g, s->n_in, s->ph, s->n_out, s->out, &fo, NULL, &fg);
-    if (st == WEFT_OK) st = analyse(s, fg);
+    if (st == WEFT_OK) st = weft_fgraph_create(s->g, s->n_in, s->ph, s->n_out, s->out, &fo, NULL, fg);
+    return st == WEFT_OK ? analyse(s, *fg) : st;
+}
+
+/* The variant nodes rebuilt with each frontier value replaced by a new
+ * placeholder q[i]; the new updates in ns->upd. */
+static weft_status_t replace_frontier(push_t *s, vmap_t *m, weft_var_t **q, newscan_t *ns)
+{
+    weft_status_t st = WEFT_OK;
+    m->n = 0;
+    for (size_t i = 0; i < s->n_front && st == WEFT_OK; i++) {
+        st = weft__got(s->g, q[i] = weft__scan_placeholder_like(s->g, s->front[i],
+                                                                 weft_var_name(s->front[i]),
+                                                                 s->file, s->line));
+        m->k[m->n] = s->front[i];
+        m->v[m->n++] = q[i];
+    }
+    if (st == WEFT_OK) st = rebuild(s, true, m);
+    for (size_t k = 0; k < s->n_out && st == WEFT_OK; k++) ns->upd[k] = vmap_get(m, s->out[k]);
+    return st;
+}
+
+static weft_status_t push_out(push_t *s, weft_var_t **outs, bool *done)
+{
+    weft_fgraph_t *fg = NULL;
+    weft_status_t st = prepare(s, &fg);
     if (st != WEFT_OK || !s->n_front) {
         weft_fgraph_destroy(fg);
         return st;
     }
     vmap_t m = {0};
     newscan_t *ns = calloc(1, sizeof *ns);
-    weft_var_t *vals[WEFT_SCAN_MAX_NONSEQS], *q[WEFT_SCAN_MAX_NONSEQS];
     size_t cap = s->n_in + s->n_front + s->n_order * WEFT_OP_MAX_OUTPUTS + 1;
     st = ns ? map_init(&m, cap) : WEFT_ENOMEM;
     /* outside: the non-sequence placeholders are the outer non-sequences */
@@ -237,26 +276,31 @@ static weft_status_t push_out(push_t *s, weft_var_t **outs, bool *done)
         m.v[m.n++] = weft_apply_input(s->node, ns0 + k);
     }
     if (st == WEFT_OK) st = rebuild(s, false, &m);
-    for (size_t i = 0; i < s->n_front && st == WEFT_OK; i++) {
-        vals[i] = vmap_get(&m, s->front[i]);
-        st = weft__got(s->g, q[i] = weft__scan_placeholder_like(s->g, s->front[i],
-                                                                 weft_var_name(s->front[i]),
-                                                                 s->file, s->line));
-    }
-    /* inside: the frontier values are the new placeholders */
-    m.n = 0;
-    for (size_t i = 0; i < s->n_front && st == WEFT_OK; i++) {
-        m.k[m.n] = s->front[i];
-        m.v[m.n++] = q[i];
-    }
-    if (st == WEFT_OK) st = rebuild(s, true, &m);
-    for (size_t k = 0; k < s->n_out && st == WEFT_OK; k++) ns->upd[k] = vmap_get(&m, s->out[k]);
+    for (size_t i = 0; i < s->n_front && st == WEFT_OK; i++)
+        ns->xns_outer[i] = vmap_get(&m, s->front[i]);
+    if (st == WEFT_OK) st = replace_frontier(s, &m, ns->xns_inner, ns);
     weft_fgraph_destroy(fg); /* s->order is not read after this */
-    if (st == WEFT_OK) st = build_scan(s, ns, vals, q, outs);
+    if (st == WEFT_OK) {
+        ns->n_xns = s->n_front;
+        st = build_scan(s, ns, outs);
+    }
     *done = st == WEFT_OK;
     map_free(&m);
     free(ns);
     return st;
+}
+
+static void push_init(push_t *s, weft_fgraph_t *fg, const weft_apply_t *node,
+                      const weft__scan_props_t *p)
+{
+    s->g = weft_fgraph_graph(fg);
+    s->node = node;
+    s->p = p;
+    s->l = &p->core->lay;
+    s->n_in = p->core->n_in;
+    s->n_out = p->core->n_inner_out;
+    s->n_var_in = weft__scan_n_seq_taps(s->l) + weft__scan_n_carry_taps(s->l);
+    weft_apply_trace(node, &s->file, &s->line);
 }
 
 static weft_status_t push_out_transform(weft_fgraph_t *fg, weft_apply_t *node, void *user,
@@ -267,14 +311,10 @@ static weft_status_t push_out_transform(weft_fgraph_t *fg, weft_apply_t *node, v
     if (!p || p->last_mask) return WEFT_OK;
     push_t *s = calloc(1, sizeof *s);
     if (!s) return WEFT_ENOMEM;
-    s->g = weft_fgraph_graph(fg);
-    s->node = node;
-    s->p = p;
-    s->l = &p->core->lay;
-    s->n_in = p->core->n_in;
-    s->n_out = p->core->n_inner_out;
-    s->n_var_in = weft__scan_n_seq_taps(s->l) + weft__scan_n_carry_taps(s->l);
-    weft_apply_trace(node, &s->file, &s->line);
+    push_init(s, fg, node, p);
+    s->root_hi = s->n_var_in;
+    s->max_front = WEFT_SCAN_MAX_NONSEQS - s->l->n_nonseq;
+    s->outputs_read = true;
     weft_var_t *outs[WEFT_OP_MAX_OUTPUTS];
     bool done = false;
     weft_status_t st = push_out(s, outs, &done);
@@ -287,4 +327,98 @@ static weft_status_t push_out_transform(weft_fgraph_t *fg, weft_apply_t *node, v
 weft__scan_node_rewrite_fn weft__scan_push_out_fn(void)
 {
     return push_out_transform;
+}
+
+/* ---- scan_split_map ------------------------------------------------------------ */
+
+/* The map scan: the frontier values computed for every step from the
+ * sequences and non-sequences alone (no carried state: its steps run in
+ * parallel, scan_run.c). */
+static weft_status_t map_scan(push_t *s, weft_var_t **mo)
+{
+    const weft__scan_layout_t *l = s->l;
+    weft_scan_seq_t seqs[WEFT_SCAN_MAX_SEQS];
+    weft_scan_output_t outs[WEFT_OP_MAX_OUTPUTS];
+    weft_var_t *nso[WEFT_SCAN_MAX_NONSEQS];
+    size_t a = 0, ns0 = 1 + l->n_seq + weft__scan_n_carry(l);
+    for (uint32_t k = 0; k < l->n_seq; k++) {
+        seqs[k] = (weft_scan_seq_t){weft_apply_input(s->node, 1 + k), l->seq_ntaps[k],
+                                    l->seq_taps[k], s->ph + a};
+        a += l->seq_ntaps[k];
+    }
+    for (size_t i = 0; i < s->n_front; i++) outs[i] = (weft_scan_output_t){s->front[i], NULL, 0, NULL, NULL};
+    for (uint32_t k = 0; k < l->n_nonseq; k++) nso[k] = weft_apply_input(s->node, ns0 + k);
+    char name[WEFT__SCAN_NAME_MAX + 8];
+    snprintf(name, sizeof name, "%s_map", s->p->name[0] ? s->p->name : "scan");
+    weft_scan_spec_t sp = WEFT_SCAN_SPEC_INIT;
+    sp.n_seqs = l->n_seq;
+    sp.seqs = seqs;
+    sp.n_outputs = s->n_front;
+    sp.outputs = outs;
+    sp.n_nonseqs = l->n_nonseq;
+    sp.nonseq_outer = nso;
+    sp.nonseq_inner = s->ph + s->n_var_in;
+    sp.n_steps_var = weft_apply_input(s->node, 0);
+    sp.reverse = l->reverse != 0;
+    sp.name = name;
+    return weft__got(s->g, weft_scan_at(s->g, &sp, mo, s->file, s->line));
+}
+
+static weft_status_t split(push_t *s, weft_var_t **outs, bool *done)
+{
+    weft_fgraph_t *fg = NULL;
+    weft_status_t st = prepare(s, &fg);
+    if (st != WEFT_OK || !s->n_front) {
+        weft_fgraph_destroy(fg);
+        return st;
+    }
+    vmap_t m = {0};
+    newscan_t *ns = calloc(1, sizeof *ns);
+    weft_var_t *mo[WEFT_OP_MAX_OUTPUTS];
+    const int axis0[1] = {0};
+    st = ns ? map_init(&m, s->n_front + s->n_order * WEFT_OP_MAX_OUTPUTS + 1) : WEFT_ENOMEM;
+    if (st == WEFT_OK) st = map_scan(s, mo);
+    /* the carry scan reads row t of each map output at its step t: a
+     * reverse scan reads row n-1-t, so it gets the map outputs flipped */
+    for (size_t i = 0; i < s->n_front && st == WEFT_OK; i++)
+        st = weft__got(s->g, ns->xseq_outer[i] = s->l->reverse
+                                                     ? weft_flip_at(s->g, mo[i], 1, axis0, s->file, s->line)
+                                                     : mo[i]);
+    if (st == WEFT_OK) st = replace_frontier(s, &m, ns->xseq_inner, ns);
+    weft_fgraph_destroy(fg);
+    if (st == WEFT_OK) {
+        ns->n_xseq = s->n_front;
+        st = build_scan(s, ns, outs);
+    }
+    *done = st == WEFT_OK;
+    map_free(&m);
+    free(ns);
+    return st;
+}
+
+static weft_status_t split_transform(weft_fgraph_t *fg, weft_apply_t *node, void *user,
+                                     weft_rewrite_result_t *res)
+{
+    (void)user;
+    const weft__scan_props_t *p = weft__scan_get(weft_apply_op(node));
+    if (!p || p->last_mask || p->core->lay.has_until || !p->core->n_carry) return WEFT_OK;
+    push_t *s = calloc(1, sizeof *s);
+    if (!s) return WEFT_ENOMEM;
+    push_init(s, fg, node, p);
+    s->root_lo = weft__scan_n_seq_taps(s->l);
+    s->root_hi = s->n_var_in;
+    s->max_front = WEFT_SCAN_MAX_SEQS - s->l->n_seq;
+    if (s->max_front > WEFT_OP_MAX_OUTPUTS) s->max_front = WEFT_OP_MAX_OUTPUTS;
+    weft_var_t *outs[WEFT_OP_MAX_OUTPUTS];
+    bool done = false;
+    weft_status_t st = split(s, outs, &done);
+    free(s->variant);
+    free(s);
+    if (st != WEFT_OK || !done) return st;
+    return weft_rewrite_result_outputs(res, p->core->lay.n_out, outs);
+}
+
+weft__scan_node_rewrite_fn weft__scan_split_map_fn(void)
+{
+    return split_transform;
 }

@@ -72,9 +72,9 @@ static weft_status_t rt_compile(scan_rt_t *rt, const weft__scan_props_t *p,
 }
 
 /* *h becomes the view of row `row` of base (axis 0 dropped), rewritten in
- * place when nothing else holds it. */
-static weft_status_t row_view(weft_kernel_ctx_t *ctx, weft_tensor_t **h, weft_tensor_t *base,
-                              int64_t row)
+ * place when nothing else holds it. Uses no kernel context (parallel map
+ * ranges call it); the message is weft_tensor_last_error's. */
+static weft_status_t row_view_raw(weft_tensor_t **h, weft_tensor_t *base, int64_t row)
 {
     int nd = weft_tensor_ndim(base) - 1;
     const int64_t *shape = weft_tensor_shape(base) + 1, *strides = weft_tensor_strides(base) + 1;
@@ -87,7 +87,13 @@ static weft_status_t row_view(weft_kernel_ctx_t *ctx, weft_tensor_t **h, weft_te
     }
     weft_tensor_release(*h);
     *h = NULL;
-    weft_status_t s = weft_tensor_view(base, nd, shape, strides, off, h);
+    return weft_tensor_view(base, nd, shape, strides, off, h);
+}
+
+static weft_status_t row_view(weft_kernel_ctx_t *ctx, weft_tensor_t **h, weft_tensor_t *base,
+                              int64_t row)
+{
+    weft_status_t s = row_view_raw(h, base, row);
     return s == WEFT_OK ? s : weft_kernel_error(ctx, s, "%s", weft_tensor_last_error());
 }
 
@@ -381,6 +387,87 @@ static void run_init(run_t *r, const weft_apply_t *node, weft_tensor_t *const *i
         if (r->l->out_ntaps[o]) r->init_pos[o] = pos++;
 }
 
+/* ---- maps: steps in parallel ---------------------------------------------------- */
+
+/* A scan with no carried state and no until is a map: its steps are
+ * independent, so after step 0 (which sizes the outputs) the others run as
+ * ranges of a parallel-for on the pool, each calling the inner function on
+ * its own views (concurrent calls take their own call states). A step's
+ * result does not depend on where it runs: the same bits at any worker
+ * count. */
+typedef struct map_job {
+    run_t *r;
+    pthread_mutex_t lock;
+    int64_t bad_step; /* first failing step (under lock), or -1 */
+    char msg[WEFT__KERNEL_MSG_CAP];
+} map_job_t;
+
+static bool is_map(const run_t *r)
+{
+    return !weft__scan_n_carry(r->l) && !r->l->has_until && !r->p->last_mask;
+}
+
+static weft_status_t map_fail(map_job_t *j, int64_t t, weft_status_t st, const char *msg)
+{
+    pthread_mutex_lock(&j->lock);
+    if (j->bad_step < 0) {
+        j->bad_step = t;
+        snprintf(j->msg, sizeof j->msg, "%s", msg);
+    }
+    pthread_mutex_unlock(&j->lock);
+    return st;
+}
+
+/* Steps [begin + 1, end + 1): step 0 ran before. */
+static weft_status_t map_range(void *arg, size_t begin, size_t end)
+{
+    map_job_t *j = arg;
+    run_t *r = j->r;
+    const weft__scan_layout_t *l = r->l;
+    weft_tensor_t *h[MAX_INNER_IN + WEFT_OP_MAX_OUTPUTS] = {0};
+    weft_tensor_t *args[MAX_INNER_IN], *res[WEFT_OP_MAX_OUTPUTS];
+    size_t n_taps = weft__scan_n_seq_taps(l);
+    weft_status_t st = WEFT_OK;
+    for (int64_t t = (int64_t)begin + 1; t < (int64_t)end + 1 && st == WEFT_OK; t++) {
+        size_t a = 0;
+        for (uint32_t q = 0; q < l->n_seq; q++)
+            for (uint32_t k = 0; k < l->seq_ntaps[q] && st == WEFT_OK; k++, a++) {
+                int64_t row = (l->reverse ? r->n - 1 - t : t) + l->seq_taps[q][k] - l->seq_taps[q][0];
+                st = row_view_raw(&h[a], r->in[1 + q], row);
+                args[a] = h[a];
+            }
+        for (uint32_t k = 0; k < l->n_nonseq; k++) args[a++] = r->in[1 + l->n_seq + k];
+        for (uint32_t o = 0; o < l->n_out && st == WEFT_OK; o++) {
+            st = row_view_raw(&h[n_taps + o], r->out[o], t);
+            res[o] = h[n_taps + o];
+        }
+        if (st != WEFT_OK) {
+            map_fail(j, t, st, weft_tensor_last_error());
+            break;
+        }
+        st = weft_function_call(r->rt->f, r->p->core->n_in, args, l->n_out, res);
+        if (st != WEFT_OK) map_fail(j, t, st, weft_function_last_error(r->rt->f));
+    }
+    for (size_t k = 0; k < n_taps + l->n_out; k++) weft_tensor_release(h[k]);
+    return st;
+}
+
+static weft_status_t run_map(run_t *r)
+{
+    map_job_t j;
+    j.r = r;
+    j.bad_step = -1;
+    j.msg[0] = '\0';
+    if (pthread_mutex_init(&j.lock, NULL) != 0)
+        return weft_kernel_error(r->ctx, WEFT_ENOMEM, "%s: cannot create a lock", label(r));
+    weft_status_t s = weft_kernel_parallel_for(r->ctx, (size_t)(r->n - 1), 1, map_range, &j);
+    pthread_mutex_destroy(&j.lock);
+    if (s != WEFT_OK && j.bad_step >= 0)
+        return weft_kernel_error(r->ctx, s, "%s: step %lld: %s", label(r), (long long)j.bad_step,
+                                 j.msg);
+    return s == WEFT_OK ? s : weft_kernel_error(r->ctx, s, "%s: a step failed", label(r));
+}
+
 static weft_status_t run_loop(run_t *r)
 {
     weft_status_t s = count_steps(r);
@@ -389,6 +476,10 @@ static weft_status_t run_loop(run_t *r)
     if (r->n == 0) return no_steps(r);
     bool stop = false;
     int64_t t = 0;
+    if (is_map(r) && r->n > 1 && weft_kernel_threads(r->ctx) > 1) {
+        s = step(r, 0, &stop);
+        return s == WEFT_OK ? run_map(r) : s;
+    }
     for (; t < r->n && !stop && s == WEFT_OK; t++) s = step(r, t, &stop);
     if (s == WEFT_OK && t < r->n) s = truncate(r, t);
     return s;

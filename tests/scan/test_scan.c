@@ -842,13 +842,13 @@ static void test_push_out(void **state)
     double xv[5] = {0.5, -1, 2, 0.25, -0.75}, cv = -1.5, hv = 0.3, want[5], hh = hv;
     for (int t = 0; t < 5; t++) want[t] = hh = tanh(hh * xv[t] + exp(cv) * 2.0);
     weft_tensor_t *v[3] = {tens(1, &n, xv), tens(0, NULL, &cv), tens(0, NULL, &hv)};
-    const char *ex[1] = {WEFT_SCAN_PUSH_OUT_REWRITE};
+    const char *ex[2] = {WEFT_SCAN_SPLIT_MAP_REWRITE, WEFT_SCAN_PUSH_OUT_REWRITE};
     for (int with = 0; with < 2; with++) {
         weft_function_options_t o = WEFT_FUNCTION_OPTIONS_INIT;
         o.threads = 2;
         o.profile = true;
         o.exclude = ex;
-        o.n_exclude = with ? 0 : 1;
+        o.n_exclude = with ? 1 : 2; /* the split is tested on its own */
         weft_function_t *f = NULL;
         assert_int_equal(weft_function_compile(3, ins, 1, &y, 0, NULL, &o, &f), WEFT_OK);
         weft_tensor_t *r = NULL;
@@ -863,6 +863,42 @@ static void test_push_out(void **state)
     weft_graph_destroy(g);
 }
 
+/* The RNN's x_t @ W depends on no carried state: scan_split_map moves it to
+ * a map scan (two Scan nodes), whose steps run in parallel; the values are
+ * the same bits as without the split, at 1, 2 and 4 workers. */
+static void test_split_map(void **state)
+{
+    (void)state;
+    rnn_t r;
+    build_rnn(&r);
+    double x[RT * RB * RI], w[RI * RH], u[RH * RH], h0[RB * RH];
+    fill(x, RT * RB * RI, 41);
+    fill(w, RI * RH, 42);
+    fill(u, RH * RH, 43);
+    fill(h0, RB * RH, 44);
+    int64_t sx[3] = {RT, RB, RI}, sw[2] = {RI, RH}, su[2] = {RH, RH}, sh[2] = {RB, RH};
+    weft_tensor_t *v[4] = {tens(3, sx, x), tens(2, sw, w), tens(2, su, u), tens(2, sh, h0)};
+    const char *ex[1] = {WEFT_SCAN_SPLIT_MAP_REWRITE};
+    weft_tensor_t *ref = NULL;
+    assert_int_equal(run_fn(1, 4, r.in, v, 1, &r.h, &ref, ex, 1), WEFT_OK);
+    for (int threads = 1; threads <= 4; threads *= 2) {
+        weft_function_options_t o = WEFT_FUNCTION_OPTIONS_INIT;
+        o.threads = threads;
+        o.profile = true;
+        weft_function_t *f = NULL;
+        assert_int_equal(weft_function_compile(4, r.in, 1, &r.h, 0, NULL, &o, &f), WEFT_OK);
+        weft_tensor_t *h = NULL;
+        assert_int_equal(weft_function_call(f, 4, v, 1, &h), WEFT_OK);
+        assert_int_equal(count_class(f, "Scan"), 2);
+        assert_memory_equal(dptr(h), dptr(ref), RT * RB * RH * sizeof(double));
+        weft_tensor_release(h);
+        weft_function_destroy(f);
+    }
+    weft_tensor_release(ref);
+    release_n(4, v);
+    weft_graph_destroy(r.g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -873,7 +909,7 @@ int main(void)
         cmocka_unit_test(test_json),          cmocka_unit_test(test_grad_cumsum),
         cmocka_unit_test(test_grad_rnn),      cmocka_unit_test(test_grad_compiled),
         cmocka_unit_test(test_grad_until_refused), cmocka_unit_test(test_inline_one_step),
-        cmocka_unit_test(test_push_out),
+        cmocka_unit_test(test_push_out),      cmocka_unit_test(test_split_map),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
