@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "base/vec.h"
+#include "graph/ctor_int.h"
 #include "scan_int.h"
 #include "weft/opfromgraph.h"
 
@@ -69,6 +70,17 @@ weft_var_t *weft__scan_placeholder_like(weft_graph_t *g, const weft_var_t *v, co
         return NULL;
     }
     return weft_var_create_at(g, nt, name, file, line);
+}
+
+weft_status_t weft__scan_expand(weft_graph_t *g, const weft__scan_core_t *c,
+                                weft_var_t *const *in, weft_var_t **outs, const char *file,
+                                int line)
+{
+    const weft_op_t *ofg = NULL;
+    weft_apply_t *a = NULL;
+    weft_status_t s = weft_op_clone(g, c->ofg, &ofg);
+    if (s == WEFT_OK) s = weft__got(g, a = weft_apply_create_at(g, ofg, c->n_in, in, file, line));
+    return s == WEFT_OK ? weft_ofg_expand(g, a, outs) : s;
 }
 
 /* ---- interning ------------------------------------------------------------------ */

@@ -23,7 +23,6 @@
 #include "weft/array_ops.h"
 #include "weft/elemwise.h"
 #include "weft/grad.h"
-#include "weft/opfromgraph.h"
 #include "weft/reduce.h"
 #include "weft/shape_ops.h"
 
@@ -89,12 +88,8 @@ static weft_status_t copy_forward(bptt_t *b)
     for (size_t k = 0; k < c->n_in && s == WEFT_OK; k++)
         s = weft__got(b->g, b->ph[k] = like(b, weft_fgraph_input(c->fg, k),
                                              weft_var_name(weft_fgraph_input(c->fg, k))));
-    const weft_op_t *ofg = NULL;
-    if (s == WEFT_OK) s = weft_op_clone(b->g, c->ofg, &ofg);
-    weft_apply_t *a = NULL;
-    if (s == WEFT_OK) s = weft__got(b->g, a = weft_apply_create_at(b->g, ofg, c->n_in, b->ph, b->file, b->line));
     weft_var_t *outs[WEFT_OP_MAX_OUTPUTS + 1];
-    if (s == WEFT_OK) s = weft_ofg_expand(b->g, a, outs);
+    if (s == WEFT_OK) s = weft__scan_expand(b->g, c, b->ph, outs, b->file, b->line);
     for (uint32_t o = 0; s == WEFT_OK && o < b->l->n_out; o++) b->fo[o] = outs[o];
     return s;
 }

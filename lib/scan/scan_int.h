@@ -88,6 +88,13 @@ weft__scan_node_rewrite_fn weft__scan_push_out_fn(void);
 /* The node rewrite of scan_split_map (scan_pushout.c). */
 weft__scan_node_rewrite_fn weft__scan_split_map_fn(void);
 
+/* A copy, in g, of c's inner graph applied to in[0..c->n_in): the inner
+ * outputs' copies in outs (a dead OpFromGraph node stays behind in g).
+ * Errors (on g): as weft_apply_create and weft_ofg_expand. */
+weft_status_t weft__scan_expand(weft_graph_t *g, const weft__scan_core_t *c,
+                                weft_var_t *const *in, weft_var_t **outs, const char *file,
+                                int line);
+
 /* A new root variable of g with v's type (v of any context), named name.
  * NULL on error (kept on g). */
 weft_var_t *weft__scan_placeholder_like(weft_graph_t *g, const weft_var_t *v, const char *name,

@@ -18,7 +18,6 @@
 #include "graph/ctor_int.h"
 #include "scan_int.h"
 #include "weft/array_ops.h"
-#include "weft/opfromgraph.h"
 #include "weft/rewrite.h"
 
 #define MAX_IN \
@@ -77,13 +76,7 @@ static weft_status_t copy_inner(push_t *s)
         st = weft__got(s->g, s->ph[k] = weft__scan_placeholder_like(s->g, v, weft_var_name(v),
                                                                      s->file, s->line));
     }
-    const weft_op_t *ofg = NULL;
-    weft_apply_t *a = NULL;
-    if (st == WEFT_OK) st = weft_op_clone(s->g, c->ofg, &ofg);
-    if (st == WEFT_OK)
-        st = weft__got(s->g, a = weft_apply_create_at(s->g, ofg, c->n_in, s->ph, s->file, s->line));
-    if (st == WEFT_OK) st = weft_ofg_expand(s->g, a, s->out);
-    return st;
+    return st == WEFT_OK ? weft__scan_expand(s->g, c, s->ph, s->out, s->file, s->line) : st;
 }
 
 /* Whether some client of v (in fg) varies per step or is an output. */
@@ -257,41 +250,8 @@ static weft_status_t replace_frontier(push_t *s, vmap_t *m, weft_var_t **q, news
     return st;
 }
 
-static weft_status_t push_out(push_t *s, weft_var_t **outs, bool *done)
-{
-    weft_fgraph_t *fg = NULL;
-    weft_status_t st = prepare(s, &fg);
-    if (st != WEFT_OK || !s->n_front) {
-        weft_fgraph_destroy(fg);
-        return st;
-    }
-    vmap_t m = {0};
-    newscan_t *ns = calloc(1, sizeof *ns);
-    size_t cap = s->n_in + s->n_front + s->n_order * WEFT_OP_MAX_OUTPUTS + 1;
-    st = ns ? map_init(&m, cap) : WEFT_ENOMEM;
-    /* outside: the non-sequence placeholders are the outer non-sequences */
-    size_t ns0 = 1 + s->l->n_seq + weft__scan_n_carry(s->l);
-    for (uint32_t k = 0; k < s->l->n_nonseq && st == WEFT_OK; k++) {
-        m.k[m.n] = s->ph[s->n_var_in + k];
-        m.v[m.n++] = weft_apply_input(s->node, ns0 + k);
-    }
-    if (st == WEFT_OK) st = rebuild(s, false, &m);
-    for (size_t i = 0; i < s->n_front && st == WEFT_OK; i++)
-        ns->xns_outer[i] = vmap_get(&m, s->front[i]);
-    if (st == WEFT_OK) st = replace_frontier(s, &m, ns->xns_inner, ns);
-    weft_fgraph_destroy(fg); /* s->order is not read after this */
-    if (st == WEFT_OK) {
-        ns->n_xns = s->n_front;
-        st = build_scan(s, ns, outs);
-    }
-    *done = st == WEFT_OK;
-    map_free(&m);
-    free(ns);
-    return st;
-}
-
 static void push_init(push_t *s, weft_fgraph_t *fg, const weft_apply_t *node,
-                      const weft__scan_props_t *p)
+                      const weft__scan_props_t *p, bool split_map)
 {
     s->g = weft_fgraph_graph(fg);
     s->node = node;
@@ -301,27 +261,43 @@ static void push_init(push_t *s, weft_fgraph_t *fg, const weft_apply_t *node,
     s->n_out = p->core->n_inner_out;
     s->n_var_in = weft__scan_n_seq_taps(s->l) + weft__scan_n_carry_taps(s->l);
     weft_apply_trace(node, &s->file, &s->line);
+    s->root_hi = s->n_var_in;
+    if (split_map) { /* only the carried states vary; the frontier becomes sequences */
+        s->root_lo = weft__scan_n_seq_taps(s->l);
+        s->max_front = WEFT_SCAN_MAX_SEQS - s->l->n_seq;
+        if (s->max_front > WEFT_OP_MAX_OUTPUTS) s->max_front = WEFT_OP_MAX_OUTPUTS;
+    } else { /* sequences and states vary; the frontier becomes non-sequences */
+        s->max_front = WEFT_SCAN_MAX_NONSEQS - s->l->n_nonseq;
+        s->outputs_read = true;
+    }
+}
+
+static weft_status_t transform_scan(push_t *s, bool split_map, weft_var_t **outs, bool *done);
+
+/* Runs one of the two rewrites on node and records its outputs' replacements. */
+static weft_status_t rewrite_node(weft_fgraph_t *fg, weft_apply_t *node, bool split_map,
+                                  weft_rewrite_result_t *res)
+{
+    const weft__scan_props_t *p = weft__scan_get(weft_apply_op(node));
+    if (!p || p->last_mask) return WEFT_OK;
+    if (split_map && (p->core->lay.has_until || !p->core->n_carry)) return WEFT_OK;
+    push_t *s = calloc(1, sizeof *s);
+    if (!s) return WEFT_ENOMEM;
+    push_init(s, fg, node, p, split_map);
+    weft_var_t *outs[WEFT_OP_MAX_OUTPUTS];
+    bool done = false;
+    weft_status_t st = transform_scan(s, split_map, outs, &done);
+    free(s->variant);
+    free(s);
+    if (st != WEFT_OK || !done) return st;
+    return weft_rewrite_result_outputs(res, p->core->lay.n_out, outs);
 }
 
 static weft_status_t push_out_transform(weft_fgraph_t *fg, weft_apply_t *node, void *user,
                                         weft_rewrite_result_t *res)
 {
     (void)user;
-    const weft__scan_props_t *p = weft__scan_get(weft_apply_op(node));
-    if (!p || p->last_mask) return WEFT_OK;
-    push_t *s = calloc(1, sizeof *s);
-    if (!s) return WEFT_ENOMEM;
-    push_init(s, fg, node, p);
-    s->root_hi = s->n_var_in;
-    s->max_front = WEFT_SCAN_MAX_NONSEQS - s->l->n_nonseq;
-    s->outputs_read = true;
-    weft_var_t *outs[WEFT_OP_MAX_OUTPUTS];
-    bool done = false;
-    weft_status_t st = push_out(s, outs, &done);
-    free(s->variant);
-    free(s);
-    if (st != WEFT_OK || !done) return st;
-    return weft_rewrite_result_outputs(res, p->core->lay.n_out, outs);
+    return rewrite_node(fg, node, false, res);
 }
 
 weft__scan_node_rewrite_fn weft__scan_push_out_fn(void)
@@ -364,7 +340,51 @@ static weft_status_t map_scan(push_t *s, weft_var_t **mo)
     return weft__got(s->g, weft_scan_at(s->g, &sp, mo, s->file, s->line));
 }
 
-static weft_status_t split(push_t *s, weft_var_t **outs, bool *done)
+static weft_status_t split_transform(weft_fgraph_t *fg, weft_apply_t *node, void *user,
+                                     weft_rewrite_result_t *res)
+{
+    (void)user;
+    return rewrite_node(fg, node, true, res);
+}
+
+weft__scan_node_rewrite_fn weft__scan_split_map_fn(void)
+{
+    return split_transform;
+}
+
+/* ---- both ---------------------------------------------------------------------- */
+
+/* The frontier's values outside the loop. Push-out: its invariant subgraph
+ * rebuilt on the outer non-sequences, passed as non-sequences. Split: the
+ * outputs of the map scan, passed as sequences (flipped for a reverse scan,
+ * which reads row n-1-t at its step t). */
+static weft_status_t frontier_outside(push_t *s, bool split_map, vmap_t *m, newscan_t *ns)
+{
+    weft_status_t st = WEFT_OK;
+    if (split_map) {
+        weft_var_t *mo[WEFT_OP_MAX_OUTPUTS];
+        const int axis0[1] = {0};
+        st = map_scan(s, mo);
+        for (size_t i = 0; i < s->n_front && st == WEFT_OK; i++)
+            st = weft__got(s->g, ns->xseq_outer[i] = s->l->reverse ? weft_flip_at(s->g, mo[i], 1, axis0,
+                                                                                  s->file, s->line)
+                                                                   : mo[i]);
+        ns->n_xseq = s->n_front;
+        return st;
+    }
+    size_t ns0 = 1 + s->l->n_seq + weft__scan_n_carry(s->l);
+    for (uint32_t k = 0; k < s->l->n_nonseq; k++) {
+        m->k[m->n] = s->ph[s->n_var_in + k];
+        m->v[m->n++] = weft_apply_input(s->node, ns0 + k);
+    }
+    st = rebuild(s, false, m);
+    for (size_t i = 0; i < s->n_front && st == WEFT_OK; i++)
+        ns->xns_outer[i] = vmap_get(m, s->front[i]);
+    ns->n_xns = s->n_front;
+    return st;
+}
+
+static weft_status_t transform_scan(push_t *s, bool split_map, weft_var_t **outs, bool *done)
 {
     weft_fgraph_t *fg = NULL;
     weft_status_t st = prepare(s, &fg);
@@ -374,51 +394,15 @@ static weft_status_t split(push_t *s, weft_var_t **outs, bool *done)
     }
     vmap_t m = {0};
     newscan_t *ns = calloc(1, sizeof *ns);
-    weft_var_t *mo[WEFT_OP_MAX_OUTPUTS];
-    const int axis0[1] = {0};
-    st = ns ? map_init(&m, s->n_front + s->n_order * WEFT_OP_MAX_OUTPUTS + 1) : WEFT_ENOMEM;
-    if (st == WEFT_OK) st = map_scan(s, mo);
-    /* the carry scan reads row t of each map output at its step t: a
-     * reverse scan reads row n-1-t, so it gets the map outputs flipped */
-    for (size_t i = 0; i < s->n_front && st == WEFT_OK; i++)
-        st = weft__got(s->g, ns->xseq_outer[i] = s->l->reverse
-                                                     ? weft_flip_at(s->g, mo[i], 1, axis0, s->file, s->line)
-                                                     : mo[i]);
-    if (st == WEFT_OK) st = replace_frontier(s, &m, ns->xseq_inner, ns);
-    weft_fgraph_destroy(fg);
-    if (st == WEFT_OK) {
-        ns->n_xseq = s->n_front;
-        st = build_scan(s, ns, outs);
-    }
+    size_t cap = s->n_in + s->n_front + s->n_order * WEFT_OP_MAX_OUTPUTS + 1;
+    st = ns ? map_init(&m, cap) : WEFT_ENOMEM;
+    if (st == WEFT_OK) st = frontier_outside(s, split_map, &m, ns);
+    if (st == WEFT_OK)
+        st = replace_frontier(s, &m, split_map ? ns->xseq_inner : ns->xns_inner, ns);
+    weft_fgraph_destroy(fg); /* s->order is not read after this */
+    if (st == WEFT_OK) st = build_scan(s, ns, outs);
     *done = st == WEFT_OK;
     map_free(&m);
     free(ns);
     return st;
-}
-
-static weft_status_t split_transform(weft_fgraph_t *fg, weft_apply_t *node, void *user,
-                                     weft_rewrite_result_t *res)
-{
-    (void)user;
-    const weft__scan_props_t *p = weft__scan_get(weft_apply_op(node));
-    if (!p || p->last_mask || p->core->lay.has_until || !p->core->n_carry) return WEFT_OK;
-    push_t *s = calloc(1, sizeof *s);
-    if (!s) return WEFT_ENOMEM;
-    push_init(s, fg, node, p);
-    s->root_lo = weft__scan_n_seq_taps(s->l);
-    s->root_hi = s->n_var_in;
-    s->max_front = WEFT_SCAN_MAX_SEQS - s->l->n_seq;
-    if (s->max_front > WEFT_OP_MAX_OUTPUTS) s->max_front = WEFT_OP_MAX_OUTPUTS;
-    weft_var_t *outs[WEFT_OP_MAX_OUTPUTS];
-    bool done = false;
-    weft_status_t st = split(s, outs, &done);
-    free(s->variant);
-    free(s);
-    if (st != WEFT_OK || !done) return st;
-    return weft_rewrite_result_outputs(res, p->core->lay.n_out, outs);
-}
-
-weft__scan_node_rewrite_fn weft__scan_split_map_fn(void)
-{
-    return split_transform;
 }

@@ -9,7 +9,6 @@
 #include "graph/ctor_int.h"
 #include "scan_int.h"
 #include "weft/array_ops.h"
-#include "weft/opfromgraph.h"
 #include "weft/rewrite.h"
 #include "weft/rewrite_db.h"
 #include "weft/shape_ops.h"
@@ -126,12 +125,8 @@ static weft_status_t inline_transform(weft_fgraph_t *fg, weft_apply_t *node, voi
     weft_var_t *in[WEFT_SCAN_MAX_SEQS * WEFT_SCAN_MAX_TAPS + WEFT_OP_MAX_OUTPUTS * WEFT_SCAN_MAX_TAPS +
                    WEFT_SCAN_MAX_NONSEQS];
     weft_var_t *upd[WEFT_OP_MAX_OUTPUTS + 1], *outs[WEFT_OP_MAX_OUTPUTS];
-    const weft_op_t *ofg = NULL;
     weft_status_t s = step0_inputs(g, node, &c->lay, in, file, line);
-    if (s == WEFT_OK) s = weft_op_clone(g, c->ofg, &ofg);
-    weft_apply_t *a = NULL;
-    if (s == WEFT_OK) s = weft__got(g, a = weft_apply_create_at(g, ofg, c->n_in, in, file, line));
-    if (s == WEFT_OK) s = weft_ofg_expand(g, a, upd);
+    if (s == WEFT_OK) s = weft__scan_expand(g, c, in, upd, file, line);
     for (uint32_t o = 0; s == WEFT_OK && o < c->lay.n_out; o++)
         s = weft__got(g, outs[o] = ((p->last_mask >> o) & 1)
                                        ? upd[o]
