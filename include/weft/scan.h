@@ -153,6 +153,10 @@ typedef struct weft_rewrite_db weft_rewrite_db_t;
  * "scan"): inner values that depend on no sequence and no carried state are
  * computed once before the loop and passed in as non-sequences. */
 #define WEFT_SCAN_PUSH_OUT_REWRITE "scan_push_out_non_seq"
+/* Name of the merge (in2out walk, tags "fast_run", "scan"): two scans with
+ * the same step count and sequences, neither reading the other, become one
+ * loop. */
+#define WEFT_SCAN_MERGE_REWRITE "scan_merge"
 /* Name of the map split (in2out walk, tags "fast_run", "scan"): the inner
  * values that depend on the sequences and non-sequences but on no carried
  * state (an RNN's x_t @ W) move to a map scan of their own, whose steps run

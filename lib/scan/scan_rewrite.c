@@ -164,6 +164,9 @@ weft_status_t weft_scan_register_rewrites(weft_rewrite_db_t *db)
     weft_status_t s = register_walk(db, WEFT_SCAN_INLINE_REWRITE, "local_scan_inline_one_step",
                                     inline_transform, 0.5);
     if (s == WEFT_OK)
+        s = register_walk(db, WEFT_SCAN_MERGE_REWRITE, "local_scan_merge", weft__scan_merge_fn(),
+                          0.55);
+    if (s == WEFT_OK)
         s = register_walk(db, WEFT_SCAN_PUSH_OUT_REWRITE, "local_scan_push_out_non_seq",
                           weft__scan_push_out_fn(), 0.6);
     if (s == WEFT_OK)

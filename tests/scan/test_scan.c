@@ -899,6 +899,57 @@ static void test_split_map(void **state)
     weft_graph_destroy(r.g);
 }
 
+/* A cumulative sum and a running product over the same x and step count
+ * become one loop (scan_merge: one Scan node), with the same values. */
+static weft_var_t *running(weft_graph_t *g, weft_var_t *x, bool product)
+{
+    const weft_type_t *sc = ttype(g, WEFT_FLOAT64, 0, NULL);
+    weft_var_t *xt = weft_var_create(g, sc, "x_t"), *acc = weft_var_create(g, sc, "acc");
+    weft_var_t *upd = product ? weft_mul(g, acc, xt) : weft_add(g, acc, xt);
+    weft_scan_seq_t seq = {x, 0, NULL, &xt};
+    weft_scan_output_t out = {upd, weft_constant_scalar(g, WEFT_FLOAT64, product ? 1 : 0), 0,
+                              NULL, &acc};
+    weft_scan_spec_t sp = spec_of(&seq, 1, &out);
+    weft_var_t *y = NULL;
+    assert_non_null(weft_scan(g, &sp, &y));
+    return y;
+}
+
+static void test_merge(void **state)
+{
+    (void)state;
+    weft_graph_t *g = new_graph();
+    int64_t n = 6;
+    weft_var_t *x = weft_var_create(g, ttype(g, WEFT_FLOAT64, 1, &n), "x");
+    weft_var_t *ys[2] = {running(g, x, false), running(g, x, true)};
+    double xv[6] = {1.5, -2, 0.5, 3, -1.25, 2}, sum[6], prod[6], a = 0, b = 1;
+    for (int t = 0; t < 6; t++) {
+        sum[t] = a = a + xv[t];
+        prod[t] = b = b * xv[t];
+    }
+    weft_tensor_t *v = tens(1, &n, xv);
+    const char *ex[1] = {WEFT_SCAN_MERGE_REWRITE};
+    for (int with = 0; with < 2; with++) {
+        weft_function_options_t o = WEFT_FUNCTION_OPTIONS_INIT;
+        o.threads = 2;
+        o.profile = true;
+        o.exclude = ex;
+        o.n_exclude = with ? 0 : 1;
+        weft_function_t *f = NULL;
+        assert_int_equal(weft_function_compile(1, &x, 2, ys, 0, NULL, &o, &f), WEFT_OK);
+        weft_tensor_t *r[2] = {NULL, NULL};
+        assert_int_equal(weft_function_call(f, 1, &v, 2, r), WEFT_OK);
+        contig(2, r);
+        assert_memory_equal(dptr(r[0]), sum, sizeof sum);
+        assert_memory_equal(dptr(r[1]), prod, sizeof prod);
+        assert_int_equal(count_class(f, "Scan"), with ? 1 : 2);
+        release_n(2, r);
+        weft_function_destroy(f);
+    }
+    weft_tensor_release(v);
+    weft_graph_destroy(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -910,6 +961,7 @@ int main(void)
         cmocka_unit_test(test_grad_rnn),      cmocka_unit_test(test_grad_compiled),
         cmocka_unit_test(test_grad_until_refused), cmocka_unit_test(test_inline_one_step),
         cmocka_unit_test(test_push_out),      cmocka_unit_test(test_split_map),
+        cmocka_unit_test(test_merge),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
