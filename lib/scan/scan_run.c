@@ -62,6 +62,14 @@ static weft_status_t rt_compile(scan_rt_t *rt, const weft__scan_props_t *p,
     weft_function_options_t o = WEFT_FUNCTION_OPTIONS_INIT;
     o.pool = ctx->pool; /* NULL (the evaluator): the process-wide default pool */
     o.name = p->name[0] ? p->name : "scan";
+    /* An output computed in place is a destroy output, which the function
+     * must copy into the caller's tensor (docs/execution.md §4.7); without
+     * the inplace pass each step's results are written straight into their
+     * rows, and the intermediates still share memory through the static
+     * memory plan (§4.6). */
+    static const char *const no_inplace[1] = {"inplace"};
+    o.exclude = no_inplace;
+    o.n_exclude = 1;
     pthread_mutex_lock(&compile_lock);
     weft_status_t s = weft_function_compile(n_in, in, n_out, out, 0, NULL, &o, &rt->f);
     pthread_mutex_unlock(&compile_lock);
