@@ -31,6 +31,7 @@
 #include "weft/op.h"
 #include "weft/op_info.h"
 #include "weft/opfromgraph.h"
+#include "weft/scan.h"
 #include "weft/ops.h"
 #include "weft/plugin.h"
 #include "weft/profile.h"

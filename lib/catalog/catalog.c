@@ -18,6 +18,7 @@
 #include "weft/opfromgraph.h"
 #include "weft/ops.h"
 #include "weft/rewrite_db.h"
+#include "weft/scan.h"
 #include "weft/shape_ops.h"
 
 /* The default rewrite database: the rewrite module's pipeline (merge,
@@ -27,6 +28,7 @@ static weft_status_t fill_default_rewrites(weft_rewrite_db_t *db)
 {
     weft_status_t st = weft_rewrite_db_add_builtins(db);
     if (st == WEFT_OK) st = weft_ofg_register_rewrites(db); /* OpFromGraph inlining */
+    if (st == WEFT_OK) st = weft_scan_register_rewrites(db); /* scan_save_mem */
     return st;
 }
 
@@ -35,6 +37,7 @@ static void register_op_classes(void)
     for (size_t i = 0; i < weft_ops_n_classes(); i++)
         (void)weft_op_class_register(weft_ops_class_at(i)); /* every built-in op */
     (void)weft_op_class_register(weft_ofg_class());
+    (void)weft_op_class_register(weft_scan_class());
 }
 
 /* The JSON loader's input preparation (graph/input_prep.h): elementwise

@@ -345,6 +345,7 @@ weft_status_t weft__node_body(void *arg, const weft_task_ctx_t *tctx)
     kctx.pfor = kernel_loop_run;
     kctx.pfor_user = tctx->pool;
     kctx.idle = kernel_idle;
+    kctx.pool = tctx->pool;
     kctx.threads = f->node_threads;
     kctx.out_cells = out;
     kctx.stash = cs->stash + n->out_base;

@@ -12,6 +12,7 @@
 
 typedef struct plan_block {
     size_t cap;
+    void (*fini)(void *plan); /* owned blocks only (weft__kernel_plan_owned) */
     _Alignas(PLAN_LINE) unsigned char plan[];
 } plan_block_t;
 
@@ -29,7 +30,8 @@ void *weft__kernel_plan_store(weft_kernel_ctx_t *ctx, const void *src, size_t by
         plan_block_t *nb = aligned_alloc(PLAN_LINE, total);
         if (!nb) return (void *)src; /* stays uncached: the next run plans again */
         nb->cap = bytes;
-        free(b);
+        nb->fini = NULL;
+        weft__kernel_plan_free(b ? b->plan : NULL);
         b = nb;
         *ctx->plan = b->plan;
     }
@@ -41,5 +43,24 @@ void *weft__kernel_plan_store(weft_kernel_ctx_t *ctx, const void *src, size_t by
 
 void weft__kernel_plan_free(void *plan)
 {
-    if (plan) free(block_of(plan));
+    if (!plan) return;
+    plan_block_t *b = block_of(plan);
+    if (b->fini) b->fini(plan);
+    free(b);
+}
+
+void *weft__kernel_plan_owned(weft_kernel_ctx_t *ctx, size_t bytes, void (*fini)(void *plan))
+{
+    if (!ctx || !ctx->plan) return NULL;
+    plan_block_t *b = *ctx->plan ? block_of(*ctx->plan) : NULL;
+    if (b && b->fini == fini && b->cap >= bytes) return b->plan;
+    size_t total = (sizeof(plan_block_t) + bytes + PLAN_LINE - 1) / PLAN_LINE * PLAN_LINE;
+    plan_block_t *nb = aligned_alloc(PLAN_LINE, total);
+    if (!nb) return NULL;
+    memset(nb, 0, total);
+    nb->cap = bytes;
+    weft__kernel_plan_free(*ctx->plan);
+    nb->fini = fini;
+    *ctx->plan = nb->plan;
+    return nb->plan;
 }

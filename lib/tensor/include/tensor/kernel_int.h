@@ -48,6 +48,10 @@ struct weft_kernel_ctx {
     /* The pool's idle workers now (weft_kernel_idle_workers), given
      * pfor_user; NULL: 0. Set with pfor. */
     size_t (*idle)(void *pfor_user);
+    /* The pool running the node (a weft_pool_t), or NULL when none (the
+     * sequential evaluator): a kernel that runs nested graphs on the same
+     * pool (Scan's inner function) reads it. Set by the runtime after init. */
+    void *pool;
     /* Recycled view handles (weft_kernel_view_output): out_cells[k] is the
      * node's output cell k and stash[k] the raw handle (tensor_int.h) the
      * runtime kept from that slot's last view, or NULL. n_out 0: none. */
@@ -103,6 +107,7 @@ static inline void weft__kernel_ctx_init(weft_kernel_ctx_t *ctx, weft__kernel_al
     ctx->pfor_user = NULL;
     ctx->idle = NULL;
     ctx->threads = 1;
+    ctx->pool = NULL;
     ctx->out_cells = ctx->stash = NULL;
     ctx->n_out = 0;
     ctx->plan = NULL;
@@ -118,7 +123,15 @@ static inline void weft__kernel_ctx_init(weft_kernel_ctx_t *ctx, weft__kernel_al
  * this run only). A plan is plain data: it owns no memory and holds no
  * reference. */
 void *weft__kernel_plan_store(weft_kernel_ctx_t *ctx, const void *src, size_t bytes);
-/* Frees a block of weft__kernel_plan_store (NULL: nothing). */
+/* Frees a block of weft__kernel_plan_store or weft__kernel_plan_owned
+ * (NULL: nothing); an owned block's fini runs first. */
 void weft__kernel_plan_free(void *plan);
+/* A plan that owns resources (a compiled inner function, tensor handles):
+ * the block in ctx's plan cell when it was made by this call with the same
+ * fini, else a new zeroed block of `bytes` (the old block freed) whose
+ * fini(plan) runs when the call state frees it. NULL when ctx has no plan
+ * cell or on out of memory: the kernel then keeps its plan for this run
+ * only. */
+void *weft__kernel_plan_owned(weft_kernel_ctx_t *ctx, size_t bytes, void (*fini)(void *plan));
 
 #endif /* WEFT_KERNEL_INT_H */

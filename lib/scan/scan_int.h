@@ -1,0 +1,108 @@
+/* Internal state of a Scan op: the interned core (inner FunctionGraph, the
+ * layout of sequences, carried and pure outputs and non-sequences) and the
+ * props blob (core, which outputs return their last state only, name).
+ * Shared by scan.c (creation, class hooks), scan_run.c (perform),
+ * scan_json.c, scan_rewrite.c and scan_grad.c. */
+#ifndef WEFT_SCAN_INT_H
+#define WEFT_SCAN_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "weft/fgraph.h"
+#include "weft/graph.h"
+#include "weft/op.h"
+#include "weft/scan.h"
+#include "weft/tensor.h"
+
+/* Where each inner input and output sits (zeroed before filling, so two
+ * layouts compare with memcmp). Inner inputs: every sequence's taps, then
+ * every carried output's taps, then the non-sequences. Inner outputs: one
+ * update per output, then the until condition when has_until. Outer inputs:
+ * n_steps, the sequences, the initial values of the carried outputs (in
+ * output order), the non-sequences. */
+typedef struct weft__scan_layout {
+    uint32_t n_seq, n_out, n_nonseq, has_until;
+    uint32_t reverse; /* step t reads sequence row n - 1 - t (spec.reverse) */
+    uint32_t seq_ntaps[WEFT_SCAN_MAX_SEQS];
+    int64_t seq_taps[WEFT_SCAN_MAX_SEQS][WEFT_SCAN_MAX_TAPS];
+    uint32_t out_ntaps[WEFT_OP_MAX_OUTPUTS]; /* 0: not carried */
+    int64_t out_taps[WEFT_OP_MAX_OUTPUTS][WEFT_SCAN_MAX_TAPS];
+} weft__scan_layout_t;
+
+/* Interned and process-lifetime, as OpFromGraph's inner graphs: equal scans
+ * share one core, so op equality compares pointers. */
+typedef struct weft__scan_core {
+    weft_graph_t *g;       /* private context holding ofg */
+    const weft_op_t *ofg;  /* OpFromGraph of the inner graph (for copies in grad) */
+    weft_fgraph_t *fg;     /* its interned inner FunctionGraph */
+    weft__scan_layout_t lay;
+    size_t n_in, n_inner_out; /* inner inputs / outputs */
+    size_t n_carry;           /* outputs with taps */
+    uint64_t hash;
+} weft__scan_core_t;
+
+#define WEFT__SCAN_NAME_MAX 32
+
+typedef struct weft__scan_props {
+    const weft__scan_core_t *core;
+    uint32_t last_mask; /* bit o: output o is its last state only */
+    char name[WEFT__SCAN_NAME_MAX];
+} weft__scan_props_t;
+
+/* The props of a Scan op, or NULL for another op. */
+const weft__scan_props_t *weft__scan_get(const weft_op_t *op);
+
+/* Interns the inner graph between inner inputs (n = layout's inner input
+ * count) and inner outputs with lay. Errors (message on g): as
+ * weft_ofg_create, WEFT_ENOMEM. */
+weft_status_t weft__scan_core_make(weft_graph_t *g, const weft__scan_layout_t *lay,
+                                   weft_var_t *const *inner_in, weft_var_t *const *inner_out,
+                                   const weft__scan_core_t **out);
+/* A Scan op of g for core (name NULL: none). */
+weft_status_t weft__scan_op(weft_graph_t *g, const weft__scan_core_t *core, uint32_t last_mask,
+                            const char *name, const weft_op_t **out);
+
+/* Counts derived from a layout. */
+size_t weft__scan_n_seq_taps(const weft__scan_layout_t *lay);
+size_t weft__scan_n_carry_taps(const weft__scan_layout_t *lay);
+size_t weft__scan_n_carry(const weft__scan_layout_t *lay);
+/* Lag of output o: -min(taps) for a carried output, 0 otherwise. */
+int64_t weft__scan_lag(const weft__scan_layout_t *lay, size_t o);
+
+/* Class hooks (scan_run.c, scan_json.c, scan_grad.c). */
+weft_status_t weft__scan_perform(const weft_apply_t *node, weft_tensor_t *const *inputs,
+                                 weft_tensor_t **outputs, weft_kernel_ctx_t *ctx);
+weft_status_t weft__scan_to_json(const weft_op_t *op, weft_json_props_t *p);
+weft_status_t weft__scan_from_json(weft_graph_t *g, const weft_op_class_t *cls,
+                                   const weft_json_props_t *p, const weft_op_t **out);
+weft_status_t weft__scan_grad(weft_graph_t *g, const weft_apply_t *node,
+                              weft_var_t *const *output_grads, weft_var_t **input_grads);
+
+/* The node rewrite of scan_push_out_non_seq (scan_pushout.c). */
+typedef struct weft_rewrite_result weft_rewrite_result_t;
+typedef weft_status_t (*weft__scan_node_rewrite_fn)(weft_fgraph_t *fg, weft_apply_t *node,
+                                                    void *user, weft_rewrite_result_t *res);
+weft__scan_node_rewrite_fn weft__scan_push_out_fn(void);
+/* The node rewrite of scan_split_map (scan_pushout.c). */
+weft__scan_node_rewrite_fn weft__scan_split_map_fn(void);
+/* The node rewrite of scan_merge (scan_merge.c). */
+weft__scan_node_rewrite_fn weft__scan_merge_fn(void);
+
+/* A copy, in g, of c's inner graph applied to in[0..c->n_in): the inner
+ * outputs' copies in outs (a dead OpFromGraph node stays behind in g).
+ * Errors (on g): as weft_apply_create and weft_ofg_expand. */
+weft_status_t weft__scan_expand(weft_graph_t *g, const weft__scan_core_t *c,
+                                weft_var_t *const *in, weft_var_t **outs, const char *file,
+                                int line);
+
+/* A new root variable of g with v's type (v of any context), named name.
+ * NULL on error (kept on g). */
+weft_var_t *weft__scan_placeholder_like(weft_graph_t *g, const weft_var_t *v, const char *name,
+                                        const char *file, int line);
+
+/* "NAME (created at FILE:LINE)" of v into buf. */
+void weft__scan_describe_var(const weft_var_t *v, char *buf, size_t cap);
+
+#endif /* WEFT_SCAN_INT_H */
