@@ -135,10 +135,10 @@
  * not. Gammaln's gradient uses Digamma, Digamma's Trigamma; Trigamma's
  * gradient hook fails with WEFT_ENOTIMPL (polygamma(2, x) is not
  * implemented).
- * Complex intermediates carry gradients for Real, Imag, Complex, Conj, Abs,
- * Angle, Add, Sub, Neg, Mul, Second, Switch and Cast (PyTensor's convention,
- * docs/dtypes.md "Complex numbers"); any other kind on a complex input
- * returns an undefined gradient (weft_grad: WEFT_ENOGRAD naming the node).
+ * Complex intermediates carry gradients for every kind weft computes on
+ * complex numbers (PyTensor's convention, docs/dtypes.md "Complex numbers":
+ * d C / d re(z) + i d C / d im(z)); the holomorphic ones (Exp, Log, Sqrt,
+ * Sqr, Sin, Cos, Tanh, Div, Pow) send gz conj(f'(z)) to each input.
  * Maximum and Minimum send gz to the input equal to the result and split a
  * tie, gz/2 to each input (none where the result is NaN): maximum(x, x)
  * gets gz in all, and a tie between two variables gets the symmetric
