@@ -90,8 +90,9 @@ double weft__polygamma(double n, double x)
     if (isnan(n) || isnan(x) || n < 0.0 || n != floor(n)) return NAN;
     if (n == 0.0) return weft__digamma(x);
     if (n == 1.0) return weft__trigamma(x);
-    /* beyond MAX_FINITE_N + 1, n! is inf: keep n small enough for an int */
-    return polygamma_high(n > MAX_FINITE_N + 1 ? MAX_FINITE_N + 2 : (int)n, x);
+    /* beyond MAX_FINITE_N + 1, n! is inf: an int of n's parity (the sign) does */
+    if (n > MAX_FINITE_N + 1) n = MAX_FINITE_N + 2 + (fmod(n, 2.0) != 0.0);
+    return polygamma_high((int)n, x);
 }
 
 weft_status_t weft__polygamma_dtype(weft_graph_t *g, weft_var_t *const *inputs,
