@@ -472,16 +472,22 @@ static void test_math_grads_match_finite_differences(void **state)
     }
 }
 
+/* The grad hook of the binary node making out, with a fresh gz. */
+static void hook_grads(weft_graph_t *g, weft_var_t *out, weft_var_t **grads)
+{
+    weft_apply_t *node = weft_var_owner(out);
+    weft_var_t *gz = weft_var_create(g, weft_var_type(out), "gz");
+    assert_int_equal(weft_op_class(weft_apply_op(node))->grad(g, node, &gz, grads), WEFT_OK);
+}
+
 /* Copysign's sign input and Nextafter's direction are disconnected. */
 static void test_math_grad_disconnected_inputs(void **state)
 {
     weft_graph_t *g = *state;
     weft_var_t *a = fx_var(g, WEFT_FLOAT64, 2, S34), *b = fx_var(g, WEFT_FLOAT64, 2, S34);
-    weft_var_t *outs[2] = {weft_copysign(g, a, b), weft_nextafter(g, a, b)};
+    weft_var_t *outs[2] = {weft_copysign(g, a, b), weft_nextafter(g, a, b)}, *grads[2];
     for (int k = 0; k < 2; k++) {
-        weft_apply_t *node = weft_var_owner(outs[k]);
-        weft_var_t *gz = weft_var_create(g, weft_var_type(outs[k]), "gz"), *grads[2];
-        assert_int_equal(weft_op_class(weft_apply_op(node))->grad(g, node, &gz, grads), WEFT_OK);
+        hook_grads(g, outs[k], grads);
         assert_non_null(grads[0]);
         assert_null(grads[1]);
     }
@@ -526,11 +532,9 @@ static void test_math_trigamma_and_polygamma_grads(void **state)
     }
     weft_var_t *n = fx_var(g, WEFT_INT32, 2, S34), *nf = fx_var(g, WEFT_FLOAT64, 2, S34);
     weft_var_t *x = fx_var(g, WEFT_FLOAT64, 2, S34);
-    weft_var_t *outs[2] = {weft_polygamma(g, n, x), weft_polygamma(g, nf, x)};
+    weft_var_t *outs[2] = {weft_polygamma(g, n, x), weft_polygamma(g, nf, x)}, *grads[2];
     for (int k = 0; k < 2; k++) {
-        weft_apply_t *node = weft_var_owner(outs[k]);
-        weft_var_t *gz = weft_var_create(g, weft_var_type(outs[k]), "gz"), *grads[2];
-        assert_int_equal(weft_op_class(weft_apply_op(node))->grad(g, node, &gz, grads), WEFT_OK);
+        hook_grads(g, outs[k], grads);
         assert_null(grads[0]);
         assert_non_null(grads[1]);
         char buf[64];
