@@ -110,6 +110,14 @@
  * +inf at -0, NaN at the negative integers) and Trigamma (psi', +inf at
  * the integers <= 0); float64 within about 1e-15 relative away from
  * digamma's root near 1.4616; float32 computes these in float64.
+ * Polygamma(n, x) (scipy.special.polygamma; PyTensor's, n an input) is the
+ * n-th derivative of Digamma: n = 0 Digamma, n = 1 Trigamma; its dtype is
+ * x's float dtype (weft_dtype_float_of, float16 computed in float32),
+ * whatever n's; n is an integer or bool (or a float holding an integer, so
+ * the node can fuse: a negative or non-integral n gives NaN); a complex
+ * input is refused. Poles at the integers <= 0 ((-1)^(n+1) inf for n >= 2),
+ * psi_n(+inf) = (-1)^(n+1) 0, psi_n(-inf) NaN; float64 within about 1e-15
+ * relative for n >= 2 at x > 0 (lib/ops/elemwise/polygamma.c).
  *
  * In place. Every kind has variants writing into input i (destroy_map
  * {0: [i]}) when that input is C-contiguous (else into a fresh output, so a
@@ -132,13 +140,13 @@
  * The float math kinds: Copysign's second input (a sign) and Nextafter's
  * (a direction) get none; Nextafter(x1, x2) sends gz to x1 (slope 1 almost
  * everywhere), Copysign gz to x1 where the two signs agree and -gz where
- * not. Gammaln's gradient uses Digamma, Digamma's Trigamma; Trigamma's
- * gradient hook fails with WEFT_ENOTIMPL (polygamma(2, x) is not
- * implemented).
- * Complex intermediates carry gradients for Real, Imag, Complex, Conj, Abs,
- * Angle, Add, Sub, Neg, Mul, Second, Switch and Cast (PyTensor's convention,
- * docs/dtypes.md "Complex numbers"); any other kind on a complex input
- * returns an undefined gradient (weft_grad: WEFT_ENOGRAD naming the node).
+ * not. Gammaln's gradient uses Digamma, Digamma's Trigamma, Trigamma's
+ * Polygamma(2, x); Polygamma(n, x) sends gz Polygamma(n + 1, x) to x (n + 1
+ * in int64 for an integer or bool n) and none to n (disconnected).
+ * Complex intermediates carry gradients for every kind weft computes on
+ * complex numbers (PyTensor's convention, docs/dtypes.md "Complex numbers":
+ * d C / d re(z) + i d C / d im(z)); the holomorphic ones (Exp, Log, Sqrt,
+ * Sqr, Sin, Cos, Tanh, Div, Pow) send gz conj(f'(z)) to each input.
  * Maximum and Minimum send gz to the input equal to the result and split a
  * tie, gz/2 to each input (none where the result is NaN): maximum(x, x)
  * gets gz in all, and a tie between two variables gets the symmetric
@@ -246,6 +254,7 @@ extern "C" {
     X(GAMMALN, "Gammaln", 1)    \
     X(DIGAMMA, "Digamma", 1)    \
     X(TRIGAMMA, "Trigamma", 1)  \
+    X(POLYGAMMA, "Polygamma", 2) \
     X(COPYSIGN, "Copysign", 2)  \
     X(NEXTAFTER, "Nextafter", 2) \
     /* complex (issue 17) */    \
@@ -453,6 +462,9 @@ WEFT_API weft_var_t *weft_zeros_like_at(weft_graph_t *g, weft_var_t *x, const ch
 #define weft_gammaln(g, x) weft_unary_at((g), WEFT_ELEMWISE_GAMMALN, (x), __FILE__, __LINE__)
 #define weft_digamma(g, x) weft_unary_at((g), WEFT_ELEMWISE_DIGAMMA, (x), __FILE__, __LINE__)
 #define weft_trigamma(g, x) weft_unary_at((g), WEFT_ELEMWISE_TRIGAMMA, (x), __FILE__, __LINE__)
+/* polygamma(n, x), the n-th derivative of digamma (see Polygamma above) */
+#define weft_polygamma(g, n, x) \
+    weft_binary_at((g), WEFT_ELEMWISE_POLYGAMMA, (n), (x), __FILE__, __LINE__)
 #define weft_copysign(g, x1, x2) \
     weft_binary_at((g), WEFT_ELEMWISE_COPYSIGN, (x1), (x2), __FILE__, __LINE__)
 #define weft_nextafter(g, x1, x2) \

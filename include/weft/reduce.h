@@ -11,9 +11,10 @@
  * copies x). keepdims keeps each reduced axis as a length-1 axis.
  *
  * dtypes: every real dtype (docs/dtypes.md §3); complex64/complex128 for
- * Sum, Mean and Prod (keeping x's dtype; a C-order fold, not split over the
- * pool), refused by Max, Min, Argmax and Argmin (WEFT_ETYPE, "complex
- * numbers have no order in weft"; docs/dtypes.md "Complex numbers"). As NumPy: Sum and Prod of bool and
+ * Sum, Mean and Prod (keeping x's dtype; split over the pool as the real
+ * ones), refused by Max, Min, Argmax and Argmin (WEFT_ETYPE, "complex
+ * numbers have no order in weft"; docs/dtypes.md "Complex numbers"). As
+ * NumPy: Sum and Prod of bool and
  * signed integers give int64, of unsigned integers uint64 (wrapping); Mean
  * of integers and bool gives float64, the sum divided by the count (not
  * multiplied by its inverse: NumPy's bits); otherwise the output has x's

@@ -43,6 +43,14 @@ static inline bool weft__elemwise_is_math(weft_elemwise_kind_t kind)
 double weft__erfinv(double x);
 double weft__digamma(double x);
 double weft__trigamma(double x);
+/* Polygamma (polygamma.c): its value in float64 (NaN for a negative or
+ * non-integral n), its output dtype (errors name the op and input) and the
+ * partial gradient of input i (NULL for n) times gz. */
+double weft__polygamma(double n, double x);
+weft_status_t weft__polygamma_dtype(weft_graph_t *g, weft_var_t *const *inputs,
+                                    weft_dtype_t *out);
+weft_status_t weft__polygamma_partial(weft_graph_t *g, size_t i, const weft_apply_t *node,
+                                      weft_var_t *gz, weft_var_t **o);
 
 /* The rounding, integer and logical kinds (elemwise_int.c,
  * elemwise_int_kernels.c). weft__ew_int_dtype: when kind's dtype rule is

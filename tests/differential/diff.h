@@ -131,6 +131,7 @@ typedef enum diff_family {
     DIFF_FAM_GRAD,
     DIFF_FAM_DTYPES, /* every real dtype, mixed: promotion, wrapping, float16 */
     DIFF_FAM_COMPLEX, /* drawn from its own stream (diff_gen_complex.c) */
+    DIFF_FAM_POLYGAMMA, /* its own stream too (diff_gen_polygamma.c) */
     DIFF_FAM_COUNT
 } diff_family_t;
 

@@ -10,7 +10,7 @@
 
 static const char *const family_names[DIFF_FAM_COUNT] = {
     "elemwise", "shape", "reduce", "linalg", "fusion", "rewrite", "mixed", "grad", "dtypes",
-    "complex",
+    "complex", "polygamma",
 };
 
 const char *diff_family_name(diff_family_t f)
@@ -864,6 +864,7 @@ static void gen_family(diff_gen_t *gn)
     case DIFF_FAM_GRAD: gen_family_grad(gn); break;
     case DIFF_FAM_DTYPES: gen_family_dtypes(gn); break;
     case DIFF_FAM_COMPLEX: gen_family_complex(gn); break;
+    case DIFF_FAM_POLYGAMMA: gen_family_polygamma(gn); break;
     case DIFF_FAM_MIXED:
     default:
         gen_inputs(gn, diff_rng_int(&gn->rng, 1, 3), false);
@@ -898,6 +899,8 @@ weft_status_t diff_gen_case(weft_graph_t *g, diff_case_t *c, weft_var_t *const *
     /* the complex family, from a stream of its own too (diff_gen_complex.c):
      * 1 case in 16, taken from any family (dtypes included) */
     if (diff_gen_complex_drawn(c->seed)) c->family = DIFF_FAM_COMPLEX;
+    /* Polygamma (diff_gen_polygamma.c): 1 case in 40, its own stream */
+    if (diff_gen_polygamma_drawn(c->seed)) c->family = DIFF_FAM_POLYGAMMA;
     gn.float_values = draw_float_values(&gn.rng);
     gn.smooth = c->family == DIFF_FAM_GRAD;
     gen_family(&gn);

@@ -115,5 +115,8 @@ void gen_family_dtypes(diff_gen_t *gn);
 /* Whether case seed is a complex case (a stream of its own). */
 bool diff_gen_complex_drawn(uint64_t seed);
 void gen_family_complex(diff_gen_t *gn);
+/* ---- Polygamma (diff_gen_polygamma.c) ---- */
+bool diff_gen_polygamma_drawn(uint64_t seed);
+void gen_family_polygamma(diff_gen_t *gn);
 
 #endif /* WEFT_DIFF_GEN_INT_H */

@@ -29,6 +29,8 @@ fires (docs/rewrites.md): the values
 fast_run may legitimately give instead.
 """
 
+import decimal
+import fractions
 import math
 import re
 
@@ -159,7 +161,7 @@ BINARY = {'Add', 'Sub', 'Mul', 'Div', 'Pow', 'Maximum', 'Minimum', 'Second'} | s
 MATH_UNARY = {'Tan', 'Arcsin', 'Arccos', 'Arctan', 'Sinh', 'Cosh', 'Arcsinh', 'Arccosh',
               'Arctanh', 'Exp2', 'Expm1', 'Log2', 'Log10', 'Erf', 'Erfc', 'Erfinv', 'Gammaln',
               'Digamma', 'Trigamma'}
-MATH_BINARY = {'Arctan2', 'Hypot', 'Copysign', 'Nextafter'}
+MATH_BINARY = {'Arctan2', 'Hypot', 'Copysign', 'Nextafter', 'Polygamma'}
 FLOAT_ONLY |= MATH_UNARY | MATH_BINARY
 # rounding, integer, logical (issue 17); Round keeps an integer dtype, the
 # other roundings compute integers in float64 (NumPy 1.24's loops)
@@ -327,6 +329,96 @@ MATH = {'Tan': np.tan, 'Arcsin': np.arcsin, 'Arccos': np.arccos, 'Arctan': np.ar
         'Gammaln': _per_element(_lgamma1), 'Digamma': _per_element(lambda x: _polygamma1(x, 0)),
         'Trigamma': _per_element(lambda x: _polygamma1(x, 1))}
 MATH_IN_FLOAT64 = {'Erf', 'Erfc', 'Erfinv', 'Gammaln', 'Digamma', 'Trigamma'}
+
+
+# Polygamma(n, x): NumPy and this machine have no scipy or mpmath. n = 0 and
+# n = 1 are the digamma / trigamma references above; n >= 2 sums
+# (-1)^(n+1) n! (x + k)^-(n+1) in 40-digit decimals up to x + k >= 40 + 2n,
+# then the Euler-Maclaurin tail with B2..B40 (exact fractions), for any x
+# off the poles (negative x summed directly: no reflection, unlike weft).
+
+def _bernoulli_over_fact(count):
+    """B2j / (2j)!, j = 1..count, exact (the Akiyama-Tanigawa algorithm)."""
+    a, b = [], []
+    for m in range(2 * count + 1):
+        a.append(fractions.Fraction(1, m + 1))
+        for j in range(m, 0, -1):
+            a[j - 1] = j * (a[j - 1] - a[j])
+        b.append(a[0])
+    return [b[2 * j] / math.factorial(2 * j) for j in range(1, count + 1)]
+
+
+_BERN = _bernoulli_over_fact(20)
+
+
+def _polygamma_dec(n, x):
+    """(value, n! sum |x + k|^-(n+1)) of psi_n(x), n >= 2, x off the poles."""
+    with decimal.localcontext() as ctx:
+        ctx.prec = 40
+        s, a = n + 1, decimal.Decimal(x)
+        tot = absum = decimal.Decimal(0)
+        while a < 40 + 2 * s:
+            t = a ** -s
+            tot, absum, a = tot + t, absum + abs(t), a + 1
+        p, inv2, ser = decimal.Decimal(s) / a, 1 / (a * a), a / (s - 1) + decimal.Decimal('0.5')
+        for j, c in enumerate(_BERN, 1):
+            ser += decimal.Decimal(c.numerator) / decimal.Decimal(c.denominator) * p
+            p *= (s + 2 * j - 1) * (s + 2 * j) * inv2
+        tail = a ** -s * ser
+        f = math.factorial(n) * (1 if n % 2 else -1)
+        return float(f * (tot + tail)), float(abs(f) * (absum + tail))
+
+
+def _polygamma_ref(n, x):
+    """(psi_n(x), a scale of its terms: the sum of their magnitudes) as weft
+    defines it (weft/elemwise.h): NaN for a negative or non-integral n."""
+    if math.isnan(n) or math.isnan(x) or n < 0 or n != math.floor(n) or x == -math.inf:
+        return math.nan, 0.0
+    if x < -1e4:  # only a moved input (an uncertain x): unchecked
+        return math.nan, 0.0
+    n = int(min(n, 172 + n % 2))  # weft's: n! is inf beyond 171, keep the parity
+    if n <= 1:
+        v = _polygamma1(x, n)
+        if x < 0 and not math.isinf(v) and not math.isnan(v):  # the reflection's two terms
+            r = x - round(x)
+            refl = math.pi / abs(math.tan(math.pi * r)) if n == 0 else (math.pi / math.sin(math.pi * r)) ** 2
+            return v, abs(_polygamma1(1 - x, n)) + refl
+        return v, abs(v)
+    sign = 1.0 if n % 2 else -1.0
+    if x == math.inf:
+        return sign * 0.0, 0.0
+    if x <= 0 and x == math.floor(x):
+        return sign * math.inf, 0.0
+    return _polygamma_dec(n, x)
+
+
+def polygamma_(n, x):
+    """Polygamma: x's float dtype whatever n's; n converted to it (weft's
+    compute dtype). 4 ulp plus 32 eps of the terms' magnitudes (cancellation
+    for x < 0, digamma's root); an uncertain x moves it by twice the largest
+    change over x +- tol, unchecked where that interval holds a pole."""
+    dt = x.v.dtype if is_float(x.v.dtype) else np.result_type(x.v.dtype, np.float16)
+    n, x = conv(n, dt), conv(x, dt)
+    nv, xv = np.broadcast_arrays(f64(n.v), f64(x.v))
+    pairs = [_polygamma_ref(a, b) for a, b in zip(nv.ravel(), xv.ravel())]
+    with np.errstate(all='ignore'):
+        r = np.array([p[0] for p in pairs], dtype=np.float64).reshape(nv.shape).astype(dt)
+        scale = np.array([p[1] for p in pairs], dtype=np.float64).reshape(nv.shape)
+        tol = TRANSCENDENTAL_ULPS * ulp(r) + 32 * float(np.finfo(dt).eps) * scale
+        if n.tol is not None:
+            tol = tol + np.where(np.broadcast_to(tol_of(n, r.shape), r.shape) > 0, np.inf, 0)
+        if x.tol is not None:
+            t = np.broadcast_to(tol_of(x, r.shape), r.shape)
+            for sgn in (-1, 1):
+                moved = np.array([_polygamma_ref(a, b + sgn * c)[0] for a, b, c in
+                                  zip(nv.ravel(), xv.ravel(), t.ravel())]).reshape(r.shape)
+                d = np.abs(moved - f64(r))
+                tol = tol + 2 * np.where(np.isnan(d) & ~np.isnan(f64(r)), np.inf,
+                                         np.nan_to_num(d, posinf=np.inf))
+            lo, hi = xv - t, xv + t
+            tol = np.where((lo <= 0) & (np.floor(lo) != np.floor(hi)), np.inf, tol)
+            tol = np.where(np.isinf(t), np.inf, tol)
+    return finish(r, tol, [n, x])
 
 
 def _math_eval(kind, vals, dt):
@@ -559,6 +651,8 @@ def elemwise(kind, ins, props):
     if kind == 'Switch':
         dt = upcast(ins[1:])
         return switch(ins[0], conv(ins[1], dt), conv(ins[2], dt))
+    if kind == 'Polygamma':
+        return polygamma_(ins[0], ins[1])
     dt = out_dtype(kind, upcast(ins))
     if dt == np.bool_ and kind in ('Sub', 'Neg', 'Sgn'):
         raise NumpyRaises('%s of bool' % kind)

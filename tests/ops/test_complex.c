@@ -769,15 +769,7 @@ static void test_gradients(void **state)
     if (weft_verify_grad(cost_dot, NULL, 2, pts, NULL, &r) != WEFT_OK) fail_msg("Dot: %s", r.message);
     weft_tensor_release(pts[0]);
     weft_tensor_release(pts[1]);
-    /* Exp of a complex number has no gradient here: WEFT_ENOGRAD naming it */
-    weft_graph_t *g;
-    assert_int_equal(weft_graph_create(NULL, &g), WEFT_OK);
-    weft_var_t *x = fx_var(g, WEFT_FLOAT64, 1, shape), *gx = NULL;
-    weft_var_t *c = weft_sum(g, weft_real(g, weft_exp(g, weft_complex(g, x, x))), 0, NULL, false);
-    assert_null(weft_grads(g, c, 1, &x, NULL, &gx));
-    assert_int_equal(weft_graph_error(g), WEFT_ENOGRAD);
-    assert_non_null(strstr(weft_graph_error_message(g), "it stops at apply 1 (Exp, built at "));
-    weft_graph_destroy(g);
+    /* the holomorphic kinds (Exp, Div, Pow ...): test_complex_grad.c */
 }
 
 /* ---- fusion: the rewrite leaves complex nodes alone ------------------------------------ */

@@ -162,6 +162,57 @@ static void test_math_special_functions_match_known_values(void **state)
     weft_tensor_release(r);
 }
 
+/* Polygamma against 50-digit decimal sums of (-1)^(n+1) n! (x + k)^-(n+1)
+ * (direct up to x + k >= 60 + 2 n, then Euler-Maclaurin with B2..B40,
+ * negative x summed directly, no reflection), rounded to double; the
+ * closed forms psi_2(1) = -2 zeta(3), psi_3(1/2) = pi^4 agree. */
+static void test_math_polygamma_known_values(void **state)
+{
+    weft_graph_t *g = *state;
+    static const double pn[] = {2, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 5, 5, 10, 10, 4, 7,
+                                2, 20, 40, 0, 1};
+    static const double px[] = {1, 0.5, 0.25, 10, 100, -0.5, -1.5, 3.7, 1e-3, 1, 0.5, -0.5,
+                                2.5, 0.3, 7, 1.5, -2.3, -0.3, -5.75, -10.2, 0.8, 3, 0.5, 0.5};
+    static const double pw[] = {
+        -2.4041138063191885, -16.82879664423432, -129.32773993753693, -0.011049834970802067,
+        -0.00010100499983335, -0.82879664423432, -0.2362040516417274, -0.09539530872855403,
+        -2000000002.3976321, 6.493939402266829, 97.40909103400244, 193.40909103400244,
+        0.22390584881725206, 164634.84609922304, 0.0020094931750490293, -42108.85876897549,
+        2048284893010.9443, 9731.83495623352, 330352695.85368866, 247.03920499486458,
+        -2.6377577487428456e+20, -2.2370562304678765e+28, -1.9635100260214235,
+        4.934802200544679};
+    size_t n = sizeof pn / sizeof pn[0];
+    weft_tensor_t *r = eval_kind(g, WEFT_ELEMWISE_POLYGAMMA, WEFT_FLOAT64, n, pn, px);
+    for (size_t i = 0; i < n; i++) { /* x < 0: the reflection's two terms cancel in part */
+        weft_tensor_t *one = NULL;
+        assert_int_equal(weft_tensor_full(WEFT_FLOAT64, 0, NULL, weft_tensor_flat_get(r, i), &one),
+                         WEFT_OK);
+        expect_rel(one, &pw[i], 1, px[i] < 0 ? 5e-14 : 1e-14, "polygamma");
+        weft_tensor_release(one);
+    }
+    weft_tensor_release(r);
+    /* float32: float64's value at the float32 x, rounded once */
+    double pxf[sizeof px / sizeof px[0]];
+    for (size_t i = 0; i < n; i++) pxf[i] = (float)px[i];
+    r = eval_kind(g, WEFT_ELEMWISE_POLYGAMMA, WEFT_FLOAT32, n, pn, px);
+    weft_tensor_t *r64 = eval_kind(g, WEFT_ELEMWISE_POLYGAMMA, WEFT_FLOAT64, n, pn, pxf);
+    for (size_t i = 0; i < n; i++)
+        expect_same(weft_tensor_flat_get(r, i), (double)(float)weft_tensor_flat_get(r64, i),
+                    "polygamma f32", i);
+    weft_tensor_release(r);
+    weft_tensor_release(r64);
+    /* poles, infinities, NaN, and orders that are not non-negative integers */
+    static const double en[] = {2, 3, 2, 3, 2, 2, -1, 1.5, NAN, 4, 0, 1};
+    static const double exv[] = {0.0, -2.0, INFINITY, INFINITY, -INFINITY, NAN, 1, 1, 1, -0.0,
+                                 -0.0, -3.0};
+    static const double ew[] = {-INFINITY, INFINITY, -0.0, 0.0, NAN, NAN, NAN, NAN, NAN,
+                                -INFINITY, INFINITY, INFINITY};
+    n = sizeof en / sizeof en[0];
+    r = eval_kind(g, WEFT_ELEMWISE_POLYGAMMA, WEFT_FLOAT64, n, en, exv);
+    for (size_t i = 0; i < n; i++) expect_same(weft_tensor_flat_get(r, i), ew[i], "edges", i);
+    weft_tensor_release(r);
+}
+
 /* erfinv inverts erf across (-1, 1), float32 through float64. */
 static void test_math_erfinv_inverts_erf(void **state)
 {
@@ -358,6 +409,18 @@ static void test_math_dtype_rules_and_errors(void **state)
     assert_int_equal(weft_type_dtype(weft_var_type(y)), WEFT_FLOAT64);
     assert_non_null(y = weft_gammaln(g, f32));
     assert_int_equal(weft_type_dtype(weft_var_type(y)), WEFT_FLOAT32);
+    /* Polygamma: x's float dtype, whatever the order's (PyTensor's) */
+    assert_non_null(y = weft_polygamma(g, i64, f32));
+    assert_int_equal(weft_type_dtype(weft_var_type(y)), WEFT_FLOAT32);
+    assert_non_null(y = weft_polygamma(g, b, i32));
+    assert_int_equal(weft_type_dtype(weft_var_type(y)), WEFT_FLOAT64);
+    assert_non_null(y = weft_polygamma(g, f32, weft_cast(g, i32, WEFT_FLOAT16)));
+    assert_int_equal(weft_type_dtype(weft_var_type(y)), WEFT_FLOAT16);
+    fx_expect_error(g, weft_polygamma(g, i32, b), WEFT_ETYPE,
+                    "Polygamma: x (input 1) is bool; a number is required");
+    fx_expect_error(g, weft_polygamma(g, weft_cast(g, i32, WEFT_COMPLEX64), f32), WEFT_ETYPE,
+                    "Polygamma: input 0 is complex64; Polygamma is not defined for complex "
+                    "numbers");
     fx_expect_error(g, weft_elemwise(g, WEFT_ELEMWISE_COPYSIGN, 1, &f32), WEFT_EINVAL,
                     "Copysign takes 2 inputs, got 1");
     assert_string_equal(weft_elemwise_name(WEFT_ELEMWISE_ARCTAN2), "Arctan2");
@@ -409,29 +472,75 @@ static void test_math_grads_match_finite_differences(void **state)
     }
 }
 
-/* Copysign's sign input and Nextafter's direction are disconnected;
- * Trigamma's gradient (polygamma(2, x)) is refused with a message. */
-static void test_math_grad_disconnected_inputs_and_trigamma(void **state)
+/* The grad hook of the binary node making out, with a fresh gz. */
+static void hook_grads(weft_graph_t *g, weft_var_t *out, weft_var_t **grads)
+{
+    weft_apply_t *node = weft_var_owner(out);
+    weft_var_t *gz = weft_var_create(g, weft_var_type(out), "gz");
+    assert_int_equal(weft_op_class(weft_apply_op(node))->grad(g, node, &gz, grads), WEFT_OK);
+}
+
+/* Copysign's sign input and Nextafter's direction are disconnected. */
+static void test_math_grad_disconnected_inputs(void **state)
 {
     weft_graph_t *g = *state;
     weft_var_t *a = fx_var(g, WEFT_FLOAT64, 2, S34), *b = fx_var(g, WEFT_FLOAT64, 2, S34);
-    weft_var_t *outs[2] = {weft_copysign(g, a, b), weft_nextafter(g, a, b)};
+    weft_var_t *outs[2] = {weft_copysign(g, a, b), weft_nextafter(g, a, b)}, *grads[2];
     for (int k = 0; k < 2; k++) {
-        weft_apply_t *node = weft_var_owner(outs[k]);
-        weft_var_t *gz = weft_var_create(g, weft_var_type(outs[k]), "gz"), *grads[2];
-        assert_int_equal(weft_op_class(weft_apply_op(node))->grad(g, node, &gz, grads), WEFT_OK);
+        hook_grads(g, outs[k], grads);
         assert_non_null(grads[0]);
         assert_null(grads[1]);
     }
-    weft_var_t *t = weft_trigamma(g, a);
-    weft_apply_t *node = weft_var_owner(t);
-    weft_var_t *gz = weft_var_create(g, weft_var_type(t), "gz"), *grads[1];
-    assert_int_equal(weft_op_class(weft_apply_op(node))->grad(g, node, &gz, grads),
-                     WEFT_ENOTIMPL);
-    assert_non_null(strstr(weft_graph_last_error(g),
-                           "Trigamma has no gradient (its derivative, polygamma(2, x), is "
-                           "not implemented)"));
-    weft_graph_clear_error(g);
+}
+
+/* polygamma(n, x) for the order in user (an int64 n) */
+static weft_var_t *polygamma_of(weft_graph_t *g, size_t n, weft_var_t *const *in, void *user)
+{
+    (void)n;
+    double order = *(const double *)user;
+    return weft_polygamma(g, weft_constant_scalar(g, WEFT_INT64, order), in[0]);
+}
+
+static weft_var_t *trigamma_of(weft_graph_t *g, size_t n, weft_var_t *const *in, void *user)
+{
+    (void)n;
+    (void)user;
+    return weft_trigamma(g, in[0]);
+}
+
+/* Trigamma's gradient is Polygamma(2, x), Polygamma(n, x)'s Polygamma(n + 1,
+ * x) (positive and negative x, away from the poles); the order gets none,
+ * an integer order is disconnected, a float one (fusable) too. */
+static void test_math_trigamma_and_polygamma_grads(void **state)
+{
+    weft_graph_t *g = *state;
+    int64_t shape[1] = {6};
+    const double lo[2] = {0.3, -0.8}, hi[2] = {4.0, -0.2}, orders[4] = {0, 1, 2, 5};
+    for (int d = 0; d < 2; d++) {
+        weft_tensor_t *p = NULL;
+        assert_int_equal(weft_verify_grad_random(WEFT_FLOAT64, 1, shape, lo[d], hi[d], 7, &p),
+                         WEFT_OK);
+        weft_verify_grad_result_t r;
+        weft_verify_grad_options_t o = WEFT_VERIFY_GRAD_OPTIONS_INIT;
+        o.rel_tol = 1e-5;
+        if (weft_verify_grad(trigamma_of, NULL, 1, &p, &o, &r) != WEFT_OK)
+            fail_msg("Trigamma: %s", r.message);
+        for (int k = 0; k < 4; k++)
+            if (weft_verify_grad(polygamma_of, (void *)&orders[k], 1, &p, &o, &r) != WEFT_OK)
+                fail_msg("Polygamma(%g): %s", orders[k], r.message);
+        weft_tensor_release(p);
+    }
+    weft_var_t *n = fx_var(g, WEFT_INT32, 2, S34), *nf = fx_var(g, WEFT_FLOAT64, 2, S34);
+    weft_var_t *x = fx_var(g, WEFT_FLOAT64, 2, S34);
+    weft_var_t *outs[2] = {weft_polygamma(g, n, x), weft_polygamma(g, nf, x)}, *grads[2];
+    for (int k = 0; k < 2; k++) {
+        hook_grads(g, outs[k], grads);
+        assert_null(grads[0]);
+        assert_non_null(grads[1]);
+        char buf[64];
+        weft_op_print(weft_apply_op(weft_var_owner(grads[1])), buf, sizeof buf);
+        assert_string_equal(buf, "Mul"); /* gz * Polygamma(n + 1, x) */
+    }
 }
 
 /* ---- in place ----------------------------------------------------------------------- */
@@ -491,6 +600,7 @@ static weft_var_t *math_chain(weft_graph_t *g, weft_var_t *x, weft_var_t *z)
     t = weft_add(g, t, weft_gammaln(g, p));
     t = weft_add(g, t, weft_digamma(g, p));
     t = weft_add(g, t, weft_trigamma(g, p));
+    t = weft_add(g, t, weft_polygamma(g, weft_constant_scalar(g, WEFT_FLOAT64, 3.0), p));
     t = weft_add(g, t, weft_copysign(g, s, weft_neg(g, z)));
     return weft_add(g, t, weft_nextafter(g, s, z));
 }
@@ -536,8 +646,8 @@ static void test_math_kinds_fuse_and_match_unfused(void **state)
     for (int fuse = 0; fuse < 2; fuse++) {
         char *text = NULL;
         weft_function_t *f = compile_chain(in, out, fuse, &text);
-        const char *names[] = {"Arctan2", "Erfinv", "Trigamma", "Nextafter"};
-        for (int k = 0; k < 4; k++) assert_non_null(strstr(text, names[k]));
+        const char *names[] = {"Arctan2", "Erfinv", "Trigamma", "Polygamma", "Nextafter"};
+        for (int k = 0; k < 5; k++) assert_non_null(strstr(text, names[k]));
         assert_true((strstr(text, "Composite") != NULL) == (fuse == 1));
         if (fuse) assert_non_null(strstr(text, "Arctan2(i"));
         free(text);
@@ -597,12 +707,14 @@ int main(void)
         T(test_math_arctan2_within_2_ulp_of_libm),
         T(test_math_dtype_rules_and_errors),
         T(test_math_grads_match_finite_differences),
-        T(test_math_grad_disconnected_inputs_and_trigamma),
+        T(test_math_grad_disconnected_inputs),
+        T(test_math_trigamma_and_polygamma_grads),
+        T(test_math_polygamma_known_values),
         T(test_math_inplace_variants_match_out_of_place),
         T(test_math_kinds_fuse_and_match_unfused),
         T(test_math_json_round_trip),
 #undef T
     };
-    _Static_assert(N_MATH == 23, "a new float math kind needs its cases here");
+    _Static_assert(N_MATH == 24, "a new float math kind needs its cases here");
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

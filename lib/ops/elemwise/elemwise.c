@@ -114,8 +114,13 @@ static weft_status_t infer_dtype(weft_graph_t *g, const weft_op_t *op, size_t n_
     for (size_t i = first + 1; i < n_in; i++)
         dt = weft_dtype_promote(dt, weft_type_dtype(weft_var_type(inputs[i])));
     weft_status_t st;
-    if (!weft__ew_int_dtype(g, k, dt, out, &st)) *out = kind_out_dtype(k, dt);
-    else if (st != WEFT_OK) return st;
+    if (k == WEFT_ELEMWISE_POLYGAMMA) { /* x's float dtype, not the promotion (polygamma.c) */
+        if ((st = weft__polygamma_dtype(g, inputs, out)) != WEFT_OK) return st;
+    } else if (!weft__ew_int_dtype(g, k, dt, out, &st)) {
+        *out = kind_out_dtype(k, dt);
+    } else if (st != WEFT_OK) {
+        return st;
+    }
     bool bool_out = kind_is_comparison(k) || weft__ew_int_is_predicate(k);
     weft_dtype_t compute = bool_out ? dt : *out;
     return weft__elemwise_kernel(k, compute) ? WEFT_OK : no_kernel_error(g, k, compute);

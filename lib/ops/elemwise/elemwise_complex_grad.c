@@ -10,11 +10,13 @@
  *   (PyTensor's Mul); Second, Switch branches, Cast: as for reals;
  * and every input's partial is summed over broadcast axes and cast to the
  * input's dtype (complex to real keeps the real part: d C / d x for a real
- * x feeding a complex node). Every other kind on complex numbers (Exp, Log,
- * Div, Pow, Sqrt, Sin, Cos, Tanh, Sqr) has no gradient here: its
- * inputs get the null type, so weft_grad fails with WEFT_ENOGRAD naming the
- * node (or a zero with WEFT_GRAD_MISSING_ZERO). Comparisons: none, as for
- * reals. */
+ * x feeding a complex node). The holomorphic kinds (Exp, Log, Sqrt, Sqr,
+ * Sin, Cos, Tanh, Div, Pow) send gz conj(f'(z)) per input, f' the complex
+ * derivative: the same convention, since for w = f(z) holomorphic
+ * dC/d re(z) + i dC/d im(z) = conj(f'(z)) (dC/d re(w) + i dC/d im(w)).
+ * Every other kind on complex numbers has no gradient here: its inputs get
+ * the null type, so weft_grad fails with WEFT_ENOGRAD naming the node (or a
+ * zero with WEFT_GRAD_MISSING_ZERO). Comparisons: none, as for reals. */
 #include "graph/ctor_int.h"
 #include "ops_int.h"
 
@@ -42,6 +44,71 @@ static weft_var_t *with_zero(weft_graph_t *g, weft_var_t *v, bool v_is_re)
     weft_var_t *z = weft_zeros_like_at(g, v, HERE);
     return v_is_re ? weft_binary_at(g, WEFT_ELEMWISE_COMPLEX, v, z, HERE)
                    : weft_binary_at(g, WEFT_ELEMWISE_COMPLEX, z, v, HERE);
+}
+
+/* v in the dtype d (a real operand of a complex node: its complex value, so
+ * Log and Pow take the complex branch, log(-2) = log 2 + i pi). */
+static weft_var_t *as_dtype(weft_graph_t *g, weft_var_t *v, weft_dtype_t d)
+{
+    if (!v || weft_type_dtype(weft_var_type(v)) == d) return v;
+    return weft_cast_at(g, v, d, HERE);
+}
+
+/* f'(z) of the holomorphic unary kinds (x the input, y the output), or its
+ * reciprocal when *divide (Log: x, Sqrt: 2 y). */
+static weft_var_t *holo_unary(weft_graph_t *g, weft_elemwise_kind_t k, weft_var_t *x,
+                              weft_var_t *y, bool *divide)
+{
+    *divide = k == WEFT_ELEMWISE_LOG || k == WEFT_ELEMWISE_SQRT;
+    switch (k) {
+    case WEFT_ELEMWISE_EXP: return y;
+    case WEFT_ELEMWISE_LOG: return x;
+    case WEFT_ELEMWISE_SQRT: return weft_binary_scalar_at(g, WEFT_ELEMWISE_MUL, y, 2.0, HERE);
+    case WEFT_ELEMWISE_SQR: return weft_binary_scalar_at(g, WEFT_ELEMWISE_MUL, x, 2.0, HERE);
+    case WEFT_ELEMWISE_TANH: /* 1 - y^2 */
+        return weft_scalar_binary_at(g, WEFT_ELEMWISE_SUB, 1.0,
+                                     weft_unary_at(g, WEFT_ELEMWISE_SQR, y, HERE), HERE);
+    case WEFT_ELEMWISE_SIN: return weft_unary_at(g, WEFT_ELEMWISE_COS, x, HERE);
+    default: /* Cos: -sin x */
+        return weft_unary_at(g, WEFT_ELEMWISE_NEG, weft_unary_at(g, WEFT_ELEMWISE_SIN, x, HERE),
+                             HERE);
+    }
+}
+
+/* d y / d in_i of Div(a, b) and Pow(a, b), operands in y's dtype d (or its
+ * reciprocal when *divide): Div 1 / b, -y / b; Pow b a^(b-1), y log a. */
+static weft_var_t *holo_binary(weft_graph_t *g, weft_elemwise_kind_t k, size_t i,
+                               const weft_apply_t *node, bool *divide)
+{
+    weft_var_t *y = weft_apply_output(node, 0);
+    weft_dtype_t d = weft_type_dtype(weft_var_type(y));
+    weft_var_t *a = as_dtype(g, weft_apply_input(node, 0), d);
+    weft_var_t *b = as_dtype(g, weft_apply_input(node, 1), d);
+    *divide = k == WEFT_ELEMWISE_DIV && i == 0;
+    if (k == WEFT_ELEMWISE_DIV)
+        return i == 0 ? b
+                      : weft_unary_at(g, WEFT_ELEMWISE_NEG,
+                                      weft_binary_at(g, WEFT_ELEMWISE_DIV, y, b, HERE), HERE);
+    if (i == 1)
+        return weft_binary_at(g, WEFT_ELEMWISE_MUL, y, weft_unary_at(g, WEFT_ELEMWISE_LOG, a, HERE),
+                              HERE);
+    weft_var_t *c = weft_binary_scalar_at(g, WEFT_ELEMWISE_SUB, b, 1.0, HERE);
+    return weft_binary_at(g, WEFT_ELEMWISE_MUL, b, weft_binary_at(g, WEFT_ELEMWISE_POW, a, c, HERE),
+                          HERE);
+}
+
+/* gz conj(f') (or gz / conj(1/f') when divide) for input i of a holomorphic
+ * kind. */
+static weft_var_t *holo_partial(weft_graph_t *g, const weft_apply_t *node,
+                                weft_elemwise_kind_t k, size_t i, weft_var_t *gz)
+{
+    bool divide = false;
+    weft_var_t *d = weft_elemwise_arity(k) == 2
+                        ? holo_binary(g, k, i, node, &divide)
+                        : holo_unary(g, k, weft_apply_input(node, 0), weft_apply_output(node, 0),
+                                     &divide);
+    return weft_binary_at(g, divide ? WEFT_ELEMWISE_DIV : WEFT_ELEMWISE_MUL, gz,
+                          weft_unary_at(g, WEFT_ELEMWISE_CONJ, d, HERE), HERE);
 }
 
 /* The partial of input i before broadcasting and casting (NULL: none, as
@@ -83,6 +150,10 @@ static weft_var_t *partial(weft_graph_t *g, const weft_apply_t *node, weft_elemw
                               weft_unary_at(g, WEFT_ELEMWISE_CONJ,
                                             weft_apply_input(node, 1 - i), HERE),
                               HERE);
+    case WEFT_ELEMWISE_EXP: case WEFT_ELEMWISE_LOG: case WEFT_ELEMWISE_SQRT:
+    case WEFT_ELEMWISE_SQR: case WEFT_ELEMWISE_TANH: case WEFT_ELEMWISE_SIN:
+    case WEFT_ELEMWISE_COS: case WEFT_ELEMWISE_DIV: case WEFT_ELEMWISE_POW:
+        return holo_partial(g, node, k, i, gz);
     case WEFT_ELEMWISE_CAST: return gz; /* cast back to x's dtype below */
     case WEFT_ELEMWISE_SECOND: return i == 1 ? gz : NULL;
     case WEFT_ELEMWISE_SWITCH: {

@@ -289,9 +289,12 @@ static weft_status_t math_unary_factor(weft_graph_t *g, weft_elemwise_kind_t k, 
     case WEFT_ELEMWISE_ERFINV: return gauss(g, y, false, SQRT_PI_OVER_2, t);
     case WEFT_ELEMWISE_GAMMALN: return un(g, WEFT_ELEMWISE_DIGAMMA, x, t);
     case WEFT_ELEMWISE_DIGAMMA: return un(g, WEFT_ELEMWISE_TRIGAMMA, x, t);
+    case WEFT_ELEMWISE_TRIGAMMA: /* polygamma(2, x) */
+        return weft__got(g, *t = weft_binary_at(g, WEFT_ELEMWISE_POLYGAMMA,
+                                                weft_constant_scalar_at(g, WEFT_INT64, 2.0, HERE),
+                                                x, HERE));
     default:
-        return weft_graph_set_error(g, WEFT_ENOTIMPL, "%s has no gradient (its derivative, "
-                                    "polygamma(2, x), is not implemented)",
+        return weft_graph_set_error(g, WEFT_ENOTIMPL, "%s has no gradient",
                                     weft_elemwise_name(k));
     }
 }
@@ -340,6 +343,7 @@ static weft_status_t math_partial(weft_graph_t *g, weft_elemwise_kind_t k, size_
                                   const weft_apply_t *node, weft_var_t *gz, weft_var_t **o)
 {
     weft_var_t *x = weft_apply_input(node, 0), *y = weft_apply_output(node, 0), *t = NULL;
+    if (k == WEFT_ELEMWISE_POLYGAMMA) return weft__polygamma_partial(g, i, node, gz, o);
     if (weft_elemwise_arity(k) == 2)
         return math_binary_partial(g, k, i, x, weft_apply_input(node, 1), y, gz, o);
     bool divide = false;

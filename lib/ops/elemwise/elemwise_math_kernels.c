@@ -10,7 +10,7 @@
  * scalar expm1/atan2 would be several times slower than NumPy's SIMD code).
  * Gammaln is log|Gamma(x)| through lgamma_r (lgamma writes the global
  * signgam: a data race between workers). Erfinv, Digamma and Trigamma are
- * ew_special.c's. float32 kinds without a float libm function, and Expm1 /
+ * ew_special.c's, Polygamma polygamma.c's. float32 kinds without a float libm function, and Expm1 /
  * Arctan2, compute in float64 and round once. */
 #define _DEFAULT_SOURCE /* lgamma_r, lgammaf_r */
 #include <math.h>
@@ -57,6 +57,7 @@ FLOAT_UNARY(k_erfinv, VIA_F64(weft__erfinv, x), weft__erfinv(x))
 FLOAT_UNARY(k_gammaln, gammaln_f32(x), gammaln_f64(x))
 FLOAT_UNARY(k_digamma, VIA_F64(weft__digamma, x), weft__digamma(x))
 FLOAT_UNARY(k_trigamma, VIA_F64(weft__trigamma, x), weft__trigamma(x))
+FLOAT_BINARY(k_polygamma, (float)weft__polygamma((double)x, (double)y), weft__polygamma(x, y))
 FLOAT_BINARY(k_copysign, copysignf(x, y), copysign(x, y))
 FLOAT_BINARY(k_nextafter, nextafterf(x, y), nextafter(x, y))
 
@@ -67,7 +68,7 @@ FLOAT_BINARY(k_nextafter, nextafterf(x, y), nextafter(x, y))
     X(ARCCOSH, k_arccosh) X(ARCTANH, k_arctanh) X(EXP2, k_exp2) X(EXPM1, k_expm1)           \
     X(LOG2, k_log2) X(LOG10, k_log10) X(HYPOT, k_hypot) X(ERF, k_erf) X(ERFC, k_erfc)       \
     X(ERFINV, k_erfinv) X(GAMMALN, k_gammaln) X(DIGAMMA, k_digamma) X(TRIGAMMA, k_trigamma) \
-    X(COPYSIGN, k_copysign) X(NEXTAFTER, k_nextafter)
+    X(POLYGAMMA, k_polygamma) X(COPYSIGN, k_copysign) X(NEXTAFTER, k_nextafter)
 
 #define N_MATH (WEFT_ELEMWISE_NEXTAFTER - WEFT_ELEMWISE_TAN + 1)
 static const weft__row_fn math_kernels[N_MATH][WEFT_DTYPE_COUNT] = {MATH_KINDS(MATH_KIND_ROW_)};

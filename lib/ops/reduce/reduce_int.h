@@ -31,8 +31,8 @@ weft_dtype_t weft__reduce_out_dtype(weft_reduce_kind_t kind, weft_dtype_t in);
 /* Folds x into out (n_out contiguous elements, overwritten), split over the
  * pool by fixed boxes when large (reduce_split.c). MEAN only sums: the
  * caller then divides with weft__reduce_divide. dtypes: x any real dtype or
- * complex64/complex128 (Sum, Mean, Prod only; not split: one C-order fold,
- * weft__reduce_run_complex); out as weft__reduce_out_dtype(kind, x's dtype).
+ * complex64/complex128 (Sum, Mean, Prod only); out as
+ * weft__reduce_out_dtype(kind, x's dtype).
  * Errors: WEFT_ENOMEM (scratch for partials), recorded on ctx. */
 weft_status_t weft__reduce_run(weft_kernel_ctx_t *ctx, weft_reduce_kind_t kind, weft_dtype_t dx,
                                const void *x, weft_dtype_t dout, void *out, int64_t n_out,
@@ -42,11 +42,16 @@ weft_status_t weft__reduce_run(weft_kernel_ctx_t *ctx, weft_reduce_kind_t kind, 
  * box, axis and grain untouched), else sets *axis (of l) and *grain (its
  * indices per chunk). */
 int64_t weft__reduce_split_plan(const weft__rloop_t *l, size_t eo, int *axis, int64_t *grain);
-/* The fold of weft__reduce_run for complex64 / complex128 x (Sum, Mean's
- * sum, Prod; reduce_complex.c): out overwritten, x visited in C order over
- * loop (unprepared). */
-void weft__reduce_run_complex(weft_reduce_kind_t kind, weft_dtype_t dt, const void *x, void *out,
-                              int64_t n_out, const weft__rloop_t *loop);
+/* The raw loops: fold n elements of x (stride sx) into the one element o
+ * (a reduced inner axis), or element-wise into n elements of o (stride so;
+ * a kept inner axis, and the merge of partials). Strides in elements. */
+typedef void (*weft__rred_fn)(const char *x, int64_t n, int64_t sx, char *o);
+typedef void (*weft__rkeep_fn)(const char *x, int64_t n, int64_t sx, char *o, int64_t so);
+/* The loops of Sum / Mean's sum / Prod for complex64 / complex128 (both
+ * dtypes, input and output; reduce_complex.c): returns false (nothing set)
+ * for a real dt. */
+bool weft__reduce_complex_loops(weft_reduce_kind_t kind, weft_dtype_t dt, weft__rred_fn *red,
+                                weft__rkeep_fn *keep);
 bool weft__reduce_is_complex(weft_dtype_t dt);
 
 /* ---- the raw kernels (reduce_kernels.c) ---- */

@@ -20,8 +20,8 @@
 #include "tensor/tensor_int.h"
 #include "reduce_int.h"
 
-typedef void (*red_fn)(const char *x, int64_t n, int64_t sx, char *o);
-typedef void (*keep_fn)(const char *x, int64_t n, int64_t sx, char *o, int64_t so);
+typedef weft__rred_fn red_fn;
+typedef weft__rkeep_fn keep_fn;
 
 #define SUM_F(a, b) ((a) + (b))
 #define PROD_F(a, b) ((a) * (b))
@@ -112,8 +112,8 @@ DEF_LOOPS(meani_b, weft__bool_el, double, double, double, SUM_F)
 WEFT__SINT_DTYPES(MEANI_LOOPS, ~, ~)
 WEFT__UINT_DTYPES(MEANI_LOOPS, ~, ~)
 
-/* Index: [kind (weft_reduce_kind_t order)][input dtype]; NULL: not reduced
- * (complex). MEAN sums (floats in their dtype, integers and bool into
+/* Index: [kind (weft_reduce_kind_t order)][input dtype]; NULL: not here
+ * (complex: reduce_complex.c's loops, loops_of). MEAN sums (floats in their dtype, integers and bool into
  * float64); the caller scales. */
 #define RCELL_I(A, SUF, T, UT, sn, D) [D] = A##_##sn##SUF,
 #define RCELL_MI(A, SUF, T, UT, sn, D) [D] = meani_##sn##SUF,
@@ -134,6 +134,15 @@ static const keep_fn keep_table[WEFT_REDUCE_KIND_COUNT][WEFT_DTYPE_COUNT] = {
     [WEFT_REDUCE_SUM] = RROW(sum, _keep), [WEFT_REDUCE_MEAN] = RROW_MEAN(_keep),
     [WEFT_REDUCE_MAX] = RROW(max, _keep), [WEFT_REDUCE_MIN] = RROW(min, _keep),
     [WEFT_REDUCE_PROD] = RROW(prod, _keep)};
+
+/* The loops of (kind, dt): complex ones from reduce_complex.c, else the
+ * tables'. */
+static void loops_of(weft_reduce_kind_t kind, weft_dtype_t dt, red_fn *red, keep_fn *keep)
+{
+    if (weft__reduce_complex_loops(kind, dt, red, keep)) return;
+    *red = red_table[kind][dt];
+    *keep = keep_table[kind][dt];
+}
 
 bool weft__reduce_dtype_ok(weft_dtype_t dt)
 {
@@ -182,6 +191,15 @@ void weft__reduce_fill_identity(weft_reduce_kind_t kind, weft_dtype_t dt, void *
     WEFT__FLOAT_DTYPES(IDENT_F, ~, ~)
     IDENT_F(~, ~, weft__f16, f16, WEFT_FLOAT16)
     case WEFT_BOOL: memset(out, is_min ? 1 : 0, (size_t)n); return;
+    case WEFT_COMPLEX64: /* (fv, 0): Sum's 0, Prod's 1 */
+    case WEFT_COMPLEX128:
+        weft__reduce_fill_identity(kind, dt == WEFT_COMPLEX64 ? WEFT_FLOAT32 : WEFT_FLOAT64, out,
+                                   2 * n);
+        for (int64_t i = 0; fv != 0 && i < n; i++) {
+            if (dt == WEFT_COMPLEX64) ((float *)out)[2 * i + 1] = 0;
+            else ((double *)out)[2 * i + 1] = 0;
+        }
+        return;
     default: return;
     }
 }
@@ -229,8 +247,9 @@ void weft__reduce_box(weft_reduce_kind_t kind, weft_dtype_t dx, const void *x,
 {
     int64_t ex = (int64_t)weft_dtype_size(dx), eo = (int64_t)weft_dtype_size(dout);
     int inner = l->ndim - 1;
-    red_fn red = red_table[kind][dx];
-    keep_fn keep = keep_table[kind][dx];
+    red_fn red = NULL;
+    keep_fn keep = NULL;
+    loops_of(kind, dx, &red, &keep);
     int64_t idx[WEFT_MAX_NDIM] = {0};
     int64_t ox = 0, oo = 0;
     for (;;) {
@@ -264,7 +283,10 @@ void weft__reduce_box(weft_reduce_kind_t kind, weft_dtype_t dx, const void *x,
 void weft__reduce_merge(weft_reduce_kind_t kind, weft_dtype_t dout, void *out, const void *part,
                         int64_t n)
 {
-    keep_table[kind][dout]((const char *)part, n, 1, (char *)out, 1);
+    red_fn red = NULL;
+    keep_fn keep = NULL;
+    loops_of(kind, dout, &red, &keep);
+    keep((const char *)part, n, 1, (char *)out, 1);
 }
 
 void weft__reduce_divide(weft_dtype_t dt, void *out, int64_t n, double count)

@@ -1,7 +1,8 @@
-/* Sum, Mean, Max, Min and Prod split over the pool (reduce_int.h): one axis
- * of the prepared loop (weft__rloop_prepare: length-1 axes dropped, the axis
- * with the smallest x stride inner) is cut into fixed chunks, each folded by
- * the raw kernel (weft__reduce_box) on any worker.
+/* Sum, Mean, Max, Min and Prod (complex Sum, Mean and Prod too) split over
+ * the pool (reduce_int.h): one axis of the prepared loop (weft__rloop_prepare:
+ * length-1 axes dropped, the axis with the smallest x stride inner) is cut
+ * into fixed chunks, each folded by the raw kernel (weft__reduce_box) on any
+ * worker.
  *
  * A loop of fewer than RSPLIT_MIN elements is one box, as before the split
  * existed. Otherwise the chunks follow the elementwise rule
@@ -128,10 +129,6 @@ weft_status_t weft__reduce_run(weft_kernel_ctx_t *ctx, weft_reduce_kind_t kind, 
                                const void *x, weft_dtype_t dout, void *out, int64_t n_out,
                                const weft__rloop_t *loop)
 {
-    if (weft__reduce_is_complex(dx)) { /* one C-order fold, not split (reduce_complex.c) */
-        weft__reduce_run_complex(kind, dx, x, out, n_out, loop);
-        return WEFT_OK;
-    }
     rsplit_t r = {.kind = kind, .dx = dx, .dout = dout, .x = x, .out = out, .n_out = n_out};
     if (!weft__rloop_prepare(loop, &r.l)) {
         weft__reduce_fill_identity(kind, dout, out, n_out);

@@ -1,4 +1,4 @@
-/* SumAxes: sums a float tensor over a set of axes, keeping them as length-1
+/* SumAxes: sums a float or complex tensor over a set of axes, keeping them as length-1
  * axes. The elementwise/indexing gradients use it to fold a broadcast
  * gradient back onto its input's shape (weft__grad_reduce_to), so this module
  * does not depend on the general reductions (weft/reduce.h). Its gradient
@@ -22,8 +22,12 @@ static weft_status_t sa_make_node(weft_graph_t *g, const weft_op_t *op, size_t n
     if (n_in != 1)
         return weft_graph_set_error(g, WEFT_EINVAL, "SumAxes takes 1 input, got %zu", n_in);
     const weft_type_t *xt = weft_var_type(inputs[0]);
-    if (weft_type_kind(xt) != WEFT_TYPE_TENSOR || !weft__dtype_is_float(weft_type_dtype(xt)))
-        return weft_graph_set_error(g, WEFT_ETYPE, "SumAxes: input 0 is not a float tensor");
+    weft_dtype_t dt = weft_type_dtype(xt);
+    /* complex: the gradient of a complex operand broadcast into a complex node */
+    if (weft_type_kind(xt) != WEFT_TYPE_TENSOR ||
+        !(weft__dtype_is_float(dt) || weft_dtype_kind(dt) == WEFT_KIND_COMPLEX))
+        return weft_graph_set_error(g, WEFT_ETYPE, "SumAxes: input 0 is not a float or complex "
+                                    "tensor");
     int nd = weft_type_ndim(xt);
     if (nd < 32 && (p->mask >> nd) != 0)
         return weft_graph_set_error(g, WEFT_EINVAL, "SumAxes: axis mask 0x%x beyond %d axes",
@@ -31,7 +35,7 @@ static weft_status_t sa_make_node(weft_graph_t *g, const weft_op_t *op, size_t n
     int64_t shape[WEFT_MAX_NDIM];
     for (int d = 0; d < nd; d++) shape[d] = (p->mask >> d) & 1u ? 1 : weft_type_dim(xt, d);
     *n_out = 1;
-    return weft_type_tensor(g, weft_type_dtype(xt), nd, shape, &out_types[0]);
+    return weft_type_tensor(g, dt, nd, shape, &out_types[0]);
 }
 
 /* out = 0, then out[...] += x[...] with stride 0 on the summed axes: the
