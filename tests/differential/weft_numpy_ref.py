@@ -624,7 +624,10 @@ def int_kind(kind, ins):
         if kind == 'NanToNum':
             return finish(np.nan_to_num(xs[0].v), xs[0].tol, xs)
         if kind == 'Clip':
-            r = np.asarray(np.clip(*[x.v for x in xs])).astype(dt)
+            # as arrays of at least one axis: NumPy 1.24's 0-d clip takes
+            # another path that drops a NaN bound (its arrays propagate it)
+            args = [np.atleast_1d(x.v) for x in xs]
+            r = np.clip(*args).reshape(np.broadcast_shapes(*[x.v.shape for x in xs])).astype(dt)
             if all(x.tol is None for x in xs):
                 return Val(r)
             return finish(r, np.maximum.reduce([tol_of(x, r.shape) for x in xs]), xs)
@@ -1635,8 +1638,10 @@ class Evaluator:
             dt = out_dtype(op, upcast(ins))
         if op == 'Sub' and self.key[ids[0]] == self.key[ids[1]]:
             return Val(np.zeros(shape, dt))
-        if op == 'Mul' and (self.is_const(ids[0], 0) or self.is_const(ids[1], 0)):
-            return Val(np.zeros(shape, dt))
+        if op == 'Mul':  # x * 0 is the zero constant itself, its sign kept (canon.c)
+            for i in (0, 1):
+                if self.is_const(ids[i], 0):
+                    return like(Val(self.const[ids[i]]), shape, dt)
         # x + 0 and exp(log x) fire only where x has the output's type
         if op == 'Add':
             for i in (0, 1):
