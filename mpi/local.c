@@ -16,6 +16,9 @@ typedef struct builder {
     weft_var_t **outs;  /* local outputs: user outputs, then tokens */
     size_t n_outs;
     weft_var_t *last;   /* the token of the last send or collective start */
+    weft_var_t *prev;   /* an output of the last local node built */
+    int32_t *recv_of;   /* per variable: the message this rank receives it by, or -1 */
+    weft_var_t **tok_at; /* per message received: the chain token at its position */
 } builder_t;
 
 static weft_var_t *comm_node(builder_t *b, const weft_op_class_t *cls, uint32_t index,
@@ -36,6 +39,8 @@ static weft_var_t *comm_node(builder_t *b, const weft_op_class_t *cls, uint32_t 
     size_t n = (in != NULL) + (tok != NULL);
     return weft_op_call(b->g, op, n, n ? args : NULL);
 }
+
+static weft_var_t *local_value(builder_t *b, size_t pos);
 
 static weft_status_t ctor_failed(builder_t *b, const char *what)
 {
@@ -106,7 +111,9 @@ static weft_status_t lower_coll(builder_t *b, const weft_apply_t *a, uint32_t in
     bool gets = kind != WM_GATHER || f->rank == root;
     weft_var_t *tok = NULL;
     if (gives) {
-        tok = comm_node(b, &wm__cstart_class, index, NULL, b->loc[wm__var_pos(p, x)], b->last);
+        weft_var_t *xl = local_value(b, wm__var_pos(p, x));
+        if (!xl) return ctor_failed(b, "a receive node");
+        tok = comm_node(b, &wm__cstart_class, index, NULL, xl, b->last);
         st = keep(b, tok);
         b->last = tok;
     }
@@ -128,7 +135,11 @@ static weft_status_t local_node(builder_t *b, const weft_apply_t *a)
     bool same = true;
     for (size_t i = 0; i < n; i++) {
         weft_var_t *v = weft_apply_input(a, i);
-        ins[i] = b->loc[wm__var_pos(p, v)];
+        ins[i] = local_value(b, wm__var_pos(p, v));
+        if (!ins[i]) {
+            if (ins != in) free(ins);
+            return ctor_failed(b, "a receive node");
+        }
         same &= ins[i] == v;
     }
     weft_apply_t *na = (weft_apply_t *)a;
@@ -138,6 +149,7 @@ static weft_status_t local_node(builder_t *b, const weft_apply_t *a)
     if (st != WEFT_OK) return ctor_failed(b, "cloning a node onto received values");
     for (size_t i = 0; i < weft_apply_n_outputs(a); i++)
         b->loc[wm__var_pos(p, weft_apply_output(a, i))] = weft_apply_output(na, i);
+    b->prev = weft_apply_output(na, 0);
     return WEFT_OK;
 }
 
@@ -175,19 +187,36 @@ static weft_status_t value_msgs(builder_t *b, size_t var_pos)
     uint32_t m0 = first_msg(p, var_pos);
     for (uint32_t m = m0; m < (uint32_t)p->n_msgs && p->msgs[m].var_pos == var_pos; m++) {
         if (p->msgs[m].src != f->rank) continue;
-        weft_var_t *t = comm_node(b, &wm__send_class, m, NULL, b->loc[var_pos], b->last);
+        weft_var_t *t = comm_node(b, &wm__send_class, m, NULL, local_value(b, var_pos), b->last);
         weft_status_t st = keep(b, t);
         if (st != WEFT_OK) return st;
         b->last = t;
     }
     for (uint32_t m = m0; m < (uint32_t)p->n_msgs && p->msgs[m].var_pos == var_pos; m++) {
         if (p->msgs[m].dst != f->rank) continue;
-        weft_var_t *v = comm_node(b, &wm__recv_class, m, weft_var_type(p->vars[var_pos]), NULL,
-                                  b->last);
-        if (!v) return ctor_failed(b, "a receive node");
-        b->loc[var_pos] = v;
+        b->recv_of[var_pos] = (int32_t)m;
+        b->tok_at[m] = b->last;
     }
     return WEFT_OK;
+}
+
+/* The local value of partition variable pos. A received one gets its
+ * receive node now, before its first reader: after every send up to the
+ * message's position (its token) and after the last local node built, so
+ * the rank's earlier work runs before the receive may block its worker
+ * (docs/distributed.md §3.2). */
+static weft_var_t *local_value(builder_t *b, size_t pos)
+{
+    int32_t m = b->recv_of[pos];
+    if (b->loc[pos] || m < 0) return b->loc[pos];
+    wm_part_t *p = &b->f->part;
+    weft_var_t *tok = b->tok_at[m], *dep = b->prev;
+    weft_var_t *v = dep && tok ? comm_node(b, &wm__recv_class, (uint32_t)m,
+                                           weft_var_type(p->vars[pos]), tok, dep)
+                               : comm_node(b, &wm__recv_class, (uint32_t)m,
+                                           weft_var_type(p->vars[pos]), NULL, tok ? tok : dep);
+    b->loc[pos] = v;
+    return v;
 }
 
 /* In the global order every rank shares: the roots' messages, then each
@@ -243,7 +272,8 @@ static weft_status_t map_io(builder_t *b, size_t n_in, weft_var_t *const *inputs
         bool gets = ow == f->rank || ow == WEFT_MPI_REPLICATED ||
                     (o->outputs_to_root && f->rank == 0);
         f->out_local[k] = gets ? (int)b->n_outs : -1;
-        if (gets) b->outs[b->n_outs++] = b->loc[pos];
+        if (gets && !(b->outs[b->n_outs++] = local_value(b, pos)))
+            return ctor_failed(b, "a receive node");
     }
     f->n_lout = b->n_outs;
     return WEFT_OK;
@@ -255,6 +285,8 @@ static weft_status_t alloc_builder(builder_t *b, weft_mpi_function_t *f, size_t 
     f->rt.n_colls = count_colls(p);
     size_t max_out = n_out + p->n_msgs + f->rt.n_colls + 1;
     b->loc = calloc(p->n_vars + 1, sizeof *b->loc);
+    b->recv_of = malloc((p->n_vars + 1) * sizeof *b->recv_of);
+    b->tok_at = calloc(p->n_msgs + 1, sizeof *b->tok_at);
     b->outs = calloc(max_out, sizeof *b->outs);
     f->rt.colls = calloc(f->rt.n_colls + 1, sizeof *f->rt.colls);
     f->in_local = calloc(n_in + 1, sizeof *f->in_local);
@@ -265,10 +297,11 @@ static weft_status_t alloc_builder(builder_t *b, weft_mpi_function_t *f, size_t 
     size_t n_req = p->n_msgs + f->rt.n_colls + 1;
     f->reqs = malloc(n_req * sizeof *f->reqs);
     f->done_idx = malloc(n_req * sizeof *f->done_idx);
-    if (!b->loc || !b->outs || !f->rt.colls || !f->in_local || !f->out_local || !f->lin ||
+    if (!b->loc || !b->outs || !b->recv_of || !b->tok_at || !f->rt.colls || !f->in_local || !f->out_local || !f->lin ||
         !f->lout || !f->keep || !f->reqs || !f->done_idx)
         return wm__error(WEFT_ENOMEM, "local graph: out of memory");
     for (size_t i = 0; i < n_req; i++) f->reqs[i] = MPI_REQUEST_NULL;
+    for (size_t k = 0; k < p->n_vars; k++) b->recv_of[k] = -1;
     return WEFT_OK;
 }
 
@@ -303,7 +336,8 @@ weft_status_t wm__build_local(weft_mpi_function_t *f, size_t n_in, weft_var_t *c
                               size_t n_out, weft_var_t *const *outputs,
                               const weft_mpi_options_t *o)
 {
-    builder_t b = {f, weft_var_graph(n_out ? outputs[0] : inputs[0]), NULL, NULL, 0, NULL};
+    builder_t b = {f, weft_var_graph(n_out ? outputs[0] : inputs[0]), NULL, NULL, 0, NULL, NULL,
+                   NULL, NULL};
     f->rt.msgs = f->part.msgs;
     f->rt.n_msgs = f->part.n_msgs;
     weft_var_t **lin = calloc(n_in + 1, sizeof *lin);
@@ -319,7 +353,7 @@ weft_status_t wm__build_local(weft_mpi_function_t *f, size_t n_in, weft_var_t *c
         else {
             memcpy(tok, b.outs, n_tok * sizeof *tok);
             b.n_outs = 0;
-            map_io(&b, n_in, inputs, n_out, outputs, o, lin);
+            st = map_io(&b, n_in, inputs, n_out, outputs, o, lin);
             memcpy(b.outs + b.n_outs, tok, n_tok * sizeof *tok);
             b.n_outs += n_tok;
             free(tok);
@@ -329,6 +363,8 @@ weft_status_t wm__build_local(weft_mpi_function_t *f, size_t n_in, weft_var_t *c
     free(lin);
     free(b.loc);
     free(b.outs);
+    free(b.recv_of);
+    free(b.tok_at);
     return st;
 }
 

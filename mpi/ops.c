@@ -102,7 +102,7 @@ static weft_status_t typed_make_node(weft_graph_t *g, const weft_op_t *op, size_
                                      const weft_type_t **out)
 {
     (void)in;
-    if (n_in > 1) return weft_graph_set_error(g, WEFT_EINVAL, "%s takes at most 1 input",
+    if (n_in > 2) return weft_graph_set_error(g, WEFT_EINVAL, "%s takes at most 2 inputs",
                                               weft_op_name(op));
     const wm_props_t *p = weft_op_props(op);
     *n_out = 1;

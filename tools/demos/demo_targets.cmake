@@ -20,6 +20,12 @@ target_link_libraries(tile_cholesky PRIVATE weft_demo_core)
 # links the shared libweft (through libweft_mpi), so it compiles the demo's
 # sources itself rather than weft_demo_core (which carries libweft.a).
 find_library(WEFT_SCALAPACK scalapack-openmpi)
+if(TARGET weft_mpi)
+  # mlp_train_mpi (mlp_train --mpi): data-parallel training, gradients
+  # allreduced in the graph, loss curve vs the single-process run
+  add_executable(mlp_train_mpi mlp_train_mpi.c mlp_train_core.c mlp_train_handc.c)
+  target_link_libraries(mlp_train_mpi PRIVATE weft_mpi ${WEFT_BLAS} Threads::Threads m)
+endif()
 if(TARGET weft_mpi AND WEFT_SCALAPACK)
   add_executable(tile_cholesky_mpi tile_cholesky_mpi.c tile_cholesky_core.c tile_cholesky_ops.c)
   target_link_libraries(tile_cholesky_mpi PRIVATE weft_mpi ${WEFT_SCALAPACK} ${WEFT_LAPACKE}
