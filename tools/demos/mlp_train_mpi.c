@@ -221,6 +221,8 @@ int main(int argc, char **argv)
     double *ls = calloc((size_t)n, sizeof *ls), *ts = calloc((size_t)n, sizeof *ts);
     if (!bad) bad = run_mpi(d, rows, n, lm, tm);
     if (!bad && rank == 0) bad = run_single(d, rows * size, steps, ls, ts); /* the loss curve */
+    if (getenv("MLP_MPI_DEBUG") && rank == 0)
+        for (int k = 0; k < n; k++) fprintf(stderr, "step %d: %.4f s\n", k, tm[k]);
     double t_mpi = median(tm + 2, reps), t_one = 0, diff = 0;
     MPI_Barrier(MPI_COMM_WORLD);
     if (!bad && rank == 0) {
