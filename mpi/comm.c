@@ -34,11 +34,16 @@ typedef struct call {
     char local_msg[1024];
 } call_t;
 
-static double now_s(void)
+uint64_t wm__now_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static double now_s(void)
+{
+    return 1e-9 * (double)wm__now_ns();
 }
 
 /* Idle backoff: yield first, then sleep up to 50 us (2 cores are shared by
@@ -66,6 +71,7 @@ static void *helper_main(void *arg)
     weft_call_options_t co = WEFT_CALL_OPTIONS_INIT;
     co.on_node_failure = wm__on_node_failure;
     co.failure_user = &f->rt;
+    f->t_local0 = wm__now_ns(); /* read after the join */
     c->local_st = weft_function_call_ex(f->local, f->n_lin, f->lin, f->n_lout + f->n_keep,
                                         f->lout, &co);
     /* the message is the helper thread's own (weft_function_last_error) */
@@ -85,8 +91,10 @@ static weft_status_t post_receives(call_t *c)
         wm_msg_t *g = &rt->msgs[m];
         /* relaxed: no node of this call runs yet */
         atomic_store_explicit(&g->state, WM_IDLE, memory_order_relaxed);
+        g->t_post = g->t_done = 0;
         if (g->dst != f->rank || rc != MPI_SUCCESS) continue;
         atomic_store_explicit(&g->state, WM_POSTED, memory_order_relaxed);
+        g->t_post = wm__now_ns();
         rc = MPI_Irecv(g->buf, (int)g->bytes, MPI_BYTE, g->src, data_tag(c, m), f->data,
                        &f->reqs[m]);
     }
@@ -130,6 +138,7 @@ static int start_queued(call_t *c, int *rc)
         if (g->src != f->rank || atomic_load_explicit(&g->state, memory_order_acquire) != WM_QUEUED)
             continue;
         atomic_store_explicit(&g->state, WM_POSTED, memory_order_relaxed);
+        g->t_post = wm__now_ns();
         *rc = MPI_Isend(g->buf, (int)g->bytes, MPI_BYTE, g->dst, data_tag(c, m), f->data,
                         &f->reqs[m]);
         n++;
@@ -169,7 +178,13 @@ static int complete_some(call_t *c, int *rc)
     for (int i = 0; i < out; i++) {
         size_t k = (size_t)f->done_idx[i];
         /* release: the received bytes happen-before a waiter's acquire */
-        if (k < rt->n_msgs) atomic_store_explicit(&rt->msgs[k].state, WM_DONE, memory_order_release);
+        if (k < rt->n_msgs) {
+            wm_msg_t *g = &rt->msgs[k];
+            g->t_done = wm__now_ns();
+            g->wait_ns += g->t_done - g->t_post;
+            g->completions++;
+            atomic_store_explicit(&g->state, WM_DONE, memory_order_release);
+        }
         else if (k < rt->n_msgs + rt->n_colls)
             atomic_store_explicit(&rt->colls[k - rt->n_msgs].state, WM_DONE, memory_order_release);
         else {

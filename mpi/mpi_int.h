@@ -41,6 +41,10 @@ typedef struct wm_msg {
      * acquire load that sees WM_QUEUED; acquire on the receive node's side
      * pairs with the comm thread's release store of WM_DONE */
     _Atomic int state;
+    /* profile (the communication thread's alone): CLOCK_MONOTONIC ns of the
+     * last call's post (Irecv / Isend) and completion; totals over calls */
+    uint64_t t_post, t_done;
+    uint64_t wait_ns, completions;
 } wm_msg_t;
 
 /* One collective node: its own duplicated communicator, so the ranks may
@@ -142,6 +146,7 @@ struct weft_mpi_function {
     wm_orphan_t *orphans;
     size_t n_orphans, cap_orphans;
     uint64_t calls;
+    uint64_t t_local0; /* last call: the local call's start (helper thread), ns */
     bool broken; /* a peer timed out: the communicators' state is unknown */
     bool busy;
 };
@@ -170,6 +175,8 @@ weft_status_t wm__build_local(weft_mpi_function_t *f, size_t n_in, weft_var_t *c
 void wm__free_runtime(weft_mpi_function_t *f);
 weft_status_t wm__call(weft_mpi_function_t *f, char *msg, size_t cap);
 void wm__drain_orphans(weft_mpi_function_t *f, bool final);
+/* CLOCK_MONOTONIC in nanoseconds. */
+uint64_t wm__now_ns(void);
 /* The local call's failure hook (weft_call_options_t.on_node_failure). */
 void wm__on_node_failure(void *user, weft_status_t st, const char *msg);
 

@@ -406,6 +406,86 @@ static int bad(void *u, const weft_var_t *v)
     return 1000;
 }
 
+/* ---- profiling: report and merged trace ---- */
+
+static size_t count(const char *text, const char *what)
+{
+    size_t n = 0;
+    for (const char *p = strstr(text, what); p; p = strstr(p + 1, what)) n++;
+    return n;
+}
+
+static char *slurp(FILE *fp)
+{
+    fseek(fp, 0, SEEK_END);
+    long n = ftell(fp);
+    rewind(fp);
+    char *t = calloc((size_t)n + 1, 1);
+    assert_int_equal(fread(t, 1, (size_t)n, fp), (size_t)n);
+    return t;
+}
+
+static void profiling(void **state)
+{
+    (void)state;
+    rgraph_t r;
+    build_random(&r, 5, 30, false);
+    weft_mpi_options_t mo = WEFT_MPI_OPTIONS_INIT;
+    weft_function_options_t fo = fn_opts();
+    fo.profile = true;
+    mo.owner = owner_of;
+    mo.owner_user = &r;
+    mo.function = &fo;
+    weft_mpi_function_t *f;
+    assert_int_equal(weft_mpi_function_compile(MPI_COMM_WORLD, N_IN, r.in, 3, r.out, &mo, &f), WEFT_OK);
+    weft_tensor_t *x[N_IN], *got[3] = {NULL, NULL, NULL}, *given[N_IN];
+    fill_inputs(x, 3);
+    for (size_t k = 0; k < N_IN; k++) given[k] = weft_mpi_function_gives_input(f, k) ? x[k] : NULL;
+    assert_int_equal(weft_mpi_function_call(f, N_IN, given, 3, got), WEFT_OK);
+    weft_mpi_stats_t s;
+    memset(&s, 0, sizeof s);
+    s.size = sizeof s;
+    assert_int_equal(weft_mpi_function_stats(f, &s), WEFT_OK);
+    /* the report: a header and a line per message of this rank */
+    FILE *tmp = tmpfile();
+    assert_int_equal(weft_mpi_function_print_report(f, tmp), WEFT_OK);
+    char *rep = slurp(tmp);
+    fclose(tmp);
+    char head[64];
+    snprintf(head, sizeof head, "rank %d of %d: %u nodes", rank, nranks, s.nodes);
+    assert_non_null(strstr(rep, head));
+    assert_int_equal(count(rep, "\nmsg "), s.messages_in + s.messages_out);
+    free(rep);
+    /* the trace, on rank 0: one process per rank, a flow per message */
+    char path[64];
+    int pid = (int)getpid();
+    MPI_Bcast(&pid, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    snprintf(path, sizeof path, "/tmp/weft_mpi_trace_%d.json", pid);
+    assert_int_equal(weft_mpi_function_write_trace(f, path), WEFT_OK);
+    unsigned sent = 0;
+    MPI_Allreduce(&s.messages_out, &sent, 1, MPI_UNSIGNED, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0) {
+        FILE *fp = fopen(path, "r");
+        assert_non_null(fp);
+        char *t = slurp(fp);
+        fclose(fp);
+        remove(path);
+        for (int q = 0; q < nranks; q++) {
+            char name[32];
+            snprintf(name, sizeof name, "\"name\":\"rank %d\"", q);
+            assert_int_equal(count(t, name), 1);
+        }
+        assert_int_equal(count(t, "\"ph\":\"s\""), sent);
+        assert_int_equal(count(t, "\"ph\":\"f\""), sent);
+        assert_true(count(t, "\"ph\":\"X\"") >= 2 * sent); /* nodes too */
+        free(t);
+    }
+    release_all(x, N_IN);
+    release_all(got, 3);
+    assert_int_equal(weft_mpi_function_destroy(f), WEFT_OK);
+    free_random(&r);
+}
+
 int main(int argc, char **argv)
 {
     alarm(240); /* watchdog: a hung rank dies, and mpirun ends the others */
@@ -420,6 +500,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(collectives),
         cmocka_unit_test(failure_propagates),
         cmocka_unit_test(bad_arguments),
+        cmocka_unit_test(profiling),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     MPI_Finalize();

@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "mlp_train_int.h"
+#include "demo_median.h"
 #include "weft/mpi.h"
 
 typedef struct step_graph {
@@ -127,18 +128,6 @@ static void state_destroy(state_t *s)
     for (int i = 0; i < 1 + MLP_N_PARAMS; i++) weft_tensor_release(s->out[i]);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 static weft_function_options_t fn_opts(void)
 {
     weft_function_options_t o = WEFT_FUNCTION_OPTIONS_INIT;
@@ -223,12 +212,12 @@ int main(int argc, char **argv)
     if (!bad && rank == 0) bad = run_single(d, rows * size, steps, ls, ts); /* the loss curve */
     if (getenv("MLP_MPI_DEBUG") && rank == 0)
         for (int k = 0; k < n; k++) fprintf(stderr, "step %d: %.4f s\n", k, tm[k]);
-    double t_mpi = median(tm + 2, reps), t_one = 0, diff = 0;
+    double t_mpi = demo_median(tm + 2, reps), t_one = 0, diff = 0;
     MPI_Barrier(MPI_COMM_WORLD);
     if (!bad && rank == 0) {
         for (int k = 0; k < steps; k++) diff = fmax(diff, fabs(lm[k] - ls[k]) / ls[k]);
         bad = run_single(d, rows, reps + 2, ls, ts); /* one rank at batch `rows` */
-        t_one = median(ts + 2, reps);
+        t_one = demo_median(ts + 2, reps);
     }
     MPI_Barrier(MPI_COMM_WORLD);
     if (!bad && rank == 0) {

@@ -5,6 +5,10 @@
  * ScaLAPACK's pdpotrf on the same grid and block size. Run under mpirun:
  *
  *   mpirun -np 2 tile_cholesky_mpi [--n N] [--nb NB] [--reps R] [--threads T]
+ *                                  [--trace PATH]
+ *
+ * (--trace: the weft side is profiled and rank 0 writes the merged Chrome
+ * trace of its last factorization to PATH, weft_mpi_function_write_trace.)
  *
  * Rank 0 prints
  *
@@ -24,6 +28,7 @@
 #include <string.h>
 
 #include "tile_cholesky_core.h"
+#include "demo_median.h"
 #include "weft/mpi.h"
 
 /* ScaLAPACK / BLACS (libscalapack-openmpi: no header) */
@@ -39,6 +44,7 @@ void pdpotrf_(const char *uplo, const int *n, double *a, const int *ia, const in
 
 typedef struct opts {
     int n, nb, reps, threads;
+    const char *trace; /* --trace PATH: profile on, merged trace of the last call */
 } opts_t;
 
 static int rank, size, grid_p, grid_q;
@@ -123,7 +129,7 @@ static void build_graph(dist_t *d, int n, int nb)
     }
 }
 
-static weft_status_t dist_create(dist_t *d, int n, int nb, int threads)
+static weft_status_t dist_create(dist_t *d, int n, int nb, int threads, bool profile)
 {
     memset(d, 0, sizeof *d);
     d->nt = (n + nb - 1) / nb;
@@ -146,6 +152,7 @@ static weft_status_t dist_create(dist_t *d, int n, int nb, int threads)
     fo.input_mutable = mut;
     fo.node_threads = 1;
     fo.name = "tile_cholesky_mpi";
+    fo.profile = profile;
     weft_mpi_options_t mo = WEFT_MPI_OPTIONS_INIT;
     mo.owner = owner_of;
     mo.owner_user = d;
@@ -275,29 +282,18 @@ static void scal_gather(const scal_t *s, double *l, int n, int nb)
 
 /* ---- driver ---------------------------------------------------------------------------------- */
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 static int parse(int argc, char **argv, opts_t *o)
 {
-    *o = (opts_t){4096, 256, 3, 1};
+    *o = (opts_t){4096, 256, 3, 1, NULL};
     for (int i = 1; i < argc; i++) {
         if (i + 1 < argc && !strcmp(argv[i], "--n")) o->n = atoi(argv[++i]);
         else if (i + 1 < argc && !strcmp(argv[i], "--nb")) o->nb = atoi(argv[++i]);
         else if (i + 1 < argc && !strcmp(argv[i], "--reps")) o->reps = atoi(argv[++i]);
         else if (i + 1 < argc && !strcmp(argv[i], "--threads")) o->threads = atoi(argv[++i]);
+        else if (i + 1 < argc && !strcmp(argv[i], "--trace")) o->trace = argv[++i];
         else if (!strcmp(argv[i], "--mpi")) continue;
         else {
-            if (rank == 0) fprintf(stderr, "usage: tile_cholesky_mpi [--n N] [--nb NB] [--reps R] [--threads T]\n");
+            if (rank == 0) fprintf(stderr, "usage: tile_cholesky_mpi [--n N] [--nb NB] [--reps R] [--threads T] [--trace PATH]\n");
             return 2;
         }
     }
@@ -362,7 +358,7 @@ int main(int argc, char **argv)
     double *a = NULL;
     chol_make_spd(o.n, 42, &a);
     dist_t d;
-    int failed = dist_create(&d, o.n, o.nb, o.threads) != WEFT_OK;
+    int failed = dist_create(&d, o.n, o.nb, o.threads, o.trace != NULL) != WEFT_OK;
     scal_t s;
     scal_create(&s, o.n, o.nb);
     size_t nv = tri(d.nt, 0);
@@ -373,6 +369,7 @@ int main(int argc, char **argv)
         ts[r] = timed_scal(&s, a, &o, &failed);
     }
     MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (!failed && o.trace && weft_mpi_function_write_trace(d.f, o.trace) != WEFT_OK) failed = 1;
     double *l = rank == 0 ? calloc((size_t)o.n * o.n, sizeof *l) : NULL;
     double res_w = NAN, res_s = NAN;
     if (!failed) {
@@ -383,7 +380,7 @@ int main(int argc, char **argv)
     }
     if (rank == 0 && !failed) {
         double flops = (double)o.n * o.n * o.n / 3.0 * 1e-9;
-        double gw = flops / median(tw, o.reps), gs = flops / median(ts, o.reps);
+        double gw = flops / demo_median(tw, o.reps), gs = flops / demo_median(ts, o.reps);
         printf("cholesky_mpi impl=weft n=%d nb=%d ranks=%d threads=%d gflops=%.2f residual=%.2e\n",
                o.n, o.nb, size, o.threads, gw, res_w);
         printf("cholesky_mpi impl=scalapack n=%d nb=%d ranks=%d threads=%d gflops=%.2f residual=%.2e\n",

@@ -56,6 +56,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "weft/function.h"
 #include "weft/graph.h"
@@ -179,6 +180,34 @@ typedef struct weft_mpi_stats {
 
 WEFT_MPI_API weft_status_t weft_mpi_function_stats(const weft_mpi_function_t *f,
                                                    weft_mpi_stats_t *out);
+
+/* ---- profiling (docs/distributed.md §7) ------------------------------------ */
+
+/* This rank's report: its share of the graph (nodes, messages and bytes in
+ * and out per call), then one line per message it sends or receives:
+ * "msg M src->dst BYTES bytes last_ms=T mean_ms=U value" (T: from the
+ * post (MPI_Irecv at the call's start, MPI_Isend when the send node ran) to
+ * the completion, in the last call; U: the mean over calls), then the local
+ * function's profile report when it was compiled with profile on.
+ * Errors: WEFT_EINVAL (NULL), WEFT_EIO. Thread: not during a call on f. */
+WEFT_MPI_API weft_status_t weft_mpi_function_print_report(const weft_mpi_function_t *f,
+                                                          FILE *out);
+
+/* Collective over f's communicator (every rank calls it after the same
+ * call): rank 0 writes `path` (the other ranks' path is ignored, may be
+ * NULL) as one Chrome trace (chrome://tracing, Perfetto) of the last call:
+ * a process per rank ("rank R"), the local function's nodes on their
+ * workers' threads (when it was compiled with profile on), each message a
+ * slice on a "messages" thread of the sender (post to completion of the
+ * send) and of the receiver (post of the receive to its completion), joined
+ * by a flow arrow from the send's start to the receive's end. Times are
+ * CLOCK_MONOTONIC microseconds: comparable across ranks of one machine;
+ * across machines only as synchronized as their clocks.
+ * Errors: WEFT_EINVAL (NULL f, NULL path on rank 0), WEFT_EIO (rank 0 cannot
+ * write path: every rank returns it), WEFT_ESYSTEM (MPI failed),
+ * WEFT_ENOMEM. */
+WEFT_MPI_API weft_status_t weft_mpi_function_write_trace(const weft_mpi_function_t *f,
+                                                         const char *path);
 
 /* Text of the calling thread's last failed weft_mpi_* call ("" if none).
  * Returns borrowed, valid until the thread's next weft_mpi_* call. */
