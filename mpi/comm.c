@@ -15,17 +15,11 @@
 
 #include "mpi_int.h"
 
-typedef struct abort_msg {
-    int32_t rank;
-    int32_t status;
-    char text[1024];
-} abort_msg_t;
-
 typedef struct call {
     weft_mpi_function_t *f;
     int ctag;           /* this call's tag on the control communicator */
     uint64_t tag_base;  /* this call's first data tag */
-    abort_msg_t in, out;
+    wm_abort_msg_t *in, *out; /* f->agree's: MPI may use them after a timeout */
     MPI_Request *abort_out; /* one per peer */
     bool abort_sent;
     pthread_t helper;
@@ -107,7 +101,7 @@ static weft_status_t post_receives(call_t *c)
                         &f->reqs[rt->n_msgs + k]);
     }
     if (rc == MPI_SUCCESS)
-        rc = MPI_Irecv(&c->in, sizeof c->in, MPI_BYTE, MPI_ANY_SOURCE, c->ctag, f->ctl,
+        rc = MPI_Irecv(c->in, sizeof *c->in, MPI_BYTE, MPI_ANY_SOURCE, c->ctag, f->ctl,
                        &f->reqs[rt->n_msgs + rt->n_colls]);
     return rc == MPI_SUCCESS ? WEFT_OK : wm__error(WEFT_ESYSTEM, "rank %d: posting receives "
                                                    "failed (MPI error %d)", f->rank, rc);
@@ -157,14 +151,14 @@ static void send_aborts(call_t *c)
 {
     weft_mpi_function_t *f = c->f;
     c->abort_sent = true;
-    c->out.rank = f->rank;
+    c->out->rank = f->rank;
     pthread_mutex_lock(&f->rt.mu);
-    c->out.status = (int32_t)f->rt.fail_status;
-    snprintf(c->out.text, sizeof c->out.text, "%s", f->rt.fail_msg);
+    c->out->status = (int32_t)f->rt.fail_status;
+    snprintf(c->out->text, sizeof c->out->text, "%s", f->rt.fail_msg);
     pthread_mutex_unlock(&f->rt.mu);
     for (int r = 0; r < f->size; r++)
         if (r != f->rank)
-            MPI_Isend(&c->out, sizeof c->out, MPI_BYTE, r, c->ctag, f->ctl, &c->abort_out[r]);
+            MPI_Isend(c->out, sizeof *c->out, MPI_BYTE, r, c->ctag, f->ctl, &c->abort_out[r]);
 }
 
 /* Completed requests: wake the waiting nodes; an abort fails the call here. */
@@ -189,8 +183,8 @@ static int complete_some(call_t *c, int *rc)
             atomic_store_explicit(&rt->colls[k - rt->n_msgs].state, WM_DONE, memory_order_release);
         else {
             char text[1100];
-            snprintf(text, sizeof text, "%.*s", (int)sizeof c->in.text - 1, c->in.text);
-            wm__rt_fail(rt, false, (weft_status_t)c->in.status, text);
+            snprintf(text, sizeof text, "%.*s", (int)sizeof c->in->text - 1, c->in->text);
+            wm__rt_fail(rt, false, (weft_status_t)c->in->status, text);
         }
     }
     wm__rt_wake(rt);
@@ -297,32 +291,34 @@ static weft_status_t agree(call_t *c, char *msg, size_t cap)
 {
     weft_mpi_function_t *f = c->f;
     wm_rt_t *rt = &f->rt;
+    wm_agree_t *a = f->agree;
     bool failed = atomic_load_explicit(&rt->failed, memory_order_acquire);
-    int mine = failed && rt->fail_local ? f->rank : f->size, origin = f->size;
-    MPI_Request req;
-    if (MPI_Iallreduce(&mine, &origin, 1, MPI_INT, MPI_MIN, f->ctl, &req) != MPI_SUCCESS ||
-        !wait_bounded(&req, f->timeout_s)) {
+    a->mine = failed && rt->fail_local ? f->rank : f->size;
+    a->origin = f->size;
+    if (MPI_Iallreduce(&a->mine, &a->origin, 1, MPI_INT, MPI_MIN, f->ctl, &a->req) != MPI_SUCCESS ||
+        !wait_bounded(&a->req, f->timeout_s)) {
         f->broken = true;
         snprintf(msg, cap, "rank %d: timed out after %g s agreeing on the call's outcome with "
-                 "its peers (dead or stuck peer?)", f->rank, f->timeout_s);
+                 "its peers (dead or stuck peer?)%s%s", f->rank, f->timeout_s,
+                 failed ? "; here: " : "", failed ? rt->fail_msg : "");
         return WEFT_ESYSTEM;
     }
-    if (origin == f->size) return WEFT_OK;
-    abort_msg_t am;
-    memset(&am, 0, sizeof am);
+    if (a->origin == f->size) return WEFT_OK;
+    int origin = a->origin;
+    memset(&a->am, 0, sizeof a->am);
     if (origin == f->rank) {
-        am.status = (int32_t)rt->fail_status;
-        snprintf(am.text, sizeof am.text, "%s", rt->fail_msg);
+        a->am.status = (int32_t)rt->fail_status;
+        snprintf(a->am.text, sizeof a->am.text, "%s", rt->fail_msg);
     }
-    if (MPI_Ibcast(&am, sizeof am, MPI_BYTE, origin, f->ctl, &req) != MPI_SUCCESS ||
-        !wait_bounded(&req, f->timeout_s)) {
+    if (MPI_Ibcast(&a->am, sizeof a->am, MPI_BYTE, origin, f->ctl, &a->req) != MPI_SUCCESS ||
+        !wait_bounded(&a->req, f->timeout_s)) {
         f->broken = true;
         snprintf(msg, cap, "rank %d: timed out after %g s receiving rank %d's failure",
                  f->rank, f->timeout_s, origin);
         return WEFT_ESYSTEM;
     }
-    snprintf(msg, cap, "rank %d: %.*s", origin, (int)sizeof am.text - 1, am.text);
-    return (weft_status_t)am.status;
+    snprintf(msg, cap, "rank %d: %.*s", origin, (int)sizeof a->am.text - 1, a->am.text);
+    return (weft_status_t)a->am.status;
 }
 
 static weft_status_t orphan(weft_mpi_function_t *f, MPI_Request req, weft_tensor_t *buf, bool rcv)
@@ -386,15 +382,36 @@ static void settle_aborts(call_t *c)
         MPI_Wait(in, MPI_STATUS_IGNORE);
     }
     for (int r = 0; r < f->size; r++)
-        if (c->abort_out[r] != MPI_REQUEST_NULL && !wait_bounded(&c->abort_out[r], f->timeout_s))
+        if (c->abort_out[r] != MPI_REQUEST_NULL && !wait_bounded(&c->abort_out[r], f->timeout_s)) {
             f->broken = true;
+            MPI_Request_free(&c->abort_out[r]); /* its buffer is f->agree's, kept */
+        }
     /* drain the aborts of other failing ranks that already arrived */
     for (;;) {
         int flag = 0;
         MPI_Status s;
         MPI_Iprobe(MPI_ANY_SOURCE, c->ctag, f->ctl, &flag, &s);
         if (!flag) break;
-        MPI_Recv(&c->in, sizeof c->in, MPI_BYTE, s.MPI_SOURCE, c->ctag, f->ctl, MPI_STATUS_IGNORE);
+        MPI_Recv(c->in, sizeof *c->in, MPI_BYTE, s.MPI_SOURCE, c->ctag, f->ctl, MPI_STATUS_IGNORE);
+    }
+}
+
+void wm__abandon(weft_mpi_function_t *f)
+{
+    for (size_t m = 0; m < f->rt.n_msgs; m++) {
+        if (f->reqs[m] == MPI_REQUEST_NULL) continue;
+        if (f->rt.msgs[m].dst == f->rank) {
+            MPI_Cancel(&f->reqs[m]);
+            MPI_Wait(&f->reqs[m], MPI_STATUS_IGNORE);
+        } else {
+            wm__keep_buffer(f->rt.msgs[m].buf_t); /* MPI may still read it */
+            MPI_Request_free(&f->reqs[m]);
+        }
+    }
+    for (size_t k = 0; k < f->rt.n_colls; k++) {
+        if (f->reqs[f->rt.n_msgs + k] == MPI_REQUEST_NULL) continue;
+        wm__keep_buffer(f->rt.colls[k].sbuf_t); /* an unfinished collective */
+        wm__keep_buffer(f->rt.colls[k].rbuf_t);
     }
 }
 
@@ -408,9 +425,15 @@ void wm__drain_orphans(weft_mpi_function_t *f, bool final)
         if (final) flag = o->is_recv ? (MPI_Wait(&o->req, MPI_STATUS_IGNORE), 1)
                                      : wait_bounded(&o->req, 1.0);
         else MPI_Test(&o->req, &flag, MPI_STATUS_IGNORE);
-        if (flag) weft_tensor_release(o->buf);
-        else if (final) MPI_Request_free(&o->req); /* its buffer stays allocated: MPI may read it */
-        else f->orphans[k++] = *o;
+        if (flag) {
+            weft_tensor_release(o->buf);
+        } else if (final) {
+            MPI_Request_free(&o->req);
+            wm__keep_buffer(o->buf); /* MPI may still read it */
+            weft_tensor_release(o->buf);
+        } else {
+            f->orphans[k++] = *o;
+        }
     }
     f->n_orphans = final ? 0 : k;
 }
@@ -442,6 +465,8 @@ weft_status_t wm__call(weft_mpi_function_t *f, char *msg, size_t cap)
     call_t c;
     memset(&c, 0, sizeof c);
     c.f = f;
+    c.in = &f->agree->in;
+    c.out = &f->agree->out;
     c.ctag = (int)(f->calls % (uint64_t)f->tag_ub);
     uint64_t span = f->rt.n_msgs ? f->rt.n_msgs : 1;
     uint64_t cycle = (uint64_t)f->tag_ub / span;

@@ -120,7 +120,9 @@ weft_status_t weft_mpi_function_compile(MPI_Comm comm, size_t n_in, weft_var_t *
     f->n_in = n_in;
     f->n_out = n_out;
     f->timeout_s = o.timeout_s > 0 ? o.timeout_s : 60.0;
-    st = init_comm(f, comm);
+    f->agree = calloc(1, sizeof *f->agree);
+    st = f->agree ? init_comm(f, comm) : wm__error(WEFT_ENOMEM, "weft_mpi_function_compile: "
+                                                   "out of memory");
     if (st == WEFT_OK) st = wm__partition(n_in, inputs, n_out, outputs, &o, f->size, &f->part);
     if (st == WEFT_OK) st = wm__build_local(f, n_in, inputs, n_out, outputs, &o);
     if (st != WEFT_OK) {
@@ -134,16 +136,56 @@ weft_status_t weft_mpi_function_compile(MPI_Comm comm, size_t n_in, weft_var_t *
     return WEFT_OK;
 }
 
+/* Agreement blocks of functions destroyed after a timeout: MPI may still
+ * complete their requests into them, so they stay allocated (and reachable)
+ * until the process exits. */
+static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
+static wm_agree_t *kept;
+
+static void keep_agree(wm_agree_t *a)
+{
+    pthread_mutex_lock(&kept_lock);
+    a->next = kept;
+    kept = a;
+    pthread_mutex_unlock(&kept_lock);
+}
+
+/* Likewise buffers of requests left to MPI (wm__abandon). */
+static weft_tensor_t **kept_bufs;
+static size_t n_kept_bufs, cap_kept_bufs;
+
+void wm__keep_buffer(weft_tensor_t *t)
+{
+    if (!t) return;
+    pthread_mutex_lock(&kept_lock);
+    if (n_kept_bufs == cap_kept_bufs) {
+        size_t cap = cap_kept_bufs ? 2 * cap_kept_bufs : 16;
+        weft_tensor_t **k = realloc(kept_bufs, cap * sizeof *k);
+        if (k) kept_bufs = k, cap_kept_bufs = cap;
+    }
+    /* out of memory: the reference is dropped unreachable (a leak, never a
+     * buffer freed under MPI) */
+    if (n_kept_bufs < cap_kept_bufs) kept_bufs[n_kept_bufs++] = weft_tensor_retain(t);
+    else weft_tensor_retain(t);
+    pthread_mutex_unlock(&kept_lock);
+}
+
 weft_status_t weft_mpi_function_destroy(weft_mpi_function_t *f)
 {
     if (!f) return WEFT_OK;
     if (f->busy) return wm__error(WEFT_EBUSY, "weft_mpi_function_destroy: a call is in flight");
     weft_function_destroy(f->local);
     wm__drain_orphans(f, true);
+    if (f->broken && f->reqs) wm__abandon(f);
+    if (!f->broken) free(f->agree);
+    else keep_agree(f->agree);
     wm__free_runtime(f);
     wm__part_free(&f->part);
-    if (f->data != MPI_COMM_NULL) MPI_Comm_free(&f->data);
-    if (f->ctl != MPI_COMM_NULL) MPI_Comm_free(&f->ctl);
+    /* after a timeout, requests may still be pending on them: Open MPI does
+     * not survive freeing a communicator under a pending collective, so a
+     * broken function's communicators are left to MPI_Finalize */
+    if (f->data != MPI_COMM_NULL && !f->broken) MPI_Comm_free(&f->data);
+    if (f->ctl != MPI_COMM_NULL && !f->broken) MPI_Comm_free(&f->ctl);
     pthread_mutex_destroy(&f->rt.mu);
     pthread_cond_destroy(&f->rt.cv);
     free(f);

@@ -375,7 +375,7 @@ void wm__free_runtime(weft_mpi_function_t *f)
         wm_coll_t *k = &f->rt.colls[c];
         weft_tensor_release(k->sbuf_t);
         weft_tensor_release(k->rbuf_t);
-        if (k->comm != MPI_COMM_NULL && k->comm != 0) MPI_Comm_free(&k->comm);
+        if (k->comm != MPI_COMM_NULL && k->comm != 0 && !f->broken) MPI_Comm_free(&k->comm);
     }
     for (size_t k = 0; k < f->n_keep; k++) weft_tensor_release(f->keep[k]);
     free(f->rt.colls);

@@ -122,6 +122,23 @@ typedef struct wm_part {
 /* A request MPI still owns after a failed call (its message never matched
  * or its peer gave up): kept, with its buffer, until it completes or f is
  * destroyed. */
+/* What a rank tells the others about a failure (abort message, outcome). */
+typedef struct wm_abort_msg {
+    int32_t rank;
+    int32_t status;
+    char text[1024];
+} wm_abort_msg_t;
+
+/* The end-of-call agreement's buffers: on the heap, since after a timeout
+ * MPI may still write them (then they are never freed). */
+typedef struct wm_agree {
+    int mine, origin;
+    wm_abort_msg_t am;
+    wm_abort_msg_t in, out; /* the call's abort receive and sends */
+    MPI_Request req;
+    struct wm_agree *next; /* in the list of kept blocks (function.c) */
+} wm_agree_t;
+
 typedef struct wm_orphan {
     MPI_Request req;
     weft_tensor_t *buf;
@@ -147,6 +164,7 @@ struct weft_mpi_function {
     size_t n_orphans, cap_orphans;
     uint64_t calls;
     uint64_t t_local0; /* last call: the local call's start (helper thread), ns */
+    wm_agree_t *agree;
     bool broken; /* a peer timed out: the communicators' state is unknown */
     bool busy;
 };
@@ -175,6 +193,11 @@ weft_status_t wm__build_local(weft_mpi_function_t *f, size_t n_in, weft_var_t *c
 void wm__free_runtime(weft_mpi_function_t *f);
 weft_status_t wm__call(weft_mpi_function_t *f, char *msg, size_t cap);
 void wm__drain_orphans(weft_mpi_function_t *f, bool final);
+/* At destroy: requests still active (after a timeout) are cancelled
+ * (receives) or left to MPI with their buffers (sends, collectives). */
+void wm__abandon(weft_mpi_function_t *f);
+/* Keeps a reference to t until the process exits (function.c). */
+void wm__keep_buffer(weft_tensor_t *t);
 /* CLOCK_MONOTONIC in nanoseconds. */
 uint64_t wm__now_ns(void);
 /* The local call's failure hook (weft_call_options_t.on_node_failure). */

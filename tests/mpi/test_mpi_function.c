@@ -3,6 +3,7 @@
  * with the single-process compiled function (fast_math excluded on both:
  * the partition cuts the graph before rewriting, docs/distributed.md §5). A
  * watchdog (alarm) ends a rank that hangs. */
+#define _POSIX_C_SOURCE 200809L /* nanosleep */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <math.h>
 
@@ -406,6 +408,45 @@ static int bad(void *u, const weft_var_t *v)
     return 1000;
 }
 
+/* ---- a stuck peer: every rank returns within its timeouts ---- */
+
+static void stuck_peer_times_out(void **state)
+{
+    (void)state;
+    weft_graph_t *g;
+    assert_int_equal(weft_graph_create(NULL, &g), WEFT_OK);
+    weft_var_t *x = vec(g, "x", WEFT_FLOAT64);
+    weft_var_t *p = weft_tanh(g, x);
+    weft_var_set_name(p, "picky"); /* fail_owner: on the last rank */
+    weft_var_t *y = weft_add(g, p, x);
+    weft_mpi_options_t mo = WEFT_MPI_OPTIONS_INIT;
+    weft_function_options_t fo = fn_opts();
+    mo.function = &fo;
+    mo.owner = fail_owner;
+    mo.timeout_s = 0.5;
+    weft_mpi_function_t *f;
+    assert_int_equal(weft_mpi_function_compile(MPI_COMM_WORLD, 1, &x, 1, &y, &mo, &f), WEFT_OK);
+    int64_t shape[1] = {LEN};
+    weft_tensor_t *xt = NULL, *got = NULL;
+    if (rank == 0) assert_int_equal(weft_tensor_full(WEFT_FLOAT64, 1, shape, 1.0, &xt), WEFT_OK);
+    if (rank == nranks - 1) /* stuck for 3 timeouts */
+        nanosleep(&(struct timespec){1, 500000000}, NULL);
+    double t0 = MPI_Wtime();
+    weft_status_t st = weft_mpi_function_call(f, 1, &xt, 1, &got);
+    double t = MPI_Wtime() - t0;
+    assert_int_equal(st, WEFT_ESYSTEM);
+    assert_non_null(strstr(weft_mpi_last_error(), "timed out"));
+    assert_null(got);
+    assert_true(t < 5.0);
+    /* the communicators' state is unknown now: refused */
+    assert_int_equal(weft_mpi_function_call(f, 1, &xt, 1, &got), WEFT_ESTATE);
+    assert_non_null(strstr(weft_mpi_last_error(), "timed out in an earlier call"));
+    assert_int_equal(weft_mpi_function_destroy(f), WEFT_OK);
+    weft_tensor_release(xt);
+    weft_graph_destroy(g);
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 /* ---- profiling: report and merged trace ---- */
 
 static size_t count(const char *text, const char *what)
@@ -501,6 +542,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(failure_propagates),
         cmocka_unit_test(bad_arguments),
         cmocka_unit_test(profiling),
+        cmocka_unit_test(stuck_peer_times_out), /* last: leaves requests behind */
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     MPI_Finalize();
