@@ -40,6 +40,22 @@ static double now_s(void)
     return 1e-9 * (double)wm__now_ns();
 }
 
+/* Idle while no node waits and nothing completes soon: sleep until a node
+ * queues a send or starts waiting (wm__rt_kick; the flag keeps a kick that
+ * comes before the sleep), at most 1 ms (receives still complete into
+ * their buffers meanwhile; only noticing them waits). */
+static void idle_sleep(wm_rt_t *rt)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_nsec += 1000000;
+    if (ts.tv_nsec >= 1000000000) ts.tv_sec++, ts.tv_nsec -= 1000000000;
+    pthread_mutex_lock(&rt->comm_mu);
+    if (!rt->kicked) pthread_cond_timedwait(&rt->comm_cv, &rt->comm_mu, &ts);
+    rt->kicked = false;
+    pthread_mutex_unlock(&rt->comm_mu);
+}
+
 /* Idle backoff: yield first, then sleep up to 50 us (2 cores are shared by
  * every rank's workers and communication threads). */
 static void backoff(unsigned *idle)
@@ -268,7 +284,8 @@ static weft_status_t progress(call_t *c)
             fail_timeout(c);
             last = now_s();
         }
-        backoff(&idle);
+        if (!waiting && idle > 64) idle_sleep(rt);
+        else backoff(&idle);
     }
 }
 

@@ -82,6 +82,11 @@ typedef struct wm_rt {
     /* nodes waiting in rt_wait now (for the timeout: a wait, not a long
      * node, is what a silent peer causes) */
     _Atomic int waiting;
+    /* the communication thread, idle while no node waits, sleeps on comm_cv;
+     * send and collective-start nodes signal it */
+    pthread_mutex_t comm_mu;
+    pthread_cond_t comm_cv;
+    bool kicked; /* under comm_mu: a kick since the last sleep */
     /* first failure of the call on this rank: written once, under mu */
     bool fail_local;        /* a node of this rank failed first */
     weft_status_t fail_status;
@@ -178,6 +183,8 @@ extern const weft_op_class_t wm__send_class, wm__recv_class, wm__cstart_class, w
 int wm__coll_kind(const weft_op_t *op, int *root);
 /* Per-call reset of the waiting state. */
 void wm__rt_wake(wm_rt_t *rt);
+/* Wakes the communication thread (a send or start was queued). */
+void wm__rt_kick(wm_rt_t *rt);
 void wm__rt_fail(wm_rt_t *rt, bool local, weft_status_t st, const char *msg);
 
 /* ---- partition (partition.c, metis.c) ---- */

@@ -20,6 +20,14 @@ void wm__rt_wake(wm_rt_t *rt)
     pthread_mutex_unlock(&rt->mu);
 }
 
+void wm__rt_kick(wm_rt_t *rt)
+{
+    pthread_mutex_lock(&rt->comm_mu);
+    rt->kicked = true;
+    pthread_cond_signal(&rt->comm_cv);
+    pthread_mutex_unlock(&rt->comm_mu);
+}
+
 void wm__rt_fail(wm_rt_t *rt, bool local, weft_status_t st, const char *msg)
 {
     pthread_mutex_lock(&rt->mu);
@@ -45,6 +53,7 @@ static weft_status_t rt_wait(wm_rt_t *rt, _Atomic int *state, weft_kernel_ctx_t 
     if (atomic_load_explicit(state, memory_order_acquire) == WM_DONE) return WEFT_OK;
     /* relaxed: a counter the comm thread only reads as a hint */
     atomic_fetch_add_explicit(&rt->waiting, 1, memory_order_relaxed);
+    wm__rt_kick(rt); /* a waiter: the comm thread polls at once */
     pthread_mutex_lock(&rt->mu);
     while (atomic_load_explicit(state, memory_order_acquire) != WM_DONE &&
            !atomic_load_explicit(&rt->failed, memory_order_acquire))
@@ -119,6 +128,7 @@ static weft_status_t send_perform(const weft_apply_t *node, weft_tensor_t *const
                                                 weft_tensor_last_error());
     /* release: the copy above happens-before the comm thread's Isend */
     atomic_store_explicit(&m->state, WM_QUEUED, memory_order_release);
+    wm__rt_kick(p->rt);
     return token_output(ctx, &out[0]);
 }
 
@@ -142,6 +152,7 @@ static weft_status_t cstart_perform(const weft_apply_t *node, weft_tensor_t *con
                                                 weft_tensor_last_error());
     /* release: the copy happens-before the comm thread starts the collective */
     atomic_store_explicit(&c->state, WM_QUEUED, memory_order_release);
+    wm__rt_kick(p->rt);
     return token_output(ctx, &out[0]);
 }
 

@@ -31,3 +31,8 @@ if(TARGET weft_mpi AND WEFT_SCALAPACK)
   target_link_libraries(tile_cholesky_mpi PRIVATE weft_mpi ${WEFT_SCALAPACK} ${WEFT_LAPACKE}
     ${WEFT_BLAS} Threads::Threads m)
 endif()
+
+# cholesky_mpi_sim: the distributed tile Cholesky's DAG replayed at 2..1024
+# ranks with measured kernel costs and a latency/bandwidth model (no MPI).
+add_executable(cholesky_mpi_sim cholesky_mpi_sim.c)
+target_link_libraries(cholesky_mpi_sim PRIVATE ${WEFT_LAPACKE} ${WEFT_BLAS} m)
