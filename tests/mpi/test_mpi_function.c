@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <math.h>
+#include <pthread.h>
 
 #include <cmocka.h>
 
@@ -26,7 +27,7 @@
 #define LEN 6
 #define N_IN 4
 
-static int rank, nranks;
+static int rank, nranks, provided;
 static int rep(void *user, const weft_var_t *v);
 static int bad(void *u, const weft_var_t *v);
 static const char *const no_fast_math[] = {"fast_math"};
@@ -447,6 +448,47 @@ static void stuck_peer_times_out(void **state)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* ---- the MPI thread level ---- */
+
+typedef struct compile_job {
+    weft_var_t *x, *y;
+    weft_status_t st;
+    char msg[256];
+} compile_job_t;
+
+static void *compile_off_main(void *arg)
+{
+    compile_job_t *j = arg;
+    weft_mpi_function_t *f = NULL;
+    j->st = weft_mpi_function_compile(MPI_COMM_WORLD, 1, &j->x, 1, &j->y, NULL, &f);
+    snprintf(j->msg, sizeof j->msg, "%s", weft_mpi_last_error());
+    weft_mpi_function_destroy(f);
+    return NULL;
+}
+
+/* weft_mpi_init asks for FUNNELED (Debian's Open MPI gives what is asked):
+ * enough on the main thread; off it, SERIALIZED is needed and refused. */
+static void thread_level(void **state)
+{
+    (void)state;
+    assert_true(provided >= MPI_THREAD_FUNNELED);
+    weft_graph_t *g;
+    assert_int_equal(weft_graph_create(NULL, &g), WEFT_OK);
+    compile_job_t j = {vec(g, "x", WEFT_FLOAT64), NULL, WEFT_OK, ""};
+    j.y = weft_tanh(g, j.x);
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, compile_off_main, &j), 0);
+    pthread_join(th, NULL);
+    if (provided < MPI_THREAD_SERIALIZED) {
+        assert_int_equal(j.st, WEFT_ESTATE);
+        assert_non_null(strstr(j.msg, "MPI_THREAD_SERIALIZED"));
+        assert_non_null(strstr(j.msg, "off MPI's main thread"));
+    } else {
+        assert_int_equal(j.st, WEFT_OK);
+    }
+    weft_graph_destroy(g);
+}
+
 /* ---- profiling: report and merged trace ---- */
 
 static size_t count(const char *text, const char *what)
@@ -530,7 +572,6 @@ static void profiling(void **state)
 int main(int argc, char **argv)
 {
     alarm(240); /* watchdog: a hung rank dies, and mpirun ends the others */
-    int provided;
     if (weft_mpi_init(&argc, &argv, &provided) != WEFT_OK) return 1;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
@@ -542,6 +583,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(failure_propagates),
         cmocka_unit_test(bad_arguments),
         cmocka_unit_test(profiling),
+        cmocka_unit_test(thread_level),
         cmocka_unit_test(stuck_peer_times_out), /* last: leaves requests behind */
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
