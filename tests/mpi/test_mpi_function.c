@@ -158,6 +158,16 @@ static void check_against_local(rgraph_t *r, const weft_mpi_options_t *mo)
     weft_function_destroy(ref);
 }
 
+/* Options placing r by its random owners, compiling locally with fo. */
+static weft_mpi_options_t owner_options(rgraph_t *r, weft_function_options_t *fo)
+{
+    weft_mpi_options_t mo = WEFT_MPI_OPTIONS_INIT;
+    mo.owner = owner_of;
+    mo.owner_user = r;
+    mo.function = fo;
+    return mo;
+}
+
 static void free_random(rgraph_t *r)
 {
     free(r->owner);
@@ -172,11 +182,8 @@ static void random_owner_placements(void **state)
     for (uint64_t seed = s0; seed <= s1; seed++) {
         rgraph_t r;
         build_random(&r, seed, 40, true);
-        weft_mpi_options_t mo = WEFT_MPI_OPTIONS_INIT;
         weft_function_options_t fo = fn_opts();
-        mo.owner = owner_of;
-        mo.owner_user = &r;
-        mo.function = &fo;
+        weft_mpi_options_t mo = owner_options(&r, &fo);
         mo.timeout_s = getenv("SEED") ? 3 : 30;
         mo.outputs_to_root = seed % 3 == 0;
         mo.inputs_on_root = seed % 4 == 0;
@@ -191,11 +198,8 @@ static void root_io(void **state)
     (void)state;
     rgraph_t r;
     build_random(&r, 99, 30, false);
-    weft_mpi_options_t mo = WEFT_MPI_OPTIONS_INIT;
     weft_function_options_t fo = fn_opts();
-    mo.owner = owner_of;
-    mo.owner_user = &r;
-    mo.function = &fo;
+    weft_mpi_options_t mo = owner_options(&r, &fo);
     mo.inputs_on_root = true;
     mo.outputs_to_root = true;
     weft_mpi_function_t *f;
@@ -513,12 +517,9 @@ static void profiling(void **state)
     (void)state;
     rgraph_t r;
     build_random(&r, 5, 30, false);
-    weft_mpi_options_t mo = WEFT_MPI_OPTIONS_INIT;
     weft_function_options_t fo = fn_opts();
     fo.profile = true;
-    mo.owner = owner_of;
-    mo.owner_user = &r;
-    mo.function = &fo;
+    weft_mpi_options_t mo = owner_options(&r, &fo);
     weft_mpi_function_t *f;
     assert_int_equal(weft_mpi_function_compile(MPI_COMM_WORLD, N_IN, r.in, 3, r.out, &mo, &f), WEFT_OK);
     weft_tensor_t *x[N_IN], *got[3] = {NULL, NULL, NULL}, *given[N_IN];
