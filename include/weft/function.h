@@ -345,9 +345,18 @@ WEFT_API weft_status_t weft_call_token_reset(weft_call_token_t *tok);
 typedef struct weft_call_options {
     size_t size;              /* sizeof(weft_call_options_t) */
     weft_call_token_t *token; /* borrowed, must outlive the call; NULL: not cancelable */
+    /* Optional: called once per call, when its first node fails, on the
+     * worker running that node, with the status and the node's message (the
+     * call's message without the function's name in front; valid during
+     * the hook only) - before the call waits for
+     * the nodes still running. A component that runs nodes waiting on
+     * something outside the process (weft/mpi.h: receives) uses it to wake
+     * them. It must not block or call into this function. NULL: none. */
+    void (*on_node_failure)(void *user, weft_status_t status, const char *message);
+    void *failure_user; /* passed to on_node_failure; borrowed */
 } weft_call_options_t;
 
-#define WEFT_CALL_OPTIONS_INIT { sizeof(weft_call_options_t), NULL }
+#define WEFT_CALL_OPTIONS_INIT { sizeof(weft_call_options_t), NULL, NULL, NULL }
 
 /* weft_function_call with options (opts NULL: as weft_function_call).
  * Errors: as weft_function_call, plus WEFT_EINVAL (opts->size too small, a

@@ -37,7 +37,8 @@ static weft_status_t node_fail(weft__call_state_t *cs, const weft__cnode_t *n, w
                                const char *msg)
 {
     pthread_mutex_lock(&cs->err_lock);
-    if (!cs->failed) {
+    bool first = !cs->failed;
+    if (first) {
         char d[400];
         describe_node(cs, n, d, sizeof d);
         cs->failed = true;
@@ -47,6 +48,8 @@ static weft_status_t node_fail(weft__call_state_t *cs, const weft__cnode_t *n, w
                  weft_status_name(st), msg && msg[0] ? msg : weft_status_str(st));
     }
     pthread_mutex_unlock(&cs->err_lock);
+    /* err_msg is written once (first failure) and read only after the run */
+    if (first && cs->fail_hook) cs->fail_hook(cs->fail_user, st, cs->err_msg);
     return st;
 }
 
@@ -694,7 +697,16 @@ static weft_status_t call_options(const weft_function_t *f, const weft_call_opti
     return WEFT_OK;
 }
 
+/* The failure hook, when opts is long enough to have one. */
+static void call_fail_hook(const weft_call_options_t *opts, weft__call_state_t *cs)
+{
+    bool has = opts && opts->size >= CALL_OPT_END(failure_user);
+    cs->fail_hook = has ? opts->on_node_failure : NULL;
+    cs->fail_user = has ? opts->failure_user : NULL;
+}
+
 static weft_status_t call_registered(weft_function_t *f, weft_call_token_t *token,
+                                     const weft_call_options_t *opts,
                                      weft_tensor_t *const *inputs, weft_tensor_t **outputs,
                                      uint64_t t0)
 {
@@ -705,8 +717,10 @@ static weft_status_t call_registered(weft_function_t *f, weft_call_token_t *toke
     weft_status_t st = weft__state_acquire(f, &cs);
     if (st == WEFT_OK) {
         cs->token = token;
+        call_fail_hook(opts, cs);
         st = call_with_state(f, cs, inputs, outputs, t0);
         cs->token = NULL;
+        call_fail_hook(NULL, cs);
         weft__state_release(f, cs);
     } else {
         weft__fn_error(f, st, "%s: cannot create a call state", f->name);
@@ -737,7 +751,7 @@ weft_status_t weft__function_call_plain(weft_function_t *f, size_t n_in,
     if (st != WEFT_OK) return st;
     st = weft__token_enter(f, token);
     if (st == WEFT_OK) {
-        st = call_registered(f, token, copies ? copies : inputs, outputs, t0);
+        st = call_registered(f, token, opts, copies ? copies : inputs, outputs, t0);
         weft__token_leave(token);
     }
     args_release(f, inputs, copies);

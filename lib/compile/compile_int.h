@@ -391,6 +391,9 @@ struct weft__call_state {
      * decided by a CAS among the call's own threads */
     weft_call_token_t *token;
     _Atomic int phase;
+    /* the call's failure hook (weft_call_options_t.on_node_failure), or NULL */
+    void (*fail_hook)(void *user, weft_status_t status, const char *message);
+    void *fail_user;
     /* first failure (failure path only: under err_lock) */
     pthread_mutex_t err_lock;
     bool failed;

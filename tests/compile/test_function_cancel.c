@@ -203,7 +203,7 @@ static void test_cancel_token_bad_arguments_are_rejected(void **state)
     gate_reset(1);
     weft_function_t *f = chain(1);
     weft_tensor_t *x = ct_tensor(1, SN, 1.0), *y = NULL;
-    weft_call_options_t o = {offsetof(weft_call_options_t, token), tok};
+    weft_call_options_t o = {offsetof(weft_call_options_t, token), tok, NULL, NULL};
     assert_int_equal(weft_function_call_ex(f, 1, &x, 1, &y, &o), WEFT_EINVAL);
     assert_string_equal(weft_function_last_error(f), "function: call options: size 8 too small");
     assert_null(y);

@@ -3,7 +3,9 @@
 # any is missing (python3-numpy only for the NumPy differential test,
 # python3-jsonschema for the JSON graph schema test;
 # libclang-rt-14-dev, clang's sanitizer and libFuzzer runtimes, which clang
-# only recommends, for the libFuzzer targets). Runs apt-get as root (directly,
+# only recommends, for the libFuzzer targets; Open MPI, METIS and ScaLAPACK
+# for the optional MPI component libweft_mpi, its tests and demos,
+# docs/distributed.md). Runs apt-get as root (directly,
 # or through sudo when not root). CMake itself never installs anything.
 # Usage: deps.sh [--no-update]   (--no-update: the caller ran apt-get update)
 set -euo pipefail
@@ -16,6 +18,7 @@ PACKAGES=(
   libopenblas-dev liblapacke-dev libhwloc-dev libcmocka-dev libjansson-dev
   libtbb-dev libomp-dev time
   python3 python3-numpy python3-jsonschema libclang-rt-14-dev
+  libopenmpi-dev openmpi-bin libmetis-dev libscalapack-openmpi-dev
 )
 
 missing=()

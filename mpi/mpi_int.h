@@ -1,0 +1,216 @@
+/* libweft_mpi internals: the partition of a graph over ranks, the messages and
+ * collectives it implies, and the runtime the communication nodes share with
+ * the communication thread (docs/distributed.md). */
+#ifndef WEFT_MPI_INT_H
+#define WEFT_MPI_INT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "weft/mpi.h"
+#include "weft/op.h"
+#include "weft/type.h"
+
+/* Node placement, as weft_mpi_owner_fn's values. */
+#define WM_NOT_IN_F (-3)
+
+/* States of a message or collective within one call. Written by a node
+ * (worker thread) or by the communication thread, read by the other. */
+enum {
+    WM_IDLE = 0,    /* nothing yet this call */
+    WM_QUEUED = 1,  /* send / collective start node ran: data in the buffer */
+    WM_POSTED = 2,  /* the MPI request is active */
+    WM_DONE = 3     /* the MPI request completed */
+};
+
+enum { WM_ALLREDUCE = 0, WM_BCAST = 1, WM_GATHER = 2 };
+
+/* One message: value var_pos (index into the partition's variables) from
+ * rank src to rank dst; sent once per call. */
+typedef struct wm_msg {
+    int src, dst;
+    uint32_t var_pos;
+    size_t bytes;
+    weft_dtype_t dtype;
+    int ndim;
+    int64_t shape[WEFT_MAX_NDIM];
+    char name[160];      /* the value, for messages: "variable 'x' (built at f.c:3)" */
+    weft_tensor_t *buf_t; /* the message buffer (this rank is src or dst), owned */
+    void *buf;            /* its data */
+    /* release: the send node's copy into buf happens-before the comm thread's
+     * acquire load that sees WM_QUEUED; acquire on the receive node's side
+     * pairs with the comm thread's release store of WM_DONE */
+    _Atomic int state;
+    /* profile (the communication thread's alone): CLOCK_MONOTONIC ns of the
+     * last call's post (Irecv / Isend) and completion; totals over calls */
+    uint64_t t_post, t_done;
+    uint64_t wait_ns, completions;
+} wm_msg_t;
+
+/* One collective node: its own duplicated communicator, so the ranks may
+ * start their collectives in any order. */
+typedef struct wm_coll {
+    int kind, root;
+    MPI_Comm comm;
+    MPI_Datatype mtype; /* element type (MPI_BYTE for broadcast / gather) */
+    size_t count;       /* elements of mtype in x */
+    size_t bytes;       /* bytes of x */
+    weft_dtype_t dtype;
+    int ndim;           /* the result's */
+    int64_t shape[WEFT_MAX_NDIM];
+    weft_tensor_t *sbuf_t, *rbuf_t; /* owned; the same tensor for a broadcast */
+    void *sbuf, *rbuf;              /* their data */
+    MPI_Request req;
+    _Atomic int state; /* as wm_msg_t.state */
+} wm_coll_t;
+
+/* The runtime shared by this rank's communication nodes and its
+ * communication thread. */
+typedef struct wm_rt {
+    int rank, size;
+    wm_msg_t *msgs;
+    size_t n_msgs;
+    wm_coll_t *colls;
+    size_t n_colls;
+    /* waiters (receive and collective-wait nodes) sleep on cv under mu; the
+     * comm thread broadcasts after each completion and on failure */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    /* the call failed on this rank (a node, an abort from a peer, a timeout):
+     * release/acquire so the waiter that sees it also sees fail_msg */
+    _Atomic int failed;
+    /* nodes waiting in rt_wait now (for the timeout: a wait, not a long
+     * node, is what a silent peer causes) */
+    _Atomic int waiting;
+    /* the communication thread, idle while no node waits, sleeps on comm_cv;
+     * send and collective-start nodes signal it */
+    pthread_mutex_t comm_mu;
+    pthread_cond_t comm_cv;
+    bool kicked; /* under comm_mu: a kick since the last sleep */
+    /* first failure of the call on this rank: written once, under mu */
+    bool fail_local;        /* a node of this rank failed first */
+    weft_status_t fail_status;
+    char fail_msg[1024];
+} wm_rt_t;
+
+/* Props of the lowered communication ops: which message / collective, and
+ * the value's type (receive and wait outputs). */
+typedef struct wm_props {
+    wm_rt_t *rt;
+    uint32_t index;
+    int32_t dtype;
+    int32_t ndim;
+    int32_t pad;
+    int64_t shape[WEFT_MAX_NDIM];
+} wm_props_t;
+
+/* The user-level collective ops' props (weft_mpi_allreduce...). */
+typedef struct wm_coll_props {
+    int32_t kind;
+    int32_t root;
+    int32_t n_ranks;
+} wm_coll_props_t;
+
+/* The partition of one graph (partition.c): what every rank computes alike. */
+typedef struct wm_part {
+    size_t n_vars;
+    weft_var_t **vars;     /* every variable reached, roots first then apply outputs in apply order */
+    int *owner;            /* per var: rank or WEFT_MPI_REPLICATED */
+    size_t n_applies;
+    weft_apply_t **applies; /* reached applies in creation (topological) order */
+    int *node_rank;         /* per apply: rank or WEFT_MPI_REPLICATED */
+    wm_msg_t *msgs;
+    size_t n_msgs;
+    int n_ranks;
+} wm_part_t;
+
+/* A request MPI still owns after a failed call (its message never matched
+ * or its peer gave up): kept, with its buffer, until it completes or f is
+ * destroyed. */
+/* What a rank tells the others about a failure (abort message, outcome). */
+typedef struct wm_abort_msg {
+    int32_t rank;
+    int32_t status;
+    char text[1024];
+} wm_abort_msg_t;
+
+/* The end-of-call agreement's buffers: on the heap, since after a timeout
+ * MPI may still write them (then they are never freed). */
+typedef struct wm_agree {
+    int mine, origin;
+    wm_abort_msg_t am;
+    wm_abort_msg_t in, out; /* the call's abort receive and sends */
+    MPI_Request req;
+    struct wm_agree *next; /* in the list of kept blocks (function.c) */
+} wm_agree_t;
+
+typedef struct wm_orphan {
+    MPI_Request req;
+    weft_tensor_t *buf;
+    bool is_recv;
+} wm_orphan_t;
+
+struct weft_mpi_function {
+    MPI_Comm data, ctl; /* duplicates of the caller's communicator */
+    int rank, size;
+    int tag_ub;
+    double timeout_s;
+    wm_part_t part;
+    wm_rt_t rt;
+    weft_function_t *local; /* NULL when this rank has nothing to run */
+    size_t n_in, n_out;     /* the caller's */
+    int *in_local, *out_local; /* caller index -> local index, or -1 */
+    size_t n_lin, n_lout, n_keep; /* local inputs; local user outputs; keep-alive tokens */
+    weft_tensor_t **lin, **lout;  /* per-call argument arrays (lout: n_lout + n_keep) */
+    weft_tensor_t **keep;         /* the tokens' caller-supplied tensors */
+    MPI_Request *reqs; /* n_msgs + n_colls + 1 (the abort receive) */
+    int *done_idx;
+    wm_orphan_t *orphans;
+    size_t n_orphans, cap_orphans;
+    uint64_t calls;
+    uint64_t t_local0; /* last call: the local call's start (helper thread), ns */
+    wm_agree_t *agree;
+    bool broken; /* a peer timed out: the communicators' state is unknown */
+    bool busy;
+};
+
+/* ---- errors (function.c) ---- */
+weft_status_t wm__error(weft_status_t st, const char *fmt, ...) WEFT_PRINTF(2, 3);
+
+/* ---- ops (ops.c) ---- */
+extern const weft_op_class_t wm__send_class, wm__recv_class, wm__cstart_class, wm__cwait_class;
+/* The user-level collective class of op, or -1 when op is none. */
+int wm__coll_kind(const weft_op_t *op, int *root);
+/* Per-call reset of the waiting state. */
+void wm__rt_wake(wm_rt_t *rt);
+/* Wakes the communication thread (a send or start was queued). */
+void wm__rt_kick(wm_rt_t *rt);
+void wm__rt_fail(wm_rt_t *rt, bool local, weft_status_t st, const char *msg);
+
+/* ---- partition (partition.c, metis.c) ---- */
+weft_status_t wm__partition(size_t n_in, weft_var_t *const *inputs, size_t n_out,
+                            weft_var_t *const *outputs, const weft_mpi_options_t *o,
+                            int n_ranks, wm_part_t *p);
+void wm__part_free(wm_part_t *p);
+size_t wm__var_pos(const wm_part_t *p, const weft_var_t *v); /* n_vars if absent */
+/* ---- the local function (local.c) and a call's communication (comm.c) ---- */
+weft_status_t wm__build_local(weft_mpi_function_t *f, size_t n_in, weft_var_t *const *inputs,
+                              size_t n_out, weft_var_t *const *outputs,
+                              const weft_mpi_options_t *o);
+void wm__free_runtime(weft_mpi_function_t *f);
+weft_status_t wm__call(weft_mpi_function_t *f, char *msg, size_t cap);
+void wm__drain_orphans(weft_mpi_function_t *f, bool final);
+/* At destroy: requests still active (after a timeout) are cancelled
+ * (receives) or left to MPI with their buffers (sends, collectives). */
+void wm__abandon(weft_mpi_function_t *f);
+/* Keeps a reference to t until the process exits (function.c). */
+void wm__keep_buffer(weft_tensor_t *t);
+/* CLOCK_MONOTONIC in nanoseconds. */
+uint64_t wm__now_ns(void);
+/* The local call's failure hook (weft_call_options_t.on_node_failure). */
+void wm__on_node_failure(void *user, weft_status_t st, const char *msg);
+
+weft_status_t wm__metis(const wm_part_t *p, const weft_mpi_options_t *o, const bool *fixed,
+                        int *node_rank);
+
+#endif /* WEFT_MPI_INT_H */

@@ -1,0 +1,310 @@
+/* The communication ops: the user-level collectives (weft_mpi_allreduce,
+ * _broadcast, _gather), which act as on one rank when compiled plainly, and
+ * the ops a distributed compile lowers cut edges and collectives into (send,
+ * receive, collective start and wait; docs/distributed.md §3). The lowered
+ * ops never call MPI: they fill or read buffers and states that the
+ * communication thread (comm.c) drives. */
+#include <stdio.h>
+#include <string.h>
+
+#include "mpi_int.h"
+#include "weft/kernel.h"
+#include "weft/tensor.h"
+
+/* ---- waiting and failing ---------------------------------------------------- */
+
+void wm__rt_wake(wm_rt_t *rt)
+{
+    pthread_mutex_lock(&rt->mu);
+    pthread_cond_broadcast(&rt->cv);
+    pthread_mutex_unlock(&rt->mu);
+}
+
+void wm__rt_kick(wm_rt_t *rt)
+{
+    pthread_mutex_lock(&rt->comm_mu);
+    rt->kicked = true;
+    pthread_cond_signal(&rt->comm_cv);
+    pthread_mutex_unlock(&rt->comm_mu);
+}
+
+void wm__rt_fail(wm_rt_t *rt, bool local, weft_status_t st, const char *msg)
+{
+    pthread_mutex_lock(&rt->mu);
+    /* relaxed: fail_* are written under mu, and read under mu or after the
+     * call's end (joined thread) */
+    if (!atomic_load_explicit(&rt->failed, memory_order_relaxed)) {
+        rt->fail_local = local;
+        rt->fail_status = st;
+        snprintf(rt->fail_msg, sizeof rt->fail_msg, "%s", msg);
+        /* release: a waiter's acquire load that sees it also sees fail_msg */
+        atomic_store_explicit(&rt->failed, 1, memory_order_release);
+    }
+    pthread_cond_broadcast(&rt->cv);
+    pthread_mutex_unlock(&rt->mu);
+}
+
+/* Waits until *state is WM_DONE or the call failed on this rank. */
+static weft_status_t rt_wait(wm_rt_t *rt, _Atomic int *state, weft_kernel_ctx_t *ctx,
+                             const char *what, uint32_t index)
+{
+    /* acquire: pairs with the comm thread's release store of WM_DONE, so the
+     * buffer's received bytes are visible */
+    if (atomic_load_explicit(state, memory_order_acquire) == WM_DONE) return WEFT_OK;
+    /* relaxed: a counter the comm thread only reads as a hint */
+    atomic_fetch_add_explicit(&rt->waiting, 1, memory_order_relaxed);
+    wm__rt_kick(rt); /* a waiter: the comm thread polls at once */
+    pthread_mutex_lock(&rt->mu);
+    while (atomic_load_explicit(state, memory_order_acquire) != WM_DONE &&
+           !atomic_load_explicit(&rt->failed, memory_order_acquire))
+        pthread_cond_wait(&rt->cv, &rt->mu);
+    bool done = atomic_load_explicit(state, memory_order_acquire) == WM_DONE;
+    pthread_mutex_unlock(&rt->mu);
+    atomic_fetch_sub_explicit(&rt->waiting, 1, memory_order_relaxed);
+    if (done) return WEFT_OK;
+    return weft_kernel_error(ctx, WEFT_ECANCELED, "%s %u: the call failed on rank %d or a peer",
+                             what, index, rt->rank);
+}
+
+static weft_status_t token_output(weft_kernel_ctx_t *ctx, weft_tensor_t **cell)
+{
+    weft_status_t st = weft_kernel_alloc_output(ctx, cell, WEFT_INT8, 0, NULL);
+    if (st == WEFT_OK) *(int8_t *)weft_tensor_data(*cell) = 1;
+    return st;
+}
+
+static weft_status_t copy_out(weft_kernel_ctx_t *ctx, weft_tensor_t **cell, const wm_props_t *p,
+                              const void *src, size_t bytes)
+{
+    weft_status_t st = weft_kernel_alloc_output(ctx, cell, (weft_dtype_t)p->dtype, p->ndim,
+                                                p->shape);
+    if (st == WEFT_OK && bytes) memcpy(weft_tensor_data(*cell), src, bytes);
+    return st;
+}
+
+/* ---- lowered ops -------------------------------------------------------------- */
+
+static int props_print(const void *props, char *buf, size_t cap)
+{
+    return snprintf(buf, cap, "index=%u", ((const wm_props_t *)props)->index);
+}
+
+static bool never_fold(const weft_apply_t *node)
+{
+    (void)node;
+    return false;
+}
+
+static weft_status_t token_make_node(weft_graph_t *g, const weft_op_t *op, size_t n_in,
+                                     weft_var_t *const *in, size_t *n_out,
+                                     const weft_type_t **out)
+{
+    /* the value, then the ordering token (docs/distributed.md §3.2) */
+    if (n_in < 1 || n_in > 2 || !in[0])
+        return weft_graph_set_error(g, WEFT_EINVAL, "%s takes 1 or 2 inputs", weft_op_name(op));
+    *n_out = 1;
+    return weft_type_tensor(g, WEFT_INT8, 0, NULL, &out[0]);
+}
+
+static weft_status_t typed_make_node(weft_graph_t *g, const weft_op_t *op, size_t n_in,
+                                     weft_var_t *const *in, size_t *n_out,
+                                     const weft_type_t **out)
+{
+    (void)in;
+    if (n_in > 2) return weft_graph_set_error(g, WEFT_EINVAL, "%s takes at most 2 inputs",
+                                              weft_op_name(op));
+    const wm_props_t *p = weft_op_props(op);
+    *n_out = 1;
+    return weft_type_tensor(g, (weft_dtype_t)p->dtype, p->ndim, p->shape, &out[0]);
+}
+
+static weft_status_t send_perform(const weft_apply_t *node, weft_tensor_t *const *in,
+                                  weft_tensor_t **out, weft_kernel_ctx_t *ctx)
+{
+    const wm_props_t *p = weft_op_props(weft_apply_op(node));
+    wm_msg_t *m = &p->rt->msgs[p->index];
+    weft_status_t st = weft_tensor_copy(m->buf_t, in[0]);
+    if (st != WEFT_OK) return weft_kernel_error(ctx, st, "send %u: %s", p->index,
+                                                weft_tensor_last_error());
+    /* release: the copy above happens-before the comm thread's Isend */
+    atomic_store_explicit(&m->state, WM_QUEUED, memory_order_release);
+    wm__rt_kick(p->rt);
+    return token_output(ctx, &out[0]);
+}
+
+static weft_status_t recv_perform(const weft_apply_t *node, weft_tensor_t *const *in,
+                                  weft_tensor_t **out, weft_kernel_ctx_t *ctx)
+{
+    (void)in;
+    const wm_props_t *p = weft_op_props(weft_apply_op(node));
+    wm_msg_t *m = &p->rt->msgs[p->index];
+    weft_status_t st = rt_wait(p->rt, &m->state, ctx, "receive", p->index);
+    return st != WEFT_OK ? st : copy_out(ctx, &out[0], p, m->buf, m->bytes);
+}
+
+static weft_status_t cstart_perform(const weft_apply_t *node, weft_tensor_t *const *in,
+                                    weft_tensor_t **out, weft_kernel_ctx_t *ctx)
+{
+    const wm_props_t *p = weft_op_props(weft_apply_op(node));
+    wm_coll_t *c = &p->rt->colls[p->index];
+    weft_status_t st = weft_tensor_copy(c->sbuf_t, in[0]);
+    if (st != WEFT_OK) return weft_kernel_error(ctx, st, "collective %u: %s", p->index,
+                                                weft_tensor_last_error());
+    /* release: the copy happens-before the comm thread starts the collective */
+    atomic_store_explicit(&c->state, WM_QUEUED, memory_order_release);
+    wm__rt_kick(p->rt);
+    return token_output(ctx, &out[0]);
+}
+
+static weft_status_t cwait_perform(const weft_apply_t *node, weft_tensor_t *const *in,
+                                   weft_tensor_t **out, weft_kernel_ctx_t *ctx)
+{
+    (void)in;
+    const wm_props_t *p = weft_op_props(weft_apply_op(node));
+    wm_coll_t *c = &p->rt->colls[p->index];
+    weft_status_t st = rt_wait(p->rt, &c->state, ctx, "collective", p->index);
+    size_t bytes = c->kind == WM_GATHER ? c->bytes * (size_t)p->rt->size : c->bytes;
+    return st != WEFT_OK ? st : copy_out(ctx, &out[0], p, c->rbuf, bytes);
+}
+
+#define WM_CLASS(var, nm, mk, perf)                                                      \
+    const weft_op_class_t var = {.size = sizeof(weft_op_class_t),                        \
+                                 .name = nm,                                             \
+                                 .props_size = sizeof(wm_props_t),                       \
+                                 .props_print = props_print,                             \
+                                 .make_node = mk,                                        \
+                                 .perform = perf,                                        \
+                                 .do_constant_folding = never_fold}
+
+WM_CLASS(wm__send_class, "MpiSend", token_make_node, send_perform);
+WM_CLASS(wm__recv_class, "MpiRecv", typed_make_node, recv_perform);
+WM_CLASS(wm__cstart_class, "MpiCollectiveStart", token_make_node, cstart_perform);
+WM_CLASS(wm__cwait_class, "MpiCollectiveWait", typed_make_node, cwait_perform);
+
+/* ---- user-level collectives --------------------------------------------------------- */
+
+static const char *const coll_names[] = {"MpiAllreduce", "MpiBroadcast", "MpiGather"};
+
+static int coll_print(const void *props, char *buf, size_t cap)
+{
+    const wm_coll_props_t *p = props;
+    if (p->kind == WM_ALLREDUCE) return snprintf(buf, cap, "sum");
+    if (p->kind == WM_BCAST) return snprintf(buf, cap, "root=%d", p->root);
+    return snprintf(buf, cap, "root=%d, ranks=%d", p->root, p->n_ranks);
+}
+
+static bool reducible(weft_dtype_t dt)
+{
+    return dt == WEFT_FLOAT32 || dt == WEFT_FLOAT64 || dt == WEFT_INT32 || dt == WEFT_INT64 ||
+           dt == WEFT_COMPLEX64 || dt == WEFT_COMPLEX128;
+}
+
+static weft_status_t coll_make_node(weft_graph_t *g, const weft_op_t *op, size_t n_in,
+                                    weft_var_t *const *in, size_t *n_out,
+                                    const weft_type_t **out)
+{
+    const wm_coll_props_t *p = weft_op_props(op);
+    if (n_in != 1) return weft_graph_set_error(g, WEFT_EINVAL, "%s takes 1 input",
+                                               weft_op_name(op));
+    const weft_type_t *t = weft_var_type(in[0]);
+    if (weft_type_kind(t) != WEFT_TYPE_TENSOR)
+        return weft_graph_set_error(g, WEFT_ETYPE, "%s: input is not a tensor", weft_op_name(op));
+    weft_dtype_t dt = weft_type_dtype(t);
+    if (p->kind == WM_ALLREDUCE && !reducible(dt))
+        return weft_graph_set_error(g, WEFT_ETYPE, "MpiAllreduce: dtype %s cannot be summed "
+                                    "over MPI (float32/64, int32/64, complex64/128)",
+                                    weft_dtype_name(dt));
+    *n_out = 1;
+    if (p->kind != WM_GATHER) {
+        out[0] = t;
+        return WEFT_OK;
+    }
+    int nd = weft_type_ndim(t);
+    if (nd >= WEFT_MAX_NDIM)
+        return weft_graph_set_error(g, WEFT_EINVAL, "MpiGather: input has %d axes", nd);
+    int64_t shape[WEFT_MAX_NDIM];
+    shape[0] = p->n_ranks;
+    for (int i = 0; i < nd; i++) shape[i + 1] = weft_type_dim(t, i);
+    return weft_type_tensor(g, dt, nd + 1, shape, &out[0]);
+}
+
+/* On one rank: allreduce and broadcast copy x; gather adds a leading axis. */
+static weft_status_t coll_perform(const weft_apply_t *node, weft_tensor_t *const *in,
+                                  weft_tensor_t **out, weft_kernel_ctx_t *ctx)
+{
+    const wm_coll_props_t *p = weft_op_props(weft_apply_op(node));
+    if (p->n_ranks != 1)
+        return weft_kernel_error(ctx, WEFT_ENOTIMPL, "%s over %d ranks runs only in a function "
+                                 "compiled by weft_mpi_function_compile",
+                                 coll_names[p->kind], p->n_ranks);
+    int nd = weft_tensor_ndim(in[0]);
+    int64_t shape[WEFT_MAX_NDIM];
+    int on = p->kind == WM_GATHER ? nd + 1 : nd;
+    shape[0] = 1;
+    memcpy(shape + (on - nd), weft_tensor_shape(in[0]), (size_t)nd * sizeof *shape);
+    weft_status_t st = weft_kernel_alloc_output(ctx, &out[0], weft_tensor_dtype(in[0]), on, shape);
+    if (st != WEFT_OK) return st;
+    weft_tensor_t *view = NULL;
+    st = weft_tensor_reshape(out[0], nd, weft_tensor_shape(in[0]), &view);
+    if (st == WEFT_OK) st = weft_tensor_copy(view, in[0]);
+    weft_tensor_release(view);
+    return st == WEFT_OK ? st : weft_kernel_error(ctx, st, "%s", weft_tensor_last_error());
+}
+
+static const weft_op_class_t coll_class = {.size = sizeof(weft_op_class_t),
+                                           .name = "MpiCollective",
+                                           .props_size = sizeof(wm_coll_props_t),
+                                           .props_print = coll_print,
+                                           .make_node = coll_make_node,
+                                           .perform = coll_perform,
+                                           .do_constant_folding = never_fold};
+
+int wm__coll_kind(const weft_op_t *op, int *root)
+{
+    if (weft_op_class(op) != &coll_class) return -1;
+    const wm_coll_props_t *p = weft_op_props(op);
+    *root = p->root;
+    return p->kind;
+}
+
+static weft_var_t *coll_call(weft_graph_t *g, weft_var_t *x, wm_coll_props_t p, const char *file,
+                             int line)
+{
+    if (!g || !x) {
+        if (g && !x && weft_graph_error(g) == WEFT_OK)
+            weft_graph_set_error(g, WEFT_EINVAL, "%s: NULL input (%s:%d)", coll_names[p.kind],
+                                 file, line);
+        return NULL;
+    }
+    if (p.n_ranks < 1 || p.root < 0 || (p.kind == WM_GATHER && p.root >= p.n_ranks)) {
+        if (weft_graph_error(g) == WEFT_OK)
+            weft_graph_set_error(g, WEFT_EINVAL, "%s: root %d outside %d ranks (%s:%d)",
+                                 coll_names[p.kind], p.root, p.n_ranks, file, line);
+        return NULL;
+    }
+    const weft_op_t *op;
+    if (weft_op_create(g, &coll_class, &p, &op) != WEFT_OK) return NULL;
+    return weft_op_call_at(g, op, 1, &x, file, line);
+}
+
+weft_var_t *weft_mpi_allreduce_at(weft_graph_t *g, weft_var_t *x, const char *file, int line)
+{
+    wm_coll_props_t p = {WM_ALLREDUCE, 0, 1};
+    return coll_call(g, x, p, file, line);
+}
+
+weft_var_t *weft_mpi_broadcast_at(weft_graph_t *g, weft_var_t *x, int root, const char *file,
+                                  int line)
+{
+    /* the rank count does not change the type: root's upper bound is
+     * checked by the distributed compile */
+    wm_coll_props_t p = {WM_BCAST, root, 1};
+    return coll_call(g, x, p, file, line);
+}
+
+weft_var_t *weft_mpi_gather_at(weft_graph_t *g, weft_var_t *x, int root, int n_ranks,
+                               const char *file, int line)
+{
+    wm_coll_props_t p = {WM_GATHER, root, n_ranks};
+    return coll_call(g, x, p, file, line);
+}

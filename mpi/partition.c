@@ -1,0 +1,337 @@
+/* The partition of a graph over ranks (docs/distributed.md §2): which rank
+ * runs each apply node, where each variable lives, and the messages that
+ * implies. Computed from the graph alone (creation order, the placement,
+ * METIS with a fixed seed), so every rank computes the same one. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpi_int.h"
+#include "weft/shared.h"
+
+static int cmp_var(const void *a, const void *b)
+{
+    uint64_t x = weft_var_id(*(weft_var_t *const *)a), y = weft_var_id(*(weft_var_t *const *)b);
+    return x < y ? -1 : x > y;
+}
+
+static int cmp_apply(const void *a, const void *b)
+{
+    uint64_t x = weft_apply_id(*(weft_apply_t *const *)a);
+    uint64_t y = weft_apply_id(*(weft_apply_t *const *)b);
+    return x < y ? -1 : x > y;
+}
+
+static bool is_input(size_t n_in, weft_var_t *const *inputs, const weft_var_t *v)
+{
+    for (size_t k = 0; k < n_in; k++)
+        if (inputs[k] == v) return true;
+    return false;
+}
+
+/* Every variable and apply the outputs reach (inputs stop the walk). */
+static weft_status_t collect(weft_graph_t *g, size_t n_in, weft_var_t *const *inputs, size_t n_out,
+                             weft_var_t *const *outputs, wm_part_t *p)
+{
+    size_t nv = weft_graph_n_vars(g), na = weft_graph_n_applies(g);
+    uint8_t *seen_v = calloc(nv + 1, 1), *seen_a = calloc(na + 1, 1);
+    weft_var_t **stack = malloc((nv + 1) * sizeof *stack);
+    p->vars = malloc((nv + 1) * sizeof *p->vars);
+    p->applies = malloc((na + 1) * sizeof *p->applies);
+    weft_status_t st = WEFT_OK;
+    if (!seen_v || !seen_a || !stack || !p->vars || !p->applies) {
+        st = wm__error(WEFT_ENOMEM, "partition: out of memory");
+        goto out;
+    }
+    size_t top = 0;
+    /* marked when pushed, so each variable is pushed once: nv slots suffice */
+#define PUSH(v)                                    \
+    do {                                           \
+        weft_var_t *v_ = (v);                      \
+        if (!seen_v[weft_var_id(v_)]) {            \
+            seen_v[weft_var_id(v_)] = 1;           \
+            stack[top++] = v_;                     \
+            p->vars[p->n_vars++] = v_;             \
+        }                                          \
+    } while (0)
+    for (size_t k = 0; k < n_in; k++) PUSH(inputs[k]);
+    for (size_t k = 0; k < n_out; k++) PUSH(outputs[k]);
+    while (top) {
+        weft_var_t *v = stack[--top];
+        weft_apply_t *a = weft_var_owner(v);
+        if (!a || is_input(n_in, inputs, v) || seen_a[weft_apply_id(a)]) continue;
+        seen_a[weft_apply_id(a)] = 1;
+        p->applies[p->n_applies++] = a;
+        for (size_t i = 0; i < weft_apply_n_outputs(a); i++) PUSH(weft_apply_output(a, i));
+        for (size_t i = 0; i < weft_apply_n_inputs(a); i++) PUSH(weft_apply_input(a, i));
+    }
+#undef PUSH
+    qsort(p->vars, p->n_vars, sizeof *p->vars, cmp_var);
+    qsort(p->applies, p->n_applies, sizeof *p->applies, cmp_apply);
+out:
+    free(seen_v);
+    free(seen_a);
+    free(stack);
+    return st;
+}
+
+size_t wm__var_pos(const wm_part_t *p, const weft_var_t *v)
+{
+    size_t lo = 0, hi = p->n_vars;
+    uint64_t id = weft_var_id(v);
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        uint64_t m = weft_var_id(p->vars[mid]);
+        if (m == id) return p->vars[mid] == v ? mid : p->n_vars;
+        if (m < id) lo = mid + 1;
+        else hi = mid;
+    }
+    return p->n_vars;
+}
+
+static void describe_var(const weft_var_t *v, char *buf, size_t cap)
+{
+    const char *file = NULL, *name = weft_var_name(v);
+    int line = 0;
+    weft_var_trace(v, &file, &line);
+    if (name) snprintf(buf, cap, "variable '%s' (built at %s:%d)", name, file ? file : "?", line);
+    else snprintf(buf, cap, "variable #%llu (built at %s:%d)", (unsigned long long)weft_var_id(v),
+                  file ? file : "?", line);
+}
+
+static int call_owner(const weft_mpi_options_t *o, const weft_var_t *v)
+{
+    return o->owner ? o->owner(o->owner_user, v) : WEFT_MPI_FOLLOW;
+}
+
+static weft_status_t check_owner(int r, int n_ranks, const weft_var_t *v)
+{
+    if (r == WEFT_MPI_REPLICATED || r == WEFT_MPI_FOLLOW || (r >= 0 && r < n_ranks))
+        return WEFT_OK;
+    char d[200];
+    describe_var(v, d, sizeof d);
+    return wm__error(WEFT_EINVAL, "placement: owner %d of %s is not a rank of %d", r, d, n_ranks);
+}
+
+/* The first non-constant input's owner (replicated when there is none). */
+static int follow_owner(const wm_part_t *p, const weft_apply_t *a)
+{
+    for (size_t i = 0; i < weft_apply_n_inputs(a); i++) {
+        weft_var_t *v = weft_apply_input(a, i);
+        if (!weft_var_is_constant(v)) return p->owner[wm__var_pos(p, v)];
+    }
+    return WEFT_MPI_REPLICATED;
+}
+
+static void set_outputs(wm_part_t *p, const weft_apply_t *a, int r)
+{
+    for (size_t i = 0; i < weft_apply_n_outputs(a); i++) {
+        size_t pos = wm__var_pos(p, weft_apply_output(a, i));
+        if (pos < p->n_vars) p->owner[pos] = r;
+    }
+}
+
+
+/* Roots: constants and shared variables are replicated; inputs per the
+ * options (FOLLOW: decided after the nodes); anything else is missing. */
+static weft_status_t place_roots(size_t n_in, weft_var_t *const *inputs,
+                                 const weft_mpi_options_t *o, wm_part_t *p)
+{
+    for (size_t k = 0; k < p->n_vars; k++) {
+        weft_var_t *v = p->vars[k];
+        if (weft_var_owner(v) && !is_input(n_in, inputs, v)) continue;
+        if (weft_var_is_constant(v) || weft_var_is_shared(v)) {
+            p->owner[k] = WEFT_MPI_REPLICATED;
+        } else if (!is_input(n_in, inputs, v)) {
+            char d[200];
+            describe_var(v, d, sizeof d);
+            return wm__error(WEFT_EMISSING_INPUT, "partition: %s is needed but not an input", d);
+        } else {
+            int r = o->inputs_on_root ? 0 : call_owner(o, v);
+            weft_status_t st = check_owner(r, p->n_ranks, v);
+            if (st != WEFT_OK) return st;
+            p->owner[k] = r;
+        }
+    }
+    return WEFT_OK;
+}
+
+/* An input left to FOLLOW lives with its first reader (rank 0 when that
+ * reader is replicated or there is none). */
+static void place_follow_inputs(wm_part_t *p)
+{
+    for (size_t k = 0; k < p->n_vars; k++) {
+        if (p->owner[k] != WEFT_MPI_FOLLOW) continue;
+        p->owner[k] = 0;
+        for (size_t j = 0; j < p->n_applies; j++) {
+            const weft_apply_t *a = p->applies[j];
+            bool reads = false;
+            for (size_t i = 0; i < weft_apply_n_inputs(a); i++)
+                reads |= weft_apply_input(a, i) == p->vars[k];
+            if (!reads) continue;
+            if (p->node_rank[j] >= 0) p->owner[k] = p->node_rank[j];
+            break;
+        }
+    }
+}
+
+static int coll_rank(const weft_apply_t *a, int *kind)
+{
+    int root = 0;
+    *kind = wm__coll_kind(weft_apply_op(a), &root);
+    if (*kind < 0) return WEFT_MPI_FOLLOW;
+    return *kind == WM_GATHER ? root : WEFT_MPI_REPLICATED;
+}
+
+/* Nodes: collectives where they must be, then the owner function (or
+ * METIS), then FOLLOW in creation order. */
+static weft_status_t place_nodes(const weft_mpi_options_t *o, wm_part_t *p)
+{
+    bool *fixed = calloc(p->n_applies + 1, sizeof *fixed);
+    if (!fixed) return wm__error(WEFT_ENOMEM, "partition: out of memory");
+    weft_status_t st = WEFT_OK;
+    for (size_t j = 0; j < p->n_applies && st == WEFT_OK; j++) {
+        int kind, r = coll_rank(p->applies[j], &kind);
+        if (kind < 0) r = call_owner(o, weft_apply_output(p->applies[j], 0));
+        st = check_owner(r, p->n_ranks, weft_apply_output(p->applies[j], 0));
+        p->node_rank[j] = r;
+        fixed[j] = r != WEFT_MPI_FOLLOW;
+    }
+    if (st == WEFT_OK && o->placement == WEFT_MPI_PLACE_METIS)
+        st = wm__metis(p, o, fixed, p->node_rank);
+    for (size_t j = 0; j < p->n_applies && st == WEFT_OK; j++) {
+        if (p->node_rank[j] == WEFT_MPI_FOLLOW) {
+            int r = follow_owner(p, p->applies[j]);
+            p->node_rank[j] = r == WEFT_MPI_FOLLOW ? 0 : r;
+        }
+        set_outputs(p, p->applies[j], p->node_rank[j]);
+    }
+    free(fixed);
+    return st;
+}
+
+/* A collective's input must be where the collective reads it. */
+static weft_status_t check_collectives(const wm_part_t *p)
+{
+    for (size_t j = 0; j < p->n_applies; j++) {
+        const weft_apply_t *a = p->applies[j];
+        int root = 0, kind = wm__coll_kind(weft_apply_op(a), &root);
+        if (kind < 0) continue;
+        weft_var_t *x = weft_apply_input(a, 0);
+        int ox = p->owner[wm__var_pos(p, x)];
+        char d[320];
+        weft_apply_describe(a, d, sizeof d);
+        if (root >= p->n_ranks)
+            return wm__error(WEFT_EINVAL, "partition: %s: root %d is not a rank of %d", d, root,
+                             p->n_ranks);
+        if (kind == WM_GATHER && weft_type_dim(weft_var_type(weft_apply_output(a, 0)), 0) !=
+                                     p->n_ranks)
+            return wm__error(WEFT_EINVAL, "partition: %s gathers %lld ranks, the communicator "
+                             "has %d", d,
+                             (long long)weft_type_dim(weft_var_type(weft_apply_output(a, 0)), 0),
+                             p->n_ranks);
+        if (kind != WM_BCAST && ox != WEFT_MPI_REPLICATED)
+            return wm__error(WEFT_EINVAL, "partition: %s: its input lives on rank %d, not on "
+                             "every rank (replicated)", d, ox);
+        if (kind == WM_BCAST && ox != WEFT_MPI_REPLICATED && ox != root)
+            return wm__error(WEFT_EINVAL, "partition: %s: its input lives on rank %d, not on "
+                             "the root %d", d, ox, root);
+    }
+    return WEFT_OK;
+}
+
+/* need[v * n_ranks + r]: value v must reach rank r. */
+static void mark_needs(const wm_part_t *p, size_t n_out, weft_var_t *const *outputs,
+                       const weft_mpi_options_t *o, uint8_t *need)
+{
+    int n = p->n_ranks;
+    for (size_t j = 0; j < p->n_applies; j++) {
+        const weft_apply_t *a = p->applies[j];
+        int root, r = p->node_rank[j];
+        if (wm__coll_kind(weft_apply_op(a), &root) == WM_BCAST) continue; /* read on root */
+        for (size_t i = 0; i < weft_apply_n_inputs(a); i++) {
+            size_t v = wm__var_pos(p, weft_apply_input(a, i));
+            int ov = p->owner[v];
+            if (ov == WEFT_MPI_REPLICATED) continue;
+            for (int d = 0; d < n; d++)
+                if (d != ov && (r == d || r == WEFT_MPI_REPLICATED)) need[v * (size_t)n + (size_t)d] = 1;
+        }
+    }
+    for (size_t k = 0; o->outputs_to_root && k < n_out; k++) {
+        size_t v = wm__var_pos(p, outputs[k]);
+        if (p->owner[v] > 0) need[v * (size_t)n] = 1;
+    }
+}
+
+static weft_status_t fill_msg(wm_msg_t *m, const weft_var_t *v)
+{
+    const weft_type_t *t = weft_var_type(v);
+    describe_var(v, m->name, sizeof m->name);
+    const char *d = m->name;
+    if (weft_type_kind(t) != WEFT_TYPE_TENSOR || !weft_type_is_static(t))
+        return wm__error(WEFT_ENOTIMPL, "partition: %s goes from rank %d to rank %d but its "
+                         "shape is not static", d, m->src, m->dst);
+    m->dtype = weft_type_dtype(t);
+    m->ndim = weft_type_ndim(t);
+    m->bytes = weft_dtype_size(m->dtype);
+    for (int i = 0; i < m->ndim; i++) {
+        m->shape[i] = weft_type_dim(t, i);
+        m->bytes *= (size_t)m->shape[i];
+    }
+    return WEFT_OK;
+}
+
+static weft_status_t make_msgs(wm_part_t *p, size_t n_out, weft_var_t *const *outputs,
+                               const weft_mpi_options_t *o)
+{
+    size_t n = (size_t)p->n_ranks;
+    uint8_t *need = calloc(p->n_vars * n + 1, 1);
+    if (!need) return wm__error(WEFT_ENOMEM, "partition: out of memory");
+    mark_needs(p, n_out, outputs, o, need);
+    size_t count = 0;
+    for (size_t i = 0; i < p->n_vars * n; i++) count += need[i];
+    p->msgs = calloc(count + 1, sizeof *p->msgs);
+    weft_status_t st = p->msgs ? WEFT_OK : wm__error(WEFT_ENOMEM, "partition: out of memory");
+    for (size_t i = 0; i < p->n_vars * n && st == WEFT_OK; i++) {
+        if (!need[i]) continue;
+        wm_msg_t *m = &p->msgs[p->n_msgs++];
+        m->var_pos = (uint32_t)(i / n);
+        m->src = p->owner[i / n];
+        m->dst = (int)(i % n);
+        st = fill_msg(m, p->vars[i / n]);
+    }
+    free(need);
+    return st;
+}
+
+weft_status_t wm__partition(size_t n_in, weft_var_t *const *inputs, size_t n_out,
+                            weft_var_t *const *outputs, const weft_mpi_options_t *o,
+                            int n_ranks, wm_part_t *p)
+{
+    memset(p, 0, sizeof *p);
+    p->n_ranks = n_ranks;
+    weft_graph_t *g = weft_var_graph(n_out ? outputs[0] : inputs[0]);
+    weft_status_t st = collect(g, n_in, inputs, n_out, outputs, p);
+    if (st == WEFT_OK) {
+        p->owner = malloc((p->n_vars + 1) * sizeof *p->owner);
+        p->node_rank = malloc((p->n_applies + 1) * sizeof *p->node_rank);
+        if (!p->owner || !p->node_rank) st = wm__error(WEFT_ENOMEM, "partition: out of memory");
+    }
+    for (size_t k = 0; st == WEFT_OK && k < p->n_vars; k++) p->owner[k] = WEFT_MPI_FOLLOW;
+    if (st == WEFT_OK) st = place_roots(n_in, inputs, o, p);
+    if (st == WEFT_OK) st = place_nodes(o, p);
+    if (st == WEFT_OK) place_follow_inputs(p);
+    if (st == WEFT_OK) st = check_collectives(p);
+    if (st == WEFT_OK) st = make_msgs(p, n_out, outputs, o);
+    if (st != WEFT_OK) wm__part_free(p);
+    return st;
+}
+
+void wm__part_free(wm_part_t *p)
+{
+    free(p->vars);
+    free(p->owner);
+    free(p->applies);
+    free(p->node_rank);
+    free(p->msgs);
+    memset(p, 0, sizeof *p);
+}

@@ -1,0 +1,408 @@
+/* tile_cholesky_mpi (tile_cholesky --mpi): the tile Cholesky graph of
+ * tile_cholesky_core.h distributed over the MPI ranks with libweft_mpi, the
+ * tiles 2-D block-cyclic on a p x q grid (ScaLAPACK's layout), each node on
+ * the rank owning the tile it writes; timed in the same run against
+ * ScaLAPACK's pdpotrf on the same grid and block size. Run under mpirun:
+ *
+ *   mpirun -np 2 tile_cholesky_mpi [--n N] [--nb NB] [--reps R] [--threads T]
+ *                                  [--trace PATH]
+ *
+ * (--trace: the weft side is profiled and rank 0 writes the merged Chrome
+ * trace of its last factorization to PATH, weft_mpi_function_write_trace.)
+ *
+ * Rank 0 prints
+ *
+ *   cholesky_mpi impl=weft n=N nb=NB ranks=P threads=T gflops=X residual=R
+ *   cholesky_mpi impl=scalapack n=N nb=NB ranks=P threads=T gflops=X residual=R
+ *   cholesky_mpi n=N ranks=P weft_over_scalapack=S
+ *
+ * gflops: n^3/3 flops over the median of R timed factorizations (from a
+ * barrier to a barrier), the two alternated; residual: ||A - L L^T||_F /
+ * ||A||_F of the last factor, gathered on rank 0. Exit status 1 when a
+ * residual exceeds 1e-12 or a call fails. Defaults: n 4096, nb 256, 3 reps,
+ * one worker per rank (one-thread BLAS in both). */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tile_cholesky_core.h"
+#include "demo_median.h"
+#include "weft/mpi.h"
+
+/* ScaLAPACK / BLACS (libscalapack-openmpi: no header) */
+void Cblacs_get(int ctxt, int what, int *val);
+void Cblacs_gridinit(int *ctxt, const char *order, int p, int q);
+void Cblacs_gridinfo(int ctxt, int *p, int *q, int *myrow, int *mycol);
+void Cblacs_gridexit(int ctxt);
+int numroc_(const int *n, const int *nb, const int *iproc, const int *isrc, const int *nprocs);
+void descinit_(int *desc, const int *m, const int *n, const int *mb, const int *nb,
+               const int *irsrc, const int *icsrc, const int *ctxt, const int *lld, int *info);
+void pdpotrf_(const char *uplo, const int *n, double *a, const int *ia, const int *ja,
+              const int *desc, int *info);
+
+typedef struct opts {
+    int n, nb, reps, threads;
+    const char *trace; /* --trace PATH: profile on, merged trace of the last call */
+} opts_t;
+
+static int rank, size, grid_p, grid_q;
+
+/* ---- the distributed graph ----------------------------------------------------------- */
+
+typedef struct dist {
+    int nt;
+    int *owner;      /* by variable id */
+    size_t cap;
+    weft_graph_t *g;
+    weft_var_t **in, **cur, **tr;
+    weft_mpi_function_t *f;
+} dist_t;
+
+static size_t tri(int i, int j)
+{
+    return (size_t)i * (size_t)(i + 1) / 2 + (size_t)j;
+}
+
+static void own(dist_t *d, weft_var_t *v, int i, int j)
+{
+    if (!v) return;
+    size_t id = weft_var_id(v);
+    while (id >= d->cap) {
+        size_t cap = d->cap ? 2 * d->cap : 1024;
+        int *o = realloc(d->owner, cap * sizeof *o);
+        if (!o) return;
+        for (size_t k = d->cap; k < cap; k++) o[k] = WEFT_MPI_FOLLOW;
+        d->owner = o;
+        d->cap = cap;
+    }
+    d->owner[id] = weft_mpi_block_cyclic_owner(i, j, grid_p, grid_q);
+}
+
+static int owner_of(void *user, const weft_var_t *v)
+{
+    dist_t *d = user;
+    size_t id = weft_var_id(v);
+    return id < d->cap ? d->owner[id] : WEFT_MPI_FOLLOW;
+}
+
+static void build_graph(dist_t *d, int n, int nb)
+{
+    weft_graph_t *g = d->g;
+    const weft_op_t *potrf, *trtri, *trmm, *syrk;
+    weft_op_create(g, &chol_potrf_class, NULL, &potrf);
+    weft_op_create(g, &chol_trtri_class, NULL, &trtri);
+    weft_op_create(g, &chol_trmm_class, NULL, &trmm);
+    weft_op_create(g, &chol_syrk_class, NULL, &syrk);
+    weft_var_t *minus1 = weft_constant_scalar(g, WEFT_FLOAT64, -1.0);
+    weft_var_t *one = weft_constant_scalar(g, WEFT_FLOAT64, 1.0);
+    int nt = d->nt;
+    for (int i = 0; i < nt; i++)
+        for (int j = 0; j <= i; j++) {
+            int64_t shape[2] = {n - i * nb < nb ? n - i * nb : nb, n - j * nb < nb ? n - j * nb : nb};
+            const weft_type_t *ty;
+            weft_type_tensor(g, WEFT_FLOAT64, 2, shape, &ty);
+            d->in[tri(i, j)] = d->cur[tri(i, j)] = weft_var_create(g, ty, NULL);
+            own(d, d->in[tri(i, j)], i, j);
+        }
+    for (int k = 0; k < nt; k++) {
+        weft_var_t *akk = d->cur[tri(k, k)];
+        weft_var_t *lkk = d->cur[tri(k, k)] = weft_op_call(g, potrf, 1, &akk);
+        own(d, lkk, k, k);
+        weft_var_t *inv = k + 1 < nt ? weft_op_call(g, trtri, 1, &lkk) : NULL;
+        own(d, inv, k, k);
+        for (int i = k + 1; i < nt; i++) {
+            weft_var_t *ti[2] = {inv, d->cur[tri(i, k)]};
+            own(d, d->cur[tri(i, k)] = weft_op_call(g, trmm, 2, ti), i, k);
+            if (i + 1 < nt) own(d, d->tr[tri(i, k)] = weft_transpose(g, d->cur[tri(i, k)]), i, k);
+        }
+        for (int i = k + 1; i < nt; i++) {
+            weft_var_t *si[2] = {d->cur[tri(i, i)], d->cur[tri(i, k)]};
+            own(d, d->cur[tri(i, i)] = weft_op_call(g, syrk, 2, si), i, i);
+            for (int j = k + 1; j < i; j++) {
+                weft_var_t **c = &d->cur[tri(i, j)];
+                *c = weft_gemm(g, *c, minus1, d->cur[tri(i, k)], d->tr[tri(j, k)], one, true);
+                own(d, *c, i, j);
+            }
+        }
+    }
+}
+
+static weft_status_t dist_create(dist_t *d, int n, int nb, int threads, bool profile)
+{
+    memset(d, 0, sizeof *d);
+    d->nt = (n + nb - 1) / nb;
+    size_t nv = tri(d->nt, 0);
+    d->in = calloc(nv, sizeof *d->in);
+    d->cur = calloc(nv, sizeof *d->cur);
+    d->tr = calloc(nv, sizeof *d->tr);
+    if (!d->in || !d->cur || !d->tr || weft_graph_create(NULL, &d->g) != WEFT_OK) return WEFT_ENOMEM;
+    build_graph(d, n, nb);
+    if (weft_graph_error(d->g) != WEFT_OK) {
+        fprintf(stderr, "tile_cholesky_mpi: %s\n", weft_graph_error_message(d->g));
+        return weft_graph_error(d->g);
+    }
+    bool *mut = malloc(nv * sizeof *mut);
+    if (!mut) return WEFT_ENOMEM;
+    for (size_t v = 0; v < nv; v++) mut[v] = true;
+    weft_function_options_t fo = WEFT_FUNCTION_OPTIONS_INIT;
+    fo.threads = threads;
+    fo.accept_inplace = true;
+    fo.input_mutable = mut;
+    fo.node_threads = 1;
+    fo.name = "tile_cholesky_mpi";
+    fo.profile = profile;
+    weft_mpi_options_t mo = WEFT_MPI_OPTIONS_INIT;
+    mo.owner = owner_of;
+    mo.owner_user = d;
+    mo.function = &fo;
+    mo.timeout_s = 300;
+    weft_status_t st = weft_mpi_function_compile(MPI_COMM_WORLD, nv, d->in, nv, d->cur, &mo, &d->f);
+    free(mut);
+    if (st != WEFT_OK) fprintf(stderr, "tile_cholesky_mpi: %s\n", weft_mpi_last_error());
+    return st;
+}
+
+static void dist_destroy(dist_t *d)
+{
+    weft_mpi_function_destroy(d->f);
+    weft_graph_destroy(d->g);
+    free(d->in);
+    free(d->cur);
+    free(d->tr);
+    free(d->owner);
+}
+
+/* ---- tiles of this rank ------------------------------------------------------------------ */
+
+static int tlen(int n, int nb, int i)
+{
+    return n - i * nb < nb ? n - i * nb : nb;
+}
+
+static void load_tiles(const dist_t *d, weft_tensor_t **x, const double *a, int n, int nb)
+{
+    for (int i = 0; i < d->nt; i++)
+        for (int j = 0; j <= i; j++) {
+            size_t v = tri(i, j);
+            if (!weft_mpi_function_gives_input(d->f, v)) continue;
+            int r = tlen(n, nb, i), c = tlen(n, nb, j);
+            if (!x[v]) {
+                int64_t shape[2] = {r, c};
+                weft_tensor_empty(WEFT_FLOAT64, 2, shape, &x[v]);
+            }
+            double *t = weft_tensor_data(x[v]);
+            for (int p = 0; p < r; p++)
+                memcpy(t + (size_t)p * c, a + (size_t)(i * nb + p) * n + (size_t)j * nb,
+                       (size_t)c * sizeof *t);
+        }
+}
+
+/* The factor on rank 0 (lower, zeros above): every rank sends the tiles it got. */
+static void gather_factor(const dist_t *d, weft_tensor_t **y, double *l, int n, int nb)
+{
+    for (int i = 0; i < d->nt; i++)
+        for (int j = 0; j <= i; j++) {
+            size_t v = tri(i, j);
+            int r = tlen(n, nb, i), c = tlen(n, nb, j), src = weft_mpi_block_cyclic_owner(i, j, grid_p, grid_q);
+            double *buf = malloc((size_t)r * c * sizeof *buf);
+            if (rank == src && src != 0) MPI_Send(weft_tensor_data(y[v]), r * c, MPI_DOUBLE, 0, (int)v, MPI_COMM_WORLD);
+            if (rank == 0) {
+                if (src == 0) memcpy(buf, weft_tensor_data(y[v]), (size_t)r * c * sizeof *buf);
+                else MPI_Recv(buf, r * c, MPI_DOUBLE, src, (int)v, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                for (int p = 0; p < r; p++)
+                    for (int q = 0; q < c; q++)
+                        l[(size_t)(i * nb + p) * n + (size_t)j * nb + q] = j < i || q <= p ? buf[(size_t)p * c + q] : 0.0;
+            }
+            free(buf);
+        }
+}
+
+/* ---- ScaLAPACK ------------------------------------------------------------------------------ */
+
+typedef struct scal {
+    int ctxt, desc[9], mloc, nloc;
+    double *a;
+} scal_t;
+
+static void scal_create(scal_t *s, int n, int nb)
+{
+    int zero = 0, info, myrow, mycol, p, q;
+    Cblacs_get(0, 0, &s->ctxt);
+    Cblacs_gridinit(&s->ctxt, "Row", grid_p, grid_q);
+    Cblacs_gridinfo(s->ctxt, &p, &q, &myrow, &mycol);
+    s->mloc = numroc_(&n, &nb, &myrow, &zero, &grid_p);
+    s->nloc = numroc_(&n, &nb, &mycol, &zero, &grid_q);
+    int lld = s->mloc > 1 ? s->mloc : 1;
+    descinit_(s->desc, &n, &n, &nb, &nb, &zero, &zero, &s->ctxt, &lld, &info);
+    s->a = malloc((size_t)lld * (size_t)(s->nloc > 0 ? s->nloc : 1) * sizeof *s->a);
+}
+
+static void scal_load(scal_t *s, const double *a, int n, int nb)
+{
+    int myrow = rank / grid_q, mycol = rank % grid_q, lld = s->mloc > 1 ? s->mloc : 1;
+    for (int lj = 0; lj < s->nloc; lj++) {
+        int gj = (lj / nb * grid_q + mycol) * nb + lj % nb;
+        for (int li = 0; li < s->mloc; li++) {
+            int gi = (li / nb * grid_p + myrow) * nb + li % nb;
+            s->a[(size_t)lj * lld + li] = a[(size_t)gi * n + gj];
+        }
+    }
+}
+
+static int scal_run(scal_t *s, int n)
+{
+    int one = 1, info = 0;
+    pdpotrf_("L", &n, s->a, &one, &one, s->desc, &info);
+    return info;
+}
+
+/* The factor on rank 0, from the local column-major blocks. */
+static void scal_gather(const scal_t *s, double *l, int n, int nb)
+{
+    int lld = s->mloc > 1 ? s->mloc : 1;
+    for (int r = 0; r < size; r++) {
+        int pr = r / grid_q, pc = r % grid_q, zero = 0;
+        int ml = numroc_(&n, &nb, &pr, &zero, &grid_p), nl = numroc_(&n, &nb, &pc, &zero, &grid_q);
+        size_t cnt = (size_t)(ml > 1 ? ml : 1) * (size_t)(nl > 0 ? nl : 1);
+        double *buf = rank == r ? s->a : malloc(cnt * sizeof *buf);
+        if (rank == r && r != 0) MPI_Send(s->a, (int)cnt, MPI_DOUBLE, 0, 7, MPI_COMM_WORLD);
+        if (rank == 0 && r != 0) MPI_Recv(buf, (int)cnt, MPI_DOUBLE, r, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        if (rank == 0)
+            for (int lj = 0; lj < nl; lj++)
+                for (int li = 0; li < ml; li++) {
+                    int gj = (lj / nb * grid_q + pc) * nb + lj % nb, gi = (li / nb * grid_p + pr) * nb + li % nb;
+                    l[(size_t)gi * n + gj] = gi >= gj ? buf[(size_t)lj * (ml > 1 ? ml : 1) + li] : 0.0;
+                }
+        if (rank != r) free(buf);
+    }
+    (void)lld;
+}
+
+/* ---- driver ---------------------------------------------------------------------------------- */
+
+static int parse(int argc, char **argv, opts_t *o)
+{
+    *o = (opts_t){4096, 256, 3, 1, NULL};
+    for (int i = 1; i < argc; i++) {
+        if (i + 1 < argc && !strcmp(argv[i], "--n")) o->n = atoi(argv[++i]);
+        else if (i + 1 < argc && !strcmp(argv[i], "--nb")) o->nb = atoi(argv[++i]);
+        else if (i + 1 < argc && !strcmp(argv[i], "--reps")) o->reps = atoi(argv[++i]);
+        else if (i + 1 < argc && !strcmp(argv[i], "--threads")) o->threads = atoi(argv[++i]);
+        else if (i + 1 < argc && !strcmp(argv[i], "--trace")) o->trace = argv[++i];
+        else if (!strcmp(argv[i], "--mpi")) continue;
+        else {
+            if (rank == 0) fprintf(stderr, "usage: tile_cholesky_mpi [--n N] [--nb NB] [--reps R] [--threads T] [--trace PATH]\n");
+            return 2;
+        }
+    }
+    return o->n > 0 && o->nb > 0 && o->reps > 0 && o->threads > 0 ? 0 : 2;
+}
+
+static void grid(void)
+{
+    grid_p = 1;
+    for (int p = 1; p * p <= size; p++)
+        if (size % p == 0) grid_p = p;
+    grid_q = size / grid_p;
+}
+
+static double timed_weft(dist_t *d, weft_tensor_t **x, weft_tensor_t **y, const double *a, const opts_t *o,
+                         int *failed)
+{
+    size_t nv = tri(d->nt, 0);
+    load_tiles(d, x, a, o->n, o->nb);
+    for (size_t v = 0; v < nv; v++) {
+        weft_tensor_release(y[v]);
+        y[v] = NULL;
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = MPI_Wtime();
+    weft_status_t st = weft_mpi_function_call(d->f, nv, x, nv, y);
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t = MPI_Wtime() - t0;
+    if (st != WEFT_OK) {
+        fprintf(stderr, "rank %d: %s\n", rank, weft_mpi_last_error());
+        *failed = 1;
+    }
+    return t;
+}
+
+static double timed_scal(scal_t *s, const double *a, const opts_t *o, int *failed)
+{
+    scal_load(s, a, o->n, o->nb);
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = MPI_Wtime();
+    int info = scal_run(s, o->n);
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t = MPI_Wtime() - t0;
+    if (info != 0) *failed = 1;
+    return t;
+}
+
+int main(int argc, char **argv)
+{
+    if (weft_mpi_init(&argc, &argv, NULL) != WEFT_OK) return 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    opts_t o;
+    int rc = parse(argc, argv, &o);
+    if (rc) {
+        MPI_Finalize();
+        return rc;
+    }
+    grid();
+    weft_blas_scope_t scope;
+    weft_blas_scope_enter(&scope, 1);
+    double *a = NULL;
+    chol_make_spd(o.n, 42, &a);
+    dist_t d;
+    int failed = dist_create(&d, o.n, o.nb, o.threads, o.trace != NULL) != WEFT_OK;
+    scal_t s;
+    scal_create(&s, o.n, o.nb);
+    size_t nv = tri(d.nt, 0);
+    weft_tensor_t **x = calloc(nv, sizeof *x), **y = calloc(nv, sizeof *y);
+    double *tw = calloc((size_t)o.reps, sizeof *tw), *ts = calloc((size_t)o.reps, sizeof *ts);
+    for (int r = 0; r < o.reps && !failed; r++) {
+        tw[r] = timed_weft(&d, x, y, a, &o, &failed);
+        ts[r] = timed_scal(&s, a, &o, &failed);
+    }
+    MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (!failed && o.trace && weft_mpi_function_write_trace(d.f, o.trace) != WEFT_OK) failed = 1;
+    double *l = rank == 0 ? calloc((size_t)o.n * o.n, sizeof *l) : NULL;
+    double res_w = NAN, res_s = NAN;
+    if (!failed) {
+        gather_factor(&d, y, l, o.n, o.nb);
+        if (rank == 0) res_w = chol_residual(a, l, o.n, 1);
+        scal_gather(&s, l, o.n, o.nb);
+        if (rank == 0) res_s = chol_residual(a, l, o.n, 1);
+    }
+    if (rank == 0 && !failed) {
+        double flops = (double)o.n * o.n * o.n / 3.0 * 1e-9;
+        double gw = flops / demo_median(tw, o.reps), gs = flops / demo_median(ts, o.reps);
+        printf("cholesky_mpi impl=weft n=%d nb=%d ranks=%d threads=%d gflops=%.2f residual=%.2e\n",
+               o.n, o.nb, size, o.threads, gw, res_w);
+        printf("cholesky_mpi impl=scalapack n=%d nb=%d ranks=%d threads=%d gflops=%.2f residual=%.2e\n",
+               o.n, o.nb, size, o.threads, gs, res_s);
+        printf("cholesky_mpi n=%d ranks=%d weft_over_scalapack=%.3f\n", o.n, size, gw / gs);
+        if (!(res_w < 1e-12) || !(res_s < 1e-12)) failed = 1;
+    }
+    MPI_Bcast(&failed, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    for (size_t v = 0; v < nv; v++) {
+        weft_tensor_release(x[v]);
+        weft_tensor_release(y[v]);
+    }
+    free(x);
+    free(y);
+    free(tw);
+    free(ts);
+    free(l);
+    free(a);
+    free(s.a);
+    dist_destroy(&d);
+    weft_blas_scope_exit(&scope);
+    Cblacs_gridexit(s.ctxt);
+    MPI_Finalize();
+    return failed;
+}
