@@ -15,6 +15,7 @@
 #include <cmocka.h>
 #include <pthread.h>
 
+#include "pool_int.h" /* inj_count: the external call is queued (whitebox) */
 #include "weft/sched.h"
 
 #define NODES 64
@@ -153,7 +154,10 @@ static void test_busy_worker_serves_external_calls(void **state)
     caller_t cb = {rb, &sb, pthread_self(), WEFT_EINVAL};
     pthread_t th;
     assert_int_equal(pthread_create(&th, NULL, execute_thread, &cb), 0);
-    nap_us(20000);
+    /* B's call is queued for the busy worker before A may finish (a fixed
+     * sleep was not enough on a loaded machine: B then found the worker idle
+     * and ran as the guest); seq_cst: as the store in pool_inject */
+    while (atomic_load_explicit(&pool->inj_count, memory_order_seq_cst) == 0) nap_us(100);
     atomic_store(&sa.gate, 0);
     assert_int_equal(weft_dag_run_wait(ra), WEFT_OK);
     assert_int_equal(pthread_join(th, NULL), 0);
