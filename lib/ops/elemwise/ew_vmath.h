@@ -10,8 +10,9 @@
  * polynomials use explicit fma(), exactly rounded everywhere (one
  * instruction in the x86-64-v3/v4 clones, glibc's fma in the default one),
  * which halves their operations.
- * float32 goes through these in float64 and rounds once at the end (at most
- * 0.5 ulp of float32 more). */
+ * float32 computes in float64 and rounds once at the end: atan2 through
+ * vm_atan2 (at most 0.5 ulp of float32 more), expm1 through the shorter
+ * vm_expm1f. */
 #ifndef WEFT_OPS_EW_VMATH_H
 #define WEFT_OPS_EW_VMATH_H
 
@@ -118,6 +119,44 @@ VM_INLINE double vm_expm1(double x)
     /* expm1 keeps x's sign, so -0 stays -0 (a select on x == 0 would not
      * vectorize in the AVX2 clone) */
     return copysign(res, x);
+}
+
+/* ---- expm1 for float32 ----------------------------------------------------------------
+ * In float64 with the reduction above, but without its care, which float32
+ * does not need: ln2 in one double (|k| <= 145 here, so r is within 2^-48
+ * of x - k ln2), a degree-6 fit, and (t - 1) + t expm1(r) in one fma,
+ * whose exact product leaves one rounding (t - 1 rounds only for k >= 54,
+ * 2^-54 relative). The float64 result is within 2^-34 of expm1(x)
+ * relative, so rounding it to float32 gives at most 0.51 ulp (every
+ * float32 result is finite in float64: no half scale). Clamping to
+ * [-40, 100] keeps k in [-58, 145]; above 88.73 the float32 result
+ * overflows to inf. About half the operations of vm_expm1. */
+#define VM_LN2 6.93147180559945286227e-01
+
+/* (e^r - 1 - r)/r^2 for |r| <= ln2/2: the Chebyshev fit of degree 6
+ * (relative error of r + r^2 q below 2^-36) */
+static inline double vm_expm1f_q(double r)
+{
+    double p = 2.48595783333601008e-05;
+    p = fma(p, r, 1.98992740694345452e-04);
+    p = fma(p, r, 1.38888540494818183e-03);
+    p = fma(p, r, 8.33329848362182775e-03);
+    p = fma(p, r, 4.16666667189811435e-02);
+    p = fma(p, r, 1.66666667189978079e-01);
+    return fma(p, r, 5.00000000000000000e-01);
+}
+
+VM_INLINE float vm_expm1f(float xf)
+{
+    double x = xf;
+    double xc = vm_select(x < -40.0, -40.0, vm_select(x > 100.0, 100.0, x));
+    double z = fma(xc, VM_INV_LN2, VM_ROUND_SHIFT);
+    double kd = z - VM_ROUND_SHIFT;
+    double t = vm_from_bits((vm_bits(z) << 52) + vm_bits(1.0)); /* 2^k */
+    double r = fma(-kd, VM_LN2, xc);
+    double res = fma(t, fma(r * r, vm_expm1f_q(r), r), t - 1.0);
+    /* -0 stays -0, as in vm_expm1 */
+    return copysignf((float)res, xf);
 }
 
 /* ---- atan2 ---------------------------------------------------------------------------
