@@ -80,23 +80,23 @@ static inline double vm_select(bool c, double a, double b)
 #define VM_ROUND_SHIFT 0x1.8p52 /* adding it rounds to an integer in the low bits */
 #define VM_EXPM1_HALF_SCALE 37.0 /* k >= 53 above it */
 
+/* c[0] r^(n-1) + ... + c[n-1] by Horner's rule in fma (a constant n: the
+ * loop unrolls into straight code) */
+static inline double vm_horner(double r, const double *c, int n)
+{
+    double p = c[0];
+    for (int i = 1; i < n; i++) p = fma(p, r, c[i]);
+    return p;
+}
+
 /* (e^r - 1 - r)/r^2 for |r| <= ln2/2: the Chebyshev fit of degree 10
  * (error below 0.01 ulp of expm1(r) with these rounded coefficients; degree
- * 9 would leave about 0.2 ulp), by Horner's rule. */
-static inline double vm_expm1_q(double r)
-{
-    double p = 2.09146793765839349e-09;
-    p = fma(p, r, 2.51052063739570109e-08);
-    p = fma(p, r, 2.75572736613486373e-07);
-    p = fma(p, r, 2.75572554257464351e-06);
-    p = fma(p, r, 2.48015873255333634e-05);
-    p = fma(p, r, 1.98412698748004929e-04);
-    p = fma(p, r, 1.38888888888837525e-03);
-    p = fma(p, r, 8.33333333332614105e-03);
-    p = fma(p, r, 4.16666666666666713e-02);
-    p = fma(p, r, 1.66666666666666713e-01);
-    return fma(p, r, 5.00000000000000000e-01);
-}
+ * 9 would leave about 0.2 ulp), highest degree first. */
+static const double vm_expm1_q[11] = {
+    2.09146793765839349e-09, 2.51052063739570109e-08, 2.75572736613486373e-07,
+    2.75572554257464351e-06, 2.48015873255333634e-05, 1.98412698748004929e-04,
+    1.38888888888837525e-03, 8.33333333332614105e-03, 4.16666666666666713e-02,
+    1.66666666666666713e-01, 5.00000000000000000e-01};
 
 VM_INLINE double vm_expm1(double x)
 {
@@ -111,7 +111,7 @@ VM_INLINE double vm_expm1(double x)
     double y = fma(-kd, VM_LN2_HI, xc); /* exact */
     double r = fma(-kd, VM_LN2_LO, y);
     double r_lo = fma(-kd, VM_LN2_LO, y - r);
-    double lo = fma(r * r, vm_expm1_q(r), fma(r_lo, r, r_lo)); /* expm1(r + r_lo) - r */
+    double lo = fma(r * r, vm_horner(r, vm_expm1_q, 11), fma(r_lo, r, r_lo)); /* expm1(r + r_lo) - r */
     double u = t - vm_select(half, 0.0, 1.0);                   /* exact */
     double s = fma(t, r, u);
     double e = fma(t, r, u - s) - vm_select(half, 0.5, 0.0); /* s + e = u + t r (- 1/2) */
@@ -134,17 +134,11 @@ VM_INLINE double vm_expm1(double x)
 #define VM_LN2 6.93147180559945286227e-01
 
 /* (e^r - 1 - r)/r^2 for |r| <= ln2/2: the Chebyshev fit of degree 6
- * (relative error of r + r^2 q below 2^-36) */
-static inline double vm_expm1f_q(double r)
-{
-    double p = 2.48595783333601008e-05;
-    p = fma(p, r, 1.98992740694345452e-04);
-    p = fma(p, r, 1.38888540494818183e-03);
-    p = fma(p, r, 8.33329848362182775e-03);
-    p = fma(p, r, 4.16666667189811435e-02);
-    p = fma(p, r, 1.66666667189978079e-01);
-    return fma(p, r, 5.00000000000000000e-01);
-}
+ * (relative error of r + r^2 q below 2^-36), highest degree first */
+static const double vm_expm1f_q[7] = {2.48595783333601008e-05, 1.98992740694345452e-04,
+                                      1.38888540494818183e-03, 8.33329848362182775e-03,
+                                      4.16666667189811435e-02, 1.66666667189978079e-01,
+                                      5.00000000000000000e-01};
 
 VM_INLINE float vm_expm1f(float xf)
 {
@@ -154,7 +148,7 @@ VM_INLINE float vm_expm1f(float xf)
     double kd = z - VM_ROUND_SHIFT;
     double t = vm_from_bits((vm_bits(z) << 52) + vm_bits(1.0)); /* 2^k */
     double r = fma(-kd, VM_LN2, xc);
-    double res = fma(t, fma(r * r, vm_expm1f_q(r), r), t - 1.0);
+    double res = fma(t, fma(r * r, vm_horner(r, vm_expm1f_q, 7), r), t - 1.0);
     /* -0 stays -0, as in vm_expm1 */
     return copysignf((float)res, xf);
 }
