@@ -71,8 +71,13 @@ static void fill(double *v, const double *other, uint64_t seed)
         case 0: v[i] = vm_from_bits(u); break;
         case 1: v[i] = 1600 * f - 800; break;
         case 2: v[i] = 6 * f - 3; break;
-        case 3: v[i] = other ? other[i] * ((double)(1 + u % 4) * 0.5) * (1 + (f - 0.5) * 0x1p-40) : f; break;
-        default: v[i] = ((double)(int)(u % 1152) - 63.5) * 0.69314718055994530942 * (1 + (f - 0.5) * 0x1p-40); break;
+        case 3:
+            v[i] = other ? other[i] * ((double)(1 + u % 4) * 0.5) * (1 + (f - 0.5) * 0x1p-40) : f;
+            break;
+        default:
+            v[i] = ((double)(int)(u % 1152) - 63.5) * 0.69314718055994530942 *
+                   (1 + (f - 0.5) * 0x1p-40);
+            break;
         }
     }
     size_t ne = sizeof edges / sizeof edges[0];

@@ -111,7 +111,8 @@ VM_INLINE double vm_expm1(double x)
     double y = fma(-kd, VM_LN2_HI, xc); /* exact */
     double r = fma(-kd, VM_LN2_LO, y);
     double r_lo = fma(-kd, VM_LN2_LO, y - r);
-    double lo = fma(r * r, vm_horner(r, vm_expm1_q, 11), fma(r_lo, r, r_lo)); /* expm1(r + r_lo) - r */
+    /* expm1(r + r_lo) - r */
+    double lo = fma(r * r, vm_horner(r, vm_expm1_q, 11), fma(r_lo, r, r_lo));
     double u = t - vm_select(half, 0.0, 1.0);                   /* exact */
     double s = fma(t, r, u);
     double e = fma(t, r, u - s) - vm_select(half, 0.5, 0.0); /* s + e = u + t r (- 1/2) */
