@@ -2,8 +2,9 @@
  * same bits in every ISA clone of the kernels (default, x86-64-v3,
  * x86-64-v4: ew_kernel_gen.h): the same loops compiled here for each ISA,
  * with the kernel file's -O3 -ffp-contract=off, over 2^20 inputs (random
- * bit patterns, the polynomial ranges, the reduction boundaries and the
- * specials), compared bit for bit. A clone the processor cannot run is
+ * bit patterns, the polynomial ranges, the reduction boundaries of every k,
+ * Expm1's half-scale and overflow ranges and the specials), compared bit
+ * for bit, float64 and Expm1's float32 path (vm_expm1f). A clone the processor cannot run is
  * skipped. */
 #include <math.h>
 #include <setjmp.h>
@@ -23,6 +24,10 @@ enum { N = 1 << 20 };
     ATTR static void expm1_##SUFFIX(size_t n, double *o, const double *a)            \
     {                                                                                \
         for (size_t i = 0; i < n; i++) o[i] = vm_expm1(a[i]);                        \
+    }                                                                                \
+    ATTR static void expm1f_##SUFFIX(size_t n, float *o, const float *a)             \
+    {                                                                                \
+        for (size_t i = 0; i < n; i++) o[i] = vm_expm1f(a[i]);                       \
     }                                                                                \
     ATTR static void atan2_##SUFFIX(size_t n, double *o, const double *a, const double *b) \
     {                                                                                \
@@ -46,26 +51,51 @@ static uint64_t next_u64(uint64_t *s) /* xorshift64 */
 static const double edges[] = {0.0,     -0.0,   INFINITY, -INFINITY, NAN,       0x1p-1074, -0x1p-1074,
                                1e-310,  0.5,    2.0,      -0.5,      -2.0,      1.0,       -1.0,
                                0x1p1000, 1e308, -1e308,   0x1p-1022, 709.78,    710.0,     -40.0,
-                               -745.2,  0.34657359027997264, 0x1.fffffffffffffp1023};
+                               -745.2,  0.34657359027997264, 0x1.fffffffffffffp1023,
+                               /* expm1's half-scale switch (37) and 2^1024 range (k = 1024 above
+                                * 709.436) */
+                               37.0,    0x1.2000000000001p5, 0x1.1ffffffffffffp5, -37.0,
+                               709.4367, 709.782712893384, 709.7827128933841, -37.42994775023704};
 
-/* a quarter random bits, a quarter in [-800, 800], a quarter in [-3, 3], a
- * quarter of scaled copies of the other operand near the boundaries 1/2, 1
- * and 2 of atan2's reduction; the edges first */
+/* a fifth each: random bits, [-800, 800], [-3, 3], scaled copies of the
+ * other operand near the boundaries 1/2, 1 and 2 of atan2's reduction, and
+ * points within 2^-40 relative of expm1's reduction boundaries (k + 1/2) ln2,
+ * k in [-64, 1087] (every k of the clamped range, the half-scale switch at
+ * k = 53 and k = 1024 among them); the edges first */
 static void fill(double *v, const double *other, uint64_t seed)
 {
     for (size_t i = 0; i < N; i++) {
         uint64_t u = next_u64(&seed);
         double f = (double)(u >> 11) * 0x1p-53;
-        switch (i % 4) {
+        switch (i % 5) {
         case 0: v[i] = vm_from_bits(u); break;
         case 1: v[i] = 1600 * f - 800; break;
         case 2: v[i] = 6 * f - 3; break;
-        default: v[i] = other ? other[i] * ((double)(1 + u % 4) * 0.5) * (1 + (f - 0.5) * 0x1p-40) : f; break;
+        case 3:
+            v[i] = other ? other[i] * ((double)(1 + u % 4) * 0.5) * (1 + (f - 0.5) * 0x1p-40) : f;
+            break;
+        default:
+            v[i] = ((double)(int)(u % 1152) - 63.5) * 0.69314718055994530942 *
+                   (1 + (f - 0.5) * 0x1p-40);
+            break;
         }
     }
     size_t ne = sizeof edges / sizeof edges[0];
     for (size_t i = 0; i < ne * ne; i++) v[i] = other ? edges[i / ne] : edges[i % ne];
 }
+
+/* F's loop in the x86-64-v3 (and, with v4 set, x86-64-v4) clone gives the
+ * default clone's bits: R0 and R1 are scratch outputs of N elements */
+#define SAME_IN_CLONES(F, R0, R1, ...)                      \
+    do {                                                    \
+        F##_base(N, R0, __VA_ARGS__);                       \
+        F##_v3(N, R1, __VA_ARGS__);                         \
+        assert_memory_equal(R0, R1, N * sizeof *(R0));      \
+        if (v4) {                                           \
+            F##_v4(N, R1, __VA_ARGS__);                     \
+            assert_memory_equal(R0, R1, N * sizeof *(R0));  \
+        }                                                   \
+    } while (0)
 
 static void test_vmath_clones_same_bits(void **state)
 {
@@ -81,20 +111,16 @@ static void test_vmath_clones_same_bits(void **state)
     assert_true(a && b && r0 && r1);
     fill(b, NULL, 3);
     fill(a, b, 7);
-    expm1_base(N, r0, a);
-    expm1_v3(N, r1, a);
-    assert_memory_equal(r0, r1, N * sizeof *r0);
-    if (v4) {
-        expm1_v4(N, r1, a);
-        assert_memory_equal(r0, r1, N * sizeof *r0);
-    }
-    atan2_base(N, r0, a, b);
-    atan2_v3(N, r1, a, b);
-    assert_memory_equal(r0, r1, N * sizeof *r0);
-    if (v4) {
-        atan2_v4(N, r1, a, b);
-        assert_memory_equal(r0, r1, N * sizeof *r0);
-    }
+    SAME_IN_CLONES(expm1, r0, r1, a);
+    /* float32 Expm1 (vm_expm1f) */
+    float *af = malloc(N * sizeof *af), *f0 = malloc(N * sizeof *f0), *f1 = malloc(N * sizeof *f1);
+    assert_true(af && f0 && f1);
+    for (size_t i = 0; i < N; i++) af[i] = (float)a[i];
+    SAME_IN_CLONES(expm1f, f0, f1, af);
+    free(af);
+    free(f0);
+    free(f1);
+    SAME_IN_CLONES(atan2, r0, r1, a, b);
     free(a);
     free(b);
     free(r0);

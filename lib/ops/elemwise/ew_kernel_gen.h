@@ -70,13 +70,17 @@ typedef unsigned char bool_el;
 
 /* With EW_PREFETCH_LINES set, the plain contiguous loop (an in-place or
  * cache-sized result, not streamed) also goes a line at a time with the
- * prefetch; otherwise this is nothing (a constant condition). */
+ * prefetch; otherwise this is nothing (a constant condition). The inner
+ * loop counts 0..LINE: GCC then sees a constant trip count and emits one
+ * straight vector body (with e_ < i + LINE it kept a peeled scalar
+ * fallback per line and reloaded the constants: Expm1 10% slower). */
 #define PREFETCHED_LINES(T, TO, LOAD, PREFETCH, EXPR)              \
     if (EW_PREFETCH_LINES)                                         \
         for (; i + LINE(TO) <= n; i += LINE(TO)) {                 \
             PREFETCH(i);                                           \
-            WEFT_IVDEP for (size_t e_ = i; e_ < i + LINE(TO); e_++) \
+            WEFT_IVDEP for (size_t j_ = 0; j_ < LINE(TO); j_++)    \
             {                                                      \
+                size_t e_ = i + j_;                                \
                 LOAD(T, e_);                                       \
                 o[e_] = (TO)(EXPR);                                \
             }                                                      \

@@ -1,16 +1,18 @@
 /* Branch-free expm1 and atan2 for the elementwise kernels
  * (elemwise_math_kernels.c): straight-line code, every case a select, so
  * GCC -O3 vectorizes the kernel loops that call them (libm's scalar calls
- * cost about 10 ns an element). Both are within 2 ulp of the true value,
- * specials (+-0, +-inf, NaN, subnormals, the overflow threshold) included
- * (tests/ops/test_elemwise_math.c checks >= 10^6 inputs against libm).
+ * cost about 10 ns an element). Both are within 2 ulp of the true value
+ * (expm1 within 1), specials (+-0, +-inf, NaN, subnormals, the overflow
+ * threshold) included (tests/ops/test_elemwise_math.c checks >= 10^6 inputs
+ * against libm, tests/ops/test_vmath_expm1.c a dense sweep of expm1).
  * The including file is built with -ffp-contract=off, so every ISA clone
  * computes the same IEEE operations and gives the same bits; the
  * polynomials use explicit fma(), exactly rounded everywhere (one
  * instruction in the x86-64-v3/v4 clones, glibc's fma in the default one),
  * which halves their operations.
- * float32 goes through these in float64 and rounds once at the end (at most
- * 0.5 ulp of float32 more). */
+ * float32 computes in float64 and rounds once at the end: atan2 through
+ * vm_atan2 (at most 0.5 ulp of float32 more), expm1 through the shorter
+ * vm_expm1f. */
 #ifndef WEFT_OPS_EW_VMATH_H
 #define WEFT_OPS_EW_VMATH_H
 
@@ -50,64 +52,106 @@ static inline double vm_select(bool c, double a, double b)
     return vm_from_bits((vm_bits(a) & m) | (vm_bits(b) & ~m));
 }
 
-/* 2^k for k in [-1022, 1023] */
-static inline double vm_pow2(int64_t k)
-{
-    return vm_from_bits((uint64_t)(k + 1023) << 52);
-}
-
 /* ---- expm1 ---------------------------------------------------------------------------
  * Cody and Waite's reduction x = k ln2 + r, |r| <= ln2/2, with ln2 split in
  * fdlibm's ln2_hi (32 significant bits, so k ln2_hi and x - k ln2_hi are
- * exact) and ln2_lo; r is kept as r_hi + r_lo. expm1(r) = r + r^2 q(r)
- * with q a polynomial fit (below), by Horner's rule in fma.
- * Then expm1(x) = (2^k - 1) + 2^k expm1(r), the first sum exact
- * (Knuth's two-sum), so the result is rounded about once.
+ * exact) and ln2_lo; r is kept as r + r_lo. expm1(r) = r + r^2 q(r) with q
+ * a polynomial fit (below), by Horner's rule in fma.
+ * Then expm1(x) = (t - 1) + t expm1(r), t = 2^k, summed as
+ * s + e = (t - 1) + t r exactly (Fast2Sum, with the exact product inside
+ * fma: |t - 1| >= |t r| for every k) plus t (r^2 q + r_lo (1 + r)), so the
+ * result is rounded about once (at most 0.9 ulp from expm1 over the whole
+ * domain, tests/ops/test_vmath_expm1.c).
+ * t - 1 is exact for k <= 53 only (2^54 - 1 rounds to 2^54, an error of
+ * half an ulp of the result), and 2^1024 overflows for x in
+ * (709.44, 709.78]. Both go away above x = 37 (k >= 53): there the sum is
+ * formed at half scale, t = 2^(k-1) with the -1/2 moved from t - 1/2 into
+ * the small error term e, and doubled at the end (exact, or the overflow to
+ * inf that expm1 itself has). Three selects on one compare; the alternative
+ * of a two-sum error for t - 1 and a separate scale for k = 1024 costs more
+ * operations.
  * Clamping x to [-40, 710] keeps k in [-58, 1024] and gives the right
- * limits: expm1(x < -40) rounds to -1, expm1(x > 709.79) overflows to inf
- * (2^1024 is formed as 2^1023 * 2). A NaN x fails both clamps and stays
- * NaN through the arithmetic (its k is garbage but only ever bits). */
+ * limits: expm1(x < -40) rounds to -1, expm1(x > 709.79) overflows to inf.
+ * A NaN x fails both clamps and stays NaN through the arithmetic (its k is
+ * garbage but only ever bits). */
 #define VM_INV_LN2 1.44269504088896338700e+00
 #define VM_LN2_HI 6.93147180369123816490e-01 /* 0x3fe62e42fee00000 */
 #define VM_LN2_LO 1.90821492927058770002e-10
 #define VM_ROUND_SHIFT 0x1.8p52 /* adding it rounds to an integer in the low bits */
+#define VM_EXPM1_HALF_SCALE 37.0 /* k >= 53 above it */
 
-/* e^r - 1 - r for |r| <= ln2/2: r^2 q(r), q the Chebyshev fit of degree 10
- * to (e^r - 1 - r)/r^2 there (error below 0.01 ulp of expm1(r) with these
- * rounded coefficients; two fmas fewer than the Taylor series to r^14/14!
- * of the same accuracy), by Horner's rule. */
-static inline double vm_expm1_tail(double r)
+/* c[0] r^(n-1) + ... + c[n-1] by Horner's rule in fma (a constant n: the
+ * loop unrolls into straight code) */
+static inline double vm_horner(double r, const double *c, int n)
 {
-    double p = 2.09146793765839349e-09;
-    p = fma(p, r, 2.51052063739570109e-08);
-    p = fma(p, r, 2.75572736613486373e-07);
-    p = fma(p, r, 2.75572554257464351e-06);
-    p = fma(p, r, 2.48015873255333634e-05);
-    p = fma(p, r, 1.98412698748004929e-04);
-    p = fma(p, r, 1.38888888888837525e-03);
-    p = fma(p, r, 8.33333333332614105e-03);
-    p = fma(p, r, 4.16666666666666713e-02);
-    p = fma(p, r, 1.66666666666666713e-01);
-    p = fma(p, r, 5.00000000000000000e-01);
-    return r * r * p;
+    double p = c[0];
+    for (int i = 1; i < n; i++) p = fma(p, r, c[i]);
+    return p;
 }
+
+/* (e^r - 1 - r)/r^2 for |r| <= ln2/2: the Chebyshev fit of degree 10
+ * (error below 0.01 ulp of expm1(r) with these rounded coefficients; degree
+ * 9 would leave about 0.2 ulp), highest degree first. */
+static const double vm_expm1_q[11] = {
+    2.09146793765839349e-09, 2.51052063739570109e-08, 2.75572736613486373e-07,
+    2.75572554257464351e-06, 2.48015873255333634e-05, 1.98412698748004929e-04,
+    1.38888888888837525e-03, 8.33333333332614105e-03, 4.16666666666666713e-02,
+    1.66666666666666713e-01, 5.00000000000000000e-01};
 
 VM_INLINE double vm_expm1(double x)
 {
     double xc = vm_select(x < -40.0, -40.0, vm_select(x > 710.0, 710.0, x));
-    double kd = xc * VM_INV_LN2 + VM_ROUND_SHIFT;
-    int64_t k = (int64_t)(vm_bits(kd) & ((UINT64_C(1) << 52) - 1)) - (INT64_C(1) << 51);
-    kd -= VM_ROUND_SHIFT;
-    double y = xc - kd * VM_LN2_HI, c = kd * VM_LN2_LO;
-    double r = y - c, r_lo = (y - r) - c;
-    double lo = vm_expm1_tail(r) + r_lo * (1.0 + r); /* expm1(r) = r + lo */
-    int64_t big = k > 1023;
-    double t = vm_pow2(k - big), u = t - 1.0, v = t * r;
-    double s = u + v, bv = s - u, err = (u - (s - bv)) + (v - bv); /* two-sum */
-    double res = (s + (err + t * lo)) * vm_pow2(big);
+    /* k = round(x / ln2) in the low bits of z */
+    double z = fma(xc, VM_INV_LN2, VM_ROUND_SHIFT);
+    double kd = z - VM_ROUND_SHIFT;
+    bool half = xc > VM_EXPM1_HALF_SCALE;
+    /* t = 2^k, or 2^(k-1) at half scale: k << 52 is z's bits << 52 (the
+     * shift's own bits leave the word), added to the exponent of 1 or 1/2 */
+    double t = vm_from_bits((vm_bits(z) << 52) + vm_bits(vm_select(half, 0.5, 1.0)));
+    double y = fma(-kd, VM_LN2_HI, xc); /* exact */
+    double r = fma(-kd, VM_LN2_LO, y);
+    double r_lo = fma(-kd, VM_LN2_LO, y - r);
+    /* expm1(r + r_lo) - r */
+    double lo = fma(r * r, vm_horner(r, vm_expm1_q, 11), fma(r_lo, r, r_lo));
+    double u = t - vm_select(half, 0.0, 1.0);                   /* exact */
+    double s = fma(t, r, u);
+    double e = fma(t, r, u - s) - vm_select(half, 0.5, 0.0); /* s + e = u + t r (- 1/2) */
+    double res = (s + fma(t, lo, e)) * vm_select(half, 2.0, 1.0);
     /* expm1 keeps x's sign, so -0 stays -0 (a select on x == 0 would not
      * vectorize in the AVX2 clone) */
     return copysign(res, x);
+}
+
+/* ---- expm1 for float32 ----------------------------------------------------------------
+ * In float64 with the reduction above, but without its care, which float32
+ * does not need: ln2 in one double (|k| <= 145 here, so r is within 2^-48
+ * of x - k ln2), a degree-6 fit, and (t - 1) + t expm1(r) in one fma,
+ * whose exact product leaves one rounding (t - 1 rounds only for k >= 54,
+ * 2^-54 relative). The float64 result is within 2^-34 of expm1(x)
+ * relative, so rounding it to float32 gives at most 0.51 ulp (every
+ * float32 result is finite in float64: no half scale). Clamping to
+ * [-40, 100] keeps k in [-58, 145]; above 88.73 the float32 result
+ * overflows to inf. About half the operations of vm_expm1. */
+#define VM_LN2 6.93147180559945286227e-01
+
+/* (e^r - 1 - r)/r^2 for |r| <= ln2/2: the Chebyshev fit of degree 6
+ * (relative error of r + r^2 q below 2^-36), highest degree first */
+static const double vm_expm1f_q[7] = {2.48595783333601008e-05, 1.98992740694345452e-04,
+                                      1.38888540494818183e-03, 8.33329848362182775e-03,
+                                      4.16666667189811435e-02, 1.66666667189978079e-01,
+                                      5.00000000000000000e-01};
+
+VM_INLINE float vm_expm1f(float xf)
+{
+    double x = xf;
+    double xc = vm_select(x < -40.0, -40.0, vm_select(x > 100.0, 100.0, x));
+    double z = fma(xc, VM_INV_LN2, VM_ROUND_SHIFT);
+    double kd = z - VM_ROUND_SHIFT;
+    double t = vm_from_bits((vm_bits(z) << 52) + vm_bits(1.0)); /* 2^k */
+    double r = fma(-kd, VM_LN2, xc);
+    double res = fma(t, fma(r * r, vm_horner(r, vm_expm1f_q, 7), r), t - 1.0);
+    /* -0 stays -0, as in vm_expm1 */
+    return copysignf((float)res, xf);
 }
 
 /* ---- atan2 ---------------------------------------------------------------------------
