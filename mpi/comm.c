@@ -193,7 +193,7 @@ static int complete_some(call_t *c, int *rc)
             g->t_done = wm__now_ns();
             g->wait_ns += g->t_done - g->t_post;
             g->completions++;
-            atomic_store_explicit(&g->state, WM_DONE, memory_order_release);
+            wm__msg_arrived(rt, g);
         }
         else if (k < rt->n_msgs + rt->n_colls)
             atomic_store_explicit(&rt->colls[k - rt->n_msgs].state, WM_DONE, memory_order_release);
@@ -269,6 +269,7 @@ static weft_status_t progress(call_t *c)
             return WEFT_ESYSTEM;
         }
         bool failed = atomic_load_explicit(&rt->failed, memory_order_acquire);
+        if (failed) wm__fail_parked(rt); /* every round: a node may park late */
         if (failed && rt->fail_local && !c->abort_sent) send_aborts(c);
         if (done && (failed || all_complete(f))) return WEFT_OK;
         if (n) {

@@ -20,7 +20,9 @@ enum {
     WM_IDLE = 0,    /* nothing yet this call */
     WM_QUEUED = 1,  /* send / collective start node ran: data in the buffer */
     WM_POSTED = 2,  /* the MPI request is active */
-    WM_DONE = 3     /* the MPI request completed */
+    WM_DONE = 3,    /* the MPI request completed */
+    WM_PARKED = 4   /* a receive node deferred itself (messages only): the comm
+                       thread copies into `out` and completes `parked` */
 };
 
 enum { WM_ALLREDUCE = 0, WM_BCAST = 1, WM_GATHER = 2 };
@@ -41,6 +43,11 @@ typedef struct wm_msg {
      * acquire load that sees WM_QUEUED; acquire on the receive node's side
      * pairs with the comm thread's release store of WM_DONE */
     _Atomic int state;
+    /* a parked receive node: its output's elements and its deferred node;
+     * written by the node before its release CAS to WM_PARKED, read by the
+     * comm thread after its acquire exchange that sees WM_PARKED */
+    void *out;
+    weft_dag_deferred_t parked;
     /* profile (the communication thread's alone): CLOCK_MONOTONIC ns of the
      * last call's post (Irecv / Isend) and completion; totals over calls */
     uint64_t t_post, t_done;
@@ -185,6 +192,10 @@ int wm__coll_kind(const weft_op_t *op, int *root);
 void wm__rt_wake(wm_rt_t *rt);
 /* Wakes the communication thread (a send or start was queued). */
 void wm__rt_kick(wm_rt_t *rt);
+/* Comm thread: message m's request completed; completes a parked receive. */
+void wm__msg_arrived(wm_rt_t *rt, wm_msg_t *m);
+/* Comm thread, after a failure: fails the parked receives. */
+void wm__fail_parked(wm_rt_t *rt);
 void wm__rt_fail(wm_rt_t *rt, bool local, weft_status_t st, const char *msg);
 
 /* ---- partition (partition.c, metis.c) ---- */
