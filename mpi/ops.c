@@ -4,7 +4,6 @@
  * receive, collective start and wait; docs/distributed.md §3). The lowered
  * ops never call MPI: they fill or read buffers and states that the
  * communication thread (comm.c) drives. */
-#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -13,13 +12,6 @@
 #include "weft/tensor.h"
 
 /* ---- waiting and failing ---------------------------------------------------- */
-
-void wm__rt_wake(wm_rt_t *rt)
-{
-    pthread_mutex_lock(&rt->mu);
-    pthread_cond_broadcast(&rt->cv);
-    pthread_mutex_unlock(&rt->mu);
-}
 
 void wm__rt_kick(wm_rt_t *rt)
 {
@@ -41,30 +33,7 @@ void wm__rt_fail(wm_rt_t *rt, bool local, weft_status_t st, const char *msg)
         /* release: a waiter's acquire load that sees it also sees fail_msg */
         atomic_store_explicit(&rt->failed, 1, memory_order_release);
     }
-    pthread_cond_broadcast(&rt->cv);
     pthread_mutex_unlock(&rt->mu);
-}
-
-/* Waits until *state is WM_DONE or the call failed on this rank. */
-static weft_status_t rt_wait(wm_rt_t *rt, _Atomic int *state, weft_kernel_ctx_t *ctx,
-                             const char *what, uint32_t index)
-{
-    /* acquire: pairs with the comm thread's release store of WM_DONE, so the
-     * buffer's received bytes are visible */
-    if (atomic_load_explicit(state, memory_order_acquire) == WM_DONE) return WEFT_OK;
-    /* relaxed: a counter the comm thread only reads as a hint */
-    atomic_fetch_add_explicit(&rt->waiting, 1, memory_order_relaxed);
-    wm__rt_kick(rt); /* a waiter: the comm thread polls at once */
-    pthread_mutex_lock(&rt->mu);
-    while (atomic_load_explicit(state, memory_order_acquire) != WM_DONE &&
-           !atomic_load_explicit(&rt->failed, memory_order_acquire))
-        pthread_cond_wait(&rt->cv, &rt->mu);
-    bool done = atomic_load_explicit(state, memory_order_acquire) == WM_DONE;
-    pthread_mutex_unlock(&rt->mu);
-    atomic_fetch_sub_explicit(&rt->waiting, 1, memory_order_relaxed);
-    if (done) return WEFT_OK;
-    return weft_kernel_error(ctx, WEFT_ECANCELED, "%s %u: the call failed on rank %d or a peer",
-                             what, index, rt->rank);
 }
 
 static weft_status_t token_output(weft_kernel_ctx_t *ctx, weft_tensor_t **cell)
@@ -133,61 +102,26 @@ static weft_status_t send_perform(const weft_apply_t *node, weft_tensor_t *const
     return token_output(ctx, &out[0]);
 }
 
-/* A receive never holds its worker (docs/distributed.md §3.1): when its
- * message has not arrived it allocates its output, defers itself and parks;
- * the communication thread copies the message in and completes it. */
+/* Receives and collective waits never hold their worker (docs/distributed.md
+ * §3.1): when the data has not come they allocate their output and park. */
+static weft_status_t take(wm_rt_t *rt, _Atomic int *state, wm_park_t *pk, weft_kernel_ctx_t *ctx,
+                          weft_tensor_t **cell, const wm_props_t *p, const void *src,
+                          size_t bytes)
+{
+    /* acquire: pairs with the comm thread's release of WM_DONE (the bytes) */
+    if (atomic_load_explicit(state, memory_order_acquire) == WM_DONE)
+        return copy_out(ctx, cell, p, src, bytes);
+    weft_status_t st = copy_out(ctx, cell, p, NULL, 0);
+    return st != WEFT_OK ? st : wm__park(rt, pk, ctx, weft_tensor_data(*cell), src, bytes);
+}
+
 static weft_status_t recv_perform(const weft_apply_t *node, weft_tensor_t *const *in,
                                   weft_tensor_t **out, weft_kernel_ctx_t *ctx)
 {
     (void)in;
     const wm_props_t *p = weft_op_props(weft_apply_op(node));
     wm_msg_t *m = &p->rt->msgs[p->index];
-    /* acquire: pairs with the comm thread's release of WM_DONE (the bytes) */
-    if (atomic_load_explicit(&m->state, memory_order_acquire) == WM_DONE)
-        return copy_out(ctx, &out[0], p, m->buf, m->bytes);
-    weft_status_t st = copy_out(ctx, &out[0], p, NULL, 0);
-    if (st == WEFT_OK) st = weft_kernel_defer(ctx, &m->parked);
-    if (st != WEFT_OK) return st;
-    m->out = weft_tensor_data(out[0]);
-    /* relaxed: a hint for the comm thread's timeout and polling */
-    atomic_fetch_add_explicit(&p->rt->waiting, 1, memory_order_relaxed);
-    int posted = WM_POSTED;
-    /* acq_rel: release publishes out/parked to the comm thread's acquire
-     * exchange; on failure (WM_DONE meanwhile) acquire sees the bytes */
-    if (atomic_compare_exchange_strong_explicit(&m->state, &posted, WM_PARKED,
-                                                memory_order_acq_rel, memory_order_acquire)) {
-        wm__rt_kick(p->rt); /* a waiter: the comm thread polls at once */
-        return WEFT_OK;
-    }
-    atomic_fetch_sub_explicit(&p->rt->waiting, 1, memory_order_relaxed); /* relaxed: hint */
-    memcpy(m->out, m->buf, m->bytes);
-    return weft_dag_run_complete(&m->parked, WEFT_OK);
-}
-
-void wm__msg_arrived(wm_rt_t *rt, wm_msg_t *m)
-{
-    /* acq_rel: release publishes the received bytes to a receive node that
-     * loads WM_DONE; acquire sees a parked node's out/parked */
-    if (atomic_exchange_explicit(&m->state, WM_DONE, memory_order_acq_rel) != WM_PARKED) return;
-    memcpy(m->out, m->buf, m->bytes);
-    atomic_fetch_sub_explicit(&rt->waiting, 1, memory_order_relaxed); /* relaxed: hint */
-    /* the scheduler's release ordering publishes the copy to the readers */
-    while (weft_dag_run_complete(&m->parked, WEFT_OK) == WEFT_ENOMEM) sched_yield();
-}
-
-void wm__fail_parked(wm_rt_t *rt)
-{
-    for (size_t k = 0; k < rt->n_msgs; k++) {
-        wm_msg_t *m = &rt->msgs[k];
-        int parked = WM_PARKED;
-        /* acquire: sees the node's out/parked; the message's request stays
-         * active (an orphan after the call), its state is IDLE again */
-        if (!atomic_compare_exchange_strong_explicit(&m->state, &parked, WM_IDLE,
-                                                     memory_order_acquire, memory_order_relaxed))
-            continue;
-        atomic_fetch_sub_explicit(&rt->waiting, 1, memory_order_relaxed); /* relaxed: hint */
-        while (weft_dag_run_complete(&m->parked, WEFT_ECANCELED) == WEFT_ENOMEM) sched_yield();
-    }
+    return take(p->rt, &m->state, &m->park, ctx, &out[0], p, m->buf, m->bytes);
 }
 
 static weft_status_t cstart_perform(const weft_apply_t *node, weft_tensor_t *const *in,
@@ -210,9 +144,8 @@ static weft_status_t cwait_perform(const weft_apply_t *node, weft_tensor_t *cons
     (void)in;
     const wm_props_t *p = weft_op_props(weft_apply_op(node));
     wm_coll_t *c = &p->rt->colls[p->index];
-    weft_status_t st = rt_wait(p->rt, &c->state, ctx, "collective", p->index);
     size_t bytes = c->kind == WM_GATHER ? c->bytes * (size_t)p->rt->size : c->bytes;
-    return st != WEFT_OK ? st : copy_out(ctx, &out[0], p, c->rbuf, bytes);
+    return take(p->rt, &c->state, &c->park, ctx, &out[0], p, c->rbuf, bytes);
 }
 
 #define WM_CLASS(var, nm, mk, perf)                                                      \
