@@ -152,7 +152,7 @@ static void test_dag_defer_sink_completed_outside_and_failure(void **state)
 static weft_status_t node_defer_twice(void *arg, const weft_task_ctx_t *ctx)
 {
     weft_status_t *got = arg;
-    weft_dag_deferred_t d;
+    weft_dag_deferred_t d = {NULL, 0}; /* stays so when the defer is refused */
     got[0] = weft_dag_run_defer(ctx, &d);
     got[1] = weft_dag_run_defer(ctx, &d);
     got[2] = weft_dag_run_defer(ctx, NULL);
