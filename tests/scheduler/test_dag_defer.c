@@ -90,15 +90,22 @@ static weft_status_t run_once(weft_dag_run_t *run, fixture_t *f, int inline_done
     return st;
 }
 
+/* A deferrable run of dag on a new pool of `threads` workers. */
+static weft_dag_run_t *deferrable_run(weft_dag_t *dag, int threads, weft_pool_t **pool)
+{
+    weft_dag_run_t *run = NULL;
+    assert_int_equal(weft_pool_create(threads, NULL, pool), WEFT_OK);
+    weft_dag_run_options_t ro = WEFT_DAG_RUN_OPTIONS_INIT;
+    ro.deferrable = 1;
+    assert_int_equal(weft_dag_run_create(dag, *pool, &ro, &run), WEFT_OK);
+    return run;
+}
+
 static void check_pool(int threads)
 {
     weft_dag_t *dag = build(1);
     weft_pool_t *pool;
-    weft_dag_run_t *run;
-    assert_int_equal(weft_pool_create(threads, NULL, &pool), WEFT_OK);
-    weft_dag_run_options_t ro = WEFT_DAG_RUN_OPTIONS_INIT;
-    ro.deferrable = 1;
-    assert_int_equal(weft_dag_run_create(dag, pool, &ro, &run), WEFT_OK);
+    weft_dag_run_t *run = deferrable_run(dag, threads, &pool);
     fixture_t f = {0};
     for (int rep = 0; rep < 200; rep++) {
         assert_int_equal(run_once(run, &f, 0, WEFT_OK), WEFT_OK);
@@ -126,11 +133,7 @@ static void test_dag_defer_sink_completed_outside_and_failure(void **state)
     (void)state;
     weft_dag_t *dag = build(0); /* node 0 is a sink */
     weft_pool_t *pool;
-    weft_dag_run_t *run;
-    assert_int_equal(weft_pool_create(1, NULL, &pool), WEFT_OK);
-    weft_dag_run_options_t ro = WEFT_DAG_RUN_OPTIONS_INIT;
-    ro.deferrable = 1;
-    assert_int_equal(weft_dag_run_create(dag, pool, &ro, &run), WEFT_OK);
+    weft_dag_run_t *run = deferrable_run(dag, 1, &pool);
     fixture_t f = {0};
     for (int rep = 0; rep < 100; rep++) {
         assert_int_equal(run_once(run, &f, 0, WEFT_OK), WEFT_OK);
