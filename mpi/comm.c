@@ -101,6 +101,7 @@ static weft_status_t post_receives(call_t *c)
         wm_msg_t *g = &rt->msgs[m];
         /* relaxed: no node of this call runs yet */
         atomic_store_explicit(&g->state, WM_IDLE, memory_order_relaxed);
+        atomic_store_explicit(&g->park.flag, 0, memory_order_relaxed);
         g->t_post = g->t_done = 0;
         if (g->dst != f->rank || rc != MPI_SUCCESS) continue;
         atomic_store_explicit(&g->state, WM_POSTED, memory_order_relaxed);
@@ -110,7 +111,9 @@ static weft_status_t post_receives(call_t *c)
     }
     for (size_t k = 0; k < rt->n_colls; k++) {
         wm_coll_t *g = &rt->colls[k];
+        /* relaxed: as above */
         atomic_store_explicit(&g->state, WM_IDLE, memory_order_relaxed);
+        atomic_store_explicit(&g->park.flag, 0, memory_order_relaxed);
         if (g->kind != WM_BCAST || g->root == f->rank || rc != MPI_SUCCESS) continue;
         atomic_store_explicit(&g->state, WM_POSTED, memory_order_relaxed);
         rc = MPI_Ibcast(g->rbuf, (int)g->bytes, MPI_BYTE, g->root, g->comm,
@@ -193,17 +196,16 @@ static int complete_some(call_t *c, int *rc)
             g->t_done = wm__now_ns();
             g->wait_ns += g->t_done - g->t_post;
             g->completions++;
-            atomic_store_explicit(&g->state, WM_DONE, memory_order_release);
+            wm__arrived(rt, &g->state, &g->park);
         }
         else if (k < rt->n_msgs + rt->n_colls)
-            atomic_store_explicit(&rt->colls[k - rt->n_msgs].state, WM_DONE, memory_order_release);
+            wm__arrived(rt, &rt->colls[k - rt->n_msgs].state, &rt->colls[k - rt->n_msgs].park);
         else {
             char text[1100];
             snprintf(text, sizeof text, "%.*s", (int)sizeof c->in->text - 1, c->in->text);
             wm__rt_fail(rt, false, (weft_status_t)c->in->status, text);
         }
     }
-    wm__rt_wake(rt);
     return out;
 }
 
@@ -269,6 +271,7 @@ static weft_status_t progress(call_t *c)
             return WEFT_ESYSTEM;
         }
         bool failed = atomic_load_explicit(&rt->failed, memory_order_acquire);
+        if (failed) wm__fail_parked(rt); /* every round: a node may park late */
         if (failed && rt->fail_local && !c->abort_sent) send_aborts(c);
         if (done && (failed || all_complete(f))) return WEFT_OK;
         if (n) {

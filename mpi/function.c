@@ -115,7 +115,6 @@ weft_status_t weft_mpi_function_compile(MPI_Comm comm, size_t n_in, weft_var_t *
     weft_mpi_function_t *f = calloc(1, sizeof *f);
     if (!f) return wm__error(WEFT_ENOMEM, "weft_mpi_function_compile: out of memory");
     pthread_mutex_init(&f->rt.mu, NULL);
-    pthread_cond_init(&f->rt.cv, NULL);
     pthread_mutex_init(&f->rt.comm_mu, NULL);
     pthread_cond_init(&f->rt.comm_cv, NULL);
     f->data = f->ctl = MPI_COMM_NULL;
@@ -189,7 +188,6 @@ weft_status_t weft_mpi_function_destroy(weft_mpi_function_t *f)
     if (f->data != MPI_COMM_NULL && !f->broken) MPI_Comm_free(&f->data);
     if (f->ctl != MPI_COMM_NULL && !f->broken) MPI_Comm_free(&f->ctl);
     pthread_mutex_destroy(&f->rt.mu);
-    pthread_cond_destroy(&f->rt.cv);
     pthread_mutex_destroy(&f->rt.comm_mu);
     pthread_cond_destroy(&f->rt.comm_cv);
     free(f);

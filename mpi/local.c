@@ -16,7 +16,6 @@ typedef struct builder {
     weft_var_t **outs;  /* local outputs: user outputs, then tokens */
     size_t n_outs;
     weft_var_t *last;   /* the token of the last send or collective start */
-    weft_var_t *prev;   /* an output of the last local node built */
     int32_t *recv_of;   /* per variable: the message this rank receives it by, or -1 */
     weft_var_t **tok_at; /* per message received: the chain token at its position */
 } builder_t;
@@ -149,7 +148,6 @@ static weft_status_t local_node(builder_t *b, const weft_apply_t *a)
     if (st != WEFT_OK) return ctor_failed(b, "cloning a node onto received values");
     for (size_t i = 0; i < weft_apply_n_outputs(a); i++)
         b->loc[wm__var_pos(p, weft_apply_output(a, i))] = weft_apply_output(na, i);
-    b->prev = weft_apply_output(na, 0);
     return WEFT_OK;
 }
 
@@ -201,22 +199,17 @@ static weft_status_t value_msgs(builder_t *b, size_t var_pos)
 }
 
 /* The local value of partition variable pos. A received one gets its
- * receive node now, before its first reader: after every send up to the
- * message's position (its token) and after the last local node built, so
- * the rank's earlier work runs before the receive may block its worker
- * (docs/distributed.md §3.2). */
+ * receive node now, before its first reader, after every send up to the
+ * message's position (its token; docs/distributed.md §3.2). The receive
+ * never holds its worker (it parks, ops.c), so it needs no other order. */
 static weft_var_t *local_value(builder_t *b, size_t pos)
 {
     int32_t m = b->recv_of[pos];
     if (b->loc[pos] || m < 0) return b->loc[pos];
     wm_part_t *p = &b->f->part;
-    weft_var_t *tok = b->tok_at[m], *dep = b->prev;
-    weft_var_t *v = dep && tok ? comm_node(b, &wm__recv_class, (uint32_t)m,
-                                           weft_var_type(p->vars[pos]), tok, dep)
-                               : comm_node(b, &wm__recv_class, (uint32_t)m,
-                                           weft_var_type(p->vars[pos]), NULL, tok ? tok : dep);
-    b->loc[pos] = v;
-    return v;
+    b->loc[pos] = comm_node(b, &wm__recv_class, (uint32_t)m, weft_var_type(p->vars[pos]), NULL,
+                            b->tok_at[m]);
+    return b->loc[pos];
 }
 
 /* In the global order every rank shares: the roots' messages, then each
@@ -316,6 +309,7 @@ static weft_status_t compile_local(builder_t *b, weft_var_t **lin, const weft_mp
     /* input_mutable is the caller's, by caller input: remapped to the local ones */
     weft_function_options_t fo = WEFT_FUNCTION_OPTIONS_INIT;
     if (o->function) fo = *o->function;
+    fo.deferrable_nodes = true; /* receives park (ops.c) */
     bool *mut = NULL;
     if (fo.input_mutable) {
         mut = calloc(f->n_in + 1, sizeof *mut);
@@ -324,8 +318,8 @@ static weft_status_t compile_local(builder_t *b, weft_var_t **lin, const weft_mp
             if (f->in_local[k] >= 0) mut[f->in_local[k]] = o->function->input_mutable[k];
         fo.input_mutable = mut;
     }
-    weft_status_t st = weft_function_compile(f->n_lin, lin, b->n_outs, b->outs, 0, NULL,
-                                             o->function ? &fo : NULL, &f->local);
+    weft_status_t st = weft_function_compile(f->n_lin, lin, b->n_outs, b->outs, 0, NULL, &fo,
+                                             &f->local);
     free(mut);
     if (st != WEFT_OK)
         return wm__error(st, "rank %d: local compile: %s", f->rank, weft_function_last_error(NULL));
@@ -337,7 +331,7 @@ weft_status_t wm__build_local(weft_mpi_function_t *f, size_t n_in, weft_var_t *c
                               const weft_mpi_options_t *o)
 {
     builder_t b = {f, weft_var_graph(n_out ? outputs[0] : inputs[0]), NULL, NULL, 0, NULL, NULL,
-                   NULL, NULL};
+                   NULL};
     f->rt.msgs = f->part.msgs;
     f->rt.n_msgs = f->part.n_msgs;
     weft_var_t **lin = calloc(n_in + 1, sizeof *lin);

@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include "weft/kernel.h"
 #include "weft/mpi.h"
 #include "weft/op.h"
 #include "weft/type.h"
@@ -22,6 +23,21 @@ enum {
     WM_POSTED = 2,  /* the MPI request is active */
     WM_DONE = 3     /* the MPI request completed */
 };
+
+/* A receive or collective-wait node that found its data missing deferred
+ * itself (weft_kernel_defer) and parked here; the comm thread copies `bytes`
+ * from `src` into `out` and completes `node` (park.c). flag: 0 nothing,
+ * 1 parked, 2 the data came (the node copies itself if it parks late),
+ * 3 failed by the comm thread. out, src, bytes and node are written by the
+ * node before its release CAS 0 -> 1 and read by the comm thread after its
+ * acquire of 1. */
+typedef struct wm_park {
+    _Atomic int flag;
+    void *out;
+    const void *src;
+    size_t bytes;
+    weft_dag_deferred_t node;
+} wm_park_t;
 
 enum { WM_ALLREDUCE = 0, WM_BCAST = 1, WM_GATHER = 2 };
 
@@ -41,6 +57,7 @@ typedef struct wm_msg {
      * acquire load that sees WM_QUEUED; acquire on the receive node's side
      * pairs with the comm thread's release store of WM_DONE */
     _Atomic int state;
+    wm_park_t park; /* its receive node, when parked */
     /* profile (the communication thread's alone): CLOCK_MONOTONIC ns of the
      * last call's post (Irecv / Isend) and completion; totals over calls */
     uint64_t t_post, t_done;
@@ -62,6 +79,7 @@ typedef struct wm_coll {
     void *sbuf, *rbuf;              /* their data */
     MPI_Request req;
     _Atomic int state; /* as wm_msg_t.state */
+    wm_park_t park;    /* its wait node, when parked */
 } wm_coll_t;
 
 /* The runtime shared by this rank's communication nodes and its
@@ -72,15 +90,13 @@ typedef struct wm_rt {
     size_t n_msgs;
     wm_coll_t *colls;
     size_t n_colls;
-    /* waiters (receive and collective-wait nodes) sleep on cv under mu; the
-     * comm thread broadcasts after each completion and on failure */
+    /* guards the first failure's fields below */
     pthread_mutex_t mu;
-    pthread_cond_t cv;
     /* the call failed on this rank (a node, an abort from a peer, a timeout):
-     * release/acquire so the waiter that sees it also sees fail_msg */
+     * release/acquire so the thread that sees it also sees fail_msg */
     _Atomic int failed;
-    /* nodes waiting in rt_wait now (for the timeout: a wait, not a long
-     * node, is what a silent peer causes) */
+    /* nodes parked now (for the timeout: a wait, not a long node, is what a
+     * silent peer causes) */
     _Atomic int waiting;
     /* the communication thread, idle while no node waits, sleeps on comm_cv;
      * send and collective-start nodes signal it */
@@ -181,10 +197,17 @@ weft_status_t wm__error(weft_status_t st, const char *fmt, ...) WEFT_PRINTF(2, 3
 extern const weft_op_class_t wm__send_class, wm__recv_class, wm__cstart_class, wm__cwait_class;
 /* The user-level collective class of op, or -1 when op is none. */
 int wm__coll_kind(const weft_op_t *op, int *root);
-/* Per-call reset of the waiting state. */
-void wm__rt_wake(wm_rt_t *rt);
 /* Wakes the communication thread (a send or start was queued). */
 void wm__rt_kick(wm_rt_t *rt);
+/* ---- parked nodes (park.c) ---- */
+/* Node side, its data not there yet: defers the node and parks it, or, when
+ * the data came meanwhile, copies it and completes the node at once. */
+weft_status_t wm__park(wm_rt_t *rt, wm_park_t *pk, weft_kernel_ctx_t *ctx, void *out,
+                       const void *src, size_t bytes);
+/* Comm thread: the request of *state completed (its data is in place). */
+void wm__arrived(wm_rt_t *rt, _Atomic int *state, wm_park_t *pk);
+/* Comm thread, after a failure: fails every parked node. */
+void wm__fail_parked(wm_rt_t *rt);
 void wm__rt_fail(wm_rt_t *rt, bool local, weft_status_t st, const char *msg);
 
 /* ---- partition (partition.c, metis.c) ---- */

@@ -13,13 +13,6 @@
 
 /* ---- waiting and failing ---------------------------------------------------- */
 
-void wm__rt_wake(wm_rt_t *rt)
-{
-    pthread_mutex_lock(&rt->mu);
-    pthread_cond_broadcast(&rt->cv);
-    pthread_mutex_unlock(&rt->mu);
-}
-
 void wm__rt_kick(wm_rt_t *rt)
 {
     pthread_mutex_lock(&rt->comm_mu);
@@ -40,30 +33,7 @@ void wm__rt_fail(wm_rt_t *rt, bool local, weft_status_t st, const char *msg)
         /* release: a waiter's acquire load that sees it also sees fail_msg */
         atomic_store_explicit(&rt->failed, 1, memory_order_release);
     }
-    pthread_cond_broadcast(&rt->cv);
     pthread_mutex_unlock(&rt->mu);
-}
-
-/* Waits until *state is WM_DONE or the call failed on this rank. */
-static weft_status_t rt_wait(wm_rt_t *rt, _Atomic int *state, weft_kernel_ctx_t *ctx,
-                             const char *what, uint32_t index)
-{
-    /* acquire: pairs with the comm thread's release store of WM_DONE, so the
-     * buffer's received bytes are visible */
-    if (atomic_load_explicit(state, memory_order_acquire) == WM_DONE) return WEFT_OK;
-    /* relaxed: a counter the comm thread only reads as a hint */
-    atomic_fetch_add_explicit(&rt->waiting, 1, memory_order_relaxed);
-    wm__rt_kick(rt); /* a waiter: the comm thread polls at once */
-    pthread_mutex_lock(&rt->mu);
-    while (atomic_load_explicit(state, memory_order_acquire) != WM_DONE &&
-           !atomic_load_explicit(&rt->failed, memory_order_acquire))
-        pthread_cond_wait(&rt->cv, &rt->mu);
-    bool done = atomic_load_explicit(state, memory_order_acquire) == WM_DONE;
-    pthread_mutex_unlock(&rt->mu);
-    atomic_fetch_sub_explicit(&rt->waiting, 1, memory_order_relaxed);
-    if (done) return WEFT_OK;
-    return weft_kernel_error(ctx, WEFT_ECANCELED, "%s %u: the call failed on rank %d or a peer",
-                             what, index, rt->rank);
 }
 
 static weft_status_t token_output(weft_kernel_ctx_t *ctx, weft_tensor_t **cell)
@@ -132,14 +102,26 @@ static weft_status_t send_perform(const weft_apply_t *node, weft_tensor_t *const
     return token_output(ctx, &out[0]);
 }
 
+/* Receives and collective waits never hold their worker (docs/distributed.md
+ * §3.1): when the data has not come they allocate their output and park. */
+static weft_status_t take(wm_rt_t *rt, _Atomic int *state, wm_park_t *pk, weft_kernel_ctx_t *ctx,
+                          weft_tensor_t **cell, const wm_props_t *p, const void *src,
+                          size_t bytes)
+{
+    /* acquire: pairs with the comm thread's release of WM_DONE (the bytes) */
+    if (atomic_load_explicit(state, memory_order_acquire) == WM_DONE)
+        return copy_out(ctx, cell, p, src, bytes);
+    weft_status_t st = copy_out(ctx, cell, p, NULL, 0);
+    return st != WEFT_OK ? st : wm__park(rt, pk, ctx, weft_tensor_data(*cell), src, bytes);
+}
+
 static weft_status_t recv_perform(const weft_apply_t *node, weft_tensor_t *const *in,
                                   weft_tensor_t **out, weft_kernel_ctx_t *ctx)
 {
     (void)in;
     const wm_props_t *p = weft_op_props(weft_apply_op(node));
     wm_msg_t *m = &p->rt->msgs[p->index];
-    weft_status_t st = rt_wait(p->rt, &m->state, ctx, "receive", p->index);
-    return st != WEFT_OK ? st : copy_out(ctx, &out[0], p, m->buf, m->bytes);
+    return take(p->rt, &m->state, &m->park, ctx, &out[0], p, m->buf, m->bytes);
 }
 
 static weft_status_t cstart_perform(const weft_apply_t *node, weft_tensor_t *const *in,
@@ -162,9 +144,8 @@ static weft_status_t cwait_perform(const weft_apply_t *node, weft_tensor_t *cons
     (void)in;
     const wm_props_t *p = weft_op_props(weft_apply_op(node));
     wm_coll_t *c = &p->rt->colls[p->index];
-    weft_status_t st = rt_wait(p->rt, &c->state, ctx, "collective", p->index);
     size_t bytes = c->kind == WM_GATHER ? c->bytes * (size_t)p->rt->size : c->bytes;
-    return st != WEFT_OK ? st : copy_out(ctx, &out[0], p, c->rbuf, bytes);
+    return take(p->rt, &c->state, &c->park, ctx, &out[0], p, c->rbuf, bytes);
 }
 
 #define WM_CLASS(var, nm, mk, perf)                                                      \

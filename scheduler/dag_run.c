@@ -26,7 +26,12 @@
  * bodies in the DAG's topological order (dag_int.h) and then completes.
  * Nothing can run beside it (the worker and a guest exclude each other
  * through the pool's exec token), so it needs no counters, deque traffic or
- * wake-ups; once stop is set the remaining bodies are skipped. */
+ * wake-ups; once stop is set the remaining bodies are skipped.
+ * Deferred nodes (deferrable runs, never sequential): defer[u] holds two
+ * bits, BODY (the body has not returned) and EXT (weft_dag_run_complete has
+ * not been called); each side clears its bit with acq_rel, and the side that
+ * clears the last one releases u's successors: the body's worker inline, the
+ * completer by queueing a RANGE item over them (or counting the sink). */
 #define _POSIX_C_SOURCE 200809L // clock_gettime, pthreads
 
 #include <string.h>
@@ -39,6 +44,8 @@
 #define RUN_SEQUENTIAL 0xfffffffeull // above every node id (WEFT__DAG_MAX_NODES)
 #define RUN_RANGE_GRAIN 32u   // entries handled without splitting further
 #define RUN_FANOUT_RANGE 16u  // a node with more successors pushes a range item
+#define DEFER_BODY 1u // the deferred node's body has not returned yet
+#define DEFER_EXT 2u  // nor has weft_dag_run_complete been called for it
 
 struct weft_dag_run {
     weft__task_t task; // first: items point here
@@ -50,6 +57,7 @@ struct weft_dag_run {
     void *user;
     _Atomic uint32_t *pending; // n counters (only nodes with in-degree >= 2 use theirs);
                                // NULL on a one-worker pool (sequential runs)
+    _Atomic uint8_t *defer;    // n DEFER_* bit sets; NULL unless deferrable
     int in_flight, waited;     // start/wait thread only
     int solo;                  // the pool has one worker: runs are RUN_SEQUENTIAL
     int on_caller;             // this run executes on its caller (the pool's guest)
@@ -129,15 +137,30 @@ static inline uint64_t run_range_payload(uint32_t lo, uint32_t hi)
     return RUN_RANGE | ((uint64_t)lo << 32) | hi;
 }
 
+/* u's body returned: whether u is finished (not deferred, or already
+ * completed), so that this worker releases its successors. */
+static bool run_body_settled(weft_dag_run_t *run, uint32_t u)
+{
+    /* relaxed: only this thread (the body's, in weft_dag_run_defer) sets the
+     * bits; the completer only clears them */
+    if (atomic_load_explicit(&run->defer[u], memory_order_relaxed) == 0) return true;
+    /* acq_rel: release publishes the body's writes to the completer, if it
+     * is last; acquire sees the completer's (e.g. a filled output) if we are */
+    return atomic_fetch_and_explicit(&run->defer[u], (uint8_t)~DEFER_BODY,
+                                     memory_order_acq_rel) == DEFER_BODY;
+}
+
 /* Run u, then keep running one ready successor at a time on this worker. */
 static void run_chain(weft_dag_run_t *run, weft__worker_t *w, uint32_t u)
 {
     const uint32_t *off = run->dag->succ_off, *succ = run->dag->succ;
-    weft_task_ctx_t ctx = { run->user, w->index, run->pool, NULL };
+    weft_task_ctx_t ctx = { run->user, w->index, run->pool, NULL, run, WEFT_DAG_NO_NODE };
     for (;;) {
+        ctx.node = u;
         /* relaxed: a skip hint (see run_fail) */
         if (WEFT_LIKELY(!atomic_load_explicit(&run->stop, memory_order_relaxed)))
             run_body(run, &ctx, u);
+        if (WEFT_UNLIKELY(run->defer != NULL) && !run_body_settled(run, u)) return;
         uint32_t lo = off[u], hi = off[u + 1], next = UINT32_MAX;
         if (lo == hi) { /* a sink: count it (batched) */
             weft__worker_defer(w, 1, &run->sinks_left, (weft__item_t){ &run->task, RUN_COMPLETE });
@@ -201,11 +224,13 @@ static void run_sequential(weft_dag_run_t *run, weft__worker_t *w)
     const uint32_t *order = dag->order;
     /* a body may ask to jump ahead (weft_task_ctx_t.skip_to), in id order only */
     uint32_t skip = 0;
-    weft_task_ctx_t ctx = { run->user, w->index, run->pool, order ? NULL : &skip };
+    weft_task_ctx_t ctx = { run->user, w->index, run->pool, order ? NULL : &skip, run,
+                            WEFT_DAG_NO_NODE };
     for (uint32_t i = 0; i < dag->n; i++) {
         /* relaxed: a skip hint (see run_fail) */
         if (WEFT_UNLIKELY(atomic_load_explicit(&run->stop, memory_order_relaxed))) break;
-        run_body(run, &ctx, order ? order[i] : i);
+        ctx.node = order ? order[i] : i;
+        run_body(run, &ctx, ctx.node);
         if (WEFT_UNLIKELY(skip > i + 1)) i = skip - 1;
     }
     run_complete(run);
@@ -249,6 +274,7 @@ static void run_free(weft_dag_run_t *run)
     const weft_allocator_t *a = run->dag->alloc;
     run_free_profile(run);
     weft__free(a, (void *)run->pending, (size_t)run->dag->n * sizeof(uint32_t) + 1);
+    weft__free(a, (void *)run->defer, (size_t)run->dag->n + 1);
     run->magic = 0;
     weft__free(a, run->raw, run->raw_bytes);
 }
@@ -289,10 +315,13 @@ weft_status_t weft_dag_run_create(weft_dag_t *dag, weft_pool_t *pool,
     run->task.exec = run_exec;
     run->dag = dag;
     run->pool = pool;
-    run->solo = pool->nthreads == 1;
+    bool deferrable = opts && opts->deferrable;
+    run->solo = pool->nthreads == 1 && !deferrable;
     run->magic = RUN_MAGIC;
     if (!run->solo) run->pending = weft__alloc(dag->alloc, (size_t)dag->n * sizeof(uint32_t) + 1);
-    weft_status_t st = run->pending || run->solo ? WEFT_OK : WEFT_ENOMEM;
+    if (deferrable) run->defer = weft__alloc(dag->alloc, (size_t)dag->n + 1);
+    weft_status_t st = (run->pending || run->solo) && (run->defer || !deferrable) ? WEFT_OK
+                                                                                 : WEFT_ENOMEM;
     if (st == WEFT_OK && opts && opts->profile) st = run_alloc_profile(run);
     if (st != WEFT_OK) {
         run_free(run);
@@ -332,6 +361,7 @@ static void run_reset(weft_dag_run_t *run, void *user)
      * injection mutex). Only nodes with in-degree >= 2 read theirs. */
     if (dag->has_multi && !run->solo)
         memcpy((void *)run->pending, dag->indeg, (size_t)dag->n * sizeof(uint32_t));
+    if (run->defer) memset((void *)run->defer, 0, (size_t)dag->n);
     /* relaxed (all): published by the submit, as above */
     atomic_store_explicit(&run->stop, 0, memory_order_relaxed);
     atomic_store_explicit(&run->status, WEFT_OK, memory_order_relaxed);
@@ -420,7 +450,7 @@ weft_status_t weft_dag_run_execute(weft_dag_run_t *run, void *user)
     /* a one-worker pool with its worker idle runs the whole DAG on this
      * thread (pool_int.h: no wake-ups); profiled runs keep to the worker, so
      * that its busy and idle times describe the run */
-    bool inline_ok = !run->in_flight && !run->t_start;
+    bool inline_ok = !run->in_flight && !run->t_start && !run->defer;
     weft__worker_t *guest = inline_ok ? weft__pool_guest_enter(run->pool) : NULL;
     run->on_caller = guest != NULL;
     weft_status_t st = weft_dag_run_start(run, user);
@@ -468,4 +498,56 @@ weft_status_t weft_dag_run_profile(const weft_dag_run_t *run, weft_dag_profile_t
     out->run_start_ns = run->run_t0;
     out->run_end_ns = run->run_t1;
     return WEFT_OK;
+}
+
+/* ------------------------------------------------------- deferred nodes */
+
+weft_status_t weft_dag_run_defer(const weft_task_ctx_t *ctx, weft_dag_deferred_t *out)
+{
+    if (!ctx || !out || !run_ok(ctx->run) || ctx->node >= ctx->run->dag->n) return WEFT_EINVAL;
+    weft_dag_run_t *run = ctx->run;
+    if (!run->defer) return WEFT_ESTATE;
+    /* relaxed: the body's thread is the only one that sets bits; the handle
+     * reaches the completer through the caller's release/acquire (sched.h) */
+    if (atomic_load_explicit(&run->defer[ctx->node], memory_order_relaxed) != 0)
+        return WEFT_ESTATE;
+    atomic_store_explicit(&run->defer[ctx->node], DEFER_BODY | DEFER_EXT, memory_order_relaxed);
+    out->run = run;
+    out->node = ctx->node;
+    return WEFT_OK;
+}
+
+/* The completer finished u after its body: queue its successors, or count
+ * the sink (the last sink completes the run here: a deferrable run never
+ * runs on its caller, so this only stores `finished` and wakes the pool). */
+static weft_status_t run_release_from_outside(weft_dag_run_t *run, uint32_t u)
+{
+    uint32_t lo = run->dag->succ_off[u], hi = run->dag->succ_off[u + 1];
+    if (lo < hi) return weft__pool_submit(run->pool, (weft__item_t){ &run->task,
+                                                                     run_range_payload(lo, hi) });
+    /* acq_rel: as the workers' batched sink counts (weft__worker_defer) */
+    if (atomic_fetch_sub_explicit(&run->sinks_left, 1, memory_order_acq_rel) == 1)
+        run_complete(run);
+    return WEFT_OK;
+}
+
+weft_status_t weft_dag_run_complete(const weft_dag_deferred_t *d, weft_status_t st)
+{
+    if (!d || !run_ok(d->run) || d->node >= d->run->dag->n || !d->run->defer)
+        return WEFT_EINVAL;
+    weft_dag_run_t *run = d->run;
+    /* relaxed: a check only; the clearing below decides */
+    if (!(atomic_load_explicit(&run->defer[d->node], memory_order_relaxed) & DEFER_EXT))
+        return WEFT_ESTATE;
+    if (st != WEFT_OK) run_fail(run, d->node, st);
+    /* acq_rel: release publishes what the completer wrote (and the failure)
+     * to the body's worker if it is last; acquire sees the body's writes */
+    uint8_t old = atomic_fetch_and_explicit(&run->defer[d->node], (uint8_t)~DEFER_EXT,
+                                            memory_order_acq_rel);
+    if (!(old & DEFER_EXT)) return WEFT_ESTATE; /* a concurrent second completion */
+    if (old & DEFER_BODY) return WEFT_OK;       /* the body's worker releases them */
+    weft_status_t rs = run_release_from_outside(run, d->node);
+    /* relaxed: nobody else touches the bits now; a retry finds EXT again */
+    if (rs != WEFT_OK) atomic_store_explicit(&run->defer[d->node], DEFER_EXT, memory_order_relaxed);
+    return rs;
 }

@@ -184,11 +184,16 @@ typedef struct weft_function_options {
      * measured times say destroying its input would lengthen the critical
      * path (docs/rewrites.md §6.6). NULL: estimates only. */
     const struct weft_profile *cost_profile;
+    /* Nodes may defer their completion (weft_kernel_defer, weft/kernel.h):
+     * every call's DAG run is deferrable (weft/sched.h), so even one worker
+     * runs other ready nodes while a node is pending, and the memory plan
+     * assumes any schedule the DAG allows rather than node id order. */
+    bool deferrable_nodes;
 } weft_function_options_t;
 
 #define WEFT_FUNCTION_OPTIONS_INIT \
     { sizeof(weft_function_options_t), NULL, 0, NULL, 0, NULL, NULL, 0, NULL, false, false, \
-      false, NULL, 0, NULL, NULL, NULL, NULL }
+      false, NULL, 0, NULL, NULL, NULL, NULL, false }
 
 /* Compiles outputs[0..n_out) as functions of inputs[0..n_in) (root, non-
  * constant, non-shared variables of one graph context, each listed once),

@@ -33,6 +33,7 @@
 #include <stdint.h>
 
 #include "weft/export.h"
+#include "weft/sched.h"
 #include "weft/status.h"
 #include "weft/tensor.h"
 #include "weft/type.h"
@@ -66,6 +67,16 @@ WEFT_API weft_status_t weft_kernel_error(weft_kernel_ctx_t *ctx, weft_status_t s
 WEFT_API weft_status_t weft_kernel_alloc_output(weft_kernel_ctx_t *ctx, weft_tensor_t **cell,
                                                 weft_dtype_t dtype, int ndim,
                                                 const int64_t *shape);
+
+/* Defers the running node's completion (a function compiled with
+ * deferrable_nodes, weft/function.h): perform fills its outputs' tensors
+ * (they may stay unwritten) and returns WEFT_OK; its readers run only once
+ * weft_dag_run_complete(out, st) is called, from any thread, after writing
+ * the outputs' elements. Its worker runs other ready nodes meanwhile.
+ * Ownership: borrows ctx; fills *out. Errors: WEFT_EINVAL (ctx or out NULL),
+ * WEFT_ESTATE (not a compiled function's call, or one compiled without
+ * deferrable_nodes); each also recorded on ctx. Thread: perform's. */
+WEFT_API weft_status_t weft_kernel_defer(weft_kernel_ctx_t *ctx, weft_dag_deferred_t *out);
 
 /* Puts t into *cell, releasing what the cell held (a view output, or a destroy
  * output holding its input). Takes t (the caller's reference moves into the

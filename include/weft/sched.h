@@ -66,6 +66,10 @@ typedef struct weft_task_ctx {
      * docs/control-flow.md §2). Those nodes count as completed; the caller
      * vouches that nothing they would do is needed. NULL elsewhere. */
     uint32_t *skip_to;
+    /* The run and the node whose body this is (weft_dag_run_defer); NULL and
+     * WEFT_DAG_NO_NODE inside a parallel-for body. */
+    weft_dag_run_t *run;
+    uint32_t node;
 } weft_task_ctx_t;
 
 /* The number of cores hwloc reports for this process (its allowed cpuset);
@@ -191,9 +195,14 @@ typedef struct weft_dag_run_options {
     size_t size;   /* sizeof(weft_dag_run_options_t) */
     int profile;   /* nonzero: record per-node start/end times and worker, and
                       per-worker idle time, on every run of this object */
+    int deferrable; /* nonzero: node bodies may call weft_dag_run_defer. Such
+                       runs use the counting executor even on a one-worker
+                       pool (no fixed sequential order, no run on the
+                       caller's thread), so a deferred node's independent
+                       successors-to-be run while it is pending. */
 } weft_dag_run_options_t;
 
-#define WEFT_DAG_RUN_OPTIONS_INIT { sizeof(weft_dag_run_options_t), 0 }
+#define WEFT_DAG_RUN_OPTIONS_INIT { sizeof(weft_dag_run_options_t), 0, 0 }
 
 /* A reusable run object: all per-run state (pending counters, failure,
  * profile) preallocated once, so runs allocate nothing.
@@ -271,6 +280,39 @@ typedef struct weft_dag_profile {
  * created with profiling, never waited, or in flight).  Ownership: borrows;
  * fills *out with borrowed pointers.  Thread: after weft_dag_run_wait. */
 WEFT_API weft_status_t weft_dag_run_profile(const weft_dag_run_t *run, weft_dag_profile_t *out);
+
+/* ------------------------------------------------------ deferred nodes -- */
+
+/* A node whose completion is signalled from outside its body (e.g. a message
+ * that arrives later): its body calls weft_dag_run_defer and returns at once,
+ * so its worker goes on with other ready nodes; the node's successors are
+ * released only when weft_dag_run_complete is called for it, from any thread.
+ * The handle is a plain value; hand it to the completing thread with
+ * release/acquire (or a mutex), so that thread sees the defer. */
+typedef struct weft_dag_deferred {
+    weft_dag_run_t *run;
+    uint32_t node;
+} weft_dag_deferred_t;
+
+/* Called from inside a node body of a run created with deferrable: marks the
+ * node pending. Every deferred node must be completed exactly once in its run
+ * (also when the run fails or is canceled), else the run never finishes.
+ * Ownership: borrows ctx; fills *out.
+ * Errors: WEFT_EINVAL (ctx or out NULL, ctx not a DAG node body's),
+ * WEFT_ESTATE (the run is not deferrable, or the node is already deferred in
+ * this run).  Thread: the node body's. */
+WEFT_API weft_status_t weft_dag_run_defer(const weft_task_ctx_t *ctx, weft_dag_deferred_t *out);
+
+/* Completes a deferred node with status st (WEFT_OK, or an error that fails
+ * the run as if the body had returned it). When the body has returned too,
+ * the node's successors become ready (queued on the pool; a sink counts as
+ * finished). The run may finish, and be waited for and reset, as soon as
+ * this returns WEFT_OK: use d only once.
+ * Errors: WEFT_EINVAL (d NULL, d->run not a run, node out of range),
+ * WEFT_ESTATE (the node is not deferred: never, or already completed),
+ * WEFT_ENOMEM (the pool's injection queue could not grow: the successors are
+ * not released; retry).  Ownership: borrows d.  Thread: any. */
+WEFT_API weft_status_t weft_dag_run_complete(const weft_dag_deferred_t *d, weft_status_t st);
 
 #ifdef __cplusplus
 }

@@ -203,10 +203,11 @@ static weft_status_t plan_static(weft_function_t *f)
 
 /* A one-worker pool has one schedule, node id order (weft/sched.h): it runs
  * the bodies in id order when every edge goes to a higher id, as lowering
- * lays the nodes out in a topological order. */
+ * lays the nodes out in a topological order. Not so when nodes may defer:
+ * then one worker runs other ready nodes while one is pending. */
 static bool plan_sequential(const weft_function_t *f)
 {
-    bool sequential = weft_pool_thread_count(f->pool) == 1;
+    bool sequential = weft_pool_thread_count(f->pool) == 1 && !f->deferrable;
     for (size_t k = 0; sequential && k < f->n_edges; k++)
         WEFT_ASSERT(weft__edge_from(f->edges[k]) < weft__edge_to(f->edges[k]),
                     "task DAG edges go to higher node ids");

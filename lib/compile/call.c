@@ -355,6 +355,7 @@ weft_status_t weft__node_body(void *arg, const weft_task_ctx_t *tctx)
     kctx.n_out = ns->n_out;
     kctx.plan = cs->plans + node_index(cs, n);
     kctx.plan_builds = &f->plan_builds;
+    kctx.task = tctx;
     /* own: a kept exclusive tensor, or the caller's output (direct_out.c) */
     bool own = (n->own || n->direct) && cs->own[n->out_base];
     if (own) kctx.own_cell = out;

@@ -59,6 +59,7 @@ static weft_status_t state_create(weft_function_t *f, weft__call_state_t **out)
     atomic_init(&cs->phase, WEFT__PHASE_OPEN);
     weft_dag_run_options_t ro = WEFT_DAG_RUN_OPTIONS_INIT;
     ro.profile = f->profile;
+    ro.deferrable = f->deferrable;
     weft_status_t st = (!cs->cells || !cs->stash || !cs->countdown || !cs->argv || !cs->plans || !cs->own || !cs->direct || !cs->slot_bytes ||
                             !cs->deferred || (f->guards && (!cs->skipped || !cs->guard_memo)))
                            ? WEFT_ENOMEM

@@ -325,6 +325,7 @@ struct weft_function {
     bool own_pool;
     bool nan_check;
     bool profile;
+    bool deferrable; /* options.deferrable_nodes */
     bool env_profile; /* WEFT_PROFILE=1: print at destroy */
     unsigned workers;
     unsigned node_threads; /* workers a node's kernel may split over (options) */

@@ -355,6 +355,7 @@ weft_status_t weft_function_compile(size_t n_in, weft_var_t *const *inputs, size
         f->nan_check = a.o.nan_check;
         f->env_profile = weft__env_profile();
         f->profile = a.o.profile || f->env_profile;
+        f->deferrable = a.o.deferrable_nodes;
         st = compile_pipeline(f, &a);
     }
     if (st == WEFT_OK) {

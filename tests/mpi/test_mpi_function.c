@@ -452,6 +452,89 @@ static void stuck_peer_times_out(void **state)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* ---- a receive does not hold its worker (docs/distributed.md §3.1) ---- */
+
+static uint64_t stamp_ns[2]; /* rank 0: when "local" and "after" ran */
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static weft_status_t stamp_kernel(weft_kernel_ctx_t *ctx, size_t n_in, weft_tensor_t *const *in,
+                                  size_t n_out, weft_tensor_t *const *out, void *user)
+{
+    (void)ctx, (void)n_in, (void)n_out;
+    *(uint64_t *)user = mono_ns();
+    memcpy(weft_tensor_data(out[0]), weft_tensor_data(in[0]), LEN * sizeof(double));
+    return WEFT_OK;
+}
+
+static const weft_op_class_t *stamp_class(const char *name, uint64_t *slot)
+{
+    weft_custom_op_desc_t d = WEFT_CUSTOM_OP_DESC_INIT;
+    d.name = name;
+    d.n_inputs = 1;
+    d.kernel = stamp_kernel;
+    d.user = slot;
+    const weft_op_class_t *cls = NULL;
+    assert_int_equal(weft_custom_op_class(&d, &cls), WEFT_OK);
+    return cls;
+}
+
+static int late_owner(void *user, const weft_var_t *v)
+{
+    (void)user;
+    const char *n = weft_var_name(v);
+    return n && (strcmp(n, "x") == 0 || strcmp(n, "s") == 0) ? 1 : 0;
+}
+
+/* Rank 0, one worker, reads s from rank 1, which calls one second late;
+ * "local" (rank 0's own work, built after s's reader) runs before rank 1
+ * even started its call, "after" (s's reader's reader) only after. */
+static void receive_does_not_hold_worker(void **state)
+{
+    (void)state;
+    const weft_op_class_t *local_cls = stamp_class("MpiTestStampLocal", &stamp_ns[0]);
+    const weft_op_class_t *after_cls = stamp_class("MpiTestStampAfter", &stamp_ns[1]);
+    weft_graph_t *g;
+    assert_int_equal(weft_graph_create(NULL, &g), WEFT_OK);
+    weft_var_t *x = vec(g, "x", WEFT_FLOAT64), *b = vec(g, "b", WEFT_FLOAT64);
+    weft_var_t *s = weft_tanh(g, x);
+    weft_var_set_name(s, "s");
+    weft_var_t *c = weft_add(g, s, b);                       /* the receive's reader */
+    weft_var_t *after = weft_custom_call(g, after_cls, 1, &c);
+    weft_var_t *local = weft_custom_call(g, local_cls, 1, &b);
+    weft_var_t *outs[2] = {after, local}, *ins[2] = {x, b};
+    weft_mpi_options_t mo = WEFT_MPI_OPTIONS_INIT;
+    weft_function_options_t fo = fn_opts(); /* one worker per rank */
+    mo.function = &fo;
+    mo.owner = late_owner;
+    weft_mpi_function_t *f;
+    assert_int_equal(weft_mpi_function_compile(MPI_COMM_WORLD, 2, ins, 2, outs, &mo, &f), WEFT_OK);
+    int64_t shape[1] = {LEN};
+    weft_tensor_t *xt[2] = {NULL, NULL}, *got[2] = {NULL, NULL};
+    assert_int_equal(weft_tensor_full(WEFT_FLOAT64, 1, shape, 0.5, &xt[0]), WEFT_OK);
+    assert_int_equal(weft_tensor_full(WEFT_FLOAT64, 1, shape, 2.0, &xt[1]), WEFT_OK);
+    if (rank == 1) nanosleep(&(struct timespec){1, 0}, NULL);
+    uint64_t t_call = mono_ns(); /* rank 1: nothing is sent before this */
+    assert_int_equal(weft_mpi_function_call(f, 2, xt, 2, got), WEFT_OK);
+    MPI_Bcast(&t_call, 1, MPI_UINT64_T, 1, MPI_COMM_WORLD);
+    if (rank == 0) {
+        assert_true(stamp_ns[0] < t_call);  /* ran while the receive was pending */
+        assert_true(stamp_ns[1] > t_call);  /* the reader waited for the message */
+        assert_true(weft_tensor_flat_get(got[0], 0) == tanh(0.5) + 2.0);
+        assert_true(weft_tensor_flat_get(got[1], LEN - 1) == 2.0);
+    }
+    release_all(got, 2);
+    release_all(xt, 2);
+    assert_int_equal(weft_mpi_function_destroy(f), WEFT_OK);
+    weft_graph_destroy(g);
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 /* ---- the MPI thread level ---- */
 
 typedef struct compile_job {
@@ -584,6 +667,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(failure_propagates),
         cmocka_unit_test(bad_arguments),
         cmocka_unit_test(profiling),
+        cmocka_unit_test(receive_does_not_hold_worker),
         cmocka_unit_test(thread_level),
         cmocka_unit_test(stuck_peer_times_out), /* last: leaves requests behind */
     };

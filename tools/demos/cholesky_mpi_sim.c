@@ -8,13 +8,20 @@
  * another rank sent once per (value, rank) over a link of latency L and
  * bandwidth B, one message at a time per sender. It prints
  *
- *   sim_kernel name=K nb=NB us=T                        (per kernel)
+ *   sim_kernel name=K nb=NB us=T source=S               (per kernel)
  *   sim_cholesky n=N nb=NB ranks=P predicted_s=T gflops=G scalapack_model_s=S
  *
  * with scalapack_model_s the model of docs/distributed.md §9 for pdpotrf.
  * Options: --n N (repeatable; default 4096 and 65536), --nb NB (256),
  * --ranks P (repeatable; default 2 3 4 8 16 64 256 1024), --latency-us L
- * (1.5), --gbps B (10, GB/s), --calib-reps R (5). */
+ * (1.5), --gbps B (10, GB/s), --calib-reps R (5), --profile PATH.
+ *
+ * --profile PATH: the node costs are those weft's profiler measured (source=
+ * profile): PATH is a profile JSON (weft_profile_write_json, e.g. written by
+ * tile_cholesky_mpi --profile-json with the same nb), and each kernel costs
+ * its op class's mean time per node call there (TilePotrf, TileTrtri,
+ * TileTrmm, TileSyrk, Gemm). Without it the kernels are timed here
+ * (source=timed). */
 #define _POSIX_C_SOURCE 200809L
 #include <cblas.h>
 #include <lapacke.h>
@@ -96,6 +103,55 @@ static double time_kernel(int k, int nb, int reps)
     free(c);
     free(t);
     return m;
+}
+
+/* ---- node costs from a profile JSON ---- */
+
+static const char *const kclass[K_N] = {"TilePotrf", "TileTrtri", "TileTrmm", "TileSyrk", "Gemm"};
+
+static char *slurp(const char *path)
+{
+    FILE *fp = fopen(path, "rb");
+    if (!fp) return NULL;
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap + 1);
+    for (size_t got; buf && (got = fread(buf + n, 1, cap - n, fp)) > 0;) {
+        n += got;
+        char *nb = n == cap ? realloc(buf, (cap *= 2) + 1) : buf;
+        if (!nb) free(buf);
+        buf = nb;
+    }
+    fclose(fp);
+    if (buf) buf[n] = '\0';
+    return buf;
+}
+
+/* The "classes" rows: {"name": "C", "time_ns": T, "percent": P, "calls": N, ...}. */
+static int profile_costs(const char *path, double *cost)
+{
+    char *text = slurp(path), *at = text ? strstr(text, "\"classes\": [") : NULL;
+    int found = 0;
+    for (char *row = at; row && (row = strstr(row, "{\"name\": \"")) != NULL; row++) {
+        char name[64];
+        unsigned long long t_ns, calls;
+        double pct;
+        if (sscanf(row, "{\"name\": \"%63[^\"]\", \"time_ns\": %llu, \"percent\": %lf, "
+                        "\"calls\": %llu", name, &t_ns, &pct, &calls) != 4)
+            break; /* past the classes */
+        for (int k = 0; k < K_N; k++)
+            if (!strcmp(name, kclass[k]) && calls) {
+                cost[k] = 1e-9 * (double)t_ns / (double)calls;
+                found |= 1 << k;
+            }
+    }
+    free(text);
+    for (int k = 0; k < K_N; k++)
+        if (!(found & (1 << k))) {
+            fprintf(stderr, "cholesky_mpi_sim: %s: no %s row in the profile's classes\n", path,
+                    kclass[k]);
+            return -1;
+        }
+    return 0;
 }
 
 /* ---- the DAG ------------------------------------------------------------------------------ */
@@ -306,6 +362,7 @@ int main(int argc, char **argv)
 {
     int ns[8], n_n = 0, rs[16], n_r = 0, nb = 256, reps = 5;
     double lat_us = 1.5, gbps = 10.0;
+    const char *profile = NULL;
     for (int i = 1; i + 1 < argc; i++) {
         if (!strcmp(argv[i], "--n") && n_n < 8) ns[n_n++] = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--ranks") && n_r < 16) rs[n_r++] = atoi(argv[++i]);
@@ -313,6 +370,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--latency-us")) lat_us = atof(argv[++i]);
         else if (!strcmp(argv[i], "--gbps")) gbps = atof(argv[++i]);
         else if (!strcmp(argv[i], "--calib-reps")) reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--profile")) profile = argv[++i];
     }
     if (!n_n) ns[n_n++] = 4096, ns[n_n++] = 65536;
     if (!n_r) {
@@ -323,9 +381,11 @@ int main(int argc, char **argv)
     openblas_set_num_threads(1); /* the demo's nodes run one-thread BLAS */
     sim_t s;
     memset(&s, 0, sizeof s);
+    if (profile && profile_costs(profile, s.cost) != 0) return 2;
     for (int k = 0; k < K_N; k++) {
-        s.cost[k] = time_kernel(k, nb, reps);
-        printf("sim_kernel name=%s nb=%d us=%.1f\n", kname[k], nb, s.cost[k] * 1e6);
+        if (!profile) s.cost[k] = time_kernel(k, nb, reps);
+        printf("sim_kernel name=%s nb=%d us=%.1f source=%s\n", kname[k], nb, s.cost[k] * 1e6,
+               profile ? "profile" : "timed");
     }
     s.lat = lat_us * 1e-6;
     s.bw = gbps * 1e9;

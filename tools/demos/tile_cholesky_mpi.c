@@ -8,7 +8,10 @@
  *                                  [--trace PATH]
  *
  * (--trace: the weft side is profiled and rank 0 writes the merged Chrome
- * trace of its last factorization to PATH, weft_mpi_function_write_trace.)
+ * trace of its last factorization to PATH, weft_mpi_function_write_trace.
+ * --profile-json PATH: the weft side is profiled and rank 0 writes its local
+ * function's profile over all calls (weft_profile_write_json) to PATH: the
+ * node costs cholesky_mpi_sim --profile replays.)
  *
  * Rank 0 prints
  *
@@ -30,6 +33,7 @@
 #include "tile_cholesky_core.h"
 #include "demo_median.h"
 #include "weft/mpi.h"
+#include "weft/profile.h"
 
 /* ScaLAPACK / BLACS (libscalapack-openmpi: no header) */
 void Cblacs_get(int ctxt, int what, int *val);
@@ -45,6 +49,7 @@ void pdpotrf_(const char *uplo, const int *n, double *a, const int *ia, const in
 typedef struct opts {
     int n, nb, reps, threads;
     const char *trace; /* --trace PATH: profile on, merged trace of the last call */
+    const char *profile_json; /* --profile-json PATH: profile on, rank 0's profile */
 } opts_t;
 
 static int rank, size, grid_p, grid_q;
@@ -282,18 +287,33 @@ static void scal_gather(const scal_t *s, double *l, int n, int nb)
 
 /* ---- driver ---------------------------------------------------------------------------------- */
 
+/* Rank 0's local function's profile over every call, as JSON. */
+static int write_profile(const dist_t *d, const char *path)
+{
+    weft_profile_t *p = NULL;
+    FILE *fp = fopen(path, "w");
+    weft_function_t *lf = weft_mpi_function_local(d->f);
+    int bad = !fp || !lf || weft_profile_create(lf, WEFT_PROFILE_TOTAL, &p) != WEFT_OK ||
+              weft_profile_write_json(p, fp) != WEFT_OK;
+    weft_profile_destroy(p);
+    if (fp && fclose(fp) != 0) bad = 1;
+    if (bad) fprintf(stderr, "tile_cholesky_mpi: cannot write the profile to %s\n", path);
+    return bad;
+}
+
 static int parse(int argc, char **argv, opts_t *o)
 {
-    *o = (opts_t){4096, 256, 3, 1, NULL};
+    *o = (opts_t){4096, 256, 3, 1, NULL, NULL};
     for (int i = 1; i < argc; i++) {
         if (i + 1 < argc && !strcmp(argv[i], "--n")) o->n = atoi(argv[++i]);
         else if (i + 1 < argc && !strcmp(argv[i], "--nb")) o->nb = atoi(argv[++i]);
         else if (i + 1 < argc && !strcmp(argv[i], "--reps")) o->reps = atoi(argv[++i]);
         else if (i + 1 < argc && !strcmp(argv[i], "--threads")) o->threads = atoi(argv[++i]);
         else if (i + 1 < argc && !strcmp(argv[i], "--trace")) o->trace = argv[++i];
+        else if (i + 1 < argc && !strcmp(argv[i], "--profile-json")) o->profile_json = argv[++i];
         else if (!strcmp(argv[i], "--mpi")) continue;
         else {
-            if (rank == 0) fprintf(stderr, "usage: tile_cholesky_mpi [--n N] [--nb NB] [--reps R] [--threads T] [--trace PATH]\n");
+            if (rank == 0) fprintf(stderr, "usage: tile_cholesky_mpi [--n N] [--nb NB] [--reps R] [--threads T] [--trace PATH] [--profile-json PATH]\n");
             return 2;
         }
     }
@@ -358,7 +378,7 @@ int main(int argc, char **argv)
     double *a = NULL;
     chol_make_spd(o.n, 42, &a);
     dist_t d;
-    int failed = dist_create(&d, o.n, o.nb, o.threads, o.trace != NULL) != WEFT_OK;
+    int failed = dist_create(&d, o.n, o.nb, o.threads, o.trace || o.profile_json) != WEFT_OK;
     scal_t s;
     scal_create(&s, o.n, o.nb);
     size_t nv = tri(d.nt, 0);
@@ -370,6 +390,7 @@ int main(int argc, char **argv)
     }
     MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     if (!failed && o.trace && weft_mpi_function_write_trace(d.f, o.trace) != WEFT_OK) failed = 1;
+    if (!failed && o.profile_json && rank == 0 && write_profile(&d, o.profile_json) != 0) failed = 1;
     double *l = rank == 0 ? calloc((size_t)o.n * o.n, sizeof *l) : NULL;
     double res_w = NAN, res_s = NAN;
     if (!failed) {

@@ -68,6 +68,9 @@ struct weft_kernel_ctx {
      * (re)builds add to (relaxed: a statistic). */
     void **plan;
     _Atomic uint64_t *plan_builds;
+    /* The scheduler's context of the running node body (a weft_task_ctx_t),
+     * for weft_kernel_defer; NULL outside a compiled function's call. */
+    const void *task;
     /* Set by a kernel whose outputs match their variables' types by
      * construction (checked when its plan was built): the runtime then
      * skips its output check. */
@@ -112,6 +115,7 @@ static inline void weft__kernel_ctx_init(weft_kernel_ctx_t *ctx, weft__kernel_al
     ctx->n_out = 0;
     ctx->plan = NULL;
     ctx->plan_builds = NULL;
+    ctx->task = NULL;
     ctx->out_typed = false;
     weft__kernel_ctx_reset(ctx);
 }
