@@ -26,7 +26,13 @@
  * bodies in the DAG's topological order (dag_int.h) and then completes.
  * Nothing can run beside it (the worker and a guest exclude each other
  * through the pool's exec token), so it needs no counters, deque traffic or
- * wake-ups; once stop is set the remaining bodies are skipped. */
+ * wake-ups; once stop is set the remaining bodies are skipped.
+ * Regions (dag_region.c): a gate's body may retire its region
+ * (ctx->retire). The executor then releases the region's boundary entries
+ * instead of the gate's own successors (a range of succ like any other)
+ * and subtracts the closure's sinks from sinks_left in one step; the
+ * members never become ready. Sequential runs instead mark the region
+ * retired and pass over the members of retired regions. */
 #define _POSIX_C_SOURCE 200809L // clock_gettime, pthreads
 
 #include <string.h>
@@ -53,6 +59,7 @@ struct weft_dag_run {
     int in_flight, waited;     // start/wait thread only
     int solo;                  // the pool has one worker: runs are RUN_SEQUENTIAL
     int on_caller;             // this run executes on its caller (the pool's guest)
+    uint8_t *retired;          // sequential runs of a DAG with regions: per region
     /* profile (NULL unless created with profile) */
     uint64_t *t_start, *t_end, *idle, *idle_base;
     uint32_t *t_worker;
@@ -129,17 +136,42 @@ static inline uint64_t run_range_payload(uint32_t lo, uint32_t hi)
     return RUN_RANGE | ((uint64_t)lo << 32) | hi;
 }
 
+/* Gate of region r retired it: its closure's sinks are done (one
+ * subtraction), and [*lo, *hi) becomes its boundary. False when there is
+ * no boundary to release. */
+static bool run_retire(weft_dag_run_t *run, weft__worker_t *w, uint32_t r, uint32_t *lo,
+                       uint32_t *hi)
+{
+    const weft__dag_region_t *rg = &run->dag->regions[r];
+    *lo = rg->blo;
+    *hi = rg->bhi;
+    /* acq_rel: as a sink's own decrement (release publishes the gate's
+     * effects; acquire, when this reaches 0, sees every other sink's). It
+     * can reach 0 only with an empty boundary: a boundary node's sinks are
+     * still to come. */
+    if (rg->sinks &&
+        atomic_fetch_sub_explicit(&run->sinks_left, rg->sinks, memory_order_acq_rel) == rg->sinks)
+        run_push(w, run, RUN_COMPLETE);
+    return *lo != *hi;
+}
+
 /* Run u, then keep running one ready successor at a time on this worker. */
 static void run_chain(weft_dag_run_t *run, weft__worker_t *w, uint32_t u)
 {
     const uint32_t *off = run->dag->succ_off, *succ = run->dag->succ;
-    weft_task_ctx_t ctx = { run->user, w->index, run->pool, NULL };
+    const uint32_t *gates = run->dag->gate_region;
+    bool retire = false;
+    weft_task_ctx_t ctx = { run->user, w->index, run->pool, NULL, NULL };
     for (;;) {
+        if (WEFT_UNLIKELY(gates != NULL)) ctx.retire = gates[u] != WEFT__DAG_NO_REGION ? &retire : NULL;
         /* relaxed: a skip hint (see run_fail) */
         if (WEFT_LIKELY(!atomic_load_explicit(&run->stop, memory_order_relaxed)))
             run_body(run, &ctx, u);
         uint32_t lo = off[u], hi = off[u + 1], next = UINT32_MAX;
-        if (lo == hi) { /* a sink: count it (batched) */
+        if (WEFT_UNLIKELY(retire)) { /* the region's boundary instead */
+            retire = false;
+            if (!run_retire(run, w, gates[u], &lo, &hi)) return;
+        } else if (lo == hi) { /* a sink: count it (batched) */
             weft__worker_defer(w, 1, &run->sinks_left, (weft__item_t){ &run->task, RUN_COMPLETE });
             return;
         }
@@ -194,14 +226,48 @@ static void run_complete(weft_dag_run_t *run)
     if (!on_caller) weft__pool_notify_done(pool);
 }
 
+/* Node u is in a region retired in this (sequential) run. */
+static bool seq_retired(const weft_dag_run_t *run, uint32_t u)
+{
+    const weft_dag_t *dag = run->dag;
+    for (uint32_t r = dag->region_of[u]; r != WEFT__DAG_NO_REGION; r = dag->regions[r].parent)
+        if (run->retired[r]) return true;
+    return false;
+}
+
+/* A sequential run of a DAG with regions: members of retired regions are
+ * passed over; skip_to is not offered (the order interleaves regions). */
+static void run_sequential_regions(weft_dag_run_t *run, weft__worker_t *w)
+{
+    const weft_dag_t *dag = run->dag;
+    bool retire = false;
+    weft_task_ctx_t ctx = { run->user, w->index, run->pool, NULL, NULL };
+    memset(run->retired, 0, dag->nreg);
+    for (uint32_t i = 0; i < dag->n; i++) {
+        /* relaxed: a skip hint (see run_fail) */
+        if (WEFT_UNLIKELY(atomic_load_explicit(&run->stop, memory_order_relaxed))) break;
+        uint32_t u = dag->order ? dag->order[i] : i, r = dag->gate_region[u];
+        if (seq_retired(run, u)) continue;
+        ctx.retire = r != WEFT__DAG_NO_REGION ? &retire : NULL;
+        run_body(run, &ctx, u);
+        if (retire) run->retired[r] = 1;
+        retire = false;
+    }
+    run_complete(run);
+}
+
 /* The whole run on a one-worker pool (see the top of this file). */
 static void run_sequential(weft_dag_run_t *run, weft__worker_t *w)
 {
     const weft_dag_t *dag = run->dag;
+    if (dag->nreg) {
+        run_sequential_regions(run, w);
+        return;
+    }
     const uint32_t *order = dag->order;
     /* a body may ask to jump ahead (weft_task_ctx_t.skip_to), in id order only */
     uint32_t skip = 0;
-    weft_task_ctx_t ctx = { run->user, w->index, run->pool, order ? NULL : &skip };
+    weft_task_ctx_t ctx = { run->user, w->index, run->pool, order ? NULL : &skip, NULL };
     for (uint32_t i = 0; i < dag->n; i++) {
         /* relaxed: a skip hint (see run_fail) */
         if (WEFT_UNLIKELY(atomic_load_explicit(&run->stop, memory_order_relaxed))) break;
@@ -249,6 +315,7 @@ static void run_free(weft_dag_run_t *run)
     const weft_allocator_t *a = run->dag->alloc;
     run_free_profile(run);
     weft__free(a, (void *)run->pending, (size_t)run->dag->n * sizeof(uint32_t) + 1);
+    weft__free(a, run->retired, (size_t)run->dag->nreg + 1);
     run->magic = 0;
     weft__free(a, run->raw, run->raw_bytes);
 }
@@ -292,7 +359,10 @@ weft_status_t weft_dag_run_create(weft_dag_t *dag, weft_pool_t *pool,
     run->solo = pool->nthreads == 1;
     run->magic = RUN_MAGIC;
     if (!run->solo) run->pending = weft__alloc(dag->alloc, (size_t)dag->n * sizeof(uint32_t) + 1);
-    weft_status_t st = run->pending || run->solo ? WEFT_OK : WEFT_ENOMEM;
+    if (run->solo && dag->nreg) run->retired = weft__alloc(dag->alloc, (size_t)dag->nreg + 1);
+    weft_status_t st = (run->pending || run->solo) && (run->retired || !run->solo || !dag->nreg)
+                           ? WEFT_OK
+                           : WEFT_ENOMEM;
     if (st == WEFT_OK && opts && opts->profile) st = run_alloc_profile(run);
     if (st != WEFT_OK) {
         run_free(run);

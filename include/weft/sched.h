@@ -66,6 +66,12 @@ typedef struct weft_task_ctx {
      * docs/control-flow.md §2). Those nodes count as completed; the caller
      * vouches that nothing they would do is needed. NULL elsewhere. */
     uint32_t *skip_to;
+    /* Non-NULL only in the body of a region's gate (weft_dag_add_region):
+     * storing true there retires the region in bulk - none of its members'
+     * bodies is called in this run, and the nodes outside it that wait on
+     * it are released at once (a cost per edge leaving the region, not per
+     * member). NULL elsewhere. */
+    bool *retire;
 } weft_task_ctx_t;
 
 /* The number of cores hwloc reports for this process (its allowed cpuset);
@@ -160,6 +166,27 @@ WEFT_API weft_status_t weft_dag_add_node(weft_dag_t *dag, weft_node_fn fn, void 
  * reported by weft_dag_finalize. Details: weft_dag_last_error.
  * Ownership: borrows.  Thread: as weft_dag_add_node. */
 WEFT_API weft_status_t weft_dag_add_edge(weft_dag_t *dag, uint32_t from, uint32_t to);
+
+/* Declare a region: `members` (n ids, distinct, none of them `gate`) are
+ * gated by node `gate`, which gets an edge to each member (added here). When
+ * the gate's body stores true in ctx->retire, the whole region is retired:
+ * no member body runs, every edge from the region to a node outside it is
+ * released once, and members without successors count as finished - a cost
+ * per boundary edge fixed at finalize, whatever the region's size. A
+ * region's gate may itself be a member of another region: retiring the
+ * outer one retires the inner one too (its gate never runs). Members of
+ * different regions must be disjoint, a node gates one region at most, and
+ * the gate of a region may not be in it or, through nesting, below it (a
+ * cycle, refused by weft_dag_finalize). The new region's id (0, 1, ...)
+ * goes to *id_out (may be NULL).
+ * Ownership: borrows members.  Errors: WEFT_EINVAL (dag NULL, members NULL
+ * with n > 0, n == 0), WEFT_ENOTFOUND (an id is not a node), WEFT_EDUPLICATE
+ * (a member listed twice or already in a region, the gate already gates a
+ * region, or the gate is among the members), WEFT_ESTATE (dag finalized),
+ * WEFT_ERANGE, WEFT_ENOMEM; details in weft_dag_last_error, and nothing is
+ * added on error.  Thread: as weft_dag_add_node. */
+WEFT_API weft_status_t weft_dag_add_region(weft_dag_t *dag, uint32_t gate, const uint32_t *members,
+                                           size_t n, uint32_t *id_out);
 
 /* Validate and freeze the DAG: build the successor arrays, refuse cycles and
  * duplicate edges. After WEFT_OK the DAG can no longer change (add_* return

@@ -286,6 +286,15 @@ bool weft__guard_holds(const weft__call_state_t *cs, uint32_t off)
     return v;
 }
 
+void weft__slot_release(weft__call_state_t *cs, uint32_t s, uint32_t k)
+{
+    /* acq_rel: as count_down (k readers' worth at once) */
+    if (atomic_fetch_sub_explicit(&cs->countdown[s], k, memory_order_acq_rel) == k) {
+        if (cs->f->profile && cs->slot_bytes[s]) track_free(cs, s);
+        cell_empty(cs, s);
+    }
+}
+
 /* A guarded node whose guard is false this call: it neither runs nor
  * allocates (docs/control-flow.md §2). It counts down the values it would
  * have read, so their last reader still frees them - except values made by
@@ -304,15 +313,8 @@ static weft_status_t node_skip(weft__call_state_t *cs, const weft__cnode_t *n,
     cs->skipped[i] = 1;
     const weft__node_slots_t *ns = weft__cnode_slots(f, n);
     const uint32_t *dec = weft__node_slots_dec(ns);
-    for (uint32_t k = 0; k < ns->n_dec; k++) {
-        uint32_t s = dec[k];
-        if (f->slot_guard[s] == n->guard) continue;
-        /* acq_rel: as count_down */
-        if (atomic_fetch_sub_explicit(&cs->countdown[s], 1, memory_order_acq_rel) == 1) {
-            if (f->profile && cs->slot_bytes[s]) track_free(cs, s);
-            cell_empty(cs, s);
-        }
-    }
+    for (uint32_t k = 0; k < ns->n_dec; k++)
+        if (f->slot_guard[dec[k]] != n->guard) weft__slot_release(cs, dec[k], 1);
     if (tctx->skip_to && f->skip_end && !f->profile) *tctx->skip_to = f->skip_end[i];
     return WEFT_OK;
 }

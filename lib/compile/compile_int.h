@@ -318,6 +318,10 @@ struct weft_function {
     uint32_t n_guarded, n_guard_memo;
     uint32_t *slot_guard;
     uint32_t *skip_end;
+    /* pools of 2+ workers: one gate per IfElse guard whose nodes form a
+     * scheduler region (gate.c); DAG node n_nodes + k runs gates[k] */
+    struct weft__gate *gates;
+    uint32_t n_gates;
     weft_dag_t *dag;
     uint64_t *edges;  /* DAG edges (weft__edge_pack), sorted, unique: critical path */
     size_t n_edges;
@@ -511,6 +515,21 @@ weft_status_t weft__guard_plan(const weft_function_t *f, weft_apply_t *const *or
                                const uint32_t *apply_idx, uint64_t **edges, size_t *ne,
                                weft__guard_plan_t *gp);
 void weft__guard_plan_free(weft__guard_plan_t *gp);
+/* A gate (gate.c): guard (word offset), its region's closure (node
+ * indices, for the profile) and the slots the closure reads from outside,
+ * each with its number of reads (counted down at once on retirement). */
+typedef struct weft__gate {
+    uint32_t guard;
+    uint32_t *closure, n_closure;
+    uint32_t *ext_slot, *ext_count, n_ext;
+} weft__gate_t;
+/* Adds the gates and their regions to f->dag (before finalize). */
+weft_status_t weft__gates_add(weft_function_t *f);
+void weft__gates_free(weft_function_t *f);
+/* A gate's DAG body: retires its region when the guard is false. */
+weft_status_t weft__gate_body(void *arg, const weft_task_ctx_t *ctx);
+/* Counts slot s down by k reads; the last empties its cell (call.c). */
+void weft__slot_release(weft__call_state_t *cs, uint32_t s, uint32_t k);
 /* The guard at word offset off holds in this call's cells. */
 bool weft__guard_holds(const weft__call_state_t *cs, uint32_t off);
 

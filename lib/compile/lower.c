@@ -338,13 +338,11 @@ static uint64_t *ranked_edges(const lower_ctx_t *c, bool topo_targets)
  * continuation and LIFO choices repeat that replay exactly on one worker and
  * the run walks the nodes in layout order. The profiler keeps the edges
  * sorted by node index (f->edges). */
-static weft_status_t build_dag(lower_ctx_t *c)
+static weft_status_t build_dag_once(lower_ctx_t *c, bool gates)
 {
     weft_function_t *f = c->f;
     uint64_t *by_topo = ranked_edges(c, true);
-    f->edges = ranked_edges(c, false);
-    f->n_edges = c->n_edges;
-    weft_status_t st = by_topo && f->edges ? weft_dag_create(NULL, &f->dag) : WEFT_ENOMEM;
+    weft_status_t st = by_topo ? weft_dag_create(NULL, &f->dag) : WEFT_ENOMEM;
     for (size_t i = 0; st == WEFT_OK && i < c->n_order; i++)
         st = weft_dag_add_node(f->dag, weft__node_body, &f->nodes[i],
                                weft_op_name(weft_apply_op(c->order[i])), NULL);
@@ -353,7 +351,26 @@ static weft_status_t build_dag(lower_ctx_t *c)
         st = weft_dag_add_edge(f->dag, weft__edge_from(by_topo[k]), to);
     }
     free(by_topo);
+    if (st == WEFT_OK && gates) st = weft__gates_add(f);
     if (st == WEFT_OK) st = weft_dag_finalize(f->dag);
+    return st;
+}
+
+/* With gates for the IfElse guards on pools of 2+ workers (gate.c); if
+ * their edges close a cycle, without (per-node skips, always correct). */
+static weft_status_t build_dag(lower_ctx_t *c)
+{
+    weft_function_t *f = c->f;
+    f->edges = ranked_edges(c, false);
+    f->n_edges = c->n_edges;
+    bool gates = f->guards && weft_pool_thread_count(f->pool) > 1;
+    weft_status_t st = f->edges ? build_dag_once(c, gates) : WEFT_ENOMEM;
+    if (st == WEFT_ECYCLE && gates) {
+        weft_dag_destroy(f->dag);
+        f->dag = NULL;
+        weft__gates_free(f);
+        st = build_dag_once(c, false);
+    }
     if (st != WEFT_OK)
         return weft__fn_error(NULL, st, "building the task DAG: %s",
                               f->dag ? weft_dag_last_error(f->dag) : "out of memory");
@@ -522,4 +539,5 @@ void weft__compile_free_program(weft_function_t *f)
     free(f->guards);
     free(f->slot_guard);
     free(f->skip_end);
+    weft__gates_free(f);
 }
