@@ -322,6 +322,7 @@ struct weft_function {
      * scheduler region (gate.c); DAG node n_nodes + k runs gates[k] */
     struct weft__gate *gates;
     uint32_t n_gates;
+    _Atomic uint64_t gate_retires; /* regions retired by a gate, all calls (tests) */
     weft_dag_t *dag;
     uint64_t *edges;  /* DAG edges (weft__edge_pack), sorted, unique: critical path */
     size_t n_edges;

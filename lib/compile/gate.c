@@ -285,6 +285,8 @@ weft_status_t weft__gate_body(void *arg, const weft_task_ctx_t *ctx)
     /* the profile reports each member as skipped (only then per node) */
     if (cs->f->profile)
         for (uint32_t k = 0; k < g->n_closure; k++) cs->skipped[g->closure[k]] = 1;
+    /* relaxed: a statistic for tests, read after the calls */
+    atomic_fetch_add_explicit(&cs->f->gate_retires, 1, memory_order_relaxed);
     *ctx->retire = true;
     return WEFT_OK;
 }
