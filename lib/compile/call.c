@@ -619,17 +619,19 @@ static void cleanup(weft_function_t *f, weft__call_state_t *cs)
     weft__arena_settle(cs);
 }
 
+_Static_assert(sizeof(atomic_uint) == sizeof(uint32_t), "countdowns are reset by a copy");
+
 static void prepare(weft_function_t *f, weft__call_state_t *cs, weft_tensor_t *const *inputs,
                     weft_tensor_t *const *outputs)
 {
     weft__arena_prepare(cs, inputs);
     weft__direct_place(cs, inputs, outputs);
     for (size_t k = 0; k < f->n_in; k++) cs->cells[f->in_slot[k]] = inputs[k];
-    for (uint32_t i = 0; i < f->n_cd; i++) {
-        uint32_t s = f->cd_slots[i];
-        /* relaxed: weft_dag_run_start publishes the state to the workers */
-        atomic_store_explicit(&cs->countdown[s], f->countdown_init[s], memory_order_relaxed);
-    }
+    /* One copy over every slot (0 where no countdown) rather than a store
+     * per countdown slot through an index list: the reset stays per slot,
+     * but at memcpy speed. Plain copy: no worker touches this state until
+     * weft_dag_run_start publishes it. */
+    memcpy((void *)cs->countdown, f->countdown_init, f->n_slots * sizeof *f->countdown_init);
     cs->failed = false;
     /* relaxed: published by weft_dag_run_start like the countdowns */
     atomic_store_explicit(&cs->phase, WEFT__PHASE_OPEN, memory_order_relaxed);

@@ -301,8 +301,7 @@ struct weft_function {
     uint32_t *slot_storage;      /* every node's slot lists: weft__cnode_slots */
     const weft_type_t **type_storage;
     uint8_t *slot_kind;
-    uint32_t *countdown_init;
-    uint32_t *cd_slots, n_cd;       /* slots with a countdown (reset per call) */
+    uint32_t *countdown_init;       /* per slot (0: no countdown), copied per call */
     uint32_t *owned_slots, n_owned; /* WEFT__SLOT_OWNED slots (emptied after a call) */
     uint32_t *argv_off; /* per node: input pointers at state->argv[argv_off ..] (n_in > 8) */
     weft_tensor_t **const_cells; /* per slot: the constant's tensor, else NULL */
@@ -373,7 +372,7 @@ struct weft__call_state {
      * read by the producer in a later call: ordered by the call boundary,
      * like the cells. */
     weft_tensor_t **stash;
-    atomic_uint *countdown;
+    atomic_uint *countdown; /* reset by a copy of f->countdown_init */
     weft_tensor_t **argv;
     /* per node: its plan cell (tensor/kernel_int.h, docs/execution.md §3.7):
      * the plan its kernel cached on an earlier call of this state, or NULL.

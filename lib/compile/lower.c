@@ -213,18 +213,15 @@ static void count_readers(lower_ctx_t *c)
     }
 }
 
-/* The slots a call resets (countdowns) and empties (owned cells), so the
- * per-call loops skip kept, constant and input slots. */
+/* The slots a call empties (owned cells), so the per-call loop skips
+ * kept, constant and input slots. */
 static weft_status_t slot_lists(weft_function_t *f)
 {
-    f->cd_slots = malloc((f->n_slots + 1) * sizeof *f->cd_slots);
     f->owned_slots = malloc((f->n_slots + 1) * sizeof *f->owned_slots);
-    if (!f->cd_slots || !f->owned_slots) return lower_oom();
-    f->n_cd = f->n_owned = 0;
-    for (uint32_t s = 0; s < f->n_slots; s++) {
-        if (f->countdown_init[s]) f->cd_slots[f->n_cd++] = s;
+    if (!f->owned_slots) return lower_oom();
+    f->n_owned = 0;
+    for (uint32_t s = 0; s < f->n_slots; s++)
         if (f->slot_kind[s] == WEFT__SLOT_OWNED) f->owned_slots[f->n_owned++] = s;
-    }
     return WEFT_OK;
 }
 
@@ -527,7 +524,6 @@ void weft__compile_free_program(weft_function_t *f)
         for (uint32_t s = 0; s < f->n_slots; s++) weft_tensor_release(f->const_cells[s]);
     free(f->const_cells);
     free(f->countdown_init);
-    free(f->cd_slots);
     free(f->owned_slots);
     free(f->argv_off);
     free(f->slot_kind);
