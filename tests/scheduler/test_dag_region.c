@@ -28,14 +28,10 @@ typedef struct rec {
     bool retire_a, retire_b;
 } rec_t;
 
-typedef struct node_arg {
-    uint32_t id;
-} node_arg_t;
-
 static weft_status_t body(void *arg, const weft_task_ctx_t *ctx)
 {
     rec_t *r = ctx->user;
-    uint32_t id = ((const node_arg_t *)arg)->id;
+    uint32_t id = (uint32_t)(uintptr_t)arg; /* the node's id */
     bool gate = id == 1 || id == 4;
     /* relaxed (all): read after the run's wait */
     if ((ctx->retire != NULL) != gate) atomic_store_explicit(&r->bad_ctx, 1, memory_order_relaxed);
@@ -46,8 +42,6 @@ static weft_status_t body(void *arg, const weft_task_ctx_t *ctx)
     return WEFT_OK;
 }
 
-static node_arg_t args[N];
-
 static void edge(weft_dag_t *d, uint32_t a, uint32_t b)
 {
     assert_int_equal(weft_dag_add_edge(d, a, b), WEFT_OK);
@@ -57,10 +51,8 @@ static weft_dag_t *build(void)
 {
     weft_dag_t *d = NULL;
     assert_int_equal(weft_dag_create(NULL, &d), WEFT_OK);
-    for (uint32_t i = 0; i < N; i++) {
-        args[i].id = i;
-        assert_int_equal(weft_dag_add_node(d, body, &args[i], "n", NULL), WEFT_OK);
-    }
+    for (uint32_t i = 0; i < N; i++)
+        assert_int_equal(weft_dag_add_node(d, body, (void *)(uintptr_t)i, "n", NULL), WEFT_OK);
     edge(d, 0, 1), edge(d, 2, 3), edge(d, 0, 3), edge(d, 3, 4), edge(d, 3, 5);
     edge(d, 6, 7), edge(d, 3, 8), edge(d, 7, 8), edge(d, 0, 8), edge(d, 8, 9);
     uint32_t a[4 + WIDE] = {2, 3, 4, 5}, b[2] = {6, 7}, id = 99;
@@ -121,22 +113,10 @@ static void run_all_cases(int threads)
     assert_int_equal(weft_dag_destroy(d), WEFT_OK);
 }
 
-static void test_retire_1_worker(void **state)
+static void test_retire_1_2_4_workers(void **state)
 {
     (void)state;
-    run_all_cases(1);
-}
-
-static void test_retire_2_workers(void **state)
-{
-    (void)state;
-    run_all_cases(2);
-}
-
-static void test_retire_4_workers(void **state)
-{
-    (void)state;
-    run_all_cases(4);
+    for (int t = 1; t <= 4; t *= 2) run_all_cases(t);
 }
 
 /* A profiled run reports the retired members as not run (start == end == 0). */
@@ -167,7 +147,7 @@ static weft_dag_t *three_nodes(void)
     weft_dag_t *d = NULL;
     assert_int_equal(weft_dag_create(NULL, &d), WEFT_OK);
     for (uint32_t i = 0; i < 3; i++)
-        assert_int_equal(weft_dag_add_node(d, body, &args[i], i == 0 ? "g" : NULL, NULL),
+        assert_int_equal(weft_dag_add_node(d, body, (void *)(uintptr_t)i, i == 0 ? "g" : NULL, NULL),
                          WEFT_OK);
     return d;
 }
@@ -213,8 +193,8 @@ static void test_region_bad_input(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_retire_1_worker),  cmocka_unit_test(test_retire_2_workers),
-        cmocka_unit_test(test_retire_4_workers), cmocka_unit_test(test_retire_profile),
+        cmocka_unit_test(test_retire_1_2_4_workers),
+        cmocka_unit_test(test_retire_profile),
         cmocka_unit_test(test_region_bad_input),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
