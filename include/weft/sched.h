@@ -175,16 +175,16 @@ WEFT_API weft_status_t weft_dag_add_edge(weft_dag_t *dag, uint32_t from, uint32_
  * per boundary edge fixed at finalize, whatever the region's size. A
  * region's gate may itself be a member of another region: retiring the
  * outer one retires the inner one too (its gate never runs). Members of
- * different regions must be disjoint, a node gates one region at most, and
- * the gate of a region may not be in it or, through nesting, below it (a
- * cycle, refused by weft_dag_finalize). The new region's id (0, 1, ...)
+ * different regions must be disjoint and a node gates one region at most
+ * (weft_dag_finalize refuses either with WEFT_EDUPLICATE, a member listed
+ * twice as a duplicate edge); a gate below its own region through nesting
+ * closes a cycle (WEFT_ECYCLE at finalize). The new region's id (0, 1, ...)
  * goes to *id_out (may be NULL).
- * Ownership: borrows members.  Errors: WEFT_EINVAL (dag NULL, members NULL
- * with n > 0, n == 0), WEFT_ENOTFOUND (an id is not a node), WEFT_EDUPLICATE
- * (a member listed twice or already in a region, the gate already gates a
- * region, or the gate is among the members), WEFT_ESTATE (dag finalized),
- * WEFT_ERANGE, WEFT_ENOMEM; details in weft_dag_last_error, and nothing is
- * added on error.  Thread: as weft_dag_add_node. */
+ * Ownership: borrows members.  Errors: WEFT_EINVAL (dag NULL, members NULL,
+ * n == 0), WEFT_ENOTFOUND (an id is not a node), WEFT_EDUPLICATE (the gate
+ * is among the members), WEFT_ESTATE (dag finalized), WEFT_ERANGE,
+ * WEFT_ENOMEM; details in weft_dag_last_error, and nothing is added on
+ * error.  Thread: as weft_dag_add_node. */
 WEFT_API weft_status_t weft_dag_add_region(weft_dag_t *dag, uint32_t gate, const uint32_t *members,
                                            size_t n, uint32_t *id_out);
 
