@@ -46,11 +46,15 @@ static void dag_free_frozen(weft_dag_t *dag)
     const weft_allocator_t *a = dag->alloc;
     size_t n = dag->n;
     weft__free(a, dag->succ_off, (n + 1) * sizeof(uint32_t));
-    weft__free(a, dag->succ, ((size_t)dag->ne + n + 1) * sizeof(uint32_t));
+    weft__free(a, dag->succ, ((size_t)dag->ne + n + 1 + dag->succ_extra) * sizeof(uint32_t));
     weft__free(a, dag->indeg, (n + 1) * sizeof(uint32_t));
     weft__free(a, dag->order, (n + 1) * sizeof(uint32_t));
     dag->succ_off = dag->succ = dag->indeg = dag->order = NULL;
     dag->nsrc = 0;
+    dag->succ_extra = 0;
+    weft__free(a, dag->region_of, (n + 1) * sizeof(uint32_t));
+    weft__free(a, dag->gate_region, (n + 1) * sizeof(uint32_t));
+    dag->region_of = dag->gate_region = NULL;
 }
 
 weft_status_t weft_dag_destroy(weft_dag_t *dag)
@@ -65,6 +69,7 @@ weft_status_t weft_dag_destroy(weft_dag_t *dag)
     }
     const weft_allocator_t *a = dag->alloc;
     dag_free_frozen(dag);
+    weft__dag_regions_free(dag);
     weft__free(a, dag->nodes, (size_t)dag->cap * sizeof *dag->nodes);
     weft__free(a, dag->name_off, (size_t)dag->cap * sizeof *dag->name_off);
     weft__free(a, dag->names, dag->names_cap);
@@ -150,7 +155,7 @@ weft_status_t weft_dag_add_node(weft_dag_t *dag, weft_node_fn fn, void *arg, con
 }
 
 /* "'name' (id)" or "(id)" for an unnamed node, into buf. */
-static const char *dag_label(const weft_dag_t *dag, uint32_t id, char *buf, size_t cap)
+const char *weft__dag_label(const weft_dag_t *dag, uint32_t id, char *buf, size_t cap)
 {
     const char *name = weft_dag_node_name(dag, id);
     if (name && *name)
@@ -173,7 +178,7 @@ weft_status_t weft_dag_add_edge(weft_dag_t *dag, uint32_t from, uint32_t to)
     if (from == to) {
         char b[160];
         weft__dag_set_error(dag, "add_edge: self edge on node %s",
-                            dag_label(dag, from, b, sizeof b));
+                            weft__dag_label(dag, from, b, sizeof b));
         return WEFT_ECYCLE;
     }
     if (dag->ne + dag->n >= WEFT__DAG_MAX_ENTRIES) {
@@ -242,8 +247,8 @@ static weft_status_t dag_check_duplicates(weft_dag_t *dag, uint32_t *mark)
             uint32_t v = dag->succ[e];
             if (mark[v] == u) {
                 char a[160], b[160];
-                weft__dag_set_error(dag, "duplicate edge %s -> %s", dag_label(dag, u, a, sizeof a),
-                                    dag_label(dag, v, b, sizeof b));
+                weft__dag_set_error(dag, "duplicate edge %s -> %s", weft__dag_label(dag, u, a, sizeof a),
+                                    weft__dag_label(dag, v, b, sizeof b));
                 return WEFT_EDUPLICATE;
             }
             mark[v] = u;
@@ -290,10 +295,10 @@ static void dag_report_cycle(weft_dag_t *dag, const uint32_t *deg, uint32_t *pic
     char b[160];
     for (uint32_t i = 0; i < shown && pos < sizeof dag->err; i++)
         pos += (size_t)snprintf(dag->err + pos, sizeof dag->err - pos, "%s %s", i ? " ->" : "",
-                                dag_label(dag, order[i], b, sizeof b));
+                                weft__dag_label(dag, order[i], b, sizeof b));
     if (pos < sizeof dag->err) /* close the cycle (elide the middle of a long one) */
         snprintf(dag->err + pos, sizeof dag->err - pos, "%s -> %s", len > shown ? " -> ..." : "",
-                 dag_label(dag, order[0], b, sizeof b));
+                 weft__dag_label(dag, order[0], b, sizeof b));
 }
 
 /* Flag successor entries and append the sources (see dag_int.h). */
@@ -354,6 +359,11 @@ weft_status_t weft_dag_finalize(weft_dag_t *dag)
         return st == WEFT_ENOMEM ? dag_nomem(dag, "finalize") : st;
     }
     dag_flag_entries(dag);
+    st = dag->nreg ? weft__dag_regions_freeze(dag) : WEFT_OK;
+    if (st != WEFT_OK) {
+        dag_free_frozen(dag);
+        return st == WEFT_ENOMEM ? dag_nomem(dag, "finalize") : st;
+    }
     weft__free(a, dag->edges, dag->ecap * sizeof(*dag->edges)); /* no longer needed */
     dag->edges = NULL;
     dag->ecap = 0;

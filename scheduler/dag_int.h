@@ -12,7 +12,14 @@
  *   indeg[n]        copied into a run's pending[] at each start
  *   order[n]        a topological order, for runs on one-worker pools
  *                   (Kahn's queue); NULL when the ids are one already
- *                   (every edge goes to a higher id): then order[i] = i */
+ *                   (every edge goes to a higher id): then order[i] = i
+ *   regions         (dag_region.c) per region: its gate, the region holding
+ *                   its gate (nesting), its boundary - the entries of the
+ *                   edges leaving its closure (members and nested regions'
+ *                   members), stored in succ after the sources so that range
+ *                   items can walk them - and the closure's sinks;
+ *                   region_of[n] / gate_region[n] map nodes to regions
+ *                   (NULL when the DAG has none) */
 #ifndef WEFT_SCHED_DAG_INT_H
 #define WEFT_SCHED_DAG_INT_H
 
@@ -35,6 +42,16 @@
 typedef struct weft__dag_edge {
     uint32_t from, to;
 } weft__dag_edge_t;
+
+#define WEFT__DAG_NO_REGION UINT32_MAX
+
+typedef struct weft__dag_region {
+    uint32_t gate;
+    uint32_t parent;   // region whose member the gate is, or WEFT__DAG_NO_REGION
+    uint32_t blo, bhi; // boundary entries: succ[blo, bhi)
+    uint32_t sinks;    // members of the closure without successors
+    uint32_t moff;     // while building: its members are members[moff, next moff)
+} weft__dag_region_t;
 
 typedef struct weft__dag_node {
     weft_node_fn fn;
@@ -62,11 +79,26 @@ struct weft_dag {
     uint32_t *order;
     uint32_t nsrc, nsinks;
     int has_multi; // some node has in-degree >= 2 (pending[] must be reset)
+    size_t succ_extra; // boundary entries stored in succ after the sources
+    /* regions (dag_region.c) */
+    weft__dag_region_t *regions;
+    uint32_t nreg, regcap;
+    uint32_t *members;  // while building: every region's members, in order
+    size_t nmembers, memcap;
+    uint32_t *region_of;   // frozen, n entries: the region a node is a member of
+    uint32_t *gate_region; // frozen, n entries: the region a node gates
     /* run objects alive; written by run create/destroy on any thread */
     _Atomic uint32_t runs;
     char err[512];
 };
 
 void weft__dag_set_error(weft_dag_t *dag, const char *fmt, ...) WEFT_PRINTF(2, 3);
+/* A node's label for messages ('name' (id) or (id)) into buf. */
+const char *weft__dag_label(const weft_dag_t *dag, uint32_t id, char *buf, size_t cap);
+/* After validation and entry flags: the region maps and boundaries
+ * (dag_region.c). Errors: WEFT_EDUPLICATE, WEFT_ERANGE, WEFT_ENOMEM. */
+weft_status_t weft__dag_regions_freeze(weft_dag_t *dag);
+/* Frees the region tables (building and frozen). */
+void weft__dag_regions_free(weft_dag_t *dag);
 
 #endif /* WEFT_SCHED_DAG_INT_H */

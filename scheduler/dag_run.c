@@ -31,7 +31,13 @@
  * bits, BODY (the body has not returned) and EXT (weft_dag_run_complete has
  * not been called); each side clears its bit with acq_rel, and the side that
  * clears the last one releases u's successors: the body's worker inline, the
- * completer by queueing a RANGE item over them (or counting the sink). */
+ * completer by queueing a RANGE item over them (or counting the sink).
+ * Regions (dag_region.c): a gate's body may retire its region
+ * (ctx->retire). The executor then releases the region's boundary entries
+ * instead of the gate's own successors (a range of succ like any other)
+ * and subtracts the closure's sinks from sinks_left in one step; the
+ * members never become ready. Sequential runs instead mark the region
+ * retired and pass over the members of retired regions. */
 #define _POSIX_C_SOURCE 200809L // clock_gettime, pthreads
 
 #include <string.h>
@@ -61,6 +67,7 @@ struct weft_dag_run {
     int in_flight, waited;     // start/wait thread only
     int solo;                  // the pool has one worker: runs are RUN_SEQUENTIAL
     int on_caller;             // this run executes on its caller (the pool's guest)
+    uint8_t *retired;          // sequential runs of a DAG with regions: per region
     /* profile (NULL unless created with profile) */
     uint64_t *t_start, *t_end, *idle, *idle_base;
     uint32_t *t_worker;
@@ -150,19 +157,44 @@ static bool run_body_settled(weft_dag_run_t *run, uint32_t u)
                                      memory_order_acq_rel) == DEFER_BODY;
 }
 
+/* Gate of region r retired it: its closure's sinks are done (one
+ * subtraction), and [*lo, *hi) becomes its boundary. False when there is
+ * no boundary to release. */
+static bool run_retire(weft_dag_run_t *run, weft__worker_t *w, uint32_t r, uint32_t *lo,
+                       uint32_t *hi)
+{
+    const weft__dag_region_t *rg = &run->dag->regions[r];
+    *lo = rg->blo;
+    *hi = rg->bhi;
+    /* acq_rel: as a sink's own decrement (release publishes the gate's
+     * effects; acquire, when this reaches 0, sees every other sink's). It
+     * can reach 0 only with an empty boundary: a boundary node's sinks are
+     * still to come. */
+    if (rg->sinks &&
+        atomic_fetch_sub_explicit(&run->sinks_left, rg->sinks, memory_order_acq_rel) == rg->sinks)
+        run_push(w, run, RUN_COMPLETE);
+    return *lo != *hi;
+}
+
 /* Run u, then keep running one ready successor at a time on this worker. */
 static void run_chain(weft_dag_run_t *run, weft__worker_t *w, uint32_t u)
 {
     const uint32_t *off = run->dag->succ_off, *succ = run->dag->succ;
-    weft_task_ctx_t ctx = { run->user, w->index, run->pool, NULL, run, WEFT_DAG_NO_NODE };
+    const uint32_t *gates = run->dag->gate_region;
+    bool retire = false;
+    weft_task_ctx_t ctx = { run->user, w->index, run->pool, NULL, run, WEFT_DAG_NO_NODE, NULL };
     for (;;) {
         ctx.node = u;
+        if (WEFT_UNLIKELY(gates != NULL)) ctx.retire = gates[u] != WEFT__DAG_NO_REGION ? &retire : NULL;
         /* relaxed: a skip hint (see run_fail) */
         if (WEFT_LIKELY(!atomic_load_explicit(&run->stop, memory_order_relaxed)))
             run_body(run, &ctx, u);
         if (WEFT_UNLIKELY(run->defer != NULL) && !run_body_settled(run, u)) return;
         uint32_t lo = off[u], hi = off[u + 1], next = UINT32_MAX;
-        if (lo == hi) { /* a sink: count it (batched) */
+        if (WEFT_UNLIKELY(retire)) { /* the region's boundary instead */
+            retire = false;
+            if (!run_retire(run, w, gates[u], &lo, &hi)) return;
+        } else if (lo == hi) { /* a sink: count it (batched) */
             weft__worker_defer(w, 1, &run->sinks_left, (weft__item_t){ &run->task, RUN_COMPLETE });
             return;
         }
@@ -217,15 +249,50 @@ static void run_complete(weft_dag_run_t *run)
     if (!on_caller) weft__pool_notify_done(pool);
 }
 
+/* Node u is in a region retired in this (sequential) run. */
+static bool seq_retired(const weft_dag_run_t *run, uint32_t u)
+{
+    const weft_dag_t *dag = run->dag;
+    for (uint32_t r = dag->region_of[u]; r != WEFT__DAG_NO_REGION; r = dag->regions[r].parent)
+        if (run->retired[r]) return true;
+    return false;
+}
+
+/* A sequential run of a DAG with regions: members of retired regions are
+ * passed over; skip_to is not offered (the order interleaves regions). */
+static void run_sequential_regions(weft_dag_run_t *run, weft__worker_t *w)
+{
+    const weft_dag_t *dag = run->dag;
+    bool retire = false;
+    weft_task_ctx_t ctx = { run->user, w->index, run->pool, NULL, run, WEFT_DAG_NO_NODE, NULL };
+    memset(run->retired, 0, dag->nreg);
+    for (uint32_t i = 0; i < dag->n; i++) {
+        /* relaxed: a skip hint (see run_fail) */
+        if (WEFT_UNLIKELY(atomic_load_explicit(&run->stop, memory_order_relaxed))) break;
+        uint32_t u = dag->order ? dag->order[i] : i, r = dag->gate_region[u];
+        if (seq_retired(run, u)) continue;
+        ctx.retire = r != WEFT__DAG_NO_REGION ? &retire : NULL;
+        ctx.node = u;
+        run_body(run, &ctx, u);
+        if (retire) run->retired[r] = 1;
+        retire = false;
+    }
+    run_complete(run);
+}
+
 /* The whole run on a one-worker pool (see the top of this file). */
 static void run_sequential(weft_dag_run_t *run, weft__worker_t *w)
 {
     const weft_dag_t *dag = run->dag;
+    if (dag->nreg) {
+        run_sequential_regions(run, w);
+        return;
+    }
     const uint32_t *order = dag->order;
     /* a body may ask to jump ahead (weft_task_ctx_t.skip_to), in id order only */
     uint32_t skip = 0;
     weft_task_ctx_t ctx = { run->user, w->index, run->pool, order ? NULL : &skip, run,
-                            WEFT_DAG_NO_NODE };
+                            WEFT_DAG_NO_NODE, NULL };
     for (uint32_t i = 0; i < dag->n; i++) {
         /* relaxed: a skip hint (see run_fail) */
         if (WEFT_UNLIKELY(atomic_load_explicit(&run->stop, memory_order_relaxed))) break;
@@ -275,6 +342,7 @@ static void run_free(weft_dag_run_t *run)
     run_free_profile(run);
     weft__free(a, (void *)run->pending, (size_t)run->dag->n * sizeof(uint32_t) + 1);
     weft__free(a, (void *)run->defer, (size_t)run->dag->n + 1);
+    weft__free(a, run->retired, (size_t)run->dag->nreg + 1);
     run->magic = 0;
     weft__free(a, run->raw, run->raw_bytes);
 }
@@ -320,8 +388,11 @@ weft_status_t weft_dag_run_create(weft_dag_t *dag, weft_pool_t *pool,
     run->magic = RUN_MAGIC;
     if (!run->solo) run->pending = weft__alloc(dag->alloc, (size_t)dag->n * sizeof(uint32_t) + 1);
     if (deferrable) run->defer = weft__alloc(dag->alloc, (size_t)dag->n + 1);
-    weft_status_t st = (run->pending || run->solo) && (run->defer || !deferrable) ? WEFT_OK
-                                                                                 : WEFT_ENOMEM;
+    if (run->solo && dag->nreg) run->retired = weft__alloc(dag->alloc, (size_t)dag->nreg + 1);
+    weft_status_t st = (run->pending || run->solo) && (run->defer || !deferrable) &&
+                               (run->retired || !run->solo || !dag->nreg)
+                           ? WEFT_OK
+                           : WEFT_ENOMEM;
     if (st == WEFT_OK && opts && opts->profile) st = run_alloc_profile(run);
     if (st != WEFT_OK) {
         run_free(run);

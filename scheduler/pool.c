@@ -582,7 +582,7 @@ static void pool_for_chunk(pool_for_t *pf, uint64_t c, weft__worker_t *w)
     if (atomic_load_explicit(&pf->status, memory_order_relaxed) != WEFT_OK) return;
     size_t b = pf->begin + (size_t)c * pf->grain;
     size_t e = pf->end - b > pf->grain ? b + pf->grain : pf->end;
-    weft_task_ctx_t ctx = { NULL, w->index, pf->pool, NULL, NULL, WEFT_DAG_NO_NODE };
+    weft_task_ctx_t ctx = { NULL, w->index, pf->pool, NULL, NULL, WEFT_DAG_NO_NODE, NULL };
     weft_status_t st = pf->fn(pf->arg, b, e, &ctx);
     int ok = WEFT_OK;
     /* relaxed: the first failure wins; published to the waiter by the acq_rel

@@ -70,6 +70,12 @@ typedef struct weft_task_ctx {
      * WEFT_DAG_NO_NODE inside a parallel-for body. */
     weft_dag_run_t *run;
     uint32_t node;
+    /* Non-NULL only in the body of a region's gate (weft_dag_add_region):
+     * storing true there retires the region in bulk - none of its members'
+     * bodies is called in this run, and the nodes outside it that wait on
+     * it are released at once (a cost per edge leaving the region, not per
+     * member). NULL elsewhere. */
+    bool *retire;
 } weft_task_ctx_t;
 
 /* The number of cores hwloc reports for this process (its allowed cpuset);
@@ -164,6 +170,27 @@ WEFT_API weft_status_t weft_dag_add_node(weft_dag_t *dag, weft_node_fn fn, void 
  * reported by weft_dag_finalize. Details: weft_dag_last_error.
  * Ownership: borrows.  Thread: as weft_dag_add_node. */
 WEFT_API weft_status_t weft_dag_add_edge(weft_dag_t *dag, uint32_t from, uint32_t to);
+
+/* Declare a region: `members` (n ids, distinct, none of them `gate`) are
+ * gated by node `gate`, which gets an edge to each member (added here). When
+ * the gate's body stores true in ctx->retire, the whole region is retired:
+ * no member body runs, every edge from the region to a node outside it is
+ * released once, and members without successors count as finished - a cost
+ * per boundary edge fixed at finalize, whatever the region's size. A
+ * region's gate may itself be a member of another region: retiring the
+ * outer one retires the inner one too (its gate never runs). Members of
+ * different regions must be disjoint and a node gates one region at most
+ * (weft_dag_finalize refuses either with WEFT_EDUPLICATE, a member listed
+ * twice as a duplicate edge); a gate below its own region through nesting
+ * closes a cycle (WEFT_ECYCLE at finalize). The new region's id (0, 1, ...)
+ * goes to *id_out (may be NULL).
+ * Ownership: borrows members.  Errors: WEFT_EINVAL (dag NULL, members NULL,
+ * n == 0), WEFT_ENOTFOUND (an id is not a node), WEFT_EDUPLICATE (the gate
+ * is among the members), WEFT_ESTATE (dag finalized), WEFT_ERANGE,
+ * WEFT_ENOMEM; details in weft_dag_last_error, and nothing is added on
+ * error.  Thread: as weft_dag_add_node. */
+WEFT_API weft_status_t weft_dag_add_region(weft_dag_t *dag, uint32_t gate, const uint32_t *members,
+                                           size_t n, uint32_t *id_out);
 
 /* Validate and freeze the DAG: build the successor arrays, refuse cycles and
  * duplicate edges. After WEFT_OK the DAG can no longer change (add_* return

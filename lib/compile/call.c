@@ -286,6 +286,15 @@ bool weft__guard_holds(const weft__call_state_t *cs, uint32_t off)
     return v;
 }
 
+void weft__slot_release(weft__call_state_t *cs, uint32_t s, uint32_t k)
+{
+    /* acq_rel: as count_down (k readers' worth at once) */
+    if (atomic_fetch_sub_explicit(&cs->countdown[s], k, memory_order_acq_rel) == k) {
+        if (cs->f->profile && cs->slot_bytes[s]) track_free(cs, s);
+        cell_empty(cs, s);
+    }
+}
+
 /* A guarded node whose guard is false this call: it neither runs nor
  * allocates (docs/control-flow.md §2). It counts down the values it would
  * have read, so their last reader still frees them - except values made by
@@ -304,15 +313,8 @@ static weft_status_t node_skip(weft__call_state_t *cs, const weft__cnode_t *n,
     cs->skipped[i] = 1;
     const weft__node_slots_t *ns = weft__cnode_slots(f, n);
     const uint32_t *dec = weft__node_slots_dec(ns);
-    for (uint32_t k = 0; k < ns->n_dec; k++) {
-        uint32_t s = dec[k];
-        if (f->slot_guard[s] == n->guard) continue;
-        /* acq_rel: as count_down */
-        if (atomic_fetch_sub_explicit(&cs->countdown[s], 1, memory_order_acq_rel) == 1) {
-            if (f->profile && cs->slot_bytes[s]) track_free(cs, s);
-            cell_empty(cs, s);
-        }
-    }
+    for (uint32_t k = 0; k < ns->n_dec; k++)
+        if (f->slot_guard[dec[k]] != n->guard) weft__slot_release(cs, dec[k], 1);
     if (tctx->skip_to && f->skip_end && !f->profile) *tctx->skip_to = f->skip_end[i];
     return WEFT_OK;
 }
@@ -618,17 +620,19 @@ static void cleanup(weft_function_t *f, weft__call_state_t *cs)
     weft__arena_settle(cs);
 }
 
+_Static_assert(sizeof(atomic_uint) == sizeof(uint32_t), "countdowns are reset by a copy");
+
 static void prepare(weft_function_t *f, weft__call_state_t *cs, weft_tensor_t *const *inputs,
                     weft_tensor_t *const *outputs)
 {
     weft__arena_prepare(cs, inputs);
     weft__direct_place(cs, inputs, outputs);
     for (size_t k = 0; k < f->n_in; k++) cs->cells[f->in_slot[k]] = inputs[k];
-    for (uint32_t i = 0; i < f->n_cd; i++) {
-        uint32_t s = f->cd_slots[i];
-        /* relaxed: weft_dag_run_start publishes the state to the workers */
-        atomic_store_explicit(&cs->countdown[s], f->countdown_init[s], memory_order_relaxed);
-    }
+    /* One copy over every slot (0 where no countdown) rather than a store
+     * per countdown slot through an index list: the reset stays per slot,
+     * but at memcpy speed. Plain copy: no worker touches this state until
+     * weft_dag_run_start publishes it. */
+    memcpy((void *)cs->countdown, f->countdown_init, f->n_slots * sizeof *f->countdown_init);
     cs->failed = false;
     /* relaxed: published by weft_dag_run_start like the countdowns */
     atomic_store_explicit(&cs->phase, WEFT__PHASE_OPEN, memory_order_relaxed);

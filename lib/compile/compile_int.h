@@ -301,8 +301,7 @@ struct weft_function {
     uint32_t *slot_storage;      /* every node's slot lists: weft__cnode_slots */
     const weft_type_t **type_storage;
     uint8_t *slot_kind;
-    uint32_t *countdown_init;
-    uint32_t *cd_slots, n_cd;       /* slots with a countdown (reset per call) */
+    uint32_t *countdown_init;       /* per slot (0: no countdown), copied per call */
     uint32_t *owned_slots, n_owned; /* WEFT__SLOT_OWNED slots (emptied after a call) */
     uint32_t *argv_off; /* per node: input pointers at state->argv[argv_off ..] (n_in > 8) */
     weft_tensor_t **const_cells; /* per slot: the constant's tensor, else NULL */
@@ -318,6 +317,11 @@ struct weft_function {
     uint32_t n_guarded, n_guard_memo;
     uint32_t *slot_guard;
     uint32_t *skip_end;
+    /* pools of 2+ workers: one gate per IfElse guard whose nodes form a
+     * scheduler region (gate.c); DAG node n_nodes + k runs gates[k] */
+    struct weft__gate *gates;
+    uint32_t n_gates;
+    _Atomic uint64_t gate_retires; /* regions retired by a gate, all calls (tests) */
     weft_dag_t *dag;
     uint64_t *edges;  /* DAG edges (weft__edge_pack), sorted, unique: critical path */
     size_t n_edges;
@@ -369,7 +373,7 @@ struct weft__call_state {
      * read by the producer in a later call: ordered by the call boundary,
      * like the cells. */
     weft_tensor_t **stash;
-    atomic_uint *countdown;
+    atomic_uint *countdown; /* reset by a copy of f->countdown_init */
     weft_tensor_t **argv;
     /* per node: its plan cell (tensor/kernel_int.h, docs/execution.md §3.7):
      * the plan its kernel cached on an earlier call of this state, or NULL.
@@ -512,6 +516,21 @@ weft_status_t weft__guard_plan(const weft_function_t *f, weft_apply_t *const *or
                                const uint32_t *apply_idx, uint64_t **edges, size_t *ne,
                                weft__guard_plan_t *gp);
 void weft__guard_plan_free(weft__guard_plan_t *gp);
+/* A gate (gate.c): guard (word offset), its region's closure (node
+ * indices, for the profile) and the slots the closure reads from outside,
+ * each with its number of reads (counted down at once on retirement). */
+typedef struct weft__gate {
+    uint32_t guard;
+    uint32_t *closure, n_closure;
+    uint32_t *ext_slot, *ext_count, n_ext;
+} weft__gate_t;
+/* Adds the gates and their regions to f->dag (before finalize). */
+weft_status_t weft__gates_add(weft_function_t *f);
+void weft__gates_free(weft_function_t *f);
+/* A gate's DAG body: retires its region when the guard is false. */
+weft_status_t weft__gate_body(void *arg, const weft_task_ctx_t *ctx);
+/* Counts slot s down by k reads; the last empties its cell (call.c). */
+void weft__slot_release(weft__call_state_t *cs, uint32_t s, uint32_t k);
 /* The guard at word offset off holds in this call's cells. */
 bool weft__guard_holds(const weft__call_state_t *cs, uint32_t off);
 

@@ -213,18 +213,15 @@ static void count_readers(lower_ctx_t *c)
     }
 }
 
-/* The slots a call resets (countdowns) and empties (owned cells), so the
- * per-call loops skip kept, constant and input slots. */
+/* The slots a call empties (owned cells), so the per-call loop skips
+ * kept, constant and input slots. */
 static weft_status_t slot_lists(weft_function_t *f)
 {
-    f->cd_slots = malloc((f->n_slots + 1) * sizeof *f->cd_slots);
     f->owned_slots = malloc((f->n_slots + 1) * sizeof *f->owned_slots);
-    if (!f->cd_slots || !f->owned_slots) return lower_oom();
-    f->n_cd = f->n_owned = 0;
-    for (uint32_t s = 0; s < f->n_slots; s++) {
-        if (f->countdown_init[s]) f->cd_slots[f->n_cd++] = s;
+    if (!f->owned_slots) return lower_oom();
+    f->n_owned = 0;
+    for (uint32_t s = 0; s < f->n_slots; s++)
         if (f->slot_kind[s] == WEFT__SLOT_OWNED) f->owned_slots[f->n_owned++] = s;
-    }
     return WEFT_OK;
 }
 
@@ -338,13 +335,11 @@ static uint64_t *ranked_edges(const lower_ctx_t *c, bool topo_targets)
  * continuation and LIFO choices repeat that replay exactly on one worker and
  * the run walks the nodes in layout order. The profiler keeps the edges
  * sorted by node index (f->edges). */
-static weft_status_t build_dag(lower_ctx_t *c)
+static weft_status_t build_dag_once(lower_ctx_t *c, bool gates)
 {
     weft_function_t *f = c->f;
     uint64_t *by_topo = ranked_edges(c, true);
-    f->edges = ranked_edges(c, false);
-    f->n_edges = c->n_edges;
-    weft_status_t st = by_topo && f->edges ? weft_dag_create(NULL, &f->dag) : WEFT_ENOMEM;
+    weft_status_t st = by_topo ? weft_dag_create(NULL, &f->dag) : WEFT_ENOMEM;
     for (size_t i = 0; st == WEFT_OK && i < c->n_order; i++)
         st = weft_dag_add_node(f->dag, weft__node_body, &f->nodes[i],
                                weft_op_name(weft_apply_op(c->order[i])), NULL);
@@ -353,7 +348,26 @@ static weft_status_t build_dag(lower_ctx_t *c)
         st = weft_dag_add_edge(f->dag, weft__edge_from(by_topo[k]), to);
     }
     free(by_topo);
+    if (st == WEFT_OK && gates) st = weft__gates_add(f);
     if (st == WEFT_OK) st = weft_dag_finalize(f->dag);
+    return st;
+}
+
+/* With gates for the IfElse guards on pools of 2+ workers (gate.c); if
+ * their edges close a cycle, without (per-node skips, always correct). */
+static weft_status_t build_dag(lower_ctx_t *c)
+{
+    weft_function_t *f = c->f;
+    f->edges = ranked_edges(c, false);
+    f->n_edges = c->n_edges;
+    bool gates = f->guards && weft_pool_thread_count(f->pool) > 1;
+    weft_status_t st = f->edges ? build_dag_once(c, gates) : WEFT_ENOMEM;
+    if (st == WEFT_ECYCLE && gates) {
+        weft_dag_destroy(f->dag);
+        f->dag = NULL;
+        weft__gates_free(f);
+        st = build_dag_once(c, false);
+    }
     if (st != WEFT_OK)
         return weft__fn_error(NULL, st, "building the task DAG: %s",
                               f->dag ? weft_dag_last_error(f->dag) : "out of memory");
@@ -510,7 +524,6 @@ void weft__compile_free_program(weft_function_t *f)
         for (uint32_t s = 0; s < f->n_slots; s++) weft_tensor_release(f->const_cells[s]);
     free(f->const_cells);
     free(f->countdown_init);
-    free(f->cd_slots);
     free(f->owned_slots);
     free(f->argv_off);
     free(f->slot_kind);
@@ -522,4 +535,5 @@ void weft__compile_free_program(weft_function_t *f)
     free(f->guards);
     free(f->slot_guard);
     free(f->skip_end);
+    weft__gates_free(f);
 }

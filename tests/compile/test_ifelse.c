@@ -347,6 +347,58 @@ static void test_inplace_in_branch(void **state)
     weft_tensor_release(xv);
 }
 
+/* A large branch not taken, with an IfElse nested in it on a condition
+ * computed inside it (Counted(k)): on 2 and 4 workers its gate retires it
+ * in bulk, the nested one with it; on 1 worker its nodes are passed over
+ * (skip_to). Either way every node of the branch is reported skipped in the
+ * last call's profile, none ran (Counted), and calls alternating taken and
+ * not taken give the expected values. */
+#define BIG_CHAIN 200
+static void test_big_branch_skipped_in_bulk(void **state)
+{
+    (void)state;
+    weft_var_t *x = ct_var(g, "x", 1, S64), *c = cond_var("c"), *k = cond_var("k");
+    weft_var_t *t = x;
+    for (int i = 0; i < BIG_CHAIN; i++) t = ct_call(g, &ct_twice_class, NULL, 1, t, NULL);
+    weft_var_t *kc = ct_call(g, &ct_counted_class, NULL, 1, k, NULL);
+    weft_var_t *in_a = ct_call(g, &ct_add_class, NULL, 2, t, t);         /* 2^201 x */
+    weft_var_t *in_b = ct_call(g, &ct_add_class, NULL, 2, t, x);         /* (2^200 + 1) x */
+    weft_var_t *then_v = weft_ifelse1(g, kc, in_a, in_b);
+    weft_var_t *e = ct_call(g, &ct_add_class, NULL, 2, x, x);            /* 2x */
+    weft_var_t *y = weft_ifelse1(g, c, then_v, e), *in[3] = {x, c, k};
+    weft_tensor_t *xv = ct_tensor(1, S64, 1.0);
+    const double p200 = ldexp(1.0, BIG_CHAIN);
+    for (int w = 0; w < 3; w++) {
+        weft_function_t *f = compile(3, in, 1, &y, WORKERS[w], "none", true);
+        for (int rep = 0; rep < 6; rep++) {
+            int taken = rep % 2, kk = (rep / 2) % 2;
+            weft_tensor_t *cv = scalar(taken), *kv = scalar(kk), *args[3] = {xv, cv, kv};
+            weft_tensor_t *out = NULL;
+            atomic_store(&ct_counted_runs, 0);
+            assert_int_equal(weft_function_call(f, 3, args, 1, &out), WEFT_OK);
+            expect_ramp(out, taken ? (kk ? 2.0 * p200 : p200 + 1.0) : 2.0, 1.0);
+            assert_int_equal(atomic_load(&ct_counted_runs), taken);
+            weft_tensor_release(out);
+            weft_profile_t *p = NULL;
+            assert_int_equal(weft_profile_create(f, WEFT_PROFILE_LAST_CALL, &p), WEFT_OK);
+            size_t skipped = 0;
+            for (size_t i = 0; i < p->n_applies; i++) {
+                assert_int_equal(p->applies[i].calls + p->applies[i].skips, 1);
+                skipped += p->applies[i].skips;
+            }
+            /* not taken: the chain, Counted, both Adds and the inner IfElse;
+             * taken: the else side and the nested side not taken (one Add
+             * each) */
+            assert_int_equal(skipped, taken ? 2 : BIG_CHAIN + 4);
+            weft_profile_destroy(p);
+            weft_tensor_release(cv);
+            weft_tensor_release(kv);
+        }
+        weft_function_destroy(f);
+    }
+    weft_tensor_release(xv);
+}
+
 /* The skips in the profile export: one "skips" per apply, and the text
  * report's Skipped section. */
 static void test_profile_skips(void **state)
@@ -450,6 +502,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_untaken_allocates_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_inplace_in_branch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_profile_skips, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_big_branch_skipped_in_bulk, setup, teardown),
         cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

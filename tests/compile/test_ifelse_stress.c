@@ -8,7 +8,9 @@
  * node that still touched memory, or a guard read before its condition was
  * written, is a data race. Each function's memory plan is checked by brute
  * force as well (memplan_check.h): skipping nodes must not need another
- * plan. The seed is printed; WEFT_SEED replays one. */
+ * plan. On 2 and 4 workers the untaken branches are retired in bulk by
+ * their gates (gate.c): the run counts them and asserts some were. The
+ * seed is printed; WEFT_SEED replays one. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -19,6 +21,7 @@
 #include <cmocka.h>
 
 #include "compile/memplan_check.h"
+#include "compile_int.h"
 #include "weft/weft.h"
 
 #define LEN 64 /* 512 bytes: planned in the arena, not kept in cells */
@@ -119,7 +122,7 @@ static void compare(const weft_tensor_t *got, const weft_tensor_t *want, bool ex
 }
 
 /* Every (c0, c1) in {-1, 0, 1}^2 with random x0, x1, compiled vs eval. */
-static size_t shared_pairs, slot_reuses;
+static size_t shared_pairs, slot_reuses, gates_seen, retires_seen;
 
 static void check_graph(gen_t *q, weft_var_t *const *outs, size_t n_out)
 {
@@ -153,6 +156,10 @@ static void check_graph(gen_t *q, weft_var_t *const *outs, size_t n_out)
                 weft_tensor_release(vals[2]);
                 weft_tensor_release(vals[3]);
             }
+            /* bulk retirement (gate.c): gates only on 2+ workers */
+            if (workers[w] == 1) assert_int_equal(f->n_gates, 0);
+            gates_seen += f->n_gates;
+            retires_seen += atomic_load(&f->gate_retires);
             size_t pairs = 0;
             assert_int_equal(memplan_check_function(f, &pairs), 0);
             shared_pairs += pairs;
@@ -182,9 +189,9 @@ static void test_random_ifelse_graphs(void **state)
         check_graph(&q, outs, n_out);
         weft_graph_destroy(q.g);
     }
-    printf("test_ifelse_stress: %zu arena sharings, %zu slot reuses checked\n", shared_pairs,
-           slot_reuses);
-    if (!env) assert_true(shared_pairs > 0 && slot_reuses > 0);
+    printf("test_ifelse_stress: %zu arena sharings, %zu slot reuses checked, %zu gates, "
+           "%zu regions retired in bulk\n", shared_pairs, slot_reuses, gates_seen, retires_seen);
+    if (!env) assert_true(shared_pairs > 0 && slot_reuses > 0 && gates_seen > 0 && retires_seen > 0);
 }
 
 int main(void)
