@@ -42,16 +42,17 @@ void weft__scan_direct_init(weft__scan_direct_t *d, const weft__scan_core_t *cor
 
 void weft__scan_direct_begin(weft__scan_direct_t *d, const weft_kernel_ctx_t *outer)
 {
+    /* the outer node's hooks, pool and parallelism; the node-specific
+     * fields its own (kernel_int.h) */
     weft_kernel_ctx_t *k = &d->k;
-    weft__kernel_ctx_init(k, outer->alloc, outer->alloc_user, outer->user, outer->worker);
-    k->give_back = outer->give_back;
-    k->pfor = outer->pfor;
-    k->pfor_user = outer->pfor_user;
-    k->idle = outer->idle;
-    k->threads = outer->threads;
-    k->pool = outer->pool;
+    *k = *outer;
+    k->own_cell = NULL;
+    k->out_cells = k->stash = NULL;
+    k->n_out = 0;
     k->plan = &d->plan;
     k->plan_builds = &d->plan_builds;
+    k->out_typed = false;
+    weft__kernel_ctx_reset(k);
 }
 
 weft_status_t weft__scan_direct_step(weft__scan_direct_t *d, weft_tensor_t *const *args,

@@ -369,19 +369,16 @@ static weft_status_t step0_retry(run_t *r, weft_status_t s0)
 
 /* A one-node inner graph's step (scan_direct.h): the kernel writes output
  * 0's storage of step t. A kernel given a cell of another geometry releases
- * it and puts a new tensor there: a ring state (held by the run) is lent
- * with a reference of its own for that case, the view is rt's own handle. */
+ * it and puts a new tensor there: the storage (a view rt keeps, or a ring
+ * state the run keeps) is lent with a reference of its own for that case. */
 static weft_status_t step_direct(run_t *r, int64_t t)
 {
     weft_tensor_t *want = r->res[0], *cell = want;
-    bool lent = want != r->rt->out_view[0];
-    if (lent) weft_tensor_retain(want);
+    weft_tensor_retain(want);
     weft_status_t s = weft__scan_direct_step(&r->rt->direct, r->args, &cell);
     if (cell == want) {
-        if (lent) weft_tensor_release(want);
+        weft_tensor_release(want);
     } else {
-        if (!lent) r->rt->out_view[0] = NULL;
-        r->res[0] = NULL;
         int nd = 0;
         int64_t shape[WEFT_MAX_NDIM];
         if (s == WEFT_OK && weft_tensor_same_shape(cell, want)) weft_tensor_copy(want, cell);

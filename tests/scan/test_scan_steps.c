@@ -3,7 +3,8 @@
  * steps run the kernel directly, and larger ones through the compiled inner
  * function; stacked and last-state outputs; 1 and 2 workers); the direct
  * path gives the compiled path's bits; a step-0 shape mismatch is named on
- * both paths. */
+ * both paths; scan_split_map leaves a view of a step's input (x_t^T) in the
+ * loop instead of storing it for every step. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,6 +19,8 @@
 #include "weft/elemwise.h"
 #include "weft/function.h"
 #include "weft/graph.h"
+#include "weft/linalg.h"
+#include "weft/profile.h"
 #include "weft/scan.h"
 #include "weft/shape_ops.h"
 #include "weft/tensor.h"
@@ -152,11 +155,84 @@ static void test_step0_shape_error_both_paths(void **state)
     }
 }
 
+/* h_t = x_t^T @ h_{t-1} + x_t @ w, x of (T, 3, 3), h of (3, 2): scan_split_map
+ * moves x_t @ w to a map scan; the transpose x_t^T, read only by the loop,
+ * stays in it (a (T, 3, 3) stacked copy otherwise). Values are the bits of
+ * the unsplit scan at 1, 2 and 4 workers. */
+static void test_split_map_keeps_views_in_loop(void **state)
+{
+    (void)state;
+    enum { T = 5 };
+    weft_graph_t *g = NULL;
+    assert_int_equal(weft_graph_create(NULL, &g), WEFT_OK);
+    int64_t sx[3] = {T, 3, 3}, sh[2] = {3, 2};
+    weft_var_t *in[3] = {weft_var_create(g, ttype(g, 3, sx), "x"),
+                         weft_var_create(g, ttype(g, 2, sh), "w"),
+                         weft_var_create(g, ttype(g, 2, sh), "h0")};
+    weft_var_t *xt = weft_var_create(g, ttype(g, 2, sx + 1), "x_t");
+    weft_var_t *hp = weft_var_create(g, ttype(g, 2, sh), "h_prev");
+    weft_var_t *wi = weft_var_create(g, ttype(g, 2, sh), "w_in");
+    weft_var_t *upd =
+        weft_add(g, weft_dot(g, weft_transpose(g, xt), hp), weft_dot(g, xt, wi));
+    weft_scan_seq_t seq = {in[0], 0, NULL, &xt};
+    weft_scan_output_t out = {upd, in[2], 0, NULL, &hp};
+    weft_scan_spec_t sp = WEFT_SCAN_SPEC_INIT;
+    sp.n_seqs = 1;
+    sp.seqs = &seq;
+    sp.n_outputs = 1;
+    sp.outputs = &out;
+    sp.n_nonseqs = 1;
+    sp.nonseq_outer = &in[1];
+    sp.nonseq_inner = &wi;
+    weft_var_t *y = NULL;
+    assert_non_null(weft_scan(g, &sp, &y));
+    weft_tensor_t *v[3] = {NULL, NULL, NULL};
+    const int64_t *shapes[3] = {sx, sh, sh};
+    for (int k = 0; k < 3; k++) {
+        assert_int_equal(weft_tensor_empty(WEFT_FLOAT64, k ? 2 : 3, shapes[k], &v[k]), WEFT_OK);
+        double *d = weft_tensor_data(v[k]);
+        for (size_t i = 0; i < weft_tensor_size(v[k]); i++) d[i] = 0.25 * (double)((i * 7 + k) % 9) - 1;
+    }
+    const char *no_split[1] = {WEFT_SCAN_SPLIT_MAP_REWRITE};
+    weft_tensor_t *ref = NULL;
+    for (int threads = 0; threads <= 4; threads = threads ? threads * 2 : 1) {
+        weft_function_options_t o = WEFT_FUNCTION_OPTIONS_INIT;
+        o.threads = threads ? threads : 1;
+        o.profile = true;
+        o.exclude = no_split;
+        o.n_exclude = threads ? 0 : 1; /* threads 0: the unsplit reference */
+        weft_function_t *f = NULL;
+        assert_int_equal(weft_function_compile(3, in, 1, &y, 0, NULL, &o, &f), WEFT_OK);
+        weft_tensor_t *r = NULL;
+        assert_int_equal(weft_function_call(f, 3, v, 1, &r), WEFT_OK);
+        weft_profile_t *p = NULL;
+        assert_int_equal(weft_profile_create(f, WEFT_PROFILE_LAST_CALL, &p), WEFT_OK);
+        size_t scans = 0;
+        for (size_t k = 0; k < p->n_applies; k++) {
+            if (strcmp(p->applies[k].op_class, "Scan")) continue;
+            scans++;
+            assert_string_equal(p->applies[k].out_types, "float64[?,3,2]");
+        }
+        weft_profile_destroy(p);
+        assert_int_equal(scans, threads ? 2 : 1);
+        if (!threads) ref = r;
+        else {
+            assert_memory_equal(weft_tensor_data(r), weft_tensor_data(ref), T * 6 * sizeof(double));
+            weft_tensor_release(r);
+        }
+        weft_function_destroy(f);
+    }
+    weft_tensor_release(ref);
+    for (int k = 0; k < 3; k++) weft_tensor_release(v[k]);
+    weft_graph_destroy(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_warm_calls_allocate_nothing),
         cmocka_unit_test(test_step0_shape_error_both_paths),
+        cmocka_unit_test(test_split_map_keeps_views_in_loop),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
