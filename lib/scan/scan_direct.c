@@ -29,7 +29,8 @@ void weft__scan_direct_init(weft__scan_direct_t *d, const weft__scan_core_t *cor
     weft_op_alias_t al[WEFT_OP_MAX_ALIAS];
     /* an output aliasing an input would be a view of the previous state or
      * overwrite it: such nodes go through the compiled function */
-    if (!cls || !cls->perform || (cls->destroy_map && cls->destroy_map(op, al, WEFT_OP_MAX_ALIAS)) ||
+    if (!cls || !cls->perform ||
+        (cls->destroy_map && cls->destroy_map(op, al, WEFT_OP_MAX_ALIAS)) ||
         (cls->view_map && cls->view_map(op, al, WEFT_OP_MAX_ALIAS)))
         return;
     /* every input an inner input: the graph has no other node */

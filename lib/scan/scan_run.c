@@ -407,7 +407,8 @@ static weft_status_t step(run_t *r, int64_t t, bool *stop)
     if (r->direct) return step_direct(r, t);
     size_t n_res = l->n_out + l->has_until;
     s = weft_function_call(r->rt->f, r->p->core->n_in, r->args, n_res, r->res);
-    if (s != WEFT_OK && t == 0 && (s == WEFT_ESHAPE || s == WEFT_ETYPE)) return step0_retry(r, s);
+    if (s != WEFT_OK && t == 0 && (s == WEFT_ESHAPE || s == WEFT_ETYPE))
+        return step0_retry(r, s);
     if (s != WEFT_OK)
         return weft_kernel_error(r->ctx, s, "%s: step %lld: %s", label(r), (long long)t,
                                  weft_function_last_error(r->rt->f));
