@@ -162,6 +162,11 @@ typedef struct weft_rewrite_db weft_rewrite_db_t;
  * state (an RNN's x_t @ W) move to a map scan of their own, whose steps run
  * in parallel; the carried loop reads them as sequences. */
 #define WEFT_SCAN_SPLIT_MAP_REWRITE "scan_split_map"
+/* Name of the output pruning (in2out walk, tags "fast_run", "scan"): a
+ * stacked output that is not carried and that nothing reads (the gradient
+ * with respect to a sequence nobody asked for) is dropped with the inner
+ * nodes only it needed. */
+#define WEFT_SCAN_PRUNE_REWRITE "scan_prune_outputs"
 
 /* Registers the Scan rewrites in db; WEFT_OK when already there. The default
  * database has them. Errors: WEFT_EINVAL (NULL db), WEFT_ENOMEM. */

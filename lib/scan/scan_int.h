@@ -87,6 +87,8 @@ typedef weft_status_t (*weft__scan_node_rewrite_fn)(weft_fgraph_t *fg, weft_appl
 weft__scan_node_rewrite_fn weft__scan_push_out_fn(void);
 /* The node rewrite of scan_split_map (scan_pushout.c). */
 weft__scan_node_rewrite_fn weft__scan_split_map_fn(void);
+/* The node rewrite of scan_prune_outputs (scan_prune.c). */
+weft__scan_node_rewrite_fn weft__scan_prune_fn(void);
 /* The node rewrite of scan_merge (scan_merge.c). */
 weft__scan_node_rewrite_fn weft__scan_merge_fn(void);
 

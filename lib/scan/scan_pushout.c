@@ -44,6 +44,7 @@ typedef struct push {
      * at most max_front frontier values. */
     size_t root_lo, root_hi, max_front;
     bool outputs_read;
+    bool keep_views; /* scan_split_map: views read only by the loop stay in it */
 } push_t;
 
 /* old -> new variables, linear (inner graphs are small). */
@@ -95,6 +96,38 @@ static bool read_by_loop(const push_t *s, weft_fgraph_t *fg, const weft_var_t *v
     return false;
 }
 
+static bool is_placeholder(const push_t *s, const weft_var_t *v)
+{
+    for (size_t k = 0; k < s->n_in; k++)
+        if (s->ph[k] == v) return true;
+    return false;
+}
+
+/* An invariant one-output view of inner inputs (a transpose of x_t) read
+ * only by per-step nodes: moved into the map it would be stored for every
+ * step, a copy of the sequence; left in the loop it costs nothing. Marking
+ * it variant changes no other node (its readers vary already). */
+static bool free_view_for_loop(const push_t *s, weft_fgraph_t *fg, const weft_apply_t *a)
+{
+    const weft_op_t *op = weft_apply_op(a);
+    const weft_op_class_t *cls = weft_op_class(op);
+    weft_op_alias_t al[WEFT_OP_MAX_ALIAS];
+    weft_var_t *v = weft_apply_output(a, 0);
+    if (weft_apply_n_outputs(a) != 1 || is_variant(s, v) || !cls || !cls->view_map ||
+        !cls->view_map(op, al, WEFT_OP_MAX_ALIAS))
+        return false;
+    for (size_t i = 0; i < weft_apply_n_inputs(a); i++)
+        if (!is_placeholder(s, weft_apply_input(a, i))) return false;
+    const weft_client_t *cl = NULL;
+    size_t n = 0;
+    if (weft_fgraph_clients(fg, v, &cl, &n) != WEFT_OK || n == 0) return false;
+    for (size_t i = 0; i < n; i++)
+        if (weft_apply_is_output_slot(cl[i].node) ||
+            !is_variant(s, weft_apply_output(cl[i].node, 0)))
+            return false;
+    return true;
+}
+
 /* Marks the variant variables (toposort order) and collects the frontier. */
 static weft_status_t analyse(push_t *s, weft_fgraph_t *fg)
 {
@@ -114,6 +147,10 @@ static weft_status_t analyse(push_t *s, weft_fgraph_t *fg)
         for (size_t o = 0; var && o < weft_apply_n_outputs(order[j]); o++)
             s->variant[s->n_variant++] = weft_apply_output(order[j], o);
     }
+    if (s->keep_views)
+        for (size_t j = n; j-- > 0;)
+            if (free_view_for_loop(s, fg, order[j]))
+                s->variant[s->n_variant++] = weft_apply_output(order[j], 0);
     for (size_t j = 0; j < n; j++)
         for (size_t o = 0; o < weft_apply_n_outputs(order[j]); o++) {
             weft_var_t *v = weft_apply_output(order[j], o);
@@ -263,6 +300,7 @@ static void push_init(push_t *s, weft_fgraph_t *fg, const weft_apply_t *node,
     weft_apply_trace(node, &s->file, &s->line);
     s->root_hi = s->n_var_in;
     if (split_map) { /* only the carried states vary; the frontier becomes sequences */
+        s->keep_views = true;
         s->root_lo = weft__scan_n_seq_taps(s->l);
         s->max_front = WEFT_SCAN_MAX_SEQS - s->l->n_seq;
         if (s->max_front > WEFT_OP_MAX_OUTPUTS) s->max_front = WEFT_OP_MAX_OUTPUTS;

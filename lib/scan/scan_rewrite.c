@@ -173,6 +173,9 @@ weft_status_t weft_scan_register_rewrites(weft_rewrite_db_t *db)
         s = register_walk(db, WEFT_SCAN_SPLIT_MAP_REWRITE, "local_scan_split_map",
                           weft__scan_split_map_fn(), 0.7);
     if (s == WEFT_OK)
+        s = register_walk(db, WEFT_SCAN_PRUNE_REWRITE, "local_scan_prune_outputs",
+                          weft__scan_prune_fn(), 0.58);
+    if (s == WEFT_OK)
         s = register_walk(db, WEFT_SCAN_SAVE_MEM_REWRITE, "local_scan_save_mem",
                           save_mem_transform, 40.0);
     return s;

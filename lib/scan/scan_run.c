@@ -9,14 +9,18 @@
  * view: no state is copied. An output that returns its last state only
  * (scan_save_mem) keeps a ring of lag + 1 states: step t writes state
  * (n - 1 - t) mod (lag + 1), so the last step writes ring[0], the node's
- * output. Step 0 lets the inner function allocate its results, so that
- * their shapes are checked against the carried states with named errors
- * before any storage is made; they are copied into place once. */
+ * output. Storage whose shape is known before step 0 (carried outputs,
+ * complete static types) is allocated before it, so that step 0 writes in
+ * place like the others and a warm call allocates nothing; otherwise step
+ * 0 lets the inner function allocate its results, whose shapes are checked
+ * against the carried states with named errors, and copies them into place
+ * once. A one-node inner graph runs its kernel directly (scan_direct.h). */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "scan_direct.h"
 #include "scan_int.h"
 #include "tensor/kernel_int.h"
 #include "tensor/tensor_int.h"
@@ -28,14 +32,40 @@
      WEFT_SCAN_MAX_NONSEQS)
 #define MAX_RING (WEFT_SCAN_MAX_TAPS + 1)
 
-/* What a plan cell keeps between calls: the compiled inner function and the
- * view handles rebuilt in place every step. */
-typedef struct scan_rt {
+typedef struct scan_rt scan_rt_t;
+
+/* ---- one run of the node -------------------------------------------------------- */
+
+typedef struct run {
+    const weft__scan_props_t *p;
+    const weft__scan_layout_t *l;
+    const weft_apply_t *node;
+    weft_tensor_t *const *in; /* outer inputs */
+    weft_tensor_t **out;      /* outer output cells */
+    weft_kernel_ctx_t *ctx;
+    scan_rt_t *rt;
+    int64_t n;                                  /* steps (at most) */
+    size_t init_pos[WEFT_OP_MAX_OUTPUTS];       /* outer input of output o's init */
+    size_t slot0[WEFT_OP_MAX_OUTPUTS];          /* output o's first inner tap input */
+    weft_tensor_t *ring[WEFT_OP_MAX_OUTPUTS][MAX_RING];
+    int64_t period[WEFT_OP_MAX_OUTPUTS];        /* ring length (last-state outputs) */
+    bool stored[WEFT_OP_MAX_OUTPUTS];           /* storage allocated */
+    bool direct;                                /* steps run the one node's kernel */
+    weft_tensor_t *args[MAX_INNER_IN];
+    weft_tensor_t *res[WEFT_OP_MAX_OUTPUTS + 1];
+} run_t;
+
+/* What a plan cell keeps between calls: the compiled inner function, the
+ * direct kernel of a one-node inner graph, the view handles rebuilt in place
+ * every step and the run's state (no allocation per call). */
+struct scan_rt {
     weft_function_t *f;
+    weft__scan_direct_t direct;
     weft_tensor_t *in_view[MAX_INNER_IN];
     weft_tensor_t *out_view[WEFT_OP_MAX_OUTPUTS];
     weft_tensor_t *until_t;
-} scan_rt_t;
+    run_t run;
+};
 
 static void rt_fini(void *pv)
 {
@@ -44,6 +74,7 @@ static void rt_fini(void *pv)
     for (size_t i = 0; i < MAX_INNER_IN; i++) weft_tensor_release(rt->in_view[i]);
     for (size_t o = 0; o < WEFT_OP_MAX_OUTPUTS; o++) weft_tensor_release(rt->out_view[o]);
     weft_tensor_release(rt->until_t);
+    weft__scan_direct_fini(&rt->direct);
     memset(rt, 0, sizeof *rt);
 }
 
@@ -76,6 +107,7 @@ static weft_status_t rt_compile(scan_rt_t *rt, const weft__scan_props_t *p,
     if (s != WEFT_OK)
         return weft_kernel_error(ctx, s, "compiling the inner graph: %s",
                                  weft_function_last_error(NULL));
+    weft__scan_direct_init(&rt->direct, p->core);
     return WEFT_OK;
 }
 
@@ -105,25 +137,6 @@ static weft_status_t row_view(weft_kernel_ctx_t *ctx, weft_tensor_t **h, weft_te
     return s == WEFT_OK ? s : weft_kernel_error(ctx, s, "%s", weft_tensor_last_error());
 }
 
-/* ---- one run of the node -------------------------------------------------------- */
-
-typedef struct run {
-    const weft__scan_props_t *p;
-    const weft__scan_layout_t *l;
-    const weft_apply_t *node;
-    weft_tensor_t *const *in; /* outer inputs */
-    weft_tensor_t **out;      /* outer output cells */
-    weft_kernel_ctx_t *ctx;
-    scan_rt_t *rt;
-    int64_t n;                                  /* steps (at most) */
-    size_t init_pos[WEFT_OP_MAX_OUTPUTS];       /* outer input of output o's init */
-    size_t slot0[WEFT_OP_MAX_OUTPUTS];          /* output o's first inner tap input */
-    weft_tensor_t *ring[WEFT_OP_MAX_OUTPUTS][MAX_RING];
-    int64_t period[WEFT_OP_MAX_OUTPUTS];        /* ring length (last-state outputs) */
-    bool stored[WEFT_OP_MAX_OUTPUTS];           /* storage allocated */
-    weft_tensor_t *args[MAX_INNER_IN];
-    weft_tensor_t *res[WEFT_OP_MAX_OUTPUTS + 1];
-} run_t;
 
 static const char *label(const run_t *r)
 {
@@ -271,13 +284,15 @@ static weft_status_t shape_error(run_t *r, size_t o, const weft_tensor_t *got, i
                              label(r), o, ub, gb, ib, wb);
 }
 
-/* After step 0 (results handed over by the inner function): checks carried
- * shapes, allocates the storage and copies the step's values into it. */
+/* After step 0: checks the carried shapes of the results the inner
+ * function handed over (outputs whose storage was not allocated before the
+ * step), allocates their storage and copies the step's values into it. */
 static weft_status_t place_first(run_t *r)
 {
     weft_status_t s = WEFT_OK;
     for (uint32_t o = 0; o < r->l->n_out && s == WEFT_OK; o++) {
         weft_tensor_t *v = r->res[o];
+        if (r->stored[o]) continue;
         int nd = 0;
         int64_t shape[WEFT_MAX_NDIM];
         if (r->l->out_ntaps[o] && state_shape(r, o, &nd, shape) &&
@@ -292,8 +307,26 @@ static weft_status_t place_first(run_t *r)
     return s;
 }
 
-/* Step 0's results are handed over by the inner function; later steps'
- * are borrowed views (rt->out_view) or ring states, released elsewhere. */
+/* Before step 0: the storage of every output whose state shape is known (a
+ * carried output's, from its initial value; a complete static type), so
+ * that step 0 writes into it like any other step and a warm call allocates
+ * nothing. A step-0 result of another shape is then refused by the inner
+ * function, and step 0 runs again unsupplied for the named error
+ * (step0_retry). */
+static weft_status_t preallocate(run_t *r)
+{
+    weft_status_t s = WEFT_OK;
+    for (uint32_t o = 0; o < r->l->n_out && s == WEFT_OK; o++) {
+        int nd = 0;
+        int64_t shape[WEFT_MAX_NDIM];
+        if (state_shape(r, o, &nd, shape)) s = make_storage(r, o, nd, shape);
+    }
+    return s;
+}
+
+/* Step 0's results are handed over by the inner function when their storage
+ * was not allocated before; the others are borrowed views (rt->out_view) or
+ * ring states, released elsewhere. */
 static void release_results(run_t *r)
 {
     for (uint32_t o = 0; o < r->l->n_out; o++) {
@@ -303,23 +336,84 @@ static void release_results(run_t *r)
     }
 }
 
+static bool all_stored(const run_t *r)
+{
+    for (uint32_t o = 0; o < r->l->n_out; o++)
+        if (!r->stored[o]) return false;
+    return true;
+}
+
+/* Step 0 failed writing into preallocated storage: when the results have
+ * another shape than the carried states, the scan's own message names them;
+ * otherwise the inner function's error stands. */
+static weft_status_t step0_retry(run_t *r, weft_status_t s0)
+{
+    weft_tensor_t *got[WEFT_OP_MAX_OUTPUTS + 1] = {0};
+    size_t n_res = r->l->n_out + r->l->has_until;
+    weft_status_t s = weft_function_call(r->rt->f, r->p->core->n_in, r->args, n_res, got);
+    for (uint32_t o = 0; s == WEFT_OK && o < r->l->n_out; o++) {
+        int nd = 0;
+        int64_t shape[WEFT_MAX_NDIM];
+        if (state_shape(r, o, &nd, shape) &&
+            (nd != weft_tensor_ndim(got[o]) ||
+             memcmp(shape, weft_tensor_shape(got[o]), (size_t)nd * sizeof *shape))) {
+            s0 = shape_error(r, o, got[o], nd, shape);
+            break;
+        }
+    }
+    for (size_t k = 0; k < n_res; k++) weft_tensor_release(got[k]);
+    if (r->ctx->status != WEFT_OK) return s0;
+    return weft_kernel_error(r->ctx, s0, "%s: step 0: %s", label(r),
+                             weft_function_last_error(r->rt->f));
+}
+
+/* A one-node inner graph's step (scan_direct.h): the kernel writes output
+ * 0's storage of step t. A kernel given a cell of another geometry releases
+ * it and puts a new tensor there: the storage (a view rt keeps, or a ring
+ * state the run keeps) is lent with a reference of its own for that case. */
+static weft_status_t step_direct(run_t *r, int64_t t)
+{
+    weft_tensor_t *want = r->res[0], *cell = want;
+    weft_tensor_retain(want);
+    weft_status_t s = weft__scan_direct_step(&r->rt->direct, r->args, &cell);
+    if (cell == want) {
+        weft_tensor_release(want);
+    } else {
+        int nd = 0;
+        int64_t shape[WEFT_MAX_NDIM];
+        if (s == WEFT_OK && weft_tensor_same_shape(cell, want)) weft_tensor_copy(want, cell);
+        else if (s == WEFT_OK && t == 0 && r->l->out_ntaps[0] && state_shape(r, 0, &nd, shape))
+            s = shape_error(r, 0, cell, nd, shape);
+        else if (s == WEFT_OK)
+            s = weft_kernel_error(r->ctx, WEFT_ESHAPE, "%s: step %lld: the update changed shape",
+                                  label(r), (long long)t);
+        weft_tensor_release(cell);
+    }
+    if (s == WEFT_OK || r->ctx->status != WEFT_OK) return s;
+    return weft_kernel_error(r->ctx, s, "%s: step %lld: %s", label(r), (long long)t,
+                             r->rt->direct.k.msg);
+}
+
 static weft_status_t step(run_t *r, int64_t t, bool *stop)
 {
     const weft__scan_layout_t *l = r->l;
     weft_status_t s = gather(r, t);
-    for (uint32_t o = 0; o < l->n_out && s == WEFT_OK; o++)
+    for (uint32_t o = 0; o < l->n_out && s == WEFT_OK; o++) {
         r->res[o] = NULL;
-    for (uint32_t o = 0; t > 0 && o < l->n_out && s == WEFT_OK; o++)
-        s = storage(r, o, t, &r->rt->out_view[o], &r->res[o]);
+        if (r->stored[o]) s = storage(r, o, t, &r->rt->out_view[o], &r->res[o]);
+    }
     if (l->has_until) r->res[l->n_out] = r->rt->until_t;
     if (s != WEFT_OK) return s;
+    if (r->direct) return step_direct(r, t);
     size_t n_res = l->n_out + l->has_until;
     s = weft_function_call(r->rt->f, r->p->core->n_in, r->args, n_res, r->res);
+    if (s != WEFT_OK && t == 0 && (s == WEFT_ESHAPE || s == WEFT_ETYPE))
+        return step0_retry(r, s);
     if (s != WEFT_OK)
         return weft_kernel_error(r->ctx, s, "%s: step %lld: %s", label(r), (long long)t,
                                  weft_function_last_error(r->rt->f));
     if (t == 0) s = place_first(r);
-    release_results(r); /* step 0's own tensors; later steps' views stay in rt */
+    release_results(r); /* step 0's handed-over tensors; other steps' views stay in rt */
     if (l->has_until) {
         r->rt->until_t = r->res[l->n_out];
         *stop = *(const unsigned char *)weft_tensor_data(r->rt->until_t) != 0;
@@ -488,6 +582,9 @@ static weft_status_t run_loop(run_t *r)
         s = step(r, 0, &stop);
         return s == WEFT_OK ? run_map(r) : s;
     }
+    s = preallocate(r);
+    r->direct = s == WEFT_OK && r->rt->direct.node && all_stored(r);
+    if (r->direct) weft__scan_direct_begin(&r->rt->direct, r->ctx);
     for (; t < r->n && !stop && s == WEFT_OK; t++) s = step(r, t, &stop);
     if (s == WEFT_OK && t < r->n) s = truncate(r, t);
     return s;
@@ -496,18 +593,20 @@ static weft_status_t run_loop(run_t *r)
 weft_status_t weft__scan_perform(const weft_apply_t *node, weft_tensor_t *const *inputs,
                                  weft_tensor_t **outputs, weft_kernel_ctx_t *ctx)
 {
-    scan_rt_t local;
+    scan_rt_t *local = NULL;
     scan_rt_t *rt = weft__kernel_plan_owned(ctx, sizeof *rt, rt_fini);
     if (!rt) {
-        memset(&local, 0, sizeof local);
-        rt = &local; /* no plan cell: compiled for this run only */
+        /* no plan cell: compiled for this run only */
+        rt = local = calloc(1, sizeof *local);
+        if (!rt) return weft_kernel_error(ctx, WEFT_ENOMEM, "Scan: out of memory");
     }
-    run_t *r = malloc(sizeof *r);
-    if (!r) return weft_kernel_error(ctx, WEFT_ENOMEM, "Scan: out of memory");
+    run_t *r = &rt->run;
     run_init(r, node, inputs, outputs, ctx, rt);
     weft_status_t s = run_loop(r);
     run_end(r);
-    free(r);
-    if (rt == &local) rt_fini(rt);
+    if (local) {
+        rt_fini(local);
+        free(local);
+    }
     return s;
 }

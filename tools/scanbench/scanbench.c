@@ -7,7 +7,8 @@
  *   rnn_fwd_bwd T=1 / T=2: the same plus the gradient of sum(H) with
  *     respect to W, U and b (weft_grad: a reverse Scan), against
  *     hand-written BPTT with cblas_dgemm.
- * Best of the repetitions (C and weft alternating); OPENBLAS_NUM_THREADS=1
+ * weft writes caller-supplied outputs allocated once, as the C loops write
+ * arrays allocated once. Best of the repetitions (C and weft alternating); OPENBLAS_NUM_THREADS=1
  * is advised. */
 #define _POSIX_C_SOURCE 200809L
 #include <cblas.h>
@@ -239,16 +240,17 @@ static void rnn_bench(bool backward)
         weft_var_t *in[5];
         weft_function_t *f = rnn_weft(threads, backward, &g, in);
         double best = 1e30, best_c = 1e30;
+        /* caller-supplied outputs, allocated once as the C loop's arrays */
+        int64_t sy[3] = {NT, NB, NH};
         weft_tensor_t *r[4] = {NULL, NULL, NULL, NULL};
+        weft_tensor_empty(WEFT_FLOAT64, 3, sy, &r[0]);
+        for (size_t k = 1; k < n_out; k++)
+            weft_tensor_empty(WEFT_FLOAT64, k == 3 ? 1 : 2, k == 1 ? sw : k == 2 ? su : sb, &r[k]);
         /* C and weft alternate, so both see the same load; the first weft
          * call compiles the inner graphs and is not counted */
         for (int rep = 0; rep < 8; rep++) {
             double tc = c_once(&a);
             if (tc < best_c) best_c = tc;
-            for (size_t k = 0; k < n_out; k++) {
-                weft_tensor_release(r[k]);
-                r[k] = NULL;
-            }
             double t0 = now_s();
             if (weft_function_call(f, 5, v, n_out, r) != WEFT_OK) {
                 fprintf(stderr, "call: %s\n", weft_function_last_error(f));
