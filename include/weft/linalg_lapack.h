@@ -9,9 +9,10 @@
  * is the one-matrix BLAS triangular solve that also takes a right side.
  *
  * Stacks: every op takes a stack of square matrices (..., n, n) and solves
- * each matrix on its own, as np.linalg does. Solve's and CholeskySolve's b is
- * a vector (n,) when a is one matrix, or a stack (..., n, k) of a's rank with
- * the same batch lengths (no broadcasting of batch axes, unlike NumPy).
+ * each matrix on its own, as np.linalg does. Solve's and CholeskySolve's b
+ * follows NumPy 1.24's np.linalg.solve: a stack of vectors (..., n) when its
+ * rank is a's - 1, else a stack of matrices (..., n, k); the batch axes of a
+ * and b broadcast as NumPy's (docs/linalg.md), and so does x's batch shape.
  * Gradients exist for stacks with any number of batch axes; with two or
  * more, their products need static lengths (else weft_grad fails with
  * WEFT_ENOTIMPL naming the op).
@@ -55,8 +56,12 @@
 extern "C" {
 #endif
 
-/* Solve(a, b) = x with a x = b: a (..., n, n); b (n,) (a 2-D) or (..., n, k);
- * x has b's shape. */
+/* Solve(a, b) = x with a x = b: a (..., n, n); b (..., n) (rank a's - 1) or
+ * (..., n, k); x: the broadcast batch shape, then (n,) or (n, k). Static
+ * batch lengths that do not broadcast: WEFT_ETYPE ("Solve: batch axis d:
+ * lengths p (input 0) and q (input 1) do not broadcast"); at run time:
+ * WEFT_ESHAPE. Gradient: db = solve(a^T, g), da = -db x^T, each summed over
+ * the batch axes its input was broadcast along. */
 #define weft_solve(g, a, b) weft_solve_at((g), (a), (b), __FILE__, __LINE__)
 WEFT_API weft_var_t *weft_solve_at(weft_graph_t *g, weft_var_t *a, weft_var_t *b,
                                    const char *file, int line);
