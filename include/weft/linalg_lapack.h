@@ -175,10 +175,13 @@ WEFT_API weft_var_t *weft_qr_at(weft_graph_t *g, weft_var_t *a, weft_var_t **r, 
 /* ---- compositions (no op of their own: Dot, Inv, Svd, reductions and
  * elementwise ops; their gradients, JSON form and fusion are the parts') ---- */
 
-/* np.linalg.matrix_power(a, p) for a (n, n) or (b, n, n): binary powering
+/* np.linalg.matrix_power(a, p) for a stack a (..., n, n): binary powering
  * with Dot in NumPy's order; p < 0 powers inv(a) (a singular a fails the
  * Inv node); p == 0 gives the identity (needs a static n: WEFT_ETYPE
- * otherwise). Errors: common ones; WEFT_ETYPE for rank > 3. */
+ * otherwise). Two or more batch axes run as the 3-d stack (-1, n, n)
+ * (Reshape, any batch lengths) and are reshaped back; they need a static n
+ * (WEFT_ENOTIMPL "MatrixPower: input 0 has d dims and its last two lengths
+ * are not both static ..."). Gradient: the parts'. Errors: common ones. */
 #define weft_matrix_power(g, a, p) weft_matrix_power_at((g), (a), (p), __FILE__, __LINE__)
 WEFT_API weft_var_t *weft_matrix_power_at(weft_graph_t *g, weft_var_t *a, int64_t p,
                                           const char *file, int line);
@@ -193,11 +196,13 @@ WEFT_API weft_var_t *weft_vector_norm_at(weft_graph_t *g, weft_var_t *x, double 
                                          size_t n_axes, const int *axes, bool keepdims,
                                          const char *file, int line);
 
-/* np.linalg.pinv(a, rcond) for a (m, n) or (b, m, n): from the reduced Svd,
- * singular values <= rcond * max(s) count as zero (NumPy's default rcond is
- * 1e-15). Gradient: through Svd's u, s and vh (one matrix, distinct
- * non-zero singular values). Errors: common ones; WEFT_EINVAL for a
- * negative or NaN rcond; WEFT_ETYPE for other ranks. */
+/* np.linalg.pinv(a, rcond) for a stack a (..., m, n) -> (..., n, m): from
+ * the reduced Svd, singular values <= rcond * max(s) count as zero (NumPy's
+ * default rcond is 1e-15). Two or more batch axes run as the 3-d stack
+ * (-1, m, n) as weft_matrix_power's (static m and n, else WEFT_ENOTIMPL).
+ * Gradient: through Svd's u, s and vh (distinct non-zero singular values).
+ * Errors: common ones; WEFT_EINVAL for a negative or NaN rcond; WEFT_ETYPE
+ * for a rank below 2. */
 #define weft_pinv(g, a, rcond) weft_pinv_at((g), (a), (rcond), __FILE__, __LINE__)
 WEFT_API weft_var_t *weft_pinv_at(weft_graph_t *g, weft_var_t *a, double rcond, const char *file,
                                   int line);
