@@ -8,6 +8,9 @@
 #include "ops_fixture.h" /* fx_setup, fx_teardown: *state is the graph */
 #include "weft/linalg_lapack.h"
 
+/* the creation site every error message names */
+#define SITE "test_solve_bcast.c:"
+
 static const int64_t sa[4] = {2, 1, 2, 2}, sbm[4] = {1, 3, 2, 1}, sbv[3] = {1, 3, 2};
 static const double A[8] = {4, 1, 2, 5, 3, -1, 1, 2};
 static const double B[6] = {1, 2, 0, 1, -3, 4};
@@ -77,18 +80,6 @@ static void test_one_matrix_many_rhs(void **state)
     weft_tensor_release(bv);
 }
 
-/* got ends with msg and names a creation site in this file */
-static void expect_tail(const char *got, const char *msg)
-{
-    size_t lg = strlen(got), lm = strlen(msg);
-    if (lg < lm || strcmp(got + lg - lm, msg) != 0) {
-        print_error("message: %s\n", got);
-    }
-    assert_true(lg >= lm);
-    assert_string_equal(got + lg - lm, msg);
-    assert_non_null(strstr(got, "test_solve_bcast.c:"));
-}
-
 static void test_static_errors(void **state)
 {
     weft_graph_t *g = *state;
@@ -99,17 +90,17 @@ static void test_static_errors(void **state)
     /* NumPy: "Input operand 1 does not have enough dimensions" */
     assert_null(weft_solve(g, a222, b2));
     assert_int_equal(weft_graph_error(g), WEFT_ETYPE);
-    expect_tail(weft_graph_error_message(g), "Solve: input 1 has 1 dims (need 2 for a stack of "
-                                             "vectors, or 2 or more for a stack of matrices)");
+    ck_expect_tail(weft_graph_error_message(g), "Solve: input 1 has 1 dims (need 2 for a stack of "
+                                             "vectors, or 2 or more for a stack of matrices)", SITE);
     weft_graph_clear_error(g);
     assert_null(weft_cholesky_solve(g, a222, b321));
-    expect_tail(weft_graph_error_message(g), "CholeskySolve: batch axis 0: lengths 2 (input 0) "
-                                             "and 3 (input 1) do not broadcast");
+    ck_expect_tail(weft_graph_error_message(g), "CholeskySolve: batch axis 0: lengths 2 (input 0) "
+                                             "and 3 (input 1) do not broadcast", SITE);
     weft_graph_clear_error(g);
     /* rank a's - 1: (3,2,1) is a stack of vectors of length 1 (NumPy's solve1) */
     assert_null(weft_solve(g, a4, b321));
-    expect_tail(weft_graph_error_message(g),
-                "Solve: input 0 dim 3 has length 2 but input 1 dim 2 has 1");
+    ck_expect_tail(weft_graph_error_message(g),
+                "Solve: input 0 dim 3 has length 2 but input 1 dim 2 has 1", SITE);
     weft_graph_clear_error(g);
 }
 
@@ -127,7 +118,7 @@ static void test_run_time_batch_mismatch(void **state)
     assert_int_equal(ck_eval(g, 2, (weft_var_t *[]){a, b}, (weft_tensor_t *[]){av, bv}, x, &r),
                      WEFT_ESHAPE);
     assert_null(r);
-    expect_tail(weft_graph_last_error(g), "Solve: b's length or batch does not match a's");
+    ck_expect_tail(weft_graph_last_error(g), "Solve: b's length or batch does not match a's", SITE);
     weft_tensor_release(av);
     weft_tensor_release(bv);
 }
@@ -143,8 +134,8 @@ static void test_singular_in_broadcast_batch(void **state)
     assert_int_equal(ck_eval(g, 2, (weft_var_t *[]){a, b}, (weft_tensor_t *[]){av, bv}, x, &r),
                      WEFT_ERANGE);
     assert_null(r);
-    expect_tail(weft_graph_last_error(g), "Solve: matrix 3 of the batch is singular "
-                                          "(U[1,1] = 0)");
+    ck_expect_tail(weft_graph_last_error(g), "Solve: matrix 3 of the batch is singular "
+                                          "(U[1,1] = 0)", SITE);
     weft_tensor_release(av);
     weft_tensor_release(bv);
 }
@@ -166,11 +157,7 @@ static weft_var_t *solve_fn(weft_graph_t *g, size_t n, weft_var_t *const *in, vo
 static void verify(bool cho, int nda, const int64_t *sha, int ndb, const int64_t *shb,
                    uint64_t seed)
 {
-    weft_tensor_t *pts[2] = {ck_random(WEFT_FLOAT64, nda, sha, -1, 1, seed),
-                             ck_random(WEFT_FLOAT64, ndb, shb, -1, 1, seed + 1)};
-    ck_verify(solve_fn, &cho, 2, pts);
-    weft_tensor_release(pts[0]);
-    weft_tensor_release(pts[1]);
+    ck_verify_random2(solve_fn, &cho, nda, sha, ndb, shb, seed);
 }
 
 static void test_grads_verify(void **state)
