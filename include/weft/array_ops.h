@@ -169,7 +169,7 @@ WEFT_API weft_var_t *weft_repeat_at(weft_graph_t *g, weft_var_t *x, int64_t repe
 typedef enum weft_pad_mode {
     WEFT_PAD_CONSTANT = 0, /* value, converted to x's dtype */
     WEFT_PAD_EDGE = 1,     /* the edge element repeated */
-    WEFT_PAD_REFLECT = 2,  /* mirrored without the edge; widths below the length */
+    WEFT_PAD_REFLECT = 2,  /* mirrored without the edge, repeated for wide widths */
 } weft_pad_mode_t;
 
 /* np.pad(x, pad_width, mode, constant_values=value): pad_width holds
@@ -179,11 +179,12 @@ typedef enum weft_pad_mode {
  * length, constant mode sets x into a weft_full_sym block and edge /
  * reflect read x through the index map of docs/shapes.md §4 (which does
  * NumPy's repeated reflection for wide widths; at run time WEFT_ESHAPE for
- * edge/reflect of an empty axis).
+ * edge/reflect of an empty axis). A reflect width at or above a static
+ * length takes that index map too, on that axis (NumPy's values; the
+ * output lengths stay static).
  * Errors: WEFT_EINVAL (bad n_pairs, NULL pad_width, a negative width, an
- * unknown mode, with static lengths: edge/reflect of an empty axis, a
- * reflect width not below the length), WEFT_ETYPE, WEFT_EFOREIGN,
- * WEFT_ENOMEM. */
+ * unknown mode, with static lengths: edge/reflect of an empty axis),
+ * WEFT_ETYPE, WEFT_EFOREIGN, WEFT_ENOMEM. */
 #define weft_pad(g, x, n_pairs, pad_width, mode, value) \
     weft_pad_at((g), (x), (n_pairs), (pad_width), (mode), (value), __FILE__, __LINE__)
 WEFT_API weft_var_t *weft_pad_at(weft_graph_t *g, weft_var_t *x, int n_pairs,

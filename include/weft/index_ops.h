@@ -78,12 +78,12 @@ WEFT_API weft_var_t *weft_put_at(weft_graph_t *g, weft_var_t *x, weft_var_t *ind
                                  weft_var_t *v, const char *file, int line);
 
 /* One-hot rows: np.eye(depth, dtype=dtype)[indices], of shape indices.shape
- * + (depth,) (a Take of a depth x depth identity constant). Negative
+ * + (depth,), for any depth >= 0 whose output fits memory (composed of
+ * Arange, Take, Eq and Cast: no depth x depth identity is built). Negative
  * indices count from the end (-1 is class depth - 1), others outside
- * [-depth, depth) fail the node at run time as take's.
- * Errors: as weft_take, plus WEFT_EINVAL (depth outside [1, 4096]: the
- * identity constant is depth^2 elements) and WEFT_ETYPE (dtype not a real
- * dtype). */
+ * [-depth, depth) fail the node at run time as take's (depth 0: every
+ * index). Errors: as weft_take, plus WEFT_EINVAL ("one_hot (at f:l): depth
+ * d is negative") and WEFT_ETYPE (dtype not a real dtype). */
 #define weft_one_hot(g, indices, depth, dtype) \
     weft_one_hot_at((g), (indices), (depth), (dtype), __FILE__, __LINE__)
 WEFT_API weft_var_t *weft_one_hot_at(weft_graph_t *g, weft_var_t *indices, int64_t depth,

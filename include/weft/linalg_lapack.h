@@ -9,9 +9,10 @@
  * is the one-matrix BLAS triangular solve that also takes a right side.
  *
  * Stacks: every op takes a stack of square matrices (..., n, n) and solves
- * each matrix on its own, as np.linalg does. Solve's and CholeskySolve's b is
- * a vector (n,) when a is one matrix, or a stack (..., n, k) of a's rank with
- * the same batch lengths (no broadcasting of batch axes, unlike NumPy).
+ * each matrix on its own, as np.linalg does. Solve's and CholeskySolve's b
+ * follows NumPy 1.24's np.linalg.solve: a stack of vectors (..., n) when its
+ * rank is a's - 1, else a stack of matrices (..., n, k); the batch axes of a
+ * and b broadcast as NumPy's (docs/linalg.md), and so does x's batch shape.
  * Gradients exist for stacks with any number of batch axes; with two or
  * more, their products need static lengths (else weft_grad fails with
  * WEFT_ENOTIMPL naming the op).
@@ -55,8 +56,12 @@
 extern "C" {
 #endif
 
-/* Solve(a, b) = x with a x = b: a (..., n, n); b (n,) (a 2-D) or (..., n, k);
- * x has b's shape. */
+/* Solve(a, b) = x with a x = b: a (..., n, n); b (..., n) (rank a's - 1) or
+ * (..., n, k); x: the broadcast batch shape, then (n,) or (n, k). Static
+ * batch lengths that do not broadcast: WEFT_ETYPE ("Solve: batch axis d:
+ * lengths p (input 0) and q (input 1) do not broadcast"); at run time:
+ * WEFT_ESHAPE. Gradient: db = solve(a^T, g), da = -db x^T, each summed over
+ * the batch axes its input was broadcast along. */
 #define weft_solve(g, a, b) weft_solve_at((g), (a), (b), __FILE__, __LINE__)
 WEFT_API weft_var_t *weft_solve_at(weft_graph_t *g, weft_var_t *a, weft_var_t *b,
                                    const char *file, int line);
@@ -170,10 +175,13 @@ WEFT_API weft_var_t *weft_qr_at(weft_graph_t *g, weft_var_t *a, weft_var_t **r, 
 /* ---- compositions (no op of their own: Dot, Inv, Svd, reductions and
  * elementwise ops; their gradients, JSON form and fusion are the parts') ---- */
 
-/* np.linalg.matrix_power(a, p) for a (n, n) or (b, n, n): binary powering
+/* np.linalg.matrix_power(a, p) for a stack a (..., n, n): binary powering
  * with Dot in NumPy's order; p < 0 powers inv(a) (a singular a fails the
  * Inv node); p == 0 gives the identity (needs a static n: WEFT_ETYPE
- * otherwise). Errors: common ones; WEFT_ETYPE for rank > 3. */
+ * otherwise). Two or more batch axes run as the 3-d stack (-1, n, n)
+ * (Reshape, any batch lengths) and are reshaped back; they need a static n
+ * (WEFT_ENOTIMPL "MatrixPower: input 0 has d dims and its last two lengths
+ * are not both static ..."). Gradient: the parts'. Errors: common ones. */
 #define weft_matrix_power(g, a, p) weft_matrix_power_at((g), (a), (p), __FILE__, __LINE__)
 WEFT_API weft_var_t *weft_matrix_power_at(weft_graph_t *g, weft_var_t *a, int64_t p,
                                           const char *file, int line);
@@ -188,11 +196,13 @@ WEFT_API weft_var_t *weft_vector_norm_at(weft_graph_t *g, weft_var_t *x, double 
                                          size_t n_axes, const int *axes, bool keepdims,
                                          const char *file, int line);
 
-/* np.linalg.pinv(a, rcond) for a (m, n) or (b, m, n): from the reduced Svd,
- * singular values <= rcond * max(s) count as zero (NumPy's default rcond is
- * 1e-15). Gradient: through Svd's u, s and vh (one matrix, distinct
- * non-zero singular values). Errors: common ones; WEFT_EINVAL for a
- * negative or NaN rcond; WEFT_ETYPE for other ranks. */
+/* np.linalg.pinv(a, rcond) for a stack a (..., m, n) -> (..., n, m): from
+ * the reduced Svd, singular values <= rcond * max(s) count as zero (NumPy's
+ * default rcond is 1e-15). Two or more batch axes run as the 3-d stack
+ * (-1, m, n) as weft_matrix_power's (static m and n, else WEFT_ENOTIMPL).
+ * Gradient: through Svd's u, s and vh (distinct non-zero singular values).
+ * Errors: common ones; WEFT_EINVAL for a negative or NaN rcond; WEFT_ETYPE
+ * for a rank below 2. */
 #define weft_pinv(g, a, rcond) weft_pinv_at((g), (a), (rcond), __FILE__, __LINE__)
 WEFT_API weft_var_t *weft_pinv_at(weft_graph_t *g, weft_var_t *a, double rcond, const char *file,
                                   int line);

@@ -175,6 +175,7 @@ weft_status_t weft_tensor_empty(weft_dtype_t dtype, int ndim, const int64_t *sha
     char *block = aligned_alloc(WEFT_TENSOR_ALIGN, total);
     if (!block)
         return weft__tensor_error(WEFT_ENOMEM, "cannot allocate %zu bytes: out of memory", total);
+    weft__tensor_advise_huge(block, total);
     char *data = block + data_off;
     weft_buffer_t *buf = (weft_buffer_t *)(block + buf_off);
     atomic_init(&buf->refs, 1);

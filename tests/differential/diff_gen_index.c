@@ -70,12 +70,28 @@ static void step_mask(diff_gen_t *gn, diff_val_t *x)
     gen_push(gn, u ? WEFT_OK : weft_graph_error(gn->g), u, x->nd, x->shape);
 }
 
+/* one_hot(indices, depth) in x's dtype: np.eye(depth, dtype)[indices]. */
+static void step_one_hot(diff_gen_t *gn, diff_val_t *x)
+{
+    int64_t depth = diff_rng_int(&gn->rng, 1, 6), shape[3];
+    int ind = 0;
+    weft_var_t *ix = index_const(gn, depth, &ind, shape);
+    if (!ix || weft_dtype_kind(gen_dt(x)) == WEFT_KIND_COMPLEX) return;
+    shape[ind] = depth;
+    weft_var_t *h = weft_one_hot(gn->g, ix, depth, gen_dt(x));
+    gen_push(gn, h ? WEFT_OK : weft_graph_error(gn->g), h, ind + 1, shape);
+}
+
 void gen_step_index(diff_gen_t *gn)
 {
     diff_val_t *x = gen_pick(gn);
     if (!x || !gen_live(gn) || x->nd == 0) return;
     if (diff_rng_chance(&gn->rng, 0.25)) {
         step_mask(gn, x);
+        return;
+    }
+    if (diff_rng_chance(&gn->rng, 0.1)) {
+        step_one_hot(gn, x);
         return;
     }
     int axis = diff_rng_int(&gn->rng, -x->nd, x->nd - 1), a = axis < 0 ? axis + x->nd : axis;

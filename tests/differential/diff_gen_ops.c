@@ -119,11 +119,12 @@ static diff_val_t *la_pattern(diff_gen_t *gn, weft_dtype_t dt, int64_t m, int64_
  * (|x| < 1) plus 2n on the diagonal, so every matrix is strictly diagonally
  * dominant (condition number below 3) and the NumPy reference's tolerance
  * stays a few ulps times n (weft_numpy_ref.py, lapack_op). */
-static diff_val_t *la_square(diff_gen_t *gn, weft_dtype_t dt, int nd, const int64_t *shape)
+static diff_val_t *la_square_ex(diff_gen_t *gn, weft_dtype_t dt, int nd, const int64_t *shape,
+                                bool all_static)
 {
     bool smooth = gn->smooth;
     gn->smooth = true; /* unit values for this input */
-    diff_val_t *x = gen_input(gn, dt, nd, shape, false);
+    diff_val_t *x = gen_input(gn, dt, nd, shape, all_static);
     gn->smooth = smooth;
     int64_t n = shape[nd - 1];
     double diag[8 * 8] = {0};
@@ -138,6 +139,11 @@ static diff_val_t *la_square(diff_gen_t *gn, weft_dtype_t dt, int nd, const int6
                                   : NULL;
     diff_val_t *d = gen_push(gn, st, c, 2, (int64_t[]){ n, n });
     return gen_binary(gn, WEFT_ELEMWISE_ADD, x, d);
+}
+
+static diff_val_t *la_square(diff_gen_t *gn, weft_dtype_t dt, int nd, const int64_t *shape)
+{
+    return la_square_ex(gn, dt, nd, shape, false);
 }
 
 /* SolveTriangular with random flags on a's triangle (a dominant diagonal,
@@ -168,6 +174,32 @@ static diff_val_t *la_solve_triangular(diff_gen_t *gn, weft_dtype_t dt, diff_val
     return gen_push(gn, WEFT_OK, out, ndo, sho);
 }
 
+/* Solve or CholeskySolve (op 0 / 1) with batch axes broadcast as NumPy's
+ * np.linalg.solve: b (1, n, k) or (2, 1, n, k) (matrices), or a stack of
+ * vectors (1, n) of rank a's - 1 (one matrix a: the vector (n,)). */
+static diff_val_t *la_solve_bcast(diff_gen_t *gn, weft_dtype_t dt, diff_val_t *a, int64_t n,
+                                  int64_t k, int64_t bt, bool stack, int op)
+{
+    int form = diff_rng_int(&gn->rng, 0, 2);
+    int64_t sb[4] = { 2, 1, n, k }, so[4] = { 2, stack ? bt : 1, n, k };
+    int ndb = form == 1 ? 4 : 3, ndo = form == 1 ? 4 : 3;
+    const int64_t *shb = form == 1 ? sb : sb + 1, *sho = form == 1 ? so : so + 1;
+    if (form == 2) { /* vectors: b (1, n) -> x (bt, n); one matrix: b (n,) -> x (n,) */
+        ndb = stack ? 2 : 1;
+        ndo = ndb;
+        shb = stack ? sb + 1 : sb + 2;
+        so[2] = n;
+        sho = stack ? so + 1 : so + 2;
+    }
+    bool smooth = gn->smooth;
+    gn->smooth = true; /* unit values: no overflow in the reference's bound */
+    diff_val_t *b = la_operand(gn, dt, ndb, shb);
+    gn->smooth = smooth;
+    if (!b || !gen_live(gn)) return NULL;
+    weft_var_t *out = op == 0 ? weft_solve(gn->g, a->v, b->v) : weft_cholesky_solve(gn->g, a->v, b->v);
+    return gen_push(gn, WEFT_OK, out, ndo, sho);
+}
+
 /* Solve, CholeskySolve (the lower triangle of a dominant matrix is a
  * well-conditioned factor), Inv, Det, singular values, eigenvalues on one
  * matrix or a stack of them. */
@@ -183,6 +215,8 @@ static diff_val_t *la_solver(diff_gen_t *gn, weft_dtype_t dt)
     if (!a || !gen_live(gn)) return NULL;
     weft_var_t *out = NULL;
     if (op == 6) return la_solve_triangular(gn, dt, a, n, k, bt, stack);
+    if (op <= 1 && diff_rng_chance(&gn->rng, 0.4))
+        return la_solve_bcast(gn, dt, a, n, k, bt, stack, op);
     if (op <= 1) {
         bool vec = !stack && diff_rng_chance(&gn->rng, 0.4);
         int ndb = vec ? 1 : nd;
@@ -194,6 +228,13 @@ static diff_val_t *la_solver(diff_gen_t *gn, weft_dtype_t dt)
         if (!b || !gen_live(gn)) return NULL;
         out = op == 0 ? weft_solve(gn->g, a->v, b->v) : weft_cholesky_solve(gn->g, a->v, b->v);
         return gen_push(gn, WEFT_OK, out, ndb, shb);
+    }
+    if (op == 2 && diff_rng_chance(&gn->rng, 0.35)) { /* matrix_power of a 4-d stack */
+        int64_t s4[4] = { 2, bt, n, n }; /* static: power 0 and the 3-d view need the order */
+        diff_val_t *a4 = la_square_ex(gn, dt, 4, s4, true);
+        if (!a4 || !gen_live(gn)) return NULL;
+        int64_t p = diff_rng_int(&gn->rng, -2, 3);
+        return gen_push(gn, WEFT_OK, weft_matrix_power(gn->g, a4->v, p), 4, s4);
     }
     if (op == 2) return gen_push(gn, WEFT_OK, weft_inv(gn->g, a->v), nd, a->shape);
     if (op == 4) /* singular values: sign-free, unlike the vectors */

@@ -100,13 +100,11 @@ static void step_builders(diff_gen_t *gn, diff_val_t *x)
                                                  WEFT_PAD_REFLECT};
         weft_pad_mode_t m = modes[diff_rng_int(&gn->rng, 0, 2)];
         int64_t w[2 * DIFF_MAX_RANK] = {0};
-        bool unknown = false;
-        for (int d = 0; d < x->nd; d++) unknown = unknown || gen_stat(x, d) < 0;
         for (int d = 0; d < x->nd; d++) {
-            /* widths the static path accepts too (its reflect: below the length) */
+            /* edge and reflect cannot extend an empty axis; reflect past the
+             * length (static or not) repeats NumPy's reflection */
             int hi = m == WEFT_PAD_CONSTANT ? 2 : m == WEFT_PAD_EDGE ? (x->shape[d] ? 2 : 0)
-                     : (int)(x->shape[d] > 2 ? 2 : x->shape[d] - 1);
-            if (unknown && m == WEFT_PAD_REFLECT && x->shape[d] > 0) hi = 4; /* repeated */
+                     : (x->shape[d] > 0 ? 4 : 0);
             if (hi < 0) hi = 0;
             w[2 * d] = diff_rng_int(&gn->rng, 0, hi);
             w[2 * d + 1] = diff_rng_int(&gn->rng, 0, hi);

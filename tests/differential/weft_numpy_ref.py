@@ -1363,6 +1363,13 @@ def solve_triangular(a, b, props):
     return r[..., 0] if vec else r
 
 
+def solve_shape(a, b):
+    """np.linalg.solve's output shape (NumPy 1.24): b is a stack of vectors
+    when b.ndim == a.ndim - 1, else of matrices; the batch axes broadcast."""
+    core = 1 if b.ndim == a.ndim - 1 else 2
+    return np.broadcast_shapes(a.shape[:-2], b.shape[:b.ndim - core]) + b.shape[b.ndim - core:]
+
+
 LAPACK_OPS = ('Solve', 'CholeskySolve', 'Inv', 'Det', 'Svd', 'Eigh', 'SolveTriangular')
 
 
@@ -1382,7 +1389,7 @@ def lapack_op(op, ins, props=None):
         r = solve_triangular(a, f64(ins[1].v), props)
     elif op in ('Solve', 'CholeskySolve'):
         b = f64(ins[1].v)
-        r = np.linalg.solve(a, b) if n and b.size else np.zeros(b.shape)
+        r = np.linalg.solve(a, b) if n and b.size else np.zeros(solve_shape(a, b))
     elif op == 'Inv':
         r = np.linalg.inv(a) if n else np.zeros(a.shape)
     elif op == 'Svd':  # singular values only (compute_uv false)

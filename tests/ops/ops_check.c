@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <cmocka.h>
 
@@ -134,4 +135,25 @@ void ck_expect_eval(weft_graph_t *g, weft_var_t *x, weft_tensor_t *xv, weft_var_
                     double tol)
 {
     ck_expect_eval_n(g, 1, &x, &xv, y, dt, nd, shape, want, tol);
+}
+
+void ck_expect_tail(const char *got, const char *msg, const char *site)
+{
+    size_t lg = strlen(got), lm = strlen(msg);
+    if (lg < lm || strcmp(got + lg - lm, msg) != 0) {
+        print_error("message: %s\n", got);
+    }
+    assert_true(lg >= lm);
+    assert_string_equal(got + lg - lm, msg);
+    assert_non_null(strstr(got, site));
+}
+
+void ck_verify_random2(weft_verify_grad_fn fn, void *user, int nda, const int64_t *sa, int ndb,
+                       const int64_t *sb, uint64_t seed)
+{
+    weft_tensor_t *pts[2] = {ck_random(WEFT_FLOAT64, nda, sa, -1, 1, seed),
+                             ck_random(WEFT_FLOAT64, ndb, sb, -1, 1, seed + 1)};
+    ck_verify(fn, user, 2, pts);
+    weft_tensor_release(pts[0]);
+    weft_tensor_release(pts[1]);
 }

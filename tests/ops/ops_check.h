@@ -38,6 +38,13 @@ double ck_uniform(uint64_t *state, double lo, double hi);
 /* Seed for randomized tests: WEFT_TEST_SEED from the environment, else fixed;
  * printed so a failure can be replayed. */
 uint64_t ck_seed(const char *test);
+/* ck_verify of fn at two float64 points drawn uniform in [-1, 1) with seeds
+ * seed and seed + 1, of shapes sa (nda dims) and sb (ndb dims). */
+void ck_verify_random2(weft_verify_grad_fn fn, void *user, int nda, const int64_t *sa, int ndb,
+                       const int64_t *sb, uint64_t seed);
+/* Asserts got ends with msg and contains site (a creation site such as
+ * "test_x.c:"), printing got first when it does not end with msg. */
+void ck_expect_tail(const char *got, const char *msg, const char *site);
 /* Runs weft_verify_grad with default options and asserts WEFT_OK, printing
  * the result's message first when it fails. */
 void ck_verify(weft_verify_grad_fn fn, void *user, size_t n_in, weft_tensor_t *const *points);

@@ -301,6 +301,36 @@ static void test_alloc_full_tile_repeat_pad(void **state)
     weft_tensor_release(xv);
 }
 
+/* Reflect widths at or above a static length: NumPy's repeated reflection
+ * (np.pad(..., mode='reflect') values), static output lengths. */
+static void test_pad_reflect_wide_static(void **state)
+{
+    (void)state;
+    int64_t s23[2] = {2, 3}, s3[1] = {3}, s21[2] = {2, 1};
+    weft_var_t *x = ck_var(G, WEFT_FLOAT64, 2, s23), *y = ck_var(G, WEFT_FLOAT64, 1, s3);
+    weft_var_t *z = ck_var(G, WEFT_FLOAT64, 2, s21);
+    weft_tensor_t *xv = ck_tensor(WEFT_FLOAT64, 2, s23, (double[]){0, 1, 2, 3, 4, 5});
+    weft_tensor_t *yv = ck_tensor(WEFT_FLOAT64, 1, s3, (double[]){1, 2, 3});
+    weft_tensor_t *zv = ck_tensor(WEFT_FLOAT64, 2, s21, (double[]){4, 5});
+    /* np.pad(x, ((2, 0), (2, 0)), 'reflect'): axis 0 (length 2) by 2 */
+    weft_var_t *px = weft_pad(G, x, 1, ((int64_t[]){2, 0}), WEFT_PAD_REFLECT, 0);
+    expect_type(px, 2, (int64_t[]){4, 5});
+    expect_n(1, &x, &xv, px, WEFT_FLOAT64, 2, (int64_t[]){4, 5},
+             (double[]){2, 1, 0, 1, 2, 5, 4, 3, 4, 5, 2, 1, 0, 1, 2, 5, 4, 3, 4, 5});
+    /* np.pad([1, 2, 3], (7, 5), 'reflect') */
+    weft_var_t *py = weft_pad(G, y, 1, ((int64_t[]){7, 5}), WEFT_PAD_REFLECT, 0);
+    expect_type(py, 1, (int64_t[]){15});
+    expect_n(1, &y, &yv, py, WEFT_FLOAT64, 1, (int64_t[]){15},
+             (double[]){2, 3, 2, 1, 2, 3, 2, 1, 2, 3, 2, 1, 2, 3, 2});
+    /* a length-1 axis repeats its element: np.pad(z, ((0, 1), (2, 3)), 'reflect') */
+    weft_var_t *pz = weft_pad(G, z, 2, ((int64_t[]){0, 1, 2, 3}), WEFT_PAD_REFLECT, 0);
+    expect_n(1, &z, &zv, pz, WEFT_FLOAT64, 2, (int64_t[]){3, 6},
+             (double[]){4, 4, 4, 4, 4, 4, 5, 5, 5, 5, 5, 5, 4, 4, 4, 4, 4, 4});
+    weft_tensor_release(xv);
+    weft_tensor_release(yv);
+    weft_tensor_release(zv);
+}
+
 static void test_alloc_errors(void **state)
 {
     (void)state;
@@ -318,11 +348,15 @@ static void test_alloc_errors(void **state)
     assert_string_equal(weft_graph_error_message(G),
                         "broadcast_to (at f.c:4): input x has more than 1 dims");
     weft_graph_clear_error(G);
-    int64_t w[2] = {2, 0};
-    assert_null(weft_pad_at(G, x, 1, w, WEFT_PAD_REFLECT, 0, "f.c", 5));
+    /* an empty axis cannot be extended (NumPy: "can't extend empty axis") */
+    assert_int_equal(weft_type_tensor(G, WEFT_FLOAT64, 2, (int64_t[]){0, 2}, &t), WEFT_OK);
+    weft_var_t *e = weft_var_create_at(G, t, "e", "model.c", 8);
+    int64_t w[4] = {1, 0, 0, 0};
+    assert_null(weft_pad_at(G, e, 2, w, WEFT_PAD_REFLECT, 0, "f.c", 5));
+    assert_int_equal(weft_graph_error(G), WEFT_EINVAL);
     assert_string_equal(weft_graph_error_message(G),
-                        "pad (at f.c:5): axis 0 of length 2 cannot be padded by (2, 0) in this "
-                        "mode (reflect needs widths below the length)");
+                        "pad (at f.c:5): axis 0 of length 0 cannot be padded by (1, 0) in this "
+                        "mode");
     weft_graph_clear_error(G);
     assert_null(weft_repeat_at(G, x, -1, 0, "f.c", 6));
     assert_string_equal(weft_graph_error_message(G), "repeat (at f.c:6): repeats -1 < 0");
@@ -458,7 +492,7 @@ static void test_json_round_trip(void **state)
 /* ---- gradients ----------------------------------------------------------- */
 
 typedef enum gk { G_CONCAT0, G_CONCAT1, G_STACK, G_SPLIT, G_SPLIT_ONE, G_ROLL, G_FLIP, G_MOVE,
-                  G_TILE, G_REPEAT, G_PAD_EDGE, G_PAD_REFLECT, G_BCAST,
+                  G_TILE, G_REPEAT, G_PAD_EDGE, G_PAD_REFLECT, G_PAD_REFLECT_WIDE, G_BCAST,
                   G_MATMUL, G_MATMUL_1D, G_COUNT } gk_t;
 
 static weft_var_t *grad_fn(weft_graph_t *g, size_t n_in, weft_var_t *const *in, void *user)
@@ -490,6 +524,9 @@ static weft_var_t *grad_fn(weft_graph_t *g, size_t n_in, weft_var_t *const *in, 
         return weft_pad(g, in[0], 2, ((int64_t[]){2, 1, 0, 3}), WEFT_PAD_EDGE, 0);
     case G_PAD_REFLECT:
         return weft_pad(g, in[0], 1, ((int64_t[]){2, 1}), WEFT_PAD_REFLECT, 0);
+    case G_PAD_REFLECT_WIDE: /* widths past both lengths (3, 4): repeated reflection */
+        return weft_pad(g, weft_mul(g, in[0], in[0]), 2, ((int64_t[]){5, 0, 1, 7}),
+                        WEFT_PAD_REFLECT, 0);
     case G_BCAST: {
         weft_slice_t row[1] = {WEFT_SLICE(1, 2, 1)};
         return weft_broadcast_to(g, weft_subtensor(g, in[0], 1, row), 3,
@@ -533,6 +570,7 @@ int main(void)
         cmocka_unit_test(test_views_flip_squeeze_expand_swap_move),
         cmocka_unit_test(test_view_errors),
         cmocka_unit_test(test_alloc_full_tile_repeat_pad),
+        cmocka_unit_test(test_pad_reflect_wide_static),
         cmocka_unit_test(test_alloc_errors),
         cmocka_unit_test(test_arange_linspace_eye_numpy_values),
         cmocka_unit_test(test_matmul_batch_broadcast_and_1d),

@@ -365,11 +365,53 @@ static void test_put_one_hot(void **state)
     const double wh[12] = {1, 0, 0, 0, 0, 1, 0, 0, 1, 0, 1, 0};
     ck_expect(r, 3, os, wh, 0);
     weft_tensor_release(r);
-    assert_null(weft_one_hot_at(G, idx_const(WEFT_INT8, 2, hs, hv), 0, WEFT_FLOAT32, "m.c", 9));
+    assert_null(weft_one_hot_at(G, idx_const(WEFT_INT8, 2, hs, hv), -2, WEFT_FLOAT32, "m.c", 9));
     assert_int_equal(weft_graph_error(G), WEFT_EINVAL);
     assert_string_equal(weft_graph_error_message(G),
-                        "one_hot (at m.c:9): depth 0 outside [1, 4096]");
+                        "one_hot (at m.c:9): depth -2 is negative");
     weft_graph_clear_error(G);
+    /* depth 0: every index is out of range (np.eye(0)[i] raises) */
+    h = weft_one_hot(G, idx_const(WEFT_INT8, 2, hs, hv), 0, WEFT_FLOAT32);
+    assert_non_null(h);
+    assert_int_equal(weft_type_dim(weft_var_type(h), 2), 0);
+    assert_int_equal(ck_eval(G, 0, NULL, NULL, h, &r), WEFT_ERANGE);
+    assert_non_null(strstr(weft_graph_last_error(G),
+                           "Take: index 0 is out of bounds for axis 0 with size 0"));
+}
+
+/* A depth far past the old 4096 limit: exact rows (negative indices from
+ * the end), the out-of-range error, and the same bits at 1, 2 and 4
+ * workers for three output dtypes. */
+static void test_one_hot_large_depth(void **state)
+{
+    (void)state;
+    const int64_t depth = 100003, n = 8;
+    const double iv[8] = {0, -1, 100002, 5, -100003, 77777, 5, 1};
+    const int64_t want[8] = {0, 100002, 100002, 5, 0, 77777, 5, 1};
+    weft_var_t *x = ck_var(G, WEFT_INT64, 1, &n);
+    weft_tensor_t *xv = ck_tensor(WEFT_INT64, 1, &n, iv), *r = NULL;
+    weft_var_t *h = weft_one_hot(G, x, depth, WEFT_FLOAT64);
+    assert_int_equal(ck_eval(G, 1, &x, &xv, h, &r), WEFT_OK);
+    assert_int_equal(weft_tensor_dim(r, 1), depth);
+    const double *hd = weft_tensor_data(r);
+    for (int64_t i = 0; i < n; i++) {
+        for (int64_t j = 0; j < depth; j++) {
+            if (hd[i * depth + j] != (j == want[i] ? 1.0 : 0.0)) {
+                fail_msg("row %lld col %lld: %g", (long long)i, (long long)j, hd[i * depth + j]);
+            }
+        }
+    }
+    weft_tensor_release(r);
+    weft_var_t *outs[3] = {h, weft_one_hot(G, x, depth, WEFT_FLOAT16),
+                           weft_one_hot(G, x, depth, WEFT_BOOL)};
+    ck_same_bits_at_1_2_4(G, x, xv, 3, outs);
+    weft_tensor_release(xv);
+    const double bad[8] = {0, 0, 0, 100003, 0, 0, 0, 0};
+    xv = ck_tensor(WEFT_INT64, 1, &n, bad);
+    assert_int_equal(ck_eval(G, 1, &x, &xv, h, &r), WEFT_ERANGE);
+    assert_non_null(strstr(weft_graph_last_error(G),
+                           "Take: index 100003 is out of bounds for axis 0 with size 100003"));
+    weft_tensor_release(xv);
 }
 
 /* x[mask] with a full and a prefix mask, mask set/inc, the shape error,
@@ -429,6 +471,7 @@ int main(void)
         cmocka_unit_test(test_same_bits),       cmocka_unit_test(test_grads),
         cmocka_unit_test(test_json_and_inplace),
         cmocka_unit_test(test_put_one_hot),
+        cmocka_unit_test(test_one_hot_large_depth),
         cmocka_unit_test(test_masks),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

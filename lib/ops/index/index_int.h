@@ -62,8 +62,6 @@ weft_status_t weft__take_args(weft_graph_t *g, const char *name, weft_var_t *x, 
 /* Rows of at least this many bytes per pool task: fixed by the shape, never
  * by the worker count, so the blocking (and the bits) never change. */
 #define WEFT__TAKE_GRAIN_BYTES 65536
-/* one_hot's largest depth (its identity constant has depth^2 elements). */
-#define WEFT__ONE_HOT_MAX_DEPTH 4096
 
 /* Rows per pool task for rows of row_bytes (at least 1). */
 size_t weft__take_grain(size_t row_bytes);

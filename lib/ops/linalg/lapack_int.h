@@ -88,4 +88,31 @@ weft_status_t weft__batch_check_square(weft_graph_t *g, const char *opname, weft
 /* The dims of a stack's static type without its last `drop` axes. */
 int weft__batch_type_dims(const weft_type_t *t, int drop, int64_t *shape);
 
+/* ---- broadcast batches of two operands (Solve, CholeskySolve, SolveTriangular) ---- */
+
+/* The output type of a solver x = op(a, b), a (..., n, n), b a stack whose
+ * last core_b axes (1: a vector (..., n); 2: (..., n, k)) are the right
+ * side: the batch axes of a and b broadcast as NumPy's (an unknown length
+ * against a known one other than 1 takes the known one; the kernel checks
+ * it), then (n,) or (n, k). WEFT_ETYPE naming the op when two static batch
+ * lengths do not broadcast or b's length differs from a's order. */
+weft_status_t weft__bcast_solve_type(weft_graph_t *g, const char *opname, weft_var_t *const *in,
+                                     int core_b, const weft_type_t **out);
+
+/* The run-time broadcast of a's (core 2) and b's (core core_b) batch axes:
+ * the output's batch shape and each input's element stride per output batch
+ * axis (0 where it is broadcast). */
+typedef struct weft__bcast {
+    int nbo;
+    int64_t shape[WEFT_MAX_NDIM], sa[WEFT_MAX_NDIM], sb[WEFT_MAX_NDIM], count;
+} weft__bcast_t;
+/* false when two batch lengths do not broadcast. */
+bool weft__bcast_init(const weft_tensor_t *a, const weft_tensor_t *b, int core_b,
+                      weft__bcast_t *t);
+/* Element offsets in a and b of output batch entry i. */
+void weft__bcast_offsets(const weft__bcast_t *t, int64_t i, int64_t *oa, int64_t *ob);
+/* The output shape: the batch shape, then n, then k when core_b is 2. */
+int weft__bcast_out_shape(const weft__bcast_t *t, int core_b, int64_t n, int64_t k,
+                          int64_t *shape);
+
 #endif /* WEFT_OPS_LAPACK_INT_H */

@@ -93,3 +93,93 @@ int weft__batch_type_dims(const weft_type_t *t, int drop, int64_t *shape)
     }
     return nd;
 }
+
+/* ---- broadcast batches of two operands ------------------------------------------ */
+
+/* The static length of broadcast batch axis d (of nbo) of a (nba batch axes)
+ * and b (nbb); WEFT_ETYPE when two known lengths do not broadcast. */
+static weft_status_t bcast_dim(weft_graph_t *g, const char *opname, const weft_type_t *ta,
+                               int nba, const weft_type_t *tb, int nbb, int nbo, int d,
+                               int64_t *out)
+{
+    int64_t la = d >= nbo - nba ? weft_type_dim(ta, d - (nbo - nba)) : 1;
+    int64_t lb = d >= nbo - nbb ? weft_type_dim(tb, d - (nbo - nbb)) : 1;
+    if (la == 1 || la == lb) {
+        *out = lb;
+    } else if (lb == 1) {
+        *out = la;
+    } else if (la != WEFT_DIM_UNKNOWN && lb != WEFT_DIM_UNKNOWN) {
+        return weft_graph_set_error(g, WEFT_ETYPE, "%s: batch axis %d: lengths %lld (input 0) "
+                                    "and %lld (input 1) do not broadcast", opname, d,
+                                    (long long)la, (long long)lb);
+    } else {
+        *out = la == WEFT_DIM_UNKNOWN ? lb : la;
+    }
+    return WEFT_OK;
+}
+
+weft_status_t weft__bcast_solve_type(weft_graph_t *g, const char *opname, weft_var_t *const *in,
+                                     int core_b, const weft_type_t **out)
+{
+    const weft_type_t *ta = weft_var_type(in[0]), *tb = weft_var_type(in[1]);
+    int na = weft_type_ndim(ta), nb = weft_type_ndim(tb);
+    int nba = na - 2, nbb = nb - core_b, nbo = nba > nbb ? nba : nbb;
+    weft_status_t st = weft__linalg_match(g, opname, in, 0, na - 1, 1, nb - core_b);
+    int64_t shape[WEFT_MAX_NDIM];
+    for (int d = 0; d < nbo && st == WEFT_OK; d++) {
+        st = bcast_dim(g, opname, ta, nba, tb, nbb, nbo, d, &shape[d]);
+    }
+    if (st != WEFT_OK) {
+        return st;
+    }
+    int nd = nbo;
+    shape[nd++] = weft_type_dim(ta, na - 1);
+    if (core_b == 2) {
+        shape[nd++] = weft_type_dim(tb, nb - 1);
+    }
+    return weft_type_tensor(g, weft_type_dtype(ta), nd, shape, out);
+}
+
+bool weft__bcast_init(const weft_tensor_t *a, const weft_tensor_t *b, int core_b,
+                      weft__bcast_t *t)
+{
+    int nba = weft_tensor_ndim(a) - 2, nbb = weft_tensor_ndim(b) - core_b;
+    t->nbo = nba > nbb ? nba : nbb;
+    t->count = 1;
+    for (int d = 0; d < t->nbo; d++) {
+        int da = d - (t->nbo - nba), db = d - (t->nbo - nbb);
+        int64_t la = da >= 0 ? weft_tensor_dim(a, da) : 1;
+        int64_t lb = db >= 0 ? weft_tensor_dim(b, db) : 1;
+        if (la != lb && la != 1 && lb != 1) {
+            return false;
+        }
+        t->shape[d] = la == 1 ? lb : la;
+        t->sa[d] = la == 1 ? 0 : weft_tensor_stride(a, da);
+        t->sb[d] = lb == 1 ? 0 : weft_tensor_stride(b, db);
+        t->count *= t->shape[d];
+    }
+    return true;
+}
+
+void weft__bcast_offsets(const weft__bcast_t *t, int64_t i, int64_t *oa, int64_t *ob)
+{
+    *oa = *ob = 0;
+    for (int d = t->nbo - 1; d >= 0; d--) {
+        int64_t k = i % t->shape[d];
+        *oa += k * t->sa[d];
+        *ob += k * t->sb[d];
+        i /= t->shape[d];
+    }
+}
+
+int weft__bcast_out_shape(const weft__bcast_t *t, int core_b, int64_t n, int64_t k,
+                          int64_t *shape)
+{
+    memcpy(shape, t->shape, (size_t)t->nbo * sizeof *shape);
+    int nd = t->nbo;
+    shape[nd++] = n;
+    if (core_b == 2) {
+        shape[nd++] = k;
+    }
+    return nd;
+}

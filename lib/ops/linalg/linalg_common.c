@@ -460,3 +460,26 @@ weft_status_t weft__lg_new_axis(weft_graph_t *g, weft_var_t *x, int pos, weft_va
     }
     return weft__got(g, *out = weft_dimshuffle(g, x, nd + 1, order));
 }
+
+weft_status_t weft__lg_neg_outer(weft_graph_t *g, const char *opname, weft_var_t *l,
+                                 weft_var_t *r, bool vec, weft_var_t **out)
+{
+    weft_var_t *lc = NULL, *rr = NULL, *prod = NULL;
+    weft_status_t st;
+    if (vec) {
+        int nd = weft_type_ndim(weft_var_type(l));
+        st = weft__lg_new_axis(g, l, nd, &lc);
+        if (st == WEFT_OK) {
+            st = weft__lg_new_axis(g, r, nd - 1, &rr);
+        }
+        if (st == WEFT_OK) {
+            st = weft__got(g, prod = weft_mul(g, lc, rr));
+        }
+    } else {
+        st = weft__lg_t(g, r, &rr);
+        if (st == WEFT_OK) {
+            st = weft__lg_mm(g, opname, l, rr, &prod);
+        }
+    }
+    return st == WEFT_OK ? weft__lg_neg(g, prod, out) : st;
+}

@@ -152,6 +152,10 @@ weft_status_t weft__lg_mm(weft_graph_t *g, const char *opname, weft_var_t *a, we
  * static 1 broadcasts in a gradient). */
 weft_status_t weft__lg_sum_to(weft_graph_t *g, weft_var_t *grad, weft_var_t *target,
                               weft_var_t **out);
+/* -l r^T over the last two axes (weft__lg_mm, naming opname); with vec, l
+ * and r are stacks of vectors: -l[..., :, None] * r[..., None, :]. */
+weft_status_t weft__lg_neg_outer(weft_graph_t *g, const char *opname, weft_var_t *l,
+                                 weft_var_t *r, bool vec, weft_var_t **out);
 /* x with a new length-1 axis at position nd (0 <= pos <= ndim(x)). */
 weft_status_t weft__lg_new_axis(weft_graph_t *g, weft_var_t *x, int pos, weft_var_t **out);
 

@@ -3,6 +3,7 @@
  * - matrix_power(a, p): NumPy's binary powering with Dot, the same products
  *   in the same order as np.linalg.matrix_power (z = z@z per bit, result =
  *   result@z where the bit is set); p < 0 powers inv(a); p == 0 an identity;
+ *   (matrix_power and pinv run two or more batch axes as one, Reshape);
  * - vector_norm(x, ord, axes), np.linalg.vector_norm: max / min |x| (+-inf),
  *   the count of non-zeros (0), sum |x| (1), sqrt(sum x*x) (2), else
  *   (sum |x|^ord)^(1/ord), as NumPy's linalg.norm spells each;
@@ -52,6 +53,49 @@ static weft_status_t mp_identity(weft_graph_t *g, weft_var_t *a, weft_var_t **ou
     return st == WEFT_OK ? weft__got(g, *out = weft_add(g, z, c)) : st;
 }
 
+/* A stack with two or more batch axes runs as the 3-d stack (-1, r, c) of
+ * its matrices (Dot's one batch axis, so any batch lengths; the last two
+ * need static lengths: WEFT_ENOTIMPL naming the op otherwise); *a3 is a
+ * itself up to one batch axis, and NULL for empty matrices (no -1 to infer
+ * from 0 elements: the result is an empty stack, empty_like). */
+static weft_status_t flatten_batch(weft_graph_t *g, const char *opname, weft_var_t *a,
+                                   weft_var_t **a3)
+{
+    const weft_type_t *t = weft_var_type(a);
+    int nd = weft_type_ndim(t);
+    *a3 = a;
+    if (nd <= 3) {
+        return WEFT_OK;
+    }
+    int64_t shape[3] = {-1, weft_type_dim(t, nd - 2), weft_type_dim(t, nd - 1)};
+    if (shape[1] == WEFT_DIM_UNKNOWN || shape[2] == WEFT_DIM_UNKNOWN) {
+        return weft_graph_set_error(g, WEFT_ENOTIMPL, "%s: input 0 has %d dims and its last "
+                                    "two lengths are not both static (a stack with more than "
+                                    "one batch axis needs them)", opname, nd);
+    }
+    if (shape[1] * shape[2] == 0) {
+        *a3 = NULL;
+        return WEFT_OK;
+    }
+    return weft__got(g, *a3 = weft_reshape(g, a, 3, shape));
+}
+
+/* The empty result of an empty stack: zeros shaped like `like`. */
+static weft_status_t empty_like(weft_graph_t *g, weft_var_t *like, weft_var_t **out)
+{
+    return weft__got(g, *out = weft_zeros_like(g, like));
+}
+
+/* out (computed on flatten_batch's 3-d stack) back to like's run-time shape. */
+static weft_status_t unflatten_batch(weft_graph_t *g, weft_var_t *a, weft_var_t *like,
+                                     weft_var_t **out)
+{
+    if (weft_type_ndim(weft_var_type(a)) <= 3) {
+        return WEFT_OK;
+    }
+    return weft__got(g, *out = weft_reshape_like(g, *out, like));
+}
+
 static weft_status_t matrix_power_impl(weft_graph_t *g, weft_var_t *a, int64_t p,
                                        const char *file, int line, weft_var_t **out)
 {
@@ -59,18 +103,18 @@ static weft_status_t matrix_power_impl(weft_graph_t *g, weft_var_t *a, int64_t p
     if (st == WEFT_OK) {
         st = weft__batch_check_square(g, "MatrixPower", a, 0);
     }
-    if (st == WEFT_OK && weft_type_ndim(weft_var_type(a)) > 3) {
-        st = weft_graph_set_error(g, WEFT_ETYPE, "MatrixPower: input 0 has %d dims (Dot takes "
-                                  "a matrix or one batch axis)", weft_type_ndim(weft_var_type(a)));
-    }
     if (st != WEFT_OK) {
         return st;
     }
     if (p == 0) {
         return mp_identity(g, a, out);
     }
-    weft_var_t *z = NULL, *result = NULL;
-    if (p < 0) {
+    weft_var_t *z = NULL, *result = NULL, *orig = a;
+    st = flatten_batch(g, "MatrixPower", orig, &a);
+    if (st == WEFT_OK && !a) {
+        return empty_like(g, orig, out);
+    }
+    if (st == WEFT_OK && p < 0) {
         st = weft__got(g, a = weft_inv(g, a));
         p = -p;
     }
@@ -82,7 +126,7 @@ static weft_status_t matrix_power_impl(weft_graph_t *g, weft_var_t *a, int64_t p
         p >>= 1;
     }
     *out = result;
-    return st;
+    return st == WEFT_OK ? unflatten_batch(g, orig, orig, out) : st;
 }
 
 weft_var_t *weft_matrix_power_at(weft_graph_t *g, weft_var_t *a, int64_t p, const char *file,
@@ -253,21 +297,28 @@ weft_var_t *weft_matrix_norm_at(weft_graph_t *g, weft_var_t *x, weft_matrix_norm
 static weft_status_t pinv_impl(weft_graph_t *g, weft_var_t *a, double rcond, weft_var_t **out)
 {
     int nd = weft_type_ndim(weft_var_type(a));
-    if (nd < 2 || nd > 3) {
-        return weft_graph_set_error(g, WEFT_ETYPE, "Pinv: input 0 has %d dims (need 2, or 3 for "
-                                    "one batch axis)", nd);
+    if (nd < 2) {
+        return weft_graph_set_error(g, WEFT_ETYPE, "Pinv: input 0 has %d dims (need 2 or more)",
+                                    nd);
     }
-    int last = nd - 2, order[3] = {0, 1, WEFT_DIMSHUFFLE_NEW};
+    weft_var_t *orig = a, *like = NULL;
+    weft_status_t st = flatten_batch(g, "Pinv", orig, &a);
+    if (st == WEFT_OK && nd > 3) { /* the result's shape: a's, last two swapped */
+        st = weft__lg_t(g, orig, &like);
+    }
+    if (st != WEFT_OK || !a) {
+        return st == WEFT_OK ? empty_like(g, like, out) : st;
+    }
+    nd = nd > 3 ? 3 : nd;
+    /* s^-1 (..., k) as a column (..., k, 1) scaling u^T's rows */
+    int last = nd - 2, order[3] = {0, WEFT_DIMSHUFFLE_NEW, WEFT_DIMSHUFFLE_NEW};
     if (nd == 3) {
         order[1] = 1;
-        order[2] = WEFT_DIMSHUFFLE_NEW;
-    } else {
-        order[1] = WEFT_DIMSHUFFLE_NEW;
     }
     weft_var_t *u = NULL, *vh = NULL, *mx = NULL, *cut = NULL, *big = NULL, *inv = NULL;
     weft_var_t *zero = NULL, *sinv = NULL, *col = NULL, *ut = NULL, *v = NULL, *sc = NULL;
     weft_var_t *s = weft_svd(g, a, false, true, &u, &vh);
-    weft_status_t st = weft__got(g, s);
+    st = weft__got(g, s);
     if (st == WEFT_OK) {
         st = weft__got(g, mx = weft_max(g, s, 1, &last, true));
     }
@@ -298,7 +349,10 @@ static weft_status_t pinv_impl(weft_graph_t *g, weft_var_t *a, double rcond, wef
     if (st == WEFT_OK) {
         st = weft__got(g, sc = weft_mul(g, col, ut));
     }
-    return st == WEFT_OK ? weft__got(g, *out = weft_dot(g, v, sc)) : st;
+    if (st == WEFT_OK) {
+        st = weft__got(g, *out = weft_dot(g, v, sc));
+    }
+    return st == WEFT_OK ? unflatten_batch(g, orig, like, out) : st;
 }
 
 weft_var_t *weft_pinv_at(weft_graph_t *g, weft_var_t *a, double rcond, const char *file,

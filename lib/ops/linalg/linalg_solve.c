@@ -24,6 +24,7 @@
 #include "graph/ctor_int.h"
 #include "lapack_int.h"
 #include "props_fields_int.h"
+#include "weft/array_ops.h"
 #include "weft/elemwise.h"
 #include "weft/linalg.h"
 #include "weft/linalg_lapack.h"
@@ -92,8 +93,16 @@ static weft_status_t square_enter(weft_kernel_ctx_t *ctx, const char *opname,
 
 /* ---- make_node ---------------------------------------------------------------- */
 
-/* (a, b) of Solve / CholeskySolve: a square stack; b a vector (n,) with a 2-D
- * a, or a stack (..., n, k) of a's rank with the same batch lengths. */
+/* Whether b is a stack of vectors (..., n) rather than of matrices
+ * (..., n, k): NumPy 1.24's rule in np.linalg.solve, b.ndim == a.ndim - 1. */
+static int rhs_core(int na, int nb)
+{
+    return nb == na - 1 ? 1 : 2;
+}
+
+/* (a, b) of Solve / CholeskySolve: a square stack (..., n, n); b a stack of
+ * vectors (..., n) (rank a's - 1) or of matrices (..., n, k) (rank >= 2),
+ * the batch axes broadcast as NumPy's. */
 static weft_status_t solve_types(weft_graph_t *g, const char *opname, size_t n_in,
                                  weft_var_t *const *in, size_t *n_out,
                                  const weft_type_t **out_types)
@@ -108,20 +117,14 @@ static weft_status_t solve_types(weft_graph_t *g, const char *opname, size_t n_i
         return st;
     }
     int na = weft_type_ndim(weft_var_type(in[0])), nb = weft_type_ndim(weft_var_type(in[1]));
-    if (!(nb == na || (nb == 1 && na == 2))) {
-        return weft_graph_set_error(g, WEFT_ETYPE, "%s: input 1 has %d dims (need %d, or 1 "
-                                    "when input 0 is one matrix)", opname, nb, na);
-    }
-    st = weft__linalg_match(g, opname, in, 0, na - 1, 1, nb == 1 ? 0 : nb - 2);
-    for (int d = 0; d < na - 2 && st == WEFT_OK; d++) {
-        st = weft__linalg_match(g, opname, in, 0, d, 1, d);
-    }
-    if (st != WEFT_OK) {
-        return st;
+    int core = rhs_core(na, nb);
+    if (nb < core) {
+        return weft_graph_set_error(g, WEFT_ETYPE, "%s: input 1 has %d dims (need %d for a "
+                                    "stack of vectors, or 2 or more for a stack of matrices)",
+                                    opname, nb, na - 1);
     }
     *n_out = 1;
-    out_types[0] = weft_var_type(in[1]);
-    return WEFT_OK;
+    return weft__bcast_solve_type(g, opname, in, core, &out_types[0]);
 }
 
 /* One square stack in; the output drops `drop` trailing axes (0: Inv, 2: Det). */
@@ -172,38 +175,35 @@ static weft_status_t det_make_node(weft_graph_t *g, const weft_op_t *op, size_t 
 
 /* ---- Solve / CholeskySolve kernels -------------------------------------------- */
 
-/* Checks b against a at run time (lengths, batch) and allocates x like b;
- * *k is the number of right-hand sides. */
+/* Checks b against a at run time (lengths, broadcast batch) and allocates
+ * x; *k is the number of right-hand sides. */
 static weft_status_t rhs_prepare(weft_kernel_ctx_t *ctx, const char *opname,
-                                 const weft_tensor_t *a, const weft_tensor_t *b, int64_t n,
-                                 int64_t *k, weft_tensor_t **out)
+                                 const weft_tensor_t *a, const weft_tensor_t *b, int core,
+                                 int64_t n, weft__bcast_t *t, int64_t *k, weft_tensor_t **out)
 {
-    int na = weft_tensor_ndim(a), nb = weft_tensor_ndim(b);
-    bool ok = weft_tensor_dim(b, nb == 1 ? 0 : nb - 2) == n;
-    for (int d = 0; d < na - 2 && ok; d++) {
-        ok = weft_tensor_dim(a, d) == weft_tensor_dim(b, d);
+    int nb = weft_tensor_ndim(b);
+    if (weft_tensor_dim(b, nb - core) != n || !weft__bcast_init(a, b, core, t)) {
+        return weft__linalg_shape_error(ctx, opname, "b's length or batch does not match a's");
     }
-    if (!ok) {
-        return weft__linalg_shape_error(ctx, opname, "b's length or batch differs from a's");
-    }
-    *k = nb == 1 ? 1 : weft_tensor_dim(b, nb - 1);
+    *k = core == 1 ? 1 : weft_tensor_dim(b, nb - 1);
+    int64_t shape[WEFT_MAX_NDIM];
+    int nd = weft__bcast_out_shape(t, core, n, *k, shape);
     weft_status_t st = weft__linalg_fit(ctx, opname, 1, k);
-    return st == WEFT_OK ? weft_kernel_alloc_output(ctx, out, weft_tensor_dtype(b), nb,
-                                                    weft_tensor_shape(b))
+    return st == WEFT_OK ? weft_kernel_alloc_output(ctx, out, weft_tensor_dtype(b), nd, shape)
                          : st;
 }
 
-/* Entry i of b solved into x (row-major n x k): one column goes to LAPACK's
- * ?getrs / ?potrs as it is; several are solved in place on x's row-major
- * memory read column-major (x^T), which needs no transposed copy. */
-static int rhs_solve(const weft_tensor_t *b, int64_t i, int64_t n, int64_t k, bool cho,
-                     const lu_scratch_t *s, void *x)
+/* b's matrix (or vector) at element offset ob solved into x (row-major
+ * n x k): one column goes to LAPACK's ?getrs / ?potrs as it is; several are
+ * solved in place on x's row-major memory read column-major (x^T), which
+ * needs no transposed copy. */
+static int rhs_solve(const weft_tensor_t *b, int core, int64_t ob, int64_t n, int64_t k,
+                     bool cho, const lu_scratch_t *s, void *x)
 {
-    int core = weft_tensor_ndim(b) == 1 ? 1 : 2;
     weft_dtype_t dt = weft_tensor_dtype(b);
     const void *lu = weft_tensor_data(s->lu);
     const int32_t *piv = cho ? NULL : weft_tensor_data(s->piv);
-    weft__batch_load(b, core, weft__batch_offset(b, core, i), n, k, false, x);
+    weft__batch_load(b, core, ob, n, k, false, x);
     if (k > 1) {
         if (cho) {
             weft__lapack_cho_solve_rows(dt, n, k, lu, x);
@@ -217,34 +217,45 @@ static int rhs_solve(const weft_tensor_t *b, int64_t i, int64_t n, int64_t k, bo
                : weft__lapack_getrs(dt, true, n, 1, lu, piv, x);
 }
 
-/* Solve and CholeskySolve: factor (or load) each matrix, then solve. */
+/* Solve and CholeskySolve: factor (or load) each matrix of a once per run
+ * of output entries that read it (a broadcast a is factored once), then
+ * solve each entry's right side. */
 static weft_status_t solve_run(weft_kernel_ctx_t *ctx, const char *opname, bool cho,
                                weft_tensor_t *const *in, weft_tensor_t **outputs)
 {
     const weft_tensor_t *a = in[0], *b = in[1];
+    int core = rhs_core(weft_tensor_ndim(a), weft_tensor_ndim(b));
+    weft__bcast_t t;
     int64_t n = 0, k = 0;
     weft_status_t st = square_enter(ctx, opname, a, &n);
     if (st == WEFT_OK) {
-        st = rhs_prepare(ctx, opname, a, b, n, &k, &outputs[0]);
+        st = rhs_prepare(ctx, opname, a, b, core, n, &t, &k, &outputs[0]);
     }
-    int64_t batch = weft__batch_count(a, 2);
-    if (st != WEFT_OK || n == 0 || k == 0 || batch == 0) {
+    if (st != WEFT_OK || n == 0 || k == 0 || t.count == 0) {
         return st;
     }
     weft_dtype_t dt = weft_tensor_dtype(a);
     lu_scratch_t s;
     st = lu_scratch_get(ctx, dt, n, 0, &s);
     char *x = weft_tensor_data(outputs[0]);
-    int64_t xstride = n * k * (int64_t)weft_dtype_size(dt);
-    for (int64_t i = 0; i < batch && st == WEFT_OK; i++) {
-        void *lu = weft_tensor_data(s.lu);
-        weft__batch_load(a, 2, weft__batch_offset(a, 2, i), n, n, false, lu);
-        int info = cho ? 0 : weft__lapack_getrf(dt, n, lu, weft_tensor_data(s.piv));
+    int64_t xstride = n * k * (int64_t)weft_dtype_size(dt), loaded = 0;
+    bool have = false; /* whether s holds the factor of a's matrix at offset loaded */
+    for (int64_t i = 0; i < t.count && st == WEFT_OK; i++) {
+        int64_t oa = 0, ob = 0;
+        weft__bcast_offsets(&t, i, &oa, &ob);
+        int info = 0;
+        if (!have || oa != loaded) {
+            void *lu = weft_tensor_data(s.lu);
+            weft__batch_load(a, 2, oa, n, n, false, lu);
+            info = cho ? 0 : weft__lapack_getrf(dt, n, lu, weft_tensor_data(s.piv));
+            have = info == 0;
+            loaded = oa;
+        }
         if (info > 0) {
-            st = singular_error(ctx, opname, batch, i, info);
+            st = singular_error(ctx, opname, t.count, i, info);
             break;
         }
-        info = info < 0 ? info : rhs_solve(b, i, n, k, cho, &s, x + i * xstride);
+        info = info < 0 ? info : rhs_solve(b, core, ob, n, k, cho, &s, x + i * xstride);
         if (info != 0) {
             st = lapack_error(ctx, opname, info);
         }
@@ -405,37 +416,51 @@ static int slogdet_default_output(const weft_op_t *op)
 
 /* ---- gradients --------------------------------------------------------------------- */
 
-/* -db x^T (vector b: -outer(db, x)): the gradient of a in a x = b. */
-static weft_status_t grad_lhs(weft_graph_t *g, const char *opname, weft_var_t *db,
-                              weft_var_t *x, weft_var_t **out)
+/* The solver applied to the output gradient gz: solve(a^T, gz) (cho: the
+ * same factor, cho_solve(l, gz)). A stack of vectors gz (..., n) is solved
+ * as the stack of columns (..., n, 1): its rank may exceed a's - 1 once the
+ * batch axes broadcast, where NumPy's rule would read it as matrices. */
+static weft_status_t grad_rhs(weft_graph_t *g, bool cho, weft_var_t *a, weft_var_t *gz,
+                              bool vec, weft_var_t **out)
 {
-    weft_var_t *prod = NULL, *xt = NULL;
-    weft_status_t st;
-    if (weft_type_ndim(weft_var_type(x)) == 1) {
-        st = weft__lg_outer(g, db, x, &prod);
-    } else {
-        st = weft__lg_t(g, x, &xt);
-        if (st == WEFT_OK) {
-            st = weft__lg_mm(g, opname, db, xt, &prod);
-        }
+    static const int last[1] = {-1};
+    weft_var_t *m = a, *col = gz;
+    weft_status_t st = cho ? WEFT_OK : weft__lg_t(g, a, &m);
+    if (st == WEFT_OK && vec) {
+        st = weft__lg_new_axis(g, gz, weft_type_ndim(weft_var_type(gz)), &col);
     }
-    return st == WEFT_OK ? weft__lg_neg(g, prod, out) : st;
+    if (st == WEFT_OK) {
+        st = weft__got(g, *out = cho ? weft_cholesky_solve(g, m, col) : weft_solve(g, m, col));
+    }
+    return st == WEFT_OK && vec ? weft__got(g, *out = weft_squeeze(g, *out, 1, last)) : st;
+}
+
+/* db (summed to b's shape in gb) and da = -db x^T (summed to a's shape in
+ * ga, cho: before the factor's rule) of x = solve(a, b) or cho_solve. */
+static weft_status_t solve_grads(weft_graph_t *g, const weft_apply_t *node, bool cho,
+                                 weft_var_t *gz, weft_var_t **ga, weft_var_t **gb)
+{
+    weft_var_t *a = weft_apply_input(node, 0), *b = weft_apply_input(node, 1);
+    weft_var_t *db = NULL, *da = NULL;
+    bool vec = rhs_core(weft_type_ndim(weft_var_type(a)), weft_type_ndim(weft_var_type(b))) == 1;
+    weft_status_t st = grad_rhs(g, cho, a, gz, vec, &db);
+    if (st == WEFT_OK) {
+        st = weft__lg_neg_outer(g, cho ? "CholeskySolve" : "Solve", db,
+                                weft_apply_output(node, 0), vec, &da);
+    }
+    if (st == WEFT_OK) {
+        st = weft__lg_sum_to(g, da, a, ga);
+    }
+    return st == WEFT_OK ? weft__lg_sum_to(g, db, b, gb) : st;
 }
 
 static weft_status_t solve_grad(weft_graph_t *g, const weft_apply_t *node,
                                 weft_var_t *const *output_grads, weft_var_t **input_grads)
 {
-    weft_var_t *gz = output_grads[0], *a = weft_apply_input(node, 0), *at = NULL;
-    if (!gz) {
+    if (!output_grads[0]) {
         return WEFT_OK;
     }
-    weft_status_t st = weft__lg_t(g, a, &at);
-    if (st == WEFT_OK) {
-        st = weft__got(g, input_grads[1] = weft_solve(g, at, gz));
-    }
-    return st == WEFT_OK ? grad_lhs(g, "Solve", input_grads[1], weft_apply_output(node, 0),
-                                    &input_grads[0])
-                         : st;
+    return solve_grads(g, node, false, output_grads[0], &input_grads[0], &input_grads[1]);
 }
 
 static weft_status_t inv_grad(weft_graph_t *g, const weft_apply_t *node,
@@ -507,10 +532,7 @@ static weft_status_t cho_solve_grad(weft_graph_t *g, const weft_apply_t *node,
     if (!gz) {
         return WEFT_OK;
     }
-    weft_status_t st = weft__got(g, input_grads[1] = weft_cholesky_solve(g, l, gz));
-    if (st == WEFT_OK) {
-        st = grad_lhs(g, "CholeskySolve", input_grads[1], weft_apply_output(node, 0), &da);
-    }
+    weft_status_t st = solve_grads(g, node, true, gz, &da, &input_grads[1]);
     if (st == WEFT_OK) {
         st = weft__lg_t(g, da, &dat);
     }
@@ -717,6 +739,7 @@ static weft_status_t lstsq_grad(weft_graph_t *g, const weft_apply_t *node,
     weft_var_t *gx = output_grads[0], *a = weft_apply_input(node, 0);
     weft_var_t *b = weft_apply_input(node, 1);
     weft_var_t *x = weft_apply_output(node, 0);
+    bool vec = weft_type_ndim(weft_var_type(x)) == 1;
     if (!gx) {
         return WEFT_OK;
     }
@@ -732,10 +755,10 @@ static weft_status_t lstsq_grad(weft_graph_t *g, const weft_apply_t *node,
         st = weft__got(g, r = weft_sub(g, b, weft_dot(g, a, x)));
     }
     if (st == WEFT_OK) {
-        st = grad_lhs(g, "Lstsq", az, x, &t2); /* -a z x^T */
+        st = weft__lg_neg_outer(g, "Lstsq", az, x, vec, &t2); /* -a z x^T */
     }
     if (st == WEFT_OK) {
-        st = grad_lhs(g, "Lstsq", r, z, &t1); /* -r z^T */
+        st = weft__lg_neg_outer(g, "Lstsq", r, z, vec, &t1); /* -r z^T */
     }
     if (st == WEFT_OK) {
         st = weft__got(g, input_grads[0] = weft_sub(g, t2, t1));

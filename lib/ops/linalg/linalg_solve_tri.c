@@ -28,29 +28,6 @@ typedef struct tri_solve_props {
 
 /* ---- make_node -------------------------------------------------------------------- */
 
-/* The static length of broadcast batch axis d (of nbo) of a (nba batch axes)
- * and b (nbb); WEFT_ETYPE when two known lengths do not broadcast. An
- * unknown length against a known one other than 1 takes the known one (the
- * kernel checks it at run time). */
-static weft_status_t batch_dim(weft_graph_t *g, const weft_type_t *ta, int nba,
-                               const weft_type_t *tb, int nbb, int nbo, int d, int64_t *out)
-{
-    int64_t la = d >= nbo - nba ? weft_type_dim(ta, d - (nbo - nba)) : 1;
-    int64_t lb = d >= nbo - nbb ? weft_type_dim(tb, d - (nbo - nbb)) : 1;
-    if (la == 1 || la == lb) {
-        *out = lb;
-    } else if (lb == 1) {
-        *out = la;
-    } else if (la != WEFT_DIM_UNKNOWN && lb != WEFT_DIM_UNKNOWN) {
-        return weft_graph_set_error(g, WEFT_ETYPE, "SolveTriangular: batch axis %d: lengths "
-                                    "%lld (input 0) and %lld (input 1) do not broadcast", d,
-                                    (long long)la, (long long)lb);
-    } else {
-        *out = la == WEFT_DIM_UNKNOWN ? lb : la;
-    }
-    return WEFT_OK;
-}
-
 static weft_status_t tri_solve_make_node(weft_graph_t *g, const weft_op_t *op, size_t n_in,
                                          weft_var_t *const *in, size_t *n_out,
                                          const weft_type_t **out_types)
@@ -69,72 +46,16 @@ static weft_status_t tri_solve_make_node(weft_graph_t *g, const weft_op_t *op, s
     if (st != WEFT_OK) {
         return st;
     }
-    const weft_type_t *ta = weft_var_type(in[0]), *tb = weft_var_type(in[1]);
-    int na = weft_type_ndim(ta), nb = weft_type_ndim(tb);
+    int nb = weft_type_ndim(weft_var_type(in[1]));
     if (nb == 0) {
         return weft_graph_set_error(g, WEFT_ETYPE, "SolveTriangular: input 1 is 0-d (need a "
                                     "vector (n,) or a stack (..., n, k))");
     }
-    st = weft__linalg_match(g, "SolveTriangular", in, 0, na - 1, 1, nb == 1 ? 0 : nb - 2);
-    int nba = na - 2, nbb = nb == 1 ? 0 : nb - 2, nbo = nba > nbb ? nba : nbb;
-    int64_t shape[WEFT_MAX_NDIM];
-    for (int d = 0; d < nbo && st == WEFT_OK; d++) {
-        st = batch_dim(g, ta, nba, tb, nbb, nbo, d, &shape[d]);
-    }
-    if (st != WEFT_OK) {
-        return st;
-    }
-    int nd = nbo;
-    shape[nd++] = weft_type_dim(ta, na - 1);
-    if (nb > 1) {
-        shape[nd++] = weft_type_dim(tb, nb - 1);
-    }
     *n_out = 1;
-    return weft_type_tensor(g, dt, nd, shape, &out_types[0]);
+    return weft__bcast_solve_type(g, "SolveTriangular", in, nb == 1 ? 1 : 2, &out_types[0]);
 }
 
 /* ---- kernel ---------------------------------------------------------------------- */
-
-/* The run-time broadcast of a's and b's batch axes: the output's batch
- * shape, and each input's element stride per output batch axis (0 where it
- * is broadcast). */
-typedef struct tri_batch {
-    int nbo;
-    int64_t shape[WEFT_MAX_NDIM], sa[WEFT_MAX_NDIM], sb[WEFT_MAX_NDIM], count;
-} tri_batch_t;
-
-static bool tri_batch_init(const weft_tensor_t *a, const weft_tensor_t *b, tri_batch_t *t)
-{
-    int nba = weft_tensor_ndim(a) - 2, nb = weft_tensor_ndim(b);
-    int nbb = nb == 1 ? 0 : nb - 2;
-    t->nbo = nba > nbb ? nba : nbb;
-    t->count = 1;
-    for (int d = 0; d < t->nbo; d++) {
-        int da = d - (t->nbo - nba), db = d - (t->nbo - nbb);
-        int64_t la = da >= 0 ? weft_tensor_dim(a, da) : 1;
-        int64_t lb = db >= 0 ? weft_tensor_dim(b, db) : 1;
-        if (la != lb && la != 1 && lb != 1) {
-            return false;
-        }
-        t->shape[d] = la == 1 ? lb : la;
-        t->sa[d] = la == 1 ? 0 : weft_tensor_stride(a, da);
-        t->sb[d] = lb == 1 ? 0 : weft_tensor_stride(b, db);
-        t->count *= t->shape[d];
-    }
-    return true;
-}
-
-/* Element offsets in a and b of output batch entry i. */
-static void tri_batch_offsets(const tri_batch_t *t, int64_t i, int64_t *oa, int64_t *ob)
-{
-    *oa = *ob = 0;
-    for (int d = t->nbo - 1; d >= 0; d--) {
-        int64_t k = i % t->shape[d];
-        *oa += k * t->sa[d];
-        *ob += k * t->sb[d];
-        i /= t->shape[d];
-    }
-}
 
 /* ?trtrs on the column-major m (the transpose of the row-major matrix a):
  * op(a) x = b is op'(m) x = b with the other triangle and the other
@@ -167,14 +88,14 @@ static weft_status_t tri_singular(weft_kernel_ctx_t *ctx, int64_t count, int64_t
 /* Checks the run-time lengths and allocates x; *k is the number of
  * right-hand sides. */
 static weft_status_t tri_prepare(weft_kernel_ctx_t *ctx, const weft_tensor_t *a,
-                                 const weft_tensor_t *b, tri_batch_t *t, int64_t *n, int64_t *k,
+                                 const weft_tensor_t *b, weft__bcast_t *t, int64_t *n, int64_t *k,
                                  weft_tensor_t **out)
 {
     int na = weft_tensor_ndim(a), nb = weft_tensor_ndim(b);
     *n = weft_tensor_dim(a, na - 1);
     *k = nb == 1 ? 1 : weft_tensor_dim(b, nb - 1);
     if (weft_tensor_dim(a, na - 2) != *n || weft_tensor_dim(b, nb == 1 ? 0 : nb - 2) != *n ||
-        !tri_batch_init(a, b, t)) {
+        !weft__bcast_init(a, b, nb == 1 ? 1 : 2, t)) {
         return weft__linalg_shape_error(ctx, "SolveTriangular", "a is not square, or b's "
                                         "length or batch does not match a's");
     }
@@ -183,12 +104,7 @@ static weft_status_t tri_prepare(weft_kernel_ctx_t *ctx, const weft_tensor_t *a,
     if (st == WEFT_OK) {
         st = weft__lapack_enter(ctx, "SolveTriangular", *n);
     }
-    memcpy(shape, t->shape, (size_t)t->nbo * sizeof *shape);
-    int nd = t->nbo;
-    shape[nd++] = *n;
-    if (nb > 1) {
-        shape[nd++] = *k;
-    }
+    int nd = weft__bcast_out_shape(t, nb == 1 ? 1 : 2, *n, *k, shape);
     return st == WEFT_OK ? weft_kernel_alloc_output(ctx, out, weft_tensor_dtype(a), nd, shape)
                          : st;
 }
@@ -198,7 +114,7 @@ static weft_status_t tri_solve_perform(const weft_apply_t *node, weft_tensor_t *
 {
     const tri_solve_props_t *p = weft_op_props(weft_apply_op(node));
     const weft_tensor_t *a = in[0], *b = in[1];
-    tri_batch_t t;
+    weft__bcast_t t;
     int64_t n = 0, k = 0;
     weft_status_t st = tri_prepare(ctx, a, b, &t, &n, &k, &outputs[0]);
     if (st != WEFT_OK || n == 0 || k == 0 || t.count == 0) {
@@ -215,7 +131,7 @@ static weft_status_t tri_solve_perform(const weft_apply_t *node, weft_tensor_t *
     char *x = weft_tensor_data(outputs[0]);
     for (int64_t i = 0; i < t.count && st == WEFT_OK; i++) {
         int64_t oa = 0, ob = 0;
-        tri_batch_offsets(&t, i, &oa, &ob);
+        weft__bcast_offsets(&t, i, &oa, &ob);
         weft__batch_load(a, 2, oa, n, n, false,
                          weft_tensor_data(m));
         weft__batch_load(b, core, ob, n, k, true,
@@ -236,30 +152,6 @@ static weft_status_t tri_solve_perform(const weft_apply_t *node, weft_tensor_t *
 }
 
 /* ---- gradient --------------------------------------------------------------------- */
-
-/* -l r^T over the last two axes; for vectors (vec) -l[..., :, None] r[..., None, :]. */
-static weft_status_t neg_outer(weft_graph_t *g, weft_var_t *l, weft_var_t *r, bool vec,
-                               weft_var_t **out)
-{
-    weft_var_t *lc = NULL, *rr = NULL, *prod = NULL;
-    weft_status_t st;
-    if (vec) {
-        int nd = weft_type_ndim(weft_var_type(l));
-        st = weft__lg_new_axis(g, l, nd, &lc);
-        if (st == WEFT_OK) {
-            st = weft__lg_new_axis(g, r, nd - 1, &rr);
-        }
-        if (st == WEFT_OK) {
-            st = weft__got(g, prod = weft_mul(g, lc, rr));
-        }
-    } else {
-        st = weft__lg_t(g, r, &rr);
-        if (st == WEFT_OK) {
-            st = weft__lg_mm(g, "SolveTriangular", l, rr, &prod);
-        }
-    }
-    return st == WEFT_OK ? weft__lg_neg(g, prod, out) : st;
-}
 
 /* gb = solve_triangular(a, gx) with op(a)^T. A vector b's gx (..., n) of a
  * stack is solved as the stack of columns (..., n, 1). */
@@ -291,7 +183,8 @@ static weft_status_t tri_solve_grad(weft_graph_t *g, const weft_apply_t *node,
     bool vec = weft_type_ndim(weft_var_type(b)) == 1;
     weft_status_t st = gb_solve(g, p, a, gx, vec, &gb);
     if (st == WEFT_OK) { /* op(a) = a: -gb x^T; op(a) = a^T: -x gb^T */
-        st = p->trans ? neg_outer(g, x, gb, vec, &ga) : neg_outer(g, gb, x, vec, &ga);
+        st = p->trans ? weft__lg_neg_outer(g, "SolveTriangular", x, gb, vec, &ga)
+                    : weft__lg_neg_outer(g, "SolveTriangular", gb, x, vec, &ga);
     }
     if (st == WEFT_OK) {
         st = weft__lg_sum_to(g, ga, a, &gam);

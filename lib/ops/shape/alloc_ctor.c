@@ -301,15 +301,19 @@ static weft_status_t pad_axis(weft_graph_t *g, weft_var_t **cur, int nd, int64_t
     if (wd[0] == 0 && wd[1] == 0) {
         return WEFT_OK;
     }
-    bool empty_bad = mode != WEFT_PAD_CONSTANT && s[a] == 0;
-    if (empty_bad || (mode == WEFT_PAD_REFLECT && (wd[0] >= s[a] || wd[1] >= s[a]))) {
-        return weft_graph_set_error(g, WEFT_EINVAL, "pad (at %s:%d): axis %d of length %lld "
-                                    "cannot be padded by (%lld, %lld) in this mode (reflect "
-                                    "needs widths below the length)", file, line, a,
-                                    (long long)s[a], (long long)wd[0], (long long)wd[1]);
+    if (mode != WEFT_PAD_CONSTANT && s[a] == 0) {
+        return weft_graph_set_error(g, WEFT_EINVAL, "pad (at %s:%d): axis %d of length 0 "
+                                    "cannot be padded by (%lld, %lld) in this mode", file, line,
+                                    a, (long long)wd[0], (long long)wd[1]);
+    }
+    weft_status_t st = WEFT_OK;
+    if (mode == WEFT_PAD_REFLECT && (wd[0] >= s[a] || wd[1] >= s[a])) {
+        /* NumPy reflects repeatedly: the source indices of AxisIndex */
+        st = weft__reflect_axis(g, *cur, a, wd[0], wd[1], file, line, cur);
+        s[a] += wd[0] + wd[1];
+        return st;
     }
     weft_var_t *parts[3] = {NULL, *cur, NULL};
-    weft_status_t st = WEFT_OK;
     if (wd[0] > 0) {
         st = pad_side(g, *cur, nd, s, a, wd[0], false, mode, value, file, line, &parts[0]);
     }

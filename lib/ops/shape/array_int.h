@@ -60,5 +60,10 @@ weft_status_t weft__roll_dyn(weft_graph_t *g, weft_var_t *x, int64_t shift, int 
 weft_status_t weft__pad_dyn(weft_graph_t *g, weft_var_t *x, int nd, const int64_t *wd, int step,
                             weft_pad_mode_t mode, double value, const char *file, int line,
                             weft_var_t **out);
+/* Reflect padding of axis a by (before, after) through AxisIndex + Take, for
+ * any widths (NumPy's repeated reflection): the static path's route for
+ * widths at or above a static length. */
+weft_status_t weft__reflect_axis(weft_graph_t *g, weft_var_t *x, int a, int64_t before,
+                                 int64_t after, const char *file, int line, weft_var_t **out);
 
 #endif /* WEFT_OPS_SHAPE_ARRAY_INT_H */

@@ -78,6 +78,12 @@ weft_status_t weft__roll_dyn(weft_graph_t *g, weft_var_t *x, int64_t shift, int 
     return axis_take(g, x, a, WEFT__AXIS_ROLL, shift, 0, NULL, file, line, out);
 }
 
+weft_status_t weft__reflect_axis(weft_graph_t *g, weft_var_t *x, int a, int64_t before,
+                                 int64_t after, const char *file, int line, weft_var_t **out)
+{
+    return axis_take(g, x, a, WEFT__AXIS_REFLECT, before, after, NULL, file, line, out);
+}
+
 /* Constant padding: x set into the middle of full(value) of the padded
  * sizes (slices before:-after, after 0 meaning to the end). */
 static weft_status_t pad_constant(weft_graph_t *g, weft_var_t *x, int nd, const int64_t *wd,

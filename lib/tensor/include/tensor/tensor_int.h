@@ -191,4 +191,12 @@ void weft__half_rows(size_t n, char *const *p, const int64_t *s, void *arg, int 
 #define WEFT_IVDEP
 #endif
 
+/* Blocks of at least this many bytes are advised to use transparent huge
+ * pages (tensor_huge.c; NumPy's threshold). */
+#define WEFT__TENSOR_HUGE_MIN ((size_t)4 << 20)
+/* madvise(MADV_HUGEPAGE) on the whole pages of a block of `bytes` when it is
+ * large enough; a no-op elsewhere or on failure (it is advice). Call before
+ * the block is first touched. */
+void weft__tensor_advise_huge(void *block, size_t bytes);
+
 #endif /* WEFT_TENSOR_INT_H */
