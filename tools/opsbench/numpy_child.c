@@ -118,7 +118,14 @@ static bool handshake(ob_numpy_t *py)
 static bool make_dir(ob_numpy_t *py)
 {
     const char *tmp = getenv("TMPDIR");
-    snprintf(py->dir, sizeof py->dir, "%s/weft-opsbench-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    int n = snprintf(py->dir, sizeof py->dir, "%s/weft-opsbench-", tmp && *tmp ? tmp : "/tmp");
+    if (n < 0 || (size_t)n + 7 > sizeof py->dir) {
+        fprintf(stderr, "weft-ops-bench: TMPDIR too long\n");
+        py->dir[0] = '\0';
+        return false;
+    }
+    memset(py->dir + n, 'X', 6); /* mkdtemp's six-letter template */
+    py->dir[n + 6] = '\0';
     if (!mkdtemp(py->dir)) {
         perror("weft-ops-bench: mkdtemp");
         py->dir[0] = '\0';
