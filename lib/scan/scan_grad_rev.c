@@ -89,40 +89,59 @@ static size_t used_taps(const weft__bptt_t *b, size_t first, size_t n, const int
     return m;
 }
 
-/* Sequence q with the taps the step reads: x[d0:] when its first taps are
- * not read, so that rows keep their forward offsets. */
-static weft_status_t sequence_rows(weft__bptt_t *b, rspec_t *s, uint32_t q)
+/* The forward steps one reverse scan handles: [from, from + cnt), cnt < 0
+ * for all the steps run from `from` (a length known at run time only). */
+typedef struct part {
+    int64_t from, cnt;
+} part_t;
+
+/* Sequence q with the taps the step reads, from the row forward step
+ * `from` reads with the first of them. */
+static weft_status_t sequence_rows(weft__bptt_t *b, rspec_t *s, uint32_t q, part_t pt)
 {
     const int64_t *taps = b->l->seq_taps[q];
     int64_t t[WEFT_SCAN_MAX_TAPS];
     weft_var_t *in[WEFT_SCAN_MAX_TAPS];
     size_t m = used_taps(b, b->seq0[q], b->l->seq_ntaps[q], taps, t, in);
     if (!m) return WEFT_OK;
-    weft_var_t *x = rows_from(b, weft_apply_input(b->node, 1 + q), t[0] - taps[0]);
+    weft_var_t *x = rows_from(b, weft_apply_input(b->node, 1 + q), pt.from + t[0] - taps[0]);
     return add_seq(b, s, x, m, t, in);
 }
 
-/* The states the step reads of carried output o: h_{t+k} for its used taps
- * k, from a buffer whose row 0 is h_{k0} (k0 the first used tap): init's
- * rows from that one, then the forward output H. With no state read before
- * step t, H itself (no buffer). The stored h_t (tap 0) rides along. */
-static weft_status_t state_rows(weft__bptt_t *b, rspec_t *s, uint32_t o)
+/* The buffer whose row 0 is h_j, j = pt.from + k0 (k0 the first tap
+ * read): H[j:] when j >= 0 (a view: no copy); else init's rows from
+ * h_j's and the states of the part's steps, joined (a copy). */
+static weft_var_t *state_buffer(weft__bptt_t *b, uint32_t o, int64_t k0, part_t pt)
 {
-    const weft__scan_layout_t *l = b->l;
     weft_graph_t *g = b->g;
-    int64_t t[WEFT_SCAN_MAX_TAPS + 1];
-    weft_var_t *in[WEFT_SCAN_MAX_TAPS + 1];
-    size_t m = used_taps(b, b->car0[o], l->out_ntaps[o], l->out_taps[o], t, in);
-    weft_var_t *h = weft_apply_output(b->node, o);
-    const int64_t zero[1] = {0};
-    if (!m) return b->hs[o] ? add_seq(b, s, h, 1, zero, &b->hs[o]) : WEFT_OK;
-    weft_var_t *init = weft_apply_input(b->node, b->init_pos[o]), *parts[2];
+    weft_var_t *h = weft_apply_output(b->node, o), *parts[2];
+    int64_t j = pt.from + k0;
+    if (j >= 0) return rows_from(b, h, j);
+    weft_var_t *init = weft_apply_input(b->node, b->init_pos[o]);
     if (weft__bptt_is_window(b, o))
-        parts[0] = rows_from(b, init, t[0] + weft__scan_lag(l, o));
+        parts[0] = rows_from(b, init, weft__scan_lag(b->l, o) + j);
     else
         parts[0] = weft_expand_dims_at(g, init, 0, b->file, b->line);
     parts[1] = h;
-    weft_var_t *buf = weft_concatenate_at(g, 2, parts, 0, b->file, b->line);
+    if (pt.cnt >= 0) {
+        const weft_slice_t head[1] = {WEFT_SLICE(0, pt.from + pt.cnt, 1)};
+        parts[1] = weft_subtensor_at(g, h, 1, head, b->file, b->line);
+    }
+    return weft_concatenate_at(g, 2, parts, 0, b->file, b->line);
+}
+
+/* The states the step reads of carried output o: h_{t+k} for its used taps
+ * k, and the stored h_t (tap 0) riding along. */
+static weft_status_t state_rows(weft__bptt_t *b, rspec_t *s, uint32_t o, part_t pt)
+{
+    const weft__scan_layout_t *l = b->l;
+    int64_t t[WEFT_SCAN_MAX_TAPS + 1];
+    weft_var_t *in[WEFT_SCAN_MAX_TAPS + 1];
+    size_t m = used_taps(b, b->car0[o], l->out_ntaps[o], l->out_taps[o], t, in);
+    weft_var_t *h = rows_from(b, weft_apply_output(b->node, o), pt.from);
+    const int64_t zero[1] = {0};
+    if (!m) return b->hs[o] ? add_seq(b, s, h, 1, zero, &b->hs[o]) : WEFT_OK;
+    weft_var_t *buf = state_buffer(b, o, t[0], pt);
     weft_status_t st = WEFT_OK;
     if (b->hs[o] && m < WEFT_SCAN_MAX_TAPS) {
         t[m] = 0;
@@ -133,17 +152,35 @@ static weft_status_t state_rows(weft__bptt_t *b, rspec_t *s, uint32_t o)
     return st == WEFT_OK ? add_seq(b, s, buf, m, t, in) : st;
 }
 
-static weft_status_t reverse_seqs(weft__bptt_t *b, weft_var_t *const *ograds, rspec_t *s)
+static weft_status_t reverse_seqs(weft__bptt_t *b, weft_var_t *const *ograds, rspec_t *s,
+                                  part_t pt)
 {
     const int64_t zero[1] = {0};
     weft_status_t st = WEFT_OK;
-    for (uint32_t q = 0; q < b->l->n_seq && st == WEFT_OK; q++) st = sequence_rows(b, s, q);
+    s->n_seq = 0;
+    for (uint32_t q = 0; q < b->l->n_seq && st == WEFT_OK; q++) st = sequence_rows(b, s, q, pt);
     for (uint32_t o = 0; o < b->l->n_out && st == WEFT_OK; o++) {
-        if (b->l->out_ntaps[o]) st = state_rows(b, s, o);
-        else if (b->hs[o]) st = add_seq(b, s, weft_apply_output(b->node, o), 1, zero, &b->hs[o]);
-        if (st == WEFT_OK && b->gh[o]) st = add_seq(b, s, ograds[o], 1, zero, &b->gh[o]);
+        weft_var_t *h = rows_from(b, weft_apply_output(b->node, o), pt.from);
+        if (b->l->out_ntaps[o]) st = state_rows(b, s, o, pt);
+        else if (b->hs[o]) st = add_seq(b, s, h, 1, zero, &b->hs[o]);
+        if (st == WEFT_OK && b->gh[o])
+            st = add_seq(b, s, rows_from(b, ograds[o], pt.from), 1, zero, &b->gh[o]);
     }
     return st;
+}
+
+/* The number K of first forward steps that read init's rows (0 when the
+ * step reads no earlier state): later steps read H only. */
+static int64_t steps_reading_init(const weft__bptt_t *b)
+{
+    int64_t k = 0;
+    for (uint32_t o = 0; o < b->l->n_out; o++)
+        for (uint32_t i = 0; i < b->l->out_ntaps[o]; i++)
+            if (b->used[b->car0[o] + i]) {
+                if (-b->l->out_taps[o][i] > k) k = -b->l->out_taps[o][i];
+                break; /* the first used tap is the lowest */
+            }
+    return k;
 }
 
 /* The window after step t (rows for h_{t-L} .. h_{t-1}): row j is the
@@ -214,36 +251,44 @@ static weft_var_t *zero_rows(weft__bptt_t *b, weft_var_t *x, weft_var_t *c, weft
                             b->line);
 }
 
-/* A sequence tap's contributions c (stacked by the reverse scan: forward
- * step n-1 first) placed on the rows of x they came from: rows off ..
- * off+n-1, zeros elsewhere (rows no step read, with until the rows after
- * the last step run). */
-static weft_var_t *place_rows(weft__bptt_t *b, weft_var_t *c, int64_t off, weft_var_t *x)
+/* A sequence tap's contributions placed on the rows of x they came from:
+ * pieces c[0..n) stacked by the reverse scans (the latest forward step
+ * first), c[0] the earliest steps', rows off .. off+steps-1; zeros
+ * elsewhere (rows no step read; with until, the rows after the last step
+ * run). One flipped view when it is all of x, else one Join. */
+static weft_var_t *place_rows(weft__bptt_t *b, weft_var_t *const *c, size_t n, int64_t off,
+                              weft_var_t *x)
 {
     weft_graph_t *g = b->g;
     const int axis0[1] = {0};
-    weft_var_t *v = weft_flip_at(g, c, 1, axis0, b->file, b->line);
-    int64_t lx = weft_type_dim(weft_var_type(x), 0), lc = weft_type_dim(weft_var_type(c), 0);
-    bool no_tail = lx >= 0 && lc >= 0 && lx == lc + off;
-    if (!v || (off == 0 && no_tail)) return v;
-    weft_var_t *parts[3], *offv = NULL;
-    if (off || !no_tail) offv = weft_constant_scalar_at(g, WEFT_INT64, (double)off, b->file, b->line);
-    size_t n = 0;
-    if (off) parts[n++] = zero_rows(b, x, c, offv);
-    parts[n++] = v;
-    if (!no_tail) {
-        weft_var_t *left = weft_sub(g, weft_shape_i_at(g, x, 0, b->file, b->line),
-                                    weft_shape_i_at(g, c, 0, b->file, b->line));
-        parts[n++] = zero_rows(b, x, c, weft_sub(g, left, offv));
+    weft_var_t *parts[4], *rows = NULL;
+    int64_t lx = weft_type_dim(weft_var_type(x), 0), lc = 0;
+    size_t k = 1;
+    for (size_t i = 0; i < n; i++) {
+        int64_t li = weft_type_dim(weft_var_type(c[i]), 0);
+        lc = lc < 0 || li < 0 ? -1 : lc + li;
+        parts[k++] = weft_flip_at(g, c[i], 1, axis0, b->file, b->line);
+        weft_var_t *len = weft_shape_i_at(g, c[i], 0, b->file, b->line);
+        rows = rows ? weft_add(g, rows, len) : len;
     }
-    return weft_concatenate_at(g, n, parts, 0, b->file, b->line);
+    bool no_tail = lx >= 0 && lc >= 0 && lx == lc + off;
+    if (n == 1 && off == 0 && no_tail) return parts[1];
+    weft_var_t *offv = weft_constant_scalar_at(g, WEFT_INT64, (double)off, b->file, b->line);
+    if (!no_tail) {
+        weft_var_t *left = weft_sub(g, weft_shape_i_at(g, x, 0, b->file, b->line), rows);
+        parts[k++] = zero_rows(b, x, c[0], weft_sub(g, left, offv));
+    }
+    if (!off) return weft_concatenate_at(g, k - 1, parts + 1, 0, b->file, b->line);
+    parts[0] = zero_rows(b, x, c[0], offv);
+    return weft_concatenate_at(g, k, parts, 0, b->file, b->line);
 }
 
-/* d cost / d inputs from the reverse scan's outputs: the adjoints' and
- * accumulators' last rows (scan_save_mem keeps one state of each), the
- * sequence contributions placed and summed over taps. */
-static weft_status_t collect(weft__bptt_t *b, const rspec_t *s, weft_var_t *const *outs,
-                             weft_var_t **input_grads)
+/* d cost / d inputs from the reverse scans' outputs outs[0..n_parts) (the
+ * latest steps' scan first): the adjoints' and accumulators' last rows in
+ * the last scan (scan_save_mem keeps one state of each), the sequence
+ * contributions placed and summed over taps. */
+static weft_status_t collect(weft__bptt_t *b, const rspec_t *s, weft_var_t *outs[][WEFT_OP_MAX_OUTPUTS],
+                             size_t n_parts, weft_var_t **input_grads)
 {
     weft_graph_t *g = b->g;
     const weft_slice_t last[1] = {WEFT_SLICE_AT(-1)};
@@ -253,12 +298,14 @@ static weft_status_t collect(weft__bptt_t *b, const rspec_t *s, weft_var_t *cons
         weft_var_t *v = NULL;
         if (s->kind[k] == KIND_SEQ) {
             const int64_t *taps = b->l->seq_taps[s->idx[k]];
+            weft_var_t *c[2];
+            for (size_t i = 0; i < n_parts; i++) c[i] = outs[n_parts - 1 - i][k];
             pos = 1 + s->idx[k];
-            v = place_rows(b, outs[k], taps[s->tap[k]] - taps[0], weft_apply_input(b->node, pos));
+            v = place_rows(b, c, n_parts, taps[s->tap[k]] - taps[0], weft_apply_input(b->node, pos));
             if (v && input_grads[pos]) v = weft_add(g, input_grads[pos], v);
         } else {
             pos = s->kind[k] == KIND_ADJOINT ? b->init_pos[s->idx[k]] : ns0 + s->idx[k];
-            v = weft_subtensor_at(g, outs[k], 1, last, b->file, b->line);
+            v = weft_subtensor_at(g, outs[n_parts - 1][k], 1, last, b->file, b->line);
         }
         if (!v) return weft__ctor_status(g);
         input_grads[pos] = v;
@@ -266,8 +313,12 @@ static weft_status_t collect(weft__bptt_t *b, const rspec_t *s, weft_var_t *cons
     return WEFT_OK;
 }
 
-static weft_status_t run_reverse(weft__bptt_t *b, rspec_t *s, weft_var_t **input_grads)
+/* The reverse scan over the forward steps of pt. */
+static weft_status_t run_part(weft__bptt_t *b, weft_var_t *const *ograds, rspec_t *s,
+                              part_t pt, weft_var_t **outs)
 {
+    weft_status_t st = reverse_seqs(b, ograds, s, pt);
+    if (st != WEFT_OK) return st;
     weft_scan_spec_t sp = WEFT_SCAN_SPEC_INIT;
     char name[WEFT__SCAN_NAME_MAX + 8];
     snprintf(name, sizeof name, "grad_%s", b->p->name[0] ? b->p->name : "scan");
@@ -278,23 +329,42 @@ static weft_status_t run_reverse(weft__bptt_t *b, rspec_t *s, weft_var_t **input
     sp.n_nonseqs = b->l->n_nonseq;
     sp.nonseq_outer = s->ns_outer;
     sp.nonseq_inner = b->ph + b->ns0;
+    sp.n_steps = pt.cnt;
     /* the steps actually run (with until, the stacked outputs' length) */
-    sp.n_steps_var = weft_shape_i_at(b->g, weft_apply_output(b->node, 0), 0, b->file, b->line);
+    if (pt.cnt < 0)
+        sp.n_steps_var = weft_shape_i_at(b->g, weft_apply_output(b->node, 0), 0, b->file, b->line);
     sp.reverse = true;
     sp.name = name;
-    weft_var_t *outs[WEFT_OP_MAX_OUTPUTS];
-    weft_status_t st = weft__got(b->g, weft_scan_at(b->g, &sp, outs, b->file, b->line));
-    return st == WEFT_OK ? collect(b, s, outs, input_grads) : st;
+    return weft__got(b->g, weft_scan_at(b->g, &sp, outs, b->file, b->line));
 }
 
+/* Forward steps K .. n-1 read stored states only: with n static and above
+ * K, their reverse scan reads H through views, and a second one runs the
+ * first K steps from a buffer of init's rows and H's first K (a copy of K
+ * rows, not of H), carrying on from the first's last states. Otherwise one
+ * scan over a buffer of init's rows joined to H. */
 weft_status_t weft__bptt_reverse(weft__bptt_t *b, weft_var_t *const *ograds,
                                  weft_var_t **input_grads)
 {
     rspec_t *s = calloc(1, sizeof *s);
     if (!s) return weft_graph_set_error(b->g, WEFT_ENOMEM, "Scan gradient: out of memory");
-    weft_status_t st = reverse_seqs(b, ograds, s);
-    if (st == WEFT_OK) st = reverse_outs(b, s);
-    if (st == WEFT_OK && s->n_out) st = run_reverse(b, s, input_grads);
+    weft_var_t *outs[2][WEFT_OP_MAX_OUTPUTS];
+    int64_t k = steps_reading_init(b);
+    int64_t n = weft_type_dim(weft_var_type(weft_apply_output(b->node, 0)), 0);
+    const weft_slice_t last[1] = {WEFT_SLICE_AT(-1)};
+    size_t n_parts = k > 0 && n > k ? 2 : 1;
+    weft_status_t st = reverse_outs(b, s);
+    if (st == WEFT_OK && s->n_out && n_parts == 2) {
+        st = run_part(b, ograds, s, (part_t){k, n - k}, outs[0]);
+        for (size_t j = 0; j < s->n_out && st == WEFT_OK; j++)
+            if (s->outs[j].init)
+                st = weft__got(b->g, s->outs[j].init = weft_subtensor_at(b->g, outs[0][j], 1, last,
+                                                                         b->file, b->line));
+        if (st == WEFT_OK) st = run_part(b, ograds, s, (part_t){0, k}, outs[1]);
+    } else if (st == WEFT_OK && s->n_out) {
+        st = run_part(b, ograds, s, (part_t){0, -1}, outs[0]);
+    }
+    if (st == WEFT_OK && s->n_out) st = collect(b, s, outs, n_parts, input_grads);
     free(s);
     return st;
 }

@@ -168,16 +168,18 @@ static void test_fibonacci(void **state)
 
 /* A window with a gap: taps {-3, -1} (tap -2 unread), init of 3 rows, a
  * non-sequence w and a sequence with taps {-1, 1} one row longer than the
- * steps read: h_t = tanh(h_{t-1} * w + 0.5 h_{t-3}) + x[t] * x[t+2]. */
+ * steps read: h_t = tanh(h_{t-1} * w + 0.5 h_{t-3} h_{t-1}) + x[t] x[t+2],
+ * over *user steps (default WIN_T). Its backward step reads h_{t-3}: the
+ * first 3 steps read init's rows. */
 static weft_var_t *window_fn(weft_graph_t *g, size_t n_in, weft_var_t *const *in, void *user)
 {
     (void)n_in;
-    (void)user;
     weft_var_t *h[2] = {vec_ph(g, WIN_D, "h_m3"), vec_ph(g, WIN_D, "h_m1")};
     weft_var_t *xs[2] = {vec_ph(g, WIN_D, "x_m1"), vec_ph(g, WIN_D, "x_p1")};
     weft_var_t *w = vec_ph(g, WIN_D, "w_in");
     static const int64_t htaps[2] = {-3, -1}, xtaps[2] = {-1, 1};
-    weft_var_t *pre = weft_add(g, weft_mul(g, h[1], w), weft_mul(g, num(g, 0.5), h[0]));
+    weft_var_t *pre = weft_add(g, weft_mul(g, h[1], w),
+                               weft_mul(g, num(g, 0.5), weft_mul(g, h[0], h[1])));
     weft_var_t *upd = weft_add(g, weft_tanh(g, pre), weft_mul(g, xs[0], xs[1]));
     weft_scan_seq_t seq = {in[2], 2, xtaps, xs};
     weft_scan_output_t out = {upd, in[0], 2, htaps, h};
@@ -190,7 +192,7 @@ static weft_var_t *window_fn(weft_graph_t *g, size_t n_in, weft_var_t *const *in
     sp.n_nonseqs = 1;
     sp.nonseq_outer = ns_out;
     sp.nonseq_inner = ns_in;
-    sp.n_steps = WIN_T;
+    sp.n_steps = user ? *(const int64_t *)user : WIN_T;
     weft_var_t *y = NULL;
     if (!weft_scan(g, &sp, &y)) return NULL;
     return weft_mul(g, y, y);
@@ -205,11 +207,16 @@ static weft_tensor_t **window_points(weft_tensor_t **p)
     return p;
 }
 
+/* Seven steps: the reverse scan over steps 3..6 reads H through views, a
+ * second one steps 0..2 from init's rows; two steps: one scan over init's
+ * rows joined to H (n <= 3). */
 static void test_window_verify(void **state)
 {
     (void)state;
     weft_tensor_t *p[3];
+    int64_t two = 2;
     ck_verify(window_fn, NULL, 3, window_points(p));
+    ck_verify(window_fn, &two, 3, p);
     for (int k = 0; k < 3; k++) weft_tensor_release(p[k]);
 }
 
@@ -218,11 +225,14 @@ static void test_window_verify(void **state)
 #define UNTIL_MAX 20
 
 /* v_t = 1.5 v_{t-1} + x[t] until v_t > 10: from v0 = 1 and x = 0, six
- * steps (the last reaches 11.39). */
-static weft_var_t *until_scan(weft_graph_t *g, weft_var_t *v0, weft_var_t *x)
+ * steps (the last reaches 11.39). Not linear: plus 0.1 v_{t-1} x[t], so
+ * that the backward step reads v_{t-1} (from a buffer of v0 and the
+ * stored states: the length is known at run time only). */
+static weft_var_t *until_scan(weft_graph_t *g, weft_var_t *v0, weft_var_t *x, bool linear)
 {
     weft_var_t *v = scalar_ph(g, "v"), *xt = scalar_ph(g, "x_t");
     weft_var_t *vn = weft_add(g, weft_mul(g, num(g, 1.5), v), xt);
+    if (!linear) vn = weft_add(g, vn, weft_mul(g, num(g, 0.1), weft_mul(g, v, xt)));
     weft_scan_seq_t seq = {x, 0, NULL, &xt};
     weft_scan_output_t out = {vn, v0, 0, NULL, &v};
     weft_scan_spec_t sp = WEFT_SCAN_SPEC_INIT;
@@ -240,7 +250,7 @@ static weft_var_t *until_fn(weft_graph_t *g, size_t n_in, weft_var_t *const *in,
 {
     (void)n_in;
     (void)user;
-    return until_scan(g, in[0], in[1]);
+    return until_scan(g, in[0], in[1], user == NULL);
 }
 
 /* d sum(Y) / d v0 = sum_{s<6} 1.5^{s+1}; d / d x[t] = sum_{t<=s<6} 1.5^{s-t}
@@ -251,7 +261,7 @@ static void test_until(void **state)
     weft_graph_t *g = NULL;
     assert_int_equal(weft_graph_create(NULL, &g), WEFT_OK);
     weft_var_t *in[2] = {scalar_ph(g, "v0"), vec_ph(g, UNTIL_MAX, "x")};
-    weft_var_t *y = until_scan(g, in[0], in[1]), *gr[2];
+    weft_var_t *y = until_scan(g, in[0], in[1], true), *gr[2];
     assert_non_null(weft_grads(g, weft_sum(g, y, 0, NULL, false), 2, in, NULL, gr));
     double gx[UNTIL_MAX] = {0}, gv = 0;
     for (int s = 0; s < 6; s++) {
@@ -268,6 +278,7 @@ static void test_until(void **state)
     /* x small: the loop still stops after step 5 under the perturbations */
     vals[1] = ck_random(WEFT_FLOAT64, 1, &lx, -0.01, 0.01, 51);
     ck_verify(until_fn, NULL, 2, vals);
+    ck_verify(until_fn, g, 2, vals); /* not linear */
     weft_tensor_release(vals[0]);
     weft_tensor_release(vals[1]);
     weft_graph_destroy(g);
@@ -350,8 +361,8 @@ static void test_until_compiled(void **state)
     assert_int_equal(weft_graph_create(NULL, &g), WEFT_OK);
     weft_var_t *in[2] = {scalar_ph(g, "v0"), vec_ph(g, UNTIL_MAX, "x")};
     weft_var_t *gr[2];
-    assert_non_null(weft_grads(g, weft_sum(g, until_scan(g, in[0], in[1]), 0, NULL, false), 2,
-                               in, NULL, gr));
+    assert_non_null(weft_grads(g, weft_sum(g, until_scan(g, in[0], in[1], false), 0, NULL, false),
+                               2, in, NULL, gr));
     int64_t lx = UNTIL_MAX;
     weft_tensor_t *vals[2] = {ck_tensor(WEFT_FLOAT64, 0, NULL, (double[]){1.0}),
                               ck_random(WEFT_FLOAT64, 1, &lx, -0.01, 0.01, 61)};
@@ -359,6 +370,54 @@ static void test_until_compiled(void **state)
     weft_tensor_release(vals[0]);
     weft_tensor_release(vals[1]);
     weft_graph_destroy(g);
+}
+
+/* ---- stored states read, not copied ------------------------------------------------------ */
+
+/* In the gradient graph of window_fn over `steps` steps (grads of init, w
+ * and x): the Scan nodes, and the Joins that read the forward output H
+ * itself (a copy of every stored state). */
+static void count_nodes(int64_t steps, size_t *n_scan, size_t *n_join_h)
+{
+    weft_graph_t *g = NULL;
+    assert_int_equal(weft_graph_create(NULL, &g), WEFT_OK);
+    int64_t si[2] = {3, WIN_D}, sx[2] = {steps + 3, WIN_D};
+    weft_var_t *in[3] = {ck_var(g, WEFT_FLOAT64, 2, si), vec_ph(g, WIN_D, "w"),
+                         ck_var(g, WEFT_FLOAT64, 2, sx)};
+    weft_var_t *y = window_fn(g, 3, in, &steps), *gr[3];
+    assert_non_null(weft_grads(g, weft_sum(g, y, 0, NULL, false), 3, in, NULL, gr));
+    weft_var_t *h = weft_apply_input(weft_var_owner(y), 0); /* y = H * H */
+    weft_fgraph_options_t fo = WEFT_FGRAPH_OPTIONS_INIT;
+    fo.clone = false;
+    weft_fgraph_t *fg = NULL;
+    assert_int_equal(weft_fgraph_create(g, 3, in, 3, gr, &fo, NULL, &fg), WEFT_OK);
+    weft_apply_t *const *nodes = NULL;
+    size_t n = 0;
+    assert_int_equal(weft_fgraph_applies(fg, &nodes, &n), WEFT_OK);
+    *n_scan = *n_join_h = 0;
+    for (size_t k = 0; k < n; k++) {
+        const char *cls = weft_op_name(weft_apply_op(nodes[k]));
+        *n_scan += !strcmp(cls, "Scan");
+        for (size_t i = 0; !strcmp(cls, "Join") && i < weft_apply_n_inputs(nodes[k]); i++)
+            *n_join_h += weft_apply_input(nodes[k], i) == h;
+    }
+    weft_fgraph_destroy(fg);
+    weft_graph_destroy(g);
+}
+
+/* Seven steps, the first three reading init's rows: the forward scan and
+ * two reverse ones, no Join of H (the last four read H through views);
+ * two steps: one reverse scan over init's rows joined to H. */
+static void test_states_not_copied(void **state)
+{
+    (void)state;
+    size_t n_scan = 0, n_join_h = 0;
+    count_nodes(WIN_T, &n_scan, &n_join_h);
+    assert_int_equal(n_scan, 3);
+    assert_int_equal(n_join_h, 0);
+    count_nodes(2, &n_scan, &n_join_h);
+    assert_int_equal(n_scan, 2);
+    assert_int_equal(n_join_h, 1);
 }
 
 /* ---- still refused ----------------------------------------------------------------------- */
@@ -400,7 +459,7 @@ int main(void)
         cmocka_unit_test(test_seq_taps),        cmocka_unit_test(test_fibonacci),
         cmocka_unit_test(test_window_verify),   cmocka_unit_test(test_until),
         cmocka_unit_test(test_window_compiled), cmocka_unit_test(test_until_compiled),
-        cmocka_unit_test(test_reverse_refused),
+        cmocka_unit_test(test_states_not_copied), cmocka_unit_test(test_reverse_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
