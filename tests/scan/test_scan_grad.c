@@ -37,6 +37,34 @@ static weft_var_t *num(weft_graph_t *g, double v)
     return weft_constant_scalar(g, WEFT_FLOAT64, v);
 }
 
+/* The extras of scan_one: a non-sequence (outer, inner), until, reverse. */
+typedef struct extras {
+    weft_var_t *ns_outer, *ns_inner, *until;
+    bool reverse;
+} extras_t;
+
+/* A Scan of at most one sequence (NULL: none) and one output over n_steps
+ * steps, with ex's extras (NULL: none); returns its stacked output. */
+static weft_var_t *scan_one(weft_graph_t *g, const weft_scan_seq_t *seq,
+                            const weft_scan_output_t *out, int64_t n_steps, const extras_t *ex)
+{
+    weft_scan_spec_t sp = WEFT_SCAN_SPEC_INIT;
+    sp.n_seqs = seq ? 1 : 0;
+    sp.seqs = seq;
+    sp.n_outputs = 1;
+    sp.outputs = out;
+    sp.n_steps = n_steps;
+    if (ex && ex->ns_outer) {
+        sp.n_nonseqs = 1;
+        sp.nonseq_outer = &ex->ns_outer;
+        sp.nonseq_inner = &ex->ns_inner;
+    }
+    sp.until = ex ? ex->until : NULL;
+    sp.reverse = ex && ex->reverse;
+    weft_var_t *y = NULL;
+    return weft_scan(g, &sp, &y);
+}
+
 /* A C-contiguous copy of t (gradients of sequences are flipped views). */
 static weft_tensor_t *contig(const weft_tensor_t *t)
 {
@@ -83,14 +111,7 @@ static weft_var_t *taps_scan(weft_graph_t *g, weft_var_t *x, weft_var_t *h0, boo
     upd = weft_add(g, upd, weft_mul(g, num(g, 3.0), linear ? xs[2] : weft_sin(g, xs[2])));
     weft_scan_seq_t seq = {x, 3, taps, xs};
     weft_scan_output_t out = {upd, h0, 0, NULL, &h};
-    weft_scan_spec_t sp = WEFT_SCAN_SPEC_INIT;
-    sp.n_seqs = 1;
-    sp.seqs = &seq;
-    sp.n_outputs = 1;
-    sp.outputs = &out;
-    sp.n_steps = TAPS_N;
-    weft_var_t *y = NULL;
-    return weft_scan(g, &sp, &y);
+    return scan_one(g, &seq, &out, TAPS_N, NULL);
 }
 
 static weft_var_t *taps_fn(weft_graph_t *g, size_t n_in, weft_var_t *const *in, void *user)
@@ -142,12 +163,8 @@ static void test_fibonacci(void **state)
     weft_var_t *h[2] = {scalar_ph(g, "h_m2"), scalar_ph(g, "h_m1")};
     static const int64_t taps[2] = {-2, -1};
     weft_scan_output_t out = {weft_add(g, h[0], h[1]), init, 2, taps, h};
-    weft_scan_spec_t sp = WEFT_SCAN_SPEC_INIT;
-    sp.n_outputs = 1;
-    sp.outputs = &out;
-    sp.n_steps = 10;
-    weft_var_t *y = NULL;
-    assert_non_null(weft_scan(g, &sp, &y));
+    weft_var_t *y = scan_one(g, NULL, &out, 10, NULL);
+    assert_non_null(y);
     const weft_slice_t last[1] = {WEFT_SLICE_AT(-1)};
     weft_var_t *gl = weft_grad(g, weft_subtensor(g, y, 1, last), init);
     weft_var_t *gs = weft_grad(g, weft_sum(g, y, 0, NULL, false), init);
@@ -183,19 +200,9 @@ static weft_var_t *window_fn(weft_graph_t *g, size_t n_in, weft_var_t *const *in
     weft_var_t *upd = weft_add(g, weft_tanh(g, pre), weft_mul(g, xs[0], xs[1]));
     weft_scan_seq_t seq = {in[2], 2, xtaps, xs};
     weft_scan_output_t out = {upd, in[0], 2, htaps, h};
-    weft_var_t *ns_in[1] = {w}, *ns_out[1] = {in[1]};
-    weft_scan_spec_t sp = WEFT_SCAN_SPEC_INIT;
-    sp.n_seqs = 1;
-    sp.seqs = &seq;
-    sp.n_outputs = 1;
-    sp.outputs = &out;
-    sp.n_nonseqs = 1;
-    sp.nonseq_outer = ns_out;
-    sp.nonseq_inner = ns_in;
-    sp.n_steps = user ? *(const int64_t *)user : WIN_T;
-    weft_var_t *y = NULL;
-    if (!weft_scan(g, &sp, &y)) return NULL;
-    return weft_mul(g, y, y);
+    extras_t ex = {in[1], w, NULL, false};
+    weft_var_t *y = scan_one(g, &seq, &out, user ? *(const int64_t *)user : WIN_T, &ex);
+    return y ? weft_mul(g, y, y) : NULL;
 }
 
 static weft_tensor_t **window_points(weft_tensor_t **p)
@@ -235,15 +242,8 @@ static weft_var_t *until_scan(weft_graph_t *g, weft_var_t *v0, weft_var_t *x, bo
     if (!linear) vn = weft_add(g, vn, weft_mul(g, num(g, 0.1), weft_mul(g, v, xt)));
     weft_scan_seq_t seq = {x, 0, NULL, &xt};
     weft_scan_output_t out = {vn, v0, 0, NULL, &v};
-    weft_scan_spec_t sp = WEFT_SCAN_SPEC_INIT;
-    sp.n_seqs = 1;
-    sp.seqs = &seq;
-    sp.n_outputs = 1;
-    sp.outputs = &out;
-    sp.n_steps = UNTIL_MAX;
-    sp.until = weft_gt(g, vn, num(g, 10.0));
-    weft_var_t *y = NULL;
-    return weft_scan(g, &sp, &y);
+    extras_t ex = {NULL, NULL, weft_gt(g, vn, num(g, 10.0)), false};
+    return scan_one(g, &seq, &out, UNTIL_MAX, &ex);
 }
 
 static weft_var_t *until_fn(weft_graph_t *g, size_t n_in, weft_var_t *const *in, void *user)
@@ -432,20 +432,14 @@ static void test_reverse_refused(void **state)
     weft_var_t *x = vec_ph(g, 4, "x"), *xt = scalar_ph(g, "x_t"), *h = scalar_ph(g, "h");
     weft_scan_seq_t seq = {x, 0, NULL, &xt};
     weft_scan_output_t out = {weft_add(g, h, xt), num(g, 0.0), 0, NULL, &h};
-    weft_scan_spec_t sp = WEFT_SCAN_SPEC_INIT;
-    sp.n_seqs = 1;
-    sp.seqs = &seq;
-    sp.n_outputs = 1;
-    sp.outputs = &out;
-    sp.reverse = true;
-    sp.name = "back";
-    weft_var_t *y = NULL;
-    assert_non_null(weft_scan(g, &sp, &y));
+    extras_t ex = {NULL, NULL, NULL, true};
+    weft_var_t *y = scan_one(g, &seq, &out, -1, &ex);
+    assert_non_null(y);
     assert_null(weft_grad(g, weft_sum(g, y, 0, NULL, false), x));
     assert_int_equal(weft_graph_error(g), WEFT_ENOGRAD);
     const char *msg = weft_graph_error_message(g);
     assert_non_null(strstr(msg, "Scan: apply "));
-    assert_non_null(strstr(msg, "(Scan{back: 1 seqs, 1 outputs (1 carried), 0 non-seqs, reverse}, "
+    assert_non_null(strstr(msg, "(Scan{1 seqs, 1 outputs (1 carried), 0 non-seqs, reverse}, "
                                 "built at "));
     assert_non_null(strstr(msg, "has no gradient: reverse scans (a gradient's own) are not "
                                 "differentiated (weft_grad at "));
