@@ -138,9 +138,10 @@ static weft_status_t state_rows(weft__bptt_t *b, rspec_t *s, uint32_t o, part_t 
     int64_t t[WEFT_SCAN_MAX_TAPS + 1];
     weft_var_t *in[WEFT_SCAN_MAX_TAPS + 1];
     size_t m = used_taps(b, b->car0[o], l->out_ntaps[o], l->out_taps[o], t, in);
-    weft_var_t *h = rows_from(b, weft_apply_output(b->node, o), pt.from);
     const int64_t zero[1] = {0};
-    if (!m) return b->hs[o] ? add_seq(b, s, h, 1, zero, &b->hs[o]) : WEFT_OK;
+    if (!m && !b->hs[o]) return WEFT_OK;
+    weft_var_t *h = rows_from(b, weft_apply_output(b->node, o), pt.from);
+    if (!m) return add_seq(b, s, h, 1, zero, &b->hs[o]);
     weft_var_t *buf = state_buffer(b, o, t[0], pt);
     weft_status_t st = WEFT_OK;
     if (b->hs[o] && m < WEFT_SCAN_MAX_TAPS) {
@@ -160,9 +161,11 @@ static weft_status_t reverse_seqs(weft__bptt_t *b, weft_var_t *const *ograds, rs
     s->n_seq = 0;
     for (uint32_t q = 0; q < b->l->n_seq && st == WEFT_OK; q++) st = sequence_rows(b, s, q, pt);
     for (uint32_t o = 0; o < b->l->n_out && st == WEFT_OK; o++) {
-        weft_var_t *h = rows_from(b, weft_apply_output(b->node, o), pt.from);
-        if (b->l->out_ntaps[o]) st = state_rows(b, s, o, pt);
-        else if (b->hs[o]) st = add_seq(b, s, h, 1, zero, &b->hs[o]);
+        if (b->l->out_ntaps[o])
+            st = state_rows(b, s, o, pt);
+        else if (b->hs[o])
+            st = add_seq(b, s, rows_from(b, weft_apply_output(b->node, o), pt.from), 1, zero,
+                         &b->hs[o]);
         if (st == WEFT_OK && b->gh[o])
             st = add_seq(b, s, rows_from(b, ograds[o], pt.from), 1, zero, &b->gh[o]);
     }

@@ -447,6 +447,41 @@ static void test_reverse_refused(void **state)
     weft_graph_destroy(g);
 }
 
+/* A node already returning its last state (scan_save_mem's form: here a
+ * JSON graph whose props say so, as one saved after compiling) is refused,
+ * named: the gradient is taken on the graph before rewrites. */
+static void test_last_state_refused(void **state)
+{
+    (void)state;
+    weft_graph_t *g = NULL;
+    assert_int_equal(weft_graph_create(NULL, &g), WEFT_OK);
+    weft_var_t *x = vec_ph(g, 4, "x"), *xt = scalar_ph(g, "x_t"), *h = scalar_ph(g, "h");
+    weft_var_t *h0 = scalar_ph(g, "h0");
+    weft_scan_seq_t seq = {x, 0, NULL, &xt};
+    weft_scan_output_t out = {weft_mul(g, h, xt), h0, 0, NULL, &h};
+    weft_var_t *y = scan_one(g, &seq, &out, -1, NULL), *in[2] = {x, h0};
+    weft_graph_io_t io = {2, in, NULL, 1, &y, 0, NULL};
+    char *text = NULL;
+    assert_int_equal(weft_graph_io_save(&io, &text), WEFT_OK);
+    char *mask = strstr(text, "\"last_mask\":0");
+    assert_non_null(mask);
+    mask[strlen("\"last_mask\":")] = '1';
+    weft_graph_t *g2 = NULL;
+    assert_int_equal(weft_graph_create(NULL, &g2), WEFT_OK);
+    weft_graph_io_t back = {0};
+    assert_int_equal(weft_graph_io_load(g2, text, strlen(text), NULL, &back), WEFT_OK);
+    assert_true(weft_scan_output_is_last(weft_apply_op(weft_var_owner(back.outputs[0])), 0));
+    assert_null(weft_grad(g2, weft_sum(g2, back.outputs[0], 0, NULL, false), back.inputs[1]));
+    assert_int_equal(weft_graph_error(g2), WEFT_ENOGRAD);
+    assert_non_null(strstr(weft_graph_error_message(g2),
+                           "has no gradient: it returns last states only (scan_save_mem ran): "
+                           "take the gradient before rewriting"));
+    weft_graph_io_clear(&back);
+    weft_graph_io_free_text(text);
+    weft_graph_destroy(g2);
+    weft_graph_destroy(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -454,6 +489,7 @@ int main(void)
         cmocka_unit_test(test_window_verify),   cmocka_unit_test(test_until),
         cmocka_unit_test(test_window_compiled), cmocka_unit_test(test_until_compiled),
         cmocka_unit_test(test_states_not_copied), cmocka_unit_test(test_reverse_refused),
+        cmocka_unit_test(test_last_state_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
