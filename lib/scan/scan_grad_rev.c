@@ -10,7 +10,9 @@
  * (init's rows before the forward output's), the output gradients. State:
  * the carried adjoints lam (a window of L rows for taps other than {-1})
  * and one accumulator per float non-sequence. Stacked: each sequence tap's
- * contribution, placed on its rows and summed afterwards. */
+ * contribution, placed on its rows and summed afterwards. With a static n,
+ * the steps that read init's rows run in a second reverse scan, so that
+ * the first reads the stored states as views (weft__bptt_reverse). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
