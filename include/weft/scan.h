@@ -43,10 +43,12 @@
  * carried state is never copied. In the sequential evaluator (weft/eval.h)
  * the inner function is compiled for the call on the default pool.
  *
- * Gradient: backpropagation through time as a reverse Scan over the stored
- * states (docs/control-flow.md §5.5) for sequence taps {0}, carried
- * taps {-1} or none, no until and sequences of exactly n_steps rows; other
- * scans report WEFT_ENOGRAD naming the node and why.
+ * Gradient: backpropagation through time as reverse Scans over the stored
+ * states (docs/control-flow.md §5.5) for any sequence and carried taps
+ * (init's rows get their gradient) and for until (over the steps run; the
+ * condition has no gradient); sequence rows no step read get zeros.
+ * Reverse scans and nodes already returning last states (compiled graphs)
+ * report WEFT_ENOGRAD naming the node and why.
  *
  * JSON: the op's props carry the inner graph and the layout
  * (docs/graph-format.md, "Scan").

@@ -702,7 +702,7 @@ static void test_grad_rnn(void **state)
 }
 
 /* The gradient compiled (fast_run) gives the same bits at 1, 2 and 4
- * workers, and an until scan reports WEFT_ENOGRAD naming the node. */
+ * workers. */
 static void test_grad_compiled(void **state)
 {
     (void)state;
@@ -743,26 +743,6 @@ static void test_grad_compiled(void **state)
         weft_tensor_release(ref[k]);
         weft_tensor_release(v[k]);
     }
-    weft_graph_destroy(g);
-}
-
-static void test_grad_until_refused(void **state)
-{
-    (void)state;
-    weft_graph_t *g = new_graph();
-    weft_var_t *v0 = weft_var_create(g, ttype(g, WEFT_FLOAT64, 0, NULL), "v0");
-    weft_var_t *v = weft_var_create(g, ttype(g, WEFT_FLOAT64, 0, NULL), "v");
-    weft_var_t *vn = weft_mul(g, v, v);
-    weft_scan_output_t out = {vn, v0, 0, NULL, &v};
-    weft_scan_spec_t sp = spec_of(NULL, 1, &out);
-    sp.n_steps = 4;
-    sp.until = weft_lt(g, vn, weft_constant_scalar(g, WEFT_FLOAT64, 0.5));
-    weft_var_t *y = NULL;
-    assert_non_null(weft_scan(g, &sp, &y));
-    assert_null(weft_grad(g, weft_sum(g, y, 0, NULL, false), v0));
-    assert_int_equal(weft_graph_error(g), WEFT_ENOGRAD);
-    assert_non_null(strstr(weft_graph_error_message(g), "has no gradient: until conditions"));
-    assert_non_null(strstr(weft_graph_error_message(g), "test_scan.c:"));
     weft_graph_destroy(g);
 }
 
@@ -959,7 +939,7 @@ int main(void)
         cmocka_unit_test(test_taps),          cmocka_unit_test(test_errors),
         cmocka_unit_test(test_json),          cmocka_unit_test(test_grad_cumsum),
         cmocka_unit_test(test_grad_rnn),      cmocka_unit_test(test_grad_compiled),
-        cmocka_unit_test(test_grad_until_refused), cmocka_unit_test(test_inline_one_step),
+        cmocka_unit_test(test_inline_one_step),
         cmocka_unit_test(test_push_out),      cmocka_unit_test(test_split_map),
         cmocka_unit_test(test_merge),
     };
