@@ -18,12 +18,10 @@
 typedef struct topology_state {
     hwloc_topology_t topo;  // NULL if it could not be read
     hwloc_bitmap_t allowed; // the process's binding at load
-    hwloc_obj_t *compact;   // allowed cores in hwloc's order
-    hwloc_obj_t *scatter;   // the same, round-robin over packages
-    int ncores;             // entries of compact and scatter
+    int ncores;             // cores intersecting it
 } topology_state_t;
 
-static topology_state_t topology = {NULL, NULL, NULL, NULL, 0};
+static topology_state_t topology = {NULL, NULL, 0};
 static pthread_once_t topology_once = PTHREAD_ONCE_INIT;
 
 /* The cpuset this process is bound to; the whole machine when it is not
@@ -38,41 +36,50 @@ static hwloc_bitmap_t topology_read_binding(hwloc_topology_t topo)
     return set;
 }
 
-/* scatter order: the k-th allowed core of each package in turn, so
- * consecutive workers land on different packages */
-static void topology_order_scatter(hwloc_topology_t topo, topology_state_t *s)
+/* Allowed cores inside `within` (the machine or a package), and the k-th of
+ * them in hwloc's order. Walked on every call rather than kept in an array:
+ * pool creation is rare, and the scheduler allocates nothing from the C
+ * library when given an allocator (tests/scheduler/test_sched_alloc.c). */
+static int topology_count_in(const topology_state_t *s, hwloc_const_bitmap_t within)
 {
-    int npkg = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PACKAGE), n = 0;
-    if (npkg <= 1) {
-        for (int i = 0; i < s->ncores; i++) s->scatter[i] = s->compact[i];
-        return;
+    int all = hwloc_get_nbobjs_by_type(s->topo, HWLOC_OBJ_CORE), n = 0;
+    for (int i = 0; i < all; i++) {
+        hwloc_obj_t core = hwloc_get_obj_by_type(s->topo, HWLOC_OBJ_CORE, (unsigned)i);
+        n += core && hwloc_bitmap_intersects(core->cpuset, s->allowed) &&
+             hwloc_bitmap_intersects(core->cpuset, within);
     }
-    for (int round = 0; n < s->ncores; round++)
-        for (int p = 0; p < npkg; p++) {
-            hwloc_obj_t pkg = hwloc_get_obj_by_type(topo, HWLOC_OBJ_PACKAGE, (unsigned)p);
-            int seen = 0;
-            for (int i = 0; i < s->ncores; i++)
-                if (hwloc_bitmap_intersects(s->compact[i]->cpuset, pkg->cpuset) && seen++ == round)
-                    s->scatter[n++] = s->compact[i];
-        }
+    return n;
 }
 
-/* The cores that intersect the binding, in both orders. False when there
- * are none (or no memory): the process then runs unpinned. */
-static int topology_list_cores(hwloc_topology_t topo, topology_state_t *s)
+static hwloc_obj_t topology_nth_in(const topology_state_t *s, hwloc_const_bitmap_t within, int k)
 {
-    int all = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
-    if (all <= 0) return 0;
-    s->compact = calloc((size_t)all, sizeof *s->compact);
-    s->scatter = calloc((size_t)all, sizeof *s->scatter);
-    if (!s->compact || !s->scatter) return 0;
+    int all = hwloc_get_nbobjs_by_type(s->topo, HWLOC_OBJ_CORE);
     for (int i = 0; i < all; i++) {
-        hwloc_obj_t core = hwloc_get_obj_by_type(topo, HWLOC_OBJ_CORE, (unsigned)i);
-        if (core && hwloc_bitmap_intersects(core->cpuset, s->allowed)) s->compact[s->ncores++] = core;
+        hwloc_obj_t core = hwloc_get_obj_by_type(s->topo, HWLOC_OBJ_CORE, (unsigned)i);
+        if (core && hwloc_bitmap_intersects(core->cpuset, s->allowed) &&
+            hwloc_bitmap_intersects(core->cpuset, within) && k-- == 0)
+            return core;
     }
-    if (s->ncores == 0) return 0;
-    topology_order_scatter(topo, s);
-    return 1;
+    return NULL;
+}
+
+/* The core for worker i. SCATTER walks the packages that hold allowed cores
+ * round-robin: worker i goes to the (i % npkg)-th of them, its
+ * (i / npkg)-th allowed core there. */
+static hwloc_obj_t topology_core_for(const topology_state_t *s, int i, weft_pin_policy_t policy)
+{
+    hwloc_const_bitmap_t machine = hwloc_topology_get_topology_cpuset(s->topo);
+    int npkg = hwloc_get_nbobjs_by_type(s->topo, HWLOC_OBJ_PACKAGE), used = 0;
+    if (policy == WEFT_PIN_SCATTER && npkg > 1) {
+        for (int p = 0; p < npkg; p++)
+            used += topology_count_in(s, hwloc_get_obj_by_type(s->topo, HWLOC_OBJ_PACKAGE, (unsigned)p)->cpuset) > 0;
+        for (int p = 0, seen = 0; p < npkg && used > 1; p++) {
+            hwloc_obj_t pkg = hwloc_get_obj_by_type(s->topo, HWLOC_OBJ_PACKAGE, (unsigned)p);
+            int in_pkg = topology_count_in(s, pkg->cpuset);
+            if (in_pkg > 0 && seen++ == i % used) return topology_nth_in(s, pkg->cpuset, (i / used) % in_pkg);
+        }
+    }
+    return topology_nth_in(s, machine, i % s->ncores);
 }
 
 static void topology_load(void)
@@ -83,10 +90,9 @@ static void topology_load(void)
         hwloc_topology_destroy(topo);
         return;
     }
-    topology_state_t s = {topo, topology_read_binding(topo), NULL, NULL, 0};
-    if (!s.allowed || !topology_list_cores(topo, &s)) {
-        free(s.compact);
-        free(s.scatter);
+    topology_state_t s = {topo, topology_read_binding(topo), 0};
+    if (s.allowed) s.ncores = topology_count_in(&s, hwloc_topology_get_topology_cpuset(topo));
+    if (s.ncores == 0) {
         if (s.allowed) hwloc_bitmap_free(s.allowed);
         hwloc_topology_destroy(topo);
         return;
@@ -123,9 +129,10 @@ int weft__topology_pin_threads(const pthread_t *threads, int n, weft_pin_policy_
     if (policy == WEFT_PIN_NONE || getenv("WEFT_NO_PIN")) return 0;
     const topology_state_t *s = topology_get();
     if (!s) return 0;
-    hwloc_obj_t *order = policy == WEFT_PIN_SCATTER ? s->scatter : s->compact;
     int all = 1;
-    for (int i = 0; i < n; i++)
-        if (!topology_bind(s, threads[i], order[i % s->ncores])) all = 0;
+    for (int i = 0; i < n; i++) {
+        hwloc_obj_t core = topology_core_for(s, i, policy);
+        if (!core || !topology_bind(s, threads[i], core)) all = 0;
+    }
     return all;
 }
