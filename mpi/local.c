@@ -268,6 +268,18 @@ static weft_status_t map_io(builder_t *b, size_t n_in, weft_var_t *const *inputs
         if (gets && !(b->outs[b->n_outs++] = local_value(b, pos)))
             return ctor_failed(b, "a receive node");
     }
+    /* the updates this rank holds: hidden outputs, committed after the
+     * ranks agree (update.c) */
+    for (size_t k = 0; k < f->part.n_upd; k++) {
+        f->upd_input[k] = -1;
+        for (size_t j = 0; j < n_in; j++)
+            if (inputs[j] == f->part.upd[k].var) f->upd_input[k] = (int)j;
+        bool holds = wm__holds_update(&f->part, k, f->rank);
+        f->upd_local[k] = holds ? (int)b->n_outs : -1;
+        if (holds && !(b->outs[b->n_outs++] =
+                           local_value(b, wm__var_pos(&f->part, f->part.upd[k].value))))
+            return ctor_failed(b, "a receive node");
+    }
     f->n_lout = b->n_outs;
     return WEFT_OK;
 }
@@ -276,7 +288,7 @@ static weft_status_t alloc_builder(builder_t *b, weft_mpi_function_t *f, size_t 
 {
     wm_part_t *p = &f->part;
     f->rt.n_colls = count_colls(p);
-    size_t max_out = n_out + p->n_msgs + f->rt.n_colls + 1;
+    size_t max_out = n_out + p->n_upd + p->n_msgs + f->rt.n_colls + 1;
     b->loc = calloc(p->n_vars + 1, sizeof *b->loc);
     b->recv_of = malloc((p->n_vars + 1) * sizeof *b->recv_of);
     b->tok_at = calloc(p->n_msgs + 1, sizeof *b->tok_at);
@@ -284,14 +296,17 @@ static weft_status_t alloc_builder(builder_t *b, weft_mpi_function_t *f, size_t 
     f->rt.colls = calloc(f->rt.n_colls + 1, sizeof *f->rt.colls);
     f->in_local = calloc(n_in + 1, sizeof *f->in_local);
     f->out_local = calloc(n_out + 1, sizeof *f->out_local);
+    f->upd_local = calloc(p->n_upd + 1, sizeof *f->upd_local);
+    f->upd_input = calloc(p->n_upd + 1, sizeof *f->upd_input);
     f->lin = calloc(n_in + 1, sizeof *f->lin);
     f->lout = calloc(max_out, sizeof *f->lout);
     f->keep = calloc(max_out, sizeof *f->keep);
     size_t n_req = p->n_msgs + f->rt.n_colls + 1;
     f->reqs = malloc(n_req * sizeof *f->reqs);
     f->done_idx = malloc(n_req * sizeof *f->done_idx);
-    if (!b->loc || !b->outs || !b->recv_of || !b->tok_at || !f->rt.colls || !f->in_local || !f->out_local || !f->lin ||
-        !f->lout || !f->keep || !f->reqs || !f->done_idx)
+    if (!b->loc || !b->outs || !b->recv_of || !b->tok_at || !f->rt.colls || !f->in_local ||
+        !f->out_local || !f->upd_local || !f->upd_input || !f->lin || !f->lout || !f->keep ||
+        !f->reqs || !f->done_idx)
         return wm__error(WEFT_ENOMEM, "local graph: out of memory");
     for (size_t i = 0; i < n_req; i++) f->reqs[i] = MPI_REQUEST_NULL;
     for (size_t k = 0; k < p->n_vars; k++) b->recv_of[k] = -1;
@@ -375,6 +390,8 @@ void wm__free_runtime(weft_mpi_function_t *f)
     free(f->rt.colls);
     free(f->in_local);
     free(f->out_local);
+    free(f->upd_local);
+    free(f->upd_input);
     free(f->lin);
     free(f->lout);
     free(f->keep);

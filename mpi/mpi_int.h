@@ -138,6 +138,8 @@ typedef struct wm_part {
     wm_msg_t *msgs;
     size_t n_msgs;
     int n_ranks;
+    size_t n_upd;
+    weft_update_t *upd; /* the caller's updates (a copy) */
 } wm_part_t;
 
 /* A request MPI still owns after a failed call (its message never matched
@@ -177,6 +179,8 @@ struct weft_mpi_function {
     size_t n_in, n_out;     /* the caller's */
     int *in_local, *out_local; /* caller index -> local index, or -1 */
     size_t n_lin, n_lout, n_keep; /* local inputs; local user outputs; keep-alive tokens */
+    int *upd_local;   /* per update: its value's local output, or -1 (not held here) */
+    int *upd_input;   /* per update: the caller's input index of its variable, or -1 */
     weft_tensor_t **lin, **lout;  /* per-call argument arrays (lout: n_lout + n_keep) */
     weft_tensor_t **keep;         /* the tokens' caller-supplied tensors */
     MPI_Request *reqs; /* n_msgs + n_colls + 1 (the abort receive) */
@@ -212,14 +216,20 @@ void wm__rt_fail(wm_rt_t *rt, bool local, weft_status_t st, const char *msg);
 
 /* ---- partition (partition.c, metis.c) ---- */
 weft_status_t wm__partition(size_t n_in, weft_var_t *const *inputs, size_t n_out,
-                            weft_var_t *const *outputs, const weft_mpi_options_t *o,
-                            int n_ranks, wm_part_t *p);
+                            weft_var_t *const *outputs, size_t n_upd, const weft_update_t *upd,
+                            const weft_mpi_options_t *o, int n_ranks, wm_part_t *p);
+/* Does rank r hold update k's variable (shared: every rank; an input: its
+ * owner, or every rank when replicated)? */
+bool wm__holds_update(const wm_part_t *p, size_t k, int r);
 void wm__part_free(wm_part_t *p);
 size_t wm__var_pos(const wm_part_t *p, const weft_var_t *v); /* n_vars if absent */
 /* ---- the local function (local.c) and a call's communication (comm.c) ---- */
 weft_status_t wm__build_local(weft_mpi_function_t *f, size_t n_in, weft_var_t *const *inputs,
                               size_t n_out, weft_var_t *const *outputs,
                               const weft_mpi_options_t *o);
+/* After a call the ranks agreed on: the updates this rank holds become the
+ * new values (update.c); every update slot is emptied either way. */
+weft_status_t wm__commit_updates(weft_mpi_function_t *f, weft_tensor_t *const *inputs, bool ok);
 void wm__free_runtime(weft_mpi_function_t *f);
 weft_status_t wm__call(weft_mpi_function_t *f, char *msg, size_t cap);
 void wm__drain_orphans(weft_mpi_function_t *f, bool final);
