@@ -92,6 +92,27 @@ static void *helper_main(void *arg)
 }
 
 /* Receives of this rank, non-root broadcasts, the abort receive. */
+/* Starts collective g on this rank: by its start node where the rank
+ * contributes, at the call's start where it only gets the result. */
+static int start_coll(wm_coll_t *g, MPI_Request *req)
+{
+    switch (g->kind) {
+    case WM_ALLREDUCE:
+        return MPI_Iallreduce(g->sbuf, g->rbuf, (int)g->count, g->mtype, MPI_SUM, g->comm, req);
+    case WM_BCAST:
+        return MPI_Ibcast(g->rbuf, (int)g->bytes, MPI_BYTE, g->root, g->comm, req);
+    case WM_REDUCE:
+        return MPI_Ireduce(g->sbuf, g->rbuf, (int)g->count, g->mtype, MPI_SUM, g->root, g->comm,
+                           req);
+    case WM_SCATTER:
+        return MPI_Iscatter(g->sbuf, (int)g->rbytes, MPI_BYTE, g->rbuf, (int)g->rbytes, MPI_BYTE,
+                            g->root, g->comm, req);
+    default:
+        return MPI_Igather(g->sbuf, (int)g->bytes, MPI_BYTE, g->rbuf, (int)g->bytes, MPI_BYTE,
+                           g->root, g->comm, req);
+    }
+}
+
 static weft_status_t post_receives(call_t *c)
 {
     weft_mpi_function_t *f = c->f;
@@ -114,10 +135,9 @@ static weft_status_t post_receives(call_t *c)
         /* relaxed: as above */
         atomic_store_explicit(&g->state, WM_IDLE, memory_order_relaxed);
         atomic_store_explicit(&g->park.flag, 0, memory_order_relaxed);
-        if (g->kind != WM_BCAST || g->root == f->rank || rc != MPI_SUCCESS) continue;
+        if (wm__coll_gives(g->kind, g->root, f->rank) || rc != MPI_SUCCESS) continue;
         atomic_store_explicit(&g->state, WM_POSTED, memory_order_relaxed);
-        rc = MPI_Ibcast(g->rbuf, (int)g->bytes, MPI_BYTE, g->root, g->comm,
-                        &f->reqs[rt->n_msgs + k]);
+        rc = start_coll(g, &f->reqs[rt->n_msgs + k]);
     }
     if (rc == MPI_SUCCESS)
         rc = MPI_Irecv(c->in, sizeof *c->in, MPI_BYTE, MPI_ANY_SOURCE, c->ctag, f->ctl,
@@ -126,18 +146,6 @@ static weft_status_t post_receives(call_t *c)
                                                    "failed (MPI error %d)", f->rank, rc);
 }
 
-static int start_coll(wm_coll_t *g, MPI_Request *req)
-{
-    switch (g->kind) {
-    case WM_ALLREDUCE:
-        return MPI_Iallreduce(g->sbuf, g->rbuf, (int)g->count, g->mtype, MPI_SUM, g->comm, req);
-    case WM_BCAST:
-        return MPI_Ibcast(g->rbuf, (int)g->bytes, MPI_BYTE, g->root, g->comm, req);
-    default:
-        return MPI_Igather(g->sbuf, (int)g->bytes, MPI_BYTE, g->rbuf, (int)g->bytes, MPI_BYTE,
-                           g->root, g->comm, req);
-    }
-}
 
 /* Sends and collective starts the nodes queued. Returns how many started. */
 static int start_queued(call_t *c, int *rc)
@@ -365,7 +373,7 @@ static weft_status_t settle_failed(call_t *c)
     for (size_t k = 0; k < rt->n_colls; k++) {
         MPI_Request *req = &f->reqs[rt->n_msgs + k];
         wm_coll_t *g = &rt->colls[k];
-        bool gives = g->kind != WM_BCAST || g->root == f->rank;
+        bool gives = wm__coll_gives(g->kind, g->root, f->rank);
         if (*req == MPI_REQUEST_NULL && atomic_load_explicit(&g->state, memory_order_relaxed) !=
                                             WM_DONE && gives)
             start_coll(g, req);

@@ -80,15 +80,19 @@ static weft_status_t coll_setup(weft_mpi_function_t *f, wm_coll_t *c, int kind, 
     c->count = 1;
     for (int i = 0; i < nd; i++) c->count *= (size_t)(xs[i] = weft_type_dim(xt, i));
     c->bytes = c->count * weft_dtype_size(c->dtype);
-    c->mtype = kind == WM_ALLREDUCE ? sum_type(c->dtype) : MPI_BYTE;
+    c->mtype = kind == WM_ALLREDUCE || kind == WM_REDUCE ? sum_type(c->dtype) : MPI_BYTE;
     c->ndim = weft_type_ndim(rt_);
-    for (int i = 0; i < c->ndim; i++) c->shape[i] = weft_type_dim(rt_, i);
+    c->rbytes = weft_dtype_size(c->dtype);
+    for (int i = 0; i < c->ndim; i++) c->rbytes *= (size_t)(c->shape[i] = weft_type_dim(rt_, i));
     if (MPI_Comm_dup(f->data, &c->comm) != MPI_SUCCESS)
         return wm__error(WEFT_ESYSTEM, "local graph: MPI_Comm_dup failed");
     weft_status_t st = weft_tensor_empty(c->dtype, nd, xs, &c->sbuf_t);
     if (st == WEFT_OK && kind == WM_BCAST) c->rbuf_t = weft_tensor_retain(c->sbuf_t);
-    else if (st == WEFT_OK && (kind == WM_ALLREDUCE || f->rank == root))
+    else if (st == WEFT_OK && wm__coll_gets(kind, root, f->rank))
         st = weft_tensor_empty(c->dtype, c->ndim, c->shape, &c->rbuf_t);
+    /* a reduce's result off the root: zeros, which MPI never writes */
+    if (st == WEFT_OK && kind == WM_REDUCE && f->rank != root)
+        memset(weft_tensor_data(c->rbuf_t), 0, c->rbytes);
     if (st != WEFT_OK) return wm__error(st, "local graph: collective buffer: %s",
                                         weft_tensor_last_error());
     c->sbuf = weft_tensor_data(c->sbuf_t);
@@ -106,8 +110,8 @@ static weft_status_t lower_coll(builder_t *b, const weft_apply_t *a, uint32_t in
     weft_status_t st = coll_setup(f, &f->rt.colls[index], kind, root, weft_var_type(x),
                                   weft_var_type(y));
     if (st != WEFT_OK) return st;
-    bool gives = kind != WM_BCAST || f->rank == root;
-    bool gets = kind != WM_GATHER || f->rank == root;
+    bool gives = wm__coll_gives(kind, root, f->rank);
+    bool gets = wm__coll_gets(kind, root, f->rank);
     weft_var_t *tok = NULL;
     if (gives) {
         weft_var_t *xl = local_value(b, wm__var_pos(p, x));

@@ -39,7 +39,20 @@ typedef struct wm_park {
     weft_dag_deferred_t node;
 } wm_park_t;
 
-enum { WM_ALLREDUCE = 0, WM_BCAST = 1, WM_GATHER = 2 };
+enum { WM_ALLREDUCE = 0, WM_BCAST = 1, WM_GATHER = 2, WM_REDUCE = 3, WM_SCATTER = 4 };
+
+/* Does this rank contribute to a collective of kind (run its start node), and
+ * does it get a result (run its wait node)? A rank that gets a result
+ * without contributing posts the collective at the call's start. */
+static inline bool wm__coll_gives(int kind, int root, int rank)
+{
+    return (kind != WM_BCAST && kind != WM_SCATTER) || rank == root;
+}
+
+static inline bool wm__coll_gets(int kind, int root, int rank)
+{
+    return kind != WM_GATHER || rank == root;
+}
 
 /* One message: value var_pos (index into the partition's variables) from
  * rank src to rank dst; sent once per call. */
@@ -72,6 +85,7 @@ typedef struct wm_coll {
     MPI_Datatype mtype; /* element type (MPI_BYTE for broadcast / gather) */
     size_t count;       /* elements of mtype in x */
     size_t bytes;       /* bytes of x */
+    size_t rbytes;      /* bytes of the result */
     weft_dtype_t dtype;
     int ndim;           /* the result's */
     int64_t shape[WEFT_MAX_NDIM];
@@ -201,6 +215,16 @@ weft_status_t wm__error(weft_status_t st, const char *fmt, ...) WEFT_PRINTF(2, 3
 extern const weft_op_class_t wm__send_class, wm__recv_class, wm__cstart_class, wm__cwait_class;
 /* The user-level collective class of op, or -1 when op is none. */
 int wm__coll_kind(const weft_op_t *op, int *root);
+/* A user-level collective of props p on x (ops.c); NULL with the error on g. */
+weft_var_t *wm__coll_call(weft_graph_t *g, weft_var_t *x, wm_coll_props_t p, const char *file,
+                          int line);
+extern const char *const wm__coll_names[5];
+/* The collectives' gradients and JSON codec (coll_io.c). */
+weft_status_t wm__coll_grad(weft_graph_t *g, const weft_apply_t *node,
+                            weft_var_t *const *output_grads, weft_var_t **input_grads);
+weft_status_t wm__coll_to_json(const weft_op_t *op, weft_json_props_t *out);
+weft_status_t wm__coll_from_json(weft_graph_t *g, const weft_op_class_t *cls,
+                                 const weft_json_props_t *in, const weft_op_t **out);
 /* Wakes the communication thread (a send or start was queued). */
 void wm__rt_kick(wm_rt_t *rt);
 /* ---- parked nodes (park.c) ---- */

@@ -223,16 +223,18 @@ static weft_status_t check_collectives(const wm_part_t *p)
         if (root >= p->n_ranks)
             return wm__error(WEFT_EINVAL, "partition: %s: root %d is not a rank of %d", d, root,
                              p->n_ranks);
-        if (kind == WM_GATHER && weft_type_dim(weft_var_type(weft_apply_output(a, 0)), 0) !=
-                                     p->n_ranks)
-            return wm__error(WEFT_EINVAL, "partition: %s gathers %lld ranks, the communicator "
-                             "has %d", d,
-                             (long long)weft_type_dim(weft_var_type(weft_apply_output(a, 0)), 0),
+        /* gather's output and scatter's input have an axis of the ranks */
+        weft_var_t *ranked = kind == WM_GATHER ? weft_apply_output(a, 0) : x;
+        int64_t nr = weft_type_dim(weft_var_type(ranked), 0);
+        if ((kind == WM_GATHER || kind == WM_SCATTER) && nr != p->n_ranks)
+            return wm__error(WEFT_EINVAL, "partition: %s %s %lld ranks, the communicator has %d",
+                             d, kind == WM_GATHER ? "gathers" : "scatters", (long long)nr,
                              p->n_ranks);
-        if (kind != WM_BCAST && ox != WEFT_MPI_REPLICATED)
+        bool from_root = kind == WM_BCAST || kind == WM_SCATTER;
+        if (!from_root && ox != WEFT_MPI_REPLICATED)
             return wm__error(WEFT_EINVAL, "partition: %s: its input lives on rank %d, not on "
                              "every rank (replicated)", d, ox);
-        if (kind == WM_BCAST && ox != WEFT_MPI_REPLICATED && ox != root)
+        if (from_root && ox != WEFT_MPI_REPLICATED && ox != root)
             return wm__error(WEFT_EINVAL, "partition: %s: its input lives on rank %d, not on "
                              "the root %d", d, ox, root);
     }
@@ -247,7 +249,8 @@ static void mark_needs(const wm_part_t *p, size_t n_out, weft_var_t *const *outp
     for (size_t j = 0; j < p->n_applies; j++) {
         const weft_apply_t *a = p->applies[j];
         int root, r = p->node_rank[j];
-        if (wm__coll_kind(weft_apply_op(a), &root) == WM_BCAST) continue; /* read on root */
+        int kind = wm__coll_kind(weft_apply_op(a), &root);
+        if (kind == WM_BCAST || kind == WM_SCATTER) continue; /* read on the root */
         for (size_t i = 0; i < weft_apply_n_inputs(a); i++) {
             size_t v = wm__var_pos(p, weft_apply_input(a, i));
             int ov = p->owner[v];

@@ -254,6 +254,29 @@ WEFT_MPI_API weft_var_t *weft_mpi_broadcast_at(weft_graph_t *g, weft_var_t *x, i
 WEFT_MPI_API weft_var_t *weft_mpi_gather_at(weft_graph_t *g, weft_var_t *x, int root, int n_ranks,
                                             const char *file, int line);
 
+/* The elementwise sum of x (replicated) over the ranks, on rank root; the
+ * result is replicated: the sum on root, zeros on every other rank (so it is
+ * broadcast's gradient). dtypes as allreduce. On one rank: x. */
+#define weft_mpi_reduce(g, x, root) weft_mpi_reduce_at((g), (x), (root), __FILE__, __LINE__)
+WEFT_MPI_API weft_var_t *weft_mpi_reduce_at(weft_graph_t *g, weft_var_t *x, int root,
+                                            const char *file, int line);
+
+/* Rank root's x, of shape [n_ranks, ...] (x's leading length, static: else
+ * WEFT_ESHAPE), split along axis 0: rank r gets x[r] (replicated result of
+ * shape [...]; gather's gradient). Any dtype. On one rank: x[0]. */
+#define weft_mpi_scatter(g, x, root) weft_mpi_scatter_at((g), (x), (root), __FILE__, __LINE__)
+WEFT_MPI_API weft_var_t *weft_mpi_scatter_at(weft_graph_t *g, weft_var_t *x, int root,
+                                             const char *file, int line);
+
+/* Gradients (weft_grad, weft/grad.h) through the collectives take the SPMD
+ * view: the cost differentiated is the sum over the ranks of each rank's
+ * cost (a cost living on one rank counts once). So allreduce's gradient is
+ * the allreduce of its output gradient, broadcast's the reduce to the root,
+ * gather's the scatter from the root, reduce's the broadcast and scatter's
+ * the gather (docs/distributed.md §5). The collective ops save to and load
+ * from the JSON graph format (op "MpiCollective", docs/graph-format.md); the
+ * class is registered when libweft_mpi is loaded. */
+
 #ifdef __cplusplus
 }
 #endif
