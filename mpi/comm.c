@@ -71,7 +71,7 @@ static void backoff(unsigned *idle)
 
 static int data_tag(const call_t *c, size_t m)
 {
-    return (int)((c->tag_base + m) % (uint64_t)c->f->tag_ub);
+    return wm__data_tag(c->f->tag_ub, c->tag_base, m);
 }
 
 static void *helper_main(void *arg)
@@ -124,9 +124,11 @@ static weft_status_t post_receives(call_t *c)
         atomic_store_explicit(&g->state, WM_IDLE, memory_order_relaxed);
         atomic_store_explicit(&g->park.flag, 0, memory_order_relaxed);
         g->t_post = g->t_done = 0;
+        g->matched = false;
         if (g->dst != f->rank || rc != MPI_SUCCESS) continue;
         atomic_store_explicit(&g->state, WM_POSTED, memory_order_relaxed);
         g->t_post = wm__now_ns();
+        if (g->dynamic) continue; /* probed for its size (wm__probe_dynamic) */
         rc = MPI_Irecv(g->buf, (int)g->bytes, MPI_BYTE, g->src, data_tag(c, m), f->data,
                        &f->reqs[m]);
     }
@@ -229,7 +231,8 @@ static void pending_text(const weft_mpi_function_t *f, char *buf, size_t cap)
 {
     snprintf(buf, cap, "its peers");
     for (size_t m = 0; m < f->rt.n_msgs; m++)
-        if (f->reqs[m] != MPI_REQUEST_NULL) {
+        if (f->reqs[m] != MPI_REQUEST_NULL ||
+            (f->rt.msgs[m].dynamic && f->rt.msgs[m].dst == f->rank && !f->rt.msgs[m].matched)) {
             const wm_msg_t *g = &f->rt.msgs[m];
             snprintf(buf, cap, "rank %d (message %zu: %s)", g->dst == f->rank ? g->src : g->dst,
                      m, g->name);
@@ -273,6 +276,7 @@ static weft_status_t progress(call_t *c)
          * below in this same round */
         bool done = atomic_load_explicit(&c->helper_done, memory_order_acquire);
         int n = start_queued(c, &rc);
+        if (rc == MPI_SUCCESS) n += wm__probe_dynamic(f, c->tag_base, &rc);
         if (rc == MPI_SUCCESS) n += complete_some(c, &rc);
         if (rc != MPI_SUCCESS) {
             wm__rt_fail(rt, true, WEFT_ESYSTEM, "MPI failed while communicating");
@@ -349,7 +353,7 @@ static weft_status_t agree(call_t *c, char *msg, size_t cap)
     return (weft_status_t)a->am.status;
 }
 
-static weft_status_t orphan(weft_mpi_function_t *f, MPI_Request req, weft_tensor_t *buf, bool rcv)
+weft_status_t wm__orphan(weft_mpi_function_t *f, wm_orphan_t orph)
 {
     if (f->n_orphans == f->cap_orphans) {
         size_t cap = f->cap_orphans ? 2 * f->cap_orphans : 16;
@@ -358,7 +362,8 @@ static weft_status_t orphan(weft_mpi_function_t *f, MPI_Request req, weft_tensor
         f->orphans = o;
         f->cap_orphans = cap;
     }
-    f->orphans[f->n_orphans++] = (wm_orphan_t){req, weft_tensor_retain(buf), rcv};
+    orph.buf = weft_tensor_retain(orph.buf);
+    f->orphans[f->n_orphans++] = orph;
     return WEFT_OK;
 }
 
@@ -385,17 +390,22 @@ static weft_status_t settle_failed(call_t *c)
     for (size_t m = 0; m < rt->n_msgs; m++) {
         if (f->reqs[m] == MPI_REQUEST_NULL) continue;
         wm_msg_t *g = &rt->msgs[m];
-        weft_tensor_t *fresh = NULL;
-        if (weft_tensor_empty(g->dtype, g->ndim, g->shape, &fresh) != WEFT_OK ||
-            orphan(f, f->reqs[m], g->buf_t, g->dst == f->rank) != WEFT_OK) {
+        weft_tensor_t *fresh = NULL; /* a dynamic message allocates its own per call */
+        wm_orphan_t o = {f->reqs[m], g->buf_t, g->dst == f->rank, false, 0, 0};
+        if ((!g->dynamic && weft_tensor_empty(g->dtype, g->ndim, g->shape, &fresh) != WEFT_OK) ||
+            wm__orphan(f, o) != WEFT_OK) {
             weft_tensor_release(fresh);
             f->broken = true;
             return WEFT_ENOMEM;
         }
         weft_tensor_release(g->buf_t);
         g->buf_t = fresh;
-        g->buf = weft_tensor_data(fresh);
+        g->buf = fresh ? weft_tensor_data(fresh) : NULL;
         f->reqs[m] = MPI_REQUEST_NULL;
+    }
+    if (wm__orphan_unmatched(f, c->tag_base) != WEFT_OK) {
+        f->broken = true;
+        return WEFT_ENOMEM;
     }
     return WEFT_OK;
 }
@@ -449,6 +459,11 @@ void wm__drain_orphans(weft_mpi_function_t *f, bool final)
     for (size_t i = 0; i < f->n_orphans; i++) {
         wm_orphan_t *o = &f->orphans[i];
         int flag = 0;
+        if (o->probe) wm__drain_probe(f, o); /* may turn it into a receive */
+        if (o->probe) {
+            if (!final) f->orphans[k++] = *o;
+            continue;
+        }
         if (final && o->is_recv) MPI_Cancel(&o->req);
         if (final) flag = o->is_recv ? (MPI_Wait(&o->req, MPI_STATUS_IGNORE), 1)
                                      : wait_bounded(&o->req, 1.0);

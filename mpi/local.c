@@ -159,7 +159,7 @@ static weft_status_t msg_buffers(weft_mpi_function_t *f)
 {
     for (size_t m = 0; m < f->rt.n_msgs; m++) {
         wm_msg_t *g = &f->rt.msgs[m];
-        if (g->src != f->rank && g->dst != f->rank) continue;
+        if ((g->src != f->rank && g->dst != f->rank) || g->dynamic) continue; /* dynmsg.c */
         weft_status_t st = weft_tensor_empty(g->dtype, g->ndim, g->shape, &g->buf_t);
         if (st != WEFT_OK) return wm__error(st, "local graph: message buffer of %s: %s",
                                             g->name, weft_tensor_last_error());
@@ -211,8 +211,14 @@ static weft_var_t *local_value(builder_t *b, size_t pos)
     int32_t m = b->recv_of[pos];
     if (b->loc[pos] || m < 0) return b->loc[pos];
     wm_part_t *p = &b->f->part;
-    b->loc[pos] = comm_node(b, &wm__recv_class, (uint32_t)m, weft_var_type(p->vars[pos]), NULL,
-                            b->tok_at[m]);
+    const weft_type_t *t = weft_var_type(p->vars[pos]);
+    if (!p->msgs[m].dynamic) {
+        b->loc[pos] = comm_node(b, &wm__recv_class, (uint32_t)m, t, NULL, b->tok_at[m]);
+        return b->loc[pos];
+    }
+    /* the shape comes with the message: wait, then take (dynmsg.c) */
+    weft_var_t *w = comm_node(b, &wm__rwait_class, (uint32_t)m, NULL, NULL, b->tok_at[m]);
+    b->loc[pos] = w ? comm_node(b, &wm__rtake_class, (uint32_t)m, t, w, NULL) : NULL;
     return b->loc[pos];
 }
 

@@ -54,12 +54,21 @@ static inline bool wm__coll_gets(int kind, int root, int rank)
     return kind != WM_GATHER || rank == root;
 }
 
+/* A message of a value whose shape is not static (docs/distributed.md §3.4)
+ * is one MPI message: this header (the shape), then the elements. */
+#define WM_DYN_HEADER ((sizeof(int64_t) * WEFT_MAX_NDIM + 63) / 64 * 64)
+
 /* One message: value var_pos (index into the partition's variables) from
  * rank src to rank dst; sent once per call. */
 typedef struct wm_msg {
     int src, dst;
     uint32_t var_pos;
+    /* the message's bytes: fixed, or for a dynamic message this call's
+     * (written by the send node before its release of WM_QUEUED, or by the
+     * communication thread when it matched the receive) */
     size_t bytes;
+    bool dynamic;  /* the value's shape is not static: a header, then the elements */
+    bool matched;  /* dynamic receive: probed and its MPI_Imrecv posted (comm thread) */
     weft_dtype_t dtype;
     int ndim;
     int64_t shape[WEFT_MAX_NDIM];
@@ -180,6 +189,10 @@ typedef struct wm_orphan {
     MPI_Request req;
     weft_tensor_t *buf;
     bool is_recv;
+    /* a dynamic message a failed call never matched: no request yet; later
+     * calls probe for it (src, tag on the data communicator) and drop it */
+    bool probe;
+    int src, tag;
 } wm_orphan_t;
 
 struct weft_mpi_function {
@@ -208,11 +221,33 @@ struct weft_mpi_function {
     bool busy;
 };
 
+/* The data tag of message m in the call whose first tag is tag_base
+ * (docs/distributed.md §3.3). */
+static inline int wm__data_tag(int tag_ub, uint64_t tag_base, size_t m)
+{
+    return (int)((tag_base + m) % (uint64_t)tag_ub);
+}
+
 /* ---- errors (function.c) ---- */
 weft_status_t wm__error(weft_status_t st, const char *fmt, ...) WEFT_PRINTF(2, 3);
 
 /* ---- ops (ops.c) ---- */
 extern const weft_op_class_t wm__send_class, wm__recv_class, wm__cstart_class, wm__cwait_class;
+/* A dynamic message's receive: the wait (a token, parked until the message
+ * is in) and the take (the value, of the shape in the header). recv_dyn.c */
+extern const weft_op_class_t wm__rwait_class, wm__rtake_class;
+/* Send node of a dynamic message: the header and the elements into a buffer
+ * of this call's size. recv_dyn.c */
+weft_status_t wm__send_dynamic(wm_msg_t *m, const weft_tensor_t *x, weft_kernel_ctx_t *ctx);
+/* Comm thread: probes the dynamic receives not matched yet and posts an
+ * MPI_Imrecv into a buffer of the size found. Returns how many it matched;
+ * *rc an MPI error. */
+int wm__probe_dynamic(weft_mpi_function_t *f, uint64_t tag_base, int *rc);
+/* After a failed call: the dynamic receives never matched become probe
+ * orphans (so a late message is drained, not left to match a later call). */
+weft_status_t wm__orphan_unmatched(weft_mpi_function_t *f, uint64_t tag_base);
+/* Later calls: drains probe orphans whose message came. */
+void wm__drain_probe(weft_mpi_function_t *f, wm_orphan_t *o);
 /* The user-level collective class of op, or -1 when op is none. */
 int wm__coll_kind(const weft_op_t *op, int *root);
 /* A user-level collective of props p on x (ops.c); NULL with the error on g. */
@@ -257,6 +292,9 @@ weft_status_t wm__commit_updates(weft_mpi_function_t *f, weft_tensor_t *const *i
 void wm__free_runtime(weft_mpi_function_t *f);
 weft_status_t wm__call(weft_mpi_function_t *f, char *msg, size_t cap);
 void wm__drain_orphans(weft_mpi_function_t *f, bool final);
+/* Keeps o (its buffer retained) until its request completes or f is
+ * destroyed. Errors: WEFT_ENOMEM. */
+weft_status_t wm__orphan(weft_mpi_function_t *f, wm_orphan_t o);
 /* At destroy: requests still active (after a timeout) are cancelled
  * (receives) or left to MPI with their buffers (sends, collectives). */
 void wm__abandon(weft_mpi_function_t *f);

@@ -93,9 +93,10 @@ static weft_status_t send_perform(const weft_apply_t *node, weft_tensor_t *const
 {
     const wm_props_t *p = weft_op_props(weft_apply_op(node));
     wm_msg_t *m = &p->rt->msgs[p->index];
-    weft_status_t st = weft_tensor_copy(m->buf_t, in[0]);
-    if (st != WEFT_OK) return weft_kernel_error(ctx, st, "send %u: %s", p->index,
-                                                weft_tensor_last_error());
+    weft_status_t st = m->dynamic ? wm__send_dynamic(m, in[0], ctx)
+                                  : weft_tensor_copy(m->buf_t, in[0]);
+    if (st != WEFT_OK) return m->dynamic ? st : weft_kernel_error(ctx, st, "send %u: %s", p->index,
+                                                                  weft_tensor_last_error());
     /* release: the copy above happens-before the comm thread's Isend */
     atomic_store_explicit(&m->state, WM_QUEUED, memory_order_release);
     wm__rt_kick(p->rt);

@@ -223,6 +223,9 @@ static weft_status_t check_collectives(const wm_part_t *p)
         if (root >= p->n_ranks)
             return wm__error(WEFT_EINVAL, "partition: %s: root %d is not a rank of %d", d, root,
                              p->n_ranks);
+        if (!weft_type_is_static(weft_var_type(x)))
+            return wm__error(WEFT_ENOTIMPL, "partition: %s: a collective's input needs a static "
+                             "shape", d);
         /* gather's output and scatter's input have an axis of the ranks */
         weft_var_t *ranked = kind == WM_GATHER ? weft_apply_output(a, 0) : x;
         int64_t nr = weft_type_dim(weft_var_type(ranked), 0);
@@ -321,15 +324,16 @@ static weft_status_t fill_msg(wm_msg_t *m, const weft_var_t *v)
     const weft_type_t *t = weft_var_type(v);
     describe_var(v, m->name, sizeof m->name);
     const char *d = m->name;
-    if (weft_type_kind(t) != WEFT_TYPE_TENSOR || !weft_type_is_static(t))
-        return wm__error(WEFT_ENOTIMPL, "partition: %s goes from rank %d to rank %d but its "
-                         "shape is not static", d, m->src, m->dst);
+    if (weft_type_kind(t) != WEFT_TYPE_TENSOR)
+        return wm__error(WEFT_ENOTIMPL, "partition: %s goes from rank %d to rank %d but is not "
+                         "a tensor", d, m->src, m->dst);
     m->dtype = weft_type_dtype(t);
     m->ndim = weft_type_ndim(t);
-    m->bytes = weft_dtype_size(m->dtype);
+    m->dynamic = !weft_type_is_static(t); /* sized per call (dynmsg.c) */
+    m->bytes = m->dynamic ? 0 : weft_dtype_size(m->dtype);
     for (int i = 0; i < m->ndim; i++) {
         m->shape[i] = weft_type_dim(t, i);
-        m->bytes *= (size_t)m->shape[i];
+        if (!m->dynamic) m->bytes *= (size_t)m->shape[i];
     }
     return WEFT_OK;
 }

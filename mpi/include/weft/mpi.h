@@ -130,9 +130,11 @@ WEFT_MPI_API int weft_mpi_block_cyclic_owner(int64_t i, int64_t j, int p, int q)
  * context (they are not reachable from the caller's outputs).
  * Errors (message: weft_mpi_last_error()): WEFT_EINVAL (NULL arguments, bad
  * options size, an owner out of range, a collective whose input is not
- * replicated), WEFT_ESTATE (MPI not initialized, or its thread level too
- * low), WEFT_ESYSTEM (METIS or MPI failed), the local compile's errors
- * (weft_function_compile), WEFT_ENOMEM. */
+ * replicated), WEFT_ENOTIMPL (a value crossing ranks that is not a tensor,
+ * a collective whose input's shape is not static: named; other values of
+ * unknown shape do cross, docs/distributed.md §3.4), WEFT_ESTATE (MPI not
+ * initialized, or its thread level too low), WEFT_ESYSTEM (METIS or MPI
+ * failed), the local compile's errors (weft_function_compile), WEFT_ENOMEM. */
 WEFT_MPI_API weft_status_t weft_mpi_function_compile(MPI_Comm comm, size_t n_in,
                                                      weft_var_t *const *inputs, size_t n_out,
                                                      weft_var_t *const *outputs,
