@@ -114,17 +114,6 @@ void wm__drain_probe(weft_mpi_function_t *f, wm_orphan_t *o)
 
 /* ---- the receiving nodes ---------------------------------------------------- */
 
-static int props_print(const void *props, char *buf, size_t cap)
-{
-    return snprintf(buf, cap, "index=%u", ((const wm_props_t *)props)->index);
-}
-
-static bool never_fold(const weft_apply_t *node)
-{
-    (void)node;
-    return false;
-}
-
 static weft_status_t rwait_make_node(weft_graph_t *g, const weft_op_t *op, size_t n_in,
                                      weft_var_t *const *in, size_t *n_out,
                                      const weft_type_t **out)
@@ -136,18 +125,6 @@ static weft_status_t rwait_make_node(weft_graph_t *g, const weft_op_t *op, size_
     return weft_type_tensor(g, WEFT_INT8, 0, NULL, &out[0]);
 }
 
-static weft_status_t rtake_make_node(weft_graph_t *g, const weft_op_t *op, size_t n_in,
-                                     weft_var_t *const *in, size_t *n_out,
-                                     const weft_type_t **out)
-{
-    (void)in;
-    if (n_in != 1) return weft_graph_set_error(g, WEFT_EINVAL, "%s takes 1 input",
-                                               weft_op_name(op));
-    const wm_props_t *p = weft_op_props(op);
-    *n_out = 1;
-    return weft_type_tensor(g, (weft_dtype_t)p->dtype, p->ndim, p->shape, &out[0]);
-}
-
 /* Parks until the message is in; its output is an ordering token. */
 static weft_status_t rwait_perform(const weft_apply_t *node, weft_tensor_t *const *in,
                                    weft_tensor_t **out, weft_kernel_ctx_t *ctx)
@@ -155,9 +132,8 @@ static weft_status_t rwait_perform(const weft_apply_t *node, weft_tensor_t *cons
     (void)in;
     const wm_props_t *p = weft_op_props(weft_apply_op(node));
     wm_msg_t *m = &p->rt->msgs[p->index];
-    weft_status_t st = weft_kernel_alloc_output(ctx, &out[0], WEFT_INT8, 0, NULL);
+    weft_status_t st = wm__token_output(ctx, &out[0]);
     if (st != WEFT_OK) return st;
-    *(int8_t *)weft_tensor_data(out[0]) = 1;
     /* acquire: pairs with the comm thread's release of WM_DONE */
     if (atomic_load_explicit(&m->state, memory_order_acquire) == WM_DONE) return WEFT_OK;
     return wm__park(p->rt, &m->park, ctx, NULL, NULL, 0);
@@ -200,14 +176,5 @@ static weft_status_t rtake_perform(const weft_apply_t *node, weft_tensor_t *cons
     return st;
 }
 
-#define WM_DYN_CLASS(var, nm, mk, perf)                                                  \
-    const weft_op_class_t var = {.size = sizeof(weft_op_class_t),                        \
-                                 .name = nm,                                             \
-                                 .props_size = sizeof(wm_props_t),                       \
-                                 .props_print = props_print,                             \
-                                 .make_node = mk,                                        \
-                                 .perform = perf,                                        \
-                                 .do_constant_folding = never_fold}
-
-WM_DYN_CLASS(wm__rwait_class, "MpiRecvWait", rwait_make_node, rwait_perform);
-WM_DYN_CLASS(wm__rtake_class, "MpiRecvTake", rtake_make_node, rtake_perform);
+WM_CLASS(wm__rwait_class, "MpiRecvWait", rwait_make_node, rwait_perform);
+WM_CLASS(wm__rtake_class, "MpiRecvTake", wm__typed_make_node, rtake_perform);

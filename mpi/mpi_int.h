@@ -233,6 +233,22 @@ weft_status_t wm__error(weft_status_t st, const char *fmt, ...) WEFT_PRINTF(2, 3
 
 /* ---- ops (ops.c) ---- */
 extern const weft_op_class_t wm__send_class, wm__recv_class, wm__cstart_class, wm__cwait_class;
+/* Shared by the lowered ops' classes (ops.c): their props print as
+ * "index=I", they never fold, a token output is an int8 scalar, and a
+ * typed node's output type comes from its props. */
+int wm__props_print(const void *props, char *buf, size_t cap);
+bool wm__never_fold(const weft_apply_t *node);
+weft_status_t wm__token_output(weft_kernel_ctx_t *ctx, weft_tensor_t **cell);
+weft_status_t wm__typed_make_node(weft_graph_t *g, const weft_op_t *op, size_t n_in,
+                                  weft_var_t *const *in, size_t *n_out, const weft_type_t **out);
+#define WM_CLASS(var, nm, mk, perf)                                                      \
+    const weft_op_class_t var = {.size = sizeof(weft_op_class_t),                        \
+                                 .name = nm,                                             \
+                                 .props_size = sizeof(wm_props_t),                       \
+                                 .props_print = wm__props_print,                         \
+                                 .make_node = mk,                                        \
+                                 .perform = perf,                                        \
+                                 .do_constant_folding = wm__never_fold}
 /* A dynamic message's receive: the wait (a token, parked until the message
  * is in) and the take (the value, of the shape in the header). recv_dyn.c */
 extern const weft_op_class_t wm__rwait_class, wm__rtake_class;

@@ -36,7 +36,7 @@ void wm__rt_fail(wm_rt_t *rt, bool local, weft_status_t st, const char *msg)
     pthread_mutex_unlock(&rt->mu);
 }
 
-static weft_status_t token_output(weft_kernel_ctx_t *ctx, weft_tensor_t **cell)
+weft_status_t wm__token_output(weft_kernel_ctx_t *ctx, weft_tensor_t **cell)
 {
     weft_status_t st = weft_kernel_alloc_output(ctx, cell, WEFT_INT8, 0, NULL);
     if (st == WEFT_OK) *(int8_t *)weft_tensor_data(*cell) = 1;
@@ -54,12 +54,12 @@ static weft_status_t copy_out(weft_kernel_ctx_t *ctx, weft_tensor_t **cell, cons
 
 /* ---- lowered ops -------------------------------------------------------------- */
 
-static int props_print(const void *props, char *buf, size_t cap)
+int wm__props_print(const void *props, char *buf, size_t cap)
 {
     return snprintf(buf, cap, "index=%u", ((const wm_props_t *)props)->index);
 }
 
-static bool never_fold(const weft_apply_t *node)
+bool wm__never_fold(const weft_apply_t *node)
 {
     (void)node;
     return false;
@@ -76,9 +76,8 @@ static weft_status_t token_make_node(weft_graph_t *g, const weft_op_t *op, size_
     return weft_type_tensor(g, WEFT_INT8, 0, NULL, &out[0]);
 }
 
-static weft_status_t typed_make_node(weft_graph_t *g, const weft_op_t *op, size_t n_in,
-                                     weft_var_t *const *in, size_t *n_out,
-                                     const weft_type_t **out)
+weft_status_t wm__typed_make_node(weft_graph_t *g, const weft_op_t *op, size_t n_in,
+                                  weft_var_t *const *in, size_t *n_out, const weft_type_t **out)
 {
     (void)in;
     if (n_in > 2) return weft_graph_set_error(g, WEFT_EINVAL, "%s takes at most 2 inputs",
@@ -100,7 +99,7 @@ static weft_status_t send_perform(const weft_apply_t *node, weft_tensor_t *const
     /* release: the copy above happens-before the comm thread's Isend */
     atomic_store_explicit(&m->state, WM_QUEUED, memory_order_release);
     wm__rt_kick(p->rt);
-    return token_output(ctx, &out[0]);
+    return wm__token_output(ctx, &out[0]);
 }
 
 /* Receives and collective waits never hold their worker (docs/distributed.md
@@ -136,7 +135,7 @@ static weft_status_t cstart_perform(const weft_apply_t *node, weft_tensor_t *con
     /* release: the copy happens-before the comm thread starts the collective */
     atomic_store_explicit(&c->state, WM_QUEUED, memory_order_release);
     wm__rt_kick(p->rt);
-    return token_output(ctx, &out[0]);
+    return wm__token_output(ctx, &out[0]);
 }
 
 static weft_status_t cwait_perform(const weft_apply_t *node, weft_tensor_t *const *in,
@@ -148,19 +147,10 @@ static weft_status_t cwait_perform(const weft_apply_t *node, weft_tensor_t *cons
     return take(p->rt, &c->state, &c->park, ctx, &out[0], p, c->rbuf, c->rbytes);
 }
 
-#define WM_CLASS(var, nm, mk, perf)                                                      \
-    const weft_op_class_t var = {.size = sizeof(weft_op_class_t),                        \
-                                 .name = nm,                                             \
-                                 .props_size = sizeof(wm_props_t),                       \
-                                 .props_print = props_print,                             \
-                                 .make_node = mk,                                        \
-                                 .perform = perf,                                        \
-                                 .do_constant_folding = never_fold}
-
 WM_CLASS(wm__send_class, "MpiSend", token_make_node, send_perform);
-WM_CLASS(wm__recv_class, "MpiRecv", typed_make_node, recv_perform);
+WM_CLASS(wm__recv_class, "MpiRecv", wm__typed_make_node, recv_perform);
 WM_CLASS(wm__cstart_class, "MpiCollectiveStart", token_make_node, cstart_perform);
-WM_CLASS(wm__cwait_class, "MpiCollectiveWait", typed_make_node, cwait_perform);
+WM_CLASS(wm__cwait_class, "MpiCollectiveWait", wm__typed_make_node, cwait_perform);
 
 /* ---- user-level collectives --------------------------------------------------------- */
 
@@ -265,7 +255,7 @@ static const weft_op_class_t coll_class = {.size = sizeof(weft_op_class_t),
                                            .props_print = coll_print,
                                            .make_node = coll_make_node,
                                            .perform = coll_perform,
-                                           .do_constant_folding = never_fold,
+                                           .do_constant_folding = wm__never_fold,
                                            .grad = wm__coll_grad,
                                            .props_to_json = wm__coll_to_json,
                                            .props_from_json = wm__coll_from_json};

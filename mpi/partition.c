@@ -373,7 +373,7 @@ weft_status_t wm__partition(size_t n_in, weft_var_t *const *inputs, size_t n_out
     weft_var_t **reach = reach_set(n_out, outputs, n_upd, upd);
     p->upd = malloc((n_upd + 1) * sizeof *p->upd);
     if (!reach || !p->upd) st = wm__error(WEFT_ENOMEM, "partition: out of memory");
-    else memcpy(p->upd, upd, n_upd * sizeof *p->upd), p->n_upd = n_upd;
+    else if (n_upd) memcpy(p->upd, upd, n_upd * sizeof *p->upd), p->n_upd = n_upd;
     if (st == WEFT_OK) st = collect(g, n_in, inputs, n_out + n_upd, reach, p);
     free(reach);
     if (st == WEFT_OK) {

@@ -5,17 +5,13 @@
  * included). Results are compared bit for bit with the single-process
  * function. A failed call and a length the type forbids are covered too. A
  * watchdog (alarm) ends a rank that hangs. */
-#include <setjmp.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
-#include <cmocka.h>
+#include "mpi_test_util.h"
 
-#include "weft/custom_op.h"
 #include "weft/elemwise.h"
 #include "weft/function.h"
 #include "weft/index_ops.h"
@@ -41,32 +37,6 @@ static weft_var_t *input(weft_graph_t *g, const char *name, int nd, const int64_
     return weft_var_create(g, t, name);
 }
 
-/* Copies its input, fails on an element 42: a node failing on rank 0
- * before the value it makes is sent. */
-static weft_status_t picky_kernel(weft_kernel_ctx_t *ctx, size_t n_in, weft_tensor_t *const *in,
-                                  size_t n_out, weft_tensor_t *const *out, void *user)
-{
-    (void)n_in, (void)n_out, (void)user;
-    const double *x = weft_tensor_data(in[0]);
-    for (size_t i = 0; i < weft_tensor_size(in[0]); i++)
-        if (x[i] == 42.0) return weft_kernel_error(ctx, WEFT_ERANGE, "picky: 42 at %zu", i);
-    if (weft_tensor_size(in[0]))
-        memcpy(weft_tensor_data(out[0]), x, weft_tensor_size(in[0]) * sizeof *x);
-    return WEFT_OK;
-}
-
-static weft_var_t *picky(weft_graph_t *g, weft_var_t *x)
-{
-    static const weft_op_class_t *cls;
-    if (!cls) {
-        weft_custom_op_desc_t d = WEFT_CUSTOM_OP_DESC_INIT;
-        d.name = "MpiTestDynPicky";
-        d.kernel = picky_kernel;
-        assert_int_equal(weft_custom_op_class(&d, &cls), WEFT_OK);
-    }
-    return weft_custom_call(g, cls, 1, &x);
-}
-
 static void build(dgraph_t *d)
 {
     assert_int_equal(weft_graph_create(NULL, &d->g), WEFT_OK);
@@ -76,7 +46,7 @@ static void build(dgraph_t *d)
     /* y = picky(x[x > 0]) on rank 0, z = 2 y on the last rank */
     weft_var_t *u = d->in[1] = input(g, "u", 2, us);
     weft_var_t *zero = weft_constant_scalar(g, WEFT_FLOAT64, 0.0);
-    weft_var_t *y = picky(g, weft_mask_take(g, x, weft_gt(g, x, zero)));
+    weft_var_t *y = mpi_test_picky(g, weft_mask_take(g, x, weft_gt(g, x, zero)));
     weft_var_t *z = weft_mul(g, y, weft_constant_scalar(g, WEFT_FLOAT64, 2.0));
     weft_var_t *w = weft_add(g, u, weft_constant_scalar(g, WEFT_FLOAT64, 1.0));
     assert_non_null(z);
@@ -176,7 +146,7 @@ static void lengths_change(void **state)
     weft_graph_destroy(d.g);
 }
 
-/* y's node fails on rank 0 (an element 42), so y is never sent: the last
+/* y's node fails on rank 0 (an element 2e6), so y is never sent: the last
  * rank's wait for it fails, every rank returns rank 0's message, and the
  * next calls (other lengths) work. */
 static void failure_before_send(void **state)
@@ -190,15 +160,15 @@ static void failure_before_send(void **state)
     for (int call = 0; call < 4; call++) {
         weft_tensor_t *x, *u, *got[N_OUT] = {NULL};
         inputs(call + 2, &x, &u);
-        if (call % 2 == 0) ((double *)weft_tensor_data(x))[0] = 42.0;
+        if (call % 2 == 0) ((double *)weft_tensor_data(x))[0] = 2e6;
         weft_tensor_t *given[2] = {rank == 0 ? x : NULL, rank == 0 ? u : NULL};
         weft_status_t st = weft_mpi_function_call(f, 2, given, N_OUT, got);
         if (call % 2 == 0) {
             assert_int_equal(st, WEFT_ERANGE);
             const char *e = weft_mpi_last_error();
             assert_non_null(strstr(e, "rank 0: "));
-            assert_non_null(strstr(e, "MpiTestDynPicky"));
-            assert_non_null(strstr(e, "picky: 42 at 0"));
+            assert_non_null(strstr(e, "MpiTestPickyBig"));
+            assert_non_null(strstr(e, "picky: 2e+06 at 0"));
             for (int o = 0; o < N_OUT; o++) assert_null(got[o]);
         } else {
             if (st != WEFT_OK) fail_msg("call %d: %s", call, weft_mpi_last_error());
@@ -237,16 +207,11 @@ static void collective_needs_static_shape(void **state)
 
 int main(int argc, char **argv)
 {
-    alarm(200); /* watchdog: a hung rank dies, and mpirun ends the others */
-    if (weft_mpi_init(&argc, &argv, NULL) != WEFT_OK) return 1;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(lengths_change),
         cmocka_unit_test(failure_before_send),
         cmocka_unit_test(collective_needs_static_shape),
     };
-    int failed = cmocka_run_group_tests(tests, NULL, NULL);
-    MPI_Finalize();
-    return failed;
+    return mpi_test_run(argc, argv, "mpi_dynamic", tests, sizeof tests / sizeof *tests, &rank,
+                        &nranks);
 }

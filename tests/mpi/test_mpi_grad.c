@@ -5,16 +5,13 @@
  * own x in turn, J summed with MPI_Allreduce), in the style of
  * weft_verify_grad. A watchdog (alarm) ends a rank that hangs. */
 #include <math.h>
-#include <setjmp.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include <cmocka.h>
+#include "mpi_test_util.h"
 
 #include "weft/elemwise.h"
 #include "weft/function.h"
@@ -261,16 +258,11 @@ static void single_rank_and_errors(void **state)
 
 int main(int argc, char **argv)
 {
-    alarm(200); /* watchdog: a hung rank dies, and mpirun ends the others */
-    if (weft_mpi_init(&argc, &argv, NULL) != WEFT_OK) return 1;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(grad_through_collectives),
         cmocka_unit_test(json_round_trip),
         cmocka_unit_test(single_rank_and_errors),
     };
-    int failed = cmocka_run_group_tests(tests, NULL, NULL);
-    MPI_Finalize();
-    return failed;
+    return mpi_test_run(argc, argv, "mpi_grad", tests, sizeof tests / sizeof *tests, &rank,
+                        &nranks);
 }

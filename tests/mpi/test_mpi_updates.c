@@ -7,17 +7,13 @@
  * batch. A failing call changes no state on any rank. A watchdog (alarm)
  * ends a rank that hangs. */
 #include <math.h>
-#include <setjmp.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
-#include <cmocka.h>
+#include "mpi_test_util.h"
 
-#include "weft/custom_op.h"
 #include "weft/elemwise.h"
 #include "weft/function.h"
 #include "weft/grad.h"
@@ -56,30 +52,6 @@ static weft_var_t *input(weft_graph_t *g, const char *name, int nd, const int64_
     return weft_var_create(g, t, name);
 }
 
-/* Copies its scalar input, fails on a negative one: a node that fails on
- * the rank running it. */
-static weft_status_t picky_kernel(weft_kernel_ctx_t *ctx, size_t n_in, weft_tensor_t *const *in,
-                                  size_t n_out, weft_tensor_t *const *out, void *user)
-{
-    (void)n_in, (void)n_out, (void)user;
-    double x = *(const double *)weft_tensor_data(in[0]);
-    if (x < 0) return weft_kernel_error(ctx, WEFT_ERANGE, "picky: negative %g", x);
-    *(double *)weft_tensor_data(out[0]) = x;
-    return WEFT_OK;
-}
-
-static weft_var_t *picky(weft_graph_t *g, weft_var_t *x)
-{
-    static const weft_op_class_t *cls;
-    if (!cls) {
-        weft_custom_op_desc_t d = WEFT_CUSTOM_OP_DESC_INIT;
-        d.name = "MpiTestUpdatePicky";
-        d.kernel = picky_kernel;
-        assert_int_equal(weft_custom_op_class(&d, &cls), WEFT_OK);
-    }
-    return weft_custom_call(g, cls, 1, &x);
-}
-
 /* Least squares on `rows` rows: loss = allreduce(sum((x w - y)^2)),
  * w <- w - 0.01 allreduce(grad), step <- step + 1 ("step_next"),
  * acc <- picky(acc + loss) ("acc_next"). */
@@ -104,7 +76,7 @@ static void build(sgd_t *s, int64_t rows)
     weft_var_t *lr = weft_constant_scalar(g, WEFT_FLOAT64, 0.01);
     weft_var_t *one = weft_constant_scalar(g, WEFT_FLOAT64, 1.0);
     weft_var_t *step_next = weft_add(g, s->step, one);
-    weft_var_t *acc_next = picky(g, weft_add(g, s->acc, s->loss));
+    weft_var_t *acc_next = mpi_test_picky(g, weft_add(g, s->acc, s->loss));
     assert_non_null(step_next);
     assert_non_null(acc_next);
     weft_var_set_name(step_next, "step_next");
@@ -211,7 +183,7 @@ static void sgd_with_updates(void **state)
     weft_graph_destroy(r.g);
 }
 
-/* A call failing on the last rank (acc_next's node, given a negative acc
+/* A call failing on the last rank (acc_next's node, given an acc of 1e7
  * by rank 0): no rank's w, step or acc changes. */
 static void failed_call_changes_nothing(void **state)
 {
@@ -221,18 +193,18 @@ static void failed_call_changes_nothing(void **state)
     weft_function_options_t fo = WEFT_FUNCTION_OPTIONS_INIT;
     fo.threads = 1;
     weft_mpi_function_t *f = compile(&d, &fo);
-    double neg = -1e6;
-    weft_tensor_t *x, *y, *acc = tensor(0, NULL, &neg), *loss = NULL;
+    double big = 1e7;
+    weft_tensor_t *x, *y, *acc = tensor(0, NULL, &big), *loss = NULL;
     batch((int64_t)rank * ROWS, ROWS, 0, &x, &y);
     weft_tensor_t *args[3] = {x, y, rank == 0 ? acc : NULL};
     weft_status_t st = weft_mpi_function_call(f, 3, args, 1, &loss);
     assert_int_equal(st, WEFT_ERANGE);
-    assert_non_null(strstr(weft_mpi_last_error(), "MpiTestUpdatePicky"));
-    assert_non_null(strstr(weft_mpi_last_error(), "picky: negative"));
+    assert_non_null(strstr(weft_mpi_last_error(), "MpiTestPickyBig"));
+    assert_non_null(strstr(weft_mpi_last_error(), "picky: 1e+07"));
     assert_null(loss);
     assert_true(shared_at(d.w, 0) == 0.5);
     assert_true(shared_at(d.step, 0) == 0.0);
-    assert_true(*(double *)weft_tensor_data(acc) == neg);
+    assert_true(*(double *)weft_tensor_data(acc) == big);
     /* the function stays usable and then updates */
     *(double *)weft_tensor_data(acc) = 0.0;
     st = weft_mpi_function_call(f, 3, args, 1, &loss);
@@ -276,16 +248,11 @@ static void bad_updates(void **state)
 
 int main(int argc, char **argv)
 {
-    alarm(200); /* watchdog: a hung rank dies, and mpirun ends the others */
-    if (weft_mpi_init(&argc, &argv, NULL) != WEFT_OK) return 1;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(sgd_with_updates),
         cmocka_unit_test(failed_call_changes_nothing),
         cmocka_unit_test(bad_updates),
     };
-    int failed = cmocka_run_group_tests(tests, NULL, NULL);
-    MPI_Finalize();
-    return failed;
+    return mpi_test_run(argc, argv, "mpi_updates", tests, sizeof tests / sizeof *tests, &rank,
+                        &nranks);
 }
