@@ -71,7 +71,7 @@ static void backoff(unsigned *idle)
 
 static int data_tag(const call_t *c, size_t m)
 {
-    return (int)((c->tag_base + m) % (uint64_t)c->f->tag_ub);
+    return wm__data_tag(c->f->tag_ub, c->tag_base, m);
 }
 
 static void *helper_main(void *arg)
@@ -92,6 +92,27 @@ static void *helper_main(void *arg)
 }
 
 /* Receives of this rank, non-root broadcasts, the abort receive. */
+/* Starts collective g on this rank: by its start node where the rank
+ * contributes, at the call's start where it only gets the result. */
+static int start_coll(wm_coll_t *g, MPI_Request *req)
+{
+    switch (g->kind) {
+    case WM_ALLREDUCE:
+        return MPI_Iallreduce(g->sbuf, g->rbuf, (int)g->count, g->mtype, MPI_SUM, g->comm, req);
+    case WM_BCAST:
+        return MPI_Ibcast(g->rbuf, (int)g->bytes, MPI_BYTE, g->root, g->comm, req);
+    case WM_REDUCE:
+        return MPI_Ireduce(g->sbuf, g->rbuf, (int)g->count, g->mtype, MPI_SUM, g->root, g->comm,
+                           req);
+    case WM_SCATTER:
+        return MPI_Iscatter(g->sbuf, (int)g->rbytes, MPI_BYTE, g->rbuf, (int)g->rbytes, MPI_BYTE,
+                            g->root, g->comm, req);
+    default:
+        return MPI_Igather(g->sbuf, (int)g->bytes, MPI_BYTE, g->rbuf, (int)g->bytes, MPI_BYTE,
+                           g->root, g->comm, req);
+    }
+}
+
 static weft_status_t post_receives(call_t *c)
 {
     weft_mpi_function_t *f = c->f;
@@ -103,9 +124,11 @@ static weft_status_t post_receives(call_t *c)
         atomic_store_explicit(&g->state, WM_IDLE, memory_order_relaxed);
         atomic_store_explicit(&g->park.flag, 0, memory_order_relaxed);
         g->t_post = g->t_done = 0;
+        g->matched = false;
         if (g->dst != f->rank || rc != MPI_SUCCESS) continue;
         atomic_store_explicit(&g->state, WM_POSTED, memory_order_relaxed);
         g->t_post = wm__now_ns();
+        if (g->dynamic) continue; /* probed for its size (wm__probe_dynamic) */
         rc = MPI_Irecv(g->buf, (int)g->bytes, MPI_BYTE, g->src, data_tag(c, m), f->data,
                        &f->reqs[m]);
     }
@@ -114,10 +137,9 @@ static weft_status_t post_receives(call_t *c)
         /* relaxed: as above */
         atomic_store_explicit(&g->state, WM_IDLE, memory_order_relaxed);
         atomic_store_explicit(&g->park.flag, 0, memory_order_relaxed);
-        if (g->kind != WM_BCAST || g->root == f->rank || rc != MPI_SUCCESS) continue;
+        if (wm__coll_gives(g->kind, g->root, f->rank) || rc != MPI_SUCCESS) continue;
         atomic_store_explicit(&g->state, WM_POSTED, memory_order_relaxed);
-        rc = MPI_Ibcast(g->rbuf, (int)g->bytes, MPI_BYTE, g->root, g->comm,
-                        &f->reqs[rt->n_msgs + k]);
+        rc = start_coll(g, &f->reqs[rt->n_msgs + k]);
     }
     if (rc == MPI_SUCCESS)
         rc = MPI_Irecv(c->in, sizeof *c->in, MPI_BYTE, MPI_ANY_SOURCE, c->ctag, f->ctl,
@@ -126,18 +148,6 @@ static weft_status_t post_receives(call_t *c)
                                                    "failed (MPI error %d)", f->rank, rc);
 }
 
-static int start_coll(wm_coll_t *g, MPI_Request *req)
-{
-    switch (g->kind) {
-    case WM_ALLREDUCE:
-        return MPI_Iallreduce(g->sbuf, g->rbuf, (int)g->count, g->mtype, MPI_SUM, g->comm, req);
-    case WM_BCAST:
-        return MPI_Ibcast(g->rbuf, (int)g->bytes, MPI_BYTE, g->root, g->comm, req);
-    default:
-        return MPI_Igather(g->sbuf, (int)g->bytes, MPI_BYTE, g->rbuf, (int)g->bytes, MPI_BYTE,
-                           g->root, g->comm, req);
-    }
-}
 
 /* Sends and collective starts the nodes queued. Returns how many started. */
 static int start_queued(call_t *c, int *rc)
@@ -221,7 +231,8 @@ static void pending_text(const weft_mpi_function_t *f, char *buf, size_t cap)
 {
     snprintf(buf, cap, "its peers");
     for (size_t m = 0; m < f->rt.n_msgs; m++)
-        if (f->reqs[m] != MPI_REQUEST_NULL) {
+        if (f->reqs[m] != MPI_REQUEST_NULL ||
+            (f->rt.msgs[m].dynamic && f->rt.msgs[m].dst == f->rank && !f->rt.msgs[m].matched)) {
             const wm_msg_t *g = &f->rt.msgs[m];
             snprintf(buf, cap, "rank %d (message %zu: %s)", g->dst == f->rank ? g->src : g->dst,
                      m, g->name);
@@ -265,6 +276,7 @@ static weft_status_t progress(call_t *c)
          * below in this same round */
         bool done = atomic_load_explicit(&c->helper_done, memory_order_acquire);
         int n = start_queued(c, &rc);
+        if (rc == MPI_SUCCESS) n += wm__probe_dynamic(f, c->tag_base, &rc);
         if (rc == MPI_SUCCESS) n += complete_some(c, &rc);
         if (rc != MPI_SUCCESS) {
             wm__rt_fail(rt, true, WEFT_ESYSTEM, "MPI failed while communicating");
@@ -341,7 +353,7 @@ static weft_status_t agree(call_t *c, char *msg, size_t cap)
     return (weft_status_t)a->am.status;
 }
 
-static weft_status_t orphan(weft_mpi_function_t *f, MPI_Request req, weft_tensor_t *buf, bool rcv)
+weft_status_t wm__orphan(weft_mpi_function_t *f, wm_orphan_t orph)
 {
     if (f->n_orphans == f->cap_orphans) {
         size_t cap = f->cap_orphans ? 2 * f->cap_orphans : 16;
@@ -350,7 +362,8 @@ static weft_status_t orphan(weft_mpi_function_t *f, MPI_Request req, weft_tensor
         f->orphans = o;
         f->cap_orphans = cap;
     }
-    f->orphans[f->n_orphans++] = (wm_orphan_t){req, weft_tensor_retain(buf), rcv};
+    orph.buf = weft_tensor_retain(orph.buf);
+    f->orphans[f->n_orphans++] = orph;
     return WEFT_OK;
 }
 
@@ -365,7 +378,7 @@ static weft_status_t settle_failed(call_t *c)
     for (size_t k = 0; k < rt->n_colls; k++) {
         MPI_Request *req = &f->reqs[rt->n_msgs + k];
         wm_coll_t *g = &rt->colls[k];
-        bool gives = g->kind != WM_BCAST || g->root == f->rank;
+        bool gives = wm__coll_gives(g->kind, g->root, f->rank);
         if (*req == MPI_REQUEST_NULL && atomic_load_explicit(&g->state, memory_order_relaxed) !=
                                             WM_DONE && gives)
             start_coll(g, req);
@@ -377,17 +390,22 @@ static weft_status_t settle_failed(call_t *c)
     for (size_t m = 0; m < rt->n_msgs; m++) {
         if (f->reqs[m] == MPI_REQUEST_NULL) continue;
         wm_msg_t *g = &rt->msgs[m];
-        weft_tensor_t *fresh = NULL;
-        if (weft_tensor_empty(g->dtype, g->ndim, g->shape, &fresh) != WEFT_OK ||
-            orphan(f, f->reqs[m], g->buf_t, g->dst == f->rank) != WEFT_OK) {
+        weft_tensor_t *fresh = NULL; /* a dynamic message allocates its own per call */
+        wm_orphan_t o = {f->reqs[m], g->buf_t, g->dst == f->rank, false, 0, 0};
+        if ((!g->dynamic && weft_tensor_empty(g->dtype, g->ndim, g->shape, &fresh) != WEFT_OK) ||
+            wm__orphan(f, o) != WEFT_OK) {
             weft_tensor_release(fresh);
             f->broken = true;
             return WEFT_ENOMEM;
         }
         weft_tensor_release(g->buf_t);
         g->buf_t = fresh;
-        g->buf = weft_tensor_data(fresh);
+        g->buf = fresh ? weft_tensor_data(fresh) : NULL;
         f->reqs[m] = MPI_REQUEST_NULL;
+    }
+    if (wm__orphan_unmatched(f, c->tag_base) != WEFT_OK) {
+        f->broken = true;
+        return WEFT_ENOMEM;
     }
     return WEFT_OK;
 }
@@ -441,6 +459,11 @@ void wm__drain_orphans(weft_mpi_function_t *f, bool final)
     for (size_t i = 0; i < f->n_orphans; i++) {
         wm_orphan_t *o = &f->orphans[i];
         int flag = 0;
+        if (o->probe) wm__drain_probe(f, o); /* may turn it into a receive */
+        if (o->probe) {
+            if (!final) f->orphans[k++] = *o;
+            continue;
+        }
         if (final && o->is_recv) MPI_Cancel(&o->req);
         if (final) flag = o->is_recv ? (MPI_Wait(&o->req, MPI_STATUS_IGNORE), 1)
                                      : wait_bounded(&o->req, 1.0);

@@ -59,6 +59,16 @@ static weft_status_t check_mpi(void)
     return WEFT_OK;
 }
 
+static weft_status_t check_updates_args(size_t n_upd, const weft_update_t *upd)
+{
+    if (n_upd && !upd) return wm__error(WEFT_EINVAL, "weft_mpi_function_compile: NULL updates");
+    for (size_t k = 0; k < n_upd; k++)
+        if (!upd[k].var || !upd[k].value)
+            return wm__error(WEFT_EINVAL, "weft_mpi_function_compile: update %zu has a NULL "
+                             "variable or value", k);
+    return WEFT_OK;
+}
+
 static weft_status_t check_args(MPI_Comm comm, size_t n_in, weft_var_t *const *inputs,
                                 size_t n_out, weft_var_t *const *outputs,
                                 const weft_mpi_options_t *o, weft_mpi_function_t **out)
@@ -107,8 +117,20 @@ weft_status_t weft_mpi_function_compile(MPI_Comm comm, size_t n_in, weft_var_t *
                                         const weft_mpi_options_t *opts,
                                         weft_mpi_function_t **out)
 {
+    return weft_mpi_function_compile_updates(comm, n_in, inputs, n_out, outputs, 0, NULL, opts,
+                                             out);
+}
+
+weft_status_t weft_mpi_function_compile_updates(MPI_Comm comm, size_t n_in,
+                                                weft_var_t *const *inputs, size_t n_out,
+                                                weft_var_t *const *outputs, size_t n_upd,
+                                                const weft_update_t *upd,
+                                                const weft_mpi_options_t *opts,
+                                                weft_mpi_function_t **out)
+{
     last_error[0] = '\0';
     weft_status_t st = check_args(comm, n_in, inputs, n_out, outputs, opts, out);
+    if (st == WEFT_OK) st = check_updates_args(n_upd, upd);
     if (st != WEFT_OK) return st;
     weft_mpi_options_t o = WEFT_MPI_OPTIONS_INIT;
     if (opts) o = *opts;
@@ -124,7 +146,8 @@ weft_status_t weft_mpi_function_compile(MPI_Comm comm, size_t n_in, weft_var_t *
     f->agree = calloc(1, sizeof *f->agree);
     st = f->agree ? init_comm(f, comm) : wm__error(WEFT_ENOMEM, "weft_mpi_function_compile: "
                                                    "out of memory");
-    if (st == WEFT_OK) st = wm__partition(n_in, inputs, n_out, outputs, &o, f->size, &f->part);
+    if (st == WEFT_OK)
+        st = wm__partition(n_in, inputs, n_out, outputs, n_upd, upd, &o, f->size, &f->part);
     if (st == WEFT_OK) st = wm__build_local(f, n_in, inputs, n_out, outputs, &o);
     if (st != WEFT_OK) {
         char keep[sizeof last_error];
@@ -241,9 +264,10 @@ weft_status_t weft_mpi_function_call(weft_mpi_function_t *f, size_t n_in,
     char msg[1400];
     st = wm__call(f, msg, sizeof msg);
     f->busy = false;
-    deliver(f, n_out, outputs, st == WEFT_OK);
+    weft_status_t cst = wm__commit_updates(f, inputs, st == WEFT_OK);
+    deliver(f, n_out, outputs, st == WEFT_OK && cst == WEFT_OK);
     if (st != WEFT_OK) wm__error(st, "%s", msg);
-    return st;
+    return st != WEFT_OK ? st : cst;
 }
 
 bool weft_mpi_function_gives_input(const weft_mpi_function_t *f, size_t k)

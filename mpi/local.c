@@ -80,15 +80,19 @@ static weft_status_t coll_setup(weft_mpi_function_t *f, wm_coll_t *c, int kind, 
     c->count = 1;
     for (int i = 0; i < nd; i++) c->count *= (size_t)(xs[i] = weft_type_dim(xt, i));
     c->bytes = c->count * weft_dtype_size(c->dtype);
-    c->mtype = kind == WM_ALLREDUCE ? sum_type(c->dtype) : MPI_BYTE;
+    c->mtype = kind == WM_ALLREDUCE || kind == WM_REDUCE ? sum_type(c->dtype) : MPI_BYTE;
     c->ndim = weft_type_ndim(rt_);
-    for (int i = 0; i < c->ndim; i++) c->shape[i] = weft_type_dim(rt_, i);
+    c->rbytes = weft_dtype_size(c->dtype);
+    for (int i = 0; i < c->ndim; i++) c->rbytes *= (size_t)(c->shape[i] = weft_type_dim(rt_, i));
     if (MPI_Comm_dup(f->data, &c->comm) != MPI_SUCCESS)
         return wm__error(WEFT_ESYSTEM, "local graph: MPI_Comm_dup failed");
     weft_status_t st = weft_tensor_empty(c->dtype, nd, xs, &c->sbuf_t);
     if (st == WEFT_OK && kind == WM_BCAST) c->rbuf_t = weft_tensor_retain(c->sbuf_t);
-    else if (st == WEFT_OK && (kind == WM_ALLREDUCE || f->rank == root))
+    else if (st == WEFT_OK && wm__coll_gets(kind, root, f->rank))
         st = weft_tensor_empty(c->dtype, c->ndim, c->shape, &c->rbuf_t);
+    /* a reduce's result off the root: zeros, which MPI never writes */
+    if (st == WEFT_OK && kind == WM_REDUCE && f->rank != root)
+        memset(weft_tensor_data(c->rbuf_t), 0, c->rbytes);
     if (st != WEFT_OK) return wm__error(st, "local graph: collective buffer: %s",
                                         weft_tensor_last_error());
     c->sbuf = weft_tensor_data(c->sbuf_t);
@@ -106,8 +110,8 @@ static weft_status_t lower_coll(builder_t *b, const weft_apply_t *a, uint32_t in
     weft_status_t st = coll_setup(f, &f->rt.colls[index], kind, root, weft_var_type(x),
                                   weft_var_type(y));
     if (st != WEFT_OK) return st;
-    bool gives = kind != WM_BCAST || f->rank == root;
-    bool gets = kind != WM_GATHER || f->rank == root;
+    bool gives = wm__coll_gives(kind, root, f->rank);
+    bool gets = wm__coll_gets(kind, root, f->rank);
     weft_var_t *tok = NULL;
     if (gives) {
         weft_var_t *xl = local_value(b, wm__var_pos(p, x));
@@ -155,7 +159,7 @@ static weft_status_t msg_buffers(weft_mpi_function_t *f)
 {
     for (size_t m = 0; m < f->rt.n_msgs; m++) {
         wm_msg_t *g = &f->rt.msgs[m];
-        if (g->src != f->rank && g->dst != f->rank) continue;
+        if ((g->src != f->rank && g->dst != f->rank) || g->dynamic) continue; /* dynmsg.c */
         weft_status_t st = weft_tensor_empty(g->dtype, g->ndim, g->shape, &g->buf_t);
         if (st != WEFT_OK) return wm__error(st, "local graph: message buffer of %s: %s",
                                             g->name, weft_tensor_last_error());
@@ -207,8 +211,14 @@ static weft_var_t *local_value(builder_t *b, size_t pos)
     int32_t m = b->recv_of[pos];
     if (b->loc[pos] || m < 0) return b->loc[pos];
     wm_part_t *p = &b->f->part;
-    b->loc[pos] = comm_node(b, &wm__recv_class, (uint32_t)m, weft_var_type(p->vars[pos]), NULL,
-                            b->tok_at[m]);
+    const weft_type_t *t = weft_var_type(p->vars[pos]);
+    if (!p->msgs[m].dynamic) {
+        b->loc[pos] = comm_node(b, &wm__recv_class, (uint32_t)m, t, NULL, b->tok_at[m]);
+        return b->loc[pos];
+    }
+    /* the shape comes with the message: wait, then take (dynmsg.c) */
+    weft_var_t *w = comm_node(b, &wm__rwait_class, (uint32_t)m, NULL, NULL, b->tok_at[m]);
+    b->loc[pos] = w ? comm_node(b, &wm__rtake_class, (uint32_t)m, t, w, NULL) : NULL;
     return b->loc[pos];
 }
 
@@ -268,6 +278,18 @@ static weft_status_t map_io(builder_t *b, size_t n_in, weft_var_t *const *inputs
         if (gets && !(b->outs[b->n_outs++] = local_value(b, pos)))
             return ctor_failed(b, "a receive node");
     }
+    /* the updates this rank holds: hidden outputs, committed after the
+     * ranks agree (update.c) */
+    for (size_t k = 0; k < f->part.n_upd; k++) {
+        f->upd_input[k] = -1;
+        for (size_t j = 0; j < n_in; j++)
+            if (inputs[j] == f->part.upd[k].var) f->upd_input[k] = (int)j;
+        bool holds = wm__holds_update(&f->part, k, f->rank);
+        f->upd_local[k] = holds ? (int)b->n_outs : -1;
+        if (holds && !(b->outs[b->n_outs++] =
+                           local_value(b, wm__var_pos(&f->part, f->part.upd[k].value))))
+            return ctor_failed(b, "a receive node");
+    }
     f->n_lout = b->n_outs;
     return WEFT_OK;
 }
@@ -276,7 +298,7 @@ static weft_status_t alloc_builder(builder_t *b, weft_mpi_function_t *f, size_t 
 {
     wm_part_t *p = &f->part;
     f->rt.n_colls = count_colls(p);
-    size_t max_out = n_out + p->n_msgs + f->rt.n_colls + 1;
+    size_t max_out = n_out + p->n_upd + p->n_msgs + f->rt.n_colls + 1;
     b->loc = calloc(p->n_vars + 1, sizeof *b->loc);
     b->recv_of = malloc((p->n_vars + 1) * sizeof *b->recv_of);
     b->tok_at = calloc(p->n_msgs + 1, sizeof *b->tok_at);
@@ -284,14 +306,17 @@ static weft_status_t alloc_builder(builder_t *b, weft_mpi_function_t *f, size_t 
     f->rt.colls = calloc(f->rt.n_colls + 1, sizeof *f->rt.colls);
     f->in_local = calloc(n_in + 1, sizeof *f->in_local);
     f->out_local = calloc(n_out + 1, sizeof *f->out_local);
+    f->upd_local = calloc(p->n_upd + 1, sizeof *f->upd_local);
+    f->upd_input = calloc(p->n_upd + 1, sizeof *f->upd_input);
     f->lin = calloc(n_in + 1, sizeof *f->lin);
     f->lout = calloc(max_out, sizeof *f->lout);
     f->keep = calloc(max_out, sizeof *f->keep);
     size_t n_req = p->n_msgs + f->rt.n_colls + 1;
     f->reqs = malloc(n_req * sizeof *f->reqs);
     f->done_idx = malloc(n_req * sizeof *f->done_idx);
-    if (!b->loc || !b->outs || !b->recv_of || !b->tok_at || !f->rt.colls || !f->in_local || !f->out_local || !f->lin ||
-        !f->lout || !f->keep || !f->reqs || !f->done_idx)
+    if (!b->loc || !b->outs || !b->recv_of || !b->tok_at || !f->rt.colls || !f->in_local ||
+        !f->out_local || !f->upd_local || !f->upd_input || !f->lin || !f->lout || !f->keep ||
+        !f->reqs || !f->done_idx)
         return wm__error(WEFT_ENOMEM, "local graph: out of memory");
     for (size_t i = 0; i < n_req; i++) f->reqs[i] = MPI_REQUEST_NULL;
     for (size_t k = 0; k < p->n_vars; k++) b->recv_of[k] = -1;
@@ -375,6 +400,8 @@ void wm__free_runtime(weft_mpi_function_t *f)
     free(f->rt.colls);
     free(f->in_local);
     free(f->out_local);
+    free(f->upd_local);
+    free(f->upd_input);
     free(f->lin);
     free(f->lout);
     free(f->keep);

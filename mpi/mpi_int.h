@@ -39,14 +39,36 @@ typedef struct wm_park {
     weft_dag_deferred_t node;
 } wm_park_t;
 
-enum { WM_ALLREDUCE = 0, WM_BCAST = 1, WM_GATHER = 2 };
+enum { WM_ALLREDUCE = 0, WM_BCAST = 1, WM_GATHER = 2, WM_REDUCE = 3, WM_SCATTER = 4 };
+
+/* Does this rank contribute to a collective of kind (run its start node), and
+ * does it get a result (run its wait node)? A rank that gets a result
+ * without contributing posts the collective at the call's start. */
+static inline bool wm__coll_gives(int kind, int root, int rank)
+{
+    return (kind != WM_BCAST && kind != WM_SCATTER) || rank == root;
+}
+
+static inline bool wm__coll_gets(int kind, int root, int rank)
+{
+    return kind != WM_GATHER || rank == root;
+}
+
+/* A message of a value whose shape is not static (docs/distributed.md §3.4)
+ * is one MPI message: this header (the shape), then the elements. */
+#define WM_DYN_HEADER ((sizeof(int64_t) * WEFT_MAX_NDIM + 63) / 64 * 64)
 
 /* One message: value var_pos (index into the partition's variables) from
  * rank src to rank dst; sent once per call. */
 typedef struct wm_msg {
     int src, dst;
     uint32_t var_pos;
+    /* the message's bytes: fixed, or for a dynamic message this call's
+     * (written by the send node before its release of WM_QUEUED, or by the
+     * communication thread when it matched the receive) */
     size_t bytes;
+    bool dynamic;  /* the value's shape is not static: a header, then the elements */
+    bool matched;  /* dynamic receive: probed and its MPI_Imrecv posted (comm thread) */
     weft_dtype_t dtype;
     int ndim;
     int64_t shape[WEFT_MAX_NDIM];
@@ -72,6 +94,7 @@ typedef struct wm_coll {
     MPI_Datatype mtype; /* element type (MPI_BYTE for broadcast / gather) */
     size_t count;       /* elements of mtype in x */
     size_t bytes;       /* bytes of x */
+    size_t rbytes;      /* bytes of the result */
     weft_dtype_t dtype;
     int ndim;           /* the result's */
     int64_t shape[WEFT_MAX_NDIM];
@@ -138,6 +161,8 @@ typedef struct wm_part {
     wm_msg_t *msgs;
     size_t n_msgs;
     int n_ranks;
+    size_t n_upd;
+    weft_update_t *upd; /* the caller's updates (a copy) */
 } wm_part_t;
 
 /* A request MPI still owns after a failed call (its message never matched
@@ -164,6 +189,10 @@ typedef struct wm_orphan {
     MPI_Request req;
     weft_tensor_t *buf;
     bool is_recv;
+    /* a dynamic message a failed call never matched: no request yet; later
+     * calls probe for it (src, tag on the data communicator) and drop it */
+    bool probe;
+    int src, tag;
 } wm_orphan_t;
 
 struct weft_mpi_function {
@@ -177,6 +206,8 @@ struct weft_mpi_function {
     size_t n_in, n_out;     /* the caller's */
     int *in_local, *out_local; /* caller index -> local index, or -1 */
     size_t n_lin, n_lout, n_keep; /* local inputs; local user outputs; keep-alive tokens */
+    int *upd_local;   /* per update: its value's local output, or -1 (not held here) */
+    int *upd_input;   /* per update: the caller's input index of its variable, or -1 */
     weft_tensor_t **lin, **lout;  /* per-call argument arrays (lout: n_lout + n_keep) */
     weft_tensor_t **keep;         /* the tokens' caller-supplied tensors */
     MPI_Request *reqs; /* n_msgs + n_colls + 1 (the abort receive) */
@@ -190,13 +221,61 @@ struct weft_mpi_function {
     bool busy;
 };
 
+/* The data tag of message m in the call whose first tag is tag_base
+ * (docs/distributed.md §3.3). */
+static inline int wm__data_tag(int tag_ub, uint64_t tag_base, size_t m)
+{
+    return (int)((tag_base + m) % (uint64_t)tag_ub);
+}
+
 /* ---- errors (function.c) ---- */
 weft_status_t wm__error(weft_status_t st, const char *fmt, ...) WEFT_PRINTF(2, 3);
 
 /* ---- ops (ops.c) ---- */
 extern const weft_op_class_t wm__send_class, wm__recv_class, wm__cstart_class, wm__cwait_class;
+/* Shared by the lowered ops' classes (ops.c): their props print as
+ * "index=I", they never fold, a token output is an int8 scalar, and a
+ * typed node's output type comes from its props. */
+int wm__props_print(const void *props, char *buf, size_t cap);
+bool wm__never_fold(const weft_apply_t *node);
+weft_status_t wm__token_output(weft_kernel_ctx_t *ctx, weft_tensor_t **cell);
+weft_status_t wm__typed_make_node(weft_graph_t *g, const weft_op_t *op, size_t n_in,
+                                  weft_var_t *const *in, size_t *n_out, const weft_type_t **out);
+#define WM_CLASS(var, nm, mk, perf)                                                      \
+    const weft_op_class_t var = {.size = sizeof(weft_op_class_t),                        \
+                                 .name = nm,                                             \
+                                 .props_size = sizeof(wm_props_t),                       \
+                                 .props_print = wm__props_print,                         \
+                                 .make_node = mk,                                        \
+                                 .perform = perf,                                        \
+                                 .do_constant_folding = wm__never_fold}
+/* A dynamic message's receive: the wait (a token, parked until the message
+ * is in) and the take (the value, of the shape in the header). recv_dyn.c */
+extern const weft_op_class_t wm__rwait_class, wm__rtake_class;
+/* Send node of a dynamic message: the header and the elements into a buffer
+ * of this call's size. recv_dyn.c */
+weft_status_t wm__send_dynamic(wm_msg_t *m, const weft_tensor_t *x, weft_kernel_ctx_t *ctx);
+/* Comm thread: probes the dynamic receives not matched yet and posts an
+ * MPI_Imrecv into a buffer of the size found. Returns how many it matched;
+ * *rc an MPI error. */
+int wm__probe_dynamic(weft_mpi_function_t *f, uint64_t tag_base, int *rc);
+/* After a failed call: the dynamic receives never matched become probe
+ * orphans (so a late message is drained, not left to match a later call). */
+weft_status_t wm__orphan_unmatched(weft_mpi_function_t *f, uint64_t tag_base);
+/* Later calls: drains probe orphans whose message came. */
+void wm__drain_probe(weft_mpi_function_t *f, wm_orphan_t *o);
 /* The user-level collective class of op, or -1 when op is none. */
 int wm__coll_kind(const weft_op_t *op, int *root);
+/* A user-level collective of props p on x (ops.c); NULL with the error on g. */
+weft_var_t *wm__coll_call(weft_graph_t *g, weft_var_t *x, wm_coll_props_t p, const char *file,
+                          int line);
+extern const char *const wm__coll_names[5];
+/* The collectives' gradients and JSON codec (coll_io.c). */
+weft_status_t wm__coll_grad(weft_graph_t *g, const weft_apply_t *node,
+                            weft_var_t *const *output_grads, weft_var_t **input_grads);
+weft_status_t wm__coll_to_json(const weft_op_t *op, weft_json_props_t *out);
+weft_status_t wm__coll_from_json(weft_graph_t *g, const weft_op_class_t *cls,
+                                 const weft_json_props_t *in, const weft_op_t **out);
 /* Wakes the communication thread (a send or start was queued). */
 void wm__rt_kick(wm_rt_t *rt);
 /* ---- parked nodes (park.c) ---- */
@@ -212,17 +291,26 @@ void wm__rt_fail(wm_rt_t *rt, bool local, weft_status_t st, const char *msg);
 
 /* ---- partition (partition.c, metis.c) ---- */
 weft_status_t wm__partition(size_t n_in, weft_var_t *const *inputs, size_t n_out,
-                            weft_var_t *const *outputs, const weft_mpi_options_t *o,
-                            int n_ranks, wm_part_t *p);
+                            weft_var_t *const *outputs, size_t n_upd, const weft_update_t *upd,
+                            const weft_mpi_options_t *o, int n_ranks, wm_part_t *p);
+/* Does rank r hold update k's variable (shared: every rank; an input: its
+ * owner, or every rank when replicated)? */
+bool wm__holds_update(const wm_part_t *p, size_t k, int r);
 void wm__part_free(wm_part_t *p);
 size_t wm__var_pos(const wm_part_t *p, const weft_var_t *v); /* n_vars if absent */
 /* ---- the local function (local.c) and a call's communication (comm.c) ---- */
 weft_status_t wm__build_local(weft_mpi_function_t *f, size_t n_in, weft_var_t *const *inputs,
                               size_t n_out, weft_var_t *const *outputs,
                               const weft_mpi_options_t *o);
+/* After a call the ranks agreed on: the updates this rank holds become the
+ * new values (update.c); every update slot is emptied either way. */
+weft_status_t wm__commit_updates(weft_mpi_function_t *f, weft_tensor_t *const *inputs, bool ok);
 void wm__free_runtime(weft_mpi_function_t *f);
 weft_status_t wm__call(weft_mpi_function_t *f, char *msg, size_t cap);
 void wm__drain_orphans(weft_mpi_function_t *f, bool final);
+/* Keeps o (its buffer retained) until its request completes or f is
+ * destroyed. Errors: WEFT_ENOMEM. */
+weft_status_t wm__orphan(weft_mpi_function_t *f, wm_orphan_t o);
 /* At destroy: requests still active (after a timeout) are cancelled
  * (receives) or left to MPI with their buffers (sends, collectives). */
 void wm__abandon(weft_mpi_function_t *f);

@@ -36,7 +36,7 @@ void wm__rt_fail(wm_rt_t *rt, bool local, weft_status_t st, const char *msg)
     pthread_mutex_unlock(&rt->mu);
 }
 
-static weft_status_t token_output(weft_kernel_ctx_t *ctx, weft_tensor_t **cell)
+weft_status_t wm__token_output(weft_kernel_ctx_t *ctx, weft_tensor_t **cell)
 {
     weft_status_t st = weft_kernel_alloc_output(ctx, cell, WEFT_INT8, 0, NULL);
     if (st == WEFT_OK) *(int8_t *)weft_tensor_data(*cell) = 1;
@@ -54,12 +54,12 @@ static weft_status_t copy_out(weft_kernel_ctx_t *ctx, weft_tensor_t **cell, cons
 
 /* ---- lowered ops -------------------------------------------------------------- */
 
-static int props_print(const void *props, char *buf, size_t cap)
+int wm__props_print(const void *props, char *buf, size_t cap)
 {
     return snprintf(buf, cap, "index=%u", ((const wm_props_t *)props)->index);
 }
 
-static bool never_fold(const weft_apply_t *node)
+bool wm__never_fold(const weft_apply_t *node)
 {
     (void)node;
     return false;
@@ -76,9 +76,8 @@ static weft_status_t token_make_node(weft_graph_t *g, const weft_op_t *op, size_
     return weft_type_tensor(g, WEFT_INT8, 0, NULL, &out[0]);
 }
 
-static weft_status_t typed_make_node(weft_graph_t *g, const weft_op_t *op, size_t n_in,
-                                     weft_var_t *const *in, size_t *n_out,
-                                     const weft_type_t **out)
+weft_status_t wm__typed_make_node(weft_graph_t *g, const weft_op_t *op, size_t n_in,
+                                  weft_var_t *const *in, size_t *n_out, const weft_type_t **out)
 {
     (void)in;
     if (n_in > 2) return weft_graph_set_error(g, WEFT_EINVAL, "%s takes at most 2 inputs",
@@ -93,13 +92,14 @@ static weft_status_t send_perform(const weft_apply_t *node, weft_tensor_t *const
 {
     const wm_props_t *p = weft_op_props(weft_apply_op(node));
     wm_msg_t *m = &p->rt->msgs[p->index];
-    weft_status_t st = weft_tensor_copy(m->buf_t, in[0]);
-    if (st != WEFT_OK) return weft_kernel_error(ctx, st, "send %u: %s", p->index,
-                                                weft_tensor_last_error());
+    weft_status_t st = m->dynamic ? wm__send_dynamic(m, in[0], ctx)
+                                  : weft_tensor_copy(m->buf_t, in[0]);
+    if (st != WEFT_OK) return m->dynamic ? st : weft_kernel_error(ctx, st, "send %u: %s", p->index,
+                                                                  weft_tensor_last_error());
     /* release: the copy above happens-before the comm thread's Isend */
     atomic_store_explicit(&m->state, WM_QUEUED, memory_order_release);
     wm__rt_kick(p->rt);
-    return token_output(ctx, &out[0]);
+    return wm__token_output(ctx, &out[0]);
 }
 
 /* Receives and collective waits never hold their worker (docs/distributed.md
@@ -135,7 +135,7 @@ static weft_status_t cstart_perform(const weft_apply_t *node, weft_tensor_t *con
     /* release: the copy happens-before the comm thread starts the collective */
     atomic_store_explicit(&c->state, WM_QUEUED, memory_order_release);
     wm__rt_kick(p->rt);
-    return token_output(ctx, &out[0]);
+    return wm__token_output(ctx, &out[0]);
 }
 
 static weft_status_t cwait_perform(const weft_apply_t *node, weft_tensor_t *const *in,
@@ -144,40 +144,46 @@ static weft_status_t cwait_perform(const weft_apply_t *node, weft_tensor_t *cons
     (void)in;
     const wm_props_t *p = weft_op_props(weft_apply_op(node));
     wm_coll_t *c = &p->rt->colls[p->index];
-    size_t bytes = c->kind == WM_GATHER ? c->bytes * (size_t)p->rt->size : c->bytes;
-    return take(p->rt, &c->state, &c->park, ctx, &out[0], p, c->rbuf, bytes);
+    return take(p->rt, &c->state, &c->park, ctx, &out[0], p, c->rbuf, c->rbytes);
 }
 
-#define WM_CLASS(var, nm, mk, perf)                                                      \
-    const weft_op_class_t var = {.size = sizeof(weft_op_class_t),                        \
-                                 .name = nm,                                             \
-                                 .props_size = sizeof(wm_props_t),                       \
-                                 .props_print = props_print,                             \
-                                 .make_node = mk,                                        \
-                                 .perform = perf,                                        \
-                                 .do_constant_folding = never_fold}
-
 WM_CLASS(wm__send_class, "MpiSend", token_make_node, send_perform);
-WM_CLASS(wm__recv_class, "MpiRecv", typed_make_node, recv_perform);
+WM_CLASS(wm__recv_class, "MpiRecv", wm__typed_make_node, recv_perform);
 WM_CLASS(wm__cstart_class, "MpiCollectiveStart", token_make_node, cstart_perform);
-WM_CLASS(wm__cwait_class, "MpiCollectiveWait", typed_make_node, cwait_perform);
+WM_CLASS(wm__cwait_class, "MpiCollectiveWait", wm__typed_make_node, cwait_perform);
 
 /* ---- user-level collectives --------------------------------------------------------- */
 
-static const char *const coll_names[] = {"MpiAllreduce", "MpiBroadcast", "MpiGather"};
+const char *const wm__coll_names[5] = {"MpiAllreduce", "MpiBroadcast", "MpiGather",
+                                       "MpiReduce", "MpiScatter"};
 
 static int coll_print(const void *props, char *buf, size_t cap)
 {
     const wm_coll_props_t *p = props;
     if (p->kind == WM_ALLREDUCE) return snprintf(buf, cap, "sum");
     if (p->kind == WM_BCAST) return snprintf(buf, cap, "root=%d", p->root);
-    return snprintf(buf, cap, "root=%d, ranks=%d", p->root, p->n_ranks);
+    if (p->kind == WM_REDUCE) return snprintf(buf, cap, "sum, root=%d", p->root);
+    return snprintf(buf, cap, "%s, root=%d, ranks=%d", p->kind == WM_GATHER ? "gather" : "scatter",
+                    p->root, p->n_ranks);
 }
 
 static bool reducible(weft_dtype_t dt)
 {
     return dt == WEFT_FLOAT32 || dt == WEFT_FLOAT64 || dt == WEFT_INT32 || dt == WEFT_INT64 ||
            dt == WEFT_COMPLEX64 || dt == WEFT_COMPLEX128;
+}
+
+/* Scatter: x [n_ranks, ...] on the root, each rank its slice [...]. */
+static weft_status_t scatter_type(weft_graph_t *g, const wm_coll_props_t *p, const weft_type_t *t,
+                                  const weft_type_t **out)
+{
+    int nd = weft_type_ndim(t);
+    if (p->n_ranks < 1) /* wm__coll_call found no static leading length */
+        return weft_graph_set_error(g, WEFT_ESHAPE, "MpiScatter: the input needs a static "
+                                    "leading axis (one entry per rank)");
+    int64_t shape[WEFT_MAX_NDIM];
+    for (int i = 1; i < nd; i++) shape[i - 1] = weft_type_dim(t, i);
+    return weft_type_tensor(g, weft_type_dtype(t), nd - 1, shape, &out[0]);
 }
 
 static weft_status_t coll_make_node(weft_graph_t *g, const weft_op_t *op, size_t n_in,
@@ -187,15 +193,22 @@ static weft_status_t coll_make_node(weft_graph_t *g, const weft_op_t *op, size_t
     const wm_coll_props_t *p = weft_op_props(op);
     if (n_in != 1) return weft_graph_set_error(g, WEFT_EINVAL, "%s takes 1 input",
                                                weft_op_name(op));
+    bool rooted = p->kind == WM_GATHER || p->kind == WM_SCATTER;
+    if (p->root < 0 || (rooted && p->n_ranks >= 1 && p->root >= p->n_ranks))
+        return weft_graph_set_error(g, WEFT_EINVAL, "%s: root %d outside %d ranks",
+                                    wm__coll_names[p->kind], p->root, p->n_ranks);
+    if (p->kind == WM_GATHER && p->n_ranks < 1)
+        return weft_graph_set_error(g, WEFT_EINVAL, "MpiGather: %d ranks", p->n_ranks);
     const weft_type_t *t = weft_var_type(in[0]);
     if (weft_type_kind(t) != WEFT_TYPE_TENSOR)
         return weft_graph_set_error(g, WEFT_ETYPE, "%s: input is not a tensor", weft_op_name(op));
     weft_dtype_t dt = weft_type_dtype(t);
-    if (p->kind == WM_ALLREDUCE && !reducible(dt))
-        return weft_graph_set_error(g, WEFT_ETYPE, "MpiAllreduce: dtype %s cannot be summed "
-                                    "over MPI (float32/64, int32/64, complex64/128)",
-                                    weft_dtype_name(dt));
+    if ((p->kind == WM_ALLREDUCE || p->kind == WM_REDUCE) && !reducible(dt))
+        return weft_graph_set_error(g, WEFT_ETYPE, "%s: dtype %s cannot be summed over MPI "
+                                    "(float32/64, int32/64, complex64/128)",
+                                    wm__coll_names[p->kind], weft_dtype_name(dt));
     *n_out = 1;
+    if (p->kind == WM_SCATTER) return scatter_type(g, p, t, out);
     if (p->kind != WM_GATHER) {
         out[0] = t;
         return WEFT_OK;
@@ -209,7 +222,8 @@ static weft_status_t coll_make_node(weft_graph_t *g, const weft_op_t *op, size_t
     return weft_type_tensor(g, dt, nd + 1, shape, &out[0]);
 }
 
-/* On one rank: allreduce and broadcast copy x; gather adds a leading axis. */
+/* On one rank: allreduce, broadcast and reduce copy x; gather adds a
+ * leading axis of 1, scatter drops it. */
 static weft_status_t coll_perform(const weft_apply_t *node, weft_tensor_t *const *in,
                                   weft_tensor_t **out, weft_kernel_ctx_t *ctx)
 {
@@ -217,16 +231,19 @@ static weft_status_t coll_perform(const weft_apply_t *node, weft_tensor_t *const
     if (p->n_ranks != 1)
         return weft_kernel_error(ctx, WEFT_ENOTIMPL, "%s over %d ranks runs only in a function "
                                  "compiled by weft_mpi_function_compile",
-                                 coll_names[p->kind], p->n_ranks);
-    int nd = weft_tensor_ndim(in[0]);
+                                 wm__coll_names[p->kind], p->n_ranks);
+    const weft_type_t *ot = weft_var_type(weft_apply_output(node, 0));
+    int on = weft_type_ndim(ot);
     int64_t shape[WEFT_MAX_NDIM];
-    int on = p->kind == WM_GATHER ? nd + 1 : nd;
-    shape[0] = 1;
-    memcpy(shape + (on - nd), weft_tensor_shape(in[0]), (size_t)nd * sizeof *shape);
+    const int64_t *xs = weft_tensor_shape(in[0]);
+    for (int i = 0; i < on; i++)
+        shape[i] = p->kind == WM_GATHER    ? (i ? xs[i - 1] : 1)
+                   : p->kind == WM_SCATTER ? xs[i + 1]
+                                           : xs[i];
     weft_status_t st = weft_kernel_alloc_output(ctx, &out[0], weft_tensor_dtype(in[0]), on, shape);
     if (st != WEFT_OK) return st;
     weft_tensor_t *view = NULL;
-    st = weft_tensor_reshape(out[0], nd, weft_tensor_shape(in[0]), &view);
+    st = weft_tensor_reshape(out[0], weft_tensor_ndim(in[0]), xs, &view);
     if (st == WEFT_OK) st = weft_tensor_copy(view, in[0]);
     weft_tensor_release(view);
     return st == WEFT_OK ? st : weft_kernel_error(ctx, st, "%s", weft_tensor_last_error());
@@ -238,7 +255,29 @@ static const weft_op_class_t coll_class = {.size = sizeof(weft_op_class_t),
                                            .props_print = coll_print,
                                            .make_node = coll_make_node,
                                            .perform = coll_perform,
-                                           .do_constant_folding = never_fold};
+                                           .do_constant_folding = wm__never_fold,
+                                           .grad = wm__coll_grad,
+                                           .props_to_json = wm__coll_to_json,
+                                           .props_from_json = wm__coll_from_json};
+
+/* In the registry before main runs (libweft's own classes are, and this
+ * library's constructor runs after libweft's), so a saved graph with
+ * collectives loads (weft/graph_io.h). Registering cannot fail but for
+ * memory; the loader then reports the unknown op by name. */
+__attribute__((constructor)) static void register_coll_class(void)
+{
+    (void)weft_op_class_register(&coll_class);
+}
+
+/* A scatter's rank count: its input's leading length (0 when it has none or
+ * it is not static: refused). */
+static int scatter_ranks(const weft_var_t *x)
+{
+    const weft_type_t *t = weft_var_type(x);
+    if (weft_type_kind(t) != WEFT_TYPE_TENSOR || weft_type_ndim(t) < 1) return 0;
+    int64_t n = weft_type_dim(t, 0);
+    return n > 0 && n <= INT32_MAX ? (int)n : 0;
+}
 
 int wm__coll_kind(const weft_op_t *op, int *root)
 {
@@ -248,21 +287,12 @@ int wm__coll_kind(const weft_op_t *op, int *root)
     return p->kind;
 }
 
-static weft_var_t *coll_call(weft_graph_t *g, weft_var_t *x, wm_coll_props_t p, const char *file,
-                             int line)
+weft_var_t *wm__coll_call(weft_graph_t *g, weft_var_t *x, wm_coll_props_t p, const char *file,
+                          int line)
 {
-    if (!g || !x) {
-        if (g && !x && weft_graph_error(g) == WEFT_OK)
-            weft_graph_set_error(g, WEFT_EINVAL, "%s: NULL input (%s:%d)", coll_names[p.kind],
-                                 file, line);
-        return NULL;
-    }
-    if (p.n_ranks < 1 || p.root < 0 || (p.kind == WM_GATHER && p.root >= p.n_ranks)) {
-        if (weft_graph_error(g) == WEFT_OK)
-            weft_graph_set_error(g, WEFT_EINVAL, "%s: root %d outside %d ranks (%s:%d)",
-                                 coll_names[p.kind], p.root, p.n_ranks, file, line);
-        return NULL;
-    }
+    /* the checks are make_node's, so that weft_op_call_at keeps the error
+     * with this site (weft/graph.h "Errors"); a NULL x is its to report */
+    if (p.kind == WM_SCATTER && x) p.n_ranks = scatter_ranks(x);
     const weft_op_t *op;
     if (weft_op_create(g, &coll_class, &p, &op) != WEFT_OK) return NULL;
     return weft_op_call_at(g, op, 1, &x, file, line);
@@ -271,7 +301,7 @@ static weft_var_t *coll_call(weft_graph_t *g, weft_var_t *x, wm_coll_props_t p, 
 weft_var_t *weft_mpi_allreduce_at(weft_graph_t *g, weft_var_t *x, const char *file, int line)
 {
     wm_coll_props_t p = {WM_ALLREDUCE, 0, 1};
-    return coll_call(g, x, p, file, line);
+    return wm__coll_call(g, x, p, file, line);
 }
 
 weft_var_t *weft_mpi_broadcast_at(weft_graph_t *g, weft_var_t *x, int root, const char *file,
@@ -280,12 +310,26 @@ weft_var_t *weft_mpi_broadcast_at(weft_graph_t *g, weft_var_t *x, int root, cons
     /* the rank count does not change the type: root's upper bound is
      * checked by the distributed compile */
     wm_coll_props_t p = {WM_BCAST, root, 1};
-    return coll_call(g, x, p, file, line);
+    return wm__coll_call(g, x, p, file, line);
 }
 
 weft_var_t *weft_mpi_gather_at(weft_graph_t *g, weft_var_t *x, int root, int n_ranks,
                                const char *file, int line)
 {
     wm_coll_props_t p = {WM_GATHER, root, n_ranks};
-    return coll_call(g, x, p, file, line);
+    return wm__coll_call(g, x, p, file, line);
+}
+
+weft_var_t *weft_mpi_reduce_at(weft_graph_t *g, weft_var_t *x, int root, const char *file,
+                               int line)
+{
+    wm_coll_props_t p = {WM_REDUCE, root, 1};
+    return wm__coll_call(g, x, p, file, line);
+}
+
+weft_var_t *weft_mpi_scatter_at(weft_graph_t *g, weft_var_t *x, int root, const char *file,
+                                int line)
+{
+    wm_coll_props_t p = {WM_SCATTER, root, 0}; /* n_ranks: x's leading length */
+    return wm__coll_call(g, x, p, file, line);
 }

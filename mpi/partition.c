@@ -223,16 +223,21 @@ static weft_status_t check_collectives(const wm_part_t *p)
         if (root >= p->n_ranks)
             return wm__error(WEFT_EINVAL, "partition: %s: root %d is not a rank of %d", d, root,
                              p->n_ranks);
-        if (kind == WM_GATHER && weft_type_dim(weft_var_type(weft_apply_output(a, 0)), 0) !=
-                                     p->n_ranks)
-            return wm__error(WEFT_EINVAL, "partition: %s gathers %lld ranks, the communicator "
-                             "has %d", d,
-                             (long long)weft_type_dim(weft_var_type(weft_apply_output(a, 0)), 0),
+        if (!weft_type_is_static(weft_var_type(x)))
+            return wm__error(WEFT_ENOTIMPL, "partition: %s: a collective's input needs a static "
+                             "shape", d);
+        /* gather's output and scatter's input have an axis of the ranks */
+        weft_var_t *ranked = kind == WM_GATHER ? weft_apply_output(a, 0) : x;
+        int64_t nr = weft_type_dim(weft_var_type(ranked), 0);
+        if ((kind == WM_GATHER || kind == WM_SCATTER) && nr != p->n_ranks)
+            return wm__error(WEFT_EINVAL, "partition: %s %s %lld ranks, the communicator has %d",
+                             d, kind == WM_GATHER ? "gathers" : "scatters", (long long)nr,
                              p->n_ranks);
-        if (kind != WM_BCAST && ox != WEFT_MPI_REPLICATED)
+        bool from_root = kind == WM_BCAST || kind == WM_SCATTER;
+        if (!from_root && ox != WEFT_MPI_REPLICATED)
             return wm__error(WEFT_EINVAL, "partition: %s: its input lives on rank %d, not on "
                              "every rank (replicated)", d, ox);
-        if (kind == WM_BCAST && ox != WEFT_MPI_REPLICATED && ox != root)
+        if (from_root && ox != WEFT_MPI_REPLICATED && ox != root)
             return wm__error(WEFT_EINVAL, "partition: %s: its input lives on rank %d, not on "
                              "the root %d", d, ox, root);
     }
@@ -247,7 +252,8 @@ static void mark_needs(const wm_part_t *p, size_t n_out, weft_var_t *const *outp
     for (size_t j = 0; j < p->n_applies; j++) {
         const weft_apply_t *a = p->applies[j];
         int root, r = p->node_rank[j];
-        if (wm__coll_kind(weft_apply_op(a), &root) == WM_BCAST) continue; /* read on root */
+        int kind = wm__coll_kind(weft_apply_op(a), &root);
+        if (kind == WM_BCAST || kind == WM_SCATTER) continue; /* read on the root */
         for (size_t i = 0; i < weft_apply_n_inputs(a); i++) {
             size_t v = wm__var_pos(p, weft_apply_input(a, i));
             int ov = p->owner[v];
@@ -260,6 +266,57 @@ static void mark_needs(const wm_part_t *p, size_t n_out, weft_var_t *const *outp
         size_t v = wm__var_pos(p, outputs[k]);
         if (p->owner[v] > 0) need[v * (size_t)n] = 1;
     }
+    /* an update's value goes to every rank holding its variable
+     * (docs/distributed.md §2, item 5) */
+    for (size_t k = 0; k < p->n_upd; k++) {
+        size_t v = wm__var_pos(p, p->upd[k].value);
+        for (int d = 0; d < n && p->owner[v] != WEFT_MPI_REPLICATED; d++)
+            if (d != p->owner[v] && wm__holds_update(p, k, d)) need[v * (size_t)n + (size_t)d] = 1;
+    }
+}
+
+bool wm__holds_update(const wm_part_t *p, size_t k, int r)
+{
+    const weft_var_t *v = p->upd[k].var;
+    if (weft_var_is_shared(v)) return true;
+    int ow = p->owner[wm__var_pos(p, v)];
+    return ow == r || ow == WEFT_MPI_REPLICATED;
+}
+
+/* Each update names a shared variable or an input, once, with a value of its
+ * type: checked here, on every rank alike, since a rank that does not hold
+ * the variable never compiles the update. */
+static weft_status_t check_updates(size_t n_in, weft_var_t *const *inputs, size_t n_upd,
+                                   const weft_update_t *upd)
+{
+    char d[200], e[200];
+    for (size_t k = 0; k < n_upd; k++) {
+        describe_var(upd[k].var, d, sizeof d);
+        if (!weft_var_is_shared(upd[k].var) && !is_input(n_in, inputs, upd[k].var))
+            return wm__error(WEFT_EINVAL, "update %zu: %s is neither a shared variable nor an "
+                             "input", k, d);
+        for (size_t j = 0; j < k; j++)
+            if (upd[j].var == upd[k].var)
+                return wm__error(WEFT_EINVAL, "updates %zu and %zu both update %s", j, k, d);
+        if (!weft_type_equal(weft_var_type(upd[k].var), weft_var_type(upd[k].value))) {
+            describe_var(upd[k].value, e, sizeof e);
+            return wm__error(WEFT_ETYPE, "update %zu: the value %s does not have the type of %s",
+                             k, e, d);
+        }
+    }
+    return WEFT_OK;
+}
+
+/* The variables the partition must reach: the outputs, then the update
+ * values. */
+static weft_var_t **reach_set(size_t n_out, weft_var_t *const *outputs, size_t n_upd,
+                              const weft_update_t *upd)
+{
+    weft_var_t **r = malloc((n_out + n_upd + 1) * sizeof *r);
+    if (!r) return NULL;
+    memcpy(r, outputs, n_out * sizeof *r);
+    for (size_t k = 0; k < n_upd; k++) r[n_out + k] = upd[k].value;
+    return r;
 }
 
 static weft_status_t fill_msg(wm_msg_t *m, const weft_var_t *v)
@@ -267,15 +324,16 @@ static weft_status_t fill_msg(wm_msg_t *m, const weft_var_t *v)
     const weft_type_t *t = weft_var_type(v);
     describe_var(v, m->name, sizeof m->name);
     const char *d = m->name;
-    if (weft_type_kind(t) != WEFT_TYPE_TENSOR || !weft_type_is_static(t))
-        return wm__error(WEFT_ENOTIMPL, "partition: %s goes from rank %d to rank %d but its "
-                         "shape is not static", d, m->src, m->dst);
+    if (weft_type_kind(t) != WEFT_TYPE_TENSOR)
+        return wm__error(WEFT_ENOTIMPL, "partition: %s goes from rank %d to rank %d but is not "
+                         "a tensor", d, m->src, m->dst);
     m->dtype = weft_type_dtype(t);
     m->ndim = weft_type_ndim(t);
-    m->bytes = weft_dtype_size(m->dtype);
+    m->dynamic = !weft_type_is_static(t); /* sized per call (dynmsg.c) */
+    m->bytes = m->dynamic ? 0 : weft_dtype_size(m->dtype);
     for (int i = 0; i < m->ndim; i++) {
         m->shape[i] = weft_type_dim(t, i);
-        m->bytes *= (size_t)m->shape[i];
+        if (!m->dynamic) m->bytes *= (size_t)m->shape[i];
     }
     return WEFT_OK;
 }
@@ -304,13 +362,20 @@ static weft_status_t make_msgs(wm_part_t *p, size_t n_out, weft_var_t *const *ou
 }
 
 weft_status_t wm__partition(size_t n_in, weft_var_t *const *inputs, size_t n_out,
-                            weft_var_t *const *outputs, const weft_mpi_options_t *o,
-                            int n_ranks, wm_part_t *p)
+                            weft_var_t *const *outputs, size_t n_upd, const weft_update_t *upd,
+                            const weft_mpi_options_t *o, int n_ranks, wm_part_t *p)
 {
     memset(p, 0, sizeof *p);
     p->n_ranks = n_ranks;
     weft_graph_t *g = weft_var_graph(n_out ? outputs[0] : inputs[0]);
-    weft_status_t st = collect(g, n_in, inputs, n_out, outputs, p);
+    weft_status_t st = check_updates(n_in, inputs, n_upd, upd);
+    if (st != WEFT_OK) return st;
+    weft_var_t **reach = reach_set(n_out, outputs, n_upd, upd);
+    p->upd = malloc((n_upd + 1) * sizeof *p->upd);
+    if (!reach || !p->upd) st = wm__error(WEFT_ENOMEM, "partition: out of memory");
+    else if (n_upd) memcpy(p->upd, upd, n_upd * sizeof *p->upd), p->n_upd = n_upd;
+    if (st == WEFT_OK) st = collect(g, n_in, inputs, n_out + n_upd, reach, p);
+    free(reach);
     if (st == WEFT_OK) {
         p->owner = malloc((p->n_vars + 1) * sizeof *p->owner);
         p->node_rank = malloc((p->n_applies + 1) * sizeof *p->node_rank);
@@ -333,5 +398,6 @@ void wm__part_free(wm_part_t *p)
     free(p->applies);
     free(p->node_rank);
     free(p->msgs);
+    free(p->upd);
     memset(p, 0, sizeof *p);
 }

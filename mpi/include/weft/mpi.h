@@ -130,15 +130,36 @@ WEFT_MPI_API int weft_mpi_block_cyclic_owner(int64_t i, int64_t j, int p, int q)
  * context (they are not reachable from the caller's outputs).
  * Errors (message: weft_mpi_last_error()): WEFT_EINVAL (NULL arguments, bad
  * options size, an owner out of range, a collective whose input is not
- * replicated, updates given (not supported)), WEFT_ENOTIMPL (a value crossing
- * ranks whose shape is not static: named), WEFT_ESTATE (MPI not initialized,
- * or its thread level too low), WEFT_ESYSTEM (METIS or MPI failed), the
- * local compile's errors (weft_function_compile), WEFT_ENOMEM. */
+ * replicated), WEFT_ENOTIMPL (a value crossing ranks that is not a tensor,
+ * a collective whose input's shape is not static: named; other values of
+ * unknown shape do cross, docs/distributed.md §3.4), WEFT_ESTATE (MPI not
+ * initialized, or its thread level too low), WEFT_ESYSTEM (METIS or MPI
+ * failed), the local compile's errors (weft_function_compile), WEFT_ENOMEM. */
 WEFT_MPI_API weft_status_t weft_mpi_function_compile(MPI_Comm comm, size_t n_in,
                                                      weft_var_t *const *inputs, size_t n_out,
                                                      weft_var_t *const *outputs,
                                                      const weft_mpi_options_t *opts,
                                                      weft_mpi_function_t **out);
+
+/* weft_mpi_function_compile with updates, as weft_function_compile's
+ * (weft/function.h, docs/shared.md): updates[k].var is a shared variable or
+ * one of the inputs; updates[k].value must have its type. Every rank that
+ * holds var gets the new value: every rank for a shared variable (shared
+ * variables are replicated) or a replicated input, the input's owner
+ * otherwise. A value computed on every rank (replicated) is computed there; a
+ * value living on one rank is sent from it to each other holder
+ * (docs/distributed.md §2, item 5). The updates of a call are committed on every
+ * rank only after the ranks agreed that the call succeeded: a call that
+ * fails on any rank changes no shared variable and no input on any rank.
+ * Unlike weft_function_compile, at least one output is still required (a
+ * step that only updates returns, say, its loss).
+ * Ownership and errors: as weft_mpi_function_compile, plus WEFT_EINVAL (NULL
+ * updates array or entry, var neither shared nor an input, var updated
+ * twice: named) and WEFT_ETYPE (value's type is not var's: both named). */
+WEFT_MPI_API weft_status_t weft_mpi_function_compile_updates(
+    MPI_Comm comm, size_t n_in, weft_var_t *const *inputs, size_t n_out,
+    weft_var_t *const *outputs, size_t n_updates, const weft_update_t *updates,
+    const weft_mpi_options_t *opts, weft_mpi_function_t **out);
 
 /* Frees f (collective over f's communicator: every rank destroys its f).
  * NULL: no-op. Errors: WEFT_EBUSY (a call in flight). */
@@ -236,6 +257,29 @@ WEFT_MPI_API weft_var_t *weft_mpi_broadcast_at(weft_graph_t *g, weft_var_t *x, i
     weft_mpi_gather_at((g), (x), (root), (n_ranks), __FILE__, __LINE__)
 WEFT_MPI_API weft_var_t *weft_mpi_gather_at(weft_graph_t *g, weft_var_t *x, int root, int n_ranks,
                                             const char *file, int line);
+
+/* The elementwise sum of x (replicated) over the ranks, on rank root; the
+ * result is replicated: the sum on root, zeros on every other rank (so it is
+ * broadcast's gradient). dtypes as allreduce. On one rank: x. */
+#define weft_mpi_reduce(g, x, root) weft_mpi_reduce_at((g), (x), (root), __FILE__, __LINE__)
+WEFT_MPI_API weft_var_t *weft_mpi_reduce_at(weft_graph_t *g, weft_var_t *x, int root,
+                                            const char *file, int line);
+
+/* Rank root's x, of shape [n_ranks, ...] (x's leading length, static: else
+ * WEFT_ESHAPE), split along axis 0: rank r gets x[r] (replicated result of
+ * shape [...]; gather's gradient). Any dtype. On one rank: x[0]. */
+#define weft_mpi_scatter(g, x, root) weft_mpi_scatter_at((g), (x), (root), __FILE__, __LINE__)
+WEFT_MPI_API weft_var_t *weft_mpi_scatter_at(weft_graph_t *g, weft_var_t *x, int root,
+                                             const char *file, int line);
+
+/* Gradients (weft_grad, weft/grad.h) through the collectives take the SPMD
+ * view: the cost differentiated is the sum over the ranks of each rank's
+ * cost (a cost living on one rank counts once). So allreduce's gradient is
+ * the allreduce of its output gradient, broadcast's the reduce to the root,
+ * gather's the scatter from the root, reduce's the broadcast and scatter's
+ * the gather (docs/distributed.md §5). The collective ops save to and load
+ * from the JSON graph format (op "MpiCollective", docs/graph-format.md); the
+ * class is registered when libweft_mpi is loaded. */
 
 #ifdef __cplusplus
 }
