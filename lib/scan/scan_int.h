@@ -93,6 +93,8 @@ weft__scan_node_rewrite_fn weft__scan_prune_fn(void);
 weft__scan_node_rewrite_fn weft__scan_merge_fn(void);
 /* The node rewrite of scan_push_out_dot (scan_pushout_dot.c). */
 weft__scan_node_rewrite_fn weft__scan_push_out_dot_fn(void);
+/* The node rewrite of scan_fill_seq (scan_fill_seq.c). */
+weft__scan_node_rewrite_fn weft__scan_fill_seq_fn(void);
 
 /* Each non-NULL views[k] stops referencing the buffer it views: rewritten
  * as an empty view of a process-lifetime tensor when nothing else holds the

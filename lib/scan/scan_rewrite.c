@@ -177,6 +177,9 @@ weft_status_t weft_scan_register_rewrites(weft_rewrite_db_t *db)
         s = register_walk(db, WEFT_SCAN_PUSH_OUT_REWRITE, "local_scan_push_out_non_seq",
                           weft__scan_push_out_fn(), 0.6);
     if (s == WEFT_OK)
+        s = register_walk(db, WEFT_SCAN_FILL_SEQ_REWRITE, "local_scan_fill_seq",
+                          weft__scan_fill_seq_fn(), 0.57);
+    if (s == WEFT_OK)
         s = register_walk_tags(db, WEFT_SCAN_PUSH_OUT_DOT_REWRITE, "local_scan_push_out_dot",
                                weft__scan_push_out_dot_fn(), 0.59, true);
     if (s == WEFT_OK)

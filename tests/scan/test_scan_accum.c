@@ -4,7 +4,8 @@
  * each over the stacked rows, giving the loop's values to rounding and
  * leaving alone accumulators it cannot move (state read elsewhere, a
  * product that is not P^T B, every state read); fast_math excluded, it
- * does not run. Warm calls of a function whose Scan reads and writes
+ * does not run. scan_fill_seq reads the gradient's ones (ReduceGrad of a
+ * sum) as one row instead of a stacked sequence. Warm calls of a function whose Scan reads and writes
  * stacked intermediates take every buffer from the pool (the row views a
  * Scan keeps between runs are parked, scan_park.c). */
 #define _POSIX_C_SOURCE 200809L
@@ -146,9 +147,9 @@ static void test_push_out_dot_sums_weight_grads_after_the_loop(void **state)
     assert_non_null(strstr(with, "Reshape{shape=(-1,4)}"));
     assert_non_null(strstr(with, "Reshape{shape=(-1,5)}"));
     /* left in the loop: dh (carried) and db (acc + sum(dz), no product) */
-    assert_non_null(strstr(with, "grad_scan: 5 seqs, 5 outputs (2 carried)"));
+    assert_non_null(strstr(with, "grad_scan: 4 seqs, 5 outputs (2 carried)"));
     assert_null(strstr(without, "Reshape{"));
-    assert_non_null(strstr(without, "grad_scan: 5 seqs, 4 outputs (4 carried)"));
+    assert_non_null(strstr(without, "grad_scan: 4 seqs, 4 outputs (4 carried)"));
     assert_null(strstr(no_fm, "Reshape{"));
     /* H is the same loop; the sums differ from the loop's by rounding */
     assert_memory_equal(weft_tensor_data(a[0]), weft_tensor_data(b[0]),
@@ -223,6 +224,80 @@ static void test_push_out_dot_leaves_other_accumulators(void **state)
     rnn_free(&r);
 }
 
+/* The RNN gradient's sequence of ones (ReduceGrad of sum(H), H a sequence
+ * of the same scans) becomes one constant row read by every step: no
+ * ReduceGrad is left, and the values are the same bits. */
+static void test_fill_seq_drops_the_ones(void **state)
+{
+    (void)state;
+    rnn_t r;
+    rnn_build(&r);
+    static char with[8192], without[8192];
+    weft_tensor_t *a[4] = {NULL}, *b[4] = {NULL};
+    run(r.in, r.val, 4, r.out, NULL, a, with, sizeof with);
+    run(r.in, r.val, 4, r.out, WEFT_SCAN_FILL_SEQ_REWRITE, b, without, sizeof without);
+    assert_null(strstr(with, "ReduceGrad"));
+    assert_non_null(strstr(with, "Constant{float64[3,5]}"));
+    assert_non_null(strstr(with, "grad_scan: 4 seqs"));
+    assert_non_null(strstr(without, "ReduceGrad{kind=Sum, axes=(0,1,2), keepdims=0}"));
+    assert_non_null(strstr(without, "grad_scan: 5 seqs"));
+    for (int k = 0; k < 4; k++) {
+        assert_memory_equal(weft_tensor_data(a[k]), weft_tensor_data(b[k]),
+                            weft_tensor_size(a[k]) * sizeof(double));
+        weft_tensor_release(a[k]);
+        weft_tensor_release(b[k]);
+    }
+    rnn_free(&r);
+}
+
+/* A scan over s = d(sum(x) sum(b)) / dx = ReduceGrad(x, gz), gz computed
+ * from an input: acc_t = acc_{t-1} * x_t + s_t when x is a sequence too (the ones
+ * go: gz is read as a non-sequence), acc_t = acc_{t-1} + s_t when it is not
+ * (they stay: x's rows fix the step count). */
+static void test_fill_seq_needs_x_as_a_sequence(void **state)
+{
+    (void)state;
+    rnn_t r;
+    rnn_build(&r);
+    weft_graph_t *g = r.g;
+    weft_var_t *x = r.in[0], *gz = weft_sum(g, r.in[3], 0, NULL, false); /* sum(b) */
+    weft_var_t *cost = weft_mul(g, weft_sum(g, x, 0, NULL, false), gz), *dx = NULL;
+    assert_non_null(weft_grads(g, cost, 1, &x, NULL, &dx)); /* ReduceGrad(x, sum(b)) */
+    int64_t sr[2] = {NB, NI};
+    for (int with_x = 0; with_x < 2; with_x++) {
+        weft_var_t *st = weft_var_create(g, tt(g, 2, sr), "s_t");
+        weft_var_t *xt = weft_var_create(g, tt(g, 2, sr), "x_t");
+        weft_var_t *acc = weft_var_create(g, tt(g, 2, sr), "acc");
+        weft_var_t *prev = with_x ? weft_mul(g, acc, xt) : acc;
+        weft_scan_seq_t seqs[2] = {{dx, 0, NULL, &st}, {x, 0, NULL, &xt}};
+        double zeros[NB * NI] = {0};
+        weft_scan_output_t out = {weft_add(g, prev, st),
+                                  weft_constant_create(g, tt(g, 2, sr), zeros, sizeof zeros), 0,
+                                  NULL, &acc};
+        weft_scan_spec_t sp = WEFT_SCAN_SPEC_INIT;
+        sp.n_seqs = with_x ? 2 : 1;
+        sp.seqs = seqs;
+        sp.n_outputs = 1;
+        sp.outputs = &out;
+        weft_var_t *y = NULL;
+        assert_non_null(weft_scan(g, &sp, &y));
+        static char with[4096], without[4096];
+        weft_tensor_t *a = NULL, *b = NULL;
+        run(r.in, r.val, 1, &y, NULL, &a, with, sizeof with);
+        run(r.in, r.val, 1, &y, WEFT_SCAN_FILL_SEQ_REWRITE, &b, without, sizeof without);
+        assert_non_null(strstr(without, "ReduceGrad"));
+        if (with_x)
+            assert_null(strstr(with, "ReduceGrad"));
+        else
+            assert_string_equal(with, without);
+        assert_memory_equal(weft_tensor_data(a), weft_tensor_data(b),
+                            weft_tensor_size(a) * sizeof(double));
+        weft_tensor_release(a);
+        weft_tensor_release(b);
+    }
+    rnn_free(&r);
+}
+
 /* The forward pass with sum(H) as the output: the split-off map's stacked
  * x_t W and the loop's H are intermediates whose rows the Scans read and
  * write through views they keep between runs. After the first call, every
@@ -265,6 +340,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_push_out_dot_sums_weight_grads_after_the_loop),
         cmocka_unit_test(test_push_out_dot_leaves_other_accumulators),
+        cmocka_unit_test(test_fill_seq_drops_the_ones),
+        cmocka_unit_test(test_fill_seq_needs_x_as_a_sequence),
         cmocka_unit_test(test_warm_calls_reuse_stacked_intermediates),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
