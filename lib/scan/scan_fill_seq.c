@@ -18,7 +18,7 @@
 #include "weft/rewrite.h"
 
 /* The gz of v = ReduceGrad{Sum over every axis}(x, gz), its x in *xo; NULL
- * for another v or one whose rows have a dynamic length. */
+ * for another v. */
 static weft_var_t *sum_grad_of(const weft_var_t *v, const weft_var_t **xo)
 {
     weft_apply_t *a = weft_var_owner(v);
@@ -29,8 +29,6 @@ static weft_var_t *sum_grad_of(const weft_var_t *v, const weft_var_t **xo)
     if (!a || weft_reduce_grad_op_info(weft_apply_op(a), &kind, axes, &n, &keep) != WEFT_OK ||
         kind != WEFT_REDUCE_SUM || keep || n != weft_type_ndim(t))
         return NULL;
-    for (int d = 1; d < n; d++)
-        if (weft_type_dim(t, d) < 0) return NULL;
     *xo = weft_apply_input(a, 0);
     return weft_apply_input(a, 1);
 }
@@ -41,14 +39,28 @@ static bool same_taps(const weft__scan_layout_t *l, uint32_t q, uint32_t r)
            !memcmp(l->seq_taps[q], l->seq_taps[r], l->seq_ntaps[q] * sizeof l->seq_taps[q][0]);
 }
 
+/* Whether the inner row placeholders of sequence q have static lengths. */
+static bool static_rows(const weft__scan_core_t *c, uint32_t q)
+{
+    size_t a0 = 0;
+    for (uint32_t k = 0; k < q; k++) a0 += c->lay.seq_ntaps[k];
+    for (uint32_t k = 0; k < c->lay.seq_ntaps[q]; k++) {
+        const weft_type_t *t = weft_var_type(weft_fgraph_input(c->fg, a0 + k));
+        for (int d = 0; d < weft_type_ndim(t); d++)
+            if (weft_type_dim(t, d) < 0) return false;
+    }
+    return true;
+}
+
 /* The first sequence that can go (*src: another sequence with the same
  * outer x and taps, which keeps the step count); false if none. */
-static bool fill_seq(const weft_apply_t *node, const weft__scan_layout_t *l, uint32_t *q,
+static bool fill_seq(const weft_apply_t *node, const weft__scan_core_t *c, uint32_t *q,
                      uint32_t *src)
 {
+    const weft__scan_layout_t *l = &c->lay;
     for (*q = 0; *q < l->n_seq; (*q)++) {
         const weft_var_t *xo = NULL;
-        if (!sum_grad_of(weft_apply_input(node, 1 + *q), &xo)) continue;
+        if (!sum_grad_of(weft_apply_input(node, 1 + *q), &xo) || !static_rows(c, *q)) continue;
         for (*src = 0; *src < l->n_seq; (*src)++)
             if (*src != *q && weft_apply_input(node, 1 + *src) == xo && same_taps(l, *q, *src))
                 return true;
@@ -112,7 +124,7 @@ static weft_status_t fill_transform(weft_fgraph_t *fg, weft_apply_t *node, void 
     const weft__scan_props_t *p = weft__scan_get(weft_apply_op(node));
     uint32_t q = 0, src = 0;
     if (!p || p->last_mask || p->core->lay.n_nonseq == WEFT_SCAN_MAX_NONSEQS ||
-        !fill_seq(node, &p->core->lay, &q, &src))
+        !fill_seq(node, p->core, &q, &src))
         return WEFT_OK;
     weft_graph_t *g = weft_fgraph_graph(fg);
     const char *file = NULL;

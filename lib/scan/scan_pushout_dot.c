@@ -124,8 +124,22 @@ static weft_var_t *sum_after(weft_graph_t *g, weft_var_t *init, weft_var_t *ps, 
                           line);
 }
 
-/* Records the replacements: kept outputs by the new node's, each reader
- * y[-1] of an accumulator by its sum after the loop. */
+/* Whether every reader y[-1] of old has v's type (a user's initial value of
+ * another static shape than the state's would change it: left alone). */
+static bool same_type_readers(weft_fgraph_t *fg, weft_var_t *old, const weft_var_t *v)
+{
+    const weft_client_t *cl = NULL;
+    size_t n = 0;
+    if (weft_fgraph_clients(fg, old, &cl, &n) != WEFT_OK) return false;
+    for (size_t i = 0; i < n; i++)
+        if (!weft_type_equal(weft_var_type(weft_apply_output(cl[i].node, 0)), weft_var_type(v)))
+            return false;
+    return true;
+}
+
+/* Records the replacements, if every sum has its readers' type: kept
+ * outputs by the new node's, each reader y[-1] of an accumulator by its sum
+ * after the loop. */
 static weft_status_t replace(weft_fgraph_t *fg, const weft_apply_t *node,
                              const weft__scan_rebuilt_t *r, weft_var_t *const *outs,
                              uint32_t mask, size_t (*at)[2], const char *file, int line,
@@ -133,20 +147,25 @@ static weft_status_t replace(weft_fgraph_t *fg, const weft_apply_t *node,
 {
     weft_graph_t *g = weft_fgraph_graph(fg);
     const weft__scan_layout_t *l = &weft__scan_get(weft_apply_op(node))->core->lay;
+    weft_var_t *sum[WEFT_OP_MAX_OUTPUTS] = {0};
     weft_status_t s = WEFT_OK;
-    for (size_t j = 0; j < r->n_kept && s == WEFT_OK; j++)
-        s = weft_rewrite_result_replace(res, weft_apply_output(node, r->kept[j]), outs[j]);
     size_t pos = 1 + l->n_seq;
     for (uint32_t o = 0; o < l->n_out && s == WEFT_OK; o++) {
         weft_var_t *init = l->out_ntaps[o] ? weft_apply_input(node, pos++) : NULL;
         if (!((mask >> o) & 1)) continue;
-        weft_var_t *v = NULL;
-        s = weft__got(g, v = sum_after(g, init, outs[at[o][0]], outs[at[o][1]], file, line));
+        s = weft__got(g, sum[o] = sum_after(g, init, outs[at[o][0]], outs[at[o][1]], file, line));
+        if (s == WEFT_OK && !same_type_readers(fg, weft_apply_output(node, o), sum[o]))
+            return WEFT_OK;
+    }
+    for (size_t j = 0; j < r->n_kept && s == WEFT_OK; j++)
+        s = weft_rewrite_result_replace(res, weft_apply_output(node, r->kept[j]), outs[j]);
+    for (uint32_t o = 0; o < l->n_out && s == WEFT_OK; o++) {
         const weft_client_t *cl = NULL;
         size_t n = 0;
-        if (s == WEFT_OK) s = weft_fgraph_clients(fg, weft_apply_output(node, o), &cl, &n);
+        if (!sum[o]) continue;
+        s = weft_fgraph_clients(fg, weft_apply_output(node, o), &cl, &n);
         for (size_t i = 0; i < n && s == WEFT_OK; i++)
-            s = weft_rewrite_result_replace(res, weft_apply_output(cl[i].node, 0), v);
+            s = weft_rewrite_result_replace(res, weft_apply_output(cl[i].node, 0), sum[o]);
     }
     return s;
 }
