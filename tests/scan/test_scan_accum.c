@@ -58,6 +58,25 @@ typedef struct rnn {
     weft_tensor_t *val[5];
 } rnn_t;
 
+/* y of a scan of one carried output over seqs (the first n_seqs) and
+ * n_ns non-sequences (outer values ns_out, placeholders ns_in). */
+static weft_var_t *scan1(weft_graph_t *g, weft_scan_seq_t *seqs, uint32_t n_seqs,
+                         weft_scan_output_t *out, uint32_t n_ns, weft_var_t **ns_out,
+                         weft_var_t **ns_in)
+{
+    weft_scan_spec_t sp = WEFT_SCAN_SPEC_INIT;
+    sp.n_seqs = n_seqs;
+    sp.seqs = seqs;
+    sp.n_outputs = 1;
+    sp.outputs = out;
+    sp.n_nonseqs = n_ns;
+    sp.nonseq_outer = ns_out;
+    sp.nonseq_inner = ns_in;
+    weft_var_t *y = NULL;
+    assert_non_null(weft_scan(g, &sp, &y));
+    return y;
+}
+
 /* h_t = tanh(x_t W + h_{t-1} U + b) over NT steps, and the gradient of
  * sum(H) with respect to W, U and b. */
 static void rnn_build(rnn_t *r)
@@ -83,15 +102,7 @@ static void rnn_build(rnn_t *r)
                                                        weft_dot(g, hp, nsi[1])), nsi[2]));
     weft_scan_seq_t seq = {r->in[0], 0, NULL, &xt};
     weft_scan_output_t out = {hn, r->in[4], 0, NULL, &hp};
-    weft_scan_spec_t sp = WEFT_SCAN_SPEC_INIT;
-    sp.n_seqs = 1;
-    sp.seqs = &seq;
-    sp.n_outputs = 1;
-    sp.outputs = &out;
-    sp.n_nonseqs = 3;
-    sp.nonseq_outer = r->in + 1;
-    sp.nonseq_inner = nsi;
-    assert_non_null(weft_scan(g, &sp, &r->out[0]));
+    r->out[0] = scan1(g, &seq, 1, &out, 3, r->in + 1, nsi);
     weft_var_t *cost = weft_sum(g, r->out[0], 0, NULL, false);
     assert_non_null(weft_grads(g, cost, 3, r->in + 1, NULL, r->out + 1));
 }
@@ -166,6 +177,19 @@ static void test_push_out_dot_sums_weight_grads_after_the_loop(void **state)
     rnn_free(&r);
 }
 
+/* Calls y compiled with (a, text with) and without (b, without) rewrite:
+ * the same graph and bits when same, else the rewrite's nodes differ. */
+static void with_without(rnn_t *r, weft_var_t *y, const char *rewrite, bool same, char *with,
+                         char *without, size_t cap, weft_tensor_t **a, weft_tensor_t **b)
+{
+    run(r->in, r->val, 1, &y, NULL, a, with, cap);
+    run(r->in, r->val, 1, &y, rewrite, b, without, cap);
+    if (!same) return;
+    assert_string_equal(with, without);
+    assert_memory_equal(weft_tensor_data(*a), weft_tensor_data(*b),
+                        weft_tensor_size(*a) * sizeof(double));
+}
+
 /* acc_t = acc_{t-1} + d_t over x (NT, NB, NI), init zeros (NI, NI); kind 0:
  * d = x^T (x acc) (the state is read by the product too), kind 1: d =
  * (2 x^T) x (the left operand is no transpose), kind 2: d = x^T x, every
@@ -186,13 +210,7 @@ static weft_var_t *accumulate(weft_graph_t *g, weft_var_t *x, int kind)
     weft_var_t *init = weft_constant_create(g, tt(g, 2, sa), zeros, sizeof zeros);
     weft_scan_seq_t seq = {x, 0, NULL, &xt};
     weft_scan_output_t out = {weft_add(g, acc, d), init, 0, NULL, &acc};
-    weft_scan_spec_t sp = WEFT_SCAN_SPEC_INIT;
-    sp.n_seqs = 1;
-    sp.seqs = &seq;
-    sp.n_outputs = 1;
-    sp.outputs = &out;
-    weft_var_t *y = NULL;
-    assert_non_null(weft_scan(g, &sp, &y));
+    weft_var_t *y = scan1(g, &seq, 1, &out, 0, NULL, NULL);
     const weft_slice_t at[1] = {WEFT_SLICE_AT(-1)};
     return kind == 2 ? y : weft_subtensor(g, y, 1, at);
 }
@@ -207,17 +225,12 @@ static void test_push_out_dot_leaves_other_accumulators(void **state)
         assert_non_null(y);
         static char with[4096], without[4096];
         weft_tensor_t *a = NULL, *b = NULL;
-        run(r.in, r.val, 1, &y, NULL, &a, with, sizeof with);
-        run(r.in, r.val, 1, &y, WEFT_SCAN_PUSH_OUT_DOT_REWRITE, &b, without, sizeof without);
+        /* kind 3 is the control: moved, the same sums to rounding */
+        with_without(&r, y, WEFT_SCAN_PUSH_OUT_DOT_REWRITE, kind != 3, with, without,
+                     sizeof with, &a, &b);
         assert_null(strstr(without, "Reshape{"));
-        if (kind == 3) { /* the control: moved, same sums to rounding */
-            assert_non_null(strstr(with, "Reshape{shape=(-1,4)}"));
-            assert_true(max_diff(a, b) < 1e-13);
-        } else {
-            assert_string_equal(with, without);
-            assert_memory_equal(weft_tensor_data(a), weft_tensor_data(b),
-                                weft_tensor_size(a) * sizeof(double));
-        }
+        if (kind == 3) assert_non_null(strstr(with, "Reshape{shape=(-1,4)}"));
+        if (kind == 3) assert_true(max_diff(a, b) < 1e-13);
         weft_tensor_release(a);
         weft_tensor_release(b);
     }
@@ -277,22 +290,13 @@ static void test_fill_seq_needs_x_as_a_sequence(void **state)
         weft_scan_output_t out = {weft_add(g, prev, st),
                                   weft_constant_create(g, tt(g, 2, sr), zeros, sizeof zeros), 0,
                                   NULL, &acc};
-        weft_scan_spec_t sp = WEFT_SCAN_SPEC_INIT;
-        sp.n_seqs = with_x ? 2 : 1;
-        sp.seqs = seqs;
-        sp.n_outputs = 1;
-        sp.outputs = &out;
-        weft_var_t *y = NULL;
-        assert_non_null(weft_scan(g, &sp, &y));
+        weft_var_t *y = scan1(g, seqs, with_x ? 2 : 1, &out, 0, NULL, NULL);
         static char with[4096], without[4096];
         weft_tensor_t *a = NULL, *b = NULL;
-        run(r.in, r.val, 1, &y, NULL, &a, with, sizeof with);
-        run(r.in, r.val, 1, &y, WEFT_SCAN_FILL_SEQ_REWRITE, &b, without, sizeof without);
+        with_without(&r, y, WEFT_SCAN_FILL_SEQ_REWRITE, with_x != 1, with, without, sizeof with,
+                     &a, &b);
         assert_non_null(strstr(without, "ReduceGrad"));
-        if (with_x == 1)
-            assert_null(strstr(with, "ReduceGrad"));
-        else
-            assert_string_equal(with, without);
+        if (with_x == 1) assert_null(strstr(with, "ReduceGrad"));
         assert_memory_equal(weft_tensor_data(a), weft_tensor_data(b),
                             weft_tensor_size(a) * sizeof(double));
         weft_tensor_release(a);
