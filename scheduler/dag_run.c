@@ -523,7 +523,10 @@ weft_status_t weft_dag_run_execute(weft_dag_run_t *run, void *user)
      * that its busy and idle times describe the run */
     bool inline_ok = !run->in_flight && !run->t_start && !run->defer;
     weft__worker_t *guest = inline_ok ? weft__pool_guest_enter(run->pool) : NULL;
-    run->on_caller = guest != NULL;
+    /* nested in a guest's call (a Scan step), the guest runs it all too:
+     * completing it must not wake the parked worker (2 context switches a
+     * step, pool_int.h) */
+    run->on_caller = guest != NULL || (inline_ok && weft__pool_in_guest(run->pool));
     weft_status_t st = weft_dag_run_start(run, user);
     if (st == WEFT_OK) st = weft_dag_run_wait(run);
     weft__pool_guest_exit(run->pool, guest);

@@ -285,6 +285,11 @@ weft__worker_t *weft__pool_guest_enter(weft_pool_t *pool)
     return g;
 }
 
+bool weft__pool_in_guest(const weft_pool_t *pool)
+{
+    return tls_worker && tls_worker->guest && tls_worker->pool == pool;
+}
+
 void weft__pool_guest_exit(weft_pool_t *pool, weft__worker_t *g)
 {
     if (!g) return;
@@ -632,7 +637,7 @@ weft_status_t weft_pool_parallel_for(weft_pool_t *pool, size_t begin, size_t end
     atomic_fetch_add_explicit(&pool->inflight, 1, memory_order_relaxed);
     weft__worker_t *guest = weft__pool_guest_enter(pool);
     pool_for_t pf = { { pool_for_exec }, fn, arg, begin, end, grain, pool, chunks, WEFT_OK,
-                      guest != NULL };
+                      guest != NULL || weft__pool_in_guest(pool) };
     weft_status_t st = weft__pool_submit(pool, (weft__item_t){ &pf.task, pool_for_payload(0, chunks) });
     if (st == WEFT_OK) weft__pool_wait(pool, pool_for_done, &pf);
     weft__pool_guest_exit(pool, guest);

@@ -87,6 +87,11 @@ weft__worker_t *weft__pool_guest_enter(weft_pool_t *pool);
 /* Ends guest mode (g from weft__pool_guest_enter; NULL: no-op) once the
  * guest's work is done, and hands the worker anything queued meanwhile. */
 void weft__pool_guest_exit(weft_pool_t *pool, weft__worker_t *g);
+/* Whether the calling thread is pool's guest already (a run or loop nested in
+ * a guest's call, such as a Scan step): what it submits then goes on the
+ * guest's deque, which only the guest runs (the worker cannot take the exec
+ * token), so its completion needs no wake-up, as a guest's own run. */
+bool weft__pool_in_guest(const weft_pool_t *pool);
 
 /* The calling thread's worker (NULL outside any pool). */
 weft__worker_t *weft__worker_self(void);

@@ -169,6 +169,17 @@ typedef struct weft_rewrite_db weft_rewrite_db_t;
  * with respect to a sequence nobody asked for) is dropped with the inner
  * nodes only it needed. */
 #define WEFT_SCAN_PRUNE_REWRITE "scan_prune_outputs"
+/* Name of the accumulation push-out (in2out walk, tags "fast_run", "scan",
+ * "fast_math"): an output acc_t = acc_{t-1} + P_t^T @ B_t read only as
+ * y[-1] (a gradient's weight sum) is computed after the loop as init +
+ * P^T @ B over the stacked P_t and B_t, one product (summed in another
+ * order than the loop's). */
+#define WEFT_SCAN_PUSH_OUT_DOT_REWRITE "scan_push_out_dot"
+/* Name of the broadcast-sequence fold (in2out walk, tags "fast_run",
+ * "scan"): a sequence ReduceGrad{Sum over every axis}(x, gz) - gz in every
+ * element - whose x is also a sequence of the scan is dropped; the loop
+ * reads gz as a non-sequence (Second(x_t, gz)). The same values. */
+#define WEFT_SCAN_FILL_SEQ_REWRITE "scan_fill_seq"
 
 /* Registers the Scan rewrites in db; WEFT_OK when already there. The default
  * database has them. Errors: WEFT_EINVAL (NULL db), WEFT_ENOMEM. */

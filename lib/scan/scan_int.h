@@ -91,6 +91,45 @@ weft__scan_node_rewrite_fn weft__scan_split_map_fn(void);
 weft__scan_node_rewrite_fn weft__scan_prune_fn(void);
 /* The node rewrite of scan_merge (scan_merge.c). */
 weft__scan_node_rewrite_fn weft__scan_merge_fn(void);
+/* The node rewrite of scan_push_out_dot (scan_pushout_dot.c). */
+weft__scan_node_rewrite_fn weft__scan_push_out_dot_fn(void);
+/* The node rewrite of scan_fill_seq (scan_fill_seq.c). */
+weft__scan_node_rewrite_fn weft__scan_fill_seq_fn(void);
+
+/* Each non-NULL views[k] stops referencing the buffer it views: rewritten
+ * as an empty view of a process-lifetime tensor when nothing else holds the
+ * handle (the next run rewrites it in place again), else released and set
+ * to NULL (scan_park.c). */
+void weft__scan_views_park(weft_tensor_t **views, size_t n);
+
+/* Every client of v in fg is the Subtensor op `last` (y[-1]) and none is a
+ * graph output (scan_rewrite.c). */
+bool weft__scan_read_last_only(weft_fgraph_t *fg, const weft_var_t *v, const weft_op_t *last);
+
+#define WEFT__SCAN_MAX_INNER_IN \
+    (WEFT_SCAN_MAX_SEQS * WEFT_SCAN_MAX_TAPS + WEFT_OP_MAX_OUTPUTS * WEFT_SCAN_MAX_TAPS + \
+     WEFT_SCAN_MAX_NONSEQS)
+
+/* A Scan node being rebuilt with weft_scan (scan_prune.c): fresh
+ * placeholders ph of the inner inputs, the inner outputs' copies upd on
+ * them, and the new spec's arrays. */
+typedef struct weft__scan_rebuilt {
+    weft_scan_seq_t seqs[WEFT_SCAN_MAX_SEQS];
+    weft_scan_output_t outs[WEFT_OP_MAX_OUTPUTS];
+    weft_var_t *nso[WEFT_SCAN_MAX_NONSEQS];
+    weft_var_t *ph[WEFT__SCAN_MAX_INNER_IN], *upd[WEFT_OP_MAX_OUTPUTS + 1];
+    size_t kept[WEFT_OP_MAX_OUTPUTS]; /* new output j is old output kept[j] */
+    size_t n_kept;
+} weft__scan_rebuilt_t;
+
+/* r->ph and r->upd: c's inner graph copied in g on fresh placeholders.
+ * Errors (on g): as weft__scan_expand. */
+weft_status_t weft__scan_copy_inner(weft_graph_t *g, const weft__scan_core_t *c,
+                                    weft__scan_rebuilt_t *r, const char *file, int line);
+/* *sp: node's spec on r's placeholders without the outputs in drop (bit o),
+ * r->kept listing the outputs kept; sp->outputs is r->outs. */
+void weft__scan_spec_without(const weft_apply_t *node, const weft__scan_props_t *p, uint32_t drop,
+                             weft__scan_rebuilt_t *r, weft_scan_spec_t *sp);
 
 /* A copy, in g, of c's inner graph applied to in[0..c->n_in): the inner
  * outputs' copies in outs (a dead OpFromGraph node stays behind in g).

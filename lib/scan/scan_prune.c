@@ -9,10 +9,6 @@
 #include "scan_int.h"
 #include "weft/rewrite.h"
 
-#define MAX_IN \
-    (WEFT_SCAN_MAX_SEQS * WEFT_SCAN_MAX_TAPS + WEFT_OP_MAX_OUTPUTS * WEFT_SCAN_MAX_TAPS + \
-     WEFT_SCAN_MAX_NONSEQS)
-
 /* Bit o: output o can go. */
 static uint32_t droppable(weft_fgraph_t *fg, const weft_apply_t *node, const weft__scan_props_t *p)
 {
@@ -28,18 +24,8 @@ static uint32_t droppable(weft_fgraph_t *fg, const weft_apply_t *node, const wef
     return mask;
 }
 
-typedef struct rebuilt {
-    weft_scan_seq_t seqs[WEFT_SCAN_MAX_SEQS];
-    weft_scan_output_t outs[WEFT_OP_MAX_OUTPUTS];
-    weft_var_t *nso[WEFT_SCAN_MAX_NONSEQS];
-    weft_var_t *ph[MAX_IN], *upd[WEFT_OP_MAX_OUTPUTS + 1];
-    size_t kept[WEFT_OP_MAX_OUTPUTS]; /* new output j is old output kept[j] */
-    size_t n_kept;
-} rebuilt_t;
-
-/* The spec of node without the outputs in drop, on r's placeholders. */
-static void spec_without(const weft_apply_t *node, const weft__scan_props_t *p, uint32_t drop,
-                         rebuilt_t *r, weft_scan_spec_t *sp)
+void weft__scan_spec_without(const weft_apply_t *node, const weft__scan_props_t *p, uint32_t drop,
+                             weft__scan_rebuilt_t *r, weft_scan_spec_t *sp)
 {
     const weft__scan_layout_t *l = &p->core->lay;
     size_t a = 0, pos = 1;
@@ -87,21 +73,27 @@ static weft_status_t prune_transform(weft_fgraph_t *fg, weft_apply_t *node, void
     const char *file = NULL;
     int line = 0;
     weft_apply_trace(node, &file, &line);
-    rebuilt_t r = {0};
-    weft_status_t s = WEFT_OK;
-    for (size_t k = 0; k < p->core->n_in && s == WEFT_OK; k++) {
-        const weft_var_t *v = weft_fgraph_input(p->core->fg, k);
-        s = weft__got(g, r.ph[k] = weft__scan_placeholder_like(g, v, weft_var_name(v), file, line));
-    }
-    if (s == WEFT_OK) s = weft__scan_expand(g, p->core, r.ph, r.upd, file, line);
+    weft__scan_rebuilt_t r = {0};
+    weft_status_t s = weft__scan_copy_inner(g, p->core, &r, file, line);
     if (s != WEFT_OK) return s;
     weft_scan_spec_t sp = WEFT_SCAN_SPEC_INIT;
-    spec_without(node, p, drop, &r, &sp);
+    weft__scan_spec_without(node, p, drop, &r, &sp);
     weft_var_t *outs[WEFT_OP_MAX_OUTPUTS];
     s = weft__got(g, weft_scan_at(g, &sp, outs, file, line));
     for (size_t j = 0; j < r.n_kept && s == WEFT_OK; j++)
         s = weft_rewrite_result_replace(res, weft_apply_output(node, r.kept[j]), outs[j]);
     return s;
+}
+
+weft_status_t weft__scan_copy_inner(weft_graph_t *g, const weft__scan_core_t *c,
+                                    weft__scan_rebuilt_t *r, const char *file, int line)
+{
+    weft_status_t s = WEFT_OK;
+    for (size_t k = 0; k < c->n_in && s == WEFT_OK; k++) {
+        const weft_var_t *v = weft_fgraph_input(c->fg, k);
+        s = weft__got(g, r->ph[k] = weft__scan_placeholder_like(g, v, weft_var_name(v), file, line));
+    }
+    return s == WEFT_OK ? weft__scan_expand(g, c, r->ph, r->upd, file, line) : s;
 }
 
 weft__scan_node_rewrite_fn weft__scan_prune_fn(void)

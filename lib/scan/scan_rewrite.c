@@ -13,8 +13,7 @@
 #include "weft/rewrite_db.h"
 #include "weft/shape_ops.h"
 
-/* Every client of v is a Subtensor x[-1] (none is a graph output). */
-static bool read_last_only(weft_fgraph_t *fg, const weft_var_t *v, const weft_op_t *last)
+bool weft__scan_read_last_only(weft_fgraph_t *fg, const weft_var_t *v, const weft_op_t *last)
 {
     const weft_client_t *cl = NULL;
     size_t n = 0;
@@ -38,7 +37,7 @@ static weft_status_t save_mem_transform(weft_fgraph_t *fg, weft_apply_t *node, v
     if (s != WEFT_OK) return s;
     uint32_t mask = p->last_mask;
     for (uint32_t o = 0; o < p->core->lay.n_out; o++)
-        if (!((mask >> o) & 1) && read_last_only(fg, weft_apply_output(node, o), last))
+        if (!((mask >> o) & 1) && weft__scan_read_last_only(fg, weft_apply_output(node, o), last))
             mask |= 1u << o;
     if (mask == p->last_mask) return WEFT_OK;
     const weft_op_t *op = NULL;
@@ -135,8 +134,9 @@ static weft_status_t inline_transform(weft_fgraph_t *fg, weft_apply_t *node, voi
 }
 
 /* Registers a node rewrite on Scan nodes as an in2out walk named name. */
-static weft_status_t register_walk(weft_rewrite_db_t *db, const char *name, const char *node_name,
-                                   weft_node_rewrite_fn fn, double position)
+static weft_status_t register_walk_tags(weft_rewrite_db_t *db, const char *name,
+                                        const char *node_name, weft_node_rewrite_fn fn,
+                                        double position, bool fast_math)
 {
     if (weft_rewrite_db_has(db, name)) return WEFT_OK;
     const weft_op_class_t *cls[1] = {weft_scan_class()};
@@ -150,9 +150,16 @@ static weft_status_t register_walk(weft_rewrite_db_t *db, const char *name, cons
     if (s != WEFT_OK) return s;
     s = weft_rewriter_walk_create(name, WEFT_WALK_IN2OUT, false, 1, &node, &walk);
     if (s != WEFT_OK) return s;
-    const char *tags[2] = {"fast_run", "scan"};
-    s = weft_rewrite_db_register(db, name, walk, position, 2, tags);
+    /* fast_math: a rewrite that may change the result's rounding */
+    const char *tags[3] = {"fast_run", "scan", "fast_math"};
+    s = weft_rewrite_db_register(db, name, walk, position, fast_math ? 3 : 2, tags);
     return s == WEFT_EDUPLICATE ? WEFT_OK : s;
+}
+
+static weft_status_t register_walk(weft_rewrite_db_t *db, const char *name, const char *node_name,
+                                   weft_node_rewrite_fn fn, double position)
+{
+    return register_walk_tags(db, name, node_name, fn, position, false);
 }
 
 weft_status_t weft_scan_register_rewrites(weft_rewrite_db_t *db)
@@ -169,6 +176,12 @@ weft_status_t weft_scan_register_rewrites(weft_rewrite_db_t *db)
     if (s == WEFT_OK)
         s = register_walk(db, WEFT_SCAN_PUSH_OUT_REWRITE, "local_scan_push_out_non_seq",
                           weft__scan_push_out_fn(), 0.6);
+    if (s == WEFT_OK)
+        s = register_walk(db, WEFT_SCAN_FILL_SEQ_REWRITE, "local_scan_fill_seq",
+                          weft__scan_fill_seq_fn(), 0.57);
+    if (s == WEFT_OK)
+        s = register_walk_tags(db, WEFT_SCAN_PUSH_OUT_DOT_REWRITE, "local_scan_push_out_dot",
+                               weft__scan_push_out_dot_fn(), 0.59, true);
     if (s == WEFT_OK)
         s = register_walk(db, WEFT_SCAN_SPLIT_MAP_REWRITE, "local_scan_split_map",
                           weft__scan_split_map_fn(), 0.7);

@@ -471,6 +471,9 @@ static void run_end(run_t *r)
             r->ring[o][k] = NULL;
         }
     release_results(r);
+    /* the rows' buffers go back to the outer function's pool (scan_park.c) */
+    weft__scan_views_park(r->rt->in_view, MAX_INNER_IN);
+    weft__scan_views_park(r->rt->out_view, WEFT_OP_MAX_OUTPUTS);
 }
 
 static void run_init(run_t *r, const weft_apply_t *node, weft_tensor_t *const *in,

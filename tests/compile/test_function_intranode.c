@@ -292,7 +292,7 @@ static double split_vs_unsplit(size_t n_in, weft_var_t **in, weft_tensor_t **val
 }
 
 /* Tall (row panels), wide (column panels), a transposed operand, and Gemm
- * with beta: 2.4M-6M multiply-adds each, above the split threshold. */
+ * with beta: 4.8M-12M multiply-adds each, above the split threshold (2^22). */
 static void test_intranode_split_products_match_unsplit(void **state)
 {
     (void)state;
@@ -312,6 +312,43 @@ static void test_intranode_split_products_match_unsplit(void **state)
     /* the same fixed blocks, one BLAS call each, on one worker or two */
     assert_true(split_vs_unsplit(5, in, vals, 4, out) == 0.0);
     for (int i = 0; i < 5; i++) weft_tensor_release(vals[i]);
+}
+
+/* An RNN step's products (2^21 multiply-adds, one BLAS call each: below the
+ * split threshold) give the evaluator's bits at 1, 2 and 4 workers. */
+static void test_intranode_rnn_step_products_same_bits_at_any_worker_count(void **state)
+{
+    (void)state;
+    weft_var_t *h = matrix("h", 32, 256), *u = matrix("u", 256, 256), *z = matrix("z", 32, 256);
+    weft_var_t *x = matrix("x", 32, 256), *xt, *one, *out[3], *in[] = {h, u, z, x};
+    assert_non_null(out[0] = weft_dot(g, h, u));
+    assert_non_null(one = weft_constant_scalar(g, WEFT_FLOAT64, 1.0));
+    assert_non_null(out[1] = weft_gemm(g, z, one, h, u, one, false));
+    assert_non_null(xt = weft_transpose(g, x));
+    assert_non_null(out[2] = weft_dot(g, xt, z)); /* 256x32 @ 32x256 */
+    weft_tensor_t *vals[] = {filled(32, 256, 7), filled(256, 256, 8), filled(32, 256, 9),
+                             filled(32, 256, 10)};
+    weft_tensor_t *ref[3] = {NULL};
+    assert_int_equal(weft_eval(g, 4, in, vals, 3, out, ref), WEFT_OK);
+    for (int w = 1; w <= 4; w *= 2) {
+        weft_function_options_t o = WEFT_FUNCTION_OPTIONS_INIT;
+        o.mode = "none";
+        o.threads = w;
+        weft_function_t *f = NULL;
+        assert_int_equal(weft_function_compile(4, in, 3, out, 0, NULL, &o, &f), WEFT_OK);
+        weft_tensor_t *res[3] = {NULL};
+        assert_int_equal(weft_function_call(f, 4, vals, 3, res), WEFT_OK);
+        for (int k = 0; k < 3; k++) {
+            size_t bytes = weft_tensor_size(ref[k]) * sizeof(double);
+            assert_int_equal(weft_tensor_size(res[k]), weft_tensor_size(ref[k]));
+            if (memcmp(weft_tensor_data(res[k]), weft_tensor_data(ref[k]), bytes) != 0)
+                fail_msg("output %d: %d workers differ from the evaluator", k, w);
+            weft_tensor_release(res[k]);
+        }
+        weft_function_destroy(f);
+    }
+    for (int k = 0; k < 3; k++) weft_tensor_release(ref[k]);
+    for (int i = 0; i < 4; i++) weft_tensor_release(vals[i]);
 }
 
 /* tanh(x + bias) (costly kind, broadcast row), x.T * y (strided operand),
@@ -516,6 +553,7 @@ int main(void)
         T(test_intranode_evaluator_runs_one_inline_range),
         T(test_intranode_bad_arguments),
         T(test_intranode_split_products_match_unsplit),
+        T(test_intranode_rnn_step_products_same_bits_at_any_worker_count),
         T(test_intranode_split_elementwise_is_exact),
         T(test_intranode_concurrent_calls_with_split_kernels),
         T(test_intranode_outputs_are_bit_identical_at_any_worker_count),

@@ -442,6 +442,22 @@ static void test_linalg_gemm_gemv_zero_a_keeps_nan_of_product(void **state)
     }
 }
 
+/* Product blocks depend on the shape alone: an RNN step's products (2^21
+ * multiply-adds: 32x256 @ 256x256, and the weight gradient's 256x32 @
+ * 32x256) are one BLAS call, whose blocks would each repack an operand;
+ * from 2^22 multiply-adds C is cut into panels at least 128 long. */
+static void test_linalg_small_products_are_one_blas_call(void **state)
+{
+    (void)state;
+    assert_int_equal(weft__gemm_split_block(32, 256, 256), 0);
+    assert_int_equal(weft__gemm_split_block(256, 256, 32), 0);
+    assert_int_equal(weft__gemm_split_block(103, 169, 66), 0);
+    assert_int_equal(weft__gemm_split_block(2047, 2048, 1), 0);   /* 2^22 - 2048 */
+    assert_int_equal(weft__gemm_split_block(64, 256, 256), 128);  /* 2^22: columns */
+    assert_int_equal(weft__gemm_split_block(1000, 300, 200), 160); /* rows, >= 300/2 */
+    assert_int_equal(weft__gemm_split_block(128, 100, 1000), 0);   /* one block covers C */
+}
+
 /* An empty tensor: NULL data (weft_tensor_from_data allows it), or a view
  * over a NaN buffer that no element of the empty shape may read. */
 static weft_tensor_t *empty(int nd, const int64_t *shape, double *nan_behind)
@@ -994,6 +1010,7 @@ int main(void)
         T(test_linalg_gemv_copy_and_inplace_reversed_y),
         T(test_linalg_gemm_gemv_empty_lengths_never_read_operands),
     T(test_linalg_gemm_gemv_zero_a_keeps_nan_of_product),
+        T(test_linalg_small_products_are_one_blas_call),
         T(test_linalg_dot_of_null_data_empty_operands),
         T(test_linalg_cholesky_exact_and_float32),
         T(test_linalg_cholesky_not_positive_definite_names_node),

@@ -117,6 +117,67 @@ static void test_guest_runs_a_parallel_for_on_the_calling_thread(void **state)
     assert_int_equal(weft_pool_destroy(pool), WEFT_OK);
 }
 
+/* A guest's node starts a nested DAG run and a nested parallel-for on the
+ * same pool (a Scan step inside a function call): both run on the calling
+ * thread, and their completions leave the parked worker asleep - the
+ * work_ec epoch, bumped by every notification that finds a sleeper, does
+ * not move over the whole call. */
+typedef struct nested {
+    weft_pool_t *pool;
+    weft_dag_run_t *inner;
+    seen_t *seen;
+    pthread_t loop[10];
+    weft_status_t st_run, st_for;
+} nested_t;
+
+static weft_status_t nested_body(void *arg, const weft_task_ctx_t *ctx)
+{
+    (void)ctx;
+    nested_t *n = arg;
+    n->st_run = weft_dag_run_execute(n->inner, n->seen);
+    n->st_for = weft_pool_parallel_for(n->pool, 0, 10, 1, record_chunk, n->loop);
+    return WEFT_OK;
+}
+
+static void test_nested_runs_of_a_guest_wake_nobody(void **state)
+{
+    (void)state;
+    weft_pool_t *pool;
+    assert_int_equal(weft_pool_create(1, NULL, &pool), WEFT_OK);
+    weft_dag_t *inner_dag = fan_dag(), *outer_dag = NULL;
+    seen_t s;
+    memset(&s, 0, sizeof s);
+    s.pool = pool;
+    nested_t n = {pool, NULL, &s, {0}, WEFT_EINVAL, WEFT_EINVAL};
+    assert_int_equal(weft_dag_run_create(inner_dag, pool, NULL, &n.inner), WEFT_OK);
+    uint32_t id;
+    assert_int_equal(weft_dag_create(NULL, &outer_dag), WEFT_OK);
+    assert_int_equal(weft_dag_add_node(outer_dag, nested_body, &n, "outer", &id), WEFT_OK);
+    assert_int_equal(weft_dag_finalize(outer_dag), WEFT_OK);
+    weft_dag_run_t *outer;
+    assert_int_equal(weft_dag_run_create(outer_dag, pool, NULL, &outer), WEFT_OK);
+    /* relaxed (both): a test-only look at the parked worker's notifier */
+    for (int i = 0; i < 2000 && !atomic_load_explicit(&pool->work_ec.waiters,
+                                                      memory_order_relaxed); i++)
+        nap_us(1000);
+    assert_int_equal(atomic_load_explicit(&pool->work_ec.waiters, memory_order_relaxed), 1);
+    uint32_t epoch = atomic_load_explicit(&pool->work_ec.epoch, memory_order_relaxed);
+    for (int rep = 0; rep < 3; rep++) {
+        assert_int_equal(weft_dag_run_execute(outer, NULL), WEFT_OK);
+        assert_int_equal(n.st_run, WEFT_OK);
+        assert_int_equal(n.st_for, WEFT_OK);
+        for (int i = 0; i < NODES; i++) assert_true(pthread_equal(s.thread[i], pthread_self()));
+        for (int i = 0; i < 10; i++) assert_true(pthread_equal(n.loop[i], pthread_self()));
+    }
+    assert_int_equal(atomic_load_explicit(&pool->work_ec.epoch, memory_order_relaxed), epoch);
+    assert_int_equal(atomic_load(&s.overlaps), 0);
+    assert_int_equal(weft_dag_run_destroy(outer), WEFT_OK);
+    assert_int_equal(weft_dag_run_destroy(n.inner), WEFT_OK);
+    assert_int_equal(weft_dag_destroy(outer_dag), WEFT_OK);
+    assert_int_equal(weft_dag_destroy(inner_dag), WEFT_OK);
+    assert_int_equal(weft_pool_destroy(pool), WEFT_OK);
+}
+
 typedef struct caller {
     weft_dag_run_t *run;
     seen_t *seen;
@@ -248,6 +309,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_guest_runs_the_dag_on_the_calling_thread),
         cmocka_unit_test(test_guest_runs_a_parallel_for_on_the_calling_thread),
+        cmocka_unit_test(test_nested_runs_of_a_guest_wake_nobody),
         cmocka_unit_test(test_busy_worker_serves_external_calls),
         cmocka_unit_test(test_profiled_runs_keep_to_the_worker),
         cmocka_unit_test(test_concurrent_callers_never_overlap_on_one_worker),

@@ -112,9 +112,14 @@ void weft__bmat_gemm(weft_dtype_t dt, weft__blas_scalar_t alpha, const weft__bma
  * 1 (execution.md §5).
  *
  * Blocking pays once the product is large enough that waking a worker (a
- * few us) is noise: 2^20 multiply-adds are about 2.1 MFLOP, about 50 us of
- * one-thread dgemm at 37-44 GFLOP/s (docs/performance-notes.md §3.3). */
-#define GEMM_SPLIT_MACS ((int64_t)1 << 20)
+ * few us) is noise and the blocks' repacking is small against the product.
+ * Below 2^22 multiply-adds (8.4 MFLOP, 0.2-0.25 ms of one-thread dgemm at
+ * 37-44 GFLOP/s, docs/performance-notes.md §3.3) a product is one call:
+ * cutting an RNN step's 32x256 @ 256x256 (2^21) into its two 128-column
+ * blocks cost 15% of one-thread time (64x256x256 14%, 32x1024x256 in
+ * 128-column blocks 19%; 64x512x256 in 256-column blocks 4%), which a Scan
+ * pays on every step while its other nodes keep a second worker busy. */
+#define GEMM_SPLIT_MACS ((int64_t)1 << 22)
 /* Block length: each block is its own BLAS call and packs the shared
  * operand (k x the other dimension) again, which one call would pack once;
  * that costs about (pack time per element) / (multiply-add time x rows per
@@ -188,22 +193,28 @@ static int64_t gemm_block_len(int64_t len, int64_t other)
     return (b + 31) / 32 * 32;
 }
 
+int64_t weft__gemm_split_block(int64_t m, int64_t n, int64_t k)
+{
+    int64_t macs; /* an overflowing count (broadcast operands) is simply large */
+    if (__builtin_mul_overflow(m, n, &macs) || __builtin_mul_overflow(macs, k, &macs))
+        macs = INT64_MAX;
+    int64_t len = m >= n ? m : n;
+    int64_t block = gemm_block_len(len, m >= n ? n : m);
+    return macs < GEMM_SPLIT_MACS || len <= block ? 0 : block;
+}
+
 weft_status_t weft__bmat_gemm_par(weft_kernel_ctx_t *ctx, weft_dtype_t dt,
                                   weft__blas_scalar_t alpha, const weft__bmat_t *a,
                                   const weft__bmat_t *b, weft__blas_scalar_t beta,
                                   const weft__bmat_t *c)
 {
-    int64_t m = c->rows, n = c->cols, k = a->cols;
+    int64_t m = c->rows, n = c->cols;
     gemm_split_t sp = { dt, alpha, beta, *a, *b, *c, m >= n, 0 };
     int64_t len = sp.by_rows ? m : n;
-    sp.block = gemm_block_len(len, sp.by_rows ? n : m);
+    sp.block = weft__gemm_split_block(m, n, a->cols);
     /* a kind set to several BLAS threads runs the product as one threaded
      * call (its bits follow that BLAS setting, not the worker count) */
-    int64_t macs; /* an overflowing count (broadcast operands) is simply large */
-    if (__builtin_mul_overflow(m, n, &macs) || __builtin_mul_overflow(macs, k, &macs))
-        macs = INT64_MAX;
-    if (macs < GEMM_SPLIT_MACS || len <= sp.block ||
-        weft_blas_get_threads(WEFT_BLAS_KIND_LEVEL3) > 1) {
+    if (sp.block == 0 || weft_blas_get_threads(WEFT_BLAS_KIND_LEVEL3) > 1) {
         weft__bmat_gemm(dt, alpha, a, b, beta, c);
         return WEFT_OK;
     }

@@ -69,6 +69,10 @@ weft_status_t weft__bmat_gemm_par(weft_kernel_ctx_t *ctx, weft_dtype_t dt,
                                   weft__blas_scalar_t alpha, const weft__bmat_t *a,
                                   const weft__bmat_t *b, weft__blas_scalar_t beta,
                                   const weft__bmat_t *c);
+/* The rows (columns, when C is wider than tall) per block of weft__bmat_gemm_par
+ * for C = A@B of m x n with inner length k, from the shape alone; 0: one call
+ * (fewer than 2^22 multiply-adds, or one block would cover C). */
+int64_t weft__gemm_split_block(int64_t m, int64_t n, int64_t k);
 /* y <- alpha * A@x + beta * y. */
 void weft__bmat_gemv(weft_dtype_t dt, weft__blas_scalar_t alpha, const weft__bmat_t *a,
                      const weft__bvec_t *x, weft__blas_scalar_t beta, const weft__bvec_t *y);
