@@ -16,6 +16,7 @@
 #include "weft/array_ops.h"
 #include "weft/op_info.h"
 #include "weft/rewrite.h"
+#include "weft/symshape.h"
 
 /* The gz of v = ReduceGrad{Sum over every axis}(x, gz), its x in *xo; NULL
  * for another v. */
@@ -52,17 +53,29 @@ static bool static_rows(const weft__scan_core_t *c, uint32_t q)
     return true;
 }
 
-/* The first sequence that can go (*src: another sequence with the same
- * outer x and taps, which keeps the step count); false if none. */
-static bool fill_seq(const weft_apply_t *node, const weft__scan_core_t *c, uint32_t *q,
-                     uint32_t *src)
+/* Whether the node's step count is Shape_i{0}(x) (the gradient's reverse
+ * scans when the forward length is not static): a sequence shaped as x
+ * then has exactly the rows read, so dropping it changes no count. */
+static bool steps_are_length_of(const weft_apply_t *node, const weft_var_t *x)
+{
+    const weft_apply_t *a = weft_var_owner(weft_apply_input(node, 0));
+    int axis = -1;
+    return a && weft_shape_op_info(weft_apply_op(a), &axis) && axis == 0 &&
+           weft_apply_input(a, 0) == x;
+}
+
+/* The first sequence that can go: another sequence with the same outer x
+ * and taps keeps the step count, or the count is x's length and the
+ * sequence has one tap; false if none. */
+static bool fill_seq(const weft_apply_t *node, const weft__scan_core_t *c, uint32_t *q)
 {
     const weft__scan_layout_t *l = &c->lay;
     for (*q = 0; *q < l->n_seq; (*q)++) {
         const weft_var_t *xo = NULL;
         if (!sum_grad_of(weft_apply_input(node, 1 + *q), &xo) || !static_rows(c, *q)) continue;
-        for (*src = 0; *src < l->n_seq; (*src)++)
-            if (*src != *q && weft_apply_input(node, 1 + *src) == xo && same_taps(l, *q, *src))
+        if (l->seq_ntaps[*q] == 1 && steps_are_length_of(node, xo)) return true;
+        for (uint32_t src = 0; src < l->n_seq; src++)
+            if (src != *q && weft_apply_input(node, 1 + src) == xo && same_taps(l, *q, src))
                 return true;
     }
     return false;
@@ -122,9 +135,9 @@ static weft_status_t fill_transform(weft_fgraph_t *fg, weft_apply_t *node, void 
 {
     (void)user;
     const weft__scan_props_t *p = weft__scan_get(weft_apply_op(node));
-    uint32_t q = 0, src = 0;
+    uint32_t q = 0;
     if (!p || p->last_mask || p->core->lay.n_nonseq == WEFT_SCAN_MAX_NONSEQS ||
-        !fill_seq(node, p->core, &q, &src))
+        !fill_seq(node, p->core, &q))
         return WEFT_OK;
     weft_graph_t *g = weft_fgraph_graph(fg);
     const char *file = NULL;
