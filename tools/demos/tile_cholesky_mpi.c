@@ -11,7 +11,8 @@
  * trace of its last factorization to PATH, weft_mpi_function_write_trace.
  * --profile-json PATH: the weft side is profiled and rank 0 writes its local
  * function's profile over all calls (weft_profile_write_json) to PATH: the
- * node costs cholesky_mpi_sim --profile replays.)
+ * node costs cholesky_mpi_sim --profile replays; a PATH holding "%d" is
+ * written by every rank, its rank number in place of the %d.)
  *
  * Rank 0 prints
  *
@@ -287,9 +288,14 @@ static void scal_gather(const scal_t *s, double *l, int n, int nb)
 
 /* ---- driver ---------------------------------------------------------------------------------- */
 
-/* Rank 0's local function's profile over every call, as JSON. */
-static int write_profile(const dist_t *d, const char *path)
+/* This rank's local function's profile over every call, as JSON, to pattern
+ * with the rank in place of a "%d" (parse checked there is at most one). */
+static int write_profile(const dist_t *d, const char *pattern)
 {
+    char path[4096];
+    const char *at = strstr(pattern, "%d");
+    if (at) snprintf(path, sizeof path, "%.*s%d%s", (int)(at - pattern), pattern, rank, at + 2);
+    else snprintf(path, sizeof path, "%s", pattern);
     weft_profile_t *p = NULL;
     FILE *fp = fopen(path, "w");
     weft_function_t *lf = weft_mpi_function_local(d->f);
@@ -317,6 +323,8 @@ static int parse(int argc, char **argv, opts_t *o)
             return 2;
         }
     }
+    const char *pct = o->profile_json ? strchr(o->profile_json, '%') : NULL;
+    if (pct && (strncmp(pct, "%d", 2) != 0 || strchr(pct + 1, '%'))) return 2; /* one %d at most */
     return o->n > 0 && o->nb > 0 && o->reps > 0 && o->threads > 0 ? 0 : 2;
 }
 
@@ -390,7 +398,9 @@ int main(int argc, char **argv)
     }
     MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     if (!failed && o.trace && weft_mpi_function_write_trace(d.f, o.trace) != WEFT_OK) failed = 1;
-    if (!failed && o.profile_json && rank == 0 && write_profile(&d, o.profile_json) != 0) failed = 1;
+    if (!failed && o.profile_json && (rank == 0 || strstr(o.profile_json, "%d")) &&
+        write_profile(&d, o.profile_json) != 0)
+        failed = 1;
     double *l = rank == 0 ? calloc((size_t)o.n * o.n, sizeof *l) : NULL;
     double res_w = NAN, res_s = NAN;
     if (!failed) {
