@@ -16,13 +16,14 @@
  *
  * Rank 0 prints
  *
- *   cholesky_mpi impl=weft n=N nb=NB ranks=P threads=T gflops=X residual=R
+ *   cholesky_mpi impl=weft n=N nb=NB ranks=P threads=T gflops=X residual=R mean_s=M
  *   cholesky_mpi impl=scalapack n=N nb=NB ranks=P threads=T gflops=X residual=R
  *   cholesky_mpi n=N ranks=P weft_over_scalapack=S
  *
  * gflops: n^3/3 flops over the median of R timed factorizations (from a
  * barrier to a barrier), the two alternated; residual: ||A - L L^T||_F /
- * ||A||_F of the last factor, gathered on rank 0. Exit status 1 when a
+ * ||A||_F of the last factor, gathered on rank 0; mean_s: the mean of the R
+ * weft times (what a profile over the R calls averages: sim_validate.sh). Exit status 1 when a
  * residual exceeds 1e-12 or a call fails. Defaults: n 4096, nb 256, 3 reps,
  * one worker per rank (one-thread BLAS in both). */
 #define _POSIX_C_SOURCE 200809L
@@ -411,9 +412,12 @@ int main(int argc, char **argv)
     }
     if (rank == 0 && !failed) {
         double flops = (double)o.n * o.n * o.n / 3.0 * 1e-9;
+        double mean = 0;
+        for (int r = 0; r < o.reps; r++) mean += tw[r] / o.reps;
         double gw = flops / demo_median(tw, o.reps), gs = flops / demo_median(ts, o.reps);
-        printf("cholesky_mpi impl=weft n=%d nb=%d ranks=%d threads=%d gflops=%.2f residual=%.2e\n",
-               o.n, o.nb, size, o.threads, gw, res_w);
+        printf("cholesky_mpi impl=weft n=%d nb=%d ranks=%d threads=%d gflops=%.2f residual=%.2e "
+               "mean_s=%.4f\n",
+               o.n, o.nb, size, o.threads, gw, res_w, mean);
         printf("cholesky_mpi impl=scalapack n=%d nb=%d ranks=%d threads=%d gflops=%.2f residual=%.2e\n",
                o.n, o.nb, size, o.threads, gs, res_s);
         printf("cholesky_mpi n=%d ranks=%d weft_over_scalapack=%.3f\n", o.n, size, gw / gs);
