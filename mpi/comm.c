@@ -56,16 +56,20 @@ static void idle_sleep(wm_rt_t *rt)
     pthread_mutex_unlock(&rt->comm_mu);
 }
 
-/* Idle backoff: yield first, then sleep up to 50 us (2 cores are shared by
- * every rank's workers and communication threads). */
+/* Idle backoff while something is awaited: sleep 10, 20, 40, ... 320 us,
+ * then 500 us per round (a completion resets it). Never a sched_yield loop:
+ * a yielding thread stays runnable, so the scheduler gives it a fair share
+ * of its core, and a rank waiting for a descheduled peer took half of the
+ * core its own worker or another rank's needed (docs/distributed.md §3.1).
+ * A sleeping poller costs a few us per round; the delay it adds to noticing
+ * a completion (at most 500 us plus timer slack, only after waiting 600 us
+ * already) is small against such a wait. */
 static void backoff(unsigned *idle)
 {
-    if (++*idle < 32) {
-        sched_yield();
-        return;
-    }
-    unsigned us = *idle < 64 ? 5 : 50;
-    struct timespec ts = {0, (long)us * 1000};
+    unsigned shift = *idle < 6 ? *idle : 6;
+    unsigned us = 10u << shift;
+    struct timespec ts = {0, (long)(us < 500 ? us : 500) * 1000};
+    ++*idle;
     nanosleep(&ts, NULL);
 }
 
@@ -299,7 +303,7 @@ static weft_status_t progress(call_t *c)
             fail_timeout(c);
             last = now_s();
         }
-        if (!waiting && idle > 64) idle_sleep(rt);
+        if (!waiting && idle > 8) idle_sleep(rt);
         else backoff(&idle);
     }
 }

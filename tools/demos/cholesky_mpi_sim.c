@@ -1,31 +1,40 @@
 /* cholesky_mpi_sim: predicts the run time of tile_cholesky_mpi's partitioned
- * DAG at 2 to 1024 ranks by simulation (docs/distributed.md §9). It builds
- * the same tile DAG (potrf, trtri, trmm, syrk, gemm in creation order), places
- * each task where its output tile lives (2-D block-cyclic, the demo's grid),
- * and replays it: one worker per rank taking the task that became ready
- * first (creation order on ties), each task costing the median time of its kernel on an nb x nb tile
- * measured here (one-thread OpenBLAS/LAPACK), and every value needed on
- * another rank sent once per (value, rank) over a link of latency L and
- * bandwidth B, one message at a time per sender. It prints
+ * function at 2 to 1024 ranks by simulation (docs/distributed.md §9). It
+ * builds the DAG the distributed compile builds for the demo: the tile tasks
+ * (potrf, trtri, trmm, the transposed view of a trmm tile, syrk, gemm) in
+ * creation order, each on the rank owning the tile it writes (2-D
+ * block-cyclic, the demo's grid); after each task, one MpiSend (on the
+ * sender, chained in the global order) and one MpiRecv (on the receiver,
+ * after the receiver's latest send) per (value, other rank reading it); and
+ * the DeepCopyOp of every output tile. sim_replay.h replays it. Prints
  *
- *   sim_kernel name=K nb=NB us=T source=S               (per kernel)
+ *   sim_kernel name=K nb=NB us=T source=S               (per task kind)
  *   sim_cholesky n=N nb=NB ranks=P predicted_s=T gflops=G scalapack_model_s=S
+ *   sim_validate np=P n=N predicted_s=X measured_s=Y ratio=X/Y  (--measured-s)
  *
  * with scalapack_model_s the model of docs/distributed.md §9 for pdpotrf.
  * Options: --n N (repeatable; default 4096 and 65536), --nb NB (256),
  * --ranks P (repeatable; default 2 3 4 8 16 64 256 1024), --latency-us L
- * (1.5), --gbps B (10, GB/s), --calib-reps R (5), --profile PATH.
+ * (1.5), --gbps B (10, GB/s), --calib-reps R (5), --cores C and
+ * --ranks-per-host H (each host's H consecutive ranks share C cores;
+ * default 1 and 1: a core per rank), --profile PATH (repeatable),
+ * --measured-s S.
  *
- * --profile PATH: the node costs are those weft's profiler measured (source=
- * profile): PATH is a profile JSON (weft_profile_write_json, e.g. written by
- * tile_cholesky_mpi --profile-json with the same nb), and each kernel costs
- * its op class's mean time per node call there (TilePotrf, TileTrtri,
- * TileTrmm, TileSyrk, Gemm). Without it the kernels are timed here
- * (source=timed). */
+ * --profile PATH: task costs measured by weft's profiler (source=profile):
+ * PATH is a profile JSON (weft_profile_write_json, e.g. written by
+ * tile_cholesky_mpi --profile-json with the same nb), and each task kind
+ * costs its op class's mean time per node call there (TilePotrf, TileTrtri,
+ * TileTrmm, DimShuffle, TileSyrk, Gemm, DeepCopyOp, MpiSend, MpiRecv; the
+ * last four may be absent: cost 0). Given once per rank (as many --profile
+ * as the single --ranks), rank r replays the r-th profile's costs (the
+ * pooled mean for a kind it never ran); else the means pool every
+ * profile's calls. Without it the BLAS kernels are timed
+ * here and copies cost a timed memcpy of a tile (source=timed). */
 #define _POSIX_C_SOURCE 200809L
 #include <cblas.h>
 #include <lapacke.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,27 +42,16 @@
 #include <time.h>
 
 #include "demo_median.h"
+#include "sim_replay.h"
 
-enum { K_POTRF, K_TRTRI, K_TRMM, K_SYRK, K_GEMM, K_N };
-static const char *const kname[K_N] = {"potrf", "trtri", "trmm", "syrk", "gemm"};
-
-typedef struct task {
-    uint8_t kind;
-    int32_t rank;
-    int32_t in[3]; /* producer tasks, -1: an input tile */
-    double ready;  /* when every input is on this rank */
-    int32_t pending;
-} task_t;
-
-typedef struct sim {
-    int nt, p, q, ranks;
-    double cost[K_N], lat, bw, tile_bytes;
-    task_t *t;
-    int32_t n;
-    int32_t *succ_off, *succ; /* consumers of each task */
-    int32_t *stamp;           /* per rank: the last producer that sent to it */
-    double *arrival;          /* per rank: when that producer's value arrived */
-} sim_t;
+enum { K_POTRF, K_TRTRI, K_TRMM, K_TRANS, K_SYRK, K_GEMM, K_COPY, K_SEND, K_RECV, K_N };
+static const char *const kname[K_N] = {"potrf", "trtri", "trmm", "trans", "syrk",
+                                       "gemm",  "copy",  "send", "recv"};
+static const char *const kclass[K_N] = {"TilePotrf",  "TileTrtri", "TileTrmm",
+                                        "DimShuffle", "TileSyrk",  "Gemm",
+                                        "DeepCopyOp", "MpiSend",   "MpiRecv"};
+enum { K_REQUIRED = (1 << K_POTRF) | (1 << K_TRTRI) | (1 << K_TRMM) | (1 << K_SYRK) | (1 << K_GEMM) };
+enum { MAX_PROFILES = 64 };
 
 /* ---- kernel costs ------------------------------------------------------------------- */
 
@@ -91,9 +89,11 @@ static double time_kernel(int k, int nb, int reps)
         case K_SYRK:
             cblas_dsyrk(CblasRowMajor, CblasLower, CblasNoTrans, nb, nb, -1.0, a, nb, 1.0, c, nb);
             break;
-        default:
+        case K_GEMM:
             cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nb, nb, nb, -1.0, a, nb, b, nb,
                         1.0, c, nb);
+            break;
+        default: memcpy(c, a, sz * sizeof *c); /* a copy into a message or an output */
         }
         t[r] = now_s() - t0;
     }
@@ -105,9 +105,7 @@ static double time_kernel(int k, int nb, int reps)
     return m;
 }
 
-/* ---- node costs from a profile JSON ---- */
-
-static const char *const kclass[K_N] = {"TilePotrf", "TileTrtri", "TileTrmm", "TileSyrk", "Gemm"};
+/* ---- task costs from profile JSON files ---- */
 
 static char *slurp(const char *path)
 {
@@ -126,210 +124,228 @@ static char *slurp(const char *path)
     return buf;
 }
 
-/* The "classes" rows: {"name": "C", "time_ns": T, "percent": P, "calls": N, ...}. */
-static int profile_costs(const char *path, double *cost)
+/* Adds the "classes" rows ({"name": "C", "time_ns": T, "percent": P,
+ * "calls": N, ...}) of kind k to ns[k] and calls[k]. */
+static int profile_add(const char *path, double *ns, double *calls)
 {
     char *text = slurp(path), *at = text ? strstr(text, "\"classes\": [") : NULL;
-    int found = 0;
+    if (!at) fprintf(stderr, "cholesky_mpi_sim: %s: no profile classes\n", path);
     for (char *row = at; row && (row = strstr(row, "{\"name\": \"")) != NULL; row++) {
         char name[64];
-        unsigned long long t_ns, calls;
+        unsigned long long t_ns, c;
         double pct;
         if (sscanf(row, "{\"name\": \"%63[^\"]\", \"time_ns\": %llu, \"percent\": %lf, "
-                        "\"calls\": %llu", name, &t_ns, &pct, &calls) != 4)
+                        "\"calls\": %llu", name, &t_ns, &pct, &c) != 4)
             break; /* past the classes */
         for (int k = 0; k < K_N; k++)
-            if (!strcmp(name, kclass[k]) && calls) {
-                cost[k] = 1e-9 * (double)t_ns / (double)calls;
-                found |= 1 << k;
-            }
+            if (!strcmp(name, kclass[k])) ns[k] += (double)t_ns, calls[k] += (double)c;
     }
     free(text);
-    for (int k = 0; k < K_N; k++)
-        if (!(found & (1 << k))) {
-            fprintf(stderr, "cholesky_mpi_sim: %s: no %s row in the profile's classes\n", path,
+    return at ? 0 : -1;
+}
+
+/* cost[k] = ns[k] / calls[k], else fallback[k] (a rank that ran no such
+ * node; NULL: 0); without a fallback the compute kernels must have calls. */
+static int costs_from(const char *what, const double *ns, const double *calls,
+                      const double *fallback, double *cost)
+{
+    for (int k = 0; k < K_N; k++) {
+        cost[k] = calls[k] > 0 ? 1e-9 * ns[k] / calls[k] : fallback ? fallback[k] : 0.0;
+        if (!fallback && (K_REQUIRED & (1 << k)) && !(calls[k] > 0)) {
+            fprintf(stderr, "cholesky_mpi_sim: %s: no %s calls in the profile's classes\n", what,
                     kclass[k]);
             return -1;
         }
+    }
     return 0;
 }
 
-/* ---- the DAG ------------------------------------------------------------------------------ */
+/* Pooled costs into pool[K_N]; per rank into per[r * K_N] when one file per rank. */
+static int profile_costs(char *const *paths, int n_paths, double *pool, double *per)
+{
+    double ns[K_N] = {0}, calls[K_N] = {0};
+    for (int i = 0; i < n_paths; i++)
+        if (profile_add(paths[i], ns, calls) != 0) return -1;
+    if (costs_from(paths[0], ns, calls, NULL, pool) != 0) return -1;
+    for (int i = 0; per && i < n_paths; i++) {
+        double ns1[K_N] = {0}, calls1[K_N] = {0};
+        if (profile_add(paths[i], ns1, calls1) != 0 ||
+            costs_from(paths[i], ns1, calls1, pool, per + (size_t)i * K_N) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* ---- the DAG the distributed compile builds ---- */
+
+typedef struct dag {
+    int nt, p, q, ranks;
+    double tile_bytes;
+    sim_task_t *t;
+    int32_t n, cap;
+} dag_t;
 
 static size_t tri(int i, int j)
 {
     return (size_t)i * (size_t)(i + 1) / 2 + (size_t)j;
 }
 
-static int32_t add_task(sim_t *s, int kind, int i, int j, int32_t a, int32_t b, int32_t c)
+static int owner(const dag_t *d, int i, int j)
 {
-    task_t *t = &s->t[s->n];
-    *t = (task_t){(uint8_t)kind, (i % s->p) * s->q + (j % s->q), {a, b, c}, 0.0, 0};
-    return s->n++;
+    return (i % d->p) * d->q + (j % d->q);
 }
 
-/* Tasks in the demo's creation order; last[] holds each tile's last writer. */
-static void build_dag(sim_t *s)
+static int32_t add(dag_t *d, int kind, int rank, int32_t a, int32_t b, int32_t c)
 {
-    int nt = s->nt;
-    size_t ntiles = tri(nt, 0), cap = (size_t)nt * nt * nt / 6 + 4 * (size_t)nt * nt + 16;
-    int32_t *last = malloc(ntiles * sizeof *last);
-    for (size_t v = 0; v < ntiles; v++) last[v] = -1;
-    s->t = malloc(cap * sizeof *s->t);
-    s->n = 0;
+    if (d->n == d->cap) {
+        int32_t cap = d->cap ? 2 * d->cap : 1024;
+        sim_task_t *t = realloc(d->t, (size_t)cap * sizeof *t);
+        if (!t) return -2;
+        d->t = t;
+        d->cap = cap;
+    }
+    d->t[d->n] = (sim_task_t){(uint8_t)kind, rank, {a, b, c}, 0.0};
+    return d->n++;
+}
+
+/* Pass 1: the tile tasks in the demo's creation order (rank: the tile's owner). */
+static int tile_tasks(dag_t *d, int32_t *final, int32_t *n_final)
+{
+    int nt = d->nt;
+    int32_t *last = malloc(tri(nt, 0) * sizeof *last), *trans = malloc(tri(nt, 0) * sizeof *trans);
+    if (!last || !trans) {
+        free(last);
+        free(trans);
+        return -1;
+    }
+    for (size_t v = 0; v < tri(nt, 0); v++) last[v] = trans[v] = -1;
+    *n_final = 0;
     for (int k = 0; k < nt; k++) {
-        int32_t pk = last[tri(k, k)] = add_task(s, K_POTRF, k, k, last[tri(k, k)], -1, -1);
-        int32_t inv = k + 1 < nt ? add_task(s, K_TRTRI, k, k, pk, -1, -1) : -1;
-        for (int i = k + 1; i < nt; i++)
-            last[tri(i, k)] = add_task(s, K_TRMM, i, k, inv, last[tri(i, k)], -1);
+        int rk = owner(d, k, k);
+        int32_t pk = last[tri(k, k)] = add(d, K_POTRF, rk, last[tri(k, k)], -1, -1);
+        final[(*n_final)++] = pk;
+        int32_t inv = k + 1 < nt ? add(d, K_TRTRI, rk, pk, -1, -1) : -1;
         for (int i = k + 1; i < nt; i++) {
-            last[tri(i, i)] = add_task(s, K_SYRK, i, i, last[tri(i, i)], last[tri(i, k)], -1);
+            int r = owner(d, i, k);
+            final[(*n_final)++] = last[tri(i, k)] = add(d, K_TRMM, r, inv, last[tri(i, k)], -1);
+            if (i + 1 < nt) trans[tri(i, k)] = add(d, K_TRANS, r, last[tri(i, k)], -1, -1);
+        }
+        for (int i = k + 1; i < nt; i++) {
+            last[tri(i, i)] = add(d, K_SYRK, owner(d, i, i), last[tri(i, i)], last[tri(i, k)], -1);
             for (int j = k + 1; j < i; j++)
-                last[tri(i, j)] = add_task(s, K_GEMM, i, j, last[tri(i, j)], last[tri(i, k)],
-                                           last[tri(j, k)]);
+                last[tri(i, j)] = add(d, K_GEMM, owner(d, i, j), last[tri(i, j)],
+                                      last[tri(i, k)], trans[tri(j, k)]);
         }
     }
     free(last);
-    /* consumers (CSR) */
-    s->succ_off = calloc((size_t)s->n + 1, sizeof *s->succ_off);
-    for (int32_t u = 0; u < s->n; u++)
+    free(trans);
+    return d->n < 0 ? -1 : 0;
+}
+
+/* The distinct other ranks reading each task of c[0..n), ascending:
+ * rk[off[u] .. off[u + 1]). */
+static int readers(const sim_task_t *c, int32_t n, int ranks, int64_t **off_out, int32_t **rk_out)
+{
+    int64_t *so = calloc((size_t)n + 1, sizeof *so), *off = calloc((size_t)n + 1, sizeof *off);
+    int32_t *stamp = malloc((size_t)ranks * sizeof *stamp), *succ = NULL, *rk = NULL;
+    size_t cap = 1024, len = 0;
+    if (!so || !off || !stamp) goto fail;
+    for (int32_t u = 0; u < n; u++) /* consumers (CSR) */
         for (int e = 0; e < 3; e++)
-            if (s->t[u].in[e] >= 0) s->succ_off[s->t[u].in[e] + 1]++;
-    for (int32_t u = 0; u < s->n; u++) s->succ_off[u + 1] += s->succ_off[u];
-    s->succ = malloc(((size_t)s->succ_off[s->n] + 1) * sizeof *s->succ);
-    int32_t *fill = calloc((size_t)s->n + 1, sizeof *fill);
-    for (int32_t u = 0; u < s->n; u++)
-        for (int e = 0; e < 3; e++) {
-            int32_t v = s->t[u].in[e];
-            if (v >= 0) s->succ[s->succ_off[v] + fill[v]++] = u;
-        }
-    free(fill);
-}
-
-/* ---- the replay --------------------------------------------------------------------------- */
-
-/* A binary min-heap of (time, task) pairs. */
-typedef struct heap {
-    double *key;
-    int32_t *val;
-    size_t n, cap;
-} heap_t;
-
-static void heap_push(heap_t *h, double key, int32_t val)
-{
-    if (h->n == h->cap) {
-        h->cap = h->cap ? 2 * h->cap : 64;
-        h->key = realloc(h->key, h->cap * sizeof *h->key);
-        h->val = realloc(h->val, h->cap * sizeof *h->val);
-    }
-    size_t i = h->n++;
-    while (i > 0) {
-        size_t up = (i - 1) / 2;
-        if (h->key[up] < key || (h->key[up] == key && h->val[up] <= val)) break;
-        h->key[i] = h->key[up];
-        h->val[i] = h->val[up];
-        i = up;
-    }
-    h->key[i] = key;
-    h->val[i] = val;
-}
-
-static void heap_pop(heap_t *h)
-{
-    double key = h->key[--h->n];
-    int32_t val = h->val[h->n];
-    size_t i = 0;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= h->n) break;
-        if (c + 1 < h->n && (h->key[c + 1] < h->key[c] ||
-                             (h->key[c + 1] == h->key[c] && h->val[c + 1] < h->val[c])))
-            c++;
-        if (key < h->key[c] || (key == h->key[c] && val <= h->val[c])) break;
-        h->key[i] = h->key[c];
-        h->val[i] = h->val[c];
-        i = c;
-    }
-    h->key[i] = key;
-    h->val[i] = val;
-}
-
-/* Finishing u at time `end`: its value reaches each consumer's rank (one
- * message per rank, the sender's link serialized). */
-static void finish(sim_t *s, int32_t u, double end, double *link_free, heap_t *ready)
-{
-    int src = s->t[u].rank;
-    for (int32_t e = s->succ_off[u]; e < s->succ_off[u + 1]; e++) {
-        task_t *c = &s->t[s->succ[e]];
-        double at = end;
-        if (c->rank != src) {
-            if (s->stamp[c->rank] != u) { /* the first consumer there: send */
-                double start = fmax(end, link_free[src]);
-                link_free[src] = start + s->tile_bytes / s->bw;
-                s->arrival[c->rank] = link_free[src] + s->lat;
-                s->stamp[c->rank] = u;
+            if (c[u].in[e] >= 0) so[c[u].in[e] + 1]++;
+    for (int32_t u = 0; u < n; u++) so[u + 1] += so[u];
+    succ = malloc(((size_t)so[n] + 1) * sizeof *succ);
+    rk = malloc(cap * sizeof *rk);
+    if (!succ || !rk) goto fail;
+    for (int32_t u = 0; u < n; u++)
+        for (int e = 0; e < 3; e++)
+            if (c[u].in[e] >= 0) succ[so[c[u].in[e]] + off[c[u].in[e]]++] = u;
+    for (int r = 0; r < ranks; r++) stamp[r] = -1;
+    for (int32_t u = 0; u < n; u++) {
+        off[u] = (int64_t)len;
+        for (int64_t e = so[u]; e < so[u + 1]; e++) {
+            int32_t r = c[succ[e]].rank;
+            if (r == c[u].rank || stamp[r] == u) continue;
+            stamp[r] = u;
+            if (len == cap) {
+                int32_t *g = realloc(rk, 2 * cap * sizeof *g);
+                if (!g) goto fail;
+                rk = g;
+                cap *= 2;
             }
-            at = s->arrival[c->rank];
+            size_t y = len++; /* insertion: ascending ranks */
+            for (; y > (size_t)off[u] && rk[y - 1] > r; y--) rk[y] = rk[y - 1];
+            rk[y] = r;
         }
-        c->ready = fmax(c->ready, at);
-        if (--c->pending == 0) heap_push(&ready[c->rank], c->ready, s->succ[e]);
     }
+    off[n] = (int64_t)len;
+    free(so);
+    free(succ);
+    free(stamp);
+    *off_out = off;
+    *rk_out = rk;
+    return 0;
+fail:
+    free(so);
+    free(off);
+    free(succ);
+    free(stamp);
+    free(rk);
+    return -1;
 }
 
-/* The makespan: event loop over (rank free time). */
-static double replay(sim_t *s)
+/* Pass 2: the tile tasks again in order, each followed by its messages (a
+ * send on the sender after the sender's previous send, a receive on the
+ * reader after the reader's latest send), readers reading the receive; then
+ * the output copies. */
+static int with_messages(dag_t *d, const dag_t *c, const int32_t *final, int32_t n_final)
 {
-    heap_t *ready = calloc((size_t)s->ranks, sizeof *ready), ev = {0};
-    double *free_at = calloc((size_t)s->ranks, sizeof *free_at);
-    double *link_free = calloc((size_t)s->ranks, sizeof *link_free), makespan = 0;
-    s->stamp = malloc((size_t)s->ranks * sizeof *s->stamp);
-    s->arrival = calloc((size_t)s->ranks, sizeof *s->arrival);
-    for (int r = 0; r < s->ranks; r++) s->stamp[r] = -1;
-    for (int32_t u = 0; u < s->n; u++) {
-        task_t *t = &s->t[u];
-        t->ready = 0;
-        t->pending = 0;
-        for (int e = 0; e < 3; e++) t->pending += t->in[e] >= 0;
-        if (!t->pending) heap_push(&ready[t->rank], 0.0, u);
-    }
-    /* ev: finish events (time, task); ranks start tasks whenever idle */
-    int32_t done = 0;
-    double now = 0;
-    while (done < s->n) {
-        for (int r = 0; r < s->ranks; r++) { /* idle ranks take their earliest ready task */
-            while (ready[r].n && free_at[r] <= now && ready[r].key[0] <= now) {
-                int32_t u = ready[r].val[0];
-                heap_pop(&ready[r]);
-                free_at[r] = now + s->cost[s->t[u].kind];
-                heap_push(&ev, free_at[r], u);
-            }
+    int64_t *off = NULL;
+    int32_t *rk = NULL, *id = malloc((size_t)c->n * sizeof *id), *recv = NULL;
+    int32_t *chain = malloc((size_t)d->ranks * sizeof *chain);
+    int rc = !id || !chain || readers(c->t, c->n, d->ranks, &off, &rk) != 0 ? -1 : 0;
+    if (rc == 0) recv = malloc(((size_t)off[c->n] + 1) * sizeof *recv);
+    if (!recv) rc = -1;
+    for (int r = 0; r < d->ranks && chain; r++) chain[r] = -1;
+    for (int32_t u = 0; rc == 0 && u < c->n; u++) {
+        const sim_task_t *t = &c->t[u];
+        int32_t in[3];
+        for (int e = 0; e < 3; e++) { /* a remote input: this rank's receive of it */
+            int32_t v = t->in[e];
+            int64_t x = v < 0 ? 0 : off[v];
+            while (v >= 0 && c->t[v].rank != t->rank && rk[x] != t->rank) x++;
+            in[e] = v < 0 ? -1 : c->t[v].rank == t->rank ? id[v] : recv[x];
         }
-        double next = INFINITY; /* the next event: a finish or a task becoming ready */
-        if (ev.n) next = ev.key[0];
-        for (int r = 0; r < s->ranks; r++)
-            if (ready[r].n && free_at[r] <= now) next = fmin(next, ready[r].key[0]);
-        now = fmax(now, next);
-        while (ev.n && ev.key[0] <= now) {
-            int32_t u = ev.val[0];
-            double end = ev.key[0];
-            heap_pop(&ev);
-            finish(s, u, end, link_free, ready);
-            makespan = fmax(makespan, end);
-            done++;
+        id[u] = add(d, t->kind, t->rank, in[0], in[1], in[2]);
+        for (int64_t x = off[u]; x < off[u + 1] && id[u] >= 0; x++) {
+            int32_t s = chain[t->rank] = add(d, K_SEND, t->rank, id[u], chain[t->rank], -1);
+            if (s >= 0) d->t[s].bytes = d->tile_bytes;
+            recv[x] = s < 0 ? -1 : add(d, K_RECV, rk[x], s, chain[rk[x]], -1);
         }
+        if (id[u] < 0 || d->n < 0) rc = -1;
     }
-    for (int r = 0; r < s->ranks; r++) {
-        free(ready[r].key);
-        free(ready[r].val);
-    }
-    free(ready);
-    free(ev.key);
-    free(ev.val);
-    free(free_at);
-    free(link_free);
-    free(s->stamp);
-    free(s->arrival);
-    return makespan;
+    for (int32_t f = 0; rc == 0 && f < n_final; f++)
+        if (add(d, K_COPY, c->t[final[f]].rank, id[final[f]], -1, -1) < 0) rc = -1;
+    free(off);
+    free(rk);
+    free(id);
+    free(recv);
+    free(chain);
+    return rc;
+}
+
+static int build_dag(dag_t *d)
+{
+    dag_t c = *d;
+    c.t = NULL;
+    c.n = c.cap = 0;
+    d->t = NULL;
+    d->n = d->cap = 0;
+    int32_t *final = malloc(tri(d->nt, 0) * sizeof *final), n_final = 0;
+    int rc = final && tile_tasks(&c, final, &n_final) == 0 ? with_messages(d, &c, final, n_final) : -1;
+    free(final);
+    free(c.t);
+    return rc;
 }
 
 /* pdpotrf (docs/distributed.md §9): the flops at the dgemm rate spread over
@@ -358,54 +374,94 @@ static void grid(int ranks, int *p, int *q)
     *q = ranks / *p;
 }
 
+typedef struct opts {
+    int ns[8], n_n, rs[16], n_r, nb, reps, cores, per_host;
+    double lat_us, gbps, measured_s;
+    char *profiles[MAX_PROFILES];
+    int n_prof;
+} opts_t;
+
+static int parse(int argc, char **argv, opts_t *o)
+{
+    *o = (opts_t){.nb = 256, .reps = 5, .cores = 1, .per_host = 1, .lat_us = 1.5, .gbps = 10.0};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!v) return -1;
+        i++;
+        if (!strcmp(a, "--n") && o->n_n < 8) o->ns[o->n_n++] = atoi(v);
+        else if (!strcmp(a, "--ranks") && o->n_r < 16) o->rs[o->n_r++] = atoi(v);
+        else if (!strcmp(a, "--nb")) o->nb = atoi(v);
+        else if (!strcmp(a, "--latency-us")) o->lat_us = atof(v);
+        else if (!strcmp(a, "--gbps")) o->gbps = atof(v);
+        else if (!strcmp(a, "--calib-reps")) o->reps = atoi(v);
+        else if (!strcmp(a, "--cores")) o->cores = atoi(v);
+        else if (!strcmp(a, "--ranks-per-host")) o->per_host = atoi(v);
+        else if (!strcmp(a, "--measured-s")) o->measured_s = atof(v);
+        else if (!strcmp(a, "--profile") && o->n_prof < MAX_PROFILES) o->profiles[o->n_prof++] = argv[i];
+        else return -1;
+    }
+    if (!o->n_n) o->ns[o->n_n++] = 4096, o->ns[o->n_n++] = 65536;
+    if (!o->n_r) {
+        static const int d[] = {2, 3, 4, 8, 16, 64, 256, 1024};
+        for (int k = 0; k < 8; k++) o->rs[o->n_r++] = d[k];
+    }
+    for (int k = 0; k < o->n_r; k++)
+        if (o->rs[k] < 1) return -1;
+    for (int k = 0; k < o->n_n; k++)
+        if (o->ns[k] < 1) return -1;
+    return o->nb < 8 || o->reps < 1 || o->cores < 1 || o->per_host < 1 || !(o->gbps > 0) ? -1 : 0;
+}
+
+/* One sim_cholesky line (and sim_validate with --measured-s). */
+static int predict(const opts_t *o, int n, int ranks, const double *cost, const double *per)
+{
+    dag_t d = {.nt = (n + o->nb - 1) / o->nb, .ranks = ranks, .tile_bytes = 8.0 * o->nb * o->nb};
+    grid(ranks, &d.p, &d.q);
+    sim_model_t m = {ranks, o->per_host, o->cores, o->lat_us * 1e-6, o->gbps * 1e9, K_N,
+                     per ? per : cost, per != NULL};
+    double t = build_dag(&d) == 0 ? sim_replay(d.t, d.n, &m) : -1.0;
+    free(d.t);
+    if (t < 0) {
+        fprintf(stderr, "cholesky_mpi_sim: n=%d ranks=%d: out of memory\n", n, ranks);
+        return -1;
+    }
+    printf("sim_cholesky n=%d nb=%d ranks=%d predicted_s=%.6f gflops=%.1f "
+           "scalapack_model_s=%.4f\n", n, o->nb, ranks, t, (double)n * n * n / 3.0 / t * 1e-9,
+           scalapack_model(n, o->nb, d.p, d.q, cost, m.lat, m.bw));
+    if (o->measured_s > 0)
+        printf("sim_validate np=%d n=%d predicted_s=%.4f measured_s=%.4f ratio=%.3f\n", ranks, n,
+               t, o->measured_s, t / o->measured_s);
+    fflush(stdout);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    int ns[8], n_n = 0, rs[16], n_r = 0, nb = 256, reps = 5;
-    double lat_us = 1.5, gbps = 10.0;
-    const char *profile = NULL;
-    for (int i = 1; i + 1 < argc; i++) {
-        if (!strcmp(argv[i], "--n") && n_n < 8) ns[n_n++] = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--ranks") && n_r < 16) rs[n_r++] = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--nb")) nb = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--latency-us")) lat_us = atof(argv[++i]);
-        else if (!strcmp(argv[i], "--gbps")) gbps = atof(argv[++i]);
-        else if (!strcmp(argv[i], "--calib-reps")) reps = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--profile")) profile = argv[++i];
+    opts_t o;
+    if (parse(argc, argv, &o) != 0) {
+        fprintf(stderr, "usage: cholesky_mpi_sim [--n N]... [--nb NB] [--ranks P]... "
+                        "[--latency-us L] [--gbps B] [--calib-reps R] [--cores C] "
+                        "[--ranks-per-host H] [--profile PATH]... [--measured-s S]\n");
+        return 2;
     }
-    if (!n_n) ns[n_n++] = 4096, ns[n_n++] = 65536;
-    if (!n_r) {
-        static const int d[] = {2, 3, 4, 8, 16, 64, 256, 1024};
-        for (int k = 0; k < 8; k++) rs[n_r++] = d[k];
-    }
-    if (nb < 8 || reps < 1) return 2;
     openblas_set_num_threads(1); /* the demo's nodes run one-thread BLAS */
-    sim_t s;
-    memset(&s, 0, sizeof s);
-    if (profile && profile_costs(profile, s.cost) != 0) return 2;
-    for (int k = 0; k < K_N; k++) {
-        if (!profile) s.cost[k] = time_kernel(k, nb, reps);
-        printf("sim_kernel name=%s nb=%d us=%.1f source=%s\n", kname[k], nb, s.cost[k] * 1e6,
-               profile ? "profile" : "timed");
-    }
-    s.lat = lat_us * 1e-6;
-    s.bw = gbps * 1e9;
-    s.tile_bytes = 8.0 * nb * nb;
-    for (int a = 0; a < n_n; a++) {
-        s.nt = (ns[a] + nb - 1) / nb;
-        for (int b = 0; b < n_r; b++) {
-            s.ranks = rs[b];
-            grid(s.ranks, &s.p, &s.q);
-            build_dag(&s);
-            double t = replay(&s);
-            printf("sim_cholesky n=%d nb=%d ranks=%d predicted_s=%.4f gflops=%.1f "
-                   "scalapack_model_s=%.4f\n", ns[a], nb, s.ranks, t,
-                   (double)ns[a] * ns[a] * ns[a] / 3.0 / t * 1e-9,
-                   scalapack_model(ns[a], nb, s.p, s.q, s.cost, s.lat, s.bw));
-            fflush(stdout);
-            free(s.t);
-            free(s.succ_off);
-            free(s.succ);
+    double cost[K_N] = {0}, *per = NULL;
+    if (o.n_prof) {
+        bool per_rank = o.n_prof > 1 && o.n_r == 1 && o.rs[0] == o.n_prof;
+        per = per_rank ? calloc((size_t)o.n_prof * K_N, sizeof *per) : NULL;
+        if ((per_rank && !per) || profile_costs(o.profiles, o.n_prof, cost, per) != 0) {
+            free(per);
+            return 2;
         }
     }
-    return 0;
+    for (int k = 0; k < K_N; k++) {
+        if (!o.n_prof) cost[k] = k == K_TRANS || k == K_RECV ? 0.0 : time_kernel(k, o.nb, o.reps);
+        printf("sim_kernel name=%s nb=%d us=%.1f source=%s\n", kname[k], o.nb, cost[k] * 1e6,
+               o.n_prof ? "profile" : "timed");
+    }
+    int rc = 0;
+    for (int a = 0; a < o.n_n && !rc; a++)
+        for (int b = 0; b < o.n_r && !rc; b++) rc = predict(&o, o.ns[a], o.rs[b], cost, per);
+    free(per);
+    return rc ? 1 : 0;
 }

@@ -34,5 +34,5 @@ endif()
 
 # cholesky_mpi_sim: the distributed tile Cholesky's DAG replayed at 2..1024
 # ranks with measured kernel costs and a latency/bandwidth model (no MPI).
-add_executable(cholesky_mpi_sim cholesky_mpi_sim.c)
+add_executable(cholesky_mpi_sim cholesky_mpi_sim.c sim_replay.c)
 target_link_libraries(cholesky_mpi_sim PRIVATE ${WEFT_LAPACKE} ${WEFT_BLAS} m)

@@ -11,17 +11,19 @@
  * trace of its last factorization to PATH, weft_mpi_function_write_trace.
  * --profile-json PATH: the weft side is profiled and rank 0 writes its local
  * function's profile over all calls (weft_profile_write_json) to PATH: the
- * node costs cholesky_mpi_sim --profile replays.)
+ * node costs cholesky_mpi_sim --profile replays; a PATH holding "%d" is
+ * written by every rank, its rank number in place of the %d.)
  *
  * Rank 0 prints
  *
- *   cholesky_mpi impl=weft n=N nb=NB ranks=P threads=T gflops=X residual=R
+ *   cholesky_mpi impl=weft n=N nb=NB ranks=P threads=T gflops=X residual=R mean_s=M
  *   cholesky_mpi impl=scalapack n=N nb=NB ranks=P threads=T gflops=X residual=R
  *   cholesky_mpi n=N ranks=P weft_over_scalapack=S
  *
  * gflops: n^3/3 flops over the median of R timed factorizations (from a
  * barrier to a barrier), the two alternated; residual: ||A - L L^T||_F /
- * ||A||_F of the last factor, gathered on rank 0. Exit status 1 when a
+ * ||A||_F of the last factor, gathered on rank 0; mean_s: the mean of the R
+ * weft times (what a profile over the R calls averages: sim_validate.sh). Exit status 1 when a
  * residual exceeds 1e-12 or a call fails. Defaults: n 4096, nb 256, 3 reps,
  * one worker per rank (one-thread BLAS in both). */
 #define _POSIX_C_SOURCE 200809L
@@ -287,9 +289,14 @@ static void scal_gather(const scal_t *s, double *l, int n, int nb)
 
 /* ---- driver ---------------------------------------------------------------------------------- */
 
-/* Rank 0's local function's profile over every call, as JSON. */
-static int write_profile(const dist_t *d, const char *path)
+/* This rank's local function's profile over every call, as JSON, to pattern
+ * with the rank in place of a "%d" (parse checked there is at most one). */
+static int write_profile(const dist_t *d, const char *pattern)
 {
+    char path[4096];
+    const char *at = strstr(pattern, "%d");
+    if (at) snprintf(path, sizeof path, "%.*s%d%s", (int)(at - pattern), pattern, rank, at + 2);
+    else snprintf(path, sizeof path, "%s", pattern);
     weft_profile_t *p = NULL;
     FILE *fp = fopen(path, "w");
     weft_function_t *lf = weft_mpi_function_local(d->f);
@@ -317,6 +324,8 @@ static int parse(int argc, char **argv, opts_t *o)
             return 2;
         }
     }
+    const char *pct = o->profile_json ? strchr(o->profile_json, '%') : NULL;
+    if (pct && (strncmp(pct, "%d", 2) != 0 || strchr(pct + 1, '%'))) return 2; /* one %d at most */
     return o->n > 0 && o->nb > 0 && o->reps > 0 && o->threads > 0 ? 0 : 2;
 }
 
@@ -390,7 +399,9 @@ int main(int argc, char **argv)
     }
     MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     if (!failed && o.trace && weft_mpi_function_write_trace(d.f, o.trace) != WEFT_OK) failed = 1;
-    if (!failed && o.profile_json && rank == 0 && write_profile(&d, o.profile_json) != 0) failed = 1;
+    if (!failed && o.profile_json && (rank == 0 || strstr(o.profile_json, "%d")) &&
+        write_profile(&d, o.profile_json) != 0)
+        failed = 1;
     double *l = rank == 0 ? calloc((size_t)o.n * o.n, sizeof *l) : NULL;
     double res_w = NAN, res_s = NAN;
     if (!failed) {
@@ -401,9 +412,12 @@ int main(int argc, char **argv)
     }
     if (rank == 0 && !failed) {
         double flops = (double)o.n * o.n * o.n / 3.0 * 1e-9;
+        double mean = 0;
+        for (int r = 0; r < o.reps; r++) mean += tw[r] / o.reps;
         double gw = flops / demo_median(tw, o.reps), gs = flops / demo_median(ts, o.reps);
-        printf("cholesky_mpi impl=weft n=%d nb=%d ranks=%d threads=%d gflops=%.2f residual=%.2e\n",
-               o.n, o.nb, size, o.threads, gw, res_w);
+        printf("cholesky_mpi impl=weft n=%d nb=%d ranks=%d threads=%d gflops=%.2f residual=%.2e "
+               "mean_s=%.4f\n",
+               o.n, o.nb, size, o.threads, gw, res_w, mean);
         printf("cholesky_mpi impl=scalapack n=%d nb=%d ranks=%d threads=%d gflops=%.2f residual=%.2e\n",
                o.n, o.nb, size, o.threads, gs, res_s);
         printf("cholesky_mpi n=%d ranks=%d weft_over_scalapack=%.3f\n", o.n, size, gw / gs);
