@@ -3,10 +3,14 @@
  * docs/control-flow.md §1). The op itself is eager about nothing: it reads
  * only the condition and the branch taken, so the runtimes (lib/compile's
  * guards, lib/eval) may leave the other branch's inputs unset.
- * With as_view the then side is returned as a view (view_map {i: 1 + i},
- * PyTensor's as_view); the else side is always a fresh copy: an output may
- * view only one input (docs/destroy.md D0), so a view of else_i would be an
- * alias the DestroyHandler, the memory plan and the kept slots cannot see. */
+ * The constructors build it with as_view off: both sides are copied, as
+ * PyTensor's ifelse(). The ifelse_inplace rewrite (fast_run, inplace;
+ * PyTensor's cond_make_inplace) turns as_view on where the DestroyHandler
+ * accepts it: the then side is then returned as a view (view_map
+ * {i: 1 + i}). The else side is always a fresh copy, in PyTensor too: an
+ * output may view only one input (docs/destroy.md D0), so a view of else_i
+ * would be an alias the DestroyHandler, the memory plan and the kept slots
+ * cannot see. */
 #include <stdio.h>
 #include <string.h>
 
@@ -227,7 +231,7 @@ weft_var_t *weft_ifelse_at(weft_graph_t *g, weft_var_t *cond, size_t n,
     if (!g) return NULL;
     weft__ctor_begin(g);
     weft_status_t st = ifelse_args(g, cond, n, then_vars, else_vars, out_vars);
-    if (st == WEFT_OK) st = weft__ifelse_build(g, cond, n, then_vars, else_vars, true, file,
+    if (st == WEFT_OK) st = weft__ifelse_build(g, cond, n, then_vars, else_vars, false, file,
                                                line, local);
     if (out_vars)
         for (size_t i = 0; i < n && i < WEFT_IFELSE_MAX; i++)
@@ -242,7 +246,7 @@ weft_var_t *weft_ifelse1_at(weft_graph_t *g, weft_var_t *cond, weft_var_t *then_
     if (!g) return NULL;
     weft__ctor_begin(g);
     weft_status_t st = ifelse_args(g, cond, 1, &then_var, &else_var, &out);
-    if (st == WEFT_OK) st = weft__ifelse_build(g, cond, 1, &then_var, &else_var, true, file,
+    if (st == WEFT_OK) st = weft__ifelse_build(g, cond, 1, &then_var, &else_var, false, file,
                                                line, &out);
     return weft__ctor_end(g, st, st == WEFT_OK ? out : NULL, "weft_ifelse1", file, line);
 }
