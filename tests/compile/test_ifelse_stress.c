@@ -275,11 +275,65 @@ static void test_reset_after_failure(void **state)
     for (int t = 1; t <= 2; t++) check_after_failure(t);
 }
 
+/* y = IfElse(c, tanh(x), exp(x)) in fast_run (as_view: y views the then
+ * side): with a caller-supplied output the IfElse writes the side taken
+ * into the caller's tensor, which delivery then leaves as it is - one copy
+ * of the else value instead of two (lib/compile/direct_out.c). */
+static void check_direct_ifelse(int threads)
+{
+    weft_graph_t *g = NULL;
+    assert_int_equal(weft_graph_create(NULL, &g), WEFT_OK);
+    weft_var_t *x = input(g, "x", 1), *c = input(g, "c", 0);
+    weft_var_t *y = weft_ifelse1(g, c, weft_tanh(g, x), weft_exp(g, x)), *in[2] = {x, c};
+    weft_function_options_t o = WEFT_FUNCTION_OPTIONS_INIT;
+    o.threads = threads;
+    weft_function_t *f = NULL;
+    assert_int_equal(weft_function_compile(2, in, 1, &y, 0, NULL, &o, &f), WEFT_OK);
+    const weft_op_alias_t *e;
+    size_t nv = 0, n_ifelse = 0;
+    for (uint32_t i = 0; i < f->n_nodes; i++)
+        if (strcmp(weft_op_name(weft_apply_op(f->nodes[i].apply)), "IfElse") == 0) {
+            weft_op_view_map(weft_apply_op(f->nodes[i].apply), &e, &nv);
+            n_ifelse++;
+        }
+    assert_int_equal(n_ifelse, 1);
+    assert_int_equal(nv, 1);
+    const int64_t len = LEN;
+    weft_tensor_t *xv = NULL, *cv[2] = {NULL, NULL}, *out = NULL;
+    assert_int_equal(weft_tensor_full(WEFT_FLOAT64, 1, &len, 0.5, &xv), WEFT_OK);
+    assert_int_equal(weft_tensor_full(WEFT_FLOAT64, 0, NULL, 0.0, &cv[0]), WEFT_OK);
+    assert_int_equal(weft_tensor_full(WEFT_FLOAT64, 0, NULL, 1.0, &cv[1]), WEFT_OK);
+    assert_int_equal(weft_tensor_zeros(WEFT_FLOAT64, 1, &len, &out), WEFT_OK);
+    for (int k = 0; k < 6; k++) {
+        weft_tensor_t *args[2] = {xv, cv[k % 2]}, *given = out;
+        assert_int_equal(weft_function_call(f, 2, args, 1, &out), WEFT_OK);
+        assert_ptr_equal(out, given);
+        double want = k % 2 ? tanh(0.5) : exp(0.5);
+        for (int64_t i = 0; i < LEN; i++) assert_true(weft_tensor_flat_get(out, i) == want);
+        check_state_reset(f);
+    }
+    assert_int_equal(atomic_load(&f->out_direct), 6);
+    assert_int_equal(atomic_load(&f->out_copies), 0);
+    weft_tensor_release(xv);
+    weft_tensor_release(cv[0]);
+    weft_tensor_release(cv[1]);
+    weft_tensor_release(out);
+    weft_function_destroy(f);
+    weft_graph_destroy(g);
+}
+
+static void test_direct_ifelse_output(void **state)
+{
+    (void)state;
+    for (int t = 1; t <= 2; t++) check_direct_ifelse(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random_ifelse_graphs),
         cmocka_unit_test(test_reset_after_failure),
+        cmocka_unit_test(test_direct_ifelse_output),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -18,6 +18,7 @@
 #include "graph/site.h"
 #include "ifelse_int.h"
 #include "props_fields_int.h"
+#include "tensor/kernel_int.h" /* weft_kernel_ctx_t.own_cell */
 #include "weft/elemwise.h"
 #include "weft/ifelse.h"
 #include "weft/kernel.h"
@@ -119,7 +120,11 @@ static weft_status_t ifelse_perform(const weft_apply_t *node, weft_tensor_t *con
                                      taken ? "then" : "else", (unsigned)i);
         int nd = weft_tensor_ndim(src);
         weft_status_t st;
-        if (taken && p->as_view) {
+        /* a caller's tensor placed in output 0's cell (a direct output,
+         * lib/compile/direct_out.c) takes a copy: delivering a view would
+         * copy as much */
+        bool into_own = i == 0 && ctx && ctx->own_cell == &out[0];
+        if (taken && p->as_view && !into_own) {
             st = weft_kernel_view_output(ctx, &out[i], src, nd, weft_tensor_shape(src),
                                          weft_tensor_strides(src), 0);
         } else {
