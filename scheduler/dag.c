@@ -55,6 +55,9 @@ static void dag_free_frozen(weft_dag_t *dag)
     weft__free(a, dag->region_of, (n + 1) * sizeof(uint32_t));
     weft__free(a, dag->gate_region, (n + 1) * sizeof(uint32_t));
     dag->region_of = dag->gate_region = NULL;
+    weft__free(a, dag->reset_nodes, (dag->n_reset + 1) * sizeof(uint32_t));
+    dag->reset_nodes = NULL;
+    dag->n_reset = 0;
 }
 
 weft_status_t weft_dag_destroy(weft_dag_t *dag)

@@ -19,7 +19,9 @@
  *                   members), stored in succ after the sources so that range
  *                   items can walk them - and the closure's sinks;
  *                   region_of[n] / gate_region[n] map nodes to regions
- *                   (NULL when the DAG has none) */
+ *                   (NULL when the DAG has none); reset_nodes: the pending
+ *                   counters a retired region leaves partly counted down
+ *                   (dag_run.c restores them at the next start) */
 #ifndef WEFT_SCHED_DAG_INT_H
 #define WEFT_SCHED_DAG_INT_H
 
@@ -50,6 +52,7 @@ typedef struct weft__dag_region {
     uint32_t parent;   // region whose member the gate is, or WEFT__DAG_NO_REGION
     uint32_t blo, bhi; // boundary entries: succ[blo, bhi)
     uint32_t sinks;    // members of the closure without successors
+    uint32_t rlo, rhi; // reset_nodes[rlo, rhi): pending counters a retire leaves touched
     uint32_t moff;     // while building: its members are members[moff, next moff)
 } weft__dag_region_t;
 
@@ -87,6 +90,8 @@ struct weft_dag {
     size_t nmembers, memcap;
     uint32_t *region_of;   // frozen, n entries: the region a node is a member of
     uint32_t *gate_region; // frozen, n entries: the region a node gates
+    uint32_t *reset_nodes; // frozen: per region (rlo, rhi), the closure's nodes of in-degree
+    size_t n_reset;        // >= 2 with a predecessor outside it; n_reset + 1 allocated
     /* run objects alive; written by run create/destroy on any thread */
     _Atomic uint32_t runs;
     char err[512];

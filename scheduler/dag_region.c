@@ -8,6 +8,7 @@
  * gate is a member of the outer region: retiring the outer one means the
  * inner gate never runs, so the outer boundary is that of the closure (the
  * members of the region and, recursively, of the regions they gate). */
+#include <stdlib.h>
 #include <string.h>
 
 #include "dag_int.h"
@@ -154,6 +155,59 @@ static size_t region_boundaries(weft_dag_t *dag, uint32_t *out, uint32_t base)
     return m;
 }
 
+/* Edge u -> v counts down v's pending counter even when region r, whose
+ * closure holds v, is retired: v has in-degree >= 2 (the others have no
+ * counter) and u is outside the closure and not r's gate (a retiring gate
+ * releases none of its own entries). Counters only edges inside the
+ * closure or from the gate reach stay untouched when r retires. */
+static bool region_touches(const weft_dag_t *dag, uint32_t r, uint32_t u, uint32_t v)
+{
+    return dag->indeg[v] >= 2 && u != dag->regions[r].gate && !in_closure(dag, u, r);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* reset_nodes and each region's (rlo, rhi), from the (region, node) pairs
+ * of the edges entering a closure from outside (region_touches). */
+static weft_status_t region_resets(weft_dag_t *dag)
+{
+    const weft_allocator_t *a = dag->alloc;
+    size_t np = 0, cap = 1;
+    for (uint64_t e = 0; e < dag->ne; e++)
+        for (uint32_t r = dag->region_of[dag->edges[e].to]; r != WEFT__DAG_NO_REGION;
+             r = dag->regions[r].parent)
+            cap++;
+    uint64_t *pairs = weft__alloc(a, cap * sizeof *pairs);
+    if (!pairs) return WEFT_ENOMEM;
+    for (uint64_t e = 0; e < dag->ne; e++) {
+        uint32_t u = dag->edges[e].from, v = dag->edges[e].to;
+        for (uint32_t r = dag->region_of[v]; r != WEFT__DAG_NO_REGION; r = dag->regions[r].parent)
+            if (region_touches(dag, r, u, v)) pairs[np++] = (uint64_t)r << 32 | v;
+    }
+    qsort(pairs, np, sizeof *pairs, cmp_u64);
+    dag->reset_nodes = weft__alloc(a, (np + 1) * sizeof(uint32_t));
+    if (!dag->reset_nodes) {
+        weft__free(a, pairs, cap * sizeof *pairs);
+        return WEFT_ENOMEM;
+    }
+    size_t n = 0;
+    for (uint32_t r = 0; r < dag->nreg; r++) dag->regions[r].rlo = dag->regions[r].rhi = 0;
+    for (size_t k = 0; k < np; k++) {
+        if (k && pairs[k] == pairs[k - 1]) continue;
+        weft__dag_region_t *rg = &dag->regions[pairs[k] >> 32];
+        if (rg->rhi == 0) rg->rlo = (uint32_t)n;
+        dag->reset_nodes[n++] = (uint32_t)pairs[k];
+        rg->rhi = (uint32_t)n;
+    }
+    dag->n_reset = np;
+    weft__free(a, pairs, cap * sizeof *pairs);
+    return WEFT_OK;
+}
+
 weft_status_t weft__dag_regions_freeze(weft_dag_t *dag)
 {
     const weft_allocator_t *a = dag->alloc;
@@ -162,6 +216,7 @@ weft_status_t weft__dag_regions_freeze(weft_dag_t *dag)
     dag->gate_region = weft__alloc(a, (n + 1) * sizeof(uint32_t));
     if (!dag->region_of || !dag->gate_region) return WEFT_ENOMEM;
     weft_status_t st = region_maps(dag);
+    if (st == WEFT_OK) st = region_resets(dag);
     if (st != WEFT_OK) return st;
     size_t nb = region_boundaries(dag, NULL, (uint32_t)used);
     if (used + nb >= WEFT__DAG_MAX_ENTRIES) {

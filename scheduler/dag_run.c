@@ -9,8 +9,13 @@
  *   RUN_COMPLETE     every sink has finished: publish completion
  *   RUN_SEQUENTIAL   the whole run, on a one-worker pool (below)
  * After a node's body, each successor entry is "decremented": in-degree 1 is
- * ready at once; otherwise pending[s] (reset from indeg at start) is
- * decremented with acq_rel and the thread bringing it to 0 runs s. The first
+ * ready at once; otherwise pending[s] is decremented with acq_rel and the
+ * thread bringing it to 0 runs s. A node restores its own counter from
+ * indeg when it starts, so a run leaves the counters as it found them
+ * (a failed or canceled run too: it drains, every node still starts) - but
+ * for the members of retired regions, whose touched counters (reset_nodes)
+ * the next start restores. The cost of a start is that of what ran, not
+ * of the DAG's size; the first start copies indeg whole. The first
  * ready successor is run next on the same worker (continuation, no deque
  * round trip); the others are pushed. Decrements of nodes with a large
  * in-degree, and the run's count of unfinished sinks, are batched per worker
@@ -63,6 +68,9 @@ struct weft_dag_run {
     void *user;
     _Atomic uint32_t *pending; // n counters (only nodes with in-degree >= 2 use theirs);
                                // NULL on a one-worker pool (sequential runs)
+    int pending_stale;         // pending[] must be copied whole at the next start
+    uint32_t *retired_list;    // regions retired by this run (nreg entries, or NULL)
+    _Atomic uint32_t n_retired;
     _Atomic uint8_t *defer;    // n DEFER_* bit sets; NULL unless deferrable
     int in_flight, waited;     // start/wait thread only
     int solo;                  // the pool has one worker: runs are RUN_SEQUENTIAL
@@ -166,6 +174,8 @@ static bool run_retire(weft_dag_run_t *run, weft__worker_t *w, uint32_t r, uint3
     const weft__dag_region_t *rg = &run->dag->regions[r];
     *lo = rg->blo;
     *hi = rg->bhi;
+    /* relaxed: distinct slots; read by the next start, after the wait */
+    run->retired_list[atomic_fetch_add_explicit(&run->n_retired, 1, memory_order_relaxed)] = r;
     /* acq_rel: as a sink's own decrement (release publishes the gate's
      * effects; acquire, when this reaches 0, sees every other sink's). It
      * can reach 0 only with an empty boundary: a boundary node's sinks are
@@ -180,11 +190,15 @@ static bool run_retire(weft_dag_run_t *run, weft__worker_t *w, uint32_t r, uint3
 static void run_chain(weft_dag_run_t *run, weft__worker_t *w, uint32_t u)
 {
     const uint32_t *off = run->dag->succ_off, *succ = run->dag->succ;
-    const uint32_t *gates = run->dag->gate_region;
+    const uint32_t *gates = run->dag->gate_region, *indeg = run->dag->indeg;
     bool retire = false;
     weft_task_ctx_t ctx = { run->user, w->index, run->pool, NULL, run, WEFT_DAG_NO_NODE, NULL };
     for (;;) {
         ctx.node = u;
+        /* relaxed: every predecessor has counted u down, none touches its
+         * counter again this run; the next run's workers see it through
+         * that run's submit, as every write of this run */
+        if (indeg[u] >= 2) atomic_store_explicit(&run->pending[u], indeg[u], memory_order_relaxed);
         if (WEFT_UNLIKELY(gates != NULL)) ctx.retire = gates[u] != WEFT__DAG_NO_REGION ? &retire : NULL;
         /* relaxed: a skip hint (see run_fail) */
         if (WEFT_LIKELY(!atomic_load_explicit(&run->stop, memory_order_relaxed)))
@@ -343,6 +357,7 @@ static void run_free(weft_dag_run_t *run)
     weft__free(a, (void *)run->pending, (size_t)run->dag->n * sizeof(uint32_t) + 1);
     weft__free(a, (void *)run->defer, (size_t)run->dag->n + 1);
     weft__free(a, run->retired, (size_t)run->dag->nreg + 1);
+    weft__free(a, run->retired_list, ((size_t)run->dag->nreg + 1) * sizeof(uint32_t));
     run->magic = 0;
     weft__free(a, run->raw, run->raw_bytes);
 }
@@ -389,8 +404,13 @@ weft_status_t weft_dag_run_create(weft_dag_t *dag, weft_pool_t *pool,
     if (!run->solo) run->pending = weft__alloc(dag->alloc, (size_t)dag->n * sizeof(uint32_t) + 1);
     if (deferrable) run->defer = weft__alloc(dag->alloc, (size_t)dag->n + 1);
     if (run->solo && dag->nreg) run->retired = weft__alloc(dag->alloc, (size_t)dag->nreg + 1);
+    if (!run->solo && dag->nreg)
+        run->retired_list = weft__alloc(dag->alloc, ((size_t)dag->nreg + 1) * sizeof(uint32_t));
+    run->pending_stale = 1;
+    atomic_init(&run->n_retired, 0);
     weft_status_t st = (run->pending || run->solo) && (run->defer || !deferrable) &&
-                               (run->retired || !run->solo || !dag->nreg)
+                               (run->retired || !run->solo || !dag->nreg) &&
+                               (run->retired_list || run->solo || !dag->nreg)
                            ? WEFT_OK
                            : WEFT_ENOMEM;
     if (st == WEFT_OK && opts && opts->profile) st = run_alloc_profile(run);
@@ -423,15 +443,35 @@ weft_status_t weft_dag_run_destroy(weft_dag_run_t *run)
 
 /* ------------------------------------------------------- start and wait */
 
+/* The pending counters as indeg (see the top of this file). Plain state:
+ * no other thread touches this run until the submit publishes it (deque
+ * release store or the injection mutex); relaxed atomics for the same
+ * reason. Only nodes with in-degree >= 2 read theirs. */
+static void run_reset_pending(weft_dag_run_t *run)
+{
+    const weft_dag_t *dag = run->dag;
+    /* relaxed (all): as above; the last run was waited for */
+    uint32_t nr = atomic_exchange_explicit(&run->n_retired, 0, memory_order_relaxed);
+    if (!dag->has_multi || run->solo) return;
+    if (run->pending_stale) {
+        memcpy((void *)run->pending, dag->indeg, (size_t)dag->n * sizeof(uint32_t));
+        run->pending_stale = 0;
+        return;
+    }
+    for (uint32_t k = 0; k < nr; k++) {
+        const weft__dag_region_t *rg = &dag->regions[run->retired_list[k]];
+        for (uint32_t j = rg->rlo; j < rg->rhi; j++) {
+            uint32_t v = dag->reset_nodes[j];
+            atomic_store_explicit(&run->pending[v], dag->indeg[v], memory_order_relaxed);
+        }
+    }
+}
+
 static void run_reset(weft_dag_run_t *run, void *user)
 {
     const weft_dag_t *dag = run->dag;
     run->user = user;
-    /* The pending counters are plain-copied: no other thread touches this
-     * run until the submit below publishes it (deque release store or the
-     * injection mutex). Only nodes with in-degree >= 2 read theirs. */
-    if (dag->has_multi && !run->solo)
-        memcpy((void *)run->pending, dag->indeg, (size_t)dag->n * sizeof(uint32_t));
+    run_reset_pending(run);
     if (run->defer) memset((void *)run->defer, 0, (size_t)dag->n);
     /* relaxed (all): published by the submit, as above */
     atomic_store_explicit(&run->stop, 0, memory_order_relaxed);

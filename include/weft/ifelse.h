@@ -13,9 +13,12 @@
  * and rank; output i's static length on each axis is theirs where they agree
  * and unknown otherwise (PyTensor unifies broadcast patterns the same way).
  *
- * Output i is a view of then_i when the then branch is taken (the op's
- * view_map: {i: then_i}, as PyTensor's as_view) and a fresh copy of else_i
- * otherwise (docs/control-flow.md §1.3 says why the else side is copied).
+ * The node is built with as_view off: output i is a fresh copy of the side
+ * taken, as PyTensor's ifelse(). In a compiled fast_run function the
+ * ifelse_inplace rewrite (PyTensor's cond_make_inplace) makes output i a
+ * view of then_i when the then branch is taken (view_map {i: then_i})
+ * wherever the DestroyHandler accepts it; the else side stays a copy
+ * (docs/control-flow.md §1.3 says why).
  * The gradient is an IfElse of the branch gradients, zeros on the side not
  * taken; the condition has none.
  *

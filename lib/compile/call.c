@@ -201,6 +201,15 @@ static void track_free(weft__call_state_t *cs, uint32_t s)
     atomic_fetch_sub_explicit(&cs->live_buffers, 1, memory_order_relaxed);
 }
 
+/* The last reader of slot s restores its countdown for the next call
+ * (reset_plan.c). Relaxed: no node of this call touches it again, and the
+ * next call's workers see it through weft_dag_run_start's publication, as
+ * every other write of this call. */
+static inline void countdown_restore(weft__call_state_t *cs, uint32_t s)
+{
+    atomic_store_explicit(&cs->countdown[s], cs->f->countdown_init[s], memory_order_relaxed);
+}
+
 /* Counts down the node's countdown slots (weft__node_slots_dec). */
 static void count_down(weft__call_state_t *cs, const weft__node_slots_t *ns, bool prof)
 {
@@ -211,6 +220,7 @@ static void count_down(weft__call_state_t *cs, const weft__node_slots_t *ns, boo
          * reader's emptying (release); the last reader acquires every other
          * reader's release. Pairs with the same fetch_sub in other readers. */
         if (atomic_fetch_sub_explicit(&cs->countdown[s], 1, memory_order_acq_rel) == 1) {
+            countdown_restore(cs, s);
             if (prof && cs->slot_bytes[s]) track_free(cs, s);
             cell_empty(cs, s);
         }
@@ -290,6 +300,7 @@ void weft__slot_release(weft__call_state_t *cs, uint32_t s, uint32_t k)
 {
     /* acq_rel: as count_down (k readers' worth at once) */
     if (atomic_fetch_sub_explicit(&cs->countdown[s], k, memory_order_acq_rel) == k) {
+        countdown_restore(cs, s);
         if (cs->f->profile && cs->slot_bytes[s]) track_free(cs, s);
         cell_empty(cs, s);
     }
@@ -607,12 +618,44 @@ static weft_status_t deliver(weft_function_t *f, weft__call_state_t *cs,
     return st;
 }
 
-/* Leaves the state empty: owned cells back to the pool, inputs forgotten. */
-static void cleanup(weft_function_t *f, weft__call_state_t *cs)
+/* After a failed or canceled call, where any node may not have run: every
+ * owned cell emptied, every countdown and guard memo reset. */
+static void reset_all(weft_function_t *f, weft__call_state_t *cs)
 {
-    weft__direct_clear(cs); /* first: the caller's tensors never go to the pool */
     for (uint32_t i = 0; i < f->n_owned; i++)
         if (cs->cells[f->owned_slots[i]]) cell_empty(cs, f->owned_slots[i]);
+    memcpy((void *)cs->countdown, f->countdown_init, f->n_slots * sizeof *f->countdown_init);
+    for (uint32_t k = 0; k < f->n_guard_memo; k++)
+        atomic_store_explicit(&cs->guard_memo[k], 0, memory_order_relaxed); /* as below */
+}
+
+/* After a call whose nodes all ran or were skipped by their guard: only
+ * what the guards that did not hold left behind (reset_plan.c), and the
+ * graph outputs' cells. */
+static void reset_ran(weft_function_t *f, weft__call_state_t *cs)
+{
+    for (uint32_t i = 0; i < f->n_owned_out; i++)
+        if (cs->cells[f->owned_out[i]]) cell_empty(cs, f->owned_out[i]);
+    for (uint32_t k = 0; k < f->n_guard_memo; k++) {
+        /* relaxed: this thread is the only one touching the state now */
+        if (atomic_load_explicit(&cs->guard_memo[k], memory_order_relaxed) != 2) {
+            for (uint32_t j = f->reset_off[k]; j < f->reset_off[k + 1]; j++) {
+                uint32_t s = f->reset_slots[j];
+                countdown_restore(cs, s);
+                if (cs->cells[s]) cell_empty(cs, s);
+            }
+        }
+        atomic_store_explicit(&cs->guard_memo[k], 0, memory_order_relaxed);
+    }
+}
+
+/* Leaves the state empty: owned cells back to the pool, inputs forgotten,
+ * countdowns and guard memos as at the call's start. */
+static void cleanup(weft_function_t *f, weft__call_state_t *cs, bool ran)
+{
+    weft__direct_clear(cs); /* first: the caller's tensors never go to the pool */
+    if (ran) reset_ran(f, cs);
+    else reset_all(f, cs);
     for (size_t k = 0; k < f->n_in; k++) cs->cells[f->in_slot[k]] = NULL;
     /* relaxed: this thread is the only one touching the state now */
     unsigned n = atomic_exchange_explicit(&cs->n_deferred, 0, memory_order_relaxed);
@@ -622,22 +665,18 @@ static void cleanup(weft_function_t *f, weft__call_state_t *cs)
 
 _Static_assert(sizeof(atomic_uint) == sizeof(uint32_t), "countdowns are reset by a copy");
 
+/* The countdowns and guard memos are as the last call's cleanup left them
+ * (reset_plan.c); plain state is published by weft_dag_run_start. */
+
 static void prepare(weft_function_t *f, weft__call_state_t *cs, weft_tensor_t *const *inputs,
                     weft_tensor_t *const *outputs)
 {
     weft__arena_prepare(cs, inputs);
     weft__direct_place(cs, inputs, outputs);
     for (size_t k = 0; k < f->n_in; k++) cs->cells[f->in_slot[k]] = inputs[k];
-    /* One copy over every slot (0 where no countdown) rather than a store
-     * per countdown slot through an index list: the reset stays per slot,
-     * but at memcpy speed. Plain copy: no worker touches this state until
-     * weft_dag_run_start publishes it. */
-    memcpy((void *)cs->countdown, f->countdown_init, f->n_slots * sizeof *f->countdown_init);
     cs->failed = false;
     /* relaxed: published by weft_dag_run_start like the countdowns */
     atomic_store_explicit(&cs->phase, WEFT__PHASE_OPEN, memory_order_relaxed);
-    for (uint32_t k = 0; k < f->n_guard_memo; k++)
-        atomic_store_explicit(&cs->guard_memo[k], 0, memory_order_relaxed); /* as above */
     if (!f->profile) return;
     memset(cs->slot_bytes, 0, f->n_slots * sizeof *cs->slot_bytes);
     /* relaxed: published by weft_dag_run_start like the countdowns */
@@ -667,6 +706,7 @@ static weft_status_t call_with_state(weft_function_t *f, weft__call_state_t *cs,
     weft_status_t st = weft_dag_run_execute(cs->run, cs);
     weft__compile_blas_exit();
     if (st == WEFT_OK && !weft__call_commit(cs)) st = WEFT_ECANCELED;
+    bool ran = st == WEFT_OK;
     if (st != WEFT_OK) st = run_failed(f, cs, st);
     else st = deliver(f, cs, inputs, outputs);
     if (f->profile) weft__prof_record(f, cs, weft__now_ns() - t0);
@@ -675,7 +715,7 @@ static weft_status_t call_with_state(weft_function_t *f, weft__call_state_t *cs,
         f->calls++;
         pthread_mutex_unlock(&f->prof_lock);
     }
-    cleanup(f, cs);
+    cleanup(f, cs, ran);
     return st;
 }
 

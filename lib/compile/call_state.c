@@ -69,6 +69,8 @@ static weft_status_t state_create(weft_function_t *f, weft__call_state_t **out)
         state_free(cs);
         return st;
     }
+    /* from here on each countdown's last reader restores it (reset_plan.c) */
+    memcpy((void *)cs->countdown, f->countdown_init, f->n_slots * sizeof *f->countdown_init);
     /* constant cells are set once: they are never emptied */
     for (uint32_t s = 0; s < f->n_slots; s++)
         if (f->slot_kind[s] == WEFT__SLOT_CONST) cs->cells[s] = f->const_cells[s];

@@ -301,8 +301,14 @@ struct weft_function {
     uint32_t *slot_storage;      /* every node's slot lists: weft__cnode_slots */
     const weft_type_t **type_storage;
     uint8_t *slot_kind;
-    uint32_t *countdown_init;       /* per slot (0: no countdown), copied per call */
-    uint32_t *owned_slots, n_owned; /* WEFT__SLOT_OWNED slots (emptied after a call) */
+    uint32_t *countdown_init;       /* per slot (0: no countdown); restored by its last reader */
+    uint32_t *owned_slots, n_owned; /* WEFT__SLOT_OWNED slots (emptied after a failed call) */
+    /* reset plan (reset_plan.c): the owned slots without a countdown (graph
+     * outputs: emptied after every call); per guard memo id k, the slots
+     * reset_slots[reset_off[k] .. reset_off[k + 1]) a call restores and
+     * empties when guard k did not hold (NULL without guards) */
+    uint32_t *owned_out, n_owned_out;
+    uint32_t *reset_off, *reset_slots;
     uint32_t *argv_off; /* per node: input pointers at state->argv[argv_off ..] (n_in > 8) */
     weft_tensor_t **const_cells; /* per slot: the constant's tensor, else NULL */
     /* per node: 1 when it overwrites a caller's input tensor (a destroyer whose
@@ -373,7 +379,7 @@ struct weft__call_state {
      * read by the producer in a later call: ordered by the call boundary,
      * like the cells. */
     weft_tensor_t **stash;
-    atomic_uint *countdown; /* reset by a copy of f->countdown_init */
+    atomic_uint *countdown; /* f->countdown_init at each call's start (reset_plan.c) */
     weft_tensor_t **argv;
     /* per node: its plan cell (tensor/kernel_int.h, docs/execution.md §3.7):
      * the plan its kernel cached on an earlier call of this state, or NULL.
@@ -527,6 +533,10 @@ typedef struct weft__gate {
 /* Adds the gates and their regions to f->dag (before finalize). */
 weft_status_t weft__gates_add(weft_function_t *f);
 void weft__gates_free(weft_function_t *f);
+/* The reset plan (reset_plan.c), after the guards are placed; freed with
+ * the program. Errors: WEFT_ENOMEM. */
+weft_status_t weft__reset_plan(weft_function_t *f);
+void weft__reset_plan_free(weft_function_t *f);
 /* A gate's DAG body: retires its region when the guard is false. */
 weft_status_t weft__gate_body(void *arg, const weft_task_ctx_t *ctx);
 /* Counts slot s down by k reads; the last empties its cell (call.c). */

@@ -24,16 +24,33 @@
 #include <stdlib.h>
 
 #include "compile_int.h"
+#include "graph/ifelse_id.h"
+
+/* Output 0 of an IfElse viewing its then side (as_view): the op copies the
+ * side taken into the caller's tensor when the runtime placed one there
+ * (lib/ops/control/ifelse.c), as delivering the view would, so a supplied
+ * output costs one copy of the value whichever side is taken instead of
+ * two for the else side (docs/control-flow.md §1.3). */
+static bool ifelse_view_output(const weft__cnode_t *n)
+{
+    const weft_op_alias_t *e;
+    size_t nv = 0;
+    if (!weft__ifelse_pairs(n->apply)) return false;
+    weft_op_view_map(weft_apply_op(n->apply), &e, &nv);
+    return nv > 0;
+}
 
 /* The node writing slot s (NULL: none), when s is its output 0 and a fresh
- * value (fresh_mask: no view, destroy output or kept slot). */
+ * value (fresh_mask: no view, destroy output or kept slot) or an IfElse's
+ * view output. */
 static weft__cnode_t *fresh_first_output(weft_function_t *f, uint32_t s)
 {
     for (uint32_t i = 0; i < f->n_nodes; i++) {
         weft__cnode_t *n = &f->nodes[i];
         const weft__cnode_out_t *no = &f->node_out[i];
         if (s < n->out_base || s >= n->out_base + no->n_out) continue;
-        return s == n->out_base && (no->fresh_mask & 1u) && !n->own ? n : NULL;
+        bool fresh = (no->fresh_mask & 1u) || ifelse_view_output(n);
+        return s == n->out_base && fresh && !n->own ? n : NULL;
     }
     return NULL;
 }

@@ -501,6 +501,7 @@ weft_status_t weft__compile_lower(weft_function_t *f)
     if (st == WEFT_OK) mark_kept(&c);
     if (st == WEFT_OK) st = build_nodes(&c);
     if (st == WEFT_OK) st = place_guards(&c);
+    if (st == WEFT_OK) st = weft__reset_plan(f);
     if (st == WEFT_OK) st = weft__direct_plan(f, c.aliased);
     if (st == WEFT_OK) st = build_dag(&c);
     if (st == WEFT_OK) st = weft__arena_analyze(f, c.is_output);
@@ -535,5 +536,6 @@ void weft__compile_free_program(weft_function_t *f)
     free(f->guards);
     free(f->slot_guard);
     free(f->skip_end);
+    weft__reset_plan_free(f);
     weft__gates_free(f);
 }

@@ -121,6 +121,7 @@ static const member_t einsum = {"local_einsum_lower", {FAST_MATH}};
 static const member_t folding = {"constant_folding", {"constant_folding"}};
 static const member_t merge = {"merge", {"merge"}};
 static const member_t fusion = {"local_elemwise_fusion", {NULL}};
+static const member_t ifelse_view = {"ifelse_inplace", {NULL}};
 
 /* An equilibrium group's final constant folding and cleanup merge. */
 static weft_status_t reg_fold_merge(weft_rewrite_db_t *db, const char *group)
@@ -199,7 +200,9 @@ static weft_status_t reg_fusion(weft_rewrite_db_t *db)
 }
 
 /* The DestroyHandler, then the updates' own in-place pass (an update takes
- * its state's buffer first), then inplace for the rest of the graph. */
+ * its state's buffer first), then inplace for the rest of the graph, then
+ * IfElses viewing their then side where the in-place nodes allow it
+ * (PyTensor's cond_make_inplace, after its inplace rewrites as well). */
 static weft_status_t reg_inplace(weft_rewrite_db_t *db)
 {
     weft_rewriter_t *rw;
@@ -214,6 +217,11 @@ static weft_status_t reg_inplace(weft_rewrite_db_t *db)
     if (st == WEFT_OK) st = weft_rewriter_inplace_create("inplace", &rw);
     if (st == WEFT_OK)
         st = weft_rewrite_db_register(db, "inplace", rw, 50.5, TAGS("fast_run", "inplace"));
+    if (st == WEFT_OK)
+        st = weft_rewrite_db_register_group(db, "ifelse_view", WEFT_REWRITE_GROUP_IN2OUT, 50.6,
+                                            0, TAGS("fast_run", "inplace"));
+    if (st == WEFT_OK) st = reg_member(db, "ifelse_view", &ifelse_view, WEFT_REWRITE_ROLE_NODE, 0,
+                                       "inplace");
     return st;
 }
 

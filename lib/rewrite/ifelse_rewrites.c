@@ -1,8 +1,9 @@
 /* The IfElse rewrites (docs/control-flow.md §3), PyTensor's ifelse.py ones:
  * a constant condition folds to its side, identical sides collapse
  * (cond_remove_identical), IfElses on one condition merge (cond_merge_ifs),
- * and an elementwise node over IfElse outputs of one condition moves into
- * the branches (ifelse_lift_single_if_through_acceptable_ops). */
+ * an elementwise node over IfElse outputs of one condition moves into the
+ * branches (ifelse_lift_single_if_through_acceptable_ops), and an IfElse
+ * returns its then side as a view (cond_make_inplace). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -206,10 +207,44 @@ static weft_status_t ifelse_lift_elemwise(weft_fgraph_t *fg, weft_apply_t *node,
     return st;
 }
 
+/* IfElse{n, as_view=0} -> IfElse{n, as_view=1}: output i views then_i when
+ * the then branch is taken instead of copying it (PyTensor's
+ * cond_make_inplace, with its rule: on graphs of 500 nodes or more, an
+ * IfElse of 0-d outputs only is left as it is). A validated replacement:
+ * the DestroyHandler refuses it when a view would be read after an
+ * in-place node overwrote then_i, and the node then keeps its copy. */
+static weft_status_t ifelse_inplace(weft_fgraph_t *fg, weft_apply_t *node, void *user,
+                                    weft_rewrite_result_t *res)
+{
+    (void)user;
+    size_t n = weft__ifelse_pairs(node), n_in = weft_apply_n_inputs(node);
+    const weft_op_t *op = weft_apply_op(node);
+    const weft__ifelse_props_t *p = n ? weft_op_props(op) : NULL;
+    if (!p || p->as_view) return WEFT_OK;
+    bool all_0d = true;
+    for (size_t i = 0; i < n; i++)
+        all_0d = all_0d && weft_type_ndim(weft_var_type(weft_apply_output(node, i))) == 0;
+    if (all_0d && weft_fgraph_n_applies(fg) >= 500) return WEFT_OK;
+    weft__ifelse_props_t vp = {p->n, 1};
+    weft_graph_t *g = weft_fgraph_graph(fg);
+    const weft_op_t *vop = NULL;
+    weft_status_t st = weft_op_create(g, weft_op_class(op), &vp, &vop);
+    weft_var_t *in[1 + 2 * WEFT_IFELSE_MAX];
+    for (size_t k = 0; st == WEFT_OK && k < n_in; k++) in[k] = weft_apply_input(node, k);
+    weft_apply_t *va = st == WEFT_OK ? weft_apply_create(g, vop, n_in, in) : NULL;
+    if (st == WEFT_OK && !va) st = weft__ctor_status(g);
+    for (size_t i = 0; i < n && st == WEFT_OK; i++)
+        if (weft_fgraph_n_clients(fg, weft_apply_output(node, i)) > 0)
+            st = weft_rewrite_result_replace(res, weft_apply_output(node, i),
+                                             weft_apply_output(va, i));
+    return st;
+}
+
 const weft__builtin_node_t weft__ifelse_nodes[] = {
     {"ifelse_constant_cond", ifelse_constant_cond, {"IfElse", NULL}},
     {"ifelse_same_branches", ifelse_same_branches, {"IfElse", NULL}},
     {"ifelse_merge", ifelse_merge, {"IfElse", NULL}},
     {"ifelse_lift_elemwise", ifelse_lift_elemwise, {NULL}}, /* every elementwise class */
+    {"ifelse_inplace", ifelse_inplace, {"IfElse", NULL}},
 };
 const size_t weft__n_ifelse_nodes = sizeof weft__ifelse_nodes / sizeof weft__ifelse_nodes[0];

@@ -1,6 +1,7 @@
 /* The IfElse rewrites (docs/control-flow.md §3), each applied alone to an
  * fgraph, then all of fast_run through compiled functions: the resulting
- * structure, and the values of both branches unchanged. */
+ * structure, and the values of both branches unchanged; ifelse_inplace
+ * making the then side a view, and refused where the DestroyHandler must. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -161,6 +162,67 @@ static void test_fast_run_values(void **state)
     weft_function_destroy(f);
 }
 
+/* Entries of the view_map of v's owner (an IfElse here). */
+static size_t n_views(const weft_var_t *v)
+{
+    const weft_op_alias_t *e;
+    size_t n = 99;
+    weft_op_view_map(weft_apply_op(weft_var_owner(v)), &e, &n);
+    return n;
+}
+
+/* Constructors build IfElse{as_view=0} (PyTensor's ifelse()); the
+ * ifelse_inplace rewrite (cond_make_inplace) makes the then side a view. */
+static void test_inplace_view(void **state)
+{
+    (void)state;
+    weft_var_t *x = var("x", 1), *c = var("c", 0);
+    weft_var_t *in[2] = {x, c}, *tv[2] = {weft_tanh(g, x), weft_exp(g, x)};
+    weft_var_t *ev[2] = {weft_neg(g, x), x}, *o[2];
+    assert_non_null(weft_ifelse(g, c, 2, tv, ev, o));
+    assert_int_equal(n_views(o[0]), 0);
+    weft_fgraph_t *fg = rewrite("ifelse_inplace", 2, in, 2, o);
+    weft_var_t *y = weft_fgraph_output(fg, 0);
+    assert_string_equal(owner_class(y), "IfElse");
+    assert_int_equal(n_views(y), 2);
+    const weft_op_alias_t *e;
+    size_t n;
+    weft_op_view_map(weft_apply_op(weft_var_owner(y)), &e, &n);
+    assert_int_equal(e[0].output, 0);
+    assert_int_equal(e[0].input, 1);
+    assert_int_equal(e[1].output, 1);
+    assert_int_equal(e[1].input, 2);
+    assert_ptr_equal(weft_var_owner(weft_fgraph_output(fg, 1)), weft_var_owner(y));
+    weft_fgraph_destroy(fg);
+}
+
+/* y = IfElse(c, a, b), z = Neg{destroys a}(a), w = y + z: a view y of a
+ * would be read after z overwrote a, so the DestroyHandler refuses the
+ * view and y keeps its copy. */
+static void test_inplace_view_refused(void **state)
+{
+    (void)state;
+    weft_var_t *x = var("x", 1), *c = var("c", 0), *b = var("b", 1);
+    weft_var_t *a = weft_mul(g, x, x), *y = weft_ifelse1(g, c, a, b), *z = weft_neg(g, a);
+    const weft_op_t *nop = weft_apply_op(weft_var_owner(z)), *iop = NULL;
+    assert_int_equal(weft_op_class(nop)->inplace_variant(g, nop, 0, &iop), WEFT_OK);
+    weft_var_t *za = weft_apply_output(weft_apply_create(g, iop, 1, &a), 0);
+    weft_var_t *w = weft_add(g, y, za), *in[3] = {x, c, b};
+    weft_fgraph_options_t fo = WEFT_FGRAPH_OPTIONS_INIT;
+    fo.clone = false;
+    weft_fgraph_t *fg = NULL;
+    assert_int_equal(weft_fgraph_create(g, 3, in, 1, &w, &fo, NULL, &fg), WEFT_OK);
+    assert_int_equal(weft_dh_attach(fg, NULL), WEFT_OK);
+    weft_rewriter_t *rw = NULL;
+    assert_int_equal(weft_rewriter_builtin_create("ifelse_inplace", &rw), WEFT_OK);
+    assert_int_equal(weft_rewriter_apply(rw, fg, NULL), WEFT_OK);
+    weft_rewriter_release(rw);
+    assert_ptr_equal(weft_var_owner(y), weft_var_owner(weft_apply_input(weft_var_owner(
+                                            weft_fgraph_output(fg, 0)), 0)));
+    assert_int_equal(n_views(y), 0);
+    weft_fgraph_destroy(fg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -169,6 +231,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_merge, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lift, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fast_run_values, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_inplace_view, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_inplace_view_refused, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

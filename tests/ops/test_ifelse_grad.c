@@ -102,12 +102,12 @@ static void test_json_round_trip(void **state)
     weft_graph_io_t io = {.n_inputs = 2, .inputs = in, .n_outputs = 2, .outputs = o};
     char *text = NULL;
     assert_int_equal(weft_graph_io_save(&io, &text), WEFT_OK);
-    assert_non_null(strstr(text, "{\"op\":\"IfElse\",\"props\":{\"n\":2,\"as_view\":true}"));
+    assert_non_null(strstr(text, "{\"op\":\"IfElse\",\"props\":{\"n\":2,\"as_view\":false}"));
     weft_graph_io_t back = {0};
     assert_int_equal(weft_graph_io_load(h, text, strlen(text), NULL, &back), WEFT_OK);
     /* bad props: n that does not match the inputs, an unknown key */
-    static const char *bad[] = {"\"n\":3,\"as_view\":true", "\"n\":2,\"as_view\":true,\"x\":1"};
-    const char *good = "\"n\":2,\"as_view\":true";
+    static const char *bad[] = {"\"n\":3,\"as_view\":false", "\"n\":2,\"as_view\":false,\"x\":1"};
+    const char *good = "\"n\":2,\"as_view\":false";
     for (int b = 0; b < 2; b++) {
         char *t2 = malloc(strlen(text) + 64);
         const char *at = strstr(text, good);

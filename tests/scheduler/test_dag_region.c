@@ -26,6 +26,7 @@ typedef struct rec {
     uint64_t seq[N];
     _Atomic int bad_ctx;
     bool retire_a, retire_b;
+    uint32_t fail; /* a node whose body fails, or N */
 } rec_t;
 
 static weft_status_t body(void *arg, const weft_task_ctx_t *ctx)
@@ -39,17 +40,27 @@ static weft_status_t body(void *arg, const weft_task_ctx_t *ctx)
     r->seq[id] = atomic_fetch_add_explicit(&r->seq_ctr, 1, memory_order_relaxed) + 1;
     if (id == 1 && ctx->retire) *ctx->retire = r->retire_a;
     if (id == 4 && ctx->retire) *ctx->retire = r->retire_b;
-    return WEFT_OK;
+    return id == r->fail ? WEFT_EIO : WEFT_OK;
 }
+
+/* Every edge added (gate edges included): a node runs after each of its
+ * predecessors that ran, run after run (the pending counters a retired
+ * region leaves touched are restored, dag_run.c). */
+static uint32_t edges[128][2];
+static size_t n_edges;
 
 static void edge(weft_dag_t *d, uint32_t a, uint32_t b)
 {
     assert_int_equal(weft_dag_add_edge(d, a, b), WEFT_OK);
+    assert_true(n_edges < 128);
+    edges[n_edges][0] = a;
+    edges[n_edges++][1] = b;
 }
 
 static weft_dag_t *build(void)
 {
     weft_dag_t *d = NULL;
+    n_edges = 0;
     assert_int_equal(weft_dag_create(NULL, &d), WEFT_OK);
     for (uint32_t i = 0; i < N; i++)
         assert_int_equal(weft_dag_add_node(d, body, (void *)(uintptr_t)i, "n", NULL), WEFT_OK);
@@ -60,6 +71,9 @@ static weft_dag_t *build(void)
         a[4 + k] = 10 + k;
         edge(d, 10 + k, 8);
     }
+    for (uint32_t k = 0; k < 4 + WIDE; k++) edges[n_edges][0] = 1, edges[n_edges++][1] = a[k];
+    edges[n_edges][0] = 4, edges[n_edges++][1] = 6;
+    edges[n_edges][0] = 4, edges[n_edges++][1] = 7;
     assert_int_equal(weft_dag_add_region(d, 1, a, 4 + WIDE, &id), WEFT_OK);
     assert_int_equal(id, 0);
     assert_int_equal(weft_dag_add_region(d, 4, b, 2, &id), WEFT_OK);
@@ -90,6 +104,8 @@ static void check_run(const rec_t *r, bool ra, bool rb)
     if (!ra) assert_true(r->seq[8] > r->seq[4] && r->seq[8] > r->seq[3]);
     if (!ra && !rb) assert_true(r->seq[8] > r->seq[7]);
     assert_true(r->seq[9] > r->seq[8]);
+    for (size_t e = 0; e < n_edges; e++)
+        if (r->ran[edges[e][1]]) assert_true(r->seq[edges[e][1]] > r->seq[edges[e][0]]);
 }
 
 static void run_all_cases(int threads)
@@ -105,12 +121,49 @@ static void run_all_cases(int threads)
         memset(&r, 0, sizeof r);
         r.retire_a = ra;
         r.retire_b = rb;
+        r.fail = N;
         assert_int_equal(weft_dag_run_execute(run, &r), WEFT_OK);
         check_run(&r, ra, rb);
     }
     assert_int_equal(weft_dag_run_destroy(run), WEFT_OK);
     assert_int_equal(weft_pool_destroy(pool), WEFT_OK);
     assert_int_equal(weft_dag_destroy(d), WEFT_OK);
+}
+
+/* Runs that fail at some node (the rest is skipped, counters left anywhere),
+ * each followed by runs with every retire decision: those run correctly. */
+static void test_retire_after_failure(void **state)
+{
+    (void)state;
+    static const uint32_t fails[] = {0, 3, 7, 8, 12};
+    static rec_t r;
+    for (int threads = 1; threads <= 2; threads++) {
+        weft_dag_t *d = build();
+        weft_pool_t *pool = NULL;
+        weft_dag_run_t *run = NULL;
+        assert_int_equal(weft_pool_create(threads, NULL, &pool), WEFT_OK);
+        assert_int_equal(weft_dag_run_create(d, pool, NULL, &run), WEFT_OK);
+        for (size_t k = 0; k < 5 * 4; k++) {
+            bool ra = k % 4 == 1 || k % 4 == 3, rb = k % 4 >= 2;
+            memset(&r, 0, sizeof r);
+            r.retire_a = ra;
+            r.retire_b = rb;
+            r.fail = fails[k / 4];
+            weft_status_t want = want_ran(r.fail, ra, rb) ? WEFT_EIO : WEFT_OK;
+            assert_int_equal(weft_dag_run_execute(run, &r), want);
+            for (int again = 0; again < 4; again++) {
+                memset(&r, 0, sizeof r);
+                r.retire_a = again & 1;
+                r.retire_b = (again & 2) != 0;
+                r.fail = N;
+                assert_int_equal(weft_dag_run_execute(run, &r), WEFT_OK);
+                check_run(&r, again & 1, (again & 2) != 0);
+            }
+        }
+        assert_int_equal(weft_dag_run_destroy(run), WEFT_OK);
+        assert_int_equal(weft_pool_destroy(pool), WEFT_OK);
+        assert_int_equal(weft_dag_destroy(d), WEFT_OK);
+    }
 }
 
 static void test_retire_1_2_4_workers(void **state)
@@ -133,6 +186,7 @@ static void test_retire_profile(void **state)
     static rec_t r;
     memset(&r, 0, sizeof r);
     r.retire_a = true;
+    r.fail = N;
     assert_int_equal(weft_dag_run_execute(run, &r), WEFT_OK);
     weft_dag_profile_t p = { .size = sizeof p };
     assert_int_equal(weft_dag_run_profile(run, &p), WEFT_OK);
@@ -194,6 +248,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_retire_1_2_4_workers),
+        cmocka_unit_test(test_retire_after_failure),
         cmocka_unit_test(test_retire_profile),
         cmocka_unit_test(test_region_bad_input),
     };

@@ -13,7 +13,8 @@
  * us_per_call: median over 7 rounds of the mean call time with c false;
  * allocs_per_call: buffers the function's pool allocated per call in those
  * rounds (weft_function_stats); taken_us_per_call: the same call with c
- * true, for scale. Options: --quick (fewer sizes and calls). */
+ * true, for scale. Options: --quick (fewer sizes and calls); --nodes N (only
+ * the untaken_nodes=N lines of the chain form, e.g. for a profiler). */
 #define _POSIX_C_SOURCE 200809L
 #include <stdbool.h>
 #include <stdio.h>
@@ -120,6 +121,11 @@ static void run(int n, int64_t len, int threads, int calls, bool reduced)
 int main(int argc, char **argv)
 {
     bool quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+    if (argc > 2 && strcmp(argv[1], "--nodes") == 0) {
+        int n = atoi(argv[2]);
+        for (int t = 1; t <= 2 && n > 0; t++) run(n, 64, t, n >= 10000 ? 200 : 2000, false);
+        return n > 0 ? 0 : 2;
+    }
     static const int nodes[] = {1, 100, 10000};
     static const int64_t elems[] = {64, 1 << 14, 1 << 20};
     for (int t = 1; t <= 2; t++) {

@@ -3,10 +3,14 @@
  * docs/control-flow.md §1). The op itself is eager about nothing: it reads
  * only the condition and the branch taken, so the runtimes (lib/compile's
  * guards, lib/eval) may leave the other branch's inputs unset.
- * With as_view the then side is returned as a view (view_map {i: 1 + i},
- * PyTensor's as_view); the else side is always a fresh copy: an output may
- * view only one input (docs/destroy.md D0), so a view of else_i would be an
- * alias the DestroyHandler, the memory plan and the kept slots cannot see. */
+ * The constructors build it with as_view off: both sides are copied, as
+ * PyTensor's ifelse(). The ifelse_inplace rewrite (fast_run, inplace;
+ * PyTensor's cond_make_inplace) turns as_view on where the DestroyHandler
+ * accepts it: the then side is then returned as a view (view_map
+ * {i: 1 + i}). The else side is always a fresh copy, in PyTensor too: an
+ * output may view only one input (docs/destroy.md D0), so a view of else_i
+ * would be an alias the DestroyHandler, the memory plan and the kept slots
+ * cannot see. */
 #include <stdio.h>
 #include <string.h>
 
@@ -14,6 +18,7 @@
 #include "graph/site.h"
 #include "ifelse_int.h"
 #include "props_fields_int.h"
+#include "tensor/kernel_int.h" /* weft_kernel_ctx_t.own_cell */
 #include "weft/elemwise.h"
 #include "weft/ifelse.h"
 #include "weft/kernel.h"
@@ -115,7 +120,11 @@ static weft_status_t ifelse_perform(const weft_apply_t *node, weft_tensor_t *con
                                      taken ? "then" : "else", (unsigned)i);
         int nd = weft_tensor_ndim(src);
         weft_status_t st;
-        if (taken && p->as_view) {
+        /* a caller's tensor placed in output 0's cell (a direct output,
+         * lib/compile/direct_out.c) takes a copy: delivering a view would
+         * copy as much */
+        bool into_own = i == 0 && ctx && ctx->own_cell == &out[0];
+        if (taken && p->as_view && !into_own) {
             st = weft_kernel_view_output(ctx, &out[i], src, nd, weft_tensor_shape(src),
                                          weft_tensor_strides(src), 0);
         } else {
@@ -227,7 +236,7 @@ weft_var_t *weft_ifelse_at(weft_graph_t *g, weft_var_t *cond, size_t n,
     if (!g) return NULL;
     weft__ctor_begin(g);
     weft_status_t st = ifelse_args(g, cond, n, then_vars, else_vars, out_vars);
-    if (st == WEFT_OK) st = weft__ifelse_build(g, cond, n, then_vars, else_vars, true, file,
+    if (st == WEFT_OK) st = weft__ifelse_build(g, cond, n, then_vars, else_vars, false, file,
                                                line, local);
     if (out_vars)
         for (size_t i = 0; i < n && i < WEFT_IFELSE_MAX; i++)
@@ -242,7 +251,7 @@ weft_var_t *weft_ifelse1_at(weft_graph_t *g, weft_var_t *cond, weft_var_t *then_
     if (!g) return NULL;
     weft__ctor_begin(g);
     weft_status_t st = ifelse_args(g, cond, 1, &then_var, &else_var, &out);
-    if (st == WEFT_OK) st = weft__ifelse_build(g, cond, 1, &then_var, &else_var, true, file,
+    if (st == WEFT_OK) st = weft__ifelse_build(g, cond, 1, &then_var, &else_var, false, file,
                                                line, &out);
     return weft__ctor_end(g, st, st == WEFT_OK ? out : NULL, "weft_ifelse1", file, line);
 }

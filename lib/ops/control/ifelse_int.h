@@ -9,11 +9,7 @@
 #include "weft/op.h"
 #include "weft/tensor.h"
 
-/* No padding: compared and hashed bytewise. */
-typedef struct weft__ifelse_props {
-    uint32_t n;      /* (then, else) pairs, 1..WEFT_IFELSE_MAX */
-    int32_t as_view; /* 1: output i views then_i when taken (view_map) */
-} weft__ifelse_props_t;
+#include "graph/ifelse_id.h" /* weft__ifelse_props_t */
 
 extern const weft_op_class_t weft__ifelse_class;
 

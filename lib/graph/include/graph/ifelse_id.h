@@ -9,8 +9,17 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "weft/graph.h"
+
+/* IfElse's props (lib/ops/control/ifelse.c), here so that the rewrites can
+ * make an IfElse a view (ifelse_inplace, lib/rewrite/ifelse_rewrites.c). No
+ * padding: compared and hashed bytewise. */
+typedef struct weft__ifelse_props {
+    uint32_t n;      /* (then, else) pairs, 1..WEFT_IFELSE_MAX */
+    int32_t as_view; /* 1: output i views then_i when taken (view_map) */
+} weft__ifelse_props_t;
 
 /* The number of (then, else) pairs when a is an IfElse node, else 0. Its
  * inputs are (cond, then_0..then_{n-1}, else_0..else_{n-1}). */
