@@ -150,8 +150,12 @@ static weft_status_t register_walk(weft_rewrite_db_t *db, const char *name, cons
     if (s != WEFT_OK) return s;
     s = weft_rewriter_walk_create(name, WEFT_WALK_IN2OUT, false, 1, &node, &walk);
     if (s != WEFT_OK) return s;
-    const char *tags[2] = {"fast_run", "scan"};
-    s = weft_rewrite_db_register(db, name, walk, position, 2, tags);
+    /* scan_split_map runs on request only: a Scan node pipelines its
+     * carry-independent part with the carried loop itself (scan_pipe.h),
+     * which the split would turn into a loop that cannot overlap */
+    bool on_request = strcmp(name, WEFT_SCAN_SPLIT_MAP_REWRITE) == 0;
+    const char *tags[2] = {"scan", "fast_run"};
+    s = weft_rewrite_db_register(db, name, walk, position, on_request ? 1 : 2, tags);
     return s == WEFT_EDUPLICATE ? WEFT_OK : s;
 }
 
