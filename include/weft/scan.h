@@ -157,10 +157,13 @@ typedef struct weft_rewrite_db weft_rewrite_db_t;
  * the same step count and sequences, neither reading the other, become one
  * loop. */
 #define WEFT_SCAN_MERGE_REWRITE "scan_merge"
-/* Name of the map split (in2out walk, tags "fast_run", "scan"): the inner
- * values that depend on the sequences and non-sequences but on no carried
- * state (an RNN's x_t @ W) move to a map scan of their own, whose steps run
- * in parallel; the carried loop reads them as sequences. */
+/* Name of the map split (in2out walk, tag "scan" only: in no mode, applied
+ * when included by name or tag): the inner values that depend on the
+ * sequences and non-sequences but on no carried state (an RNN's x_t @ W)
+ * move to a map scan of their own, whose steps run in parallel; the carried
+ * loop reads them as sequences. Without it a Scan node runs those values in
+ * a stage of its own, pipelined with the carried loop
+ * (docs/control-flow.md §5.3). */
 #define WEFT_SCAN_SPLIT_MAP_REWRITE "scan_split_map"
 /* Name of the output pruning (in2out walk, tags "fast_run", "scan"): a
  * stacked output that is not carried and that nothing reads (the gradient

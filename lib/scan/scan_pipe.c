@@ -1,4 +1,4 @@
-/* Running a pipelined Scan (scan_pipe.h): steps 1..n-1 as a DAG of
+/* Running a pipelined Scan (scan_pipe.h): the steps as a DAG of
  * (stage, step) tasks, built once per step count and pool and kept with
  * the plan cell, run as a nested DAG run on the node's pool (a worker that
  * waits keeps executing ready work, docs/execution.md §3.3: no deadlock at
@@ -163,21 +163,21 @@ static void dag_free(weft__scan_pipe_t *pp)
 
 static uint32_t task_id(const weft__scan_pipe_t *pp, size_t stage, int64_t t)
 {
-    return (uint32_t)((size_t)(t - 1) * pp->n_stages + stage);
+    return (uint32_t)((size_t)t * pp->n_stages + stage);
 }
 
 static weft_status_t dag_nodes(weft__scan_pipe_t *pp, int64_t n)
 {
     size_t per_step = 0;
     for (size_t s = 0; s < pp->n_stages; s++) per_step += pp->st[s].n_args + pp->st[s].n_res;
-    pp->n_tasks = (size_t)(n - 1) * pp->n_stages;
-    pp->n_handles = (size_t)(n - 1) * per_step;
+    pp->n_tasks = (size_t)n * pp->n_stages;
+    pp->n_handles = (size_t)n * per_step;
     pp->tasks = calloc(pp->n_tasks, sizeof *pp->tasks);
     pp->handles = calloc(pp->n_handles, sizeof *pp->handles);
     if (!pp->tasks || !pp->handles) return WEFT_ENOMEM;
     weft_status_t s = WEFT_OK;
     size_t hpos = 0;
-    for (int64_t t = 1; t < n; t++)
+    for (int64_t t = 0; t < n; t++)
         for (size_t q = 0; q < pp->n_stages && s == WEFT_OK; q++) {
             weft__pipe_task_t *k = &pp->tasks[task_id(pp, q, t)];
             *k = (weft__pipe_task_t){pp, (uint32_t)q, t, pp->handles + hpos};
@@ -193,7 +193,7 @@ static weft_status_t dag_build(weft__scan_pipe_t *pp, int64_t n, weft_pool_t *po
     weft_status_t s = weft_dag_create(NULL, &pp->dag);
     if (s == WEFT_OK) s = dag_nodes(pp, n);
     if (s == WEFT_OK) s = x_alloc(pp, n);
-    for (int64_t t = 1; t < n && s == WEFT_OK; t++)
+    for (int64_t t = 0; t < n && s == WEFT_OK; t++)
         for (size_t q = 0; q < pp->n_stages && s == WEFT_OK; q++)
             for (size_t e = 0; e < pp->st[q].n_succ && s == WEFT_OK; e++) {
                 weft__pipe_succ_t u = pp->st[q].succ[e];
@@ -218,19 +218,14 @@ static weft_status_t dag_build(weft__scan_pipe_t *pp, int64_t n, weft_pool_t *po
 weft_status_t weft__scan_pipe_run(weft__scan_pipe_t *pp, const weft__pipe_io_t *io,
                                   weft_kernel_ctx_t *ctx)
 {
-    if (io->n < 2) return WEFT_OK;
     weft_pool_t *pool = ctx->pool;
     weft_status_t s = WEFT_OK;
-    if (pp->dag_n != io->n || pp->dag_pool != pool) s = dag_build(pp, io->n, pool);
-    if (s != WEFT_OK)
-        return weft_kernel_error(ctx, s, "%s: building the step pipeline: %s", io->label,
-                                 pp->msg);
-    pp->io = io;
     pp->bad_step = -1;
-    s = weft_dag_run_execute(pp->run, pp);
-    if (s == WEFT_OK) return s;
-    return weft_kernel_error(ctx, s, "%s: %s", io->label,
-                             pp->bad_step >= 0 ? pp->msg : "a step failed");
+    if (io->n < 1) return WEFT_OK;
+    if (pp->dag_n != io->n || pp->dag_pool != pool) s = dag_build(pp, io->n, pool);
+    if (s != WEFT_OK) return s;
+    pp->io = io;
+    return weft_dag_run_execute(pp->run, pp);
 }
 
 void weft__scan_pipe_destroy(weft__scan_pipe_t *pp)

@@ -2,7 +2,7 @@
  * split into stages - "pre" (values that depend on no carried state), one
  * stage per group of carried outputs that feed each other, in dependency
  * order, and "post" (values only pure outputs need) - each compiled as its
- * own function. Steps 1..n-1 then run as a DAG of (stage, step) tasks on
+ * own function. The steps then run as a DAG of (stage, step) tasks on
  * the node's pool: a carried stage's step t after its step t-1, a stage's
  * step t after the producers of the values it reads at step t, so that
  * later steps' pre-stage work (an RNN's x_t @ W) and the gradient's weight
@@ -61,7 +61,7 @@ typedef struct weft__pipe_stage {
 typedef struct weft__pipe_task weft__pipe_task_t;
 
 /* What one run of the Scan node hands the pipeline: every output's storage
- * is allocated (stacked, (n, S...)) and step 0 has run. */
+ * is allocated (stacked, (n, S...), or the ring of a last-state output). */
 typedef struct weft__pipe_io {
     const weft__scan_layout_t *l;
     const char *label;
@@ -113,8 +113,10 @@ weft_status_t weft__scan_pipe_build(const weft__scan_props_t *p,
                                     weft__scan_pipe_t **out);
 /* Frees pp (NULL: nothing). No run may be in flight. */
 void weft__scan_pipe_destroy(weft__scan_pipe_t *pp);
-/* Steps 1..io->n-1 of one run of the Scan node on ctx's pool (scan_pipe.c).
- * Errors: on ctx, naming the Scan, the step and the stage. */
+/* The steps of one run of the Scan node on ctx's pool (scan_pipe.c).
+ * Errors (ctx untouched): building the DAG (pp->bad_step -1, pp->msg the
+ * reason), or the first failing task's status with pp->bad_step its step
+ * and pp->msg "step T: the stage function's message". */
 weft_status_t weft__scan_pipe_run(weft__scan_pipe_t *pp, const weft__pipe_io_t *io,
                                   weft_kernel_ctx_t *ctx);
 

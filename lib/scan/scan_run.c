@@ -566,16 +566,21 @@ static weft_status_t run_map(run_t *r)
     return s == WEFT_OK ? s : weft_kernel_error(r->ctx, s, "%s: a step failed", label(r));
 }
 
-/* Step 0 through the whole inner function (it checks the results' shapes
- * against the carried states, with named errors), then the other steps
- * pipelined. */
+/* Every step pipelined. A step-0 failure over a shape or type is looked at
+ * again with the whole inner function, for the error naming the update and
+ * the carried state (step0_retry). */
 static weft_status_t run_pipe(run_t *r)
 {
-    bool stop = false;
-    weft_status_t s = step(r, 0, &stop);
     weft__pipe_io_t io = {r->l,         label(r), r->in,   r->out,   r->init_pos,
                           r->n,         r->p->last_mask, r->ring, r->period};
-    return s == WEFT_OK ? weft__scan_pipe_run(r->rt->pipe, &io, r->ctx) : s;
+    weft__scan_pipe_t *pp = r->rt->pipe;
+    weft_status_t s = weft__scan_pipe_run(pp, &io, r->ctx);
+    if (s == WEFT_OK || r->ctx->status != WEFT_OK) return s;
+    if (pp->bad_step == 0 && (s == WEFT_ESHAPE || s == WEFT_ETYPE) && gather(r, 0) == WEFT_OK)
+        return step0_retry(r, s);
+    if (pp->bad_step < 0)
+        return weft_kernel_error(r->ctx, s, "%s: the step pipeline: %s", label(r), pp->msg);
+    return weft_kernel_error(r->ctx, s, "%s: %s", label(r), pp->msg);
 }
 
 static weft_status_t run_loop(run_t *r, bool pipeline)

@@ -6,7 +6,7 @@
  * the RNN forward and forward + backward, a cumulative sum, a pure output,
  * several carries and a seeded stress test of random inner graphs; warm
  * calls of a pipelined scan allocate nothing; a failing stage is named with
- * its step. */
+ * its step; a step-0 shape mismatch gets the sequential loop's message. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,6 +19,7 @@
 
 #include "../support/alloc_count.h"
 #include "scan_pipe.h"
+#include "weft/array_ops.h"
 #include "weft/elemwise.h"
 #include "weft/eval.h"
 #include "weft/function.h"
@@ -429,29 +430,72 @@ static void test_stress(void **state)
 
 /* ---- allocations and errors ---------------------------------------------------- */
 
-/* Warm calls of the pipelined RNN with caller-supplied outputs allocate
- * nothing (the step DAG, the view handles and the stage functions' call
- * states are kept; crossing rows come from the node's allocation hook). */
+/* h_t = tanh(h_{t-1} * 0.5 + x_t * 2) stacked, acc_t = acc_{t-1} + h_t read
+ * at [-1] (scan_save_mem: a ring of two states, written by acc's own stage
+ * only): stages pre, h, acc. */
+static void build_last_state(small_t *s, weft_var_t **in, weft_var_t **ys)
+{
+    weft_graph_t *g = s->g;
+    int64_t three = 3;
+    weft_var_t *h = var(g, 1, &three, "h"), *acc = var(g, 1, &three, "acc");
+    in[0] = s->x;
+    in[1] = var(g, 1, &three, "h0");
+    in[2] = var(g, 1, &three, "acc0");
+    weft_var_t *upd = weft_tanh(g, weft_add(g, weft_mul(g, h, cst(g, 0.5)),
+                                            weft_mul(g, s->xt, cst(g, 2.0))));
+    weft_scan_output_t outs[2] = {{upd, in[1], 0, NULL, &h},
+                                  {weft_add(g, acc, upd), in[2], 0, NULL, &acc}};
+    scan_over_x(s, 2, outs, ys);
+    char st[256];
+    stages_of(ys[0], st, sizeof st);
+    assert_string_equal(st, "s/pre:0:1:1 s/carry1:1:2:1 s/carry2:1:2:1");
+    const weft_slice_t at[1] = {WEFT_SLICE_AT(-1)};
+    ys[1] = weft_subtensor(g, ys[1], 1, at);
+}
+
+/* Warm calls of the pipelined RNN forward pass and of the scan above (a
+ * last-state output) with caller-supplied outputs allocate nothing: the
+ * step DAG, the view handles and the crossing rows are kept with the plan
+ * cell; the last state is the evaluator's. */
 static void test_warm_calls_allocate_nothing(void **state)
 {
     (void)state;
     rnn_t r;
     build_rnn(&r);
-    for (int threads = 1; threads <= 2; threads++) {
-        weft_function_options_t o = WEFT_FUNCTION_OPTIONS_INIT;
-        o.threads = threads;
-        weft_function_t *f = NULL;
-        assert_int_equal(weft_function_compile(5, r.in, 1, &r.h, 0, NULL, &o, &f), WEFT_OK);
-        weft_tensor_t *h = NULL;
-        assert_int_equal(weft_function_call(f, 5, r.v, 1, &h), WEFT_OK); /* cold */
-        alloc_count_start();
-        for (int c = 0; c < 3; c++) assert_int_equal(weft_function_call(f, 5, r.v, 1, &h), WEFT_OK);
-        long allocs = alloc_count_stop();
-        printf("threads %d: %ld allocations in 3 warm calls\n", threads, allocs);
-        assert_int_equal(allocs, 0);
-        weft_tensor_release(h);
-        weft_function_destroy(f);
-    }
+    small_t s;
+    small_init(&s, 10);
+    int64_t three = 3;
+    weft_var_t *in[3], *ys[2];
+    build_last_state(&s, in, ys);
+    weft_tensor_t *v[3] = {s.xv, filled(1, &three, 1), filled(1, &three, 2)};
+    check_against_eval(s.g, 3, in, v, 2, ys);
+    for (int threads = 1; threads <= 2; threads++)
+        for (int last = 0; last < 2; last++) {
+            weft_function_options_t o = WEFT_FUNCTION_OPTIONS_INIT;
+            o.threads = threads;
+            weft_function_t *f = NULL;
+            weft_tensor_t *res[2] = {NULL, NULL}, *const *vals = last ? v : r.v;
+            size_t n_in = last ? 3 : 5, n_out = last ? 2 : 1;
+            assert_int_equal(weft_function_compile(n_in, last ? in : r.in, n_out,
+                                                   last ? ys : &r.h, 0, NULL, &o, &f),
+                             WEFT_OK);
+            int64_t sh[2] = {last ? 10 : RT, 3}, rs[3] = {RT, RB, RH}; /* supplied outputs */
+            assert_int_equal(weft_tensor_empty(WEFT_FLOAT64, last ? 2 : 3, last ? sh : rs, &res[0]),
+                             WEFT_OK);
+            if (last) assert_int_equal(weft_tensor_empty(WEFT_FLOAT64, 1, sh + 1, &res[1]), WEFT_OK);
+            assert_int_equal(weft_function_call(f, n_in, vals, n_out, res), WEFT_OK); /* cold */
+            alloc_count_start();
+            for (int c = 0; c < 3; c++)
+                assert_int_equal(weft_function_call(f, n_in, vals, n_out, res), WEFT_OK);
+            long allocs = alloc_count_stop();
+            printf("threads %d, %s: %ld allocations in 3 warm calls\n", threads,
+                   last ? "last state" : "RNN", allocs);
+            assert_int_equal(allocs, 0);
+            for (size_t k = 0; k < n_out; k++) weft_tensor_release(res[k]);
+            weft_function_destroy(f);
+        }
+    for (int k = 1; k < 3; k++) weft_tensor_release(v[k]);
+    small_free(&s);
     free_rnn(&r);
 }
 
@@ -512,6 +556,46 @@ static void test_stage_error(void **state)
     weft_graph_destroy(g);
 }
 
+/* h_t = concatenate(h_{t-1}, h_{t-1}) * 0.5 + sum(x_t * 2): the update is
+ * twice the state's length at step 0 (in the carried stage, the pre
+ * stage's sum beside it); refused with the sequential loop's words. */
+static void test_step0_shape_error(void **state)
+{
+    (void)state;
+    small_t s;
+    small_init(&s, 4);
+    int64_t unk = WEFT_DIM_UNKNOWN, one = 1;
+    weft_var_t *h = var(s.g, 1, &unk, "h"), *h0 = var(s.g, 1, &unk, "h0"), *y = NULL;
+    weft_var_t *hh[2] = {h, h};
+    weft_var_t *sx = weft_sum(s.g, weft_mul(s.g, s.xt, cst(s.g, 2.0)), 0, NULL, false);
+    weft_var_t *upd =
+        weft_add(s.g, weft_mul(s.g, weft_concatenate(s.g, 2, hh, 0), cst(s.g, 0.5)), sx);
+    weft_scan_output_t out = {upd, h0, 0, NULL, &h};
+    scan_over_x(&s, 1, &out, &y);
+    char st[256];
+    stages_of(y, st, sizeof st);
+    assert_string_equal(st, "s/pre:0:1:1 s/carry1:1:2:1");
+    weft_var_t *in[2] = {s.x, h0};
+    weft_tensor_t *v[2] = {s.xv, filled(1, &one, 1)};
+    for (int threads = 1; threads <= 2; threads++) {
+        weft_function_options_t o = WEFT_FUNCTION_OPTIONS_INIT;
+        o.threads = threads;
+        weft_function_t *f = NULL;
+        assert_int_equal(weft_function_compile(2, in, 1, &y, 0, NULL, &o, &f), WEFT_OK);
+        weft_tensor_t *r = NULL;
+        assert_int_equal(weft_function_call(f, 2, v, 1, &r), WEFT_ESHAPE);
+        const char *msg = weft_function_last_error(f);
+        assert_non_null(strstr(msg, "output 0: the update ("));
+        assert_non_null(
+            strstr(msg, "is float64[2] at step 0, but the carried state (initial value h0"));
+        assert_non_null(strstr(msg, "has shape (1)"));
+        assert_null(r);
+        weft_function_destroy(f);
+    }
+    weft_tensor_release(v[1]);
+    small_free(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -519,7 +603,7 @@ int main(void)
         cmocka_unit_test(test_cumsum),        cmocka_unit_test(test_pure_output),
         cmocka_unit_test(test_multi_carry),   cmocka_unit_test(test_stress),
         cmocka_unit_test(test_warm_calls_allocate_nothing),
-        cmocka_unit_test(test_stage_error),
+        cmocka_unit_test(test_stage_error),   cmocka_unit_test(test_step0_shape_error),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
