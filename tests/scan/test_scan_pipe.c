@@ -130,6 +130,23 @@ static void stages_of(const weft_var_t *y, char *buf, size_t cap)
     weft__scan_pipe_destroy(pp);
 }
 
+/* ys = weft_scan over one sequence (tap {0}) with outs and non-sequences. */
+static void scan_of(weft_graph_t *g, weft_scan_seq_t seq, size_t n_out, weft_scan_output_t *outs,
+                    size_t n_ns, weft_var_t *const *ns_outer, weft_var_t *const *ns_inner,
+                    const char *name, weft_var_t **ys)
+{
+    weft_scan_spec_t sp = WEFT_SCAN_SPEC_INIT;
+    sp.n_seqs = 1;
+    sp.seqs = &seq;
+    sp.n_outputs = n_out;
+    sp.outputs = outs;
+    sp.n_nonseqs = n_ns;
+    sp.nonseq_outer = ns_outer;
+    sp.nonseq_inner = ns_inner;
+    sp.name = name;
+    assert_non_null(weft_scan(g, &sp, ys));
+}
+
 /* ---- the RNN -------------------------------------------------------------------- */
 
 enum { RT = 9, RB = 3, RI = 4, RH = 5 };
@@ -157,18 +174,8 @@ static void build_rnn(rnn_t *r)
     weft_var_t *ns[3] = {var(g, 2, sw, "W_in"), var(g, 2, su, "U_in"), var(g, 1, sb, "b_in")};
     weft_var_t *upd = weft_tanh(
         g, weft_add(g, weft_add(g, weft_dot(g, xt, ns[0]), weft_dot(g, hp, ns[1])), ns[2]));
-    weft_scan_seq_t seq = {r->in[0], 0, NULL, &xt};
     weft_scan_output_t out = {upd, r->in[4], 0, NULL, &hp};
-    weft_scan_spec_t sp = WEFT_SCAN_SPEC_INIT;
-    sp.n_seqs = 1;
-    sp.seqs = &seq;
-    sp.n_outputs = 1;
-    sp.outputs = &out;
-    sp.n_nonseqs = 3;
-    sp.nonseq_outer = r->in + 1;
-    sp.nonseq_inner = ns;
-    sp.name = "rnn";
-    assert_non_null(weft_scan(g, &sp, &r->h));
+    scan_of(g, (weft_scan_seq_t){r->in[0], 0, NULL, &xt}, 1, &out, 3, r->in + 1, ns, "rnn", &r->h);
     const int64_t *shapes[5] = {sx, sw, su, sb, sh};
     const int nd[5] = {3, 2, 2, 1, 2};
     for (int k = 0; k < 5; k++) r->v[k] = filled(nd[k], shapes[k], (unsigned)k + 1);
@@ -247,13 +254,24 @@ static void small_free(small_t *s)
 
 static void scan_over_x(small_t *s, size_t n_out, weft_scan_output_t *outs, weft_var_t **ys)
 {
-    weft_scan_seq_t seq = {s->x, 0, NULL, &s->xt};
-    weft_scan_spec_t sp = WEFT_SCAN_SPEC_INIT;
-    sp.n_seqs = 1;
-    sp.seqs = &seq;
-    sp.n_outputs = n_out;
-    sp.outputs = outs;
-    assert_non_null(weft_scan(s->g, &sp, ys));
+    scan_of(s->g, (weft_scan_seq_t){s->x, 0, NULL, &s->xt}, n_out, outs, 0, NULL, NULL, NULL, ys);
+}
+
+/* tanh(h * 0.5 + x_t * 2): x_t * 2 depends on no carried state. */
+static weft_var_t *leaky(small_t *s, weft_var_t *h)
+{
+    return weft_tanh(s->g, weft_add(s->g, weft_mul(s->g, h, cst(s->g, 0.5)),
+                                    weft_mul(s->g, s->xt, cst(s->g, 2.0))));
+}
+
+/* check_against_eval on the inputs x and h0 (a vector of 3). */
+static void check_x_h0(small_t *s, weft_var_t *h0, size_t n_out, weft_var_t *const *ys)
+{
+    int64_t three = 3;
+    weft_var_t *in[2] = {s->x, h0};
+    weft_tensor_t *v[2] = {s->xv, filled(1, &three, 2)};
+    check_against_eval(s->g, 2, in, v, n_out, ys);
+    weft_tensor_release(v[1]);
 }
 
 /* One stage (acc + x_t): the sequential loop, not split. */
@@ -269,10 +287,7 @@ static void test_cumsum(void **state)
     char st[256];
     stages_of(y, st, sizeof st);
     assert_string_equal(st, "");
-    weft_var_t *in[2] = {s.x, a0};
-    weft_tensor_t *v[2] = {s.xv, filled(1, &three, 2)};
-    check_against_eval(s.g, 2, in, v, 1, &y);
-    weft_tensor_release(v[1]);
+    check_x_h0(&s, a0, 1, &y);
     small_free(&s);
 }
 
@@ -285,8 +300,7 @@ static void test_pure_output(void **state)
     small_init(&s, 10);
     int64_t three = 3;
     weft_var_t *h = var(s.g, 1, &three, "h"), *h0 = var(s.g, 1, &three, "h0");
-    weft_var_t *upd = weft_tanh(s.g, weft_add(s.g, weft_mul(s.g, h, cst(s.g, 0.5)),
-                                              weft_mul(s.g, s.xt, cst(s.g, 2.0))));
+    weft_var_t *upd = leaky(&s, h);
     weft_var_t *y = weft_add(s.g, weft_mul(s.g, upd, s.xt), cst(s.g, 1.0));
     weft_scan_output_t outs[2] = {{upd, h0, 0, NULL, &h}, {y, NULL, 0, NULL, NULL}};
     weft_var_t *ys[2] = {NULL, NULL};
@@ -294,10 +308,7 @@ static void test_pure_output(void **state)
     char st[256];
     stages_of(ys[0], st, sizeof st);
     assert_string_equal(st, "s/pre:0:1:1 s/carry1:1:2:1 s/post:0:2:1");
-    weft_var_t *in[2] = {s.x, h0};
-    weft_tensor_t *v[2] = {s.xv, filled(1, &three, 3)};
-    check_against_eval(s.g, 2, in, v, 2, ys);
-    weft_tensor_release(v[1]);
+    check_x_h0(&s, h0, 2, ys);
     small_free(&s);
 }
 
@@ -393,17 +404,8 @@ static void stress_case(unsigned seed)
         outs[k] = k < K ? (weft_scan_output_t){upd[k], init[k], 0, NULL, &state[k]}
                         : (weft_scan_output_t){upd[k], NULL, 0, NULL, NULL};
     }
-    weft_scan_seq_t seq = {s.x, 0, NULL, &s.xt};
-    weft_scan_spec_t sp = WEFT_SCAN_SPEC_INIT;
-    sp.n_seqs = 1;
-    sp.seqs = &seq;
-    sp.n_outputs = K + 1;
-    sp.outputs = outs;
-    sp.n_nonseqs = 1;
-    sp.nonseq_outer = &c;
-    sp.nonseq_inner = &ci;
     weft_var_t *ys[5] = {NULL};
-    assert_non_null(weft_scan(g, &sp, ys));
+    scan_of(g, (weft_scan_seq_t){s.x, 0, NULL, &s.xt}, K + 1, outs, 1, &c, &ci, NULL, ys);
     weft_var_t *in[6] = {s.x, c};
     weft_tensor_t *v[6] = {s.xv, filled(1, &three, 9)};
     for (size_t k = 0; k < K; k++) {
@@ -441,8 +443,7 @@ static void build_last_state(small_t *s, weft_var_t **in, weft_var_t **ys)
     in[0] = s->x;
     in[1] = var(g, 1, &three, "h0");
     in[2] = var(g, 1, &three, "acc0");
-    weft_var_t *upd = weft_tanh(g, weft_add(g, weft_mul(g, h, cst(g, 0.5)),
-                                            weft_mul(g, s->xt, cst(g, 2.0))));
+    weft_var_t *upd = leaky(s, h);
     weft_scan_output_t outs[2] = {{upd, in[1], 0, NULL, &h},
                                   {weft_add(g, acc, upd), in[2], 0, NULL, &acc}};
     scan_over_x(s, 2, outs, ys);
@@ -499,6 +500,16 @@ static void test_warm_calls_allocate_nothing(void **state)
     free_rnn(&r);
 }
 
+/* y as a function of in[0..n_in), compiled (fast_run) on `threads` workers. */
+static weft_function_t *compile_at(int threads, size_t n_in, weft_var_t *const *in, weft_var_t *y)
+{
+    weft_function_options_t o = WEFT_FUNCTION_OPTIONS_INIT;
+    o.threads = threads;
+    weft_function_t *f = NULL;
+    assert_int_equal(weft_function_compile(n_in, in, 1, &y, 0, NULL, &o, &f), WEFT_OK);
+    return f;
+}
+
 /* acc_t = acc + tab[i_t] * 2: the lookup (pre stage) fails at step 5 (index
  * 7 of 4 rows); the error names the Scan, the step and the stage, and the
  * next call with good indices works. */
@@ -515,19 +526,9 @@ static void test_stage_error(void **state)
     weft_var_t *tab = var(g, 2, st, "tab"), *tab_in = var(g, 2, st, "tab_in");
     weft_var_t *acc = var(g, 1, &three, "acc"), *a0 = var(g, 1, &three, "a0");
     weft_var_t *row = weft_mul(g, weft_take(g, tab_in, i_t, 0), cst(g, 2.0));
-    weft_scan_seq_t seq = {idx, 0, NULL, &i_t};
     weft_scan_output_t out = {weft_add(g, acc, row), a0, 0, NULL, &acc};
-    weft_scan_spec_t sp = WEFT_SCAN_SPEC_INIT;
-    sp.n_seqs = 1;
-    sp.seqs = &seq;
-    sp.n_outputs = 1;
-    sp.outputs = &out;
-    sp.n_nonseqs = 1;
-    sp.nonseq_outer = &tab;
-    sp.nonseq_inner = &tab_in;
-    sp.name = "lookup";
     weft_var_t *y = NULL;
-    assert_non_null(weft_scan(g, &sp, &y));
+    scan_of(g, (weft_scan_seq_t){idx, 0, NULL, &i_t}, 1, &out, 1, &tab, &tab_in, "lookup", &y);
     weft_tensor_t *iv = NULL;
     assert_int_equal(weft_tensor_empty(WEFT_INT64, 1, &n, &iv), WEFT_OK);
     int64_t *id = weft_tensor_data(iv);
@@ -536,10 +537,7 @@ static void test_stage_error(void **state)
     weft_var_t *in[3] = {idx, tab, a0};
     weft_tensor_t *v[3] = {iv, filled(2, st, 1), filled(1, &three, 2)};
     for (int threads = 1; threads <= 2; threads++) {
-        weft_function_options_t o = WEFT_FUNCTION_OPTIONS_INIT;
-        o.threads = threads;
-        weft_function_t *f = NULL;
-        assert_int_equal(weft_function_compile(3, in, 1, &y, 0, NULL, &o, &f), WEFT_OK);
+        weft_function_t *f = compile_at(threads, 3, in, y);
         weft_tensor_t *r = NULL;
         id[5] = 7;
         assert_int_not_equal(weft_function_call(f, 3, v, 1, &r), WEFT_OK);
@@ -578,10 +576,7 @@ static void test_step0_shape_error(void **state)
     weft_var_t *in[2] = {s.x, h0};
     weft_tensor_t *v[2] = {s.xv, filled(1, &one, 1)};
     for (int threads = 1; threads <= 2; threads++) {
-        weft_function_options_t o = WEFT_FUNCTION_OPTIONS_INIT;
-        o.threads = threads;
-        weft_function_t *f = NULL;
-        assert_int_equal(weft_function_compile(2, in, 1, &y, 0, NULL, &o, &f), WEFT_OK);
+        weft_function_t *f = compile_at(threads, 2, in, y);
         weft_tensor_t *r = NULL;
         assert_int_equal(weft_function_call(f, 2, v, 1, &r), WEFT_ESHAPE);
         const char *msg = weft_function_last_error(f);
