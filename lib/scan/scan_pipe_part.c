@@ -6,8 +6,10 @@
  * groups are ordered so that a group comes after every group it reads (by
  * the size of the closure, then the lowest output). A node then runs in:
  *   - the pre stage when it depends on no carried state;
- *   - the latest group's stage among the carries it depends on, when some
- *     carried update needs it (so a value only ever flows to a later stage);
+ *   - when some carried update needs it, the earliest stage that reads it,
+ *     at least the latest group's stage among the carries it depends on
+ *     (so a value only ever flows to a later stage, and a group's own
+ *     accumulation dW + x_t^T @ dz_t runs in its stage, not in the chain's);
  *   - the post stage otherwise (only pure outputs need it).
  * A view of inner inputs only (x_t^T) belongs to no stage: every stage that
  * reads it computes it (stored per step it would copy the sequence). A
@@ -15,6 +17,7 @@
  * row t of its own (n, ...) storage, or of the Scan's output when it is an
  * inner output. Each stage is compiled on its inner inputs and the crossing
  * values it reads, with the options of the whole inner function. */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -175,6 +178,33 @@ static void part_groups(part_t *p)
     }
 }
 
+/* The earliest stage of node j among those that read it (a carried update
+ * counts as read by its group's stage; the post stage does not count). */
+static int first_reader_stage(const part_t *p, size_t j)
+{
+    int s = INT_MAX;
+    for (size_t k = 0; k < weft_apply_n_outputs(p->order[j]); k++) {
+        weft_var_t *v = weft_apply_output(p->order[j], k);
+        int64_t o = output_idx(p, v);
+        if (o >= 0 && p->l->out_ntaps[o] && p->carry_stage[o] < s) s = p->carry_stage[o];
+        const weft_client_t *cl = NULL;
+        size_t n = 0;
+        if (weft_fgraph_clients(p->fg, v, &cl, &n) != WEFT_OK) continue;
+        for (size_t i = 0; i < n; i++) {
+            if (weft_apply_is_output_slot(cl[i].node)) continue;
+            int cs = p->stage[node_idx(p, cl[i].node)];
+            if (cs >= 0 && cs <= (int)p->n_groups && cs < s) s = cs;
+        }
+    }
+    return s;
+}
+
+/* Forward: free nodes, the pre stage (no carry), the post stage (not
+ * needed by a carried update), else the earliest group stage that can run
+ * the node (the latest group among its carries). Backward: a needed node
+ * moves down to the earliest stage that reads it, so that a group's
+ * accumulation (dW + x_t^T @ dz_t) runs whole in its own stage, beside
+ * the chain it reads, rather than its product in that chain. */
 static void part_stages(part_t *p)
 {
     for (size_t j = 0; j < p->n; j++) {
@@ -188,6 +218,11 @@ static void part_stages(part_t *p)
         for (uint32_t o = 0; m && p->needed[j] && o < p->l->n_out; o++)
             if ((m >> o & 1) && p->carry_stage[o] > s) s = p->carry_stage[o];
         p->stage[j] = s;
+    }
+    for (size_t j = p->n; j-- > 0;) {
+        if (p->stage[j] <= 0 || !p->needed[j]) continue;
+        int s = first_reader_stage(p, j);
+        if (s != INT_MAX && s > p->stage[j]) p->stage[j] = s;
     }
 }
 
