@@ -591,6 +591,55 @@ static void test_step0_shape_error(void **state)
     small_free(&s);
 }
 
+/* An allocation failing anywhere in the first call (the inner compiles, the
+ * partition, the stage compiles, the step DAG) fails the call cleanly (no
+ * crash; no leak under ASan), and a later call of the same function gives
+ * the evaluator's values. Every allocation of the first call is tried, up
+ * to a stride that keeps the test short. */
+static void test_alloc_failures(void **state)
+{
+    (void)state;
+    small_t s;
+    small_init(&s, 6);
+    int64_t three = 3;
+    weft_var_t *h = var(s.g, 1, &three, "h"), *h0 = var(s.g, 1, &three, "h0"), *ys[2];
+    weft_var_t *upd = leaky(&s, h);
+    weft_scan_output_t outs[2] = {{upd, h0, 0, NULL, &h},
+                                  {weft_mul(s.g, upd, s.xt), NULL, 0, NULL, NULL}};
+    scan_over_x(&s, 2, outs, ys);
+    weft_var_t *in[2] = {s.x, h0};
+    weft_tensor_t *v[2] = {s.xv, filled(1, &three, 2)}, *ref[2] = {NULL, NULL};
+    assert_int_equal(weft_eval(s.g, 2, in, v, 2, ys, ref), WEFT_OK);
+    weft_function_options_t o = WEFT_FUNCTION_OPTIONS_INIT;
+    o.threads = 2;
+    long total = 0, failed = 0;
+    for (long k = 1;; k += 1 + k / 64) {
+        weft_function_t *f = NULL;
+        assert_int_equal(weft_function_compile(2, in, 2, ys, 0, NULL, &o, &f), WEFT_OK);
+        weft_tensor_t *r[2] = {NULL, NULL};
+        alloc_fail_at(k);
+        weft_status_t st = weft_function_call(f, 2, v, 2, r);
+        long n = alloc_count_stop();
+        if (st == WEFT_OK) {
+            total = n;
+        } else {
+            failed++;
+            assert_null(r[0]);
+            assert_int_equal(weft_function_call(f, 2, v, 2, r), WEFT_OK);
+        }
+        assert_same_bits(r[0], ref[0]);
+        assert_same_bits(r[1], ref[1]);
+        for (int i = 0; i < 2; i++) weft_tensor_release(r[i]);
+        weft_function_destroy(f);
+        if (st == WEFT_OK && k > n) break;
+    }
+    printf("first call: %ld allocations, %ld failures injected\n", total, failed);
+    assert_true(failed > 0);
+    for (int i = 0; i < 2; i++) weft_tensor_release(ref[i]);
+    weft_tensor_release(v[1]);
+    small_free(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -599,6 +648,7 @@ int main(void)
         cmocka_unit_test(test_multi_carry),   cmocka_unit_test(test_stress),
         cmocka_unit_test(test_warm_calls_allocate_nothing),
         cmocka_unit_test(test_stage_error),   cmocka_unit_test(test_step0_shape_error),
+        cmocka_unit_test(test_alloc_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
