@@ -40,8 +40,15 @@
  * nested run: the waiting worker keeps executing ready work, so this does
  * not deadlock, even on one worker). Each step writes straight into its row
  * of the stacked output (or into one of the L + 1 saved states), so a
- * carried state is never copied. In the sequential evaluator (weft/eval.h)
- * the inner function is compiled for the call on the default pool.
+ * carried state is never copied. Without until, a loop whose inner graph
+ * splits into stages (values that depend on no carried state, groups of
+ * carries in dependency order, values only pure outputs need) runs them as
+ * separately compiled functions, a DAG of (stage, step) tasks on the same
+ * pool, so that later steps' carry-independent work and independent
+ * accumulations overlap the recurrent chain: the same bits at any worker
+ * count (docs/control-flow.md §5.2). In the sequential evaluator
+ * (weft/eval.h) the inner function is compiled for the call on the default
+ * pool and the steps run one after the other.
  *
  * Gradient: backpropagation through time as a reverse Scan over the stored
  * states (docs/control-flow.md §5.5) for sequence taps {0}, carried
