@@ -118,18 +118,10 @@ static weft_status_t rt_compile(scan_rt_t *rt, const weft__scan_props_t *p,
     return WEFT_OK;
 }
 
-/* *h becomes the view of row `row` of base (axis 0 dropped), rewritten in
- * place when nothing else holds it. Uses no kernel context (parallel map
- * ranges call it); the message is weft_tensor_last_error's. */
-static weft_status_t row_view_raw(weft_tensor_t **h, weft_tensor_t *base, int64_t row)
-{
-    return weft__scan_row_view(h, base, row);
-}
-
 static weft_status_t row_view(weft_kernel_ctx_t *ctx, weft_tensor_t **h, weft_tensor_t *base,
                               int64_t row)
 {
-    weft_status_t s = row_view_raw(h, base, row);
+    weft_status_t s = weft__scan_row_view(h, base, row);
     return s == WEFT_OK ? s : weft_kernel_error(ctx, s, "%s", weft_tensor_last_error());
 }
 
@@ -531,12 +523,12 @@ static weft_status_t map_range(void *arg, size_t begin, size_t end)
         for (uint32_t q = 0; q < l->n_seq; q++)
             for (uint32_t k = 0; k < l->seq_ntaps[q] && st == WEFT_OK; k++, a++) {
                 int64_t row = (l->reverse ? r->n - 1 - t : t) + l->seq_taps[q][k] - l->seq_taps[q][0];
-                st = row_view_raw(&h[a], r->in[1 + q], row);
+                st = weft__scan_row_view(&h[a], r->in[1 + q], row);
                 args[a] = h[a];
             }
         for (uint32_t k = 0; k < l->n_nonseq; k++) args[a++] = r->in[1 + l->n_seq + k];
         for (uint32_t o = 0; o < l->n_out && st == WEFT_OK; o++) {
-            st = row_view_raw(&h[n_taps + o], r->out[o], t);
+            st = weft__scan_row_view(&h[n_taps + o], r->out[o], t);
             res[o] = h[n_taps + o];
         }
         if (st != WEFT_OK) {
