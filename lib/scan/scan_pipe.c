@@ -89,8 +89,9 @@ static weft_status_t source(weft__scan_pipe_t *pp, weft__pipe_src_t src, int64_t
         *v = io->ring[src.idx][(io->n - 1 - t) % io->period[src.idx]];
         return WEFT_OK;
     }
-    weft_tensor_t *base = src.kind == WEFT__PIPE_OUT ? io->out[src.idx] : pp->x_rows[src.idx];
-    weft_status_t s = weft__scan_row_view(h, base, t);
+    weft_status_t s = src.kind == WEFT__PIPE_OUT
+                          ? weft__scan_row_view(h, io->out[src.idx], t)
+                          : weft__scan_row_view(h, pp->x_rows[src.idx], t % WEFT__PIPE_RING);
     *v = *h;
     return s;
 }
@@ -128,14 +129,14 @@ static weft_status_t task_body(void *arg, const weft_task_ctx_t *tc)
 
 /* ---- the DAG ------------------------------------------------------------------ */
 
-/* The rows of the crossing values, kept with the DAG: warm calls allocate
- * nothing. */
+/* The rings of the crossing values (step t in row t mod WEFT__PIPE_RING),
+ * kept with the DAG: warm calls allocate nothing. */
 static weft_status_t x_alloc(weft__scan_pipe_t *pp, int64_t n)
 {
     weft_status_t s = WEFT_OK;
     for (size_t x = 0; x < pp->n_x && s == WEFT_OK; x++) {
         int64_t shape[WEFT_MAX_NDIM];
-        shape[0] = n;
+        shape[0] = n < WEFT__PIPE_RING ? n : WEFT__PIPE_RING;
         memcpy(shape + 1, pp->x_shape[x], (size_t)pp->x_nd[x] * sizeof *shape);
         s = weft_tensor_empty(pp->x_dt[x], pp->x_nd[x] + 1, shape, &pp->x_rows[x]);
     }

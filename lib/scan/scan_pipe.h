@@ -3,11 +3,14 @@
  * stage per group of carried outputs that feed each other, in dependency
  * order, and "post" (values only pure outputs need) - each compiled as its
  * own function. The steps then run as a DAG of (stage, step) tasks on
- * the node's pool: a carried stage's step t after its step t-1, a stage's
- * step t after the producers of the values it reads at step t, so that
+ * the node's pool: a stage's step t after its step t-1, and after the
+ * producers of the values it reads at step t, so that
  * later steps' pre-stage work (an RNN's x_t @ W) and the gradient's weight
- * accumulations overlap the recurrent chain. Values crossing stages are
- * stored in full rows (n, shape...) per crossing value, kept with the DAG.
+ * accumulations overlap the recurrent chain. A value crossing stages is
+ * stored in a ring of WEFT__PIPE_RING rows kept with the DAG: the producer
+ * of step t + WEFT__PIPE_RING waits for the readers of step t (an edge), so
+ * the producing stage runs at most that many steps ahead and the rows stay
+ * in cache; an inner output is read from the Scan's own output rows.
  *
  * Used by scan_run.c: built with the compiled inner function (one per plan
  * cell), run by the one thread running the Scan node; the tasks run on the
@@ -26,6 +29,9 @@
 
 #define WEFT__PIPE_MAX_STAGES (WEFT_OP_MAX_OUTPUTS + 2)
 #define WEFT__PIPE_MAX_X 32 /* crossing values */
+/* Rows of a crossing value's ring: a constant, never the worker count, so
+ * the DAG (and the bits) are the same at any worker count. */
+#define WEFT__PIPE_RING 8
 #define WEFT__PIPE_MAX_IN \
     (WEFT_SCAN_MAX_SEQS * WEFT_SCAN_MAX_TAPS + WEFT_OP_MAX_OUTPUTS * WEFT_SCAN_MAX_TAPS + \
      WEFT_SCAN_MAX_NONSEQS)
@@ -50,7 +56,7 @@ typedef struct weft__pipe_succ {
 
 typedef struct weft__pipe_stage {
     weft_function_t *f;
-    bool carried; /* step t runs after step t - 1 */
+    bool carried; /* runs a group of carried outputs (else pre or post) */
     size_t n_args, n_res;
     weft__pipe_src_t args[WEFT__PIPE_MAX_ARGS], res[WEFT_OP_MAX_OUTPUTS + WEFT__PIPE_MAX_X];
     size_t n_succ;
@@ -92,7 +98,7 @@ typedef struct weft__scan_pipe {
     size_t n_tasks;
     weft_tensor_t **handles;
     size_t n_handles;
-    weft_tensor_t *x_rows[WEFT__PIPE_MAX_X]; /* (dag_n, state shape) each */
+    weft_tensor_t *x_rows[WEFT__PIPE_MAX_X]; /* (min(dag_n, RING), state shape) each */
     /* one run */
     const weft__pipe_io_t *io;
     pthread_mutex_t lock; /* guards the failure record */
@@ -103,7 +109,7 @@ typedef struct weft__scan_pipe {
 /* The stages of core's inner graph compiled with opts (scan_pipe_part.c).
  * *out stays NULL (WEFT_OK) when the loop does not split: until, no
  * carried output, fewer than two stages, a last-state output that another
- * stage reads or that a stage without carries writes, an inner output that
+ * stage than its writer reads, an inner output that
  * is an inner input, a constant or another output, a crossing value
  * without a complete static type, too many crossing values. Errors: a
  * stage's compile (message in weft_function_last_error(NULL)), WEFT_ENOMEM.

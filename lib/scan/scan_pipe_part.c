@@ -429,13 +429,18 @@ static void add_succ(weft__pipe_stage_t *st, uint32_t stage, int64_t dt)
     st->succ[st->n_succ++] = (weft__pipe_succ_t){stage, dt};
 }
 
-/* Who waits for stage s's step t: its own step t + 1 first when carried
- * (the chain continues on the same worker), then the stages reading its
- * values at step t and its carried states at later steps. */
+/* Who waits for stage s's step t: its own step t + 1 first (the chain
+ * continues on the same worker; a stage without carries keeps its steps in
+ * order too, so that its function never runs twice at once - one call
+ * state, warm calls allocate nothing - and the chain's inputs come in step
+ * order), then the stages reading its
+ * values at step t and its carried states at later steps, and last the
+ * producers of the crossing values it reads at step t + WEFT__PIPE_RING,
+ * which write the same row of the ring. */
 static void pipe_succ(weft__scan_pipe_t *pp, const part_t *p, const int *stage_of, size_t s)
 {
     weft__pipe_stage_t *st = &pp->st[s];
-    if (st->carried) add_succ(st, (uint32_t)s, 1);
+    add_succ(st, (uint32_t)s, 1);
     for (size_t s2 = 0; s2 < pp->n_stages; s2++)
         for (size_t i = 0; i < pp->st[s2].n_args; i++) {
             weft__pipe_src_t a = pp->st[s2].args[i];
@@ -450,6 +455,9 @@ static void pipe_succ(weft__scan_pipe_t *pp, const part_t *p, const int *stage_o
             for (uint32_t q = 0; q < (uint32_t)o; q++) first += p->l->out_ntaps[q];
             add_succ(st, (uint32_t)s2, -p->l->out_taps[o][a.idx - first]);
         }
+    for (size_t i = 0; i < st->n_args; i++) /* the producer reuses the row after us */
+        if (st->args[i].kind == WEFT__PIPE_X)
+            add_succ(st, (uint32_t)stage_of[p->x_stage[st->args[i].idx]], WEFT__PIPE_RING);
 }
 
 static weft_status_t pipe_fill(part_t *p, weft__scan_pipe_t *pp, const weft_function_options_t *opts)
@@ -494,17 +502,12 @@ static bool writes_output(const weft__pipe_stage_t *st, uint32_t o)
 }
 
 /* A last-state output keeps only lag + 1 states, overwritten in turn: the
- * stage writing it must be its only reader (it runs its steps in order),
- * and a stage without carries, whose steps run in any order, may not write
- * one. */
+ * stage writing it (which runs its steps in order) must be its only
+ * reader. */
 static bool rings_ok(const part_t *p, const weft__scan_pipe_t *pp, uint32_t last_mask)
 {
     for (size_t s = 0; s < pp->n_stages; s++) {
         const weft__pipe_stage_t *st = &pp->st[s];
-        for (size_t i = 0; i < st->n_res; i++)
-            if (st->res[i].kind == WEFT__PIPE_OUT && (last_mask >> st->res[i].idx & 1) &&
-                !st->carried)
-                return false;
         for (size_t i = 0; i < st->n_args; i++) {
             weft__pipe_src_t a = st->args[i];
             int64_t o = a.kind == WEFT__PIPE_IN ? p->ph_carry[a.idx]
