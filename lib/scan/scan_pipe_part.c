@@ -549,7 +549,7 @@ weft_status_t weft__scan_pipe_build(const weft__scan_props_t *sp,
     weft__scan_pipe_t *pp = calloc(1, sizeof *pp);
     s = pp ? pipe_fill(&p, pp, opts) : WEFT_ENOMEM;
     bool rings = s == WEFT_OK && rings_ok(&p, pp, sp->last_mask);
-    if (s == WEFT_OK && pthread_mutex_init(&pp->lock, NULL) != 0) s = WEFT_ENOMEM;
+    if (s == WEFT_OK && rings && pthread_mutex_init(&pp->lock, NULL) != 0) s = WEFT_ENOMEM;
     part_free(&p);
     if (s != WEFT_OK || !rings) {
         for (size_t k = 0; pp && k < pp->n_stages; k++) weft_function_destroy(pp->st[k].f);
