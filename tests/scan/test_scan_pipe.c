@@ -109,9 +109,8 @@ static void check_against_eval(weft_graph_t *g, size_t n_in, weft_var_t *const *
 
 /* The stages of the Scan computing y, as "name:carried:args:results" joined by
  * spaces ("" when the loop does not split). */
-static void stages_of(const weft_var_t *y, char *buf, size_t cap)
+static void stages_of_props(const weft__scan_props_t *p, char *buf, size_t cap)
 {
-    const weft__scan_props_t *p = weft__scan_get(weft_apply_op(weft_var_owner(y)));
     assert_non_null(p);
     weft_function_options_t o = WEFT_FUNCTION_OPTIONS_INIT;
     static const char *const no_inplace[1] = {"inplace"};
@@ -128,6 +127,11 @@ static void stages_of(const weft_var_t *y, char *buf, size_t cap)
                                 pp->st[k].name, pp->st[k].carried, pp->st[k].n_args,
                                 pp->st[k].n_res);
     weft__scan_pipe_destroy(pp);
+}
+
+static void stages_of(const weft_var_t *y, char *buf, size_t cap)
+{
+    stages_of_props(weft__scan_get(weft_apply_op(weft_var_owner(y))), buf, cap);
 }
 
 /* ys = weft_scan over one sequence (tap {0}) with outs and non-sequences. */
@@ -454,6 +458,35 @@ static void build_last_state(small_t *s, weft_var_t **in, weft_var_t **ys)
     ys[1] = weft_subtensor(g, ys[1], 1, at);
 }
 
+/* The same loop with h read at [-1] and acc stacked: h's ring of two
+ * states would be read by acc's stage, which does not write it, so the
+ * loop runs sequentially (rings_ok); the evaluator's bits all the same. */
+static void test_last_state_read_elsewhere(void **state)
+{
+    (void)state;
+    small_t s;
+    small_init(&s, 9);
+    weft_var_t *in[3], *ys[2];
+    build_last_state(&s, in, ys);
+    const weft_apply_t *scan = weft_var_owner(weft_apply_input(weft_var_owner(ys[1]), 0));
+    const weft_slice_t at[1] = {WEFT_SLICE_AT(-1)};
+    weft_var_t *outs[2] = {weft_subtensor(s.g, weft_apply_output(scan, 0), 1, at),
+                           weft_apply_output(scan, 1)};
+    const weft__scan_props_t *p = weft__scan_get(weft_apply_op(scan));
+    const weft_op_t *op[2] = {NULL, NULL};
+    char st[256];
+    for (uint32_t o = 0; o < 2; o++) { /* the op scan_save_mem makes: output o's last state */
+        assert_int_equal(weft__scan_op(s.g, p->core, 1u << o, NULL, &op[o]), WEFT_OK);
+        stages_of_props(weft__scan_get(op[o]), st, sizeof st);
+        assert_string_equal(st, o ? "s/pre:0:1:1 s/carry1:1:2:1 s/carry2:1:2:1" : "");
+    }
+    int64_t three = 3;
+    weft_tensor_t *v[3] = {s.xv, filled(1, &three, 1), filled(1, &three, 2)};
+    check_against_eval(s.g, 3, in, v, 2, outs);
+    for (int k = 1; k < 3; k++) weft_tensor_release(v[k]);
+    small_free(&s);
+}
+
 /* Warm calls of the pipelined RNN forward pass and of the scan above (a
  * last-state output) with caller-supplied outputs allocate nothing: the
  * step DAG, the view handles and the crossing rows are kept with the plan
@@ -648,7 +681,7 @@ int main(void)
         cmocka_unit_test(test_multi_carry),   cmocka_unit_test(test_stress),
         cmocka_unit_test(test_warm_calls_allocate_nothing),
         cmocka_unit_test(test_stage_error),   cmocka_unit_test(test_step0_shape_error),
-        cmocka_unit_test(test_alloc_failures),
+        cmocka_unit_test(test_alloc_failures), cmocka_unit_test(test_last_state_read_elsewhere),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
