@@ -40,8 +40,15 @@
  * nested run: the waiting worker keeps executing ready work, so this does
  * not deadlock, even on one worker). Each step writes straight into its row
  * of the stacked output (or into one of the L + 1 saved states), so a
- * carried state is never copied. In the sequential evaluator (weft/eval.h)
- * the inner function is compiled for the call on the default pool.
+ * carried state is never copied. Without until, a loop whose inner graph
+ * splits into stages (values that depend on no carried state, groups of
+ * carries in dependency order, values only pure outputs need) runs them as
+ * separately compiled functions, a DAG of (stage, step) tasks on the same
+ * pool, so that later steps' carry-independent work and independent
+ * accumulations overlap the recurrent chain: the same bits at any worker
+ * count (docs/control-flow.md §5.2). In the sequential evaluator
+ * (weft/eval.h) the inner function is compiled for the call on the default
+ * pool and the steps run one after the other.
  *
  * Gradient: backpropagation through time as reverse Scans over the stored
  * states (docs/control-flow.md §5.5) for any sequence and carried taps
@@ -159,10 +166,13 @@ typedef struct weft_rewrite_db weft_rewrite_db_t;
  * the same step count and sequences, neither reading the other, become one
  * loop. */
 #define WEFT_SCAN_MERGE_REWRITE "scan_merge"
-/* Name of the map split (in2out walk, tags "fast_run", "scan"): the inner
- * values that depend on the sequences and non-sequences but on no carried
- * state (an RNN's x_t @ W) move to a map scan of their own, whose steps run
- * in parallel; the carried loop reads them as sequences. */
+/* Name of the map split (in2out walk, tag "scan" only: in no mode, applied
+ * when included by name or tag): the inner values that depend on the
+ * sequences and non-sequences but on no carried state (an RNN's x_t @ W)
+ * move to a map scan of their own, whose steps run in parallel; the carried
+ * loop reads them as sequences. Without it a Scan node runs those values in
+ * a stage of its own, pipelined with the carried loop
+ * (docs/control-flow.md §5.3). */
 #define WEFT_SCAN_SPLIT_MAP_REWRITE "scan_split_map"
 /* Name of the output pruning (in2out walk, tags "fast_run", "scan"): a
  * stacked output that is not carried and that nothing reads (the gradient

@@ -150,9 +150,14 @@ static weft_status_t register_walk_tags(weft_rewrite_db_t *db, const char *name,
     if (s != WEFT_OK) return s;
     s = weft_rewriter_walk_create(name, WEFT_WALK_IN2OUT, false, 1, &node, &walk);
     if (s != WEFT_OK) return s;
-    /* fast_math: a rewrite that may change the result's rounding */
-    const char *tags[3] = {"fast_run", "scan", "fast_math"};
-    s = weft_rewrite_db_register(db, name, walk, position, fast_math ? 3 : 2, tags);
+    /* fast_math: a rewrite that may change the result's rounding.
+     * scan_split_map runs on request only: a Scan node pipelines its
+     * carry-independent part with the carried loop itself (scan_pipe.h),
+     * which the split would turn into a loop that cannot overlap */
+    bool on_request = strcmp(name, WEFT_SCAN_SPLIT_MAP_REWRITE) == 0;
+    const char *tags[3] = {"scan", "fast_run", "fast_math"};
+    size_t n_tags = on_request ? 1 : fast_math ? 3 : 2;
+    s = weft_rewrite_db_register(db, name, walk, position, n_tags, tags);
     return s == WEFT_EDUPLICATE ? WEFT_OK : s;
 }
 

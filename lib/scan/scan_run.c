@@ -22,6 +22,7 @@
 
 #include "scan_direct.h"
 #include "scan_int.h"
+#include "scan_pipe.h"
 #include "tensor/kernel_int.h"
 #include "tensor/tensor_int.h"
 #include "weft/function.h"
@@ -61,6 +62,7 @@ typedef struct run {
 struct scan_rt {
     weft_function_t *f;
     weft__scan_direct_t direct;
+    weft__scan_pipe_t *pipe; /* stages run as a pipeline over the steps (scan_pipe.h) */
     weft_tensor_t *in_view[MAX_INNER_IN];
     weft_tensor_t *out_view[WEFT_OP_MAX_OUTPUTS];
     weft_tensor_t *until_t;
@@ -75,6 +77,7 @@ static void rt_fini(void *pv)
     for (size_t o = 0; o < WEFT_OP_MAX_OUTPUTS; o++) weft_tensor_release(rt->out_view[o]);
     weft_tensor_release(rt->until_t);
     weft__scan_direct_fini(&rt->direct);
+    weft__scan_pipe_destroy(rt->pipe);
     memset(rt, 0, sizeof *rt);
 }
 
@@ -82,8 +85,11 @@ static void rt_fini(void *pv)
  * compiles read it one at a time. */
 static pthread_mutex_t compile_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* pipeline: also split the loop into pipelined stages (scan_pipe.h) when
+ * it splits; only with a plan cell, which keeps its DAG across calls, and a
+ * pool. */
 static weft_status_t rt_compile(scan_rt_t *rt, const weft__scan_props_t *p,
-                                weft_kernel_ctx_t *ctx)
+                                weft_kernel_ctx_t *ctx, bool pipeline)
 {
     const weft_fgraph_t *fg = p->core->fg;
     size_t n_in = weft_fgraph_n_inputs(fg), n_out = weft_fgraph_n_outputs(fg);
@@ -103,6 +109,7 @@ static weft_status_t rt_compile(scan_rt_t *rt, const weft__scan_props_t *p,
     o.n_exclude = 1;
     pthread_mutex_lock(&compile_lock);
     weft_status_t s = weft_function_compile(n_in, in, n_out, out, 0, NULL, &o, &rt->f);
+    if (s == WEFT_OK && pipeline && ctx->pool) s = weft__scan_pipe_build(p, &o, &rt->pipe);
     pthread_mutex_unlock(&compile_lock);
     if (s != WEFT_OK)
         return weft_kernel_error(ctx, s, "compiling the inner graph: %s",
@@ -111,29 +118,10 @@ static weft_status_t rt_compile(scan_rt_t *rt, const weft__scan_props_t *p,
     return WEFT_OK;
 }
 
-/* *h becomes the view of row `row` of base (axis 0 dropped), rewritten in
- * place when nothing else holds it. Uses no kernel context (parallel map
- * ranges call it); the message is weft_tensor_last_error's. */
-static weft_status_t row_view_raw(weft_tensor_t **h, weft_tensor_t *base, int64_t row)
-{
-    int nd = weft_tensor_ndim(base) - 1;
-    const int64_t *shape = weft_tensor_shape(base) + 1, *strides = weft_tensor_strides(base) + 1;
-    int64_t off = row * weft_tensor_stride(base, 0);
-    if (*h && weft_tensor_ndim(*h) == nd && weft__tensor_handle_alone(*h)) {
-        size_t item = weft_dtype_size(weft_tensor_dtype(base));
-        char *data = (char *)weft_tensor_data(base) + off * (int64_t)item;
-        weft__tensor_repoint(*h, base, shape, strides, data);
-        return WEFT_OK;
-    }
-    weft_tensor_release(*h);
-    *h = NULL;
-    return weft_tensor_view(base, nd, shape, strides, off, h);
-}
-
 static weft_status_t row_view(weft_kernel_ctx_t *ctx, weft_tensor_t **h, weft_tensor_t *base,
                               int64_t row)
 {
-    weft_status_t s = row_view_raw(h, base, row);
+    weft_status_t s = weft__scan_row_view(h, base, row);
     return s == WEFT_OK ? s : weft_kernel_error(ctx, s, "%s", weft_tensor_last_error());
 }
 
@@ -538,12 +526,12 @@ static weft_status_t map_range(void *arg, size_t begin, size_t end)
         for (uint32_t q = 0; q < l->n_seq; q++)
             for (uint32_t k = 0; k < l->seq_ntaps[q] && st == WEFT_OK; k++, a++) {
                 int64_t row = (l->reverse ? r->n - 1 - t : t) + l->seq_taps[q][k] - l->seq_taps[q][0];
-                st = row_view_raw(&h[a], r->in[1 + q], row);
+                st = weft__scan_row_view(&h[a], r->in[1 + q], row);
                 args[a] = h[a];
             }
         for (uint32_t k = 0; k < l->n_nonseq; k++) args[a++] = r->in[1 + l->n_seq + k];
         for (uint32_t o = 0; o < l->n_out && st == WEFT_OK; o++) {
-            st = row_view_raw(&h[n_taps + o], r->out[o], t);
+            st = weft__scan_row_view(&h[n_taps + o], r->out[o], t);
             res[o] = h[n_taps + o];
         }
         if (st != WEFT_OK) {
@@ -573,10 +561,27 @@ static weft_status_t run_map(run_t *r)
     return s == WEFT_OK ? s : weft_kernel_error(r->ctx, s, "%s: a step failed", label(r));
 }
 
-static weft_status_t run_loop(run_t *r)
+/* Every step pipelined. A step-0 failure over a shape or type is looked at
+ * again with the whole inner function, for the error naming the update and
+ * the carried state (step0_retry). */
+static weft_status_t run_pipe(run_t *r)
+{
+    weft__pipe_io_t io = {r->l,         label(r), r->in,   r->out,   r->init_pos,
+                          r->n,         r->p->last_mask, r->ring, r->period};
+    weft__scan_pipe_t *pp = r->rt->pipe;
+    weft_status_t s = weft__scan_pipe_run(pp, &io, r->ctx);
+    if (s == WEFT_OK || r->ctx->status != WEFT_OK) return s;
+    if (pp->bad_step == 0 && (s == WEFT_ESHAPE || s == WEFT_ETYPE) && gather(r, 0) == WEFT_OK)
+        return step0_retry(r, s);
+    if (pp->bad_step < 0)
+        return weft_kernel_error(r->ctx, s, "%s: the step pipeline: %s", label(r), pp->msg);
+    return weft_kernel_error(r->ctx, s, "%s: %s", label(r), pp->msg);
+}
+
+static weft_status_t run_loop(run_t *r, bool pipeline)
 {
     weft_status_t s = count_steps(r);
-    if (s == WEFT_OK && !r->rt->f) s = rt_compile(r->rt, r->p, r->ctx);
+    if (s == WEFT_OK && !r->rt->f) s = rt_compile(r->rt, r->p, r->ctx, pipeline);
     if (s != WEFT_OK) return s;
     if (r->n == 0) return no_steps(r);
     bool stop = false;
@@ -587,6 +592,7 @@ static weft_status_t run_loop(run_t *r)
     }
     s = preallocate(r);
     r->direct = s == WEFT_OK && r->rt->direct.node && all_stored(r);
+    if (s == WEFT_OK && r->rt->pipe && all_stored(r)) return run_pipe(r);
     if (r->direct) weft__scan_direct_begin(&r->rt->direct, r->ctx);
     for (; t < r->n && !stop && s == WEFT_OK; t++) s = step(r, t, &stop);
     if (s == WEFT_OK && t < r->n) s = truncate(r, t);
@@ -605,7 +611,7 @@ weft_status_t weft__scan_perform(const weft_apply_t *node, weft_tensor_t *const 
     }
     run_t *r = &rt->run;
     run_init(r, node, inputs, outputs, ctx, rt);
-    weft_status_t s = run_loop(r);
+    weft_status_t s = run_loop(r, !local);
     run_end(r);
     if (local) {
         rt_fini(local);

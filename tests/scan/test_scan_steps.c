@@ -206,14 +206,14 @@ static void test_split_map_keeps_views_in_loop(void **state)
         for (size_t i = 0; i < weft_tensor_size(v[k]); i++)
             d[i] = 0.25 * (double)((i * 7 + k) % 9) - 1;
     }
-    const char *no_split[1] = {WEFT_SCAN_SPLIT_MAP_REWRITE};
+    const char *split[1] = {WEFT_SCAN_SPLIT_MAP_REWRITE}; /* on request only */
     weft_tensor_t *ref = NULL;
     for (int threads = 0; threads <= 4; threads = threads ? threads * 2 : 1) {
         weft_function_options_t o = WEFT_FUNCTION_OPTIONS_INIT;
         o.threads = threads ? threads : 1;
         o.profile = true;
-        o.exclude = no_split;
-        o.n_exclude = threads ? 0 : 1; /* threads 0: the unsplit reference */
+        o.include = split;
+        o.n_include = threads ? 1 : 0; /* threads 0: the unsplit reference */
         weft_function_t *f = NULL;
         assert_int_equal(weft_function_compile(3, in, 1, &y, 0, NULL, &o, &f), WEFT_OK);
         weft_tensor_t *r = NULL;
