@@ -226,7 +226,10 @@ weft_status_t weft__scan_pipe_run(weft__scan_pipe_t *pp, const weft__pipe_io_t *
     if (pp->dag_n != io->n || pp->dag_pool != pool) s = dag_build(pp, io->n, pool);
     if (s != WEFT_OK) return s;
     pp->io = io;
-    return weft_dag_run_execute(pp->run, pp);
+    s = weft_dag_run_execute(pp->run, pp);
+    /* the rows' buffers go back to the outer function's pool (scan_park.c) */
+    weft__scan_views_park(pp->handles, pp->n_handles);
+    return s;
 }
 
 void weft__scan_pipe_destroy(weft__scan_pipe_t *pp)
