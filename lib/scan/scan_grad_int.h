@@ -22,7 +22,15 @@ typedef struct weft__bptt {
     weft_graph_t *g;
     const weft_apply_t *node; /* the forward Scan */
     const weft__scan_props_t *p;
+    /* The forward scan differentiated: the node's layout, or for a reverse
+     * node the forward scan over its flipped sequences (taps negated, in
+     * reverse order; scan_grad.c). l points at lay. */
+    weft__scan_layout_t lay;
     const weft__scan_layout_t *l;
+    weft_var_t *seq[WEFT_SCAN_MAX_SEQS]; /* the sequences that scan reads */
+    /* A reverse node's sequence rows in the order seq[q] holds them (a
+     * gather), when the step count is known at run time only; else NULL. */
+    weft_var_t *rows[WEFT_SCAN_MAX_SEQS];
     const char *file; /* the forward node's creation site: the backward's */
     int line;
     size_t n_in;                          /* forward inner inputs */
@@ -54,5 +62,12 @@ weft_status_t weft__bptt_unsupported(weft__bptt_t *b, const char *why);
  * input gradients it yields in input_grads (outer input positions). */
 weft_status_t weft__bptt_reverse(weft__bptt_t *b, weft_var_t *const *ograds,
                                  weft_var_t **input_grads);
+
+/* Zeros of x's shape with `rows` (an int64 0-d) rows, in c's dtype. */
+weft_var_t *weft__bptt_zero_rows(weft__bptt_t *b, weft_var_t *x, weft_var_t *c, weft_var_t *rows);
+
+/* Each input gradient as IfElse(steps run > 0, gradient, zeros) when the
+ * forward node may run 0 steps (its length is not static and positive). */
+weft_status_t weft__bptt_guard_no_steps(weft__bptt_t *b, weft_var_t **input_grads);
 
 #endif /* WEFT_SCAN_GRAD_INT_H */

@@ -21,6 +21,8 @@
 #include "scan_grad_int.h"
 #include "weft/array_ops.h"
 #include "weft/elemwise.h"
+#include "weft/ifelse.h"
+#include "weft/index_ops.h"
 #include "weft/shape_ops.h"
 #include "weft/symshape.h"
 
@@ -106,7 +108,7 @@ static weft_status_t sequence_rows(weft__bptt_t *b, rspec_t *s, uint32_t q, part
     weft_var_t *in[WEFT_SCAN_MAX_TAPS];
     size_t m = used_taps(b, b->seq0[q], b->l->seq_ntaps[q], taps, t, in);
     if (!m) return WEFT_OK;
-    weft_var_t *x = rows_from(b, weft_apply_input(b->node, 1 + q), pt.from + t[0] - taps[0]);
+    weft_var_t *x = rows_from(b, b->seq[q], pt.from + t[0] - taps[0]);
     return add_seq(b, s, x, m, t, in);
 }
 
@@ -245,8 +247,7 @@ static weft_status_t reverse_outs(weft__bptt_t *b, rspec_t *s)
     return st;
 }
 
-/* Zeros of x's shape with `rows` (an int64 0-d) rows, in c's dtype. */
-static weft_var_t *zero_rows(weft__bptt_t *b, weft_var_t *x, weft_var_t *c, weft_var_t *rows)
+weft_var_t *weft__bptt_zero_rows(weft__bptt_t *b, weft_var_t *x, weft_var_t *c, weft_var_t *rows)
 {
     int nd = weft_type_ndim(weft_var_type(x));
     weft_var_t *sz[WEFT_MAX_NDIM];
@@ -254,6 +255,21 @@ static weft_var_t *zero_rows(weft__bptt_t *b, weft_var_t *x, weft_var_t *c, weft
     for (int d = 1; d < nd; d++) sz[d] = weft_shape_i_at(b->g, x, d, b->file, b->line);
     return weft_full_sym_at(b->g, nd, sz, 0.0, weft_type_dtype(weft_var_type(c)), b->file,
                             b->line);
+}
+
+/* c (rows latest first) added into zeros of x's shape at rows
+ * off + len(c) - 1 .. off: a Join of pieces of unknown static length has no
+ * gradient (second order), an inc_at has. */
+static weft_var_t *scatter_rows(weft__bptt_t *b, weft_var_t *c, weft_var_t *len, int64_t off,
+                                weft_var_t *x)
+{
+    weft_graph_t *g = b->g;
+    weft_var_t *m1 = weft_constant_scalar_at(g, WEFT_INT64, -1.0, b->file, b->line);
+    weft_var_t *stop = weft_constant_scalar_at(g, WEFT_INT64, (double)off - 1.0, b->file, b->line);
+    weft_var_t *idx = weft_arange_sym_at(g, weft_add(g, stop, len), stop, m1, WEFT_INT64, b->file,
+                                         b->line);
+    return weft_set_at_at(g, weft_zeros_like_at(g, x, b->file, b->line), idx, c, 0, true, b->file,
+                          b->line);
 }
 
 /* A sequence tap's contributions placed on the rows of x they came from:
@@ -278,13 +294,14 @@ static weft_var_t *place_rows(weft__bptt_t *b, weft_var_t *const *c, size_t n, i
     }
     bool no_tail = lx >= 0 && lc >= 0 && lx == lc + off;
     if (n == 1 && off == 0 && no_tail) return parts[1];
+    if (n == 1 && lc < 0) return scatter_rows(b, c[0], rows, off, x);
     weft_var_t *offv = weft_constant_scalar_at(g, WEFT_INT64, (double)off, b->file, b->line);
     if (!no_tail) {
         weft_var_t *left = weft_sub(g, weft_shape_i_at(g, x, 0, b->file, b->line), rows);
-        parts[k++] = zero_rows(b, x, c[0], weft_sub(g, left, offv));
+        parts[k++] = weft__bptt_zero_rows(b, x, c[0], weft_sub(g, left, offv));
     }
     if (!off) return weft_concatenate_at(g, k - 1, parts + 1, 0, b->file, b->line);
-    parts[0] = zero_rows(b, x, c[0], offv);
+    parts[0] = weft__bptt_zero_rows(b, x, c[0], offv);
     return weft_concatenate_at(g, k, parts, 0, b->file, b->line);
 }
 
@@ -306,7 +323,7 @@ static weft_status_t collect(weft__bptt_t *b, const rspec_t *s, weft_var_t *outs
             weft_var_t *c[2];
             for (size_t i = 0; i < n_parts; i++) c[i] = outs[n_parts - 1 - i][k];
             pos = 1 + s->idx[k];
-            v = place_rows(b, c, n_parts, taps[s->tap[k]] - taps[0], weft_apply_input(b->node, pos));
+            v = place_rows(b, c, n_parts, taps[s->tap[k]] - taps[0], b->seq[s->idx[k]]);
             if (v && input_grads[pos]) v = weft_add(g, input_grads[pos], v);
         } else {
             pos = s->kind[k] == KIND_ADJOINT ? b->init_pos[s->idx[k]] : ns0 + s->idx[k];
@@ -371,5 +388,41 @@ weft_status_t weft__bptt_reverse(weft__bptt_t *b, weft_var_t *const *ograds,
     }
     if (st == WEFT_OK && s->n_out) st = collect(b, s, outs, n_parts, input_grads);
     free(s);
+    return st;
+}
+
+/* Outer inputs of a Scan: n_steps, sequences, inits, non-sequences. */
+#define MAX_OUTER (1 + WEFT_SCAN_MAX_SEQS + WEFT_OP_MAX_OUTPUTS + WEFT_SCAN_MAX_NONSEQS)
+
+/* A forward scan that may run 0 steps (a length known at run time only, or
+ * 0) would have its reverse scans read the adjoints' [-1] of empty stacks:
+ * each input gradient becomes IfElse(n > 0, gradient, zeros), so that with
+ * 0 steps the reverse scans are skipped (one condition for every IfElse:
+ * one guard, docs/control-flow.md §1.2) and nothing reaches the inputs
+ * through the loop. */
+weft_status_t weft__bptt_guard_no_steps(weft__bptt_t *b, weft_var_t **input_grads)
+{
+    weft_graph_t *g = b->g;
+    weft_var_t *h = weft_apply_output(b->node, 0), *then[MAX_OUTER], *other[MAX_OUTER];
+    if (weft_type_dim(weft_var_type(h), 0) > 0) return WEFT_OK;
+    size_t pos[MAX_OUTER], n = 0;
+    weft_status_t st = WEFT_OK;
+    for (size_t i = 0; i < weft_apply_n_inputs(b->node) && i < MAX_OUTER && st == WEFT_OK; i++) {
+        if (!input_grads[i]) continue;
+        pos[n] = i;
+        then[n] = input_grads[i];
+        st = weft__got(g, other[n++] = weft_zeros_like_at(g, weft_apply_input(b->node, i), b->file,
+                                                          b->line));
+    }
+    weft_var_t *cond = weft_gt(g, weft_shape_i_at(g, h, 0, b->file, b->line),
+                               weft_constant_scalar_at(g, WEFT_INT64, 0.0, b->file, b->line));
+    if (st == WEFT_OK) st = weft__got(g, cond);
+    for (size_t k = 0; k < n && st == WEFT_OK; k += WEFT_IFELSE_MAX) {
+        size_t m = n - k < WEFT_IFELSE_MAX ? n - k : WEFT_IFELSE_MAX;
+        weft_var_t *res[WEFT_IFELSE_MAX];
+        if (!weft_ifelse_at(g, cond, m, then + k, other + k, res, b->file, b->line))
+            return weft__ctor_status(g);
+        for (size_t j = 0; j < m; j++) input_grads[pos[k + j]] = res[j];
+    }
     return st;
 }
