@@ -112,6 +112,22 @@ static weft_status_t sequence_rows(weft__bptt_t *b, rspec_t *s, uint32_t q, part
     return add_seq(b, s, x, m, t, in);
 }
 
+/* parts[0]'s rows then parts[1]'s. A Join has no gradient for an input of
+ * unknown length (second order): then parts[1] padded with parts[0]'s
+ * (static) count of zero rows in front, parts[0] set on them. */
+static weft_var_t *join_rows(weft__bptt_t *b, weft_var_t *const *parts)
+{
+    weft_graph_t *g = b->g;
+    int64_t r = weft_type_dim(weft_var_type(parts[0]), 0);
+    if (r < 0 || weft_type_dim(weft_var_type(parts[1]), 0) >= 0)
+        return weft_concatenate_at(g, 2, parts, 0, b->file, b->line);
+    int64_t pw[2 * WEFT_MAX_NDIM] = {r};
+    weft_var_t *buf = weft_pad_at(g, parts[1], weft_type_ndim(weft_var_type(parts[1])), pw,
+                                  WEFT_PAD_CONSTANT, 0.0, b->file, b->line);
+    const weft_slice_t head[1] = {WEFT_SLICE(0, r, 1)};
+    return weft_set_subtensor_at(g, buf, parts[0], 1, head, b->file, b->line);
+}
+
 /* The buffer whose row 0 is h_j, j = pt.from + k0 (k0 the first tap
  * read): H[j:] when j >= 0 (a view: no copy); else init's rows from
  * h_j's and the states of the part's steps, joined (a copy). */
@@ -131,7 +147,7 @@ static weft_var_t *state_buffer(weft__bptt_t *b, uint32_t o, int64_t k0, part_t 
         const weft_slice_t head[1] = {WEFT_SLICE(0, pt.from + pt.cnt, 1)};
         parts[1] = weft_subtensor_at(g, h, 1, head, b->file, b->line);
     }
-    return weft_concatenate_at(g, 2, parts, 0, b->file, b->line);
+    return join_rows(b, parts);
 }
 
 /* The states the step reads of carried output o: h_{t+k} for its used taps
@@ -391,38 +407,26 @@ weft_status_t weft__bptt_reverse(weft__bptt_t *b, weft_var_t *const *ograds,
     return st;
 }
 
-/* Outer inputs of a Scan: n_steps, sequences, inits, non-sequences. */
-#define MAX_OUTER (1 + WEFT_SCAN_MAX_SEQS + WEFT_OP_MAX_OUTPUTS + WEFT_SCAN_MAX_NONSEQS)
-
 /* A forward scan that may run 0 steps (a length known at run time only, or
  * 0) would have its reverse scans read the adjoints' [-1] of empty stacks:
  * each input gradient becomes IfElse(n > 0, gradient, zeros), so that with
- * 0 steps the reverse scans are skipped (one condition for every IfElse:
- * one guard, docs/control-flow.md §1.2) and nothing reaches the inputs
- * through the loop. */
+ * 0 steps the reverse scans are skipped and nothing reaches the inputs
+ * through the loop. One IfElse per gradient (an unread one is dropped with
+ * what only it reads: scan_prune_outputs still drops unread stacks), all on
+ * one condition variable (one guard, docs/control-flow.md §1.2). */
 weft_status_t weft__bptt_guard_no_steps(weft__bptt_t *b, weft_var_t **input_grads)
 {
     weft_graph_t *g = b->g;
-    weft_var_t *h = weft_apply_output(b->node, 0), *then[MAX_OUTER], *other[MAX_OUTER];
+    weft_var_t *h = weft_apply_output(b->node, 0);
     if (weft_type_dim(weft_var_type(h), 0) > 0) return WEFT_OK;
-    size_t pos[MAX_OUTER], n = 0;
-    weft_status_t st = WEFT_OK;
-    for (size_t i = 0; i < weft_apply_n_inputs(b->node) && i < MAX_OUTER && st == WEFT_OK; i++) {
-        if (!input_grads[i]) continue;
-        pos[n] = i;
-        then[n] = input_grads[i];
-        st = weft__got(g, other[n++] = weft_zeros_like_at(g, weft_apply_input(b->node, i), b->file,
-                                                          b->line));
-    }
     weft_var_t *cond = weft_gt(g, weft_shape_i_at(g, h, 0, b->file, b->line),
                                weft_constant_scalar_at(g, WEFT_INT64, 0.0, b->file, b->line));
-    if (st == WEFT_OK) st = weft__got(g, cond);
-    for (size_t k = 0; k < n && st == WEFT_OK; k += WEFT_IFELSE_MAX) {
-        size_t m = n - k < WEFT_IFELSE_MAX ? n - k : WEFT_IFELSE_MAX;
-        weft_var_t *res[WEFT_IFELSE_MAX];
-        if (!weft_ifelse_at(g, cond, m, then + k, other + k, res, b->file, b->line))
-            return weft__ctor_status(g);
-        for (size_t j = 0; j < m; j++) input_grads[pos[k + j]] = res[j];
+    weft_status_t st = weft__got(g, cond);
+    for (size_t i = 0; i < weft_apply_n_inputs(b->node) && st == WEFT_OK; i++) {
+        if (!input_grads[i]) continue;
+        weft_var_t *zeros = weft_zeros_like_at(g, weft_apply_input(b->node, i), b->file, b->line);
+        st = weft__got(g, input_grads[i] = weft_ifelse1_at(g, cond, input_grads[i], zeros, b->file,
+                                                           b->line));
     }
     return st;
 }

@@ -552,22 +552,22 @@ static void test_reverse_rnn(void **state)
 static weft_var_t *second_fn(weft_graph_t *g, size_t n_in, weft_var_t *const *in, void *user)
 {
     (void)n_in;
-    weft_var_t *gw = weft_grad(g, rnn(g, in[0], in[1], in[2], user != NULL, RNN_T), in[1]);
+    const int *mode = user; /* bit 0: reverse; bit 1: steps from x's rows */
+    weft_var_t *gw = weft_grad(g, rnn(g, in[0], in[1], in[2], *mode & 1, *mode & 2 ? -1 : RNN_T),
+                               in[1]);
     return gw ? weft_sum(g, weft_mul(g, gw, gw), 0, NULL, false) : NULL;
 }
 
 /* Second order: the gradient of sum(G * G) against finite differences of
  * G (weft_verify_grad perturbs h0, W and x), for the forward RNN and the
- * reverse one. Static step count: with a run-time one, the first gradient
- * joins init to the stored states, and Join has no gradient for inputs of
- * unknown length (docs/control-flow.md §5.5). */
+ * reverse one, with a static step count and one known at run time (the
+ * first gradient then reads a buffer of h0 and the stored states). */
 static void test_second_order(void **state)
 {
     (void)state;
     weft_tensor_t *p[3];
-    int rev = 1;
-    ck_verify(second_fn, NULL, 3, rnn_points(p, 91));
-    ck_verify(second_fn, &rev, 3, p);
+    rnn_points(p, 91);
+    for (int mode = 0; mode < 4; mode++) ck_verify(second_fn, &mode, 3, p);
     for (int k = 0; k < 3; k++) weft_tensor_release(p[k]);
 }
 
@@ -624,6 +624,42 @@ static void test_zero_steps(void **state)
     weft_graph_destroy(g);
 }
 
+/* 17 float non-sequences: the reverse scan would need an adjoint and 17
+ * accumulators, above WEFT_OP_MAX_OUTPUTS outputs (Scan's node limit):
+ * refused, named. */
+static void test_outputs_limit(void **state)
+{
+    (void)state;
+    weft_graph_t *g = NULL;
+    assert_int_equal(weft_graph_create(NULL, &g), WEFT_OK);
+    enum { N = WEFT_OP_MAX_OUTPUTS + 1 };
+    weft_var_t *outer[N], *inner[N], *h = scalar_ph(g, "h"), *upd = h;
+    for (int k = 0; k < N; k++) {
+        outer[k] = scalar_ph(g, "p");
+        inner[k] = scalar_ph(g, "p_in");
+        upd = weft_mul(g, upd, inner[k]);
+    }
+    weft_scan_output_t out = {upd, num(g, 1.0), 0, NULL, &h};
+    weft_scan_spec_t sp = WEFT_SCAN_SPEC_INIT;
+    sp.n_outputs = 1;
+    sp.outputs = &out;
+    sp.n_nonseqs = N;
+    sp.nonseq_outer = outer;
+    sp.nonseq_inner = inner;
+    sp.n_steps = 3;
+    weft_var_t *y = NULL;
+    assert_non_null(weft_scan(g, &sp, &y));
+    assert_null(weft_grad(g, weft_sum(g, y, 0, NULL, false), outer[0]));
+    assert_int_equal(weft_graph_error(g), WEFT_ENOGRAD);
+    const char *msg = weft_graph_error_message(g);
+    assert_non_null(strstr(msg, "Scan: apply "));
+    assert_non_null(strstr(msg, "(Scan{0 seqs, 1 outputs (1 carried), 17 non-seqs}, built at "));
+    assert_non_null(strstr(msg, "has no gradient: its reverse scan would need more than "
+                                "WEFT_OP_MAX_OUTPUTS outputs (weft_grad at "));
+    assert_non_null(strstr(msg, "test_scan_grad.c:"));
+    weft_graph_destroy(g);
+}
+
 /* A node already returning its last state (scan_save_mem's form: here a
  * JSON graph whose props say so, as one saved after compiling) is refused,
  * named: the gradient is taken on the graph before rewrites. */
@@ -667,7 +703,8 @@ int main(void)
         cmocka_unit_test(test_window_compiled), cmocka_unit_test(test_until_compiled),
         cmocka_unit_test(test_states_not_copied), cmocka_unit_test(test_reverse_taps),
         cmocka_unit_test(test_reverse_rnn),     cmocka_unit_test(test_second_order),
-        cmocka_unit_test(test_zero_steps),      cmocka_unit_test(test_last_state_refused),
+        cmocka_unit_test(test_zero_steps),      cmocka_unit_test(test_outputs_limit),
+        cmocka_unit_test(test_last_state_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
