@@ -66,9 +66,10 @@ static void forward_layout(weft__bptt_t *b)
 {
     b->lay = b->p->core->lay;
     b->l = &b->lay;
+    const weft__scan_layout_t *node = &b->p->core->lay;
     for (uint32_t q = 0; b->lay.reverse && q < b->lay.n_seq; q++) {
         uint32_t n = b->lay.seq_ntaps[q];
-        for (uint32_t i = 0; i < n; i++) b->lay.seq_taps[q][i] = -b->p->core->lay.seq_taps[q][n - 1 - i];
+        for (uint32_t i = 0; i < n; i++) b->lay.seq_taps[q][i] = -node->seq_taps[q][n - 1 - i];
     }
     b->lay.reverse = 0;
 }
@@ -105,7 +106,9 @@ static weft_var_t *asked_steps(weft__bptt_t *b, int64_t *n)
         int64_t len = weft_type_dim(weft_var_type(weft_apply_input(b->node, 1 + q)), 0);
         if (len < 0) break;
         if (q == 0 || len - span(b->l, q) < *n) *n = len - span(b->l, q);
-        if (q + 1 == b->l->n_seq) return v; /* all static: *n (checked at run time) */
+        if (q + 1 < b->l->n_seq) continue;
+        if (*n < 0) *n = 0; /* too short a sequence: the node fails at run time */
+        return v;
     }
     *n = -1;
     for (uint32_t q = 0; q < b->l->n_seq; q++) {
@@ -133,6 +136,7 @@ static weft_var_t *flipped(weft__bptt_t *b, uint32_t q, int64_t n, weft_var_t *n
         b->rows[q] = weft_arange_sym_at(g, last, m1, m1, WEFT_INT64, b->file, b->line);
         return weft_take_at(g, x, b->rows[q], 0, b->file, b->line);
     }
+    b->n_read[q] = n + d;
     if (weft_type_dim(weft_var_type(x), 0) != n + d) {
         const weft_slice_t head[1] = {WEFT_SLICE(0, n + d, 1)};
         x = weft_subtensor_at(g, x, 1, head, b->file, b->line);
@@ -154,8 +158,8 @@ static weft_status_t forward_sequences(weft__bptt_t *b)
 }
 
 /* The gradients gx' of x' taken back to the reverse node's sequences x:
- * gx' flipped back, zeros on the rows no step read (a Join, or an inc_at
- * into zeros for a run-time count). */
+ * gx' flipped back, zeros on the rows no step read (added into zeros at
+ * rows [0, n+D), or at the gathered rows for a run-time count). */
 static weft_status_t sequences_back(weft__bptt_t *b, weft_var_t **input_grads)
 {
     weft_graph_t *g = b->g;
@@ -164,20 +168,14 @@ static weft_status_t sequences_back(weft__bptt_t *b, weft_var_t **input_grads)
     for (uint32_t q = 0; b->p->core->lay.reverse && q < b->l->n_seq && st == WEFT_OK; q++) {
         weft_var_t **gx = &input_grads[1 + q], *x = weft_apply_input(b->node, 1 + q), *v;
         if (!*gx) continue;
-        int64_t len = weft_type_dim(weft_var_type(x), 0);
-        int64_t read = weft_type_dim(weft_var_type(b->seq[q]), 0);
+        weft_var_t *zeros = weft_zeros_like_at(g, x, b->file, b->line);
         if (b->rows[q]) {
-            v = weft_set_at_at(g, weft_zeros_like_at(g, x, b->file, b->line), b->rows[q], *gx, 0,
-                               true, b->file, b->line);
-        } else if (len >= 0 && len == read) {
-            v = weft_flip_at(g, *gx, 1, axis0, b->file, b->line);
+            v = weft_set_at_at(g, zeros, b->rows[q], *gx, 0, true, b->file, b->line);
         } else {
-            weft_var_t *rest = weft_sub(g, weft_shape_i_at(g, x, 0, b->file, b->line),
-                                        weft_constant_scalar_at(g, WEFT_INT64, (double)read,
-                                                                b->file, b->line));
-            weft_var_t *parts[2] = {weft_flip_at(g, *gx, 1, axis0, b->file, b->line),
-                                    weft__bptt_zero_rows(b, x, *gx, rest)};
-            v = weft_concatenate_at(g, 2, parts, 0, b->file, b->line);
+            v = weft_flip_at(g, *gx, 1, axis0, b->file, b->line);
+            const weft_slice_t head[1] = {WEFT_SLICE(0, b->n_read[q], 1)};
+            if (weft_type_dim(weft_var_type(x), 0) != b->n_read[q])
+                v = weft_inc_subtensor_at(g, zeros, v, 1, head, b->file, b->line);
         }
         st = weft__got(g, *gx = v);
     }

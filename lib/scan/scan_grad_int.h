@@ -31,6 +31,7 @@ typedef struct weft__bptt {
     /* A reverse node's sequence rows in the order seq[q] holds them (a
      * gather), when the step count is known at run time only; else NULL. */
     weft_var_t *rows[WEFT_SCAN_MAX_SEQS];
+    int64_t n_read[WEFT_SCAN_MAX_SEQS]; /* else the rows of x it reads: n + span */
     const char *file; /* the forward node's creation site: the backward's */
     int line;
     size_t n_in;                          /* forward inner inputs */
@@ -62,9 +63,6 @@ weft_status_t weft__bptt_unsupported(weft__bptt_t *b, const char *why);
  * input gradients it yields in input_grads (outer input positions). */
 weft_status_t weft__bptt_reverse(weft__bptt_t *b, weft_var_t *const *ograds,
                                  weft_var_t **input_grads);
-
-/* Zeros of x's shape with `rows` (an int64 0-d) rows, in c's dtype. */
-weft_var_t *weft__bptt_zero_rows(weft__bptt_t *b, weft_var_t *x, weft_var_t *c, weft_var_t *rows);
 
 /* Each input gradient as IfElse(steps run > 0, gradient, zeros) when the
  * forward node may run 0 steps (its length is not static and positive). */

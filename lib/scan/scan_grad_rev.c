@@ -263,7 +263,8 @@ static weft_status_t reverse_outs(weft__bptt_t *b, rspec_t *s)
     return st;
 }
 
-weft_var_t *weft__bptt_zero_rows(weft__bptt_t *b, weft_var_t *x, weft_var_t *c, weft_var_t *rows)
+/* Zeros of x's shape with `rows` (an int64 0-d) rows, in c's dtype. */
+static weft_var_t *zero_rows(weft__bptt_t *b, weft_var_t *x, weft_var_t *c, weft_var_t *rows)
 {
     int nd = weft_type_ndim(weft_var_type(x));
     weft_var_t *sz[WEFT_MAX_NDIM];
@@ -314,10 +315,10 @@ static weft_var_t *place_rows(weft__bptt_t *b, weft_var_t *const *c, size_t n, i
     weft_var_t *offv = weft_constant_scalar_at(g, WEFT_INT64, (double)off, b->file, b->line);
     if (!no_tail) {
         weft_var_t *left = weft_sub(g, weft_shape_i_at(g, x, 0, b->file, b->line), rows);
-        parts[k++] = weft__bptt_zero_rows(b, x, c[0], weft_sub(g, left, offv));
+        parts[k++] = zero_rows(b, x, c[0], weft_sub(g, left, offv));
     }
     if (!off) return weft_concatenate_at(g, k - 1, parts + 1, 0, b->file, b->line);
-    parts[0] = weft__bptt_zero_rows(b, x, c[0], offv);
+    parts[0] = zero_rows(b, x, c[0], offv);
     return weft_concatenate_at(g, k, parts, 0, b->file, b->line);
 }
 

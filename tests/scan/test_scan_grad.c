@@ -2,8 +2,9 @@
  * sequence taps with unread rows, carried taps with windows and the
  * gradient of init's rows, while loops (until) differentiated over the
  * steps run - each against finite differences (weft_verify_grad) and exact
- * closed forms; the compiled gradient against the evaluator's and the same
- * bits at 1, 2 and 4 workers; the scans still refused, named. */
+ * closed forms; reverse scans, second order and scans of 0 steps; the
+ * compiled gradient against the evaluator's and the same bits at 1, 2 and
+ * 4 workers; the scans still refused, named. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -37,10 +38,14 @@ static weft_var_t *num(weft_graph_t *g, double v)
     return weft_constant_scalar(g, WEFT_FLOAT64, v);
 }
 
-/* The extras of scan_one: a non-sequence (outer, inner), until, reverse. */
+/* The extras of scan_one: n_ns non-sequences (outer, inner), until,
+ * reverse, a run-time step count (n_steps_var). */
 typedef struct extras {
-    weft_var_t *ns_outer, *ns_inner, *until;
+    size_t n_ns;
+    weft_var_t *const *ns_outer, *const *ns_inner;
+    weft_var_t *until;
     bool reverse;
+    weft_var_t *n_steps_var;
 } extras_t;
 
 /* A Scan of at most one sequence (NULL: none) and one output over n_steps
@@ -54,13 +59,14 @@ static weft_var_t *scan_one(weft_graph_t *g, const weft_scan_seq_t *seq,
     sp.n_outputs = 1;
     sp.outputs = out;
     sp.n_steps = n_steps;
-    if (ex && ex->ns_outer) {
-        sp.n_nonseqs = 1;
-        sp.nonseq_outer = &ex->ns_outer;
-        sp.nonseq_inner = &ex->ns_inner;
+    if (ex) {
+        sp.n_nonseqs = ex->n_ns;
+        sp.nonseq_outer = ex->ns_outer;
+        sp.nonseq_inner = ex->ns_inner;
+        sp.until = ex->until;
+        sp.reverse = ex->reverse;
+        sp.n_steps_var = ex->n_steps_var;
     }
-    sp.until = ex ? ex->until : NULL;
-    sp.reverse = ex && ex->reverse;
     weft_var_t *y = NULL;
     return weft_scan(g, &sp, &y);
 }
@@ -200,7 +206,7 @@ static weft_var_t *window_fn(weft_graph_t *g, size_t n_in, weft_var_t *const *in
     weft_var_t *upd = weft_add(g, weft_tanh(g, pre), weft_mul(g, xs[0], xs[1]));
     weft_scan_seq_t seq = {in[2], 2, xtaps, xs};
     weft_scan_output_t out = {upd, in[0], 2, htaps, h};
-    extras_t ex = {in[1], w, NULL, false};
+    extras_t ex = {.n_ns = 1, .ns_outer = &in[1], .ns_inner = &w};
     weft_var_t *y = scan_one(g, &seq, &out, user ? *(const int64_t *)user : WIN_T, &ex);
     return y ? weft_mul(g, y, y) : NULL;
 }
@@ -242,7 +248,7 @@ static weft_var_t *until_scan(weft_graph_t *g, weft_var_t *v0, weft_var_t *x, bo
     if (!linear) vn = weft_add(g, vn, weft_mul(g, num(g, 0.1), weft_mul(g, v, xt)));
     weft_scan_seq_t seq = {x, 0, NULL, &xt};
     weft_scan_output_t out = {vn, v0, 0, NULL, &v};
-    extras_t ex = {NULL, NULL, weft_gt(g, vn, num(g, 10.0)), false};
+    extras_t ex = {.until = weft_gt(g, vn, num(g, 10.0))};
     return scan_one(g, &seq, &out, UNTIL_MAX, &ex);
 }
 
@@ -438,22 +444,16 @@ static weft_var_t *rev_scan(weft_graph_t *g, weft_var_t *x, weft_var_t *init, bo
     weft_var_t *xs[2] = {scalar_ph(g, "x_0"), scalar_ph(g, "x_2")};
     weft_var_t *h[2] = {scalar_ph(g, "h_m2"), scalar_ph(g, "h_m1")};
     static const int64_t xtaps[2] = {0, 2}, htaps[2] = {-2, -1};
-    weft_var_t *a = linear ? xs[0] : weft_mul(g, weft_mul(g, num(g, 0.5), weft_sin(g, h[0])), xs[0]);
+    weft_var_t *a = xs[0];
+    if (!linear) a = weft_mul(g, weft_mul(g, num(g, 0.5), weft_sin(g, h[0])), xs[0]);
     weft_var_t *upd = weft_add(g, weft_add(g, h[1], a), weft_mul(g, num(g, 2.0), xs[1]));
     weft_scan_seq_t seq = {x, 2, xtaps, xs};
     weft_scan_output_t out = {upd, init, linear ? 0 : 2, linear ? NULL : htaps,
                               linear ? &h[1] : h};
-    weft_scan_spec_t sp = WEFT_SCAN_SPEC_INIT;
-    sp.n_seqs = 1;
-    sp.seqs = &seq;
-    sp.n_outputs = 1;
-    sp.outputs = &out;
-    sp.n_steps = REV_N;
+    extras_t ex = {.reverse = true};
     if (dyn)
-        sp.n_steps_var = weft_sub(g, weft_shape_i(g, x, 0), weft_constant_scalar(g, WEFT_INT64, 3));
-    sp.reverse = true;
-    weft_var_t *y = NULL;
-    return weft_scan(g, &sp, &y);
+        ex.n_steps_var = weft_sub(g, weft_shape_i(g, x, 0), weft_constant_scalar(g, WEFT_INT64, 3));
+    return scan_one(g, &seq, &out, REV_N, &ex);
 }
 
 static weft_var_t *rev_fn(weft_graph_t *g, size_t n_in, weft_var_t *const *in, void *user)
@@ -506,7 +506,7 @@ static weft_var_t *rnn(weft_graph_t *g, weft_var_t *h0, weft_var_t *w, weft_var_
     weft_var_t *upd = weft_tanh(g, weft_add(g, weft_matmul(g, h, wi), xt));
     weft_scan_seq_t seq = {x, 0, NULL, &xt};
     weft_scan_output_t out = {upd, h0, 0, NULL, &h};
-    extras_t ex = {w, wi, NULL, reverse};
+    extras_t ex = {.n_ns = 1, .ns_outer = &w, .ns_inner = &wi, .reverse = reverse};
     weft_var_t *y = scan_one(g, &seq, &out, steps, &ex);
     return y ? weft_sum(g, weft_mul(g, y, y), 0, NULL, false) : NULL;
 }
@@ -589,17 +589,9 @@ static void test_zero_steps(void **state)
     weft_var_t *h = scalar_ph(g, "h"), *xt = scalar_ph(g, "x_t"), *wi = scalar_ph(g, "w_in");
     weft_scan_seq_t seq = {in[0], 0, NULL, &xt};
     weft_scan_output_t out = {weft_add(g, weft_mul(g, h, wi), xt), in[1], 0, NULL, &h};
-    weft_scan_spec_t sp = WEFT_SCAN_SPEC_INIT;
-    sp.n_seqs = 1;
-    sp.seqs = &seq;
-    sp.n_outputs = 1;
-    sp.outputs = &out;
-    sp.n_nonseqs = 1;
-    sp.nonseq_outer = &in[2];
-    sp.nonseq_inner = &wi;
-    sp.n_steps_var = in[3];
-    weft_var_t *y = NULL, *gr[3];
-    assert_non_null(weft_scan(g, &sp, &y));
+    extras_t ex = {.n_ns = 1, .ns_outer = &in[2], .ns_inner = &wi, .n_steps_var = in[3]};
+    weft_var_t *y = scan_one(g, &seq, &out, -1, &ex), *gr[3];
+    assert_non_null(y);
     weft_var_t *cost = weft_add(g, weft_sum(g, y, 0, NULL, false), weft_mul(g, num(g, 3.0), in[1]));
     assert_non_null(weft_grads(g, cost, 3, in, NULL, gr));
     int64_t lx = 4;
@@ -640,15 +632,9 @@ static void test_outputs_limit(void **state)
         upd = weft_mul(g, upd, inner[k]);
     }
     weft_scan_output_t out = {upd, num(g, 1.0), 0, NULL, &h};
-    weft_scan_spec_t sp = WEFT_SCAN_SPEC_INIT;
-    sp.n_outputs = 1;
-    sp.outputs = &out;
-    sp.n_nonseqs = N;
-    sp.nonseq_outer = outer;
-    sp.nonseq_inner = inner;
-    sp.n_steps = 3;
-    weft_var_t *y = NULL;
-    assert_non_null(weft_scan(g, &sp, &y));
+    extras_t ex = {.n_ns = N, .ns_outer = outer, .ns_inner = inner};
+    weft_var_t *y = scan_one(g, NULL, &out, 3, &ex);
+    assert_non_null(y);
     assert_null(weft_grad(g, weft_sum(g, y, 0, NULL, false), outer[0]));
     assert_int_equal(weft_graph_error(g), WEFT_ENOGRAD);
     const char *msg = weft_graph_error_message(g);
