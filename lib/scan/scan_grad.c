@@ -144,17 +144,15 @@ static weft_var_t *flipped(weft__bptt_t *b, uint32_t q, int64_t n, weft_var_t *n
     return weft_flip_at(g, x, 1, axis0, b->file, b->line);
 }
 
-/* b->seq: the node's sequences, or for a reverse node their flips. */
-static weft_status_t forward_sequences(weft__bptt_t *b)
+weft_var_t *weft__bptt_seq(weft__bptt_t *b, uint32_t q)
 {
-    int64_t n = -1;
-    weft_var_t *nv = b->p->core->lay.reverse ? asked_steps(b, &n) : NULL;
-    for (uint32_t q = 0; q < b->l->n_seq; q++) {
-        b->seq[q] = weft_apply_input(b->node, 1 + q);
-        if (b->p->core->lay.reverse && !(b->seq[q] = flipped(b, q, n, nv)))
-            return weft__ctor_status(b->g);
+    if (b->seq[q]) return b->seq[q];
+    if (!b->p->core->lay.reverse) return b->seq[q] = weft_apply_input(b->node, 1 + q);
+    if (!b->asked) {
+        b->asked_var = asked_steps(b, &b->asked_n);
+        b->asked = true;
     }
-    return WEFT_OK;
+    return b->seq[q] = flipped(b, q, b->asked_n, b->asked_var);
 }
 
 /* The gradients gx' of x' taken back to the reverse node's sequences x:
@@ -344,7 +342,6 @@ weft_status_t weft__scan_grad(weft_graph_t *g, const weft_apply_t *node,
     forward_placeholders(b);
     if (st == WEFT_OK) st = step_grads(b, output_grads, &any);
     if (st == WEFT_OK && any) st = use_stored_states(b);
-    if (st == WEFT_OK && any) st = forward_sequences(b);
     if (st == WEFT_OK && any) st = weft__bptt_reverse(b, output_grads, input_grads);
     if (st == WEFT_OK && any) st = sequences_back(b, input_grads);
     if (st == WEFT_OK && any) st = weft__bptt_guard_no_steps(b, input_grads);

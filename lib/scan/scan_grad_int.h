@@ -27,7 +27,10 @@ typedef struct weft__bptt {
      * reverse order; scan_grad.c). l points at lay. */
     weft__scan_layout_t lay;
     const weft__scan_layout_t *l;
-    weft_var_t *seq[WEFT_SCAN_MAX_SEQS]; /* the sequences that scan reads */
+    weft_var_t *seq[WEFT_SCAN_MAX_SEQS]; /* the sequences it reads (weft__bptt_seq) */
+    bool asked;                          /* a reverse node's step count is known: */
+    int64_t asked_n;                     /* static (-1: in asked_var) */
+    weft_var_t *asked_var;
     /* A reverse node's sequence rows in the order seq[q] holds them (a
      * gather), when the step count is known at run time only; else NULL. */
     weft_var_t *rows[WEFT_SCAN_MAX_SEQS];
@@ -52,6 +55,11 @@ typedef struct weft__bptt {
     weft_var_t *acc[WEFT_SCAN_MAX_NONSEQS];
     weft_var_t *d[WEFT__BPTT_MAX_IN]; /* d cost_t / d ph[k] (float placeholders) */
 } weft__bptt_t;
+
+/* Sequence q as the forward scan differentiated reads it: the node's, or
+ * for a reverse node its flip, built on first use (no dead nodes for the
+ * sequences the backward step does not read). NULL on error (kept on g). */
+weft_var_t *weft__bptt_seq(weft__bptt_t *b, uint32_t q);
 
 /* Whether output o carries a window of L = lag states (any taps but {-1}). */
 bool weft__bptt_is_window(const weft__bptt_t *b, size_t o);

@@ -108,7 +108,7 @@ static weft_status_t sequence_rows(weft__bptt_t *b, rspec_t *s, uint32_t q, part
     weft_var_t *in[WEFT_SCAN_MAX_TAPS];
     size_t m = used_taps(b, b->seq0[q], b->l->seq_ntaps[q], taps, t, in);
     if (!m) return WEFT_OK;
-    weft_var_t *x = rows_from(b, b->seq[q], pt.from + t[0] - taps[0]);
+    weft_var_t *x = rows_from(b, weft__bptt_seq(b, q), pt.from + t[0] - taps[0]);
     return add_seq(b, s, x, m, t, in);
 }
 
@@ -340,7 +340,8 @@ static weft_status_t collect(weft__bptt_t *b, const rspec_t *s, weft_var_t *outs
             weft_var_t *c[2];
             for (size_t i = 0; i < n_parts; i++) c[i] = outs[n_parts - 1 - i][k];
             pos = 1 + s->idx[k];
-            v = place_rows(b, c, n_parts, taps[s->tap[k]] - taps[0], b->seq[s->idx[k]]);
+            weft_var_t *x = weft__bptt_seq(b, (uint32_t)s->idx[k]);
+            v = x ? place_rows(b, c, n_parts, taps[s->tap[k]] - taps[0], x) : NULL;
             if (v && input_grads[pos]) v = weft_add(g, input_grads[pos], v);
         } else {
             pos = s->kind[k] == KIND_ADJOINT ? b->init_pos[s->idx[k]] : ns0 + s->idx[k];

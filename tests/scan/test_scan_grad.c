@@ -240,51 +240,59 @@ static void test_window_verify(void **state)
 /* v_t = 1.5 v_{t-1} + x[t] until v_t > 10: from v0 = 1 and x = 0, six
  * steps (the last reaches 11.39). Not linear: plus 0.1 v_{t-1} x[t], so
  * that the backward step reads v_{t-1} (from a buffer of v0 and the
- * stored states: the length is known at run time only). */
-static weft_var_t *until_scan(weft_graph_t *g, weft_var_t *v0, weft_var_t *x, bool linear)
+ * stored states: the length is known at run time only). Reverse: step t
+ * reads x[19 - t]. */
+static weft_var_t *until_scan(weft_graph_t *g, weft_var_t *v0, weft_var_t *x, bool linear,
+                              bool reverse)
 {
     weft_var_t *v = scalar_ph(g, "v"), *xt = scalar_ph(g, "x_t");
     weft_var_t *vn = weft_add(g, weft_mul(g, num(g, 1.5), v), xt);
     if (!linear) vn = weft_add(g, vn, weft_mul(g, num(g, 0.1), weft_mul(g, v, xt)));
     weft_scan_seq_t seq = {x, 0, NULL, &xt};
     weft_scan_output_t out = {vn, v0, 0, NULL, &v};
-    extras_t ex = {.until = weft_gt(g, vn, num(g, 10.0))};
+    extras_t ex = {.until = weft_gt(g, vn, num(g, 10.0)), .reverse = reverse};
     return scan_one(g, &seq, &out, UNTIL_MAX, &ex);
 }
 
+/* user: NULL, or bit 0 not linear, bit 1 reverse. */
 static weft_var_t *until_fn(weft_graph_t *g, size_t n_in, weft_var_t *const *in, void *user)
 {
     (void)n_in;
-    (void)user;
-    return until_scan(g, in[0], in[1], user == NULL);
+    int mode = user ? *(const int *)user : 0;
+    return until_scan(g, in[0], in[1], !(mode & 1), (mode & 2) != 0);
 }
 
 /* d sum(Y) / d v0 = sum_{s<6} 1.5^{s+1}; d / d x[t] = sum_{t<=s<6} 1.5^{s-t}
- * for the six steps run, 0 for the 14 rows after them. */
+ * for the six steps run, 0 for the 14 rows after them; the reverse scan's
+ * the same, x's rows reversed. */
 static void test_until(void **state)
 {
     (void)state;
     weft_graph_t *g = NULL;
     assert_int_equal(weft_graph_create(NULL, &g), WEFT_OK);
     weft_var_t *in[2] = {scalar_ph(g, "v0"), vec_ph(g, UNTIL_MAX, "x")};
-    weft_var_t *y = until_scan(g, in[0], in[1], true), *gr[2];
-    assert_non_null(weft_grads(g, weft_sum(g, y, 0, NULL, false), 2, in, NULL, gr));
-    double gx[UNTIL_MAX] = {0}, gv = 0;
+    weft_var_t *gr[4];
+    for (int rev = 0; rev < 2; rev++)
+        assert_non_null(weft_grads(g, weft_sum(g, until_scan(g, in[0], in[1], true, rev), 0, NULL,
+                                               false),
+                                   2, in, NULL, gr + 2 * rev));
+    double gx[UNTIL_MAX] = {0}, gxr[UNTIL_MAX] = {0}, gv = 0;
     for (int s = 0; s < 6; s++) {
         gv += pow(1.5, s + 1);
         for (int t = 0; t <= s; t++) gx[t] += pow(1.5, s - t);
     }
+    for (int t = 0; t < UNTIL_MAX; t++) gxr[UNTIL_MAX - 1 - t] = gx[t];
     int64_t lx = UNTIL_MAX;
     weft_tensor_t *vals[2] = {ck_tensor(WEFT_FLOAT64, 0, NULL, (double[]){1.0}),
                               ck_tensor(WEFT_FLOAT64, 1, &lx, NULL)};
-    const double *want[2] = {&gv, gx};
-    const int64_t lens[2] = {-1, UNTIL_MAX};
-    expect_grads(g, 2, in, vals, 2, gr, want, lens, 1e-12);
+    const double *want[4] = {&gv, gx, &gv, gxr};
+    const int64_t lens[4] = {-1, UNTIL_MAX, -1, UNTIL_MAX};
+    expect_grads(g, 2, in, vals, 4, gr, want, lens, 1e-12);
     weft_tensor_release(vals[1]);
     /* x small: the loop still stops after step 5 under the perturbations */
     vals[1] = ck_random(WEFT_FLOAT64, 1, &lx, -0.01, 0.01, 51);
     ck_verify(until_fn, NULL, 2, vals);
-    ck_verify(until_fn, g, 2, vals); /* not linear */
+    for (int mode = 1; mode < 4; mode++) ck_verify(until_fn, &mode, 2, vals);
     weft_tensor_release(vals[0]);
     weft_tensor_release(vals[1]);
     weft_graph_destroy(g);
@@ -360,19 +368,21 @@ static void test_window_compiled(void **state)
     weft_graph_destroy(g);
 }
 
+/* Forward and reverse. */
 static void test_until_compiled(void **state)
 {
     (void)state;
     weft_graph_t *g = NULL;
     assert_int_equal(weft_graph_create(NULL, &g), WEFT_OK);
     weft_var_t *in[2] = {scalar_ph(g, "v0"), vec_ph(g, UNTIL_MAX, "x")};
-    weft_var_t *gr[2];
-    assert_non_null(weft_grads(g, weft_sum(g, until_scan(g, in[0], in[1], false), 0, NULL, false),
-                               2, in, NULL, gr));
     int64_t lx = UNTIL_MAX;
     weft_tensor_t *vals[2] = {ck_tensor(WEFT_FLOAT64, 0, NULL, (double[]){1.0}),
                               ck_random(WEFT_FLOAT64, 1, &lx, -0.01, 0.01, 61)};
-    expect_compiled(g, 2, in, vals, gr);
+    for (int rev = 0; rev < 2; rev++) {
+        weft_var_t *y = until_scan(g, in[0], in[1], false, rev), *gr[2];
+        assert_non_null(weft_grads(g, weft_sum(g, y, 0, NULL, false), 2, in, NULL, gr));
+        expect_compiled(g, 2, in, vals, gr);
+    }
     weft_tensor_release(vals[0]);
     weft_tensor_release(vals[1]);
     weft_graph_destroy(g);
