@@ -10,7 +10,9 @@
  * of step t: to x's rows, to the earlier states h_{t+k} (gathered into lam
  * by the reverse scan, scan_grad_rev.c) and to p (accumulated). The
  * expressions read stored forward values only: u_t is replaced by the
- * forward node's stored row, nothing is recomputed. */
+ * forward node's stored row, nothing is recomputed. A reverse node (a
+ * go_backwards scan, or a gradient's own: second order) is differentiated
+ * as the forward scan over its flipped sequences ("reverse scans" below). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

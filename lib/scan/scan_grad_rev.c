@@ -12,7 +12,9 @@
  * and one accumulator per float non-sequence. Stacked: each sequence tap's
  * contribution, placed on its rows and summed afterwards. With a static n,
  * the steps that read init's rows run in a second reverse scan, so that
- * the first reads the stored states as views (weft__bptt_reverse). */
+ * the first reads the stored states as views (weft__bptt_reverse). A node
+ * that may run 0 steps gets its gradients guarded by IfElse
+ * (weft__bptt_guard_no_steps). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
