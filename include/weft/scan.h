@@ -54,8 +54,10 @@
  * states (docs/control-flow.md §5.5) for any sequence and carried taps
  * (init's rows get their gradient) and for until (over the steps run; the
  * condition has no gradient); sequence rows no step read get zeros.
- * Reverse scans and nodes already returning last states (compiled graphs)
- * report WEFT_ENOGRAD naming the node and why.
+ * Reverse scans too (so second order through a Scan works), and scans of 0
+ * steps (nothing reaches the inputs through the loop). Nodes already
+ * returning last states (compiled graphs) report WEFT_ENOGRAD naming the
+ * node and why.
  *
  * JSON: the op's props carry the inner graph and the layout
  * (docs/graph-format.md, "Scan").

@@ -10,17 +10,22 @@
  * of step t: to x's rows, to the earlier states h_{t+k} (gathered into lam
  * by the reverse scan, scan_grad_rev.c) and to p (accumulated). The
  * expressions read stored forward values only: u_t is replaced by the
- * forward node's stored row, nothing is recomputed. */
+ * forward node's stored row, nothing is recomputed. A reverse node (a
+ * go_backwards scan, or a gradient's own: second order) is differentiated
+ * as the forward scan over its flipped sequences ("reverse scans" below). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "graph/ctor_int.h"
 #include "scan_grad_int.h"
+#include "weft/array_ops.h"
 #include "weft/elemwise.h"
 #include "weft/grad.h"
+#include "weft/index_ops.h"
 #include "weft/reduce.h"
 #include "weft/shape_ops.h"
+#include "weft/symshape.h"
 
 static bool is_float(const weft_var_t *v)
 {
@@ -42,15 +47,139 @@ weft_status_t weft__bptt_unsupported(weft__bptt_t *b, const char *why)
 
 /* The gradient is built on the graph the user wrote, before any rewrite:
  * a node already rewritten to last states (a JSON graph saved after
- * compilation) and the gradient's own reverse scans are refused. */
+ * compilation) is refused. */
 static weft_status_t check_supported(weft__bptt_t *b)
 {
-    if (b->l->reverse)
-        return weft__bptt_unsupported(b, "reverse scans (a gradient's own) are not differentiated");
     if (b->p->last_mask)
         return weft__bptt_unsupported(b, "it returns last states only (scan_save_mem ran): "
                                          "take the gradient before rewriting");
     return WEFT_OK;
+}
+
+/* ---- reverse scans --------------------------------------------------------------------
+ * Step t of a reverse scan of n steps reads x[n-1-t+d] (d = tap - min tap):
+ * so does step t of the forward scan over x' = flip(x[:n+D]) (D the taps'
+ * span) with taps -tap in reverse order (x'[t + D - d]), and both stack the
+ * same outputs (in step order). The gradient is that forward scan's, taken
+ * back from x' to x. */
+
+/* Sequence taps negated and reversed (lay.reverse cleared). */
+static void forward_layout(weft__bptt_t *b)
+{
+    b->lay = b->p->core->lay;
+    b->l = &b->lay;
+    const weft__scan_layout_t *node = &b->p->core->lay;
+    for (uint32_t q = 0; b->lay.reverse && q < b->lay.n_seq; q++) {
+        uint32_t n = b->lay.seq_ntaps[q];
+        for (uint32_t i = 0; i < n; i++) b->lay.seq_taps[q][i] = -node->seq_taps[q][n - 1 - i];
+    }
+    b->lay.reverse = 0;
+}
+
+/* The placeholders of each sequence in forward_layout's tap order. */
+static void forward_placeholders(weft__bptt_t *b)
+{
+    for (uint32_t q = 0; b->p->core->lay.reverse && q < b->l->n_seq; q++)
+        for (size_t i = 0, j = b->l->seq_ntaps[q] - 1; i < j; i++, j--) {
+            weft_var_t *t = b->ph[b->seq0[q] + i];
+            b->ph[b->seq0[q] + i] = b->ph[b->seq0[q] + j];
+            b->ph[b->seq0[q] + j] = t;
+        }
+}
+
+static int64_t span(const weft__scan_layout_t *l, uint32_t q)
+{
+    return l->seq_taps[q][l->seq_ntaps[q] - 1] - l->seq_taps[q][0];
+}
+
+/* The step count asked for (scan_run.c's rule: n_steps, else the shortest
+ * sequence's rows less its span): *n when static, else *n = -1 and an
+ * int64 0-d variable holding it. */
+static weft_var_t *asked_steps(weft__bptt_t *b, int64_t *n)
+{
+    weft_graph_t *g = b->g;
+    weft_var_t *v = weft_apply_input(b->node, 0), *m = NULL;
+    const void *data = NULL;
+    size_t nb = 0;
+    *n = -1;
+    if (!weft_var_is_constant(v) || weft_constant_data(v, &data, &nb) != WEFT_OK) return v;
+    if ((*n = *(const int64_t *)data) >= 0) return v;
+    for (uint32_t q = 0; q < b->l->n_seq; q++) {
+        int64_t len = weft_type_dim(weft_var_type(weft_apply_input(b->node, 1 + q)), 0);
+        if (len < 0) break;
+        if (q == 0 || len - span(b->l, q) < *n) *n = len - span(b->l, q);
+        if (q + 1 < b->l->n_seq) continue;
+        if (*n < 0) *n = 0; /* too short a sequence: the node fails at run time */
+        return v;
+    }
+    *n = -1;
+    for (uint32_t q = 0; q < b->l->n_seq; q++) {
+        weft_var_t *x = weft_apply_input(b->node, 1 + q);
+        weft_var_t *r = weft_sub(g, weft_shape_i_at(g, x, 0, b->file, b->line),
+                                 weft_constant_scalar_at(g, WEFT_INT64, (double)span(b->l, q),
+                                                         b->file, b->line));
+        m = m ? weft_minimum(g, m, r) : r;
+    }
+    return m;
+}
+
+/* x' of sequence q: flipped views of x (rows [:n+D]) when n is static, a
+ * gather of those rows in reverse order otherwise. */
+static weft_var_t *flipped(weft__bptt_t *b, uint32_t q, int64_t n, weft_var_t *nv)
+{
+    weft_graph_t *g = b->g;
+    const int axis0[1] = {0};
+    weft_var_t *x = weft_apply_input(b->node, 1 + q);
+    int64_t d = span(b->l, q);
+    if (n < 0) {
+        weft_var_t *m1 = weft_constant_scalar_at(g, WEFT_INT64, -1.0, b->file, b->line);
+        weft_var_t *last = weft_add(g, nv, weft_constant_scalar_at(g, WEFT_INT64, (double)d - 1.0,
+                                                                   b->file, b->line));
+        b->rows[q] = weft_arange_sym_at(g, last, m1, m1, WEFT_INT64, b->file, b->line);
+        return weft_take_at(g, x, b->rows[q], 0, b->file, b->line);
+    }
+    b->n_read[q] = n + d;
+    if (weft_type_dim(weft_var_type(x), 0) != n + d) {
+        const weft_slice_t head[1] = {WEFT_SLICE(0, n + d, 1)};
+        x = weft_subtensor_at(g, x, 1, head, b->file, b->line);
+    }
+    return weft_flip_at(g, x, 1, axis0, b->file, b->line);
+}
+
+weft_var_t *weft__bptt_seq(weft__bptt_t *b, uint32_t q)
+{
+    if (b->seq[q]) return b->seq[q];
+    if (!b->p->core->lay.reverse) return b->seq[q] = weft_apply_input(b->node, 1 + q);
+    if (!b->asked) {
+        b->asked_var = asked_steps(b, &b->asked_n);
+        b->asked = true;
+    }
+    return b->seq[q] = flipped(b, q, b->asked_n, b->asked_var);
+}
+
+/* The gradients gx' of x' taken back to the reverse node's sequences x:
+ * gx' flipped back, zeros on the rows no step read (added into zeros at
+ * rows [0, n+D), or at the gathered rows for a run-time count). */
+static weft_status_t sequences_back(weft__bptt_t *b, weft_var_t **input_grads)
+{
+    weft_graph_t *g = b->g;
+    const int axis0[1] = {0};
+    weft_status_t st = WEFT_OK;
+    for (uint32_t q = 0; b->p->core->lay.reverse && q < b->l->n_seq && st == WEFT_OK; q++) {
+        weft_var_t **gx = &input_grads[1 + q], *x = weft_apply_input(b->node, 1 + q), *v;
+        if (!*gx) continue;
+        weft_var_t *zeros = weft_zeros_like_at(g, x, b->file, b->line);
+        if (b->rows[q]) {
+            v = weft_set_at_at(g, zeros, b->rows[q], *gx, 0, true, b->file, b->line);
+        } else {
+            v = weft_flip_at(g, *gx, 1, axis0, b->file, b->line);
+            const weft_slice_t head[1] = {WEFT_SLICE(0, b->n_read[q], 1)};
+            if (weft_type_dim(weft_var_type(x), 0) != b->n_read[q])
+                v = weft_inc_subtensor_at(g, zeros, v, 1, head, b->file, b->line);
+        }
+        st = weft__got(g, *gx = v);
+    }
+    return st;
 }
 
 /* A placeholder in g of the type (dtype, rank, static lengths) of v. */
@@ -206,15 +335,18 @@ weft_status_t weft__scan_grad(weft_graph_t *g, const weft_apply_t *node,
     b->g = g;
     b->node = node;
     b->p = weft__scan_get(weft_apply_op(node));
-    b->l = &b->p->core->lay;
     weft_apply_trace(node, &b->file, &b->line);
+    forward_layout(b);
     layout(b);
     bool any = false;
     weft_status_t st = check_supported(b);
     if (st == WEFT_OK) st = copy_forward(b);
+    forward_placeholders(b);
     if (st == WEFT_OK) st = step_grads(b, output_grads, &any);
     if (st == WEFT_OK && any) st = use_stored_states(b);
     if (st == WEFT_OK && any) st = weft__bptt_reverse(b, output_grads, input_grads);
+    if (st == WEFT_OK && any) st = sequences_back(b, input_grads);
+    if (st == WEFT_OK && any) st = weft__bptt_guard_no_steps(b, input_grads);
     free(b);
     return st;
 }

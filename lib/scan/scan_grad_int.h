@@ -22,7 +22,19 @@ typedef struct weft__bptt {
     weft_graph_t *g;
     const weft_apply_t *node; /* the forward Scan */
     const weft__scan_props_t *p;
+    /* The forward scan differentiated: the node's layout, or for a reverse
+     * node the forward scan over its flipped sequences (taps negated, in
+     * reverse order; scan_grad.c). l points at lay. */
+    weft__scan_layout_t lay;
     const weft__scan_layout_t *l;
+    weft_var_t *seq[WEFT_SCAN_MAX_SEQS]; /* the sequences it reads (weft__bptt_seq) */
+    bool asked;                          /* a reverse node's step count is known: */
+    int64_t asked_n;                     /* static (-1: in asked_var) */
+    weft_var_t *asked_var;
+    /* A reverse node's sequence rows in the order seq[q] holds them (a
+     * gather), when the step count is known at run time only; else NULL. */
+    weft_var_t *rows[WEFT_SCAN_MAX_SEQS];
+    int64_t n_read[WEFT_SCAN_MAX_SEQS]; /* else the rows of x it reads: n + span */
     const char *file; /* the forward node's creation site: the backward's */
     int line;
     size_t n_in;                          /* forward inner inputs */
@@ -44,6 +56,11 @@ typedef struct weft__bptt {
     weft_var_t *d[WEFT__BPTT_MAX_IN]; /* d cost_t / d ph[k] (float placeholders) */
 } weft__bptt_t;
 
+/* Sequence q as the forward scan differentiated reads it: the node's, or
+ * for a reverse node its flip, built on first use (no dead nodes for the
+ * sequences the backward step does not read). NULL on error (kept on g). */
+weft_var_t *weft__bptt_seq(weft__bptt_t *b, uint32_t q);
+
 /* Whether output o carries a window of L = lag states (any taps but {-1}). */
 bool weft__bptt_is_window(const weft__bptt_t *b, size_t o);
 
@@ -54,5 +71,9 @@ weft_status_t weft__bptt_unsupported(weft__bptt_t *b, const char *why);
  * input gradients it yields in input_grads (outer input positions). */
 weft_status_t weft__bptt_reverse(weft__bptt_t *b, weft_var_t *const *ograds,
                                  weft_var_t **input_grads);
+
+/* Each input gradient as IfElse(steps run > 0, gradient, zeros) when the
+ * forward node may run 0 steps (its length is not static and positive). */
+weft_status_t weft__bptt_guard_no_steps(weft__bptt_t *b, weft_var_t **input_grads);
 
 #endif /* WEFT_SCAN_GRAD_INT_H */

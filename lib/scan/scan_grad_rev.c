@@ -12,7 +12,9 @@
  * and one accumulator per float non-sequence. Stacked: each sequence tap's
  * contribution, placed on its rows and summed afterwards. With a static n,
  * the steps that read init's rows run in a second reverse scan, so that
- * the first reads the stored states as views (weft__bptt_reverse). */
+ * the first reads the stored states as views (weft__bptt_reverse). A node
+ * that may run 0 steps gets its gradients guarded by IfElse
+ * (weft__bptt_guard_no_steps). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +23,8 @@
 #include "scan_grad_int.h"
 #include "weft/array_ops.h"
 #include "weft/elemwise.h"
+#include "weft/ifelse.h"
+#include "weft/index_ops.h"
 #include "weft/shape_ops.h"
 #include "weft/symshape.h"
 
@@ -106,8 +110,24 @@ static weft_status_t sequence_rows(weft__bptt_t *b, rspec_t *s, uint32_t q, part
     weft_var_t *in[WEFT_SCAN_MAX_TAPS];
     size_t m = used_taps(b, b->seq0[q], b->l->seq_ntaps[q], taps, t, in);
     if (!m) return WEFT_OK;
-    weft_var_t *x = rows_from(b, weft_apply_input(b->node, 1 + q), pt.from + t[0] - taps[0]);
+    weft_var_t *x = rows_from(b, weft__bptt_seq(b, q), pt.from + t[0] - taps[0]);
     return add_seq(b, s, x, m, t, in);
+}
+
+/* parts[0]'s rows then parts[1]'s. A Join has no gradient for an input of
+ * unknown length (second order): then parts[1] padded with parts[0]'s
+ * (static) count of zero rows in front, parts[0] set on them. */
+static weft_var_t *join_rows(weft__bptt_t *b, weft_var_t *const *parts)
+{
+    weft_graph_t *g = b->g;
+    int64_t r = weft_type_dim(weft_var_type(parts[0]), 0);
+    if (r < 0 || weft_type_dim(weft_var_type(parts[1]), 0) >= 0)
+        return weft_concatenate_at(g, 2, parts, 0, b->file, b->line);
+    int64_t pw[2 * WEFT_MAX_NDIM] = {r};
+    weft_var_t *buf = weft_pad_at(g, parts[1], weft_type_ndim(weft_var_type(parts[1])), pw,
+                                  WEFT_PAD_CONSTANT, 0.0, b->file, b->line);
+    const weft_slice_t head[1] = {WEFT_SLICE(0, r, 1)};
+    return weft_set_subtensor_at(g, buf, parts[0], 1, head, b->file, b->line);
 }
 
 /* The buffer whose row 0 is h_j, j = pt.from + k0 (k0 the first tap
@@ -129,7 +149,7 @@ static weft_var_t *state_buffer(weft__bptt_t *b, uint32_t o, int64_t k0, part_t 
         const weft_slice_t head[1] = {WEFT_SLICE(0, pt.from + pt.cnt, 1)};
         parts[1] = weft_subtensor_at(g, h, 1, head, b->file, b->line);
     }
-    return weft_concatenate_at(g, 2, parts, 0, b->file, b->line);
+    return join_rows(b, parts);
 }
 
 /* The states the step reads of carried output o: h_{t+k} for its used taps
@@ -256,6 +276,21 @@ static weft_var_t *zero_rows(weft__bptt_t *b, weft_var_t *x, weft_var_t *c, weft
                             b->line);
 }
 
+/* c (rows latest first) added into zeros of x's shape at rows
+ * off + len(c) - 1 .. off: a Join of pieces of unknown static length has no
+ * gradient (second order), an inc_at has. */
+static weft_var_t *scatter_rows(weft__bptt_t *b, weft_var_t *c, weft_var_t *len, int64_t off,
+                                weft_var_t *x)
+{
+    weft_graph_t *g = b->g;
+    weft_var_t *m1 = weft_constant_scalar_at(g, WEFT_INT64, -1.0, b->file, b->line);
+    weft_var_t *stop = weft_constant_scalar_at(g, WEFT_INT64, (double)off - 1.0, b->file, b->line);
+    weft_var_t *idx = weft_arange_sym_at(g, weft_add(g, stop, len), stop, m1, WEFT_INT64, b->file,
+                                         b->line);
+    return weft_set_at_at(g, weft_zeros_like_at(g, x, b->file, b->line), idx, c, 0, true, b->file,
+                          b->line);
+}
+
 /* A sequence tap's contributions placed on the rows of x they came from:
  * pieces c[0..n) stacked by the reverse scans (the latest forward step
  * first), c[0] the earliest steps', rows off .. off+steps-1; zeros
@@ -278,6 +313,7 @@ static weft_var_t *place_rows(weft__bptt_t *b, weft_var_t *const *c, size_t n, i
     }
     bool no_tail = lx >= 0 && lc >= 0 && lx == lc + off;
     if (n == 1 && off == 0 && no_tail) return parts[1];
+    if (n == 1 && lc < 0) return scatter_rows(b, c[0], rows, off, x);
     weft_var_t *offv = weft_constant_scalar_at(g, WEFT_INT64, (double)off, b->file, b->line);
     if (!no_tail) {
         weft_var_t *left = weft_sub(g, weft_shape_i_at(g, x, 0, b->file, b->line), rows);
@@ -306,7 +342,8 @@ static weft_status_t collect(weft__bptt_t *b, const rspec_t *s, weft_var_t *outs
             weft_var_t *c[2];
             for (size_t i = 0; i < n_parts; i++) c[i] = outs[n_parts - 1 - i][k];
             pos = 1 + s->idx[k];
-            v = place_rows(b, c, n_parts, taps[s->tap[k]] - taps[0], weft_apply_input(b->node, pos));
+            weft_var_t *x = weft__bptt_seq(b, (uint32_t)s->idx[k]);
+            v = x ? place_rows(b, c, n_parts, taps[s->tap[k]] - taps[0], x) : NULL;
             if (v && input_grads[pos]) v = weft_add(g, input_grads[pos], v);
         } else {
             pos = s->kind[k] == KIND_ADJOINT ? b->init_pos[s->idx[k]] : ns0 + s->idx[k];
@@ -371,5 +408,29 @@ weft_status_t weft__bptt_reverse(weft__bptt_t *b, weft_var_t *const *ograds,
     }
     if (st == WEFT_OK && s->n_out) st = collect(b, s, outs, n_parts, input_grads);
     free(s);
+    return st;
+}
+
+/* A forward scan that may run 0 steps (a length known at run time only, or
+ * 0) would have its reverse scans read the adjoints' [-1] of empty stacks:
+ * each input gradient becomes IfElse(n > 0, gradient, zeros), so that with
+ * 0 steps the reverse scans are skipped and nothing reaches the inputs
+ * through the loop. One IfElse per gradient (an unread one is dropped with
+ * what only it reads: scan_prune_outputs still drops unread stacks), all on
+ * one condition variable (one guard, docs/control-flow.md §1.2). */
+weft_status_t weft__bptt_guard_no_steps(weft__bptt_t *b, weft_var_t **input_grads)
+{
+    weft_graph_t *g = b->g;
+    weft_var_t *h = weft_apply_output(b->node, 0);
+    if (weft_type_dim(weft_var_type(h), 0) > 0) return WEFT_OK;
+    weft_var_t *cond = weft_gt(g, weft_shape_i_at(g, h, 0, b->file, b->line),
+                               weft_constant_scalar_at(g, WEFT_INT64, 0.0, b->file, b->line));
+    weft_status_t st = weft__got(g, cond);
+    for (size_t i = 0; i < weft_apply_n_inputs(b->node) && st == WEFT_OK; i++) {
+        if (!input_grads[i]) continue;
+        weft_var_t *zeros = weft_zeros_like_at(g, weft_apply_input(b->node, i), b->file, b->line);
+        st = weft__got(g, input_grads[i] = weft_ifelse1_at(g, cond, input_grads[i], zeros, b->file,
+                                                           b->line));
+    }
     return st;
 }

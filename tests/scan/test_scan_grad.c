@@ -2,8 +2,9 @@
  * sequence taps with unread rows, carried taps with windows and the
  * gradient of init's rows, while loops (until) differentiated over the
  * steps run - each against finite differences (weft_verify_grad) and exact
- * closed forms; the compiled gradient against the evaluator's and the same
- * bits at 1, 2 and 4 workers; the scans still refused, named. */
+ * closed forms; reverse scans, second order and scans of 0 steps; the
+ * compiled gradient against the evaluator's and the same bits at 1, 2 and
+ * 4 workers; the scans still refused, named. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -37,10 +38,14 @@ static weft_var_t *num(weft_graph_t *g, double v)
     return weft_constant_scalar(g, WEFT_FLOAT64, v);
 }
 
-/* The extras of scan_one: a non-sequence (outer, inner), until, reverse. */
+/* The extras of scan_one: n_ns non-sequences (outer, inner), until,
+ * reverse, a run-time step count (n_steps_var). */
 typedef struct extras {
-    weft_var_t *ns_outer, *ns_inner, *until;
+    size_t n_ns;
+    weft_var_t *const *ns_outer, *const *ns_inner;
+    weft_var_t *until;
     bool reverse;
+    weft_var_t *n_steps_var;
 } extras_t;
 
 /* A Scan of at most one sequence (NULL: none) and one output over n_steps
@@ -54,13 +59,14 @@ static weft_var_t *scan_one(weft_graph_t *g, const weft_scan_seq_t *seq,
     sp.n_outputs = 1;
     sp.outputs = out;
     sp.n_steps = n_steps;
-    if (ex && ex->ns_outer) {
-        sp.n_nonseqs = 1;
-        sp.nonseq_outer = &ex->ns_outer;
-        sp.nonseq_inner = &ex->ns_inner;
+    if (ex) {
+        sp.n_nonseqs = ex->n_ns;
+        sp.nonseq_outer = ex->ns_outer;
+        sp.nonseq_inner = ex->ns_inner;
+        sp.until = ex->until;
+        sp.reverse = ex->reverse;
+        sp.n_steps_var = ex->n_steps_var;
     }
-    sp.until = ex ? ex->until : NULL;
-    sp.reverse = ex && ex->reverse;
     weft_var_t *y = NULL;
     return weft_scan(g, &sp, &y);
 }
@@ -200,7 +206,7 @@ static weft_var_t *window_fn(weft_graph_t *g, size_t n_in, weft_var_t *const *in
     weft_var_t *upd = weft_add(g, weft_tanh(g, pre), weft_mul(g, xs[0], xs[1]));
     weft_scan_seq_t seq = {in[2], 2, xtaps, xs};
     weft_scan_output_t out = {upd, in[0], 2, htaps, h};
-    extras_t ex = {in[1], w, NULL, false};
+    extras_t ex = {.n_ns = 1, .ns_outer = &in[1], .ns_inner = &w};
     weft_var_t *y = scan_one(g, &seq, &out, user ? *(const int64_t *)user : WIN_T, &ex);
     return y ? weft_mul(g, y, y) : NULL;
 }
@@ -234,51 +240,59 @@ static void test_window_verify(void **state)
 /* v_t = 1.5 v_{t-1} + x[t] until v_t > 10: from v0 = 1 and x = 0, six
  * steps (the last reaches 11.39). Not linear: plus 0.1 v_{t-1} x[t], so
  * that the backward step reads v_{t-1} (from a buffer of v0 and the
- * stored states: the length is known at run time only). */
-static weft_var_t *until_scan(weft_graph_t *g, weft_var_t *v0, weft_var_t *x, bool linear)
+ * stored states: the length is known at run time only). Reverse: step t
+ * reads x[19 - t]. */
+static weft_var_t *until_scan(weft_graph_t *g, weft_var_t *v0, weft_var_t *x, bool linear,
+                              bool reverse)
 {
     weft_var_t *v = scalar_ph(g, "v"), *xt = scalar_ph(g, "x_t");
     weft_var_t *vn = weft_add(g, weft_mul(g, num(g, 1.5), v), xt);
     if (!linear) vn = weft_add(g, vn, weft_mul(g, num(g, 0.1), weft_mul(g, v, xt)));
     weft_scan_seq_t seq = {x, 0, NULL, &xt};
     weft_scan_output_t out = {vn, v0, 0, NULL, &v};
-    extras_t ex = {NULL, NULL, weft_gt(g, vn, num(g, 10.0)), false};
+    extras_t ex = {.until = weft_gt(g, vn, num(g, 10.0)), .reverse = reverse};
     return scan_one(g, &seq, &out, UNTIL_MAX, &ex);
 }
 
+/* user: NULL, or bit 0 not linear, bit 1 reverse. */
 static weft_var_t *until_fn(weft_graph_t *g, size_t n_in, weft_var_t *const *in, void *user)
 {
     (void)n_in;
-    (void)user;
-    return until_scan(g, in[0], in[1], user == NULL);
+    int mode = user ? *(const int *)user : 0;
+    return until_scan(g, in[0], in[1], !(mode & 1), (mode & 2) != 0);
 }
 
 /* d sum(Y) / d v0 = sum_{s<6} 1.5^{s+1}; d / d x[t] = sum_{t<=s<6} 1.5^{s-t}
- * for the six steps run, 0 for the 14 rows after them. */
+ * for the six steps run, 0 for the 14 rows after them; the reverse scan's
+ * the same, x's rows reversed. */
 static void test_until(void **state)
 {
     (void)state;
     weft_graph_t *g = NULL;
     assert_int_equal(weft_graph_create(NULL, &g), WEFT_OK);
     weft_var_t *in[2] = {scalar_ph(g, "v0"), vec_ph(g, UNTIL_MAX, "x")};
-    weft_var_t *y = until_scan(g, in[0], in[1], true), *gr[2];
-    assert_non_null(weft_grads(g, weft_sum(g, y, 0, NULL, false), 2, in, NULL, gr));
-    double gx[UNTIL_MAX] = {0}, gv = 0;
+    weft_var_t *gr[4];
+    for (int rev = 0; rev < 2; rev++)
+        assert_non_null(weft_grads(g, weft_sum(g, until_scan(g, in[0], in[1], true, rev), 0, NULL,
+                                               false),
+                                   2, in, NULL, gr + 2 * rev));
+    double gx[UNTIL_MAX] = {0}, gxr[UNTIL_MAX] = {0}, gv = 0;
     for (int s = 0; s < 6; s++) {
         gv += pow(1.5, s + 1);
         for (int t = 0; t <= s; t++) gx[t] += pow(1.5, s - t);
     }
+    for (int t = 0; t < UNTIL_MAX; t++) gxr[UNTIL_MAX - 1 - t] = gx[t];
     int64_t lx = UNTIL_MAX;
     weft_tensor_t *vals[2] = {ck_tensor(WEFT_FLOAT64, 0, NULL, (double[]){1.0}),
                               ck_tensor(WEFT_FLOAT64, 1, &lx, NULL)};
-    const double *want[2] = {&gv, gx};
-    const int64_t lens[2] = {-1, UNTIL_MAX};
-    expect_grads(g, 2, in, vals, 2, gr, want, lens, 1e-12);
+    const double *want[4] = {&gv, gx, &gv, gxr};
+    const int64_t lens[4] = {-1, UNTIL_MAX, -1, UNTIL_MAX};
+    expect_grads(g, 2, in, vals, 4, gr, want, lens, 1e-12);
     weft_tensor_release(vals[1]);
     /* x small: the loop still stops after step 5 under the perturbations */
     vals[1] = ck_random(WEFT_FLOAT64, 1, &lx, -0.01, 0.01, 51);
     ck_verify(until_fn, NULL, 2, vals);
-    ck_verify(until_fn, g, 2, vals); /* not linear */
+    for (int mode = 1; mode < 4; mode++) ck_verify(until_fn, &mode, 2, vals);
     weft_tensor_release(vals[0]);
     weft_tensor_release(vals[1]);
     weft_graph_destroy(g);
@@ -354,19 +368,21 @@ static void test_window_compiled(void **state)
     weft_graph_destroy(g);
 }
 
+/* Forward and reverse. */
 static void test_until_compiled(void **state)
 {
     (void)state;
     weft_graph_t *g = NULL;
     assert_int_equal(weft_graph_create(NULL, &g), WEFT_OK);
     weft_var_t *in[2] = {scalar_ph(g, "v0"), vec_ph(g, UNTIL_MAX, "x")};
-    weft_var_t *gr[2];
-    assert_non_null(weft_grads(g, weft_sum(g, until_scan(g, in[0], in[1], false), 0, NULL, false),
-                               2, in, NULL, gr));
     int64_t lx = UNTIL_MAX;
     weft_tensor_t *vals[2] = {ck_tensor(WEFT_FLOAT64, 0, NULL, (double[]){1.0}),
                               ck_random(WEFT_FLOAT64, 1, &lx, -0.01, 0.01, 61)};
-    expect_compiled(g, 2, in, vals, gr);
+    for (int rev = 0; rev < 2; rev++) {
+        weft_var_t *y = until_scan(g, in[0], in[1], false, rev), *gr[2];
+        assert_non_null(weft_grads(g, weft_sum(g, y, 0, NULL, false), 2, in, NULL, gr));
+        expect_compiled(g, 2, in, vals, gr);
+    }
     weft_tensor_release(vals[0]);
     weft_tensor_release(vals[1]);
     weft_graph_destroy(g);
@@ -422,27 +438,220 @@ static void test_states_not_copied(void **state)
 
 /* ---- still refused ----------------------------------------------------------------------- */
 
-/* A reverse scan (the gradient's own kind; spec.reverse) is not
- * differentiated: WEFT_ENOGRAD naming the node and its creation site. */
-static void test_reverse_refused(void **state)
+/* ---- reverse scans ------------------------------------------------------------------------ */
+
+#define REV_N 5 /* steps */
+
+/* A backwards cumulative sum with sequence taps {0, 2} over REV_N steps of
+ * a sequence of REV_N + 3 rows (the last read by no step): step t reads
+ * rows r = n-1-t and r+2. Linear: h_t = h_{t-1} + x[r] + 2 x[r+2] from a
+ * scalar h0; else carried taps {-2, -1} from two rows of init:
+ * h_t = h_{t-1} + 0.5 sin(h_{t-2}) x[r] + 2 x[r+2]. The step count is static
+ * or (dyn) n_steps_var = len(x) - 3, known at run time only. */
+static weft_var_t *rev_scan(weft_graph_t *g, weft_var_t *x, weft_var_t *init, bool linear,
+                            bool dyn)
+{
+    weft_var_t *xs[2] = {scalar_ph(g, "x_0"), scalar_ph(g, "x_2")};
+    weft_var_t *h[2] = {scalar_ph(g, "h_m2"), scalar_ph(g, "h_m1")};
+    static const int64_t xtaps[2] = {0, 2}, htaps[2] = {-2, -1};
+    weft_var_t *a = xs[0];
+    if (!linear) a = weft_mul(g, weft_mul(g, num(g, 0.5), weft_sin(g, h[0])), xs[0]);
+    weft_var_t *upd = weft_add(g, weft_add(g, h[1], a), weft_mul(g, num(g, 2.0), xs[1]));
+    weft_scan_seq_t seq = {x, 2, xtaps, xs};
+    weft_scan_output_t out = {upd, init, linear ? 0 : 2, linear ? NULL : htaps,
+                              linear ? &h[1] : h};
+    extras_t ex = {.reverse = true};
+    if (dyn)
+        ex.n_steps_var = weft_sub(g, weft_shape_i(g, x, 0), weft_constant_scalar(g, WEFT_INT64, 3));
+    return scan_one(g, &seq, &out, REV_N, &ex);
+}
+
+static weft_var_t *rev_fn(weft_graph_t *g, size_t n_in, weft_var_t *const *in, void *user)
+{
+    (void)n_in;
+    weft_var_t *y = rev_scan(g, in[0], in[1], false, user != NULL);
+    return y ? weft_mul(g, y, y) : NULL;
+}
+
+/* Row i feeds step n-1-i through tap 0 (weight 1) and step n+1-i through
+ * tap 2 (weight 2); step t's value reaches n - t outputs of sum(Y):
+ * i + 1 and 2 (i - 1), the last row 0. Static and run-time lengths. */
+static void test_reverse_taps(void **state)
+{
+    (void)state;
+    for (int dyn = 0; dyn < 2; dyn++) {
+        weft_graph_t *g = NULL;
+        assert_int_equal(weft_graph_create(NULL, &g), WEFT_OK);
+        weft_var_t *in[2] = {vec_ph(g, REV_N + 3, "x"), scalar_ph(g, "h0")}, *gr[2];
+        weft_var_t *y = rev_scan(g, in[0], in[1], true, dyn);
+        assert_non_null(weft_grads(g, weft_sum(g, y, 0, NULL, false), 2, in, NULL, gr));
+        int64_t lx = REV_N + 3;
+        weft_tensor_t *vals[2] = {ck_random(WEFT_FLOAT64, 1, &lx, -1, 1, 71),
+                                  ck_tensor(WEFT_FLOAT64, 0, NULL, (double[]){0.25})};
+        const double gx[REV_N + 3] = {1, 2, 5, 8, 11, 8, 10, 0}, gh0 = REV_N;
+        const double *want[2] = {gx, &gh0};
+        const int64_t lens[2] = {REV_N + 3, -1};
+        expect_grads(g, 2, in, vals, 2, gr, want, lens, 0.0);
+        weft_tensor_release(vals[1]);
+        int64_t two = 2;
+        vals[1] = ck_random(WEFT_FLOAT64, 1, &two, -1, 1, 72);
+        ck_verify(rev_fn, dyn ? g : NULL, 2, vals);
+        weft_tensor_release(vals[0]);
+        weft_tensor_release(vals[1]);
+        weft_graph_destroy(g);
+    }
+}
+
+#define RNN_T 4
+#define RNN_D 3
+
+/* h_t = tanh(h_{t-1} @ W + x_t) over the rows of x (reverse: from the
+ * last; steps -1: as many as x has rows), cost sum(Y * Y). */
+static weft_var_t *rnn(weft_graph_t *g, weft_var_t *h0, weft_var_t *w, weft_var_t *x, bool reverse,
+                       int64_t steps)
+{
+    weft_var_t *h = vec_ph(g, RNN_D, "h"), *xt = vec_ph(g, RNN_D, "x_t");
+    int64_t sw[2] = {RNN_D, RNN_D};
+    weft_var_t *wi = ck_var(g, WEFT_FLOAT64, 2, sw);
+    weft_var_t *upd = weft_tanh(g, weft_add(g, weft_matmul(g, h, wi), xt));
+    weft_scan_seq_t seq = {x, 0, NULL, &xt};
+    weft_scan_output_t out = {upd, h0, 0, NULL, &h};
+    extras_t ex = {.n_ns = 1, .ns_outer = &w, .ns_inner = &wi, .reverse = reverse};
+    weft_var_t *y = scan_one(g, &seq, &out, steps, &ex);
+    return y ? weft_sum(g, weft_mul(g, y, y), 0, NULL, false) : NULL;
+}
+
+static weft_var_t *rev_rnn_fn(weft_graph_t *g, size_t n_in, weft_var_t *const *in, void *user)
+{
+    (void)n_in;
+    (void)user;
+    return rnn(g, in[0], in[1], in[2], true, -1);
+}
+
+static weft_tensor_t **rnn_points(weft_tensor_t **p, uint64_t seed)
+{
+    int64_t sw[2] = {RNN_D, RNN_D}, sh = RNN_D, sx[2] = {RNN_T, RNN_D};
+    p[0] = ck_random(WEFT_FLOAT64, 1, &sh, -0.5, 0.5, seed);
+    p[1] = ck_random(WEFT_FLOAT64, 2, sw, -0.8, 0.8, seed + 1);
+    p[2] = ck_random(WEFT_FLOAT64, 2, sx, -1, 1, seed + 2);
+    return p;
+}
+
+/* A reverse (go_backwards) RNN: verify_grad with respect to h0, W and x;
+ * the compiled gradient against the evaluator's, same bits at 1, 2, 4
+ * workers. */
+static void test_reverse_rnn(void **state)
+{
+    (void)state;
+    weft_tensor_t *p[3];
+    ck_verify(rev_rnn_fn, NULL, 3, rnn_points(p, 81));
+    weft_graph_t *g = NULL;
+    assert_int_equal(weft_graph_create(NULL, &g), WEFT_OK);
+    int64_t sw[2] = {RNN_D, RNN_D}, sx[2] = {RNN_T, RNN_D};
+    weft_var_t *in[3] = {vec_ph(g, RNN_D, "h0"), ck_var(g, WEFT_FLOAT64, 2, sw),
+                         ck_var(g, WEFT_FLOAT64, 2, sx)};
+    weft_var_t *gr[3];
+    assert_non_null(weft_grads(g, rev_rnn_fn(g, 3, in, NULL), 3, in, NULL, gr));
+    expect_compiled(g, 3, in, p, gr);
+    for (int k = 0; k < 3; k++) weft_tensor_release(p[k]);
+    weft_graph_destroy(g);
+}
+
+/* sum(G * G), G = d cost / d W of the forward RNN (a reverse scan): its
+ * gradient goes through the gradient's own reverse scan. */
+static weft_var_t *second_fn(weft_graph_t *g, size_t n_in, weft_var_t *const *in, void *user)
+{
+    (void)n_in;
+    const int *mode = user; /* bit 0: reverse; bit 1: steps from x's rows */
+    weft_var_t *gw = weft_grad(g, rnn(g, in[0], in[1], in[2], *mode & 1, *mode & 2 ? -1 : RNN_T),
+                               in[1]);
+    return gw ? weft_sum(g, weft_mul(g, gw, gw), 0, NULL, false) : NULL;
+}
+
+/* Second order: the gradient of sum(G * G) against finite differences of
+ * G (weft_verify_grad perturbs h0, W and x), for the forward RNN and the
+ * reverse one, with a static step count and one known at run time (the
+ * first gradient then reads a buffer of h0 and the stored states). */
+static void test_second_order(void **state)
+{
+    (void)state;
+    weft_tensor_t *p[3];
+    rnn_points(p, 91);
+    for (int mode = 0; mode < 4; mode++) ck_verify(second_fn, &mode, 3, p);
+    for (int k = 0; k < 3; k++) weft_tensor_release(p[k]);
+}
+
+/* ---- no steps ----------------------------------------------------------------------------- */
+
+/* h_t = h_{t-1} w + x[t] over k steps (k an input, known at run time only),
+ * cost sum(Y) + 3 sum(h0). With k = 0 the loop reaches nothing: gradients
+ * of x and w zero, of h0 the 3 reaching it directly; with k = 2, h0 = 0.5,
+ * w = 2, x = (1, 2, 3, 4): d/dh0 = w + w^2 + 3 = 9, d/dx = (1 + w, 1, 0, 0),
+ * d/dw = h0 + 2 h0 w + x0 = 3.5. Evaluator and compiled (where the
+ * adjoints keep their last state only). */
+static void test_zero_steps(void **state)
 {
     (void)state;
     weft_graph_t *g = NULL;
     assert_int_equal(weft_graph_create(NULL, &g), WEFT_OK);
-    weft_var_t *x = vec_ph(g, 4, "x"), *xt = scalar_ph(g, "x_t"), *h = scalar_ph(g, "h");
-    weft_scan_seq_t seq = {x, 0, NULL, &xt};
-    weft_scan_output_t out = {weft_add(g, h, xt), num(g, 0.0), 0, NULL, &h};
-    extras_t ex = {NULL, NULL, NULL, true};
-    weft_var_t *y = scan_one(g, &seq, &out, -1, &ex);
+    weft_var_t *in[4] = {vec_ph(g, 4, "x"), scalar_ph(g, "h0"), scalar_ph(g, "w"),
+                         ck_var(g, WEFT_INT64, 0, NULL)};
+    weft_var_t *h = scalar_ph(g, "h"), *xt = scalar_ph(g, "x_t"), *wi = scalar_ph(g, "w_in");
+    weft_scan_seq_t seq = {in[0], 0, NULL, &xt};
+    weft_scan_output_t out = {weft_add(g, weft_mul(g, h, wi), xt), in[1], 0, NULL, &h};
+    extras_t ex = {.n_ns = 1, .ns_outer = &in[2], .ns_inner = &wi, .n_steps_var = in[3]};
+    weft_var_t *y = scan_one(g, &seq, &out, -1, &ex), *gr[3];
     assert_non_null(y);
-    assert_null(weft_grad(g, weft_sum(g, y, 0, NULL, false), x));
+    weft_var_t *cost = weft_add(g, weft_sum(g, y, 0, NULL, false), weft_mul(g, num(g, 3.0), in[1]));
+    assert_non_null(weft_grads(g, cost, 3, in, NULL, gr));
+    int64_t lx = 4;
+    weft_tensor_t *vals[4] = {ck_tensor(WEFT_FLOAT64, 1, &lx, (double[]){1, 2, 3, 4}),
+                              ck_tensor(WEFT_FLOAT64, 0, NULL, (double[]){0.5}),
+                              ck_tensor(WEFT_FLOAT64, 0, NULL, (double[]){2}),
+                              ck_tensor(WEFT_INT64, 0, NULL, (double[]){0})};
+    const double *want[2][3] = {{(double[]){0, 0, 0, 0}, (double[]){3}, (double[]){0}},
+                                {(double[]){3, 1, 0, 0}, (double[]){9}, (double[]){3.5}}};
+    const int64_t lens[3] = {4, -1, -1};
+    for (int k = 0; k < 2; k++) {
+        *(int64_t *)weft_tensor_data(vals[3]) = 2 * k;
+        expect_grads(g, 4, in, vals, 3, gr, want[k], lens, 0.0);
+        weft_tensor_t *r[3];
+        run_compiled(1, 4, in, vals, 3, gr, r);
+        for (int i = 0; i < 3; i++) {
+            ck_expect(r[i], lens[i] < 0 ? 0 : 1, &lens[i], want[k][i], 0.0);
+            weft_tensor_release(r[i]);
+        }
+    }
+    for (int k = 0; k < 4; k++) weft_tensor_release(vals[k]);
+    weft_graph_destroy(g);
+}
+
+/* 17 float non-sequences: the reverse scan would need an adjoint and 17
+ * accumulators, above WEFT_OP_MAX_OUTPUTS outputs (Scan's node limit):
+ * refused, named. */
+static void test_outputs_limit(void **state)
+{
+    (void)state;
+    weft_graph_t *g = NULL;
+    assert_int_equal(weft_graph_create(NULL, &g), WEFT_OK);
+    enum { N = WEFT_OP_MAX_OUTPUTS + 1 };
+    weft_var_t *outer[N], *inner[N], *h = scalar_ph(g, "h"), *upd = h;
+    for (int k = 0; k < N; k++) {
+        outer[k] = scalar_ph(g, "p");
+        inner[k] = scalar_ph(g, "p_in");
+        upd = weft_mul(g, upd, inner[k]);
+    }
+    weft_scan_output_t out = {upd, num(g, 1.0), 0, NULL, &h};
+    extras_t ex = {.n_ns = N, .ns_outer = outer, .ns_inner = inner};
+    weft_var_t *y = scan_one(g, NULL, &out, 3, &ex);
+    assert_non_null(y);
+    assert_null(weft_grad(g, weft_sum(g, y, 0, NULL, false), outer[0]));
     assert_int_equal(weft_graph_error(g), WEFT_ENOGRAD);
     const char *msg = weft_graph_error_message(g);
     assert_non_null(strstr(msg, "Scan: apply "));
-    assert_non_null(strstr(msg, "(Scan{1 seqs, 1 outputs (1 carried), 0 non-seqs, reverse}, "
-                                "built at "));
-    assert_non_null(strstr(msg, "has no gradient: reverse scans (a gradient's own) are not "
-                                "differentiated (weft_grad at "));
+    assert_non_null(strstr(msg, "(Scan{0 seqs, 1 outputs (1 carried), 17 non-seqs}, built at "));
+    assert_non_null(strstr(msg, "has no gradient: its reverse scan would need more than "
+                                "WEFT_OP_MAX_OUTPUTS outputs (weft_grad at "));
     assert_non_null(strstr(msg, "test_scan_grad.c:"));
     weft_graph_destroy(g);
 }
@@ -488,7 +697,9 @@ int main(void)
         cmocka_unit_test(test_seq_taps),        cmocka_unit_test(test_fibonacci),
         cmocka_unit_test(test_window_verify),   cmocka_unit_test(test_until),
         cmocka_unit_test(test_window_compiled), cmocka_unit_test(test_until_compiled),
-        cmocka_unit_test(test_states_not_copied), cmocka_unit_test(test_reverse_refused),
+        cmocka_unit_test(test_states_not_copied), cmocka_unit_test(test_reverse_taps),
+        cmocka_unit_test(test_reverse_rnn),     cmocka_unit_test(test_second_order),
+        cmocka_unit_test(test_zero_steps),      cmocka_unit_test(test_outputs_limit),
         cmocka_unit_test(test_last_state_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
