@@ -225,6 +225,21 @@ static void test_rnn_forward(void **state)
     free_rnn(&r);
 }
 
+/* The first output of a reverse Scan among v's ancestors up to `depth`
+ * nodes up (the gradient's loop, under the IfElse that guards 0 steps). */
+static const weft_var_t *reverse_scan_above(const weft_var_t *v, int depth)
+{
+    weft_apply_t *a = weft_var_owner(v);
+    if (!a || depth == 0) return NULL;
+    const weft__scan_props_t *p = weft__scan_get(weft_apply_op(a));
+    if (p && p->core->lay.reverse) return weft_apply_output(a, 0);
+    for (size_t i = 0; i < weft_apply_n_inputs(a); i++) {
+        const weft_var_t *found = reverse_scan_above(weft_apply_input(a, i), depth - 1);
+        if (found) return found;
+    }
+    return NULL;
+}
+
 /* Forward and backward: the gradient's reverse loop carries lam (the chain)
  * and one accumulator per weight, each its own stage after lam's; the
  * gradients are the evaluator's bits. */
@@ -236,11 +251,7 @@ static void test_rnn_fwd_bwd(void **state)
     weft_var_t *cost = weft_sum(r.g, weft_mul(r.g, r.h, r.h), 0, NULL, false);
     weft_var_t *out[4] = {cost, NULL, NULL, NULL};
     assert_non_null(weft_grads(r.g, cost, 3, r.in + 1, NULL, out + 1));
-    const weft_var_t *bwd = NULL;
-    for (weft_apply_t *a = weft_var_owner(out[2]); a && !bwd;) { /* up to the reverse Scan */
-        if (weft__scan_get(weft_apply_op(a))) bwd = weft_apply_output(a, 0);
-        else a = weft_var_owner(weft_apply_input(a, 0));
-    }
+    const weft_var_t *bwd = reverse_scan_above(out[2], 16);
     assert_non_null(bwd);
     char st[256];
     stages_of(bwd, st, sizeof st);
