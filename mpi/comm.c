@@ -56,20 +56,24 @@ static void idle_sleep(wm_rt_t *rt)
     pthread_mutex_unlock(&rt->comm_mu);
 }
 
-/* Idle backoff while something is awaited: sleep 10, 20, 40, ... 320 us,
- * then 500 us per round (a completion resets it). Never a sched_yield loop:
- * a yielding thread stays runnable, so the scheduler gives it a fair share
- * of its core, and a rank waiting for a descheduled peer took half of the
- * core its own worker or another rank's needed (docs/distributed.md §3.1).
- * A sleeping poller costs a few us per round; the delay it adds to noticing
- * a completion (at most 500 us plus timer slack, only after waiting 600 us
- * already) is small against such a wait. */
+/* Idle backoff while something is awaited: 32 sched_yield rounds, then
+ * sleeps of 5 us (32 rounds) and 50 us (a completion resets it). mpirun
+ * binds a rank to its core, which its worker shares with this thread: a
+ * yield hands the core straight back to the worker, where a sleep's wakeup
+ * preempts it; and the waits this ends are often short (an allreduce whose
+ * peer is a few us late). Sleeping from the first round (10 us doubling to
+ * 500 us) cost the data-parallel MLP 7% at np=2 (1.73-1.78x -> 1.59-1.63x
+ * alternated in one session; docs/distributed.md §3.1). When nothing is
+ * awaited the thread blocks after 8 rounds (idle_sleep), so a rank's long
+ * node is never polled against. */
 static void backoff(unsigned *idle)
 {
-    unsigned shift = *idle < 6 ? *idle : 6;
-    unsigned us = 10u << shift;
-    struct timespec ts = {0, (long)(us < 500 ? us : 500) * 1000};
-    ++*idle;
+    if (++*idle < 32) {
+        sched_yield();
+        return;
+    }
+    unsigned us = *idle < 64 ? 5 : 50;
+    struct timespec ts = {0, (long)us * 1000};
     nanosleep(&ts, NULL);
 }
 
