@@ -91,7 +91,7 @@ static weft_status_t source(weft__scan_pipe_t *pp, weft__pipe_src_t src, int64_t
     }
     weft_status_t s = src.kind == WEFT__PIPE_OUT
                           ? weft__scan_row_view(h, io->out[src.idx], t)
-                          : weft__scan_row_view(h, pp->x_rows[src.idx], t % WEFT__PIPE_RING);
+                          : weft__scan_row_view(h, pp->x_rows[src.idx], t % pp->ring);
     *v = *h;
     return s;
 }
@@ -118,6 +118,11 @@ static weft_status_t task_body(void *arg, const weft_task_ctx_t *tc)
     const weft__pipe_stage_t *st = &pp->st[k->stage];
     weft_tensor_t *args[WEFT__PIPE_MAX_ARGS], *res[WEFT_OP_MAX_OUTPUTS + WEFT__PIPE_MAX_X];
     weft_status_t s = WEFT_OK;
+    if (st->chunk) {
+        const char *msg = NULL;
+        s = weft__pipe_chunk_run(pp, st, k->t, k->h, &msg);
+        return s == WEFT_OK ? s : task_fail(k, s, msg);
+    }
     for (size_t i = 0; i < st->n_args && s == WEFT_OK; i++)
         s = source(pp, st->args[i], k->t, &k->h[i], &args[i]);
     for (size_t i = 0; i < st->n_res && s == WEFT_OK; i++)
@@ -129,14 +134,14 @@ static weft_status_t task_body(void *arg, const weft_task_ctx_t *tc)
 
 /* ---- the DAG ------------------------------------------------------------------ */
 
-/* The rings of the crossing values (step t in row t mod WEFT__PIPE_RING),
+/* The rings of the crossing values (step t in row t mod pp->ring),
  * kept with the DAG: warm calls allocate nothing. */
 static weft_status_t x_alloc(weft__scan_pipe_t *pp, int64_t n)
 {
     weft_status_t s = WEFT_OK;
     for (size_t x = 0; x < pp->n_x && s == WEFT_OK; x++) {
         int64_t shape[WEFT_MAX_NDIM];
-        shape[0] = n < WEFT__PIPE_RING ? n : WEFT__PIPE_RING;
+        shape[0] = n < pp->ring ? n : pp->ring;
         memcpy(shape + 1, pp->x_shape[x], (size_t)pp->x_nd[x] * sizeof *shape);
         s = weft_tensor_empty(pp->x_dt[x], pp->x_nd[x] + 1, shape, &pp->x_rows[x]);
     }
@@ -236,7 +241,10 @@ void weft__scan_pipe_destroy(weft__scan_pipe_t *pp)
 {
     if (!pp) return;
     dag_free(pp);
-    for (size_t k = 0; k < pp->n_stages; k++) weft_function_destroy(pp->st[k].f);
+    for (size_t k = 0; k < pp->n_stages; k++) {
+        weft_function_destroy(pp->st[k].f);
+        weft_function_destroy(pp->st[k].chunk_f);
+    }
     pthread_mutex_destroy(&pp->lock);
     free(pp);
 }

@@ -187,6 +187,9 @@ weft_status_t weft_scan_register_rewrites(weft_rewrite_db_t *db)
     if (s == WEFT_OK)
         s = register_walk_tags(db, WEFT_SCAN_PUSH_OUT_DOT_REWRITE, "local_scan_push_out_dot",
                                weft__scan_push_out_dot_fn(), 0.59, true);
+    if (s == WEFT_OK) /* after save_mem: it marks last-state outputs */
+        s = register_walk_tags(db, WEFT_SCAN_CHUNK_SUM_REWRITE, "local_scan_chunk_sum",
+                               weft__scan_chunk_sum_fn(), 40.5, true);
     if (s == WEFT_OK)
         s = register_walk(db, WEFT_SCAN_SPLIT_MAP_REWRITE, "local_scan_split_map",
                           weft__scan_split_map_fn(), 0.7);
