@@ -7,7 +7,6 @@
  * step) or after the loop (scan_push_out_dot: it waits for the whole
  * chain). The sum is taken in another order than the loop's: tagged
  * fast_math. Runs after scan_save_mem, which makes the outputs last-state. */
-#include "graph/ctor_int.h"
 #include "scan_int.h"
 #include "weft/rewrite.h"
 
@@ -25,14 +24,8 @@ static weft_status_t chunk_sum_transform(weft_fgraph_t *fg, weft_apply_t *node, 
     const weft_op_t *op = NULL;
     weft_status_t s =
         weft__scan_op_ex(g, p->core, p->last_mask, mask, p->name[0] ? p->name : NULL, &op);
-    weft_var_t *in[WEFT_OP_MAX_OUTPUTS + WEFT_SCAN_MAX_SEQS + WEFT_SCAN_MAX_NONSEQS + 1];
-    for (size_t i = 0; i < weft_apply_n_inputs(node); i++) in[i] = weft_apply_input(node, i);
-    const char *file = NULL;
-    int line = 0;
-    weft_apply_trace(node, &file, &line);
     weft_apply_t *a = NULL;
-    if (s == WEFT_OK)
-        s = weft__got(g, a = weft_apply_create_at(g, op, weft_apply_n_inputs(node), in, file, line));
+    if (s == WEFT_OK) s = weft__scan_reapply(g, node, op, &a);
     for (size_t o = 0; o < weft_apply_n_outputs(node) && s == WEFT_OK; o++)
         s = weft_rewrite_result_replace(res, weft_apply_output(node, o), weft_apply_output(a, o));
     return s;

@@ -125,6 +125,11 @@ weft__scan_node_rewrite_fn weft__scan_fill_seq_fn(void);
  * to NULL (scan_park.c). */
 void weft__scan_views_park(weft_tensor_t **views, size_t n);
 
+/* *out: a node of op on node's inputs, with node's creation site
+ * (scan_rewrite.c). Errors (on g): as weft_apply_create. */
+weft_status_t weft__scan_reapply(weft_graph_t *g, const weft_apply_t *node, const weft_op_t *op,
+                                 weft_apply_t **out);
+
 /* Every client of v in fg is the Subtensor op `last` (y[-1]) and none is a
  * graph output (scan_rewrite.c). */
 bool weft__scan_read_last_only(weft_fgraph_t *fg, const weft_var_t *v, const weft_op_t *last);

@@ -25,11 +25,9 @@ struct weft__pipe_task {
     weft_tensor_t **h; /* view handles: the stage's arguments, then its results */
 };
 
-weft_status_t weft__scan_row_view(weft_tensor_t **h, weft_tensor_t *base, int64_t row)
+weft_status_t weft__scan_view(weft_tensor_t **h, weft_tensor_t *base, int nd, const int64_t *shape,
+                              const int64_t *strides, int64_t off)
 {
-    int nd = weft_tensor_ndim(base) - 1;
-    const int64_t *shape = weft_tensor_shape(base) + 1, *strides = weft_tensor_strides(base) + 1;
-    int64_t off = row * weft_tensor_stride(base, 0);
     if (*h && weft_tensor_ndim(*h) == nd && weft__tensor_handle_alone(*h)) {
         size_t item = weft_dtype_size(weft_tensor_dtype(base));
         char *data = (char *)weft_tensor_data(base) + off * (int64_t)item;
@@ -39,6 +37,12 @@ weft_status_t weft__scan_row_view(weft_tensor_t **h, weft_tensor_t *base, int64_
     weft_tensor_release(*h);
     *h = NULL;
     return weft_tensor_view(base, nd, shape, strides, off, h);
+}
+
+weft_status_t weft__scan_row_view(weft_tensor_t **h, weft_tensor_t *base, int64_t row)
+{
+    return weft__scan_view(h, base, weft_tensor_ndim(base) - 1, weft_tensor_shape(base) + 1,
+                           weft_tensor_strides(base) + 1, row * weft_tensor_stride(base, 0));
 }
 
 /* Inner input a at step t: a sequence row, a carried state (a row of the

@@ -155,6 +155,11 @@ weft_status_t weft__pipe_chunk_stages(weft__scan_pipe_t *pp, weft_graph_t *g,
 weft_status_t weft__pipe_chunk_run(weft__scan_pipe_t *pp, const weft__pipe_stage_t *st,
                                    int64_t t, weft_tensor_t **h, const char **msg);
 
+/* *h becomes the view of base (nd, shape, strides, offset off in
+ * elements), rewritten in place when nothing else holds it. Uses no kernel
+ * context; the message is weft_tensor_last_error's. */
+weft_status_t weft__scan_view(weft_tensor_t **h, weft_tensor_t *base, int nd, const int64_t *shape,
+                              const int64_t *strides, int64_t off);
 /* *h becomes the view of row `row` of base (axis 0 dropped), rewritten in
  * place when nothing else holds it. Uses no kernel context (tasks call
  * it); the message is weft_tensor_last_error's. */

@@ -12,9 +12,7 @@
  * sum's order, and its bits, are the same at any worker count. */
 #include <string.h>
 
-#include "graph/ctor_int.h"
 #include "scan_pipe.h"
-#include "tensor/tensor_int.h"
 #include "weft/elemwise.h"
 #include "weft/linalg.h"
 #include "weft/shape_ops.h"
@@ -42,7 +40,9 @@ static weft_var_t *rows_of(weft_graph_t *g, const weft_var_t *v)
     return weft_var_create(g, rt, weft_var_name(v));
 }
 
-/* acc + reshape(pr, (-1, m))^T @ reshape(br, (-1, k)) compiled as *f. */
+/* acc + reshape(pr, (-1, m))^T @ reshape(br, (-1, k)) compiled as *f;
+ * *f stays NULL (WEFT_OK: no chunk stage) when it cannot be built or has
+ * another type than acc (the error stays on the private graph g). */
 static weft_status_t chunk_compile(weft_graph_t *g, weft_var_t *acc, weft_var_t *pv,
                                    weft_var_t *bv, const weft_function_options_t *opts,
                                    weft_function_t **f)
@@ -53,9 +53,8 @@ static weft_status_t chunk_compile(weft_graph_t *g, weft_var_t *acc, weft_var_t 
     const int64_t sb[2] = {-1, weft_type_dim(weft_var_type(bv), 1)};
     weft_var_t *pt = weft_transpose(g, weft_reshape(g, in[1], 2, sp));
     weft_var_t *y = weft_add(g, in[0], weft_dot(g, pt, weft_reshape(g, in[2], 2, sb)));
-    weft_status_t s = weft__got(g, y);
-    if (s == WEFT_OK && !weft_type_equal(weft_var_type(y), weft_var_type(acc))) return WEFT_OK;
-    return s == WEFT_OK ? weft_function_compile(3, in, 1, &y, 0, NULL, opts, f) : s;
+    if (!y || !weft_type_equal(weft_var_type(y), weft_var_type(acc))) return WEFT_OK;
+    return weft_function_compile(3, in, 1, &y, 0, NULL, opts, f);
 }
 
 /* Stage st: writes chunk-summed output o alone, from its state, P and B. */
@@ -101,7 +100,7 @@ weft_status_t weft__pipe_chunk_stages(weft__scan_pipe_t *pp, weft_graph_t *g,
 }
 
 /* *h: a view of `len` rows of base from row `row`, `dir` rows apart (-1:
- * downwards), rewritten in place when nothing else holds it. */
+ * downwards). */
 static weft_status_t rows_view(weft_tensor_t **h, weft_tensor_t *base, int64_t row, int64_t len,
                                int64_t dir)
 {
@@ -111,16 +110,7 @@ static weft_status_t rows_view(weft_tensor_t **h, weft_tensor_t *base, int64_t r
     memcpy(strides, weft_tensor_strides(base), (size_t)nd * sizeof *strides);
     shape[0] = len;
     strides[0] *= dir;
-    int64_t off = row * weft_tensor_stride(base, 0);
-    if (*h && weft_tensor_ndim(*h) == nd && weft__tensor_handle_alone(*h)) {
-        size_t item = weft_dtype_size(weft_tensor_dtype(base));
-        char *data = (char *)weft_tensor_data(base) + off * (int64_t)item;
-        weft__tensor_repoint(*h, base, shape, strides, data);
-        return WEFT_OK;
-    }
-    weft_tensor_release(*h);
-    *h = NULL;
-    return weft_tensor_view(base, nd, shape, strides, off, h);
+    return weft__scan_view(h, base, nd, shape, strides, row * weft_tensor_stride(base, 0));
 }
 
 /* The rows of steps t0 .. t0 + len - 1 of src, in step order. */
