@@ -187,6 +187,13 @@ typedef struct weft_rewrite_db weft_rewrite_db_t;
  * P^T @ B over the stacked P_t and B_t, one product (summed in another
  * order than the loop's). */
 #define WEFT_SCAN_PUSH_OUT_DOT_REWRITE "scan_push_out_dot"
+/* Name of the chunked accumulation (in2out walk, tags "fast_run", "scan",
+ * "fast_math"; after scan_save_mem): in a loop that also carries another
+ * value (a chain), such an accumulator returning its last state is summed
+ * by a pipelined run in chunks of 8 steps beside the chain, one product per
+ * chunk (docs/control-flow.md §5.2); scan_push_out_dot leaves those loops
+ * alone. */
+#define WEFT_SCAN_CHUNK_SUM_REWRITE "scan_chunk_sum"
 /* Name of the broadcast-sequence fold (in2out walk, tags "fast_run",
  * "scan"): a sequence ReduceGrad{Sum over every axis}(x, gz) - gz in every
  * element - whose x is also a sequence of the scan is dropped; the loop

@@ -161,10 +161,17 @@ weft_status_t weft__scan_core_make(weft_graph_t *g, const weft__scan_layout_t *l
 weft_status_t weft__scan_op(weft_graph_t *g, const weft__scan_core_t *core, uint32_t last_mask,
                             const char *name, const weft_op_t **out)
 {
+    return weft__scan_op_ex(g, core, last_mask, 0, name, out);
+}
+
+weft_status_t weft__scan_op_ex(weft_graph_t *g, const weft__scan_core_t *core, uint32_t last_mask,
+                               uint32_t chunk_mask, const char *name, const weft_op_t **out)
+{
     weft__scan_props_t p;
     memset(&p, 0, sizeof p);
     p.core = core;
     p.last_mask = last_mask;
+    p.chunk_mask = chunk_mask;
     if (name) snprintf(p.name, sizeof p.name, "%s", name);
     return weft_op_create(g, &scan_class, &p, out);
 }
@@ -174,23 +181,25 @@ weft_status_t weft__scan_op(weft_graph_t *g, const weft__scan_core_t *core, uint
 static bool scan_props_equal(const void *pa, const void *pb)
 {
     const weft__scan_props_t *a = pa, *b = pb;
-    return a->core == b->core && a->last_mask == b->last_mask;
+    return a->core == b->core && a->last_mask == b->last_mask && a->chunk_mask == b->chunk_mask;
 }
 
 static uint64_t scan_props_hash(const void *pv)
 {
     const weft__scan_props_t *p = pv;
-    return p->core->hash ^ ((uint64_t)p->last_mask * 0x9e3779b97f4a7c15ull);
+    return p->core->hash ^ ((uint64_t)p->last_mask * 0x9e3779b97f4a7c15ull) ^
+           ((uint64_t)p->chunk_mask * 0xc2b2ae3d27d4eb4full);
 }
 
 static int scan_props_print(const void *pv, char *buf, size_t cap)
 {
     const weft__scan_props_t *p = pv;
     const weft__scan_layout_t *l = &p->core->lay;
-    return snprintf(buf, cap, "%s%s%zu seqs, %u outputs (%zu carried), %u non-seqs%s%s%s",
+    return snprintf(buf, cap, "%s%s%zu seqs, %u outputs (%zu carried), %u non-seqs%s%s%s%s",
                     p->name[0] ? p->name : "", p->name[0] ? ": " : "", (size_t)l->n_seq, l->n_out,
                     p->core->n_carry, l->n_nonseq, l->has_until ? ", until" : "",
-                    l->reverse ? ", reverse" : "", p->last_mask ? ", last-state outputs" : "");
+                    l->reverse ? ", reverse" : "", p->last_mask ? ", last-state outputs" : "",
+                    p->chunk_mask ? ", chunk sums" : "");
 }
 
 /* An outer value fits its placeholder: same dtype, the placeholder's rank

@@ -48,6 +48,10 @@ typedef struct weft__scan_core {
 typedef struct weft__scan_props {
     const weft__scan_core_t *core;
     uint32_t last_mask; /* bit o: output o is its last state only */
+    /* bit o (a last-state output acc + P_t^T @ B_t, scan_chunk.c): a
+     * pipelined run sums it a chunk of WEFT__PIPE_CHUNK steps at a time
+     * (scan_pipe.h); set by the fast_math rewrite scan_chunk_sum */
+    uint32_t chunk_mask;
     char name[WEFT__SCAN_NAME_MAX];
 } weft__scan_props_t;
 
@@ -63,6 +67,11 @@ weft_status_t weft__scan_core_make(weft_graph_t *g, const weft__scan_layout_t *l
 /* A Scan op of g for core (name NULL: none). */
 weft_status_t weft__scan_op(weft_graph_t *g, const weft__scan_core_t *core, uint32_t last_mask,
                             const char *name, const weft_op_t **out);
+
+/* The same with the chunk-summed outputs chunk_mask (a subset of
+ * last_mask). */
+weft_status_t weft__scan_op_ex(weft_graph_t *g, const weft__scan_core_t *core, uint32_t last_mask,
+                               uint32_t chunk_mask, const char *name, const weft_op_t **out);
 
 /* Counts derived from a layout. */
 size_t weft__scan_n_seq_taps(const weft__scan_layout_t *lay);
@@ -93,6 +102,20 @@ weft__scan_node_rewrite_fn weft__scan_prune_fn(void);
 weft__scan_node_rewrite_fn weft__scan_merge_fn(void);
 /* The node rewrite of scan_push_out_dot (scan_pushout_dot.c). */
 weft__scan_node_rewrite_fn weft__scan_push_out_dot_fn(void);
+/* The node rewrite of scan_chunk_sum (scan_chunk.c). */
+weft__scan_node_rewrite_fn weft__scan_chunk_sum_fn(void);
+/* The parts of u = acc + P^T @ B (either order of the sum): *p and *b
+ * (matrices whose last lengths are static, the product of acc's type), or
+ * false (scan_pushout_dot.c). */
+bool weft__scan_acc_parts(const weft_var_t *u, const weft_var_t *acc, weft_var_t **p,
+                          weft_var_t **b);
+/* Output o of c is an accumulator acc_t = acc_{t-1} + P_t^T @ B_t: taps
+ * {-1}, its state read only by that sum, the sum no other value's input
+ * (scan_pushout_dot.c). */
+bool weft__scan_inner_acc(const weft__scan_core_t *c, uint32_t o);
+/* c carries an output that is no such accumulator (a chain the sums can
+ * overlap: the pipeline runs), and has no until. */
+bool weft__scan_has_chain(const weft__scan_core_t *c);
 /* The node rewrite of scan_fill_seq (scan_fill_seq.c). */
 weft__scan_node_rewrite_fn weft__scan_fill_seq_fn(void);
 
@@ -101,6 +124,11 @@ weft__scan_node_rewrite_fn weft__scan_fill_seq_fn(void);
  * handle (the next run rewrites it in place again), else released and set
  * to NULL (scan_park.c). */
 void weft__scan_views_park(weft_tensor_t **views, size_t n);
+
+/* *out: a node of op on node's inputs, with node's creation site
+ * (scan_rewrite.c). Errors (on g): as weft_apply_create. */
+weft_status_t weft__scan_reapply(weft_graph_t *g, const weft_apply_t *node, const weft_op_t *op,
+                                 weft_apply_t **out);
 
 /* Every client of v in fg is the Subtensor op `last` (y[-1]) and none is a
  * graph output (scan_rewrite.c). */

@@ -48,6 +48,7 @@ weft_status_t weft__scan_to_json(const weft_op_t *op, weft_json_props_t *p)
     if (s == WEFT_OK) s = weft_json_props_put_bool(p, "until", l->has_until != 0);
     if (s == WEFT_OK && l->reverse) s = weft_json_props_put_bool(p, "reverse", true);
     if (s == WEFT_OK) s = weft_json_props_put_int(p, "last_mask", sp->last_mask);
+    if (s == WEFT_OK && sp->chunk_mask) s = weft_json_props_put_int(p, "chunk_mask", sp->chunk_mask);
     return s;
 }
 
@@ -101,9 +102,13 @@ weft_status_t weft__scan_from_json(weft_graph_t *g, const weft_op_class_t *cls,
 {
     (void)cls;
     weft__scan_layout_t l;
-    int64_t mask = 0;
+    int64_t mask = 0, chunk = 0;
     const char *name = NULL;
     weft_status_t s = read_layout(p, &l, &mask);
+    if (s == WEFT_OK && weft_json_props_has(p, "chunk_mask"))
+        s = weft_json_props_get_int(p, "chunk_mask", &chunk);
+    if (s == WEFT_OK && (chunk < 0 || (chunk & ~mask)))
+        return weft_json_props_error(p, WEFT_EPARSE, "chunk_mask is no subset of last_mask");
     if (s == WEFT_OK && weft_json_props_has(p, "name")) s = weft_json_props_get_string(p, "name", &name);
     weft_graph_io_t inner = {0};
     if (s == WEFT_OK) s = weft_json_props_get_graph(p, "graph", g, &inner);
@@ -116,7 +121,7 @@ weft_status_t weft__scan_from_json(weft_graph_t *g, const weft_op_class_t *cls,
                                   "needs %zu and %u",
                                   inner.n_inputs, inner.n_outputs, n_in, l.n_out + l.has_until);
     if (s == WEFT_OK) s = weft__scan_core_make(g, &l, inner.inputs, inner.outputs, &core);
-    if (s == WEFT_OK) s = weft__scan_op(g, core, (uint32_t)mask, name, out);
+    if (s == WEFT_OK) s = weft__scan_op_ex(g, core, (uint32_t)mask, (uint32_t)chunk, name, out);
     if (s != WEFT_OK && s != WEFT_EPARSE) {
         char msg[512];
         snprintf(msg, sizeof msg, "%s", weft_graph_last_error(g));

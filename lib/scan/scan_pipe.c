@@ -25,11 +25,9 @@ struct weft__pipe_task {
     weft_tensor_t **h; /* view handles: the stage's arguments, then its results */
 };
 
-weft_status_t weft__scan_row_view(weft_tensor_t **h, weft_tensor_t *base, int64_t row)
+weft_status_t weft__scan_view(weft_tensor_t **h, weft_tensor_t *base, int nd, const int64_t *shape,
+                              const int64_t *strides, int64_t off)
 {
-    int nd = weft_tensor_ndim(base) - 1;
-    const int64_t *shape = weft_tensor_shape(base) + 1, *strides = weft_tensor_strides(base) + 1;
-    int64_t off = row * weft_tensor_stride(base, 0);
     if (*h && weft_tensor_ndim(*h) == nd && weft__tensor_handle_alone(*h)) {
         size_t item = weft_dtype_size(weft_tensor_dtype(base));
         char *data = (char *)weft_tensor_data(base) + off * (int64_t)item;
@@ -39,6 +37,12 @@ weft_status_t weft__scan_row_view(weft_tensor_t **h, weft_tensor_t *base, int64_
     weft_tensor_release(*h);
     *h = NULL;
     return weft_tensor_view(base, nd, shape, strides, off, h);
+}
+
+weft_status_t weft__scan_row_view(weft_tensor_t **h, weft_tensor_t *base, int64_t row)
+{
+    return weft__scan_view(h, base, weft_tensor_ndim(base) - 1, weft_tensor_shape(base) + 1,
+                           weft_tensor_strides(base) + 1, row * weft_tensor_stride(base, 0));
 }
 
 /* Inner input a at step t: a sequence row, a carried state (a row of the
@@ -91,7 +95,7 @@ static weft_status_t source(weft__scan_pipe_t *pp, weft__pipe_src_t src, int64_t
     }
     weft_status_t s = src.kind == WEFT__PIPE_OUT
                           ? weft__scan_row_view(h, io->out[src.idx], t)
-                          : weft__scan_row_view(h, pp->x_rows[src.idx], t % WEFT__PIPE_RING);
+                          : weft__scan_row_view(h, pp->x_rows[src.idx], t % pp->ring);
     *v = *h;
     return s;
 }
@@ -118,6 +122,11 @@ static weft_status_t task_body(void *arg, const weft_task_ctx_t *tc)
     const weft__pipe_stage_t *st = &pp->st[k->stage];
     weft_tensor_t *args[WEFT__PIPE_MAX_ARGS], *res[WEFT_OP_MAX_OUTPUTS + WEFT__PIPE_MAX_X];
     weft_status_t s = WEFT_OK;
+    if (st->chunk) {
+        const char *msg = NULL;
+        s = weft__pipe_chunk_run(pp, st, k->t, k->h, &msg);
+        return s == WEFT_OK ? s : task_fail(k, s, msg);
+    }
     for (size_t i = 0; i < st->n_args && s == WEFT_OK; i++)
         s = source(pp, st->args[i], k->t, &k->h[i], &args[i]);
     for (size_t i = 0; i < st->n_res && s == WEFT_OK; i++)
@@ -129,14 +138,14 @@ static weft_status_t task_body(void *arg, const weft_task_ctx_t *tc)
 
 /* ---- the DAG ------------------------------------------------------------------ */
 
-/* The rings of the crossing values (step t in row t mod WEFT__PIPE_RING),
+/* The rings of the crossing values (step t in row t mod pp->ring),
  * kept with the DAG: warm calls allocate nothing. */
 static weft_status_t x_alloc(weft__scan_pipe_t *pp, int64_t n)
 {
     weft_status_t s = WEFT_OK;
     for (size_t x = 0; x < pp->n_x && s == WEFT_OK; x++) {
         int64_t shape[WEFT_MAX_NDIM];
-        shape[0] = n < WEFT__PIPE_RING ? n : WEFT__PIPE_RING;
+        shape[0] = n < pp->ring ? n : pp->ring;
         memcpy(shape + 1, pp->x_shape[x], (size_t)pp->x_nd[x] * sizeof *shape);
         s = weft_tensor_empty(pp->x_dt[x], pp->x_nd[x] + 1, shape, &pp->x_rows[x]);
     }
@@ -236,7 +245,10 @@ void weft__scan_pipe_destroy(weft__scan_pipe_t *pp)
 {
     if (!pp) return;
     dag_free(pp);
-    for (size_t k = 0; k < pp->n_stages; k++) weft_function_destroy(pp->st[k].f);
+    for (size_t k = 0; k < pp->n_stages; k++) {
+        weft_function_destroy(pp->st[k].f);
+        weft_function_destroy(pp->st[k].chunk_f);
+    }
     pthread_mutex_destroy(&pp->lock);
     free(pp);
 }

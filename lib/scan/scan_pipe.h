@@ -32,6 +32,13 @@
 /* Rows of a crossing value's ring: a constant, never the worker count, so
  * the DAG (and the bits) are the same at any worker count. */
 #define WEFT__PIPE_RING 8
+/* Steps of one chunk of a chunk-summed accumulator (scan_chunk.c): one
+ * product of inner length 8 * rows per chunk. Chunks start at multiples of
+ * 8 from step 0 (the last one may be shorter): fixed by the step count,
+ * never by the worker count. A pipeline with such a stage keeps rings of
+ * 2 * 8 rows, so the chain writes the next chunk's rows while the product
+ * reads the last one's. */
+#define WEFT__PIPE_CHUNK 8
 #define WEFT__PIPE_MAX_IN \
     (WEFT_SCAN_MAX_SEQS * WEFT_SCAN_MAX_TAPS + WEFT_OP_MAX_OUTPUTS * WEFT_SCAN_MAX_TAPS + \
      WEFT_SCAN_MAX_NONSEQS)
@@ -62,6 +69,13 @@ typedef struct weft__pipe_stage {
     size_t n_succ;
     weft__pipe_succ_t succ[WEFT__PIPE_MAX_STAGES * (WEFT_SCAN_MAX_TAPS + 1) + 1];
     char name[48];
+    /* a chunk stage (scan_pipe_chunk.c): its step t does nothing unless it
+     * ends a chunk; then chunk_f sums carried output chunk_o's chunk,
+     * chunk_f(acc, P rows, B rows) = acc + reshape(P)^T @ reshape(B) */
+    bool chunk;
+    uint32_t chunk_o;
+    weft__pipe_src_t chunk_src[2]; /* P_t and B_t: a sequence row or a crossing value */
+    weft_function_t *chunk_f;
 } weft__pipe_stage_t;
 
 typedef struct weft__pipe_task weft__pipe_task_t;
@@ -89,6 +103,7 @@ typedef struct weft__scan_pipe {
     weft_dtype_t x_dt[WEFT__PIPE_MAX_X];
     int x_nd[WEFT__PIPE_MAX_X];
     int64_t x_shape[WEFT__PIPE_MAX_X][WEFT_MAX_NDIM];
+    int64_t ring; /* rows of each crossing value's ring: WEFT__PIPE_RING, 2 chunks with a chunk stage */
     /* the DAG of steps 1..dag_n-1, rebuilt when the step count or pool changes */
     int64_t dag_n;
     void *dag_pool;
@@ -98,7 +113,7 @@ typedef struct weft__scan_pipe {
     size_t n_tasks;
     weft_tensor_t **handles;
     size_t n_handles;
-    weft_tensor_t *x_rows[WEFT__PIPE_MAX_X]; /* (min(dag_n, RING), state shape) each */
+    weft_tensor_t *x_rows[WEFT__PIPE_MAX_X]; /* (min(dag_n, ring), state shape) each */
     /* one run */
     const weft__pipe_io_t *io;
     pthread_mutex_t lock; /* guards the failure record */
@@ -126,6 +141,25 @@ void weft__scan_pipe_destroy(weft__scan_pipe_t *pp);
 weft_status_t weft__scan_pipe_run(weft__scan_pipe_t *pp, const weft__pipe_io_t *io,
                                   weft_kernel_ctx_t *ctx);
 
+/* Chunk stages (scan_pipe_chunk.c). Marks the carried stages of pp that
+ * write one output of chunk_mask alone, as acc + P^T @ B with P and B
+ * sequence rows or crossing values (part's copy: in[] its inner inputs,
+ * out[] its updates, x[] the crossing values), compiles their chunk_f with
+ * opts on g and sets pp->ring. Errors: the compile's. */
+weft_status_t weft__pipe_chunk_stages(weft__scan_pipe_t *pp, weft_graph_t *g,
+                                      const weft__scan_props_t *sp, weft_var_t *const *in,
+                                      weft_var_t *const *out, weft_var_t *const *x,
+                                      const weft_function_options_t *opts);
+/* Runs step t of chunk stage st (a task of scan_pipe.c; the view handles
+ * h[0], h[1]). Errors: a view's or chunk_f's, message in *msg. */
+weft_status_t weft__pipe_chunk_run(weft__scan_pipe_t *pp, const weft__pipe_stage_t *st,
+                                   int64_t t, weft_tensor_t **h, const char **msg);
+
+/* *h becomes the view of base (nd, shape, strides, offset off in
+ * elements), rewritten in place when nothing else holds it. Uses no kernel
+ * context; the message is weft_tensor_last_error's. */
+weft_status_t weft__scan_view(weft_tensor_t **h, weft_tensor_t *base, int nd, const int64_t *shape,
+                              const int64_t *strides, int64_t off);
 /* *h becomes the view of row `row` of base (axis 0 dropped), rewritten in
  * place when nothing else holds it. Uses no kernel context (tasks call
  * it); the message is weft_tensor_last_error's. */

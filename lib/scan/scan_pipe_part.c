@@ -455,12 +455,19 @@ static void pipe_succ(weft__scan_pipe_t *pp, const part_t *p, const int *stage_o
             for (uint32_t q = 0; q < (uint32_t)o; q++) first += p->l->out_ntaps[q];
             add_succ(st, (uint32_t)s2, -p->l->out_taps[o][a.idx - first]);
         }
-    for (size_t i = 0; i < st->n_args; i++) /* the producer reuses the row after us */
+    /* the producer reuses the row after us; a chunk stage reads the rows of
+     * steps t - t mod C .. t at its task of step t ending the chunk, whose
+     * first row the producer's step t - t mod C + ring rewrites: an edge
+     * from every step t to step t + ring - C + 1 orders it (from the other
+     * steps, it orders the rows of an earlier chunk, already read) */
+    int64_t dt = st->chunk ? pp->ring - WEFT__PIPE_CHUNK + 1 : pp->ring;
+    for (size_t i = 0; i < st->n_args; i++)
         if (st->args[i].kind == WEFT__PIPE_X)
-            add_succ(st, (uint32_t)stage_of[p->x_stage[st->args[i].idx]], WEFT__PIPE_RING);
+            add_succ(st, (uint32_t)stage_of[p->x_stage[st->args[i].idx]], dt);
 }
 
-static weft_status_t pipe_fill(part_t *p, weft__scan_pipe_t *pp, const weft_function_options_t *opts)
+static weft_status_t pipe_fill(part_t *p, weft__scan_pipe_t *pp, const weft__scan_props_t *sp,
+                               const weft_function_options_t *opts)
 {
     int stage_of[WEFT__PIPE_MAX_STAGES]; /* partition stage -> index in pp->st */
     for (size_t s = 0; s < WEFT__PIPE_MAX_STAGES; s++) stage_of[s] = -1;
@@ -472,8 +479,9 @@ static weft_status_t pipe_fill(part_t *p, weft__scan_pipe_t *pp, const weft_func
         stage_of[s] = (int)pp->n_stages;
         r = build_stage(p, pp, s, opts);
     }
-    for (size_t s = 0; s < pp->n_stages && r == WEFT_OK; s++) pipe_succ(pp, p, stage_of, s);
     pp->n_x = p->n_x;
+    if (r == WEFT_OK) r = weft__pipe_chunk_stages(pp, p->g, sp, p->ph, p->out, p->x, opts);
+    for (size_t s = 0; s < pp->n_stages && r == WEFT_OK; s++) pipe_succ(pp, p, stage_of, s);
     for (size_t x = 0; x < p->n_x; x++) {
         const weft_type_t *t = weft_var_type(p->x[x]);
         pp->x_dt[x] = weft_type_dtype(t);
@@ -547,12 +555,15 @@ weft_status_t weft__scan_pipe_build(const weft__scan_props_t *sp,
         return s;
     }
     weft__scan_pipe_t *pp = calloc(1, sizeof *pp);
-    s = pp ? pipe_fill(&p, pp, opts) : WEFT_ENOMEM;
+    s = pp ? pipe_fill(&p, pp, sp, opts) : WEFT_ENOMEM;
     bool rings = s == WEFT_OK && rings_ok(&p, pp, sp->last_mask);
     if (s == WEFT_OK && rings && pthread_mutex_init(&pp->lock, NULL) != 0) s = WEFT_ENOMEM;
     part_free(&p);
     if (s != WEFT_OK || !rings) {
-        for (size_t k = 0; pp && k < pp->n_stages; k++) weft_function_destroy(pp->st[k].f);
+        for (size_t k = 0; pp && k < pp->n_stages; k++) {
+            weft_function_destroy(pp->st[k].f);
+            weft_function_destroy(pp->st[k].chunk_f);
+        }
         free(pp);
         return s;
     }

@@ -34,10 +34,10 @@ static bool sole_client(weft_fgraph_t *fg, const weft_var_t *v, const weft_apply
     return who ? cl[0].node == who : weft_apply_is_output_slot(cl[0].node);
 }
 
-/* The parts of u = acc + P^T @ B (either order of the sum): *p and *b, or
- * false. The Dot's operands are matrices whose last lengths are static (the
- * stacked rows are reshaped to them), and the product has acc's type. */
-static bool parts(const weft_var_t *u, const weft_var_t *acc, weft_var_t **p, weft_var_t **b)
+/* The Dot's operands are matrices whose last lengths are static (the
+ * stacked rows are reshaped to them). */
+bool weft__scan_acc_parts(const weft_var_t *u, const weft_var_t *acc, weft_var_t **p,
+                          weft_var_t **b)
 {
     weft_apply_t *add = weft_var_owner(u);
     if (!op_is(add, "Add") || weft_apply_n_inputs(add) != 2) return false;
@@ -61,25 +61,38 @@ static bool parts(const weft_var_t *u, const weft_var_t *acc, weft_var_t **p, we
            weft_type_dim(tb, 1) >= 0;
 }
 
-/* Bit o: output o is such an accumulator (carried with taps {-1}, read only
- * as y[-1] outside, its state read only by the sum inside). */
+bool weft__scan_inner_acc(const weft__scan_core_t *c, uint32_t o)
+{
+    const weft__scan_layout_t *l = &c->lay;
+    size_t slot = weft__scan_n_seq_taps(l);
+    for (uint32_t q = 0; q < o; q++) slot += l->out_ntaps[q];
+    weft_var_t *acc = weft_fgraph_input(c->fg, slot), *u = weft_fgraph_output(c->fg, o);
+    weft_var_t *pv = NULL, *bv = NULL;
+    return l->out_ntaps[o] == 1 && l->out_taps[o][0] == -1 &&
+           weft__scan_acc_parts(u, acc, &pv, &bv) && sole_client(c->fg, acc, weft_var_owner(u)) &&
+           sole_client(c->fg, u, NULL);
+}
+
+bool weft__scan_has_chain(const weft__scan_core_t *c)
+{
+    for (uint32_t o = 0; o < c->lay.n_out; o++)
+        if (c->lay.out_ntaps[o] && !weft__scan_inner_acc(c, o)) return !c->lay.has_until;
+    return false;
+}
+
+/* Bit o: output o is such an accumulator read only as y[-1] outside. None
+ * when the loop has a chain to overlap: scan_chunk_sum sums them in chunks
+ * beside it instead. */
 static uint32_t accumulators(weft_fgraph_t *fg, const weft_apply_t *node,
                              const weft__scan_props_t *p, const weft_op_t *last)
 {
     const weft__scan_core_t *c = p->core;
-    const weft__scan_layout_t *l = &c->lay;
     uint32_t mask = 0;
-    size_t slot = weft__scan_n_seq_taps(l);
-    for (uint32_t o = 0; o < l->n_out; slot += l->out_ntaps[o], o++) {
-        weft_var_t *acc = weft_fgraph_input(c->fg, slot), *u = weft_fgraph_output(c->fg, o);
-        weft_var_t *pv = NULL, *bv = NULL;
-        if (l->out_ntaps[o] != 1 || l->out_taps[o][0] != -1 ||
-            !weft__scan_read_last_only(fg, weft_apply_output(node, o), last) ||
-            !parts(u, acc, &pv, &bv) || !sole_client(c->fg, acc, weft_var_owner(u)) ||
-            !sole_client(c->fg, u, NULL))
-            continue;
-        mask |= 1u << o;
-    }
+    if (weft__scan_has_chain(c)) return 0;
+    for (uint32_t o = 0; o < c->lay.n_out; o++)
+        if (weft__scan_read_last_only(fg, weft_apply_output(node, o), last) &&
+            weft__scan_inner_acc(c, o))
+            mask |= 1u << o;
     return mask;
 }
 
@@ -104,7 +117,7 @@ static void spec_stacked(const weft_apply_t *node, const weft__scan_props_t *p, 
     for (uint32_t o = 0; o < l->n_out; slot += l->out_ntaps[o], o++) {
         weft_var_t *pv = NULL, *bv = NULL;
         if (!((mask >> o) & 1)) continue;
-        parts(r->upd[o], r->ph[slot], &pv, &bv); /* the copy matches as the original did */
+        weft__scan_acc_parts(r->upd[o], r->ph[slot], &pv, &bv); /* the copy matches as the original did */
         at[o][0] = stack_out(r, &n, pv);
         at[o][1] = stack_out(r, &n, bv);
     }

@@ -24,6 +24,18 @@ bool weft__scan_read_last_only(weft_fgraph_t *fg, const weft_var_t *v, const wef
     return true;
 }
 
+weft_status_t weft__scan_reapply(weft_graph_t *g, const weft_apply_t *node, const weft_op_t *op,
+                                 weft_apply_t **out)
+{
+    weft_var_t *in[WEFT_OP_MAX_OUTPUTS + WEFT_SCAN_MAX_SEQS + WEFT_SCAN_MAX_NONSEQS + 1];
+    for (size_t i = 0; i < weft_apply_n_inputs(node); i++) in[i] = weft_apply_input(node, i);
+    const char *file = NULL;
+    int line = 0;
+    weft_apply_trace(node, &file, &line);
+    return weft__got(g, *out = weft_apply_create_at(g, op, weft_apply_n_inputs(node), in, file,
+                                                    line));
+}
+
 static weft_status_t save_mem_transform(weft_fgraph_t *fg, weft_apply_t *node, void *user,
                                         weft_rewrite_result_t *res)
 {
@@ -41,15 +53,9 @@ static weft_status_t save_mem_transform(weft_fgraph_t *fg, weft_apply_t *node, v
             mask |= 1u << o;
     if (mask == p->last_mask) return WEFT_OK;
     const weft_op_t *op = NULL;
-    s = weft__scan_op(g, p->core, mask, p->name[0] ? p->name : NULL, &op);
-    weft_var_t *in[WEFT_OP_MAX_OUTPUTS + WEFT_SCAN_MAX_SEQS + WEFT_SCAN_MAX_NONSEQS + 1];
-    for (size_t i = 0; i < weft_apply_n_inputs(node); i++) in[i] = weft_apply_input(node, i);
-    const char *file = NULL;
-    int line = 0;
-    weft_apply_trace(node, &file, &line);
+    s = weft__scan_op_ex(g, p->core, mask, p->chunk_mask, p->name[0] ? p->name : NULL, &op);
     weft_apply_t *a = NULL;
-    if (s == WEFT_OK)
-        s = weft__got(g, a = weft_apply_create_at(g, op, weft_apply_n_inputs(node), in, file, line));
+    if (s == WEFT_OK) s = weft__scan_reapply(g, node, op, &a);
     for (uint32_t o = 0; o < p->core->lay.n_out && s == WEFT_OK; o++) {
         weft_var_t *old = weft_apply_output(node, o), *nw = weft_apply_output(a, o);
         if (!((mask >> o) & 1) || ((p->last_mask >> o) & 1)) {
@@ -187,6 +193,9 @@ weft_status_t weft_scan_register_rewrites(weft_rewrite_db_t *db)
     if (s == WEFT_OK)
         s = register_walk_tags(db, WEFT_SCAN_PUSH_OUT_DOT_REWRITE, "local_scan_push_out_dot",
                                weft__scan_push_out_dot_fn(), 0.59, true);
+    if (s == WEFT_OK) /* after save_mem: it marks last-state outputs */
+        s = register_walk_tags(db, WEFT_SCAN_CHUNK_SUM_REWRITE, "local_scan_chunk_sum",
+                               weft__scan_chunk_sum_fn(), 40.5, true);
     if (s == WEFT_OK)
         s = register_walk(db, WEFT_SCAN_SPLIT_MAP_REWRITE, "local_scan_split_map",
                           weft__scan_split_map_fn(), 0.7);

@@ -7,6 +7,8 @@
  * several carries and a seeded stress test of random inner graphs; warm
  * calls of a pipelined scan allocate nothing; a failing stage is named with
  * its step; a step-0 shape mismatch gets the sequential loop's message. */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -25,6 +27,7 @@
 #include "weft/function.h"
 #include "weft/grad.h"
 #include "weft/graph.h"
+#include "weft/graph_io.h"
 #include "weft/index_ops.h"
 #include "weft/linalg.h"
 #include "weft/reduce.h"
@@ -183,12 +186,12 @@ typedef struct rnn {
     weft_tensor_t *v[5];
 } rnn_t;
 
-/* h_t = tanh(x_t @ W + h_{t-1} @ U + b). */
-static void build_rnn(rnn_t *r)
+/* h_t = tanh(x_t @ W + h_{t-1} @ U + b) over nt steps. */
+static void build_rnn_steps(rnn_t *r, int64_t nt)
 {
     assert_int_equal(weft_graph_create(NULL, &r->g), WEFT_OK);
     weft_graph_t *g = r->g;
-    int64_t sx[3] = {RT, RB, RI}, sw[2] = {RI, RH}, su[2] = {RH, RH}, sb[1] = {RH},
+    int64_t sx[3] = {nt, RB, RI}, sw[2] = {RI, RH}, su[2] = {RH, RH}, sb[1] = {RH},
             sh[2] = {RB, RH};
     r->in[0] = var(g, 3, sx, "x");
     r->in[1] = var(g, 2, sw, "W");
@@ -204,6 +207,11 @@ static void build_rnn(rnn_t *r)
     const int64_t *shapes[5] = {sx, sw, su, sb, sh};
     const int nd[5] = {3, 2, 2, 1, 2};
     for (int k = 0; k < 5; k++) r->v[k] = filled(nd[k], shapes[k], (unsigned)k + 1);
+}
+
+static void build_rnn(rnn_t *r)
+{
+    build_rnn_steps(r, RT);
 }
 
 static void free_rnn(rnn_t *r)
@@ -262,6 +270,101 @@ static void test_rnn_fwd_bwd(void **state)
     assert_string_equal(st, "s/pre:0:1:1 s/carry1:1:5:2 s/carry2:1:3:1 s/carry3:1:3:1 "
                             "s/carry4:1:2:1 s/post:0:2:1");
     check_against_eval(r.g, 5, r.in, r.v, 4, out);
+    free_rnn(&r);
+}
+
+/* The gradient's loop with scan_chunk_sum's marks (dW, dU: outputs 1 and
+ * 2, last-state): their stages sum chunks of 8 steps. 21 steps: two whole
+ * chunks and one of 5, the rings of 16 rows reused. Compiled in fast_run
+ * (which marks them): the same bits at 1, 2 and 4 workers, the evaluator's
+ * values within 1e-12, warm calls (after two) allocate nothing. */
+static void test_rnn_chunk_sums(void **state)
+{
+    (void)state;
+    rnn_t r;
+    build_rnn_steps(&r, 21);
+    weft_var_t *cost = weft_sum(r.g, weft_mul(r.g, r.h, r.h), 0, NULL, false);
+    weft_var_t *out[4] = {cost, NULL, NULL, NULL};
+    assert_non_null(weft_grads(r.g, cost, 3, r.in + 1, NULL, out + 1));
+    const weft_var_t *bwd = reverse_scan_above(out[2], 16);
+    assert_non_null(bwd);
+    weft__scan_props_t q = *weft__scan_get(weft_apply_op(weft_var_owner(bwd)));
+    q.last_mask = q.chunk_mask = 0x6;
+    char st[256];
+    stages_of_props(&q, st, sizeof st);
+    assert_string_equal(st, "s/pre:0:1:1 s/carry1:1:5:2 s/chunk2:1:3:1 s/chunk3:1:3:1 "
+                            "s/carry4:1:2:1 s/post:0:2:1");
+    check_runs(r.g, 5, r.in, r.v, 4, out, true);
+    weft_tensor_t *ref[4] = {NULL}, *res[4] = {NULL};
+    assert_int_equal(weft_eval(r.g, 5, r.in, r.v, 4, out, ref), WEFT_OK);
+    for (int k = 0; k < 4; k++)
+        assert_int_equal(weft_tensor_empty(WEFT_FLOAT64, weft_tensor_ndim(ref[k]),
+                                           weft_tensor_shape(ref[k]), &res[k]),
+                         WEFT_OK);
+    weft_function_t *f = NULL;
+    weft_function_options_t o = WEFT_FUNCTION_OPTIONS_INIT;
+    o.threads = 2;
+    assert_int_equal(weft_function_compile(5, r.in, 4, out, 0, NULL, &o, &f), WEFT_OK);
+    static char text[16384];
+    FILE *m = fmemopen(text, sizeof text, "w");
+    assert_non_null(m);
+    assert_int_equal(weft_function_print(f, m), WEFT_OK);
+    fclose(m);
+    assert_non_null(strstr(text, "last-state outputs, chunk sums}"));
+    /* cold calls: the second still allocates (17 times, as without the
+     * chunk sums: not the loop's) */
+    for (int c = 0; c < 2; c++) assert_int_equal(weft_function_call(f, 5, r.v, 4, res), WEFT_OK);
+    alloc_count_start();
+    for (int c = 0; c < 3; c++) assert_int_equal(weft_function_call(f, 5, r.v, 4, res), WEFT_OK);
+    assert_int_equal(alloc_count_stop(), 0);
+    for (int k = 0; k < 4; k++) {
+        for (size_t i = 0; i < weft_tensor_size(ref[k]); i++)
+            assert_true(fabs(weft_tensor_flat_get(res[k], i) - weft_tensor_flat_get(ref[k], i)) <
+                        1e-12);
+        weft_tensor_release(ref[k]);
+        weft_tensor_release(res[k]);
+    }
+    weft_function_destroy(f);
+    free_rnn(&r);
+}
+
+/* The gradient's loop with chunk sums (outputs 1 and 2) in the JSON graph
+ * format: "chunk_mask" written and read back (the same op); a chunk_mask
+ * beyond last_mask is refused. */
+static void test_chunk_mask_json(void **state)
+{
+    (void)state;
+    rnn_t r;
+    build_rnn(&r);
+    weft_var_t *cost = weft_sum(r.g, r.h, 0, NULL, false), *gw = NULL;
+    assert_non_null(weft_grads(r.g, cost, 1, r.in + 1, NULL, &gw));
+    weft_apply_t *bwd = weft_var_owner(reverse_scan_above(gw, 16));
+    const weft__scan_props_t *p = weft__scan_get(weft_apply_op(bwd));
+    const weft_op_t *op = NULL;
+    assert_int_equal(weft__scan_op_ex(r.g, p->core, 0x6, 0x6, "g", &op), WEFT_OK);
+    weft_var_t *in[32];
+    for (size_t i = 0; i < weft_apply_n_inputs(bwd); i++) in[i] = weft_apply_input(bwd, i);
+    weft_apply_t *a = weft_apply_create(r.g, op, weft_apply_n_inputs(bwd), in);
+    assert_non_null(a);
+    weft_var_t *y = weft_apply_output(a, 1);
+    weft_graph_io_t io = {5, r.in, NULL, 1, &y, 0, NULL};
+    char *text = NULL;
+    assert_int_equal(weft_graph_io_save(&io, &text), WEFT_OK);
+    char *at = strstr(text, "\"chunk_mask\":");
+    assert_non_null(at);
+    weft_graph_t *g2 = NULL;
+    assert_int_equal(weft_graph_create(NULL, &g2), WEFT_OK);
+    weft_graph_io_t back = {0};
+    assert_int_equal(weft_graph_io_load(g2, text, strlen(text), NULL, &back), WEFT_OK);
+    assert_true(weft_op_equal(weft_apply_op(weft_var_owner(back.outputs[0])), op));
+    weft_graph_io_clear(&back);
+    char *six = strchr(at, '6');
+    assert_non_null(six);
+    *six = '9'; /* bits 0 and 3: not last-state outputs */
+    assert_int_equal(weft_graph_io_load(g2, text, strlen(text), NULL, &back), WEFT_EPARSE);
+    assert_non_null(strstr(weft_graph_last_error(g2), "chunk_mask is no subset of last_mask"));
+    weft_graph_io_free_text(text);
+    weft_graph_destroy(g2);
     free_rnn(&r);
 }
 
@@ -714,6 +817,7 @@ int main(void)
         cmocka_unit_test(test_warm_calls_allocate_nothing),
         cmocka_unit_test(test_stage_error),   cmocka_unit_test(test_step0_shape_error),
         cmocka_unit_test(test_alloc_failures), cmocka_unit_test(test_last_state_read_elsewhere),
+        cmocka_unit_test(test_rnn_chunk_sums), cmocka_unit_test(test_chunk_mask_json),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
