@@ -84,6 +84,13 @@ static weft_status_t inner_input(const weft__pipe_io_t *io, size_t a, int64_t t,
     return WEFT_OK;
 }
 
+int64_t weft__pipe_x_slot(const weft__scan_pipe_t *pp, int64_t t)
+{
+    const weft__pipe_io_t *io = pp->io;
+    int64_t rows = io->n < pp->ring ? io->n : pp->ring;
+    return io->l->reverse ? rows - 1 - t % pp->ring : t % pp->ring;
+}
+
 static weft_status_t source(weft__scan_pipe_t *pp, weft__pipe_src_t src, int64_t t,
                             weft_tensor_t **h, weft_tensor_t **v)
 {
@@ -95,7 +102,7 @@ static weft_status_t source(weft__scan_pipe_t *pp, weft__pipe_src_t src, int64_t
     }
     weft_status_t s = src.kind == WEFT__PIPE_OUT
                           ? weft__scan_row_view(h, io->out[src.idx], t)
-                          : weft__scan_row_view(h, pp->x_rows[src.idx], t % pp->ring);
+                          : weft__scan_row_view(h, pp->x_rows[src.idx], weft__pipe_x_slot(pp, t));
     *v = *h;
     return s;
 }
@@ -138,7 +145,7 @@ static weft_status_t task_body(void *arg, const weft_task_ctx_t *tc)
 
 /* ---- the DAG ------------------------------------------------------------------ */
 
-/* The rings of the crossing values (step t in row t mod pp->ring),
+/* The rings of the crossing values (step t in row weft__pipe_x_slot),
  * kept with the DAG: warm calls allocate nothing. */
 static weft_status_t x_alloc(weft__scan_pipe_t *pp, int64_t n)
 {

@@ -141,6 +141,13 @@ void weft__scan_pipe_destroy(weft__scan_pipe_t *pp);
 weft_status_t weft__scan_pipe_run(weft__scan_pipe_t *pp, const weft__pipe_io_t *io,
                                   weft_kernel_ctx_t *ctx);
 
+/* The ring row of step t's crossing values: t mod ring, counted from the
+ * top in a reverse scan. A reverse scan reads its sequence rows downwards
+ * in memory, so a chunk (scan_pipe_chunk.c) reads both a sequence's rows
+ * and a ring's upwards - one positive-stride view each, pairing the same
+ * steps - and its reshape to one matrix is a view, not a copy. */
+int64_t weft__pipe_x_slot(const weft__scan_pipe_t *pp, int64_t t);
+
 /* Chunk stages (scan_pipe_chunk.c). Marks the carried stages of pp that
  * write one output of chunk_mask alone, as acc + P^T @ B with P and B
  * sequence rows or crossing values (part's copy: in[] its inner inputs,

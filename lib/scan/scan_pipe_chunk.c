@@ -99,33 +99,33 @@ weft_status_t weft__pipe_chunk_stages(weft__scan_pipe_t *pp, weft_graph_t *g,
     return s;
 }
 
-/* *h: a view of `len` rows of base from row `row`, `dir` rows apart (-1:
- * downwards). */
-static weft_status_t rows_view(weft_tensor_t **h, weft_tensor_t *base, int64_t row, int64_t len,
-                               int64_t dir)
+/* *h: a view of `len` consecutive rows of base from row `row`. */
+static weft_status_t rows_view(weft_tensor_t **h, weft_tensor_t *base, int64_t row, int64_t len)
 {
     int nd = weft_tensor_ndim(base);
-    int64_t shape[WEFT_MAX_NDIM], strides[WEFT_MAX_NDIM];
+    int64_t shape[WEFT_MAX_NDIM];
     memcpy(shape, weft_tensor_shape(base), (size_t)nd * sizeof *shape);
-    memcpy(strides, weft_tensor_strides(base), (size_t)nd * sizeof *strides);
     shape[0] = len;
-    strides[0] *= dir;
-    return weft__scan_view(h, base, nd, shape, strides, row * weft_tensor_stride(base, 0));
+    return weft__scan_view(h, base, nd, shape, weft_tensor_strides(base),
+                           row * weft_tensor_stride(base, 0));
 }
 
-/* The rows of steps t0 .. t0 + len - 1 of src, in step order. */
+/* The rows of steps t0 .. t0 + len - 1 of src, upwards in memory: in step
+ * order, or (a reverse scan) from step t0 + len - 1 down to t0, for every
+ * source alike (weft__pipe_x_slot), so row i of each pairs the same step. */
 static weft_status_t chunk_rows(weft__scan_pipe_t *pp, weft__pipe_src_t src, int64_t t0,
                                 int64_t len, weft_tensor_t **h)
 {
     const weft__pipe_io_t *io = pp->io;
-    if (src.kind == WEFT__PIPE_X) return rows_view(h, pp->x_rows[src.idx], t0 % pp->ring, len, 1);
     const weft__scan_layout_t *l = io->l;
+    int64_t first = l->reverse ? t0 + len - 1 : t0; /* the step of the lowest row */
+    if (src.kind == WEFT__PIPE_X)
+        return rows_view(h, pp->x_rows[src.idx], weft__pipe_x_slot(pp, first), len);
     size_t a = src.idx;
     uint32_t q = 0;
     while (a >= l->seq_ntaps[q]) a -= l->seq_ntaps[q++];
     int64_t tap = l->seq_taps[q][a] - l->seq_taps[q][0];
-    return rows_view(h, io->in[1 + q], (l->reverse ? io->n - 1 - t0 : t0) + tap, len,
-                     l->reverse ? -1 : 1);
+    return rows_view(h, io->in[1 + q], (l->reverse ? io->n - 1 - first : first) + tap, len);
 }
 
 weft_status_t weft__pipe_chunk_run(weft__scan_pipe_t *pp, const weft__pipe_stage_t *st,
