@@ -325,12 +325,16 @@ static void test_tiny_supplied_outputs(void **state)
     weft_tensor_t *in, *out;
     assert_int_equal(weft_tensor_full(WEFT_FLOAT64, 0, NULL, 0.75, &in), WEFT_OK);
     assert_int_equal(weft_tensor_zeros(WEFT_FLOAT64, 0, NULL, &out), WEFT_OK);
-    double want = 0.75;
+    double want = 0.75, first = 0;
     for (int i = 0; i < 5; i++) want = tanh(want);
     for (int c = 0; c < 3; c++) {
         assert_int_equal(weft_function_call(f, 1, &in, 1, &out), WEFT_OK);
         double got = weft_tensor_flat_get(out, 0);
-        assert_memory_equal(&got, &want, sizeof got);
+        /* Tanh's kernel is within 0.75 ulp of tanh (ew_vmath.h), not libm's
+         * bits; every call gives the first call's bits */
+        assert_true(fabs(got - want) <= 4e-16);
+        if (c == 0) first = got;
+        assert_memory_equal(&got, &first, sizeof got);
     }
     assert_int_equal(builds(f), 5);
     weft_tensor_release(in);
