@@ -1,4 +1,4 @@
-/* The branch-free Expm1 and Arctan2 of lib/ops/elemwise/ew_vmath.h give the
+/* The branch-free Expm1, Arctan2 and Tanh of lib/ops/elemwise/ew_vmath.h give the
  * same bits in every ISA clone of the kernels (default, x86-64-v3,
  * x86-64-v4: ew_kernel_gen.h): the same loops compiled here for each ISA,
  * with the kernel file's -O3 -ffp-contract=off, over 2^20 inputs (random
@@ -28,6 +28,10 @@ enum { N = 1 << 20 };
     ATTR static void expm1f_##SUFFIX(size_t n, float *o, const float *a)             \
     {                                                                                \
         for (size_t i = 0; i < n; i++) o[i] = vm_expm1f(a[i]);                       \
+    }                                                                                \
+    ATTR static void tanh_##SUFFIX(size_t n, double *o, const double *a)             \
+    {                                                                                \
+        for (size_t i = 0; i < n; i++) o[i] = vm_tanh(a[i]);                         \
     }                                                                                \
     ATTR static void atan2_##SUFFIX(size_t n, double *o, const double *a, const double *b) \
     {                                                                                \
@@ -121,6 +125,10 @@ static void test_vmath_clones_same_bits(void **state)
     free(f0);
     free(f1);
     SAME_IN_CLONES(atan2, r0, r1, a, b);
+    /* Tanh (vm_tanh) over the same inputs and over [-22, 22] */
+    SAME_IN_CLONES(tanh, r0, r1, a);
+    for (size_t i = 0; i < N; i++) b[i] = -22.0 + 44.0 * (double)i / N;
+    SAME_IN_CLONES(tanh, r0, r1, b);
     free(a);
     free(b);
     free(r0);
