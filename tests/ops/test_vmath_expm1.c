@@ -22,46 +22,20 @@
 #include <string.h>
 #include <cmocka.h>
 #include "elemwise/ew_vmath.h"
+#include "vmath_check.h"
 
 enum { N = 1 << 20 };
 
 #define LN2 0.69314718055994530942
 
-static uint64_t next_u64(uint64_t *s) /* xorshift64 */
+static double vm_expm1_fn(double x)
 {
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    return *s;
+    return vm_expm1(x);
 }
 
-static double unit(uint64_t *s)
+static double worst_over(const char *name, size_t n, vmath_gen_fn gen)
 {
-    return (double)(next_u64(s) >> 11) * 0x1p-53;
-}
-
-/* |got - expm1(x)| in ulps of the exact value's binade (subnormal ulp
- * below 2^-1022); got must be finite here */
-static double ulp_error(double x, double got)
-{
-    long double want = expm1l((long double)x);
-    int e;
-    frexpl(want, &e);
-    long double ulp = ldexpl(1.0L, (e < -1021 ? -1021 : e) - 53);
-    return (double)(fabsl((long double)got - want) / ulp);
-}
-
-/* the worst error over n inputs from gen; prints it with the input */
-static double worst_over(const char *name, size_t n, double (*gen)(size_t i, uint64_t *s))
-{
-    uint64_t seed = 0x9e3779b97f4a7c15u;
-    double worst = 0, at = 0;
-    for (size_t i = 0; i < n; i++) {
-        double x = gen(i, &seed), err = ulp_error(x, vm_expm1(x));
-        if (!(err <= worst)) worst = err, at = x; /* a NaN error counts as worst */
-    }
-    printf("expm1 %-12s max %.4f ulp (at %a)\n", name, worst, at);
-    return worst;
+    return worst_of("expm1", name, n, gen, vm_expm1_fn, expm1l);
 }
 
 static double gen_wide(size_t i, uint64_t *s)
@@ -174,10 +148,7 @@ static void test_expm1f_within_half_ulp(void **state)
         }
         assert_true(isfinite(got));
         if (got == 0.0f) assert_true(signbit(got) == signbit(x)); /* +-0 keep their sign */
-        int e;
-        frexpl(want, &e);
-        long double ulp = ldexpl(1.0L, (e < -125 ? -125 : e) - 24);
-        double err = (double)(fabsl((long double)got - want) / ulp);
+        double err = ulps_off(want, got, 24, -125);
         if (!(err <= worst)) worst = err, at = x;
     }
     printf("expm1f sampled       max %.4f ulp (at %a)\n", worst, (double)at);

@@ -18,43 +18,18 @@
 #include <string.h>
 #include <cmocka.h>
 #include "elemwise/ew_vmath.h"
+#include "vmath_check.h"
 
 enum { N = 1 << 20 };
 
-static uint64_t next_u64(uint64_t *s) /* xorshift64 */
+static double vm_tanh_fn(double x)
 {
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    return *s;
+    return vm_tanh(x);
 }
 
-static double unit(uint64_t *s)
+static double worst_over(const char *name, size_t n, vmath_gen_fn gen)
 {
-    return (double)(next_u64(s) >> 11) * 0x1p-53;
-}
-
-/* |got - tanh(x)| in ulps of the exact value's binade (subnormal ulp below
- * 2^-1022) */
-static double ulp_error(double x, double got)
-{
-    long double want = tanhl((long double)x);
-    int e;
-    frexpl(want, &e);
-    long double ulp = ldexpl(1.0L, (e < -1021 ? -1021 : e) - 53);
-    return (double)(fabsl((long double)got - want) / ulp);
-}
-
-static double worst_over(const char *name, size_t n, double (*gen)(size_t i, uint64_t *s))
-{
-    uint64_t seed = 0x9e3779b97f4a7c15u;
-    double worst = 0, at = 0;
-    for (size_t i = 0; i < n; i++) {
-        double x = gen(i, &seed), err = ulp_error(x, vm_tanh(x));
-        if (!(err <= worst)) worst = err, at = x; /* a NaN error counts as worst */
-    }
-    printf("tanh %-12s max %.4f ulp (at %a)\n", name, worst, at);
-    return worst;
+    return worst_of("tanh", name, n, gen, vm_tanh_fn, tanhl);
 }
 
 static double gen_small(size_t i, uint64_t *s)
@@ -116,11 +91,7 @@ static void test_tanhf_rounds_once(void **state)
         memcpy(&x, &b, sizeof x);
         if (!isfinite(x)) continue;
         float got = (float)vm_tanh((double)x);
-        long double want = tanhl((long double)x);
-        int e;
-        frexpl(want, &e);
-        long double ulp = ldexpl(1.0L, (e < -125 ? -125 : e) - 24);
-        double err = (double)(fabsl((long double)got - want) / ulp);
+        double err = ulps_off(tanhl((long double)x), got, 24, -125);
         if (!(err <= worst)) worst = err;
     }
     printf("tanhf max %.4f ulp\n", worst);
