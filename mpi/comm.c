@@ -99,7 +99,6 @@ static void *helper_main(void *arg)
     return NULL;
 }
 
-/* Receives of this rank, non-root broadcasts, the abort receive. */
 /* Starts collective g on this rank: by its start node where the rank
  * contributes, at the call's start where it only gets the result. */
 static int start_coll(wm_coll_t *g, MPI_Request *req)
@@ -121,6 +120,8 @@ static int start_coll(wm_coll_t *g, MPI_Request *req)
     }
 }
 
+/* Receives of this rank, the collectives where it only gets the result
+ * (non-root broadcasts and scatters), the abort receive. */
 static weft_status_t post_receives(call_t *c)
 {
     weft_mpi_function_t *f = c->f;

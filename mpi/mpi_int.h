@@ -68,7 +68,7 @@ typedef struct wm_msg {
      * communication thread when it matched the receive) */
     size_t bytes;
     bool dynamic;  /* the value's shape is not static: a header, then the elements */
-    bool matched;  /* dynamic receive: probed and its MPI_Imrecv posted (comm thread) */
+    bool matched;  /* dynamic receive: probed and its MPI_Irecv posted (comm thread) */
     weft_dtype_t dtype;
     int ndim;
     int64_t shape[WEFT_MAX_NDIM];
@@ -250,13 +250,13 @@ weft_status_t wm__typed_make_node(weft_graph_t *g, const weft_op_t *op, size_t n
                                  .perform = perf,                                        \
                                  .do_constant_folding = wm__never_fold}
 /* A dynamic message's receive: the wait (a token, parked until the message
- * is in) and the take (the value, of the shape in the header). recv_dyn.c */
+ * is in) and the take (the value, of the shape in the header). dynmsg.c */
 extern const weft_op_class_t wm__rwait_class, wm__rtake_class;
 /* Send node of a dynamic message: the header and the elements into a buffer
- * of this call's size. recv_dyn.c */
+ * of this call's size. dynmsg.c */
 weft_status_t wm__send_dynamic(wm_msg_t *m, const weft_tensor_t *x, weft_kernel_ctx_t *ctx);
 /* Comm thread: probes the dynamic receives not matched yet and posts an
- * MPI_Imrecv into a buffer of the size found. Returns how many it matched;
+ * MPI_Irecv into a buffer of the size found. Returns how many it matched;
  * *rc an MPI error. */
 int wm__probe_dynamic(weft_mpi_function_t *f, uint64_t tag_base, int *rc);
 /* After a failed call: the dynamic receives never matched become probe

@@ -18,10 +18,12 @@
 typedef struct topology_state {
     hwloc_topology_t topo;  // NULL if it could not be read
     hwloc_bitmap_t allowed; // the process's binding at load
-    int ncores;             // cores intersecting it
+    hwloc_obj_type_t unit;  // cores, or PUs where hwloc reports no cores
+    int ncores;             // units intersecting the binding
+    int npkg_used;          // packages holding some of them
 } topology_state_t;
 
-static topology_state_t topology = {NULL, NULL, 0};
+static topology_state_t topology = {NULL, NULL, HWLOC_OBJ_CORE, 0, 0};
 static pthread_once_t topology_once = PTHREAD_ONCE_INIT;
 
 /* The cpuset this process is bound to; the whole machine when it is not
@@ -42,9 +44,9 @@ static hwloc_bitmap_t topology_read_binding(hwloc_topology_t topo)
  * library when given an allocator (tests/scheduler/test_sched_alloc.c). */
 static int topology_count_in(const topology_state_t *s, hwloc_const_bitmap_t within)
 {
-    int all = hwloc_get_nbobjs_by_type(s->topo, HWLOC_OBJ_CORE), n = 0;
+    int all = hwloc_get_nbobjs_by_type(s->topo, s->unit), n = 0;
     for (int i = 0; i < all; i++) {
-        hwloc_obj_t core = hwloc_get_obj_by_type(s->topo, HWLOC_OBJ_CORE, (unsigned)i);
+        hwloc_obj_t core = hwloc_get_obj_by_type(s->topo, s->unit, (unsigned)i);
         n += core && hwloc_bitmap_intersects(core->cpuset, s->allowed) &&
              hwloc_bitmap_intersects(core->cpuset, within);
     }
@@ -53,9 +55,9 @@ static int topology_count_in(const topology_state_t *s, hwloc_const_bitmap_t wit
 
 static hwloc_obj_t topology_nth_in(const topology_state_t *s, hwloc_const_bitmap_t within, int k)
 {
-    int all = hwloc_get_nbobjs_by_type(s->topo, HWLOC_OBJ_CORE);
+    int all = hwloc_get_nbobjs_by_type(s->topo, s->unit);
     for (int i = 0; i < all; i++) {
-        hwloc_obj_t core = hwloc_get_obj_by_type(s->topo, HWLOC_OBJ_CORE, (unsigned)i);
+        hwloc_obj_t core = hwloc_get_obj_by_type(s->topo, s->unit, (unsigned)i);
         if (core && hwloc_bitmap_intersects(core->cpuset, s->allowed) &&
             hwloc_bitmap_intersects(core->cpuset, within) && k-- == 0)
             return core;
@@ -69,11 +71,9 @@ static hwloc_obj_t topology_nth_in(const topology_state_t *s, hwloc_const_bitmap
 static hwloc_obj_t topology_core_for(const topology_state_t *s, int i, weft_pin_policy_t policy)
 {
     hwloc_const_bitmap_t machine = hwloc_topology_get_topology_cpuset(s->topo);
-    int npkg = hwloc_get_nbobjs_by_type(s->topo, HWLOC_OBJ_PACKAGE), used = 0;
-    if (policy == WEFT_PIN_SCATTER && npkg > 1) {
-        for (int p = 0; p < npkg; p++)
-            used += topology_count_in(s, hwloc_get_obj_by_type(s->topo, HWLOC_OBJ_PACKAGE, (unsigned)p)->cpuset) > 0;
-        for (int p = 0, seen = 0; p < npkg && used > 1; p++) {
+    int npkg = hwloc_get_nbobjs_by_type(s->topo, HWLOC_OBJ_PACKAGE), used = s->npkg_used;
+    if (policy == WEFT_PIN_SCATTER && used > 1) {
+        for (int p = 0, seen = 0; p < npkg; p++) {
             hwloc_obj_t pkg = hwloc_get_obj_by_type(s->topo, HWLOC_OBJ_PACKAGE, (unsigned)p);
             int in_pkg = topology_count_in(s, pkg->cpuset);
             if (in_pkg > 0 && seen++ == i % used) return topology_nth_in(s, pkg->cpuset, (i / used) % in_pkg);
@@ -90,8 +90,12 @@ static void topology_load(void)
         hwloc_topology_destroy(topo);
         return;
     }
-    topology_state_t s = {topo, topology_read_binding(topo), 0};
+    topology_state_t s = {topo, topology_read_binding(topo), HWLOC_OBJ_CORE, 0, 0};
+    if (hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE) <= 0) s.unit = HWLOC_OBJ_PU;
     if (s.allowed) s.ncores = topology_count_in(&s, hwloc_topology_get_topology_cpuset(topo));
+    int npkg = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PACKAGE);
+    for (int p = 0; p < npkg && s.ncores > 0; p++)
+        s.npkg_used += topology_count_in(&s, hwloc_get_obj_by_type(topo, HWLOC_OBJ_PACKAGE, (unsigned)p)->cpuset) > 0;
     if (s.ncores == 0) {
         if (s.allowed) hwloc_bitmap_free(s.allowed);
         hwloc_topology_destroy(topo);

@@ -7,14 +7,11 @@
 #include "graph/ctor_int.h"
 #include "scan_int.h"
 
-#define MAX_INNER_IN \
-    (WEFT_SCAN_MAX_SEQS * WEFT_SCAN_MAX_TAPS + WEFT_OP_MAX_OUTPUTS * WEFT_SCAN_MAX_TAPS + \
-     WEFT_SCAN_MAX_NONSEQS)
 #define MAX_OUTER_IN (1 + WEFT_SCAN_MAX_SEQS + WEFT_OP_MAX_OUTPUTS + WEFT_SCAN_MAX_NONSEQS)
 
 typedef struct build {
     weft__scan_layout_t lay;
-    weft_var_t *inner_in[MAX_INNER_IN], *inner_out[WEFT_OP_MAX_OUTPUTS + 1];
+    weft_var_t *inner_in[WEFT__SCAN_MAX_INNER_IN], *inner_out[WEFT_OP_MAX_OUTPUTS + 1];
     weft_var_t *outer[MAX_OUTER_IN];
     size_t n_inner_in, n_outer;
 } build_t;

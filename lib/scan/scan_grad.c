@@ -232,8 +232,8 @@ static weft_status_t step_grads(weft__bptt_t *b, weft_var_t *const *ograds, bool
     }
     *any = cost != NULL;
     if (!cost) return weft__ctor_status(g) ? weft__ctor_status(g) : WEFT_OK;
-    weft_var_t *wrt[WEFT__BPTT_MAX_IN];
-    size_t n = 0, map[WEFT__BPTT_MAX_IN];
+    weft_var_t *wrt[WEFT__SCAN_MAX_INNER_IN];
+    size_t n = 0, map[WEFT__SCAN_MAX_INNER_IN];
     for (size_t k = 0; k < b->n_in; k++)
         if (is_float(b->ph[k])) {
             map[n] = k;
@@ -242,16 +242,16 @@ static weft_status_t step_grads(weft__bptt_t *b, weft_var_t *const *ograds, bool
     weft_grad_options_t go = WEFT_GRAD_OPTIONS_INIT;
     go.disconnected = WEFT_GRAD_MISSING_ZERO;
     go.undefined = WEFT_GRAD_MISSING_ZERO;
-    weft_var_t *gr[WEFT__BPTT_MAX_IN];
+    weft_var_t *gr[WEFT__SCAN_MAX_INNER_IN];
     if (!weft_grads_at(g, cost, n, wrt, &go, gr, b->file, b->line)) return weft__ctor_status(g);
     for (size_t i = 0; i < n; i++) b->d[map[i]] = gr[i];
     return WEFT_OK;
 }
 
 typedef struct step_io {
-    weft_var_t *in[WEFT__BPTT_MAX_IN + 3 * WEFT_OP_MAX_OUTPUTS];
-    weft_var_t *upd[WEFT__BPTT_MAX_IN];
-    size_t n_in, n_upd, map[WEFT__BPTT_MAX_IN];
+    weft_var_t *in[WEFT__SCAN_MAX_INNER_IN + 3 * WEFT_OP_MAX_OUTPUTS];
+    weft_var_t *upd[WEFT__SCAN_MAX_INNER_IN];
+    size_t n_in, n_upd, map[WEFT__SCAN_MAX_INNER_IN];
 } step_io_t;
 
 /* The backward step's inputs (placeholders, output gradients, adjoints and

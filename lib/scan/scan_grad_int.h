@@ -12,11 +12,6 @@
 
 #include "scan_int.h"
 
-/* Forward inner inputs: every sequence tap, every carried tap, the
- * non-sequences (scan_int.h's layout). */
-#define WEFT__BPTT_MAX_IN                                                                   \
-    (WEFT_SCAN_MAX_SEQS * WEFT_SCAN_MAX_TAPS + WEFT_OP_MAX_OUTPUTS * WEFT_SCAN_MAX_TAPS + \
-     WEFT_SCAN_MAX_NONSEQS)
 
 typedef struct weft__bptt {
     weft_graph_t *g;
@@ -42,8 +37,8 @@ typedef struct weft__bptt {
     size_t car0[WEFT_OP_MAX_OUTPUTS];     /* placeholder of carried output o's first tap */
     size_t ns0;                           /* placeholder of the first non-sequence */
     size_t init_pos[WEFT_OP_MAX_OUTPUTS]; /* outer input holding o's initial value */
-    weft_var_t *ph[WEFT__BPTT_MAX_IN];    /* forward inner inputs copied into g */
-    bool used[WEFT__BPTT_MAX_IN];         /* read by the backward step */
+    weft_var_t *ph[WEFT__SCAN_MAX_INNER_IN];    /* forward inner inputs copied into g */
+    bool used[WEFT__SCAN_MAX_INNER_IN];         /* read by the backward step */
     weft_var_t *fo[WEFT_OP_MAX_OUTPUTS];  /* forward updates on ph */
     /* Carried adjoint of output o (a reverse-scan state read at backward
      * step t): with taps {-1} the gradient reaching h_t from later steps
@@ -53,7 +48,7 @@ typedef struct weft__bptt {
     weft_var_t *gh[WEFT_OP_MAX_OUTPUTS]; /* row t of output o's gradient */
     weft_var_t *hs[WEFT_OP_MAX_OUTPUTS]; /* stored row t of output o (its recomputation replaced) */
     weft_var_t *acc[WEFT_SCAN_MAX_NONSEQS];
-    weft_var_t *d[WEFT__BPTT_MAX_IN]; /* d cost_t / d ph[k] (float placeholders) */
+    weft_var_t *d[WEFT__SCAN_MAX_INNER_IN]; /* d cost_t / d ph[k] (float placeholders) */
 } weft__bptt_t;
 
 /* Sequence q as the forward scan differentiated reads it: the node's, or

@@ -1,4 +1,4 @@
-/* Pipelined steps (docs/control-flow.md §5.3): the inner graph of a Scan
+/* Pipelined steps (docs/control-flow.md §5.2): the inner graph of a Scan
  * split into stages - "pre" (values that depend on no carried state), one
  * stage per group of carried outputs that feed each other, in dependency
  * order, and "post" (values only pure outputs need) - each compiled as its
@@ -39,10 +39,7 @@
  * 2 * 8 rows, so the chain writes the next chunk's rows while the product
  * reads the last one's. */
 #define WEFT__PIPE_CHUNK 8
-#define WEFT__PIPE_MAX_IN \
-    (WEFT_SCAN_MAX_SEQS * WEFT_SCAN_MAX_TAPS + WEFT_OP_MAX_OUTPUTS * WEFT_SCAN_MAX_TAPS + \
-     WEFT_SCAN_MAX_NONSEQS)
-#define WEFT__PIPE_MAX_ARGS (WEFT__PIPE_MAX_IN + WEFT_OP_MAX_OUTPUTS + WEFT__PIPE_MAX_X)
+#define WEFT__PIPE_MAX_ARGS (WEFT__SCAN_MAX_INNER_IN + WEFT_OP_MAX_OUTPUTS + WEFT__PIPE_MAX_X)
 
 /* Where a stage function's argument or result lives at step t. */
 typedef enum weft__pipe_src_kind {

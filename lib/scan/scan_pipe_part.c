@@ -1,4 +1,4 @@
-/* The stages of a pipelined Scan (scan_pipe.h, docs/control-flow.md §5.3).
+/* The stages of a pipelined Scan (scan_pipe.h, docs/control-flow.md §5.2).
  *
  * On a private copy of the inner graph, each node gets the set of carried
  * outputs its value depends on (a bit mask). Carried outputs that depend on
@@ -30,8 +30,8 @@ typedef struct part {
     const weft__scan_layout_t *l;
     weft_graph_t *g; /* private context of the copy */
     weft_fgraph_t *fg;
-    weft_var_t *ph[WEFT__PIPE_MAX_IN], *out[WEFT_OP_MAX_OUTPUTS + 1];
-    int64_t ph_carry[WEFT__PIPE_MAX_IN]; /* carried output of an inner input, or -1 */
+    weft_var_t *ph[WEFT__SCAN_MAX_INNER_IN], *out[WEFT_OP_MAX_OUTPUTS + 1];
+    int64_t ph_carry[WEFT__SCAN_MAX_INNER_IN]; /* carried output of an inner input, or -1 */
     weft_apply_t *const *order;
     size_t n;
     uint32_t *mask; /* per node: carried outputs it depends on */

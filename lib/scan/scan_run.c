@@ -28,9 +28,6 @@
 #include "weft/function.h"
 #include "weft/kernel.h"
 
-#define MAX_INNER_IN \
-    (WEFT_SCAN_MAX_SEQS * WEFT_SCAN_MAX_TAPS + WEFT_OP_MAX_OUTPUTS * WEFT_SCAN_MAX_TAPS + \
-     WEFT_SCAN_MAX_NONSEQS)
 #define MAX_RING (WEFT_SCAN_MAX_TAPS + 1)
 
 typedef struct scan_rt scan_rt_t;
@@ -52,7 +49,7 @@ typedef struct run {
     int64_t period[WEFT_OP_MAX_OUTPUTS];        /* ring length (last-state outputs) */
     bool stored[WEFT_OP_MAX_OUTPUTS];           /* storage allocated */
     bool direct;                                /* steps run the one node's kernel */
-    weft_tensor_t *args[MAX_INNER_IN];
+    weft_tensor_t *args[WEFT__SCAN_MAX_INNER_IN];
     weft_tensor_t *res[WEFT_OP_MAX_OUTPUTS + 1];
 } run_t;
 
@@ -63,7 +60,7 @@ struct scan_rt {
     weft_function_t *f;
     weft__scan_direct_t direct;
     weft__scan_pipe_t *pipe; /* stages run as a pipeline over the steps (scan_pipe.h) */
-    weft_tensor_t *in_view[MAX_INNER_IN];
+    weft_tensor_t *in_view[WEFT__SCAN_MAX_INNER_IN];
     weft_tensor_t *out_view[WEFT_OP_MAX_OUTPUTS];
     weft_tensor_t *until_t;
     run_t run;
@@ -73,7 +70,7 @@ static void rt_fini(void *pv)
 {
     scan_rt_t *rt = pv;
     weft_function_destroy(rt->f);
-    for (size_t i = 0; i < MAX_INNER_IN; i++) weft_tensor_release(rt->in_view[i]);
+    for (size_t i = 0; i < WEFT__SCAN_MAX_INNER_IN; i++) weft_tensor_release(rt->in_view[i]);
     for (size_t o = 0; o < WEFT_OP_MAX_OUTPUTS; o++) weft_tensor_release(rt->out_view[o]);
     weft_tensor_release(rt->until_t);
     weft__scan_direct_fini(&rt->direct);
@@ -93,7 +90,7 @@ static weft_status_t rt_compile(scan_rt_t *rt, const weft__scan_props_t *p,
 {
     const weft_fgraph_t *fg = p->core->fg;
     size_t n_in = weft_fgraph_n_inputs(fg), n_out = weft_fgraph_n_outputs(fg);
-    weft_var_t *in[MAX_INNER_IN], *out[WEFT_OP_MAX_OUTPUTS + 1];
+    weft_var_t *in[WEFT__SCAN_MAX_INNER_IN], *out[WEFT_OP_MAX_OUTPUTS + 1];
     for (size_t k = 0; k < n_in; k++) in[k] = weft_fgraph_input(fg, k);
     for (size_t k = 0; k < n_out; k++) out[k] = weft_fgraph_output(fg, k);
     weft_function_options_t o = WEFT_FUNCTION_OPTIONS_INIT;
@@ -460,7 +457,7 @@ static void run_end(run_t *r)
         }
     release_results(r);
     /* the rows' buffers go back to the outer function's pool (scan_park.c) */
-    weft__scan_views_park(r->rt->in_view, MAX_INNER_IN);
+    weft__scan_views_park(r->rt->in_view, WEFT__SCAN_MAX_INNER_IN);
     weft__scan_views_park(r->rt->out_view, WEFT_OP_MAX_OUTPUTS);
 }
 
@@ -517,8 +514,8 @@ static weft_status_t map_range(void *arg, size_t begin, size_t end)
     map_job_t *j = arg;
     run_t *r = j->r;
     const weft__scan_layout_t *l = r->l;
-    weft_tensor_t *h[MAX_INNER_IN + WEFT_OP_MAX_OUTPUTS] = {0};
-    weft_tensor_t *args[MAX_INNER_IN], *res[WEFT_OP_MAX_OUTPUTS];
+    weft_tensor_t *h[WEFT__SCAN_MAX_INNER_IN + WEFT_OP_MAX_OUTPUTS] = {0};
+    weft_tensor_t *args[WEFT__SCAN_MAX_INNER_IN], *res[WEFT_OP_MAX_OUTPUTS];
     size_t n_taps = weft__scan_n_seq_taps(l);
     weft_status_t st = WEFT_OK;
     for (int64_t t = (int64_t)begin + 1; t < (int64_t)end + 1 && st == WEFT_OK; t++) {

@@ -263,7 +263,7 @@ void gen_family_linalg(diff_gen_t *gn)
         return;
     }
     weft_dtype_t dt = diff_rng_chance(&gn->rng, 0.5) ? WEFT_FLOAT32 : WEFT_FLOAT64;
-    bool big = diff_rng_chance(&gn->rng, 0.04); /* large enough to be split over workers */
+    bool big = diff_rng_chance(&gn->rng, 0.04); /* larger, still under the split threshold */
     int64_t m = big ? diff_rng_int(&gn->rng, 60, 130) : la_len(gn);
     int64_t k = big ? diff_rng_int(&gn->rng, 40, 90) : la_len(gn);
     int64_t n = big ? diff_rng_int(&gn->rng, 60, 130) : la_len(gn);
