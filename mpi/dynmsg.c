@@ -57,6 +57,7 @@ weft_status_t wm__send_dynamic(wm_msg_t *m, const weft_tensor_t *x, weft_kernel_
 int wm__probe_dynamic(weft_mpi_function_t *f, uint64_t tag_base, int *rc)
 {
     int n = 0;
+    if (f->rt.n_dyn_recv == 0) return 0; /* the usual case: every round of the call */
     for (size_t k = 0; k < f->rt.n_msgs && *rc == MPI_SUCCESS; k++) {
         wm_msg_t *m = &f->rt.msgs[k];
         if (!m->dynamic || m->dst != f->rank || m->matched) continue;

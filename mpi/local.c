@@ -157,8 +157,10 @@ static weft_status_t local_node(builder_t *b, const weft_apply_t *a)
 
 static weft_status_t msg_buffers(weft_mpi_function_t *f)
 {
+    f->rt.n_dyn_recv = 0;
     for (size_t m = 0; m < f->rt.n_msgs; m++) {
         wm_msg_t *g = &f->rt.msgs[m];
+        f->rt.n_dyn_recv += g->dynamic && g->dst == f->rank;
         if ((g->src != f->rank && g->dst != f->rank) || g->dynamic) continue; /* dynmsg.c */
         weft_status_t st = weft_tensor_empty(g->dtype, g->ndim, g->shape, &g->buf_t);
         if (st != WEFT_OK) return wm__error(st, "local graph: message buffer of %s: %s",

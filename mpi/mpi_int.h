@@ -111,6 +111,7 @@ typedef struct wm_rt {
     int rank, size;
     wm_msg_t *msgs;
     size_t n_msgs;
+    size_t n_dyn_recv; /* dynamic messages this rank receives: 0 skips their probe round */
     wm_coll_t *colls;
     size_t n_colls;
     /* guards the first failure's fields below */

@@ -445,6 +445,13 @@ static inline const weft__node_slots_t *weft__cnode_slots(const weft_function_t 
     return (const weft__node_slots_t *)(f->slot_storage + n->slots);
 }
 
+/* qsort order of uint64_t keys (edges below, reset_plan.c's pairs). */
+static inline int weft__cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
 /* A DAG edge as one sort key: sorting keys orders edges by source, then
  * target, and equal keys are equal edges. */
 static inline uint64_t weft__edge_pack(uint32_t from, uint32_t to)

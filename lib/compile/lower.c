@@ -265,12 +265,6 @@ static weft_status_t build_nodes(lower_ctx_t *c)
     return slot_lists(f);
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 static size_t collect_data_edges(lower_ctx_t *c, uint64_t *e)
 {
     size_t ne = 0;
@@ -301,7 +295,7 @@ static weft_status_t collect_edges(lower_ctx_t *c, uint64_t **out, size_t *ne)
     for (size_t k = 0; k < n_ord; k++)
         e[n++] = weft__edge_pack(c->apply_idx[weft_apply_id(before[k])],
                                  c->apply_idx[weft_apply_id(after[k])]);
-    qsort(e, n, sizeof *e, cmp_u64);
+    qsort(e, n, sizeof *e, weft__cmp_u64);
     *out = e;
     *ne = n;
     return WEFT_OK;
@@ -326,7 +320,7 @@ static uint64_t *ranked_edges(const lower_ctx_t *c, bool topo_targets)
         uint32_t from = weft__edge_from(c->topo_edges[k]), to = weft__edge_to(c->topo_edges[k]);
         r[k] = weft__edge_pack(c->rank[from], topo_targets ? to : c->rank[to]);
     }
-    qsort(r, c->n_edges, sizeof *r, cmp_u64);
+    qsort(r, c->n_edges, sizeof *r, weft__cmp_u64);
     return r;
 }
 

@@ -22,13 +22,8 @@
 
 #include "compile_int.h"
 
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* The (memo id, slot) pairs, packed memo << 32 | slot; returns their count. */
+/* The (memo id, slot) pairs, packed as weft__edge_pack(memo, slot) (sorted:
+ * by memo, then slot); returns their count. */
 static size_t reset_pairs(const weft_function_t *f, uint64_t *pairs)
 {
     size_t np = 0;
@@ -39,8 +34,8 @@ static size_t reset_pairs(const weft_function_t *f, uint64_t *pairs)
         for (uint32_t k = 0; k < ns->n_dec; k++) {
             uint32_t s = dec[k], sg = f->slot_guard[s];
             if (sg == g) continue;
-            if (g) pairs[np++] = (uint64_t)f->guards[g] << 32 | s;
-            if (sg) pairs[np++] = (uint64_t)f->guards[sg] << 32 | s;
+            if (g) pairs[np++] = weft__edge_pack(f->guards[g], s);
+            if (sg) pairs[np++] = weft__edge_pack(f->guards[sg], s);
         }
     }
     return np;
@@ -58,11 +53,11 @@ static weft_status_t reset_lists(weft_function_t *f)
         return weft__fn_error(NULL, WEFT_ENOMEM, "lowering: out of memory");
     }
     size_t np = reset_pairs(f, pairs), n = 0;
-    qsort(pairs, np, sizeof *pairs, cmp_u64);
+    qsort(pairs, np, sizeof *pairs, weft__cmp_u64);
     for (size_t k = 0; k < np; k++) {
         if (k && pairs[k] == pairs[k - 1]) continue;
-        f->reset_slots[n++] = (uint32_t)pairs[k];
-        f->reset_off[(pairs[k] >> 32) + 1] = (uint32_t)n;
+        f->reset_slots[n++] = weft__edge_to(pairs[k]);
+        f->reset_off[weft__edge_from(pairs[k]) + 1] = (uint32_t)n;
     }
     for (uint32_t k = 1; k <= f->n_guard_memo; k++)
         if (f->reset_off[k] < f->reset_off[k - 1]) f->reset_off[k] = f->reset_off[k - 1];

@@ -99,16 +99,16 @@ static weft_var_t *asked_steps(weft__bptt_t *b, int64_t *n)
 {
     weft_graph_t *g = b->g;
     weft_var_t *v = weft_apply_input(b->node, 0), *m = NULL;
-    const void *data = NULL;
-    size_t nb = 0;
     *n = -1;
-    if (!weft_var_is_constant(v) || weft_constant_data(v, &data, &nb) != WEFT_OK) return v;
-    if ((*n = *(const int64_t *)data) >= 0) return v;
-    for (uint32_t q = 0; q < b->l->n_seq; q++) {
+    if (!weft__scan_const_steps(b->node, n) || *n >= 0) return v;
+    /* count from the sequences: the least rows less span, when all static */
+    bool all_static = b->l->n_seq > 0;
+    for (uint32_t q = 0; q < b->l->n_seq && all_static; q++) {
         int64_t len = weft_type_dim(weft_var_type(weft_apply_input(b->node, 1 + q)), 0);
-        if (len < 0) break;
-        if (q == 0 || len - span(b->l, q) < *n) *n = len - span(b->l, q);
-        if (q + 1 < b->l->n_seq) continue;
+        all_static = len >= 0;
+        if (all_static && (q == 0 || len - span(b->l, q) < *n)) *n = len - span(b->l, q);
+    }
+    if (all_static) {
         if (*n < 0) *n = 0; /* too short a sequence: the node fails at run time */
         return v;
     }

@@ -133,6 +133,9 @@ weft_status_t weft__scan_reapply(weft_graph_t *g, const weft_apply_t *node, cons
 /* Every client of v in fg is the Subtensor op `last` (y[-1]) and none is a
  * graph output (scan_rewrite.c). */
 bool weft__scan_read_last_only(weft_fgraph_t *fg, const weft_var_t *v, const weft_op_t *last);
+/* Whether a Scan node's step count (input 0) is an int64 constant; *n its
+ * value (-1: count from the sequences). scan_rewrite.c */
+bool weft__scan_const_steps(const weft_apply_t *node, int64_t *n);
 
 #define WEFT__SCAN_MAX_INNER_IN \
     (WEFT_SCAN_MAX_SEQS * WEFT_SCAN_MAX_TAPS + WEFT_OP_MAX_OUTPUTS * WEFT_SCAN_MAX_TAPS + \

@@ -73,16 +73,15 @@ static weft_status_t save_mem_transform(weft_fgraph_t *fg, weft_apply_t *node, v
 
 /* ---- scan_inline_one_step ---------------------------------------------------- */
 
-/* The static step count of node, or -1. */
-static int64_t const_steps(const weft_apply_t *node)
+bool weft__scan_const_steps(const weft_apply_t *node, int64_t *n)
 {
     const weft_var_t *v = weft_apply_input(node, 0);
     const void *data = NULL;
     size_t nb = 0;
-    int64_t n = -1;
-    if (weft_var_is_constant(v) && weft_constant_data(v, &data, &nb) == WEFT_OK && nb == sizeof n)
-        memcpy(&n, data, sizeof n);
-    return n;
+    if (!weft_var_is_constant(v) || weft_constant_data(v, &data, &nb) != WEFT_OK || nb != sizeof *n)
+        return false;
+    memcpy(n, data, sizeof *n);
+    return true;
 }
 
 /* Row `row` of x (axis 0 dropped). */
@@ -121,7 +120,8 @@ static weft_status_t inline_transform(weft_fgraph_t *fg, weft_apply_t *node, voi
 {
     (void)user;
     const weft__scan_props_t *p = weft__scan_get(weft_apply_op(node));
-    if (!p || const_steps(node) != 1) return WEFT_OK;
+    int64_t n = -1;
+    if (!p || !weft__scan_const_steps(node, &n) || n != 1) return WEFT_OK;
     weft_graph_t *g = weft_fgraph_graph(fg);
     const weft__scan_core_t *c = p->core;
     const char *file = NULL;
@@ -139,10 +139,15 @@ static weft_status_t inline_transform(weft_fgraph_t *fg, weft_apply_t *node, voi
     return s == WEFT_OK ? weft_rewrite_result_outputs(res, c->lay.n_out, outs) : s;
 }
 
+/* The tag sets of the Scan rewrites: the first n_tags of {scan, fast_run,
+ * fast_math}. fast_math: a rewrite that may change the result's rounding;
+ * tag `scan` alone: in no mode, run on request only. */
+enum { SCAN_ONLY = 1, FAST_RUN = 2, FAST_MATH = 3 };
+
 /* Registers a node rewrite on Scan nodes as an in2out walk named name. */
 static weft_status_t register_walk_tags(weft_rewrite_db_t *db, const char *name,
                                         const char *node_name, weft_node_rewrite_fn fn,
-                                        double position, bool fast_math)
+                                        double position, size_t n_tags)
 {
     if (weft_rewrite_db_has(db, name)) return WEFT_OK;
     const weft_op_class_t *cls[1] = {weft_scan_class()};
@@ -156,13 +161,7 @@ static weft_status_t register_walk_tags(weft_rewrite_db_t *db, const char *name,
     if (s != WEFT_OK) return s;
     s = weft_rewriter_walk_create(name, WEFT_WALK_IN2OUT, false, 1, &node, &walk);
     if (s != WEFT_OK) return s;
-    /* fast_math: a rewrite that may change the result's rounding.
-     * scan_split_map runs on request only: a Scan node pipelines its
-     * carry-independent part with the carried loop itself (scan_pipe.h),
-     * which the split would turn into a loop that cannot overlap */
-    bool on_request = strcmp(name, WEFT_SCAN_SPLIT_MAP_REWRITE) == 0;
     const char *tags[3] = {"scan", "fast_run", "fast_math"};
-    size_t n_tags = on_request ? 1 : fast_math ? 3 : 2;
     s = weft_rewrite_db_register(db, name, walk, position, n_tags, tags);
     return s == WEFT_EDUPLICATE ? WEFT_OK : s;
 }
@@ -170,7 +169,7 @@ static weft_status_t register_walk_tags(weft_rewrite_db_t *db, const char *name,
 static weft_status_t register_walk(weft_rewrite_db_t *db, const char *name, const char *node_name,
                                    weft_node_rewrite_fn fn, double position)
 {
-    return register_walk_tags(db, name, node_name, fn, position, false);
+    return register_walk_tags(db, name, node_name, fn, position, FAST_RUN);
 }
 
 weft_status_t weft_scan_register_rewrites(weft_rewrite_db_t *db)
@@ -192,13 +191,15 @@ weft_status_t weft_scan_register_rewrites(weft_rewrite_db_t *db)
                           weft__scan_fill_seq_fn(), 0.57);
     if (s == WEFT_OK)
         s = register_walk_tags(db, WEFT_SCAN_PUSH_OUT_DOT_REWRITE, "local_scan_push_out_dot",
-                               weft__scan_push_out_dot_fn(), 0.59, true);
+                               weft__scan_push_out_dot_fn(), 0.59, FAST_MATH);
     if (s == WEFT_OK) /* after save_mem: it marks last-state outputs */
         s = register_walk_tags(db, WEFT_SCAN_CHUNK_SUM_REWRITE, "local_scan_chunk_sum",
-                               weft__scan_chunk_sum_fn(), 40.5, true);
-    if (s == WEFT_OK)
-        s = register_walk(db, WEFT_SCAN_SPLIT_MAP_REWRITE, "local_scan_split_map",
-                          weft__scan_split_map_fn(), 0.7);
+                               weft__scan_chunk_sum_fn(), 40.5, FAST_MATH);
+    if (s == WEFT_OK) /* on request only: a Scan node pipelines its carry-independent
+                       * part with the carried loop itself (scan_pipe.h), which the
+                       * split would turn into a loop that cannot overlap */
+        s = register_walk_tags(db, WEFT_SCAN_SPLIT_MAP_REWRITE, "local_scan_split_map",
+                               weft__scan_split_map_fn(), 0.7, SCAN_ONLY);
     if (s == WEFT_OK)
         s = register_walk(db, WEFT_SCAN_PRUNE_REWRITE, "local_scan_prune_outputs",
                           weft__scan_prune_fn(), 0.58);

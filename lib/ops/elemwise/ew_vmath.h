@@ -1,18 +1,19 @@
 /* Branch-free expm1, atan2 and tanh for the elementwise kernels
- * (elemwise_math_kernels.c): straight-line code, every case a select, so
- * GCC -O3 vectorizes the kernel loops that call them (libm's scalar calls
- * cost about 10 ns an element). Both are within 2 ulp of the true value
- * (expm1 within 1), specials (+-0, +-inf, NaN, subnormals, the overflow
- * threshold) included (tests/ops/test_elemwise_math.c checks >= 10^6 inputs
- * against libm, tests/ops/test_vmath_expm1.c a dense sweep of expm1).
- * The including file is built with -ffp-contract=off, so every ISA clone
- * computes the same IEEE operations and gives the same bits; the
- * polynomials use explicit fma(), exactly rounded everywhere (one
- * instruction in the x86-64-v3/v4 clones, glibc's fma in the default one),
- * which halves their operations.
+ * (elemwise_math_kernels.c: Expm1, Arctan2; elemwise_kernels.c: Tanh):
+ * straight-line code, every case a select, so GCC -O3 vectorizes the
+ * kernel loops that call them (libm's scalar calls cost about 10-15 ns an
+ * element). atan2 is within 2 ulp of the true value, expm1 within 1, tanh
+ * within 0.75, specials (+-0, +-inf, NaN, subnormals, the overflow
+ * threshold) included (tests/ops/test_elemwise_math.c checks >= 10^6
+ * inputs against libm, tests/ops/test_vmath_expm1.c and test_vmath_tanh.c
+ * dense sweeps). The including files are built with -ffp-contract=off, so
+ * every ISA clone computes the same IEEE operations and gives the same bits
+ * (test_vmath_clones.c); the polynomials use explicit fma(), exactly
+ * rounded everywhere (one instruction in the x86-64-v3/v4 clones, glibc's
+ * fma in the default one), which halves their operations.
  * float32 computes in float64 and rounds once at the end: atan2 through
- * vm_atan2 (at most 0.5 ulp of float32 more), expm1 through the shorter
- * vm_expm1f. */
+ * vm_atan2 (at most 0.5 ulp of float32 more), tanh through vm_tanh, expm1
+ * through the shorter vm_expm1f. */
 #ifndef WEFT_OPS_EW_VMATH_H
 #define WEFT_OPS_EW_VMATH_H
 
@@ -98,9 +99,11 @@ static const double vm_expm1_q[11] = {
     1.38888888888837525e-03, 8.33333333332614105e-03, 4.16666666666666713e-02,
     1.66666666666666713e-01, 5.00000000000000000e-01};
 
-VM_INLINE double vm_expm1(double x)
+/* expm1(xc) for xc in [-40, 710], unrounded: returns s with *lo the rest,
+ * expm1(xc) = (s + *lo) * *m (*m 2 at half scale, else 1). vm_expm1 rounds
+ * the sum, vm_tanh keeps the pair. */
+VM_INLINE double vm_expm1_core(double xc, double *lo_out, double *m)
 {
-    double xc = vm_select(x < -40.0, -40.0, vm_select(x > 710.0, 710.0, x));
     /* k = round(x / ln2) in the low bits of z */
     double z = fma(xc, VM_INV_LN2, VM_ROUND_SHIFT);
     double kd = z - VM_ROUND_SHIFT;
@@ -116,10 +119,18 @@ VM_INLINE double vm_expm1(double x)
     double u = t - vm_select(half, 0.0, 1.0);                   /* exact */
     double s = fma(t, r, u);
     double e = fma(t, r, u - s) - vm_select(half, 0.5, 0.0); /* s + e = u + t r (- 1/2) */
-    double res = (s + fma(t, lo, e)) * vm_select(half, 2.0, 1.0);
+    *lo_out = fma(t, lo, e);
+    *m = vm_select(half, 2.0, 1.0);
+    return s;
+}
+
+VM_INLINE double vm_expm1(double x)
+{
+    double xc = vm_select(x < -40.0, -40.0, vm_select(x > 710.0, 710.0, x)), lo, m;
+    double s = vm_expm1_core(xc, &lo, &m);
     /* expm1 keeps x's sign, so -0 stays -0 (a select on x == 0 would not
      * vectorize in the AVX2 clone) */
-    return copysign(res, x);
+    return copysign((s + lo) * m, x);
 }
 
 /* ---- expm1 for float32 ----------------------------------------------------------------
@@ -229,7 +240,7 @@ VM_INLINE double vm_atan2(double y, double x)
 
 /* ---- tanh ------------------------------------------------------------------------------
  * tanh|x| = E / (E + 2) with E = expm1(2|x|) (2|x| exact). E comes as the
- * unrounded pair of vm_expm1's last sum (vm_expm1_pair), renormalized
+ * unrounded pair of vm_expm1's last sum (vm_expm1_core), renormalized
  * to S + L with |L| <= ulp(S) / 2, E + 2 as
  * hi + lo exactly (TwoSum), and the quotient S / hi is corrected once by
  * its remainder (fma(-q, hi, S) is exact): within 0.72 ulp over the
@@ -241,30 +252,12 @@ VM_INLINE double vm_atan2(double y, double x)
  * which rounds to 1) and keeps E finite; NaN passes through (the compare is
  * false), -0 stays -0, infinities give +-1. */
 
-/* expm1(x) for x in [0, 40] as S + *L, before vm_expm1's final rounding
- * (the same steps; the half scale above 37 is an exact factor 2). */
-VM_INLINE double vm_expm1_pair(double x, double *L)
-{
-    double z = fma(x, VM_INV_LN2, VM_ROUND_SHIFT);
-    double kd = z - VM_ROUND_SHIFT;
-    bool half = x > VM_EXPM1_HALF_SCALE;
-    double t = vm_from_bits((vm_bits(z) << 52) + vm_bits(vm_select(half, 0.5, 1.0)));
-    double y = fma(-kd, VM_LN2_HI, x);
-    double r = fma(-kd, VM_LN2_LO, y);
-    double r_lo = fma(-kd, VM_LN2_LO, y - r);
-    double lo = fma(r * r, vm_horner(r, vm_expm1_q, 11), fma(r_lo, r, r_lo));
-    double u = t - vm_select(half, 0.0, 1.0);
-    double s = fma(t, r, u);
-    double e = fma(t, r, u - s) - vm_select(half, 0.5, 0.0);
-    double m = vm_select(half, 2.0, 1.0);
-    *L = fma(t, lo, e) * m;
-    return s * m;
-}
-
 VM_INLINE double vm_tanh(double x)
 {
-    double ax = fabs(x), L0;
-    double S0 = vm_expm1_pair(vm_select(ax > 20.0, 40.0, ax + ax), &L0);
+    double ax = fabs(x), L0, m;
+    double S0 = vm_expm1_core(vm_select(ax > 20.0, 40.0, ax + ax), &L0, &m);
+    S0 *= m; /* exact: m is 1 or 2 */
+    L0 *= m;
     /* S + L = S0 + L0 with |L| <= ulp(S) / 2 (TwoSum: L0 is not small) */
     double S = S0 + L0;
     double c = S - S0;
