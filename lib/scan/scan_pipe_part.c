@@ -34,6 +34,8 @@ typedef struct part {
     int64_t ph_carry[WEFT__SCAN_MAX_INNER_IN]; /* carried output of an inner input, or -1 */
     weft_apply_t *const *order;
     size_t n;
+    size_t *idx_of_id; /* apply id in g -> position in order (SIZE_MAX: not in it) */
+    size_t n_ids;
     uint32_t *mask; /* per node: carried outputs it depends on */
     int *stage;     /* per node: its stage, -1 for a free view */
     bool *needed;   /* per node: some carried update reads it */
@@ -47,9 +49,8 @@ typedef struct part {
 
 static size_t node_idx(const part_t *p, const weft_apply_t *a)
 {
-    for (size_t j = 0; j < p->n; j++)
-        if (p->order[j] == a) return j;
-    return SIZE_MAX;
+    uint64_t id = weft_apply_id(a);
+    return weft_apply_graph(a) == p->g && id < p->n_ids ? p->idx_of_id[id] : SIZE_MAX;
 }
 
 static int64_t input_idx(const part_t *p, const weft_var_t *v)
@@ -102,7 +103,16 @@ static weft_status_t part_copy(part_t *p)
     p->stage = calloc(p->n + 1, sizeof *p->stage);
     p->needed = calloc(p->n + 1, sizeof *p->needed);
     p->reads_input = calloc(p->n + 1, sizeof *p->reads_input);
-    return p->mask && p->stage && p->needed && p->reads_input ? WEFT_OK : WEFT_ENOMEM;
+    p->n_ids = weft_graph_n_applies(p->g);
+    p->idx_of_id = malloc((p->n_ids + 1) * sizeof *p->idx_of_id);
+    if (!p->mask || !p->stage || !p->needed || !p->reads_input || !p->idx_of_id)
+        return WEFT_ENOMEM;
+    for (size_t i = 0; i < p->n_ids; i++) p->idx_of_id[i] = SIZE_MAX;
+    for (size_t j = 0; j < p->n; j++) {
+        uint64_t id = weft_apply_id(p->order[j]);
+        if (id < p->n_ids) p->idx_of_id[id] = j;
+    }
+    return WEFT_OK;
 }
 
 /* Computed by every stage that reads it rather than stored per step: a
@@ -532,6 +542,7 @@ static void part_free(part_t *p)
     free(p->stage);
     free(p->needed);
     free(p->reads_input);
+    free(p->idx_of_id);
     weft_fgraph_destroy(p->fg);
     weft_graph_destroy(p->g);
 }
@@ -555,16 +566,15 @@ weft_status_t weft__scan_pipe_build(const weft__scan_props_t *sp,
         return s;
     }
     weft__scan_pipe_t *pp = calloc(1, sizeof *pp);
+    if (pp && pthread_mutex_init(&pp->lock, NULL) != 0) {
+        free(pp);
+        pp = NULL;
+    }
     s = pp ? pipe_fill(&p, pp, sp, opts) : WEFT_ENOMEM;
     bool rings = s == WEFT_OK && rings_ok(&p, pp, sp->last_mask);
-    if (s == WEFT_OK && rings && pthread_mutex_init(&pp->lock, NULL) != 0) s = WEFT_ENOMEM;
     part_free(&p);
     if (s != WEFT_OK || !rings) {
-        for (size_t k = 0; pp && k < pp->n_stages; k++) {
-            weft_function_destroy(pp->st[k].f);
-            weft_function_destroy(pp->st[k].chunk_f);
-        }
-        free(pp);
+        weft__scan_pipe_destroy(pp);
         return s;
     }
     *out = pp;
