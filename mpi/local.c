@@ -15,7 +15,7 @@ typedef struct builder {
     weft_var_t **loc;   /* per partition variable: its local variable, or NULL */
     weft_var_t **outs;  /* local outputs: user outputs, then tokens */
     size_t n_outs;
-    weft_var_t *last;   /* the token of the last send or collective start */
+    weft_var_t *last;   /* the chain's token: every send and collective start so far */
     int32_t *recv_of;   /* per variable: the message this rank receives it by, or -1 */
     weft_var_t **tok_at; /* per message received: the chain token at its position */
 } builder_t;
@@ -170,9 +170,11 @@ static weft_status_t msg_buffers(weft_mpi_function_t *f)
     return WEFT_OK;
 }
 
-/* The messages of value var_pos: this rank's sends first (chained on the
- * token), then its receives (after every earlier send): the order that
- * keeps blocking receives deadlock-free (docs/distributed.md §3.2). */
+/* The messages of value var_pos: this rank's sends first, then its
+ * receives (after every earlier send). A send node reads only its value, so
+ * it goes out the moment the value is ready; a join node adds its token to
+ * the chain, which each receive reads: the order that keeps the waits
+ * deadlock-free (docs/distributed.md §3.2). */
 static uint32_t first_msg(const wm_part_t *p, size_t var_pos)
 {
     uint32_t lo = 0, hi = (uint32_t)p->n_msgs; /* messages are sorted by var_pos */
@@ -191,10 +193,11 @@ static weft_status_t value_msgs(builder_t *b, size_t var_pos)
     uint32_t m0 = first_msg(p, var_pos);
     for (uint32_t m = m0; m < (uint32_t)p->n_msgs && p->msgs[m].var_pos == var_pos; m++) {
         if (p->msgs[m].src != f->rank) continue;
-        weft_var_t *t = comm_node(b, &wm__send_class, m, NULL, local_value(b, var_pos), b->last);
+        weft_var_t *t = comm_node(b, &wm__send_class, m, NULL, local_value(b, var_pos), NULL);
         weft_status_t st = keep(b, t);
         if (st != WEFT_OK) return st;
-        b->last = t;
+        b->last = b->last ? comm_node(b, &wm__join_class, m, NULL, b->last, t) : t;
+        if (!b->last) return ctor_failed(b, "a token join node");
     }
     for (uint32_t m = m0; m < (uint32_t)p->n_msgs && p->msgs[m].var_pos == var_pos; m++) {
         if (p->msgs[m].dst != f->rank) continue;
@@ -337,6 +340,7 @@ static weft_status_t compile_local(builder_t *b, weft_var_t **lin, const weft_mp
     weft_function_options_t fo = WEFT_FUNCTION_OPTIONS_INIT;
     if (o->function) fo = *o->function;
     fo.deferrable_nodes = true; /* receives park (ops.c) */
+    fo.critical_path_first = true; /* sends weigh what they feed (priority.c) */
     bool *mut = NULL;
     if (fo.input_mutable) {
         mut = calloc(f->n_in + 1, sizeof *mut);

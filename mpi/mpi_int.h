@@ -68,6 +68,7 @@ typedef struct wm_msg {
      * communication thread when it matched the receive) */
     size_t bytes;
     bool dynamic;  /* the value's shape is not static: a header, then the elements */
+    double tail_ns; /* the send node's cost: the work the message feeds (priority.c) */
     bool matched;  /* dynamic receive: probed and its MPI_Irecv posted (comm thread) */
     weft_dtype_t dtype;
     int ndim;
@@ -166,6 +167,9 @@ typedef struct wm_part {
     weft_update_t *upd; /* the caller's updates (a copy) */
 } wm_part_t;
 
+/* Each message's tail_ns, from the partition (priority.c). Errors: WEFT_ENOMEM. */
+weft_status_t wm__message_tails(wm_part_t *p);
+
 /* A request MPI still owns after a failed call (its message never matched
  * or its peer gave up): kept, with its buffer, until it completes or f is
  * destroyed. */
@@ -234,6 +238,8 @@ weft_status_t wm__error(weft_status_t st, const char *fmt, ...) WEFT_PRINTF(2, 3
 
 /* ---- ops (ops.c) ---- */
 extern const weft_op_class_t wm__send_class, wm__recv_class, wm__cstart_class, wm__cwait_class;
+/* Joins the ordering chain's token and a send's (local.c, docs/distributed.md §3.2). */
+extern const weft_op_class_t wm__join_class;
 /* Shared by the lowered ops' classes (ops.c): their props print as
  * "index=I", they never fold, a token output is an int8 scalar, and a
  * typed node's output type comes from its props. */

@@ -147,8 +147,33 @@ static weft_status_t cwait_perform(const weft_apply_t *node, weft_tensor_t *cons
     return take(p->rt, &c->state, &c->park, ctx, &out[0], p, c->rbuf, c->rbytes);
 }
 
-WM_CLASS(wm__send_class, "MpiSend", token_make_node, send_perform);
+/* The send's weight in its rank's critical-path order (priority.c). */
+static double send_cost_ns(const weft_apply_t *node)
+{
+    const wm_props_t *p = weft_op_props(weft_apply_op(node));
+    return p->rt->msgs[p->index].tail_ns;
+}
+
+const weft_op_class_t wm__send_class = {.size = sizeof(weft_op_class_t),
+                                        .name = "MpiSend",
+                                        .props_size = sizeof(wm_props_t),
+                                        .props_print = wm__props_print,
+                                        .make_node = token_make_node,
+                                        .perform = send_perform,
+                                        .do_constant_folding = wm__never_fold,
+                                        .cost_ns = send_cost_ns};
 WM_CLASS(wm__recv_class, "MpiRecv", wm__typed_make_node, recv_perform);
+
+/* The chain's token after a send (local.c): both inputs are done. */
+static weft_status_t join_perform(const weft_apply_t *node, weft_tensor_t *const *in,
+                                  weft_tensor_t **out, weft_kernel_ctx_t *ctx)
+{
+    (void)node;
+    (void)in;
+    return wm__token_output(ctx, &out[0]);
+}
+
+WM_CLASS(wm__join_class, "MpiJoin", token_make_node, join_perform);
 WM_CLASS(wm__cstart_class, "MpiCollectiveStart", token_make_node, cstart_perform);
 WM_CLASS(wm__cwait_class, "MpiCollectiveWait", wm__typed_make_node, cwait_perform);
 

@@ -387,6 +387,7 @@ weft_status_t wm__partition(size_t n_in, weft_var_t *const *inputs, size_t n_out
     if (st == WEFT_OK) place_follow_inputs(p);
     if (st == WEFT_OK) st = check_collectives(p);
     if (st == WEFT_OK) st = make_msgs(p, n_out, outputs, o);
+    if (st == WEFT_OK) st = wm__message_tails(p);
     if (st != WEFT_OK) wm__part_free(p);
     return st;
 }

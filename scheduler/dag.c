@@ -4,7 +4,8 @@
  * (Kahn's algorithm; a cycle is then found by walking predecessors among the
  * nodes Kahn could not remove, each of which has such a predecessor).
  * Kahn's queue is kept as the order of runs on one-worker pools unless the
- * ids are already a topological order. */
+ * ids are already a topological order (or, with priorities, the list
+ * schedule of dag_prio.c). */
 #define _POSIX_C_SOURCE 200809L // clock_gettime, pthreads
 
 #include <stdarg.h>
@@ -73,6 +74,7 @@ weft_status_t weft_dag_destroy(weft_dag_t *dag)
     const weft_allocator_t *a = dag->alloc;
     dag_free_frozen(dag);
     weft__dag_regions_free(dag);
+    weft__prio_free(dag);
     weft__free(a, dag->nodes, (size_t)dag->cap * sizeof *dag->nodes);
     weft__free(a, dag->name_off, (size_t)dag->cap * sizeof *dag->name_off);
     weft__free(a, dag->names, dag->names_cap);
@@ -311,7 +313,9 @@ static void dag_flag_entries(weft_dag_t *dag)
     for (uint64_t e = 0; e < dag->ne; e++) {
         uint32_t v = dag->succ[e], d = dag->indeg[v];
         if (d == 1) dag->succ[e] = v | WEFT__DAG_SINGLE;
-        else if (d >= WEFT__DAG_DEFER_MIN) dag->succ[e] = v | WEFT__DAG_DEFER;
+        /* a prioritized run sends every ready node through its queue: no
+         * batched decrements, which would push the node past it */
+        else if (d >= WEFT__DAG_DEFER_MIN && !dag->prio) dag->succ[e] = v | WEFT__DAG_DEFER;
         if (d >= 2) dag->has_multi = 1;
     }
     uint32_t k = 0;
@@ -357,6 +361,7 @@ weft_status_t weft_dag_finalize(weft_dag_t *dag)
         st = dag_validate(dag, s1, s2, &dag->order);
     weft__free(a, s1, (n + 1) * sizeof(uint32_t));
     if (!dag->order) weft__free(a, s2, (n + 1) * sizeof(uint32_t)); /* else kept as order */
+    if (st == WEFT_OK && dag->prio) st = weft__prio_freeze(dag, &dag->order);
     if (st != WEFT_OK) {
         dag_free_frozen(dag);
         return st == WEFT_ENOMEM ? dag_nomem(dag, "finalize") : st;

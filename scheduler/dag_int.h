@@ -92,6 +92,10 @@ struct weft_dag {
     uint32_t *gate_region; // frozen, n entries: the region a node gates
     uint32_t *reset_nodes; // frozen: per region (rlo, rhi), the closure's nodes of in-degree
     size_t n_reset;        // >= 2 with a predecessor outside it; n_reset + 1 allocated
+    /* priorities (dag_prio.c): NULL unless weft_dag_set_priority was called;
+     * prio_cap entries while building, n + 1 once frozen */
+    int64_t *prio;
+    uint32_t prio_cap;
     /* run objects alive; written by run create/destroy on any thread */
     _Atomic uint32_t runs;
     char err[512];
@@ -103,6 +107,12 @@ const char *weft__dag_label(const weft_dag_t *dag, uint32_t id, char *buf, size_
 /* After validation and entry flags: the region maps and boundaries
  * (dag_region.c). Errors: WEFT_EDUPLICATE, WEFT_ERANGE, WEFT_ENOMEM. */
 weft_status_t weft__dag_regions_freeze(weft_dag_t *dag);
+/* Priorities (dag_prio.c). At finalize, for a DAG with priorities: prio grown to n + 1 entries and
+ * *order the list schedule (Kahn's algorithm taking the best ready node
+ * first), allocated from the DAG's allocator. Errors: WEFT_ENOMEM. */
+weft_status_t weft__prio_freeze(weft_dag_t *dag, uint32_t **order);
+/* Frees prio (building or frozen). */
+void weft__prio_free(weft_dag_t *dag);
 /* Frees the region tables (building and frozen). */
 void weft__dag_regions_free(weft_dag_t *dag);
 

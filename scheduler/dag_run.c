@@ -42,17 +42,25 @@
  * instead of the gate's own successors (a range of succ like any other)
  * and subtracts the closure's sinks from sinks_left in one step; the
  * members never become ready. Sequential runs instead mark the region
- * retired and pass over the members of retired regions. */
+ * retired and pass over the members of retired regions.
+ * Prioritized DAGs (dag_prio.c, docs/execution.md §3.4.2): a ready node joins
+ * the run's shared max-heap instead of being run or pushed; for every node
+ * added the adder either takes the heap's best itself (its continuation) or
+ * pushes a RUN_TOKEN item, and a token's worker takes the best then. Tokens
+ * plus continuations always equal the heap's size, so a taker never finds
+ * it empty, and whoever runs next runs the best ready node. */
 #define _POSIX_C_SOURCE 200809L // clock_gettime, pthreads
 
 #include <string.h>
 
+#include "base/prio_heap.h"
 #include "dag_int.h"
 
 #define RUN_MAGIC 0x72756e21u
 #define RUN_RANGE (1ull << 63)
 #define RUN_COMPLETE 0xffffffffull
 #define RUN_SEQUENTIAL 0xfffffffeull // above every node id (WEFT__DAG_MAX_NODES)
+#define RUN_TOKEN 0xfffffffdull      // take the best node of a prioritized run's heap
 #define RUN_RANGE_GRAIN 32u   // entries handled without splitting further
 #define RUN_FANOUT_RANGE 16u  // a node with more successors pushes a range item
 #define DEFER_BODY 1u // the deferred node's body has not returned yet
@@ -76,6 +84,9 @@ struct weft_dag_run {
     int solo;                  // the pool has one worker: runs are RUN_SEQUENTIAL
     int on_caller;             // this run executes on its caller (the pool's guest)
     uint8_t *retired;          // sequential runs of a DAG with regions: per region
+    uint32_t *heap;            // prioritized DAGs (not solo): ready nodes, a max-heap
+    uint32_t heap_n;           // under heap_mu
+    pthread_mutex_t heap_mu;
     /* profile (NULL unless created with profile) */
     uint64_t *t_start, *t_end, *idle, *idle_base;
     uint32_t *t_worker;
@@ -152,6 +163,36 @@ static inline uint64_t run_range_payload(uint32_t lo, uint32_t hi)
     return RUN_RANGE | ((uint64_t)lo << 32) | hi;
 }
 
+/* Prioritized runs (see the top of this file): the ready successors among
+ * succ[lo, hi) join the heap; returns the best node for this worker to run
+ * next (UINT32_MAX when none became ready) and pushes a token for each
+ * other one added. */
+static uint32_t prio_release(weft_dag_run_t *run, weft__worker_t *w, uint32_t lo, uint32_t hi)
+{
+    const uint32_t *succ = run->dag->succ;
+    const int64_t *prio = run->dag->prio;
+    uint32_t k = 0, next = UINT32_MAX;
+    pthread_mutex_lock(&run->heap_mu);
+    for (uint32_t e = lo; e < hi; e++) {
+        if (!run_ready(run, w, succ[e])) continue;
+        weft__prio_heap_push(prio, run->heap, &run->heap_n, succ[e] & WEFT__DAG_ID_MASK);
+        k++;
+    }
+    if (k) next = weft__prio_heap_pop(prio, run->heap, &run->heap_n);
+    pthread_mutex_unlock(&run->heap_mu);
+    for (uint32_t i = 1; i < k; i++) run_push(w, run, RUN_TOKEN);
+    return next;
+}
+
+/* A token's claim: the heap's best node (never empty, see above). */
+static uint32_t prio_take(weft_dag_run_t *run)
+{
+    pthread_mutex_lock(&run->heap_mu);
+    uint32_t u = weft__prio_heap_pop(run->dag->prio, run->heap, &run->heap_n);
+    pthread_mutex_unlock(&run->heap_mu);
+    return u;
+}
+
 /* u's body returned: whether u is finished (not deferred, or already
  * completed), so that this worker releases its successors. */
 static bool run_body_settled(weft_dag_run_t *run, uint32_t u)
@@ -212,6 +253,10 @@ static void run_chain(weft_dag_run_t *run, weft__worker_t *w, uint32_t u)
             weft__worker_defer(w, 1, &run->sinks_left, (weft__item_t){ &run->task, RUN_COMPLETE });
             return;
         }
+        if (run->heap) {
+            if ((u = prio_release(run, w, lo, hi)) == UINT32_MAX) return;
+            continue;
+        }
         if (hi - lo > RUN_FANOUT_RANGE) {
             run_push(w, run, run_range_payload(lo, hi));
             return;
@@ -231,6 +276,11 @@ static void run_chain(weft_dag_run_t *run, weft__worker_t *w, uint32_t u)
 
 static void run_range(weft_dag_run_t *run, weft__worker_t *w, uint32_t lo, uint32_t hi)
 {
+    if (run->heap) {
+        uint32_t u = prio_release(run, w, lo, hi);
+        if (u != UINT32_MAX) run_chain(run, w, u);
+        return;
+    }
     while (hi - lo > RUN_RANGE_GRAIN) {
         uint32_t mid = lo + (hi - lo) / 2;
         run_push(w, run, run_range_payload(mid, hi));
@@ -326,6 +376,8 @@ static void run_exec(weft__task_t *t, uint64_t payload, weft__worker_t *w)
         run_sequential(run, w);
     else if (payload == RUN_COMPLETE)
         run_complete(run);
+    else if (payload == RUN_TOKEN)
+        run_chain(run, w, prio_take(run));
     else
         run_chain(run, w, (uint32_t)payload);
 }
@@ -358,6 +410,8 @@ static void run_free(weft_dag_run_t *run)
     weft__free(a, (void *)run->defer, (size_t)run->dag->n + 1);
     weft__free(a, run->retired, (size_t)run->dag->nreg + 1);
     weft__free(a, run->retired_list, ((size_t)run->dag->nreg + 1) * sizeof(uint32_t));
+    if (run->heap) pthread_mutex_destroy(&run->heap_mu);
+    weft__free(a, run->heap, ((size_t)run->dag->n + 1) * sizeof(uint32_t));
     run->magic = 0;
     weft__free(a, run->raw, run->raw_bytes);
 }
@@ -406,11 +460,19 @@ weft_status_t weft_dag_run_create(weft_dag_t *dag, weft_pool_t *pool,
     if (run->solo && dag->nreg) run->retired = weft__alloc(dag->alloc, (size_t)dag->nreg + 1);
     if (!run->solo && dag->nreg)
         run->retired_list = weft__alloc(dag->alloc, ((size_t)dag->nreg + 1) * sizeof(uint32_t));
+    if (!run->solo && dag->prio) {
+        run->heap = weft__alloc(dag->alloc, ((size_t)dag->n + 1) * sizeof(uint32_t));
+        if (run->heap && pthread_mutex_init(&run->heap_mu, NULL) != 0) {
+            weft__free(dag->alloc, run->heap, ((size_t)dag->n + 1) * sizeof(uint32_t));
+            run->heap = NULL;
+        }
+    }
     run->pending_stale = 1;
     atomic_init(&run->n_retired, 0);
     weft_status_t st = (run->pending || run->solo) && (run->defer || !deferrable) &&
                                (run->retired || !run->solo || !dag->nreg) &&
-                               (run->retired_list || run->solo || !dag->nreg)
+                               (run->retired_list || run->solo || !dag->nreg) &&
+                               (run->heap || run->solo || !dag->prio)
                            ? WEFT_OK
                            : WEFT_ENOMEM;
     if (st == WEFT_OK && opts && opts->profile) st = run_alloc_profile(run);

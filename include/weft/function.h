@@ -189,11 +189,20 @@ typedef struct weft_function_options {
      * runs other ready nodes while a node is pending, and the memory plan
      * assumes any schedule the DAG allows rather than node id order. */
     bool deferrable_nodes;
+    /* Critical path first: of the nodes ready at a moment, a worker runs the
+     * one with the longest path of estimated cost (weft/node_cost.h) from it
+     * to the end of the call, through one queue every worker shares (the
+     * DAG's priorities, weft/sched.h weft_dag_set_priority), and the nodes
+     * are laid out in that order. For graphs of coarse nodes whose order
+     * decides how soon the critical path runs (tile factorizations,
+     * distributed functions); each node then costs a lock round trip more
+     * (docs/execution.md §3.4.2). Results are the same bits either way. */
+    bool critical_path_first;
 } weft_function_options_t;
 
 #define WEFT_FUNCTION_OPTIONS_INIT \
     { sizeof(weft_function_options_t), NULL, 0, NULL, 0, NULL, NULL, 0, NULL, false, false, \
-      false, NULL, 0, NULL, NULL, NULL, NULL, false }
+      false, NULL, 0, NULL, NULL, NULL, NULL, false, false }
 
 /* Compiles outputs[0..n_out) as functions of inputs[0..n_in) (root, non-
  * constant, non-shared variables of one graph context, each listed once),

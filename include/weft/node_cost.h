@@ -31,8 +31,9 @@
 extern "C" {
 #endif
 
-/* The size-based estimate of node's run time in nanoseconds (docs/rewrites.md
- * §6.6 lists the families and their rates): a fixed 100 per node plus, for
+/* The estimate of node's run time in nanoseconds: its class's cost_ns hook
+ * where it has one that answers (weft/op.h), else the size-based estimate
+ * (docs/rewrites.md §6.6 lists the families and their rates): a fixed 100 per node plus, for
  * elementwise ops and Composites, the output's elements times the steps'
  * rates; for Dot / Gemm / Gemv and the factorizations, the multiply-adds;
  * for reductions, the input's elements; views only the fixed part. A length

@@ -160,6 +160,13 @@ typedef struct weft_op_class {
     weft_status_t (*props_to_json)(const weft_op_t *op, weft_json_props_t *out);
     weft_status_t (*props_from_json)(weft_graph_t *g, const weft_op_class_t *cls,
                                      const weft_json_props_t *in, const weft_op_t **out);
+
+    /* node's expected run time in nanoseconds, for the rewrites and
+     * schedules that weigh the critical path (weft/node_cost.h: it replaces
+     * the size-based estimate, in the same unit: 0.1 ns per multiply-add of
+     * a product). A negative result, or a NULL hook: the estimate. Appended
+     * last, as the JSON hooks. */
+    double (*cost_ns)(const weft_apply_t *node);
 } weft_op_class_t;
 
 /* Creates an op instance of cls with a copy of props (props_size bytes; props

@@ -192,6 +192,21 @@ WEFT_API weft_status_t weft_dag_add_edge(weft_dag_t *dag, uint32_t from, uint32_
 WEFT_API weft_status_t weft_dag_add_region(weft_dag_t *dag, uint32_t gate, const uint32_t *members,
                                            size_t n, uint32_t *id_out);
 
+/* Give node id a scheduling priority (0 unless set). A DAG with priorities
+ * runs prioritized: of the nodes ready at a moment, a worker takes the one
+ * with the highest priority (ties: the lower id) from a queue its run
+ * shares, instead of its own deque's newest; a run on a one-worker pool
+ * calls the bodies in that list order (fixed at finalize). Meant for DAGs
+ * of coarse nodes, for critical-path-first schedules (tile factorizations,
+ * graphs split over processes): each ready node costs one lock round trip
+ * of the shared queue (about 50 ns uncontended), which a DAG of tiny nodes
+ * should not pay (docs/execution.md §3.4.2). Priorities never change what a
+ * run computes, only the order of independent nodes.
+ * Errors: WEFT_EINVAL (dag NULL), WEFT_ENOTFOUND (id is not a node),
+ * WEFT_ESTATE (dag finalized), WEFT_ENOMEM; details in weft_dag_last_error.
+ * Ownership: borrows.  Thread: as weft_dag_add_node. */
+WEFT_API weft_status_t weft_dag_set_priority(weft_dag_t *dag, uint32_t id, int64_t priority);
+
 /* Validate and freeze the DAG: build the successor arrays, refuse cycles and
  * duplicate edges. After WEFT_OK the DAG can no longer change (add_* return
  * WEFT_ESTATE) and runs can be created. After an error the DAG is unchanged

@@ -336,6 +336,7 @@ struct weft_function {
     bool nan_check;
     bool profile;
     bool deferrable; /* options.deferrable_nodes */
+    bool critical_path_first; /* options.critical_path_first */
     bool env_profile; /* WEFT_PROFILE=1: print at destroy */
     unsigned workers;
     unsigned node_threads; /* workers a node's kernel may split over (options) */
@@ -381,7 +382,7 @@ struct weft__call_state {
     weft_tensor_t **stash;
     atomic_uint *countdown; /* f->countdown_init at each call's start (reset_plan.c) */
     weft_tensor_t **argv;
-    /* per node: its plan cell (tensor/kernel_int.h, docs/execution.md §3.7):
+    /* per node: its plan cell (tensor/kernel_int.h, docs/execution.md §3.4.2):
      * the plan its kernel cached on an earlier call of this state, or NULL.
      * One call of the state runs the node once, so the cell needs no lock. */
     void **plans;
@@ -559,6 +560,10 @@ bool weft__guard_holds(const weft__call_state_t *cs, uint32_t off);
  * policy (continuation to the first ready successor, the other ready ones
  * last in first out). Errors: WEFT_ENOMEM, WEFT_EINCONSISTENT (a cycle). */
 weft_status_t weft__schedule_order(uint32_t n, const uint64_t *edges, size_t ne, uint32_t *rank);
+/* The same for a prioritized DAG (options.critical_path_first): the order
+ * one worker runs it in, the best ready node first (base/prio_heap.h). */
+weft_status_t weft__schedule_order_prio(uint32_t n, const uint64_t *edges, size_t ne,
+                                        const int64_t *prio, uint32_t *rank);
 
 /* ---- buffer pool (buffer_pool.c) ------------------------------------------------ */
 weft_status_t weft__bufpool_init(weft__bufpool_t *bp);

@@ -356,6 +356,7 @@ weft_status_t weft_function_compile(size_t n_in, weft_var_t *const *inputs, size
         f->env_profile = weft__env_profile();
         f->profile = a.o.profile || f->env_profile;
         f->deferrable = a.o.deferrable_nodes;
+        f->critical_path_first = a.o.critical_path_first;
         st = compile_pipeline(f, &a);
     }
     if (st == WEFT_OK) {

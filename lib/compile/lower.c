@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "compile_int.h"
+#include "weft/node_cost.h"
 
 #define NO_SLOT UINT32_MAX
 
@@ -28,6 +29,7 @@ typedef struct lower_ctx {
     bool *is_output;      /* by slot */
     bool *aliased;        /* by slot: some other variable views or destroys it */
     weft__guard_plan_t gp; /* guards by toposort index (guard.c) */
+    int64_t *prio;        /* critical_path_first: per node index, its bottom level */
     uint32_t n_consumers_total;
 } lower_ctx_t;
 
@@ -342,7 +344,12 @@ static weft_status_t build_dag_once(lower_ctx_t *c, bool gates)
         st = weft_dag_add_edge(f->dag, weft__edge_from(by_topo[k]), to);
     }
     free(by_topo);
+    for (size_t i = 0; st == WEFT_OK && c->prio && i < c->n_order; i++)
+        st = weft_dag_set_priority(f->dag, (uint32_t)i, c->prio[i]);
     if (st == WEFT_OK && gates) st = weft__gates_add(f);
+    /* a gate is cheap and decides which work exists: first among the ready */
+    for (uint32_t i = (uint32_t)c->n_order; st == WEFT_OK && c->prio && i < weft_dag_node_count(f->dag); i++)
+        st = weft_dag_set_priority(f->dag, i, INT64_MAX);
     if (st == WEFT_OK) st = weft_dag_finalize(f->dag);
     return st;
 }
@@ -373,6 +380,37 @@ static void index_order(lower_ctx_t *c)
     for (size_t i = 0; i < c->n_order; i++) c->apply_idx[weft_apply_id(c->order[i])] = (uint32_t)i;
 }
 
+/* critical_path_first: per toposort index, its bottom level - its cost
+ * (weft_node_cost_estimate) plus the largest of its successors' - into
+ * c->prio. The edges go from lower to higher indices, sorted by source, so
+ * one backward walk sees every successor's final level first. */
+static weft_status_t bottom_levels(lower_ctx_t *c)
+{
+    c->prio = malloc((c->n_order + 1) * sizeof *c->prio);
+    if (!c->prio) return lower_oom();
+    size_t k = c->n_edges;
+    for (size_t i = c->n_order; i-- > 0;) {
+        int64_t succ_max = 0;
+        for (; k > 0 && weft__edge_from(c->topo_edges[k - 1]) == i; k--) {
+            int64_t s = c->prio[weft__edge_to(c->topo_edges[k - 1])];
+            if (s > succ_max) succ_max = s;
+        }
+        c->prio[i] = succ_max + (int64_t)weft_node_cost_estimate(c->order[i]) + 1;
+    }
+    return WEFT_OK;
+}
+
+/* Reorders c->prio from toposort indices to node indices. */
+static weft_status_t prio_by_rank(lower_ctx_t *c)
+{
+    int64_t *p = malloc((c->n_order + 1) * sizeof *p);
+    if (!p) return lower_oom();
+    for (size_t i = 0; i < c->n_order; i++) p[c->rank[i]] = c->prio[i];
+    free(c->prio);
+    c->prio = p;
+    return WEFT_OK;
+}
+
 /* Collects the DAG edges (between toposort indices) and replaces the
  * toposort order by the order one worker runs the DAG in. */
 static weft_status_t order_by_schedule(lower_ctx_t *c)
@@ -384,11 +422,16 @@ static weft_status_t order_by_schedule(lower_ctx_t *c)
                           &c->gp);
     if (st != WEFT_OK) return weft__fn_error(NULL, st, "planning the IfElse guards");
     c->n_edges = dedupe_edges(c->topo_edges, c->n_edges);
+    if (c->f->critical_path_first && (st = bottom_levels(c)) != WEFT_OK) return st;
     c->rank = malloc((c->n_order + 1) * sizeof *c->rank);
     weft_apply_t **order = malloc((c->n_order + 1) * sizeof *order);
-    st = c->rank && order
-             ? weft__schedule_order((uint32_t)c->n_order, c->topo_edges, c->n_edges, c->rank)
-             : WEFT_ENOMEM;
+    if (!c->rank || !order) st = WEFT_ENOMEM;
+    else if (c->prio)
+        st = weft__schedule_order_prio((uint32_t)c->n_order, c->topo_edges, c->n_edges, c->prio,
+                                       c->rank);
+    else
+        st = weft__schedule_order((uint32_t)c->n_order, c->topo_edges, c->n_edges, c->rank);
+    if (st == WEFT_OK && c->prio) st = prio_by_rank(c);
     if (st == WEFT_OK) {
         for (size_t i = 0; i < c->n_order; i++) order[c->rank[i]] = c->order[i];
         free(c->order);
@@ -501,6 +544,7 @@ weft_status_t weft__compile_lower(weft_function_t *f)
     if (st == WEFT_OK) st = weft__arena_analyze(f, c.is_output);
     free(c.order);
     free(c.rank);
+    free(c.prio);
     free(c.topo_edges);
     free(c.var_slot);
     free(c.apply_idx);

@@ -10,6 +10,7 @@
  * memory. */
 #include <stdlib.h>
 
+#include "base/prio_heap.h"
 #include "compile_int.h"
 
 typedef struct replay {
@@ -80,4 +81,26 @@ weft_status_t weft__schedule_order(uint32_t n, const uint64_t *edges, size_t ne,
     while (r.top > 0) replay_chain(&r, r.stack[--r.top], rank, &pos);
     replay_free(&r);
     return pos == n ? WEFT_OK : WEFT_EINCONSISTENT; /* a cycle: not from a toposort */
+}
+
+weft_status_t weft__schedule_order_prio(uint32_t n, const uint64_t *edges, size_t ne,
+                                        const int64_t *prio, uint32_t *rank)
+{
+    replay_t r = {0};
+    if (!replay_init(&r, n, edges, ne)) {
+        replay_free(&r);
+        return WEFT_ENOMEM;
+    }
+    uint32_t nh = 0, pos = 0;
+    /* the sources become a heap in place (entry k is read before any push
+     * writes past position k) */
+    for (uint32_t k = 0; k < r.top; k++) weft__prio_heap_push(prio, r.stack, &nh, r.stack[k]);
+    while (nh > 0) {
+        uint32_t u = weft__prio_heap_pop(prio, r.stack, &nh);
+        rank[u] = pos++;
+        for (uint32_t e = r.off[u]; e < r.off[u + 1]; e++)
+            if (--r.pending[r.succ[e]] == 0) weft__prio_heap_push(prio, r.stack, &nh, r.succ[e]);
+    }
+    replay_free(&r);
+    return pos == n ? WEFT_OK : WEFT_EINCONSISTENT;
 }

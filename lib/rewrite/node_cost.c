@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph/graph_int.h"
 #include "rewrite_int.h"
 #include "weft/composite.h"
 #include "weft/elemwise.h"
@@ -98,6 +99,9 @@ double weft_node_cost_estimate(const weft_apply_t *node)
 {
     if (!node) return 0;
     const weft_op_t *op = weft_apply_op(node);
+    double (*hook)(const weft_apply_t *) = WEFT__OP_HOOK(weft_op_class(op), cost_ns);
+    double own = hook ? hook(node) : -1;
+    if (own >= 0) return own;
     const weft_op_alias_t *vm;
     size_t nv;
     weft_op_view_map(op, &vm, &nv);

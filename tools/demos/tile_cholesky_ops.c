@@ -98,12 +98,43 @@ static weft_status_t potrf_perform(const weft_apply_t *node, weft_tensor_t *cons
     return WEFT_OK;
 }
 
+/* ---- costs for critical-path-first schedules (weft/op.h cost_ns) ------------------- */
+
+/* Multiply-adds at weft's estimate of 0.1 ns each (weft/node_cost.h), from
+ * the tile's static shape: n^3/6 for the factor and the inverse, m n^2 / 2
+ * for the triangular product, n^2 k / 2 for the rank-k update. */
+static double tile_dim(const weft_apply_t *node, size_t input, int axis)
+{
+    const weft_type_t *t = weft_var_type(weft_apply_input(node, input));
+    int64_t d = weft_type_dim(t, axis);
+    return d < 0 ? 256.0 : (double)d;
+}
+
+static double potrf_cost_ns(const weft_apply_t *node)
+{
+    double n = tile_dim(node, 0, 0);
+    return 0.1 * n * n * n / 6;
+}
+
+static double trmm_cost_ns(const weft_apply_t *node)
+{
+    double m = tile_dim(node, 1, 0), n = tile_dim(node, 1, 1);
+    return 0.1 * m * n * n / 2;
+}
+
+static double syrk_cost_ns(const weft_apply_t *node)
+{
+    double n = tile_dim(node, 0, 0), k = tile_dim(node, 1, 1);
+    return 0.1 * n * n * k / 2;
+}
+
 const weft_op_class_t chol_potrf_class = {
     .size = sizeof(weft_op_class_t),
     .name = "TilePotrf",
     .make_node = potrf_make_node,
     .perform = potrf_perform,
     .destroy_map = destroys_input0,
+    .cost_ns = potrf_cost_ns,
 };
 
 /* ---- TileTrtri(L): a new tile holding L^-1 (lower; the upper part undefined) ------ */
@@ -155,6 +186,7 @@ const weft_op_class_t chol_trtri_class = {
     .name = "TileTrtri",
     .make_node = trtri_make_node,
     .perform = trtri_perform,
+    .cost_ns = potrf_cost_ns, /* n^3/6 as well */
 };
 
 /* ---- TileTrmm(Linv, A): A <- A Linv^T, i.e. A L^-T (the panel solve) --------------- */
@@ -198,6 +230,7 @@ const weft_op_class_t chol_trmm_class = {
     .make_node = trmm_make_node,
     .perform = trmm_perform,
     .destroy_map = destroys_input1,
+    .cost_ns = trmm_cost_ns,
 };
 
 /* ---- TileSyrk(C, A): C <- C - A A^T, lower triangle -------------------------------- */
@@ -239,4 +272,5 @@ const weft_op_class_t chol_syrk_class = {
     .make_node = syrk_make_node,
     .perform = syrk_perform,
     .destroy_map = destroys_input0,
+    .cost_ns = syrk_cost_ns,
 };
