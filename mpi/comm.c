@@ -171,7 +171,8 @@ static int start_queued(call_t *c, int *rc)
             continue;
         atomic_store_explicit(&g->state, WM_POSTED, memory_order_relaxed);
         g->t_post = wm__now_ns();
-        *rc = MPI_Isend(g->buf, (int)g->bytes, MPI_BYTE, g->dst, data_tag(c, m), f->data,
+        const void *src = g->zero_copy ? weft_tensor_data(g->send_t) : g->buf;
+        *rc = MPI_Isend(src, (int)g->bytes, MPI_BYTE, g->dst, data_tag(c, m), f->data,
                         &f->reqs[m]);
         n++;
     }
@@ -215,6 +216,8 @@ static int complete_some(call_t *c, int *rc)
             g->t_done = wm__now_ns();
             g->wait_ns += g->t_done - g->t_post;
             g->completions++;
+            weft_tensor_release(g->send_t); /* a send from the value: MPI is done with it */
+            g->send_t = NULL;
             wm__arrived(rt, &g->state, &g->park);
         }
         else if (k < rt->n_msgs + rt->n_colls)
@@ -399,6 +402,16 @@ static weft_status_t settle_failed(call_t *c)
     for (size_t m = 0; m < rt->n_msgs; m++) {
         if (f->reqs[m] == MPI_REQUEST_NULL) continue;
         wm_msg_t *g = &rt->msgs[m];
+        if (g->send_t) { /* a send from the value: the orphan holds the value */
+            wm_orphan_t o = {f->reqs[m], g->send_t, false, false, 0, 0};
+            if (wm__orphan(f, o) != WEFT_OK) {
+                f->broken = true;
+                return WEFT_ENOMEM;
+            }
+            g->send_t = NULL;
+            f->reqs[m] = MPI_REQUEST_NULL;
+            continue;
+        }
         weft_tensor_t *fresh = NULL; /* a dynamic message allocates its own per call */
         wm_orphan_t o = {f->reqs[m], g->buf_t, g->dst == f->rank, false, 0, 0};
         if ((!g->dynamic && weft_tensor_empty(g->dtype, g->ndim, g->shape, &fresh) != WEFT_OK) ||
@@ -451,7 +464,8 @@ void wm__abandon(weft_mpi_function_t *f)
             MPI_Cancel(&f->reqs[m]);
             MPI_Wait(&f->reqs[m], MPI_STATUS_IGNORE);
         } else {
-            wm__keep_buffer(f->rt.msgs[m].buf_t); /* MPI may still read it */
+            wm_msg_t *g = &f->rt.msgs[m];
+            wm__keep_buffer(g->send_t ? g->send_t : g->buf_t); /* MPI may still read it */
             MPI_Request_free(&f->reqs[m]);
         }
     }

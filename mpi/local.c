@@ -193,8 +193,11 @@ static weft_status_t value_msgs(builder_t *b, size_t var_pos)
     uint32_t m0 = first_msg(p, var_pos);
     for (uint32_t m = m0; m < (uint32_t)p->n_msgs && p->msgs[m].var_pos == var_pos; m++) {
         if (p->msgs[m].src != f->rank) continue;
-        weft_var_t *t = comm_node(b, &wm__send_class, m, NULL, local_value(b, var_pos), NULL);
+        weft_var_t *x = local_value(b, var_pos);
+        weft_var_t *t = comm_node(b, &wm__send_class, m, NULL, x, NULL);
         weft_status_t st = keep(b, t);
+        if (st == WEFT_OK && !p->msgs[m].dynamic)
+            st = keep(b, comm_node(b, &wm__swait_class, m, NULL, x, t));
         if (st != WEFT_OK) return st;
         b->last = b->last ? comm_node(b, &wm__join_class, m, NULL, b->last, t) : t;
         if (!b->last) return ctor_failed(b, "a token join node");
@@ -303,7 +306,8 @@ static weft_status_t alloc_builder(builder_t *b, weft_mpi_function_t *f, size_t 
 {
     wm_part_t *p = &f->part;
     f->rt.n_colls = count_colls(p);
-    size_t max_out = n_out + p->n_upd + p->n_msgs + f->rt.n_colls + 1;
+    /* a send keeps two tokens: its own and its wait's */
+    size_t max_out = n_out + p->n_upd + 2 * p->n_msgs + f->rt.n_colls + 1;
     b->loc = calloc(p->n_vars + 1, sizeof *b->loc);
     b->recv_of = malloc((p->n_vars + 1) * sizeof *b->recv_of);
     b->tok_at = calloc(p->n_msgs + 1, sizeof *b->tok_at);

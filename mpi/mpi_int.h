@@ -76,6 +76,11 @@ typedef struct wm_msg {
     char name[160];      /* the value, for messages: "variable 'x' (built at f.c:3)" */
     weft_tensor_t *buf_t; /* the message buffer (this rank is src or dst), owned */
     void *buf;            /* its data */
+    /* A send straight from the value's memory (ops.c): the send node sets
+     * them before its release of WM_QUEUED; send_t is the value, retained
+     * until the request completes (comm thread) or an orphan holds it. */
+    bool zero_copy;
+    weft_tensor_t *send_t;
     /* release: the send node's copy into buf happens-before the comm thread's
      * acquire load that sees WM_QUEUED; acquire on the receive node's side
      * pairs with the comm thread's release store of WM_DONE */
@@ -240,6 +245,9 @@ weft_status_t wm__error(weft_status_t st, const char *fmt, ...) WEFT_PRINTF(2, 3
 extern const weft_op_class_t wm__send_class, wm__recv_class, wm__cstart_class, wm__cwait_class;
 /* Joins the ordering chain's token and a send's (local.c, docs/distributed.md §3.2). */
 extern const weft_op_class_t wm__join_class;
+/* After a send straight from its value's memory: parked until the request
+ * completes, a reader of the value until then (ops.c, docs/distributed.md §3.1). */
+extern const weft_op_class_t wm__swait_class;
 /* Shared by the lowered ops' classes (ops.c): their props print as
  * "index=I", they never fold, a token output is an int8 scalar, and a
  * typed node's output type comes from its props. */

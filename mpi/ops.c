@@ -87,13 +87,26 @@ weft_status_t wm__typed_make_node(weft_graph_t *g, const weft_op_t *op, size_t n
     return weft_type_tensor(g, (weft_dtype_t)p->dtype, p->ndim, p->shape, &out[0]);
 }
 
+/* A static message whose value is contiguous goes out from the value's own
+ * memory: MPI reads it while the send-wait node (a reader of the value, so
+ * nothing destroys or reuses it first) stays parked; the value is retained
+ * for a request a failed call leaves behind. Others are copied. */
+static bool send_in_place(wm_msg_t *m, weft_tensor_t *x)
+{
+    m->zero_copy = !m->dynamic && weft_tensor_is_contiguous(x) &&
+                   weft_tensor_size(x) * weft_dtype_size(weft_tensor_dtype(x)) == m->bytes;
+    m->send_t = m->zero_copy ? weft_tensor_retain(x) : NULL;
+    return m->zero_copy;
+}
+
 static weft_status_t send_perform(const weft_apply_t *node, weft_tensor_t *const *in,
                                   weft_tensor_t **out, weft_kernel_ctx_t *ctx)
 {
     const wm_props_t *p = weft_op_props(weft_apply_op(node));
     wm_msg_t *m = &p->rt->msgs[p->index];
-    weft_status_t st = m->dynamic ? wm__send_dynamic(m, in[0], ctx)
-                                  : weft_tensor_copy(m->buf_t, in[0]);
+    weft_status_t st = m->dynamic           ? wm__send_dynamic(m, in[0], ctx)
+                       : send_in_place(m, in[0]) ? WEFT_OK
+                                                 : weft_tensor_copy(m->buf_t, in[0]);
     if (st != WEFT_OK) return m->dynamic ? st : weft_kernel_error(ctx, st, "send %u: %s", p->index,
                                                                   weft_tensor_last_error());
     /* release: the copy above happens-before the comm thread's Isend */
@@ -174,6 +187,24 @@ static weft_status_t join_perform(const weft_apply_t *node, weft_tensor_t *const
 }
 
 WM_CLASS(wm__join_class, "MpiJoin", token_make_node, join_perform);
+
+/* Inputs: the value and the send's token (so it runs after the send node). */
+static weft_status_t swait_perform(const weft_apply_t *node, weft_tensor_t *const *in,
+                                   weft_tensor_t **out, weft_kernel_ctx_t *ctx)
+{
+    (void)in;
+    const wm_props_t *p = weft_op_props(weft_apply_op(node));
+    wm_msg_t *m = &p->rt->msgs[p->index];
+    weft_status_t st = wm__token_output(ctx, &out[0]);
+    /* acquire: pairs with the comm thread's release of WM_DONE; zero_copy
+     * was written by the send node, a predecessor */
+    if (st != WEFT_OK || !m->zero_copy ||
+        atomic_load_explicit(&m->state, memory_order_acquire) == WM_DONE)
+        return st;
+    return wm__park(p->rt, &m->park, ctx, NULL, NULL, 0);
+}
+
+WM_CLASS(wm__swait_class, "MpiSendWait", token_make_node, swait_perform);
 WM_CLASS(wm__cstart_class, "MpiCollectiveStart", token_make_node, cstart_perform);
 WM_CLASS(wm__cwait_class, "MpiCollectiveWait", wm__typed_make_node, cwait_perform);
 
