@@ -264,6 +264,12 @@ weft_status_t weft_mpi_function_call(weft_mpi_function_t *f, size_t n_in,
     char msg[1400];
     st = wm__call(f, msg, sizeof msg);
     f->busy = false;
+    weft_status_t ust = wm__unshare_recv_buffers(f);
+    if (st == WEFT_OK && ust != WEFT_OK) {
+        f->broken = true; /* a receive would overwrite a result: no further call */
+        snprintf(msg, sizeof msg, "%s", weft_mpi_last_error());
+        st = ust;
+    }
     weft_status_t cst = wm__commit_updates(f, inputs, st == WEFT_OK);
     deliver(f, n_out, outputs, st == WEFT_OK && cst == WEFT_OK);
     if (st != WEFT_OK) wm__error(st, "%s", msg);

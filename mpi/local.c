@@ -170,6 +170,26 @@ static weft_status_t msg_buffers(weft_mpi_function_t *f)
     return WEFT_OK;
 }
 
+weft_status_t wm__unshare_recv_buffers(weft_mpi_function_t *f)
+{
+    for (size_t m = 0; m < f->rt.n_msgs; m++) {
+        wm_msg_t *g = &f->rt.msgs[m];
+        if (g->dst != f->rank || g->dynamic || !g->buf_t) continue;
+        bool shared = false;
+        for (size_t k = 0; k < f->n_lout && !shared; k++)
+            shared = f->lout[k] && weft_tensor_shares_buffer(f->lout[k], g->buf_t);
+        if (!shared) continue;
+        weft_tensor_t *fresh;
+        weft_status_t st = weft_tensor_empty(g->dtype, g->ndim, g->shape, &fresh);
+        if (st != WEFT_OK) return wm__error(st, "rank %d: message buffer of %s: %s", f->rank,
+                                            g->name, weft_tensor_last_error());
+        weft_tensor_release(g->buf_t); /* the output keeps the old one */
+        g->buf_t = fresh;
+        g->buf = weft_tensor_data(fresh);
+    }
+    return WEFT_OK;
+}
+
 /* The messages of value var_pos: this rank's sends first, then its
  * receives (after every earlier send). A send node reads only its value, so
  * it goes out the moment the value is ready; a join node adds its token to

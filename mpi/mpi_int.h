@@ -172,6 +172,13 @@ typedef struct wm_part {
     weft_update_t *upd; /* the caller's updates (a copy) */
 } wm_part_t;
 
+/* After a call: a receive buffer that an output of the local function (a
+ * user output or an update) now holds is left to it, and the message gets a
+ * fresh one, so the next call's receive cannot overwrite a result the
+ * caller keeps (local.c). Errors: WEFT_ENOMEM. */
+struct weft_mpi_function;
+weft_status_t wm__unshare_recv_buffers(struct weft_mpi_function *f);
+
 /* Each message's tail_ns, from the partition (priority.c). Errors: WEFT_ENOMEM. */
 weft_status_t wm__message_tails(wm_part_t *p);
 

@@ -128,13 +128,20 @@ static weft_status_t take(wm_rt_t *rt, _Atomic int *state, wm_park_t *pk, weft_k
     return st != WEFT_OK ? st : wm__park(rt, pk, ctx, weft_tensor_data(*cell), src, bytes);
 }
 
+/* The output is the message's buffer itself, which MPI receives into: no
+ * copy. Only this call's nodes see it (a buffer that leaves the call as an
+ * output is replaced before the next, wm__unshare_recv_buffers), and the
+ * next call's receive lands in it only after they all ran. */
 static weft_status_t recv_perform(const weft_apply_t *node, weft_tensor_t *const *in,
                                   weft_tensor_t **out, weft_kernel_ctx_t *ctx)
 {
     (void)in;
     const wm_props_t *p = weft_op_props(weft_apply_op(node));
     wm_msg_t *m = &p->rt->msgs[p->index];
-    return take(p->rt, &m->state, &m->park, ctx, &out[0], p, m->buf, m->bytes);
+    weft_kernel_set_output(ctx, &out[0], weft_tensor_retain(m->buf_t));
+    /* acquire: pairs with the comm thread's release of WM_DONE (the bytes) */
+    if (atomic_load_explicit(&m->state, memory_order_acquire) == WM_DONE) return WEFT_OK;
+    return wm__park(p->rt, &m->park, ctx, NULL, NULL, 0);
 }
 
 static weft_status_t cstart_perform(const weft_apply_t *node, weft_tensor_t *const *in,

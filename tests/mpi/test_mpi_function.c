@@ -211,6 +211,47 @@ static void root_io(void **state)
     free_random(&r);
 }
 
+/* A receive's output is its message buffer (no copy, docs/distributed.md
+ * §3.1). Gathered on rank 0, such an output leaves the call: the caller
+ * keeps it, so the next call must receive into a fresh buffer. Rank 0
+ * keeps the first call's new output tensors and checks them after a second
+ * call with other inputs. */
+static void received_outputs_survive_next_call(void **state)
+{
+    (void)state;
+    rgraph_t r;
+    build_random(&r, 41, 30, false);
+    weft_function_options_t fo = fn_opts();
+    weft_mpi_options_t mo = owner_options(&r, &fo);
+    mo.inputs_on_root = true;
+    mo.outputs_to_root = true;
+    weft_mpi_function_t *f;
+    assert_int_equal(weft_mpi_function_compile(MPI_COMM_WORLD, N_IN, r.in, 3, r.out, &mo, &f), WEFT_OK);
+    weft_tensor_t *x[N_IN], *first[3] = {NULL, NULL, NULL}, *second[3] = {NULL, NULL, NULL};
+    double keep[3][LEN];
+    fill_inputs(x, 1);
+    assert_int_equal(weft_mpi_function_call(f, N_IN, rank == 0 ? x : (weft_tensor_t *[N_IN]){0}, 3,
+                                            first), WEFT_OK);
+    for (int k = 0; k < 3 && rank == 0; k++)
+        for (int i = 0; i < LEN; i++) keep[k][i] = weft_tensor_flat_get(first[k], i);
+    release_all(x, N_IN);
+    fill_inputs(x, 2);
+    assert_int_equal(weft_mpi_function_call(f, N_IN, rank == 0 ? x : (weft_tensor_t *[N_IN]){0}, 3,
+                                            second), WEFT_OK);
+    int changed = 0;
+    for (int k = 0; k < 3 && rank == 0; k++)
+        for (int i = 0; i < LEN; i++) {
+            assert_true(weft_tensor_flat_get(first[k], i) == keep[k][i]);
+            changed += weft_tensor_flat_get(second[k], i) != keep[k][i];
+        }
+    if (rank == 0) assert_true(changed > 0); /* the inputs did change the results */
+    release_all(x, N_IN);
+    release_all(first, 3);
+    release_all(second, 3);
+    assert_int_equal(weft_mpi_function_destroy(f), WEFT_OK);
+    free_random(&r);
+}
+
 static void metis_placement(void **state)
 {
     (void)state;
@@ -662,6 +703,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(random_owner_placements),
         cmocka_unit_test(root_io),
+        cmocka_unit_test(received_outputs_survive_next_call),
         cmocka_unit_test(metis_placement),
         cmocka_unit_test(collectives),
         cmocka_unit_test(failure_propagates),
