@@ -44,12 +44,12 @@
 #include "demo_median.h"
 #include "sim_replay.h"
 
-enum { K_POTRF, K_TRTRI, K_TRMM, K_TRANS, K_SYRK, K_GEMM, K_COPY, K_SEND, K_RECV, K_N };
+enum { K_POTRF, K_TRTRI, K_TRMM, K_TRANS, K_SYRK, K_GEMM, K_COPY, K_SEND, K_RECV, K_JOIN, K_N };
 static const char *const kname[K_N] = {"potrf", "trtri", "trmm", "trans", "syrk",
-                                       "gemm",  "copy",  "send", "recv"};
+                                       "gemm",  "copy",  "send", "recv",  "join"};
 static const char *const kclass[K_N] = {"TilePotrf",  "TileTrtri", "TileTrmm",
                                         "DimShuffle", "TileSyrk",  "Gemm",
-                                        "DeepCopyOp", "MpiSend",   "MpiRecv"};
+                                        "DeepCopyOp", "MpiSend",   "MpiRecv", "MpiJoin"};
 enum { K_REQUIRED = (1 << K_POTRF) | (1 << K_TRTRI) | (1 << K_TRMM) | (1 << K_SYRK) | (1 << K_GEMM) };
 enum { MAX_PROFILES = 64 };
 
@@ -295,9 +295,10 @@ fail:
 }
 
 /* Pass 2: the tile tasks again in order, each followed by its messages (a
- * send on the sender after the sender's previous send, a receive on the
- * reader after the reader's latest send), readers reading the receive; then
- * the output copies. */
+ * send on its value alone, joined into the sender's chain; a receive on the
+ * reader after the reader's chain, i.e. every earlier send of the reader:
+ * docs/distributed.md §3.2), readers reading the receive; then the output
+ * copies. */
 static int with_messages(dag_t *d, const dag_t *c, const int32_t *final, int32_t n_final)
 {
     int64_t *off = NULL;
@@ -318,8 +319,10 @@ static int with_messages(dag_t *d, const dag_t *c, const int32_t *final, int32_t
         }
         id[u] = add(d, t->kind, t->rank, in[0], in[1], in[2]);
         for (int64_t x = off[u]; x < off[u + 1] && id[u] >= 0; x++) {
-            int32_t s = chain[t->rank] = add(d, K_SEND, t->rank, id[u], chain[t->rank], -1);
+            int32_t s = add(d, K_SEND, t->rank, id[u], -1, -1);
             if (s >= 0) d->t[s].bytes = d->tile_bytes;
+            int32_t prev = chain[t->rank];
+            chain[t->rank] = s < 0 || prev < 0 ? s : add(d, K_JOIN, t->rank, prev, s, -1);
             recv[x] = s < 0 ? -1 : add(d, K_RECV, rk[x], s, chain[rk[x]], -1);
         }
         if (id[u] < 0 || d->n < 0) rc = -1;
@@ -455,7 +458,9 @@ int main(int argc, char **argv)
         }
     }
     for (int k = 0; k < K_N; k++) {
-        if (!o.n_prof) cost[k] = k == K_TRANS || k == K_RECV ? 0.0 : time_kernel(k, o.nb, o.reps);
+        /* sends and receives use the value's memory (no copy), a join is a token */
+        bool free_k = k == K_TRANS || k == K_SEND || k == K_RECV || k == K_JOIN;
+        if (!o.n_prof) cost[k] = free_k ? 0.0 : time_kernel(k, o.nb, o.reps);
         printf("sim_kernel name=%s nb=%d us=%.1f source=%s\n", kname[k], o.nb, cost[k] * 1e6,
                o.n_prof ? "profile" : "timed");
     }

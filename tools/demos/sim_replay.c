@@ -70,6 +70,7 @@ typedef struct rs {
     const sim_model_t *m;
     int32_t n, *succ_off, *succ, *pending, *running;
     double *ready, *rem, *fin_at, *link_free, *host_t, *rate;
+    double *level; /* per task: its bottom level, the ready queues' key */
     uint32_t *ver;
     int *busy;
     heap_t *rq;       /* per rank: ready tasks by index */
@@ -178,7 +179,7 @@ static int step(rs_t *s, double *now)
         }
         else if (s->due.n && s->due.e[0].key <= *now) {
             int32_t u = heap_pop(&s->due).id;
-            if (heap_push(&s->rq[s->t[u].rank], (double)u, u, 0) != 0) return -1;
+            if (heap_push(&s->rq[s->t[u].rank], -s->level[u], u, 0) != 0) return -1;
             touch(s, s->t[u].rank);
         }
         else break;
@@ -235,6 +236,24 @@ static void rs_free(rs_t *s)
     free(s->busy);
     free(s->touched);
     free(s->is_touched);
+    free(s->level);
+}
+
+/* Bottom levels, consumers first (they have higher indices). */
+static int levels(rs_t *s)
+{
+    s->level = malloc(((size_t)s->n + 1) * sizeof *s->level);
+    if (!s->level) return -1;
+    for (int32_t u = s->n; u-- > 0;) {
+        double below = 0;
+        for (int32_t e = s->succ_off[u]; e < s->succ_off[u + 1]; e++) {
+            int32_t c = s->succ[e];
+            double msg = s->t[c].rank != s->t[u].rank ? s->m->lat + s->t[u].bytes / s->m->bw : 0;
+            below = fmax(below, msg + s->level[c]);
+        }
+        s->level[u] = cost_of(s, u) + below;
+    }
+    return 0;
 }
 
 static int rs_init(rs_t *s, const sim_task_t *t, int32_t n, const sim_model_t *m)
@@ -262,7 +281,7 @@ static int rs_init(rs_t *s, const sim_task_t *t, int32_t n, const sim_model_t *m
         return -1;
     for (size_t r = 0; r < R; r++) s->running[r] = -1;
     for (size_t h = 0; h < H; h++) s->rate[h] = 1.0;
-    return build_succ(s);
+    return build_succ(s) != 0 ? -1 : levels(s);
 }
 
 double sim_replay(const sim_task_t *tasks, int32_t n, const sim_model_t *m)

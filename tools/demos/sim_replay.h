@@ -2,8 +2,12 @@
  * §9). A task DAG whose tasks each run on one rank, one task at a time per
  * rank (one worker), replayed with given task costs:
  *
- * - a rank starts, whenever it is idle, its ready task with the smallest
- *   index (the task list is in the distributed function's global order);
+ * - a rank starts, whenever it is idle, its ready task with the longest
+ *   path of cost below it (its bottom level over the whole DAG, a message
+ *   counting latency + bytes / bw), ties to the smallest index: the local
+ *   functions' critical-path-first order (docs/distributed.md §3.5); the
+ *   task list is in the distributed function's global order, producers
+ *   before consumers;
  * - an edge between two ranks is a message: when its producer (the sender's
  *   MpiSend task) ends, it leaves on the sender's link once the link is free
  *   (one message at a time per sender), takes bytes / bw there, and arrives
