@@ -134,10 +134,7 @@ static weft_status_t rwait_perform(const weft_apply_t *node, weft_tensor_t *cons
     const wm_props_t *p = weft_op_props(weft_apply_op(node));
     wm_msg_t *m = &p->rt->msgs[p->index];
     weft_status_t st = wm__token_output(ctx, &out[0]);
-    if (st != WEFT_OK) return st;
-    /* acquire: pairs with the comm thread's release of WM_DONE */
-    if (atomic_load_explicit(&m->state, memory_order_acquire) == WM_DONE) return WEFT_OK;
-    return wm__park(p->rt, &m->park, ctx, NULL, NULL, 0);
+    return st != WEFT_OK ? st : wm__park_unless_done(p->rt, m, ctx);
 }
 
 /* The header's shape, checked against the value's type (its known lengths)

@@ -305,6 +305,9 @@ void wm__rt_kick(wm_rt_t *rt);
  * the data came meanwhile, copies it and completes the node at once. */
 weft_status_t wm__park(wm_rt_t *rt, wm_park_t *pk, weft_kernel_ctx_t *ctx, void *out,
                        const void *src, size_t bytes);
+/* Node side, nothing to copy (a receive into its output, a wait): returns
+ * when message m's request completed, else parks the node on it. */
+weft_status_t wm__park_unless_done(wm_rt_t *rt, wm_msg_t *m, weft_kernel_ctx_t *ctx);
 /* Comm thread: the request of *state completed (its data is in place). */
 void wm__arrived(wm_rt_t *rt, _Atomic int *state, wm_park_t *pk);
 /* Comm thread, after a failure: fails every parked node. */

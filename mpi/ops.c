@@ -139,9 +139,7 @@ static weft_status_t recv_perform(const weft_apply_t *node, weft_tensor_t *const
     const wm_props_t *p = weft_op_props(weft_apply_op(node));
     wm_msg_t *m = &p->rt->msgs[p->index];
     weft_kernel_set_output(ctx, &out[0], weft_tensor_retain(m->buf_t));
-    /* acquire: pairs with the comm thread's release of WM_DONE (the bytes) */
-    if (atomic_load_explicit(&m->state, memory_order_acquire) == WM_DONE) return WEFT_OK;
-    return wm__park(p->rt, &m->park, ctx, NULL, NULL, 0);
+    return wm__park_unless_done(p->rt, m, ctx);
 }
 
 static weft_status_t cstart_perform(const weft_apply_t *node, weft_tensor_t *const *in,
@@ -203,12 +201,8 @@ static weft_status_t swait_perform(const weft_apply_t *node, weft_tensor_t *cons
     const wm_props_t *p = weft_op_props(weft_apply_op(node));
     wm_msg_t *m = &p->rt->msgs[p->index];
     weft_status_t st = wm__token_output(ctx, &out[0]);
-    /* acquire: pairs with the comm thread's release of WM_DONE; zero_copy
-     * was written by the send node, a predecessor */
-    if (st != WEFT_OK || !m->zero_copy ||
-        atomic_load_explicit(&m->state, memory_order_acquire) == WM_DONE)
-        return st;
-    return wm__park(p->rt, &m->park, ctx, NULL, NULL, 0);
+    /* zero_copy was written by the send node, a predecessor */
+    return st != WEFT_OK || !m->zero_copy ? st : wm__park_unless_done(p->rt, m, ctx);
 }
 
 WM_CLASS(wm__swait_class, "MpiSendWait", token_make_node, swait_perform);

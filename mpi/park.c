@@ -44,6 +44,13 @@ weft_status_t wm__park(wm_rt_t *rt, wm_park_t *pk, weft_kernel_ctx_t *ctx, void 
     return WEFT_OK;
 }
 
+weft_status_t wm__park_unless_done(wm_rt_t *rt, wm_msg_t *m, weft_kernel_ctx_t *ctx)
+{
+    /* acquire: pairs with the comm thread's release of WM_DONE */
+    if (atomic_load_explicit(&m->state, memory_order_acquire) == WM_DONE) return WEFT_OK;
+    return wm__park(rt, &m->park, ctx, NULL, NULL, 0);
+}
+
 void wm__arrived(wm_rt_t *rt, _Atomic int *state, wm_park_t *pk)
 {
     /* release: the data happen-before a node's acquire load of WM_DONE */

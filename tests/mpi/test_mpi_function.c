@@ -193,17 +193,27 @@ static void random_owner_placements(void **state)
 }
 
 /* Every output gathered on rank 0, every input given there. */
+/* r's random graph compiled with inputs from and outputs to rank 0. */
+static weft_mpi_function_t *root_io_compile(rgraph_t *r, uint64_t seed, weft_function_options_t *fo,
+                                            weft_mpi_options_t *mo)
+{
+    build_random(r, seed, 30, false);
+    *fo = fn_opts();
+    *mo = owner_options(r, fo);
+    mo->inputs_on_root = true;
+    mo->outputs_to_root = true;
+    weft_mpi_function_t *f;
+    assert_int_equal(weft_mpi_function_compile(MPI_COMM_WORLD, N_IN, r->in, 3, r->out, mo, &f), WEFT_OK);
+    return f;
+}
+
 static void root_io(void **state)
 {
     (void)state;
     rgraph_t r;
-    build_random(&r, 99, 30, false);
-    weft_function_options_t fo = fn_opts();
-    weft_mpi_options_t mo = owner_options(&r, &fo);
-    mo.inputs_on_root = true;
-    mo.outputs_to_root = true;
-    weft_mpi_function_t *f;
-    assert_int_equal(weft_mpi_function_compile(MPI_COMM_WORLD, N_IN, r.in, 3, r.out, &mo, &f), WEFT_OK);
+    weft_function_options_t fo;
+    weft_mpi_options_t mo;
+    weft_mpi_function_t *f = root_io_compile(&r, 99, &fo, &mo);
     for (size_t k = 0; k < N_IN; k++) assert_int_equal(weft_mpi_function_gives_input(f, k), rank == 0);
     for (size_t k = 0; k < 3 && rank == 0; k++) assert_true(weft_mpi_function_gets_output(f, k));
     assert_int_equal(weft_mpi_function_destroy(f), WEFT_OK);
@@ -220,13 +230,9 @@ static void received_outputs_survive_next_call(void **state)
 {
     (void)state;
     rgraph_t r;
-    build_random(&r, 41, 30, false);
-    weft_function_options_t fo = fn_opts();
-    weft_mpi_options_t mo = owner_options(&r, &fo);
-    mo.inputs_on_root = true;
-    mo.outputs_to_root = true;
-    weft_mpi_function_t *f;
-    assert_int_equal(weft_mpi_function_compile(MPI_COMM_WORLD, N_IN, r.in, 3, r.out, &mo, &f), WEFT_OK);
+    weft_function_options_t fo;
+    weft_mpi_options_t mo;
+    weft_mpi_function_t *f = root_io_compile(&r, 41, &fo, &mo);
     weft_tensor_t *x[N_IN], *first[3] = {NULL, NULL, NULL}, *second[3] = {NULL, NULL, NULL};
     double keep[3][LEN];
     fill_inputs(x, 1);
