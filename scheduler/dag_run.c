@@ -19,7 +19,8 @@
  * ready successor is run next on the same worker (continuation, no deque
  * round trip); the others are pushed. Decrements of nodes with a large
  * in-degree, and the run's count of unfinished sinks, are batched per worker
- * (weft__worker_defer) and applied before the worker idles.
+ * (weft__worker_defer) and applied before the worker idles or, waiting in
+ * weft__pool_wait (a nested run), takes another item.
  * Completion: sinks_left reaches 0 only after every node ran (every node
  * reaches a sink), so the RUN_COMPLETE item is the last access to the run by
  * the executor; it stores `finished` (seq_cst) and then touches only the

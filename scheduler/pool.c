@@ -331,6 +331,14 @@ void weft__pool_wait(weft_pool_t *pool, bool (*done)(void *), void *arg)
     }
     weft__item_t it;
     while (!done(arg)) { /* help while waiting: run anything runnable */
+        /* Deferred decrements first: they may finish the very run waited
+         * for (a nested run's last sink is counted in a defer slot). Applied
+         * only once the local deque ran dry, the waiter first ran whatever
+         * its deque held - a Scan stage's long product - with its own run
+         * already over, and the Scan's chain waited behind it
+         * (docs/control-flow.md §5.6). Applied here, the run's completion
+         * item is the deque's newest and is popped first. */
+        worker_flush_all(w);
         if (worker_find_work(w, &it) || worker_idle(w, &it, done, arg)) item_exec(it, w);
     }
 }

@@ -101,8 +101,9 @@ weft__worker_t *weft__worker_self(void);
 weft_status_t weft__pool_submit(weft_pool_t *pool, weft__item_t item);
 /* Owner pushes onto its own deque (runs the item inline if growing failed). */
 void weft__worker_push(weft__worker_t *w, weft__item_t item);
-/* Wait until done(arg): a worker of pool runs other work meanwhile; any
- * other thread sleeps on done_ec. */
+/* Wait until done(arg): a worker of pool applies its deferred decrements
+ * (which may finish what it waits for) before each item it takes, and runs
+ * other work meanwhile; any other thread sleeps on done_ec. */
 void weft__pool_wait(weft_pool_t *pool, bool (*done)(void *), void *arg);
 /* Wake every waiter (a run or parallel-for finished). */
 void weft__pool_notify_done(weft_pool_t *pool);
