@@ -153,6 +153,27 @@ static void stages_of_props(const weft__scan_props_t *p, char *buf, size_t cap)
     weft__scan_pipe_destroy(pp);
 }
 
+/* The ring rows of p's pipeline and its chunk stages' ring edges:
+ * "ring R: STAGE>PRODUCER@DT ..." (the producer's step t + DT waits for the
+ * chunk stage's step t). */
+static void chunk_rings_of_props(const weft__scan_props_t *p, char *buf, size_t cap)
+{
+    weft_function_options_t o = WEFT_FUNCTION_OPTIONS_INIT;
+    o.threads = 1;
+    o.name = "s";
+    weft__scan_pipe_t *pp = NULL;
+    assert_int_equal(weft__scan_pipe_build(p, &o, &pp), WEFT_OK);
+    assert_non_null(pp);
+    size_t len = (size_t)snprintf(buf, cap, "ring %lld:", (long long)pp->ring);
+    for (size_t k = 0; k < pp->n_stages; k++)
+        for (size_t e = 0; pp->st[k].chunk && e < pp->st[k].n_succ; e++)
+            if (pp->st[k].succ[e].dt > 1)
+                len += (size_t)snprintf(buf + len, cap - len, " %s>%s@%lld", pp->st[k].name,
+                                        pp->st[pp->st[k].succ[e].stage].name,
+                                        (long long)pp->st[k].succ[e].dt);
+    weft__scan_pipe_destroy(pp);
+}
+
 static void stages_of(const weft_var_t *y, char *buf, size_t cap)
 {
     stages_of_props(weft__scan_get(weft_apply_op(weft_var_owner(y))), buf, cap);
@@ -274,15 +295,15 @@ static void test_rnn_fwd_bwd(void **state)
 }
 
 /* The gradient's loop with scan_chunk_sum's marks (dW, dU: outputs 1 and
- * 2, last-state): their stages sum chunks of 8 steps. 21 steps: two whole
- * chunks and one of 5, the rings of 16 rows reused. Compiled in fast_run
+ * 2, last-state): their stages sum chunks of 8 steps. 37 steps: four whole
+ * chunks and one of 5, the rings of 24 rows (three chunks) reused. Compiled in fast_run
  * (which marks them): the same bits at 1, 2 and 4 workers, the evaluator's
  * values within 1e-12, warm calls (after two) allocate nothing. */
 static void test_rnn_chunk_sums(void **state)
 {
     (void)state;
     rnn_t r;
-    build_rnn_steps(&r, 21);
+    build_rnn_steps(&r, 37);
     weft_var_t *cost = weft_sum(r.g, weft_mul(r.g, r.h, r.h), 0, NULL, false);
     weft_var_t *out[4] = {cost, NULL, NULL, NULL};
     assert_non_null(weft_grads(r.g, cost, 3, r.in + 1, NULL, out + 1));
@@ -294,6 +315,10 @@ static void test_rnn_chunk_sums(void **state)
     stages_of_props(&q, st, sizeof st);
     assert_string_equal(st, "s/pre:0:1:1 s/carry1:1:5:2 s/chunk2:1:3:1 s/chunk3:1:3:1 "
                             "s/carry4:1:2:1 s/post:0:2:1");
+    /* rings of three chunks: the chain's step t + 17 rewrites the first row
+     * of the chunk that the products' step t (ending it) reads */
+    chunk_rings_of_props(&q, st, sizeof st);
+    assert_string_equal(st, "ring 24: s/chunk2>s/carry1@17 s/chunk3>s/carry1@17");
     check_runs(r.g, 5, r.in, r.v, 4, out, true);
     weft_tensor_t *ref[4] = {NULL}, *res[4] = {NULL};
     assert_int_equal(weft_eval(r.g, 5, r.in, r.v, 4, out, ref), WEFT_OK);
