@@ -131,9 +131,8 @@ static void check_runs(weft_graph_t *g, size_t n_in, weft_var_t *const *in,
     for (size_t k = 0; k < n_out; k++) weft_tensor_release(ref[k]);
 }
 
-/* The stages of the Scan computing y, as "name:carried:args:results" joined by
- * spaces ("" when the loop does not split). */
-static void stages_of_props(const weft__scan_props_t *p, char *buf, size_t cap)
+/* p's pipeline as the Scan node builds it (NULL: not pipelined). */
+static weft__scan_pipe_t *pipe_of_props(const weft__scan_props_t *p)
 {
     assert_non_null(p);
     weft_function_options_t o = WEFT_FUNCTION_OPTIONS_INIT;
@@ -144,6 +143,14 @@ static void stages_of_props(const weft__scan_props_t *p, char *buf, size_t cap)
     o.name = "s";
     weft__scan_pipe_t *pp = NULL;
     assert_int_equal(weft__scan_pipe_build(p, &o, &pp), WEFT_OK);
+    return pp;
+}
+
+/* The stages of the Scan computing y, as "name:carried:args:results" joined by
+ * spaces ("" when the loop does not split). */
+static void stages_of_props(const weft__scan_props_t *p, char *buf, size_t cap)
+{
+    weft__scan_pipe_t *pp = pipe_of_props(p);
     buf[0] = '\0';
     size_t len = 0;
     for (size_t k = 0; pp && k < pp->n_stages; k++)
@@ -158,11 +165,7 @@ static void stages_of_props(const weft__scan_props_t *p, char *buf, size_t cap)
  * chunk stage's step t). */
 static void chunk_rings_of_props(const weft__scan_props_t *p, char *buf, size_t cap)
 {
-    weft_function_options_t o = WEFT_FUNCTION_OPTIONS_INIT;
-    o.threads = 1;
-    o.name = "s";
-    weft__scan_pipe_t *pp = NULL;
-    assert_int_equal(weft__scan_pipe_build(p, &o, &pp), WEFT_OK);
+    weft__scan_pipe_t *pp = pipe_of_props(p);
     assert_non_null(pp);
     size_t len = (size_t)snprintf(buf, cap, "ring %lld:", (long long)pp->ring);
     for (size_t k = 0; k < pp->n_stages; k++)
