@@ -19,7 +19,9 @@
  * ready successor is run next on the same worker (continuation, no deque
  * round trip); the others are pushed. Decrements of nodes with a large
  * in-degree, and the run's count of unfinished sinks, are batched per worker
- * (weft__worker_defer) and applied before the worker idles.
+ * (weft__worker_defer) and applied before the worker idles; the sink
+ * counts also before a worker waiting in weft__pool_wait (a nested run)
+ * takes another item.
  * Completion: sinks_left reaches 0 only after every node ran (every node
  * reaches a sink), so the RUN_COMPLETE item is the last access to the run by
  * the executor; it stores `finished` (seq_cst) and then touches only the
@@ -145,7 +147,7 @@ static inline bool run_ready(weft_dag_run_t *run, weft__worker_t *w, uint32_t s)
     uint32_t id = s & WEFT__DAG_ID_MASK;
     _Atomic uint32_t *p = &run->pending[id];
     if (WEFT_UNLIKELY(s & WEFT__DAG_DEFER)) {
-        weft__worker_defer(w, 0, p, (weft__item_t){ &run->task, id });
+        weft__worker_defer(w, WEFT__DEFER_NODES, p, (weft__item_t){ &run->task, id });
         return false;
     }
     /* acq_rel: release publishes this predecessor's effects; acquire, for
@@ -250,7 +252,8 @@ static void run_chain(weft_dag_run_t *run, weft__worker_t *w, uint32_t u)
             retire = false;
             if (!run_retire(run, w, gates[u], &lo, &hi)) return;
         } else if (lo == hi) { /* a sink: count it (batched) */
-            weft__worker_defer(w, 1, &run->sinks_left, (weft__item_t){ &run->task, RUN_COMPLETE });
+            weft__worker_defer(w, WEFT__DEFER_SINKS, &run->sinks_left,
+                               (weft__item_t){ &run->task, RUN_COMPLETE });
             return;
         }
         if (run->heap) {

@@ -76,6 +76,7 @@ static bool worker_steal(weft__worker_t *w, weft__item_t *out)
     return false;
 }
 
+static bool worker_flush(weft__worker_t *w, weft__defer_t *d);
 static bool worker_flush_all(weft__worker_t *w);
 
 /* One-worker pools: the worker takes the exec token before it runs anything
@@ -331,6 +332,16 @@ void weft__pool_wait(weft_pool_t *pool, bool (*done)(void *), void *arg)
     }
     weft__item_t it;
     while (!done(arg)) { /* help while waiting: run anything runnable */
+        /* Deferred sink counts first: they may finish the very run waited
+         * for (a nested run's last sink). Applied only once the local deque
+         * ran dry, the waiter first ran whatever its deque held - a Scan
+         * stage's long product - with its own run already over, and the
+         * Scan's chain waited behind it (docs/control-flow.md §5.6).
+         * Applied here, a run's completion item (which only marks it
+         * finished) is the deque's newest and is popped first. Node
+         * releases stay batched until the deque runs dry: popped first,
+         * they would run before the waiter's own parallel-for chunks. */
+        worker_flush(w, &w->defer[WEFT__DEFER_SINKS]);
         if (worker_find_work(w, &it) || worker_idle(w, &it, done, arg)) item_exec(it, w);
     }
 }

@@ -27,6 +27,12 @@ typedef struct weft__defer {
 } weft__defer_t;
 
 #define WEFT__DEFER_SLOTS 2
+/* The slots: decrements of nodes with a large in-degree (on zero, the node
+ * is released), and a run's count of unfinished sinks (on zero, the run's
+ * completion item: a worker waiting in weft__pool_wait applies this slot
+ * before each item it takes, since it may end the very run waited for). */
+#define WEFT__DEFER_NODES 0
+#define WEFT__DEFER_SINKS 1
 
 typedef struct weft__worker {
     weft__deque_t dq;
@@ -101,8 +107,9 @@ weft__worker_t *weft__worker_self(void);
 weft_status_t weft__pool_submit(weft_pool_t *pool, weft__item_t item);
 /* Owner pushes onto its own deque (runs the item inline if growing failed). */
 void weft__worker_push(weft__worker_t *w, weft__item_t item);
-/* Wait until done(arg): a worker of pool runs other work meanwhile; any
- * other thread sleeps on done_ec. */
+/* Wait until done(arg): a worker of pool applies its deferred sink counts
+ * (which may finish the run it waits for) before each item it takes, and
+ * runs other work meanwhile; any other thread sleeps on done_ec. */
 void weft__pool_wait(weft_pool_t *pool, bool (*done)(void *), void *arg);
 /* Wake every waiter (a run or parallel-for finished). */
 void weft__pool_notify_done(weft_pool_t *pool);

@@ -35,10 +35,15 @@
 /* Steps of one chunk of a chunk-summed accumulator (scan_chunk.c): one
  * product of inner length 8 * rows per chunk. Chunks start at multiples of
  * 8 from step 0 (the last one may be shorter): fixed by the step count,
- * never by the worker count. A pipeline with such a stage keeps rings of
- * 2 * 8 rows, so the chain writes the next chunk's rows while the product
- * reads the last one's. */
+ * never by the worker count. */
 #define WEFT__PIPE_CHUNK 8
+/* Chunks of rows in each ring of a pipeline with a chunk stage: the chain
+ * may run two chunks ahead of the products reading the third. With two
+ * (one ahead) a worker that took a whole product while the chain waited
+ * for a ring row held the chain for that product, and the other worker ran
+ * out of chunks to sum meanwhile (docs/control-flow.md §5.6). A constant,
+ * never the worker count. */
+#define WEFT__PIPE_CHUNK_RINGS 3
 #define WEFT__PIPE_MAX_ARGS (WEFT__SCAN_MAX_INNER_IN + WEFT_OP_MAX_OUTPUTS + WEFT__PIPE_MAX_X)
 
 /* Where a stage function's argument or result lives at step t. */
@@ -100,7 +105,8 @@ typedef struct weft__scan_pipe {
     weft_dtype_t x_dt[WEFT__PIPE_MAX_X];
     int x_nd[WEFT__PIPE_MAX_X];
     int64_t x_shape[WEFT__PIPE_MAX_X][WEFT_MAX_NDIM];
-    int64_t ring; /* rows of each crossing value's ring: WEFT__PIPE_RING, 2 chunks with a chunk stage */
+    int64_t ring; /* rows of each crossing value's ring: WEFT__PIPE_RING, or
+                     WEFT__PIPE_CHUNK_RINGS chunks with a chunk stage */
     /* the DAG of steps 1..dag_n-1, rebuilt when the step count or pool changes */
     int64_t dag_n;
     void *dag_pool;

@@ -5,7 +5,7 @@
  * last step); that task - after the producers of every step of the chunk,
  * through its own earlier steps - calls chunk_f(acc, P rows, B rows) on
  * views of the chunk's rows (a sequence's rows, downwards in a reverse
- * scan, or a ring's: rows of one chunk are consecutive in a ring of two
+ * scan, or a ring's: rows of one chunk are consecutive in a ring of whole
  * chunks). Chunk c reads the state chunk c - 1 wrote (the initial value for
  * chunk 0) and writes the other of the output's two ring states, the last
  * chunk the node's output. The chunk is fixed by the step count, so the
@@ -94,7 +94,7 @@ weft_status_t weft__pipe_chunk_stages(weft__scan_pipe_t *pp, weft_graph_t *g,
     pp->ring = WEFT__PIPE_RING;
     for (size_t k = 0; k < pp->n_stages && s == WEFT_OK; k++) {
         s = chunk_stage(pp, &pp->st[k], g, sp, in, out, x, opts);
-        if (pp->st[k].chunk) pp->ring = 2 * WEFT__PIPE_CHUNK;
+        if (pp->st[k].chunk) pp->ring = WEFT__PIPE_CHUNK_RINGS * WEFT__PIPE_CHUNK;
     }
     return s;
 }

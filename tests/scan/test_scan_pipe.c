@@ -131,9 +131,8 @@ static void check_runs(weft_graph_t *g, size_t n_in, weft_var_t *const *in,
     for (size_t k = 0; k < n_out; k++) weft_tensor_release(ref[k]);
 }
 
-/* The stages of the Scan computing y, as "name:carried:args:results" joined by
- * spaces ("" when the loop does not split). */
-static void stages_of_props(const weft__scan_props_t *p, char *buf, size_t cap)
+/* p's pipeline as the Scan node builds it (NULL: not pipelined). */
+static weft__scan_pipe_t *pipe_of_props(const weft__scan_props_t *p)
 {
     assert_non_null(p);
     weft_function_options_t o = WEFT_FUNCTION_OPTIONS_INIT;
@@ -144,12 +143,37 @@ static void stages_of_props(const weft__scan_props_t *p, char *buf, size_t cap)
     o.name = "s";
     weft__scan_pipe_t *pp = NULL;
     assert_int_equal(weft__scan_pipe_build(p, &o, &pp), WEFT_OK);
+    return pp;
+}
+
+/* The stages of the Scan computing y, as "name:carried:args:results" joined by
+ * spaces ("" when the loop does not split). */
+static void stages_of_props(const weft__scan_props_t *p, char *buf, size_t cap)
+{
+    weft__scan_pipe_t *pp = pipe_of_props(p);
     buf[0] = '\0';
     size_t len = 0;
     for (size_t k = 0; pp && k < pp->n_stages; k++)
         len += (size_t)snprintf(buf + len, cap - len, "%s%s:%d:%zu:%zu", k ? " " : "",
                                 pp->st[k].name, pp->st[k].carried, pp->st[k].n_args,
                                 pp->st[k].n_res);
+    weft__scan_pipe_destroy(pp);
+}
+
+/* The ring rows of p's pipeline and its chunk stages' ring edges:
+ * "ring R: STAGE>PRODUCER@DT ..." (the producer's step t + DT waits for the
+ * chunk stage's step t). */
+static void chunk_rings_of_props(const weft__scan_props_t *p, char *buf, size_t cap)
+{
+    weft__scan_pipe_t *pp = pipe_of_props(p);
+    assert_non_null(pp);
+    size_t len = (size_t)snprintf(buf, cap, "ring %lld:", (long long)pp->ring);
+    for (size_t k = 0; k < pp->n_stages; k++)
+        for (size_t e = 0; pp->st[k].chunk && e < pp->st[k].n_succ; e++)
+            if (pp->st[k].succ[e].dt > 1)
+                len += (size_t)snprintf(buf + len, cap - len, " %s>%s@%lld", pp->st[k].name,
+                                        pp->st[pp->st[k].succ[e].stage].name,
+                                        (long long)pp->st[k].succ[e].dt);
     weft__scan_pipe_destroy(pp);
 }
 
@@ -274,15 +298,15 @@ static void test_rnn_fwd_bwd(void **state)
 }
 
 /* The gradient's loop with scan_chunk_sum's marks (dW, dU: outputs 1 and
- * 2, last-state): their stages sum chunks of 8 steps. 21 steps: two whole
- * chunks and one of 5, the rings of 16 rows reused. Compiled in fast_run
+ * 2, last-state): their stages sum chunks of 8 steps. 37 steps: four whole
+ * chunks and one of 5, the rings of 24 rows (three chunks) reused. Compiled in fast_run
  * (which marks them): the same bits at 1, 2 and 4 workers, the evaluator's
  * values within 1e-12, warm calls (after two) allocate nothing. */
 static void test_rnn_chunk_sums(void **state)
 {
     (void)state;
     rnn_t r;
-    build_rnn_steps(&r, 21);
+    build_rnn_steps(&r, 37);
     weft_var_t *cost = weft_sum(r.g, weft_mul(r.g, r.h, r.h), 0, NULL, false);
     weft_var_t *out[4] = {cost, NULL, NULL, NULL};
     assert_non_null(weft_grads(r.g, cost, 3, r.in + 1, NULL, out + 1));
@@ -294,6 +318,10 @@ static void test_rnn_chunk_sums(void **state)
     stages_of_props(&q, st, sizeof st);
     assert_string_equal(st, "s/pre:0:1:1 s/carry1:1:5:2 s/chunk2:1:3:1 s/chunk3:1:3:1 "
                             "s/carry4:1:2:1 s/post:0:2:1");
+    /* rings of three chunks: the chain's step t + 17 rewrites the first row
+     * of the chunk that the products' step t (ending it) reads */
+    chunk_rings_of_props(&q, st, sizeof st);
+    assert_string_equal(st, "ring 24: s/chunk2>s/carry1@17 s/chunk3>s/carry1@17");
     check_runs(r.g, 5, r.in, r.v, 4, out, true);
     weft_tensor_t *ref[4] = {NULL}, *res[4] = {NULL};
     assert_int_equal(weft_eval(r.g, 5, r.in, r.v, 4, out, ref), WEFT_OK);
