@@ -134,6 +134,10 @@ static weft_status_t post_receives(call_t *c)
         atomic_store_explicit(&g->park.flag, 0, memory_order_relaxed);
         g->t_post = g->t_done = 0;
         g->matched = false;
+        if (f->reqs[m] == MPI_REQUEST_NULL) { /* a send an MPI error left unstarted */
+            weft_tensor_release(g->send_t);
+            g->send_t = NULL;
+        }
         if (g->dst != f->rank || rc != MPI_SUCCESS) continue;
         atomic_store_explicit(&g->state, WM_POSTED, memory_order_relaxed);
         g->t_post = wm__now_ns();
@@ -402,14 +406,17 @@ static weft_status_t settle_failed(call_t *c)
     for (size_t m = 0; m < rt->n_msgs; m++) {
         if (f->reqs[m] == MPI_REQUEST_NULL) continue;
         wm_msg_t *g = &rt->msgs[m];
-        if (g->send_t) { /* a send from the value: the orphan holds the value */
-            wm_orphan_t o = {f->reqs[m], g->send_t, false, false, 0, 0};
-            if (wm__orphan(f, o) != WEFT_OK) {
+        if (g->send_t) {
+            /* a send from the value's memory, which the local function
+             * reuses at its next call: it must end now (its receive was
+             * posted at the peer's call start), else the function breaks
+             * and keeps that memory (weft_mpi_function_destroy) */
+            if (!wait_bounded(&f->reqs[m], f->timeout_s)) {
                 f->broken = true;
-                return WEFT_ENOMEM;
+                return WEFT_ESYSTEM;
             }
+            weft_tensor_release(g->send_t);
             g->send_t = NULL;
-            f->reqs[m] = MPI_REQUEST_NULL;
             continue;
         }
         weft_tensor_t *fresh = NULL; /* a dynamic message allocates its own per call */

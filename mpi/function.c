@@ -1,5 +1,7 @@
 /* weft_mpi_function_*: compile (partition, local graph, local compile),
  * call (argument mapping around comm.c's call), queries, errors. */
+#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -139,6 +141,8 @@ weft_status_t weft_mpi_function_compile_updates(MPI_Comm comm, size_t n_in,
     pthread_mutex_init(&f->rt.mu, NULL);
     pthread_mutex_init(&f->rt.comm_mu, NULL);
     pthread_cond_init(&f->rt.comm_cv, NULL);
+    cpu_set_t cpus;
+    f->rt.yield_on_kick = sched_getaffinity(0, sizeof cpus, &cpus) == 0 && CPU_COUNT(&cpus) == 1;
     f->data = f->ctl = MPI_COMM_NULL;
     f->n_in = n_in;
     f->n_out = n_out;
@@ -174,6 +178,20 @@ static void keep_agree(wm_agree_t *a)
     pthread_mutex_unlock(&kept_lock);
 }
 
+/* Likewise the local function of a broken one: a send left to MPI may read
+ * its value's memory, which the local function's arena holds. */
+static weft_function_t **kept_fns;
+static size_t n_kept_fns;
+
+static void keep_local(weft_function_t *fn)
+{
+    if (!fn) return;
+    pthread_mutex_lock(&kept_lock);
+    weft_function_t **k = realloc(kept_fns, (n_kept_fns + 1) * sizeof *k);
+    if (k) kept_fns = k, kept_fns[n_kept_fns++] = fn; /* else dropped: a leak, never freed under MPI */
+    pthread_mutex_unlock(&kept_lock);
+}
+
 /* Likewise buffers of requests left to MPI (wm__abandon). */
 static weft_tensor_t **kept_bufs;
 static size_t n_kept_bufs, cap_kept_bufs;
@@ -198,9 +216,10 @@ weft_status_t weft_mpi_function_destroy(weft_mpi_function_t *f)
 {
     if (!f) return WEFT_OK;
     if (f->busy) return wm__error(WEFT_EBUSY, "weft_mpi_function_destroy: a call is in flight");
-    weft_function_destroy(f->local);
     wm__drain_orphans(f, true);
     if (f->broken && f->reqs) wm__abandon(f);
+    if (f->broken) keep_local(f->local);
+    else weft_function_destroy(f->local);
     if (!f->broken) free(f->agree);
     else keep_agree(f->agree);
     wm__free_runtime(f);

@@ -170,22 +170,57 @@ static weft_status_t msg_buffers(weft_mpi_function_t *f)
     return WEFT_OK;
 }
 
+static int by_lo(const void *a, const void *b)
+{
+    uintptr_t x = ((const wm_bufref_t *)a)->lo, y = ((const wm_bufref_t *)b)->lo;
+    return x < y ? -1 : x > y;
+}
+
+/* The receive buffer holding address p (refs sorted by lo), or NULL. */
+static wm_bufref_t *buffer_at(wm_bufref_t *refs, size_t n, uintptr_t p)
+{
+    size_t lo = 0, hi = n; /* the first ref starting above p */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (refs[mid].lo <= p) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo > 0 && p < refs[lo - 1].hi ? &refs[lo - 1] : NULL;
+}
+
+static weft_status_t fresh_buffer(weft_mpi_function_t *f, wm_msg_t *g)
+{
+    weft_tensor_t *fresh;
+    weft_status_t st = weft_tensor_empty(g->dtype, g->ndim, g->shape, &fresh);
+    if (st != WEFT_OK) return wm__error(st, "rank %d: message buffer of %s: %s", f->rank,
+                                        g->name, weft_tensor_last_error());
+    weft_tensor_release(g->buf_t); /* the output keeps the old one */
+    g->buf_t = fresh;
+    g->buf = weft_tensor_data(fresh);
+    return WEFT_OK;
+}
+
+/* The outputs' addresses looked up among the receive buffers' ranges (a
+ * view of a buffer points inside it): O((outputs + messages) log messages)
+ * per call, for a root that gathers many outputs. */
 weft_status_t wm__unshare_recv_buffers(weft_mpi_function_t *f)
 {
+    size_t n = 0;
     for (size_t m = 0; m < f->rt.n_msgs; m++) {
         wm_msg_t *g = &f->rt.msgs[m];
-        if (g->dst != f->rank || g->dynamic || !g->buf_t) continue;
-        bool shared = false;
-        for (size_t k = 0; k < f->n_lout && !shared; k++)
-            shared = f->lout[k] && weft_tensor_shares_buffer(f->lout[k], g->buf_t);
-        if (!shared) continue;
-        weft_tensor_t *fresh;
-        weft_status_t st = weft_tensor_empty(g->dtype, g->ndim, g->shape, &fresh);
-        if (st != WEFT_OK) return wm__error(st, "rank %d: message buffer of %s: %s", f->rank,
-                                            g->name, weft_tensor_last_error());
-        weft_tensor_release(g->buf_t); /* the output keeps the old one */
-        g->buf_t = fresh;
-        g->buf = weft_tensor_data(fresh);
+        if (g->dst != f->rank || g->dynamic || !g->buf_t || !g->bytes) continue;
+        uintptr_t lo = (uintptr_t)weft_tensor_data(g->buf_t);
+        f->bufrefs[n++] = (wm_bufref_t){lo, lo + g->bytes, (uint32_t)m};
+    }
+    if (n == 0) return WEFT_OK;
+    qsort(f->bufrefs, n, sizeof *f->bufrefs, by_lo);
+    for (size_t k = 0; k < f->n_lout; k++) {
+        wm_bufref_t *r = f->lout[k] ? buffer_at(f->bufrefs, n, (uintptr_t)weft_tensor_data(f->lout[k]))
+                                    : NULL;
+        if (!r || r->msg == UINT32_MAX) continue;
+        weft_status_t st = fresh_buffer(f, &f->rt.msgs[r->msg]);
+        if (st != WEFT_OK) return st;
+        r->msg = UINT32_MAX; /* replaced once */
     }
     return WEFT_OK;
 }
@@ -215,9 +250,11 @@ static weft_status_t value_msgs(builder_t *b, size_t var_pos)
         if (p->msgs[m].src != f->rank) continue;
         weft_var_t *x = local_value(b, var_pos);
         weft_var_t *t = comm_node(b, &wm__send_class, m, NULL, x, NULL);
-        weft_status_t st = keep(b, t);
-        if (st == WEFT_OK && !p->msgs[m].dynamic)
-            st = keep(b, comm_node(b, &wm__swait_class, m, NULL, x, t));
+        p->msgs[m].direct_ok = weft_var_owner(p->vars[var_pos]) != NULL;
+        /* the send-wait reads the token, which keeps the send node */
+        weft_status_t st = p->msgs[m].dynamic
+                               ? keep(b, t)
+                               : keep(b, comm_node(b, &wm__swait_class, m, NULL, x, t));
         if (st != WEFT_OK) return st;
         b->last = b->last ? comm_node(b, &wm__join_class, m, NULL, b->last, t) : t;
         if (!b->last) return ctor_failed(b, "a token join node");
@@ -326,8 +363,7 @@ static weft_status_t alloc_builder(builder_t *b, weft_mpi_function_t *f, size_t 
 {
     wm_part_t *p = &f->part;
     f->rt.n_colls = count_colls(p);
-    /* a send keeps two tokens: its own and its wait's */
-    size_t max_out = n_out + p->n_upd + 2 * p->n_msgs + f->rt.n_colls + 1;
+    size_t max_out = n_out + p->n_upd + p->n_msgs + f->rt.n_colls + 1;
     b->loc = calloc(p->n_vars + 1, sizeof *b->loc);
     b->recv_of = malloc((p->n_vars + 1) * sizeof *b->recv_of);
     b->tok_at = calloc(p->n_msgs + 1, sizeof *b->tok_at);
@@ -343,9 +379,10 @@ static weft_status_t alloc_builder(builder_t *b, weft_mpi_function_t *f, size_t 
     size_t n_req = p->n_msgs + f->rt.n_colls + 1;
     f->reqs = malloc(n_req * sizeof *f->reqs);
     f->done_idx = malloc(n_req * sizeof *f->done_idx);
+    f->bufrefs = malloc((p->n_msgs + 1) * sizeof *f->bufrefs);
     if (!b->loc || !b->outs || !b->recv_of || !b->tok_at || !f->rt.colls || !f->in_local ||
         !f->out_local || !f->upd_local || !f->upd_input || !f->lin || !f->lout || !f->keep ||
-        !f->reqs || !f->done_idx)
+        !f->reqs || !f->done_idx || !f->bufrefs)
         return wm__error(WEFT_ENOMEM, "local graph: out of memory");
     for (size_t i = 0; i < n_req; i++) f->reqs[i] = MPI_REQUEST_NULL;
     for (size_t k = 0; k < p->n_vars; k++) b->recv_of[k] = -1;
@@ -437,5 +474,6 @@ void wm__free_runtime(weft_mpi_function_t *f)
     free(f->keep);
     free(f->reqs);
     free(f->done_idx);
+    free(f->bufrefs);
     free(f->orphans);
 }

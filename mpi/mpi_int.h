@@ -81,6 +81,10 @@ typedef struct wm_msg {
      * until the request completes (comm thread) or an orphan holds it. */
     bool zero_copy;
     weft_tensor_t *send_t;
+    /* the value is computed by the local function (not a caller's input or
+     * a shared variable, whose memory the caller may free after a failed
+     * call): it may be sent in place (local.c) */
+    bool direct_ok;
     /* release: the send node's copy into buf happens-before the comm thread's
      * acquire load that sees WM_QUEUED; acquire on the receive node's side
      * pairs with the comm thread's release store of WM_DONE */
@@ -133,6 +137,7 @@ typedef struct wm_rt {
     pthread_mutex_t comm_mu;
     pthread_cond_t comm_cv;
     bool kicked; /* under comm_mu: a kick since the last sleep */
+    bool yield_on_kick; /* the process is bound to one core (ops.c wm__rt_kick) */
     /* first failure of the call on this rank: written once, under mu */
     bool fail_local;        /* a node of this rank failed first */
     weft_status_t fail_status;
@@ -156,6 +161,12 @@ typedef struct wm_coll_props {
     int32_t root;
     int32_t n_ranks;
 } wm_coll_props_t;
+
+/* A receive buffer's address range (local.c wm__unshare_recv_buffers). */
+typedef struct wm_bufref {
+    uintptr_t lo, hi;
+    uint32_t msg;
+} wm_bufref_t;
 
 /* The partition of one graph (partition.c): what every rank computes alike. */
 typedef struct wm_part {
@@ -229,6 +240,7 @@ struct weft_mpi_function {
     weft_tensor_t **keep;         /* the tokens' caller-supplied tensors */
     MPI_Request *reqs; /* n_msgs + n_colls + 1 (the abort receive) */
     int *done_idx;
+    wm_bufref_t *bufrefs; /* n_msgs: scratch of wm__unshare_recv_buffers */
     wm_orphan_t *orphans;
     size_t n_orphans, cap_orphans;
     uint64_t calls;

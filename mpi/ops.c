@@ -20,10 +20,10 @@ void wm__rt_kick(wm_rt_t *rt)
     rt->kicked = true;
     pthread_cond_signal(&rt->comm_cv);
     pthread_mutex_unlock(&rt->comm_mu);
-    /* mpirun binds a rank to one core: the woken communication thread would
-     * wait for this busy worker's next timer tick (4 ms here) to run; a
-     * yield hands it the core now (docs/distributed.md §3.1) */
-    sched_yield();
+    /* bound to one core (mpirun binds a rank so), the woken communication
+     * thread would wait for this busy worker's next timer tick (4 ms here)
+     * to run; a yield hands it the core now (docs/distributed.md §3.1) */
+    if (rt->yield_on_kick) sched_yield();
 }
 
 void wm__rt_fail(wm_rt_t *rt, bool local, weft_status_t st, const char *msg)
@@ -98,7 +98,7 @@ weft_status_t wm__typed_make_node(weft_graph_t *g, const weft_op_t *op, size_t n
  * for a request a failed call leaves behind. Others are copied. */
 static bool send_in_place(wm_msg_t *m, weft_tensor_t *x)
 {
-    m->zero_copy = !m->dynamic && weft_tensor_is_contiguous(x) &&
+    m->zero_copy = m->direct_ok && !m->dynamic && weft_tensor_is_contiguous(x) &&
                    weft_tensor_size(x) * weft_dtype_size(weft_tensor_dtype(x)) == m->bytes;
     m->send_t = m->zero_copy ? weft_tensor_retain(x) : NULL;
     return m->zero_copy;
@@ -121,7 +121,8 @@ static weft_status_t send_perform(const weft_apply_t *node, weft_tensor_t *const
 }
 
 /* Receives and collective waits never hold their worker (docs/distributed.md
- * §3.1): when the data has not come they allocate their output and park. */
+ * §3.1): when the data has not come they allocate their output and park
+ * (collective waits; a receive's output is its buffer, recv_perform). */
 static weft_status_t take(wm_rt_t *rt, _Atomic int *state, wm_park_t *pk, weft_kernel_ctx_t *ctx,
                           weft_tensor_t **cell, const wm_props_t *p, const void *src,
                           size_t bytes)

@@ -73,6 +73,15 @@ weft_status_t weft__prio_freeze(weft_dag_t *dag, uint32_t **order)
         if (o != *order) weft__free(a, o, (n + 1) * sizeof(uint32_t));
         return WEFT_ENOMEM;
     }
+    /* the ids already in list order (a compiled function lays its nodes out
+     * so): no order table, as dag_validate's rule, so that a sequential run
+     * keeps skip_to */
+    bool identity = true;
+    for (size_t i = 0; i < n && identity; i++) identity = o[i] == i;
+    if (identity) {
+        weft__free(a, o, (n + 1) * sizeof(uint32_t));
+        o = NULL;
+    }
     *order = o;
     return WEFT_OK;
 }

@@ -174,13 +174,15 @@ static uint32_t prio_release(weft_dag_run_t *run, weft__worker_t *w, uint32_t lo
     const uint32_t *succ = run->dag->succ;
     const int64_t *prio = run->dag->prio;
     uint32_t k = 0, next = UINT32_MAX;
-    pthread_mutex_lock(&run->heap_mu);
+    /* the decrements need no lock (a node not pushed has no token): lock
+     * only once one made a node ready */
     for (uint32_t e = lo; e < hi; e++) {
         if (!run_ready(run, w, succ[e])) continue;
+        if (k++ == 0) pthread_mutex_lock(&run->heap_mu);
         weft__prio_heap_push(prio, run->heap, &run->heap_n, succ[e] & WEFT__DAG_ID_MASK);
-        k++;
     }
-    if (k) next = weft__prio_heap_pop(prio, run->heap, &run->heap_n);
+    if (k == 0) return UINT32_MAX;
+    next = weft__prio_heap_pop(prio, run->heap, &run->heap_n);
     pthread_mutex_unlock(&run->heap_mu);
     for (uint32_t i = 1; i < k; i++) run_push(w, run, RUN_TOKEN);
     return next;

@@ -31,6 +31,12 @@
 extern "C" {
 #endif
 
+/* The estimate's rates, for op classes' cost_ns hooks (weft/op.h) to count
+ * in the same unit: one multiply-add of a BLAS product, and the length a
+ * dimension unknown statically counts as. */
+#define WEFT_COST_MULADD_NS 0.1
+#define WEFT_COST_UNKNOWN_LEN 256
+
 /* The estimate of node's run time in nanoseconds: its class's cost_ns hook
  * where it has one that answers (weft/op.h), else the size-based estimate
  * (docs/rewrites.md §6.6 lists the families and their rates): a fixed 100 per node plus, for

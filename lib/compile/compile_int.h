@@ -382,7 +382,7 @@ struct weft__call_state {
     weft_tensor_t **stash;
     atomic_uint *countdown; /* f->countdown_init at each call's start (reset_plan.c) */
     weft_tensor_t **argv;
-    /* per node: its plan cell (tensor/kernel_int.h, docs/execution.md §3.4.2):
+    /* per node: its plan cell (tensor/kernel_int.h, docs/execution.md §3.7):
      * the plan its kernel cached on an earlier call of this state, or NULL.
      * One call of the state runs the node once, so the cell needs no lock. */
     void **plans;

@@ -119,7 +119,7 @@ weft_status_t weft__ew_loop_run(weft_kernel_ctx_t *ctx, size_t nop, weft_tensor_
                                 int ndim, const int64_t *shape, weft__row_fn fn, void *fn_arg,
                                 int64_t min_split);
 
-/* A cached elementwise loop plan (ew_plan.c, docs/execution.md §3.4.2): set by
+/* A cached elementwise loop plan (ew_plan.c, docs/execution.md §3.7): set by
  * the perform hook (the spec fields) and weft__ew_plan_build (the rest). A
  * plan is plain data (no pointer into itself, no reference held), so it is
  * copied into the runtime's plan cell as it is. */

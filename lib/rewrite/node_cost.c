@@ -12,8 +12,6 @@
 #include "weft/op_info.h"
 
 #define COST_FIXED_NS 100.0   /* per node: dispatch, checks, allocation */
-#define COST_UNKNOWN_LEN 256  /* a length unknown statically */
-#define COST_MULADD_NS 0.1    /* one multiply-add of a BLAS product */
 
 static double n_elems(const weft_var_t *v)
 {
@@ -21,7 +19,7 @@ static double n_elems(const weft_var_t *v)
     double s = 1;
     for (int d = 0; d < weft_type_ndim(t); d++) {
         int64_t n = weft_type_dim(t, d);
-        s *= n < 0 ? COST_UNKNOWN_LEN : (double)n;
+        s *= n < 0 ? WEFT_COST_UNKNOWN_LEN : (double)n;
     }
     return s;
 }
@@ -32,7 +30,7 @@ static double dim_or_unknown(const weft_var_t *v, int d)
     if (d < 0) d += weft_type_ndim(t);
     if (d < 0 || d >= weft_type_ndim(t)) return 1;
     int64_t n = weft_type_dim(t, d);
-    return n < 0 ? COST_UNKNOWN_LEN : (double)n;
+    return n < 0 ? WEFT_COST_UNKNOWN_LEN : (double)n;
 }
 
 /* Nanoseconds per element of one elementwise step. */
@@ -109,7 +107,7 @@ double weft_node_cost_estimate(const weft_apply_t *node)
     double out = n_elems(weft_apply_output(node, 0));
     double rate = elemwise_rate(op), k = inner_length(node);
     if (rate >= 0) return COST_FIXED_NS + out * rate;
-    if (k > 0) return COST_FIXED_NS + out * k * COST_MULADD_NS;
+    if (k > 0) return COST_FIXED_NS + out * k * WEFT_COST_MULADD_NS;
     if (is_reduction(node) && weft_apply_n_inputs(node) > 0)
         return COST_FIXED_NS + n_elems(weft_apply_input(node, 0));
     return COST_FIXED_NS + out;

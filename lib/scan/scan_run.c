@@ -1,5 +1,5 @@
 /* Running a Scan node: the inner graph compiled once per plan cell (one per
- * outer call state, docs/execution.md §3.4.2) as a weft_function_t on the pool
+ * outer call state, docs/execution.md §3.7) as a weft_function_t on the pool
  * running the node, then one call of it per step (a nested run on the same
  * pool: the waiting worker keeps executing ready work, execution.md §3.3).
  *

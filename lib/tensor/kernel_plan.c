@@ -1,6 +1,6 @@
 /* Per-node plan blocks of the kernel context (tensor/kernel_int.h): what a
  * kernel decided once for an input geometry, kept in the runtime's plan cell
- * so later runs of the node skip the decisions (docs/execution.md §3.4.2). */
+ * so later runs of the node skip the decisions (docs/execution.md §3.7). */
 #include <stdlib.h>
 #include <string.h>
 

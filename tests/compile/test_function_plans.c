@@ -1,4 +1,4 @@
-/* Cached elementwise loop plans (docs/execution.md §3.4.2): a call whose input
+/* Cached elementwise loop plans (docs/execution.md §3.7): a call whose input
  * geometry equals the previous call's runs the cached plans; a change of
  * shape or strides re-plans each affected node exactly once (counted by the
  * function's plan_builds, whitebox). Results are compared bit for bit with the

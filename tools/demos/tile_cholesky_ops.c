@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "tile_cholesky_core.h"
+#include "weft/node_cost.h"
 
 /* ---- shared checks -------------------------------------------------------------- */
 
@@ -100,32 +101,32 @@ static weft_status_t potrf_perform(const weft_apply_t *node, weft_tensor_t *cons
 
 /* ---- costs for critical-path-first schedules (weft/op.h cost_ns) ------------------- */
 
-/* Multiply-adds at weft's estimate of 0.1 ns each (weft/node_cost.h), from
- * the tile's static shape: n^3/6 for the factor and the inverse, m n^2 / 2
- * for the triangular product, n^2 k / 2 for the rank-k update. */
+/* Multiply-adds at weft's estimate per multiply-add (weft/node_cost.h),
+ * from the tile's static shape: n^3/6 for the factor and the inverse,
+ * m n^2 / 2 for the triangular product, n^2 k / 2 for the rank-k update. */
 static double tile_dim(const weft_apply_t *node, size_t input, int axis)
 {
     const weft_type_t *t = weft_var_type(weft_apply_input(node, input));
     int64_t d = weft_type_dim(t, axis);
-    return d < 0 ? 256.0 : (double)d;
+    return d < 0 ? WEFT_COST_UNKNOWN_LEN : (double)d;
 }
 
 static double potrf_cost_ns(const weft_apply_t *node)
 {
     double n = tile_dim(node, 0, 0);
-    return 0.1 * n * n * n / 6;
+    return WEFT_COST_MULADD_NS * n * n * n / 6;
 }
 
 static double trmm_cost_ns(const weft_apply_t *node)
 {
     double m = tile_dim(node, 1, 0), n = tile_dim(node, 1, 1);
-    return 0.1 * m * n * n / 2;
+    return WEFT_COST_MULADD_NS * m * n * n / 2;
 }
 
 static double syrk_cost_ns(const weft_apply_t *node)
 {
     double n = tile_dim(node, 0, 0), k = tile_dim(node, 1, 1);
-    return 0.1 * n * n * k / 2;
+    return WEFT_COST_MULADD_NS * n * n * k / 2;
 }
 
 const weft_op_class_t chol_potrf_class = {

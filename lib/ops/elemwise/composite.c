@@ -261,7 +261,7 @@ static weft_status_t prepare_output(const composite_props_t *p, weft_tensor_t *c
 }
 
 /* The first run with an input geometry: every check, then a plan carrying
- * the program as its payload (docs/execution.md §3.4.2). */
+ * the program as its payload (docs/execution.md §3.7). */
 static weft_status_t composite_plan_and_run(const weft_apply_t *node,
                                             weft_tensor_t *const *inputs,
                                             weft_tensor_t **outputs, weft_kernel_ctx_t *ctx)

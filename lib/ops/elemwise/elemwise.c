@@ -440,7 +440,7 @@ static weft_status_t plan_and_run(const weft_apply_t *node, weft_tensor_t *const
 }
 
 /* A run whose inputs have the dtypes, shapes and strides of the cached plan
- * skips every decision (docs/execution.md §3.4.2). */
+ * skips every decision (docs/execution.md §3.7). */
 static weft_status_t elemwise_perform(const weft_apply_t *node, weft_tensor_t *const *inputs,
                                       weft_tensor_t **outputs, weft_kernel_ctx_t *ctx)
 {

@@ -1,4 +1,4 @@
-/* Elementwise loop plans (docs/execution.md §3.4.2): what an elementwise node's
+/* Elementwise loop plans (docs/execution.md §3.7): what an elementwise node's
  * perform decides from its input geometry - the output shape, the operand
  * strides with broadcasting resolved, whether the loop collapses to one row
  * (a contiguous or scalar-broadcast case: one row-kernel call), whether it

@@ -58,7 +58,7 @@ struct weft_kernel_ctx {
     weft_tensor_t **out_cells;
     weft_tensor_t **stash;
     uint32_t n_out;
-    /* The node's plan cell (docs/execution.md §3.4.2), or NULL when the runtime
+    /* The node's plan cell (docs/execution.md §3.7), or NULL when the runtime
      * keeps no plans (the sequential evaluator, constant folding): what a
      * kernel decided on an earlier run of this node with the same input
      * geometry. The cell belongs to one node of one call state, so one
