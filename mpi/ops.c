@@ -92,10 +92,11 @@ weft_status_t wm__typed_make_node(weft_graph_t *g, const weft_op_t *op, size_t n
     return weft_type_tensor(g, (weft_dtype_t)p->dtype, p->ndim, p->shape, &out[0]);
 }
 
-/* A static message whose value is contiguous goes out from the value's own
- * memory: MPI reads it while the send-wait node (a reader of the value, so
- * nothing destroys or reuses it first) stays parked; the value is retained
- * for a request a failed call leaves behind. Others are copied. */
+/* A static message whose value the local function computes (direct_ok) and
+ * is contiguous goes out from the value's own memory: MPI reads it while the
+ * send-wait node (a reader of the value, so nothing destroys or reuses it
+ * first) stays parked; a failed call waits for it (comm.c settle_failed).
+ * Others are copied. */
 static bool send_in_place(wm_msg_t *m, weft_tensor_t *x)
 {
     m->zero_copy = m->direct_ok && !m->dynamic && weft_tensor_is_contiguous(x) &&
