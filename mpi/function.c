@@ -188,7 +188,8 @@ static void keep_local(weft_function_t *fn)
     if (!fn) return;
     pthread_mutex_lock(&kept_lock);
     weft_function_t **k = realloc(kept_fns, (n_kept_fns + 1) * sizeof *k);
-    if (k) kept_fns = k, kept_fns[n_kept_fns++] = fn; /* else dropped: a leak, never freed under MPI */
+    /* out of memory: dropped unreachable (a leak, never freed under MPI) */
+    if (k) kept_fns = k, kept_fns[n_kept_fns++] = fn;
     pthread_mutex_unlock(&kept_lock);
 }
 

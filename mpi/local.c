@@ -215,8 +215,8 @@ weft_status_t wm__unshare_recv_buffers(weft_mpi_function_t *f)
     if (n == 0) return WEFT_OK;
     qsort(f->bufrefs, n, sizeof *f->bufrefs, by_lo);
     for (size_t k = 0; k < f->n_lout; k++) {
-        wm_bufref_t *r = f->lout[k] ? buffer_at(f->bufrefs, n, (uintptr_t)weft_tensor_data(f->lout[k]))
-                                    : NULL;
+        if (!f->lout[k]) continue;
+        wm_bufref_t *r = buffer_at(f->bufrefs, n, (uintptr_t)weft_tensor_data(f->lout[k]));
         if (!r || r->msg == UINT32_MAX) continue;
         weft_status_t st = fresh_buffer(f, &f->rt.msgs[r->msg]);
         if (st != WEFT_OK) return st;

@@ -348,7 +348,8 @@ static weft_status_t build_dag_once(lower_ctx_t *c, bool gates)
         st = weft_dag_set_priority(f->dag, (uint32_t)i, c->prio[i]);
     if (st == WEFT_OK && gates) st = weft__gates_add(f);
     /* a gate is cheap and decides which work exists: first among the ready */
-    for (uint32_t i = (uint32_t)c->n_order; st == WEFT_OK && c->prio && i < weft_dag_node_count(f->dag); i++)
+    uint32_t n_all = weft_dag_node_count(f->dag);
+    for (uint32_t i = (uint32_t)c->n_order; st == WEFT_OK && c->prio && i < n_all; i++)
         st = weft_dag_set_priority(f->dag, i, INT64_MAX);
     if (st == WEFT_OK) st = weft_dag_finalize(f->dag);
     return st;
