@@ -110,6 +110,7 @@ static weft_status_t lower_coll(builder_t *b, const weft_apply_t *a, uint32_t in
     weft_status_t st = coll_setup(f, &f->rt.colls[index], kind, root, weft_var_type(x),
                                   weft_var_type(y));
     if (st != WEFT_OK) return st;
+    f->rt.colls[index].tail_ns = p->coll_tail[index];
     bool gives = wm__coll_gives(kind, root, f->rank);
     bool gets = wm__coll_gets(kind, root, f->rank);
     weft_var_t *tok = NULL;
@@ -401,7 +402,7 @@ static weft_status_t compile_local(builder_t *b, weft_var_t **lin, const weft_mp
     weft_function_options_t fo = WEFT_FUNCTION_OPTIONS_INIT;
     if (o->function) fo = *o->function;
     fo.deferrable_nodes = true; /* receives park (ops.c) */
-    fo.critical_path_first = true; /* sends weigh what they feed (priority.c) */
+    fo.critical_path_first = true; /* sends and collective starts weigh what they feed (priority.c) */
     bool *mut = NULL;
     if (fo.input_mutable) {
         mut = calloc(f->n_in + 1, sizeof *mut);

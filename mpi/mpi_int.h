@@ -113,6 +113,7 @@ typedef struct wm_coll {
     MPI_Request req;
     _Atomic int state; /* as wm_msg_t.state */
     wm_park_t park;    /* its wait node, when parked */
+    double tail_ns;    /* the start node's cost: the work the result feeds (priority.c) */
 } wm_coll_t;
 
 /* The runtime shared by this rank's communication nodes and its
@@ -180,6 +181,7 @@ typedef struct wm_part {
     size_t n_msgs;
     int n_ranks;
     size_t n_upd;
+    double *coll_tail; /* per collective, in creation order: its tail_ns (priority.c) */
     weft_update_t *upd; /* the caller's updates (a copy) */
 } wm_part_t;
 
@@ -190,7 +192,8 @@ typedef struct wm_part {
 struct weft_mpi_function;
 weft_status_t wm__unshare_recv_buffers(struct weft_mpi_function *f);
 
-/* Each message's tail_ns, from the partition (priority.c). Errors: WEFT_ENOMEM. */
+/* Each message's tail_ns and each collective's (p->coll_tail), from the
+ * partition (priority.c). Errors: WEFT_ENOMEM. */
 weft_status_t wm__message_tails(wm_part_t *p);
 
 /* A request MPI still owns after a failed call (its message never matched

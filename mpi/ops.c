@@ -213,7 +213,21 @@ static weft_status_t swait_perform(const weft_apply_t *node, weft_tensor_t *cons
 }
 
 WM_CLASS(wm__swait_class, "MpiSendWait", token_make_node, swait_perform);
-WM_CLASS(wm__cstart_class, "MpiCollectiveStart", token_make_node, cstart_perform);
+/* The start's weight in its rank's critical-path order (priority.c). */
+static double cstart_cost_ns(const weft_apply_t *node)
+{
+    const wm_props_t *p = weft_op_props(weft_apply_op(node));
+    return p->rt->colls[p->index].tail_ns;
+}
+
+const weft_op_class_t wm__cstart_class = {.size = sizeof(weft_op_class_t),
+                                          .name = "MpiCollectiveStart",
+                                          .props_size = sizeof(wm_props_t),
+                                          .props_print = wm__props_print,
+                                          .make_node = token_make_node,
+                                          .perform = cstart_perform,
+                                          .do_constant_folding = wm__never_fold,
+                                          .cost_ns = cstart_cost_ns};
 WM_CLASS(wm__cwait_class, "MpiCollectiveWait", wm__typed_make_node, cwait_perform);
 
 /* ---- user-level collectives --------------------------------------------------------- */

@@ -400,5 +400,6 @@ void wm__part_free(wm_part_t *p)
     free(p->node_rank);
     free(p->msgs);
     free(p->upd);
+    free(p->coll_tail);
     memset(p, 0, sizeof *p);
 }

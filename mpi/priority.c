@@ -5,7 +5,9 @@
  * nothing, and the rank would send - and so free its peer - last. So a send
  * node's cost (the MpiSend class's cost_ns hook, ops.c) stands for the work
  * its message feeds: the bottom level, over the whole partitioned graph
- * that every rank holds alike, of the value's readers, plus the transfer. */
+ * that every rank holds alike, of the value's readers, plus the transfer.
+ * A collective start likewise (a gradient's allreduce starts as soon as the
+ * gradient is ready, beside the rest of the backward pass). */
 #include <stdlib.h>
 
 #include "mpi_int.h"
@@ -19,6 +21,36 @@
 static void raise_to(double *x, double v)
 {
     if (v > *x) *x = v;
+}
+
+/* A value's bytes (a length unknown statically counts as 1). */
+static double value_bytes(const weft_var_t *v)
+{
+    const weft_type_t *t = weft_var_type(v);
+    double b = (double)weft_dtype_size(weft_type_dtype(t));
+    for (int d = 0; d < weft_type_ndim(t); d++)
+        if (weft_type_dim(t, d) > 0) b *= (double)weft_type_dim(t, d);
+    return b;
+}
+
+/* Each collective's tail, in creation order (local.c lower_coll's index). */
+static weft_status_t collective_tails(wm_part_t *p, const double *var_bl)
+{
+    size_t n_coll = 0;
+    int root;
+    for (size_t j = 0; j < p->n_applies; j++)
+        n_coll += wm__coll_kind(weft_apply_op(p->applies[j]), &root) >= 0;
+    p->coll_tail = malloc((n_coll + 1) * sizeof *p->coll_tail);
+    if (!p->coll_tail) return wm__error(WEFT_ENOMEM, "partition: out of memory");
+    for (size_t j = 0, k = 0; j < p->n_applies; j++) {
+        const weft_apply_t *a = p->applies[j];
+        if (wm__coll_kind(weft_apply_op(a), &root) < 0) continue;
+        weft_var_t *y = weft_apply_output(a, 0);
+        size_t pos = wm__var_pos(p, y);
+        p->coll_tail[k++] = (pos < p->n_vars ? var_bl[pos] : 0) + TAIL_LATENCY_NS +
+                            TAIL_NS_PER_BYTE * value_bytes(y);
+    }
+    return WEFT_OK;
 }
 
 weft_status_t wm__message_tails(wm_part_t *p)
@@ -43,6 +75,7 @@ weft_status_t wm__message_tails(wm_part_t *p)
         wm_msg_t *g = &p->msgs[m];
         g->tail_ns = var_bl[g->var_pos] + TAIL_LATENCY_NS + TAIL_NS_PER_BYTE * (double)g->bytes;
     }
+    weft_status_t st = collective_tails(p, var_bl);
     free(var_bl);
-    return WEFT_OK;
+    return st;
 }
