@@ -278,14 +278,16 @@ bool wm__never_fold(const weft_apply_t *node);
 weft_status_t wm__token_output(weft_kernel_ctx_t *ctx, weft_tensor_t **cell);
 weft_status_t wm__typed_make_node(weft_graph_t *g, const weft_op_t *op, size_t n_in,
                                   weft_var_t *const *in, size_t *n_out, const weft_type_t **out);
-#define WM_CLASS(var, nm, mk, perf)                                                      \
+#define WM_CLASS_COST(var, nm, mk, perf, cost)                                          \
     const weft_op_class_t var = {.size = sizeof(weft_op_class_t),                        \
                                  .name = nm,                                             \
                                  .props_size = sizeof(wm_props_t),                       \
                                  .props_print = wm__props_print,                         \
                                  .make_node = mk,                                        \
                                  .perform = perf,                                        \
-                                 .do_constant_folding = wm__never_fold}
+                                 .do_constant_folding = wm__never_fold,                  \
+                                 .cost_ns = cost}
+#define WM_CLASS(var, nm, mk, perf) WM_CLASS_COST(var, nm, mk, perf, NULL)
 /* A dynamic message's receive: the wait (a token, parked until the message
  * is in) and the take (the value, of the shape in the header). dynmsg.c */
 extern const weft_op_class_t wm__rwait_class, wm__rtake_class;

@@ -179,14 +179,7 @@ static double send_cost_ns(const weft_apply_t *node)
     return p->rt->msgs[p->index].tail_ns;
 }
 
-const weft_op_class_t wm__send_class = {.size = sizeof(weft_op_class_t),
-                                        .name = "MpiSend",
-                                        .props_size = sizeof(wm_props_t),
-                                        .props_print = wm__props_print,
-                                        .make_node = token_make_node,
-                                        .perform = send_perform,
-                                        .do_constant_folding = wm__never_fold,
-                                        .cost_ns = send_cost_ns};
+WM_CLASS_COST(wm__send_class, "MpiSend", token_make_node, send_perform, send_cost_ns);
 WM_CLASS(wm__recv_class, "MpiRecv", wm__typed_make_node, recv_perform);
 
 /* The chain's token after a send (local.c): both inputs are done. */
@@ -213,6 +206,7 @@ static weft_status_t swait_perform(const weft_apply_t *node, weft_tensor_t *cons
 }
 
 WM_CLASS(wm__swait_class, "MpiSendWait", token_make_node, swait_perform);
+
 /* The start's weight in its rank's critical-path order (priority.c). */
 static double cstart_cost_ns(const weft_apply_t *node)
 {
@@ -220,14 +214,8 @@ static double cstart_cost_ns(const weft_apply_t *node)
     return p->rt->colls[p->index].tail_ns;
 }
 
-const weft_op_class_t wm__cstart_class = {.size = sizeof(weft_op_class_t),
-                                          .name = "MpiCollectiveStart",
-                                          .props_size = sizeof(wm_props_t),
-                                          .props_print = wm__props_print,
-                                          .make_node = token_make_node,
-                                          .perform = cstart_perform,
-                                          .do_constant_folding = wm__never_fold,
-                                          .cost_ns = cstart_cost_ns};
+WM_CLASS_COST(wm__cstart_class, "MpiCollectiveStart", token_make_node, cstart_perform,
+              cstart_cost_ns);
 WM_CLASS(wm__cwait_class, "MpiCollectiveWait", wm__typed_make_node, cwait_perform);
 
 /* ---- user-level collectives --------------------------------------------------------- */
