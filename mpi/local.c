@@ -314,14 +314,6 @@ static weft_status_t build_nodes(builder_t *b)
     return st;
 }
 
-static size_t count_colls(const wm_part_t *p)
-{
-    size_t n = 0;
-    int root;
-    for (size_t j = 0; j < p->n_applies; j++) n += wm__coll_kind(weft_apply_op(p->applies[j]), &root) >= 0;
-    return n;
-}
-
 /* Which caller inputs this rank gives and which outputs it gets. */
 static weft_status_t map_io(builder_t *b, size_t n_in, weft_var_t *const *inputs, size_t n_out,
                             weft_var_t *const *outputs, const weft_mpi_options_t *o,
@@ -363,7 +355,7 @@ static weft_status_t map_io(builder_t *b, size_t n_in, weft_var_t *const *inputs
 static weft_status_t alloc_builder(builder_t *b, weft_mpi_function_t *f, size_t n_in, size_t n_out)
 {
     wm_part_t *p = &f->part;
-    f->rt.n_colls = count_colls(p);
+    f->rt.n_colls = p->n_colls;
     size_t max_out = n_out + p->n_upd + p->n_msgs + f->rt.n_colls + 1;
     b->loc = calloc(p->n_vars + 1, sizeof *b->loc);
     b->recv_of = malloc((p->n_vars + 1) * sizeof *b->recv_of);

@@ -181,6 +181,7 @@ typedef struct wm_part {
     size_t n_msgs;
     int n_ranks;
     size_t n_upd;
+    size_t n_colls;    /* collective applies */
     double *coll_tail; /* per collective, in creation order: its tail_ns (priority.c) */
     weft_update_t *upd; /* the caller's updates (a copy) */
 } wm_part_t;
@@ -192,8 +193,8 @@ typedef struct wm_part {
 struct weft_mpi_function;
 weft_status_t wm__unshare_recv_buffers(struct weft_mpi_function *f);
 
-/* Each message's tail_ns and each collective's (p->coll_tail), from the
- * partition (priority.c). Errors: WEFT_ENOMEM. */
+/* Each message's tail_ns, and the collectives' count and tails (p->n_colls,
+ * p->coll_tail), from the partition (priority.c). Errors: WEFT_ENOMEM. */
 weft_status_t wm__message_tails(wm_part_t *p);
 
 /* A request MPI still owns after a failed call (its message never matched

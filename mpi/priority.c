@@ -33,14 +33,15 @@ static double value_bytes(const weft_var_t *v)
     return b;
 }
 
-/* Each collective's tail, in creation order (local.c lower_coll's index). */
+/* The collectives' count and each one's tail, in creation order (local.c
+ * lower_coll's index). */
 static weft_status_t collective_tails(wm_part_t *p, const double *var_bl)
 {
-    size_t n_coll = 0;
     int root;
+    p->n_colls = 0;
     for (size_t j = 0; j < p->n_applies; j++)
-        n_coll += wm__coll_kind(weft_apply_op(p->applies[j]), &root) >= 0;
-    p->coll_tail = malloc((n_coll + 1) * sizeof *p->coll_tail);
+        p->n_colls += wm__coll_kind(weft_apply_op(p->applies[j]), &root) >= 0;
+    p->coll_tail = malloc((p->n_colls + 1) * sizeof *p->coll_tail);
     if (!p->coll_tail) return wm__error(WEFT_ENOMEM, "partition: out of memory");
     for (size_t j = 0, k = 0; j < p->n_applies; j++) {
         const weft_apply_t *a = p->applies[j];
