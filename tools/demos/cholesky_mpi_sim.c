@@ -1,7 +1,8 @@
 /* cholesky_mpi_sim: predicts the run time of tile_cholesky_mpi's partitioned
  * function at 2 to 1024 ranks by simulation (docs/distributed.md §9). It
  * builds the DAG the distributed compile builds for the demo: the tile tasks
- * (potrf, trtri, trmm, the transposed view of a trmm tile, syrk, gemm) in
+ * (potrf_inv: the factor and inverse of a diagonal tile; potrf: the last
+ * one's factor alone; trmm, the transposed view of a trmm tile, syrk, gemm) in
  * creation order, each on the rank owning the tile it writes (2-D
  * block-cyclic, the demo's grid); after each task, one MpiSend (on the
  * sender, chained in the global order) and one MpiRecv (on the receiver,
@@ -23,9 +24,10 @@
  * --profile PATH: task costs measured by weft's profiler (source=profile):
  * PATH is a profile JSON (weft_profile_write_json, e.g. written by
  * tile_cholesky_mpi --profile-json with the same nb), and each task kind
- * costs its op class's mean time per node call there (TilePotrf, TileTrtri,
- * TileTrmm, DimShuffle, TileSyrk, Gemm, DeepCopyOp, MpiSend, MpiRecv; the
- * last four may be absent: cost 0). Given once per rank (as many --profile
+ * costs its op class's mean time per node call there (TilePotrf,
+ * TilePotrfInv, TileTrmm, DimShuffle, TileSyrk, Gemm, DeepCopyOp, MpiSend,
+ * MpiRecv; the last four may be absent: cost 0; TilePotrf too: see
+ * POTRF_SHARE). Given once per rank (as many --profile
  * as the single --ranks), rank r replays the r-th profile's costs (the
  * pooled mean for a kind it never ran); else the means pool every
  * profile's calls. Without it the BLAS kernels are timed
@@ -43,14 +45,20 @@
 
 #include "demo_median.h"
 #include "sim_replay.h"
+#include "tile_cholesky_kernel.h"
 
-enum { K_POTRF, K_TRTRI, K_TRMM, K_TRANS, K_SYRK, K_GEMM, K_COPY, K_SEND, K_RECV, K_JOIN, K_N };
-static const char *const kname[K_N] = {"potrf", "trtri", "trmm", "trans", "syrk",
-                                       "gemm",  "copy",  "send", "recv",  "join"};
-static const char *const kclass[K_N] = {"TilePotrf",  "TileTrtri", "TileTrmm",
-                                        "DimShuffle", "TileSyrk",  "Gemm",
-                                        "DeepCopyOp", "MpiSend",   "MpiRecv", "MpiJoin"};
-enum { K_REQUIRED = (1 << K_POTRF) | (1 << K_TRTRI) | (1 << K_TRMM) | (1 << K_SYRK) | (1 << K_GEMM) };
+enum { K_POTRF, K_POTRF_INV, K_TRMM, K_TRANS, K_SYRK, K_GEMM, K_COPY, K_SEND, K_RECV, K_JOIN, K_N };
+static const char *const kname[K_N] = {"potrf", "potrf_inv", "trmm", "trans", "syrk",
+                                       "gemm",  "copy",      "send", "recv",  "join"};
+static const char *const kclass[K_N] = {"TilePotrf",  "TilePotrfInv", "TileTrmm",
+                                        "DimShuffle", "TileSyrk",     "Gemm",
+                                        "DeepCopyOp", "MpiSend",      "MpiRecv", "MpiJoin"};
+enum { K_REQUIRED = (1 << K_POTRF_INV) | (1 << K_TRMM) | (1 << K_SYRK) | (1 << K_GEMM) };
+/* The last diagonal tile's factor runs once, on one rank: a profile without
+ * it costs it as this share of TilePotrfInv (the kernel still inverts the
+ * two halves, only the top-level pair of dtrmm goes; timed here with one
+ * thread: 0.69 at nb 256, 0.73 at 512). */
+#define POTRF_SHARE 0.7
 enum { MAX_PROFILES = 64 };
 
 /* ---- kernel costs ------------------------------------------------------------------- */
@@ -77,11 +85,11 @@ static double time_kernel(int k, int nb, int reps)
         spd_tile(a, nb);
         spd_tile(b, nb);
         spd_tile(c, nb);
-        LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'L', nb, b, nb); /* a factor for trtri/trmm */
+        LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'L', nb, b, nb); /* a factor for trmm */
         double t0 = now_s();
-        switch (k) {
-        case K_POTRF: LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'L', nb, a, nb); break;
-        case K_TRTRI: LAPACKE_dtrtri(LAPACK_ROW_MAJOR, 'L', 'N', nb, b, nb); break;
+        switch (k) { /* the demos' kernels (tile_cholesky_ops.c) */
+        case K_POTRF:
+        case K_POTRF_INV: chol_tile_factor(a, nb, c, nb, nb, k == K_POTRF_INV); break;
         case K_TRMM:
             cblas_dtrmm(CblasRowMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, nb, nb,
                         1.0, b, nb, a, nb);
@@ -157,6 +165,7 @@ static int costs_from(const char *what, const double *ns, const double *calls,
             return -1;
         }
     }
+    if (!(calls[K_POTRF] > 0) && !fallback) cost[K_POTRF] = POTRF_SHARE * cost[K_POTRF_INV];
     return 0;
 }
 
@@ -222,9 +231,10 @@ static int tile_tasks(dag_t *d, int32_t *final, int32_t *n_final)
     *n_final = 0;
     for (int k = 0; k < nt; k++) {
         int rk = owner(d, k, k);
-        int32_t pk = last[tri(k, k)] = add(d, K_POTRF, rk, last[tri(k, k)], -1, -1);
-        final[(*n_final)++] = pk;
-        int32_t inv = k + 1 < nt ? add(d, K_TRTRI, rk, pk, -1, -1) : -1;
+        /* one task for the factor and the inverse the panel reads */
+        int32_t inv = last[tri(k, k)] =
+            add(d, k + 1 < nt ? K_POTRF_INV : K_POTRF, rk, last[tri(k, k)], -1, -1);
+        final[(*n_final)++] = inv;
         for (int i = k + 1; i < nt; i++) {
             int r = owner(d, i, k);
             final[(*n_final)++] = last[tri(i, k)] = add(d, K_TRMM, r, inv, last[tri(i, k)], -1);

@@ -5,7 +5,7 @@
 # demos include cblas.h / lapacke.h themselves (the references are direct
 # calls), so they link OpenBLAS and LAPACKE besides libweft.
 add_library(weft_demo_core STATIC mlp_train_core.c mlp_train_handc.c
-  tile_cholesky_core.c tile_cholesky_ops.c)
+  tile_cholesky_core.c tile_cholesky_ops.c tile_cholesky_kernel.c)
 target_include_directories(weft_demo_core PUBLIC ${CMAKE_CURRENT_SOURCE_DIR})
 target_link_libraries(weft_demo_core PUBLIC weft_static ${WEFT_LAPACKE} ${WEFT_BLAS}
   Threads::Threads m)
@@ -27,12 +27,13 @@ if(TARGET weft_mpi)
   target_link_libraries(mlp_train_mpi PRIVATE weft_mpi ${WEFT_BLAS} Threads::Threads m)
 endif()
 if(TARGET weft_mpi AND WEFT_SCALAPACK)
-  add_executable(tile_cholesky_mpi tile_cholesky_mpi.c tile_cholesky_core.c tile_cholesky_ops.c)
+  add_executable(tile_cholesky_mpi tile_cholesky_mpi.c tile_cholesky_core.c tile_cholesky_ops.c
+    tile_cholesky_kernel.c)
   target_link_libraries(tile_cholesky_mpi PRIVATE weft_mpi ${WEFT_SCALAPACK} ${WEFT_LAPACKE}
     ${WEFT_BLAS} Threads::Threads m)
 endif()
 
 # cholesky_mpi_sim: the distributed tile Cholesky's DAG replayed at 2..1024
 # ranks with measured kernel costs and a latency/bandwidth model (no MPI).
-add_executable(cholesky_mpi_sim cholesky_mpi_sim.c sim_replay.c)
+add_executable(cholesky_mpi_sim cholesky_mpi_sim.c sim_replay.c tile_cholesky_kernel.c)
 target_link_libraries(cholesky_mpi_sim PRIVATE ${WEFT_LAPACKE} ${WEFT_BLAS} m)

@@ -6,6 +6,7 @@
 #include <lapacke.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,7 +64,7 @@ weft_status_t chol_make_spd(int n, uint64_t seed, double **out)
 
 typedef struct builder {
     weft_graph_t *g;
-    const weft_op_t *potrf, *trtri, *trmm, *syrk;
+    const weft_op_t *potrf, *potrf_inv, *trmm, *syrk;
     weft_var_t *minus1, *one;
     weft_var_t **in, **cur, **tr; /* per tile: input, current value, transposed final value */
 } builder_t;
@@ -80,7 +81,7 @@ typedef struct builder {
 static weft_status_t build_inputs(builder_t *b, const chol_tiles_t *t)
 {
     CHECK(weft_op_create(b->g, &chol_potrf_class, NULL, &b->potrf));
-    CHECK(weft_op_create(b->g, &chol_trtri_class, NULL, &b->trtri));
+    CHECK(weft_op_create(b->g, &chol_potrf_inv_class, NULL, &b->potrf_inv));
     CHECK(weft_op_create(b->g, &chol_trmm_class, NULL, &b->trmm));
     CHECK(weft_op_create(b->g, &chol_syrk_class, NULL, &b->syrk));
     b->minus1 = weft_constant_scalar(b->g, WEFT_FLOAT64, -1.0);
@@ -118,8 +119,10 @@ static weft_status_t build_steps(builder_t *b, int nt)
 {
     for (int k = 0; k < nt; k++) {
         weft_var_t *akk = b->cur[tri(k, k)];
-        weft_var_t *lkk = b->cur[tri(k, k)] = weft_op_call(b->g, b->potrf, 1, &akk);
-        weft_var_t *inv = k + 1 < nt ? weft_op_call(b->g, b->trtri, 1, &lkk) : NULL;
+        bool panel = k + 1 < nt;
+        weft_apply_t *fac = weft_apply_create(b->g, panel ? b->potrf_inv : b->potrf, 1, &akk);
+        b->cur[tri(k, k)] = fac ? weft_apply_output(fac, 0) : NULL;
+        weft_var_t *inv = panel && fac ? weft_apply_output(fac, 1) : NULL;
         for (int i = k + 1; i < nt; i++) {
             weft_var_t *ti[2] = {inv, b->cur[tri(i, k)]};
             b->cur[tri(i, k)] = weft_op_call(b->g, b->trmm, 2, ti);

@@ -7,15 +7,17 @@
  * smaller). Every tile (i, j) of the lower triangle (i >= j) is a separate
  * mutable input variable; the graph is the right-looking tile algorithm
  *
- *   for k: A_kk <- potrf(A_kk)
+ *   for k: A_kk <- potrf(A_kk)                 (and W = L_kk^-1 in the same
+ *                                              node while k < nt - 1)
  *          A_ik <- A_ik L_kk^-T                 (trsm, i > k: done as
- *                  W = trtri(L_kk) once, then A_ik <- A_ik W^T with trmm)
+ *                                              A_ik <- A_ik W^T with trmm)
  *          A_ii <- A_ii - A_ik A_ik^T           (syrk, i > k)
  *          A_ij <- A_ij - A_ik A_jk^T           (gemm, i > j > k)
  *
- * each op but trtri overwriting its tile in place (destroy_map); potrf,
- * trtri, trmm and syrk are this demo's op classes (tile_cholesky_ops.c), the gemm is weft's
- * Gemm{inplace} with a transposed view. The function is compiled with
+ * each op overwriting its tile in place (destroy_map; W is a new tile); potrf
+ * (TilePotrf, TilePotrfInv), trmm and syrk are this demo's op classes
+ * (tile_cholesky_ops.c), the gemm is weft's Gemm{inplace} with a transposed
+ * view. The function is compiled with
  * accept_inplace, so a DestroyHandler orders the in-place ops, and every tile
  * is updated with its final value (no copy: the value lives in the tile).
  *
@@ -30,8 +32,8 @@
 typedef struct chol_tiles chol_tiles_t;
 
 /* The demo's op classes (borrowed, static). */
-extern const weft_op_class_t chol_potrf_class; /* A <- chol(A), lower, in place */
-extern const weft_op_class_t chol_trtri_class; /* (L): a new tile L^-1 (lower) */
+extern const weft_op_class_t chol_potrf_class;     /* A <- chol(A), lower, in place */
+extern const weft_op_class_t chol_potrf_inv_class; /* the same, and a new tile L^-1 */
 extern const weft_op_class_t chol_trmm_class;  /* (W, A): A <- A W^T, in place on A */
 extern const weft_op_class_t chol_syrk_class;  /* (C, A): C <- C - A A^T (lower), on C */
 

@@ -30,6 +30,7 @@
  * one worker per rank (one-thread BLAS in both). */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,9 +100,9 @@ static int owner_of(void *user, const weft_var_t *v)
 static void build_graph(dist_t *d, int n, int nb)
 {
     weft_graph_t *g = d->g;
-    const weft_op_t *potrf, *trtri, *trmm, *syrk;
+    const weft_op_t *potrf, *potrf_inv, *trmm, *syrk;
     weft_op_create(g, &chol_potrf_class, NULL, &potrf);
-    weft_op_create(g, &chol_trtri_class, NULL, &trtri);
+    weft_op_create(g, &chol_potrf_inv_class, NULL, &potrf_inv);
     weft_op_create(g, &chol_trmm_class, NULL, &trmm);
     weft_op_create(g, &chol_syrk_class, NULL, &syrk);
     weft_var_t *minus1 = weft_constant_scalar(g, WEFT_FLOAT64, -1.0);
@@ -117,9 +118,10 @@ static void build_graph(dist_t *d, int n, int nb)
         }
     for (int k = 0; k < nt; k++) {
         weft_var_t *akk = d->cur[tri(k, k)];
-        weft_var_t *lkk = d->cur[tri(k, k)] = weft_op_call(g, potrf, 1, &akk);
-        own(d, lkk, k, k);
-        weft_var_t *inv = k + 1 < nt ? weft_op_call(g, trtri, 1, &lkk) : NULL;
+        bool panel = k + 1 < nt;
+        weft_apply_t *fac = weft_apply_create(g, panel ? potrf_inv : potrf, 1, &akk);
+        own(d, d->cur[tri(k, k)] = fac ? weft_apply_output(fac, 0) : NULL, k, k);
+        weft_var_t *inv = panel && fac ? weft_apply_output(fac, 1) : NULL;
         own(d, inv, k, k);
         for (int i = k + 1; i < nt; i++) {
             weft_var_t *ti[2] = {inv, d->cur[tri(i, k)]};

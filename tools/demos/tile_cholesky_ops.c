@@ -1,15 +1,16 @@
-/* tile_cholesky demo: the tile op classes TilePotrf, TileTrtri, TileTrmm and
- * TileSyrk (weft's Cholesky, Trsm and Syrk ops copy their input into a new
- * output; TilePotrf, TileTrmm and TileSyrk overwrite one input instead,
- * declared in a destroy_map so a DestroyHandler orders them; TileTrtri writes
- * a new tile). Each calls one LAPACKE / CBLAS routine on
- * row-major float64 tiles, single-threaded (a compiled function runs
- * OpenBLAS with one thread while its nodes run). */
+/* tile_cholesky demo: the tile op classes TilePotrf, TilePotrfInv, TileTrmm
+ * and TileSyrk (weft's Cholesky, Trsm and Syrk ops copy their input into a
+ * new output; these overwrite one input instead, declared in a destroy_map
+ * so a DestroyHandler orders them; TilePotrfInv also writes a new tile, the
+ * inverse). They work on row-major float64 tiles, single-threaded (a
+ * compiled function runs OpenBLAS with one thread while its nodes run):
+ * TileTrmm and TileSyrk call one CBLAS routine each, the two factor ops the
+ * recursive kernel of tile_cholesky_kernel.h. */
 #include <cblas.h>
-#include <lapacke.h>
-#include <string.h>
+#include <stdbool.h>
 
 #include "tile_cholesky_core.h"
+#include "tile_cholesky_kernel.h"
 #include "weft/node_cost.h"
 
 /* ---- shared checks -------------------------------------------------------------- */
@@ -69,40 +70,90 @@ static void output_is(weft_kernel_ctx_t *ctx, weft_tensor_t **cell, weft_tensor_
 }
 
 /* ---- TilePotrf(A): A <- L, lower (the upper triangle is left as it was) ------------ */
+/* ---- TilePotrfInv(A): the same, and a new tile holding L^-1 (lower) ---------------- */
+
+/* The panel below a diagonal tile needs A_ik L^-T. OpenBLAS's one-thread
+ * dtrsm runs at a quarter of dgemm's rate on these tiles (1.3-1.9 ms against
+ * dtrmm's 0.36 ms for 256 x 256), so the step factors the diagonal tile and
+ * inverts it in one node (tile_cholesky_kernel.h, which also makes both
+ * faster than dpotrf + dtrtri) and every panel tile is multiplied by the
+ * inverse (dtrmm), as tile libraries do. The last diagonal tile has no panel:
+ * TilePotrf factors it alone. */
+
+static weft_status_t potrf_check(weft_graph_t *g, const char *name, size_t n_in,
+                                 weft_var_t *const *in)
+{
+    if (n_in != 1) return weft_graph_set_error(g, WEFT_EINVAL, "%s takes 1 input", name);
+    weft_status_t st = check_matrix(g, name, in[0], 0);
+    return st == WEFT_OK ? check_len(g, name, in[0], 0, in[0], 1) : st;
+}
 
 static weft_status_t potrf_make_node(weft_graph_t *g, const weft_op_t *op, size_t n_in,
                                      weft_var_t *const *in, size_t *n_out,
                                      const weft_type_t **out_types)
 {
     (void)op;
-    if (n_in != 1) return weft_graph_set_error(g, WEFT_EINVAL, "TilePotrf takes 1 input");
-    weft_status_t st = check_matrix(g, "TilePotrf", in[0], 0);
-    if (st == WEFT_OK) st = check_len(g, "TilePotrf", in[0], 0, in[0], 1);
     *n_out = 1;
     out_types[0] = weft_var_type(in[0]);
-    return st;
+    return potrf_check(g, "TilePotrf", n_in, in);
+}
+
+static weft_status_t potrf_inv_make_node(weft_graph_t *g, const weft_op_t *op, size_t n_in,
+                                         weft_var_t *const *in, size_t *n_out,
+                                         const weft_type_t **out_types)
+{
+    (void)op;
+    *n_out = 2;
+    out_types[0] = out_types[1] = weft_var_type(in[0]);
+    return potrf_check(g, "TilePotrfInv", n_in, in);
+}
+
+/* Factors in[0] in place; the inverse goes into *w (a new output tile when
+ * `inverse`, else scratch given back here). */
+static weft_status_t factor_tile(weft_kernel_ctx_t *ctx, const char *name, weft_tensor_t *a,
+                                 weft_tensor_t **w, bool inverse)
+{
+    int ld = 1, n = (int)weft_tensor_dim(a, 0);
+    int64_t shape[2] = {n, n};
+    weft_status_t st = layout(ctx, name, a, &ld);
+    if (st == WEFT_OK && weft_tensor_dim(a, 1) != n)
+        st = weft_kernel_error(ctx, WEFT_ESHAPE, "%s: the tile is not square", name);
+    if (st == WEFT_OK)
+        st = inverse ? weft_kernel_alloc_output(ctx, w, WEFT_FLOAT64, 2, shape)
+                     : weft_kernel_scratch(ctx, WEFT_FLOAT64, 2, shape, w);
+    if (st != WEFT_OK) return st;
+    /* Row-major lower = column-major upper: no transposition copy. */
+    int info = chol_tile_factor(weft_tensor_data(a), ld, weft_tensor_data(*w), n, n, inverse);
+    if (!inverse) weft_kernel_scratch_done(ctx, *w);
+    if (info != 0)
+        return weft_kernel_error(ctx, WEFT_ERANGE, "%s: the leading minor of order %d is not "
+                                 "positive definite", name, info);
+    return WEFT_OK;
 }
 
 static weft_status_t potrf_perform(const weft_apply_t *node, weft_tensor_t *const *in,
                                    weft_tensor_t **outputs, weft_kernel_ctx_t *ctx)
 {
     (void)node;
-    int ld = 1, n = (int)weft_tensor_dim(in[0], 0);
-    weft_status_t st = layout(ctx, "TilePotrf", in[0], &ld);
-    if (st != WEFT_OK) return st;
-    /* Row-major lower = column-major upper: no transposition copy. */
-    int info = LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'U', n, weft_tensor_data(in[0]), ld);
-    if (info != 0)
-        return weft_kernel_error(ctx, WEFT_ERANGE, "TilePotrf: dpotrf info %d (not positive "
-                                 "definite)", info);
-    output_is(ctx, &outputs[0], in[0]);
-    return WEFT_OK;
+    weft_tensor_t *scratch = NULL;
+    weft_status_t st = factor_tile(ctx, "TilePotrf", in[0], &scratch, false);
+    if (st == WEFT_OK) output_is(ctx, &outputs[0], in[0]);
+    return st;
+}
+
+static weft_status_t potrf_inv_perform(const weft_apply_t *node, weft_tensor_t *const *in,
+                                       weft_tensor_t **outputs, weft_kernel_ctx_t *ctx)
+{
+    (void)node;
+    weft_status_t st = factor_tile(ctx, "TilePotrfInv", in[0], &outputs[1], true);
+    if (st == WEFT_OK) output_is(ctx, &outputs[0], in[0]);
+    return st;
 }
 
 /* ---- costs for critical-path-first schedules (weft/op.h cost_ns) ------------------- */
 
 /* Multiply-adds at weft's estimate per multiply-add (weft/node_cost.h),
- * from the tile's static shape: n^3/6 for the factor and the inverse,
+ * from the tile's static shape: n^3/6 for the factor (twice with the inverse),
  * m n^2 / 2 for the triangular product, n^2 k / 2 for the rank-k update. */
 static double tile_dim(const weft_apply_t *node, size_t input, int axis)
 {
@@ -129,6 +180,12 @@ static double syrk_cost_ns(const weft_apply_t *node)
     return WEFT_COST_MULADD_NS * n * n * k / 2;
 }
 
+static double potrf_inv_cost_ns(const weft_apply_t *node)
+{
+    double n = tile_dim(node, 0, 0);
+    return WEFT_COST_MULADD_NS * n * n * n / 3; /* the factor and the inverse */
+}
+
 const weft_op_class_t chol_potrf_class = {
     .size = sizeof(weft_op_class_t),
     .name = "TilePotrf",
@@ -138,56 +195,13 @@ const weft_op_class_t chol_potrf_class = {
     .cost_ns = potrf_cost_ns,
 };
 
-/* ---- TileTrtri(L): a new tile holding L^-1 (lower; the upper part undefined) ------ */
-
-/* OpenBLAS's one-thread dtrsm on a 256 x 256 tile runs at a quarter of dgemm's
- * rate (1.3-1.9 ms against dtrmm's 0.36 ms on this machine), and the panel
- * solves are a quarter of the factorization's flops. So the panel step
- * inverts the diagonal tile once (dtrtri, 1/3 of a gemm) and every tile below
- * it is multiplied by the inverse (dtrmm), as tile libraries do. */
-
-static weft_status_t trtri_make_node(weft_graph_t *g, const weft_op_t *op, size_t n_in,
-                                     weft_var_t *const *in, size_t *n_out,
-                                     const weft_type_t **out_types)
-{
-    (void)op;
-    if (n_in != 1) return weft_graph_set_error(g, WEFT_EINVAL, "TileTrtri takes 1 input");
-    weft_status_t st = check_matrix(g, "TileTrtri", in[0], 0);
-    if (st == WEFT_OK) st = check_len(g, "TileTrtri", in[0], 0, in[0], 1);
-    *n_out = 1;
-    out_types[0] = weft_var_type(in[0]);
-    return st;
-}
-
-static weft_status_t trtri_perform(const weft_apply_t *node, weft_tensor_t *const *in,
-                                   weft_tensor_t **outputs, weft_kernel_ctx_t *ctx)
-{
-    (void)node;
-    int ld = 1, n = (int)weft_tensor_dim(in[0], 0);
-    int64_t shape[2] = {n, n};
-    weft_status_t st = layout(ctx, "TileTrtri", in[0], &ld);
-    if (st == WEFT_OK && weft_tensor_dim(in[0], 1) != n)
-        st = weft_kernel_error(ctx, WEFT_ESHAPE, "TileTrtri: the tile is not square");
-    if (st == WEFT_OK) st = weft_kernel_alloc_output(ctx, &outputs[0], WEFT_FLOAT64, 2, shape);
-    if (st != WEFT_OK) return st;
-    const double *l = weft_tensor_data(in[0]);
-    double *inv = weft_tensor_data(outputs[0]);
-    for (int i = 0; i < n; i++) /* the lower triangle, row by row */
-        memcpy(inv + (size_t)i * (size_t)n, l + (size_t)i * (size_t)ld,
-               (size_t)(i + 1) * sizeof *inv);
-    /* Row-major lower = column-major upper, as in TilePotrf. */
-    int info = n ? LAPACKE_dtrtri(LAPACK_COL_MAJOR, 'U', 'N', n, inv, n) : 0;
-    if (info != 0)
-        return weft_kernel_error(ctx, WEFT_ERANGE, "TileTrtri: dtrtri info %d (singular)", info);
-    return WEFT_OK;
-}
-
-const weft_op_class_t chol_trtri_class = {
+const weft_op_class_t chol_potrf_inv_class = {
     .size = sizeof(weft_op_class_t),
-    .name = "TileTrtri",
-    .make_node = trtri_make_node,
-    .perform = trtri_perform,
-    .cost_ns = potrf_cost_ns, /* n^3/6 as well */
+    .name = "TilePotrfInv",
+    .make_node = potrf_inv_make_node,
+    .perform = potrf_inv_perform,
+    .destroy_map = destroys_input0, /* output 0; output 1 is a new tile */
+    .cost_ns = potrf_inv_cost_ns,
 };
 
 /* ---- TileTrmm(Linv, A): A <- A Linv^T, i.e. A L^-T (the panel solve) --------------- */
