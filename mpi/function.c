@@ -72,15 +72,17 @@ static weft_status_t check_updates_args(size_t n_upd, const weft_update_t *upd)
 }
 
 static weft_status_t check_args(MPI_Comm comm, size_t n_in, weft_var_t *const *inputs,
-                                size_t n_out, weft_var_t *const *outputs,
-                                const weft_mpi_options_t *o, weft_mpi_function_t **out)
+                                size_t n_out, weft_var_t *const *outputs, size_t n_upd,
+                                const weft_update_t *upd, const weft_mpi_options_t *o,
+                                weft_mpi_function_t **out)
 {
     if (!out) return wm__error(WEFT_EINVAL, "weft_mpi_function_compile: NULL out");
     *out = NULL;
     if (comm == MPI_COMM_NULL) return wm__error(WEFT_EINVAL, "weft_mpi_function_compile: "
                                                 "MPI_COMM_NULL");
-    if ((n_in && !inputs) || (n_out && !outputs) || n_out == 0)
-        return wm__error(WEFT_EINVAL, "weft_mpi_function_compile: NULL arrays or no outputs");
+    if ((n_in && !inputs) || (n_out && !outputs) || n_out + n_upd == 0)
+        return wm__error(WEFT_EINVAL, "weft_mpi_function_compile: NULL arrays, or neither "
+                         "outputs nor updates");
     for (size_t k = 0; k < n_in; k++)
         if (!inputs[k]) return wm__error(WEFT_EINVAL, "weft_mpi_function_compile: input %zu is "
                                          "NULL", k);
@@ -93,7 +95,7 @@ static weft_status_t check_args(MPI_Comm comm, size_t n_in, weft_var_t *const *i
     if (o && o->placement != WEFT_MPI_PLACE_OWNER && o->placement != WEFT_MPI_PLACE_METIS)
         return wm__error(WEFT_EINVAL, "weft_mpi_function_compile: unknown placement %d",
                          (int)o->placement);
-    weft_graph_t *g = weft_var_graph(outputs[0]);
+    weft_graph_t *g = weft_var_graph(n_out ? outputs[0] : upd[0].value);
     if (weft_graph_error(g) != WEFT_OK)
         return wm__error(weft_graph_error(g), "weft_mpi_function_compile: the graph has an "
                          "error: %s", weft_graph_error_message(g));
@@ -131,8 +133,9 @@ weft_status_t weft_mpi_function_compile_updates(MPI_Comm comm, size_t n_in,
                                                 weft_mpi_function_t **out)
 {
     last_error[0] = '\0';
-    weft_status_t st = check_args(comm, n_in, inputs, n_out, outputs, opts, out);
-    if (st == WEFT_OK) st = check_updates_args(n_upd, upd);
+    if (out) *out = NULL;
+    weft_status_t st = check_updates_args(n_upd, upd);
+    if (st == WEFT_OK) st = check_args(comm, n_in, inputs, n_out, outputs, n_upd, upd, opts, out);
     if (st != WEFT_OK) return st;
     weft_mpi_options_t o = WEFT_MPI_OPTIONS_INIT;
     if (opts) o = *opts;

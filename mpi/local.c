@@ -18,6 +18,8 @@ typedef struct builder {
     weft_var_t *last;   /* the chain's token: every send and collective start so far */
     int32_t *recv_of;   /* per variable: the message this rank receives it by, or -1 */
     weft_var_t **tok_at; /* per message received: the chain token at its position */
+    weft_update_t *upd; /* the updates the local function applies itself */
+    size_t n_upd;
 } builder_t;
 
 static weft_var_t *comm_node(builder_t *b, const weft_op_class_t *cls, uint32_t index,
@@ -314,6 +316,13 @@ static weft_status_t build_nodes(builder_t *b)
     return st;
 }
 
+static int input_index(size_t n_in, weft_var_t *const *inputs, const weft_var_t *v)
+{
+    for (size_t j = 0; j < n_in; j++)
+        if (inputs[j] == v) return (int)j;
+    return -1;
+}
+
 /* Which caller inputs this rank gives and which outputs it gets. */
 static weft_status_t map_io(builder_t *b, size_t n_in, weft_var_t *const *inputs, size_t n_out,
                             weft_var_t *const *outputs, const weft_mpi_options_t *o,
@@ -337,16 +346,19 @@ static weft_status_t map_io(builder_t *b, size_t n_in, weft_var_t *const *inputs
             return ctor_failed(b, "a receive node");
     }
     /* the updates this rank holds: hidden outputs, committed after the
-     * ranks agree (update.c) */
+     * ranks agree (update.c); but a mutable input this rank gives is updated
+     * by the local function itself, in place where the rewrite computed it
+     * so: no copy (docs/distributed.md §2, item 5) */
     for (size_t k = 0; k < f->part.n_upd; k++) {
-        f->upd_input[k] = -1;
-        for (size_t j = 0; j < n_in; j++)
-            if (inputs[j] == f->part.upd[k].var) f->upd_input[k] = (int)j;
+        int j = f->upd_input[k] = input_index(n_in, inputs, f->part.upd[k].var);
         bool holds = wm__holds_update(&f->part, k, f->rank);
-        f->upd_local[k] = holds ? (int)b->n_outs : -1;
-        if (holds && !(b->outs[b->n_outs++] =
-                           local_value(b, wm__var_pos(&f->part, f->part.upd[k].value))))
-            return ctor_failed(b, "a receive node");
+        weft_var_t *v = holds ? local_value(b, wm__var_pos(&f->part, f->part.upd[k].value)) : NULL;
+        if (holds && !v) return ctor_failed(b, "a receive node");
+        bool here = holds && j >= 0 && f->in_local[j] >= 0 && o->function &&
+                    o->function->input_mutable && o->function->input_mutable[j];
+        f->upd_local[k] = holds && !here ? (int)b->n_outs : -1;
+        if (here) b->upd[b->n_upd++] = (weft_update_t){inputs[j], v};
+        else if (holds) b->outs[b->n_outs++] = v;
     }
     f->n_lout = b->n_outs;
     return WEFT_OK;
@@ -361,6 +373,7 @@ static weft_status_t alloc_builder(builder_t *b, weft_mpi_function_t *f, size_t 
     b->recv_of = malloc((p->n_vars + 1) * sizeof *b->recv_of);
     b->tok_at = calloc(p->n_msgs + 1, sizeof *b->tok_at);
     b->outs = calloc(max_out, sizeof *b->outs);
+    b->upd = calloc(p->n_upd + 1, sizeof *b->upd);
     f->rt.colls = calloc(f->rt.n_colls + 1, sizeof *f->rt.colls);
     f->in_local = calloc(n_in + 1, sizeof *f->in_local);
     f->out_local = calloc(n_out + 1, sizeof *f->out_local);
@@ -373,7 +386,7 @@ static weft_status_t alloc_builder(builder_t *b, weft_mpi_function_t *f, size_t 
     f->reqs = malloc(n_req * sizeof *f->reqs);
     f->done_idx = malloc(n_req * sizeof *f->done_idx);
     f->bufrefs = malloc((p->n_msgs + 1) * sizeof *f->bufrefs);
-    if (!b->loc || !b->outs || !b->recv_of || !b->tok_at || !f->rt.colls || !f->in_local ||
+    if (!b->loc || !b->outs || !b->upd || !b->recv_of || !b->tok_at || !f->rt.colls || !f->in_local ||
         !f->out_local || !f->upd_local || !f->upd_input || !f->lin || !f->lout || !f->keep ||
         !f->reqs || !f->done_idx || !f->bufrefs)
         return wm__error(WEFT_ENOMEM, "local graph: out of memory");
@@ -389,7 +402,7 @@ static weft_status_t compile_local(builder_t *b, weft_var_t **lin, const weft_mp
         weft_status_t st = weft_tensor_empty(WEFT_INT8, 0, NULL, &f->keep[k]);
         if (st != WEFT_OK) return wm__error(st, "local graph: %s", weft_tensor_last_error());
     }
-    if (b->n_outs == 0) return WEFT_OK; /* nothing runs here */
+    if (b->n_outs == 0 && b->n_upd == 0) return WEFT_OK; /* nothing runs here */
     /* input_mutable is the caller's, by caller input: remapped to the local ones */
     weft_function_options_t fo = WEFT_FUNCTION_OPTIONS_INIT;
     if (o->function) fo = *o->function;
@@ -403,8 +416,8 @@ static weft_status_t compile_local(builder_t *b, weft_var_t **lin, const weft_mp
             if (f->in_local[k] >= 0) mut[f->in_local[k]] = o->function->input_mutable[k];
         fo.input_mutable = mut;
     }
-    weft_status_t st = weft_function_compile(f->n_lin, lin, b->n_outs, b->outs, 0, NULL, &fo,
-                                             &f->local);
+    weft_status_t st = weft_function_compile(f->n_lin, lin, b->n_outs, b->outs, b->n_upd,
+                                             b->upd, &fo, &f->local);
     free(mut);
     if (st != WEFT_OK)
         return wm__error(st, "rank %d: local compile: %s", f->rank, weft_function_last_error(NULL));
@@ -415,8 +428,7 @@ weft_status_t wm__build_local(weft_mpi_function_t *f, size_t n_in, weft_var_t *c
                               size_t n_out, weft_var_t *const *outputs,
                               const weft_mpi_options_t *o)
 {
-    builder_t b = {f, weft_var_graph(n_out ? outputs[0] : inputs[0]), NULL, NULL, 0, NULL, NULL,
-                   NULL};
+    builder_t b = {.f = f, .g = weft_var_graph(n_out ? outputs[0] : f->part.upd[0].value)};
     f->rt.msgs = f->part.msgs;
     f->rt.n_msgs = f->part.n_msgs;
     weft_var_t **lin = calloc(n_in + 1, sizeof *lin);
@@ -442,6 +454,7 @@ weft_status_t wm__build_local(weft_mpi_function_t *f, size_t n_in, weft_var_t *c
     free(lin);
     free(b.loc);
     free(b.outs);
+    free(b.upd);
     free(b.recv_of);
     free(b.tok_at);
     return st;

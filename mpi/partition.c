@@ -367,7 +367,7 @@ weft_status_t wm__partition(size_t n_in, weft_var_t *const *inputs, size_t n_out
 {
     memset(p, 0, sizeof *p);
     p->n_ranks = n_ranks;
-    weft_graph_t *g = weft_var_graph(n_out ? outputs[0] : inputs[0]);
+    weft_graph_t *g = weft_var_graph(n_out ? outputs[0] : upd[0].value);
     weft_status_t st = check_updates(n_in, inputs, n_upd, upd);
     if (st != WEFT_OK) return st;
     weft_var_t **reach = reach_set(n_out, outputs, n_upd, upd);

@@ -4,10 +4,15 @@
  * in the graph), a shared step counter computed on one rank and sent to the
  * others, and an input updated on its owner from a value computed on
  * another rank; compared with the single-process function on the whole
- * batch. A failing call changes no state on any rank. A watchdog (alarm)
- * ends a rank that hangs. */
+ * batch. A failing call changes no state on any rank. A mutable input's
+ * update is applied on its owner by the local function, in place (no copy
+ * node), also in a function without outputs. A watchdog (alarm) ends a rank
+ * that hangs. */
+#define _POSIX_C_SOURCE 200809L
 #include <math.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -246,12 +251,92 @@ static void bad_updates(void **state)
     weft_graph_destroy(d.g);
 }
 
+/* Tiles a (on rank 0) and b (on the last rank), both mutable, each updated
+ * from its own old value in place, and b also from a's new value: a <- a + 1,
+ * b <- b * 3 + sum(a + 1). No outputs. Each owner's tensor holds the new
+ * value in the same memory, and no local function copies a value
+ * (no DeepCopyOp: the updates were computed in place). */
+static int tile_owner(void *user, const weft_var_t *v)
+{
+    (void)user;
+    const char *n = weft_var_name(v);
+    if (n && (strcmp(n, "a") == 0 || strcmp(n, "a_next") == 0)) return 0;
+    if (n && (strcmp(n, "b") == 0 || strcmp(n, "b_next") == 0)) return nranks - 1;
+    return WEFT_MPI_FOLLOW;
+}
+
+static bool local_copies(weft_mpi_function_t *f)
+{
+    weft_function_t *lf = weft_mpi_function_local(f);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *fp = open_memstream(&text, &len);
+    assert_non_null(fp);
+    if (lf) assert_int_equal(weft_function_print(lf, fp), WEFT_OK);
+    fclose(fp);
+    bool copies = strstr(text, "DeepCopyOp") != NULL;
+    free(text);
+    return copies;
+}
+
+static void mutable_inputs_updated_in_place(void **state)
+{
+    (void)state;
+    weft_graph_t *g;
+    assert_int_equal(weft_graph_create(NULL, &g), WEFT_OK);
+    int64_t n4[1] = {4};
+    weft_var_t *in[2] = {input(g, "a", 1, n4), input(g, "b", 1, n4)};
+    weft_var_t *a1 = weft_add(g, in[0], weft_constant_scalar(g, WEFT_FLOAT64, 1.0));
+    weft_var_t *b1 = weft_add(g, weft_mul(g, in[1], weft_constant_scalar(g, WEFT_FLOAT64, 3.0)),
+                              weft_sum(g, a1, 0, NULL, false));
+    assert_non_null(b1);
+    weft_var_set_name(a1, "a_next");
+    weft_var_set_name(b1, "b_next");
+    weft_update_t u[2] = {{in[0], a1}, {in[1], b1}};
+    bool mut[2] = {true, true};
+    weft_function_options_t fo = WEFT_FUNCTION_OPTIONS_INIT;
+    fo.threads = 1;
+    fo.input_mutable = mut;
+    weft_mpi_options_t mo = WEFT_MPI_OPTIONS_INIT;
+    mo.owner = tile_owner;
+    mo.function = &fo;
+    mo.timeout_s = 30;
+    weft_mpi_function_t *f = NULL;
+    weft_status_t st = weft_mpi_function_compile_updates(MPI_COMM_WORLD, 2, in, 0, NULL, 2, u,
+                                                         &mo, &f);
+    if (st != WEFT_OK) fail_msg("compile: %s", weft_mpi_last_error());
+    assert_false(local_copies(f));
+    double av[4] = {1, 2, 3, 4}, bv[4] = {10, 20, 30, 40};
+    weft_tensor_t *a = tensor(1, n4, av), *b = tensor(1, n4, bv);
+    const double *ad = weft_tensor_data(a), *bd = weft_tensor_data(b);
+    weft_tensor_t *args[2] = {rank == 0 ? a : NULL, rank == nranks - 1 ? b : NULL};
+    for (int call = 1; call <= 2; call++) {
+        st = weft_mpi_function_call(f, 2, args, 0, NULL);
+        if (st != WEFT_OK) fail_msg("call %d: %s", call, weft_mpi_last_error());
+        assert_ptr_equal(weft_tensor_data(a), ad);
+        assert_ptr_equal(weft_tensor_data(b), bd);
+    }
+    /* a: +1 twice; b: 3b + sum(a + 1), with sum(a + 1) = 14, then 18 */
+    for (int i = 0; i < 4 && rank == 0; i++) assert_true(ad[i] == av[i] + 2);
+    for (int i = 0; i < 4 && rank == nranks - 1; i++)
+        assert_true(bd[i] == 3 * (3 * bv[i] + 14) + 18);
+    weft_tensor_release(a);
+    weft_tensor_release(b);
+    assert_int_equal(weft_mpi_function_destroy(f), WEFT_OK);
+    /* neither outputs nor updates: refused on every rank */
+    assert_int_equal(weft_mpi_function_compile_updates(MPI_COMM_WORLD, 2, in, 0, NULL, 0, NULL,
+                                                       &mo, &f), WEFT_EINVAL);
+    assert_non_null(strstr(weft_mpi_last_error(), "neither outputs nor updates"));
+    weft_graph_destroy(g);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(sgd_with_updates),
         cmocka_unit_test(failed_call_changes_nothing),
         cmocka_unit_test(bad_updates),
+        cmocka_unit_test(mutable_inputs_updated_in_place),
     };
     return mpi_test_run(argc, argv, "mpi_updates", tests, sizeof tests / sizeof *tests, &rank,
                         &nranks);

@@ -22,8 +22,9 @@
  *
  * gflops: n^3/3 flops over the median of R timed factorizations (from a
  * barrier to a barrier), the two alternated, after one untimed call of each
- * (weft's output tiles are allocated by that call and reused, as pdpotrf
- * reuses its matrix); residual: ||A - L L^T||_F /
+ * (first-call set-up). Both factor in place: each tile input is updated
+ * with its factor tile (weft_mpi_function_compile_updates on mutable
+ * inputs), as pdpotrf overwrites its matrix; residual: ||A - L L^T||_F /
  * ||A||_F of the last factor, gathered on rank 0; mean_s: the mean of the R
  * weft times (what a profile over the R calls averages: sim_validate.sh). Exit status 1 when a
  * residual exceeds 1e-12 or a call fails. Defaults: n 4096, nb 256, 3 reps,
@@ -169,7 +170,16 @@ static weft_status_t dist_create(dist_t *d, int n, int nb, int threads, bool pro
     mo.owner_user = d;
     mo.function = &fo;
     mo.timeout_s = 300;
-    weft_status_t st = weft_mpi_function_compile(MPI_COMM_WORLD, nv, d->in, nv, d->cur, &mo, &d->f);
+    /* tile <- its factor: on the tile's owner, in place (no copy) */
+    weft_update_t *upd = malloc(nv * sizeof *upd);
+    if (!upd) {
+        free(mut);
+        return WEFT_ENOMEM;
+    }
+    for (size_t v = 0; v < nv; v++) upd[v] = (weft_update_t){d->in[v], d->cur[v]};
+    weft_status_t st =
+        weft_mpi_function_compile_updates(MPI_COMM_WORLD, nv, d->in, 0, NULL, nv, upd, &mo, &d->f);
+    free(upd);
     free(mut);
     if (st != WEFT_OK) fprintf(stderr, "tile_cholesky_mpi: %s\n", weft_mpi_last_error());
     return st;
@@ -210,17 +220,18 @@ static void load_tiles(const dist_t *d, weft_tensor_t **x, const double *a, int 
         }
 }
 
-/* The factor on rank 0 (lower, zeros above): every rank sends the tiles it got. */
-static void gather_factor(const dist_t *d, weft_tensor_t **y, double *l, int n, int nb)
+/* The factor on rank 0 (lower, zeros above): every rank sends the tiles it
+ * factored in place. */
+static void gather_factor(const dist_t *d, weft_tensor_t **x, double *l, int n, int nb)
 {
     for (int i = 0; i < d->nt; i++)
         for (int j = 0; j <= i; j++) {
             size_t v = tri(i, j);
             int r = tlen(n, nb, i), c = tlen(n, nb, j), src = weft_mpi_block_cyclic_owner(i, j, grid_p, grid_q);
             double *buf = malloc((size_t)r * c * sizeof *buf);
-            if (rank == src && src != 0) MPI_Send(weft_tensor_data(y[v]), r * c, MPI_DOUBLE, 0, (int)v, MPI_COMM_WORLD);
+            if (rank == src && src != 0) MPI_Send(weft_tensor_data(x[v]), r * c, MPI_DOUBLE, 0, (int)v, MPI_COMM_WORLD);
             if (rank == 0) {
-                if (src == 0) memcpy(buf, weft_tensor_data(y[v]), (size_t)r * c * sizeof *buf);
+                if (src == 0) memcpy(buf, weft_tensor_data(x[v]), (size_t)r * c * sizeof *buf);
                 else MPI_Recv(buf, r * c, MPI_DOUBLE, src, (int)v, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
                 for (int p = 0; p < r; p++)
                     for (int q = 0; q < c; q++)
@@ -341,16 +352,13 @@ static void grid(void)
     grid_q = size / grid_p;
 }
 
-static double timed_weft(dist_t *d, weft_tensor_t **x, weft_tensor_t **y, const double *a, const opts_t *o,
-                         int *failed)
+static double timed_weft(dist_t *d, weft_tensor_t **x, const double *a, const opts_t *o, int *failed)
 {
     size_t nv = tri(d->nt, 0);
-    load_tiles(d, x, a, o->n, o->nb);
-    /* y keeps the tiles the warm-up call allocated: later calls write the
-     * factor into them, as pdpotrf writes into the matrix it is given */
+    load_tiles(d, x, a, o->n, o->nb); /* the call factors them in place */
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = MPI_Wtime();
-    weft_status_t st = weft_mpi_function_call(d->f, nv, x, nv, y);
+    weft_status_t st = weft_mpi_function_call(d->f, nv, x, 0, NULL);
     MPI_Barrier(MPI_COMM_WORLD);
     double t = MPI_Wtime() - t0;
     if (st != WEFT_OK) {
@@ -393,16 +401,16 @@ int main(int argc, char **argv)
     scal_t s;
     scal_create(&s, o.n, o.nb);
     size_t nv = tri(d.nt, 0);
-    weft_tensor_t **x = calloc(nv, sizeof *x), **y = calloc(nv, sizeof *y);
+    weft_tensor_t **x = calloc(nv, sizeof *x);
     double *tw = calloc((size_t)o.reps, sizeof *tw), *ts = calloc((size_t)o.reps, sizeof *ts);
     /* one untimed call of each first: first-call set-up (weft's plans and
-     * output tiles, ScaLAPACK's and MPI's buffers) is not what is compared */
-    if (!failed) timed_weft(&d, x, y, a, &o, &failed);
+     * buffers, ScaLAPACK's and MPI's) is not what is compared */
+    if (!failed) timed_weft(&d, x, a, &o, &failed);
     if (!failed) timed_scal(&s, a, &o, &failed);
     if (!failed && (o.profile_json || o.trace) && weft_mpi_function_local(d.f))
         failed = weft_profile_reset(weft_mpi_function_local(d.f)) != WEFT_OK; /* timed calls only */
     for (int r = 0; r < o.reps && !failed; r++) {
-        tw[r] = timed_weft(&d, x, y, a, &o, &failed);
+        tw[r] = timed_weft(&d, x, a, &o, &failed);
         ts[r] = timed_scal(&s, a, &o, &failed);
     }
     MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
@@ -413,7 +421,7 @@ int main(int argc, char **argv)
     double *l = rank == 0 ? calloc((size_t)o.n * o.n, sizeof *l) : NULL;
     double res_w = NAN, res_s = NAN;
     if (!failed) {
-        gather_factor(&d, y, l, o.n, o.nb);
+        gather_factor(&d, x, l, o.n, o.nb);
         if (rank == 0) res_w = chol_residual(a, l, o.n, 1);
         scal_gather(&s, l, o.n, o.nb);
         if (rank == 0) res_s = chol_residual(a, l, o.n, 1);
@@ -432,12 +440,8 @@ int main(int argc, char **argv)
         if (!(res_w < 1e-12) || !(res_s < 1e-12)) failed = 1;
     }
     MPI_Bcast(&failed, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    for (size_t v = 0; v < nv; v++) {
-        weft_tensor_release(x[v]);
-        weft_tensor_release(y[v]);
-    }
+    for (size_t v = 0; v < nv; v++) weft_tensor_release(x[v]);
     free(x);
-    free(y);
     free(tw);
     free(ts);
     free(l);
