@@ -6,8 +6,9 @@
  * creation order, each on the rank owning the tile it writes (2-D
  * block-cyclic, the demo's grid); after each task, one MpiSend (on the
  * sender, chained in the global order) and one MpiRecv (on the receiver,
- * after the receiver's latest send) per (value, other rank reading it); and
- * the DeepCopyOp of every output tile. sim_replay.h replays it. Prints
+ * after the receiver's latest send) per (value, other rank reading it); no
+ * output copies (the demo updates its tiles in place). sim_replay.h replays
+ * it. Prints
  *
  *   sim_kernel name=K nb=NB us=T source=S               (per task kind)
  *   sim_cholesky n=N nb=NB ranks=P predicted_s=T gflops=G scalapack_model_s=S
@@ -25,13 +26,13 @@
  * PATH is a profile JSON (weft_profile_write_json, e.g. written by
  * tile_cholesky_mpi --profile-json with the same nb), and each task kind
  * costs its op class's mean time per node call there (TilePotrf,
- * TilePotrfInv, TileTrmm, DimShuffle, TileSyrk, Gemm, DeepCopyOp, MpiSend,
- * MpiRecv; the last four may be absent: cost 0; TilePotrf too: see
- * POTRF_SHARE). Given once per rank (as many --profile
- * as the single --ranks), rank r replays the r-th profile's costs (the
- * pooled mean for a kind it never ran); else the means pool every
- * profile's calls. Without it the BLAS kernels are timed
- * here and copies cost a timed memcpy of a tile (source=timed). */
+ * TilePotrfInv, TileTrmm, DimShuffle, TileSyrk, Gemm, MpiSend, MpiRecv,
+ * MpiJoin; the last four may be absent: cost 0; TilePotrf too: see
+ * POTRF_SHARE). Given once per rank (as many --profile as the single
+ * --ranks), rank r replays the r-th profile's costs (the pooled mean for a
+ * kind it never ran); else the means pool every profile's calls. Without it
+ * the kernels are timed here, and the view and the messages' tasks cost
+ * nothing (source=timed). */
 #define _POSIX_C_SOURCE 200809L
 #include <cblas.h>
 #include <lapacke.h>
@@ -47,12 +48,12 @@
 #include "sim_replay.h"
 #include "tile_cholesky_kernel.h"
 
-enum { K_POTRF, K_POTRF_INV, K_TRMM, K_TRANS, K_SYRK, K_GEMM, K_COPY, K_SEND, K_RECV, K_JOIN, K_N };
+enum { K_POTRF, K_POTRF_INV, K_TRMM, K_TRANS, K_SYRK, K_GEMM, K_SEND, K_RECV, K_JOIN, K_N };
 static const char *const kname[K_N] = {"potrf", "potrf_inv", "trmm", "trans", "syrk",
-                                       "gemm",  "copy",      "send", "recv",  "join"};
-static const char *const kclass[K_N] = {"TilePotrf",  "TilePotrfInv", "TileTrmm",
-                                        "DimShuffle", "TileSyrk",     "Gemm",
-                                        "DeepCopyOp", "MpiSend",      "MpiRecv", "MpiJoin"};
+                                       "gemm",  "send",      "recv", "join"};
+static const char *const kclass[K_N] = {"TilePotrf", "TilePotrfInv", "TileTrmm",
+                                        "DimShuffle", "TileSyrk",    "Gemm",
+                                        "MpiSend",   "MpiRecv",      "MpiJoin"};
 enum { K_REQUIRED = (1 << K_POTRF_INV) | (1 << K_TRMM) | (1 << K_SYRK) | (1 << K_GEMM) };
 /* The last diagonal tile's factor runs once, on one rank: a profile without
  * it costs it as this share of TilePotrfInv (the kernel still inverts the
@@ -101,7 +102,6 @@ static double time_kernel(int k, int nb, int reps)
             cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nb, nb, nb, -1.0, a, nb, b, nb,
                         1.0, c, nb);
             break;
-        default: memcpy(c, a, sz * sizeof *c); /* a copy into a message or an output */
         }
         t[r] = now_s() - t0;
     }
@@ -218,7 +218,7 @@ static int32_t add(dag_t *d, int kind, int rank, int32_t a, int32_t b, int32_t c
 }
 
 /* Pass 1: the tile tasks in the demo's creation order (rank: the tile's owner). */
-static int tile_tasks(dag_t *d, int32_t *final, int32_t *n_final)
+static int tile_tasks(dag_t *d)
 {
     int nt = d->nt;
     int32_t *last = malloc(tri(nt, 0) * sizeof *last), *trans = malloc(tri(nt, 0) * sizeof *trans);
@@ -228,16 +228,14 @@ static int tile_tasks(dag_t *d, int32_t *final, int32_t *n_final)
         return -1;
     }
     for (size_t v = 0; v < tri(nt, 0); v++) last[v] = trans[v] = -1;
-    *n_final = 0;
     for (int k = 0; k < nt; k++) {
         int rk = owner(d, k, k);
         /* one task for the factor and the inverse the panel reads */
         int32_t inv = last[tri(k, k)] =
             add(d, k + 1 < nt ? K_POTRF_INV : K_POTRF, rk, last[tri(k, k)], -1, -1);
-        final[(*n_final)++] = inv;
         for (int i = k + 1; i < nt; i++) {
             int r = owner(d, i, k);
-            final[(*n_final)++] = last[tri(i, k)] = add(d, K_TRMM, r, inv, last[tri(i, k)], -1);
+            last[tri(i, k)] = add(d, K_TRMM, r, inv, last[tri(i, k)], -1);
             if (i + 1 < nt) trans[tri(i, k)] = add(d, K_TRANS, r, last[tri(i, k)], -1, -1);
         }
         for (int i = k + 1; i < nt; i++) {
@@ -307,9 +305,9 @@ fail:
 /* Pass 2: the tile tasks again in order, each followed by its messages (a
  * send on its value alone, joined into the sender's chain; a receive on the
  * reader after the reader's chain, i.e. every earlier send of the reader:
- * docs/distributed.md §3.2), readers reading the receive; then the output
- * copies. */
-static int with_messages(dag_t *d, const dag_t *c, const int32_t *final, int32_t n_final)
+ * docs/distributed.md §3.2), readers reading the receive. No output copies:
+ * the demo updates every tile in place with its factor (§2 item 5). */
+static int with_messages(dag_t *d, const dag_t *c)
 {
     int64_t *off = NULL;
     int32_t *rk = NULL, *id = malloc((size_t)c->n * sizeof *id), *recv = NULL;
@@ -337,8 +335,6 @@ static int with_messages(dag_t *d, const dag_t *c, const int32_t *final, int32_t
         }
         if (id[u] < 0 || d->n < 0) rc = -1;
     }
-    for (int32_t f = 0; rc == 0 && f < n_final; f++)
-        if (add(d, K_COPY, c->t[final[f]].rank, id[final[f]], -1, -1) < 0) rc = -1;
     free(off);
     free(rk);
     free(id);
@@ -354,9 +350,7 @@ static int build_dag(dag_t *d)
     c.n = c.cap = 0;
     d->t = NULL;
     d->n = d->cap = 0;
-    int32_t *final = malloc(tri(d->nt, 0) * sizeof *final), n_final = 0;
-    int rc = final && tile_tasks(&c, final, &n_final) == 0 ? with_messages(d, &c, final, n_final) : -1;
-    free(final);
+    int rc = tile_tasks(&c) == 0 ? with_messages(d, &c) : -1;
     free(c.t);
     return rc;
 }
