@@ -177,6 +177,8 @@ typedef struct wm_part {
     size_t n_applies;
     weft_apply_t **applies; /* reached applies in creation (topological) order */
     int *node_rank;         /* per apply: rank or WEFT_MPI_REPLICATED */
+    uint8_t *clone;         /* [j * n_ranks + r]: view apply j also computed on rank r, from
+                               its input sent there (docs/distributed.md §2, item 3) */
     wm_msg_t *msgs;
     size_t n_msgs;
     int n_ranks;

@@ -244,9 +244,86 @@ static weft_status_t check_collectives(const wm_part_t *p)
     return WEFT_OK;
 }
 
-/* need[v * n_ranks + r]: value v must reach rank r. */
-static void mark_needs(const wm_part_t *p, size_t n_out, weft_var_t *const *outputs,
-                       const weft_mpi_options_t *o, uint8_t *need)
+static size_t apply_pos(const wm_part_t *p, const weft_apply_t *a)
+{
+    size_t lo = 0, hi = p->n_applies;
+    uint64_t id = weft_apply_id(a);
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        uint64_t m = weft_apply_id(p->applies[mid]);
+        if (m == id) return p->applies[mid] == a ? mid : p->n_applies;
+        if (m < id) lo = mid + 1;
+        else hi = mid;
+    }
+    return p->n_applies;
+}
+
+static double static_elements(const weft_type_t *t)
+{
+    double e = 1;
+    for (int d = 0; d < weft_type_ndim(t); d++) e *= (double)weft_type_dim(t, d);
+    return e;
+}
+
+/* A view that another rank reads is recomputed there from its input (a
+ * transpose, a reshape): as many elements as the value it views, so the
+ * input costs the same bytes as the view would, and nothing when that rank
+ * receives the input anyway. A slice is sent itself (its base is larger). */
+static bool cloneable(const weft_apply_t *a)
+{
+    const weft_op_t *op = weft_apply_op(a);
+    const weft_op_alias_t *vm, *dm;
+    size_t nv, nd;
+    int root;
+    weft_op_view_map(op, &vm, &nv);
+    weft_op_destroy_map(op, &dm, &nd);
+    if (nv != 1 || nd != 0 || weft_apply_n_outputs(a) != 1 || wm__coll_kind(op, &root) >= 0)
+        return false;
+    const weft_type_t *y = weft_var_type(weft_apply_output(a, 0));
+    const weft_type_t *x = weft_var_type(weft_apply_input(a, vm[0].input));
+    return weft_type_kind(y) == WEFT_TYPE_TENSOR && weft_type_kind(x) == WEFT_TYPE_TENSOR &&
+           weft_type_is_static(y) && weft_type_is_static(x) &&
+           static_elements(y) == static_elements(x);
+}
+
+/* Value v must be on rank d: a message, or a clone of the view computing
+ * it and, in turn, the view's inputs on d (a worklist: chains of views). */
+static void need_on(wm_part_t *p, uint8_t *need, size_t v, int d, size_t *work)
+{
+    size_t n = (size_t)p->n_ranks, top = 0;
+    work[top++] = v;
+    while (top) {
+        size_t x = work[--top];
+        int ox = p->owner[x];
+        if (ox == WEFT_MPI_REPLICATED || ox == d) continue;
+        const weft_apply_t *a = weft_var_owner(p->vars[x]);
+        size_t j = a ? apply_pos(p, a) : p->n_applies;
+        if (j == p->n_applies || !cloneable(a)) {
+            need[x * n + (size_t)d] = 1;
+            continue;
+        }
+        if (p->clone[j * n + (size_t)d]) continue;
+        p->clone[j * n + (size_t)d] = 1;
+        for (size_t i = 0; i < weft_apply_n_inputs(a); i++) {
+            size_t u = wm__var_pos(p, weft_apply_input(a, i));
+            if (u < p->n_vars) work[top++] = u; /* at most 1 + all inputs (work_len) */
+        }
+    }
+}
+
+/* need_on's worklist: one entry, plus each input of each apply once (an
+ * apply is cloned at most once per rank). */
+static size_t work_len(const wm_part_t *p)
+{
+    size_t len = 1;
+    for (size_t j = 0; j < p->n_applies; j++) len += weft_apply_n_inputs(p->applies[j]);
+    return len;
+}
+
+/* need[v * n_ranks + r]: value v must reach rank r (p->clone: views
+ * recomputed there instead). */
+static void mark_needs(wm_part_t *p, size_t n_out, weft_var_t *const *outputs,
+                       const weft_mpi_options_t *o, uint8_t *need, size_t *work)
 {
     int n = p->n_ranks;
     for (size_t j = 0; j < p->n_applies; j++) {
@@ -254,25 +331,17 @@ static void mark_needs(const wm_part_t *p, size_t n_out, weft_var_t *const *outp
         int root, r = p->node_rank[j];
         int kind = wm__coll_kind(weft_apply_op(a), &root);
         if (kind == WM_BCAST || kind == WM_SCATTER) continue; /* read on the root */
-        for (size_t i = 0; i < weft_apply_n_inputs(a); i++) {
-            size_t v = wm__var_pos(p, weft_apply_input(a, i));
-            int ov = p->owner[v];
-            if (ov == WEFT_MPI_REPLICATED) continue;
-            for (int d = 0; d < n; d++)
-                if (d != ov && (r == d || r == WEFT_MPI_REPLICATED)) need[v * (size_t)n + (size_t)d] = 1;
-        }
+        for (int d = 0; d < n; d++) /* a clone's inputs: when need_on made it */
+            for (size_t i = 0; (r == d || r == WEFT_MPI_REPLICATED) && i < weft_apply_n_inputs(a); i++)
+                need_on(p, need, wm__var_pos(p, weft_apply_input(a, i)), d, work);
     }
-    for (size_t k = 0; o->outputs_to_root && k < n_out; k++) {
-        size_t v = wm__var_pos(p, outputs[k]);
-        if (p->owner[v] > 0) need[v * (size_t)n] = 1;
-    }
+    for (size_t k = 0; o->outputs_to_root && k < n_out; k++)
+        need_on(p, need, wm__var_pos(p, outputs[k]), 0, work);
     /* an update's value goes to every rank holding its variable
      * (docs/distributed.md §2, item 5) */
-    for (size_t k = 0; k < p->n_upd; k++) {
-        size_t v = wm__var_pos(p, p->upd[k].value);
-        for (int d = 0; d < n && p->owner[v] != WEFT_MPI_REPLICATED; d++)
-            if (d != p->owner[v] && wm__holds_update(p, k, d)) need[v * (size_t)n + (size_t)d] = 1;
-    }
+    for (size_t k = 0; k < p->n_upd; k++)
+        for (int d = 0; d < n; d++)
+            if (wm__holds_update(p, k, d)) need_on(p, need, wm__var_pos(p, p->upd[k].value), d, work);
 }
 
 bool wm__holds_update(const wm_part_t *p, size_t k, int r)
@@ -343,8 +412,15 @@ static weft_status_t make_msgs(wm_part_t *p, size_t n_out, weft_var_t *const *ou
 {
     size_t n = (size_t)p->n_ranks;
     uint8_t *need = calloc(p->n_vars * n + 1, 1);
-    if (!need) return wm__error(WEFT_ENOMEM, "partition: out of memory");
-    mark_needs(p, n_out, outputs, o, need);
+    size_t *work = malloc(work_len(p) * sizeof *work);
+    p->clone = calloc(p->n_applies * n + 1, 1);
+    if (!need || !work || !p->clone) {
+        free(need);
+        free(work);
+        return wm__error(WEFT_ENOMEM, "partition: out of memory");
+    }
+    mark_needs(p, n_out, outputs, o, need, work);
+    free(work);
     size_t count = 0;
     for (size_t i = 0; i < p->n_vars * n; i++) count += need[i];
     p->msgs = calloc(count + 1, sizeof *p->msgs);
@@ -398,6 +474,7 @@ void wm__part_free(wm_part_t *p)
     free(p->owner);
     free(p->applies);
     free(p->node_rank);
+    free(p->clone);
     free(p->msgs);
     free(p->upd);
     free(p->coll_tail);

@@ -23,6 +23,7 @@
 #include "weft/function.h"
 #include "weft/linalg.h"
 #include "weft/mpi.h"
+#include "weft/shape_ops.h"
 
 #define LEN 6
 #define N_IN 4
@@ -700,6 +701,75 @@ static void profiling(void **state)
     free_random(&r);
 }
 
+/* Views read on another rank: x (4 x 6) and its transpose and a slice of
+ * rows 1-2 live on rank 0; the last rank reads x, the transpose and the
+ * slice. The transpose is recomputed there from x, which it receives
+ * anyway: one message for both; the slice (smaller than x) goes itself.
+ * Results equal the single-process function's bit for bit. */
+static int view_owner(void *user, const weft_var_t *v)
+{
+    (void)user;
+    const char *n = weft_var_name(v);
+    bool far = n && n[0] == 'y';
+    return far ? nranks - 1 : 0;
+}
+
+static void views_recomputed_where_read(void **state)
+{
+    (void)state;
+    weft_graph_t *g;
+    assert_int_equal(weft_graph_create(NULL, &g), WEFT_OK);
+    int64_t shape[2] = {4, 6};
+    const weft_type_t *t;
+    assert_int_equal(weft_type_tensor(g, WEFT_FLOAT64, 2, shape, &t), WEFT_OK);
+    weft_var_t *x = weft_var_create(g, t, "x");
+    weft_slice_t rows[1] = {WEFT_SLICE(1, 3, 1)};
+    weft_var_t *xt = weft_transpose(g, x), *sl = weft_subtensor(g, x, 1, rows);
+    weft_var_t *out[3] = {weft_add(g, x, x), weft_add(g, xt, xt), weft_add(g, sl, sl)};
+    const char *names[3] = {"y1", "y2", "y3"};
+    for (int k = 0; k < 3; k++) {
+        assert_non_null(out[k]);
+        weft_var_set_name(out[k], names[k]);
+    }
+    weft_function_options_t fo = fn_opts();
+    weft_mpi_options_t mo = WEFT_MPI_OPTIONS_INIT;
+    mo.owner = view_owner;
+    mo.function = &fo;
+    mo.timeout_s = 30;
+    weft_mpi_function_t *f;
+    assert_int_equal(weft_mpi_function_compile(MPI_COMM_WORLD, 1, &x, 3, out, &mo, &f), WEFT_OK);
+    weft_mpi_stats_t s;
+    memset(&s, 0, sizeof s);
+    s.size = sizeof s;
+    assert_int_equal(weft_mpi_function_stats(f, &s), WEFT_OK);
+    bool far = rank == nranks - 1;
+    assert_int_equal(s.messages_in, far ? 2 : 0); /* x and the slice */
+    assert_int_equal(s.bytes_in, far ? (4 * 6 + 2 * 6) * 8 : 0);
+    assert_int_equal(s.messages_out, rank == 0 ? 2 : 0);
+    assert_int_equal(s.nodes, far ? 4 : rank == 0 ? 2 : 0); /* the transpose on both */
+    weft_function_t *ref;
+    assert_int_equal(weft_function_compile(1, &x, 3, out, 0, NULL, &fo, &ref), WEFT_OK);
+    weft_tensor_t *xv, *want[3] = {NULL, NULL, NULL}, *got[3] = {NULL, NULL, NULL};
+    assert_int_equal(weft_tensor_empty(WEFT_FLOAT64, 2, shape, &xv), WEFT_OK);
+    for (int i = 0; i < 24; i++) ((double *)weft_tensor_data(xv))[i] = 0.5 * i - 3.0;
+    assert_int_equal(weft_function_call(ref, 1, &xv, 3, want), WEFT_OK);
+    weft_tensor_t *args[1] = {rank == 0 ? xv : NULL};
+    weft_status_t st = weft_mpi_function_call(f, 1, args, 3, got);
+    if (st != WEFT_OK) fail_msg("call: %s", weft_mpi_last_error());
+    for (int k = 0; k < 3; k++) {
+        assert_true((got[k] != NULL) == far);
+        if (far)
+            assert_memory_equal(weft_tensor_data(got[k]), weft_tensor_data(want[k]),
+                                weft_tensor_size(want[k]) * sizeof(double));
+    }
+    release_all(want, 3);
+    release_all(got, 3);
+    weft_tensor_release(xv);
+    weft_function_destroy(ref);
+    assert_int_equal(weft_mpi_function_destroy(f), WEFT_OK);
+    weft_graph_destroy(g);
+}
+
 int main(int argc, char **argv)
 {
     alarm(240); /* watchdog: a hung rank dies, and mpirun ends the others */
@@ -711,6 +781,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(root_io),
         cmocka_unit_test(received_outputs_survive_next_call),
         cmocka_unit_test(metis_placement),
+        cmocka_unit_test(views_recomputed_where_read),
         cmocka_unit_test(collectives),
         cmocka_unit_test(failure_propagates),
         cmocka_unit_test(bad_arguments),

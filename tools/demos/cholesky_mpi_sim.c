@@ -6,9 +6,10 @@
  * creation order, each on the rank owning the tile it writes (2-D
  * block-cyclic, the demo's grid); after each task, one MpiSend (on the
  * sender, chained in the global order) and one MpiRecv (on the receiver,
- * after the receiver's latest send) per (value, other rank reading it); no
- * output copies (the demo updates its tiles in place). sim_replay.h replays
- * it. Prints
+ * after the receiver's latest send) per (value, other rank reading it), a
+ * transposed view recomputed on each rank that reads it (one message for a
+ * tile and its transpose); no output copies (the demo updates its tiles in
+ * place). sim_replay.h replays it. Prints
  *
  *   sim_kernel name=K nb=NB us=T source=S               (per task kind)
  *   sim_cholesky n=N nb=NB ranks=P predicted_s=T gflops=G scalapack_model_s=S
@@ -217,17 +218,36 @@ static int32_t add(dag_t *d, int kind, int rank, int32_t a, int32_t b, int32_t c
     return d->n++;
 }
 
-/* Pass 1: the tile tasks in the demo's creation order (rank: the tile's owner). */
+/* The transposed view of trmm tile (i, k), task u on its owner, as the
+ * gemms of block column i read it: on each rank of that column holding
+ * such a gemm (process row of the gemm's row i' > i), the partition
+ * recomputes it from the tile it receives there (docs/distributed.md §2,
+ * item 3). at[pr]: the view for process row pr (-1: none reads it). */
+static void transposes(dag_t *d, int i, int owner_rank, int32_t tile, int32_t *at)
+{
+    int32_t own = add(d, K_TRANS, owner_rank, tile, -1, -1);
+    for (int pr = 0; pr < d->p; pr++) {
+        bool read = false;
+        for (int i2 = i + 1; i2 < d->nt && i2 < i + 1 + d->p && !read; i2++) read = i2 % d->p == pr;
+        int r = pr * d->q + i % d->q;
+        at[pr] = !read ? -1 : r == owner_rank ? own : add(d, K_TRANS, r, tile, -1, -1);
+    }
+}
+
+/* Pass 1: the tile tasks in the demo's creation order (rank: the tile's
+ * owner; a transposed view also where it is read). */
 static int tile_tasks(dag_t *d)
 {
     int nt = d->nt;
-    int32_t *last = malloc(tri(nt, 0) * sizeof *last), *trans = malloc(tri(nt, 0) * sizeof *trans);
+    size_t nv = tri(nt, 0);
+    int32_t *last = malloc(nv * sizeof *last), *trans = malloc(nv * (size_t)d->p * sizeof *trans);
     if (!last || !trans) {
         free(last);
         free(trans);
         return -1;
     }
-    for (size_t v = 0; v < tri(nt, 0); v++) last[v] = trans[v] = -1;
+    for (size_t v = 0; v < nv; v++) last[v] = -1;
+    for (size_t v = 0; v < nv * (size_t)d->p; v++) trans[v] = -1;
     for (int k = 0; k < nt; k++) {
         int rk = owner(d, k, k);
         /* one task for the factor and the inverse the panel reads */
@@ -236,13 +256,13 @@ static int tile_tasks(dag_t *d)
         for (int i = k + 1; i < nt; i++) {
             int r = owner(d, i, k);
             last[tri(i, k)] = add(d, K_TRMM, r, inv, last[tri(i, k)], -1);
-            if (i + 1 < nt) trans[tri(i, k)] = add(d, K_TRANS, r, last[tri(i, k)], -1, -1);
+            if (i + 1 < nt) transposes(d, i, r, last[tri(i, k)], &trans[tri(i, k) * (size_t)d->p]);
         }
         for (int i = k + 1; i < nt; i++) {
             last[tri(i, i)] = add(d, K_SYRK, owner(d, i, i), last[tri(i, i)], last[tri(i, k)], -1);
             for (int j = k + 1; j < i; j++)
-                last[tri(i, j)] = add(d, K_GEMM, owner(d, i, j), last[tri(i, j)],
-                                      last[tri(i, k)], trans[tri(j, k)]);
+                last[tri(i, j)] = add(d, K_GEMM, owner(d, i, j), last[tri(i, j)], last[tri(i, k)],
+                                      trans[tri(j, k) * (size_t)d->p + (size_t)(i % d->p)]);
         }
     }
     free(last);
