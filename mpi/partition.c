@@ -244,20 +244,6 @@ static weft_status_t check_collectives(const wm_part_t *p)
     return WEFT_OK;
 }
 
-static size_t apply_pos(const wm_part_t *p, const weft_apply_t *a)
-{
-    size_t lo = 0, hi = p->n_applies;
-    uint64_t id = weft_apply_id(a);
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        uint64_t m = weft_apply_id(p->applies[mid]);
-        if (m == id) return p->applies[mid] == a ? mid : p->n_applies;
-        if (m < id) lo = mid + 1;
-        else hi = mid;
-    }
-    return p->n_applies;
-}
-
 static double static_elements(const weft_type_t *t)
 {
     double e = 1;
@@ -286,20 +272,28 @@ static bool cloneable(const weft_apply_t *a)
            static_elements(y) == static_elements(x);
 }
 
+/* mark_needs' state: need[v * n_ranks + r] (value v must reach rank r),
+ * producer[v] (the reached apply computing v, or n_applies), and need_on's
+ * worklist. */
+typedef struct needs {
+    uint8_t *need;
+    size_t *producer, *work;
+} needs_t;
+
 /* Value v must be on rank d: a message, or a clone of the view computing
  * it and, in turn, the view's inputs on d (a worklist: chains of views). */
-static void need_on(wm_part_t *p, uint8_t *need, size_t v, int d, size_t *work)
+static void need_on(wm_part_t *p, needs_t *nd, size_t v, int d)
 {
-    size_t n = (size_t)p->n_ranks, top = 0;
+    size_t n = (size_t)p->n_ranks, top = 0, *work = nd->work;
     work[top++] = v;
     while (top) {
         size_t x = work[--top];
         int ox = p->owner[x];
         if (ox == WEFT_MPI_REPLICATED || ox == d) continue;
-        const weft_apply_t *a = weft_var_owner(p->vars[x]);
-        size_t j = a ? apply_pos(p, a) : p->n_applies;
-        if (j == p->n_applies || !cloneable(a)) {
-            need[x * n + (size_t)d] = 1;
+        size_t j = nd->producer[x];
+        const weft_apply_t *a = j < p->n_applies ? p->applies[j] : NULL;
+        if (!a || !cloneable(a)) {
+            nd->need[x * n + (size_t)d] = 1;
             continue;
         }
         if (p->clone[j * n + (size_t)d]) continue;
@@ -320,10 +314,33 @@ static size_t work_len(const wm_part_t *p)
     return len;
 }
 
+static weft_status_t needs_init(const wm_part_t *p, needs_t *nd)
+{
+    nd->need = calloc(p->n_vars * (size_t)p->n_ranks + 1, 1);
+    nd->producer = malloc((p->n_vars + 1) * sizeof *nd->producer);
+    nd->work = malloc(work_len(p) * sizeof *nd->work);
+    if (!nd->need || !nd->producer || !nd->work)
+        return wm__error(WEFT_ENOMEM, "partition: out of memory");
+    for (size_t k = 0; k < p->n_vars; k++) nd->producer[k] = p->n_applies;
+    for (size_t j = 0; j < p->n_applies; j++)
+        for (size_t i = 0; i < weft_apply_n_outputs(p->applies[j]); i++) {
+            size_t pos = wm__var_pos(p, weft_apply_output(p->applies[j], i));
+            if (pos < p->n_vars) nd->producer[pos] = j;
+        }
+    return WEFT_OK;
+}
+
+static void needs_free(needs_t *nd)
+{
+    free(nd->need);
+    free(nd->producer);
+    free(nd->work);
+}
+
 /* need[v * n_ranks + r]: value v must reach rank r (p->clone: views
  * recomputed there instead). */
 static void mark_needs(wm_part_t *p, size_t n_out, weft_var_t *const *outputs,
-                       const weft_mpi_options_t *o, uint8_t *need, size_t *work)
+                       const weft_mpi_options_t *o, needs_t *nd)
 {
     int n = p->n_ranks;
     for (size_t j = 0; j < p->n_applies; j++) {
@@ -333,15 +350,15 @@ static void mark_needs(wm_part_t *p, size_t n_out, weft_var_t *const *outputs,
         if (kind == WM_BCAST || kind == WM_SCATTER) continue; /* read on the root */
         for (int d = 0; d < n; d++) /* a clone's inputs: when need_on made it */
             for (size_t i = 0; (r == d || r == WEFT_MPI_REPLICATED) && i < weft_apply_n_inputs(a); i++)
-                need_on(p, need, wm__var_pos(p, weft_apply_input(a, i)), d, work);
+                need_on(p, nd, wm__var_pos(p, weft_apply_input(a, i)), d);
     }
     for (size_t k = 0; o->outputs_to_root && k < n_out; k++)
-        need_on(p, need, wm__var_pos(p, outputs[k]), 0, work);
+        need_on(p, nd, wm__var_pos(p, outputs[k]), 0);
     /* an update's value goes to every rank holding its variable
      * (docs/distributed.md §2, item 5) */
     for (size_t k = 0; k < p->n_upd; k++)
         for (int d = 0; d < n; d++)
-            if (wm__holds_update(p, k, d)) need_on(p, need, wm__var_pos(p, p->upd[k].value), d, work);
+            if (wm__holds_update(p, k, d)) need_on(p, nd, wm__var_pos(p, p->upd[k].value), d);
 }
 
 bool wm__holds_update(const wm_part_t *p, size_t k, int r)
@@ -411,20 +428,20 @@ static weft_status_t make_msgs(wm_part_t *p, size_t n_out, weft_var_t *const *ou
                                const weft_mpi_options_t *o)
 {
     size_t n = (size_t)p->n_ranks;
-    uint8_t *need = calloc(p->n_vars * n + 1, 1);
-    size_t *work = malloc(work_len(p) * sizeof *work);
+    needs_t nd = {NULL, NULL, NULL};
     p->clone = calloc(p->n_applies * n + 1, 1);
-    if (!need || !work || !p->clone) {
-        free(need);
-        free(work);
-        return wm__error(WEFT_ENOMEM, "partition: out of memory");
+    weft_status_t st = p->clone ? needs_init(p, &nd)
+                                : wm__error(WEFT_ENOMEM, "partition: out of memory");
+    if (st != WEFT_OK) {
+        needs_free(&nd);
+        return st;
     }
-    mark_needs(p, n_out, outputs, o, need, work);
-    free(work);
+    mark_needs(p, n_out, outputs, o, &nd);
+    uint8_t *need = nd.need;
     size_t count = 0;
     for (size_t i = 0; i < p->n_vars * n; i++) count += need[i];
     p->msgs = calloc(count + 1, sizeof *p->msgs);
-    weft_status_t st = p->msgs ? WEFT_OK : wm__error(WEFT_ENOMEM, "partition: out of memory");
+    if (!p->msgs) st = wm__error(WEFT_ENOMEM, "partition: out of memory");
     for (size_t i = 0; i < p->n_vars * n && st == WEFT_OK; i++) {
         if (!need[i]) continue;
         wm_msg_t *m = &p->msgs[p->n_msgs++];
@@ -433,7 +450,7 @@ static weft_status_t make_msgs(wm_part_t *p, size_t n_out, weft_var_t *const *ou
         m->dst = (int)(i % n);
         st = fill_msg(m, p->vars[i / n]);
     }
-    free(need);
+    needs_free(&nd);
     return st;
 }
 

@@ -7,7 +7,7 @@
  * against 70-80 for dtrmm and dsyrk, and the diagonal tile is on the
  * factorization's critical path at every step. Halving until a block of
  * CHOL_TILE_BASE leaves LAPACK only the small blocks and does the rest as
- * products: 2-2.6x faster on this machine (docs/distributed.md §4).
+ * products: 2-2.6x faster on this machine (docs/distributed.md §8).
  *
  * Only BLAS and LAPACKE: no weft types, so the simulator times the same
  * code the demos run. Thread: any (no shared state). */
