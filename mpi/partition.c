@@ -400,7 +400,7 @@ static weft_var_t **reach_set(size_t n_out, weft_var_t *const *outputs, size_t n
 {
     weft_var_t **r = malloc((n_out + n_upd + 1) * sizeof *r);
     if (!r) return NULL;
-    memcpy(r, outputs, n_out * sizeof *r);
+    if (n_out) memcpy(r, outputs, n_out * sizeof *r); /* outputs may be NULL when 0 */
     for (size_t k = 0; k < n_upd; k++) r[n_out + k] = upd[k].value;
     return r;
 }
