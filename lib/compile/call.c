@@ -585,6 +585,21 @@ static bool same_memory(const weft_tensor_t *a, const weft_tensor_t *b)
     return true;
 }
 
+/* An update's new value into its state. A value computed in place and then
+ * viewed in another layout (s <- transpose(2 s)) lives in the state's own
+ * buffer: copied element by element it would read entries already
+ * overwritten, so it goes through a temporary (one allocation, for such
+ * updates only). */
+static weft_status_t copy_update(weft_tensor_t *dst, const weft_tensor_t *val)
+{
+    if (!weft_tensor_shares_buffer(dst, val)) return weft_tensor_copy(dst, val);
+    weft_tensor_t *tmp = NULL;
+    weft_status_t st = weft_tensor_clone(val, &tmp);
+    if (st == WEFT_OK) st = weft_tensor_copy(dst, tmp);
+    weft_tensor_release(tmp);
+    return st;
+}
+
 static weft_status_t deliver(weft_function_t *f, weft__call_state_t *cs,
                              weft_tensor_t *const *inputs, weft_tensor_t **outputs)
 {
@@ -611,7 +626,7 @@ static weft_status_t deliver(weft_function_t *f, weft__call_state_t *cs,
     /* updates last: every node and every output read the old values */
     for (size_t u = 0; st == WEFT_OK && u < f->n_upd; u++) {
         weft_tensor_t *dst = inputs[f->upd_input[u]], *val = cs->cells[f->out_slot[f->n_out + u]];
-        if (!same_memory(dst, val)) st = weft_tensor_copy(dst, val);
+        if (!same_memory(dst, val)) st = copy_update(dst, val);
     }
     if (st != WEFT_OK && !weft_function_last_error(f)[0])
         weft__fn_error(f, st, "delivering outputs: %s", weft_tensor_last_error());

@@ -245,6 +245,33 @@ static void test_function_update_in_place_runs_in_the_state_buffer(void **state)
     weft_function_destroy(f);
 }
 
+/* An update whose new value is a view of the state's own memory in
+ * another layout: s <- transpose(2 s), with the product computed in place
+ * in s by the rewrite. Delivering it copies s's memory onto itself
+ * transposed, which must go through a temporary (weft_tensor_copy forbids
+ * partial overlap); an element-by-element copy would read entries it had
+ * already overwritten. */
+static void test_function_update_by_a_view_of_the_state_itself(void **state)
+{
+    (void)state;
+    static const int64_t S33[2] = {3, 3};
+    weft_var_t *s = ct_var(g, "s", 2, S33);
+    weft_var_t *next = weft_transpose(g, weft_mul(g, s, weft_constant_scalar(g, WEFT_FLOAT64, 2)));
+    assert_non_null(next);
+    weft_update_t upd = {s, next};
+    weft_function_options_t o = WEFT_FUNCTION_OPTIONS_INIT;
+    o.threads = 1;
+    weft_function_t *f = compile_ok(1, &s, 0, NULL, 1, &upd, &o);
+    weft_tensor_t *ts = ct_tensor(2, S33, 0.0);
+    for (int i = 0; i < 9; i++) ((double *)weft_tensor_data(ts))[i] = i + 1;
+    for (int c = 0; c < 2; c++) assert_int_equal(weft_function_call(f, 1, &ts, 0, NULL), WEFT_OK);
+    assert_values(ts, (double[]){4, 8, 12, 16, 20, 24, 28, 32, 36}, 9); /* 4 s after two */
+    assert_int_equal(weft_function_call(f, 1, &ts, 0, NULL), WEFT_OK);
+    assert_values(ts, (double[]){8, 32, 56, 16, 40, 64, 24, 48, 72}, 9);
+    weft_tensor_release(ts);
+    weft_function_destroy(f);
+}
+
 /* ---- mutable inputs whose memory overlaps itself ---------------------------------- */
 
 /* Layouts over a 4-element base [1, 2, 3, 4] whose elements share memory:
@@ -766,6 +793,7 @@ int main(void)
         T(test_function_accepted_inplace_on_mutable_input_overwrites_it),
         T(test_function_update_accumulates_over_calls),
         T(test_function_update_in_place_runs_in_the_state_buffer),
+        T(test_function_update_by_a_view_of_the_state_itself),
         T(test_function_updates_only_and_aliased_mutable_input),
         T(test_function_mutable_input_overlapping_itself_is_copied),
         T(test_function_updated_input_overlapping_itself_is_refused),
