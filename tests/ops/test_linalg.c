@@ -446,8 +446,8 @@ static void test_linalg_gemm_gemv_zero_a_keeps_nan_of_product(void **state)
  * multiply-adds: 32x256 @ 256x256, and the weight gradient's 256x32 @
  * 32x256) are one BLAS call, whose blocks would each repack an operand;
  * from 2^22 multiply-adds C is cut into panels at least 128 long and at
- * least as long as C's other side (capped at 512): a 256-tile product is
- * one call. */
+ * least half as long as C's other side, or as long when C is near-square
+ * (capped at 512): a 256-tile product is one call. */
 static void test_linalg_small_products_are_one_blas_call(void **state)
 {
     (void)state;
@@ -456,9 +456,11 @@ static void test_linalg_small_products_are_one_blas_call(void **state)
     assert_int_equal(weft__gemm_split_block(103, 169, 66), 0);
     assert_int_equal(weft__gemm_split_block(2047, 2048, 1), 0);   /* 2^22 - 2048 */
     assert_int_equal(weft__gemm_split_block(64, 256, 256), 128);  /* 2^22: columns */
-    assert_int_equal(weft__gemm_split_block(1000, 300, 200), 320); /* rows, >= 300 */
+    assert_int_equal(weft__gemm_split_block(1000, 300, 200), 160); /* rows, >= 300/2 */
     assert_int_equal(weft__gemm_split_block(256, 256, 256), 0);    /* a Cholesky tile */
     assert_int_equal(weft__gemm_split_block(512, 512, 512), 0);
+    assert_int_equal(weft__gemm_split_block(384, 256, 256), 256);  /* near-square: >= 256 */
+    assert_int_equal(weft__gemm_split_block(2048, 512, 64), 256);  /* long: 8 blocks */
     assert_int_equal(weft__gemm_split_block(2048, 1024, 64), 512); /* capped: 4 blocks */
     assert_int_equal(weft__gemm_split_block(128, 100, 1000), 0);   /* one block covers C */
 }

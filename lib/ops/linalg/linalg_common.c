@@ -130,12 +130,14 @@ void weft__bmat_gemm(weft_dtype_t dt, weft__blas_scalar_t alpha, const weft__bma
  * 128-row blocks 2% with the operands in cache, 3-8% from memory, which is
  * how a tile factorization's gemms find them (the distributed tile Cholesky,
  * docs/distributed.md §8: its gemm nodes 3-4% faster as one call). So a
- * block has at least GEMM_BLOCK_MIN rows and at least the other dimension
- * (capped at GEMM_BLOCK_WIDE), square or longer: about 1-2% at one worker.
- * A product up to 512 x 512 is then one call, whose intra-node parallelism
- * a graph with other ready nodes does not need. Up to GEMM_BLOCKS blocks
- * give 2-16 workers work once the split dimension is long enough; lengths
- * are multiples of 32, whole micro-kernel tiles. */
+ * block has at least GEMM_BLOCK_MIN rows and at least half the other
+ * dimension (capped at GEMM_BLOCK_WIDE): about 2-5% at one worker; and a
+ * near-square C (the split side shorter than twice the other) at least the
+ * other dimension, so that a product up to 512 x 512 is one call, whose
+ * intra-node parallelism a graph with other ready nodes does not need. A
+ * long C keeps its blocks: up to GEMM_BLOCKS of them give 2-16 workers work
+ * once the split dimension is long enough; lengths are multiples of 32,
+ * whole micro-kernel tiles. */
 #define GEMM_BLOCK_MIN 128
 #define GEMM_BLOCK_WIDE 512
 #define GEMM_BLOCKS 16
@@ -192,7 +194,8 @@ static weft_status_t gemm_split_range(void *arg, size_t begin, size_t end)
 static int64_t gemm_block_len(int64_t len, int64_t other)
 {
     int64_t b = (len + GEMM_BLOCKS - 1) / GEMM_BLOCKS;
-    int64_t amortize = other < GEMM_BLOCK_WIDE ? other : GEMM_BLOCK_WIDE;
+    int64_t amortize = len < 2 * other ? other : other / 2;
+    if (amortize > GEMM_BLOCK_WIDE) amortize = GEMM_BLOCK_WIDE;
     if (b < amortize) b = amortize;
     if (b < GEMM_BLOCK_MIN) b = GEMM_BLOCK_MIN;
     return (b + 31) / 32 * 32;
