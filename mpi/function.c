@@ -329,10 +329,7 @@ weft_status_t weft_mpi_function_stats(const weft_mpi_function_t *f, weft_mpi_sta
     memset((char *)out + sizeof out->size, 0, sizeof *out - sizeof out->size);
     out->calls = f->calls;
     out->collectives = (uint32_t)f->rt.n_colls;
-    for (size_t j = 0; j < f->part.n_applies; j++)
-        out->nodes += f->part.node_rank[j] == f->rank ||
-                      f->part.node_rank[j] == WEFT_MPI_REPLICATED ||
-                      f->part.clone[j * (size_t)f->size + (size_t)f->rank];
+    for (size_t j = 0; j < f->part.n_applies; j++) out->nodes += wm__runs_on(&f->part, j, f->rank);
     for (size_t m = 0; m < f->rt.n_msgs; m++) {
         const wm_msg_t *g = &f->rt.msgs[m];
         if (g->src == f->rank) out->messages_out++, out->bytes_out += g->bytes;

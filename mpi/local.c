@@ -306,9 +306,7 @@ static weft_status_t build_nodes(builder_t *b)
         const weft_apply_t *a = p->applies[j];
         int root;
         if (wm__coll_kind(weft_apply_op(a), &root) >= 0) st = lower_coll(b, a, coll++);
-        else if (p->node_rank[j] == f->rank || p->node_rank[j] == WEFT_MPI_REPLICATED ||
-                 p->clone[j * (size_t)p->n_ranks + (size_t)f->rank])
-            st = local_node(b, a);
+        else if (wm__runs_on(p, j, f->rank)) st = local_node(b, a);
         for (size_t i = 0; i < weft_apply_n_outputs(a) && st == WEFT_OK; i++) {
             size_t pos = wm__var_pos(p, weft_apply_output(a, i));
             if (pos < p->n_vars) st = value_msgs(b, pos);

@@ -177,8 +177,9 @@ typedef struct wm_part {
     size_t n_applies;
     weft_apply_t **applies; /* reached applies in creation (topological) order */
     int *node_rank;         /* per apply: rank or WEFT_MPI_REPLICATED */
-    uint8_t *clone;         /* [j * n_ranks + r]: view apply j also computed on rank r, from
-                               its input sent there (docs/distributed.md §2, item 3) */
+    uint8_t *on_demand;     /* per apply: a view computed on each rank that reads it
+                               (docs/distributed.md §2, item 3) rather than on node_rank */
+    uint8_t *runs;          /* [j * n_ranks + r]: on-demand apply j runs on rank r */
     wm_msg_t *msgs;
     size_t n_msgs;
     int n_ranks;
@@ -341,6 +342,9 @@ weft_status_t wm__partition(size_t n_in, weft_var_t *const *inputs, size_t n_out
 /* Does rank r hold update k's variable (shared: every rank; an input: its
  * owner, or every rank when replicated)? */
 bool wm__holds_update(const wm_part_t *p, size_t k, int r);
+/* Does apply j (index in p->applies) run on rank r: its placement, or,
+ * for an on-demand view, where it is read (partition.c). */
+bool wm__runs_on(const wm_part_t *p, size_t j, int r);
 void wm__part_free(wm_part_t *p);
 size_t wm__var_pos(const wm_part_t *p, const weft_var_t *v); /* n_vars if absent */
 /* ---- the local function (local.c) and a call's communication (comm.c) ---- */

@@ -251,25 +251,40 @@ static double static_elements(const weft_type_t *t)
     return e;
 }
 
-/* A view that another rank reads is recomputed there from its input (a
- * transpose, a reshape): as many elements as the value it views, so the
- * input costs the same bytes as the view would, and nothing when that rank
- * receives the input anyway. A slice is sent itself (its base is larger). */
-static bool cloneable(const weft_apply_t *a)
+/* A view is computed where it is read, from its input (a transpose, a
+ * reshape): as many elements as the value it views, so the input costs the
+ * same bytes as the view would, and nothing when that rank receives the
+ * input anyway; its other inputs (a shape) must be on every rank. A slice
+ * is sent itself (its base is larger). A replicated view runs everywhere. */
+static bool on_demand(const wm_part_t *p, size_t j)
 {
+    const weft_apply_t *a = p->applies[j];
     const weft_op_t *op = weft_apply_op(a);
     const weft_op_alias_t *vm, *dm;
     size_t nv, nd;
     int root;
     weft_op_view_map(op, &vm, &nv);
     weft_op_destroy_map(op, &dm, &nd);
-    if (nv != 1 || nd != 0 || weft_apply_n_outputs(a) != 1 || wm__coll_kind(op, &root) >= 0)
+    if (nv != 1 || nd != 0 || weft_apply_n_outputs(a) != 1 || wm__coll_kind(op, &root) >= 0 ||
+        p->node_rank[j] == WEFT_MPI_REPLICATED)
         return false;
+    for (size_t i = 0; i < weft_apply_n_inputs(a); i++) {
+        size_t u = wm__var_pos(p, weft_apply_input(a, i));
+        if (i != vm[0].input && (u == p->n_vars || p->owner[u] != WEFT_MPI_REPLICATED))
+            return false;
+    }
     const weft_type_t *y = weft_var_type(weft_apply_output(a, 0));
     const weft_type_t *x = weft_var_type(weft_apply_input(a, vm[0].input));
     return weft_type_kind(y) == WEFT_TYPE_TENSOR && weft_type_kind(x) == WEFT_TYPE_TENSOR &&
            weft_type_is_static(y) && weft_type_is_static(x) &&
            static_elements(y) == static_elements(x);
+}
+
+bool wm__runs_on(const wm_part_t *p, size_t j, int r)
+{
+    if (p->node_rank[j] == WEFT_MPI_REPLICATED) return true;
+    return p->on_demand[j] ? p->runs[j * (size_t)p->n_ranks + (size_t)r] != 0
+                           : p->node_rank[j] == r;
 }
 
 /* mark_needs' state: need[v * n_ranks + r] (value v must reach rank r),
@@ -280,24 +295,24 @@ typedef struct needs {
     size_t *producer, *work;
 } needs_t;
 
-/* Value v must be on rank d: a message, or a clone of the view computing
- * it and, in turn, the view's inputs on d (a worklist: chains of views). */
+/* Value v must be on rank d: computed there by an on-demand view (and, in
+ * turn, the view's inputs on d: a worklist, for chains of views), else a
+ * message unless it lives there. */
 static void need_on(wm_part_t *p, needs_t *nd, size_t v, int d)
 {
     size_t n = (size_t)p->n_ranks, top = 0, *work = nd->work;
     work[top++] = v;
     while (top) {
-        size_t x = work[--top];
+        size_t x = work[--top], j = nd->producer[x];
         int ox = p->owner[x];
-        if (ox == WEFT_MPI_REPLICATED || ox == d) continue;
-        size_t j = nd->producer[x];
-        const weft_apply_t *a = j < p->n_applies ? p->applies[j] : NULL;
-        if (!a || !cloneable(a)) {
-            nd->need[x * n + (size_t)d] = 1;
+        if (ox == WEFT_MPI_REPLICATED) continue;
+        if (j == p->n_applies || !p->on_demand[j]) {
+            if (ox != d) nd->need[x * n + (size_t)d] = 1;
             continue;
         }
-        if (p->clone[j * n + (size_t)d]) continue;
-        p->clone[j * n + (size_t)d] = 1;
+        if (p->runs[j * n + (size_t)d]) continue;
+        p->runs[j * n + (size_t)d] = 1;
+        const weft_apply_t *a = p->applies[j];
         for (size_t i = 0; i < weft_apply_n_inputs(a); i++) {
             size_t u = wm__var_pos(p, weft_apply_input(a, i));
             if (u < p->n_vars) work[top++] = u; /* at most 1 + all inputs (work_len) */
@@ -306,7 +321,7 @@ static void need_on(wm_part_t *p, needs_t *nd, size_t v, int d)
 }
 
 /* need_on's worklist: one entry, plus each input of each apply once (an
- * apply is cloned at most once per rank). */
+ * on-demand view is made to run on a rank once). */
 static size_t work_len(const wm_part_t *p)
 {
     size_t len = 1;
@@ -337,8 +352,10 @@ static void needs_free(needs_t *nd)
     free(nd->work);
 }
 
-/* need[v * n_ranks + r]: value v must reach rank r (p->clone: views
- * recomputed there instead). */
+/* need[v * n_ranks + r]: value v must reach rank r; p->runs: where the
+ * on-demand views run. Every reader asks for its inputs on its rank (an
+ * on-demand view asks when it is made to run); every output on the rank
+ * that gets it, every update's value on each rank holding its variable. */
 static void mark_needs(wm_part_t *p, size_t n_out, weft_var_t *const *outputs,
                        const weft_mpi_options_t *o, needs_t *nd)
 {
@@ -347,13 +364,20 @@ static void mark_needs(wm_part_t *p, size_t n_out, weft_var_t *const *outputs,
         const weft_apply_t *a = p->applies[j];
         int root, r = p->node_rank[j];
         int kind = wm__coll_kind(weft_apply_op(a), &root);
-        if (kind == WM_BCAST || kind == WM_SCATTER) continue; /* read on the root */
-        for (int d = 0; d < n; d++) /* a clone's inputs: when need_on made it */
+        if (p->on_demand[j]) continue;
+        if (kind == WM_BCAST || kind == WM_SCATTER) { /* read on the root */
+            need_on(p, nd, wm__var_pos(p, weft_apply_input(a, 0)), root);
+            continue;
+        }
+        for (int d = 0; d < n; d++)
             for (size_t i = 0; (r == d || r == WEFT_MPI_REPLICATED) && i < weft_apply_n_inputs(a); i++)
                 need_on(p, nd, wm__var_pos(p, weft_apply_input(a, i)), d);
     }
-    for (size_t k = 0; o->outputs_to_root && k < n_out; k++)
-        need_on(p, nd, wm__var_pos(p, outputs[k]), 0);
+    for (size_t k = 0; k < n_out; k++) {
+        size_t v = wm__var_pos(p, outputs[k]);
+        if (p->owner[v] >= 0) need_on(p, nd, v, p->owner[v]);
+        if (o->outputs_to_root) need_on(p, nd, v, 0);
+    }
     /* an update's value goes to every rank holding its variable
      * (docs/distributed.md §2, item 5) */
     for (size_t k = 0; k < p->n_upd; k++)
@@ -429,9 +453,12 @@ static weft_status_t make_msgs(wm_part_t *p, size_t n_out, weft_var_t *const *ou
 {
     size_t n = (size_t)p->n_ranks;
     needs_t nd = {NULL, NULL, NULL};
-    p->clone = calloc(p->n_applies * n + 1, 1);
-    weft_status_t st = p->clone ? needs_init(p, &nd)
-                                : wm__error(WEFT_ENOMEM, "partition: out of memory");
+    p->runs = calloc(p->n_applies * n + 1, 1);
+    p->on_demand = calloc(p->n_applies + 1, 1);
+    weft_status_t st = p->runs && p->on_demand
+                           ? needs_init(p, &nd)
+                           : wm__error(WEFT_ENOMEM, "partition: out of memory");
+    for (size_t j = 0; st == WEFT_OK && j < p->n_applies; j++) p->on_demand[j] = on_demand(p, j);
     if (st != WEFT_OK) {
         needs_free(&nd);
         return st;
@@ -491,7 +518,8 @@ void wm__part_free(wm_part_t *p)
     free(p->owner);
     free(p->applies);
     free(p->node_rank);
-    free(p->clone);
+    free(p->runs);
+    free(p->on_demand);
     free(p->msgs);
     free(p->upd);
     free(p->coll_tail);

@@ -151,11 +151,12 @@ WEFT_MPI_API weft_status_t weft_mpi_function_compile(MPI_Comm comm, size_t n_in,
  * (docs/distributed.md §2, item 5). The updates of a call are committed on every
  * rank only after the ranks agreed that the call succeeded: a call that
  * fails on any rank changes no shared variable and no input on any rank.
- * Except an input declared mutable (opts->function->input_mutable): its
- * owner's local function applies that update itself, in place when the
- * rewrite computes it so (no copy: a distributed factorization overwrites
- * its matrix); a failed call leaves such an input unspecified, as it may
- * any mutable input. n_out may be 0 when n_updates is not.
+ * Except an input declared mutable (opts->function->input_mutable): the
+ * local function of each rank holding it (its owner, or every rank when
+ * replicated) applies that update itself, in place when the rewrite
+ * computes it so (no copy: a distributed factorization overwrites its
+ * matrix); a failed call leaves such an input unspecified, as it may any
+ * mutable input. n_out may be 0 when n_updates is not.
  * Ownership and errors: as weft_mpi_function_compile, plus WEFT_EINVAL (NULL
  * updates array or entry, var neither shared nor an input, var updated
  * twice: named) and WEFT_ETYPE (value's type is not var's: both named). */
