@@ -119,6 +119,14 @@ static void test_tile_cholesky_not_positive_definite_fails_naming_potrf(void **s
 static void test_tile_cholesky_bad_arguments_return_einval(void **state)
 {
     (void)state;
+    weft_graph_t *g = NULL; /* the factor ops refuse a wrong input count */
+    const weft_op_t *op = NULL;
+    assert_int_equal(weft_graph_create(NULL, &g), WEFT_OK);
+    assert_int_equal(weft_op_create(g, &chol_potrf_inv_class, NULL, &op), WEFT_OK);
+    assert_null(weft_apply_create(g, op, 0, NULL));
+    assert_int_equal(weft_graph_error(g), WEFT_EINVAL);
+    assert_non_null(strstr(weft_graph_error_message(g), "TilePotrfInv takes 1 input"));
+    weft_graph_destroy(g);
     chol_tiles_t *t = (chol_tiles_t *)&pool;
     double *a = NULL;
     assert_int_equal(chol_tiles_create(0, 16, pool, &t), WEFT_EINVAL);

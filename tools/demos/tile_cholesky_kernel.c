@@ -60,6 +60,7 @@ static int factor(double *u, int ldu, double *w, int ldw, int n, int inverse)
 
 int chol_tile_factor(double *a, int lda, double *w, int ldw, int n, int inverse)
 {
-    if (n < 0 || !a || !w || lda < (n > 1 ? n : 1) || ldw < (n > 1 ? n : 1)) return -1;
-    return n ? factor(a, lda, w, ldw, n, inverse) : 0;
+    if (n == 0) return 0; /* an empty tile: nothing to read, even through NULL */
+    if (n < 0 || !a || !w || lda < n || ldw < n) return -1;
+    return factor(a, lda, w, ldw, n, inverse);
 }

@@ -93,9 +93,11 @@ static weft_status_t potrf_make_node(weft_graph_t *g, const weft_op_t *op, size_
                                      const weft_type_t **out_types)
 {
     (void)op;
+    weft_status_t st = potrf_check(g, "TilePotrf", n_in, in);
+    if (st != WEFT_OK) return st;
     *n_out = 1;
     out_types[0] = weft_var_type(in[0]);
-    return potrf_check(g, "TilePotrf", n_in, in);
+    return WEFT_OK;
 }
 
 static weft_status_t potrf_inv_make_node(weft_graph_t *g, const weft_op_t *op, size_t n_in,
@@ -103,9 +105,11 @@ static weft_status_t potrf_inv_make_node(weft_graph_t *g, const weft_op_t *op, s
                                          const weft_type_t **out_types)
 {
     (void)op;
+    weft_status_t st = potrf_check(g, "TilePotrfInv", n_in, in);
+    if (st != WEFT_OK) return st;
     *n_out = 2;
     out_types[0] = out_types[1] = weft_var_type(in[0]);
-    return potrf_check(g, "TilePotrfInv", n_in, in);
+    return WEFT_OK;
 }
 
 /* Factors in[0] in place; the inverse goes into *w (a new output tile when
@@ -125,7 +129,9 @@ static weft_status_t factor_tile(weft_kernel_ctx_t *ctx, const char *name, weft_
     /* Row-major lower = column-major upper: no transposition copy. */
     int info = chol_tile_factor(weft_tensor_data(a), ld, weft_tensor_data(*w), n, n, inverse);
     if (!inverse) weft_kernel_scratch_done(ctx, *w);
-    if (info != 0)
+    if (info < 0) /* the layout was checked above: an internal error */
+        return weft_kernel_error(ctx, WEFT_EINVAL, "%s: the kernel refused the tile", name);
+    if (info > 0)
         return weft_kernel_error(ctx, WEFT_ERANGE, "%s: the leading minor of order %d is not "
                                  "positive definite", name, info);
     return WEFT_OK;
