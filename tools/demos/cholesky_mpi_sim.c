@@ -218,19 +218,17 @@ static int32_t add(dag_t *d, int kind, int rank, int32_t a, int32_t b, int32_t c
     return d->n++;
 }
 
-/* The transposed view of trmm tile (i, k), task u on its owner, as the
- * gemms of block column i read it: on each rank of that column holding
- * such a gemm (process row of the gemm's row i' > i), the partition
- * recomputes it from the tile it receives there (docs/distributed.md §2,
- * item 3). at[pr]: the view for process row pr (-1: none reads it). */
-static void transposes(dag_t *d, int i, int owner_rank, int32_t tile, int32_t *at)
+/* The transposed view of trmm tile (i, k) (task `tile`), as the gemms of
+ * block column i read it: computed on each rank of that column holding such
+ * a gemm (process row of the gemm's row i' > i), from the tile, which that
+ * rank receives unless it owns it (docs/distributed.md §2, item 3), and
+ * nowhere else. at[pr]: the view for process row pr (-1: none reads it). */
+static void transposes(dag_t *d, int i, int32_t tile, int32_t *at)
 {
-    int32_t own = add(d, K_TRANS, owner_rank, tile, -1, -1);
     for (int pr = 0; pr < d->p; pr++) {
         bool read = false;
         for (int i2 = i + 1; i2 < d->nt && i2 < i + 1 + d->p && !read; i2++) read = i2 % d->p == pr;
-        int r = pr * d->q + i % d->q;
-        at[pr] = !read ? -1 : r == owner_rank ? own : add(d, K_TRANS, r, tile, -1, -1);
+        at[pr] = read ? add(d, K_TRANS, pr * d->q + i % d->q, tile, -1, -1) : -1;
     }
 }
 
@@ -256,7 +254,7 @@ static int tile_tasks(dag_t *d)
         for (int i = k + 1; i < nt; i++) {
             int r = owner(d, i, k);
             last[tri(i, k)] = add(d, K_TRMM, r, inv, last[tri(i, k)], -1);
-            if (i + 1 < nt) transposes(d, i, r, last[tri(i, k)], &trans[tri(i, k) * (size_t)d->p]);
+            if (i + 1 < nt) transposes(d, i, last[tri(i, k)], &trans[tri(i, k) * (size_t)d->p]);
         }
         for (int i = k + 1; i < nt; i++) {
             last[tri(i, i)] = add(d, K_SYRK, owner(d, i, i), last[tri(i, i)], last[tri(i, k)], -1);
