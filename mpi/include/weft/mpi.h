@@ -185,8 +185,9 @@ WEFT_MPI_API weft_status_t weft_mpi_function_call(weft_mpi_function_t *f, size_t
 /* Does this rank give input k / receive output k? */
 WEFT_MPI_API bool weft_mpi_function_gives_input(const weft_mpi_function_t *f, size_t k);
 WEFT_MPI_API bool weft_mpi_function_gets_output(const weft_mpi_function_t *f, size_t k);
-/* The rank that runs apply node a (of the compiled graph), or
- * WEFT_MPI_REPLICATED; -3 for a node not in f. */
+/* The rank apply node a (of the compiled graph) is placed on, or
+ * WEFT_MPI_REPLICATED; -3 for a node not in f. A full-size view runs instead
+ * on each rank that reads it (docs/distributed.md §2, item 3). */
 WEFT_MPI_API int weft_mpi_function_node_rank(const weft_mpi_function_t *f, const weft_apply_t *a);
 /* This rank's local compiled function (borrowed; weft_function_print etc.). */
 WEFT_MPI_API weft_function_t *weft_mpi_function_local(const weft_mpi_function_t *f);
