@@ -356,12 +356,11 @@ static weft_status_t picky_kernel(weft_kernel_ctx_t *ctx, size_t n_in, weft_tens
     return WEFT_OK;
 }
 
-static int fail_owner(void *user, const weft_var_t *v)
+/* The variable named `user` (a string) on the last rank, the rest on rank 0. */
+static int last_if_named(void *user, const weft_var_t *v)
 {
-    (void)user;
-    /* x on rank 0, the picky node on the last rank, the rest on rank 0 */
     const char *n = weft_var_name(v);
-    return n && strcmp(n, "picky") == 0 ? nranks - 1 : 0;
+    return n && strcmp(n, (const char *)user) == 0 ? nranks - 1 : 0;
 }
 
 static void failure_propagates(void **state)
@@ -383,7 +382,8 @@ static void failure_propagates(void **state)
     weft_mpi_options_t mo = WEFT_MPI_OPTIONS_INIT;
     weft_function_options_t fo = fn_opts();
     mo.function = &fo;
-    mo.owner = fail_owner;
+    mo.owner = last_if_named; /* the picky node on the last rank */
+    mo.owner_user = (void *)"picky";
     mo.timeout_s = 20;
     weft_mpi_function_t *f;
     assert_int_equal(weft_mpi_function_compile(MPI_COMM_WORLD, 1, &x, 1, &y, &mo, &f), WEFT_OK);
@@ -470,12 +470,13 @@ static void stuck_peer_times_out(void **state)
     assert_int_equal(weft_graph_create(NULL, &g), WEFT_OK);
     weft_var_t *x = vec(g, "x", WEFT_FLOAT64);
     weft_var_t *p = weft_tanh(g, x);
-    weft_var_set_name(p, "picky"); /* fail_owner: on the last rank */
+    weft_var_set_name(p, "picky"); /* last_if_named: on the last rank */
     weft_var_t *y = weft_add(g, p, x);
     weft_mpi_options_t mo = WEFT_MPI_OPTIONS_INIT;
     weft_function_options_t fo = fn_opts();
     mo.function = &fo;
-    mo.owner = fail_owner;
+    mo.owner = last_if_named; /* the picky node on the last rank */
+    mo.owner_user = (void *)"picky";
     mo.timeout_s = 0.5;
     weft_mpi_function_t *f;
     assert_int_equal(weft_mpi_function_compile(MPI_COMM_WORLD, 1, &x, 1, &y, &mo, &f), WEFT_OK);
@@ -781,13 +782,6 @@ static void views_recomputed_where_read(void **state)
  * runs where it is read instead: x on rank 0, w = reshape(x) placed on the
  * last rank, read only by y on rank 0: no message, nothing on the last
  * rank. */
-static int away_owner(void *user, const weft_var_t *v)
-{
-    (void)user;
-    const char *n = weft_var_name(v);
-    return n && strcmp(n, "w") == 0 ? nranks - 1 : 0;
-}
-
 static void view_runs_where_read_not_where_placed(void **state)
 {
     (void)state;
@@ -802,7 +796,8 @@ static void view_runs_where_read_not_where_placed(void **state)
     weft_var_t *y = weft_add(g, w, w);
     weft_function_options_t fo = fn_opts();
     weft_mpi_options_t mo = WEFT_MPI_OPTIONS_INIT;
-    mo.owner = away_owner;
+    mo.owner = last_if_named;
+    mo.owner_user = (void *)"w";
     mo.function = &fo;
     mo.timeout_s = 30;
     weft_mpi_function_t *f;

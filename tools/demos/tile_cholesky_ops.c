@@ -80,12 +80,18 @@ static void output_is(weft_kernel_ctx_t *ctx, weft_tensor_t **cell, weft_tensor_
  * inverse (dtrmm), as tile libraries do. The last diagonal tile has no panel:
  * TilePotrf factors it alone. */
 
-static weft_status_t potrf_check(weft_graph_t *g, const char *name, size_t n_in,
-                                 weft_var_t *const *in)
+/* One float64 square matrix in; n_types outputs of its type. */
+static weft_status_t factor_node(weft_graph_t *g, const char *name, size_t n_in,
+                                 weft_var_t *const *in, size_t n_types, size_t *n_out,
+                                 const weft_type_t **out_types)
 {
     if (n_in != 1) return weft_graph_set_error(g, WEFT_EINVAL, "%s takes 1 input", name);
     weft_status_t st = check_matrix(g, name, in[0], 0);
-    return st == WEFT_OK ? check_len(g, name, in[0], 0, in[0], 1) : st;
+    if (st == WEFT_OK) st = check_len(g, name, in[0], 0, in[0], 1);
+    if (st != WEFT_OK) return st;
+    *n_out = n_types;
+    for (size_t k = 0; k < n_types; k++) out_types[k] = weft_var_type(in[0]);
+    return WEFT_OK;
 }
 
 static weft_status_t potrf_make_node(weft_graph_t *g, const weft_op_t *op, size_t n_in,
@@ -93,11 +99,7 @@ static weft_status_t potrf_make_node(weft_graph_t *g, const weft_op_t *op, size_
                                      const weft_type_t **out_types)
 {
     (void)op;
-    weft_status_t st = potrf_check(g, "TilePotrf", n_in, in);
-    if (st != WEFT_OK) return st;
-    *n_out = 1;
-    out_types[0] = weft_var_type(in[0]);
-    return WEFT_OK;
+    return factor_node(g, "TilePotrf", n_in, in, 1, n_out, out_types);
 }
 
 static weft_status_t potrf_inv_make_node(weft_graph_t *g, const weft_op_t *op, size_t n_in,
@@ -105,11 +107,7 @@ static weft_status_t potrf_inv_make_node(weft_graph_t *g, const weft_op_t *op, s
                                          const weft_type_t **out_types)
 {
     (void)op;
-    weft_status_t st = potrf_check(g, "TilePotrfInv", n_in, in);
-    if (st != WEFT_OK) return st;
-    *n_out = 2;
-    out_types[0] = out_types[1] = weft_var_type(in[0]);
-    return WEFT_OK;
+    return factor_node(g, "TilePotrfInv", n_in, in, 2, n_out, out_types);
 }
 
 /* Factors in[0] in place; the inverse goes into *w (a new output tile when
