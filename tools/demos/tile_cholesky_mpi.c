@@ -4,10 +4,13 @@
  * the rank owning the tile it writes; timed in the same run against
  * ScaLAPACK's pdpotrf on the same grid and block size. Run under mpirun:
  *
- *   mpirun -np 2 tile_cholesky_mpi [--n N] [--nb NB] [--reps R] [--threads T]
- *                                  [--trace PATH]
+ *   mpirun -np 2 tile_cholesky_mpi [--n N] [--nb NB] [--scalapack-nb NB]
+ *                                  [--reps R] [--threads T] [--trace PATH]
  *
- * (--trace: the weft side is profiled and rank 0 writes the merged Chrome
+ * (--scalapack-nb: pdpotrf's block size when it should differ from weft's,
+ * to set each side at its best in one run; pdpotrf is fastest at nb 96-128
+ * here, weft at 384-512, docs/distributed.md §8.
+ * --trace: the weft side is profiled and rank 0 writes the merged Chrome
  * trace of its last factorization to PATH, weft_mpi_function_write_trace.
  * --profile-json PATH: the weft side is profiled and rank 0 writes its local
  * function's profile over all calls (weft_profile_write_json) to PATH: the
@@ -54,6 +57,7 @@ void pdpotrf_(const char *uplo, const int *n, double *a, const int *ia, const in
 
 typedef struct opts {
     int n, nb, reps, threads;
+    int scal_nb; /* --scalapack-nb: pdpotrf's block size (default: nb) */
     const char *trace; /* --trace PATH: profile on, merged trace of the last call */
     const char *profile_json; /* --profile-json PATH: profile on, rank 0's profile */
 } opts_t;
@@ -325,23 +329,25 @@ static int write_profile(const dist_t *d, const char *pattern)
 
 static int parse(int argc, char **argv, opts_t *o)
 {
-    *o = (opts_t){4096, 256, 3, 1, NULL, NULL};
+    *o = (opts_t){4096, 256, 3, 1, 0, NULL, NULL};
     for (int i = 1; i < argc; i++) {
         if (i + 1 < argc && !strcmp(argv[i], "--n")) o->n = atoi(argv[++i]);
         else if (i + 1 < argc && !strcmp(argv[i], "--nb")) o->nb = atoi(argv[++i]);
+        else if (i + 1 < argc && !strcmp(argv[i], "--scalapack-nb")) o->scal_nb = atoi(argv[++i]);
         else if (i + 1 < argc && !strcmp(argv[i], "--reps")) o->reps = atoi(argv[++i]);
         else if (i + 1 < argc && !strcmp(argv[i], "--threads")) o->threads = atoi(argv[++i]);
         else if (i + 1 < argc && !strcmp(argv[i], "--trace")) o->trace = argv[++i];
         else if (i + 1 < argc && !strcmp(argv[i], "--profile-json")) o->profile_json = argv[++i];
         else if (!strcmp(argv[i], "--mpi")) continue;
         else {
-            if (rank == 0) fprintf(stderr, "usage: tile_cholesky_mpi [--n N] [--nb NB] [--reps R] [--threads T] [--trace PATH] [--profile-json PATH]\n");
+            if (rank == 0) fprintf(stderr, "usage: tile_cholesky_mpi [--n N] [--nb NB] [--scalapack-nb NB] [--reps R] [--threads T] [--trace PATH] [--profile-json PATH]\n");
             return 2;
         }
     }
     const char *pct = o->profile_json ? strchr(o->profile_json, '%') : NULL;
     if (pct && (strncmp(pct, "%d", 2) != 0 || strchr(pct + 1, '%'))) return 2; /* one %d at most */
-    return o->n > 0 && o->nb > 0 && o->reps > 0 && o->threads > 0 ? 0 : 2;
+    if (o->scal_nb == 0) o->scal_nb = o->nb;
+    return o->n > 0 && o->nb > 0 && o->scal_nb > 0 && o->reps > 0 && o->threads > 0 ? 0 : 2;
 }
 
 static void grid(void)
@@ -370,7 +376,7 @@ static double timed_weft(dist_t *d, weft_tensor_t **x, const double *a, const op
 
 static double timed_scal(scal_t *s, const double *a, const opts_t *o, int *failed)
 {
-    scal_load(s, a, o->n, o->nb);
+    scal_load(s, a, o->n, o->scal_nb);
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = MPI_Wtime();
     int info = scal_run(s, o->n);
@@ -399,7 +405,7 @@ int main(int argc, char **argv)
     dist_t d;
     int failed = dist_create(&d, o.n, o.nb, o.threads, o.trace || o.profile_json) != WEFT_OK;
     scal_t s;
-    scal_create(&s, o.n, o.nb);
+    scal_create(&s, o.n, o.scal_nb);
     size_t nv = tri(d.nt, 0);
     weft_tensor_t **x = calloc(nv, sizeof *x);
     double *tw = calloc((size_t)o.reps, sizeof *tw), *ts = calloc((size_t)o.reps, sizeof *ts);
@@ -423,7 +429,7 @@ int main(int argc, char **argv)
     if (!failed) {
         gather_factor(&d, x, l, o.n, o.nb);
         if (rank == 0) res_w = chol_residual(a, l, o.n, 1);
-        scal_gather(&s, l, o.n, o.nb);
+        scal_gather(&s, l, o.n, o.scal_nb);
         if (rank == 0) res_s = chol_residual(a, l, o.n, 1);
     }
     if (rank == 0 && !failed) {
@@ -435,7 +441,7 @@ int main(int argc, char **argv)
                "mean_s=%.4f\n",
                o.n, o.nb, size, o.threads, gw, res_w, mean);
         printf("cholesky_mpi impl=scalapack n=%d nb=%d ranks=%d threads=%d gflops=%.2f residual=%.2e\n",
-               o.n, o.nb, size, o.threads, gs, res_s);
+               o.n, o.scal_nb, size, o.threads, gs, res_s);
         printf("cholesky_mpi n=%d ranks=%d weft_over_scalapack=%.3f\n", o.n, size, gw / gs);
         if (!(res_w < 1e-12) || !(res_s < 1e-12)) failed = 1;
     }
