@@ -315,13 +315,6 @@ static weft_status_t build_nodes(builder_t *b)
     return st;
 }
 
-static int input_index(size_t n_in, weft_var_t *const *inputs, const weft_var_t *v)
-{
-    for (size_t j = 0; j < n_in; j++)
-        if (inputs[j] == v) return (int)j;
-    return -1;
-}
-
 /* Which caller inputs this rank gives and which outputs it gets. */
 static weft_status_t map_io(builder_t *b, size_t n_in, weft_var_t *const *inputs, size_t n_out,
                             weft_var_t *const *outputs, const weft_mpi_options_t *o,
@@ -349,7 +342,7 @@ static weft_status_t map_io(builder_t *b, size_t n_in, weft_var_t *const *inputs
      * by the local function itself, in place where the rewrite computed it
      * so: no copy (docs/distributed.md §2, item 5) */
     for (size_t k = 0; k < f->part.n_upd; k++) {
-        int j = f->upd_input[k] = input_index(n_in, inputs, f->part.upd[k].var);
+        int j = f->upd_input[k] = wm__input_index(n_in, inputs, f->part.upd[k].var);
         bool holds = wm__holds_update(&f->part, k, f->rank);
         weft_var_t *v = holds ? local_value(b, wm__var_pos(&f->part, f->part.upd[k].value)) : NULL;
         if (holds && !v) return ctor_failed(b, "a receive node");

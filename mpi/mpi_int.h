@@ -347,6 +347,10 @@ bool wm__holds_update(const wm_part_t *p, size_t k, int r);
 bool wm__runs_on(const wm_part_t *p, size_t j, int r);
 void wm__part_free(wm_part_t *p);
 size_t wm__var_pos(const wm_part_t *p, const weft_var_t *v); /* n_vars if absent */
+/* v's index among inputs[0..n_in), or -1. */
+int wm__input_index(size_t n_in, weft_var_t *const *inputs, const weft_var_t *v);
+/* The elements of a tensor type (a length unknown statically counts as 1). */
+double wm__type_elements(const weft_type_t *t);
 /* ---- the local function (local.c) and a call's communication (comm.c) ---- */
 weft_status_t wm__build_local(weft_mpi_function_t *f, size_t n_in, weft_var_t *const *inputs,
                               size_t n_out, weft_var_t *const *outputs,

@@ -21,11 +21,16 @@ static int cmp_apply(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static bool is_input(size_t n_in, weft_var_t *const *inputs, const weft_var_t *v)
+int wm__input_index(size_t n_in, weft_var_t *const *inputs, const weft_var_t *v)
 {
     for (size_t k = 0; k < n_in; k++)
-        if (inputs[k] == v) return true;
-    return false;
+        if (inputs[k] == v) return (int)k;
+    return -1;
+}
+
+static bool is_input(size_t n_in, weft_var_t *const *inputs, const weft_var_t *v)
+{
+    return wm__input_index(n_in, inputs, v) >= 0;
 }
 
 /* Every variable and apply the outputs reach (inputs stop the walk). */
@@ -244,10 +249,11 @@ static weft_status_t check_collectives(const wm_part_t *p)
     return WEFT_OK;
 }
 
-static double static_elements(const weft_type_t *t)
+double wm__type_elements(const weft_type_t *t)
 {
     double e = 1;
-    for (int d = 0; d < weft_type_ndim(t); d++) e *= (double)weft_type_dim(t, d);
+    for (int d = 0; d < weft_type_ndim(t); d++)
+        if (weft_type_dim(t, d) > 0) e *= (double)weft_type_dim(t, d);
     return e;
 }
 
@@ -277,7 +283,7 @@ static bool on_demand(const wm_part_t *p, size_t j)
     const weft_type_t *x = weft_var_type(weft_apply_input(a, vm[0].input));
     return weft_type_kind(y) == WEFT_TYPE_TENSOR && weft_type_kind(x) == WEFT_TYPE_TENSOR &&
            weft_type_is_static(y) && weft_type_is_static(x) &&
-           static_elements(y) == static_elements(x);
+           wm__type_elements(y) == wm__type_elements(x);
 }
 
 bool wm__runs_on(const wm_part_t *p, size_t j, int r)
@@ -369,8 +375,9 @@ static void mark_needs(wm_part_t *p, size_t n_out, weft_var_t *const *outputs,
             need_on(p, nd, wm__var_pos(p, weft_apply_input(a, 0)), root);
             continue;
         }
-        for (int d = 0; d < n; d++)
-            for (size_t i = 0; (r == d || r == WEFT_MPI_REPLICATED) && i < weft_apply_n_inputs(a); i++)
+        int d0 = r == WEFT_MPI_REPLICATED ? 0 : r, d1 = r == WEFT_MPI_REPLICATED ? n : r + 1;
+        for (int d = d0; d < d1; d++) /* the ranks it runs on */
+            for (size_t i = 0; i < weft_apply_n_inputs(a); i++)
                 need_on(p, nd, wm__var_pos(p, weft_apply_input(a, i)), d);
     }
     for (size_t k = 0; k < n_out; k++) {

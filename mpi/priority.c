@@ -27,10 +27,7 @@ static void raise_to(double *x, double v)
 static double value_bytes(const weft_var_t *v)
 {
     const weft_type_t *t = weft_var_type(v);
-    double b = (double)weft_dtype_size(weft_type_dtype(t));
-    for (int d = 0; d < weft_type_ndim(t); d++)
-        if (weft_type_dim(t, d) > 0) b *= (double)weft_type_dim(t, d);
-    return b;
+    return (double)weft_dtype_size(weft_type_dtype(t)) * wm__type_elements(t);
 }
 
 /* The collectives' count and each one's tail, in creation order (local.c
