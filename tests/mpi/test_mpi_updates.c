@@ -1,5 +1,5 @@
 /* Updates in a distributed function (weft_mpi_function_compile_updates,
- * docs/distributed.md §2.5), under mpirun -np 2, 3 and 4: data-parallel SGD
+ * docs/distributed.md §2, item 5), under mpirun -np 2, 3 and 4: data-parallel SGD
  * written with updates of a shared weight vector (the gradient allreduced
  * in the graph), a shared step counter computed on one rank and sent to the
  * others, and an input updated on its owner from a value computed on

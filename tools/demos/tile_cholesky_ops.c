@@ -73,8 +73,8 @@ static void output_is(weft_kernel_ctx_t *ctx, weft_tensor_t **cell, weft_tensor_
 /* ---- TilePotrfInv(A): the same, and a new tile holding L^-1 (lower) ---------------- */
 
 /* The panel below a diagonal tile needs A_ik L^-T. OpenBLAS's one-thread
- * dtrsm runs at a quarter of dgemm's rate on these tiles (1.3-1.9 ms against
- * dtrmm's 0.36 ms for 256 x 256), so the step factors the diagonal tile and
+ * dtrsm runs at a third of dtrmm's rate on these tiles (0.80-0.86 ms against
+ * dtrmm's 0.24 ms for 256 x 256 here), so the step factors the diagonal tile and
  * inverts it in one node (tile_cholesky_kernel.h, which also makes both
  * faster than dpotrf + dtrtri) and every panel tile is multiplied by the
  * inverse (dtrmm), as tile libraries do. The last diagonal tile has no panel:
